@@ -1,0 +1,477 @@
+//! External data: tensors whose bytes live in a side file named by `external_data`
+//! (`location`, `offset`, `length`).
+//!
+//! Reading follows onnx's rules and is stricter where onnx was bitten (see the advisories in
+//! the semantics spec, §6): the location must be relative and made only of normal path
+//! components (so `a..b.bin` is fine but `..`, `/etc`, `C:` are not); every component is
+//! opened relative to its parent without following symlinks, so neither the file nor any
+//! parent directory may be a link; the file must be regular with a single hard link; those
+//! checks are made on the opened descriptor, not on a path that could change; `offset` and
+//! `length` must be non-negative integers within the file; and the byte count must equal what
+//! the tensor's type and shape need. A model read from memory (stdin) has no directory and so
+//! cannot use external data at all: onnx silently falls back to the working directory there.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::{Component, Path, PathBuf};
+
+use bytes::Bytes;
+
+use crate::ir::{DATA_LOCATION_EXTERNAL, Model, Str, StringPair, Tensor, TensorId};
+
+/// Keys onnx defines for `external_data` entries. Others are kept but ignored.
+pub const KNOWN_KEYS: &[&str] = &["location", "offset", "length", "checksum", "basepath"];
+
+/// What is wrong with one tensor's external data.
+#[derive(Debug, thiserror::Error)]
+#[error("tensor '{tensor}': external data '{location}': {reason}")]
+pub struct ExternalDataError {
+    pub tensor: String,
+    pub location: String,
+    pub reason: Reason,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Reason {
+    #[error("no 'location' key")]
+    NoLocation,
+    #[error("the location is empty")]
+    EmptyLocation,
+    #[error("the location is an absolute path; it must be relative to the model's directory")]
+    Absolute,
+    #[error("the location leaves the model's directory (component '{0}')")]
+    Escapes(String),
+    #[error("'{key}' is not a non-negative integer: '{value}'")]
+    BadNumber { key: &'static str, value: String },
+    #[error("'{0}' is a symbolic link; links are not followed for external data")]
+    Symlink(String),
+    #[error("'{0}' is not a regular file")]
+    NotRegular(String),
+    #[error("the file has {0} hard links; a linked file could expose data outside the model")]
+    HardLinked(u64),
+    #[error("offset {offset} + length {length} exceeds the file size {size}")]
+    OutOfBounds { offset: u64, length: u64, size: u64 },
+    #[error("it holds {actual} bytes but the tensor's type and shape need {expected}")]
+    SizeMismatch { actual: u64, expected: u64 },
+    #[error(
+        "the tensor's type and shape do not define a byte size (unknown type, string, or bad dims)"
+    )]
+    NoFixedSize,
+    #[error("the model was not read from a file, so there is no directory to resolve it against")]
+    NoModelDirectory,
+    #[error("the location is not valid UTF-8 or not a valid path on this system")]
+    NotAPath,
+    #[error("{0}")]
+    Io(#[from] io::Error),
+}
+
+/// A parsed `external_data` reference.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExternalRef {
+    pub location: Str,
+    pub offset: u64,
+    pub length: Option<u64>,
+}
+
+fn tensor_label(t: &Tensor) -> String {
+    t.name
+        .as_ref()
+        .map_or_else(|| "<unnamed>".to_owned(), Str::escaped)
+}
+
+/// Parses the `external_data` entries of a tensor.
+pub fn parse_ref(tensor: &Tensor) -> Result<ExternalRef, ExternalDataError> {
+    let location = tensor.external_value("location").cloned();
+    let fail = |reason| ExternalDataError {
+        tensor: tensor_label(tensor),
+        location: location.as_ref().map_or_else(String::new, Str::escaped),
+        reason,
+    };
+    let Some(loc) = location.clone() else {
+        return Err(fail(Reason::NoLocation));
+    };
+    let number = |key: &'static str| -> Result<Option<u64>, ExternalDataError> {
+        match tensor.external_value(key) {
+            None => Ok(None),
+            Some(v) => v
+                .as_str()
+                .and_then(|s| s.parse::<u64>().ok())
+                .map(Some)
+                .ok_or_else(|| {
+                    fail(Reason::BadNumber {
+                        key,
+                        value: v.escaped(),
+                    })
+                }),
+        }
+    };
+    Ok(ExternalRef {
+        offset: number("offset")?.unwrap_or(0),
+        length: number("length")?,
+        location: loc,
+    })
+}
+
+/// Splits a location into its normal components, rejecting anything that could leave the
+/// model directory. `.` components are dropped.
+pub fn location_components(location: &Str) -> Result<Vec<PathBuf>, Reason> {
+    let text = location.as_str().ok_or(Reason::NotAPath)?;
+    if text.is_empty() {
+        return Err(Reason::EmptyLocation);
+    }
+    if text.contains('\0') {
+        return Err(Reason::NotAPath);
+    }
+    // Both separators count, whatever the host: a model written on Windows must not escape
+    // on Linux through `..\\`.
+    let mut parts = Vec::new();
+    if text.starts_with('/') || text.starts_with('\\') {
+        return Err(Reason::Absolute);
+    }
+    for piece in text.split(['/', '\\']) {
+        match piece {
+            "" | "." => continue,
+            ".." => return Err(Reason::Escapes(piece.to_owned())),
+            p if p.len() >= 2 && p.as_bytes()[1] == b':' => return Err(Reason::Absolute),
+            p => {
+                let mut comps = Path::new(p).components();
+                match (comps.next(), comps.next()) {
+                    (Some(Component::Normal(_)), None) => parts.push(PathBuf::from(p)),
+                    _ => return Err(Reason::Escapes(p.to_owned())),
+                }
+            }
+        }
+    }
+    if parts.is_empty() {
+        return Err(Reason::EmptyLocation);
+    }
+    Ok(parts)
+}
+
+/// Reads external tensor bytes for one model directory, mapping each side file once.
+#[derive(Debug)]
+pub struct ExternalReader {
+    base_dir: Option<PathBuf>,
+    files: HashMap<Vec<PathBuf>, Bytes>,
+}
+
+impl ExternalReader {
+    /// `base_dir` is the model's directory; `None` for a model read from memory.
+    pub fn new(base_dir: Option<PathBuf>) -> Self {
+        ExternalReader {
+            base_dir,
+            files: HashMap::new(),
+        }
+    }
+
+    /// The bytes of an external tensor, checked against its type and shape.
+    pub fn read(&mut self, tensor: &Tensor) -> Result<Bytes, ExternalDataError> {
+        let r = parse_ref(tensor)?;
+        let fail = |reason| ExternalDataError {
+            tensor: tensor_label(tensor),
+            location: r.location.escaped(),
+            reason,
+        };
+        let base = self
+            .base_dir
+            .clone()
+            .ok_or_else(|| fail(Reason::NoModelDirectory))?;
+        let components = location_components(&r.location).map_err(fail)?;
+        let expected = tensor
+            .expected_raw_size()
+            .ok_or_else(|| fail(Reason::NoFixedSize))?;
+        let data = match self.files.get(&components) {
+            Some(d) => d.clone(),
+            None => {
+                let file = open_beneath(&base, &components).map_err(fail)?;
+                let data = map_or_read(&file).map_err(|e| fail(Reason::Io(e)))?;
+                self.files.insert(components, data.clone());
+                data
+            }
+        };
+        let size = data.len() as u64;
+        let length = r.length.unwrap_or(size.saturating_sub(r.offset));
+        let end = r.offset.checked_add(length).filter(|&end| end <= size);
+        let Some(end) = end else {
+            return Err(fail(Reason::OutOfBounds {
+                offset: r.offset,
+                length,
+                size,
+            }));
+        };
+        if length != expected {
+            return Err(fail(Reason::SizeMismatch {
+                actual: length,
+                expected,
+            }));
+        }
+        // Both bounds are ≤ size, which is a usize length.
+        Ok(data.slice(r.offset as usize..end as usize))
+    }
+}
+
+fn map_or_read(file: &File) -> io::Result<Bytes> {
+    if file.metadata()?.len() == 0 {
+        return Ok(Bytes::new());
+    }
+    crate::binary::map_file(file)
+}
+
+/// Opens `base/components…` refusing symlinks on every component, then checks the opened
+/// file is regular and singly linked.
+#[cfg(unix)]
+fn open_beneath(base: &Path, components: &[PathBuf]) -> Result<File, Reason> {
+    use rustix::fs::{Mode, OFlags, openat};
+    use std::os::unix::fs::MetadataExt;
+
+    let errno = |e: rustix::io::Errno, comp: &Path| -> Reason {
+        if e == rustix::io::Errno::LOOP || e == rustix::io::Errno::NOTDIR {
+            Reason::Symlink(comp.display().to_string())
+        } else {
+            Reason::Io(io::Error::from(e))
+        }
+    };
+    let (last, dirs) = components.split_last().ok_or(Reason::EmptyLocation)?;
+    let mut dir = rustix::fs::open(
+        base,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| Reason::Io(io::Error::from(e)))?;
+    for comp in dirs {
+        dir = openat(
+            &dir,
+            comp.as_path(),
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| errno(e, comp))?;
+    }
+    // NONBLOCK: opening a FIFO must not hang; it is rejected as not regular below.
+    let fd = openat(
+        &dir,
+        last.as_path(),
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
+        Mode::empty(),
+    )
+    .map_err(|e| errno(e, last))?;
+    let file = File::from(fd);
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(Reason::NotRegular(last.display().to_string()));
+    }
+    if meta.nlink() > 1 {
+        return Err(Reason::HardLinked(meta.nlink()));
+    }
+    Ok(file)
+}
+
+/// Portable fallback: checks each component with `symlink_metadata` before opening. Not
+/// race-free; unix builds use the descriptor-relative walk above.
+#[cfg(not(unix))]
+fn open_beneath(base: &Path, components: &[PathBuf]) -> Result<File, Reason> {
+    let mut path = base.to_owned();
+    for comp in components {
+        path.push(comp);
+        let meta = std::fs::symlink_metadata(&path)?;
+        if meta.file_type().is_symlink() {
+            return Err(Reason::Symlink(comp.display().to_string()));
+        }
+    }
+    let file = File::open(&path)?;
+    if !file.metadata()?.is_file() {
+        return Err(Reason::NotRegular(path.display().to_string()));
+    }
+    Ok(file)
+}
+
+/// Every tensor of the model stored externally.
+pub fn external_tensors(model: &Model) -> impl Iterator<Item = TensorId> + '_ {
+    model
+        .tensors
+        .iter()
+        .filter(|(_, t)| t.is_external())
+        .map(|(id, _)| id)
+}
+
+/// Moves every external tensor's bytes into `raw_data` and drops the references, so the
+/// model no longer needs its side files. Returns how many tensors were embedded.
+pub fn embed_all(model: &mut Model, base_dir: Option<PathBuf>) -> Result<usize, ExternalDataError> {
+    let mut reader = ExternalReader::new(base_dir);
+    let ids: Vec<TensorId> = external_tensors(model).collect();
+    for &id in &ids {
+        let data = reader.read(&model.tensors[id])?;
+        let t = &mut model.tensors[id];
+        t.raw_data = Some(data);
+        t.external_data.clear();
+        t.data_location = None;
+    }
+    Ok(ids.len())
+}
+
+/// Little-endian bytes of a tensor whose values can be stored raw: its `raw_data`, or its
+/// typed field when the element width matches the field's (float, double, int32, int64,
+/// uint32/uint64 as 64-bit, complex). Narrower types kept in `int32_data` are left inline.
+fn raw_bytes(t: &Tensor) -> Option<Bytes> {
+    use crate::ir::DataType as D;
+    if let Some(raw) = &t.raw_data {
+        return Some(raw.clone());
+    }
+    let ty = t.elem_type()?;
+    let mut out = Vec::new();
+    match ty {
+        D::Float | D::Complex64 => t
+            .float_data
+            .iter()
+            .for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
+        D::Double | D::Complex128 => t
+            .double_data
+            .iter()
+            .for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
+        D::Int32 => t
+            .int32_data
+            .iter()
+            .for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
+        D::Int64 => t
+            .int64_data
+            .iter()
+            .for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
+        D::Uint64 => t
+            .uint64_data
+            .iter()
+            .for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
+        _ => return None,
+    }
+    Some(Bytes::from(out))
+}
+
+/// Moves the data of every initializer (in every graph) of at least `threshold` bytes into
+/// one side file at `location`, relative to `out_dir`, the directory the model will be
+/// written to. The side file is written atomically. Tensors already external are embedded
+/// first by the caller. Returns the number of tensors moved.
+pub fn externalize(
+    model: &mut Model,
+    out_dir: &Path,
+    location: &str,
+    threshold: u64,
+) -> Result<usize, ExternalDataError> {
+    let loc = Str::from(location);
+    let fail = |reason| ExternalDataError {
+        tensor: String::new(),
+        location: location.to_owned(),
+        reason,
+    };
+    let components = location_components(&loc).map_err(fail)?;
+    let mut target = out_dir.to_owned();
+    target.extend(&components);
+    // Parent directories must exist and be real directories inside `out_dir`.
+    #[cfg(unix)]
+    if let Some((_, dirs)) = components.split_last() {
+        check_dirs_beneath(out_dir, dirs).map_err(fail)?;
+    }
+    let ids: Vec<TensorId> = model
+        .graphs
+        .iter()
+        .flat_map(|(_, g)| g.initializers.iter().copied())
+        .filter(|&id| {
+            let t = &model.tensors[id];
+            !t.is_external() && t.expected_raw_size().is_some_and(|n| n >= threshold)
+        })
+        .collect();
+    let mut chunks = Vec::new();
+    for &id in &ids {
+        if let Some(bytes) = raw_bytes(&model.tensors[id]) {
+            chunks.push((id, bytes));
+        }
+    }
+    crate::write_atomically(&target, |out: &mut dyn Write| {
+        for (_, bytes) in &chunks {
+            out.write_all(bytes)?;
+        }
+        Ok(())
+    })
+    .map_err(|e| fail(Reason::Io(e.source)))?;
+    let mut offset = 0u64;
+    for (id, bytes) in &chunks {
+        let t = &mut model.tensors[*id];
+        let len = bytes.len() as u64;
+        t.raw_data = None;
+        t.float_data.clear();
+        t.double_data.clear();
+        t.int32_data.clear();
+        t.int64_data.clear();
+        t.uint64_data.clear();
+        t.external_data = vec![
+            pair("location", location),
+            pair("offset", &offset.to_string()),
+            pair("length", &len.to_string()),
+        ];
+        t.data_location = Some(DATA_LOCATION_EXTERNAL);
+        offset += len;
+    }
+    Ok(chunks.len())
+}
+
+fn pair(key: &str, value: &str) -> StringPair {
+    StringPair {
+        key: Some(Str::from(key)),
+        value: Some(Str::from(value)),
+    }
+}
+
+#[cfg(unix)]
+fn check_dirs_beneath(base: &Path, dirs: &[PathBuf]) -> Result<(), Reason> {
+    use rustix::fs::{Mode, OFlags, openat};
+    let mut dir = rustix::fs::open(
+        base,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| Reason::Io(io::Error::from(e)))?;
+    for comp in dirs {
+        dir = openat(
+            &dir,
+            comp.as_path(),
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| {
+            if e == rustix::io::Errno::LOOP || e == rustix::io::Errno::NOTDIR {
+                Reason::Symlink(comp.display().to_string())
+            } else {
+                Reason::Io(io::Error::from(e))
+            }
+        })?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn comps(s: &str) -> Result<Vec<PathBuf>, Reason> {
+        location_components(&Str::from(s))
+    }
+
+    #[test]
+    fn locations_are_relative_and_normal() {
+        assert_eq!(comps("w.bin").unwrap(), vec![PathBuf::from("w.bin")]);
+        assert_eq!(
+            comps("./sub/w.bin").unwrap(),
+            vec![PathBuf::from("sub"), PathBuf::from("w.bin")]
+        );
+        assert!(comps("a..b.bin").is_ok(), "a name containing '..' is legal");
+        assert!(matches!(comps("../w.bin"), Err(Reason::Escapes(_))));
+        assert!(matches!(comps("sub/../../w.bin"), Err(Reason::Escapes(_))));
+        assert!(matches!(
+            comps("sub\\..\\..\\w.bin"),
+            Err(Reason::Escapes(_))
+        ));
+        assert!(matches!(comps("/etc/passwd"), Err(Reason::Absolute)));
+        assert!(matches!(comps("C:\\x.bin"), Err(Reason::Absolute)));
+        assert!(matches!(comps(""), Err(Reason::EmptyLocation)));
+        assert!(matches!(comps("."), Err(Reason::EmptyLocation)));
+    }
+}

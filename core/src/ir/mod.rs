@@ -1,0 +1,425 @@
+//! The in-memory model every stage shares: checker, inference, evaluator, printer, language
+//! server and browser.
+//!
+//! Shape: it mirrors ONNX's ModelProto field for field, so that binary → IR → binary is
+//! lossless, but with the things a tool needs and protobuf lacks:
+//! * graphs, nodes, tensors and functions live in typed arenas (`GraphId`, `NodeId`, …), so
+//!   diagnostics, source maps and views can point at any of them, and a pass over every
+//!   tensor (external data, size checks) is one loop over `Model::tensors`;
+//! * field presence is kept as `Option` (an unset `domain` is not `""`);
+//! * names are `Str`, exact bytes with UTF-8 views;
+//! * raw tensor bytes are `Bytes`, shared with the memory map they were decoded from.
+//!
+//! The IR holds no text positions; the source map of the text front end does.
+
+mod data_type;
+mod text;
+mod types;
+
+pub use data_type::{DataType, TypedField, code_name};
+pub use text::Str;
+pub use types::{DimValue, Dimension, Shape, TensorType, Type, TypeValue};
+
+use bytes::Bytes;
+use la_arena::{Arena, Idx};
+
+pub type GraphId = Idx<Graph>;
+pub type NodeId = Idx<Node>;
+pub type TensorId = Idx<Tensor>;
+pub type FunctionId = Idx<Function>;
+
+/// A whole model: the header fields of ModelProto plus the arenas that own every graph,
+/// node, tensor and function in it (the main graph, subgraphs, training graphs and function
+/// bodies alike).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Model {
+    pub ir_version: Option<i64>,
+    pub opset_import: Vec<OpsetImport>,
+    pub producer_name: Option<Str>,
+    pub producer_version: Option<Str>,
+    pub domain: Option<Str>,
+    pub model_version: Option<i64>,
+    pub doc_string: Option<Str>,
+    pub graph: Option<GraphId>,
+    pub metadata_props: Vec<StringPair>,
+    pub training_info: Vec<TrainingInfo>,
+    /// Model-local functions, in file order.
+    pub functions: Vec<FunctionId>,
+    pub configuration: Vec<DeviceConfiguration>,
+
+    pub graphs: Arena<Graph>,
+    pub nodes: Arena<Node>,
+    pub tensors: Arena<Tensor>,
+    pub function_store: Arena<Function>,
+}
+
+/// `StringStringEntryProto`: metadata, external-data keys, training bindings.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StringPair {
+    pub key: Option<Str>,
+    pub value: Option<Str>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OpsetImport {
+    pub domain: Option<Str>,
+    pub version: Option<i64>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TrainingInfo {
+    pub initialization: Option<GraphId>,
+    pub algorithm: Option<GraphId>,
+    pub initialization_binding: Vec<StringPair>,
+    pub update_binding: Vec<StringPair>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeviceConfiguration {
+    pub name: Option<Str>,
+    pub num_devices: Option<i32>,
+    pub device: Vec<Str>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Graph {
+    pub nodes: Vec<NodeId>,
+    pub name: Option<Str>,
+    pub initializers: Vec<TensorId>,
+    pub sparse_initializers: Vec<SparseTensor>,
+    pub doc_string: Option<Str>,
+    pub inputs: Vec<ValueInfo>,
+    pub outputs: Vec<ValueInfo>,
+    pub value_info: Vec<ValueInfo>,
+    pub quantization_annotation: Vec<TensorAnnotation>,
+    pub metadata_props: Vec<StringPair>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ValueInfo {
+    pub name: Option<Str>,
+    pub ty: Option<Type>,
+    pub doc_string: Option<Str>,
+    pub metadata_props: Vec<StringPair>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TensorAnnotation {
+    pub tensor_name: Option<Str>,
+    pub quant_parameter_tensor_names: Vec<StringPair>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Node {
+    /// Value names; an empty name is an omitted optional input.
+    pub inputs: Vec<Str>,
+    pub outputs: Vec<Str>,
+    pub name: Option<Str>,
+    pub op_type: Option<Str>,
+    pub domain: Option<Str>,
+    pub overload: Option<Str>,
+    pub attributes: Vec<Attribute>,
+    pub doc_string: Option<Str>,
+    pub metadata_props: Vec<StringPair>,
+    pub device_configurations: Vec<NodeDeviceConfiguration>,
+}
+
+impl Node {
+    /// The operator domain as ONNX resolves it: unset and `""` both mean the default domain.
+    pub fn domain_str(&self) -> &[u8] {
+        self.domain.as_ref().map_or(&[], Str::as_bytes)
+    }
+
+    pub fn attribute(&self, name: &str) -> Option<&Attribute> {
+        self.attributes
+            .iter()
+            .find(|a| a.name.as_ref().is_some_and(|n| n == name))
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NodeDeviceConfiguration {
+    pub configuration_id: Option<Str>,
+    pub sharding_spec: Vec<ShardingSpec>,
+    pub pipeline_stage: Option<i32>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ShardingSpec {
+    pub tensor_name: Option<Str>,
+    pub device: Vec<i64>,
+    pub index_to_device_group_map: Vec<IntIntList>,
+    pub sharded_dim: Vec<ShardedDim>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IntIntList {
+    pub key: Option<i64>,
+    pub value: Vec<i64>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ShardedDim {
+    pub axis: Option<i64>,
+    pub simple_sharding: Vec<SimpleShardedDim>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SimpleShardedDim {
+    pub dim: Option<DimValue>,
+    pub num_shards: Option<i64>,
+}
+
+/// The attribute type discriminator (`AttributeProto.AttributeType`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AttributeType {
+    Undefined = 0,
+    Float = 1,
+    Int = 2,
+    String = 3,
+    Tensor = 4,
+    Graph = 5,
+    Floats = 6,
+    Ints = 7,
+    Strings = 8,
+    Tensors = 9,
+    Graphs = 10,
+    SparseTensor = 11,
+    SparseTensors = 12,
+    TypeProto = 13,
+    TypeProtos = 14,
+}
+
+impl AttributeType {
+    pub fn from_code(code: i32) -> Option<Self> {
+        use AttributeType::*;
+        Some(match code {
+            0 => Undefined,
+            1 => Float,
+            2 => Int,
+            3 => String,
+            4 => Tensor,
+            5 => Graph,
+            6 => Floats,
+            7 => Ints,
+            8 => Strings,
+            9 => Tensors,
+            10 => Graphs,
+            11 => SparseTensor,
+            12 => SparseTensors,
+            13 => TypeProto,
+            14 => TypeProtos,
+            _ => return None,
+        })
+    }
+
+    /// Lower-case name as the text format and onnx's messages spell it.
+    pub fn name(self) -> &'static str {
+        use AttributeType::*;
+        match self {
+            Undefined => "undefined",
+            Float => "float",
+            Int => "int",
+            String => "string",
+            Tensor => "tensor",
+            Graph => "graph",
+            Floats => "floats",
+            Ints => "ints",
+            Strings => "strings",
+            Tensors => "tensors",
+            Graphs => "graphs",
+            SparseTensor => "sparse_tensor",
+            SparseTensors => "sparse_tensors",
+            TypeProto => "type_proto",
+            TypeProtos => "type_protos",
+        }
+    }
+}
+
+/// An attribute exactly as stored: the discriminator plus every value field, because a
+/// model may carry fields that disagree with its `type` and must still round-trip. The
+/// checker reports such disagreements; consumers read values through `Attribute::value`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Attribute {
+    pub name: Option<Str>,
+    pub ref_attr_name: Option<Str>,
+    pub doc_string: Option<Str>,
+    pub ty: Option<i32>,
+    pub f: Option<f32>,
+    pub i: Option<i64>,
+    pub s: Option<Str>,
+    pub t: Option<TensorId>,
+    pub g: Option<GraphId>,
+    pub sparse_tensor: Option<SparseTensor>,
+    pub tp: Option<Type>,
+    pub floats: Vec<f32>,
+    pub ints: Vec<i64>,
+    pub strings: Vec<Str>,
+    pub tensors: Vec<TensorId>,
+    pub graphs: Vec<GraphId>,
+    pub sparse_tensors: Vec<SparseTensor>,
+    pub type_protos: Vec<Type>,
+}
+
+/// The value of an attribute as its `type` declares it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum AttributeValue<'a> {
+    Float(f32),
+    Int(i64),
+    String(&'a Str),
+    Tensor(TensorId),
+    Graph(GraphId),
+    SparseTensor(&'a SparseTensor),
+    TypeProto(&'a Type),
+    Floats(&'a [f32]),
+    Ints(&'a [i64]),
+    Strings(&'a [Str]),
+    Tensors(&'a [TensorId]),
+    Graphs(&'a [GraphId]),
+    SparseTensors(&'a [SparseTensor]),
+    TypeProtos(&'a [Type]),
+}
+
+impl Attribute {
+    pub fn attribute_type(&self) -> Option<AttributeType> {
+        self.ty.and_then(AttributeType::from_code)
+    }
+
+    /// The value the declared type selects. Scalars absent from the message read as the
+    /// protobuf default, as onnx reads them; `None` when the type is unset or unknown, or a
+    /// message-valued field it names is missing.
+    pub fn value(&self) -> Option<AttributeValue<'_>> {
+        use AttributeValue as V;
+        static EMPTY: Str = Str::new();
+        Some(match self.attribute_type()? {
+            AttributeType::Undefined => return None,
+            AttributeType::Float => V::Float(self.f.unwrap_or(0.0)),
+            AttributeType::Int => V::Int(self.i.unwrap_or(0)),
+            AttributeType::String => V::String(self.s.as_ref().unwrap_or(&EMPTY)),
+            AttributeType::Tensor => V::Tensor(self.t?),
+            AttributeType::Graph => V::Graph(self.g?),
+            AttributeType::SparseTensor => V::SparseTensor(self.sparse_tensor.as_ref()?),
+            AttributeType::TypeProto => V::TypeProto(self.tp.as_ref()?),
+            AttributeType::Floats => V::Floats(&self.floats),
+            AttributeType::Ints => V::Ints(&self.ints),
+            AttributeType::Strings => V::Strings(&self.strings),
+            AttributeType::Tensors => V::Tensors(&self.tensors),
+            AttributeType::Graphs => V::Graphs(&self.graphs),
+            AttributeType::SparseTensors => V::SparseTensors(&self.sparse_tensors),
+            AttributeType::TypeProtos => V::TypeProtos(&self.type_protos),
+        })
+    }
+
+    /// Every subgraph this attribute holds, whatever its declared type says.
+    pub fn subgraphs(&self) -> impl Iterator<Item = GraphId> + '_ {
+        self.g.iter().chain(self.graphs.iter()).copied()
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Segment {
+    pub begin: Option<i64>,
+    pub end: Option<i64>,
+}
+
+/// `TensorProto.DataLocation::EXTERNAL`.
+pub const DATA_LOCATION_EXTERNAL: i32 = 1;
+
+/// A tensor exactly as stored, every data field kept (a malformed tensor may fill several;
+/// the checker says so, and it still round-trips).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Tensor {
+    pub dims: Vec<i64>,
+    pub data_type: Option<i32>,
+    pub segment: Option<Segment>,
+    pub float_data: Vec<f32>,
+    pub int32_data: Vec<i32>,
+    pub string_data: Vec<Str>,
+    pub int64_data: Vec<i64>,
+    pub name: Option<Str>,
+    pub doc_string: Option<Str>,
+    /// Little-endian element bytes; shares the buffer the model was decoded from.
+    pub raw_data: Option<Bytes>,
+    pub external_data: Vec<StringPair>,
+    pub data_location: Option<i32>,
+    pub double_data: Vec<f64>,
+    pub uint64_data: Vec<u64>,
+    pub metadata_props: Vec<StringPair>,
+}
+
+impl Tensor {
+    pub fn elem_type(&self) -> Option<DataType> {
+        DataType::from_code(self.data_type?)
+    }
+
+    /// Product of `dims`, or `None` when a dim is negative or the product overflows.
+    pub fn element_count(&self) -> Option<u64> {
+        self.dims
+            .iter()
+            .try_fold(1u64, |acc, &d| acc.checked_mul(u64::try_from(d).ok()?))
+    }
+
+    /// Bytes the elements take in raw little-endian form (packed for sub-byte types).
+    pub fn expected_raw_size(&self) -> Option<u64> {
+        self.elem_type()?.raw_byte_size(self.element_count()?)
+    }
+
+    pub fn is_external(&self) -> bool {
+        self.data_location == Some(DATA_LOCATION_EXTERNAL)
+    }
+
+    /// The value stored under an `external_data` key.
+    pub fn external_value(&self, key: &str) -> Option<&Str> {
+        self.external_data
+            .iter()
+            .find(|e| e.key.as_ref().is_some_and(|k| k == key))
+            .and_then(|e| e.value.as_ref())
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SparseTensor {
+    pub values: Option<TensorId>,
+    pub indices: Option<TensorId>,
+    pub dims: Vec<i64>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Function {
+    pub name: Option<Str>,
+    pub inputs: Vec<Str>,
+    pub outputs: Vec<Str>,
+    /// Names of attributes without defaults.
+    pub attributes: Vec<Str>,
+    /// Attributes with defaults.
+    pub attribute_protos: Vec<Attribute>,
+    pub nodes: Vec<NodeId>,
+    pub doc_string: Option<Str>,
+    pub opset_import: Vec<OpsetImport>,
+    pub domain: Option<Str>,
+    pub overload: Option<Str>,
+    pub value_info: Vec<ValueInfo>,
+    pub metadata_props: Vec<StringPair>,
+}
+
+impl Model {
+    pub fn main_graph(&self) -> Option<&Graph> {
+        self.graph.map(|id| &self.graphs[id])
+    }
+
+    /// The imported version of an operator domain; `""` and `ai.onnx` are the same domain.
+    pub fn opset_version(&self, domain: &str) -> Option<i64> {
+        let is_default = |d: &[u8]| d.is_empty() || d == b"ai.onnx";
+        let wanted_default = is_default(domain.as_bytes());
+        // A later duplicate entry wins, as in onnx.
+        self.opset_import.iter().rev().find_map(|o| {
+            let d = o.domain.as_ref().map_or(&[][..], Str::as_bytes);
+            let hit = if wanted_default {
+                is_default(d)
+            } else {
+                d == domain.as_bytes()
+            };
+            if hit { o.version } else { None }
+        })
+    }
+}

@@ -1,0 +1,127 @@
+//! Value types (`TypeProto`) and shapes.
+
+use super::Str;
+
+/// `TypeProto`: one of the type cases plus an optional denotation.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Type {
+    pub value: Option<TypeValue>,
+    pub denotation: Option<Str>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TypeValue {
+    Tensor(TensorType),
+    Sequence(Option<Box<Type>>),
+    Map {
+        key_type: Option<i32>,
+        value_type: Option<Box<Type>>,
+    },
+    Optional(Option<Box<Type>>),
+    SparseTensor(TensorType),
+    Opaque {
+        domain: Option<Str>,
+        name: Option<Str>,
+    },
+}
+
+/// The body of a tensor or sparse-tensor type. `shape: None` is unknown rank; an empty
+/// shape is a scalar.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TensorType {
+    pub elem_type: Option<i32>,
+    pub shape: Option<Shape>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Shape {
+    pub dims: Vec<Dimension>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Dimension {
+    /// `None` is an unknown dimension (neither a value nor a parameter).
+    pub value: Option<DimValue>,
+    pub denotation: Option<Str>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum DimValue {
+    Value(i64),
+    Param(Str),
+}
+
+impl std::fmt::Display for Type {
+    /// The text-format spelling: `float[N,3]`, `seq(int64[])`, `map(string, float)`, …
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        fn elem(f: &mut std::fmt::Formatter<'_>, code: Option<i32>) -> std::fmt::Result {
+            match code {
+                Some(c) => f.write_str(&super::code_name(c)),
+                None => f.write_str("?"),
+            }
+        }
+        fn tensor(f: &mut std::fmt::Formatter<'_>, t: &TensorType) -> std::fmt::Result {
+            elem(f, t.elem_type)?;
+            if let Some(shape) = &t.shape {
+                f.write_str("[")?;
+                for (i, d) in shape.dims.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(",")?;
+                    }
+                    match &d.value {
+                        Some(DimValue::Value(v)) => write!(f, "{v}")?,
+                        Some(DimValue::Param(p)) => write!(f, "{p}")?,
+                        None => f.write_str("?")?,
+                    }
+                }
+                f.write_str("]")?;
+            }
+            Ok(())
+        }
+        fn inner(f: &mut std::fmt::Formatter<'_>, t: &Option<Box<Type>>) -> std::fmt::Result {
+            match t {
+                Some(t) => write!(f, "{t}"),
+                None => f.write_str("?"),
+            }
+        }
+        match &self.value {
+            None => f.write_str("?"),
+            Some(TypeValue::Tensor(t)) => tensor(f, t),
+            Some(TypeValue::SparseTensor(t)) => {
+                f.write_str("sparse_tensor(")?;
+                tensor(f, t)?;
+                f.write_str(")")
+            }
+            Some(TypeValue::Sequence(t)) => {
+                f.write_str("seq(")?;
+                inner(f, t)?;
+                f.write_str(")")
+            }
+            Some(TypeValue::Optional(t)) => {
+                f.write_str("optional(")?;
+                inner(f, t)?;
+                f.write_str(")")
+            }
+            Some(TypeValue::Map {
+                key_type,
+                value_type,
+            }) => {
+                f.write_str("map(")?;
+                elem(f, *key_type)?;
+                f.write_str(", ")?;
+                inner(f, value_type)?;
+                f.write_str(")")
+            }
+            Some(TypeValue::Opaque { domain, name }) => {
+                f.write_str("opaque(")?;
+                if let Some(d) = domain {
+                    write!(f, "{d}, ")?;
+                }
+                if let Some(n) = name {
+                    write!(f, "{n}")?;
+                }
+                f.write_str(")")
+            }
+        }
+    }
+}

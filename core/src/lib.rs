@@ -1,0 +1,16 @@
+//! onnx-core: the IR every front end shares, and the operations on it.
+//!
+//! * [`ir`]: the model in memory (arenas, typed ids, lossless fields);
+//! * [`lower`]: protobuf ⇄ IR;
+//! * [`binary`]: reading `.onnx` files (memory-mapped, zero-copy) and writing them atomically;
+//! * [`external`]: tensors stored in side files, read and written under strict path rules;
+//! * [`summary`]: the facts `onnx info` and the browser show about a model.
+
+pub mod binary;
+pub mod external;
+pub mod ir;
+pub mod lower;
+pub mod summary;
+mod write;
+
+pub use write::{WriteError, write_atomically};

@@ -1,0 +1,6 @@
+//! Conversions between protobuf messages and the IR. This is the only module that sees
+//! `onnx_proto` types; both directions are total and lossless for every field onnx 1.23.2
+//! defines (unknown protobuf fields are not kept).
+
+pub mod from_proto;
+pub mod to_proto;

@@ -1,0 +1,143 @@
+//! Facts about a model at a glance: what `onnx info` prints and the browser's header shows.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::ir::{Model, Str, ValueInfo};
+
+#[derive(Debug, Serialize)]
+pub struct Summary {
+    pub ir_version: Option<i64>,
+    pub opset_import: Vec<Opset>,
+    pub producer_name: Option<Str>,
+    pub producer_version: Option<Str>,
+    pub domain: Option<Str>,
+    pub model_version: Option<i64>,
+    pub graph_name: Option<Str>,
+    pub inputs: Vec<Value>,
+    pub outputs: Vec<Value>,
+    pub counts: Counts,
+    /// Bytes of initializer data (type size × element count), embedded and external.
+    pub initializer_bytes: u64,
+    pub external_tensor_bytes: u64,
+    /// `domain::op_type` (default domain without prefix) → count, over every node of every
+    /// graph and function, most frequent first.
+    pub op_types: Vec<OpCount>,
+    pub metadata: Vec<(Option<Str>, Option<Str>)>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Opset {
+    pub domain: String,
+    pub version: Option<i64>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Value {
+    pub name: Option<Str>,
+    /// Type in text-format spelling, e.g. `float[N,3,224,224]`; `None` when absent.
+    #[serde(rename = "type")]
+    pub ty: Option<String>,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct Counts {
+    pub main_graph_nodes: usize,
+    pub nodes: usize,
+    pub initializers: usize,
+    pub sparse_initializers: usize,
+    pub external_tensors: usize,
+    pub functions: usize,
+    pub subgraphs: usize,
+    pub training_infos: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub struct OpCount {
+    pub op_type: String,
+    pub count: usize,
+}
+
+fn value(v: &ValueInfo) -> Value {
+    Value {
+        name: v.name.clone(),
+        ty: v.ty.as_ref().map(|t| t.to_string()),
+    }
+}
+
+impl Summary {
+    pub fn of(model: &Model) -> Summary {
+        let main = model.main_graph();
+        let mut counts = Counts {
+            main_graph_nodes: main.map_or(0, |g| g.nodes.len()),
+            nodes: model.nodes.len(),
+            functions: model.functions.len(),
+            training_infos: model.training_info.len(),
+            ..Counts::default()
+        };
+        let mut initializer_bytes = 0u64;
+        for (_, g) in model.graphs.iter() {
+            counts.initializers += g.initializers.len();
+            counts.sparse_initializers += g.sparse_initializers.len();
+            for &t in &g.initializers {
+                initializer_bytes = initializer_bytes
+                    .saturating_add(model.tensors[t].expected_raw_size().unwrap_or(0));
+            }
+        }
+        let mut external_tensor_bytes = 0u64;
+        for (_, t) in model.tensors.iter().filter(|(_, t)| t.is_external()) {
+            counts.external_tensors += 1;
+            external_tensor_bytes =
+                external_tensor_bytes.saturating_add(t.expected_raw_size().unwrap_or(0));
+        }
+        let mut histogram: BTreeMap<String, usize> = BTreeMap::new();
+        for (_, node) in model.nodes.iter() {
+            let op = node.op_type.as_ref().map_or_else(String::new, Str::escaped);
+            let key = match node.domain.as_ref().filter(|d| !d.is_empty()) {
+                Some(d) => format!("{}::{op}", d.escaped()),
+                None => op,
+            };
+            *histogram.entry(key).or_default() += 1;
+            for a in &node.attributes {
+                counts.subgraphs += a.subgraphs().count();
+            }
+        }
+        let mut op_types: Vec<OpCount> = histogram
+            .into_iter()
+            .map(|(op_type, count)| OpCount { op_type, count })
+            .collect();
+        op_types.sort_by(|a, b| {
+            b.count
+                .cmp(&a.count)
+                .then_with(|| a.op_type.cmp(&b.op_type))
+        });
+        Summary {
+            ir_version: model.ir_version,
+            opset_import: model
+                .opset_import
+                .iter()
+                .map(|o| Opset {
+                    domain: o.domain.as_ref().map_or_else(String::new, Str::escaped),
+                    version: o.version,
+                })
+                .collect(),
+            producer_name: model.producer_name.clone(),
+            producer_version: model.producer_version.clone(),
+            domain: model.domain.clone(),
+            model_version: model.model_version,
+            graph_name: main.and_then(|g| g.name.clone()),
+            inputs: main.map_or_else(Vec::new, |g| g.inputs.iter().map(value).collect()),
+            outputs: main.map_or_else(Vec::new, |g| g.outputs.iter().map(value).collect()),
+            counts,
+            initializer_bytes,
+            external_tensor_bytes,
+            op_types,
+            metadata: model
+                .metadata_props
+                .iter()
+                .map(|p| (p.key.clone(), p.value.clone()))
+                .collect(),
+        }
+    }
+}

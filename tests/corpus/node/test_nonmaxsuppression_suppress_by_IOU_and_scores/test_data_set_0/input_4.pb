@@ -1,0 +1,1 @@
+Bscore_thresholdJмлл>

@@ -1,0 +1,1 @@
+2Monday2tuesday2	wednesday2Monday2tuesday2	wednesdayBx

@@ -1,0 +1,1 @@
+2monday2tuesdayBx
