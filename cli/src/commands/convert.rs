@@ -1,0 +1,73 @@
+//! `onnx convert IN OUT`: re-encode a model, optionally moving tensor data into or out of a
+//! side file.
+
+use std::path::{Path, PathBuf};
+
+use onnx_core::binary;
+use onnx_core::external;
+
+use crate::failure::Failure;
+use crate::io::{Format, Input, format_of, read_model, write_output};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The model to read (`-` reads stdin).
+    input: String,
+    /// Where to write (`-` writes stdout). The format follows the extension: .onnx or .pb.
+    output: String,
+    /// Output format, needed when writing to stdout.
+    #[arg(long, value_enum)]
+    to: Option<Format>,
+    /// Read every tensor stored in external data into the model itself.
+    #[arg(long, conflicts_with = "external_data")]
+    embed_external: bool,
+    /// Store initializers of at least --size-threshold bytes in this side file, relative to
+    /// the output's directory (standard ONNX external data).
+    #[arg(long, value_name = "LOCATION")]
+    external_data: Option<String>,
+    /// Smallest initializer, in bytes, that --external-data moves out.
+    #[arg(long, default_value_t = 1024, value_name = "BYTES", requires = "external_data")]
+    size_threshold: u64,
+}
+
+pub fn run(args: Args) -> Result<(), Failure> {
+    let input = Input::parse(&args.input);
+    let _format = match (&args.to, args.output.as_str()) {
+        (Some(f), _) => *f,
+        (None, "-") => Format::Binary,
+        (None, path) => format_of(Path::new(path))?,
+    };
+    let mut model = read_model(&input)?;
+    let out_dir = (args.output != "-").then(|| binary::model_dir(Path::new(&args.output)));
+    let has_external = external::external_tensors(&model).next().is_some();
+
+    if args.embed_external || (args.external_data.is_some() && has_external) {
+        external::embed_all(&mut model, input.model_dir())
+            .map_err(|e| Failure::Invalid(format!("{}: {e}", input.label())))?;
+    } else if has_external && !same_dir(input.model_dir().as_deref(), out_dir.as_deref()) {
+        return Err(Failure::Usage(format!(
+            "{}: the model keeps tensor data in external files relative to its directory; \
+             writing it to {} would break those references. Use --embed-external to put the \
+             data into the model, or --external-data FILE to write a new side file.",
+            input.label(),
+            if args.output == "-" { "<stdout>".to_owned() } else { args.output.clone() }
+        )));
+    }
+    if let Some(location) = &args.external_data {
+        let Some(dir) = &out_dir else {
+            return Err(Failure::Usage("--external-data needs an output file, not stdout".to_owned()));
+        };
+        external::externalize(&mut model, dir, location, args.size_threshold)
+            .map_err(|e| Failure::Usage(format!("{}: {e}", args.output)))?;
+    }
+    write_output(&args.output, &binary::encode_model(&model))
+}
+
+/// Whether two model directories are the same place (external references stay valid).
+fn same_dir(a: Option<&Path>, b: Option<&Path>) -> bool {
+    let canon = |p: &Path| -> Option<PathBuf> { std::fs::canonicalize(p).ok() };
+    match (a, b) {
+        (Some(a), Some(b)) => a == b || (canon(a).is_some() && canon(a) == canon(b)),
+        _ => false,
+    }
+}

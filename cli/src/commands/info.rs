@@ -1,0 +1,104 @@
+//! `onnx info MODEL [--json]`.
+
+use std::fmt::Write as _;
+
+use onnx_core::ir::Str;
+use onnx_core::summary::{Summary, Value};
+
+use crate::failure::Failure;
+use crate::io::{Input, read_model};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The model (`-` reads stdin).
+    model: String,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> Result<(), Failure> {
+    let input = Input::parse(&args.model);
+    let model = read_model(&input)?;
+    let summary = Summary::of(&model);
+    let out = if args.json {
+        serde_json::to_string_pretty(&summary).map_err(|e| Failure::Usage(format!("cannot format JSON: {e}")))? + "\n"
+    } else {
+        render(&input.label(), &summary)
+    };
+    print!("{out}");
+    Ok(())
+}
+
+fn opt(s: &Option<Str>) -> String {
+    s.as_ref().map_or_else(|| "-".to_owned(), Str::escaped)
+}
+
+/// Bytes in the largest binary unit that keeps the number above one.
+pub fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = n as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 { format!("{n} B") } else { format!("{value:.1} {}", UNITS[unit]) }
+}
+
+fn values(out: &mut String, label: &str, list: &[Value]) {
+    if list.is_empty() {
+        let _ = writeln!(out, "  {label:<15} -");
+    }
+    for (i, v) in list.iter().enumerate() {
+        let ty = v.ty.as_deref().unwrap_or("<no type>");
+        let head = if i == 0 { label } else { "" };
+        let _ = writeln!(out, "  {head:<15} {}: {ty}", opt(&v.name));
+    }
+}
+
+fn render(label: &str, s: &Summary) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{label}");
+    let num = |v: Option<i64>| v.map_or_else(|| "-".to_owned(), |v| v.to_string());
+    let _ = writeln!(out, "  {:<15} {}", "ir_version", num(s.ir_version));
+    let opsets: Vec<String> = s
+        .opset_import
+        .iter()
+        .map(|o| format!("{} {}", if o.domain.is_empty() { "ai.onnx" } else { &o.domain }, num(o.version)))
+        .collect();
+    let _ = writeln!(out, "  {:<15} {}", "opset_import", if opsets.is_empty() { "-".to_owned() } else { opsets.join(", ") });
+    let producer = match (&s.producer_name, &s.producer_version) {
+        (None, None) => "-".to_owned(),
+        (name, version) => format!("{} {}", opt(name), opt(version)).trim_end_matches(" -").to_owned(),
+    };
+    let _ = writeln!(out, "  {:<15} {producer}", "producer");
+    if s.domain.is_some() || s.model_version.is_some() {
+        let _ = writeln!(out, "  {:<15} {} version {}", "model", opt(&s.domain), num(s.model_version));
+    }
+    let _ = writeln!(out, "  {:<15} {}", "graph", opt(&s.graph_name));
+    values(&mut out, "inputs", &s.inputs);
+    values(&mut out, "outputs", &s.outputs);
+    let c = &s.counts;
+    let _ = writeln!(out, "  {:<15} {} in the main graph, {} in all", "nodes", c.main_graph_nodes, c.nodes);
+    let mut init = format!("{} ({})", c.initializers, human_bytes(s.initializer_bytes));
+    if c.sparse_initializers > 0 {
+        let _ = write!(init, ", {} sparse", c.sparse_initializers);
+    }
+    let _ = writeln!(out, "  {:<15} {init}", "initializers");
+    if c.external_tensors > 0 {
+        let _ = writeln!(out, "  {:<15} {} tensors, {}", "external data", c.external_tensors, human_bytes(s.external_tensor_bytes));
+    }
+    let _ = writeln!(out, "  {:<15} {}", "functions", c.functions);
+    let _ = writeln!(out, "  {:<15} {}", "subgraphs", c.subgraphs);
+    if c.training_infos > 0 {
+        let _ = writeln!(out, "  {:<15} {}", "training_info", c.training_infos);
+    }
+    for (i, (k, v)) in s.metadata.iter().enumerate() {
+        let head = if i == 0 { "metadata" } else { "" };
+        let _ = writeln!(out, "  {head:<15} {} = {}", opt(k), opt(v));
+    }
+    let ops: Vec<String> = s.op_types.iter().map(|o| format!("{} {}", o.op_type, o.count)).collect();
+    let _ = writeln!(out, "  {:<15} {}", "op types", if ops.is_empty() { "-".to_owned() } else { ops.join(", ") });
+    out
+}

@@ -1,0 +1,49 @@
+//! `onnx`: the command line of the toolkit.
+//!
+//! Exit codes, shared by every subcommand: 0 success; 1 the input is invalid (diagnostics
+//! printed); 2 usage or I/O error. Every message names the file and what is wrong.
+
+mod commands;
+mod failure;
+mod io;
+mod progress;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+
+#[derive(Parser, Debug)]
+#[command(name = "onnx", version, about = "Read, convert and inspect ONNX models", max_term_width = 100)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Show a model's header, inputs and outputs, sizes and operator histogram.
+    Info(commands::info::Args),
+    /// Convert a model between files (binary `.onnx`/`.pb`), managing external data.
+    Convert(commands::convert::Args),
+}
+
+fn main() -> ExitCode {
+    failure::install_panic_hook();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            let code = if err.use_stderr() { 2 } else { 0 };
+            let _ = err.print();
+            return ExitCode::from(code);
+        }
+    };
+    let result = match cli.command {
+        Command::Info(args) => commands::info::run(args),
+        Command::Convert(args) => commands::convert::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => failure.report(),
+    }
+}

@@ -1,0 +1,207 @@
+//! Malformed binary input: truncated and bit-flipped corpus files, and hand-crafted hostile
+//! messages, must give a clean error or a valid model. Never a panic, a hang, or an
+//! allocation the input does not justify.
+//!
+//! A tracking allocator records the largest single allocation made on the test thread, so
+//! "a length prefix of 2^60 must not allocate" is checked, not assumed.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use onnx_core::binary;
+use onnx_core::summary::Summary;
+use onnx_tests::{SplitMix64, corpus_models};
+
+struct TrackingAllocator;
+
+thread_local! {
+    static LARGEST: Cell<usize> = const { Cell::new(0) };
+}
+
+fn note(size: usize) {
+    // `try_with`: the thread-local may already be gone while a thread shuts down.
+    let _ = LARGEST.try_with(|l| l.set(l.get().max(size)));
+}
+
+#[allow(unsafe_code)]
+// SAFETY: forwards every call to the system allocator unchanged; only records sizes.
+unsafe impl GlobalAlloc for TrackingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note(layout.size());
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        note(layout.size());
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note(new_size);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: TrackingAllocator = TrackingAllocator;
+
+/// The largest single allocation input of `len` bytes may justify: decoded structs are
+/// bigger than their encodings (an empty NodeProto is 2 bytes on the wire, a few hundred in
+/// memory) and vectors grow by doubling, so allow a generous factor, but nothing like 2^60.
+fn allocation_budget(len: usize) -> usize {
+    len * 512 + (1 << 20)
+}
+
+/// A hang guard, not a performance assertion: decoding a few KiB taking seconds means a loop.
+const HANG: Duration = Duration::from_secs(10);
+
+/// Decodes, and when that succeeds, exercises what every command does next.
+fn exercise(data: &[u8], what: &str) {
+    LARGEST.with(|l| l.set(0));
+    let start = Instant::now();
+    if let Ok(model) = binary::decode_model(Bytes::copy_from_slice(data), what) {
+        let _ = Summary::of(&model);
+        let again = binary::encode_model(&model);
+        // What we accept, we re-encode into something we accept again.
+        assert!(binary::decode_model(Bytes::from(again), what).is_ok(), "{what}: re-encoded model does not decode");
+    }
+    let elapsed = start.elapsed();
+    assert!(elapsed < HANG, "{what}: took {elapsed:?}, looks like a hang");
+    let largest = LARGEST.with(Cell::get);
+    // The tracker must see at least the copy of the input made above, or it tracks nothing.
+    assert!(largest >= data.len(), "{what}: allocation tracking is not working");
+    assert!(
+        largest <= allocation_budget(data.len()),
+        "{what}: allocated {largest} bytes at once for a {}-byte input",
+        data.len()
+    );
+}
+
+#[test]
+fn truncated_and_bit_flipped_corpus_files_never_panic() {
+    let models = corpus_models();
+    let mut rng = SplitMix64(0x6f6e6e78_2024);
+    let mut variants = 0;
+    // Every fourth model (deterministic), 4 truncations and 8 bit-flip variants each.
+    for path in models.iter().step_by(4) {
+        let original = std::fs::read(path).expect("corpus file readable");
+        if original.is_empty() {
+            continue;
+        }
+        let name = path.display();
+        for _ in 0..4 {
+            let cut = rng.below(original.len() as u64) as usize;
+            exercise(&original[..cut], &format!("{name} truncated at {cut}"));
+            variants += 1;
+        }
+        for _ in 0..8 {
+            let mut data = original.clone();
+            let flips = 1 + rng.below(4);
+            for _ in 0..flips {
+                let at = rng.below(data.len() as u64) as usize;
+                data[at] ^= 1 << rng.below(8);
+            }
+            exercise(&data, &format!("{name} with {flips} bit flips"));
+            variants += 1;
+        }
+        // Random bytes spliced in: varints that never end, lengths that point past the end.
+        let mut data = original.clone();
+        let at = rng.below(data.len() as u64) as usize;
+        data.splice(at..at, [0xff; 11]);
+        exercise(&data, &format!("{name} with 11 x 0xff spliced at {at}"));
+        variants += 1;
+    }
+    assert!(variants >= 5000, "only {variants} variants");
+}
+
+/// Protobuf writer for crafting hostile inputs by hand.
+fn varint(mut v: u64, out: &mut Vec<u8>) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn field_len(tag: u32, payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    varint(u64::from(tag) << 3 | 2, &mut out);
+    varint(payload.len() as u64, &mut out);
+    out.extend_from_slice(payload);
+    out
+}
+
+/// A length-delimited field header claiming `len` bytes, with only a few bytes following.
+fn lying_length(tag: u32, len: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    varint(u64::from(tag) << 3 | 2, &mut out);
+    varint(len, &mut out);
+    out.extend_from_slice(b"abc");
+    out
+}
+
+#[test]
+fn huge_length_prefixes_do_not_allocate() {
+    const HUGE: u64 = 1 << 60;
+    // ModelProto.graph (7) claiming 2^60 bytes.
+    let model = lying_length(7, HUGE);
+    // GraphProto.initializer (5) → TensorProto.raw_data (9) claiming 2^60 bytes.
+    let tensor = lying_length(9, HUGE);
+    let graph = field_len(5, &tensor);
+    let in_graph = field_len(7, &graph);
+    // TensorProto.float_data (4, packed) claiming 2^60 bytes.
+    let packed = field_len(7, &field_len(5, &lying_length(4, HUGE)));
+    // TensorProto.dims (1) as a packed run of 2^60 bytes.
+    let dims = field_len(7, &field_len(5, &lying_length(1, HUGE)));
+    for (what, data) in [("graph", model), ("raw_data", in_graph), ("float_data", packed), ("dims", dims)] {
+        exercise(&data, what);
+        assert!(binary::decode_model(Bytes::from(data), what).is_err(), "{what}: a lying length must be an error");
+    }
+}
+
+#[test]
+fn endless_varints_are_errors() {
+    let mut data = vec![0x08]; // ModelProto.ir_version, varint
+    data.extend_from_slice(&[0xff; 20]);
+    exercise(&data, "endless varint");
+    assert!(binary::decode_model(Bytes::from(data), "endless varint").is_err());
+}
+
+/// If-inside-If nesting 200 levels deep: protobuf's 100-message limit stops it with an
+/// error, long before the stack is at risk.
+#[test]
+fn deep_subgraph_nesting_is_an_error_not_a_stack_overflow() {
+    let mut graph = Vec::new();
+    for _ in 0..200 {
+        let attribute = field_len(6, &graph); // AttributeProto.g
+        let node = field_len(5, &attribute); // NodeProto.attribute
+        graph = field_len(1, &node); // GraphProto.node
+    }
+    let model = field_len(7, &graph);
+    exercise(&model, "deep nesting");
+    let err = binary::decode_model(Bytes::from(model), "deep.onnx").expect_err("too deep");
+    assert!(err.to_string().contains("deep.onnx"), "{err}");
+}
+
+/// Dims whose product overflows are kept as they are and reported as "no size", never
+/// multiplied unchecked.
+#[test]
+fn overflowing_dims_have_no_size() {
+    let mut tensor = Vec::new();
+    for _ in 0..3 {
+        varint(1 << 3, &mut tensor); // dims, unpacked varint
+        varint(1 << 62, &mut tensor);
+    }
+    varint(2 << 3, &mut tensor); // data_type = FLOAT
+    varint(1, &mut tensor);
+    let model = field_len(7, &field_len(5, &tensor));
+    exercise(&model, "overflowing dims");
+    let decoded = binary::decode_model(Bytes::from(model), "dims").expect("valid protobuf");
+    let (_, t) = decoded.tensors.iter().next().expect("one tensor");
+    assert_eq!(t.element_count(), None);
+    assert_eq!(t.expected_raw_size(), None);
+    assert_eq!(Summary::of(&decoded).initializer_bytes, 0);
+}
