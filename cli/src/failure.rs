@@ -36,13 +36,18 @@ impl From<ReadError> for Failure {
 /// backtrace, and exit with 101 like Rust does.
 pub fn install_panic_hook() {
     std::panic::set_hook(Box::new(|info| {
-        let location = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        let location = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
         let payload = info
             .payload()
             .downcast_ref::<&str>()
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_default();
-        eprintln!("internal error{location}: {payload}\nThis is a bug in onnx; please report it with the input that caused it.");
+        eprintln!(
+            "internal error{location}: {payload}\nThis is a bug in onnx; please report it with the input that caused it."
+        );
     }));
 }

@@ -1,5 +1,7 @@
 //! Helpers shared by the data-driven tests: where the corpus is and how to walk it.
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 
 /// Root of the committed corpus (`tests/corpus`).
@@ -60,5 +62,49 @@ impl SplitMix64 {
     /// A number in `0..n` (`n > 0`).
     pub fn below(&mut self, n: u64) -> u64 {
         self.next_u64() % n.max(1)
+    }
+}
+
+/// A global allocator that forwards to the system allocator and remembers, per thread, the
+/// largest single allocation since the last reset. A test binary installs it with
+/// `#[global_allocator] static A: TrackingAllocator = TrackingAllocator;`.
+#[derive(Debug)]
+pub struct TrackingAllocator;
+
+thread_local! {
+    static LARGEST: Cell<usize> = const { Cell::new(0) };
+}
+
+fn note(size: usize) {
+    // `try_with`: the thread-local may already be gone while a thread shuts down.
+    let _ = LARGEST.try_with(|l| l.set(l.get().max(size)));
+}
+
+pub fn reset_largest_allocation() {
+    LARGEST.with(|l| l.set(0));
+}
+
+/// The largest single allocation on this thread since the last reset.
+pub fn largest_allocation() -> usize {
+    LARGEST.with(Cell::get)
+}
+
+#[allow(unsafe_code)]
+// SAFETY: forwards every call to the system allocator unchanged; only records sizes.
+unsafe impl GlobalAlloc for TrackingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note(layout.size());
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        note(layout.size());
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note(new_size);
+        unsafe { System.realloc(ptr, layout, new_size) }
     }
 }

@@ -2,48 +2,17 @@
 //! messages, must give a clean error or a valid model. Never a panic, a hang, or an
 //! allocation the input does not justify.
 //!
-//! A tracking allocator records the largest single allocation made on the test thread, so
+//! The tracking allocator records the largest single allocation made on the test thread, so
 //! "a length prefix of 2^60 must not allocate" is checked, not assumed.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use onnx_core::binary;
 use onnx_core::summary::Summary;
-use onnx_tests::{SplitMix64, corpus_models};
-
-struct TrackingAllocator;
-
-thread_local! {
-    static LARGEST: Cell<usize> = const { Cell::new(0) };
-}
-
-fn note(size: usize) {
-    // `try_with`: the thread-local may already be gone while a thread shuts down.
-    let _ = LARGEST.try_with(|l| l.set(l.get().max(size)));
-}
-
-#[allow(unsafe_code)]
-// SAFETY: forwards every call to the system allocator unchanged; only records sizes.
-unsafe impl GlobalAlloc for TrackingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note(layout.size());
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note(layout.size());
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note(new_size);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+use onnx_tests::{
+    SplitMix64, TrackingAllocator, corpus_models, largest_allocation, reset_largest_allocation,
+};
 
 #[global_allocator]
 static ALLOCATOR: TrackingAllocator = TrackingAllocator;
@@ -60,19 +29,28 @@ const HANG: Duration = Duration::from_secs(10);
 
 /// Decodes, and when that succeeds, exercises what every command does next.
 fn exercise(data: &[u8], what: &str) {
-    LARGEST.with(|l| l.set(0));
+    reset_largest_allocation();
     let start = Instant::now();
     if let Ok(model) = binary::decode_model(Bytes::copy_from_slice(data), what) {
         let _ = Summary::of(&model);
         let again = binary::encode_model(&model);
         // What we accept, we re-encode into something we accept again.
-        assert!(binary::decode_model(Bytes::from(again), what).is_ok(), "{what}: re-encoded model does not decode");
+        assert!(
+            binary::decode_model(Bytes::from(again), what).is_ok(),
+            "{what}: re-encoded model does not decode"
+        );
     }
     let elapsed = start.elapsed();
-    assert!(elapsed < HANG, "{what}: took {elapsed:?}, looks like a hang");
-    let largest = LARGEST.with(Cell::get);
+    assert!(
+        elapsed < HANG,
+        "{what}: took {elapsed:?}, looks like a hang"
+    );
+    let largest = largest_allocation();
     // The tracker must see at least the copy of the input made above, or it tracks nothing.
-    assert!(largest >= data.len(), "{what}: allocation tracking is not working");
+    assert!(
+        largest >= data.len(),
+        "{what}: allocation tracking is not working"
+    );
     assert!(
         largest <= allocation_budget(data.len()),
         "{what}: allocated {largest} bytes at once for a {}-byte input",
@@ -83,7 +61,7 @@ fn exercise(data: &[u8], what: &str) {
 #[test]
 fn truncated_and_bit_flipped_corpus_files_never_panic() {
     let models = corpus_models();
-    let mut rng = SplitMix64(0x6f6e6e78_2024);
+    let mut rng = SplitMix64(0x6f6e_6e78_2024);
     let mut variants = 0;
     // Every fourth model (deterministic), 4 truncations and 8 bit-flip variants each.
     for path in models.iter().step_by(4) {
@@ -156,9 +134,17 @@ fn huge_length_prefixes_do_not_allocate() {
     let packed = field_len(7, &field_len(5, &lying_length(4, HUGE)));
     // TensorProto.dims (1) as a packed run of 2^60 bytes.
     let dims = field_len(7, &field_len(5, &lying_length(1, HUGE)));
-    for (what, data) in [("graph", model), ("raw_data", in_graph), ("float_data", packed), ("dims", dims)] {
+    for (what, data) in [
+        ("graph", model),
+        ("raw_data", in_graph),
+        ("float_data", packed),
+        ("dims", dims),
+    ] {
         exercise(&data, what);
-        assert!(binary::decode_model(Bytes::from(data), what).is_err(), "{what}: a lying length must be an error");
+        assert!(
+            binary::decode_model(Bytes::from(data), what).is_err(),
+            "{what}: a lying length must be an error"
+        );
     }
 }
 
