@@ -1,0 +1,357 @@
+//! The lexer: text → tokens with byte ranges, trivia included.
+//!
+//! Token classes follow onnx 1.23.2's scanner (see `docs/syntax.md`): identifiers, element
+//! type names, type constructors and the words inf/infinity/nan are all identifier-shaped and
+//! the parser decides by context which one a word is; `-` exists only as the sign of a number
+//! or of inf/nan. Where onnx crashes or silently truncates (`- 5`, `1e`, a NUL byte) the
+//! lexer produces an error token with a precise range instead.
+
+use logos::Logos;
+
+/// What a token is. Trivia (`Whitespace`, `Comment`, `DocComment`) are tokens too, so the
+/// formatter can keep every comment; the parser skips them.
+#[derive(Logos, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TokenKind {
+    #[regex(r"[ \t\n\r\x0B\x0C]+")]
+    Whitespace,
+    /// `# …` to the end of the line.
+    #[regex(r"#[^\n]*", allow_greedy = true)]
+    Comment,
+    /// `## …`: a documentation comment (our dialect attaches it to the next item; onnx sees
+    /// an ordinary comment).
+    #[regex(r"##[^\n]*", priority = 10, allow_greedy = true)]
+    DocComment,
+
+    /// `"…"` with backslash quoting the next character.
+    #[regex(r#""([^"\\]|\\[\x00-\u{10FFFF}])*""#)]
+    String,
+    #[regex(r"-?[0-9]+")]
+    Int,
+    #[regex(r"-?[0-9]+\.[0-9]*([eE][+-]?[0-9]+)?")]
+    #[regex(r"-?[0-9]+[eE][+-]?[0-9]+")]
+    Float,
+    /// `-inf`, `-nan`, … (the unsigned words lex as `Ident` and are classified by text).
+    #[regex(r"-(?i:inf|infinity|nan)")]
+    SignedFloatWord,
+    /// Any identifier-shaped word: names, keywords, type names, `inf`.
+    #[regex(r"[A-Za-z_][A-Za-z0-9_]*")]
+    Ident,
+
+    #[token("=>")]
+    Arrow,
+    #[token("(")]
+    LParen,
+    #[token(")")]
+    RParen,
+    #[token("[")]
+    LBracket,
+    #[token("]")]
+    RBracket,
+    #[token("{")]
+    LBrace,
+    #[token("}")]
+    RBrace,
+    #[token("<")]
+    LAngle,
+    #[token(">")]
+    RAngle,
+    #[token(",")]
+    Comma,
+    #[token(":")]
+    Colon,
+    #[token("=")]
+    Eq,
+    #[token(".")]
+    Dot,
+    #[token("@")]
+    At,
+    #[token("?")]
+    Question,
+
+    /// A string that reaches the end of the input without its closing quote.
+    #[regex(r#""([^"\\]|\\[\x00-\u{10FFFF}])*\\?"#)]
+    UnterminatedString,
+    /// A number whose exponent has no digits: `1e`, `1.5e+`.
+    #[regex(r"-?[0-9]+(\.[0-9]*)?[eE][+-]?")]
+    BadExponent,
+    /// A `-` not followed directly by a number or inf/nan.
+    #[token("-")]
+    LoneMinus,
+    /// Any other character: non-ASCII outside strings, NUL, `'`, `+`, `;`, …
+    Unknown,
+}
+
+impl TokenKind {
+    pub fn is_trivia(self) -> bool {
+        matches!(
+            self,
+            TokenKind::Whitespace | TokenKind::Comment | TokenKind::DocComment
+        )
+    }
+
+    pub fn is_error(self) -> bool {
+        matches!(
+            self,
+            TokenKind::UnterminatedString
+                | TokenKind::BadExponent
+                | TokenKind::LoneMinus
+                | TokenKind::Unknown
+        )
+    }
+}
+
+/// A token: its kind and byte range in the source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Token {
+    pub kind: TokenKind,
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Token {
+    pub fn text(self, source: &str) -> &str {
+        &source[self.start as usize..self.end as usize]
+    }
+}
+
+/// Splits the whole source into tokens, trivia and error tokens included: the tokens cover
+/// the source exactly, end to end.
+pub fn lex(source: &str) -> Vec<Token> {
+    let mut out = Vec::new();
+    let mut lexer = TokenKind::lexer(source);
+    while let Some(result) = lexer.next() {
+        let span = lexer.span();
+        let kind = result.unwrap_or(TokenKind::Unknown);
+        // Unknown characters are reported one whole character at a time, so ranges stay on
+        // UTF-8 boundaries whatever logos consumed.
+        let end = if kind == TokenKind::Unknown {
+            let ch_len = source[span.start..]
+                .chars()
+                .next()
+                .map_or(1, char::len_utf8);
+            let end = span.start + ch_len;
+            if end != span.end {
+                lexer.bump(end.saturating_sub(span.end));
+            }
+            end
+        } else {
+            span.end
+        };
+        out.push(Token {
+            kind,
+            start: span.start as u32,
+            end: end as u32,
+        });
+    }
+    out
+}
+
+/// How an identifier-shaped word can be read, by its text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WordClass {
+    /// An element type name (`float`, `int64`, …).
+    PrimType,
+    /// `seq`, `map`, `optional`, `sparse_tensor`, `opaque`.
+    TypeCtor,
+    /// `inf`, `infinity`, `nan` in any letter case.
+    FloatWord,
+    Plain,
+}
+
+pub const PRIM_TYPES: &[&str] = &[
+    "float",
+    "double",
+    "float16",
+    "bfloat16",
+    "int2",
+    "int4",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint2",
+    "uint4",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "bool",
+    "string",
+    "complex64",
+    "complex128",
+    "float8e4m3fn",
+    "float8e4m3fnuz",
+    "float8e5m2",
+    "float8e5m2fnuz",
+    "float8e8m0",
+    "float4e2m1",
+    "float6e2m3",
+    "float6e3m2",
+];
+
+pub const TYPE_CTORS: &[&str] = &["seq", "map", "optional", "sparse_tensor", "opaque"];
+
+pub fn classify_word(word: &str) -> WordClass {
+    if PRIM_TYPES.contains(&word) {
+        WordClass::PrimType
+    } else if TYPE_CTORS.contains(&word) {
+        WordClass::TypeCtor
+    } else if ["inf", "infinity", "nan"]
+        .iter()
+        .any(|w| w.eq_ignore_ascii_case(word))
+    {
+        WordClass::FloatWord
+    } else {
+        WordClass::Plain
+    }
+}
+
+/// The text of a string literal: quotes removed, each backslash dropped and the character
+/// after it kept as is (onnx's rule: there are no C escapes).
+pub fn unquote(literal: &str) -> String {
+    let inner = literal.strip_prefix('"').unwrap_or(literal);
+    let inner = inner.strip_suffix('"').unwrap_or(inner);
+    let mut out = String::with_capacity(inner.len());
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            if let Some(next) = chars.next() {
+                out.push(next);
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TokenKind::*;
+    use super::*;
+
+    fn kinds(source: &str) -> Vec<(TokenKind, &str)> {
+        lex(source)
+            .into_iter()
+            .filter(|t| !t.kind.is_trivia())
+            .map(|t| (t.kind, t.text(source)))
+            .collect()
+    }
+
+    #[test]
+    fn tokens_cover_the_source_exactly() {
+        for source in [
+            "g (x) => (y) { y = Foo(x) } # end",
+            "é\0'x",
+            "\"open",
+            "- 5 1e 1.5e+",
+            "",
+        ] {
+            let tokens = lex(source);
+            let mut at = 0;
+            for t in &tokens {
+                assert_eq!(t.start, at, "{source:?}: gap before {t:?}");
+                at = t.end;
+            }
+            assert_eq!(at as usize, source.len(), "{source:?}");
+        }
+    }
+
+    #[test]
+    fn numbers() {
+        assert_eq!(
+            kinds("007 -0 1. 2.5 1.e5 1e-3 1E+3"),
+            vec![
+                (Int, "007"),
+                (Int, "-0"),
+                (Float, "1."),
+                (Float, "2.5"),
+                (Float, "1.e5"),
+                (Float, "1e-3"),
+                (Float, "1E+3")
+            ]
+        );
+        assert_eq!(
+            kinds("1e 1.5e+ - 5"),
+            vec![
+                (BadExponent, "1e"),
+                (BadExponent, "1.5e+"),
+                (LoneMinus, "-"),
+                (Int, "5")
+            ]
+        );
+        // Numbers do not swallow letters; the parser rejects what follows.
+        assert_eq!(
+            kinds("1x 0x10"),
+            vec![(Int, "1"), (Ident, "x"), (Int, "0"), (Ident, "x10")]
+        );
+        assert_eq!(
+            kinds(".5 1.5.3"),
+            vec![
+                (Dot, "."),
+                (Int, "5"),
+                (Float, "1.5"),
+                (Dot, "."),
+                (Int, "3")
+            ]
+        );
+    }
+
+    #[test]
+    fn words() {
+        assert_eq!(
+            kinds("-inf -NaN inf inference nan0"),
+            vec![
+                (SignedFloatWord, "-inf"),
+                (SignedFloatWord, "-NaN"),
+                (Ident, "inf"),
+                (Ident, "inference"),
+                (Ident, "nan0")
+            ]
+        );
+        assert_eq!(classify_word("float8e4m3fn"), WordClass::PrimType);
+        assert_eq!(classify_word("sparse_tensor"), WordClass::TypeCtor);
+        assert_eq!(classify_word("Infinity"), WordClass::FloatWord);
+        assert_eq!(classify_word("FLOAT"), WordClass::Plain);
+    }
+
+    #[test]
+    fn strings_and_comments() {
+        assert_eq!(kinds(r#""a\"b" "#), vec![(String, r#""a\"b""#)]);
+        assert_eq!(unquote(r#""a\"b\\c\nd\q""#), "a\"b\\cndq");
+        assert_eq!(kinds("\"open"), vec![(UnterminatedString, "\"open")]);
+        assert_eq!(kinds("\"x\\"), vec![(UnterminatedString, "\"x\\")]);
+        assert_eq!(
+            kinds("\"#not comment\""),
+            vec![(String, "\"#not comment\"")]
+        );
+        let all: Vec<_> = lex("Fo#o\n## doc\n(x)")
+            .into_iter()
+            .map(|t| t.kind)
+            .collect();
+        assert_eq!(
+            all,
+            vec![
+                Ident, Comment, Whitespace, DocComment, Whitespace, LParen, Ident, RParen
+            ]
+        );
+    }
+
+    #[test]
+    fn arrow_is_one_token_and_bad_characters_are_errors() {
+        assert_eq!(
+            kinds("= > =>"),
+            vec![(Eq, "="), (RAngle, ">"), (Arrow, "=>")]
+        );
+        assert_eq!(
+            kinds("é\0'+;"),
+            vec![
+                (Unknown, "é"),
+                (Unknown, "\0"),
+                (Unknown, "'"),
+                (Unknown, "+"),
+                (Unknown, ";")
+            ]
+        );
+    }
+}
