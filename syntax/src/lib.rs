@@ -1,5 +1,11 @@
 //! onnx-syntax: the ONNX text language as written by people.
 //!
-//! * [`lexer`]: logos lexer that keeps trivia (whitespace, comments) as tokens.
+//! * [`lexer`]: logos lexer that keeps trivia (whitespace, comments) as tokens;
+//! * [`parser`]: LALRPOP parser with recovery; never fails, returns a tree and errors;
+//! * [`ast`]: the syntax tree, with byte ranges.
 
+pub mod ast;
 pub mod lexer;
+pub mod parser;
+
+pub use parser::{Parse, SyntaxError, parse_model};

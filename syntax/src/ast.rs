@@ -1,0 +1,255 @@
+//! The syntax tree of the ONNX text language. Every node has its byte range; literals keep
+//! their source text (numbers are converted, with range checks, when lowering to the IR).
+//! Parts the parser could not read are `Error` nodes with the range they cover, so a tree
+//! always exists, however broken the text.
+
+/// A byte range in the source.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Span {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    pub fn new(start: usize, end: usize) -> Span {
+        Span {
+            start: start as u32,
+            end: end as u32,
+        }
+    }
+
+    pub fn len(self) -> u32 {
+        self.end - self.start
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.start == self.end
+    }
+}
+
+/// A name as written: `text` is the name itself (a quoted name is unquoted).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Name {
+    pub text: String,
+    pub quoted: bool,
+    pub span: Span,
+}
+
+/// A literal token: kind and source text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Literal {
+    pub kind: LiteralKind,
+    pub text: String,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LiteralKind {
+    Int,
+    Float,
+    /// `inf`, `-nan`, … (any letter case).
+    FloatWord,
+    /// A string; `text` is the unquoted value.
+    String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Model {
+    pub header: Option<Header>,
+    pub graph: Option<Graph>,
+    pub functions: Vec<Function>,
+    pub span: Span,
+}
+
+/// `< key: value, … >`: the model header or a function header.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Header {
+    pub entries: Vec<HeaderEntry>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum HeaderEntry {
+    Entry {
+        key: Name,
+        value: HeaderValue,
+        span: Span,
+    },
+    Error(Span),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum HeaderValue {
+    Literal(Literal),
+    /// `[ "k": v, … ]`: opset imports (`v` an int) or metadata (`v` a string).
+    Pairs(Vec<(Literal, Literal)>, Span),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Graph {
+    pub name: Name,
+    /// `None` when the input list is left out (`g => (y) {}`).
+    pub inputs: Option<Vec<ValueDecl>>,
+    pub outputs: Vec<ValueDecl>,
+    /// The `< … >` list of initializers and value infos.
+    pub locals: Option<Vec<ValueDecl>>,
+    pub nodes: Vec<NodeItem>,
+    pub span: Span,
+}
+
+/// A value declaration: graph input/output, local value info, initializer, function I/O.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ValueDecl {
+    Decl {
+        ty: Option<TypeExpr>,
+        name: Name,
+        /// `Some` when written with `=`: an initializer; the payload may be absent.
+        init: Option<Option<TensorPayload>>,
+        span: Span,
+    },
+    Error(Span),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum NodeItem {
+    Node(Node),
+    Error(Span),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    /// `[label]`; `Some(None)` for `[]`.
+    pub label: Option<Option<Name>>,
+    pub outputs: Vec<Slot>,
+    pub op: OpRef,
+    pub attributes: Option<AttrList>,
+    pub inputs: Vec<Slot>,
+    pub inputs_span: Span,
+    pub span: Span,
+}
+
+/// An element of a node's input or output list; an empty slot is an omitted optional.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Slot {
+    Name(Name),
+    Empty(Span),
+}
+
+/// `domain.parts.Op:overload`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpRef {
+    /// Every dotted segment; the last one is the op type.
+    pub segments: Vec<Name>,
+    pub overload: Option<Name>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct AttrList {
+    pub attributes: Vec<AttrItem>,
+    /// Written after the inputs rather than before.
+    pub after_inputs: bool,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum AttrItem {
+    Attr(Attribute),
+    Error(Span),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Attribute {
+    pub name: Name,
+    /// The `: type` annotation.
+    pub ty: Option<Name>,
+    /// `None` only for a function parameter without a default.
+    pub value: Option<AttrValue>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum AttrValue {
+    Literal(Literal),
+    Ref(Name, Span),
+    Type(TypeExpr),
+    Tensor(TensorLit),
+    Graph(Box<Graph>),
+    List(Vec<AttrValue>, Span),
+    Error(Span),
+}
+
+impl AttrValue {
+    pub fn span(&self) -> Span {
+        match self {
+            AttrValue::Literal(l) => l.span,
+            AttrValue::Ref(_, s) | AttrValue::List(_, s) | AttrValue::Error(s) => *s,
+            AttrValue::Type(t) => t.span,
+            AttrValue::Tensor(t) => t.span,
+            AttrValue::Graph(g) => g.span,
+        }
+    }
+}
+
+/// A tensor value in an attribute: `float[2] name {1, 2}`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorLit {
+    pub ty: TypeExpr,
+    pub name: Option<Name>,
+    pub payload: Option<TensorPayload>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TensorPayload {
+    /// `{ v, v, … }`
+    Values(Vec<Literal>, Span),
+    /// `[ "location": "…", … ]`
+    External(Vec<(Literal, Literal)>, Span),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TypeExpr {
+    pub kind: TypeKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TypeKind {
+    /// `float`, `float[N, 3]`; `shape: None` is no bracket (rank 0), `Some(vec![])` is `[]`.
+    Tensor {
+        elem: Name,
+        shape: Option<Vec<Dim>>,
+    },
+    Sequence(Box<TypeExpr>),
+    Map(Name, Box<TypeExpr>),
+    Optional(Box<TypeExpr>),
+    SparseTensor {
+        elem: Name,
+        shape: Option<Vec<Dim>>,
+    },
+    Opaque {
+        domain_or_name: Vec<Name>,
+        name: Option<Name>,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Dim {
+    Unknown(Span),
+    Param(Name),
+    Value(Literal),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Function {
+    pub header: Option<Header>,
+    pub name: Name,
+    /// `<a, b: float = 1.0>`: parameters, with or without defaults.
+    pub params: Option<Vec<AttrItem>>,
+    pub inputs: Vec<ValueDecl>,
+    pub outputs: Vec<ValueDecl>,
+    pub locals: Option<Vec<ValueDecl>>,
+    pub nodes: Vec<NodeItem>,
+    pub span: Span,
+}

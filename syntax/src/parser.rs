@@ -1,0 +1,447 @@
+//! Parsing: tokens → syntax tree plus every error. Never fails: broken text gives a tree with
+//! `Error` nodes and a list of errors, each with a range, a stable code and a message that
+//! says what was expected and what was found.
+
+use lalrpop_util::{ErrorRecovery, ParseError};
+
+use crate::ast::{self, Literal, LiteralKind, Name, Span};
+use crate::lexer::{self, TokenKind, WordClass};
+
+#[allow(clippy::all, unused_parens, missing_debug_implementations)]
+mod generated {
+    lalrpop_util::lalrpop_mod!(pub grammar);
+}
+
+/// Tokens as the grammar sees them: trivia removed, words classified.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tok<'a> {
+    Ident(&'a str),
+    Prim(&'a str),
+    Seq,
+    Map,
+    Optional,
+    SparseTensor,
+    Opaque,
+    FloatWord(&'a str),
+    SignedFloatWord(&'a str),
+    Int(&'a str),
+    Float(&'a str),
+    Str(&'a str),
+    Arrow,
+    LParen,
+    RParen,
+    LBracket,
+    RBracket,
+    LBrace,
+    RBrace,
+    LAngle,
+    RAngle,
+    Comma,
+    Colon,
+    Eq,
+    Dot,
+    At,
+    Question,
+}
+
+/// Deepest bracket nesting accepted. onnx's own parser overflows its stack near 15,000
+/// levels; no real model comes close to this limit.
+pub const MAX_NESTING: usize = 512;
+
+/// A syntax error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SyntaxError {
+    /// Stable kebab-case code, e.g. `unexpected-token`.
+    pub code: &'static str,
+    pub message: String,
+    pub span: Span,
+}
+
+/// The result of parsing: always a tree (possibly partial), plus every error found.
+#[derive(Clone, Debug)]
+pub struct Parse<T> {
+    pub tree: Option<T>,
+    pub errors: Vec<SyntaxError>,
+}
+
+pub(crate) fn name(text: &str, quoted: bool, l: usize, r: usize) -> Name {
+    let text = if quoted {
+        lexer::unquote(text)
+    } else {
+        text.to_owned()
+    };
+    Name {
+        text,
+        quoted,
+        span: Span::new(l, r),
+    }
+}
+
+pub(crate) fn literal(kind: LiteralKind, text: &str, l: usize, r: usize) -> Literal {
+    let text = if kind == LiteralKind::String {
+        lexer::unquote(text)
+    } else {
+        text.to_owned()
+    };
+    Literal {
+        kind,
+        text,
+        span: Span::new(l, r),
+    }
+}
+
+type Triple<'a> = (usize, Tok<'a>, usize);
+
+/// Turns lexer tokens into parser tokens, reporting lexical errors and the nesting limit.
+/// Error tokens are left out of the stream (their error is already reported).
+fn tokens<'a>(source: &'a str, errors: &mut Vec<SyntaxError>) -> Vec<Triple<'a>> {
+    let mut out = Vec::new();
+    let mut depth = 0usize;
+    for token in lexer::lex(source) {
+        let text = token.text(source);
+        let span = Span {
+            start: token.start,
+            end: token.end,
+        };
+        let (l, r) = (token.start as usize, token.end as usize);
+        let tok = match token.kind {
+            TokenKind::Whitespace | TokenKind::Comment | TokenKind::DocComment => continue,
+            TokenKind::String => Tok::Str(text),
+            TokenKind::Int => Tok::Int(text),
+            TokenKind::Float => Tok::Float(text),
+            TokenKind::SignedFloatWord => Tok::SignedFloatWord(text),
+            TokenKind::Ident => match lexer::classify_word(text) {
+                WordClass::PrimType => Tok::Prim(text),
+                WordClass::FloatWord => Tok::FloatWord(text),
+                WordClass::Plain => Tok::Ident(text),
+                WordClass::TypeCtor => match text {
+                    "seq" => Tok::Seq,
+                    "map" => Tok::Map,
+                    "optional" => Tok::Optional,
+                    "sparse_tensor" => Tok::SparseTensor,
+                    _ => Tok::Opaque,
+                },
+            },
+            TokenKind::Arrow => Tok::Arrow,
+            TokenKind::LParen => Tok::LParen,
+            TokenKind::RParen => Tok::RParen,
+            TokenKind::LBracket => Tok::LBracket,
+            TokenKind::RBracket => Tok::RBracket,
+            TokenKind::LBrace => Tok::LBrace,
+            TokenKind::RBrace => Tok::RBrace,
+            TokenKind::LAngle => Tok::LAngle,
+            TokenKind::RAngle => Tok::RAngle,
+            TokenKind::Comma => Tok::Comma,
+            TokenKind::Colon => Tok::Colon,
+            TokenKind::Eq => Tok::Eq,
+            TokenKind::Dot => Tok::Dot,
+            TokenKind::At => Tok::At,
+            TokenKind::Question => Tok::Question,
+            TokenKind::UnterminatedString => {
+                errors.push(SyntaxError {
+                    code: "unterminated-string",
+                    message: "this string has no closing quote".to_owned(),
+                    span,
+                });
+                continue;
+            }
+            TokenKind::BadExponent => {
+                errors.push(SyntaxError {
+                    code: "bad-number",
+                    message: format!("'{text}' has an exponent without digits"),
+                    span,
+                });
+                continue;
+            }
+            TokenKind::LoneMinus => {
+                errors.push(SyntaxError {
+                    code: "lone-minus",
+                    message: "'-' must be followed directly by a number, inf or nan".to_owned(),
+                    span,
+                });
+                continue;
+            }
+            TokenKind::Unknown => {
+                let what = match text {
+                    "\0" => "a NUL byte".to_owned(),
+                    t if !t.is_ascii() => format!("'{t}' (only ASCII is allowed outside strings)"),
+                    t => format!("'{t}'"),
+                };
+                errors.push(SyntaxError {
+                    code: "unexpected-character",
+                    message: format!("unexpected character {what}"),
+                    span,
+                });
+                continue;
+            }
+        };
+        match tok {
+            Tok::LParen | Tok::LBracket | Tok::LBrace | Tok::LAngle => depth += 1,
+            Tok::RParen | Tok::RBracket | Tok::RBrace | Tok::RAngle => {
+                depth = depth.saturating_sub(1)
+            }
+            _ => {}
+        }
+        if depth > MAX_NESTING {
+            errors.push(SyntaxError {
+                code: "nesting-too-deep",
+                message: format!(
+                    "nesting deeper than {MAX_NESTING} levels; the rest of the text is not read"
+                ),
+                span,
+            });
+            break;
+        }
+        out.push((l, tok, r));
+    }
+    out
+}
+
+/// How a terminal of the grammar reads in a message.
+fn describe_terminal(terminal: &str) -> String {
+    let t = terminal.trim_matches('"');
+    match t {
+        "ident" => "a name".to_owned(),
+        "prim" => "an element type".to_owned(),
+        "integer" | "number" | "string" | "inf/nan" | "-inf/nan" => {
+            t.replace("inf/nan", "inf or nan")
+        }
+        other => format!("'{other}'"),
+    }
+}
+
+fn describe_found(tok: &Tok<'_>) -> String {
+    match tok {
+        Tok::Ident(s) => format!("name '{s}'"),
+        Tok::Prim(s) => format!("type '{s}'"),
+        Tok::FloatWord(s) | Tok::SignedFloatWord(s) => format!("'{s}'"),
+        Tok::Int(s) | Tok::Float(s) => format!("number {s}"),
+        Tok::Str(s) => format!("string {s}"),
+        Tok::Seq => "'seq'".to_owned(),
+        Tok::Map => "'map'".to_owned(),
+        Tok::Optional => "'optional'".to_owned(),
+        Tok::SparseTensor => "'sparse_tensor'".to_owned(),
+        Tok::Opaque => "'opaque'".to_owned(),
+        Tok::Arrow => "'=>'".to_owned(),
+        Tok::LParen => "'('".to_owned(),
+        Tok::RParen => "')'".to_owned(),
+        Tok::LBracket => "'['".to_owned(),
+        Tok::RBracket => "']'".to_owned(),
+        Tok::LBrace => "'{'".to_owned(),
+        Tok::RBrace => "'}'".to_owned(),
+        Tok::LAngle => "'<'".to_owned(),
+        Tok::RAngle => "'>'".to_owned(),
+        Tok::Comma => "','".to_owned(),
+        Tok::Colon => "':'".to_owned(),
+        Tok::Eq => "'='".to_owned(),
+        Tok::Dot => "'.'".to_owned(),
+        Tok::At => "'@'".to_owned(),
+        Tok::Question => "'?'".to_owned(),
+    }
+}
+
+fn expected_list(expected: &[String]) -> String {
+    let mut items: Vec<String> = expected.iter().map(|e| describe_terminal(e)).collect();
+    items.dedup();
+    match items.len() {
+        0 => "nothing more".to_owned(),
+        1 => items.remove(0),
+        n if n <= 6 => {
+            let last = items.pop().unwrap_or_default();
+            format!("{} or {last}", items.join(", "))
+        }
+        _ => format!(
+            "{}, or one of {} other tokens",
+            items[..5].join(", "),
+            items.len() - 5
+        ),
+    }
+}
+
+fn convert(error: ParseError<usize, Tok<'_>, ()>, source_len: usize) -> SyntaxError {
+    match error {
+        ParseError::UnrecognizedToken {
+            token: (l, tok, r),
+            expected,
+        } => SyntaxError {
+            code: "unexpected-token",
+            message: format!(
+                "expected {}, found {}",
+                expected_list(&expected),
+                describe_found(&tok)
+            ),
+            span: Span::new(l, r),
+        },
+        ParseError::UnrecognizedEof { location, expected } => SyntaxError {
+            code: "unexpected-end",
+            message: format!(
+                "expected {}, found the end of the text",
+                expected_list(&expected)
+            ),
+            span: Span::new(location.min(source_len), location.min(source_len)),
+        },
+        ParseError::ExtraToken { token: (l, tok, r) } => SyntaxError {
+            code: "trailing-text",
+            message: format!("text after the end of the model: {}", describe_found(&tok)),
+            span: Span::new(l, r),
+        },
+        ParseError::InvalidToken { location } => SyntaxError {
+            code: "unexpected-character",
+            message: "invalid token".to_owned(),
+            span: Span::new(location, location),
+        },
+        ParseError::User { .. } => SyntaxError {
+            code: "syntax-error",
+            message: "syntax error".to_owned(),
+            span: Span::new(0, 0),
+        },
+    }
+}
+
+fn recoveries(
+    found: Vec<ErrorRecovery<usize, Tok<'_>, ()>>,
+    len: usize,
+    errors: &mut Vec<SyntaxError>,
+) {
+    errors.extend(found.into_iter().map(|r| convert(r.error, len)));
+}
+
+/// Parses a whole model file.
+pub fn parse_model(source: &str) -> Parse<ast::Model> {
+    let mut errors = Vec::new();
+    let toks = tokens(source, &mut errors);
+    let mut recovered = Vec::new();
+    let result = generated::grammar::ModelParser::new().parse(&mut recovered, toks);
+    recoveries(recovered, source.len(), &mut errors);
+    let tree = match result {
+        Ok(tree) => Some(tree),
+        Err(e) => {
+            errors.push(convert(e, source.len()));
+            None
+        }
+    };
+    errors.sort_by_key(|e| (e.span.start, e.span.end));
+    Parse { tree, errors }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(source: &str) -> ast::Model {
+        let parse = parse_model(source);
+        assert!(parse.errors.is_empty(), "{source}: {:?}", parse.errors);
+        parse.tree.expect("a tree")
+    }
+
+    fn errs(source: &str) -> Vec<(&'static str, String)> {
+        parse_model(source)
+            .errors
+            .into_iter()
+            .map(|e| (e.code, e.message))
+            .collect()
+    }
+
+    #[test]
+    fn parses_a_model_with_header_functions_and_subgraphs() {
+        let m = ok(r#"
+            <ir_version: 8, opset_import: ["" : 18, "local" : 1], metadata_props: ["a": "b"]>
+            main (float[N, 3] X, int64 k = {2}) => (float[N] Y) <float[2] w = {1, 2.5}, T> {
+              [n0] T = MatMul (X, w)
+              Y = If (c) <then_branch: graph = then_body () => (float[2] a) { a = Identity (X) }, x = [1, 2]>
+              , = local.Sq:ov (T, , k) <t = float[2] name {1, 2}, ty = seq(float[?, "M + N"]), r: int = @ref>
+            }
+            <domain: "local", opset_import: ["" : 18]>
+            Sq <a, b: float = 1.5> (x) => (y) { y = Mul (x, x) }
+        "#);
+        assert!(m.header.is_some());
+        let g = m.graph.expect("graph");
+        assert_eq!(g.nodes.len(), 3);
+        assert_eq!(m.functions.len(), 1);
+    }
+
+    #[test]
+    fn onnx_corner_cases_parse() {
+        for source in [
+            "g () => () {}",
+            "g => () {}",
+            "g (float float) => () {}",
+            "g (\"float\") => () {}",
+            "g (x) => (y) { y = Foo(y,) z = Foo(,) w = Foo(,x) v = Foo(x,,y) , = Foo(,) }",
+            "g (x) => (y) { [] a = Foo(x) [\"my node\"] b = Foo(x) }",
+            "g (x) => (y) { y = com . microsoft . Foo (x) y = .Foo(x) y = Foo:ov1(x) }",
+            "g (x) => (y) { y = Foo(float, int64, seq, map, ir_version) float = Foo(x) }",
+            "g (x) => (y) { y = Foo <a = 1., b = 1.e5, c = 1e-3, d = -0, e = -inf, f = NaN, g = 007> (x) }",
+            "g (x) => (y) { y = Foo <a: ints = [], b = [1.5, 2], s = \"a\\\"b\"> (x) }",
+            "g (x) => (y) { y = Foo <a = float[2] {1,2}, b = float[2] t = {1,2}, c = float[2] = {1}, d = float[2] {}, e = float[2] t, f = float {1}, g = float[2] float {1,2}> (x) }",
+            "g (x) => (y) { y = Foo <a = float[2], b = seq(float[2]), c = sparse_tensor(float[2]), d = opaque(d, n), e = map(int64, seq(float))> (x) }",
+            "g (float[-1] a, float[?] b, float[\"a b\"] c, float [N] d) => () {}",
+            "g (float[2] x = {1, 2}, y) => () { }",
+            "g (float[2] x =) => () <float[2] w = , float[2] e = [\"location\": \"f\", \"offset\": \"0\"]> {}",
+            "g (opaque(a.b.c) x, opaque(a.b, T) y, opaque() z) => () {}",
+            "# leading\ng (x) => (z) # c1\n{ # c2\n} # trailing",
+            "g (x)=>(z){z=Foo(x)}",
+            "g (x) => (y) { y = Foo (x) <b=2> }",
+            "g (x) => (y) { y = Loop (M, \"\", v0) <body: graph = body (int64 i, bool c) => (bool c2) <float[2] one = {1,1}> { c2 = Identity (c) }> }",
+        ] {
+            ok(source);
+        }
+    }
+
+    #[test]
+    fn errors_name_what_was_expected_and_found() {
+        let e = errs("g () => {}");
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert_eq!(e[0].0, "unexpected-token");
+        assert!(
+            e[0].1.contains("expected '('") && e[0].1.contains("found '{'"),
+            "{e:?}"
+        );
+        assert_eq!(errs("g () => () {} junk")[0].0, "unexpected-end");
+        assert_eq!(
+            errs("g (x) => (y) { y = Foo(x) } \"")[0].0,
+            "unterminated-string"
+        );
+        assert_eq!(
+            errs("g (x) => (y) { y = Foo <a = - 5> (x) }")[0].0,
+            "lone-minus"
+        );
+        assert_eq!(
+            errs("g (x) => (y) { y = Foo <a = 1e> (x) }")[0].0,
+            "bad-number"
+        );
+        assert_eq!(errs("\u{feff}g () => () {}")[0].0, "unexpected-character");
+        assert_eq!(errs("g (x\0) => () {}")[0].0, "unexpected-character");
+    }
+
+    #[test]
+    fn recovers_at_nodes_and_keeps_going() {
+        let parse = parse_model(
+            "g (x) => (y) {\n a = Foo(x\n b = Bar(x)\n c = Baz(b) d = Qux(c) <a = > \n e = Ok(d)\n}",
+        );
+        assert!(parse.errors.len() >= 2, "{:?}", parse.errors);
+        let tree = parse.tree.expect("a tree despite the errors");
+        let graph = tree.graph.expect("graph");
+        let good = graph
+            .nodes
+            .iter()
+            .filter(|n| matches!(n, ast::NodeItem::Node(_)))
+            .count();
+        assert!(good >= 2, "{:?}", graph.nodes);
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_crash() {
+        let deep = format!(
+            "g (x) => (y) {{ y = Foo <t = {}float{}> (x) }}",
+            "seq(".repeat(20_000),
+            ")".repeat(20_000)
+        );
+        let e = errs(&deep);
+        assert!(
+            e.iter().any(|(c, _)| *c == "nesting-too-deep"),
+            "{:?}",
+            &e[..e.len().min(3)]
+        );
+    }
+}
