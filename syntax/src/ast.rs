@@ -110,6 +110,8 @@ pub enum ValueDecl {
     Error(Span),
 }
 
+// Error items are rare; boxing every node to shrink them would cost an allocation per node.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum NodeItem {
     Node(Node),
@@ -152,6 +154,7 @@ pub struct AttrList {
     pub span: Span,
 }
 
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum AttrItem {
     Attr(Attribute),
