@@ -52,7 +52,8 @@ pub enum DimValue {
 }
 
 impl std::fmt::Display for Type {
-    /// The text-format spelling: `float[N,3]`, `seq(int64[])`, `map(string, float)`, …
+    /// The text-format spelling: `float[N,3]`, `float` (scalar), `float[]` (unknown rank),
+    /// `seq(int64[])`, `map(string, float)`, …
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         fn elem(f: &mut std::fmt::Formatter<'_>, code: Option<i32>) -> std::fmt::Result {
             match code {
@@ -62,7 +63,9 @@ impl std::fmt::Display for Type {
         }
         fn tensor(f: &mut std::fmt::Formatter<'_>, t: &TensorType) -> std::fmt::Result {
             elem(f, t.elem_type)?;
-            if let Some(shape) = &t.shape {
+            // As in the text format: no brackets is a scalar, `[]` an unknown rank.
+            let Some(shape) = &t.shape else { return f.write_str("[]") };
+            if !shape.dims.is_empty() {
                 f.write_str("[")?;
                 for (i, d) in shape.dims.iter().enumerate() {
                     if i > 0 {

@@ -1,0 +1,746 @@
+//! Syntax tree → IR, filling the source map. Problems found here (bad header keys, numbers
+//! out of range, attribute values that do not match their annotation, …) are diagnostics
+//! anchored to the text; lowering always produces a model.
+//!
+//! The meaning of each construct is onnx 1.23.2's (docs/syntax.md), with the deliberate
+//! divergences of our dialect: an empty op type, a function default that does not match its
+//! annotation, and numbers that overflow are errors; lists of tensors, graphs and types
+//! keep their elements; quoted names are accepted wherever a name stands.
+
+use onnx_syntax::ast::{self, AttrValue as V, Literal, LiteralKind, Span};
+
+use crate::diagnostic::Diagnostic;
+use crate::ir::*;
+use crate::source_map::{NodeSpans, SourceMap, ValueSpans};
+
+/// A model lowered from text, with where everything came from.
+#[derive(Debug, Default)]
+pub struct Lowered {
+    pub model: Model,
+    pub source_map: SourceMap,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+pub fn model(tree: &ast::Model) -> Lowered {
+    let mut cx = Cx::default();
+    if let Some(header) = &tree.header {
+        cx.model_header(header);
+    }
+    if let Some(graph) = &tree.graph {
+        let id = cx.graph(graph);
+        cx.out.model.graph = Some(id);
+    }
+    for f in &tree.functions {
+        let id = cx.function(f);
+        cx.out.model.functions.push(id);
+    }
+    cx.out
+}
+
+#[derive(Default)]
+struct Cx {
+    out: Lowered,
+}
+
+fn s(text: &str) -> Str {
+    Str::from(text)
+}
+
+impl Cx {
+    fn error(&mut self, code: &'static str, span: Span, message: impl Into<String>) {
+        self.out.diagnostics.push(Diagnostic::error(code, span, message));
+    }
+
+    // ------------------------------------------------------------ numbers
+
+    fn int(&mut self, lit: &Literal) -> Option<i64> {
+        if lit.kind != LiteralKind::Int {
+            self.error("type-mismatch", lit.span, format!("expected an integer, found '{}'", lit.text));
+            return None;
+        }
+        match lit.text.parse::<i64>() {
+            Ok(v) => Some(v),
+            Err(_) => {
+                self.error("number-out-of-range", lit.span, format!("{} does not fit in a 64-bit integer", lit.text));
+                None
+            }
+        }
+    }
+
+    fn float64(&mut self, lit: &Literal) -> Option<f64> {
+        float_value(lit, self)
+    }
+
+    fn float32(&mut self, lit: &Literal) -> Option<f32> {
+        if lit.kind == LiteralKind::FloatWord {
+            return float_word(&lit.text).map(|v| v as f32);
+        }
+        if !matches!(lit.kind, LiteralKind::Int | LiteralKind::Float) {
+            self.error("type-mismatch", lit.span, format!("expected a number, found '{}'", lit.text));
+            return None;
+        }
+        match lit.text.parse::<f32>() {
+            Ok(v) if v.is_finite() => Some(v),
+            _ => {
+                self.error("number-out-of-range", lit.span, format!("{} is out of range for a 32-bit float", lit.text));
+                None
+            }
+        }
+    }
+
+    fn string(&mut self, lit: &Literal) -> Option<Str> {
+        if lit.kind != LiteralKind::String {
+            self.error("type-mismatch", lit.span, format!("expected a string, found '{}'", lit.text));
+            return None;
+        }
+        Some(s(&lit.text))
+    }
+
+    // ------------------------------------------------------------ header
+
+    fn model_header(&mut self, header: &ast::Header) {
+        for entry in &header.entries {
+            let ast::HeaderEntry::Entry { key, value, .. } = entry else { continue };
+            match (key.text.as_str(), value) {
+                ("ir_version", ast::HeaderValue::Literal(l)) => {
+                    let v = self.int(l);
+                    self.out.model.ir_version = v.or(self.out.model.ir_version);
+                }
+                ("model_version", ast::HeaderValue::Literal(l)) => {
+                    let v = self.int(l);
+                    self.out.model.model_version = v.or(self.out.model.model_version);
+                }
+                ("producer_name", ast::HeaderValue::Literal(l)) => {
+                    if let Some(v) = self.string(l) {
+                        self.out.model.producer_name = Some(v);
+                    }
+                }
+                ("producer_version", ast::HeaderValue::Literal(l)) => {
+                    if let Some(v) = self.string(l) {
+                        self.out.model.producer_version = Some(v);
+                    }
+                }
+                ("domain", ast::HeaderValue::Literal(l)) => {
+                    if let Some(v) = self.string(l) {
+                        self.out.model.domain = Some(v);
+                    }
+                }
+                ("doc_string", ast::HeaderValue::Literal(l)) => {
+                    if let Some(v) = self.string(l) {
+                        self.out.model.doc_string = Some(v);
+                    }
+                }
+                ("opset_import", ast::HeaderValue::Pairs(pairs, _)) => {
+                    let imports = self.opsets(pairs);
+                    self.out.model.opset_import.extend(imports);
+                }
+                ("metadata_props", ast::HeaderValue::Pairs(pairs, _)) => {
+                    let props = self.string_pairs(pairs);
+                    self.out.model.metadata_props.extend(props);
+                }
+                (
+                    "ir_version" | "model_version" | "producer_name" | "producer_version" | "domain" | "doc_string",
+                    ast::HeaderValue::Pairs(_, span),
+                ) => self.error("type-mismatch", *span, format!("'{}' takes a single value, not a list", key.text)),
+                ("opset_import" | "metadata_props", ast::HeaderValue::Literal(l)) => {
+                    self.error("type-mismatch", l.span, format!("'{}' takes a list: [\"key\": value, …]", key.text))
+                }
+                (other, _) => self.error(
+                    "unknown-header-key",
+                    key.span,
+                    format!(
+                        "unknown model header key '{other}'; expected ir_version, opset_import, producer_name, \
+                         producer_version, domain, model_version, doc_string or metadata_props"
+                    ),
+                ),
+            }
+        }
+    }
+
+    fn opsets(&mut self, pairs: &[(Literal, Literal)]) -> Vec<OpsetImport> {
+        let mut out = Vec::new();
+        for (k, v) in pairs {
+            let domain = self.string(k);
+            let version = self.int(v);
+            out.push(OpsetImport { domain, version });
+        }
+        out
+    }
+
+    fn string_pairs(&mut self, pairs: &[(Literal, Literal)]) -> Vec<StringPair> {
+        let mut out = Vec::new();
+        for (k, v) in pairs {
+            let key = self.string(k);
+            let value = self.string(v);
+            out.push(StringPair { key, value });
+        }
+        out
+    }
+
+    // ------------------------------------------------------------ graphs
+
+    fn graph(&mut self, g: &ast::Graph) -> GraphId {
+        let mut graph = Graph { name: Some(s(&g.name.text)), ..Graph::default() };
+        let mut spans = ValueSpans::default();
+        for decl in g.inputs.iter().flatten() {
+            let ast::ValueDecl::Decl { ty, name, init, span } = decl else { continue };
+            graph.inputs.push(ValueInfo { name: Some(s(&name.text)), ty: ty.as_ref().map(|t| self.ty(t)), ..ValueInfo::default() });
+            spans.inputs.push(name.span);
+            if let Some(payload) = init {
+                let t = self.initializer(ty.as_ref(), name, payload.as_ref(), *span);
+                graph.initializers.push(t);
+                spans.initializers.push(name.span);
+            }
+        }
+        for decl in &g.outputs {
+            let ast::ValueDecl::Decl { ty, name, init, span } = decl else { continue };
+            if init.is_some() {
+                self.error("unexpected-initializer", *span, "a graph output cannot have a value");
+            }
+            graph.outputs.push(ValueInfo { name: Some(s(&name.text)), ty: ty.as_ref().map(|t| self.ty(t)), ..ValueInfo::default() });
+            spans.outputs.push(name.span);
+        }
+        for decl in g.locals.iter().flatten() {
+            let ast::ValueDecl::Decl { ty, name, init, span } = decl else { continue };
+            match init {
+                Some(payload) => {
+                    let t = self.initializer(ty.as_ref(), name, payload.as_ref(), *span);
+                    graph.initializers.push(t);
+                    spans.initializers.push(name.span);
+                }
+                None => {
+                    graph.value_info.push(ValueInfo {
+                        name: Some(s(&name.text)),
+                        ty: ty.as_ref().map(|t| self.ty(t)),
+                        ..ValueInfo::default()
+                    });
+                    spans.value_info.push(name.span);
+                }
+            }
+        }
+        graph.nodes = self.nodes(&g.nodes);
+        let id = self.out.model.graphs.alloc(graph);
+        self.out.source_map.graphs.insert(id, g.span);
+        self.out.source_map.graph_values.insert(id, spans);
+        id
+    }
+
+    fn nodes(&mut self, items: &[ast::NodeItem]) -> Vec<NodeId> {
+        items
+            .iter()
+            .filter_map(|item| match item {
+                ast::NodeItem::Node(n) => Some(self.node(n)),
+                ast::NodeItem::Error(_) => None,
+            })
+            .collect()
+    }
+
+    fn node(&mut self, n: &ast::Node) -> NodeId {
+        let slot = |slot: &ast::Slot| match slot {
+            ast::Slot::Name(name) => (s(&name.text), name.span),
+            ast::Slot::Empty(span) => (Str::new(), *span),
+        };
+        let (outputs, output_spans): (Vec<Str>, Vec<Span>) = n.outputs.iter().map(slot).unzip();
+        let (inputs, input_spans): (Vec<Str>, Vec<Span>) = n.inputs.iter().map(slot).unzip();
+        let (domain, op_type) = match n.op.segments.split_last() {
+            Some((op, domain)) => (domain.iter().map(|d| d.text.as_str()).collect::<Vec<_>>().join("."), op.text.clone()),
+            None => {
+                self.error("empty-op-type", n.op.span, "expected an operator name before '('");
+                (String::new(), String::new())
+            }
+        };
+        let mut attributes = Vec::new();
+        let mut attribute_spans = Vec::new();
+        if let Some(list) = &n.attributes {
+            for item in &list.attributes {
+                if let ast::AttrItem::Attr(a) = item {
+                    attributes.push(self.attribute(a));
+                    attribute_spans.push(a.span);
+                }
+            }
+        }
+        let node = Node {
+            inputs,
+            outputs,
+            name: n.label.as_ref().map(|l| l.as_ref().map_or_else(Str::new, |l| s(&l.text))),
+            op_type: Some(s(&op_type)),
+            domain: Some(s(&domain)),
+            overload: n.op.overload.as_ref().map(|o| s(&o.text)),
+            attributes,
+            ..Node::default()
+        };
+        let id = self.out.model.nodes.alloc(node);
+        self.out.source_map.nodes.insert(
+            id,
+            NodeSpans { node: n.span, op: n.op.span, outputs: output_spans, inputs: input_spans, attributes: attribute_spans },
+        );
+        id
+    }
+
+    // ------------------------------------------------------------ attributes
+
+    /// Lowers an attribute or a function parameter default. onnx swallows errors in
+    /// defaults; we report them like anywhere else.
+    fn attribute(&mut self, a: &ast::Attribute) -> Attribute {
+        let mut attr = Attribute { name: Some(s(&a.name.text)), ..Attribute::default() };
+        let annotation = match &a.ty {
+            None => None,
+            Some(t) => match attribute_type_named(&t.text) {
+                Some(ty) => Some(ty),
+                None => {
+                    self.error(
+                        "unknown-attribute-type",
+                        t.span,
+                        format!(
+                            "unknown attribute type '{}'; expected float, int, string, tensor, graph, sparse_tensor, \
+                             type_proto or one of their plurals (floats, ints, …)",
+                            t.text
+                        ),
+                    );
+                    None
+                }
+            },
+        };
+        let Some(value) = &a.value else {
+            attr.ty = annotation.map(|t| t as i32);
+            return attr;
+        };
+        let ty = self.attribute_value(&mut attr, annotation, value);
+        attr.ty = Some(ty.map_or(0, |t| t as i32));
+        attr
+    }
+
+    /// Fills the value fields; returns the attribute type the value gives.
+    fn attribute_value(&mut self, attr: &mut Attribute, annotation: Option<AttributeType>, value: &V) -> Option<AttributeType> {
+        use AttributeType as T;
+        let mismatch = |cx: &mut Cx, found: T, span: Span| {
+            if let Some(expected) = annotation {
+                cx.error(
+                    "attribute-type-mismatch",
+                    span,
+                    format!("the annotation says {}, but the value is {}", expected.name(), found.name()),
+                );
+            }
+        };
+        match value {
+            V::Error(_) => annotation,
+            V::Literal(lit) => {
+                let found = match (lit.kind, annotation) {
+                    (LiteralKind::Int, Some(T::Float)) | (LiteralKind::Float | LiteralKind::FloatWord, _) => {
+                        attr.f = self.float32(lit);
+                        T::Float
+                    }
+                    (LiteralKind::Int, _) => {
+                        attr.i = self.int(lit);
+                        T::Int
+                    }
+                    (LiteralKind::String, _) => {
+                        attr.s = Some(s(&lit.text));
+                        T::String
+                    }
+                };
+                if annotation.is_some_and(|a| a != found) {
+                    mismatch(self, found, lit.span);
+                }
+                Some(found)
+            }
+            V::Ref(name, _) => {
+                attr.ref_attr_name = Some(s(&name.text));
+                annotation.or(Some(T::Undefined))
+            }
+            V::Type(t) => {
+                attr.tp = Some(self.ty(t));
+                if annotation.is_some_and(|a| a != T::TypeProto) {
+                    mismatch(self, T::TypeProto, t.span);
+                }
+                Some(T::TypeProto)
+            }
+            V::Tensor(t) => {
+                attr.t = Some(self.tensor_literal(t));
+                if annotation.is_some_and(|a| a != T::Tensor) {
+                    mismatch(self, T::Tensor, t.span);
+                }
+                Some(T::Tensor)
+            }
+            V::Graph(g) => {
+                attr.g = Some(self.graph(g));
+                if annotation.is_some_and(|a| a != T::Graph) {
+                    mismatch(self, T::Graph, g.span);
+                }
+                Some(T::Graph)
+            }
+            V::List(items, span) => self.list_value(attr, annotation, items, *span),
+        }
+    }
+
+    fn list_value(&mut self, attr: &mut Attribute, annotation: Option<AttributeType>, items: &[V], span: Span) -> Option<AttributeType> {
+        use AttributeType as T;
+        if items.is_empty() {
+            return match annotation {
+                Some(t @ (T::Floats | T::Ints | T::Strings | T::Tensors | T::Graphs | T::SparseTensors | T::TypeProtos)) => Some(t),
+                Some(_) => {
+                    self.error("attribute-type-mismatch", span, "a single-valued attribute cannot be an empty list");
+                    annotation
+                }
+                None => {
+                    self.error("untyped-empty-list", span, "an empty list needs a type annotation, e.g. `name: ints = []`");
+                    None
+                }
+            };
+        }
+        // The list type so far; as in onnx, each element is checked against it, so
+        // `[1.5, 2]` is floats but `[1, 2.5]` is an error.
+        let mut list_type = annotation.map(|a| match a {
+            T::Float => T::Floats,
+            T::Int => T::Ints,
+            T::String => T::Strings,
+            T::Tensor => T::Tensors,
+            T::Graph => T::Graphs,
+            T::TypeProto => T::TypeProtos,
+            T::SparseTensor => T::SparseTensors,
+            other => other,
+        });
+        for item in items {
+            let found = match item {
+                V::Literal(lit) => match (lit.kind, list_type) {
+                    (LiteralKind::Int, Some(T::Floats)) | (LiteralKind::Float | LiteralKind::FloatWord, _) => {
+                        attr.floats.push(self.float32(lit).unwrap_or(0.0));
+                        T::Floats
+                    }
+                    (LiteralKind::Int, _) => {
+                        attr.ints.push(self.int(lit).unwrap_or(0));
+                        T::Ints
+                    }
+                    (LiteralKind::String, _) => {
+                        attr.strings.push(s(&lit.text));
+                        T::Strings
+                    }
+                },
+                V::Tensor(t) => {
+                    let id = self.tensor_literal(t);
+                    attr.tensors.push(id);
+                    T::Tensors
+                }
+                V::Graph(g) => {
+                    let id = self.graph(g);
+                    attr.graphs.push(id);
+                    T::Graphs
+                }
+                V::Type(t) => {
+                    let ty = self.ty(t);
+                    attr.type_protos.push(ty);
+                    T::TypeProtos
+                }
+                V::Ref(_, span) => {
+                    self.error("ref-in-list", *span, "an attribute reference (@name) cannot be a list element");
+                    continue;
+                }
+                V::List(_, span) => {
+                    self.error("nested-list", *span, "attribute lists cannot be nested");
+                    continue;
+                }
+                V::Error(_) => continue,
+            };
+            match list_type {
+                Some(t) if t != found => {
+                    self.error(
+                        "attribute-type-mismatch",
+                        item.span(),
+                        format!("this list holds {}, but this element is of {}", t.name(), found.name()),
+                    );
+                }
+                _ => list_type = Some(found),
+            }
+        }
+        list_type
+    }
+
+    // ------------------------------------------------------------ types
+
+    fn elem(&mut self, name: &ast::Name) -> i32 {
+        DataType::from_name(&name.text).map_or(0, DataType::code)
+    }
+
+    fn ty(&mut self, t: &ast::TypeExpr) -> Type {
+        let value = match &t.kind {
+            ast::TypeKind::Tensor { elem, shape } => {
+                TypeValue::Tensor(TensorType { elem_type: Some(self.elem(elem)), shape: self.shape(shape.as_deref()) })
+            }
+            ast::TypeKind::SparseTensor { elem, shape } => {
+                TypeValue::SparseTensor(TensorType { elem_type: Some(self.elem(elem)), shape: self.shape(shape.as_deref()) })
+            }
+            ast::TypeKind::Sequence(inner) => TypeValue::Sequence(Some(Box::new(self.ty(inner)))),
+            ast::TypeKind::Optional(inner) => TypeValue::Optional(Some(Box::new(self.ty(inner)))),
+            ast::TypeKind::Map(key, value) => {
+                TypeValue::Map { key_type: Some(self.elem(key)), value_type: Some(Box::new(self.ty(value))) }
+            }
+            ast::TypeKind::Opaque { domain_or_name, name } => {
+                let dotted = domain_or_name.iter().map(|n| n.text.as_str()).collect::<Vec<_>>().join(".");
+                match name {
+                    Some(n) => TypeValue::Opaque { domain: Some(s(&dotted)), name: Some(s(&n.text)) },
+                    None if dotted.is_empty() => TypeValue::Opaque { domain: None, name: None },
+                    None => TypeValue::Opaque { domain: None, name: Some(s(&dotted)) },
+                }
+            }
+        };
+        Type { value: Some(value), denotation: None }
+    }
+
+    /// No brackets: a scalar (shape with no dims). `[]`: unknown rank (no shape).
+    fn shape(&mut self, dims: Option<&[ast::Dim]>) -> Option<Shape> {
+        match dims {
+            None => Some(Shape::default()),
+            Some([]) => None,
+            Some(dims) => Some(Shape {
+                dims: dims
+                    .iter()
+                    .map(|d| Dimension {
+                        value: match d {
+                            ast::Dim::Unknown(_) => None,
+                            ast::Dim::Param(n) => Some(DimValue::Param(s(&n.text))),
+                            ast::Dim::Value(lit) => self.int(lit).map(DimValue::Value),
+                        },
+                        denotation: None,
+                    })
+                    .collect(),
+            }),
+        }
+    }
+
+    // ------------------------------------------------------------ tensors
+
+    fn initializer(&mut self, ty: Option<&ast::TypeExpr>, name: &ast::Name, payload: Option<&ast::TensorPayload>, span: Span) -> TensorId {
+        let tensor = match ty {
+            Some(ty) => self.tensor(ty, Some(s(&name.text)), payload),
+            None => {
+                self.error("initializer-needs-type", span, format!("the initializer '{}' needs a tensor type", name.text));
+                Tensor { name: Some(s(&name.text)), ..Tensor::default() }
+            }
+        };
+        self.out.model.tensors.alloc(tensor)
+    }
+
+    fn tensor_literal(&mut self, t: &ast::TensorLit) -> TensorId {
+        // onnx sets the name, to "" when none is written.
+        let name = Some(t.name.as_ref().map_or_else(Str::new, |n| s(&n.text)));
+        let tensor = self.tensor(&t.ty, name, t.payload.as_ref());
+        self.out.model.tensors.alloc(tensor)
+    }
+
+    fn tensor(&mut self, ty: &ast::TypeExpr, name: Option<Str>, payload: Option<&ast::TensorPayload>) -> Tensor {
+        let mut tensor = Tensor { name, ..Tensor::default() };
+        let ast::TypeKind::Tensor { elem, shape } = &ty.kind else {
+            self.error("tensor-needs-tensor-type", ty.span, "a tensor value needs a tensor type such as float[2, 3]");
+            return tensor;
+        };
+        let data_type = DataType::from_name(&elem.text);
+        tensor.data_type = data_type.map(DataType::code);
+        match shape {
+            None => {}
+            Some(dims) if dims.is_empty() => {
+                self.error("tensor-needs-shape", ty.span, "a tensor value needs a shape; `[]` means an unknown rank");
+            }
+            Some(dims) => {
+                for d in dims {
+                    match d {
+                        ast::Dim::Value(lit) => tensor.dims.extend(self.int(lit)),
+                        ast::Dim::Param(n) => self.error(
+                            "tensor-needs-numeric-dims",
+                            n.span,
+                            format!("a tensor value needs numeric dimensions, found '{}'", n.text),
+                        ),
+                        ast::Dim::Unknown(span) => {
+                            self.error("tensor-needs-numeric-dims", *span, "a tensor value needs numeric dimensions, found '?'")
+                        }
+                    }
+                }
+            }
+        }
+        match payload {
+            None => {}
+            Some(ast::TensorPayload::External(pairs, _)) => {
+                tensor.external_data = self.string_pairs(pairs);
+                tensor.data_location = Some(DATA_LOCATION_EXTERNAL);
+            }
+            Some(ast::TensorPayload::Values(values, _)) => {
+                if let Some(dt) = data_type {
+                    self.tensor_values(&mut tensor, dt, values);
+                }
+            }
+        }
+        tensor
+    }
+
+    fn tensor_values(&mut self, tensor: &mut Tensor, dt: DataType, values: &[Literal]) {
+        match dt.typed_field() {
+            TypedField::FloatData => {
+                for v in values {
+                    tensor.float_data.push(self.float32(v).unwrap_or(0.0));
+                }
+            }
+            TypedField::DoubleData => {
+                for v in values {
+                    tensor.double_data.push(self.float64(v).unwrap_or(0.0));
+                }
+            }
+            TypedField::Int64Data => {
+                for v in values {
+                    tensor.int64_data.push(self.int(v).unwrap_or(0));
+                }
+            }
+            TypedField::Uint64Data => {
+                for v in values {
+                    tensor.uint64_data.push(self.uint64(v).unwrap_or(0));
+                }
+            }
+            TypedField::Int32Data => {
+                for v in values {
+                    let value = self.int(v).and_then(|i| match i32::try_from(i) {
+                        Ok(i) => Some(i),
+                        Err(_) => {
+                            self.error("number-out-of-range", v.span, format!("{} does not fit in 32 bits", v.text));
+                            None
+                        }
+                    });
+                    tensor.int32_data.push(value.unwrap_or(0));
+                }
+            }
+            TypedField::StringData => {
+                for v in values {
+                    tensor.string_data.push(self.string(v).unwrap_or_default());
+                }
+            }
+            TypedField::None => {}
+        }
+    }
+
+    /// Unsigned values; a negative literal wraps as onnx's `stoull` does (`-1` → 2^64−1).
+    fn uint64(&mut self, lit: &Literal) -> Option<u64> {
+        if lit.kind != LiteralKind::Int {
+            self.error("type-mismatch", lit.span, format!("expected an integer, found '{}'", lit.text));
+            return None;
+        }
+        let parsed = match lit.text.strip_prefix('-') {
+            Some(digits) => digits.parse::<u64>().ok().map(u64::wrapping_neg),
+            None => lit.text.parse::<u64>().ok(),
+        };
+        if parsed.is_none() {
+            self.error("number-out-of-range", lit.span, format!("{} does not fit in a 64-bit unsigned integer", lit.text));
+        }
+        parsed
+    }
+
+    // ------------------------------------------------------------ functions
+
+    fn function(&mut self, f: &ast::Function) -> FunctionId {
+        let mut function = Function { name: Some(s(&f.name.text)), ..Function::default() };
+        if let Some(header) = &f.header {
+            for entry in &header.entries {
+                let ast::HeaderEntry::Entry { key, value, .. } = entry else { continue };
+                match (key.text.as_str(), value) {
+                    ("domain", ast::HeaderValue::Literal(l)) => function.domain = self.string(l),
+                    ("doc_string", ast::HeaderValue::Literal(l)) => function.doc_string = self.string(l),
+                    ("overload", ast::HeaderValue::Literal(l)) => function.overload = self.string(l),
+                    ("opset_import", ast::HeaderValue::Pairs(pairs, _)) => {
+                        let imports = self.opsets(pairs);
+                        function.opset_import.extend(imports);
+                    }
+                    (other, _) => self.error(
+                        "unknown-header-key",
+                        key.span,
+                        format!("unknown function header key '{other}'; expected domain, overload, doc_string or opset_import"),
+                    ),
+                }
+            }
+        }
+        for item in f.params.iter().flatten() {
+            let ast::AttrItem::Attr(a) = item else { continue };
+            if a.value.is_some() {
+                let attr = self.attribute(a);
+                function.attribute_protos.push(attr);
+            } else {
+                function.attributes.push(s(&a.name.text));
+            }
+        }
+        let mut typed_io = Vec::new();
+        for (decls, names) in [(&f.inputs, &mut function.inputs), (&f.outputs, &mut function.outputs)] {
+            for decl in decls {
+                let ast::ValueDecl::Decl { ty, name, init, span } = decl else { continue };
+                if init.is_some() {
+                    self.out.diagnostics.push(Diagnostic::error(
+                        "unexpected-initializer",
+                        *span,
+                        "function inputs and outputs cannot have values",
+                    ));
+                }
+                names.push(s(&name.text));
+                if let Some(ty) = ty {
+                    typed_io.push((name.text.clone(), ty));
+                }
+            }
+        }
+        for (name, ty) in typed_io {
+            let ty = self.ty(ty);
+            function.value_info.push(ValueInfo { name: Some(s(&name)), ty: Some(ty), ..ValueInfo::default() });
+        }
+        for decl in f.locals.iter().flatten() {
+            let ast::ValueDecl::Decl { ty, name, init, span } = decl else { continue };
+            if init.is_some() {
+                self.error("unexpected-initializer", *span, "functions cannot have initializers");
+            }
+            let ty = ty.as_ref().map(|t| self.ty(t));
+            function.value_info.push(ValueInfo { name: Some(s(&name.text)), ty, ..ValueInfo::default() });
+        }
+        function.nodes = self.nodes(&f.nodes);
+        let id = self.out.model.function_store.alloc(function);
+        self.out.source_map.functions.insert(id, f.span);
+        id
+    }
+}
+
+fn float_word(text: &str) -> Option<f64> {
+    let (negative, word) = match text.strip_prefix('-') {
+        Some(w) => (true, w),
+        None => (false, text),
+    };
+    let magnitude = if word.eq_ignore_ascii_case("nan") { f64::NAN } else { f64::INFINITY };
+    Some(if negative { -magnitude } else { magnitude })
+}
+
+fn float_value(lit: &Literal, cx: &mut Cx) -> Option<f64> {
+    match lit.kind {
+        LiteralKind::FloatWord => float_word(&lit.text),
+        LiteralKind::Int | LiteralKind::Float => match lit.text.parse::<f64>() {
+            Ok(v) if v.is_finite() => Some(v),
+            _ => {
+                cx.error("number-out-of-range", lit.span, format!("{} is out of range for a 64-bit float", lit.text));
+                None
+            }
+        },
+        LiteralKind::String => {
+            cx.error("type-mismatch", lit.span, format!("expected a number, found \"{}\"", lit.text));
+            None
+        }
+    }
+}
+
+fn attribute_type_named(name: &str) -> Option<AttributeType> {
+    use AttributeType as T;
+    Some(match name {
+        "float" => T::Float,
+        "int" => T::Int,
+        "string" => T::String,
+        "tensor" => T::Tensor,
+        "graph" => T::Graph,
+        "sparse_tensor" => T::SparseTensor,
+        "type_proto" => T::TypeProto,
+        "floats" => T::Floats,
+        "ints" => T::Ints,
+        "strings" => T::Strings,
+        "tensors" => T::Tensors,
+        "graphs" => T::Graphs,
+        "sparse_tensors" => T::SparseTensors,
+        "type_protos" => T::TypeProtos,
+        _ => return None,
+    })
+}
