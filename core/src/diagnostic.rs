@@ -23,7 +23,13 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     pub fn error(code: &'static str, span: Span, message: impl Into<String>) -> Diagnostic {
-        Diagnostic { code, severity: Severity::Error, message: message.into(), span, related: Vec::new() }
+        Diagnostic {
+            code,
+            severity: Severity::Error,
+            message: message.into(),
+            span,
+            related: Vec::new(),
+        }
     }
 
     pub fn with_related(mut self, span: Span, label: impl Into<String>) -> Diagnostic {
@@ -34,6 +40,8 @@ impl Diagnostic {
 
 /// Sorts by position and removes exact duplicates, as every consumer wants them.
 pub fn normalize(diagnostics: &mut Vec<Diagnostic>) {
-    diagnostics.sort_by(|a, b| (a.span.start, a.span.end, a.code).cmp(&(b.span.start, b.span.end, b.code)));
+    diagnostics.sort_by(|a, b| {
+        (a.span.start, a.span.end, a.code).cmp(&(b.span.start, b.span.end, b.code))
+    });
     diagnostics.dedup();
 }

@@ -5,6 +5,7 @@
 //! * [`binary`]: reading `.onnx` files (memory-mapped, zero-copy) and writing them atomically;
 //! * [`external`]: tensors stored in side files, read and written under strict path rules;
 //! * [`diagnostic`], [`source_map`]: what the text front end reports, and where things are;
+//! * [`print`]: IR → text;
 //! * [`summary`]: the facts `onnx info` and the browser show about a model.
 
 pub mod binary;
@@ -12,6 +13,7 @@ pub mod diagnostic;
 pub mod external;
 pub mod ir;
 pub mod lower;
+pub mod print;
 pub mod source_map;
 pub mod summary;
 mod write;

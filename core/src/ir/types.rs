@@ -64,7 +64,9 @@ impl std::fmt::Display for Type {
         fn tensor(f: &mut std::fmt::Formatter<'_>, t: &TensorType) -> std::fmt::Result {
             elem(f, t.elem_type)?;
             // As in the text format: no brackets is a scalar, `[]` an unknown rank.
-            let Some(shape) = &t.shape else { return f.write_str("[]") };
+            let Some(shape) = &t.shape else {
+                return f.write_str("[]");
+            };
             if !shape.dims.is_empty() {
                 f.write_str("[")?;
                 for (i, d) in shape.dims.iter().enumerate() {

@@ -1,0 +1,120 @@
+//! Number formatting that reads back exactly: the shortest digits that round-trip, laid out
+//! like C++ `std::to_chars` without a format (fixed or scientific, whichever is shorter, a
+//! tie going to fixed; the exponent signed and at least two digits). This is what onnx's
+//! printer writes, and it makes every float survive text → binary unchanged.
+
+/// Formats an f32 as onnx does.
+pub fn f32_text(v: f32) -> String {
+    if v.is_nan() {
+        return if v.is_sign_negative() {
+            "-nan".into()
+        } else {
+            "nan".into()
+        };
+    }
+    // Rust's `{:e}` yields the shortest digits that round-trip for the type.
+    shortest(
+        v.is_infinite(),
+        v.is_sign_negative(),
+        &format!("{:e}", v.abs()),
+    )
+}
+
+/// Formats an f64 as onnx does.
+pub fn f64_text(v: f64) -> String {
+    if v.is_nan() {
+        return if v.is_sign_negative() {
+            "-nan".into()
+        } else {
+            "nan".into()
+        };
+    }
+    shortest(
+        v.is_infinite(),
+        v.is_sign_negative(),
+        &format!("{:e}", v.abs()),
+    )
+}
+
+fn shortest(infinite: bool, negative: bool, sci: &str) -> String {
+    let sign = if negative { "-" } else { "" };
+    if infinite {
+        return format!("{sign}inf");
+    }
+    // `sci` is `D[.DDD]e[-]X`.
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    if digits == "0" {
+        return format!("{sign}0");
+    }
+    let fixed = fixed_form(&digits, exp);
+    let mut scientific = String::new();
+    scientific.push_str(&digits[..1]);
+    if digits.len() > 1 {
+        scientific.push('.');
+        scientific.push_str(&digits[1..]);
+    }
+    scientific.push('e');
+    scientific.push(if exp < 0 { '-' } else { '+' });
+    scientific.push_str(&format!("{:02}", exp.unsigned_abs()));
+    let body = if scientific.len() < fixed.len() {
+        scientific
+    } else {
+        fixed
+    };
+    format!("{sign}{body}")
+}
+
+/// `digits` × 10^(exp − len + 1) written without an exponent.
+fn fixed_form(digits: &str, exp: i32) -> String {
+    let n = digits.len() as i32;
+    if exp < 0 {
+        format!("0.{}{digits}", "0".repeat((-exp - 1) as usize))
+    } else if exp + 1 >= n {
+        format!("{digits}{}", "0".repeat((exp + 1 - n) as usize))
+    } else {
+        let (int, frac) = digits.split_at((exp + 1) as usize);
+        format!("{int}.{frac}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matches_the_observed_onnx_outputs() {
+        let f32s: &[(f32, &str)] = &[
+            (0.0, "0"),
+            (-0.0, "-0"),
+            (1.0, "1"),
+            (1e5, "1e+05"),
+            (123456.0, "123456"),
+            (1234567.0, "1234567"),
+            (16777216.0, "16777216"),
+            (0.1, "0.1"),
+            (0.001, "0.001"),
+            (1e-4, "1e-04"),
+            (1.5e-5, "1.5e-05"),
+            (std::f32::consts::PI, "3.1415927"),
+            (1.0 / 3.0, "0.33333334"),
+            (2.0 / 3.0, "0.6666667"),
+            (1e-45, "1e-45"),
+            (f32::MAX, "3.4028235e+38"),
+            (f32::INFINITY, "inf"),
+            (f32::NEG_INFINITY, "-inf"),
+            (f32::NAN, "nan"),
+            (1e10, "1e+10"),
+            (1.25e10, "1.25e+10"),
+            (1e-7, "1e-07"),
+        ];
+        for (v, text) in f32s {
+            assert_eq!(f32_text(*v), *text, "{v:e}");
+        }
+        assert_eq!(f64_text(1.0 / 3.0), "0.3333333333333333");
+        assert_eq!(f64_text(5e-324), "5e-324");
+        assert_eq!(f64_text(1e300), "1e+300");
+        assert_eq!(f32_text(-f32::NAN), "-nan");
+    }
+}

@@ -1,0 +1,53 @@
+//! The `onnx` printer style equals `onnx.printer.to_text` of onnx 1.23.2 byte for byte on
+//! every corpus model onnx can print (golden files in tests/corpus/golden/onnx-text).
+
+use bytes::Bytes;
+use onnx_core::{binary, print};
+use onnx_tests::{corpus_dir, corpus_models};
+
+#[test]
+fn onnx_style_matches_onnx_printer_on_the_corpus() {
+    let golden_root = corpus_dir().join("golden/onnx-text");
+    let mut compared = 0;
+    let mut failures = Vec::new();
+    for path in corpus_models() {
+        let rel = path.strip_prefix(corpus_dir()).expect("inside corpus");
+        if rel.starts_with("golden") {
+            continue;
+        }
+        let golden = golden_root.join(rel).with_extension("onnxtxt");
+        let Ok(expected) = std::fs::read_to_string(&golden) else {
+            continue;
+        };
+        let data = Bytes::from(std::fs::read(&path).expect("readable"));
+        let model = binary::decode_model(data, &path.display().to_string()).expect("decodes");
+        let actual = print::onnx_style::model(&model);
+        compared += 1;
+        if actual != expected {
+            let line = expected
+                .lines()
+                .zip(actual.lines())
+                .position(|(a, b)| a != b)
+                .unwrap_or(0);
+            failures.push(format!(
+                "{} line {}:\n expected: {}\n   actual: {}",
+                rel.display(),
+                line + 1,
+                expected.lines().nth(line).unwrap_or("<end>"),
+                actual.lines().nth(line).unwrap_or("<end>")
+            ));
+        }
+    }
+    assert!(compared >= 1884, "only {compared} golden files");
+    assert!(
+        failures.is_empty(),
+        "{} of {compared} differ; first ones:\n{}",
+        failures.len(),
+        failures
+            .iter()
+            .take(8)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
