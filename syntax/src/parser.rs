@@ -7,7 +7,12 @@ use lalrpop_util::{ErrorRecovery, ParseError};
 use crate::ast::{self, Literal, LiteralKind, Name, Span};
 use crate::lexer::{self, TokenKind, WordClass};
 
-#[allow(clippy::all, clippy::unwrap_used, unused_parens, missing_debug_implementations)]
+#[allow(
+    clippy::all,
+    clippy::unwrap_used,
+    unused_parens,
+    missing_debug_implementations
+)]
 mod generated {
     lalrpop_util::lalrpop_mod!(pub grammar);
 }

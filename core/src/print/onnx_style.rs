@@ -300,7 +300,7 @@ impl Printer<'_> {
                 .unwrap_or(AttributeType::Undefined);
         self.push(&opt_text(&a.name));
         self.push(": ");
-        self.push(ty.name().replace("_proto", "_proto").as_str());
+        self.push(ty.name());
         self.push(" = ");
         if let Some(r) = &a.ref_attr_name {
             self.push("@");
