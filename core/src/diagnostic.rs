@@ -1,8 +1,15 @@
 //! Diagnostics: what every stage reports instead of failing. Each has a stable kebab-case
-//! code, a severity, a message, a primary range and optional secondary labels ("first
+//! code, a severity, a message, a primary anchor and optional secondary labels ("first
 //! defined here").
+//!
+//! Stages that work on the IR anchor to IR places (a node's input slot, a graph's output);
+//! [`SourceMap::resolve`](crate::source_map::SourceMap::resolve) turns those into text
+//! ranges for text input, and [`proto_path`](crate::source_map::proto_path) into a path
+//! like `graph.node[12].input[1]` for binary input.
 
 pub use onnx_syntax::ast::Span;
+
+use crate::ir::{FunctionId, GraphId, NodeId};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -11,37 +18,73 @@ pub enum Severity {
     Warning,
 }
 
+/// Where a diagnostic points.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Anchor {
+    /// A range of the text (syntax and lowering diagnostics).
+    Text(Span),
+    Graph(GraphId),
+    GraphInput(GraphId, usize),
+    GraphOutput(GraphId, usize),
+    Initializer(GraphId, usize),
+    ValueInfo(GraphId, usize),
+    Node(NodeId),
+    NodeInput(NodeId, usize),
+    NodeOutput(NodeId, usize),
+    Attribute(NodeId, usize),
+    Function(FunctionId),
+    FunctionInput(FunctionId, usize),
+    FunctionOutput(FunctionId, usize),
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
     pub code: &'static str,
     pub severity: Severity,
     pub message: String,
-    pub span: Span,
+    pub anchor: Anchor,
     /// Secondary places, each with what it is.
-    pub related: Vec<(Span, String)>,
+    pub related: Vec<(Anchor, String)>,
 }
 
 impl Diagnostic {
-    pub fn error(code: &'static str, span: Span, message: impl Into<String>) -> Diagnostic {
+    pub fn error(
+        code: &'static str,
+        anchor: impl Into<Anchor>,
+        message: impl Into<String>,
+    ) -> Diagnostic {
         Diagnostic {
             code,
             severity: Severity::Error,
             message: message.into(),
-            span,
+            anchor: anchor.into(),
             related: Vec::new(),
         }
     }
 
-    pub fn with_related(mut self, span: Span, label: impl Into<String>) -> Diagnostic {
-        self.related.push((span, label.into()));
+    pub fn warning(
+        code: &'static str,
+        anchor: impl Into<Anchor>,
+        message: impl Into<String>,
+    ) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(code, anchor, message)
+        }
+    }
+
+    pub fn with_related(
+        mut self,
+        anchor: impl Into<Anchor>,
+        label: impl Into<String>,
+    ) -> Diagnostic {
+        self.related.push((anchor.into(), label.into()));
         self
     }
 }
 
-/// Sorts by position and removes exact duplicates, as every consumer wants them.
-pub fn normalize(diagnostics: &mut Vec<Diagnostic>) {
-    diagnostics.sort_by(|a, b| {
-        (a.span.start, a.span.end, a.code).cmp(&(b.span.start, b.span.end, b.code))
-    });
-    diagnostics.dedup();
+impl From<Span> for Anchor {
+    fn from(span: Span) -> Anchor {
+        Anchor::Text(span)
+    }
 }

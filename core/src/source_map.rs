@@ -3,7 +3,7 @@
 
 use la_arena::ArenaMap;
 
-use crate::diagnostic::Span;
+use crate::diagnostic::{Anchor, Span};
 use crate::ir::{FunctionId, GraphId, NodeId};
 
 #[derive(Debug, Default)]
@@ -13,6 +13,8 @@ pub struct SourceMap {
     pub graph_values: ArenaMap<GraphId, ValueSpans>,
     pub nodes: ArenaMap<NodeId, NodeSpans>,
     pub functions: ArenaMap<FunctionId, Span>,
+    /// Name ranges of a function's inputs and outputs.
+    pub function_io: ArenaMap<FunctionId, (Vec<Span>, Vec<Span>)>,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -31,4 +33,27 @@ pub struct NodeSpans {
     pub outputs: Vec<Span>,
     pub inputs: Vec<Span>,
     pub attributes: Vec<Span>,
+}
+
+impl SourceMap {
+    /// The text range of an anchor, when the model came from text.
+    pub fn resolve(&self, anchor: Anchor) -> Option<Span> {
+        let values = |g: GraphId| self.graph_values.get(g);
+        let node = |n: NodeId| self.nodes.get(n);
+        match anchor {
+            Anchor::Text(span) => Some(span),
+            Anchor::Graph(g) => self.graphs.get(g).copied(),
+            Anchor::GraphInput(g, i) => values(g)?.inputs.get(i).copied(),
+            Anchor::GraphOutput(g, i) => values(g)?.outputs.get(i).copied(),
+            Anchor::Initializer(g, i) => values(g)?.initializers.get(i).copied(),
+            Anchor::ValueInfo(g, i) => values(g)?.value_info.get(i).copied(),
+            Anchor::Node(n) => node(n).map(|s| s.node),
+            Anchor::NodeInput(n, i) => node(n)?.inputs.get(i).copied(),
+            Anchor::NodeOutput(n, i) => node(n)?.outputs.get(i).copied(),
+            Anchor::Attribute(n, i) => node(n)?.attributes.get(i).copied(),
+            Anchor::Function(f) => self.functions.get(f).copied(),
+            Anchor::FunctionInput(f, i) => self.function_io.get(f)?.0.get(i).copied(),
+            Anchor::FunctionOutput(f, i) => self.function_io.get(f)?.1.get(i).copied(),
+        }
+    }
 }

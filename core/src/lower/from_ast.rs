@@ -865,9 +865,10 @@ impl Cx {
             }
         }
         let mut typed_io = Vec::new();
-        for (decls, names) in [
-            (&f.inputs, &mut function.inputs),
-            (&f.outputs, &mut function.outputs),
+        let mut io_spans = (Vec::new(), Vec::new());
+        for (decls, names, spans) in [
+            (&f.inputs, &mut function.inputs, &mut io_spans.0),
+            (&f.outputs, &mut function.outputs, &mut io_spans.1),
         ] {
             for decl in decls {
                 let ast::ValueDecl::Decl {
@@ -887,6 +888,7 @@ impl Cx {
                     ));
                 }
                 names.push(s(&name.text));
+                spans.push(name.span);
                 if let Some(ty) = ty {
                     typed_io.push((name.text.clone(), ty));
                 }
@@ -927,6 +929,7 @@ impl Cx {
         function.nodes = self.nodes(&f.nodes);
         let id = self.out.model.function_store.alloc(function);
         self.out.source_map.functions.insert(id, f.span);
+        self.out.source_map.function_io.insert(id, io_spans);
         id
     }
 }

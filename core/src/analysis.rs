@@ -1,0 +1,82 @@
+//! One call from text to everything the front ends show: syntax errors, the lowered model,
+//! the source map, name resolution, and every diagnostic placed in the text. The CLI, the
+//! language server and the browser use this rather than chaining the stages themselves.
+
+use onnx_syntax::ast;
+
+use crate::diagnostic::{Anchor, Diagnostic, Span};
+use crate::ir::Model;
+use crate::lower::from_ast;
+use crate::resolve::{self, Resolution};
+use crate::source_map::SourceMap;
+
+#[derive(Debug)]
+pub struct TextAnalysis {
+    pub tree: Option<ast::Model>,
+    pub model: Model,
+    pub source_map: SourceMap,
+    pub resolution: Resolution,
+    /// Every diagnostic, anchored to text (`Anchor::Text`), sorted and de-duplicated.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl TextAnalysis {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics
+            .iter()
+            .any(|d| d.severity == crate::diagnostic::Severity::Error)
+    }
+}
+
+pub fn analyze_text(source: &str) -> TextAnalysis {
+    let parse = onnx_syntax::parse_model(source);
+    let mut diagnostics: Vec<Diagnostic> = parse
+        .errors
+        .iter()
+        .map(|e| Diagnostic::error(e.code, e.span, e.message.clone()))
+        .collect();
+    let lowered = match &parse.tree {
+        Some(tree) => from_ast::model(tree),
+        None => from_ast::Lowered::default(),
+    };
+    diagnostics.extend(lowered.diagnostics);
+    let mut resolution = resolve::resolve(&lowered.model);
+    // Names the parser could not read leave holes that resolution would report again;
+    // those follow-on errors only add noise while the text has syntax errors.
+    if parse.errors.is_empty() {
+        diagnostics.append(&mut resolution.diagnostics);
+    }
+    let source_map = lowered.source_map;
+    for d in &mut diagnostics {
+        place(d, &source_map);
+    }
+    diagnostics.sort_by_key(|d| match d.anchor {
+        Anchor::Text(s) => (s.start, s.end, d.code),
+        _ => (u32::MAX, u32::MAX, d.code),
+    });
+    diagnostics.dedup();
+    TextAnalysis {
+        tree: parse.tree,
+        model: lowered.model,
+        source_map,
+        resolution,
+        diagnostics,
+    }
+}
+
+/// Turns IR anchors into text ranges where the source map knows them.
+fn place(d: &mut Diagnostic, map: &SourceMap) {
+    let to_text = |a: Anchor| map.resolve(a).map_or(a, Anchor::Text);
+    d.anchor = to_text(d.anchor);
+    for (a, _) in &mut d.related {
+        *a = to_text(*a);
+    }
+}
+
+/// The text range of a placed diagnostic (empty at 0 when it has none).
+pub fn span_of(anchor: Anchor) -> Span {
+    match anchor {
+        Anchor::Text(s) => s,
+        _ => Span::default(),
+    }
+}

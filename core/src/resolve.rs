@@ -1,0 +1,209 @@
+//! Name resolution: which definition each value use refers to, following the IR's scoping
+//! rules (the checker's rules of onnx, semantics spec §1.3):
+//!
+//! * a graph defines its inputs, initializers and node outputs, in that order; a node may use
+//!   only names defined before it, in its graph or in an enclosing graph before the node
+//!   that holds the subgraph;
+//! * a name is defined once in its scope and its ancestors (SSA; a subgraph cannot shadow an
+//!   outer name), except that an initializer may share its name with a graph input;
+//! * a graph's outputs must be defined in that graph itself;
+//! * a function body sees only its inputs and its own node outputs.
+//!
+//! The result is a def/use table (for go-to-definition and references) and diagnostics
+//! anchored to IR places.
+
+use std::collections::HashMap;
+
+use crate::diagnostic::{Anchor, Diagnostic};
+use crate::ir::*;
+
+/// Where a value is defined.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DefSite {
+    GraphInput(GraphId, usize),
+    Initializer(GraphId, usize),
+    NodeOutput(NodeId, usize),
+    FunctionInput(FunctionId, usize),
+}
+
+impl DefSite {
+    pub fn anchor(self) -> Anchor {
+        match self {
+            DefSite::GraphInput(g, i) => Anchor::GraphInput(g, i),
+            DefSite::Initializer(g, i) => Anchor::Initializer(g, i),
+            DefSite::NodeOutput(n, i) => Anchor::NodeOutput(n, i),
+            DefSite::FunctionInput(f, i) => Anchor::FunctionInput(f, i),
+        }
+    }
+}
+
+/// A use of a value name, and the definition it resolves to (if any).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Use {
+    pub at: Anchor,
+    pub def: Option<DefSite>,
+}
+
+#[derive(Debug, Default)]
+pub struct Resolution {
+    pub uses: Vec<Use>,
+    /// Every definition, with its name.
+    pub defs: Vec<(Str, DefSite)>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// One lexical scope: names defined so far, and the enclosing scope.
+struct Scope<'p> {
+    names: HashMap<Str, DefSite>,
+    parent: Option<&'p Scope<'p>>,
+}
+
+impl Scope<'_> {
+    fn lookup(&self, name: &Str) -> Option<DefSite> {
+        self.names
+            .get(name)
+            .copied()
+            .or_else(|| self.parent.and_then(|p| p.lookup(name)))
+    }
+}
+
+pub fn resolve(model: &Model) -> Resolution {
+    let mut r = Resolution::default();
+    if let Some(g) = model.graph {
+        graph(model, g, None, &mut r);
+    }
+    for t in &model.training_info {
+        for g in [t.initialization, t.algorithm].into_iter().flatten() {
+            graph(model, g, None, &mut r);
+        }
+    }
+    for &f in &model.functions {
+        function(model, f, &mut r);
+    }
+    r
+}
+
+fn define(
+    scope: &mut Scope<'_>,
+    name: &Str,
+    site: DefSite,
+    r: &mut Resolution,
+    allow_same_graph_input: bool,
+) {
+    if name.is_empty() {
+        return;
+    }
+    if let Some(previous) = scope.lookup(name) {
+        let shadowing_input = allow_same_graph_input
+            && matches!(previous, DefSite::GraphInput(..))
+            && scope.names.contains_key(name);
+        if !shadowing_input {
+            r.diagnostics.push(
+                Diagnostic::error(
+                    "duplicate-definition",
+                    site.anchor(),
+                    format!("'{name}' is already defined"),
+                )
+                .with_related(previous.anchor(), "first defined here"),
+            );
+            return;
+        }
+    }
+    scope.names.insert(name.clone(), site);
+    r.defs.push((name.clone(), site));
+}
+
+fn graph(model: &Model, id: GraphId, parent: Option<&Scope<'_>>, r: &mut Resolution) {
+    let g = &model.graphs[id];
+    let mut scope = Scope {
+        names: HashMap::new(),
+        parent,
+    };
+    for (i, v) in g.inputs.iter().enumerate() {
+        if let Some(name) = &v.name {
+            define(&mut scope, name, DefSite::GraphInput(id, i), r, false);
+        }
+    }
+    for (i, &t) in g.initializers.iter().enumerate() {
+        if let Some(name) = &model.tensors[t].name {
+            define(&mut scope, name, DefSite::Initializer(id, i), r, true);
+        }
+    }
+    for &n in &g.nodes {
+        node(model, n, &mut scope, r);
+    }
+    for (i, v) in g.outputs.iter().enumerate() {
+        let Some(name) = &v.name else { continue };
+        let def = scope.names.get(name).copied();
+        r.uses.push(Use {
+            at: Anchor::GraphOutput(id, i),
+            def: def.or_else(|| scope.lookup(name)),
+        });
+        if def.is_none() {
+            r.diagnostics.push(Diagnostic::error(
+                "output-not-defined",
+                Anchor::GraphOutput(id, i),
+                format!("graph output '{name}' is not defined in this graph"),
+            ));
+        }
+    }
+}
+
+fn node(model: &Model, id: NodeId, scope: &mut Scope<'_>, r: &mut Resolution) {
+    let n = &model.nodes[id];
+    for (i, name) in n.inputs.iter().enumerate() {
+        if name.is_empty() {
+            continue;
+        }
+        let def = scope.lookup(name);
+        r.uses.push(Use {
+            at: Anchor::NodeInput(id, i),
+            def,
+        });
+        if def.is_none() {
+            r.diagnostics.push(Diagnostic::error(
+                "undefined-value",
+                Anchor::NodeInput(id, i),
+                format!("'{name}' is not defined before this use"),
+            ));
+        }
+    }
+    // Subgraphs see what is defined before this node.
+    for a in &n.attributes {
+        for sub in a.subgraphs() {
+            graph(model, sub, Some(scope), r);
+        }
+    }
+    for (i, name) in n.outputs.iter().enumerate() {
+        define(scope, name, DefSite::NodeOutput(id, i), r, false);
+    }
+}
+
+fn function(model: &Model, id: FunctionId, r: &mut Resolution) {
+    let f = &model.function_store[id];
+    let mut scope = Scope {
+        names: HashMap::new(),
+        parent: None,
+    };
+    for (i, name) in f.inputs.iter().enumerate() {
+        define(&mut scope, name, DefSite::FunctionInput(id, i), r, false);
+    }
+    for &n in &f.nodes {
+        node(model, n, &mut scope, r);
+    }
+    for (i, name) in f.outputs.iter().enumerate() {
+        let def = scope.lookup(name);
+        r.uses.push(Use {
+            at: Anchor::FunctionOutput(id, i),
+            def,
+        });
+        if def.is_none() {
+            // A warning: onnx's checker accepts such functions (semantics spec §1.8).
+            r.diagnostics.push(Diagnostic::warning(
+                "output-not-produced",
+                Anchor::FunctionOutput(id, i),
+                format!("function output '{name}' is not produced by the body"),
+            ));
+        }
+    }
+}

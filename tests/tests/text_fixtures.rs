@@ -1,0 +1,105 @@
+//! Text fixtures with their expected diagnostics written inside them, as comment lines
+//! under the offending line:
+//!
+//! ```text
+//!   y = Relu(undefined_name)
+//! #          ^^^^^^^^^^^^^^ error[undefined-value]: 'undefined_name' is not defined before this use
+//! ```
+//!
+//! Carets start at the column of the range (a range at column 0 is shown from column 1, as
+//! the `#` takes column 0) and span its length on that line. The test recomputes every
+//! annotation from the text and compares the whole file. Run with `UPDATE_EXPECT=1` to
+//! rewrite the files after an intended change, then review the diff.
+
+use onnx_core::analysis::{analyze_text, span_of};
+use onnx_core::diagnostic::Severity;
+use onnx_tests::files_with_suffix;
+
+fn is_annotation(line: &str) -> bool {
+    let t = line.trim_start_matches(['#', ' ']);
+    line.starts_with('#')
+        && t.starts_with('^')
+        && (t.contains(" error[") || t.contains(" warning["))
+}
+
+/// The file with its annotation lines recomputed from the analysis.
+fn annotate(source: &str) -> String {
+    let analysis = analyze_text(source);
+    // Line starts of the source, to place each diagnostic under its line.
+    let mut line_starts = vec![0usize];
+    line_starts.extend(source.match_indices('\n').map(|(i, _)| i + 1));
+    let mut notes: Vec<(usize, String)> = Vec::new();
+    for d in &analysis.diagnostics {
+        let span = span_of(d.anchor);
+        let start = span.start as usize;
+        let line = line_starts
+            .partition_point(|&s| s <= start)
+            .saturating_sub(1);
+        let line_end = source[line_starts[line]..]
+            .find('\n')
+            .map_or(source.len(), |i| line_starts[line] + i);
+        let column = start - line_starts[line];
+        let width = (span.end as usize)
+            .min(line_end)
+            .saturating_sub(start)
+            .max(1);
+        let severity = if d.severity == Severity::Error {
+            "error"
+        } else {
+            "warning"
+        };
+        let pad = " ".repeat(column.saturating_sub(1));
+        notes.push((
+            line,
+            format!(
+                "#{pad}{} {severity}[{}]: {}",
+                "^".repeat(width),
+                d.code,
+                d.message
+            ),
+        ));
+    }
+    let mut out = String::new();
+    for (i, line) in source.split_inclusive('\n').enumerate() {
+        let bare = line.trim_end_matches(['\n', '\r']);
+        if is_annotation(bare) {
+            continue;
+        }
+        out.push_str(line);
+        for (_, note) in notes.iter().filter(|(l, _)| *l == i) {
+            if !out.ends_with('\n') {
+                out.push('\n');
+            }
+            out.push_str(note);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+#[test]
+fn text_fixtures_report_the_diagnostics_written_in_them() {
+    let dir = onnx_tests::corpus_dir().join("../fixtures/text");
+    let files = files_with_suffix(&dir, ".onnxtxt");
+    assert!(files.len() >= 5, "fixtures missing in {}", dir.display());
+    let update = std::env::var_os("UPDATE_EXPECT").is_some();
+    let mut failures = Vec::new();
+    for path in files {
+        let source = std::fs::read_to_string(&path).expect("fixture readable");
+        // Annotation lines are comments, so they do not change what is analysed; strip them
+        // before comparing anyway so stale ones cannot hide.
+        let actual = annotate(&source);
+        if actual != source {
+            if update {
+                std::fs::write(&path, &actual).expect("fixture writable");
+            } else {
+                failures.push(format!("{}:\n{actual}", path.display()));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "fixtures differ (UPDATE_EXPECT=1 rewrites them):\n{}",
+        failures.join("\n")
+    );
+}
