@@ -1,0 +1,57 @@
+//! Every text `onnx.printer.to_text` produced for the corpus parses in ours, without a
+//! diagnostic, to the same model onnx's own parser makes of it: the same bytes, compared by
+//! the SHA-256 recorded in tests/corpus/golden/onnx-reparse.tsv.
+
+use onnx_core::analysis::analyze_text;
+use onnx_core::binary;
+use onnx_tests::corpus_dir;
+use sha2::{Digest, Sha256};
+
+#[test]
+fn onnx_printed_texts_parse_to_what_onnx_parses() {
+    let golden = corpus_dir().join("golden");
+    let table = std::fs::read_to_string(golden.join("onnx-reparse.tsv")).expect("golden table");
+    let mut compared = 0;
+    let mut failures = Vec::new();
+    for row in table.lines() {
+        let mut cols = row.split('\t');
+        let (Some(rel), Some(status), Some(expected)) = (cols.next(), cols.next(), cols.next())
+        else {
+            panic!("bad row: {row}");
+        };
+        assert_eq!(
+            status, "ok",
+            "{rel}: onnx could not parse its own output; list it as an exception"
+        );
+        let text =
+            std::fs::read_to_string(golden.join("onnx-text").join(rel)).expect("golden text");
+        let analysis = analyze_text(&text);
+        compared += 1;
+        if let Some(d) = analysis.diagnostics.first() {
+            failures.push(format!(
+                "{rel}: {} diagnostics, first: {} {}",
+                analysis.diagnostics.len(),
+                d.code,
+                d.message
+            ));
+            continue;
+        }
+        let bytes = binary::encode_model(&analysis.model);
+        let actual = format!("{:x}", Sha256::digest(&bytes));
+        if actual != expected {
+            failures.push(format!("{rel}: lowered model differs from onnx's parse"));
+        }
+    }
+    assert!(compared >= 1884, "only {compared} texts");
+    assert!(
+        failures.is_empty(),
+        "{} of {compared} differ:\n{}",
+        failures.len(),
+        failures
+            .iter()
+            .take(10)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
