@@ -221,7 +221,7 @@ fn types_and_shapes() {
     assert_eq!(ty(2), "float[N,?,M + N,-1]");
     assert_eq!(ty(3), "opaque(x.y, T)");
     assert_eq!(ty(4), "opaque(x.y)");
-    assert_eq!(ty(5), "map(int64, seq(float[]))");
+    assert_eq!(ty(5), "map(int64, seq(float))");
 }
 
 #[test]

@@ -1,11 +1,23 @@
 //! Every text `onnx.printer.to_text` produced for the corpus parses in ours, without a
 //! diagnostic, to the same model onnx's own parser makes of it: the same bytes, compared by
 //! the SHA-256 recorded in tests/corpus/golden/onnx-reparse.tsv.
+//!
+//! Exceptions: texts onnx's own parser rejects (its printer writes forms it cannot read
+//! back: sparse attribute values, `...` for packed tensors) are recorded as `error` rows and
+//! have no reference model; they are listed in `ONNX_CANNOT_REPARSE`.
 
 use onnx_core::analysis::analyze_text;
 use onnx_core::binary;
 use onnx_tests::corpus_dir;
 use sha2::{Digest, Sha256};
+
+/// Corpus models whose onnx-printed text onnx itself cannot parse, and why.
+const ONNX_CANNOT_REPARSE: &[&str] = &[
+    // `sp: sparse_tensor = ` (onnx prints no value for sparse attributes).
+    "handmade/all_fields.onnxtxt",
+    // `...` for int2/int4/uint2/uint4/float4/float6/complex tensors.
+    "handmade/tensors.onnxtxt",
+];
 
 #[test]
 fn onnx_printed_texts_parse_to_what_onnx_parses() {
@@ -19,10 +31,13 @@ fn onnx_printed_texts_parse_to_what_onnx_parses() {
         else {
             panic!("bad row: {row}");
         };
-        assert_eq!(
-            status, "ok",
-            "{rel}: onnx could not parse its own output; list it as an exception"
-        );
+        if status != "ok" {
+            assert!(
+                ONNX_CANNOT_REPARSE.contains(&rel),
+                "{rel}: onnx cannot parse its own output ({expected}); list it as an exception"
+            );
+            continue;
+        }
         let text =
             std::fs::read_to_string(golden.join("onnx-text").join(rel)).expect("golden text");
         let analysis = analyze_text(&text);

@@ -406,7 +406,7 @@ impl Printer<'_> {
         match DataType::from_code(code) {
             Some(DataType::String) => {
                 if t.raw_data.is_some() {
-                    self.push(" ...");
+                    self.push("...");
                     return;
                 }
                 self.push("{");
@@ -424,9 +424,9 @@ impl Printer<'_> {
                     self.push(&values.join(","));
                     self.push("}");
                 }
-                None => self.push(" ..."),
+                None => self.push("..."),
             },
-            None => self.push(" ..."),
+            None => self.push("..."),
         }
     }
 

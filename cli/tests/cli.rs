@@ -1,0 +1,304 @@
+//! The `onnx` binary as a user meets it: output, exit codes (0 ok, 1 invalid input, 2 usage
+//! or I/O), messages that name the file, and outputs that are never half-written.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn onnx() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_onnx"))
+}
+
+fn corpus(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/corpus")
+        .join(rel)
+}
+
+fn run(args: &[&str]) -> Output {
+    onnx().args(args).output().expect("onnx runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[track_caller]
+fn assert_exit(out: &Output, code: i32) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "stdout:\n{}\nstderr:\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn info_prints_the_model_at_a_glance() {
+    let model = corpus("node/test_if_seq/model.onnx");
+    let out = run(&["info", model.to_str().unwrap()]);
+    assert_exit(&out, 0);
+    let stdout = text(&out.stdout);
+    for expected in [
+        "ir_version      7",
+        "opset_import    ai.onnx 13",
+        "producer        backend-test",
+        "inputs          cond: bool",
+        "outputs         res: seq(float[])",
+        "nodes           1 in the main graph, 5 in all",
+        "subgraphs       2",
+        "op types        Constant 2, SequenceConstruct 2, If 1",
+    ] {
+        assert!(
+            stdout.contains(expected),
+            "missing {expected:?} in:\n{stdout}"
+        );
+    }
+}
+
+#[test]
+fn info_json_is_machine_readable() {
+    let model = corpus("node/test_conv_with_strides_padding/model.onnx");
+    let out = run(&["info", model.to_str().unwrap(), "--json"]);
+    assert_exit(&out, 0);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
+    assert_eq!(json["counts"]["nodes"], 1);
+    assert_eq!(json["op_types"][0]["op_type"], "Conv");
+    assert_eq!(json["inputs"][0]["type"], "float[1,1,7,5]");
+}
+
+#[test]
+fn info_reads_stdin() {
+    let model = std::fs::read(corpus("node/test_abs/model.onnx")).unwrap();
+    let mut child = onnx()
+        .args(["info", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&model).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_exit(&out, 0);
+    assert!(text(&out.stdout).starts_with("<stdin>\n"));
+}
+
+#[test]
+fn missing_file_is_an_io_error_naming_the_file() {
+    let out = run(&["info", "no/such/model.onnx"]);
+    assert_exit(&out, 2);
+    assert!(
+        text(&out.stderr).contains("no/such/model.onnx: cannot read"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn garbage_is_invalid_input_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("garbage.onnx");
+    std::fs::write(&path, b"\xff\xff\xff\xff not a model").unwrap();
+    let out = run(&["info", path.to_str().unwrap()]);
+    assert_exit(&out, 1);
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("garbage.onnx: not a valid ONNX protobuf"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("backtrace"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    assert_exit(&run(&["info"]), 2);
+    assert_exit(&run(&["frobnicate"]), 2);
+    let model = corpus("node/test_abs/model.onnx");
+    let out = run(&["convert", model.to_str().unwrap(), "out.unknown"]);
+    assert_exit(&out, 2);
+    assert!(
+        text(&out.stderr).contains("out.unknown: cannot tell the format"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn convert_binary_to_binary_keeps_the_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = corpus("node/test_loop11/model.onnx");
+    let out_path = dir.path().join("copy.pb");
+    assert_exit(
+        &run(&[
+            "convert",
+            model.to_str().unwrap(),
+            out_path.to_str().unwrap(),
+        ]),
+        0,
+    );
+    assert_eq!(
+        std::fs::read(&out_path).unwrap(),
+        std::fs::read(&model).unwrap()
+    );
+}
+
+#[test]
+fn convert_stdin_to_stdout() {
+    let model = std::fs::read(corpus("node/test_abs/model.onnx")).unwrap();
+    let mut child = onnx()
+        .args(["convert", "-", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&model).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_exit(&out, 0);
+    assert_eq!(out.stdout, model);
+}
+
+#[test]
+fn failed_convert_leaves_existing_output_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.onnx");
+    std::fs::write(&bad, b"\x0a\xff\xff\xff\xff\x0f").unwrap();
+    let target = dir.path().join("out.onnx");
+    std::fs::write(&target, b"precious").unwrap();
+    assert_exit(
+        &run(&["convert", bad.to_str().unwrap(), target.to_str().unwrap()]),
+        1,
+    );
+    assert_eq!(std::fs::read(&target).unwrap(), b"precious");
+    // No temporary file is left behind either.
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+}
+
+#[test]
+fn convert_to_a_missing_directory_is_an_io_error() {
+    let model = corpus("node/test_abs/model.onnx");
+    let out = run(&[
+        "convert",
+        model.to_str().unwrap(),
+        "/nonexistent-dir/x.onnx",
+    ]);
+    assert_exit(&out, 2);
+    assert!(
+        text(&out.stderr).contains("/nonexistent-dir/x.onnx: cannot write"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// External data: moving weights out and back in restores the original bytes; moving a
+/// model with external references elsewhere is refused unless the data goes along.
+#[test]
+fn convert_moves_external_data_out_and_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = corpus("handmade/small_cnn.onnx");
+    let original = std::fs::read(&model).unwrap();
+    let ext = dir.path().join("ext.onnx");
+    let out = run(&[
+        "convert",
+        model.to_str().unwrap(),
+        ext.to_str().unwrap(),
+        "--external-data",
+        "ext.bin",
+    ]);
+    assert_exit(&out, 0);
+    let ext_len = std::fs::metadata(&ext).unwrap().len();
+    assert!(
+        ext_len < 4096,
+        "the weights left the model ({ext_len} bytes remain)"
+    );
+    assert!(std::fs::metadata(dir.path().join("ext.bin")).unwrap().len() > 40_000);
+
+    let elsewhere = tempfile::tempdir().unwrap();
+    let moved = elsewhere.path().join("moved.onnx");
+    let out = run(&["convert", ext.to_str().unwrap(), moved.to_str().unwrap()]);
+    assert_exit(&out, 2);
+    assert!(
+        text(&out.stderr).contains("--embed-external"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!moved.exists());
+
+    let out = run(&[
+        "convert",
+        ext.to_str().unwrap(),
+        moved.to_str().unwrap(),
+        "--embed-external",
+    ]);
+    assert_exit(&out, 0);
+    let info = run(&["info", ext.to_str().unwrap()]);
+    assert!(
+        text(&info.stdout).contains("external data"),
+        "{}",
+        text(&info.stdout)
+    );
+    let _ = original;
+}
+
+#[test]
+fn hostile_external_data_is_reported_with_tensor_and_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = corpus("handmade/external/model.onnx");
+    if !model.exists() {
+        return;
+    }
+    // Rewrite one location to escape the directory, byte-for-byte in the protobuf.
+    let bytes = std::fs::read(&model).unwrap();
+    let from = b"weights.bin";
+    let to = b"../../x.bin";
+    let Some(at) = bytes.windows(from.len()).position(|w| w == from) else {
+        return;
+    };
+    let mut hostile = bytes.clone();
+    hostile[at..at + to.len()].copy_from_slice(to);
+    let path = dir.path().join("hostile.onnx");
+    std::fs::write(&path, hostile).unwrap();
+    let out = run(&[
+        "convert",
+        path.to_str().unwrap(),
+        dir.path().join("o.onnx").to_str().unwrap(),
+        "--embed-external",
+    ]);
+    assert_exit(&out, 1);
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("../../x.bin") && stderr.contains("tensor '"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn external_data_of_a_corpus_model_is_read_and_embedded() {
+    let dir = tempfile::tempdir().unwrap();
+    for model in [
+        "handmade/external/model.onnx",
+        "handmade/external/subdir_model.onnx",
+    ] {
+        let out_path = dir.path().join("embedded.onnx");
+        let out = run(&[
+            "convert",
+            corpus(model).to_str().unwrap(),
+            out_path.to_str().unwrap(),
+            "--embed-external",
+        ]);
+        assert_exit(&out, 0);
+        let info = run(&["info", out_path.to_str().unwrap()]);
+        assert!(
+            !text(&info.stdout).contains("external data"),
+            "{model}: {}",
+            text(&info.stdout)
+        );
+    }
+}
