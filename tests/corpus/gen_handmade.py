@@ -20,6 +20,8 @@ Which case covers what:
 * non_utf8.onnx       node, value and initializer names that are not valid UTF-8
 * external/*.onnx     initializers in side files (weights.bin, sub/w.bin)
 * small_cnn.onnx      a small realistic CNN (the README's demo model)
+* values/*.pb         SequenceProto, MapProto (int64 and string keys) and OptionalProto value
+                      files, as backend tests store inputs and outputs; the name says the type
 """
 from __future__ import annotations
 
@@ -343,9 +345,32 @@ def small_cnn() -> None:
     save(model, "small_cnn.onnx")
 
 
+def values() -> None:
+    from onnx import numpy_helper as nh
+
+    out = OUT / "values"
+    out.mkdir(parents=True, exist_ok=True)
+    seq = nh.from_list([np.array([1, 2], dtype=np.int64), np.array([3], dtype=np.int64)], "seq")
+    (out / "sequence_tensors.pb").write_bytes(seq.SerializeToString())
+    nested = onnx.SequenceProto(name="nested", elem_type=onnx.SequenceProto.SEQUENCE)
+    nested.sequence_values.append(seq)
+    (out / "sequence_nested.pb").write_bytes(nested.SerializeToString())
+    int_map = nh.from_dict({1: np.array([1.0], dtype=np.float32), 7: np.array([2.0], dtype=np.float32)}, "int_map")
+    (out / "map_int64_keys.pb").write_bytes(int_map.SerializeToString())
+    str_map = onnx.MapProto(name="str_map", key_type=TensorProto.STRING, string_keys=[b"a", b"b"])
+    str_map.values.CopyFrom(nh.from_list([np.array([1], dtype=np.int64), np.array([2], dtype=np.int64)], "vals"))
+    (out / "map_string_keys.pb").write_bytes(str_map.SerializeToString())
+    opt = nh.from_optional(np.array([1.0, 2.0], dtype=np.float32), "opt")
+    (out / "optional_tensor.pb").write_bytes(opt.SerializeToString())
+    empty = onnx.OptionalProto(name="empty", elem_type=onnx.OptionalProto.UNDEFINED)
+    (out / "optional_empty.pb").write_bytes(empty.SerializeToString())
+    with_map = onnx.OptionalProto(name="opt_map", elem_type=onnx.OptionalProto.MAP, map_value=int_map)
+    (out / "optional_map.pb").write_bytes(with_map.SerializeToString())
+
+
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
-    for build in (all_fields, tensors, types, subgraphs, non_utf8, external, small_cnn):
+    for build in (all_fields, tensors, types, subgraphs, non_utf8, external, small_cnn, values):
         build()
     # Protobuf itself must read every file back to the same bytes (non-UTF-8 names aside,
     # which Python's protobuf refuses to decode).
