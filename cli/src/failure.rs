@@ -36,10 +36,7 @@ impl From<ReadError> for Failure {
 /// backtrace, and exit with 101 like Rust does.
 pub fn install_panic_hook() {
     std::panic::set_hook(Box::new(|info| {
-        let location = info
-            .location()
-            .map(|l| format!(" at {}:{}", l.file(), l.line()))
-            .unwrap_or_default();
+        let location = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
         let payload = info
             .payload()
             .downcast_ref::<&str>()

@@ -17,11 +17,7 @@ pub enum Input {
 
 impl Input {
     pub fn parse(arg: &str) -> Input {
-        if arg == "-" {
-            Input::Stdin
-        } else {
-            Input::File(PathBuf::from(arg))
-        }
+        if arg == "-" { Input::Stdin } else { Input::File(PathBuf::from(arg)) }
     }
 
     pub fn label(&self) -> String {
@@ -48,12 +44,7 @@ pub enum Format {
 
 /// The format a path's extension names.
 pub fn format_of(path: &Path) -> Result<Format, Failure> {
-    match path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase)
-        .as_deref()
-    {
+    match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
         Some("onnx" | "pb") => Ok(Format::Binary),
         Some("onnxtxt" | "onnxtext") => Err(Failure::Usage(format!(
             "{}: the ONNX text format is not supported yet; use a binary .onnx or .pb file",
@@ -74,8 +65,7 @@ pub fn read_model(input: &Input) -> Result<Model, Failure> {
             Ok(binary::read_model(path)?)
         }
         Input::Stdin => {
-            let data = binary::read_stdin()
-                .map_err(|e| Failure::Usage(format!("<stdin>: cannot read: {e}")))?;
+            let data = binary::read_stdin().map_err(|e| Failure::Usage(format!("<stdin>: cannot read: {e}")))?;
             Ok(binary::decode_model(data, "<stdin>")?)
         }
     }
@@ -91,8 +81,6 @@ pub fn write_output(output: &str, bytes: &[u8]) -> Result<(), Failure> {
             .map_err(|e| Failure::Usage(format!("<stdout>: cannot write: {e}")));
     }
     let path = Path::new(output);
-    let _progress =
-        crate::progress::stage_for_len(bytes.len() as u64, &format!("writing {}", path.display()));
-    onnx_core::write_atomically(path, |w| w.write_all(bytes))
-        .map_err(|e| Failure::Usage(e.to_string()))
+    let _progress = crate::progress::stage_for_len(bytes.len() as u64, &format!("writing {}", path.display()));
+    onnx_core::write_atomically(path, |w| w.write_all(bytes)).map_err(|e| Failure::Usage(e.to_string()))
 }

@@ -13,12 +13,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser, Debug)]
-#[command(
-    name = "onnx",
-    version,
-    about = "Read, convert and inspect ONNX models",
-    max_term_width = 100
-)]
+#[command(name = "onnx", version, about = "Read, convert and inspect ONNX models", max_term_width = 100)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -10,9 +10,7 @@ fn onnx() -> Command {
 }
 
 fn corpus(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/corpus")
-        .join(rel)
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus").join(rel)
 }
 
 fn run(args: &[&str]) -> Output {
@@ -25,13 +23,7 @@ fn text(bytes: &[u8]) -> String {
 
 #[track_caller]
 fn assert_exit(out: &Output, code: i32) {
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "stdout:\n{}\nstderr:\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
+    assert_eq!(out.status.code(), Some(code), "stdout:\n{}\nstderr:\n{}", text(&out.stdout), text(&out.stderr));
 }
 
 #[test]
@@ -50,10 +42,7 @@ fn info_prints_the_model_at_a_glance() {
         "subgraphs       2",
         "op types        Constant 2, SequenceConstruct 2, If 1",
     ] {
-        assert!(
-            stdout.contains(expected),
-            "missing {expected:?} in:\n{stdout}"
-        );
+        assert!(stdout.contains(expected), "missing {expected:?} in:\n{stdout}");
     }
 }
 
@@ -71,13 +60,8 @@ fn info_json_is_machine_readable() {
 #[test]
 fn info_reads_stdin() {
     let model = std::fs::read(corpus("node/test_abs/model.onnx")).unwrap();
-    let mut child = onnx()
-        .args(["info", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child =
+        onnx().args(["info", "-"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     child.stdin.take().unwrap().write_all(&model).unwrap();
     let out = child.wait_with_output().unwrap();
     assert_exit(&out, 0);
@@ -88,11 +72,7 @@ fn info_reads_stdin() {
 fn missing_file_is_an_io_error_naming_the_file() {
     let out = run(&["info", "no/such/model.onnx"]);
     assert_exit(&out, 2);
-    assert!(
-        text(&out.stderr).contains("no/such/model.onnx: cannot read"),
-        "{}",
-        text(&out.stderr)
-    );
+    assert!(text(&out.stderr).contains("no/such/model.onnx: cannot read"), "{}", text(&out.stderr));
 }
 
 #[test]
@@ -103,14 +83,8 @@ fn garbage_is_invalid_input_naming_the_file() {
     let out = run(&["info", path.to_str().unwrap()]);
     assert_exit(&out, 1);
     let stderr = text(&out.stderr);
-    assert!(
-        stderr.contains("garbage.onnx: not a valid ONNX protobuf"),
-        "{stderr}"
-    );
-    assert!(
-        !stderr.contains("panicked") && !stderr.contains("backtrace"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("garbage.onnx: not a valid ONNX protobuf"), "{stderr}");
+    assert!(!stderr.contains("panicked") && !stderr.contains("backtrace"), "{stderr}");
 }
 
 #[test]
@@ -120,11 +94,7 @@ fn usage_errors_exit_2() {
     let model = corpus("node/test_abs/model.onnx");
     let out = run(&["convert", model.to_str().unwrap(), "out.unknown"]);
     assert_exit(&out, 2);
-    assert!(
-        text(&out.stderr).contains("out.unknown: cannot tell the format"),
-        "{}",
-        text(&out.stderr)
-    );
+    assert!(text(&out.stderr).contains("out.unknown: cannot tell the format"), "{}", text(&out.stderr));
 }
 
 #[test]
@@ -132,29 +102,14 @@ fn convert_binary_to_binary_keeps_the_bytes() {
     let dir = tempfile::tempdir().unwrap();
     let model = corpus("node/test_loop11/model.onnx");
     let out_path = dir.path().join("copy.pb");
-    assert_exit(
-        &run(&[
-            "convert",
-            model.to_str().unwrap(),
-            out_path.to_str().unwrap(),
-        ]),
-        0,
-    );
-    assert_eq!(
-        std::fs::read(&out_path).unwrap(),
-        std::fs::read(&model).unwrap()
-    );
+    assert_exit(&run(&["convert", model.to_str().unwrap(), out_path.to_str().unwrap()]), 0);
+    assert_eq!(std::fs::read(&out_path).unwrap(), std::fs::read(&model).unwrap());
 }
 
 #[test]
 fn convert_stdin_to_stdout() {
     let model = std::fs::read(corpus("node/test_abs/model.onnx")).unwrap();
-    let mut child = onnx()
-        .args(["convert", "-", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = onnx().args(["convert", "-", "-"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
     child.stdin.take().unwrap().write_all(&model).unwrap();
     let out = child.wait_with_output().unwrap();
     assert_exit(&out, 0);
@@ -168,33 +123,19 @@ fn failed_convert_leaves_existing_output_untouched() {
     std::fs::write(&bad, b"\x0a\xff\xff\xff\xff\x0f").unwrap();
     let target = dir.path().join("out.onnx");
     std::fs::write(&target, b"precious").unwrap();
-    assert_exit(
-        &run(&["convert", bad.to_str().unwrap(), target.to_str().unwrap()]),
-        1,
-    );
+    assert_exit(&run(&["convert", bad.to_str().unwrap(), target.to_str().unwrap()]), 1);
     assert_eq!(std::fs::read(&target).unwrap(), b"precious");
     // No temporary file is left behind either.
-    let names: Vec<_> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
+    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(names.len(), 2, "{names:?}");
 }
 
 #[test]
 fn convert_to_a_missing_directory_is_an_io_error() {
     let model = corpus("node/test_abs/model.onnx");
-    let out = run(&[
-        "convert",
-        model.to_str().unwrap(),
-        "/nonexistent-dir/x.onnx",
-    ]);
+    let out = run(&["convert", model.to_str().unwrap(), "/nonexistent-dir/x.onnx"]);
     assert_exit(&out, 2);
-    assert!(
-        text(&out.stderr).contains("/nonexistent-dir/x.onnx: cannot write"),
-        "{}",
-        text(&out.stderr)
-    );
+    assert!(text(&out.stderr).contains("/nonexistent-dir/x.onnx: cannot write"), "{}", text(&out.stderr));
 }
 
 /// External data: moving weights out and back in restores the original bytes; moving a
@@ -205,45 +146,23 @@ fn convert_moves_external_data_out_and_back() {
     let model = corpus("handmade/small_cnn.onnx");
     let original = std::fs::read(&model).unwrap();
     let ext = dir.path().join("ext.onnx");
-    let out = run(&[
-        "convert",
-        model.to_str().unwrap(),
-        ext.to_str().unwrap(),
-        "--external-data",
-        "ext.bin",
-    ]);
+    let out = run(&["convert", model.to_str().unwrap(), ext.to_str().unwrap(), "--external-data", "ext.bin"]);
     assert_exit(&out, 0);
     let ext_len = std::fs::metadata(&ext).unwrap().len();
-    assert!(
-        ext_len < 4096,
-        "the weights left the model ({ext_len} bytes remain)"
-    );
+    assert!(ext_len < 4096, "the weights left the model ({ext_len} bytes remain)");
     assert!(std::fs::metadata(dir.path().join("ext.bin")).unwrap().len() > 40_000);
 
     let elsewhere = tempfile::tempdir().unwrap();
     let moved = elsewhere.path().join("moved.onnx");
     let out = run(&["convert", ext.to_str().unwrap(), moved.to_str().unwrap()]);
     assert_exit(&out, 2);
-    assert!(
-        text(&out.stderr).contains("--embed-external"),
-        "{}",
-        text(&out.stderr)
-    );
+    assert!(text(&out.stderr).contains("--embed-external"), "{}", text(&out.stderr));
     assert!(!moved.exists());
 
-    let out = run(&[
-        "convert",
-        ext.to_str().unwrap(),
-        moved.to_str().unwrap(),
-        "--embed-external",
-    ]);
+    let out = run(&["convert", ext.to_str().unwrap(), moved.to_str().unwrap(), "--embed-external"]);
     assert_exit(&out, 0);
     let info = run(&["info", ext.to_str().unwrap()]);
-    assert!(
-        text(&info.stdout).contains("external data"),
-        "{}",
-        text(&info.stdout)
-    );
+    assert!(text(&info.stdout).contains("external data"), "{}", text(&info.stdout));
     let _ = original;
 }
 
@@ -265,40 +184,21 @@ fn hostile_external_data_is_reported_with_tensor_and_path() {
     hostile[at..at + to.len()].copy_from_slice(to);
     let path = dir.path().join("hostile.onnx");
     std::fs::write(&path, hostile).unwrap();
-    let out = run(&[
-        "convert",
-        path.to_str().unwrap(),
-        dir.path().join("o.onnx").to_str().unwrap(),
-        "--embed-external",
-    ]);
+    let out =
+        run(&["convert", path.to_str().unwrap(), dir.path().join("o.onnx").to_str().unwrap(), "--embed-external"]);
     assert_exit(&out, 1);
     let stderr = text(&out.stderr);
-    assert!(
-        stderr.contains("../../x.bin") && stderr.contains("tensor '"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("../../x.bin") && stderr.contains("tensor '"), "{stderr}");
 }
 
 #[test]
 fn external_data_of_a_corpus_model_is_read_and_embedded() {
     let dir = tempfile::tempdir().unwrap();
-    for model in [
-        "handmade/external/model.onnx",
-        "handmade/external/subdir_model.onnx",
-    ] {
+    for model in ["handmade/external/model.onnx", "handmade/external/subdir_model.onnx"] {
         let out_path = dir.path().join("embedded.onnx");
-        let out = run(&[
-            "convert",
-            corpus(model).to_str().unwrap(),
-            out_path.to_str().unwrap(),
-            "--embed-external",
-        ]);
+        let out = run(&["convert", corpus(model).to_str().unwrap(), out_path.to_str().unwrap(), "--embed-external"]);
         assert_exit(&out, 0);
         let info = run(&["info", out_path.to_str().unwrap()]);
-        assert!(
-            !text(&info.stdout).contains("external data"),
-            "{model}: {}",
-            text(&info.stdout)
-        );
+        assert!(!text(&info.stdout).contains("external data"), "{model}: {}", text(&info.stdout));
     }
 }

@@ -22,19 +22,14 @@ pub struct TextAnalysis {
 
 impl TextAnalysis {
     pub fn has_errors(&self) -> bool {
-        self.diagnostics
-            .iter()
-            .any(|d| d.severity == crate::diagnostic::Severity::Error)
+        self.diagnostics.iter().any(|d| d.severity == crate::diagnostic::Severity::Error)
     }
 }
 
 pub fn analyze_text(source: &str) -> TextAnalysis {
     let parse = onnx_syntax::parse_model(source);
-    let mut diagnostics: Vec<Diagnostic> = parse
-        .errors
-        .iter()
-        .map(|e| Diagnostic::error(e.code, e.span, e.message.clone()))
-        .collect();
+    let mut diagnostics: Vec<Diagnostic> =
+        parse.errors.iter().map(|e| Diagnostic::error(e.code, e.span, e.message.clone())).collect();
     let lowered = match &parse.tree {
         Some(tree) => from_ast::model(tree),
         None => from_ast::Lowered::default(),
@@ -55,13 +50,7 @@ pub fn analyze_text(source: &str) -> TextAnalysis {
         _ => (u32::MAX, u32::MAX, d.code),
     });
     diagnostics.dedup();
-    TextAnalysis {
-        tree: parse.tree,
-        model: lowered.model,
-        source_map,
-        resolution,
-        diagnostics,
-    }
+    TextAnalysis { tree: parse.tree, model: lowered.model, source_map, resolution, diagnostics }
 }
 
 /// Turns IR anchors into text ranges where the source map knows them.

@@ -17,10 +17,7 @@ pub enum ReadError {
     #[error("{path}: cannot read: {source}")]
     Io { path: String, source: io::Error },
     #[error("{path}: not a valid ONNX protobuf: {source}")]
-    Decode {
-        path: String,
-        source: pb::DecodeError,
-    },
+    Decode { path: String, source: pb::DecodeError },
 }
 
 /// The bytes of a file: memory-mapped when it is a regular file, read otherwise (pipes,
@@ -54,20 +51,15 @@ pub fn read_stdin() -> io::Result<Bytes> {
 
 /// Decodes and lowers a model. `what` names the source in errors (a path, or `<stdin>`).
 pub fn decode_model(data: Bytes, what: &str) -> Result<Model, ReadError> {
-    let proto: pb::ModelProto = pb::decode(data).map_err(|source| ReadError::Decode {
-        path: what.to_owned(),
-        source,
-    })?;
+    let proto: pb::ModelProto =
+        pb::decode(data).map_err(|source| ReadError::Decode { path: what.to_owned(), source })?;
     Ok(lower::from_proto::model(proto))
 }
 
 /// Reads a model file.
 pub fn read_model(path: &Path) -> Result<Model, ReadError> {
     let what = path.display().to_string();
-    let data = read_bytes(path).map_err(|source| ReadError::Io {
-        path: what.clone(),
-        source,
-    })?;
+    let data = read_bytes(path).map_err(|source| ReadError::Io { path: what.clone(), source })?;
     decode_model(data, &what)
 }
 
@@ -78,10 +70,8 @@ pub fn encode_model(model: &Model) -> Vec<u8> {
 
 /// Decodes a standalone TensorProto (backend test `input_N.pb` files).
 pub fn decode_tensor(data: Bytes, what: &str) -> Result<Tensor, ReadError> {
-    let proto: pb::TensorProto = pb::decode(data).map_err(|source| ReadError::Decode {
-        path: what.to_owned(),
-        source,
-    })?;
+    let proto: pb::TensorProto =
+        pb::decode(data).map_err(|source| ReadError::Decode { path: what.to_owned(), source })?;
     Ok(lower::from_proto::tensor(proto))
 }
 

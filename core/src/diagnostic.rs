@@ -48,11 +48,7 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    pub fn error(
-        code: &'static str,
-        anchor: impl Into<Anchor>,
-        message: impl Into<String>,
-    ) -> Diagnostic {
+    pub fn error(code: &'static str, anchor: impl Into<Anchor>, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
             code,
             severity: Severity::Error,
@@ -62,22 +58,11 @@ impl Diagnostic {
         }
     }
 
-    pub fn warning(
-        code: &'static str,
-        anchor: impl Into<Anchor>,
-        message: impl Into<String>,
-    ) -> Diagnostic {
-        Diagnostic {
-            severity: Severity::Warning,
-            ..Diagnostic::error(code, anchor, message)
-        }
+    pub fn warning(code: &'static str, anchor: impl Into<Anchor>, message: impl Into<String>) -> Diagnostic {
+        Diagnostic { severity: Severity::Warning, ..Diagnostic::error(code, anchor, message) }
     }
 
-    pub fn with_related(
-        mut self,
-        anchor: impl Into<Anchor>,
-        label: impl Into<String>,
-    ) -> Diagnostic {
+    pub fn with_related(mut self, anchor: impl Into<Anchor>, label: impl Into<String>) -> Diagnostic {
         self.related.push((anchor.into(), label.into()));
         self
     }

@@ -54,9 +54,7 @@ pub enum Reason {
     OutOfBounds { offset: u64, length: u64, size: u64 },
     #[error("it holds {actual} bytes but the tensor's type and shape need {expected}")]
     SizeMismatch { actual: u64, expected: u64 },
-    #[error(
-        "the tensor's type and shape do not define a byte size (unknown type, string, or bad dims)"
-    )]
+    #[error("the tensor's type and shape do not define a byte size (unknown type, string, or bad dims)")]
     NoFixedSize,
     #[error("the model was not read from a file, so there is no directory to resolve it against")]
     NoModelDirectory,
@@ -75,9 +73,7 @@ pub struct ExternalRef {
 }
 
 fn tensor_label(t: &Tensor) -> String {
-    t.name
-        .as_ref()
-        .map_or_else(|| "<unnamed>".to_owned(), Str::escaped)
+    t.name.as_ref().map_or_else(|| "<unnamed>".to_owned(), Str::escaped)
 }
 
 /// Parses the `external_data` entries of a tensor.
@@ -98,19 +94,10 @@ pub fn parse_ref(tensor: &Tensor) -> Result<ExternalRef, ExternalDataError> {
                 .as_str()
                 .and_then(|s| s.parse::<u64>().ok())
                 .map(Some)
-                .ok_or_else(|| {
-                    fail(Reason::BadNumber {
-                        key,
-                        value: v.escaped(),
-                    })
-                }),
+                .ok_or_else(|| fail(Reason::BadNumber { key, value: v.escaped() })),
         }
     };
-    Ok(ExternalRef {
-        offset: number("offset")?.unwrap_or(0),
-        length: number("length")?,
-        location: loc,
-    })
+    Ok(ExternalRef { offset: number("offset")?.unwrap_or(0), length: number("length")?, location: loc })
 }
 
 /// Splits a location into its normal components, rejecting anything that could leave the
@@ -159,28 +146,16 @@ pub struct ExternalReader {
 impl ExternalReader {
     /// `base_dir` is the model's directory; `None` for a model read from memory.
     pub fn new(base_dir: Option<PathBuf>) -> Self {
-        ExternalReader {
-            base_dir,
-            files: HashMap::new(),
-        }
+        ExternalReader { base_dir, files: HashMap::new() }
     }
 
     /// The bytes of an external tensor, checked against its type and shape.
     pub fn read(&mut self, tensor: &Tensor) -> Result<Bytes, ExternalDataError> {
         let r = parse_ref(tensor)?;
-        let fail = |reason| ExternalDataError {
-            tensor: tensor_label(tensor),
-            location: r.location.escaped(),
-            reason,
-        };
-        let base = self
-            .base_dir
-            .clone()
-            .ok_or_else(|| fail(Reason::NoModelDirectory))?;
+        let fail = |reason| ExternalDataError { tensor: tensor_label(tensor), location: r.location.escaped(), reason };
+        let base = self.base_dir.clone().ok_or_else(|| fail(Reason::NoModelDirectory))?;
         let components = location_components(&r.location).map_err(fail)?;
-        let expected = tensor
-            .expected_raw_size()
-            .ok_or_else(|| fail(Reason::NoFixedSize))?;
+        let expected = tensor.expected_raw_size().ok_or_else(|| fail(Reason::NoFixedSize))?;
         let data = match self.files.get(&components) {
             Some(d) => d.clone(),
             None => {
@@ -194,17 +169,10 @@ impl ExternalReader {
         let length = r.length.unwrap_or(size.saturating_sub(r.offset));
         let end = r.offset.checked_add(length).filter(|&end| end <= size);
         let Some(end) = end else {
-            return Err(fail(Reason::OutOfBounds {
-                offset: r.offset,
-                length,
-                size,
-            }));
+            return Err(fail(Reason::OutOfBounds { offset: r.offset, length, size }));
         };
         if length != expected {
-            return Err(fail(Reason::SizeMismatch {
-                actual: length,
-                expected,
-            }));
+            return Err(fail(Reason::SizeMismatch { actual: length, expected }));
         }
         // Both bounds are ≤ size, which is a usize length.
         Ok(data.slice(r.offset as usize..end as usize))
@@ -218,6 +186,31 @@ fn map_or_read(file: &File) -> io::Result<Bytes> {
     crate::binary::map_file(file)
 }
 
+/// Why opening one path component failed: `ELOOP`/`ENOTDIR` under `O_NOFOLLOW` mean the
+/// component is a symbolic link.
+#[cfg(unix)]
+fn component_error(e: rustix::io::Errno, comp: &Path) -> Reason {
+    if e == rustix::io::Errno::LOOP || e == rustix::io::Errno::NOTDIR {
+        Reason::Symlink(comp.display().to_string())
+    } else {
+        Reason::Io(io::Error::from(e))
+    }
+}
+
+/// Opens the directory `base/dirs…`, each component relative to its parent's descriptor
+/// and without following symlinks, so no component can lead outside `base`.
+#[cfg(unix)]
+fn open_dir_beneath(base: &Path, dirs: &[PathBuf]) -> Result<rustix::fd::OwnedFd, Reason> {
+    use rustix::fs::{Mode, OFlags, openat};
+    let mut dir = rustix::fs::open(base, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+        .map_err(|e| Reason::Io(io::Error::from(e)))?;
+    for comp in dirs {
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        dir = openat(&dir, comp.as_path(), flags, Mode::empty()).map_err(|e| component_error(e, comp))?;
+    }
+    Ok(dir)
+}
+
 /// Opens `base/components…` refusing symlinks on every component, then checks the opened
 /// file is regular and singly linked.
 #[cfg(unix)]
@@ -225,37 +218,11 @@ fn open_beneath(base: &Path, components: &[PathBuf]) -> Result<File, Reason> {
     use rustix::fs::{Mode, OFlags, openat};
     use std::os::unix::fs::MetadataExt;
 
-    let errno = |e: rustix::io::Errno, comp: &Path| -> Reason {
-        if e == rustix::io::Errno::LOOP || e == rustix::io::Errno::NOTDIR {
-            Reason::Symlink(comp.display().to_string())
-        } else {
-            Reason::Io(io::Error::from(e))
-        }
-    };
     let (last, dirs) = components.split_last().ok_or(Reason::EmptyLocation)?;
-    let mut dir = rustix::fs::open(
-        base,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(|e| Reason::Io(io::Error::from(e)))?;
-    for comp in dirs {
-        dir = openat(
-            &dir,
-            comp.as_path(),
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-        .map_err(|e| errno(e, comp))?;
-    }
+    let dir = open_dir_beneath(base, dirs)?;
     // NONBLOCK: opening a FIFO must not hang; it is rejected as not regular below.
-    let fd = openat(
-        &dir,
-        last.as_path(),
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
-        Mode::empty(),
-    )
-    .map_err(|e| errno(e, last))?;
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+    let fd = openat(&dir, last.as_path(), flags, Mode::empty()).map_err(|e| component_error(e, last))?;
     let file = File::from(fd);
     let meta = file.metadata()?;
     if !meta.is_file() {
@@ -288,11 +255,7 @@ fn open_beneath(base: &Path, components: &[PathBuf]) -> Result<File, Reason> {
 
 /// Every tensor of the model stored externally.
 pub fn external_tensors(model: &Model) -> impl Iterator<Item = TensorId> + '_ {
-    model
-        .tensors
-        .iter()
-        .filter(|(_, t)| t.is_external())
-        .map(|(id, _)| id)
+    model.tensors.iter().filter(|(_, t)| t.is_external()).map(|(id, _)| id)
 }
 
 /// Moves every external tensor's bytes into `raw_data` and drops the references, so the
@@ -321,26 +284,11 @@ fn raw_bytes(t: &Tensor) -> Option<Bytes> {
     let ty = t.elem_type()?;
     let mut out = Vec::new();
     match ty {
-        D::Float | D::Complex64 => t
-            .float_data
-            .iter()
-            .for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
-        D::Double | D::Complex128 => t
-            .double_data
-            .iter()
-            .for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
-        D::Int32 => t
-            .int32_data
-            .iter()
-            .for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
-        D::Int64 => t
-            .int64_data
-            .iter()
-            .for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
-        D::Uint64 => t
-            .uint64_data
-            .iter()
-            .for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
+        D::Float | D::Complex64 => t.float_data.iter().for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
+        D::Double | D::Complex128 => t.double_data.iter().for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
+        D::Int32 => t.int32_data.iter().for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
+        D::Int64 => t.int64_data.iter().for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
+        D::Uint64 => t.uint64_data.iter().for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
         _ => return None,
     }
     Some(Bytes::from(out))
@@ -357,18 +305,14 @@ pub fn externalize(
     threshold: u64,
 ) -> Result<usize, ExternalDataError> {
     let loc = Str::from(location);
-    let fail = |reason| ExternalDataError {
-        tensor: String::new(),
-        location: location.to_owned(),
-        reason,
-    };
+    let fail = |reason| ExternalDataError { tensor: String::new(), location: location.to_owned(), reason };
     let components = location_components(&loc).map_err(fail)?;
     let mut target = out_dir.to_owned();
     target.extend(&components);
     // Parent directories must exist and be real directories inside `out_dir`.
     #[cfg(unix)]
     if let Some((_, dirs)) = components.split_last() {
-        check_dirs_beneath(out_dir, dirs).map_err(fail)?;
+        open_dir_beneath(out_dir, dirs).map_err(fail)?;
     }
     let ids: Vec<TensorId> = model
         .graphs
@@ -402,11 +346,8 @@ pub fn externalize(
         t.int32_data.clear();
         t.int64_data.clear();
         t.uint64_data.clear();
-        t.external_data = vec![
-            pair("location", location),
-            pair("offset", &offset.to_string()),
-            pair("length", &len.to_string()),
-        ];
+        t.external_data =
+            vec![pair("location", location), pair("offset", &offset.to_string()), pair("length", &len.to_string())];
         t.data_location = Some(DATA_LOCATION_EXTERNAL);
         offset += len;
     }
@@ -414,37 +355,7 @@ pub fn externalize(
 }
 
 fn pair(key: &str, value: &str) -> StringPair {
-    StringPair {
-        key: Some(Str::from(key)),
-        value: Some(Str::from(value)),
-    }
-}
-
-#[cfg(unix)]
-fn check_dirs_beneath(base: &Path, dirs: &[PathBuf]) -> Result<(), Reason> {
-    use rustix::fs::{Mode, OFlags, openat};
-    let mut dir = rustix::fs::open(
-        base,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(|e| Reason::Io(io::Error::from(e)))?;
-    for comp in dirs {
-        dir = openat(
-            &dir,
-            comp.as_path(),
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-        .map_err(|e| {
-            if e == rustix::io::Errno::LOOP || e == rustix::io::Errno::NOTDIR {
-                Reason::Symlink(comp.display().to_string())
-            } else {
-                Reason::Io(io::Error::from(e))
-            }
-        })?;
-    }
-    Ok(())
+    StringPair { key: Some(Str::from(key)), value: Some(Str::from(value)) }
 }
 
 #[cfg(test)]
@@ -458,17 +369,11 @@ mod tests {
     #[test]
     fn locations_are_relative_and_normal() {
         assert_eq!(comps("w.bin").unwrap(), vec![PathBuf::from("w.bin")]);
-        assert_eq!(
-            comps("./sub/w.bin").unwrap(),
-            vec![PathBuf::from("sub"), PathBuf::from("w.bin")]
-        );
+        assert_eq!(comps("./sub/w.bin").unwrap(), vec![PathBuf::from("sub"), PathBuf::from("w.bin")]);
         assert!(comps("a..b.bin").is_ok(), "a name containing '..' is legal");
         assert!(matches!(comps("../w.bin"), Err(Reason::Escapes(_))));
         assert!(matches!(comps("sub/../../w.bin"), Err(Reason::Escapes(_))));
-        assert!(matches!(
-            comps("sub\\..\\..\\w.bin"),
-            Err(Reason::Escapes(_))
-        ));
+        assert!(matches!(comps("sub\\..\\..\\w.bin"), Err(Reason::Escapes(_))));
         assert!(matches!(comps("/etc/passwd"), Err(Reason::Absolute)));
         assert!(matches!(comps("C:\\x.bin"), Err(Reason::Absolute)));
         assert!(matches!(comps(""), Err(Reason::EmptyLocation)));

@@ -60,10 +60,7 @@ struct Scope<'p> {
 
 impl Scope<'_> {
     fn lookup(&self, name: &Str) -> Option<DefSite> {
-        self.names
-            .get(name)
-            .copied()
-            .or_else(|| self.parent.and_then(|p| p.lookup(name)))
+        self.names.get(name).copied().or_else(|| self.parent.and_then(|p| p.lookup(name)))
     }
 }
 
@@ -83,28 +80,17 @@ pub fn resolve(model: &Model) -> Resolution {
     r
 }
 
-fn define(
-    scope: &mut Scope<'_>,
-    name: &Str,
-    site: DefSite,
-    r: &mut Resolution,
-    allow_same_graph_input: bool,
-) {
+fn define(scope: &mut Scope<'_>, name: &Str, site: DefSite, r: &mut Resolution, allow_same_graph_input: bool) {
     if name.is_empty() {
         return;
     }
     if let Some(previous) = scope.lookup(name) {
-        let shadowing_input = allow_same_graph_input
-            && matches!(previous, DefSite::GraphInput(..))
-            && scope.names.contains_key(name);
+        let shadowing_input =
+            allow_same_graph_input && matches!(previous, DefSite::GraphInput(..)) && scope.names.contains_key(name);
         if !shadowing_input {
             r.diagnostics.push(
-                Diagnostic::error(
-                    "duplicate-definition",
-                    site.anchor(),
-                    format!("'{name}' is already defined"),
-                )
-                .with_related(previous.anchor(), "first defined here"),
+                Diagnostic::error("duplicate-definition", site.anchor(), format!("'{name}' is already defined"))
+                    .with_related(previous.anchor(), "first defined here"),
             );
             return;
         }
@@ -115,10 +101,7 @@ fn define(
 
 fn graph(model: &Model, id: GraphId, parent: Option<&Scope<'_>>, r: &mut Resolution) {
     let g = &model.graphs[id];
-    let mut scope = Scope {
-        names: HashMap::new(),
-        parent,
-    };
+    let mut scope = Scope { names: HashMap::new(), parent };
     for (i, v) in g.inputs.iter().enumerate() {
         if let Some(name) = &v.name {
             define(&mut scope, name, DefSite::GraphInput(id, i), r, false);
@@ -135,10 +118,7 @@ fn graph(model: &Model, id: GraphId, parent: Option<&Scope<'_>>, r: &mut Resolut
     for (i, v) in g.outputs.iter().enumerate() {
         let Some(name) = &v.name else { continue };
         let def = scope.names.get(name).copied();
-        r.uses.push(Use {
-            at: Anchor::GraphOutput(id, i),
-            def: def.or_else(|| scope.lookup(name)),
-        });
+        r.uses.push(Use { at: Anchor::GraphOutput(id, i), def: def.or_else(|| scope.lookup(name)) });
         if def.is_none() {
             r.diagnostics.push(Diagnostic::error(
                 "output-not-defined",
@@ -156,10 +136,7 @@ fn node(model: &Model, id: NodeId, scope: &mut Scope<'_>, r: &mut Resolution) {
             continue;
         }
         let def = scope.lookup(name);
-        r.uses.push(Use {
-            at: Anchor::NodeInput(id, i),
-            def,
-        });
+        r.uses.push(Use { at: Anchor::NodeInput(id, i), def });
         if def.is_none() {
             r.diagnostics.push(Diagnostic::error(
                 "undefined-value",
@@ -181,10 +158,7 @@ fn node(model: &Model, id: NodeId, scope: &mut Scope<'_>, r: &mut Resolution) {
 
 fn function(model: &Model, id: FunctionId, r: &mut Resolution) {
     let f = &model.function_store[id];
-    let mut scope = Scope {
-        names: HashMap::new(),
-        parent: None,
-    };
+    let mut scope = Scope { names: HashMap::new(), parent: None };
     for (i, name) in f.inputs.iter().enumerate() {
         define(&mut scope, name, DefSite::FunctionInput(id, i), r, false);
     }
@@ -193,10 +167,7 @@ fn function(model: &Model, id: FunctionId, r: &mut Resolution) {
     }
     for (i, name) in f.outputs.iter().enumerate() {
         let def = scope.lookup(name);
-        r.uses.push(Use {
-            at: Anchor::FunctionOutput(id, i),
-            def,
-        });
+        r.uses.push(Use { at: Anchor::FunctionOutput(id, i), def });
         if def.is_none() {
             // A warning: onnx's checker accepts such functions (semantics spec §1.8).
             r.diagnostics.push(Diagnostic::warning(

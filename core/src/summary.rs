@@ -60,10 +60,7 @@ pub struct OpCount {
 }
 
 fn value(v: &ValueInfo) -> Value {
-    Value {
-        name: v.name.clone(),
-        ty: v.ty.as_ref().map(|t| t.to_string()),
-    }
+    Value { name: v.name.clone(), ty: v.ty.as_ref().map(|t| t.to_string()) }
 }
 
 impl Summary {
@@ -81,15 +78,13 @@ impl Summary {
             counts.initializers += g.initializers.len();
             counts.sparse_initializers += g.sparse_initializers.len();
             for &t in &g.initializers {
-                initializer_bytes = initializer_bytes
-                    .saturating_add(model.tensors[t].expected_raw_size().unwrap_or(0));
+                initializer_bytes = initializer_bytes.saturating_add(model.tensors[t].expected_raw_size().unwrap_or(0));
             }
         }
         let mut external_tensor_bytes = 0u64;
         for (_, t) in model.tensors.iter().filter(|(_, t)| t.is_external()) {
             counts.external_tensors += 1;
-            external_tensor_bytes =
-                external_tensor_bytes.saturating_add(t.expected_raw_size().unwrap_or(0));
+            external_tensor_bytes = external_tensor_bytes.saturating_add(t.expected_raw_size().unwrap_or(0));
         }
         let mut histogram: BTreeMap<String, usize> = BTreeMap::new();
         for (_, node) in model.nodes.iter() {
@@ -103,24 +98,15 @@ impl Summary {
                 counts.subgraphs += a.subgraphs().count();
             }
         }
-        let mut op_types: Vec<OpCount> = histogram
-            .into_iter()
-            .map(|(op_type, count)| OpCount { op_type, count })
-            .collect();
-        op_types.sort_by(|a, b| {
-            b.count
-                .cmp(&a.count)
-                .then_with(|| a.op_type.cmp(&b.op_type))
-        });
+        let mut op_types: Vec<OpCount> =
+            histogram.into_iter().map(|(op_type, count)| OpCount { op_type, count }).collect();
+        op_types.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.op_type.cmp(&b.op_type)));
         Summary {
             ir_version: model.ir_version,
             opset_import: model
                 .opset_import
                 .iter()
-                .map(|o| Opset {
-                    domain: o.domain.as_ref().map_or_else(String::new, Str::escaped),
-                    version: o.version,
-                })
+                .map(|o| Opset { domain: o.domain.as_ref().map_or_else(String::new, Str::escaped), version: o.version })
                 .collect(),
             producer_name: model.producer_name.clone(),
             producer_version: model.producer_version.clone(),
@@ -133,11 +119,7 @@ impl Summary {
             initializer_bytes,
             external_tensor_bytes,
             op_types,
-            metadata: model
-                .metadata_props
-                .iter()
-                .map(|p| (p.key.clone(), p.value.clone()))
-                .collect(),
+            metadata: model.metadata_props.iter().map(|p| (p.key.clone(), p.value.clone())).collect(),
         }
     }
 }

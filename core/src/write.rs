@@ -13,23 +13,13 @@ pub struct WriteError {
 }
 
 /// Writes `path` by calling `fill` on a temporary file beside it, then renaming.
-pub fn write_atomically(
-    path: &Path,
-    fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
-) -> Result<(), WriteError> {
-    let err = |source| WriteError {
-        path: path.to_owned(),
-        source,
-    };
+pub fn write_atomically(path: &Path, fill: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<(), WriteError> {
+    let err = |source| WriteError { path: path.to_owned(), source };
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".onnx-")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(err)?;
+    let mut tmp = tempfile::Builder::new().prefix(".onnx-").suffix(".tmp").tempfile_in(dir).map_err(err)?;
     {
         let mut out = io::BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
         fill(&mut out).map_err(err)?;

@@ -20,12 +20,7 @@ fn codes(source: &str) -> Vec<&'static str> {
 }
 
 fn main_nodes(m: &Model) -> Vec<&Node> {
-    m.main_graph()
-        .expect("graph")
-        .nodes
-        .iter()
-        .map(|&n| &m.nodes[n])
-        .collect()
+    m.main_graph().expect("graph").nodes.iter().map(|&n| &m.nodes[n]).collect()
 }
 
 #[test]
@@ -39,20 +34,13 @@ fn header_fields_append_and_overwrite_like_onnx() {
     assert_eq!(m.model_version, Some(-3));
     assert_eq!(m.producer_name, Some(Str::from("p")));
     assert_eq!(m.metadata_props.len(), 1);
-    assert_eq!(
-        codes("<IR_VERSION: 7> g () => () {}"),
-        vec!["unknown-header-key"]
-    );
-    assert_eq!(
-        codes("<ir_version: 7.0> g () => () {}"),
-        vec!["type-mismatch"]
-    );
+    assert_eq!(codes("<IR_VERSION: 7> g () => () {}"), vec!["unknown-header-key"]);
+    assert_eq!(codes("<ir_version: 7.0> g () => () {}"), vec!["type-mismatch"]);
 }
 
 #[test]
 fn graph_inputs_with_values_are_also_initializers() {
-    let m =
-        clean("g (float[2] x = {1, 2}, y) => (z) <float[1] w = {3}, float[N] t> { z = Add(x, w) }");
+    let m = clean("g (float[2] x = {1, 2}, y) => (z) <float[1] w = {3}, float[N] t> { z = Add(x, w) }");
     let g = m.main_graph().unwrap();
     assert_eq!(g.inputs.len(), 2);
     assert_eq!(g.initializers.len(), 2);
@@ -70,23 +58,13 @@ fn node_slots_domains_labels_and_overloads() {
     assert_eq!(n[0].outputs, vec![Str::new()]);
     assert_eq!(n[0].inputs, vec![Str::new()]);
     assert_eq!(n[0].name, None);
-    assert_eq!(
-        n[0].domain,
-        Some(Str::from("")),
-        "the parser always sets the domain"
-    );
+    assert_eq!(n[0].domain, Some(Str::from("")), "the parser always sets the domain");
     assert_eq!(n[1].name, Some(Str::new()));
     assert_eq!(n[1].domain, Some(Str::from("com.ms")));
     assert_eq!(n[1].op_type, Some(Str::from("Bar")));
     assert_eq!(n[1].overload, Some(Str::from("ov")));
-    assert_eq!(
-        n[1].inputs,
-        vec![Str::from("x"), Str::new(), Str::from("y")]
-    );
-    assert_eq!(
-        (n[2].domain.clone(), n[2].op_type.clone()),
-        (Some(Str::from("a")), Some(Str::from("b")))
-    );
+    assert_eq!(n[1].inputs, vec![Str::from("x"), Str::new(), Str::from("y")]);
+    assert_eq!((n[2].domain.clone(), n[2].op_type.clone()), (Some(Str::from("a")), Some(Str::from("b"))));
     assert_eq!(codes("g (x) => (y) { y = (x) }"), vec!["empty-op-type"]);
 }
 
@@ -97,79 +75,37 @@ fn attribute_values_follow_onnx_typing() {
            g: ints = @r2, h: ints = [], i = float[2] t {1, 2}, j = seq(float[N]), k = "s", l = -inf> (x) }"#,
     );
     let attrs = &main_nodes(&m)[0].attributes;
-    let get = |name: &str| {
-        attrs
-            .iter()
-            .find(|a| a.name.as_ref().is_some_and(|n| n == name))
-            .expect(name)
-    };
-    assert_eq!(
-        (get("a").ty, get("a").f),
-        (Some(AttributeType::Float as i32), Some(2.0))
-    );
+    let get = |name: &str| attrs.iter().find(|a| a.name.as_ref().is_some_and(|n| n == name)).expect(name);
+    assert_eq!((get("a").ty, get("a").f), (Some(AttributeType::Float as i32), Some(2.0)));
     assert_eq!(get("b").floats, vec![1.5, 2.0]);
-    assert_eq!(
-        (get("c").ty, get("c").ints.clone()),
-        (Some(AttributeType::Ints as i32), vec![1, 2])
-    );
+    assert_eq!((get("c").ty, get("c").ints.clone()), (Some(AttributeType::Ints as i32), vec![1, 2]));
     assert_eq!(get("d").i, Some(0));
     assert!(get("e").f.is_some_and(|f| f == 0.0 && f.is_sign_negative()));
-    assert_eq!(
-        (get("f").ty, get("f").ref_attr_name.clone()),
-        (Some(0), Some(Str::from("r")))
-    );
+    assert_eq!((get("f").ty, get("f").ref_attr_name.clone()), (Some(0), Some(Str::from("r"))));
     assert_eq!(get("g").ty, Some(AttributeType::Ints as i32));
     assert_eq!(get("h").ty, Some(AttributeType::Ints as i32));
     let t = &m.tensors[get("i").t.unwrap()];
-    assert_eq!(
-        (t.name.clone(), t.float_data.clone()),
-        (Some(Str::from("t")), vec![1.0, 2.0])
-    );
-    assert!(matches!(
-        get("j").tp.as_ref().unwrap().value,
-        Some(TypeValue::Sequence(_))
-    ));
+    assert_eq!((t.name.clone(), t.float_data.clone()), (Some(Str::from("t")), vec![1.0, 2.0]));
+    assert!(matches!(get("j").tp.as_ref().unwrap().value, Some(TypeValue::Sequence(_))));
     assert_eq!(get("k").s, Some(Str::from("s")));
     assert_eq!(get("l").f, Some(f32::NEG_INFINITY));
 }
 
 #[test]
 fn attribute_errors() {
-    assert_eq!(
-        codes("g (x) => (y) { y = Foo <a = [1, 2.5]> (x) }"),
-        vec!["attribute-type-mismatch"]
-    );
-    assert_eq!(
-        codes("g (x) => (y) { y = Foo <a = []> (x) }"),
-        vec!["untyped-empty-list"]
-    );
-    assert_eq!(
-        codes("g (x) => (y) { y = Foo <a: int = []> (x) }"),
-        vec!["attribute-type-mismatch"]
-    );
-    assert_eq!(
-        codes("g (x) => (y) { y = Foo <a: ints = 5> (x) }"),
-        vec!["attribute-type-mismatch"]
-    );
-    assert_eq!(
-        codes("g (x) => (y) { y = Foo <a: Int = 5> (x) }"),
-        vec!["unknown-attribute-type"]
-    );
-    assert_eq!(
-        codes("g (x) => (y) { y = Foo <a = 99999999999999999999> (x) }"),
-        vec!["number-out-of-range"]
-    );
-    assert_eq!(
-        codes("g (x) => (y) { y = Foo <a = 1e39> (x) }"),
-        vec!["number-out-of-range"]
-    );
+    assert_eq!(codes("g (x) => (y) { y = Foo <a = [1, 2.5]> (x) }"), vec!["attribute-type-mismatch"]);
+    assert_eq!(codes("g (x) => (y) { y = Foo <a = []> (x) }"), vec!["untyped-empty-list"]);
+    assert_eq!(codes("g (x) => (y) { y = Foo <a: int = []> (x) }"), vec!["attribute-type-mismatch"]);
+    assert_eq!(codes("g (x) => (y) { y = Foo <a: ints = 5> (x) }"), vec!["attribute-type-mismatch"]);
+    assert_eq!(codes("g (x) => (y) { y = Foo <a: Int = 5> (x) }"), vec!["unknown-attribute-type"]);
+    assert_eq!(codes("g (x) => (y) { y = Foo <a = 99999999999999999999> (x) }"), vec!["number-out-of-range"]);
+    assert_eq!(codes("g (x) => (y) { y = Foo <a = 1e39> (x) }"), vec!["number-out-of-range"]);
 }
 
 #[test]
 fn our_dialect_keeps_list_elements() {
-    let m = clean(
-        "g (x) => (y) { y = Foo <a: tensors = [float[1] {1}, int64[2] {3, 4}], b = [seq(float), float]> (x) }",
-    );
+    let m =
+        clean("g (x) => (y) { y = Foo <a: tensors = [float[1] {1}, int64[2] {3, 4}], b = [seq(float), float]> (x) }");
     let attrs = &main_nodes(&m)[0].attributes;
     assert_eq!(attrs[0].tensors.len(), 2);
     assert_eq!(attrs[1].type_protos.len(), 2);
@@ -191,22 +127,10 @@ fn tensor_literals_store_values_by_type() {
     assert_eq!(t(5).float_data, vec![1.0, 2.0]);
     assert!(t(6).is_external());
     assert!(t(7).raw_data.is_none() && t(7).float_data.is_empty());
-    assert_eq!(
-        codes("g () => () <int32[1] a = {3000000000}> {}"),
-        vec!["number-out-of-range"]
-    );
-    assert_eq!(
-        codes("g () => () <float[N] a = {1}> {}"),
-        vec!["tensor-needs-numeric-dims"]
-    );
-    assert_eq!(
-        codes("g () => () <float[] a = {1}> {}"),
-        vec!["tensor-needs-shape"]
-    );
-    assert_eq!(
-        codes("g () => () <seq(float) a = {1}> {}"),
-        vec!["tensor-needs-tensor-type"]
-    );
+    assert_eq!(codes("g () => () <int32[1] a = {3000000000}> {}"), vec!["number-out-of-range"]);
+    assert_eq!(codes("g () => () <float[N] a = {1}> {}"), vec!["tensor-needs-numeric-dims"]);
+    assert_eq!(codes("g () => () <float[] a = {1}> {}"), vec!["tensor-needs-shape"]);
+    assert_eq!(codes("g () => () <seq(float) a = {1}> {}"), vec!["tensor-needs-tensor-type"]);
 }
 
 #[test]
@@ -238,12 +162,6 @@ fn functions() {
     assert_eq!(f.attribute_protos.len(), 1);
     assert_eq!(f.value_info.len(), 2, "typed input x, then local t");
     assert_eq!(f.nodes.len(), 2);
-    assert_eq!(
-        codes(r#"g () => () {} F <a: float = "s"> (x) => (y) {}"#),
-        vec!["attribute-type-mismatch"]
-    );
-    assert_eq!(
-        codes(r#"g () => () {} <ir_version: 7> F (x) => (y) {}"#),
-        vec!["unknown-header-key"]
-    );
+    assert_eq!(codes(r#"g () => () {} F <a: float = "s"> (x) => (y) {}"#), vec!["attribute-type-mismatch"]);
+    assert_eq!(codes(r#"g () => () {} <ir_version: 7> F (x) => (y) {}"#), vec!["unknown-header-key"]);
 }

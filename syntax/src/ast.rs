@@ -12,10 +12,7 @@ pub struct Span {
 
 impl Span {
     pub fn new(start: usize, end: usize) -> Span {
-        Span {
-            start: start as u32,
-            end: end as u32,
-        }
+        Span { start: start as u32, end: end as u32 }
     }
 
     pub fn len(self) -> u32 {
@@ -70,11 +67,7 @@ pub struct Header {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum HeaderEntry {
-    Entry {
-        key: Name,
-        value: HeaderValue,
-        span: Span,
-    },
+    Entry { key: Name, value: HeaderValue, span: Span },
     Error(Span),
 }
 

@@ -83,19 +83,13 @@ pub enum TokenKind {
 
 impl TokenKind {
     pub fn is_trivia(self) -> bool {
-        matches!(
-            self,
-            TokenKind::Whitespace | TokenKind::Comment | TokenKind::DocComment
-        )
+        matches!(self, TokenKind::Whitespace | TokenKind::Comment | TokenKind::DocComment)
     }
 
     pub fn is_error(self) -> bool {
         matches!(
             self,
-            TokenKind::UnterminatedString
-                | TokenKind::BadExponent
-                | TokenKind::LoneMinus
-                | TokenKind::Unknown
+            TokenKind::UnterminatedString | TokenKind::BadExponent | TokenKind::LoneMinus | TokenKind::Unknown
         )
     }
 }
@@ -125,10 +119,7 @@ pub fn lex(source: &str) -> Vec<Token> {
         // Unknown characters are reported one whole character at a time, so ranges stay on
         // UTF-8 boundaries whatever logos consumed.
         let end = if kind == TokenKind::Unknown {
-            let ch_len = source[span.start..]
-                .chars()
-                .next()
-                .map_or(1, char::len_utf8);
+            let ch_len = source[span.start..].chars().next().map_or(1, char::len_utf8);
             let end = span.start + ch_len;
             if end != span.end {
                 lexer.bump(end.saturating_sub(span.end));
@@ -137,11 +128,7 @@ pub fn lex(source: &str) -> Vec<Token> {
         } else {
             span.end
         };
-        out.push(Token {
-            kind,
-            start: span.start as u32,
-            end: end as u32,
-        });
+        out.push(Token { kind, start: span.start as u32, end: end as u32 });
     }
     out
 }
@@ -196,10 +183,7 @@ pub fn classify_word(word: &str) -> WordClass {
         WordClass::PrimType
     } else if TYPE_CTORS.contains(&word) {
         WordClass::TypeCtor
-    } else if ["inf", "infinity", "nan"]
-        .iter()
-        .any(|w| w.eq_ignore_ascii_case(word))
-    {
+    } else if ["inf", "infinity", "nan"].iter().any(|w| w.eq_ignore_ascii_case(word)) {
         WordClass::FloatWord
     } else {
         WordClass::Plain
@@ -231,22 +215,12 @@ mod tests {
     use super::*;
 
     fn kinds(source: &str) -> Vec<(TokenKind, &str)> {
-        lex(source)
-            .into_iter()
-            .filter(|t| !t.kind.is_trivia())
-            .map(|t| (t.kind, t.text(source)))
-            .collect()
+        lex(source).into_iter().filter(|t| !t.kind.is_trivia()).map(|t| (t.kind, t.text(source))).collect()
     }
 
     #[test]
     fn tokens_cover_the_source_exactly() {
-        for source in [
-            "g (x) => (y) { y = Foo(x) } # end",
-            "é\0'x",
-            "\"open",
-            "- 5 1e 1.5e+",
-            "",
-        ] {
+        for source in ["g (x) => (y) { y = Foo(x) } # end", "é\0'x", "\"open", "- 5 1e 1.5e+", ""] {
             let tokens = lex(source);
             let mut at = 0;
             for t in &tokens {
@@ -273,28 +247,11 @@ mod tests {
         );
         assert_eq!(
             kinds("1e 1.5e+ - 5"),
-            vec![
-                (BadExponent, "1e"),
-                (BadExponent, "1.5e+"),
-                (LoneMinus, "-"),
-                (Int, "5")
-            ]
+            vec![(BadExponent, "1e"), (BadExponent, "1.5e+"), (LoneMinus, "-"), (Int, "5")]
         );
         // Numbers do not swallow letters; the parser rejects what follows.
-        assert_eq!(
-            kinds("1x 0x10"),
-            vec![(Int, "1"), (Ident, "x"), (Int, "0"), (Ident, "x10")]
-        );
-        assert_eq!(
-            kinds(".5 1.5.3"),
-            vec![
-                (Dot, "."),
-                (Int, "5"),
-                (Float, "1.5"),
-                (Dot, "."),
-                (Int, "3")
-            ]
-        );
+        assert_eq!(kinds("1x 0x10"), vec![(Int, "1"), (Ident, "x"), (Int, "0"), (Ident, "x10")]);
+        assert_eq!(kinds(".5 1.5.3"), vec![(Dot, "."), (Int, "5"), (Float, "1.5"), (Dot, "."), (Int, "3")]);
     }
 
     #[test]
@@ -321,37 +278,17 @@ mod tests {
         assert_eq!(unquote(r#""a\"b\\c\nd\q""#), "a\"b\\cndq");
         assert_eq!(kinds("\"open"), vec![(UnterminatedString, "\"open")]);
         assert_eq!(kinds("\"x\\"), vec![(UnterminatedString, "\"x\\")]);
-        assert_eq!(
-            kinds("\"#not comment\""),
-            vec![(String, "\"#not comment\"")]
-        );
-        let all: Vec<_> = lex("Fo#o\n## doc\n(x)")
-            .into_iter()
-            .map(|t| t.kind)
-            .collect();
-        assert_eq!(
-            all,
-            vec![
-                Ident, Comment, Whitespace, DocComment, Whitespace, LParen, Ident, RParen
-            ]
-        );
+        assert_eq!(kinds("\"#not comment\""), vec![(String, "\"#not comment\"")]);
+        let all: Vec<_> = lex("Fo#o\n## doc\n(x)").into_iter().map(|t| t.kind).collect();
+        assert_eq!(all, vec![Ident, Comment, Whitespace, DocComment, Whitespace, LParen, Ident, RParen]);
     }
 
     #[test]
     fn arrow_is_one_token_and_bad_characters_are_errors() {
-        assert_eq!(
-            kinds("= > =>"),
-            vec![(Eq, "="), (RAngle, ">"), (Arrow, "=>")]
-        );
+        assert_eq!(kinds("= > =>"), vec![(Eq, "="), (RAngle, ">"), (Arrow, "=>")]);
         assert_eq!(
             kinds("é\0'+;"),
-            vec![
-                (Unknown, "é"),
-                (Unknown, "\0"),
-                (Unknown, "'"),
-                (Unknown, "+"),
-                (Unknown, ";")
-            ]
+            vec![(Unknown, "é"), (Unknown, "\0"), (Unknown, "'"), (Unknown, "+"), (Unknown, ";")]
         );
     }
 }

@@ -7,12 +7,7 @@ use lalrpop_util::{ErrorRecovery, ParseError};
 use crate::ast::{self, Literal, LiteralKind, Name, Span};
 use crate::lexer::{self, TokenKind, WordClass};
 
-#[allow(
-    clippy::all,
-    clippy::unwrap_used,
-    unused_parens,
-    missing_debug_implementations
-)]
+#[allow(clippy::all, clippy::unwrap_used, unused_parens, missing_debug_implementations)]
 mod generated {
     lalrpop_util::lalrpop_mod!(pub grammar);
 }
@@ -70,29 +65,13 @@ pub struct Parse<T> {
 }
 
 pub(crate) fn name(text: &str, quoted: bool, l: usize, r: usize) -> Name {
-    let text = if quoted {
-        lexer::unquote(text)
-    } else {
-        text.to_owned()
-    };
-    Name {
-        text,
-        quoted,
-        span: Span::new(l, r),
-    }
+    let text = if quoted { lexer::unquote(text) } else { text.to_owned() };
+    Name { text, quoted, span: Span::new(l, r) }
 }
 
 pub(crate) fn literal(kind: LiteralKind, text: &str, l: usize, r: usize) -> Literal {
-    let text = if kind == LiteralKind::String {
-        lexer::unquote(text)
-    } else {
-        text.to_owned()
-    };
-    Literal {
-        kind,
-        text,
-        span: Span::new(l, r),
-    }
+    let text = if kind == LiteralKind::String { lexer::unquote(text) } else { text.to_owned() };
+    Literal { kind, text, span: Span::new(l, r) }
 }
 
 type Triple<'a> = (usize, Tok<'a>, usize);
@@ -104,10 +83,7 @@ fn tokens<'a>(source: &'a str, errors: &mut Vec<SyntaxError>) -> Vec<Triple<'a>>
     let mut depth = 0usize;
     for token in lexer::lex(source) {
         let text = token.text(source);
-        let span = Span {
-            start: token.start,
-            end: token.end,
-        };
+        let span = Span { start: token.start, end: token.end };
         let (l, r) = (token.start as usize, token.end as usize);
         let tok = match token.kind {
             TokenKind::Whitespace | TokenKind::Comment | TokenKind::DocComment => continue,
@@ -182,17 +158,13 @@ fn tokens<'a>(source: &'a str, errors: &mut Vec<SyntaxError>) -> Vec<Triple<'a>>
         };
         match tok {
             Tok::LParen | Tok::LBracket | Tok::LBrace | Tok::LAngle => depth += 1,
-            Tok::RParen | Tok::RBracket | Tok::RBrace | Tok::RAngle => {
-                depth = depth.saturating_sub(1)
-            }
+            Tok::RParen | Tok::RBracket | Tok::RBrace | Tok::RAngle => depth = depth.saturating_sub(1),
             _ => {}
         }
         if depth > MAX_NESTING {
             errors.push(SyntaxError {
                 code: "nesting-too-deep",
-                message: format!(
-                    "nesting deeper than {MAX_NESTING} levels; the rest of the text is not read"
-                ),
+                message: format!("nesting deeper than {MAX_NESTING} levels; the rest of the text is not read"),
                 span,
             });
             break;
@@ -208,9 +180,7 @@ fn describe_terminal(terminal: &str) -> String {
     match t {
         "ident" => "a name".to_owned(),
         "prim" => "an element type".to_owned(),
-        "integer" | "number" | "string" | "inf/nan" | "-inf/nan" => {
-            t.replace("inf/nan", "inf or nan")
-        }
+        "integer" | "number" | "string" | "inf/nan" | "-inf/nan" => t.replace("inf/nan", "inf or nan"),
         other => format!("'{other}'"),
     }
 }
@@ -255,34 +225,20 @@ fn expected_list(expected: &[String]) -> String {
             let last = items.pop().unwrap_or_default();
             format!("{} or {last}", items.join(", "))
         }
-        _ => format!(
-            "{}, or one of {} other tokens",
-            items[..5].join(", "),
-            items.len() - 5
-        ),
+        _ => format!("{}, or one of {} other tokens", items[..5].join(", "), items.len() - 5),
     }
 }
 
 fn convert(error: ParseError<usize, Tok<'_>, ()>, source_len: usize) -> SyntaxError {
     match error {
-        ParseError::UnrecognizedToken {
-            token: (l, tok, r),
-            expected,
-        } => SyntaxError {
+        ParseError::UnrecognizedToken { token: (l, tok, r), expected } => SyntaxError {
             code: "unexpected-token",
-            message: format!(
-                "expected {}, found {}",
-                expected_list(&expected),
-                describe_found(&tok)
-            ),
+            message: format!("expected {}, found {}", expected_list(&expected), describe_found(&tok)),
             span: Span::new(l, r),
         },
         ParseError::UnrecognizedEof { location, expected } => SyntaxError {
             code: "unexpected-end",
-            message: format!(
-                "expected {}, found the end of the text",
-                expected_list(&expected)
-            ),
+            message: format!("expected {}, found the end of the text", expected_list(&expected)),
             span: Span::new(location.min(source_len), location.min(source_len)),
         },
         ParseError::ExtraToken { token: (l, tok, r) } => SyntaxError {
@@ -295,19 +251,13 @@ fn convert(error: ParseError<usize, Tok<'_>, ()>, source_len: usize) -> SyntaxEr
             message: "invalid token".to_owned(),
             span: Span::new(location, location),
         },
-        ParseError::User { .. } => SyntaxError {
-            code: "syntax-error",
-            message: "syntax error".to_owned(),
-            span: Span::new(0, 0),
-        },
+        ParseError::User { .. } => {
+            SyntaxError { code: "syntax-error", message: "syntax error".to_owned(), span: Span::new(0, 0) }
+        }
     }
 }
 
-fn recoveries(
-    found: Vec<ErrorRecovery<usize, Tok<'_>, ()>>,
-    len: usize,
-    errors: &mut Vec<SyntaxError>,
-) {
+fn recoveries(found: Vec<ErrorRecovery<usize, Tok<'_>, ()>>, len: usize, errors: &mut Vec<SyntaxError>) {
     errors.extend(found.into_iter().map(|r| convert(r.error, len)));
 }
 
@@ -340,11 +290,7 @@ mod tests {
     }
 
     fn errs(source: &str) -> Vec<(&'static str, String)> {
-        parse_model(source)
-            .errors
-            .into_iter()
-            .map(|e| (e.code, e.message))
-            .collect()
+        parse_model(source).errors.into_iter().map(|e| (e.code, e.message)).collect()
     }
 
     #[test]
@@ -398,55 +344,30 @@ mod tests {
         let e = errs("g () => {}");
         assert_eq!(e.len(), 1, "{e:?}");
         assert_eq!(e[0].0, "unexpected-token");
-        assert!(
-            e[0].1.contains("expected '('") && e[0].1.contains("found '{'"),
-            "{e:?}"
-        );
+        assert!(e[0].1.contains("expected '('") && e[0].1.contains("found '{'"), "{e:?}");
         assert_eq!(errs("g () => () {} junk")[0].0, "unexpected-end");
-        assert_eq!(
-            errs("g (x) => (y) { y = Foo(x) } \"")[0].0,
-            "unterminated-string"
-        );
-        assert_eq!(
-            errs("g (x) => (y) { y = Foo <a = - 5> (x) }")[0].0,
-            "lone-minus"
-        );
-        assert_eq!(
-            errs("g (x) => (y) { y = Foo <a = 1e> (x) }")[0].0,
-            "bad-number"
-        );
+        assert_eq!(errs("g (x) => (y) { y = Foo(x) } \"")[0].0, "unterminated-string");
+        assert_eq!(errs("g (x) => (y) { y = Foo <a = - 5> (x) }")[0].0, "lone-minus");
+        assert_eq!(errs("g (x) => (y) { y = Foo <a = 1e> (x) }")[0].0, "bad-number");
         assert_eq!(errs("\u{feff}g () => () {}")[0].0, "unexpected-character");
         assert_eq!(errs("g (x\0) => () {}")[0].0, "unexpected-character");
     }
 
     #[test]
     fn recovers_at_nodes_and_keeps_going() {
-        let parse = parse_model(
-            "g (x) => (y) {\n a = Foo(x\n b = Bar(x)\n c = Baz(b) d = Qux(c) <a = > \n e = Ok(d)\n}",
-        );
+        let parse =
+            parse_model("g (x) => (y) {\n a = Foo(x\n b = Bar(x)\n c = Baz(b) d = Qux(c) <a = > \n e = Ok(d)\n}");
         assert!(parse.errors.len() >= 2, "{:?}", parse.errors);
         let tree = parse.tree.expect("a tree despite the errors");
         let graph = tree.graph.expect("graph");
-        let good = graph
-            .nodes
-            .iter()
-            .filter(|n| matches!(n, ast::NodeItem::Node(_)))
-            .count();
+        let good = graph.nodes.iter().filter(|n| matches!(n, ast::NodeItem::Node(_))).count();
         assert!(good >= 2, "{:?}", graph.nodes);
     }
 
     #[test]
     fn deep_nesting_is_an_error_not_a_crash() {
-        let deep = format!(
-            "g (x) => (y) {{ y = Foo <t = {}float{}> (x) }}",
-            "seq(".repeat(20_000),
-            ")".repeat(20_000)
-        );
+        let deep = format!("g (x) => (y) {{ y = Foo <t = {}float{}> (x) }}", "seq(".repeat(20_000), ")".repeat(20_000));
         let e = errs(&deep);
-        assert!(
-            e.iter().any(|(c, _)| *c == "nesting-too-deep"),
-            "{:?}",
-            &e[..e.len().min(3)]
-        );
+        assert!(e.iter().any(|(c, _)| *c == "nesting-too-deep"), "{:?}", &e[..e.len().min(3)]);
     }
 }

@@ -10,9 +10,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use onnx_core::binary;
 use onnx_core::summary::Summary;
-use onnx_tests::{
-    SplitMix64, TrackingAllocator, corpus_models, largest_allocation, reset_largest_allocation,
-};
+use onnx_tests::{SplitMix64, TrackingAllocator, corpus_models, largest_allocation, reset_largest_allocation};
 
 #[global_allocator]
 static ALLOCATOR: TrackingAllocator = TrackingAllocator;
@@ -35,22 +33,13 @@ fn exercise(data: &[u8], what: &str) {
         let _ = Summary::of(&model);
         let again = binary::encode_model(&model);
         // What we accept, we re-encode into something we accept again.
-        assert!(
-            binary::decode_model(Bytes::from(again), what).is_ok(),
-            "{what}: re-encoded model does not decode"
-        );
+        assert!(binary::decode_model(Bytes::from(again), what).is_ok(), "{what}: re-encoded model does not decode");
     }
     let elapsed = start.elapsed();
-    assert!(
-        elapsed < HANG,
-        "{what}: took {elapsed:?}, looks like a hang"
-    );
+    assert!(elapsed < HANG, "{what}: took {elapsed:?}, looks like a hang");
     let largest = largest_allocation();
     // The tracker must see at least the copy of the input made above, or it tracks nothing.
-    assert!(
-        largest >= data.len(),
-        "{what}: allocation tracking is not working"
-    );
+    assert!(largest >= data.len(), "{what}: allocation tracking is not working");
     assert!(
         largest <= allocation_budget(data.len()),
         "{what}: allocated {largest} bytes at once for a {}-byte input",
@@ -134,17 +123,9 @@ fn huge_length_prefixes_do_not_allocate() {
     let packed = field_len(7, &field_len(5, &lying_length(4, HUGE)));
     // TensorProto.dims (1) as a packed run of 2^60 bytes.
     let dims = field_len(7, &field_len(5, &lying_length(1, HUGE)));
-    for (what, data) in [
-        ("graph", model),
-        ("raw_data", in_graph),
-        ("float_data", packed),
-        ("dims", dims),
-    ] {
+    for (what, data) in [("graph", model), ("raw_data", in_graph), ("float_data", packed), ("dims", dims)] {
         exercise(&data, what);
-        assert!(
-            binary::decode_model(Bytes::from(data), what).is_err(),
-            "{what}: a lying length must be an error"
-        );
+        assert!(binary::decode_model(Bytes::from(data), what).is_err(), "{what}: a lying length must be an error");
     }
 }
 

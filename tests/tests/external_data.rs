@@ -6,15 +6,10 @@ use std::path::Path;
 use bytes::Bytes;
 use onnx_core::binary;
 use onnx_core::external::{self, ExternalReader, Reason};
-use onnx_core::ir::{
-    DATA_LOCATION_EXTERNAL, DataType, Graph, Model, OpsetImport, Str, StringPair, Tensor,
-};
+use onnx_core::ir::{DATA_LOCATION_EXTERNAL, DataType, Graph, Model, OpsetImport, Str, StringPair, Tensor};
 
 fn pair(k: &str, v: &str) -> StringPair {
-    StringPair {
-        key: Some(Str::from(k)),
-        value: Some(Str::from(v)),
-    }
+    StringPair { key: Some(Str::from(k)), value: Some(Str::from(v)) }
 }
 
 /// A float tensor of `count` elements stored at `location`.
@@ -44,11 +39,7 @@ fn reads_bytes_at_offset_and_length() {
     data.extend(floats(&[1.0, 2.0, 3.0]));
     std::fs::create_dir(dir.path().join("sub")).unwrap();
     std::fs::write(dir.path().join("sub/w.bin"), &data).unwrap();
-    let t = external_tensor(
-        "w",
-        3,
-        &[("location", "sub/w.bin"), ("offset", "8"), ("length", "12")],
-    );
+    let t = external_tensor("w", 3, &[("location", "sub/w.bin"), ("offset", "8"), ("length", "12")]);
     assert_eq!(read(dir.path(), &t).unwrap(), floats(&[1.0, 2.0, 3.0]));
     // Without `length`, the rest of the file from the offset.
     let t = external_tensor("w", 3, &[("location", "./sub/w.bin"), ("offset", "8")]);
@@ -76,24 +67,15 @@ fn locations_outside_the_model_directory_are_refused() {
     std::fs::write(root.path().join("secret.bin"), floats(&[9.0])).unwrap();
     for location in ["../secret.bin", "sub/../../secret.bin", "..\\secret.bin"] {
         let t = external_tensor("w", 1, &[("location", location)]);
-        assert!(
-            matches!(refused(&dir, &t, location).0, Reason::Escapes(_)),
-            "{location}"
-        );
+        assert!(matches!(refused(&dir, &t, location).0, Reason::Escapes(_)), "{location}");
     }
     let absolute = root.path().join("secret.bin").display().to_string();
     let t = external_tensor("w", 1, &[("location", &absolute)]);
     assert!(matches!(refused(&dir, &t, &absolute).0, Reason::Absolute));
     let t = external_tensor("w", 1, &[("location", "")]);
-    assert!(matches!(
-        read(&dir, &t).unwrap_err().reason,
-        Reason::EmptyLocation
-    ));
+    assert!(matches!(read(&dir, &t).unwrap_err().reason, Reason::EmptyLocation));
     let t = external_tensor("w", 1, &[("offset", "0")]);
-    assert!(matches!(
-        read(&dir, &t).unwrap_err().reason,
-        Reason::NoLocation
-    ));
+    assert!(matches!(read(&dir, &t).unwrap_err().reason, Reason::NoLocation));
 }
 
 #[cfg(unix)]
@@ -107,39 +89,24 @@ fn symlinks_and_hard_links_are_refused() {
     // A symlinked file.
     std::os::unix::fs::symlink(&secret, dir.join("link.bin")).unwrap();
     let t = external_tensor("w", 1, &[("location", "link.bin")]);
-    assert!(matches!(
-        refused(&dir, &t, "link.bin").0,
-        Reason::Symlink(_)
-    ));
+    assert!(matches!(refused(&dir, &t, "link.bin").0, Reason::Symlink(_)));
     // A symlinked parent directory (the CVE-2026-27489 shape).
     std::os::unix::fs::symlink(root.path(), dir.join("up")).unwrap();
     let t = external_tensor("w", 1, &[("location", "up/secret.bin")]);
-    assert!(matches!(
-        refused(&dir, &t, "up/secret.bin").0,
-        Reason::Symlink(_)
-    ));
+    assert!(matches!(refused(&dir, &t, "up/secret.bin").0, Reason::Symlink(_)));
     // A hard link to a file outside.
     std::fs::hard_link(&secret, dir.join("hard.bin")).unwrap();
     let t = external_tensor("w", 1, &[("location", "hard.bin")]);
-    assert!(matches!(
-        refused(&dir, &t, "hard.bin").0,
-        Reason::HardLinked(2)
-    ));
+    assert!(matches!(refused(&dir, &t, "hard.bin").0, Reason::HardLinked(2)));
     // A directory and a FIFO are not regular files; the FIFO must not block the open.
     std::fs::create_dir(dir.join("d.bin")).unwrap();
     let t = external_tensor("w", 1, &[("location", "d.bin")]);
-    assert!(matches!(
-        refused(&dir, &t, "d.bin").0,
-        Reason::NotRegular(_)
-    ));
+    assert!(matches!(refused(&dir, &t, "d.bin").0, Reason::NotRegular(_)));
     let fifo = dir.join("fifo.bin");
     let status = std::process::Command::new("mkfifo").arg(&fifo).status();
     if status.is_ok_and(|s| s.success()) {
         let t = external_tensor("w", 1, &[("location", "fifo.bin")]);
-        assert!(matches!(
-            refused(&dir, &t, "fifo.bin").0,
-            Reason::NotRegular(_)
-        ));
+        assert!(matches!(refused(&dir, &t, "fifo.bin").0, Reason::NotRegular(_)));
     }
 }
 
@@ -149,33 +116,13 @@ fn offsets_and_lengths_are_checked_against_file_and_tensor() {
     std::fs::write(dir.path().join("w.bin"), floats(&[1.0, 2.0])).unwrap();
     type Case<'a> = (&'a [(&'a str, &'a str)], fn(&Reason) -> bool);
     let cases: &[Case] = &[
-        (
-            &[("location", "w.bin"), ("offset", "4"), ("length", "8")],
-            |r| matches!(r, Reason::OutOfBounds { .. }),
-        ),
-        (
-            &[
-                ("location", "w.bin"),
-                ("offset", "18446744073709551615"),
-                ("length", "8"),
-            ],
-            |r| matches!(r, Reason::OutOfBounds { .. }),
-        ),
-        (&[("location", "w.bin"), ("length", "4")], |r| {
-            matches!(
-                r,
-                Reason::SizeMismatch {
-                    actual: 4,
-                    expected: 8
-                }
-            )
+        (&[("location", "w.bin"), ("offset", "4"), ("length", "8")], |r| matches!(r, Reason::OutOfBounds { .. })),
+        (&[("location", "w.bin"), ("offset", "18446744073709551615"), ("length", "8")], |r| {
+            matches!(r, Reason::OutOfBounds { .. })
         }),
-        (&[("location", "w.bin"), ("offset", "-4")], |r| {
-            matches!(r, Reason::BadNumber { key: "offset", .. })
-        }),
-        (&[("location", "w.bin"), ("length", "8 bytes")], |r| {
-            matches!(r, Reason::BadNumber { key: "length", .. })
-        }),
+        (&[("location", "w.bin"), ("length", "4")], |r| matches!(r, Reason::SizeMismatch { actual: 4, expected: 8 })),
+        (&[("location", "w.bin"), ("offset", "-4")], |r| matches!(r, Reason::BadNumber { key: "offset", .. })),
+        (&[("location", "w.bin"), ("length", "8 bytes")], |r| matches!(r, Reason::BadNumber { key: "length", .. })),
     ];
     for (entries, expected) in cases {
         let t = external_tensor("w", 2, entries);
@@ -185,10 +132,7 @@ fn offsets_and_lengths_are_checked_against_file_and_tensor() {
     // A shape whose size overflows has no byte size to check against.
     let mut t = external_tensor("w", 2, &[("location", "w.bin")]);
     t.dims = vec![1 << 62, 1 << 62];
-    assert!(matches!(
-        refused(dir.path(), &t, "w.bin").0,
-        Reason::NoFixedSize
-    ));
+    assert!(matches!(refused(dir.path(), &t, "w.bin").0, Reason::NoFixedSize));
 }
 
 #[test]
@@ -201,21 +145,11 @@ fn a_model_without_a_directory_cannot_use_external_data() {
 fn model_with_initializers(tensors: Vec<Tensor>) -> Model {
     let mut model = Model {
         ir_version: Some(10),
-        opset_import: vec![OpsetImport {
-            domain: Some(Str::from("")),
-            version: Some(21),
-        }],
+        opset_import: vec![OpsetImport { domain: Some(Str::from("")), version: Some(21) }],
         ..Model::default()
     };
-    let ids = tensors
-        .into_iter()
-        .map(|t| model.tensors.alloc(t))
-        .collect();
-    model.graph = Some(model.graphs.alloc(Graph {
-        name: Some(Str::from("g")),
-        initializers: ids,
-        ..Graph::default()
-    }));
+    let ids = tensors.into_iter().map(|t| model.tensors.alloc(t)).collect();
+    model.graph = Some(model.graphs.alloc(Graph { name: Some(Str::from("g")), initializers: ids, ..Graph::default() }));
     model
 }
 
@@ -233,12 +167,7 @@ fn externalize_then_embed_restores_the_model_bytes() {
         name: Some(Str::from("small")),
         dims: vec![2],
         data_type: Some(DataType::Int64.code()),
-        raw_data: Some(Bytes::from(
-            [7i64, 8]
-                .iter()
-                .flat_map(|v| v.to_le_bytes())
-                .collect::<Vec<_>>(),
-        )),
+        raw_data: Some(Bytes::from([7i64, 8].iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>())),
         ..Tensor::default()
     };
     let original = model_with_initializers(vec![big, small]);
@@ -251,20 +180,12 @@ fn externalize_then_embed_restores_the_model_bytes() {
     std::fs::create_dir(dir.path().join("weights")).unwrap();
     let moved = external::externalize(&mut model, dir.path(), "weights/data.bin", 1024).unwrap();
     assert_eq!(moved, 1, "only the 2 KiB tensor passes the 1 KiB threshold");
-    assert_eq!(
-        std::fs::metadata(dir.path().join("weights/data.bin"))
-            .unwrap()
-            .len(),
-        2048
-    );
+    assert_eq!(std::fs::metadata(dir.path().join("weights/data.bin")).unwrap().len(), 2048);
     let externalized_bytes = binary::encode_model(&model);
     assert!(externalized_bytes.len() < original_bytes.len());
 
     let mut back = binary::decode_model(Bytes::from(externalized_bytes), "m.onnx").unwrap();
-    assert_eq!(
-        external::embed_all(&mut back, Some(dir.path().to_owned())).unwrap(),
-        1
-    );
+    assert_eq!(external::embed_all(&mut back, Some(dir.path().to_owned())).unwrap(), 1);
     assert_eq!(binary::encode_model(&back), original_bytes);
 }
 
@@ -273,10 +194,7 @@ fn externalize_refuses_escaping_locations() {
     let root = tempfile::tempdir().unwrap();
     let mut model = model_with_initializers(vec![]);
     for location in ["../x.bin", "/tmp/x.bin", "", "."] {
-        assert!(
-            external::externalize(&mut model, root.path(), location, 0).is_err(),
-            "{location}"
-        );
+        assert!(external::externalize(&mut model, root.path(), location, 0).is_err(), "{location}");
     }
     #[cfg(unix)]
     {

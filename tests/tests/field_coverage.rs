@@ -36,14 +36,8 @@ fn ty(seen: &mut Seen, t: &Type) {
         if let Some(shape) = &t.shape {
             seen.mark("TypeProto.Tensor.shape", true);
             for d in &shape.dims {
-                seen.mark(
-                    "Dimension.dim_value",
-                    matches!(d.value, Some(DimValue::Value(_))),
-                );
-                seen.mark(
-                    "Dimension.dim_param",
-                    matches!(d.value, Some(DimValue::Param(_))),
-                );
+                seen.mark("Dimension.dim_value", matches!(d.value, Some(DimValue::Value(_))));
+                seen.mark("Dimension.dim_param", matches!(d.value, Some(DimValue::Param(_))));
                 seen.mark("Dimension.unknown", d.value.is_none());
                 seen.mark("Dimension.denotation", d.denotation.is_some());
             }
@@ -61,10 +55,7 @@ fn ty(seen: &mut Seen, t: &Type) {
             seen.mark("TypeProto.optional_type+denotation", t.denotation.is_some());
             e.iter().for_each(|e| ty(seen, e));
         }
-        Some(TypeValue::Map {
-            key_type,
-            value_type,
-        }) => {
+        Some(TypeValue::Map { key_type, value_type }) => {
             seen.mark("TypeProto.map_type", key_type.is_some());
             value_type.iter().for_each(|e| ty(seen, e));
         }
@@ -75,10 +66,7 @@ fn ty(seen: &mut Seen, t: &Type) {
         None => {}
     }
     if let Some(TypeValue::SparseTensor(_)) = &t.value {
-        seen.mark(
-            "TypeProto.sparse_tensor_type+denotation",
-            t.denotation.is_some(),
-        );
+        seen.mark("TypeProto.sparse_tensor_type+denotation", t.denotation.is_some());
     }
 }
 
@@ -108,9 +96,7 @@ fn tensor(seen: &mut Seen, t: &Tensor) {
     if let Some(dt) = t.elem_type() {
         // One mark per data type and storage, so every type is seen raw and typed.
         let storage = if t.raw_data.is_some() { "raw" } else { "typed" };
-        seen.0.insert(Box::leak(
-            format!("TensorProto.data_type={}/{storage}", dt.name()).into_boxed_str(),
-        ));
+        seen.0.insert(Box::leak(format!("TensorProto.data_type={}/{storage}", dt.name()).into_boxed_str()));
     }
 }
 
@@ -124,39 +110,22 @@ fn node(seen: &mut Seen, m: &Model, n: &Node) {
     seen.mark("NodeProto.overload", n.overload.is_some());
     seen.mark("NodeProto.doc_string", n.doc_string.is_some());
     pairs(seen, "NodeProto.metadata_props", &n.metadata_props);
-    seen.mark(
-        "NodeProto.device_configurations",
-        !n.device_configurations.is_empty(),
-    );
+    seen.mark("NodeProto.device_configurations", !n.device_configurations.is_empty());
     for c in &n.device_configurations {
-        seen.mark(
-            "NodeDeviceConfigurationProto.configuration_id",
-            c.configuration_id.is_some(),
-        );
-        seen.mark(
-            "NodeDeviceConfigurationProto.pipeline_stage",
-            c.pipeline_stage.is_some(),
-        );
+        seen.mark("NodeDeviceConfigurationProto.configuration_id", c.configuration_id.is_some());
+        seen.mark("NodeDeviceConfigurationProto.pipeline_stage", c.pipeline_stage.is_some());
         for s in &c.sharding_spec {
             seen.mark("ShardingSpecProto.tensor_name", s.tensor_name.is_some());
             seen.mark("ShardingSpecProto.device", !s.device.is_empty());
             seen.mark(
                 "IntIntListEntryProto",
-                s.index_to_device_group_map
-                    .iter()
-                    .any(|e| e.key.is_some() && !e.value.is_empty()),
+                s.index_to_device_group_map.iter().any(|e| e.key.is_some() && !e.value.is_empty()),
             );
             for d in &s.sharded_dim {
                 seen.mark("ShardedDimProto.axis", d.axis.is_some());
                 for sd in &d.simple_sharding {
-                    seen.mark(
-                        "SimpleShardedDimProto.dim_value",
-                        matches!(sd.dim, Some(DimValue::Value(_))),
-                    );
-                    seen.mark(
-                        "SimpleShardedDimProto.dim_param",
-                        matches!(sd.dim, Some(DimValue::Param(_))),
-                    );
+                    seen.mark("SimpleShardedDimProto.dim_value", matches!(sd.dim, Some(DimValue::Value(_))));
+                    seen.mark("SimpleShardedDimProto.dim_param", matches!(sd.dim, Some(DimValue::Param(_))));
                     seen.mark("SimpleShardedDimProto.num_shards", sd.num_shards.is_some());
                 }
             }
@@ -172,9 +141,7 @@ fn attribute(seen: &mut Seen, m: &Model, a: &Attribute) {
     seen.mark("AttributeProto.ref_attr_name", a.ref_attr_name.is_some());
     seen.mark("AttributeProto.doc_string", a.doc_string.is_some());
     if let Some(t) = a.attribute_type() {
-        seen.0.insert(Box::leak(
-            format!("AttributeProto.type={}", t.name()).into_boxed_str(),
-        ));
+        seen.0.insert(Box::leak(format!("AttributeProto.type={}", t.name()).into_boxed_str()));
     }
     seen.mark("AttributeProto.f", a.f.is_some());
     seen.mark("AttributeProto.i", a.i.is_some());
@@ -188,16 +155,10 @@ fn attribute(seen: &mut Seen, m: &Model, a: &Attribute) {
     seen.mark("AttributeProto.strings", !a.strings.is_empty());
     seen.mark("AttributeProto.tensors", !a.tensors.is_empty());
     seen.mark("AttributeProto.graphs", !a.graphs.is_empty());
-    seen.mark(
-        "AttributeProto.sparse_tensors",
-        !a.sparse_tensors.is_empty(),
-    );
+    seen.mark("AttributeProto.sparse_tensors", !a.sparse_tensors.is_empty());
     seen.mark("AttributeProto.type_protos", !a.type_protos.is_empty());
     a.tp.iter().chain(&a.type_protos).for_each(|t| ty(seen, t));
-    a.sparse_tensor
-        .iter()
-        .chain(&a.sparse_tensors)
-        .for_each(|s| sparse(seen, m, s));
+    a.sparse_tensor.iter().chain(&a.sparse_tensors).for_each(|s| sparse(seen, m, s));
 }
 
 fn sparse(seen: &mut Seen, m: &Model, s: &SparseTensor) {
@@ -214,35 +175,19 @@ fn graph(seen: &mut Seen, m: &Model, g: &Graph) {
     seen.mark("GraphProto.node", !g.nodes.is_empty());
     seen.mark("GraphProto.name", g.name.is_some());
     seen.mark("GraphProto.initializer", !g.initializers.is_empty());
-    seen.mark(
-        "GraphProto.sparse_initializer",
-        !g.sparse_initializers.is_empty(),
-    );
+    seen.mark("GraphProto.sparse_initializer", !g.sparse_initializers.is_empty());
     seen.mark("GraphProto.doc_string", g.doc_string.is_some());
     seen.mark("GraphProto.input", !g.inputs.is_empty());
     seen.mark("GraphProto.output", !g.outputs.is_empty());
     seen.mark("GraphProto.value_info", !g.value_info.is_empty());
-    seen.mark(
-        "GraphProto.quantization_annotation",
-        !g.quantization_annotation.is_empty(),
-    );
+    seen.mark("GraphProto.quantization_annotation", !g.quantization_annotation.is_empty());
     for a in &g.quantization_annotation {
         seen.mark("TensorAnnotation.tensor_name", a.tensor_name.is_some());
-        pairs(
-            seen,
-            "TensorAnnotation.quant_parameter_tensor_names",
-            &a.quant_parameter_tensor_names,
-        );
+        pairs(seen, "TensorAnnotation.quant_parameter_tensor_names", &a.quant_parameter_tensor_names);
     }
     pairs(seen, "GraphProto.metadata_props", &g.metadata_props);
-    g.inputs
-        .iter()
-        .chain(&g.outputs)
-        .chain(&g.value_info)
-        .for_each(|v| value_info(seen, v));
-    g.sparse_initializers
-        .iter()
-        .for_each(|s| sparse(seen, m, s));
+    g.inputs.iter().chain(&g.outputs).chain(&g.value_info).for_each(|v| value_info(seen, v));
+    g.sparse_initializers.iter().for_each(|s| sparse(seen, m, s));
     for &n in &g.nodes {
         node(seen, m, &m.nodes[n]);
     }
@@ -261,25 +206,15 @@ fn model(seen: &mut Seen, m: &Model) {
     seen.mark("ModelProto.functions", !m.functions.is_empty());
     seen.mark("ModelProto.training_info", !m.training_info.is_empty());
     for t in &m.training_info {
-        seen.mark(
-            "TrainingInfoProto.initialization",
-            t.initialization.is_some(),
-        );
+        seen.mark("TrainingInfoProto.initialization", t.initialization.is_some());
         seen.mark("TrainingInfoProto.algorithm", t.algorithm.is_some());
-        pairs(
-            seen,
-            "TrainingInfoProto.initialization_binding",
-            &t.initialization_binding,
-        );
+        pairs(seen, "TrainingInfoProto.initialization_binding", &t.initialization_binding);
         pairs(seen, "TrainingInfoProto.update_binding", &t.update_binding);
     }
     seen.mark("ModelProto.configuration", !m.configuration.is_empty());
     for c in &m.configuration {
         seen.mark("DeviceConfigurationProto.name", c.name.is_some());
-        seen.mark(
-            "DeviceConfigurationProto.num_devices",
-            c.num_devices.is_some(),
-        );
+        seen.mark("DeviceConfigurationProto.num_devices", c.num_devices.is_some());
         seen.mark("DeviceConfigurationProto.device", !c.device.is_empty());
     }
     for o in &m.opset_import {
@@ -291,10 +226,7 @@ fn model(seen: &mut Seen, m: &Model) {
         seen.mark("FunctionProto.input", !f.inputs.is_empty());
         seen.mark("FunctionProto.output", !f.outputs.is_empty());
         seen.mark("FunctionProto.attribute", !f.attributes.is_empty());
-        seen.mark(
-            "FunctionProto.attribute_proto",
-            !f.attribute_protos.is_empty(),
-        );
+        seen.mark("FunctionProto.attribute_proto", !f.attribute_protos.is_empty());
         seen.mark("FunctionProto.node", !f.nodes.is_empty());
         seen.mark("FunctionProto.doc_string", f.doc_string.is_some());
         seen.mark("FunctionProto.opset_import", !f.opset_import.is_empty());
@@ -332,10 +264,7 @@ fn the_hand_built_corpus_sets_every_field() {
             .filter(|s| s.as_str().is_none())
             .count();
     }
-    assert!(
-        non_utf8_names >= 4,
-        "non-UTF-8 names missing ({non_utf8_names})"
-    );
+    assert!(non_utf8_names >= 4, "non-UTF-8 names missing ({non_utf8_names})");
     let mut expected: Vec<String> = EXPECTED.iter().map(|s| s.to_string()).collect();
     for &dt in DataType::ALL.iter().filter(|&&t| t != DataType::Undefined) {
         expected.push(format!("TensorProto.data_type={}/typed", dt.name()));
@@ -347,10 +276,7 @@ fn the_hand_built_corpus_sets_every_field() {
         let t = AttributeType::from_code(code).unwrap();
         expected.push(format!("AttributeProto.type={}", t.name()));
     }
-    let missing: Vec<&String> = expected
-        .iter()
-        .filter(|f| !seen.0.contains(f.as_str()))
-        .collect();
+    let missing: Vec<&String> = expected.iter().filter(|f| !seen.0.contains(f.as_str())).collect();
     assert!(missing.is_empty(), "no hand-built model sets: {missing:?}");
 }
 

@@ -31,13 +31,8 @@ fn onnx_style_matches_onnx_printer_on_the_corpus() {
                 .position(|(a, b)| a != b)
                 .unwrap_or(expected.len().min(actual.len()));
             let window = |s: &str| {
-                let start = (0..=at.saturating_sub(60))
-                    .rev()
-                    .find(|&i| s.is_char_boundary(i))
-                    .unwrap_or(0);
-                let end = ((at + 60).min(s.len())..=s.len())
-                    .find(|&i| s.is_char_boundary(i))
-                    .unwrap_or(s.len());
+                let start = (0..=at.saturating_sub(60)).rev().find(|&i| s.is_char_boundary(i)).unwrap_or(0);
+                let end = ((at + 60).min(s.len())..=s.len()).find(|&i| s.is_char_boundary(i)).unwrap_or(s.len());
                 s[start..end].to_owned()
             };
             failures.push(format!(
@@ -53,11 +48,6 @@ fn onnx_style_matches_onnx_printer_on_the_corpus() {
         failures.is_empty(),
         "{} of {compared} differ; first ones:\n{}",
         failures.len(),
-        failures
-            .iter()
-            .take(8)
-            .cloned()
-            .collect::<Vec<_>>()
-            .join("\n")
+        failures.iter().take(8).cloned().collect::<Vec<_>>().join("\n")
     );
 }

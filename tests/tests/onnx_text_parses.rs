@@ -27,8 +27,7 @@ fn onnx_printed_texts_parse_to_what_onnx_parses() {
     let mut failures = Vec::new();
     for row in table.lines() {
         let mut cols = row.split('\t');
-        let (Some(rel), Some(status), Some(expected)) = (cols.next(), cols.next(), cols.next())
-        else {
+        let (Some(rel), Some(status), Some(expected)) = (cols.next(), cols.next(), cols.next()) else {
             panic!("bad row: {row}");
         };
         if status != "ok" {
@@ -38,8 +37,7 @@ fn onnx_printed_texts_parse_to_what_onnx_parses() {
             );
             continue;
         }
-        let text =
-            std::fs::read_to_string(golden.join("onnx-text").join(rel)).expect("golden text");
+        let text = std::fs::read_to_string(golden.join("onnx-text").join(rel)).expect("golden text");
         let analysis = analyze_text(&text);
         compared += 1;
         if let Some(d) = analysis.diagnostics.first() {
@@ -62,11 +60,6 @@ fn onnx_printed_texts_parse_to_what_onnx_parses() {
         failures.is_empty(),
         "{} of {compared} differ:\n{}",
         failures.len(),
-        failures
-            .iter()
-            .take(10)
-            .cloned()
-            .collect::<Vec<_>>()
-            .join("\n")
+        failures.iter().take(10).cloned().collect::<Vec<_>>().join("\n")
     );
 }

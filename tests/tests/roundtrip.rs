@@ -9,27 +9,17 @@ use onnx_tests::{corpus_models, corpus_value_files};
 #[test]
 fn every_corpus_model_round_trips_byte_for_byte() {
     let models = corpus_models();
-    assert!(
-        models.len() >= 1884,
-        "corpus incomplete: {} models",
-        models.len()
-    );
+    assert!(models.len() >= 1884, "corpus incomplete: {} models", models.len());
     let mut failures = Vec::new();
     for path in &models {
         let original = std::fs::read(path).expect("corpus file readable");
-        let model =
-            binary::decode_model(Bytes::from(original.clone()), &path.display().to_string())
-                .unwrap_or_else(|e| panic!("{e}"));
+        let model = binary::decode_model(Bytes::from(original.clone()), &path.display().to_string())
+            .unwrap_or_else(|e| panic!("{e}"));
         if binary::encode_model(&model) != original {
             failures.push(path.display().to_string());
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} models changed bytes:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "{} models changed bytes:\n{}", failures.len(), failures.join("\n"));
 }
 
 /// Value files hold TensorProto, SequenceProto, MapProto or OptionalProto; which one is not
@@ -37,11 +27,7 @@ fn every_corpus_model_round_trips_byte_for_byte() {
 #[test]
 fn every_corpus_value_file_round_trips_byte_for_byte() {
     let files = corpus_value_files();
-    assert!(
-        files.len() >= 4000,
-        "corpus incomplete: {} value files",
-        files.len()
-    );
+    assert!(files.len() >= 4000, "corpus incomplete: {} value files", files.len());
     let mut failures = Vec::new();
     let mut kinds_seen = std::collections::BTreeSet::new();
     for path in &files {
@@ -50,31 +36,17 @@ fn every_corpus_value_file_round_trips_byte_for_byte() {
         let kind = value_kind(path);
         kinds_seen.insert(kind);
         let again = match kind {
-            "sequence" => {
-                pb::encode(&pb::decode::<pb::SequenceProto>(original.clone()).expect(&what))
-            }
-            "optional" => {
-                pb::encode(&pb::decode::<pb::OptionalProto>(original.clone()).expect(&what))
-            }
+            "sequence" => pb::encode(&pb::decode::<pb::SequenceProto>(original.clone()).expect(&what)),
+            "optional" => pb::encode(&pb::decode::<pb::OptionalProto>(original.clone()).expect(&what)),
             "map" => pb::encode(&pb::decode::<pb::MapProto>(original.clone()).expect(&what)),
-            _ => {
-                binary::encode_tensor(&binary::decode_tensor(original.clone(), &what).expect(&what))
-            }
+            _ => binary::encode_tensor(&binary::decode_tensor(original.clone(), &what).expect(&what)),
         };
         if again != original {
             failures.push(what);
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} value files changed bytes:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
-    assert_eq!(
-        kinds_seen.into_iter().collect::<Vec<_>>(),
-        ["map", "optional", "sequence", "tensor"]
-    );
+    assert!(failures.is_empty(), "{} value files changed bytes:\n{}", failures.len(), failures.join("\n"));
+    assert_eq!(kinds_seen.into_iter().collect::<Vec<_>>(), ["map", "optional", "sequence", "tensor"]);
 }
 
 fn model_of(value_file: &std::path::Path) -> Option<pb::ModelProto> {
@@ -88,11 +60,7 @@ fn io_type(value_file: &std::path::Path) -> Option<pb::TypeProto> {
     let (kind, index) = name.split_once('_')?;
     let index: usize = index.parse().ok()?;
     let graph = model_of(value_file)?.graph?;
-    let list = if kind == "input" {
-        graph.input
-    } else {
-        graph.output
-    };
+    let list = if kind == "input" { graph.input } else { graph.output };
     list.into_iter().nth(index)?.r#type
 }
 

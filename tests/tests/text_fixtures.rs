@@ -17,9 +17,7 @@ use onnx_tests::files_with_suffix;
 
 fn is_annotation(line: &str) -> bool {
     let t = line.trim_start_matches(['#', ' ']);
-    line.starts_with('#')
-        && t.starts_with('^')
-        && (t.contains(" error[") || t.contains(" warning["))
+    line.starts_with('#') && t.starts_with('^') && (t.contains(" error[") || t.contains(" warning["))
 }
 
 /// The file with its annotation lines recomputed from the analysis.
@@ -32,32 +30,13 @@ fn annotate(source: &str) -> String {
     for d in &analysis.diagnostics {
         let span = span_of(d.anchor);
         let start = span.start as usize;
-        let line = line_starts
-            .partition_point(|&s| s <= start)
-            .saturating_sub(1);
-        let line_end = source[line_starts[line]..]
-            .find('\n')
-            .map_or(source.len(), |i| line_starts[line] + i);
+        let line = line_starts.partition_point(|&s| s <= start).saturating_sub(1);
+        let line_end = source[line_starts[line]..].find('\n').map_or(source.len(), |i| line_starts[line] + i);
         let column = start - line_starts[line];
-        let width = (span.end as usize)
-            .min(line_end)
-            .saturating_sub(start)
-            .max(1);
-        let severity = if d.severity == Severity::Error {
-            "error"
-        } else {
-            "warning"
-        };
+        let width = (span.end as usize).min(line_end).saturating_sub(start).max(1);
+        let severity = if d.severity == Severity::Error { "error" } else { "warning" };
         let pad = " ".repeat(column.saturating_sub(1));
-        notes.push((
-            line,
-            format!(
-                "#{pad}{} {severity}[{}]: {}",
-                "^".repeat(width),
-                d.code,
-                d.message
-            ),
-        ));
+        notes.push((line, format!("#{pad}{} {severity}[{}]: {}", "^".repeat(width), d.code, d.message)));
     }
     let mut out = String::new();
     for (i, line) in source.split_inclusive('\n').enumerate() {
@@ -97,9 +76,5 @@ fn text_fixtures_report_the_diagnostics_written_in_them() {
             }
         }
     }
-    assert!(
-        failures.is_empty(),
-        "fixtures differ (UPDATE_EXPECT=1 rewrites them):\n{}",
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "fixtures differ (UPDATE_EXPECT=1 rewrites them):\n{}", failures.join("\n"));
 }

@@ -13,13 +13,8 @@ static ALLOCATOR: TrackingAllocator = TrackingAllocator;
 #[test]
 fn reading_a_model_file_does_not_copy_tensor_bytes() {
     const ELEMENTS: usize = 1 << 20; // 4 MiB per tensor
-    let weights: Vec<u8> = (0..ELEMENTS as u32)
-        .flat_map(|i| (i as f32).to_le_bytes())
-        .collect();
-    let mut model = Model {
-        ir_version: Some(10),
-        ..Model::default()
-    };
+    let weights: Vec<u8> = (0..ELEMENTS as u32).flat_map(|i| (i as f32).to_le_bytes()).collect();
+    let mut model = Model { ir_version: Some(10), ..Model::default() };
     let tensors = (0..2)
         .map(|i| {
             model.tensors.alloc(Tensor {
@@ -31,10 +26,7 @@ fn reading_a_model_file_does_not_copy_tensor_bytes() {
             })
         })
         .collect();
-    model.graph = Some(model.graphs.alloc(Graph {
-        initializers: tensors,
-        ..Graph::default()
-    }));
+    model.graph = Some(model.graphs.alloc(Graph { initializers: tensors, ..Graph::default() }));
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("big.onnx");
     std::fs::write(&path, binary::encode_model(&model)).unwrap();
@@ -43,16 +35,9 @@ fn reading_a_model_file_does_not_copy_tensor_bytes() {
     reset_largest_allocation();
     let read = binary::read_model(&path).unwrap();
     let largest = largest_allocation();
-    assert!(
-        largest < 64 * 1024,
-        "reading allocated {largest} bytes at once: tensor data was copied"
-    );
+    assert!(largest < 64 * 1024, "reading allocated {largest} bytes at once: tensor data was copied");
 
-    let raw: Vec<&Bytes> = read
-        .tensors
-        .iter()
-        .filter_map(|(_, t)| t.raw_data.as_ref())
-        .collect();
+    let raw: Vec<&Bytes> = read.tensors.iter().filter_map(|(_, t)| t.raw_data.as_ref()).collect();
     assert_eq!(raw.len(), 2);
     assert!(raw.iter().all(|r| r[..] == weights[..]));
 }

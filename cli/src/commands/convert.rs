@@ -26,12 +26,7 @@ pub struct Args {
     #[arg(long, value_name = "LOCATION")]
     external_data: Option<String>,
     /// Smallest initializer, in bytes, that --external-data moves out.
-    #[arg(
-        long,
-        default_value_t = 1024,
-        value_name = "BYTES",
-        requires = "external_data"
-    )]
+    #[arg(long, default_value_t = 1024, value_name = "BYTES", requires = "external_data")]
     size_threshold: u64,
 }
 
@@ -55,18 +50,12 @@ pub fn run(args: Args) -> Result<(), Failure> {
              writing it to {} would break those references. Use --embed-external to put the \
              data into the model, or --external-data FILE to write a new side file.",
             input.label(),
-            if args.output == "-" {
-                "<stdout>".to_owned()
-            } else {
-                args.output.clone()
-            }
+            if args.output == "-" { "<stdout>".to_owned() } else { args.output.clone() }
         )));
     }
     if let Some(location) = &args.external_data {
         let Some(dir) = &out_dir else {
-            return Err(Failure::Usage(
-                "--external-data needs an output file, not stdout".to_owned(),
-            ));
+            return Err(Failure::Usage("--external-data needs an output file, not stdout".to_owned()));
         };
         external::externalize(&mut model, dir, location, args.size_threshold)
             .map_err(|e| Failure::Usage(format!("{}: {e}", args.output)))?;

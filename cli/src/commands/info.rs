@@ -22,9 +22,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let model = read_model(&input)?;
     let summary = Summary::of(&model);
     let out = if args.json {
-        serde_json::to_string_pretty(&summary)
-            .map_err(|e| Failure::Usage(format!("cannot format JSON: {e}")))?
-            + "\n"
+        serde_json::to_string_pretty(&summary).map_err(|e| Failure::Usage(format!("cannot format JSON: {e}")))? + "\n"
     } else {
         render(&input.label(), &summary)
     };
@@ -45,11 +43,7 @@ pub fn human_bytes(n: u64) -> String {
         value /= 1024.0;
         unit += 1;
     }
-    if unit == 0 {
-        format!("{n} B")
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
-    }
+    if unit == 0 { format!("{n} B") } else { format!("{value:.1} {}", UNITS[unit]) }
 }
 
 fn values(out: &mut String, label: &str, list: &[Value]) {
@@ -71,53 +65,27 @@ fn render(label: &str, s: &Summary) -> String {
     let opsets: Vec<String> = s
         .opset_import
         .iter()
-        .map(|o| {
-            format!(
-                "{} {}",
-                if o.domain.is_empty() {
-                    "ai.onnx"
-                } else {
-                    &o.domain
-                },
-                num(o.version)
-            )
-        })
+        .map(|o| format!("{} {}", if o.domain.is_empty() { "ai.onnx" } else { &o.domain }, num(o.version)))
         .collect();
     let _ = writeln!(
         out,
         "  {:<15} {}",
         "opset_import",
-        if opsets.is_empty() {
-            "-".to_owned()
-        } else {
-            opsets.join(", ")
-        }
+        if opsets.is_empty() { "-".to_owned() } else { opsets.join(", ") }
     );
     let producer = match (&s.producer_name, &s.producer_version) {
         (None, None) => "-".to_owned(),
-        (name, version) => format!("{} {}", opt(name), opt(version))
-            .trim_end_matches(" -")
-            .to_owned(),
+        (name, version) => format!("{} {}", opt(name), opt(version)).trim_end_matches(" -").to_owned(),
     };
     let _ = writeln!(out, "  {:<15} {producer}", "producer");
     if s.domain.is_some() || s.model_version.is_some() {
-        let _ = writeln!(
-            out,
-            "  {:<15} {} version {}",
-            "model",
-            opt(&s.domain),
-            num(s.model_version)
-        );
+        let _ = writeln!(out, "  {:<15} {} version {}", "model", opt(&s.domain), num(s.model_version));
     }
     let _ = writeln!(out, "  {:<15} {}", "graph", opt(&s.graph_name));
     values(&mut out, "inputs", &s.inputs);
     values(&mut out, "outputs", &s.outputs);
     let c = &s.counts;
-    let _ = writeln!(
-        out,
-        "  {:<15} {} in the main graph, {} in all",
-        "nodes", c.main_graph_nodes, c.nodes
-    );
+    let _ = writeln!(out, "  {:<15} {} in the main graph, {} in all", "nodes", c.main_graph_nodes, c.nodes);
     let mut init = format!("{} ({})", c.initializers, human_bytes(s.initializer_bytes));
     if c.sparse_initializers > 0 {
         let _ = write!(init, ", {} sparse", c.sparse_initializers);
@@ -141,20 +109,7 @@ fn render(label: &str, s: &Summary) -> String {
         let head = if i == 0 { "metadata" } else { "" };
         let _ = writeln!(out, "  {head:<15} {} = {}", opt(k), opt(v));
     }
-    let ops: Vec<String> = s
-        .op_types
-        .iter()
-        .map(|o| format!("{} {}", o.op_type, o.count))
-        .collect();
-    let _ = writeln!(
-        out,
-        "  {:<15} {}",
-        "op types",
-        if ops.is_empty() {
-            "-".to_owned()
-        } else {
-            ops.join(", ")
-        }
-    );
+    let ops: Vec<String> = s.op_types.iter().map(|o| format!("{} {}", o.op_type, o.count)).collect();
+    let _ = writeln!(out, "  {:<15} {}", "op types", if ops.is_empty() { "-".to_owned() } else { ops.join(", ") });
     out
 }

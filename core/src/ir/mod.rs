@@ -131,9 +131,7 @@ impl Node {
     }
 
     pub fn attribute(&self, name: &str) -> Option<&Attribute> {
-        self.attributes
-            .iter()
-            .find(|a| a.name.as_ref().is_some_and(|n| n == name))
+        self.attributes.iter().find(|a| a.name.as_ref().is_some_and(|n| n == name))
     }
 }
 
@@ -354,9 +352,7 @@ impl Tensor {
 
     /// Product of `dims`, or `None` when a dim is negative or the product overflows.
     pub fn element_count(&self) -> Option<u64> {
-        self.dims
-            .iter()
-            .try_fold(1u64, |acc, &d| acc.checked_mul(u64::try_from(d).ok()?))
+        self.dims.iter().try_fold(1u64, |acc, &d| acc.checked_mul(u64::try_from(d).ok()?))
     }
 
     /// Bytes the elements take in raw little-endian form (packed for sub-byte types).
@@ -370,10 +366,7 @@ impl Tensor {
 
     /// The value stored under an `external_data` key.
     pub fn external_value(&self, key: &str) -> Option<&Str> {
-        self.external_data
-            .iter()
-            .find(|e| e.key.as_ref().is_some_and(|k| k == key))
-            .and_then(|e| e.value.as_ref())
+        self.external_data.iter().find(|e| e.key.as_ref().is_some_and(|k| k == key)).and_then(|e| e.value.as_ref())
     }
 }
 
@@ -414,11 +407,7 @@ impl Model {
         // A later duplicate entry wins, as in onnx.
         self.opset_import.iter().rev().find_map(|o| {
             let d = o.domain.as_ref().map_or(&[][..], Str::as_bytes);
-            let hit = if wanted_default {
-                is_default(d)
-            } else {
-                d == domain.as_bytes()
-            };
+            let hit = if wanted_default { is_default(d) } else { d == domain.as_bytes() };
             if hit { o.version } else { None }
         })
     }

@@ -13,16 +13,10 @@ pub struct Type {
 pub enum TypeValue {
     Tensor(TensorType),
     Sequence(Option<Box<Type>>),
-    Map {
-        key_type: Option<i32>,
-        value_type: Option<Box<Type>>,
-    },
+    Map { key_type: Option<i32>, value_type: Option<Box<Type>> },
     Optional(Option<Box<Type>>),
     SparseTensor(TensorType),
-    Opaque {
-        domain: Option<Str>,
-        name: Option<Str>,
-    },
+    Opaque { domain: Option<Str>, name: Option<Str> },
 }
 
 /// The body of a tensor or sparse-tensor type. `shape: None` is unknown rank; an empty
@@ -107,10 +101,7 @@ impl std::fmt::Display for Type {
                 inner(f, t)?;
                 f.write_str(")")
             }
-            Some(TypeValue::Map {
-                key_type,
-                value_type,
-            }) => {
+            Some(TypeValue::Map { key_type, value_type }) => {
                 f.write_str("map(")?;
                 elem(f, *key_type)?;
                 f.write_str(", ")?;

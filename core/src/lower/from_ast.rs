@@ -48,30 +48,20 @@ fn s(text: &str) -> Str {
 
 impl Cx {
     fn error(&mut self, code: &'static str, span: Span, message: impl Into<String>) {
-        self.out
-            .diagnostics
-            .push(Diagnostic::error(code, span, message));
+        self.out.diagnostics.push(Diagnostic::error(code, span, message));
     }
 
     // ------------------------------------------------------------ numbers
 
     fn int(&mut self, lit: &Literal) -> Option<i64> {
         if lit.kind != LiteralKind::Int {
-            self.error(
-                "type-mismatch",
-                lit.span,
-                format!("expected an integer, found '{}'", lit.text),
-            );
+            self.error("type-mismatch", lit.span, format!("expected an integer, found '{}'", lit.text));
             return None;
         }
         match lit.text.parse::<i64>() {
             Ok(v) => Some(v),
             Err(_) => {
-                self.error(
-                    "number-out-of-range",
-                    lit.span,
-                    format!("{} does not fit in a 64-bit integer", lit.text),
-                );
+                self.error("number-out-of-range", lit.span, format!("{} does not fit in a 64-bit integer", lit.text));
                 None
             }
         }
@@ -86,21 +76,13 @@ impl Cx {
             return float_word(&lit.text).map(|v| v as f32);
         }
         if !matches!(lit.kind, LiteralKind::Int | LiteralKind::Float) {
-            self.error(
-                "type-mismatch",
-                lit.span,
-                format!("expected a number, found '{}'", lit.text),
-            );
+            self.error("type-mismatch", lit.span, format!("expected a number, found '{}'", lit.text));
             return None;
         }
         match lit.text.parse::<f32>() {
             Ok(v) if v.is_finite() => Some(v),
             _ => {
-                self.error(
-                    "number-out-of-range",
-                    lit.span,
-                    format!("{} is out of range for a 32-bit float", lit.text),
-                );
+                self.error("number-out-of-range", lit.span, format!("{} is out of range for a 32-bit float", lit.text));
                 None
             }
         }
@@ -108,11 +90,7 @@ impl Cx {
 
     fn string(&mut self, lit: &Literal) -> Option<Str> {
         if lit.kind != LiteralKind::String {
-            self.error(
-                "type-mismatch",
-                lit.span,
-                format!("expected a string, found '{}'", lit.text),
-            );
+            self.error("type-mismatch", lit.span, format!("expected a string, found '{}'", lit.text));
             return None;
         }
         Some(s(&lit.text))
@@ -204,26 +182,13 @@ impl Cx {
     // ------------------------------------------------------------ graphs
 
     fn graph(&mut self, g: &ast::Graph) -> GraphId {
-        let mut graph = Graph {
-            name: Some(s(&g.name.text)),
-            ..Graph::default()
-        };
+        let mut graph = Graph { name: Some(s(&g.name.text)), ..Graph::default() };
         let mut spans = ValueSpans::default();
         for decl in g.inputs.iter().flatten() {
-            let ast::ValueDecl::Decl {
-                ty,
-                name,
-                init,
-                span,
-            } = decl
-            else {
+            let ast::ValueDecl::Decl { ty, name, init, span } = decl else {
                 continue;
             };
-            graph.inputs.push(ValueInfo {
-                name: Some(s(&name.text)),
-                ty: ty.as_ref().map(|t| self.ty(t)),
-                ..ValueInfo::default()
-            });
+            graph.inputs.push(self.value_info(ty.as_ref(), name));
             spans.inputs.push(name.span);
             if let Some(payload) = init {
                 let t = self.initializer(ty.as_ref(), name, payload.as_ref(), *span);
@@ -232,37 +197,13 @@ impl Cx {
             }
         }
         for decl in &g.outputs {
-            let ast::ValueDecl::Decl {
-                ty,
-                name,
-                init,
-                span,
-            } = decl
-            else {
-                continue;
-            };
-            if init.is_some() {
-                self.error(
-                    "unexpected-initializer",
-                    *span,
-                    "a graph output cannot have a value",
-                );
+            if let Some((ty, name)) = self.declaration_without_value(decl, "a graph output cannot have a value") {
+                graph.outputs.push(self.value_info(ty, name));
+                spans.outputs.push(name.span);
             }
-            graph.outputs.push(ValueInfo {
-                name: Some(s(&name.text)),
-                ty: ty.as_ref().map(|t| self.ty(t)),
-                ..ValueInfo::default()
-            });
-            spans.outputs.push(name.span);
         }
         for decl in g.locals.iter().flatten() {
-            let ast::ValueDecl::Decl {
-                ty,
-                name,
-                init,
-                span,
-            } = decl
-            else {
+            let ast::ValueDecl::Decl { ty, name, init, span } = decl else {
                 continue;
             };
             match init {
@@ -272,11 +213,7 @@ impl Cx {
                     spans.initializers.push(name.span);
                 }
                 None => {
-                    graph.value_info.push(ValueInfo {
-                        name: Some(s(&name.text)),
-                        ty: ty.as_ref().map(|t| self.ty(t)),
-                        ..ValueInfo::default()
-                    });
+                    graph.value_info.push(self.value_info(ty.as_ref(), name));
                     spans.value_info.push(name.span);
                 }
             }
@@ -286,6 +223,25 @@ impl Cx {
         self.out.source_map.graphs.insert(id, g.span);
         self.out.source_map.graph_values.insert(id, spans);
         id
+    }
+
+    fn value_info(&mut self, ty: Option<&ast::TypeExpr>, name: &ast::Name) -> ValueInfo {
+        ValueInfo { name: Some(s(&name.text)), ty: ty.map(|t| self.ty(t)), ..ValueInfo::default() }
+    }
+
+    /// A declaration where a value (`= …`) is not allowed; reports one if it is there.
+    fn declaration_without_value<'t>(
+        &mut self,
+        decl: &'t ast::ValueDecl,
+        message: &str,
+    ) -> Option<(Option<&'t ast::TypeExpr>, &'t ast::Name)> {
+        let ast::ValueDecl::Decl { ty, name, init, span } = decl else {
+            return None;
+        };
+        if init.is_some() {
+            self.error("unexpected-initializer", *span, message);
+        }
+        Some((ty.as_ref(), name))
     }
 
     fn nodes(&mut self, items: &[ast::NodeItem]) -> Vec<NodeId> {
@@ -306,20 +262,11 @@ impl Cx {
         let (outputs, output_spans): (Vec<Str>, Vec<Span>) = n.outputs.iter().map(slot).unzip();
         let (inputs, input_spans): (Vec<Str>, Vec<Span>) = n.inputs.iter().map(slot).unzip();
         let (domain, op_type) = match n.op.segments.split_last() {
-            Some((op, domain)) => (
-                domain
-                    .iter()
-                    .map(|d| d.text.as_str())
-                    .collect::<Vec<_>>()
-                    .join("."),
-                op.text.clone(),
-            ),
+            Some((op, domain)) => {
+                (domain.iter().map(|d| d.text.as_str()).collect::<Vec<_>>().join("."), op.text.clone())
+            }
             None => {
-                self.error(
-                    "empty-op-type",
-                    n.op.span,
-                    "expected an operator name before '('",
-                );
+                self.error("empty-op-type", n.op.span, "expected an operator name before '('");
                 (String::new(), String::new())
             }
         };
@@ -336,10 +283,7 @@ impl Cx {
         let node = Node {
             inputs,
             outputs,
-            name: n
-                .label
-                .as_ref()
-                .map(|l| l.as_ref().map_or_else(Str::new, |l| s(&l.text))),
+            name: n.label.as_ref().map(|l| l.as_ref().map_or_else(Str::new, |l| s(&l.text))),
             op_type: Some(s(&op_type)),
             domain: Some(s(&domain)),
             overload: n.op.overload.as_ref().map(|o| s(&o.text)),
@@ -365,10 +309,7 @@ impl Cx {
     /// Lowers an attribute or a function parameter default. onnx swallows errors in
     /// defaults; we report them like anywhere else.
     fn attribute(&mut self, a: &ast::Attribute) -> Attribute {
-        let mut attr = Attribute {
-            name: Some(s(&a.name.text)),
-            ..Attribute::default()
-        };
+        let mut attr = Attribute { name: Some(s(&a.name.text)), ..Attribute::default() };
         let annotation = match &a.ty {
             None => None,
             Some(t) => match attribute_type_named(&t.text) {
@@ -409,11 +350,7 @@ impl Cx {
                 cx.error(
                     "attribute-type-mismatch",
                     span,
-                    format!(
-                        "the annotation says {}, but the value is {}",
-                        expected.name(),
-                        found.name()
-                    ),
+                    format!("the annotation says {}, but the value is {}", expected.name(), found.name()),
                 );
             }
         };
@@ -421,8 +358,7 @@ impl Cx {
             V::Error(_) => annotation,
             V::Literal(lit) => {
                 let found = match (lit.kind, annotation) {
-                    (LiteralKind::Int, Some(T::Float))
-                    | (LiteralKind::Float | LiteralKind::FloatWord, _) => {
+                    (LiteralKind::Int, Some(T::Float)) | (LiteralKind::Float | LiteralKind::FloatWord, _) => {
                         attr.f = self.float32(lit);
                         T::Float
                     }
@@ -480,20 +416,10 @@ impl Cx {
         if items.is_empty() {
             return match annotation {
                 Some(
-                    t @ (T::Floats
-                    | T::Ints
-                    | T::Strings
-                    | T::Tensors
-                    | T::Graphs
-                    | T::SparseTensors
-                    | T::TypeProtos),
+                    t @ (T::Floats | T::Ints | T::Strings | T::Tensors | T::Graphs | T::SparseTensors | T::TypeProtos),
                 ) => Some(t),
                 Some(_) => {
-                    self.error(
-                        "attribute-type-mismatch",
-                        span,
-                        "a single-valued attribute cannot be an empty list",
-                    );
+                    self.error("attribute-type-mismatch", span, "a single-valued attribute cannot be an empty list");
                     annotation
                 }
                 None => {
@@ -521,8 +447,7 @@ impl Cx {
         for item in items {
             let found = match item {
                 V::Literal(lit) => match (lit.kind, list_type) {
-                    (LiteralKind::Int, Some(T::Floats))
-                    | (LiteralKind::Float | LiteralKind::FloatWord, _) => {
+                    (LiteralKind::Int, Some(T::Floats)) | (LiteralKind::Float | LiteralKind::FloatWord, _) => {
                         attr.floats.push(self.float32(lit).unwrap_or(0.0));
                         T::Floats
                     }
@@ -551,11 +476,7 @@ impl Cx {
                     T::TypeProtos
                 }
                 V::Ref(_, span) => {
-                    self.error(
-                        "ref-in-list",
-                        *span,
-                        "an attribute reference (@name) cannot be a list element",
-                    );
+                    self.error("ref-in-list", *span, "an attribute reference (@name) cannot be a list element");
                     continue;
                 }
                 V::List(_, span) => {
@@ -569,11 +490,7 @@ impl Cx {
                     self.error(
                         "attribute-type-mismatch",
                         item.span(),
-                        format!(
-                            "this list holds {}, but this element is of {}",
-                            t.name(),
-                            found.name()
-                        ),
+                        format!("this list holds {}, but this element is of {}", t.name(), found.name()),
                     );
                 }
                 _ => list_type = Some(found),
@@ -590,49 +507,28 @@ impl Cx {
 
     fn ty(&mut self, t: &ast::TypeExpr) -> Type {
         let value = match &t.kind {
-            ast::TypeKind::Tensor { elem, shape } => TypeValue::Tensor(TensorType {
-                elem_type: Some(self.elem(elem)),
-                shape: self.shape(shape.as_deref()),
-            }),
+            ast::TypeKind::Tensor { elem, shape } => {
+                TypeValue::Tensor(TensorType { elem_type: Some(self.elem(elem)), shape: self.shape(shape.as_deref()) })
+            }
             ast::TypeKind::SparseTensor { elem, shape } => TypeValue::SparseTensor(TensorType {
                 elem_type: Some(self.elem(elem)),
                 shape: self.shape(shape.as_deref()),
             }),
             ast::TypeKind::Sequence(inner) => TypeValue::Sequence(Some(Box::new(self.ty(inner)))),
             ast::TypeKind::Optional(inner) => TypeValue::Optional(Some(Box::new(self.ty(inner)))),
-            ast::TypeKind::Map(key, value) => TypeValue::Map {
-                key_type: Some(self.elem(key)),
-                value_type: Some(Box::new(self.ty(value))),
-            },
-            ast::TypeKind::Opaque {
-                domain_or_name,
-                name,
-            } => {
-                let dotted = domain_or_name
-                    .iter()
-                    .map(|n| n.text.as_str())
-                    .collect::<Vec<_>>()
-                    .join(".");
+            ast::TypeKind::Map(key, value) => {
+                TypeValue::Map { key_type: Some(self.elem(key)), value_type: Some(Box::new(self.ty(value))) }
+            }
+            ast::TypeKind::Opaque { domain_or_name, name } => {
+                let dotted = domain_or_name.iter().map(|n| n.text.as_str()).collect::<Vec<_>>().join(".");
                 match name {
-                    Some(n) => TypeValue::Opaque {
-                        domain: Some(s(&dotted)),
-                        name: Some(s(&n.text)),
-                    },
-                    None if dotted.is_empty() => TypeValue::Opaque {
-                        domain: None,
-                        name: None,
-                    },
-                    None => TypeValue::Opaque {
-                        domain: None,
-                        name: Some(s(&dotted)),
-                    },
+                    Some(n) => TypeValue::Opaque { domain: Some(s(&dotted)), name: Some(s(&n.text)) },
+                    None if dotted.is_empty() => TypeValue::Opaque { domain: None, name: None },
+                    None => TypeValue::Opaque { domain: None, name: Some(s(&dotted)) },
                 }
             }
         };
-        Type {
-            value: Some(value),
-            denotation: None,
-        }
+        Type { value: Some(value), denotation: None }
     }
 
     /// No brackets: a scalar (shape with no dims). `[]`: unknown rank (no shape).
@@ -673,10 +569,7 @@ impl Cx {
                     span,
                     format!("the initializer '{}' needs a tensor type", name.text),
                 );
-                Tensor {
-                    name: Some(s(&name.text)),
-                    ..Tensor::default()
-                }
+                Tensor { name: Some(s(&name.text)), ..Tensor::default() }
             }
         };
         self.out.model.tensors.alloc(tensor)
@@ -689,22 +582,10 @@ impl Cx {
         self.out.model.tensors.alloc(tensor)
     }
 
-    fn tensor(
-        &mut self,
-        ty: &ast::TypeExpr,
-        name: Option<Str>,
-        payload: Option<&ast::TensorPayload>,
-    ) -> Tensor {
-        let mut tensor = Tensor {
-            name,
-            ..Tensor::default()
-        };
+    fn tensor(&mut self, ty: &ast::TypeExpr, name: Option<Str>, payload: Option<&ast::TensorPayload>) -> Tensor {
+        let mut tensor = Tensor { name, ..Tensor::default() };
         let ast::TypeKind::Tensor { elem, shape } = &ty.kind else {
-            self.error(
-                "tensor-needs-tensor-type",
-                ty.span,
-                "a tensor value needs a tensor type such as float[2, 3]",
-            );
+            self.error("tensor-needs-tensor-type", ty.span, "a tensor value needs a tensor type such as float[2, 3]");
             return tensor;
         };
         let data_type = DataType::from_name(&elem.text);
@@ -712,11 +593,7 @@ impl Cx {
         match shape {
             None => {}
             Some(dims) if dims.is_empty() => {
-                self.error(
-                    "tensor-needs-shape",
-                    ty.span,
-                    "a tensor value needs a shape; `[]` means an unknown rank",
-                );
+                self.error("tensor-needs-shape", ty.span, "a tensor value needs a shape; `[]` means an unknown rank");
             }
             Some(dims) => {
                 for d in dims {
@@ -725,10 +602,7 @@ impl Cx {
                         ast::Dim::Param(n) => self.error(
                             "tensor-needs-numeric-dims",
                             n.span,
-                            format!(
-                                "a tensor value needs numeric dimensions, found '{}'",
-                                n.text
-                            ),
+                            format!("a tensor value needs numeric dimensions, found '{}'", n.text),
                         ),
                         ast::Dim::Unknown(span) => self.error(
                             "tensor-needs-numeric-dims",
@@ -781,11 +655,7 @@ impl Cx {
                     let value = self.int(v).and_then(|i| match i32::try_from(i) {
                         Ok(i) => Some(i),
                         Err(_) => {
-                            self.error(
-                                "number-out-of-range",
-                                v.span,
-                                format!("{} does not fit in 32 bits", v.text),
-                            );
+                            self.error("number-out-of-range", v.span, format!("{} does not fit in 32 bits", v.text));
                             None
                         }
                     });
@@ -804,11 +674,7 @@ impl Cx {
     /// Unsigned values; a negative literal wraps as onnx's `stoull` does (`-1` → 2^64−1).
     fn uint64(&mut self, lit: &Literal) -> Option<u64> {
         if lit.kind != LiteralKind::Int {
-            self.error(
-                "type-mismatch",
-                lit.span,
-                format!("expected an integer, found '{}'", lit.text),
-            );
+            self.error("type-mismatch", lit.span, format!("expected an integer, found '{}'", lit.text));
             return None;
         }
         let parsed = match lit.text.strip_prefix('-') {
@@ -828,10 +694,7 @@ impl Cx {
     // ------------------------------------------------------------ functions
 
     fn function(&mut self, f: &ast::Function) -> FunctionId {
-        let mut function = Function {
-            name: Some(s(&f.name.text)),
-            ..Function::default()
-        };
+        let mut function = Function { name: Some(s(&f.name.text)), ..Function::default() };
         if let Some(header) = &f.header {
             for entry in &header.entries {
                 let ast::HeaderEntry::Entry { key, value, .. } = entry else {
@@ -864,67 +727,34 @@ impl Cx {
                 function.attributes.push(s(&a.name.text));
             }
         }
-        let mut typed_io = Vec::new();
         let mut io_spans = (Vec::new(), Vec::new());
-        for (decls, names, spans) in [
-            (&f.inputs, &mut function.inputs, &mut io_spans.0),
-            (&f.outputs, &mut function.outputs, &mut io_spans.1),
-        ] {
+        let mut typed_io = Vec::new();
+        for (decls, names, spans) in
+            [(&f.inputs, &mut function.inputs, &mut io_spans.0), (&f.outputs, &mut function.outputs, &mut io_spans.1)]
+        {
             for decl in decls {
-                let ast::ValueDecl::Decl {
-                    ty,
-                    name,
-                    init,
-                    span,
-                } = decl
-                else {
+                let message = "function inputs and outputs cannot have values";
+                let Some((ty, name)) = self.declaration_without_value(decl, message) else {
                     continue;
                 };
-                if init.is_some() {
-                    self.out.diagnostics.push(Diagnostic::error(
-                        "unexpected-initializer",
-                        *span,
-                        "function inputs and outputs cannot have values",
-                    ));
-                }
                 names.push(s(&name.text));
                 spans.push(name.span);
-                if let Some(ty) = ty {
-                    typed_io.push((name.text.clone(), ty));
+                if ty.is_some() {
+                    typed_io.push((ty, name));
                 }
             }
         }
-        for (name, ty) in typed_io {
-            let ty = self.ty(ty);
-            function.value_info.push(ValueInfo {
-                name: Some(s(&name)),
-                ty: Some(ty),
-                ..ValueInfo::default()
-            });
+        // As in onnx: typed inputs, then typed outputs, then the locals become value_info.
+        for (ty, name) in typed_io {
+            let info = self.value_info(ty, name);
+            function.value_info.push(info);
         }
         for decl in f.locals.iter().flatten() {
-            let ast::ValueDecl::Decl {
-                ty,
-                name,
-                init,
-                span,
-            } = decl
-            else {
-                continue;
-            };
-            if init.is_some() {
-                self.error(
-                    "unexpected-initializer",
-                    *span,
-                    "functions cannot have initializers",
-                );
+            let message = "functions cannot have initializers";
+            if let Some((ty, name)) = self.declaration_without_value(decl, message) {
+                let info = self.value_info(ty, name);
+                function.value_info.push(info);
             }
-            let ty = ty.as_ref().map(|t| self.ty(t));
-            function.value_info.push(ValueInfo {
-                name: Some(s(&name.text)),
-                ty,
-                ..ValueInfo::default()
-            });
         }
         function.nodes = self.nodes(&f.nodes);
         let id = self.out.model.function_store.alloc(function);
@@ -939,11 +769,7 @@ fn float_word(text: &str) -> Option<f64> {
         Some(w) => (true, w),
         None => (false, text),
     };
-    let magnitude = if word.eq_ignore_ascii_case("nan") {
-        f64::NAN
-    } else {
-        f64::INFINITY
-    };
+    let magnitude = if word.eq_ignore_ascii_case("nan") { f64::NAN } else { f64::INFINITY };
     Some(if negative { -magnitude } else { magnitude })
 }
 
@@ -953,20 +779,12 @@ fn float_value(lit: &Literal, cx: &mut Cx) -> Option<f64> {
         LiteralKind::Int | LiteralKind::Float => match lit.text.parse::<f64>() {
             Ok(v) if v.is_finite() => Some(v),
             _ => {
-                cx.error(
-                    "number-out-of-range",
-                    lit.span,
-                    format!("{} is out of range for a 64-bit float", lit.text),
-                );
+                cx.error("number-out-of-range", lit.span, format!("{} is out of range for a 64-bit float", lit.text));
                 None
             }
         },
         LiteralKind::String => {
-            cx.error(
-                "type-mismatch",
-                lit.span,
-                format!("expected a number, found \"{}\"", lit.text),
-            );
+            cx.error("type-mismatch", lit.span, format!("expected a number, found \"{}\"", lit.text));
             None
         }
     }

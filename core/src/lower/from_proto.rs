@@ -10,9 +10,7 @@ use crate::ir::*;
 
 /// Lowers a decoded model into the IR.
 pub fn model(proto: pb::ModelProto) -> Model {
-    let mut lowerer = Lowerer {
-        model: Model::default(),
-    };
+    let mut lowerer = Lowerer { model: Model::default() };
     let pb::ModelProto {
         ir_version,
         opset_import,
@@ -28,10 +26,7 @@ pub fn model(proto: pb::ModelProto) -> Model {
         configuration,
     } = proto;
     let graph = graph.map(|g| lowerer.graph(g));
-    let training_info = training_info
-        .into_iter()
-        .map(|t| lowerer.training_info(t))
-        .collect();
+    let training_info = training_info.into_iter().map(|t| lowerer.training_info(t)).collect();
     let functions = functions.into_iter().map(|f| lowerer.function(f)).collect();
     let mut model = lowerer.model;
     model.ir_version = ir_version;
@@ -45,10 +40,7 @@ pub fn model(proto: pb::ModelProto) -> Model {
     model.metadata_props = pairs(metadata_props);
     model.training_info = training_info;
     model.functions = functions;
-    model.configuration = configuration
-        .into_iter()
-        .map(device_configuration)
-        .collect();
+    model.configuration = configuration.into_iter().map(device_configuration).collect();
     model
 }
 
@@ -74,10 +66,7 @@ pub fn tensor(proto: pb::TensorProto) -> Tensor {
     Tensor {
         dims,
         data_type,
-        segment: segment.map(|s| Segment {
-            begin: s.begin,
-            end: s.end,
-        }),
+        segment: segment.map(|s| Segment { begin: s.begin, end: s.end }),
         float_data,
         int32_data,
         string_data: strs(string_data),
@@ -111,27 +100,15 @@ pub fn ty(proto: pb::TypeProto) -> Type {
     } else if let Some(s) = sequence_type {
         Some(TypeValue::Sequence(s.elem_type.map(|t| Box::new(ty(*t)))))
     } else if let Some(m) = map_type {
-        Some(TypeValue::Map {
-            key_type: m.key_type,
-            value_type: m.value_type.map(|t| Box::new(ty(*t))),
-        })
+        Some(TypeValue::Map { key_type: m.key_type, value_type: m.value_type.map(|t| Box::new(ty(*t))) })
     } else if let Some(o) = optional_type {
         Some(TypeValue::Optional(o.elem_type.map(|t| Box::new(ty(*t)))))
     } else if let Some(s) = sparse_tensor_type {
-        Some(TypeValue::SparseTensor(tensor_type_of(
-            s.elem_type,
-            s.shape,
-        )))
+        Some(TypeValue::SparseTensor(tensor_type_of(s.elem_type, s.shape)))
     } else {
-        opaque_type.map(|o| TypeValue::Opaque {
-            domain: o.domain.map(Str::from),
-            name: o.name.map(Str::from),
-        })
+        opaque_type.map(|o| TypeValue::Opaque { domain: o.domain.map(Str::from), name: o.name.map(Str::from) })
     };
-    Type {
-        value,
-        denotation: denotation.map(Str::from),
-    }
+    Type { value, denotation: denotation.map(Str::from) }
 }
 
 struct Lowerer {
@@ -156,10 +133,7 @@ impl Lowerer {
             nodes: node.into_iter().map(|n| self.node(n)).collect(),
             name: name.map(Str::from),
             initializers: initializer.into_iter().map(|t| self.tensor(t)).collect(),
-            sparse_initializers: sparse_initializer
-                .into_iter()
-                .map(|s| self.sparse(s))
-                .collect(),
+            sparse_initializers: sparse_initializer.into_iter().map(|s| self.sparse(s)).collect(),
             doc_string: doc_string.map(Str::from),
             inputs: input.into_iter().map(value_info_of).collect(),
             outputs: output.into_iter().map(value_info_of).collect(),
@@ -288,10 +262,7 @@ impl Lowerer {
             inputs: strs(input),
             outputs: strs(output),
             attributes: strs(attribute),
-            attribute_protos: attribute_proto
-                .into_iter()
-                .map(|a| self.attribute(a))
-                .collect(),
+            attribute_protos: attribute_proto.into_iter().map(|a| self.attribute(a)).collect(),
             nodes: node.into_iter().map(|n| self.node(n)).collect(),
             doc_string: doc_string.map(Str::from),
             opset_import: opset_import.into_iter().map(opset).collect(),
@@ -309,19 +280,11 @@ fn strs(v: Vec<bytes::Bytes>) -> Vec<Str> {
 }
 
 fn pairs(v: Vec<pb::StringStringEntryProto>) -> Vec<StringPair> {
-    v.into_iter()
-        .map(|e| StringPair {
-            key: e.key.map(Str::from),
-            value: e.value.map(Str::from),
-        })
-        .collect()
+    v.into_iter().map(|e| StringPair { key: e.key.map(Str::from), value: e.value.map(Str::from) }).collect()
 }
 
 fn opset(o: pb::OperatorSetIdProto) -> OpsetImport {
-    OpsetImport {
-        domain: o.domain.map(Str::from),
-        version: o.version,
-    }
+    OpsetImport { domain: o.domain.map(Str::from), version: o.version }
 }
 
 fn value_info_of(v: pb::ValueInfoProto) -> ValueInfo {
@@ -358,11 +321,7 @@ fn dim_value(value: Option<i64>, param: Option<bytes::Bytes>) -> Option<DimValue
 }
 
 fn device_configuration(c: pb::DeviceConfigurationProto) -> DeviceConfiguration {
-    DeviceConfiguration {
-        name: c.name.map(Str::from),
-        num_devices: c.num_devices,
-        device: strs(c.device),
-    }
+    DeviceConfiguration { name: c.name.map(Str::from), num_devices: c.num_devices, device: strs(c.device) }
 }
 
 fn node_device(c: pb::NodeDeviceConfigurationProto) -> NodeDeviceConfiguration {
@@ -377,10 +336,7 @@ fn node_device(c: pb::NodeDeviceConfigurationProto) -> NodeDeviceConfiguration {
                 index_to_device_group_map: s
                     .index_to_device_group_map
                     .into_iter()
-                    .map(|e| IntIntList {
-                        key: e.key,
-                        value: e.value,
-                    })
+                    .map(|e| IntIntList { key: e.key, value: e.value })
                     .collect(),
                 sharded_dim: s
                     .sharded_dim

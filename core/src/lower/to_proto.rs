@@ -18,21 +18,9 @@ pub fn model(model: &Model) -> pb::ModelProto {
         doc_string: bytes(&model.doc_string),
         graph: model.graph.map(|g| raiser.graph(g)),
         metadata_props: pairs(&model.metadata_props),
-        training_info: model
-            .training_info
-            .iter()
-            .map(|t| raiser.training_info(t))
-            .collect(),
-        functions: model
-            .functions
-            .iter()
-            .map(|&f| raiser.function(f))
-            .collect(),
-        configuration: model
-            .configuration
-            .iter()
-            .map(device_configuration)
-            .collect(),
+        training_info: model.training_info.iter().map(|t| raiser.training_info(t)).collect(),
+        functions: model.functions.iter().map(|&f| raiser.function(f)).collect(),
+        configuration: model.configuration.iter().map(device_configuration).collect(),
     }
 }
 
@@ -41,10 +29,7 @@ pub fn tensor(t: &Tensor) -> pb::TensorProto {
     pb::TensorProto {
         dims: t.dims.clone(),
         data_type: t.data_type,
-        segment: t.segment.as_ref().map(|s| pb::tensor_proto::Segment {
-            begin: s.begin,
-            end: s.end,
-        }),
+        segment: t.segment.as_ref().map(|s| pb::tensor_proto::Segment { begin: s.begin, end: s.end }),
         float_data: t.float_data.clone(),
         int32_data: t.int32_data.clone(),
         string_data: strs(&t.string_data),
@@ -62,49 +47,29 @@ pub fn tensor(t: &Tensor) -> pb::TensorProto {
 
 /// Raises a standalone type.
 pub fn ty(t: &Type) -> pb::TypeProto {
-    let mut proto = pb::TypeProto {
-        denotation: bytes(&t.denotation),
-        ..Default::default()
-    };
+    let mut proto = pb::TypeProto { denotation: bytes(&t.denotation), ..Default::default() };
     let boxed = |t: &Option<Box<Type>>| t.as_deref().map(|t| Box::new(ty(t)));
     match &t.value {
         None => {}
         Some(TypeValue::Tensor(t)) => {
-            proto.tensor_type = Some(pb::type_proto::Tensor {
-                elem_type: t.elem_type,
-                shape: t.shape.as_ref().map(shape),
-            })
+            proto.tensor_type =
+                Some(pb::type_proto::Tensor { elem_type: t.elem_type, shape: t.shape.as_ref().map(shape) })
         }
         Some(TypeValue::SparseTensor(t)) => {
-            proto.sparse_tensor_type = Some(pb::type_proto::SparseTensor {
-                elem_type: t.elem_type,
-                shape: t.shape.as_ref().map(shape),
-            })
+            proto.sparse_tensor_type =
+                Some(pb::type_proto::SparseTensor { elem_type: t.elem_type, shape: t.shape.as_ref().map(shape) })
         }
         Some(TypeValue::Sequence(e)) => {
-            proto.sequence_type = Some(Box::new(pb::type_proto::Sequence {
-                elem_type: boxed(e),
-            }))
+            proto.sequence_type = Some(Box::new(pb::type_proto::Sequence { elem_type: boxed(e) }))
         }
         Some(TypeValue::Optional(e)) => {
-            proto.optional_type = Some(Box::new(pb::type_proto::Optional {
-                elem_type: boxed(e),
-            }))
+            proto.optional_type = Some(Box::new(pb::type_proto::Optional { elem_type: boxed(e) }))
         }
-        Some(TypeValue::Map {
-            key_type,
-            value_type,
-        }) => {
-            proto.map_type = Some(Box::new(pb::type_proto::Map {
-                key_type: *key_type,
-                value_type: boxed(value_type),
-            }))
+        Some(TypeValue::Map { key_type, value_type }) => {
+            proto.map_type = Some(Box::new(pb::type_proto::Map { key_type: *key_type, value_type: boxed(value_type) }))
         }
         Some(TypeValue::Opaque { domain, name }) => {
-            proto.opaque_type = Some(pb::type_proto::Opaque {
-                domain: bytes(domain),
-                name: bytes(name),
-            })
+            proto.opaque_type = Some(pb::type_proto::Opaque { domain: bytes(domain), name: bytes(name) })
         }
     }
     proto
@@ -133,11 +98,7 @@ impl Raiser<'_> {
                     quant_parameter_tensor_names: pairs(&a.quant_parameter_tensor_names),
                 })
                 .collect(),
-            sparse_initializer: g
-                .sparse_initializers
-                .iter()
-                .map(|s| self.sparse(s))
-                .collect(),
+            sparse_initializer: g.sparse_initializers.iter().map(|s| self.sparse(s)).collect(),
             metadata_props: pairs(&g.metadata_props),
         }
     }
@@ -213,11 +174,7 @@ impl Raiser<'_> {
             doc_string: bytes(&f.doc_string),
             opset_import: f.opset_import.iter().map(opset).collect(),
             domain: bytes(&f.domain),
-            attribute_proto: f
-                .attribute_protos
-                .iter()
-                .map(|a| self.attribute(a))
-                .collect(),
+            attribute_proto: f.attribute_protos.iter().map(|a| self.attribute(a)).collect(),
             value_info: f.value_info.iter().map(value_info).collect(),
             overload: bytes(&f.overload),
             metadata_props: pairs(&f.metadata_props),
@@ -234,19 +191,11 @@ fn strs(v: &[Str]) -> Vec<Bytes> {
 }
 
 fn pairs(v: &[StringPair]) -> Vec<pb::StringStringEntryProto> {
-    v.iter()
-        .map(|e| pb::StringStringEntryProto {
-            key: bytes(&e.key),
-            value: bytes(&e.value),
-        })
-        .collect()
+    v.iter().map(|e| pb::StringStringEntryProto { key: bytes(&e.key), value: bytes(&e.value) }).collect()
 }
 
 fn opset(o: &OpsetImport) -> pb::OperatorSetIdProto {
-    pb::OperatorSetIdProto {
-        domain: bytes(&o.domain),
-        version: o.version,
-    }
+    pb::OperatorSetIdProto { domain: bytes(&o.domain), version: o.version }
 }
 
 fn value_info(v: &ValueInfo) -> pb::ValueInfoProto {
@@ -265,11 +214,7 @@ fn shape(s: &Shape) -> pb::TensorShapeProto {
             .iter()
             .map(|d| {
                 let (dim_value, dim_param) = split_dim(&d.value);
-                pb::tensor_shape_proto::Dimension {
-                    dim_value,
-                    dim_param,
-                    denotation: bytes(&d.denotation),
-                }
+                pb::tensor_shape_proto::Dimension { dim_value, dim_param, denotation: bytes(&d.denotation) }
             })
             .collect(),
     }
@@ -284,11 +229,7 @@ fn split_dim(d: &Option<DimValue>) -> (Option<i64>, Option<Bytes>) {
 }
 
 fn device_configuration(c: &DeviceConfiguration) -> pb::DeviceConfigurationProto {
-    pb::DeviceConfigurationProto {
-        name: bytes(&c.name),
-        num_devices: c.num_devices,
-        device: strs(&c.device),
-    }
+    pb::DeviceConfigurationProto { name: bytes(&c.name), num_devices: c.num_devices, device: strs(&c.device) }
 }
 
 fn node_device(c: &NodeDeviceConfiguration) -> pb::NodeDeviceConfigurationProto {
@@ -303,10 +244,7 @@ fn node_device(c: &NodeDeviceConfiguration) -> pb::NodeDeviceConfigurationProto 
                 index_to_device_group_map: s
                     .index_to_device_group_map
                     .iter()
-                    .map(|e| pb::IntIntListEntryProto {
-                        key: e.key,
-                        value: e.value.clone(),
-                    })
+                    .map(|e| pb::IntIntListEntryProto { key: e.key, value: e.value.clone() })
                     .collect(),
                 sharded_dim: s
                     .sharded_dim
@@ -318,11 +256,7 @@ fn node_device(c: &NodeDeviceConfiguration) -> pb::NodeDeviceConfigurationProto 
                             .iter()
                             .map(|s| {
                                 let (dim_value, dim_param) = split_dim(&s.dim);
-                                pb::SimpleShardedDimProto {
-                                    dim_value,
-                                    dim_param,
-                                    num_shards: s.num_shards,
-                                }
+                                pb::SimpleShardedDimProto { dim_value, dim_param, num_shards: s.num_shards }
                             })
                             .collect(),
                     })

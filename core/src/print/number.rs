@@ -5,35 +5,21 @@
 
 /// Formats an f32 as onnx does.
 pub fn f32_text(v: f32) -> String {
-    if v.is_nan() {
-        return if v.is_sign_negative() {
-            "-nan".into()
-        } else {
-            "nan".into()
-        };
-    }
     // Rust's `{:e}` yields the shortest digits that round-trip for the type.
-    shortest(
-        v.is_infinite(),
-        v.is_sign_negative(),
-        &format!("{:e}", v.abs()),
-    )
+    layout(v.is_nan(), v.is_infinite(), v.is_sign_negative(), || format!("{:e}", v.abs()))
 }
 
 /// Formats an f64 as onnx does.
 pub fn f64_text(v: f64) -> String {
-    if v.is_nan() {
-        return if v.is_sign_negative() {
-            "-nan".into()
-        } else {
-            "nan".into()
-        };
+    layout(v.is_nan(), v.is_infinite(), v.is_sign_negative(), || format!("{:e}", v.abs()))
+}
+
+fn layout(nan: bool, infinite: bool, negative: bool, sci: impl FnOnce() -> String) -> String {
+    match (nan, negative) {
+        (true, true) => "-nan".into(),
+        (true, false) => "nan".into(),
+        _ => shortest(infinite, negative, &sci()),
     }
-    shortest(
-        v.is_infinite(),
-        v.is_sign_negative(),
-        &format!("{:e}", v.abs()),
-    )
 }
 
 fn shortest(infinite: bool, negative: bool, sci: &str) -> String {
@@ -58,11 +44,7 @@ fn shortest(infinite: bool, negative: bool, sci: &str) -> String {
     scientific.push('e');
     scientific.push(if exp < 0 { '-' } else { '+' });
     scientific.push_str(&format!("{:02}", exp.unsigned_abs()));
-    let body = if scientific.len() < fixed.len() {
-        scientific
-    } else {
-        fixed
-    };
+    let body = if scientific.len() < fixed.len() { scientific } else { fixed };
     format!("{sign}{body}")
 }
 

@@ -12,10 +12,7 @@ use crate::ir::*;
 
 /// Prints a model as `onnx.printer.to_text(model)` does.
 pub fn model(m: &Model) -> String {
-    let mut p = Printer {
-        m,
-        out: String::new(),
-    };
+    let mut p = Printer { m, out: String::new() };
     p.model();
     p.out
 }
@@ -26,10 +23,7 @@ struct Printer<'m> {
 }
 
 fn text(s: &Str) -> String {
-    s.as_str().map_or_else(
-        || String::from_utf8_lossy(s.as_bytes()).into_owned(),
-        str::to_owned,
-    )
+    s.as_str().map_or_else(|| String::from_utf8_lossy(s.as_bytes()).into_owned(), str::to_owned)
 }
 
 fn opt_text(s: &Option<Str>) -> String {
@@ -59,21 +53,10 @@ impl Printer<'_> {
     fn model(&mut self) {
         let m = self.m;
         let mut entries = vec![format!("ir_version: {}", m.ir_version.unwrap_or(0))];
-        let opsets: Vec<String> = m
-            .opset_import
-            .iter()
-            .map(|o| {
-                let mut s = String::new();
-                quote(&mut s, &opt_text(&o.domain));
-                format!("{s} : {}", o.version.unwrap_or(0))
-            })
-            .collect();
-        entries.push(format!("opset_import: [{}]", opsets.join(", ")));
-        for (key, value) in [
-            ("producer_name", &m.producer_name),
-            ("producer_version", &m.producer_version),
-            ("domain", &m.domain),
-        ] {
+        entries.push(format!("opset_import: [{}]", opset_entries(&m.opset_import).join(", ")));
+        for (key, value) in
+            [("producer_name", &m.producer_name), ("producer_version", &m.producer_version), ("domain", &m.domain)]
+        {
             if let Some(v) = value {
                 let mut s = format!("{key}: ");
                 quote(&mut s, &text(v));
@@ -186,10 +169,7 @@ impl Printer<'_> {
                 }
                 self.push(")");
             }
-            Some(TypeValue::Map {
-                key_type,
-                value_type,
-            }) => {
+            Some(TypeValue::Map { key_type, value_type }) => {
                 self.push("map(");
                 self.push(&elem_name(key_type.unwrap_or(0)));
                 self.push(", ");
@@ -256,10 +236,7 @@ impl Printer<'_> {
             self.push(":");
             self.push(&overload);
         }
-        let holds_graph = n
-            .attributes
-            .iter()
-            .any(|a| a.g.is_some() || !a.graphs.is_empty());
+        let holds_graph = n.attributes.iter().any(|a| a.g.is_some() || !a.graphs.is_empty());
         if !holds_graph && !n.attributes.is_empty() {
             self.push(" <");
             self.attributes(&n.attributes, indent);
@@ -295,9 +272,7 @@ impl Printer<'_> {
     }
 
     fn attribute(&mut self, a: &Attribute, indent: usize) {
-        let ty =
-            a.ty.and_then(AttributeType::from_code)
-                .unwrap_or(AttributeType::Undefined);
+        let ty = a.ty.and_then(AttributeType::from_code).unwrap_or(AttributeType::Undefined);
         self.push(&opt_text(&a.name));
         self.push(": ");
         self.push(ty.name());
@@ -376,9 +351,7 @@ impl Printer<'_> {
                 }
                 self.push("]");
             }
-            AttributeType::SparseTensor
-            | AttributeType::SparseTensors
-            | AttributeType::Undefined => {}
+            AttributeType::SparseTensor | AttributeType::SparseTensors | AttributeType::Undefined => {}
         }
     }
 
@@ -441,16 +414,9 @@ impl Printer<'_> {
             quote(&mut self.out, &overload);
             self.push(",\n");
         }
-        let opsets: Vec<String> = f
-            .opset_import
-            .iter()
-            .map(|o| {
-                let mut s = String::new();
-                quote(&mut s, &opt_text(&o.domain));
-                format!("{s} : {}", o.version.unwrap_or(0))
-            })
-            .collect();
-        let _ = write!(self.out, "  opset_import: [{}]\n>\n", opsets.join(","));
+        // Joined without a space here, unlike the model header: onnx's quirk.
+        let opsets = opset_entries(&f.opset_import).join(",");
+        let _ = write!(self.out, "  opset_import: [{opsets}]\n>\n");
         self.id(&opt_text(&f.name));
         self.push(" ");
         if !f.attributes.is_empty() {
@@ -467,6 +433,18 @@ impl Printer<'_> {
         }
         self.push("}");
     }
+}
+
+/// `"domain" : version` for each import.
+fn opset_entries(imports: &[OpsetImport]) -> Vec<String> {
+    imports
+        .iter()
+        .map(|o| {
+            let mut s = String::new();
+            quote(&mut s, &opt_text(&o.domain));
+            format!("{s} : {}", o.version.unwrap_or(0))
+        })
+        .collect()
 }
 
 fn pairs(list: &[StringPair]) -> String {
@@ -521,9 +499,7 @@ fn values(t: &Tensor, dt: DataType) -> Option<Vec<String>> {
             D::Int16 => chunks.map(|c| (le(c) as u16 as i16).to_string()).collect(),
             D::Int32 => chunks.map(|c| (le(c) as u32 as i32).to_string()).collect(),
             D::Int64 => chunks.map(|c| (le(c) as i64).to_string()).collect(),
-            D::Float => chunks
-                .map(|c| f32_text(f32::from_bits(le(c) as u32)))
-                .collect(),
+            D::Float => chunks.map(|c| f32_text(f32::from_bits(le(c) as u32))).collect(),
             D::Double => chunks.map(|c| f64_text(f64::from_bits(le(c)))).collect(),
             // Unsigned and bit-pattern types: the unsigned value.
             _ => chunks.map(|c| le(c).to_string()).collect(),
