@@ -3,7 +3,9 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use onnx_core::analysis::analyze_text;
 use onnx_core::binary;
+use onnx_core::diagnostic::Severity;
 use onnx_core::ir::Model;
 
 use crate::failure::Failure;
@@ -39,34 +41,64 @@ impl Input {
 /// The on-disk format of a model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
+    /// Protobuf (`.onnx`, `.pb`).
     Binary,
+    /// The ONNX text format (`.onnxtxt`, `.onnxtext`).
+    Text,
+}
+
+/// How a read problem is reported: text diagnostics as JSON or rustc-style.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReadOptions {
+    pub json: bool,
 }
 
 /// The format a path's extension names.
 pub fn format_of(path: &Path) -> Result<Format, Failure> {
     match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
         Some("onnx" | "pb") => Ok(Format::Binary),
-        Some("onnxtxt" | "onnxtext") => Err(Failure::Usage(format!(
-            "{}: the ONNX text format is not supported yet; use a binary .onnx or .pb file",
-            path.display()
-        ))),
+        Some("onnxtxt" | "onnxtext") => Ok(Format::Text),
         _ => Err(Failure::Usage(format!(
-            "{}: cannot tell the format from the extension (expected .onnx or .pb)",
+            "{}: cannot tell the format from the extension (expected .onnx, .pb, .onnxtxt or .onnxtext)",
             path.display()
         ))),
     }
 }
 
-pub fn read_model(input: &Input) -> Result<Model, Failure> {
-    match input {
+/// Reads a model in either format. Text with errors is reported (every diagnostic, with
+/// the source) and fails as invalid input; warnings are reported and reading goes on.
+pub fn read_model(input: &Input, format: Option<Format>, options: ReadOptions) -> Result<Model, Failure> {
+    let format = match (format, input) {
+        (Some(f), _) => f,
+        (None, Input::File(path)) => format_of(path)?,
+        (None, Input::Stdin) => Format::Binary,
+    };
+    let label = input.label();
+    let data = match input {
         Input::File(path) => {
-            format_of(path)?;
             let _progress = crate::progress::stage_for_file(path, "reading");
-            Ok(binary::read_model(path)?)
+            binary::read_bytes(path).map_err(|e| Failure::Usage(format!("{label}: cannot read: {e}")))?
         }
-        Input::Stdin => {
-            let data = binary::read_stdin().map_err(|e| Failure::Usage(format!("<stdin>: cannot read: {e}")))?;
-            Ok(binary::decode_model(data, "<stdin>")?)
+        Input::Stdin => binary::read_stdin().map_err(|e| Failure::Usage(format!("{label}: cannot read: {e}")))?,
+    };
+    match format {
+        Format::Binary => Ok(binary::decode_model(data, &label)?),
+        Format::Text => {
+            let source = std::str::from_utf8(&data).map_err(|e| {
+                Failure::Invalid(format!("{label}: not UTF-8 text (invalid byte at offset {})", e.valid_up_to()))
+            })?;
+            let analysis = analyze_text(source);
+            if !analysis.diagnostics.is_empty() {
+                crate::report::emit(&label, source, &analysis.diagnostics, options.json);
+            }
+            if analysis.has_errors() {
+                let errors = analysis.diagnostics.iter().filter(|d| d.severity == Severity::Error).count();
+                return Err(Failure::Invalid(format!(
+                    "{label}: {errors} error{} in the text",
+                    if errors == 1 { "" } else { "s" }
+                )));
+            }
+            Ok(analysis.model)
         }
     }
 }

@@ -7,6 +7,7 @@ mod commands;
 mod failure;
 mod io;
 mod progress;
+mod report;
 
 use std::process::ExitCode;
 
@@ -23,7 +24,7 @@ struct Cli {
 enum Command {
     /// Show a model's header, inputs and outputs, sizes and operator histogram.
     Info(commands::info::Args),
-    /// Convert a model between files (binary `.onnx`/`.pb`), managing external data.
+    /// Convert a model between binary (`.onnx`, `.pb`) and text (`.onnxtxt`), managing external data.
     Convert(commands::convert::Args),
 }
 

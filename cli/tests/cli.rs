@@ -202,3 +202,67 @@ fn external_data_of_a_corpus_model_is_read_and_embedded() {
         assert!(!text(&info.stdout).contains("external data"), "{model}: {}", text(&info.stdout));
     }
 }
+
+#[test]
+fn convert_binary_to_onnx_style_text_and_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = corpus("node/test_if_seq/model.onnx");
+    let text_path = dir.path().join("m.onnxtxt");
+    let out = run(&["convert", model.to_str().unwrap(), text_path.to_str().unwrap()]);
+    assert_exit(&out, 0);
+    let golden = corpus("golden/onnx-text/node/test_if_seq/model.onnxtxt");
+    assert_eq!(std::fs::read_to_string(&text_path).unwrap(), std::fs::read_to_string(golden).unwrap());
+    // This model loses only the "domain unset" presence that onnx's text cannot express.
+    assert!(text(&out.stderr).contains("does not keep everything"), "{}", text(&out.stderr));
+
+    let back = dir.path().join("back.onnx");
+    assert_exit(&run(&["convert", text_path.to_str().unwrap(), back.to_str().unwrap()]), 0);
+    let info = run(&["info", back.to_str().unwrap()]);
+    assert!(text(&info.stdout).contains("op types        Constant 2, SequenceConstruct 2, If 1"));
+}
+
+#[test]
+fn text_with_errors_is_reported_like_rustc_and_exits_1() {
+    let fixture = corpus("../fixtures/text/undefined_and_duplicates.onnxtxt");
+    let out = run(&["convert", fixture.to_str().unwrap(), "-"]);
+    assert_exit(&out, 1);
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("error[undefined-value]: 'undefined_name' is not defined before this use"), "{stderr}");
+    assert!(stderr.contains("undefined_and_duplicates.onnxtxt:7:14"), "{stderr}");
+    assert!(stderr.contains("^^^^^^^^^^^^^^"), "{stderr}");
+    assert!(stderr.contains("first defined here"), "{stderr}");
+    assert!(out.stdout.is_empty(), "nothing is written for invalid input");
+}
+
+#[test]
+fn text_diagnostics_as_json() {
+    let fixture = corpus("../fixtures/text/syntax_errors.onnxtxt");
+    let out = run(&["info", fixture.to_str().unwrap(), "--json"]);
+    assert_exit(&out, 1);
+    let first_line = text(&out.stderr).lines().next().unwrap_or("").to_owned();
+    let json: serde_json::Value = serde_json::from_str(&first_line).expect("JSON diagnostics");
+    let codes: Vec<&str> = json.as_array().unwrap().iter().map(|d| d["code"].as_str().unwrap()).collect();
+    assert_eq!(codes, ["unexpected-token", "lone-minus", "bad-number", "unexpected-token"]);
+    assert_eq!(json[0]["line"], 5);
+    assert_eq!(json[0]["column"], 3);
+}
+
+#[test]
+fn text_from_stdin_needs_from_text() {
+    let source = b"<ir_version: 10, opset_import: [\"\" : 21]> g (float[2] x) => (float[2] y) { y = Relu(x) }";
+    let mut child =
+        onnx().args(["info", "-"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(source).unwrap();
+    assert_exit(&child.wait_with_output().unwrap(), 1);
+    let mut child = onnx()
+        .args(["convert", "-", "-", "--from", "text", "--to", "binary"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(source).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_exit(&out, 0);
+    assert!(!out.stdout.is_empty());
+}

@@ -5,9 +5,10 @@ use std::path::{Path, PathBuf};
 
 use onnx_core::binary;
 use onnx_core::external;
+use onnx_core::ir::Model;
 
 use crate::failure::Failure;
-use crate::io::{Format, Input, format_of, read_model, write_output};
+use crate::io::{Format, Input, ReadOptions, format_of, read_model, write_output};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -15,9 +16,19 @@ pub struct Args {
     input: String,
     /// Where to write (`-` writes stdout). The format follows the extension: .onnx or .pb.
     output: String,
-    /// Output format, needed when writing to stdout.
+    /// Input format, when the extension does not say (stdin is binary unless told).
+    #[arg(long, value_enum)]
+    from: Option<Format>,
+    /// Output format, when the extension does not say (stdout is binary unless told).
     #[arg(long, value_enum)]
     to: Option<Format>,
+    /// Text style. `onnx` writes exactly what `onnx.printer.to_text` writes; our lossless
+    /// canonical style is not available yet.
+    #[arg(long, value_enum, default_value = "onnx")]
+    style: Style,
+    /// Report text diagnostics as JSON (on stderr).
+    #[arg(long)]
+    json: bool,
     /// Read every tensor stored in external data into the model itself.
     #[arg(long, conflicts_with = "external_data")]
     embed_external: bool,
@@ -32,12 +43,12 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<(), Failure> {
     let input = Input::parse(&args.input);
-    let _format = match (&args.to, args.output.as_str()) {
+    let out_format = match (&args.to, args.output.as_str()) {
         (Some(f), _) => *f,
         (None, "-") => Format::Binary,
         (None, path) => format_of(Path::new(path))?,
     };
-    let mut model = read_model(&input)?;
+    let mut model = read_model(&input, args.from, ReadOptions { json: args.json })?;
     let out_dir = (args.output != "-").then(|| binary::model_dir(Path::new(&args.output)));
     let has_external = external::external_tensors(&model).next().is_some();
 
@@ -60,7 +71,34 @@ pub fn run(args: Args) -> Result<(), Failure> {
         external::externalize(&mut model, dir, location, args.size_threshold)
             .map_err(|e| Failure::Usage(format!("{}: {e}", args.output)))?;
     }
-    write_output(&args.output, &binary::encode_model(&model))
+    let bytes = match out_format {
+        Format::Binary => binary::encode_model(&model),
+        Format::Text => text_of(&model, args.style, &args.output),
+    };
+    write_output(&args.output, &bytes)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Style {
+    /// Byte for byte what onnx's printer writes.
+    Onnx,
+}
+
+/// Prints the model, warning when the text does not read back to the same model (the onnx
+/// style cannot express every field; see docs/syntax.md).
+fn text_of(model: &Model, style: Style, output: &str) -> Vec<u8> {
+    let text = match style {
+        Style::Onnx => onnx_core::print::onnx_style::model(model),
+    };
+    let again = onnx_core::analysis::analyze_text(&text);
+    if again.has_errors() || binary::encode_model(&again.model) != binary::encode_model(model) {
+        eprintln!(
+            "warning: {output}: the onnx text style does not keep everything in this model \
+             (doc strings, metadata, raw tensor storage, field presence, …); reading the text \
+             back gives a different model"
+        );
+    }
+    text.into_bytes()
 }
 
 /// Whether two model directories are the same place (external references stay valid).

@@ -6,7 +6,7 @@ use onnx_core::ir::Str;
 use onnx_core::summary::{Summary, Value};
 
 use crate::failure::Failure;
-use crate::io::{Input, read_model};
+use crate::io::{Input, ReadOptions, read_model};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -19,7 +19,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<(), Failure> {
     let input = Input::parse(&args.model);
-    let model = read_model(&input)?;
+    let model = read_model(&input, None, ReadOptions { json: args.json })?;
     let summary = Summary::of(&model);
     let out = if args.json {
         serde_json::to_string_pretty(&summary).map_err(|e| Failure::Usage(format!("cannot format JSON: {e}")))? + "\n"
