@@ -165,3 +165,52 @@ fn functions() {
     assert_eq!(codes(r#"g () => () {} F <a: float = "s"> (x) => (y) {}"#), vec!["attribute-type-mismatch"]);
     assert_eq!(codes(r#"g () => () {} <ir_version: 7> F (x) => (y) {}"#), vec!["unknown-header-key"]);
 }
+
+#[test]
+fn annotations_set_fields_onnx_text_cannot_express() {
+    let m = clean(
+        r#"#@ node_domain: unset
+           <ir_version: 10, opset_import: ["" : 21]>
+           #@ doc_string: b"graph\ndoc", metadata_props: ["k": "v"]
+           main (
+             #@ doc_string: "input", denotation: "IMAGE", metadata_props: ["a": "b"]
+             float[N] x
+           ) => (float[N] y) <
+             #@ storage: raw, tensor_doc_string: "w", segment: [0, 2]
+             float[2] w = {1, -0.5},
+             #@ raw_data: b"\x01\xff"
+             uint8[2] direct =
+           > {
+             #@ doc_string: "node", metadata_props: ["n": "1"]
+             a = Relu(x)
+             #@ domain: "", overload: ""
+             b = Relu(a)
+             y = com.ms.Add <
+               #@ doc_string: "attr"
+               k = 1,
+               t = #@ storage: raw
+                   int64[1] {7}> (a, b)
+           }"#,
+    );
+    let g = m.main_graph().unwrap();
+    assert_eq!(g.doc_string.as_ref().unwrap().as_bytes(), b"graph\ndoc");
+    assert_eq!(g.metadata_props.len(), 1);
+    let x = &g.inputs[0];
+    assert_eq!(x.doc_string, Some(Str::from("input")));
+    assert_eq!(x.ty.as_ref().unwrap().denotation, Some(Str::from("IMAGE")));
+    assert_eq!(x.metadata_props.len(), 1);
+    let w = &m.tensors[g.initializers[0]];
+    assert!(w.float_data.is_empty());
+    assert_eq!(w.raw_data.as_deref(), Some(&[0, 0, 0x80, 0x3f, 0, 0, 0, 0xbf][..]));
+    assert_eq!(w.doc_string, Some(Str::from("w")));
+    assert_eq!(w.segment, Some(Segment { begin: Some(0), end: Some(2) }));
+    assert_eq!(m.tensors[g.initializers[1]].raw_data.as_deref(), Some(&[1, 0xff][..]));
+    let n = main_nodes(&m);
+    assert_eq!((n[0].domain.clone(), n[0].doc_string.clone()), (None, Some(Str::from("node"))));
+    assert_eq!(n[0].metadata_props.len(), 1);
+    assert_eq!((n[1].domain.clone(), n[1].overload.clone()), (Some(Str::new()), Some(Str::new())));
+    assert_eq!(n[2].domain, Some(Str::from("com.ms")), "a written domain is set");
+    assert_eq!(n[2].attributes[0].doc_string, Some(Str::from("attr")));
+    let t = &m.tensors[n[2].attributes[1].t.unwrap()];
+    assert_eq!(t.raw_data.as_deref(), Some(&7i64.to_le_bytes()[..]));
+}

@@ -48,10 +48,44 @@ pub enum LiteralKind {
     FloatWord,
     /// A string; `text` is the unquoted value.
     String,
+    /// A byte string `b"…"`; `text` is the literal as written (escapes are decoded when
+    /// lowering, where a bad escape is reported).
+    Bytes,
+}
+
+/// `#@ key: value, …`: fields of the next item that onnx's text cannot express.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Annotation {
+    pub entries: Vec<AnnotationEntry>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnnotationEntry {
+    pub key: Name,
+    pub value: AnnotationValue,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum AnnotationValue {
+    Literal(Literal),
+    /// A bare word such as `unset`.
+    Word(Name),
+    /// `[a, b]` or `["k": v, …]`.
+    List(Vec<AnnotationItem>, Span),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum AnnotationItem {
+    Value(AnnotationValue),
+    Pair(Literal, AnnotationValue),
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Model {
+    /// Annotations before the header: fields of the model.
+    pub annotations: Vec<Annotation>,
     pub header: Option<Header>,
     pub graph: Option<Graph>,
     pub functions: Vec<Function>,
@@ -80,6 +114,7 @@ pub enum HeaderValue {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Graph {
+    pub annotations: Vec<Annotation>,
     pub name: Name,
     /// `None` when the input list is left out (`g => (y) {}`).
     pub inputs: Option<Vec<ValueDecl>>,
@@ -94,6 +129,7 @@ pub struct Graph {
 #[derive(Clone, Debug, PartialEq)]
 pub enum ValueDecl {
     Decl {
+        annotations: Vec<Annotation>,
         ty: Option<TypeExpr>,
         name: Name,
         /// `Some` when written with `=`: an initializer; the payload may be absent.
@@ -113,6 +149,7 @@ pub enum NodeItem {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Node {
+    pub annotations: Vec<Annotation>,
     /// `[label]`; `Some(None)` for `[]`.
     pub label: Option<Option<Name>>,
     pub outputs: Vec<Slot>,
@@ -156,6 +193,7 @@ pub enum AttrItem {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Attribute {
+    pub annotations: Vec<Annotation>,
     pub name: Name,
     /// The `: type` annotation.
     pub ty: Option<Name>,
@@ -190,6 +228,7 @@ impl AttrValue {
 /// A tensor value in an attribute: `float[2] name {1, 2}`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TensorLit {
+    pub annotations: Vec<Annotation>,
     pub ty: TypeExpr,
     pub name: Option<Name>,
     pub payload: Option<TensorPayload>,
@@ -239,6 +278,7 @@ pub enum Dim {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Function {
+    pub annotations: Vec<Annotation>,
     pub header: Option<Header>,
     pub name: Name,
     /// `<a, b: float = 1.0>`: parameters, with or without defaults.

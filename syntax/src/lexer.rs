@@ -21,10 +21,18 @@ pub enum TokenKind {
     /// an ordinary comment).
     #[regex(r"##[^\n]*", priority = 10, allow_greedy = true)]
     DocComment,
+    /// `#@ key: value, …`: an annotation. onnx reads it as a comment; we read it as fields of
+    /// the next item that onnx's text cannot express (doc strings, metadata, presence, …).
+    #[regex(r"#@[^\n]*", priority = 11, allow_greedy = true)]
+    Annotation,
 
     /// `"…"` with backslash quoting the next character.
     #[regex(r#""([^"\\]|\\[\x00-\u{10FFFF}])*""#)]
     String,
+    /// `b"…"` with escapes `\n \r \t \\ \" \xNN`: exact bytes, for names and texts that
+    /// are not valid UTF-8 or hold line breaks inside annotations (ours; onnx has none).
+    #[regex(r#"b"([^"\\]|\\[\x00-\u{10FFFF}])*""#)]
+    ByteString,
     #[regex(r"-?[0-9]+")]
     Int,
     #[regex(r"-?[0-9]+\.[0-9]*([eE][+-]?[0-9]+)?")]
@@ -190,6 +198,57 @@ pub fn classify_word(word: &str) -> WordClass {
     }
 }
 
+/// The bytes of a `b"…"` literal, or the offset (within the literal) of a bad escape.
+pub fn unescape_bytes(literal: &str) -> Result<Vec<u8>, usize> {
+    let inner = literal.strip_prefix("b\"").and_then(|s| s.strip_suffix('"')).unwrap_or(literal);
+    let bytes = inner.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'\\' {
+            out.push(bytes[i]);
+            i += 1;
+            continue;
+        }
+        let at = i + 2;
+        match bytes.get(i + 1) {
+            Some(b'n') => out.push(b'\n'),
+            Some(b'r') => out.push(b'\r'),
+            Some(b't') => out.push(b'\t'),
+            Some(b'0') => out.push(0),
+            Some(b'\\') => out.push(b'\\'),
+            Some(b'"') => out.push(b'"'),
+            Some(b'x') => {
+                let hex = inner.get(i + 2..i + 4).and_then(|h| u8::from_str_radix(h, 16).ok()).ok_or(at)?;
+                out.push(hex);
+                i += 4;
+                continue;
+            }
+            _ => return Err(at),
+        }
+        i += 2;
+    }
+    Ok(out)
+}
+
+/// Writes bytes as a `b"…"` literal: printable ASCII as is, the rest escaped.
+pub fn escape_bytes(bytes: &[u8]) -> String {
+    let mut out = String::from("b\"");
+    for &b in bytes {
+        match b {
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            b'\\' => out.push_str("\\\\"),
+            b'"' => out.push_str("\\\""),
+            0x20..=0x7e => out.push(b as char),
+            _ => out.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    out.push('"');
+    out
+}
+
 /// The text of a string literal: quotes removed, each backslash dropped and the character
 /// after it kept as is (onnx's rule: there are no C escapes).
 pub fn unquote(literal: &str) -> String {
@@ -281,6 +340,18 @@ mod tests {
         assert_eq!(kinds("\"#not comment\""), vec![(String, "\"#not comment\"")]);
         let all: Vec<_> = lex("Fo#o\n## doc\n(x)").into_iter().map(|t| t.kind).collect();
         assert_eq!(all, vec![Ident, Comment, Whitespace, DocComment, Whitespace, LParen, Ident, RParen]);
+    }
+
+    #[test]
+    fn annotations_and_byte_strings() {
+        let all: Vec<_> = lex("#@ doc: b\"a\\n\\xff\"\n# c").into_iter().map(|t| t.kind).collect();
+        assert_eq!(all, vec![Annotation, Whitespace, Comment]);
+        assert_eq!(kinds("b\"x\\\"y\" b"), vec![(ByteString, "b\"x\\\"y\""), (Ident, "b")]);
+        assert_eq!(unescape_bytes(r#"b"a\n\xff\"\\""#), Ok(b"a\n\xff\"\\".to_vec()));
+        assert_eq!(unescape_bytes(r#"b"\q""#), Err(2));
+        assert_eq!(unescape_bytes(r#"b"\xZZ""#), Err(2));
+        let weird = b"line\n\xff\x00\"q\\";
+        assert_eq!(unescape_bytes(&escape_bytes(weird)), Ok(weird.to_vec()));
     }
 
     #[test]

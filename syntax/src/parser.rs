@@ -42,6 +42,11 @@ pub enum Tok<'a> {
     Dot,
     At,
     Question,
+    /// `b"…"` (source text, quotes and escapes included).
+    Bytes(&'a str),
+    /// The `#@` that opens an annotation, and the end of its line.
+    AnnStart,
+    AnnEnd,
 }
 
 /// Deepest bracket nesting accepted. onnx's own parser overflows its stack near 15,000
@@ -81,12 +86,39 @@ type Triple<'a> = (usize, Tok<'a>, usize);
 fn tokens<'a>(source: &'a str, errors: &mut Vec<SyntaxError>) -> Vec<Triple<'a>> {
     let mut out = Vec::new();
     let mut depth = 0usize;
+    // Annotations are one lexer token each; their content is lexed again as ordinary tokens
+    // between an `AnnStart` and an `AnnEnd`.
+    let mut stream: Vec<Result<lexer::Token, Triple<'a>>> = Vec::new();
     for token in lexer::lex(source) {
+        if token.kind != TokenKind::Annotation {
+            stream.push(Ok(token));
+            continue;
+        }
+        let (start, end) = (token.start as usize, token.end as usize);
+        stream.push(Err((start, Tok::AnnStart, start + 2)));
+        let body = token.start + 2;
+        for inner in lexer::lex(&source[start + 2..end]) {
+            // A second `#@` on the line is a comment inside the annotation.
+            if inner.kind != TokenKind::Annotation {
+                stream.push(Ok(lexer::Token { start: inner.start + body, end: inner.end + body, ..inner }));
+            }
+        }
+        stream.push(Err((end, Tok::AnnEnd, end)));
+    }
+    for item in stream {
+        let token = match item {
+            Ok(token) => token,
+            Err(marker) => {
+                out.push(marker);
+                continue;
+            }
+        };
         let text = token.text(source);
         let span = Span { start: token.start, end: token.end };
         let (l, r) = (token.start as usize, token.end as usize);
         let tok = match token.kind {
-            TokenKind::Whitespace | TokenKind::Comment | TokenKind::DocComment => continue,
+            TokenKind::Whitespace | TokenKind::Comment | TokenKind::DocComment | TokenKind::Annotation => continue,
+            TokenKind::ByteString => Tok::Bytes(text),
             TokenKind::String => Tok::Str(text),
             TokenKind::Int => Tok::Int(text),
             TokenKind::Float => Tok::Float(text),
@@ -181,6 +213,9 @@ fn describe_terminal(terminal: &str) -> String {
         "ident" => "a name".to_owned(),
         "prim" => "an element type".to_owned(),
         "integer" | "number" | "string" | "inf/nan" | "-inf/nan" => t.replace("inf/nan", "inf or nan"),
+        "bytes" => "a byte string b\"…\"".to_owned(),
+        "#@" => "an annotation '#@'".to_owned(),
+        "end of annotation" => "the end of the annotation line".to_owned(),
         other => format!("'{other}'"),
     }
 }
@@ -212,6 +247,9 @@ fn describe_found(tok: &Tok<'_>) -> String {
         Tok::Dot => "'.'".to_owned(),
         Tok::At => "'@'".to_owned(),
         Tok::Question => "'?'".to_owned(),
+        Tok::Bytes(s) => format!("byte string {s}"),
+        Tok::AnnStart => "'#@'".to_owned(),
+        Tok::AnnEnd => "the end of the annotation line".to_owned(),
     }
 }
 

@@ -13,6 +13,7 @@
 //! The IR holds no text positions; the source map of the text front end does.
 
 mod data_type;
+pub mod tensor_data;
 mod text;
 mod types;
 

@@ -9,9 +9,14 @@
 
 use onnx_syntax::ast::{self, AttrValue as V, Literal, LiteralKind, Span};
 
+use super::annotations::{self, Reader};
 use crate::diagnostic::Diagnostic;
+use crate::ir::tensor_data;
 use crate::ir::*;
 use crate::source_map::{NodeSpans, SourceMap, ValueSpans};
+
+/// Annotation keys that set fields of a tensor (initializers and tensor values).
+const TENSOR_KEYS: &[&str] = &["tensor_doc_string", "tensor_metadata_props", "segment", "raw_data", "storage"];
 
 /// A model lowered from text, with where everything came from.
 #[derive(Debug, Default)]
@@ -23,6 +28,12 @@ pub struct Lowered {
 
 pub fn model(tree: &ast::Model) -> Lowered {
     let mut cx = Cx::default();
+    for entry in annotations::entries(&tree.annotations) {
+        match entry.key.text.as_str() {
+            "node_domain" => cx.node_domain_unset = cx.reader().word(&entry.value, "unset").is_some(),
+            _ => cx.reader().unknown(entry, "model", &["node_domain"]),
+        }
+    }
     if let Some(header) = &tree.header {
         cx.model_header(header);
     }
@@ -40,6 +51,9 @@ pub fn model(tree: &ast::Model) -> Lowered {
 #[derive(Default)]
 struct Cx {
     out: Lowered,
+    /// `#@ node_domain: unset`: nodes without a domain prefix leave `domain` unset (onnx's
+    /// parser always sets it to "").
+    node_domain_unset: bool,
 }
 
 fn s(text: &str) -> Str {
@@ -47,6 +61,10 @@ fn s(text: &str) -> Str {
 }
 
 impl Cx {
+    fn reader(&mut self) -> Reader<'_> {
+        Reader { diagnostics: &mut self.out.diagnostics }
+    }
+
     fn error(&mut self, code: &'static str, span: Span, message: impl Into<String>) {
         self.out.diagnostics.push(Diagnostic::error(code, span, message));
     }
@@ -89,6 +107,9 @@ impl Cx {
     }
 
     fn string(&mut self, lit: &Literal) -> Option<Str> {
+        if lit.kind == LiteralKind::Bytes {
+            return self.reader().bytes_literal(lit);
+        }
         if lit.kind != LiteralKind::String {
             self.error("type-mismatch", lit.span, format!("expected a string, found '{}'", lit.text));
             return None;
@@ -183,37 +204,55 @@ impl Cx {
 
     fn graph(&mut self, g: &ast::Graph) -> GraphId {
         let mut graph = Graph { name: Some(s(&g.name.text)), ..Graph::default() };
+        for entry in annotations::entries(&g.annotations) {
+            let mut r = self.reader();
+            match entry.key.text.as_str() {
+                "doc_string" => graph.doc_string = r.text(&entry.value),
+                "metadata_props" => graph.metadata_props.extend(r.pairs(&entry.value).unwrap_or_default()),
+                "name" => {
+                    if r.word(&entry.value, "unset").is_some() {
+                        graph.name = None;
+                    }
+                }
+                _ => r.unknown(entry, "graph", &["doc_string", "metadata_props", "name"]),
+            }
+        }
         let mut spans = ValueSpans::default();
         for decl in g.inputs.iter().flatten() {
-            let ast::ValueDecl::Decl { ty, name, init, span } = decl else {
-                continue;
-            };
-            graph.inputs.push(self.value_info(ty.as_ref(), name));
+            let ast::ValueDecl::Decl { annotations, ty, name, init, span } = decl else { continue };
+            let mut info = self.value_info(ty.as_ref(), name);
+            let tensor = init.as_ref().map(|payload| self.initializer(ty.as_ref(), name, payload.as_ref(), *span));
+            self.decl_annotations(annotations, Some(&mut info), tensor);
+            graph.inputs.push(info);
             spans.inputs.push(name.span);
-            if let Some(payload) = init {
-                let t = self.initializer(ty.as_ref(), name, payload.as_ref(), *span);
+            if let Some(t) = tensor {
                 graph.initializers.push(t);
                 spans.initializers.push(name.span);
             }
         }
         for decl in &g.outputs {
-            if let Some((ty, name)) = self.declaration_without_value(decl, "a graph output cannot have a value") {
-                graph.outputs.push(self.value_info(ty, name));
+            if let Some((annotations, ty, name)) =
+                self.declaration_without_value(decl, "a graph output cannot have a value")
+            {
+                let mut info = self.value_info(ty, name);
+                self.decl_annotations(annotations, Some(&mut info), None);
+                graph.outputs.push(info);
                 spans.outputs.push(name.span);
             }
         }
         for decl in g.locals.iter().flatten() {
-            let ast::ValueDecl::Decl { ty, name, init, span } = decl else {
-                continue;
-            };
+            let ast::ValueDecl::Decl { annotations, ty, name, init, span } = decl else { continue };
             match init {
                 Some(payload) => {
                     let t = self.initializer(ty.as_ref(), name, payload.as_ref(), *span);
+                    self.decl_annotations(annotations, None, Some(t));
                     graph.initializers.push(t);
                     spans.initializers.push(name.span);
                 }
                 None => {
-                    graph.value_info.push(self.value_info(ty.as_ref(), name));
+                    let mut info = self.value_info(ty.as_ref(), name);
+                    self.decl_annotations(annotations, Some(&mut info), None);
+                    graph.value_info.push(info);
                     spans.value_info.push(name.span);
                 }
             }
@@ -225,6 +264,69 @@ impl Cx {
         id
     }
 
+    /// Applies a declaration's annotations to its value info and/or its tensor.
+    fn decl_annotations(
+        &mut self,
+        list: &[ast::Annotation],
+        mut info: Option<&mut ValueInfo>,
+        tensor: Option<TensorId>,
+    ) {
+        const INFO_KEYS: &[&str] = &["doc_string", "metadata_props", "denotation"];
+        for entry in annotations::entries(list) {
+            let key = entry.key.text.as_str();
+            if TENSOR_KEYS.contains(&key) {
+                match tensor {
+                    Some(t) => self.tensor_annotation(entry, t),
+                    None => self.reader().unknown(entry, "value declaration", INFO_KEYS),
+                }
+                continue;
+            }
+            let Some(info) = info.as_deref_mut() else {
+                self.reader().unknown(entry, "initializer", TENSOR_KEYS);
+                continue;
+            };
+            let mut r = self.reader();
+            match key {
+                "doc_string" => info.doc_string = r.text(&entry.value),
+                "metadata_props" => info.metadata_props.extend(r.pairs(&entry.value).unwrap_or_default()),
+                "denotation" => {
+                    let text = r.text(&entry.value);
+                    match info.ty.as_mut() {
+                        Some(ty) => ty.denotation = text,
+                        None => {
+                            self.error("annotation-needs-type", entry.span, "a denotation needs a type to annotate")
+                        }
+                    }
+                }
+                _ => r.unknown(entry, "value declaration", INFO_KEYS),
+            }
+        }
+    }
+
+    fn tensor_annotation(&mut self, entry: &ast::AnnotationEntry, id: TensorId) {
+        let Lowered { model, diagnostics, .. } = &mut self.out;
+        let mut r = Reader { diagnostics };
+        let t = &mut model.tensors[id];
+        match entry.key.text.as_str() {
+            "tensor_doc_string" => t.doc_string = r.text(&entry.value),
+            "tensor_metadata_props" => t.metadata_props.extend(r.pairs(&entry.value).unwrap_or_default()),
+            "segment" => match r.ints(&entry.value).as_deref() {
+                Some(&[begin, end]) => t.segment = Some(Segment { begin: Some(begin), end: Some(end) }),
+                Some(_) => self.error("annotation-type-mismatch", entry.span, "a segment is [begin, end]"),
+                None => {}
+            },
+            "raw_data" => t.raw_data = r.text(&entry.value).map(Str::into_bytes),
+            "storage" => {
+                if r.word(&entry.value, "raw").is_some() {
+                    if let Err(message) = tensor_data::typed_to_raw(t) {
+                        self.error("bad-raw-storage", entry.span, message);
+                    }
+                }
+            }
+            _ => r.unknown(entry, "tensor", TENSOR_KEYS),
+        }
+    }
+
     fn value_info(&mut self, ty: Option<&ast::TypeExpr>, name: &ast::Name) -> ValueInfo {
         ValueInfo { name: Some(s(&name.text)), ty: ty.map(|t| self.ty(t)), ..ValueInfo::default() }
     }
@@ -234,14 +336,14 @@ impl Cx {
         &mut self,
         decl: &'t ast::ValueDecl,
         message: &str,
-    ) -> Option<(Option<&'t ast::TypeExpr>, &'t ast::Name)> {
-        let ast::ValueDecl::Decl { ty, name, init, span } = decl else {
+    ) -> Option<(&'t [ast::Annotation], Option<&'t ast::TypeExpr>, &'t ast::Name)> {
+        let ast::ValueDecl::Decl { annotations, ty, name, init, span } = decl else {
             return None;
         };
         if init.is_some() {
             self.error("unexpected-initializer", *span, message);
         }
-        Some((ty.as_ref(), name))
+        Some((annotations, ty.as_ref(), name))
     }
 
     fn nodes(&mut self, items: &[ast::NodeItem]) -> Vec<NodeId> {
@@ -280,16 +382,34 @@ impl Cx {
                 }
             }
         }
-        let node = Node {
+        let written_domain = n.op.segments.len() > 1;
+        let mut node = Node {
             inputs,
             outputs,
             name: n.label.as_ref().map(|l| l.as_ref().map_or_else(Str::new, |l| s(&l.text))),
             op_type: Some(s(&op_type)),
-            domain: Some(s(&domain)),
+            domain: (written_domain || !self.node_domain_unset).then(|| s(&domain)),
             overload: n.op.overload.as_ref().map(|o| s(&o.text)),
             attributes,
             ..Node::default()
         };
+        for entry in annotations::entries(&n.annotations) {
+            let mut r = self.reader();
+            match entry.key.text.as_str() {
+                "doc_string" => node.doc_string = r.text(&entry.value),
+                "metadata_props" => node.metadata_props.extend(r.pairs(&entry.value).unwrap_or_default()),
+                "domain" => match &entry.value {
+                    ast::AnnotationValue::Word(_) => {
+                        if r.word(&entry.value, "unset").is_some() {
+                            node.domain = None;
+                        }
+                    }
+                    value => node.domain = r.text(value),
+                },
+                "overload" => node.overload = r.text(&entry.value),
+                _ => r.unknown(entry, "node", &["doc_string", "metadata_props", "domain", "overload"]),
+            }
+        }
         let id = self.out.model.nodes.alloc(node);
         self.out.source_map.nodes.insert(
             id,
@@ -310,6 +430,13 @@ impl Cx {
     /// defaults; we report them like anywhere else.
     fn attribute(&mut self, a: &ast::Attribute) -> Attribute {
         let mut attr = Attribute { name: Some(s(&a.name.text)), ..Attribute::default() };
+        for entry in annotations::entries(&a.annotations) {
+            let mut r = self.reader();
+            match entry.key.text.as_str() {
+                "doc_string" => attr.doc_string = r.text(&entry.value),
+                _ => r.unknown(entry, "attribute", &["doc_string"]),
+            }
+        }
         let annotation = match &a.ty {
             None => None,
             Some(t) => match attribute_type_named(&t.text) {
@@ -368,6 +495,10 @@ impl Cx {
                     }
                     (LiteralKind::String, _) => {
                         attr.s = Some(s(&lit.text));
+                        T::String
+                    }
+                    (LiteralKind::Bytes, _) => {
+                        attr.s = self.string(lit);
                         T::String
                     }
                 };
@@ -455,8 +586,9 @@ impl Cx {
                         attr.ints.push(self.int(lit).unwrap_or(0));
                         T::Ints
                     }
-                    (LiteralKind::String, _) => {
-                        attr.strings.push(s(&lit.text));
+                    (LiteralKind::String | LiteralKind::Bytes, _) => {
+                        let text = self.string(lit).unwrap_or_default();
+                        attr.strings.push(text);
                         T::Strings
                     }
                 },
@@ -579,7 +711,11 @@ impl Cx {
         // onnx sets the name, to "" when none is written.
         let name = Some(t.name.as_ref().map_or_else(Str::new, |n| s(&n.text)));
         let tensor = self.tensor(&t.ty, name, t.payload.as_ref());
-        self.out.model.tensors.alloc(tensor)
+        let id = self.out.model.tensors.alloc(tensor);
+        for entry in annotations::entries(&t.annotations) {
+            self.tensor_annotation(entry, id);
+        }
+        id
     }
 
     fn tensor(&mut self, ty: &ast::TypeExpr, name: Option<Str>, payload: Option<&ast::TensorPayload>) -> Tensor {
@@ -734,26 +870,37 @@ impl Cx {
         {
             for decl in decls {
                 let message = "function inputs and outputs cannot have values";
-                let Some((ty, name)) = self.declaration_without_value(decl, message) else {
+                let Some((annotations, ty, name)) = self.declaration_without_value(decl, message) else {
                     continue;
                 };
                 names.push(s(&name.text));
                 spans.push(name.span);
                 if ty.is_some() {
-                    typed_io.push((ty, name));
+                    typed_io.push((annotations, ty, name));
+                } else {
+                    self.decl_annotations(annotations, None, None);
                 }
             }
         }
         // As in onnx: typed inputs, then typed outputs, then the locals become value_info.
-        for (ty, name) in typed_io {
-            let info = self.value_info(ty, name);
+        for (annotations, ty, name) in typed_io {
+            let mut info = self.value_info(ty, name);
+            self.decl_annotations(annotations, Some(&mut info), None);
             function.value_info.push(info);
         }
         for decl in f.locals.iter().flatten() {
             let message = "functions cannot have initializers";
-            if let Some((ty, name)) = self.declaration_without_value(decl, message) {
-                let info = self.value_info(ty, name);
+            if let Some((annotations, ty, name)) = self.declaration_without_value(decl, message) {
+                let mut info = self.value_info(ty, name);
+                self.decl_annotations(annotations, Some(&mut info), None);
                 function.value_info.push(info);
+            }
+        }
+        for entry in annotations::entries(&f.annotations) {
+            let mut r = self.reader();
+            match entry.key.text.as_str() {
+                "metadata_props" => function.metadata_props.extend(r.pairs(&entry.value).unwrap_or_default()),
+                _ => r.unknown(entry, "function", &["metadata_props"]),
             }
         }
         function.nodes = self.nodes(&f.nodes);
@@ -783,8 +930,8 @@ fn float_value(lit: &Literal, cx: &mut Cx) -> Option<f64> {
                 None
             }
         },
-        LiteralKind::String => {
-            cx.error("type-mismatch", lit.span, format!("expected a number, found \"{}\"", lit.text));
+        LiteralKind::String | LiteralKind::Bytes => {
+            cx.error("type-mismatch", lit.span, format!("expected a number, found {}", lit.text));
             None
         }
     }

@@ -3,6 +3,7 @@
 //! `onnx_proto` types; both directions are total and lossless for every field onnx 1.23.2
 //! defines (unknown protobuf fields are not kept).
 
+mod annotations;
 pub mod from_ast;
 pub mod from_proto;
 pub mod to_proto;

@@ -1,0 +1,142 @@
+//! `#@` annotations: fields of the next item that onnx's text cannot express. onnx reads
+//! them as comments, so a file that uses them still loads in onnx (without those fields).
+//!
+//! | item | keys |
+//! |---|---|
+//! | model (before the header) | `node_domain: unset` (nodes written without a domain leave the field unset) |
+//! | graph | `doc_string`, `metadata_props`, `name: unset` |
+//! | node | `doc_string`, `metadata_props`, `domain: unset` or `domain: "…"`, `overload: "…"` |
+//! | value declaration | `doc_string`, `metadata_props`, `denotation` (of its type) |
+//! | initializer, tensor value | `storage: raw`, `raw_data: b"…"`, `tensor_doc_string`, `tensor_metadata_props`, `segment: [begin, end]` |
+//! | attribute | `doc_string` |
+//! | function | `metadata_props` |
+//!
+//! Texts are strings or `b"…"` byte strings (which may hold line breaks and any bytes);
+//! metadata is `["key": "value", …]`.
+
+use onnx_syntax::ast::{self, AnnotationItem, AnnotationValue, LiteralKind};
+
+use crate::diagnostic::{Diagnostic, Span};
+use crate::ir::{Str, StringPair};
+
+/// Every entry of a list of annotations, in order.
+pub(super) fn entries(annotations: &[ast::Annotation]) -> impl Iterator<Item = &ast::AnnotationEntry> {
+    annotations.iter().flat_map(|a| a.entries.iter())
+}
+
+fn value_span(v: &AnnotationValue) -> Span {
+    match v {
+        AnnotationValue::Literal(l) => l.span,
+        AnnotationValue::Word(w) => w.span,
+        AnnotationValue::List(_, s) => *s,
+    }
+}
+
+/// Reads annotation values, reporting what does not fit.
+pub(super) struct Reader<'d> {
+    pub diagnostics: &'d mut Vec<Diagnostic>,
+}
+
+impl Reader<'_> {
+    fn mismatch(&mut self, v: &AnnotationValue, expected: &str) {
+        self.diagnostics.push(Diagnostic::error(
+            "annotation-type-mismatch",
+            value_span(v),
+            format!("expected {expected} here"),
+        ));
+    }
+
+    /// A string or byte string.
+    pub fn text(&mut self, v: &AnnotationValue) -> Option<Str> {
+        match v {
+            AnnotationValue::Literal(l) if l.kind == LiteralKind::String => Some(Str::from(l.text.as_str())),
+            AnnotationValue::Literal(l) if l.kind == LiteralKind::Bytes => self.bytes_literal(l),
+            _ => {
+                self.mismatch(v, "a string");
+                None
+            }
+        }
+    }
+
+    pub fn bytes_literal(&mut self, l: &ast::Literal) -> Option<Str> {
+        match onnx_syntax::lexer::unescape_bytes(&l.text) {
+            Ok(bytes) => Some(Str::from(&bytes[..])),
+            Err(at) => {
+                let start = l.span.start + at as u32 - 1;
+                self.diagnostics.push(Diagnostic::error(
+                    "bad-escape",
+                    Span { start, end: (start + 2).min(l.span.end) },
+                    "unknown escape; byte strings know \\n \\r \\t \\0 \\\\ \\\" and \\xNN",
+                ));
+                None
+            }
+        }
+    }
+
+    /// A bare word, such as `unset`.
+    pub fn word<'v>(&mut self, v: &'v AnnotationValue, expected: &str) -> Option<&'v str> {
+        match v {
+            AnnotationValue::Word(w) if w.text == expected => Some(&w.text),
+            _ => {
+                self.mismatch(v, &format!("'{expected}'"));
+                None
+            }
+        }
+    }
+
+    pub fn pairs(&mut self, v: &AnnotationValue) -> Option<Vec<StringPair>> {
+        let AnnotationValue::List(items, _) = v else {
+            self.mismatch(v, "a list of \"key\": \"value\" pairs");
+            return None;
+        };
+        let mut out = Vec::new();
+        for item in items {
+            match item {
+                AnnotationItem::Pair(k, value) => {
+                    let key = Some(Str::from(k.text.as_str()));
+                    let value = self.text(value);
+                    out.push(StringPair { key, value });
+                }
+                AnnotationItem::Value(value) => self.mismatch(value, "a \"key\": \"value\" pair"),
+            }
+        }
+        Some(out)
+    }
+
+    pub fn ints(&mut self, v: &AnnotationValue) -> Option<Vec<i64>> {
+        let AnnotationValue::List(items, _) = v else {
+            self.mismatch(v, "a list of integers");
+            return None;
+        };
+        let mut out = Vec::new();
+        for item in items {
+            match item {
+                AnnotationItem::Value(AnnotationValue::Literal(l)) if l.kind == LiteralKind::Int => {
+                    match l.text.parse() {
+                        Ok(i) => out.push(i),
+                        Err(_) => self.mismatch(&AnnotationValue::Literal(l.clone()), "a 64-bit integer"),
+                    }
+                }
+                AnnotationItem::Value(other) => self.mismatch(other, "an integer"),
+                AnnotationItem::Pair(k, _) => {
+                    self.mismatch(&AnnotationValue::Literal(k.clone()), "an integer");
+                }
+            }
+        }
+        Some(out)
+    }
+
+    /// Reports a key the item does not take.
+    pub fn unknown(&mut self, entry: &ast::AnnotationEntry, item: &str, known: &[&str]) {
+        self.diagnostics.push(Diagnostic::error(
+            "unknown-annotation",
+            entry.key.span,
+            format!(
+                "{} {item} has no annotation '{}'; it takes {}",
+                if item.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" },
+                entry.key.text,
+                known.join(", ")
+            ),
+        ));
+    }
+}
