@@ -317,10 +317,10 @@ impl Cx {
             },
             "raw_data" => t.raw_data = r.text(&entry.value).map(Str::into_bytes),
             "storage" => {
-                if r.word(&entry.value, "raw").is_some() {
-                    if let Err(message) = tensor_data::typed_to_raw(t) {
-                        self.error("bad-raw-storage", entry.span, message);
-                    }
+                if r.word(&entry.value, "raw").is_some()
+                    && let Err(message) = tensor_data::typed_to_raw(t)
+                {
+                    self.error("bad-raw-storage", entry.span, message);
                 }
             }
             _ => r.unknown(entry, "tensor", TENSOR_KEYS),
