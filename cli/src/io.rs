@@ -107,10 +107,12 @@ pub fn read_model(input: &Input, format: Option<Format>, options: ReadOptions) -
 pub fn write_output(output: &str, bytes: &[u8]) -> Result<(), Failure> {
     if output == "-" {
         let mut stdout = std::io::stdout().lock();
-        return stdout
-            .write_all(bytes)
-            .and_then(|()| stdout.flush())
-            .map_err(|e| Failure::Usage(format!("<stdout>: cannot write: {e}")));
+        return match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+            Ok(()) => Ok(()),
+            // The reader went away (`onnx info model.onnx | head`): nothing left to do.
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            Err(e) => Err(Failure::Usage(format!("<stdout>: cannot write: {e}"))),
+        };
     }
     let path = Path::new(output);
     let _progress = crate::progress::stage_for_len(bytes.len() as u64, &format!("writing {}", path.display()));

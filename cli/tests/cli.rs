@@ -208,7 +208,7 @@ fn convert_binary_to_onnx_style_text_and_back() {
     let dir = tempfile::tempdir().unwrap();
     let model = corpus("node/test_if_seq/model.onnx");
     let text_path = dir.path().join("m.onnxtxt");
-    let out = run(&["convert", model.to_str().unwrap(), text_path.to_str().unwrap()]);
+    let out = run(&["convert", model.to_str().unwrap(), text_path.to_str().unwrap(), "--style", "onnx"]);
     assert_exit(&out, 0);
     let golden = corpus("golden/onnx-text/node/test_if_seq/model.onnxtxt");
     assert_eq!(std::fs::read_to_string(&text_path).unwrap(), std::fs::read_to_string(golden).unwrap());
@@ -265,4 +265,36 @@ fn text_from_stdin_needs_from_text() {
     let out = child.wait_with_output().unwrap();
     assert_exit(&out, 0);
     assert!(!out.stdout.is_empty());
+}
+
+#[test]
+fn convert_canonical_text_reads_back_to_the_same_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    for model in ["handmade/small_cnn.onnx", "handmade/subgraphs.onnx", "node/test_loop11/model.onnx"] {
+        let original = corpus(model);
+        let text_path = dir.path().join("m.onnxtxt");
+        let back = dir.path().join("back.onnx");
+        let out = run(&["convert", original.to_str().unwrap(), text_path.to_str().unwrap()]);
+        assert_exit(&out, 0);
+        assert!(out.stderr.is_empty(), "{model}: {}", text(&out.stderr));
+        assert_exit(&run(&["convert", text_path.to_str().unwrap(), back.to_str().unwrap()]), 0);
+        assert_eq!(std::fs::read(&back).unwrap(), std::fs::read(&original).unwrap(), "{model}");
+    }
+    // What the canonical style cannot write yet is refused, not lost.
+    let out = run(&["convert", corpus("handmade/all_fields.onnx").to_str().unwrap(), "-", "--to", "text"]);
+    assert_exit(&out, 2);
+    assert!(text(&out.stderr).contains("training_info") && text(&out.stderr).contains("--style onnx"));
+}
+
+#[test]
+fn a_closed_stdout_is_not_an_error() {
+    let mut child = onnx()
+        .args(["info", corpus("handmade/small_cnn.onnx").to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(!text(&out.stderr).contains("panicked"), "{}", text(&out.stderr));
 }

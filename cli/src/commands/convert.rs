@@ -22,9 +22,9 @@ pub struct Args {
     /// Output format, when the extension does not say (stdout is binary unless told).
     #[arg(long, value_enum)]
     to: Option<Format>,
-    /// Text style. `onnx` writes exactly what `onnx.printer.to_text` writes; our lossless
-    /// canonical style is not available yet.
-    #[arg(long, value_enum, default_value = "onnx")]
+    /// Text style: `canonical` reads back to exactly the same model; `onnx` writes exactly
+    /// what `onnx.printer.to_text` writes (and loses what onnx's text cannot say).
+    #[arg(long, value_enum, default_value = "canonical")]
     style: Style,
     /// Report text diagnostics as JSON (on stderr).
     #[arg(long)]
@@ -73,32 +73,40 @@ pub fn run(args: Args) -> Result<(), Failure> {
     }
     let bytes = match out_format {
         Format::Binary => binary::encode_model(&model),
-        Format::Text => text_of(&model, args.style, &args.output),
+        Format::Text => text_of(&model, args.style, &args.output)?,
     };
     write_output(&args.output, &bytes)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Style {
+    /// Ours: reads back to the same model, with `#@` annotations onnx reads as comments.
+    Canonical,
     /// Byte for byte what onnx's printer writes.
     Onnx,
 }
 
-/// Prints the model, warning when the text does not read back to the same model (the onnx
-/// style cannot express every field; see docs/syntax.md).
-fn text_of(model: &Model, style: Style, output: &str) -> Vec<u8> {
-    let text = match style {
-        Style::Onnx => onnx_core::print::onnx_style::model(model),
-    };
-    let again = onnx_core::analysis::analyze_text(&text);
-    if again.has_errors() || binary::encode_model(&again.model) != binary::encode_model(model) {
-        eprintln!(
-            "warning: {output}: the onnx text style does not keep everything in this model \
-             (doc strings, metadata, raw tensor storage, field presence, …); reading the text \
-             back gives a different model"
-        );
+/// Prints the model. The onnx style warns when the text does not read back to the same
+/// model; the canonical style refuses the few constructs it cannot write yet rather than
+/// lose them.
+fn text_of(model: &Model, style: Style, output: &str) -> Result<Vec<u8>, Failure> {
+    match style {
+        Style::Canonical => onnx_core::print::canonical::model(model).map(String::into_bytes).map_err(|e| {
+            Failure::Usage(format!("{output}: {e}; `--style onnx` prints it, losing what onnx's text cannot say"))
+        }),
+        Style::Onnx => {
+            let text = onnx_core::print::onnx_style::model(model);
+            let again = onnx_core::analysis::analyze_text(&text);
+            if again.has_errors() || binary::encode_model(&again.model) != binary::encode_model(model) {
+                eprintln!(
+                    "warning: {output}: the onnx text style does not keep everything in this model \
+                     (doc strings, metadata, raw tensor storage, field presence, …); reading the text \
+                     back gives a different model; the default canonical style keeps it all"
+                );
+            }
+            Ok(text.into_bytes())
+        }
     }
-    text.into_bytes()
 }
 
 /// Whether two model directories are the same place (external references stay valid).

@@ -26,8 +26,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     } else {
         render(&input.label(), &summary)
     };
-    print!("{out}");
-    Ok(())
+    crate::io::write_output("-", out.as_bytes())
 }
 
 fn opt(s: &Option<Str>) -> String {

@@ -49,7 +49,12 @@ pub fn raw_to_typed(t: &Tensor) -> Option<Tensor> {
     if !converts_raw(dt) || !has_no_typed_values(t) {
         return None;
     }
-    let width = (dt.bits() / 8) as usize;
+    // Complex values are stored as their real and imaginary components.
+    let width = match dt {
+        DataType::Complex64 => 4,
+        DataType::Complex128 => 8,
+        _ => (dt.bits() / 8) as usize,
+    };
     if raw.len() % width != 0 {
         return None;
     }
@@ -97,6 +102,7 @@ mod tests {
             (DataType::Bfloat16, vec![0x80, 0x3f]),
             (DataType::Uint32, vec![0xff, 0xff, 0xff, 0xff]),
             (DataType::Int64, vec![0xfe; 8]),
+            (DataType::Complex64, vec![0, 0, 0x80, 0x3f, 0, 0, 0, 0xc0]),
         ] {
             let t =
                 Tensor { data_type: Some(dt.code()), raw_data: Some(Bytes::from(raw.clone())), ..Tensor::default() };

@@ -16,7 +16,8 @@ use crate::ir::*;
 use crate::source_map::{NodeSpans, SourceMap, ValueSpans};
 
 /// Annotation keys that set fields of a tensor (initializers and tensor values).
-const TENSOR_KEYS: &[&str] = &["tensor_doc_string", "tensor_metadata_props", "segment", "raw_data", "storage"];
+const TENSOR_KEYS: &[&str] =
+    &["tensor_doc_string", "tensor_metadata_props", "segment", "raw_data", "storage", "tensor_name"];
 
 /// A model lowered from text, with where everything came from.
 #[derive(Debug, Default)]
@@ -316,6 +317,11 @@ impl Cx {
                 None => {}
             },
             "raw_data" => t.raw_data = r.text(&entry.value).map(Str::into_bytes),
+            "tensor_name" => {
+                if r.word(&entry.value, "unset").is_some() {
+                    t.name = None;
+                }
+            }
             "storage" => {
                 if r.word(&entry.value, "raw").is_some()
                     && let Err(message) = tensor_data::typed_to_raw(t)

@@ -1,8 +1,10 @@
 //! IR → text. Two styles:
 //! * [`onnx_style`]: byte for byte what `onnx.printer.to_text` of onnx 1.23.2 prints, quirks
 //!   included, for interoperability and as a golden test against the anchor;
-//! * `canonical` (ours, lossless): coming with the formatter.
+//! * [`canonical`] (ours): reads back to exactly the same model, with `#@` annotations for
+//!   what onnx's text cannot say.
 
+pub mod canonical;
 pub mod number;
 pub mod onnx_style;
 

@@ -1,0 +1,866 @@
+//! The canonical style: our text, written so that it reads back to exactly the same model
+//! (the same protobuf bytes). What onnx's text cannot say goes into `#@` annotations, which
+//! onnx reads as comments, so a printed file still loads in onnx with the same meaning for
+//! everything onnx can express.
+//!
+//! Layout: two-space indentation; initializers and value infos in the graph's `< … >` list
+//! (initializers first, in order), never as input defaults, so their order is kept; lists on
+//! one line when they fit in 100 columns and need no annotation, one item per line otherwise;
+//! attributes before the inputs unless one holds a graph.
+//!
+//! A few rare constructs have no text form yet (sparse tensors, training info, device
+//! configurations, names that are not UTF-8, tensors whose data fields disagree with their
+//! type, …). For those `model` returns [`Unsupported`] with the reason, rather than text
+//! that would read back to a different model.
+
+use std::fmt::Write as _;
+
+use super::number::{f32_text, f64_text};
+use super::{is_identifier, quote};
+use crate::ir::tensor_data;
+use crate::ir::*;
+
+/// Why a model cannot be printed losslessly yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unsupported(pub String);
+
+impl std::fmt::Display for Unsupported {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the canonical text cannot express {} yet", self.0)
+    }
+}
+
+type Out<T = ()> = Result<T, Unsupported>;
+
+fn unsupported<T>(what: impl Into<String>) -> Out<T> {
+    Err(Unsupported(what.into()))
+}
+
+const WIDTH: usize = 100;
+
+/// Prints a model in the canonical style.
+pub fn model(m: &Model) -> Result<String, Unsupported> {
+    let mut p = Printer { m, out: String::new(), domain_unset_default: false };
+    p.model()?;
+    Ok(p.out)
+}
+
+struct Printer<'m> {
+    m: &'m Model,
+    out: String,
+    /// Nodes without a written domain leave it unset (`#@ node_domain: unset`).
+    domain_unset_default: bool,
+}
+
+/// A name as text; names that are not UTF-8 have no text form yet.
+fn utf8(s: &Str, what: &str) -> Out<String> {
+    match s.as_str() {
+        Some(t) => Ok(t.to_owned()),
+        None => unsupported(format!("a {what} that is not valid UTF-8")),
+    }
+}
+
+/// A name, bare when it is an identifier, quoted otherwise.
+fn name(s: &Str, what: &str) -> Out<String> {
+    let text = utf8(s, what)?;
+    Ok(if is_identifier(text.as_bytes()) {
+        text
+    } else {
+        let mut q = String::new();
+        quote(&mut q, &text);
+        q
+    })
+}
+
+/// A name that must not be read as a keyword where a type or number may start.
+fn plain_name(s: &Str, what: &str) -> Out<String> {
+    let text = utf8(s, what)?;
+    let word = onnx_syntax::lexer::classify_word(&text);
+    Ok(if is_identifier(text.as_bytes()) && word == onnx_syntax::lexer::WordClass::Plain {
+        text
+    } else {
+        let mut q = String::new();
+        quote(&mut q, &text);
+        q
+    })
+}
+
+/// A string value: quoted, or a byte string when it is not UTF-8.
+fn string(s: &Str) -> String {
+    match s.as_str() {
+        Some(t) => {
+            let mut q = String::new();
+            quote(&mut q, t);
+            q
+        }
+        None => onnx_syntax::lexer::escape_bytes(s.as_bytes()),
+    }
+}
+
+/// A text inside an annotation: a single-line string, or a byte string when it has line
+/// breaks, quotes or backslashes the annotation line cannot hold otherwise.
+fn annotation_text(s: &Str) -> String {
+    match s.as_str() {
+        Some(t) if !t.contains(['\n', '\r']) => {
+            let mut q = String::new();
+            quote(&mut q, t);
+            q
+        }
+        _ => onnx_syntax::lexer::escape_bytes(s.as_bytes()),
+    }
+}
+
+fn annotation_pairs(list: &[StringPair]) -> Out<String> {
+    let mut items = Vec::new();
+    for p in list {
+        let (Some(k), Some(v)) = (&p.key, &p.value) else {
+            return unsupported("a metadata entry without key or value");
+        };
+        let key = utf8(k, "metadata key")?;
+        let mut q = String::new();
+        quote(&mut q, &key);
+        items.push(format!("{q}: {}", annotation_text(v)));
+    }
+    Ok(format!("[{}]", items.join(", ")))
+}
+
+/// Collects `key: value` annotation entries for one item.
+#[derive(Default)]
+struct Notes(Vec<String>);
+
+impl Notes {
+    fn text(&mut self, key: &str, value: &Option<Str>) {
+        if let Some(v) = value {
+            self.0.push(format!("{key}: {}", annotation_text(v)));
+        }
+    }
+
+    fn pairs(&mut self, key: &str, list: &[StringPair]) -> Out {
+        if !list.is_empty() {
+            self.0.push(format!("{key}: {}", annotation_pairs(list)?));
+        }
+        Ok(())
+    }
+
+    fn raw(&mut self, entry: String) {
+        self.0.push(entry);
+    }
+
+    /// The annotation line(s) at `indent`, or nothing.
+    fn lines(&self, indent: usize) -> String {
+        if self.0.is_empty() { String::new() } else { format!("{}#@ {}\n", " ".repeat(indent), self.0.join(", ")) }
+    }
+}
+
+impl Printer<'_> {
+    fn model(&mut self) -> Out {
+        let m = self.m;
+        if !m.training_info.is_empty() {
+            return unsupported("training_info");
+        }
+        if !m.configuration.is_empty() {
+            return unsupported("device configurations");
+        }
+        let Some(graph) = m.graph else { return unsupported("a model without a graph") };
+        // The domain most nodes have decides the default, so few nodes need an annotation.
+        let unset = m.nodes.iter().filter(|(_, n)| n.domain.is_none()).count();
+        self.domain_unset_default = unset * 2 > m.nodes.len();
+        if self.domain_unset_default {
+            self.out.push_str("#@ node_domain: unset\n");
+        }
+        let mut entries = Vec::new();
+        if let Some(v) = m.ir_version {
+            entries.push(format!("ir_version: {v}"));
+        }
+        let mut opsets = Vec::new();
+        for o in &m.opset_import {
+            let (Some(d), Some(v)) = (&o.domain, o.version) else {
+                return unsupported("an opset import without domain or version");
+            };
+            opsets.push(format!("{} : {v}", string(d)));
+        }
+        entries.push(format!("opset_import: [{}]", opsets.join(", ")));
+        for (key, value) in
+            [("producer_name", &m.producer_name), ("producer_version", &m.producer_version), ("domain", &m.domain)]
+        {
+            if let Some(v) = value {
+                entries.push(format!("{key}: {}", string(v)));
+            }
+        }
+        if let Some(v) = m.model_version {
+            entries.push(format!("model_version: {v}"));
+        }
+        if let Some(v) = &m.doc_string {
+            entries.push(format!("doc_string: {}", string(v)));
+        }
+        if !m.metadata_props.is_empty() {
+            let mut items = Vec::new();
+            for p in &m.metadata_props {
+                let (Some(k), Some(v)) = (&p.key, &p.value) else {
+                    return unsupported("a metadata entry without key or value");
+                };
+                items.push(format!("{}: {}", string(k), string(v)));
+            }
+            entries.push(format!("metadata_props: [{}]", items.join(", ")));
+        }
+        self.out.push_str("<\n");
+        let body: Vec<String> = entries.iter().map(|e| format!("  {e}")).collect();
+        self.out.push_str(&body.join(",\n"));
+        self.out.push_str("\n>\n");
+        self.graph(graph, 0, true)?;
+        self.out.push('\n');
+        for &f in &m.functions {
+            self.out.push('\n');
+            self.function(f)?;
+        }
+        Ok(())
+    }
+
+    /// A graph at `indent`; `top` graphs may take a quoted name that is a keyword.
+    fn graph(&mut self, id: GraphId, indent: usize, top: bool) -> Out {
+        let g = &self.m.graphs[id];
+        if !g.sparse_initializers.is_empty() {
+            return unsupported("sparse initializers");
+        }
+        if !g.quantization_annotation.is_empty() {
+            return unsupported("quantization annotations");
+        }
+        let mut notes = Notes::default();
+        notes.text("doc_string", &g.doc_string);
+        notes.pairs("metadata_props", &g.metadata_props)?;
+        let graph_name = match &g.name {
+            Some(n) if top => name(n, "graph name")?,
+            Some(n) => plain_name(n, "graph name")?,
+            None => {
+                notes.raw("name: unset".into());
+                "\"\"".into()
+            }
+        };
+        if !notes.0.is_empty() {
+            // Annotations of a subgraph follow the `=` of its attribute on their own line.
+            if !top {
+                self.out.push('\n');
+            }
+            self.out.push_str(&notes.lines(indent));
+            if !top {
+                self.out.push_str(&" ".repeat(indent));
+            }
+        }
+        self.out.push_str(&graph_name);
+        self.out.push(' ');
+        let inputs = g.inputs.iter().map(|v| self.value_info(v, indent + 2)).collect::<Out<Vec<_>>>()?;
+        let outputs = g.outputs.iter().map(|v| self.value_info(v, indent + 2)).collect::<Out<Vec<_>>>()?;
+        self.list("(", ")", &inputs, indent);
+        self.out.push_str(" => ");
+        self.list("(", ")", &outputs, indent);
+        let mut locals = Vec::new();
+        for &t in &g.initializers {
+            locals.push(self.initializer(&self.m.tensors[t], indent + 2)?);
+        }
+        for v in &g.value_info {
+            locals.push(self.value_info(v, indent + 2)?);
+        }
+        if !locals.is_empty() {
+            self.out.push(' ');
+            self.list("<", ">", &locals, indent);
+        }
+        self.out.push_str(" {\n");
+        for &n in &g.nodes {
+            self.node(n, indent + 2)?;
+        }
+        self.out.push_str(&" ".repeat(indent));
+        self.out.push('}');
+        Ok(())
+    }
+
+    /// `open items close` on one line when it fits and no item carries an annotation line,
+    /// one item per line otherwise.
+    fn list(&mut self, open: &str, close: &str, items: &[String], indent: usize) {
+        let line_start = self.out.rfind('\n').map_or(0, |i| i + 1);
+        let current = self.out.len() - line_start;
+        let flat = items.join(", ");
+        if !items.iter().any(|i| i.contains('\n')) && current + flat.len() + 2 <= WIDTH {
+            let _ = write!(self.out, "{open}{flat}{close}");
+            return;
+        }
+        self.out.push_str(open);
+        self.out.push('\n');
+        for (i, item) in items.iter().enumerate() {
+            if !item.starts_with(' ') {
+                self.out.push_str(&" ".repeat(indent + 2));
+            }
+            self.out.push_str(item);
+            if i + 1 < items.len() {
+                self.out.push(',');
+            }
+            self.out.push('\n');
+        }
+        self.out.push_str(&" ".repeat(indent));
+        self.out.push_str(close);
+    }
+
+    /// `type name`, with any annotation line before it (then the item starts with the
+    /// indentation and holds a line break).
+    fn value_info(&self, v: &ValueInfo, indent: usize) -> Out<String> {
+        let Some(n) = &v.name else { return unsupported("a value without a name") };
+        let mut notes = Notes::default();
+        notes.text("doc_string", &v.doc_string);
+        notes.pairs("metadata_props", &v.metadata_props)?;
+        let decl = match &v.ty {
+            Some(ty) => {
+                notes.text("denotation", &ty.denotation);
+                format!("{} {}", self.ty(ty)?, name(n, "value name")?)
+            }
+            None => plain_name(n, "value name")?,
+        };
+        Ok(with_notes(&notes, decl, indent))
+    }
+
+    fn ty(&self, t: &Type) -> Out<String> {
+        Ok(match &t.value {
+            None => return unsupported("a type with no case set"),
+            Some(TypeValue::Tensor(t)) => self.tensor_type(t)?,
+            Some(TypeValue::SparseTensor(t)) => format!("sparse_tensor({})", self.tensor_type(t)?),
+            Some(TypeValue::Sequence(Some(e))) => format!("seq({})", self.nested(e)?),
+            Some(TypeValue::Optional(Some(e))) => format!("optional({})", self.nested(e)?),
+            Some(TypeValue::Map { key_type: Some(k), value_type: Some(v) }) => {
+                format!("map({}, {})", elem(*k)?, self.nested(v)?)
+            }
+            Some(TypeValue::Sequence(None) | TypeValue::Optional(None) | TypeValue::Map { .. }) => {
+                return unsupported("a sequence, optional or map type without its element type");
+            }
+            Some(TypeValue::Opaque { domain, name: n }) => match (domain, n) {
+                (None, None) => "opaque()".into(),
+                (None, Some(n)) => format!("opaque({})", dotted(n)?),
+                (Some(d), Some(n)) if is_identifier(n.as_bytes()) => {
+                    format!("opaque({}, {})", dotted(d)?, utf8(n, "name")?)
+                }
+                _ => return unsupported("this opaque type"),
+            },
+        })
+    }
+
+    fn nested(&self, t: &Type) -> Out<String> {
+        if t.denotation.is_some() {
+            return unsupported("a denotation on a nested type");
+        }
+        self.ty(t)
+    }
+
+    fn tensor_type(&self, t: &TensorType) -> Out<String> {
+        let mut s = elem(t.elem_type.ok_or_else(|| Unsupported("a tensor type without element type".into()))?)?;
+        match &t.shape {
+            None => s.push_str("[]"),
+            Some(shape) if shape.dims.is_empty() => {}
+            Some(shape) => {
+                let mut dims = Vec::new();
+                for d in &shape.dims {
+                    if d.denotation.is_some() {
+                        return unsupported("a dimension denotation");
+                    }
+                    dims.push(match &d.value {
+                        Some(DimValue::Value(v)) => v.to_string(),
+                        Some(DimValue::Param(p)) => name(p, "dimension name")?,
+                        None => "?".into(),
+                    });
+                }
+                let _ = write!(s, "[{}]", dims.join(", "));
+            }
+        }
+        Ok(s)
+    }
+
+    fn initializer(&self, t: &Tensor, indent: usize) -> Out<String> {
+        let Some(n) = &t.name else { return unsupported("an initializer without a name") };
+        let mut notes = Notes::default();
+        let (ty, payload) = self.tensor_parts(t, &mut notes, indent)?;
+        let payload = payload.map_or_else(String::new, |p| format!(" {p}"));
+        Ok(with_notes(&notes, format!("{ty} {} ={payload}", name(n, "initializer name")?), indent))
+    }
+
+    /// A tensor's type and payload text, with its extra fields as annotations.
+    fn tensor_parts(&self, t: &Tensor, notes: &mut Notes, indent: usize) -> Out<(String, Option<String>)> {
+        let code = t.data_type.ok_or_else(|| Unsupported("a tensor without data type".into()))?;
+        let dt = DataType::from_code(code).ok_or_else(|| Unsupported(format!("data type {code}")))?;
+        if dt == DataType::Undefined {
+            return unsupported("a tensor of undefined type");
+        }
+        let ty = if t.dims.is_empty() {
+            dt.name().to_owned()
+        } else {
+            format!("{}[{}]", dt.name(), t.dims.iter().map(i64::to_string).collect::<Vec<_>>().join(", "))
+        };
+        notes.text("tensor_doc_string", &t.doc_string);
+        notes.pairs("tensor_metadata_props", &t.metadata_props)?;
+        match &t.segment {
+            None => {}
+            Some(Segment { begin: Some(b), end: Some(e) }) => notes.raw(format!("segment: [{b}, {e}]")),
+            Some(_) => return unsupported("a tensor segment without begin or end"),
+        }
+        let typed_fields = [
+            !t.float_data.is_empty(),
+            !t.int32_data.is_empty(),
+            !t.string_data.is_empty(),
+            !t.int64_data.is_empty(),
+            !t.double_data.is_empty(),
+            !t.uint64_data.is_empty(),
+        ]
+        .iter()
+        .filter(|&&b| b)
+        .count();
+        if t.is_external() || !t.external_data.is_empty() {
+            if !t.is_external() || typed_fields > 0 || t.raw_data.is_some() {
+                return unsupported("external data references mixed with other data");
+            }
+            return Ok((ty, Some(format!("[{}]", external_pairs(&t.external_data)?))));
+        }
+        if t.data_location.is_some() {
+            return unsupported("an explicit default data_location");
+        }
+        if let Some(raw) = &t.raw_data {
+            if typed_fields > 0 {
+                return unsupported("a tensor with both raw_data and typed values");
+            }
+            if let Some(typed) = tensor_data::raw_to_typed(t)
+                && let Some(values) = typed_values(&typed, dt, indent)
+            {
+                notes.raw("storage: raw".into());
+                return Ok((ty, Some(values)));
+            }
+            notes.raw(format!("raw_data: {}", onnx_syntax::lexer::escape_bytes(raw)));
+            return Ok((ty, None));
+        }
+        if typed_fields == 0 {
+            return Ok((ty, None));
+        }
+        match typed_values(t, dt, indent) {
+            Some(values) => Ok((ty, Some(values))),
+            None => {
+                unsupported("tensor values that do not read back exactly (wrong field, NaN payloads, packed types)")
+            }
+        }
+    }
+
+    fn node(&mut self, id: NodeId, indent: usize) -> Out {
+        let n = &self.m.nodes[id];
+        if !n.device_configurations.is_empty() {
+            return unsupported("node device configurations");
+        }
+        let mut notes = Notes::default();
+        notes.text("doc_string", &n.doc_string);
+        notes.pairs("metadata_props", &n.metadata_props)?;
+        let op = utf8(n.op_type.as_ref().ok_or_else(|| Unsupported("a node without op_type".into()))?, "op type")?;
+        if !is_identifier(op.as_bytes()) {
+            return unsupported("an operator name that is not an identifier");
+        }
+        let mut head = String::new();
+        match &n.domain {
+            None if self.domain_unset_default => {}
+            None => notes.raw("domain: unset".into()),
+            Some(d) if d.is_empty() && !self.domain_unset_default => {}
+            Some(d) => {
+                let text = utf8(d, "domain")?;
+                if !text.is_empty() && text.split('.').all(|seg| is_identifier(seg.as_bytes())) {
+                    head.push_str(&text);
+                    head.push('.');
+                } else {
+                    notes.raw(format!("domain: {}", annotation_text(d)));
+                }
+            }
+        }
+        head.push_str(&op);
+        if let Some(o) = &n.overload {
+            let text = utf8(o, "overload")?;
+            if is_identifier(text.as_bytes()) {
+                head.push(':');
+                head.push_str(&text);
+            } else {
+                notes.raw(format!("overload: {}", annotation_text(o)));
+            }
+        }
+        self.out.push_str(&notes.lines(indent));
+        self.out.push_str(&" ".repeat(indent));
+        if let Some(label) = &n.name {
+            let _ = write!(self.out, "[{}] ", if label.is_empty() { String::new() } else { name(label, "node name")? });
+        }
+        let outputs = slots(&n.outputs)?;
+        let inputs = slots(&n.inputs)?;
+        let _ = write!(self.out, "{outputs}{}= {head}", if outputs.is_empty() { "" } else { " " });
+        let holds_graph = n.attributes.iter().any(|a| a.g.is_some() || !a.graphs.is_empty());
+        if n.attributes.is_empty() {
+            let _ = write!(self.out, " ({inputs})");
+        } else if !holds_graph {
+            let attrs = n.attributes.iter().map(|a| self.attribute(a, indent + 2)).collect::<Out<Vec<_>>>()?;
+            self.out.push(' ');
+            self.list("<", ">", &attrs, indent);
+            let _ = write!(self.out, " ({inputs})");
+        } else {
+            let _ = writeln!(self.out, " ({inputs}) <");
+            for (i, a) in n.attributes.iter().enumerate() {
+                let text = self.attribute_with_graphs(a, indent + 2)?;
+                if !text.starts_with(' ') {
+                    self.out.push_str(&" ".repeat(indent + 2));
+                }
+                self.out.push_str(&text);
+                self.out.push_str(if i + 1 < n.attributes.len() { ",\n" } else { "\n" });
+            }
+            self.out.push_str(&" ".repeat(indent));
+            self.out.push('>');
+        }
+        self.out.push('\n');
+        Ok(())
+    }
+
+    fn attribute_with_graphs(&mut self, a: &Attribute, indent: usize) -> Out<String> {
+        if a.g.is_none() && a.graphs.is_empty() {
+            return self.attribute(a, indent);
+        }
+        // Print the graph(s) into a fresh buffer at this indentation.
+        let saved = std::mem::take(&mut self.out);
+        let result = self.attribute_graph_value(a, indent);
+        let text = std::mem::replace(&mut self.out, saved);
+        result.map(|()| text)
+    }
+
+    fn attribute_graph_value(&mut self, a: &Attribute, indent: usize) -> Out {
+        let (head, notes) = self.attribute_head(a)?;
+        self.out.push_str(&notes.lines(indent));
+        if !notes.0.is_empty() {
+            self.out.push_str(&" ".repeat(indent));
+        }
+        self.out.push_str(&head);
+        self.out.push_str(" = ");
+        match a.attribute_type() {
+            Some(AttributeType::Graph) if a.graphs.is_empty() && a.ref_attr_name.is_none() => {
+                let g = a.g.ok_or_else(|| Unsupported("a graph attribute without its graph".into()))?;
+                self.graph(g, indent, false)
+            }
+            Some(AttributeType::Graphs) if a.g.is_none() && a.ref_attr_name.is_none() => {
+                self.out.push('[');
+                for (i, &g) in a.graphs.iter().enumerate() {
+                    self.out.push('\n');
+                    self.out.push_str(&" ".repeat(indent + 2));
+                    self.graph(g, indent + 2, false)?;
+                    if i + 1 < a.graphs.len() {
+                        self.out.push(',');
+                    }
+                }
+                self.out.push('\n');
+                self.out.push_str(&" ".repeat(indent));
+                self.out.push(']');
+                Ok(())
+            }
+            _ => unsupported("an attribute whose fields disagree with its type"),
+        }
+    }
+
+    /// `name: type` and the attribute's annotations.
+    fn attribute_head(&self, a: &Attribute) -> Out<(String, Notes)> {
+        let n = a.name.as_ref().ok_or_else(|| Unsupported("an attribute without a name".into()))?;
+        let mut notes = Notes::default();
+        notes.text("doc_string", &a.doc_string);
+        let ty = a.attribute_type().ok_or_else(|| Unsupported("an attribute without a known type".into()))?;
+        let head = if ty == AttributeType::Undefined {
+            if a.ref_attr_name.is_none() {
+                return unsupported("an attribute of undefined type");
+            }
+            name(n, "attribute name")?
+        } else {
+            format!("{}: {}", name(n, "attribute name")?, ty.name())
+        };
+        Ok((head, notes))
+    }
+
+    fn attribute(&self, a: &Attribute, indent: usize) -> Out<String> {
+        let (head, notes) = self.attribute_head(a)?;
+        let ty = a.attribute_type().unwrap_or(AttributeType::Undefined);
+        // Exactly the fields the type selects must be set, or the text would lose some.
+        let set = [
+            ("f", a.f.is_some()),
+            ("i", a.i.is_some()),
+            ("s", a.s.is_some()),
+            ("t", a.t.is_some()),
+            ("g", a.g.is_some()),
+            ("sparse_tensor", a.sparse_tensor.is_some()),
+            ("tp", a.tp.is_some()),
+            ("floats", !a.floats.is_empty()),
+            ("ints", !a.ints.is_empty()),
+            ("strings", !a.strings.is_empty()),
+            ("tensors", !a.tensors.is_empty()),
+            ("graphs", !a.graphs.is_empty()),
+            ("sparse_tensors", !a.sparse_tensors.is_empty()),
+            ("type_protos", !a.type_protos.is_empty()),
+        ];
+        let own = match ty {
+            AttributeType::Float => "f",
+            AttributeType::Int => "i",
+            AttributeType::String => "s",
+            AttributeType::Tensor => "t",
+            AttributeType::Graph => "g",
+            AttributeType::SparseTensor => "sparse_tensor",
+            AttributeType::TypeProto => "tp",
+            AttributeType::Floats => "floats",
+            AttributeType::Ints => "ints",
+            AttributeType::Strings => "strings",
+            AttributeType::Tensors => "tensors",
+            AttributeType::Graphs => "graphs",
+            AttributeType::SparseTensors => "sparse_tensors",
+            AttributeType::TypeProtos => "type_protos",
+            AttributeType::Undefined => "",
+        };
+        if set.iter().any(|(field, on)| *on && *field != own) {
+            return unsupported("an attribute whose fields disagree with its type");
+        }
+        let value = if let Some(r) = &a.ref_attr_name {
+            if set.iter().any(|(_, on)| *on) {
+                return unsupported("an attribute with both a reference and a value");
+            }
+            format!("@{}", name(r, "attribute reference")?)
+        } else {
+            match ty {
+                AttributeType::Float => {
+                    f32_exact(a.f.ok_or_else(|| Unsupported("a float attribute without value".into()))?)?
+                }
+                AttributeType::Int => {
+                    a.i.ok_or_else(|| Unsupported("an int attribute without value".into()))?.to_string()
+                }
+                AttributeType::String => {
+                    string(a.s.as_ref().ok_or_else(|| Unsupported("a string attribute without value".into()))?)
+                }
+                AttributeType::Tensor => {
+                    let t = a.t.ok_or_else(|| Unsupported("a tensor attribute without value".into()))?;
+                    self.tensor_value(&self.m.tensors[t], indent)?
+                }
+                AttributeType::TypeProto => {
+                    self.ty(a.tp.as_ref().ok_or_else(|| Unsupported("a type attribute without value".into()))?)?
+                }
+                AttributeType::Floats => {
+                    format!("[{}]", a.floats.iter().map(|&f| f32_exact(f)).collect::<Out<Vec<_>>>()?.join(", "))
+                }
+                AttributeType::Ints => {
+                    format!("[{}]", a.ints.iter().map(i64::to_string).collect::<Vec<_>>().join(", "))
+                }
+                AttributeType::Strings => format!("[{}]", a.strings.iter().map(string).collect::<Vec<_>>().join(", ")),
+                AttributeType::Tensors => format!(
+                    "[{}]",
+                    a.tensors
+                        .iter()
+                        .map(|&t| self.tensor_value(&self.m.tensors[t], indent))
+                        .collect::<Out<Vec<_>>>()?
+                        .join(", ")
+                ),
+                AttributeType::TypeProtos => {
+                    format!("[{}]", a.type_protos.iter().map(|t| self.ty(t)).collect::<Out<Vec<_>>>()?.join(", "))
+                }
+                AttributeType::SparseTensor | AttributeType::SparseTensors => {
+                    return unsupported("sparse tensor attributes");
+                }
+                AttributeType::Graph | AttributeType::Graphs | AttributeType::Undefined => {
+                    return unsupported("this attribute");
+                }
+            }
+        };
+        let separator = if value.starts_with('\n') { " =" } else { " = " };
+        Ok(with_notes(&notes, format!("{head}{separator}{value}"), indent))
+    }
+
+    /// A tensor attribute value: `float[2] name {1, 2}`, annotations on a line before it.
+    fn tensor_value(&self, t: &Tensor, indent: usize) -> Out<String> {
+        let mut notes = Notes::default();
+        let (ty, payload) = self.tensor_parts(t, &mut notes, indent)?;
+        let mut text = ty;
+        match &t.name {
+            None => notes.raw("tensor_name: unset".into()),
+            Some(n) if n.is_empty() => {}
+            Some(n) => {
+                text.push(' ');
+                text.push_str(&name(n, "tensor name")?);
+            }
+        }
+        if let Some(p) = payload {
+            text.push(' ');
+            text.push_str(&p);
+        }
+        if notes.0.is_empty() {
+            return Ok(text);
+        }
+        Ok(format!("\n{}{}{text}", notes.lines(indent + 2), " ".repeat(indent + 2)))
+    }
+
+    fn function(&mut self, id: FunctionId) -> Out {
+        let f = &self.m.function_store[id];
+        let mut notes = Notes::default();
+        notes.pairs("metadata_props", &f.metadata_props)?;
+        self.out.push_str(&notes.lines(0));
+        let mut header = Vec::new();
+        if let Some(d) = &f.domain {
+            header.push(format!("domain: {}", string(d)));
+        }
+        if let Some(o) = &f.overload {
+            header.push(format!("overload: {}", string(o)));
+        }
+        if let Some(d) = &f.doc_string {
+            header.push(format!("doc_string: {}", string(d)));
+        }
+        if !f.opset_import.is_empty() {
+            let mut opsets = Vec::new();
+            for o in &f.opset_import {
+                let (Some(d), Some(v)) = (&o.domain, o.version) else {
+                    return unsupported("an opset import without domain or version");
+                };
+                opsets.push(format!("{} : {v}", string(d)));
+            }
+            header.push(format!("opset_import: [{}]", opsets.join(", ")));
+        }
+        if !header.is_empty() {
+            let _ = writeln!(self.out, "<{}>", header.join(", "));
+        }
+        let fname =
+            name(f.name.as_ref().ok_or_else(|| Unsupported("a function without a name".into()))?, "function name")?;
+        self.out.push_str(&fname);
+        self.out.push(' ');
+        // Parameters: names first, then those with defaults; the parser sorts them into
+        // `attribute` and `attribute_proto` again.
+        let mut params: Vec<String> = f.attributes.iter().map(|a| name(a, "parameter name")).collect::<Out<_>>()?;
+        for a in &f.attribute_protos {
+            if a.g.is_some() || !a.graphs.is_empty() {
+                return unsupported("a function parameter whose default is a graph");
+            }
+            params.push(self.attribute(a, 2)?);
+        }
+        if !params.is_empty() {
+            self.list("<", ">", &params, 0);
+            self.out.push(' ');
+        }
+        // Inputs and outputs by name only; every value_info goes to the locals list, which
+        // keeps their order exactly.
+        let io =
+            |names: &[Str]| names.iter().map(|n| plain_name(n, "function input or output")).collect::<Out<Vec<_>>>();
+        let (inputs, outputs) = (io(&f.inputs)?, io(&f.outputs)?);
+        self.list("(", ")", &inputs, 0);
+        self.out.push_str(" => ");
+        self.list("(", ")", &outputs, 0);
+        let locals = f.value_info.iter().map(|v| self.value_info(v, 2)).collect::<Out<Vec<_>>>()?;
+        if !locals.is_empty() {
+            self.out.push(' ');
+            self.list("<", ">", &locals, 0);
+        }
+        self.out.push_str(" {\n");
+        for &n in &f.nodes {
+            self.node(n, 2)?;
+        }
+        self.out.push_str("}\n");
+        Ok(())
+    }
+}
+
+/// An item with its annotation line before it: such an item starts with its indentation.
+fn with_notes(notes: &Notes, item: String, indent: usize) -> String {
+    if notes.0.is_empty() { item } else { format!("{}{}{item}", notes.lines(indent), " ".repeat(indent)) }
+}
+
+fn elem(code: i32) -> Out<String> {
+    match DataType::from_code(code) {
+        Some(t) if t != DataType::Undefined => Ok(t.name().to_owned()),
+        _ => unsupported(format!("element type {code}")),
+    }
+}
+
+fn dotted(s: &Str) -> Out<String> {
+    let text = utf8(s, "opaque name")?;
+    if text.split('.').all(|seg| is_identifier(seg.as_bytes())) {
+        Ok(text)
+    } else {
+        unsupported("this opaque type name")
+    }
+}
+
+fn slots(names: &[Str]) -> Out<String> {
+    Ok(names
+        .iter()
+        .map(|n| if n.is_empty() { Ok("\"\"".to_owned()) } else { name(n, "value name") })
+        .collect::<Out<Vec<_>>>()?
+        .join(", "))
+}
+
+fn external_pairs(list: &[StringPair]) -> Out<String> {
+    let mut items = Vec::new();
+    for p in list {
+        let (Some(k), Some(v)) = (&p.key, &p.value) else {
+            return unsupported("an external data entry without key or value");
+        };
+        items.push(format!("{}: {}", string(k), string(v)));
+    }
+    if items.is_empty() {
+        return unsupported("an external tensor without entries");
+    }
+    Ok(items.join(", "))
+}
+
+/// An f32 in text that reads back to the same bits (NaN payloads cannot).
+fn f32_exact(v: f32) -> Out<String> {
+    if v.is_nan() && v.to_bits() & 0x7fff_ffff != 0x7fc0_0000 {
+        return unsupported("a NaN with a payload");
+    }
+    Ok(f32_text(v))
+}
+
+fn f64_exact(v: f64) -> Option<String> {
+    if v.is_nan() && v.to_bits() & 0x7fff_ffff_ffff_ffff != 0x7ff8_0000_0000_0000 {
+        return None;
+    }
+    Some(f64_text(v))
+}
+
+/// `{v, v, …}` from the typed field the data type selects, when the text reads back exactly;
+/// long lists are filled into lines of at most 100 columns below the item at `indent`.
+fn typed_values(t: &Tensor, dt: DataType, indent: usize) -> Option<String> {
+    let others_empty = |field: TypedField| {
+        (field == TypedField::FloatData || t.float_data.is_empty())
+            && (field == TypedField::Int32Data || t.int32_data.is_empty())
+            && (field == TypedField::StringData || t.string_data.is_empty())
+            && (field == TypedField::Int64Data || t.int64_data.is_empty())
+            && (field == TypedField::DoubleData || t.double_data.is_empty())
+            && (field == TypedField::Uint64Data || t.uint64_data.is_empty())
+    };
+    let field = dt.typed_field();
+    if !others_empty(field) {
+        return None;
+    }
+    let values: Vec<String> = match field {
+        TypedField::FloatData => t.float_data.iter().map(|&v| f32_exact(v).ok()).collect::<Option<_>>()?,
+        TypedField::DoubleData => t.double_data.iter().map(|&v| f64_exact(v)).collect::<Option<_>>()?,
+        TypedField::Int32Data => t.int32_data.iter().map(i32::to_string).collect(),
+        TypedField::Int64Data => t.int64_data.iter().map(i64::to_string).collect(),
+        // The parser stores uint32 values in uint64_data too; a value above 2^32 still reads back.
+        TypedField::Uint64Data => t.uint64_data.iter().map(u64::to_string).collect(),
+        TypedField::StringData => t.string_data.iter().map(string).collect(),
+        TypedField::None => return None,
+    };
+    let flat = values.join(", ");
+    if flat.len() + indent + 40 <= WIDTH {
+        return Some(format!("{{{flat}}}"));
+    }
+    let pad = " ".repeat(indent + 2);
+    let mut out = String::from("{\n");
+    let mut line = String::new();
+    for (i, v) in values.iter().enumerate() {
+        let piece = if i + 1 < values.len() { format!("{v},") } else { v.clone() };
+        if !line.is_empty() && pad.len() + line.len() + 1 + piece.len() > WIDTH {
+            out.push_str(&pad);
+            out.push_str(&line);
+            out.push('\n');
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(&piece);
+    }
+    out.push_str(&pad);
+    out.push_str(&line);
+    out.push('\n');
+    out.push_str(&" ".repeat(indent));
+    out.push('}');
+    Some(out)
+}
