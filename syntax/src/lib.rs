@@ -8,4 +8,4 @@ pub mod ast;
 pub mod lexer;
 pub mod parser;
 
-pub use parser::{Parse, SyntaxError, parse_model};
+pub use parser::{Parse, SyntaxError, parse_function, parse_model};

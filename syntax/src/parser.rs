@@ -299,22 +299,41 @@ fn recoveries(found: Vec<ErrorRecovery<usize, Tok<'_>, ()>>, len: usize, errors:
     errors.extend(found.into_iter().map(|r| convert(r.error, len)));
 }
 
+/// Parses a text holding one function (what `onnx.printer.to_text(function)` writes, as in
+/// the function bodies of operator schemas).
+pub fn parse_function(source: &str) -> Parse<ast::Function> {
+    let mut errors = Vec::new();
+    let toks = tokens(source, &mut errors);
+    let mut recovered = Vec::new();
+    let result = generated::grammar::FunctionParser::new().parse(&mut recovered, toks);
+    finish(result, recovered, errors, source.len())
+}
+
+fn finish<T>(
+    result: Result<T, ParseError<usize, Tok<'_>, ()>>,
+    recovered: Vec<ErrorRecovery<usize, Tok<'_>, ()>>,
+    mut errors: Vec<SyntaxError>,
+    len: usize,
+) -> Parse<T> {
+    recoveries(recovered, len, &mut errors);
+    let tree = match result {
+        Ok(tree) => Some(tree),
+        Err(e) => {
+            errors.push(convert(e, len));
+            None
+        }
+    };
+    errors.sort_by_key(|e| (e.span.start, e.span.end));
+    Parse { tree, errors }
+}
+
 /// Parses a whole model file.
 pub fn parse_model(source: &str) -> Parse<ast::Model> {
     let mut errors = Vec::new();
     let toks = tokens(source, &mut errors);
     let mut recovered = Vec::new();
     let result = generated::grammar::ModelParser::new().parse(&mut recovered, toks);
-    recoveries(recovered, source.len(), &mut errors);
-    let tree = match result {
-        Ok(tree) => Some(tree),
-        Err(e) => {
-            errors.push(convert(e, source.len()));
-            None
-        }
-    };
-    errors.sort_by_key(|e| (e.span.start, e.span.end));
-    Parse { tree, errors }
+    finish(result, recovered, errors, source.len())
 }
 
 #[cfg(test)]

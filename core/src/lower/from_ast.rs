@@ -49,6 +49,14 @@ pub fn model(tree: &ast::Model) -> Lowered {
     cx.out
 }
 
+/// Lowers a text holding a single function into a model whose only content is that function.
+pub fn function(tree: &ast::Function) -> Lowered {
+    let mut cx = Cx::default();
+    let id = cx.function(tree);
+    cx.out.model.functions.push(id);
+    cx.out
+}
+
 #[derive(Default)]
 struct Cx {
     out: Lowered,
