@@ -30,6 +30,9 @@ pub struct Name {
     pub text: String,
     pub quoted: bool,
     pub span: Span,
+    /// The exact bytes of a name written as a byte string `b"…"` (it may not be UTF-8;
+    /// `text` then holds a lossy rendering).
+    pub bytes: Option<Vec<u8>>,
 }
 
 /// A literal token: kind and source text.
@@ -126,6 +129,8 @@ pub struct Graph {
 }
 
 /// A value declaration: graph input/output, local value info, initializer, function I/O.
+// Error items are rare; boxing every declaration to shrink them would cost an allocation each.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum ValueDecl {
     Decl {

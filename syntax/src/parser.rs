@@ -71,7 +71,13 @@ pub struct Parse<T> {
 
 pub(crate) fn name(text: &str, quoted: bool, l: usize, r: usize) -> Name {
     let text = if quoted { lexer::unquote(text) } else { text.to_owned() };
-    Name { text, quoted, span: Span::new(l, r) }
+    Name { text, quoted, span: Span::new(l, r), bytes: None }
+}
+
+/// A name written as a byte string. A bad escape was already reported by `tokens`.
+pub(crate) fn byte_name(literal: &str, l: usize, r: usize) -> Name {
+    let bytes = lexer::unescape_bytes(literal).unwrap_or_default();
+    Name { text: String::from_utf8_lossy(&bytes).into_owned(), quoted: true, span: Span::new(l, r), bytes: Some(bytes) }
 }
 
 pub(crate) fn literal(kind: LiteralKind, text: &str, l: usize, r: usize) -> Literal {
@@ -118,7 +124,17 @@ fn tokens<'a>(source: &'a str, errors: &mut Vec<SyntaxError>) -> Vec<Triple<'a>>
         let (l, r) = (token.start as usize, token.end as usize);
         let tok = match token.kind {
             TokenKind::Whitespace | TokenKind::Comment | TokenKind::DocComment | TokenKind::Annotation => continue,
-            TokenKind::ByteString => Tok::Bytes(text),
+            TokenKind::ByteString => {
+                if let Err(at) = lexer::unescape_bytes(text) {
+                    let start = token.start + at as u32 - 1;
+                    errors.push(SyntaxError {
+                        code: "bad-escape",
+                        message: "unknown escape; byte strings know \\n \\r \\t \\0 \\\\ \\\" and \\xNN".to_owned(),
+                        span: Span { start, end: (start + 2).min(token.end) },
+                    });
+                }
+                Tok::Bytes(text)
+            }
             TokenKind::String => Tok::Str(text),
             TokenKind::Int => Tok::Int(text),
             TokenKind::Float => Tok::Float(text),

@@ -58,19 +58,9 @@ impl Reader<'_> {
         }
     }
 
+    /// The bytes of a `b"…"` literal; a bad escape was already reported by the parser.
     pub fn bytes_literal(&mut self, l: &ast::Literal) -> Option<Str> {
-        match onnx_syntax::lexer::unescape_bytes(&l.text) {
-            Ok(bytes) => Some(Str::from(&bytes[..])),
-            Err(at) => {
-                let start = l.span.start + at as u32 - 1;
-                self.diagnostics.push(Diagnostic::error(
-                    "bad-escape",
-                    Span { start, end: (start + 2).min(l.span.end) },
-                    "unknown escape; byte strings know \\n \\r \\t \\0 \\\\ \\\" and \\xNN",
-                ));
-                None
-            }
-        }
+        onnx_syntax::lexer::unescape_bytes(&l.text).ok().map(|bytes| Str::from(&bytes[..]))
     }
 
     /// A bare word, such as `unset`.

@@ -69,6 +69,11 @@ fn s(text: &str) -> Str {
     Str::from(text)
 }
 
+/// A name's exact bytes: those of a `b"…"` name, or its text.
+fn name_str(n: &ast::Name) -> Str {
+    n.bytes.as_ref().map_or_else(|| s(&n.text), |b| Str::from(&b[..]))
+}
+
 impl Cx {
     fn reader(&mut self) -> Reader<'_> {
         Reader { diagnostics: &mut self.out.diagnostics }
@@ -212,7 +217,7 @@ impl Cx {
     // ------------------------------------------------------------ graphs
 
     fn graph(&mut self, g: &ast::Graph) -> GraphId {
-        let mut graph = Graph { name: Some(s(&g.name.text)), ..Graph::default() };
+        let mut graph = Graph { name: Some(name_str(&g.name)), ..Graph::default() };
         for entry in annotations::entries(&g.annotations) {
             let mut r = self.reader();
             match entry.key.text.as_str() {
@@ -342,7 +347,7 @@ impl Cx {
     }
 
     fn value_info(&mut self, ty: Option<&ast::TypeExpr>, name: &ast::Name) -> ValueInfo {
-        ValueInfo { name: Some(s(&name.text)), ty: ty.map(|t| self.ty(t)), ..ValueInfo::default() }
+        ValueInfo { name: Some(name_str(name)), ty: ty.map(|t| self.ty(t)), ..ValueInfo::default() }
     }
 
     /// A declaration where a value (`= …`) is not allowed; reports one if it is there.
@@ -372,7 +377,7 @@ impl Cx {
 
     fn node(&mut self, n: &ast::Node) -> NodeId {
         let slot = |slot: &ast::Slot| match slot {
-            ast::Slot::Name(name) => (s(&name.text), name.span),
+            ast::Slot::Name(name) => (name_str(name), name.span),
             ast::Slot::Empty(span) => (Str::new(), *span),
         };
         let (outputs, output_spans): (Vec<Str>, Vec<Span>) = n.outputs.iter().map(slot).unzip();
@@ -400,10 +405,10 @@ impl Cx {
         let mut node = Node {
             inputs,
             outputs,
-            name: n.label.as_ref().map(|l| l.as_ref().map_or_else(Str::new, |l| s(&l.text))),
+            name: n.label.as_ref().map(|l| l.as_ref().map_or_else(Str::new, name_str)),
             op_type: Some(s(&op_type)),
             domain: (written_domain || !self.node_domain_unset).then(|| s(&domain)),
-            overload: n.op.overload.as_ref().map(|o| s(&o.text)),
+            overload: n.op.overload.as_ref().map(name_str),
             attributes,
             ..Node::default()
         };
@@ -443,7 +448,7 @@ impl Cx {
     /// Lowers an attribute or a function parameter default. onnx swallows errors in
     /// defaults; we report them like anywhere else.
     fn attribute(&mut self, a: &ast::Attribute) -> Attribute {
-        let mut attr = Attribute { name: Some(s(&a.name.text)), ..Attribute::default() };
+        let mut attr = Attribute { name: Some(name_str(&a.name)), ..Attribute::default() };
         for entry in annotations::entries(&a.annotations) {
             let mut r = self.reader();
             match entry.key.text.as_str() {
@@ -522,7 +527,7 @@ impl Cx {
                 Some(found)
             }
             V::Ref(name, _) => {
-                attr.ref_attr_name = Some(s(&name.text));
+                attr.ref_attr_name = Some(name_str(name));
                 annotation.or(Some(T::Undefined))
             }
             V::Type(t) => {
@@ -668,7 +673,7 @@ impl Cx {
             ast::TypeKind::Opaque { domain_or_name, name } => {
                 let dotted = domain_or_name.iter().map(|n| n.text.as_str()).collect::<Vec<_>>().join(".");
                 match name {
-                    Some(n) => TypeValue::Opaque { domain: Some(s(&dotted)), name: Some(s(&n.text)) },
+                    Some(n) => TypeValue::Opaque { domain: Some(s(&dotted)), name: Some(name_str(n)) },
                     None if dotted.is_empty() => TypeValue::Opaque { domain: None, name: None },
                     None => TypeValue::Opaque { domain: None, name: Some(s(&dotted)) },
                 }
@@ -688,7 +693,7 @@ impl Cx {
                     .map(|d| Dimension {
                         value: match d {
                             ast::Dim::Unknown(_) => None,
-                            ast::Dim::Param(n) => Some(DimValue::Param(s(&n.text))),
+                            ast::Dim::Param(n) => Some(DimValue::Param(name_str(n))),
                             ast::Dim::Value(lit) => self.int(lit).map(DimValue::Value),
                         },
                         denotation: None,
@@ -708,14 +713,14 @@ impl Cx {
         span: Span,
     ) -> TensorId {
         let tensor = match ty {
-            Some(ty) => self.tensor(ty, Some(s(&name.text)), payload),
+            Some(ty) => self.tensor(ty, Some(name_str(name)), payload),
             None => {
                 self.error(
                     "initializer-needs-type",
                     span,
                     format!("the initializer '{}' needs a tensor type", name.text),
                 );
-                Tensor { name: Some(s(&name.text)), ..Tensor::default() }
+                Tensor { name: Some(name_str(name)), ..Tensor::default() }
             }
         };
         self.out.model.tensors.alloc(tensor)
@@ -723,7 +728,7 @@ impl Cx {
 
     fn tensor_literal(&mut self, t: &ast::TensorLit) -> TensorId {
         // onnx sets the name, to "" when none is written.
-        let name = Some(t.name.as_ref().map_or_else(Str::new, |n| s(&n.text)));
+        let name = Some(t.name.as_ref().map_or_else(Str::new, name_str));
         let tensor = self.tensor(&t.ty, name, t.payload.as_ref());
         let id = self.out.model.tensors.alloc(tensor);
         for entry in annotations::entries(&t.annotations) {
@@ -844,7 +849,7 @@ impl Cx {
     // ------------------------------------------------------------ functions
 
     fn function(&mut self, f: &ast::Function) -> FunctionId {
-        let mut function = Function { name: Some(s(&f.name.text)), ..Function::default() };
+        let mut function = Function { name: Some(name_str(&f.name)), ..Function::default() };
         if let Some(header) = &f.header {
             for entry in &header.entries {
                 let ast::HeaderEntry::Entry { key, value, .. } = entry else {
@@ -874,7 +879,7 @@ impl Cx {
                 let attr = self.attribute(a);
                 function.attribute_protos.push(attr);
             } else {
-                function.attributes.push(s(&a.name.text));
+                function.attributes.push(name_str(&a.name));
             }
         }
         let mut io_spans = (Vec::new(), Vec::new());
@@ -887,7 +892,7 @@ impl Cx {
                 let Some((annotations, ty, name)) = self.declaration_without_value(decl, message) else {
                     continue;
                 };
-                names.push(s(&name.text));
+                names.push(name_str(name));
                 spans.push(name.span);
                 if ty.is_some() {
                     typed_io.push((annotations, ty, name));

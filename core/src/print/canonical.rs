@@ -60,29 +60,30 @@ fn utf8(s: &Str, what: &str) -> Out<String> {
     }
 }
 
-/// A name, bare when it is an identifier, quoted otherwise.
-fn name(s: &Str, what: &str) -> Out<String> {
-    let text = utf8(s, what)?;
-    Ok(if is_identifier(text.as_bytes()) {
-        text
+/// A name, bare when it is an identifier, quoted otherwise, and a byte string `b"…"` when
+/// it is not UTF-8.
+fn name(s: &Str) -> String {
+    let Some(text) = s.as_str() else { return onnx_syntax::lexer::escape_bytes(s.as_bytes()) };
+    if is_identifier(text.as_bytes()) {
+        text.to_owned()
     } else {
         let mut q = String::new();
-        quote(&mut q, &text);
+        quote(&mut q, text);
         q
-    })
+    }
 }
 
 /// A name that must not be read as a keyword where a type or number may start.
-fn plain_name(s: &Str, what: &str) -> Out<String> {
-    let text = utf8(s, what)?;
-    let word = onnx_syntax::lexer::classify_word(&text);
-    Ok(if is_identifier(text.as_bytes()) && word == onnx_syntax::lexer::WordClass::Plain {
-        text
+fn plain_name(s: &Str) -> String {
+    let Some(text) = s.as_str() else { return name(s) };
+    let word = onnx_syntax::lexer::classify_word(text);
+    if is_identifier(text.as_bytes()) && word == onnx_syntax::lexer::WordClass::Plain {
+        text.to_owned()
     } else {
         let mut q = String::new();
-        quote(&mut q, &text);
+        quote(&mut q, text);
         q
-    })
+    }
 }
 
 /// A string value: quoted, or a byte string when it is not UTF-8.
@@ -229,8 +230,8 @@ impl Printer<'_> {
         notes.text("doc_string", &g.doc_string);
         notes.pairs("metadata_props", &g.metadata_props)?;
         let graph_name = match &g.name {
-            Some(n) if top => name(n, "graph name")?,
-            Some(n) => plain_name(n, "graph name")?,
+            Some(n) if top => name(n),
+            Some(n) => plain_name(n),
             None => {
                 notes.raw("name: unset".into());
                 "\"\"".into()
@@ -309,9 +310,9 @@ impl Printer<'_> {
         let decl = match &v.ty {
             Some(ty) => {
                 notes.text("denotation", &ty.denotation);
-                format!("{} {}", self.ty(ty)?, name(n, "value name")?)
+                format!("{} {}", self.ty(ty)?, name(n))
             }
-            None => plain_name(n, "value name")?,
+            None => plain_name(n),
         };
         Ok(with_notes(&notes, decl, indent))
     }
@@ -360,7 +361,7 @@ impl Printer<'_> {
                     }
                     dims.push(match &d.value {
                         Some(DimValue::Value(v)) => v.to_string(),
-                        Some(DimValue::Param(p)) => name(p, "dimension name")?,
+                        Some(DimValue::Param(p)) => name(p),
                         None => "?".into(),
                     });
                 }
@@ -375,7 +376,7 @@ impl Printer<'_> {
         let mut notes = Notes::default();
         let (ty, payload) = self.tensor_parts(t, &mut notes, indent)?;
         let payload = payload.map_or_else(String::new, |p| format!(" {p}"));
-        Ok(with_notes(&notes, format!("{ty} {} ={payload}", name(n, "initializer name")?), indent))
+        Ok(with_notes(&notes, format!("{ty} {} ={payload}", name(n)), indent))
     }
 
     /// A tensor's type and payload text, with its extra fields as annotations.
@@ -481,7 +482,7 @@ impl Printer<'_> {
         self.out.push_str(&notes.lines(indent));
         self.out.push_str(&" ".repeat(indent));
         if let Some(label) = &n.name {
-            let _ = write!(self.out, "[{}] ", if label.is_empty() { String::new() } else { name(label, "node name")? });
+            let _ = write!(self.out, "[{}] ", if label.is_empty() { String::new() } else { name(label) });
         }
         let outputs = slots(&n.outputs)?;
         let inputs = slots(&n.inputs)?;
@@ -564,9 +565,9 @@ impl Printer<'_> {
             if a.ref_attr_name.is_none() {
                 return unsupported("an attribute of undefined type");
             }
-            name(n, "attribute name")?
+            name(n)
         } else {
-            format!("{}: {}", name(n, "attribute name")?, ty.name())
+            format!("{}: {}", name(n), ty.name())
         };
         Ok((head, notes))
     }
@@ -615,7 +616,7 @@ impl Printer<'_> {
             if set.iter().any(|(_, on)| *on) {
                 return unsupported("an attribute with both a reference and a value");
             }
-            format!("@{}", name(r, "attribute reference")?)
+            format!("@{}", name(r))
         } else {
             match ty {
                 AttributeType::Float => {
@@ -674,7 +675,7 @@ impl Printer<'_> {
             Some(n) if n.is_empty() => {}
             Some(n) => {
                 text.push(' ');
-                text.push_str(&name(n, "tensor name")?);
+                text.push_str(&name(n));
             }
         }
         if let Some(p) = payload {
@@ -715,13 +716,12 @@ impl Printer<'_> {
         if !header.is_empty() {
             let _ = writeln!(self.out, "<{}>", header.join(", "));
         }
-        let fname =
-            name(f.name.as_ref().ok_or_else(|| Unsupported("a function without a name".into()))?, "function name")?;
+        let fname = name(f.name.as_ref().ok_or_else(|| Unsupported("a function without a name".into()))?);
         self.out.push_str(&fname);
         self.out.push(' ');
         // Parameters: names first, then those with defaults; the parser sorts them into
         // `attribute` and `attribute_proto` again.
-        let mut params: Vec<String> = f.attributes.iter().map(|a| name(a, "parameter name")).collect::<Out<_>>()?;
+        let mut params: Vec<String> = f.attributes.iter().map(|a| Ok(name(a))).collect::<Out<_>>()?;
         for a in &f.attribute_protos {
             if a.g.is_some() || !a.graphs.is_empty() {
                 return unsupported("a function parameter whose default is a graph");
@@ -734,8 +734,7 @@ impl Printer<'_> {
         }
         // Inputs and outputs by name only; every value_info goes to the locals list, which
         // keeps their order exactly.
-        let io =
-            |names: &[Str]| names.iter().map(|n| plain_name(n, "function input or output")).collect::<Out<Vec<_>>>();
+        let io = |names: &[Str]| names.iter().map(|n| Ok(plain_name(n))).collect::<Out<Vec<_>>>();
         let (inputs, outputs) = (io(&f.inputs)?, io(&f.outputs)?);
         self.list("(", ")", &inputs, 0);
         self.out.push_str(" => ");
@@ -778,7 +777,7 @@ fn dotted(s: &Str) -> Out<String> {
 fn slots(names: &[Str]) -> Out<String> {
     Ok(names
         .iter()
-        .map(|n| if n.is_empty() { Ok("\"\"".to_owned()) } else { name(n, "value name") })
+        .map(|n| if n.is_empty() { Ok("\"\"".to_owned()) } else { Ok(name(n)) })
         .collect::<Out<Vec<_>>>()?
         .join(", "))
 }
