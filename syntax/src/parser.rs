@@ -279,7 +279,7 @@ fn expected_list(expected: &[String]) -> String {
             let last = items.pop().unwrap_or_default();
             format!("{} or {last}", items.join(", "))
         }
-        _ => format!("{}, or one of {} other tokens", items[..5].join(", "), items.len() - 5),
+        _ => format!("{}, …", items[..5].join(", ")),
     }
 }
 
