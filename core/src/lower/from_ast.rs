@@ -69,6 +69,26 @@ fn s(text: &str) -> Str {
     Str::from(text)
 }
 
+/// `["A", unset, …]`: one optional text per dimension.
+fn dim_denotation_list(r: &mut Reader<'_>, value: &ast::AnnotationValue) -> Option<Vec<Option<Str>>> {
+    let ast::AnnotationValue::List(items, _) = value else {
+        r.text(value);
+        return None;
+    };
+    let mut out = Vec::new();
+    for item in items {
+        match item {
+            ast::AnnotationItem::Value(v @ ast::AnnotationValue::Word(_)) => {
+                r.word(v, "unset");
+                out.push(None);
+            }
+            ast::AnnotationItem::Value(v) => out.push(r.text(v)),
+            ast::AnnotationItem::Pair(k, _) => out.push(r.text(&ast::AnnotationValue::Literal(k.clone()))),
+        }
+    }
+    Some(out)
+}
+
 /// A name's exact bytes: those of a `b"…"` name, or its text.
 fn name_str(n: &ast::Name) -> Str {
     n.bytes.as_ref().map_or_else(|| s(&n.text), |b| Str::from(&b[..]))
@@ -285,7 +305,7 @@ impl Cx {
         mut info: Option<&mut ValueInfo>,
         tensor: Option<TensorId>,
     ) {
-        const INFO_KEYS: &[&str] = &["doc_string", "metadata_props", "denotation"];
+        const INFO_KEYS: &[&str] = &["doc_string", "metadata_props", "denotation", "dim_denotation"];
         for entry in annotations::entries(list) {
             let key = entry.key.text.as_str();
             if TENSOR_KEYS.contains(&key) {
@@ -310,6 +330,28 @@ impl Cx {
                         None => {
                             self.error("annotation-needs-type", entry.span, "a denotation needs a type to annotate")
                         }
+                    }
+                }
+                "dim_denotation" => {
+                    let denotations = dim_denotation_list(&mut r, &entry.value);
+                    let dims = match info.ty.as_mut().and_then(|t| t.value.as_mut()) {
+                        Some(TypeValue::Tensor(t) | TypeValue::SparseTensor(t)) => {
+                            t.shape.as_mut().map(|s| &mut s.dims)
+                        }
+                        _ => None,
+                    };
+                    match (dims, denotations) {
+                        (Some(dims), Some(list)) if dims.len() == list.len() => {
+                            for (d, text) in dims.iter_mut().zip(list) {
+                                d.denotation = text;
+                            }
+                        }
+                        (_, None) => {}
+                        _ => self.error(
+                            "annotation-needs-type",
+                            entry.span,
+                            "dim_denotation needs a tensor type with one entry per dimension",
+                        ),
                     }
                 }
                 _ => r.unknown(entry, "value declaration", INFO_KEYS),

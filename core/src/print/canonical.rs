@@ -310,7 +310,8 @@ impl Printer<'_> {
         let decl = match &v.ty {
             Some(ty) => {
                 notes.text("denotation", &ty.denotation);
-                format!("{} {}", self.ty(ty)?, name(n))
+                let ty = dim_denotations(ty, &mut notes);
+                format!("{} {}", self.ty(&ty)?, name(n))
             }
             None => plain_name(n),
         };
@@ -756,6 +757,24 @@ impl Printer<'_> {
 /// An item with its annotation line before it: such an item starts with its indentation.
 fn with_notes(notes: &Notes, item: String, indent: usize) -> String {
     if notes.0.is_empty() { item } else { format!("{}{}{item}", notes.lines(indent), " ".repeat(indent)) }
+}
+
+/// The type without the denotations of its dimensions, which go into a `dim_denotation`
+/// annotation (`unset` for dims without one).
+fn dim_denotations(ty: &Type, notes: &mut Notes) -> Type {
+    let mut ty = ty.clone();
+    if let Some(TypeValue::Tensor(t) | TypeValue::SparseTensor(t)) = &mut ty.value
+        && let Some(shape) = &mut t.shape
+        && shape.dims.iter().any(|d| d.denotation.is_some())
+    {
+        let items: Vec<String> = shape
+            .dims
+            .iter_mut()
+            .map(|d| d.denotation.take().map_or_else(|| "unset".to_owned(), |d| annotation_text(&d)))
+            .collect();
+        notes.raw(format!("dim_denotation: [{}]", items.join(", ")));
+    }
+    ty
 }
 
 fn elem(code: i32) -> Out<String> {
