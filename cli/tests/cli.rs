@@ -270,7 +270,9 @@ fn text_from_stdin_needs_from_text() {
 #[test]
 fn convert_canonical_text_reads_back_to_the_same_bytes() {
     let dir = tempfile::tempdir().unwrap();
-    for model in ["handmade/small_cnn.onnx", "handmade/subgraphs.onnx", "node/test_loop11/model.onnx"] {
+    for model in
+        ["handmade/small_cnn.onnx", "handmade/all_fields.onnx", "handmade/non_utf8.onnx", "node/test_loop11/model.onnx"]
+    {
         let original = corpus(model);
         let text_path = dir.path().join("m.onnxtxt");
         let back = dir.path().join("back.onnx");
@@ -280,10 +282,12 @@ fn convert_canonical_text_reads_back_to_the_same_bytes() {
         assert_exit(&run(&["convert", text_path.to_str().unwrap(), back.to_str().unwrap()]), 0);
         assert_eq!(std::fs::read(&back).unwrap(), std::fs::read(&original).unwrap(), "{model}");
     }
-    // What the canonical style cannot write yet is refused, not lost.
-    let out = run(&["convert", corpus("handmade/all_fields.onnx").to_str().unwrap(), "-", "--to", "text"]);
+    // What the canonical style cannot write is refused, not lost: a model without a graph.
+    let empty = dir.path().join("empty.onnx");
+    std::fs::write(&empty, b"").unwrap();
+    let out = run(&["convert", empty.to_str().unwrap(), "-", "--to", "text"]);
     assert_exit(&out, 2);
-    assert!(text(&out.stderr).contains("training_info") && text(&out.stderr).contains("--style onnx"));
+    assert!(text(&out.stderr).contains("without a graph") && text(&out.stderr).contains("--style onnx"));
 }
 
 #[test]

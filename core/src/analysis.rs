@@ -4,7 +4,7 @@
 
 use onnx_syntax::ast;
 
-use crate::diagnostic::{Anchor, Diagnostic, Span};
+use crate::diagnostic::{Anchor, Diagnostic, Severity, Span};
 use crate::ir::Model;
 use crate::lower::from_ast;
 use crate::resolve::{self, Resolution};
@@ -18,11 +18,14 @@ pub struct TextAnalysis {
     pub resolution: Resolution,
     /// Every diagnostic, anchored to text (`Anchor::Text`), sorted and de-duplicated.
     pub diagnostics: Vec<Diagnostic>,
+    /// No syntax or lowering error: the model is exactly what the text says. Name-resolution
+    /// errors (undefined values, …) leave it readable: they are about the model, not the text.
+    pub readable: bool,
 }
 
 impl TextAnalysis {
     pub fn has_errors(&self) -> bool {
-        self.diagnostics.iter().any(|d| d.severity == crate::diagnostic::Severity::Error)
+        self.diagnostics.iter().any(|d| d.severity == Severity::Error)
     }
 }
 
@@ -35,6 +38,7 @@ pub fn analyze_text(source: &str) -> TextAnalysis {
         None => from_ast::Lowered::default(),
     };
     diagnostics.extend(lowered.diagnostics);
+    let readable = parse.tree.is_some() && !diagnostics.iter().any(|d| d.severity == Severity::Error);
     let mut resolution = resolve::resolve(&lowered.model);
     // Names the parser could not read leave holes that resolution would report again;
     // those follow-on errors only add noise while the text has syntax errors.
@@ -50,7 +54,7 @@ pub fn analyze_text(source: &str) -> TextAnalysis {
         _ => (u32::MAX, u32::MAX, d.code),
     });
     diagnostics.dedup();
-    TextAnalysis { tree: parse.tree, model: lowered.model, source_map, resolution, diagnostics }
+    TextAnalysis { tree: parse.tree, model: lowered.model, source_map, resolution, diagnostics, readable }
 }
 
 /// Turns IR anchors into text ranges where the source map knows them.

@@ -69,9 +69,18 @@ pub fn resolve(model: &Model) -> Resolution {
     if let Some(g) = model.graph {
         graph(model, g, None, &mut r);
     }
+    // Training graphs may use the main graph's initializers (ONNX IR spec, TrainingInfoProto).
+    let mut main_initializers = Scope { names: HashMap::new(), parent: None };
+    if let Some(g) = model.graph {
+        for (i, &t) in model.graphs[g].initializers.iter().enumerate() {
+            if let Some(name) = &model.tensors[t].name {
+                main_initializers.names.insert(name.clone(), DefSite::Initializer(g, i));
+            }
+        }
+    }
     for t in &model.training_info {
         for g in [t.initialization, t.algorithm].into_iter().flatten() {
-            graph(model, g, None, &mut r);
+            graph(model, g, Some(&main_initializers), &mut r);
         }
     }
     for &f in &model.functions {

@@ -1,5 +1,6 @@
-//! Binary → canonical text → binary gives back the same bytes for every corpus model, except
-//! the few listed below whose constructs have no text form yet (each with its reason).
+//! Binary → canonical text → binary gives back the same bytes for every corpus model. Models
+//! the printer refuses would be listed in `NOT_YET` with the construct it cannot write; the
+//! list is empty.
 
 use bytes::Bytes;
 use onnx_core::analysis::analyze_text;
@@ -8,8 +9,7 @@ use onnx_tests::{corpus_dir, corpus_models};
 
 /// Models the canonical printer refuses, and why. The aim is none; each entry names the
 /// construct still missing from the text format.
-const NOT_YET: &[(&str, &str)] =
-    &[("handmade/all_fields.onnx", "training_info"), ("handmade/types.onnx", "dimension denotation")];
+const NOT_YET: &[(&str, &str)] = &[];
 
 #[test]
 fn every_corpus_model_survives_canonical_text() {
@@ -29,7 +29,11 @@ fn every_corpus_model_survives_canonical_text() {
         };
         printed += 1;
         let analysis = analyze_text(&text);
-        if let Some(d) = analysis.diagnostics.first() {
+        // Name-resolution findings are about the model (the corpus has deliberately odd ones);
+        // the text itself must read without an error.
+        if !analysis.readable
+            && let Some(d) = analysis.diagnostics.first()
+        {
             failures.push(format!(
                 "{rel}: the text has {} diagnostics, first: {} {}",
                 analysis.diagnostics.len(),

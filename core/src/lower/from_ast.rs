@@ -10,6 +10,7 @@
 use onnx_syntax::ast::{self, AttrValue as V, Literal, LiteralKind, Span};
 
 use super::annotations::{self, Reader};
+use super::from_proto::embedded;
 use crate::diagnostic::Diagnostic;
 use crate::ir::tensor_data;
 use crate::ir::*;
@@ -32,7 +33,20 @@ pub fn model(tree: &ast::Model) -> Lowered {
     for entry in annotations::entries(&tree.annotations) {
         match entry.key.text.as_str() {
             "node_domain" => cx.node_domain_unset = cx.reader().word(&entry.value, "unset").is_some(),
-            _ => cx.reader().unknown(entry, "model", &["node_domain"]),
+            "configuration" => {
+                if let Some(c) = cx.embedded(entry, embedded::device_configuration) {
+                    cx.out.model.configuration.push(c);
+                }
+            }
+            "training_info" => {
+                if let Some(bytes) = cx.reader().text(&entry.value) {
+                    match embedded::training_info(&mut cx.out.model, bytes.into_bytes()) {
+                        Ok(t) => cx.out.model.training_info.push(t),
+                        Err(e) => cx.bad_embedded(entry, &e),
+                    }
+                }
+            }
+            _ => cx.reader().unknown(entry, "model", &["node_domain", "configuration", "training_info"]),
         }
     }
     if let Some(header) = &tree.header {
@@ -97,6 +111,26 @@ fn name_str(n: &ast::Name) -> Str {
 impl Cx {
     fn reader(&mut self) -> Reader<'_> {
         Reader { diagnostics: &mut self.out.diagnostics }
+    }
+
+    /// A model part embedded as protobuf bytes (`b"…"`), decoded by `decode`.
+    fn embedded<T>(
+        &mut self,
+        entry: &ast::AnnotationEntry,
+        decode: impl FnOnce(bytes::Bytes) -> Result<T, onnx_proto::DecodeError>,
+    ) -> Option<T> {
+        let bytes = self.reader().text(&entry.value)?;
+        match decode(bytes.into_bytes()) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.bad_embedded(entry, &e);
+                None
+            }
+        }
+    }
+
+    fn bad_embedded(&mut self, entry: &ast::AnnotationEntry, e: &onnx_proto::DecodeError) {
+        self.error("bad-embedded-proto", entry.span, format!("'{}' does not hold valid protobuf: {e}", entry.key.text));
     }
 
     fn error(&mut self, code: &'static str, span: Span, message: impl Into<String>) {
@@ -248,7 +282,24 @@ impl Cx {
                         graph.name = None;
                     }
                 }
-                _ => r.unknown(entry, "graph", &["doc_string", "metadata_props", "name"]),
+                "sparse_initializer" => {
+                    if let Some(bytes) = r.text(&entry.value) {
+                        match embedded::sparse_tensor(&mut self.out.model, bytes.into_bytes()) {
+                            Ok(t) => graph.sparse_initializers.push(t),
+                            Err(e) => self.bad_embedded(entry, &e),
+                        }
+                    }
+                }
+                "quantization_annotation" => {
+                    if let Some(a) = self.embedded(entry, embedded::tensor_annotation) {
+                        graph.quantization_annotation.push(a);
+                    }
+                }
+                _ => r.unknown(
+                    entry,
+                    "graph",
+                    &["doc_string", "metadata_props", "name", "sparse_initializer", "quantization_annotation"],
+                ),
             }
         }
         let mut spans = ValueSpans::default();
@@ -468,7 +519,16 @@ impl Cx {
                     value => node.domain = r.text(value),
                 },
                 "overload" => node.overload = r.text(&entry.value),
-                _ => r.unknown(entry, "node", &["doc_string", "metadata_props", "domain", "overload"]),
+                "device_configuration" => {
+                    if let Some(c) = self.embedded(entry, embedded::node_device_configuration) {
+                        node.device_configurations.push(c);
+                    }
+                }
+                _ => r.unknown(
+                    entry,
+                    "node",
+                    &["doc_string", "metadata_props", "domain", "overload", "device_configuration"],
+                ),
             }
         }
         let id = self.out.model.nodes.alloc(node);
@@ -495,7 +555,16 @@ impl Cx {
             let mut r = self.reader();
             match entry.key.text.as_str() {
                 "doc_string" => attr.doc_string = r.text(&entry.value),
-                _ => r.unknown(entry, "attribute", &["doc_string"]),
+                // The whole attribute, embedded; the value written after `=` is a placeholder.
+                "proto" => {
+                    if let Some(bytes) = r.text(&entry.value) {
+                        match embedded::attribute(&mut self.out.model, bytes.into_bytes()) {
+                            Ok(embedded) => return embedded,
+                            Err(e) => self.bad_embedded(entry, &e),
+                        }
+                    }
+                }
+                _ => r.unknown(entry, "attribute", &["doc_string", "proto"]),
             }
         }
         let annotation = match &a.ty {

@@ -358,3 +358,51 @@ fn node_device(c: pb::NodeDeviceConfigurationProto) -> NodeDeviceConfiguration {
         pipeline_stage: c.pipeline_stage,
     }
 }
+
+/// Parts of a model embedded as protobuf bytes, for the few constructs the text format
+/// writes that way (see `print::canonical`). Decoded parts are added to `model`'s arenas.
+pub mod embedded {
+    use bytes::Bytes;
+    use onnx_proto as pb;
+
+    use super::Lowerer;
+    use crate::ir::*;
+
+    fn with_lowerer<T>(model: &mut Model, f: impl FnOnce(&mut Lowerer) -> T) -> T {
+        let mut lowerer = Lowerer { model: std::mem::take(model) };
+        let out = f(&mut lowerer);
+        *model = lowerer.model;
+        out
+    }
+
+    pub fn attribute(model: &mut Model, bytes: Bytes) -> Result<Attribute, pb::DecodeError> {
+        let proto = pb::decode::<pb::AttributeProto>(bytes)?;
+        Ok(with_lowerer(model, |l| l.attribute(proto)))
+    }
+
+    pub fn sparse_tensor(model: &mut Model, bytes: Bytes) -> Result<SparseTensor, pb::DecodeError> {
+        let proto = pb::decode::<pb::SparseTensorProto>(bytes)?;
+        Ok(with_lowerer(model, |l| l.sparse(proto)))
+    }
+
+    pub fn training_info(model: &mut Model, bytes: Bytes) -> Result<TrainingInfo, pb::DecodeError> {
+        let proto = pb::decode::<pb::TrainingInfoProto>(bytes)?;
+        Ok(with_lowerer(model, |l| l.training_info(proto)))
+    }
+
+    pub fn device_configuration(bytes: Bytes) -> Result<DeviceConfiguration, pb::DecodeError> {
+        Ok(super::device_configuration(pb::decode(bytes)?))
+    }
+
+    pub fn node_device_configuration(bytes: Bytes) -> Result<NodeDeviceConfiguration, pb::DecodeError> {
+        Ok(super::node_device(pb::decode(bytes)?))
+    }
+
+    pub fn tensor_annotation(bytes: Bytes) -> Result<TensorAnnotation, pb::DecodeError> {
+        let a: pb::TensorAnnotation = pb::decode(bytes)?;
+        Ok(TensorAnnotation {
+            tensor_name: a.tensor_name.map(Str::from),
+            quant_parameter_tensor_names: super::pairs(a.quant_parameter_tensor_names),
+        })
+    }
+}

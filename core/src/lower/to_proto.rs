@@ -266,3 +266,39 @@ fn node_device(c: &NodeDeviceConfiguration) -> pb::NodeDeviceConfigurationProto 
         pipeline_stage: c.pipeline_stage,
     }
 }
+
+/// The protobuf bytes of model parts that the text format embeds as `b"…"` (the inverse of
+/// `from_proto::embedded`).
+pub mod embedded {
+    use onnx_proto as pb;
+
+    use super::Raiser;
+    use crate::ir::*;
+
+    pub fn attribute(model: &Model, a: &Attribute) -> Vec<u8> {
+        pb::encode(&Raiser { model }.attribute(a))
+    }
+
+    pub fn sparse_tensor(model: &Model, s: &SparseTensor) -> Vec<u8> {
+        pb::encode(&Raiser { model }.sparse(s))
+    }
+
+    pub fn training_info(model: &Model, t: &TrainingInfo) -> Vec<u8> {
+        pb::encode(&Raiser { model }.training_info(t))
+    }
+
+    pub fn device_configuration(c: &DeviceConfiguration) -> Vec<u8> {
+        pb::encode(&super::device_configuration(c))
+    }
+
+    pub fn node_device_configuration(c: &NodeDeviceConfiguration) -> Vec<u8> {
+        pb::encode(&super::node_device(c))
+    }
+
+    pub fn tensor_annotation(a: &TensorAnnotation) -> Vec<u8> {
+        pb::encode(&pb::TensorAnnotation {
+            tensor_name: super::bytes(&a.tensor_name),
+            quant_parameter_tensor_names: super::pairs(&a.quant_parameter_tensor_names),
+        })
+    }
+}

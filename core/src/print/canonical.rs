@@ -8,10 +8,13 @@
 //! one line when they fit in 100 columns and need no annotation, one item per line otherwise;
 //! attributes before the inputs unless one holds a graph.
 //!
-//! A few rare constructs have no text form yet (sparse tensors, training info, device
-//! configurations, names that are not UTF-8, tensors whose data fields disagree with their
-//! type, …). For those `model` returns [`Unsupported`] with the reason, rather than text
-//! that would read back to a different model.
+//! A few rare constructs have no readable text form yet (sparse tensors, training info,
+//! device configurations, quantization annotations, attributes whose fields disagree with
+//! their type): they are embedded as protobuf bytes in annotations (`#@ training_info:
+//! b"…"`), exact but opaque. What cannot be embedded either (a model without a graph,
+//! tensors whose data fields disagree with their type, …) makes `model` return
+//! [`Unsupported`] with the reason, rather than text that would read back to a different
+//! model.
 
 use std::fmt::Write as _;
 
@@ -19,6 +22,7 @@ use super::number::{f32_text, f64_text};
 use super::{is_identifier, quote};
 use crate::ir::tensor_data;
 use crate::ir::*;
+use crate::lower::to_proto::embedded;
 
 /// Why a model cannot be printed losslessly yet.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,15 +90,16 @@ fn plain_name(s: &Str) -> String {
     }
 }
 
-/// A string value: quoted, or a byte string when it is not UTF-8.
+/// A string value: quoted, or a byte string when it is not UTF-8 or holds control
+/// characters other than line breaks and tabs (which editors would not keep intact).
 fn string(s: &Str) -> String {
     match s.as_str() {
-        Some(t) => {
+        Some(t) if !t.chars().any(|c| c.is_control() && c != '\n' && c != '\t') => {
             let mut q = String::new();
             quote(&mut q, t);
             q
         }
-        None => onnx_syntax::lexer::escape_bytes(s.as_bytes()),
+        _ => onnx_syntax::lexer::escape_bytes(s.as_bytes()),
     }
 }
 
@@ -156,18 +161,19 @@ impl Notes {
 impl Printer<'_> {
     fn model(&mut self) -> Out {
         let m = self.m;
-        if !m.training_info.is_empty() {
-            return unsupported("training_info");
-        }
-        if !m.configuration.is_empty() {
-            return unsupported("device configurations");
-        }
         let Some(graph) = m.graph else { return unsupported("a model without a graph") };
         // The domain most nodes have decides the default, so few nodes need an annotation.
         let unset = m.nodes.iter().filter(|(_, n)| n.domain.is_none()).count();
         self.domain_unset_default = unset * 2 > m.nodes.len();
         if self.domain_unset_default {
             self.out.push_str("#@ node_domain: unset\n");
+        }
+        // Rare model parts without a text form of their own yet, embedded as protobuf.
+        for c in &m.configuration {
+            let _ = writeln!(self.out, "#@ configuration: {}", embed(&embedded::device_configuration(c)));
+        }
+        for t in &m.training_info {
+            let _ = writeln!(self.out, "#@ training_info: {}", embed(&embedded::training_info(m, t)));
         }
         let mut entries = Vec::new();
         if let Some(v) = m.ir_version {
@@ -220,15 +226,15 @@ impl Printer<'_> {
     /// A graph at `indent`; `top` graphs may take a quoted name that is a keyword.
     fn graph(&mut self, id: GraphId, indent: usize, top: bool) -> Out {
         let g = &self.m.graphs[id];
-        if !g.sparse_initializers.is_empty() {
-            return unsupported("sparse initializers");
-        }
-        if !g.quantization_annotation.is_empty() {
-            return unsupported("quantization annotations");
-        }
         let mut notes = Notes::default();
         notes.text("doc_string", &g.doc_string);
         notes.pairs("metadata_props", &g.metadata_props)?;
+        for t in &g.sparse_initializers {
+            notes.raw(format!("sparse_initializer: {}", embed(&embedded::sparse_tensor(self.m, t))));
+        }
+        for a in &g.quantization_annotation {
+            notes.raw(format!("quantization_annotation: {}", embed(&embedded::tensor_annotation(a))));
+        }
         let graph_name = match &g.name {
             Some(n) if top => name(n),
             Some(n) => plain_name(n),
@@ -445,12 +451,12 @@ impl Printer<'_> {
 
     fn node(&mut self, id: NodeId, indent: usize) -> Out {
         let n = &self.m.nodes[id];
-        if !n.device_configurations.is_empty() {
-            return unsupported("node device configurations");
-        }
         let mut notes = Notes::default();
         notes.text("doc_string", &n.doc_string);
         notes.pairs("metadata_props", &n.metadata_props)?;
+        for c in &n.device_configurations {
+            notes.raw(format!("device_configuration: {}", embed(&embedded::node_device_configuration(c))));
+        }
         let op = utf8(n.op_type.as_ref().ok_or_else(|| Unsupported("a node without op_type".into()))?, "op type")?;
         if !is_identifier(op.as_bytes()) {
             return unsupported("an operator name that is not an identifier");
@@ -521,7 +527,19 @@ impl Printer<'_> {
         let saved = std::mem::take(&mut self.out);
         let result = self.attribute_graph_value(a, indent);
         let text = std::mem::replace(&mut self.out, saved);
-        result.map(|()| text)
+        match result {
+            Ok(()) => Ok(text),
+            Err(_) => self.embedded_attribute(a, indent),
+        }
+    }
+
+    /// An attribute the text cannot write naturally (sparse values, fields that disagree with
+    /// the type), embedded whole as protobuf; the value after `=` is only a placeholder.
+    fn embedded_attribute(&self, a: &Attribute, indent: usize) -> Out<String> {
+        let n = a.name.as_ref().ok_or_else(|| Unsupported("an attribute without a name".into()))?;
+        let mut notes = Notes::default();
+        notes.raw(format!("proto: {}", embed(&embedded::attribute(self.m, a))));
+        Ok(with_notes(&notes, format!("{} = \"<embedded>\"", name(n)), indent))
     }
 
     fn attribute_graph_value(&mut self, a: &Attribute, indent: usize) -> Out {
@@ -574,6 +592,10 @@ impl Printer<'_> {
     }
 
     fn attribute(&self, a: &Attribute, indent: usize) -> Out<String> {
+        self.natural_attribute(a, indent).or_else(|_| self.embedded_attribute(a, indent))
+    }
+
+    fn natural_attribute(&self, a: &Attribute, indent: usize) -> Out<String> {
         let (head, notes) = self.attribute_head(a)?;
         let ty = a.attribute_type().unwrap_or(AttributeType::Undefined);
         // Exactly the fields the type selects must be set, or the text would lose some.
@@ -775,6 +797,11 @@ fn dim_denotations(ty: &Type, notes: &mut Notes) -> Type {
         notes.raw(format!("dim_denotation: [{}]", items.join(", ")));
     }
     ty
+}
+
+/// Protobuf bytes as a byte string.
+fn embed(bytes: &[u8]) -> String {
+    onnx_syntax::lexer::escape_bytes(bytes)
 }
 
 fn elem(code: i32) -> Out<String> {
