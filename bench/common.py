@@ -1,0 +1,52 @@
+"""Helpers shared by the benchmark scripts: machine facts, timing a command, updating a
+section of docs/benchmarks.md."""
+from __future__ import annotations
+
+import os
+import pathlib
+import platform
+import subprocess
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+DATA = ROOT / "bench-data"
+
+
+def cpu_model() -> str:
+    try:
+        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def machine() -> str:
+    return f"{os.cpu_count()} × {cpu_model()}, Python {platform.python_version()}"
+
+
+def run_timed(cmd: list[str]) -> tuple[float, int, bytes]:
+    """Wall time (s), peak RSS (KiB) and stdout of one run; fails loudly on a non-zero exit."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    stdout = proc.stdout.read() if proc.stdout else b""
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        stderr = proc.stderr.read().decode() if proc.stderr else ""
+        raise SystemExit(f"{' '.join(cmd)} failed: {stderr}")
+    return elapsed, usage.ru_maxrss, stdout
+
+
+def update_section(path: pathlib.Path, name: str, section: str) -> None:
+    """Replaces (or appends) the part of `path` between `<!-- bench:NAME:start/end -->`."""
+    start, end = f"<!-- bench:{name}:start -->", f"<!-- bench:{name}:end -->"
+    body = f"{start}\n{section}\n{end}"
+    text = path.read_text() if path.exists() else "# Benchmarks\n"
+    if start in text and end in text:
+        head, rest = text.split(start, 1)
+        text = head + body + rest.split(end, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n" + body + "\n"
+    path.write_text(text)
