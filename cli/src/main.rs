@@ -26,6 +26,8 @@ enum Command {
     Info(commands::info::Args),
     /// Convert a model between binary (`.onnx`, `.pb`) and text (`.onnxtxt`), managing external data.
     Convert(commands::convert::Args),
+    /// Format text models in place, keeping every comment (`--check` and `--diff` write nothing).
+    Fmt(commands::fmt::Args),
 }
 
 fn main() -> ExitCode {
@@ -41,6 +43,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Info(args) => commands::info::run(args),
         Command::Convert(args) => commands::convert::run(args),
+        Command::Fmt(args) => commands::fmt::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -302,3 +302,66 @@ fn a_closed_stdout_is_not_an_error() {
     let out = child.wait_with_output().unwrap();
     assert!(!text(&out.stderr).contains("panicked"), "{}", text(&out.stderr));
 }
+
+const UNFORMATTED: &str = "<ir_version:10,opset_import:[\"\":21]>\ng(float x)=>(float y){y=Relu(x) # keep me\n}\n";
+const FORMATTED: &str =
+    "<\n  ir_version: 10,\n  opset_import: [\"\" : 21]\n>\ng (float x) => (float y) {\n  y = Relu (x) # keep me\n}\n";
+
+#[test]
+fn fmt_rewrites_files_in_place_keeping_comments() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.onnxtxt");
+    std::fs::write(&path, UNFORMATTED).unwrap();
+    let out = run(&["fmt", path.to_str().unwrap()]);
+    assert_exit(&out, 0);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), FORMATTED);
+    // Already formatted: nothing to do, and --check agrees.
+    assert_exit(&run(&["fmt", "--check", path.to_str().unwrap()]), 0);
+}
+
+#[test]
+fn fmt_check_lists_files_that_would_change_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (bad, good) = (dir.path().join("bad.onnxtxt"), dir.path().join("good.onnxtxt"));
+    std::fs::write(&bad, UNFORMATTED).unwrap();
+    std::fs::write(&good, FORMATTED).unwrap();
+    let out = run(&["fmt", "--check", bad.to_str().unwrap(), good.to_str().unwrap()]);
+    assert_exit(&out, 1);
+    assert_eq!(text(&out.stdout).trim(), bad.to_str().unwrap());
+    assert_eq!(std::fs::read_to_string(&bad).unwrap(), UNFORMATTED);
+}
+
+#[test]
+fn fmt_diff_prints_a_unified_diff() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.onnxtxt");
+    std::fs::write(&path, UNFORMATTED).unwrap();
+    let out = run(&["fmt", "--diff", path.to_str().unwrap()]);
+    assert_exit(&out, 1);
+    let diff = text(&out.stdout);
+    assert!(diff.contains("@@ -1,3 +1,7 @@") && diff.contains("+  y = Relu (x) # keep me"), "{diff}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), UNFORMATTED);
+}
+
+#[test]
+fn fmt_filters_stdin_to_stdout() {
+    let mut child =
+        onnx().args(["fmt", "-"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(UNFORMATTED.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_exit(&out, 0);
+    assert_eq!(text(&out.stdout), FORMATTED);
+}
+
+#[test]
+fn fmt_leaves_broken_files_alone_and_shows_the_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("broken.onnxtxt");
+    let broken = "g (float x) => (float y) {\n  y = \n}\n";
+    std::fs::write(&path, broken).unwrap();
+    let out = run(&["fmt", path.to_str().unwrap()]);
+    assert_exit(&out, 1);
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("broken.onnxtxt:3:1") && stderr.contains("not formatted"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), broken);
+}

@@ -2,9 +2,11 @@
 //!
 //! * [`lexer`]: logos lexer that keeps trivia (whitespace, comments) as tokens;
 //! * [`parser`]: LALRPOP parser with recovery; never fails, returns a tree and errors;
-//! * [`ast`]: the syntax tree, with byte ranges.
+//! * [`ast`]: the syntax tree, with byte ranges;
+//! * [`format`]: the formatter (syntax tree plus comments → laid-out text).
 
 pub mod ast;
+pub mod format;
 pub mod lexer;
 pub mod parser;
 

@@ -1,2 +1,3 @@
 pub mod convert;
+pub mod fmt;
 pub mod info;

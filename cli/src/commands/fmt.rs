@@ -1,0 +1,128 @@
+//! `onnx fmt [--check] [--diff] [FILE|-]...`: lay out text models in the canonical style,
+//! keeping every comment.
+//!
+//! Files are rewritten in place (atomically, and only when they change); `-` formats stdin
+//! to stdout. `--check` rewrites nothing, lists the files that would change and exits 1 if
+//! any would; `--diff` prints what would change as a unified diff (and rewrites nothing).
+//! A file with syntax errors is left alone and its errors are reported.
+
+use std::io::Write;
+use std::path::Path;
+
+use onnx_core::analysis::analyze_text;
+use onnx_core::diagnostic::Severity;
+use onnx_syntax::format::format_model;
+
+use crate::failure::Failure;
+use crate::io::{Input, write_output};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Text models to format (`-` reads stdin and writes the result to stdout).
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<String>,
+    /// Write nothing; list the files that are not formatted and exit with 1 if there are any.
+    #[arg(long)]
+    check: bool,
+    /// Write nothing; print the changes formatting would make as a unified diff.
+    #[arg(long)]
+    diff: bool,
+    /// Report syntax errors as JSON (on stderr).
+    #[arg(long)]
+    json: bool,
+}
+
+/// What became of one file.
+enum Outcome {
+    Unchanged,
+    Changed,
+    /// Not formatted: it has syntax errors (reported already).
+    Broken,
+}
+
+pub fn run(args: Args) -> Result<(), Failure> {
+    let mut changed = Vec::new();
+    let mut broken = 0usize;
+    let mut io_errors = Vec::new();
+    for file in &args.files {
+        match format_one(file, &args) {
+            Ok(Outcome::Unchanged) => {}
+            Ok(Outcome::Changed) => changed.push(file.clone()),
+            Ok(Outcome::Broken) => broken += 1,
+            Err(Failure::Usage(message) | Failure::Invalid(message)) => {
+                eprintln!("error: {message}");
+                io_errors.push(file.clone());
+            }
+        }
+    }
+    if args.check && !changed.is_empty() {
+        let mut stdout = std::io::stdout().lock();
+        for file in &changed {
+            let _ = writeln!(stdout, "{}", if file == "-" { "<stdin>" } else { file });
+        }
+    }
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    if !io_errors.is_empty() {
+        return Err(Failure::Usage(format!(
+            "{} file{} could not be read or written",
+            io_errors.len(),
+            plural(io_errors.len())
+        )));
+    }
+    if broken > 0 {
+        return Err(Failure::Invalid(format!("{broken} file{} not formatted: syntax errors", plural(broken))));
+    }
+    if (args.check || args.diff) && !changed.is_empty() {
+        return Err(Failure::Invalid(format!("{} file{} would be reformatted", changed.len(), plural(changed.len()))));
+    }
+    Ok(())
+}
+
+fn format_one(file: &str, args: &Args) -> Result<Outcome, Failure> {
+    let input = Input::parse(file);
+    let label = input.label();
+    let data = match &input {
+        Input::File(path) => std::fs::read(path),
+        Input::Stdin => onnx_core::binary::read_stdin().map(|b| b.to_vec()),
+    }
+    .map_err(|e| Failure::Usage(format!("{label}: cannot read: {e}")))?;
+    let source = std::str::from_utf8(&data).map_err(|e| {
+        Failure::Invalid(format!("{label}: not UTF-8 text (invalid byte at offset {})", e.valid_up_to()))
+    })?;
+    let formatted = match format_model(source) {
+        Ok(text) => text,
+        Err(_) => {
+            // Report through the analysis, which words syntax errors as every command does.
+            let analysis = analyze_text(source);
+            let errors: Vec<_> = analysis.diagnostics.into_iter().filter(|d| d.severity == Severity::Error).collect();
+            crate::report::emit(&label, source, &errors, args.json);
+            return Ok(Outcome::Broken);
+        }
+    };
+    let outcome = if formatted == source { Outcome::Unchanged } else { Outcome::Changed };
+    if args.diff && matches!(outcome, Outcome::Changed) {
+        print_diff(&label, source, &formatted);
+    }
+    if !args.check && !args.diff {
+        match input {
+            // stdin → stdout, always, so `onnx fmt -` works as a filter.
+            Input::Stdin => write_output("-", formatted.as_bytes())?,
+            Input::File(path) if matches!(outcome, Outcome::Changed) => write_file(&path, &formatted)?,
+            Input::File(_) => {}
+        }
+    }
+    Ok(outcome)
+}
+
+fn write_file(path: &Path, text: &str) -> Result<(), Failure> {
+    onnx_core::write_atomically(path, |w| w.write_all(text.as_bytes())).map_err(|e| Failure::Usage(e.to_string()))
+}
+
+/// A unified diff on stdout. similar: a maintained diff library (used by insta) with
+/// unified-diff output, so the format is the one `patch` and reviewers expect.
+fn print_diff(label: &str, before: &str, after: &str) {
+    let diff = similar::TextDiff::from_lines(before, after);
+    let text = diff.unified_diff().context_radius(3).header(label, &format!("{label} (formatted)")).to_string();
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes());
+}
