@@ -243,7 +243,7 @@ pub struct TensorLit {
 #[derive(Clone, Debug, PartialEq)]
 pub enum TensorPayload {
     /// `{ v, v, … }`
-    Values(Vec<Literal>, Span),
+    Values(Values, Span),
     /// `[ "location": "…", … ]`
     External(Vec<(Literal, Literal)>, Span),
 }
@@ -293,4 +293,79 @@ pub struct Function {
     pub locals: Option<Vec<ValueDecl>>,
     pub nodes: Vec<NodeItem>,
     pub span: Span,
+}
+
+/// The literals of a `{ … }` tensor payload.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Values {
+    /// Parsed one by one (strings, byte strings, an empty list, or a list with errors).
+    Listed(Vec<Literal>),
+    /// Only numbers: kept as their source text and read on demand, so a tensor of millions
+    /// of values is one allocation, not millions.
+    Run(NumberRun),
+}
+
+impl Values {
+    pub fn len(&self) -> usize {
+        match self {
+            Values::Listed(list) => list.len(),
+            Values::Run(run) => run.count as usize,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Every value in order.
+    pub fn iter(&self) -> impl Iterator<Item = LiteralRef<'_>> {
+        let (listed, run) = match self {
+            Values::Listed(list) => (Some(list.iter().map(Literal::as_ref)), None),
+            Values::Run(run) => (None, Some(run.iter())),
+        };
+        listed.into_iter().flatten().chain(run.into_iter().flatten())
+    }
+}
+
+/// Numbers separated by commas, as written (comments and line breaks included).
+#[derive(Clone, Debug, PartialEq)]
+pub struct NumberRun {
+    /// From the first number to the end of the last.
+    pub text: Box<str>,
+    /// Where `text` starts in the source.
+    pub start: u32,
+    pub count: u32,
+}
+
+impl NumberRun {
+    /// The numbers, with their kinds and ranges in the source.
+    pub fn iter(&self) -> impl Iterator<Item = LiteralRef<'_>> {
+        let start = self.start;
+        crate::numbers::values(&self.text).map(move |(kind, s, e)| LiteralRef {
+            kind,
+            text: &self.text[s..e],
+            span: Span::new(start as usize + s, start as usize + e),
+        })
+    }
+}
+
+/// A literal without owning its text (what [`Values::iter`] yields).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LiteralRef<'a> {
+    pub kind: LiteralKind,
+    /// As [`Literal::text`]: a string's unquoted value, other literals as written.
+    pub text: &'a str,
+    pub span: Span,
+}
+
+impl Literal {
+    pub fn as_ref(&self) -> LiteralRef<'_> {
+        LiteralRef { kind: self.kind, text: &self.text, span: self.span }
+    }
+}
+
+impl<'a> From<&'a Literal> for LiteralRef<'a> {
+    fn from(l: &'a Literal) -> Self {
+        l.as_ref()
+    }
 }

@@ -119,26 +119,51 @@ impl Token {
 /// Splits the whole source into tokens, trivia and error tokens included: the tokens cover
 /// the source exactly, end to end.
 pub fn lex(source: &str) -> Vec<Token> {
-    let mut out = Vec::new();
-    let mut lexer = TokenKind::lexer(source);
-    while let Some(result) = lexer.next() {
-        let span = lexer.span();
+    tokens(source).collect()
+}
+
+/// The tokens of `source`, one at a time (what [`lex`] collects). Cloning the iterator gives
+/// a lookahead that costs nothing to throw away.
+pub fn tokens(source: &str) -> Tokens<'_> {
+    Tokens { inner: TokenKind::lexer(source) }
+}
+
+#[derive(Clone, Debug)]
+pub struct Tokens<'a> {
+    inner: logos::Lexer<'a, TokenKind>,
+}
+
+impl Tokens<'_> {
+    /// Goes on from byte `position` (after the current token, on a character boundary).
+    pub fn skip_to(&mut self, position: usize) {
+        let end = self.inner.span().end;
+        if position > end {
+            self.inner.bump(position - end);
+        }
+    }
+}
+
+impl Iterator for Tokens<'_> {
+    type Item = Token;
+
+    fn next(&mut self) -> Option<Token> {
+        let result = self.inner.next()?;
+        let span = self.inner.span();
         let kind = result.unwrap_or(TokenKind::Unknown);
         // Unknown characters are reported one whole character at a time, so ranges stay on
         // UTF-8 boundaries whatever logos consumed.
         let end = if kind == TokenKind::Unknown {
-            let ch_len = source[span.start..].chars().next().map_or(1, char::len_utf8);
+            let ch_len = self.inner.source()[span.start..].chars().next().map_or(1, char::len_utf8);
             let end = span.start + ch_len;
             if end != span.end {
-                lexer.bump(end.saturating_sub(span.end));
+                self.inner.bump(end.saturating_sub(span.end));
             }
             end
         } else {
             span.end
         };
-        out.push(Token { kind, start: span.start as u32, end: end as u32 });
+        Some(Token { kind, start: span.start as u32, end: end as u32 })
     }
-    out
 }
 
 /// How an identifier-shaped word can be read, by its text.

@@ -8,6 +8,7 @@
 pub mod ast;
 pub mod format;
 pub mod lexer;
+pub mod numbers;
 pub mod parser;
 
 pub use parser::{Parse, SyntaxError, parse_function, parse_model};

@@ -6,6 +6,7 @@ use lalrpop_util::{ErrorRecovery, ParseError};
 
 use crate::ast::{self, Literal, LiteralKind, Name, Span};
 use crate::lexer::{self, TokenKind, WordClass};
+use crate::numbers;
 
 #[allow(clippy::all, clippy::unwrap_used, unused_parens, missing_debug_implementations)]
 mod generated {
@@ -44,6 +45,8 @@ pub enum Tok<'a> {
     Question,
     /// `b"…"` (source text, quotes and escapes included).
     Bytes(&'a str),
+    /// The numbers of a `{…}` list, commas and trivia included, and how many there are.
+    Numbers(&'a str, u32),
     /// The `#@` that opens an annotation, and the end of its line.
     AnnStart,
     AnnEnd,
@@ -80,6 +83,11 @@ pub(crate) fn byte_name(literal: &str, l: usize, r: usize) -> Name {
     Name { text: String::from_utf8_lossy(&bytes).into_owned(), quoted: true, span: Span::new(l, r), bytes: Some(bytes) }
 }
 
+/// The `Numbers` token as a tree node.
+pub(crate) fn number_run(text: &str, count: u32, l: usize) -> ast::NumberRun {
+    ast::NumberRun { text: text.into(), start: l as u32, count }
+}
+
 pub(crate) fn literal(kind: LiteralKind, text: &str, l: usize, r: usize) -> Literal {
     let text = if kind == LiteralKind::String { lexer::unquote(text) } else { text.to_owned() };
     Literal { kind, text, span: Span::new(l, r) }
@@ -88,138 +96,172 @@ pub(crate) fn literal(kind: LiteralKind, text: &str, l: usize, r: usize) -> Lite
 type Triple<'a> = (usize, Tok<'a>, usize);
 
 /// Turns lexer tokens into parser tokens, reporting lexical errors and the nesting limit.
-/// Error tokens are left out of the stream (their error is already reported).
+/// Error tokens are left out of the stream (their error is already reported). A `{…}` list
+/// of numbers becomes one `Numbers` token: tensors of millions of values then cost the
+/// parser three tokens, and the values are read once, when lowering.
 fn tokens<'a>(source: &'a str, errors: &mut Vec<SyntaxError>) -> Vec<Triple<'a>> {
-    let mut out = Vec::new();
-    let mut depth = 0usize;
-    // Annotations are one lexer token each; their content is lexed again as ordinary tokens
-    // between an `AnnStart` and an `AnnEnd`.
-    let mut stream: Vec<Result<lexer::Token, Triple<'a>>> = Vec::new();
-    for token in lexer::lex(source) {
-        if token.kind != TokenKind::Annotation {
-            stream.push(Ok(token));
-            continue;
+    let mut stream = Stream { out: Vec::new(), depth: 0, too_deep: false };
+    let mut lexer = lexer::tokens(source);
+    while let Some(token) = lexer.next() {
+        if stream.too_deep {
+            break;
         }
-        let (start, end) = (token.start as usize, token.end as usize);
-        stream.push(Err((start, Tok::AnnStart, start + 2)));
-        let body = token.start + 2;
-        for inner in lexer::lex(&source[start + 2..end]) {
-            // A second `#@` on the line is a comment inside the annotation.
-            if inner.kind != TokenKind::Annotation {
-                stream.push(Ok(lexer::Token { start: inner.start + body, end: inner.end + body, ..inner }));
-            }
-        }
-        stream.push(Err((end, Tok::AnnEnd, end)));
-    }
-    for item in stream {
-        let token = match item {
-            Ok(token) => token,
-            Err(marker) => {
-                out.push(marker);
-                continue;
-            }
-        };
-        let text = token.text(source);
-        let span = Span { start: token.start, end: token.end };
-        let (l, r) = (token.start as usize, token.end as usize);
-        let tok = match token.kind {
-            TokenKind::Whitespace | TokenKind::Comment | TokenKind::DocComment | TokenKind::Annotation => continue,
-            TokenKind::ByteString => {
-                if let Err(at) = lexer::unescape_bytes(text) {
-                    let start = token.start + at as u32 - 1;
-                    errors.push(SyntaxError {
-                        code: "bad-escape",
-                        message: "unknown escape; byte strings know \\n \\r \\t \\0 \\\\ \\\" and \\xNN".to_owned(),
-                        span: Span { start, end: (start + 2).min(token.end) },
-                    });
+        match token.kind {
+            TokenKind::Annotation => {
+                // Annotations are one lexer token each; their content is lexed again as
+                // ordinary tokens between an `AnnStart` and an `AnnEnd`.
+                let (start, end) = (token.start as usize, token.end as usize);
+                stream.push((start, Tok::AnnStart, start + 2), errors);
+                let body = token.start + 2;
+                for inner in lexer::lex(&source[start + 2..end]) {
+                    // A second `#@` on the line is a comment inside the annotation.
+                    if inner.kind != TokenKind::Annotation {
+                        let inner = lexer::Token { start: inner.start + body, end: inner.end + body, ..inner };
+                        if let Some(triple) = convert_token(source, inner, errors) {
+                            stream.push(triple, errors);
+                        }
+                    }
                 }
-                Tok::Bytes(text)
+                stream.push((end, Tok::AnnEnd, end), errors);
             }
-            TokenKind::String => Tok::Str(text),
-            TokenKind::Int => Tok::Int(text),
-            TokenKind::Float => Tok::Float(text),
-            TokenKind::SignedFloatWord => Tok::SignedFloatWord(text),
-            TokenKind::Ident => match lexer::classify_word(text) {
-                WordClass::PrimType => Tok::Prim(text),
-                WordClass::FloatWord => Tok::FloatWord(text),
-                WordClass::Plain => Tok::Ident(text),
-                WordClass::TypeCtor => match text {
-                    "seq" => Tok::Seq,
-                    "map" => Tok::Map,
-                    "optional" => Tok::Optional,
-                    "sparse_tensor" => Tok::SparseTensor,
-                    _ => Tok::Opaque,
-                },
-            },
-            TokenKind::Arrow => Tok::Arrow,
-            TokenKind::LParen => Tok::LParen,
-            TokenKind::RParen => Tok::RParen,
-            TokenKind::LBracket => Tok::LBracket,
-            TokenKind::RBracket => Tok::RBracket,
-            TokenKind::LBrace => Tok::LBrace,
-            TokenKind::RBrace => Tok::RBrace,
-            TokenKind::LAngle => Tok::LAngle,
-            TokenKind::RAngle => Tok::RAngle,
-            TokenKind::Comma => Tok::Comma,
-            TokenKind::Colon => Tok::Colon,
-            TokenKind::Eq => Tok::Eq,
-            TokenKind::Dot => Tok::Dot,
-            TokenKind::At => Tok::At,
-            TokenKind::Question => Tok::Question,
-            TokenKind::UnterminatedString => {
-                errors.push(SyntaxError {
-                    code: "unterminated-string",
-                    message: "this string has no closing quote".to_owned(),
-                    span,
-                });
-                continue;
+            TokenKind::LBrace => {
+                stream.push((token.start as usize, Tok::LBrace, token.end as usize), errors);
+                if let Some(list) = numbers::scan_list(source, token.end as usize) {
+                    let text = &source[list.first..list.last_end];
+                    stream.push((list.first, Tok::Numbers(text, list.count), list.last_end), errors);
+                    stream.push((list.close, Tok::RBrace, list.close + 1), errors);
+                    lexer.skip_to(list.close + 1);
+                }
             }
-            TokenKind::BadExponent => {
-                errors.push(SyntaxError {
-                    code: "bad-number",
-                    message: format!("'{text}' has an exponent without digits"),
-                    span,
-                });
-                continue;
+            _ => {
+                if let Some(triple) = convert_token(source, token, errors) {
+                    stream.push(triple, errors);
+                }
             }
-            TokenKind::LoneMinus => {
-                errors.push(SyntaxError {
-                    code: "lone-minus",
-                    message: "'-' must be followed directly by a number, inf or nan".to_owned(),
-                    span,
-                });
-                continue;
-            }
-            TokenKind::Unknown => {
-                let what = match text {
-                    "\0" => "a NUL byte".to_owned(),
-                    t if !t.is_ascii() => format!("'{t}' (only ASCII is allowed outside strings)"),
-                    t => format!("'{t}'"),
-                };
-                errors.push(SyntaxError {
-                    code: "unexpected-character",
-                    message: format!("unexpected character {what}"),
-                    span,
-                });
-                continue;
-            }
-        };
-        match tok {
-            Tok::LParen | Tok::LBracket | Tok::LBrace | Tok::LAngle => depth += 1,
-            Tok::RParen | Tok::RBracket | Tok::RBrace | Tok::RAngle => depth = depth.saturating_sub(1),
+        }
+    }
+    stream.out
+}
+
+/// Parser tokens with the bracket depth, which is capped.
+struct Stream<'a> {
+    out: Vec<Triple<'a>>,
+    depth: usize,
+    too_deep: bool,
+}
+
+impl<'a> Stream<'a> {
+    fn push(&mut self, triple: Triple<'a>, errors: &mut Vec<SyntaxError>) {
+        if self.too_deep {
+            return;
+        }
+        match triple.1 {
+            Tok::LParen | Tok::LBracket | Tok::LBrace | Tok::LAngle => self.depth += 1,
+            Tok::RParen | Tok::RBracket | Tok::RBrace | Tok::RAngle => self.depth = self.depth.saturating_sub(1),
             _ => {}
         }
-        if depth > MAX_NESTING {
+        if self.depth > MAX_NESTING {
             errors.push(SyntaxError {
                 code: "nesting-too-deep",
                 message: format!("nesting deeper than {MAX_NESTING} levels; the rest of the text is not read"),
+                span: Span::new(triple.0, triple.2),
+            });
+            self.too_deep = true;
+            return;
+        }
+        self.out.push(triple);
+    }
+}
+
+/// A lexer token as the grammar sees it; `None` for trivia and error tokens (whose error is
+/// reported here).
+fn convert_token<'a>(source: &'a str, token: lexer::Token, errors: &mut Vec<SyntaxError>) -> Option<Triple<'a>> {
+    let text = token.text(source);
+    let span = Span { start: token.start, end: token.end };
+    let (l, r) = (token.start as usize, token.end as usize);
+    let tok = match token.kind {
+        TokenKind::Whitespace | TokenKind::Comment | TokenKind::DocComment | TokenKind::Annotation => return None,
+        TokenKind::ByteString => {
+            if let Err(at) = lexer::unescape_bytes(text) {
+                let start = token.start + at as u32 - 1;
+                errors.push(SyntaxError {
+                    code: "bad-escape",
+                    message: "unknown escape; byte strings know \\n \\r \\t \\0 \\\\ \\\" and \\xNN".to_owned(),
+                    span: Span { start, end: (start + 2).min(token.end) },
+                });
+            }
+            Tok::Bytes(text)
+        }
+        TokenKind::String => Tok::Str(text),
+        TokenKind::Int => Tok::Int(text),
+        TokenKind::Float => Tok::Float(text),
+        TokenKind::SignedFloatWord => Tok::SignedFloatWord(text),
+        TokenKind::Ident => match lexer::classify_word(text) {
+            WordClass::PrimType => Tok::Prim(text),
+            WordClass::FloatWord => Tok::FloatWord(text),
+            WordClass::Plain => Tok::Ident(text),
+            WordClass::TypeCtor => match text {
+                "seq" => Tok::Seq,
+                "map" => Tok::Map,
+                "optional" => Tok::Optional,
+                "sparse_tensor" => Tok::SparseTensor,
+                _ => Tok::Opaque,
+            },
+        },
+        TokenKind::Arrow => Tok::Arrow,
+        TokenKind::LParen => Tok::LParen,
+        TokenKind::RParen => Tok::RParen,
+        TokenKind::LBracket => Tok::LBracket,
+        TokenKind::RBracket => Tok::RBracket,
+        TokenKind::LBrace => Tok::LBrace,
+        TokenKind::RBrace => Tok::RBrace,
+        TokenKind::LAngle => Tok::LAngle,
+        TokenKind::RAngle => Tok::RAngle,
+        TokenKind::Comma => Tok::Comma,
+        TokenKind::Colon => Tok::Colon,
+        TokenKind::Eq => Tok::Eq,
+        TokenKind::Dot => Tok::Dot,
+        TokenKind::At => Tok::At,
+        TokenKind::Question => Tok::Question,
+        TokenKind::UnterminatedString => {
+            errors.push(SyntaxError {
+                code: "unterminated-string",
+                message: "this string has no closing quote".to_owned(),
                 span,
             });
-            break;
+            return None;
         }
-        out.push((l, tok, r));
-    }
-    out
+        TokenKind::BadExponent => {
+            errors.push(SyntaxError {
+                code: "bad-number",
+                message: format!("'{text}' has an exponent without digits"),
+                span,
+            });
+            return None;
+        }
+        TokenKind::LoneMinus => {
+            errors.push(SyntaxError {
+                code: "lone-minus",
+                message: "'-' must be followed directly by a number, inf or nan".to_owned(),
+                span,
+            });
+            return None;
+        }
+        TokenKind::Unknown => {
+            let what = match text {
+                "\0" => "a NUL byte".to_owned(),
+                t if !t.is_ascii() => format!("'{t}' (only ASCII is allowed outside strings)"),
+                t => format!("'{t}'"),
+            };
+            errors.push(SyntaxError {
+                code: "unexpected-character",
+                message: format!("unexpected character {what}"),
+                span,
+            });
+            return None;
+        }
+    };
+    Some((l, tok, r))
 }
 
 /// How a terminal of the grammar reads in a message.
@@ -230,6 +272,7 @@ fn describe_terminal(terminal: &str) -> String {
         "prim" => "an element type".to_owned(),
         "integer" | "number" | "string" | "inf/nan" | "-inf/nan" => t.replace("inf/nan", "inf or nan"),
         "bytes" => "a byte string b\"…\"".to_owned(),
+        "numbers" => "numbers".to_owned(),
         "#@" => "an annotation '#@'".to_owned(),
         "end of annotation" => "the end of the annotation line".to_owned(),
         other => format!("'{other}'"),
@@ -264,6 +307,7 @@ fn describe_found(tok: &Tok<'_>) -> String {
         Tok::At => "'@'".to_owned(),
         Tok::Question => "'?'".to_owned(),
         Tok::Bytes(s) => format!("byte string {s}"),
+        Tok::Numbers(_, n) => format!("a list of {n} number{}", if *n == 1 { "" } else { "s" }),
         Tok::AnnStart => "'#@'".to_owned(),
         Tok::AnnEnd => "the end of the annotation line".to_owned(),
     }

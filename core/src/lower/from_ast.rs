@@ -7,7 +7,7 @@
 //! annotation, and numbers that overflow are errors; lists of tensors, graphs and types
 //! keep their elements; quoted names are accepted wherever a name stands.
 
-use onnx_syntax::ast::{self, AttrValue as V, Literal, LiteralKind, Span};
+use onnx_syntax::ast::{self, AttrValue as V, Literal, LiteralKind, LiteralRef, Span};
 
 use super::annotations::{self, Reader};
 use super::from_proto::embedded;
@@ -139,7 +139,8 @@ impl Cx {
 
     // ------------------------------------------------------------ numbers
 
-    fn int(&mut self, lit: &Literal) -> Option<i64> {
+    fn int<'l>(&mut self, lit: impl Into<LiteralRef<'l>>) -> Option<i64> {
+        let lit = lit.into();
         if lit.kind != LiteralKind::Int {
             self.error("type-mismatch", lit.span, format!("expected an integer, found '{}'", lit.text));
             return None;
@@ -153,13 +154,14 @@ impl Cx {
         }
     }
 
-    fn float64(&mut self, lit: &Literal) -> Option<f64> {
-        float_value(lit, self)
+    fn float64<'l>(&mut self, lit: impl Into<LiteralRef<'l>>) -> Option<f64> {
+        float_value(lit.into(), self)
     }
 
-    fn float32(&mut self, lit: &Literal) -> Option<f32> {
+    fn float32<'l>(&mut self, lit: impl Into<LiteralRef<'l>>) -> Option<f32> {
+        let lit = lit.into();
         if lit.kind == LiteralKind::FloatWord {
-            return float_word(&lit.text).map(|v| v as f32);
+            return float_word(lit.text).map(|v| v as f32);
         }
         if !matches!(lit.kind, LiteralKind::Int | LiteralKind::Float) {
             self.error("type-mismatch", lit.span, format!("expected a number, found '{}'", lit.text));
@@ -894,30 +896,40 @@ impl Cx {
         tensor
     }
 
-    fn tensor_values(&mut self, tensor: &mut Tensor, dt: DataType, values: &[Literal]) {
+    fn tensor_values(&mut self, tensor: &mut Tensor, dt: DataType, values: &ast::Values) {
+        let count = values.len();
         match dt.typed_field() {
             TypedField::FloatData => {
-                for v in values {
-                    tensor.float_data.push(self.float32(v).unwrap_or(0.0));
+                tensor.float_data.reserve_exact(count);
+                for v in values.iter() {
+                    let value = self.float32(v).unwrap_or(0.0);
+                    tensor.float_data.push(value);
                 }
             }
             TypedField::DoubleData => {
-                for v in values {
-                    tensor.double_data.push(self.float64(v).unwrap_or(0.0));
+                tensor.double_data.reserve_exact(count);
+                for v in values.iter() {
+                    let value = self.float64(v).unwrap_or(0.0);
+                    tensor.double_data.push(value);
                 }
             }
             TypedField::Int64Data => {
-                for v in values {
-                    tensor.int64_data.push(self.int(v).unwrap_or(0));
+                tensor.int64_data.reserve_exact(count);
+                for v in values.iter() {
+                    let value = self.int(v).unwrap_or(0);
+                    tensor.int64_data.push(value);
                 }
             }
             TypedField::Uint64Data => {
-                for v in values {
-                    tensor.uint64_data.push(self.uint64(v).unwrap_or(0));
+                tensor.uint64_data.reserve_exact(count);
+                for v in values.iter() {
+                    let value = self.uint64(v).unwrap_or(0);
+                    tensor.uint64_data.push(value);
                 }
             }
             TypedField::Int32Data => {
-                for v in values {
+                tensor.int32_data.reserve_exact(count);
+                for v in values.iter() {
                     let value = self.int(v).and_then(|i| match i32::try_from(i) {
                         Ok(i) => Some(i),
                         Err(_) => {
@@ -928,17 +940,26 @@ impl Cx {
                     tensor.int32_data.push(value.unwrap_or(0));
                 }
             }
-            TypedField::StringData => {
-                for v in values {
-                    tensor.string_data.push(self.string(v).unwrap_or_default());
+            TypedField::StringData => match values {
+                ast::Values::Listed(list) => {
+                    for v in list {
+                        let value = self.string(v).unwrap_or_default();
+                        tensor.string_data.push(value);
+                    }
                 }
-            }
+                ast::Values::Run(run) => {
+                    for v in run.iter() {
+                        self.error("type-mismatch", v.span, format!("expected a string, found '{}'", v.text));
+                        tensor.string_data.push(Str::default());
+                    }
+                }
+            },
             TypedField::None => {}
         }
     }
 
     /// Unsigned values; a negative literal wraps as onnx's `stoull` does (`-1` → 2^64−1).
-    fn uint64(&mut self, lit: &Literal) -> Option<u64> {
+    fn uint64(&mut self, lit: LiteralRef<'_>) -> Option<u64> {
         if lit.kind != LiteralKind::Int {
             self.error("type-mismatch", lit.span, format!("expected an integer, found '{}'", lit.text));
             return None;
@@ -1050,9 +1071,9 @@ fn float_word(text: &str) -> Option<f64> {
     Some(if negative { -magnitude } else { magnitude })
 }
 
-fn float_value(lit: &Literal, cx: &mut Cx) -> Option<f64> {
+fn float_value(lit: LiteralRef<'_>, cx: &mut Cx) -> Option<f64> {
     match lit.kind {
-        LiteralKind::FloatWord => float_word(&lit.text),
+        LiteralKind::FloatWord => float_word(lit.text),
         LiteralKind::Int | LiteralKind::Float => match lit.text.parse::<f64>() {
             Ok(v) if v.is_finite() => Some(v),
             _ => {

@@ -18,7 +18,7 @@
 
 use std::fmt::Write as _;
 
-use super::number::{f32_text, f64_text};
+use super::number::{f32_text, write_f32, write_f64};
 use super::{is_identifier, quote};
 use crate::ir::tensor_data;
 use crate::ir::*;
@@ -844,17 +844,19 @@ fn external_pairs(list: &[StringPair]) -> Out<String> {
 
 /// An f32 in text that reads back to the same bits (NaN payloads cannot).
 fn f32_exact(v: f32) -> Out<String> {
-    if v.is_nan() && v.to_bits() & 0x7fff_ffff != 0x7fc0_0000 {
+    if nan_with_payload_f32(v) {
         return unsupported("a NaN with a payload");
     }
     Ok(f32_text(v))
 }
 
-fn f64_exact(v: f64) -> Option<String> {
-    if v.is_nan() && v.to_bits() & 0x7fff_ffff_ffff_ffff != 0x7ff8_0000_0000_0000 {
-        return None;
-    }
-    Some(f64_text(v))
+/// A NaN other than the quiet one text writes as `nan` (its payload cannot be written).
+fn nan_with_payload_f32(v: f32) -> bool {
+    v.is_nan() && v.to_bits() & 0x7fff_ffff != 0x7fc0_0000
+}
+
+fn nan_with_payload_f64(v: f64) -> bool {
+    v.is_nan() && v.to_bits() & 0x7fff_ffff_ffff_ffff != 0x7ff8_0000_0000_0000
 }
 
 /// `{v, v, …}` from the typed field the data type selects, when the text reads back exactly;
@@ -872,40 +874,81 @@ fn typed_values(t: &Tensor, dt: DataType, indent: usize) -> Option<String> {
     if !others_empty(field) {
         return None;
     }
-    let values: Vec<String> = match field {
-        TypedField::FloatData => t.float_data.iter().map(|&v| f32_exact(v).ok()).collect::<Option<_>>()?,
-        TypedField::DoubleData => t.double_data.iter().map(|&v| f64_exact(v)).collect::<Option<_>>()?,
-        TypedField::Int32Data => t.int32_data.iter().map(i32::to_string).collect(),
-        TypedField::Int64Data => t.int64_data.iter().map(i64::to_string).collect(),
+    match field {
+        TypedField::FloatData => {
+            if t.float_data.iter().any(|v| nan_with_payload_f32(*v)) {
+                return None;
+            }
+            Some(pack(&t.float_data, indent, |out, v| write_f32(out, *v)))
+        }
+        TypedField::DoubleData => {
+            if t.double_data.iter().any(|v| nan_with_payload_f64(*v)) {
+                return None;
+            }
+            Some(pack(&t.double_data, indent, |out, v| write_f64(out, *v)))
+        }
+        TypedField::Int32Data => {
+            Some(pack(&t.int32_data, indent, |out, v| out.push_str(itoa::Buffer::new().format(*v))))
+        }
+        TypedField::Int64Data => {
+            Some(pack(&t.int64_data, indent, |out, v| out.push_str(itoa::Buffer::new().format(*v))))
+        }
         // The parser stores uint32 values in uint64_data too; a value above 2^32 still reads back.
-        TypedField::Uint64Data => t.uint64_data.iter().map(u64::to_string).collect(),
-        TypedField::StringData => t.string_data.iter().map(string).collect(),
-        TypedField::None => return None,
-    };
-    let flat = values.join(", ");
-    if flat.len() + indent + 40 <= WIDTH {
-        return Some(format!("{{{flat}}}"));
+        TypedField::Uint64Data => {
+            Some(pack(&t.uint64_data, indent, |out, v| out.push_str(itoa::Buffer::new().format(*v))))
+        }
+        TypedField::StringData => Some(pack(&t.string_data, indent, |out, v| out.push_str(&string(v)))),
+        TypedField::None => None,
     }
-    let pad = " ".repeat(indent + 2);
-    let mut out = String::from("{\n");
-    let mut line = String::new();
+}
+
+/// `{a, b}` when short, else filled into lines of at most [`WIDTH`] columns below the item
+/// at `indent`. Values are written straight into the text (no string per value).
+fn pack<'v, T: 'v>(values: &'v [T], indent: usize, mut write: impl FnMut(&mut String, &'v T)) -> String {
+    let pad = indent + 2;
+    let mut flat = Some(String::from("{"));
+    let mut lines = String::from("{\n");
+    let mut scratch = String::new();
+    let mut line_len = 0usize;
     for (i, v) in values.iter().enumerate() {
-        let piece = if i + 1 < values.len() { format!("{v},") } else { v.clone() };
-        if !line.is_empty() && pad.len() + line.len() + 1 + piece.len() > WIDTH {
-            out.push_str(&pad);
-            out.push_str(&line);
-            out.push('\n');
-            line.clear();
+        scratch.clear();
+        write(&mut scratch, v);
+        let last = i + 1 == values.len();
+        if let Some(f) = &mut flat {
+            if i > 0 {
+                f.push_str(", ");
+            }
+            f.push_str(&scratch);
+            if f.len() - 1 + indent + 40 > WIDTH {
+                flat = None;
+            }
         }
-        if !line.is_empty() {
-            line.push(' ');
+        let piece_len = scratch.len() + usize::from(!last);
+        if line_len > 0 && pad + line_len + 1 + piece_len > WIDTH {
+            lines.push('\n');
+            line_len = 0;
         }
-        line.push_str(&piece);
+        if line_len == 0 {
+            lines.extend(std::iter::repeat_n(' ', pad));
+        } else {
+            lines.push(' ');
+            line_len += 1;
+        }
+        lines.push_str(&scratch);
+        if !last {
+            lines.push(',');
+        }
+        line_len += piece_len;
     }
-    out.push_str(&pad);
-    out.push_str(&line);
-    out.push('\n');
-    out.push_str(&" ".repeat(indent));
-    out.push('}');
-    Some(out)
+    if let Some(mut f) = flat {
+        f.push('}');
+        return f;
+    }
+    if line_len == 0 {
+        lines.extend(std::iter::repeat_n(' ', pad));
+    }
+    lines.push('\n');
+    lines.extend(std::iter::repeat_n(' ', indent));
+    lines.push('}');
+    lines
 }

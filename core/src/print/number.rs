@@ -2,124 +2,138 @@
 //! like C++ `std::to_chars` without a format (fixed or scientific, whichever is shorter, a
 //! tie going to fixed; the exponent signed and at least two digits). This is what onnx's
 //! printer writes, and it makes every float survive text → binary unchanged.
+//!
+//! The digits come from `ryu` (dtolnay's port of Ulf Adams' Ryū, the algorithm behind C++
+//! `to_chars`): it finds the same shortest digits, including the round-half-to-even choice
+//! between two equally near candidates where Rust's own `{:e}` may pick the other one, and it
+//! formats into a stack buffer, so printing millions of values allocates nothing per value.
 
 /// Formats an f32 as onnx does.
 pub fn f32_text(v: f32) -> String {
-    // Rust's `{:e}` yields the shortest digits that round-trip for the type.
-    layout(v.is_nan(), v.is_infinite(), v.is_sign_negative(), || {
-        even_tie(format!("{:e}", v.abs()), f64::from(v.abs()), |t| t.parse::<f32>().ok() == Some(v.abs()))
-    })
+    let mut out = String::new();
+    write_f32(&mut out, v);
+    out
 }
 
 /// Formats an f64 as onnx does.
 pub fn f64_text(v: f64) -> String {
-    layout(v.is_nan(), v.is_infinite(), v.is_sign_negative(), || {
-        even_tie(format!("{:e}", v.abs()), v.abs(), |t| t.parse::<f64>().ok() == Some(v.abs()))
-    })
+    let mut out = String::new();
+    write_f64(&mut out, v);
+    out
 }
 
-/// When the value lies exactly halfway between two shortest candidates, C++ `to_chars`
-/// (Ryu) takes the one with the even last digit; Rust may take the other. `sci` is Rust's
-/// `D.DDDe±X`; `reads_back` says whether a text parses to the same value.
-fn even_tie(sci: String, exact: f64, reads_back: impl Fn(&str) -> bool) -> String {
-    let Some((mantissa, exp)) = sci.split_once('e') else { return sci };
-    let digits: Vec<u8> = mantissa.bytes().filter(u8::is_ascii_digit).collect();
-    let Some(&last) = digits.last() else { return sci };
-    if last % 2 == 0 {
-        return sci;
+/// Appends an f32 as onnx writes it.
+pub fn write_f32(out: &mut String, v: f32) {
+    if special(out, v.is_nan(), v.is_infinite(), v.is_sign_negative(), v == 0.0) {
+        return;
     }
-    let with = |digits: &[u8], extra: &[u8]| -> String {
-        let mut all: Vec<u8> = digits.to_vec();
-        all.extend_from_slice(extra);
-        let text = String::from_utf8(all).unwrap_or_default();
-        format!("{}.{}e{exp}", &text[..1], &text[1..])
+    let mut buffer = ryu::Buffer::new();
+    lay_out(out, v.is_sign_negative(), buffer.format_finite(v.abs()));
+}
+
+/// Appends an f64 as onnx writes it.
+pub fn write_f64(out: &mut String, v: f64) {
+    if special(out, v.is_nan(), v.is_infinite(), v.is_sign_negative(), v == 0.0) {
+        return;
+    }
+    let mut buffer = ryu::Buffer::new();
+    lay_out(out, v.is_sign_negative(), buffer.format_finite(v.abs()));
+}
+
+/// NaN, infinities and zeros; false for every other value.
+fn special(out: &mut String, nan: bool, infinite: bool, negative: bool, zero: bool) -> bool {
+    let sign = if negative { "-" } else { "" };
+    let word = match (nan, infinite, zero) {
+        (true, _, _) => "nan",
+        (_, true, _) => "inf",
+        (_, _, true) => "0",
+        _ => return false,
     };
-    // The neighbour candidates, differing in the last digit only (no carry or borrow).
-    for (neighbour, midpoint_base) in [(last - 1, last - 1), (last + 1, last)] {
-        if !neighbour.is_ascii_digit() || (digits.len() == 1 && neighbour == b'0') {
+    out.push_str(sign);
+    out.push_str(word);
+    true
+}
+
+/// Significant digits (no leading or trailing zeros) and the decimal exponent of the first.
+struct Shortest {
+    digits: [u8; 32],
+    len: usize,
+    exp: i32,
+}
+
+/// Reads ryu's output (`123.0`, `0.001`, `1.5e-7`, `1e16`) back into digits and exponent.
+fn decompose(text: &str) -> Shortest {
+    let (mantissa, exp10) = match text.split_once('e') {
+        Some((m, e)) => (m, e.parse::<i32>().unwrap_or(0)),
+        None => (text, 0),
+    };
+    let mut digits = [0u8; 32];
+    let (mut len, mut fraction_len, mut after_point) = (0usize, 0i32, false);
+    for b in mantissa.bytes() {
+        if b == b'.' {
+            after_point = true;
             continue;
         }
-        let mut base = digits.clone();
-        *base.last_mut().unwrap_or(&mut 0) = midpoint_base;
-        let midpoint = with(&base, b"5");
-        if is_exactly(&midpoint, exact) {
-            let mut chosen = digits.clone();
-            *chosen.last_mut().unwrap_or(&mut 0) = neighbour;
-            let text = with(&chosen, b"");
-            if reads_back(&text) {
-                return text;
-            }
+        if after_point {
+            fraction_len += 1;
         }
+        if (len == 0 && b == b'0') || len == digits.len() {
+            continue;
+        }
+        digits[len] = b;
+        len += 1;
     }
-    sci
+    let mut trailing_zeros = 0;
+    while len > 1 && digits[len - 1] == b'0' {
+        len -= 1;
+        trailing_zeros += 1;
+    }
+    Shortest { digits, len, exp: len as i32 - 1 + exp10 - fraction_len + trailing_zeros }
 }
 
-/// Whether the decimal `text` is exactly `value` (not merely its nearest float): compare
-/// against the value's full decimal expansion, which is finite for every float.
-fn is_exactly(text: &str, value: f64) -> bool {
-    if text.parse::<f64>().ok() != Some(value) {
-        return false;
-    }
-    // Cheap filter first: printed with two more digits than `text`, an exact match ends in
-    // zeros. Only the rare survivors pay for the full expansion.
-    let (t_mantissa, _) = text.split_once('e').unwrap_or((text, ""));
-    let precision = t_mantissa.len().saturating_sub(2) + 2;
-    let nearby = format!("{:.*e}", precision, value);
-    let (nearby_mantissa, _) = nearby.split_once('e').unwrap_or((&nearby, ""));
-    if nearby_mantissa.trim_end_matches('0').trim_end_matches('.') != t_mantissa {
-        return false;
-    }
-    let expansion = format!("{:.1100e}", value);
-    let (digits, exp) = expansion.split_once('e').unwrap_or((&expansion, "0"));
-    let digits = digits.trim_end_matches('0').trim_end_matches('.');
-    let (t_digits, t_exp) = text.split_once('e').unwrap_or((text, "0"));
-    digits == t_digits && exp.parse::<i32>().ok() == t_exp.parse::<i32>().ok()
-}
-
-fn layout(nan: bool, infinite: bool, negative: bool, sci: impl FnOnce() -> String) -> String {
-    match (nan, negative) {
-        (true, true) => "-nan".into(),
-        (true, false) => "nan".into(),
-        _ => shortest(infinite, negative, &sci()),
-    }
-}
-
-fn shortest(infinite: bool, negative: bool, sci: &str) -> String {
-    let sign = if negative { "-" } else { "" };
-    if infinite {
-        return format!("{sign}inf");
-    }
-    // `sci` is `D[.DDD]e[-]X`.
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    if digits == "0" {
-        return format!("{sign}0");
-    }
-    let fixed = fixed_form(&digits, exp);
-    let mut scientific = String::new();
-    scientific.push_str(&digits[..1]);
-    if digits.len() > 1 {
-        scientific.push('.');
-        scientific.push_str(&digits[1..]);
-    }
-    scientific.push('e');
-    scientific.push(if exp < 0 { '-' } else { '+' });
-    scientific.push_str(&format!("{:02}", exp.unsigned_abs()));
-    let body = if scientific.len() < fixed.len() { scientific } else { fixed };
-    format!("{sign}{body}")
-}
-
-/// `digits` × 10^(exp − len + 1) written without an exponent.
-fn fixed_form(digits: &str, exp: i32) -> String {
-    let n = digits.len() as i32;
-    if exp < 0 {
-        format!("0.{}{digits}", "0".repeat((-exp - 1) as usize))
+/// Writes the shorter of the fixed and scientific forms (fixed on a tie), as `to_chars`.
+fn lay_out(out: &mut String, negative: bool, ryu_text: &str) {
+    let Shortest { digits, len, exp } = decompose(ryu_text);
+    let digits = std::str::from_utf8(&digits[..len]).unwrap_or("0");
+    let n = len as i32;
+    let exp_digits = if exp.unsigned_abs() >= 100 { 3 } else { 2 };
+    let scientific_len = n + i32::from(n > 1) + 2 + exp_digits;
+    let fixed_len = if exp < 0 {
+        1 + 1 + (-exp - 1) + n
     } else if exp + 1 >= n {
-        format!("{digits}{}", "0".repeat((exp + 1 - n) as usize))
+        exp + 1
+    } else {
+        n + 1
+    };
+    if negative {
+        out.push('-');
+    }
+    if scientific_len < fixed_len {
+        out.push_str(&digits[..1]);
+        if n > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        out.push('e');
+        out.push(if exp < 0 { '-' } else { '+' });
+        let magnitude = exp.unsigned_abs();
+        if magnitude < 10 {
+            out.push('0');
+        }
+        let mut buffer = itoa::Buffer::new();
+        out.push_str(buffer.format(magnitude));
+    } else if exp < 0 {
+        out.push_str("0.");
+        out.extend(std::iter::repeat_n('0', (-exp - 1) as usize));
+        out.push_str(digits);
+    } else if exp + 1 >= n {
+        out.push_str(digits);
+        out.extend(std::iter::repeat_n('0', (exp + 1 - n) as usize));
     } else {
         let (int, frac) = digits.split_at((exp + 1) as usize);
-        format!("{int}.{frac}")
+        out.push_str(int);
+        out.push('.');
+        out.push_str(frac);
     }
 }
 

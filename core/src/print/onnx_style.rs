@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use super::number::{f32_text, f64_text};
+use super::number::{f32_text, write_f32, write_f64};
 use super::{is_identifier, quote};
 use crate::ir::*;
 
@@ -391,14 +391,11 @@ impl Printer<'_> {
                 }
                 self.push("}");
             }
-            Some(dt) => match values(t, dt) {
-                Some(values) => {
-                    self.push(" {");
-                    self.push(&values.join(","));
-                    self.push("}");
+            Some(dt) => {
+                if !write_values(&mut self.out, t, dt) {
+                    self.push("...");
                 }
-                None => self.push("..."),
-            },
+            }
             None => self.push("..."),
         }
     }
@@ -465,8 +462,9 @@ fn elem_name(code: i32) -> String {
     DataType::from_code(code).map_or_else(|| "undefined".to_owned(), |t| t.name().to_owned())
 }
 
-/// The values onnx shows for a tensor, or `None` where it prints `...`.
-fn values(t: &Tensor, dt: DataType) -> Option<Vec<String>> {
+/// Writes ` {v,v,…}`, the values onnx shows for a tensor; false (nothing written) where
+/// onnx prints `...`. Values go straight into `out`: big tensors allocate nothing per value.
+fn write_values(out: &mut String, t: &Tensor, dt: DataType) -> bool {
     use DataType as D;
     if matches!(
         dt,
@@ -480,37 +478,61 @@ fn values(t: &Tensor, dt: DataType) -> Option<Vec<String>> {
             | D::Complex64
             | D::Complex128
     ) {
-        return None;
+        return false;
     }
     if let Some(raw) = &t.raw_data {
-        let count = usize::try_from(t.element_count()?).ok()?;
-        let width = usize::try_from(dt.bits() / 8).ok()?;
-        if width == 0 || raw.len() != count.checked_mul(width)? {
-            return None;
+        let Some(count) = t.element_count().and_then(|c| usize::try_from(c).ok()) else { return false };
+        let Ok(width) = usize::try_from(dt.bits() / 8) else { return false };
+        if width == 0 || Some(raw.len()) != count.checked_mul(width) {
+            return false;
         }
-        let chunks = raw.chunks_exact(width);
         let le = |c: &[u8]| {
             let mut b = [0u8; 8];
             b[..c.len()].copy_from_slice(c);
             u64::from_le_bytes(b)
         };
-        return Some(match dt {
-            D::Int8 => chunks.map(|c| (c[0] as i8).to_string()).collect(),
-            D::Int16 => chunks.map(|c| (le(c) as u16 as i16).to_string()).collect(),
-            D::Int32 => chunks.map(|c| (le(c) as u32 as i32).to_string()).collect(),
-            D::Int64 => chunks.map(|c| (le(c) as i64).to_string()).collect(),
-            D::Float => chunks.map(|c| f32_text(f32::from_bits(le(c) as u32))).collect(),
-            D::Double => chunks.map(|c| f64_text(f64::from_bits(le(c)))).collect(),
-            // Unsigned and bit-pattern types: the unsigned value.
-            _ => chunks.map(|c| le(c).to_string()).collect(),
-        });
+        out.push_str(" {");
+        let mut ints = itoa::Buffer::new();
+        for (i, c) in raw.chunks_exact(width).enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            match dt {
+                D::Int8 => out.push_str(ints.format(c[0] as i8)),
+                D::Int16 => out.push_str(ints.format(le(c) as u16 as i16)),
+                D::Int32 => out.push_str(ints.format(le(c) as u32 as i32)),
+                D::Int64 => out.push_str(ints.format(le(c) as i64)),
+                D::Float => write_f32(out, f32::from_bits(le(c) as u32)),
+                D::Double => write_f64(out, f64::from_bits(le(c))),
+                // Unsigned and bit-pattern types: the unsigned value.
+                _ => out.push_str(ints.format(le(c))),
+            }
+        }
+        out.push('}');
+        return true;
     }
-    Some(match dt.typed_field() {
-        TypedField::FloatData => t.float_data.iter().map(|v| f32_text(*v)).collect(),
-        TypedField::DoubleData => t.double_data.iter().map(|v| f64_text(*v)).collect(),
-        TypedField::Int32Data => t.int32_data.iter().map(i32::to_string).collect(),
-        TypedField::Int64Data => t.int64_data.iter().map(i64::to_string).collect(),
-        TypedField::Uint64Data => t.uint64_data.iter().map(u64::to_string).collect(),
-        TypedField::StringData | TypedField::None => return None,
-    })
+    fn joined<T: Copy>(out: &mut String, values: &[T], mut write: impl FnMut(&mut String, T)) {
+        for (i, v) in values.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            write(out, *v);
+        }
+    }
+    let mut ints = itoa::Buffer::new();
+    let field = dt.typed_field();
+    if matches!(field, TypedField::StringData | TypedField::None) {
+        return false;
+    }
+    out.push_str(" {");
+    match field {
+        TypedField::FloatData => joined(out, &t.float_data, write_f32),
+        TypedField::DoubleData => joined(out, &t.double_data, write_f64),
+        TypedField::Int32Data => joined(out, &t.int32_data, |o, v| o.push_str(ints.format(v))),
+        TypedField::Int64Data => joined(out, &t.int64_data, |o, v| o.push_str(ints.format(v))),
+        TypedField::Uint64Data => joined(out, &t.uint64_data, |o, v| o.push_str(ints.format(v))),
+        TypedField::StringData | TypedField::None => {}
+    }
+    out.push('}');
+    true
 }

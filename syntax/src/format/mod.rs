@@ -495,9 +495,10 @@ impl<'s> Formatter<'s> {
             TensorPayload::Values(values, span) => {
                 let end = span.end.saturating_sub(1);
                 if self.comments.any_before(end) {
+                    let items: Vec<LiteralRef> = values.iter().collect();
                     return self.list(
                         &VALUES_BRACE,
-                        values,
+                        &items,
                         |l| l.span.start,
                         |f, l| Doc::text(f.verbatim(l.span)),
                         end,
