@@ -61,27 +61,42 @@ struct Shortest {
     exp: i32,
 }
 
-/// Reads ryu's output (`123.0`, `0.001`, `1.5e-7`, `1e16`) back into digits and exponent.
-fn decompose(text: &str) -> Shortest {
-    let (mantissa, exp10) = match text.split_once('e') {
-        Some((m, e)) => (m, e.parse::<i32>().unwrap_or(0)),
-        None => (text, 0),
-    };
+/// Reads ryu's output (`123.0`, `0.001`, `1.5e-7`, `1e16`) back into digits and exponent,
+/// byte by byte (this runs once per printed float).
+fn decompose(text: &[u8]) -> Shortest {
     let mut digits = [0u8; 32];
     let (mut len, mut fraction_len, mut after_point) = (0usize, 0i32, false);
-    for b in mantissa.bytes() {
+    let mut i = 0;
+    while i < text.len() {
+        let b = text[i];
+        if b == b'e' || b == b'E' {
+            break;
+        }
         if b == b'.' {
             after_point = true;
-            continue;
+        } else {
+            fraction_len += i32::from(after_point);
+            if !(len == 0 && b == b'0') && len < digits.len() {
+                digits[len] = b;
+                len += 1;
+            }
         }
-        if after_point {
-            fraction_len += 1;
+        i += 1;
+    }
+    let mut exp10 = 0i32;
+    if i < text.len() {
+        let (negative, mut j) = match text.get(i + 1) {
+            Some(b'-') => (true, i + 2),
+            Some(b'+') => (false, i + 2),
+            _ => (false, i + 1),
+        };
+        while j < text.len() {
+            exp10 = exp10 * 10 + i32::from(text[j] - b'0');
+            j += 1;
         }
-        if (len == 0 && b == b'0') || len == digits.len() {
-            continue;
+        if negative {
+            exp10 = -exp10;
         }
-        digits[len] = b;
-        len += 1;
     }
     let mut trailing_zeros = 0;
     while len > 1 && digits[len - 1] == b'0' {
@@ -92,11 +107,13 @@ fn decompose(text: &str) -> Shortest {
 }
 
 /// Writes the shorter of the fixed and scientific forms (fixed on a tie), as `to_chars`.
+/// The text is assembled in a stack buffer and appended once.
 fn lay_out(out: &mut String, negative: bool, ryu_text: &str) {
-    let Shortest { digits, len, exp } = decompose(ryu_text);
-    let digits = std::str::from_utf8(&digits[..len]).unwrap_or("0");
-    let n = len as i32;
-    let exp_digits = if exp.unsigned_abs() >= 100 { 3 } else { 2 };
+    let Shortest { digits, len, exp } = decompose(ryu_text.as_bytes());
+    let digits = &digits[..len.max(1)];
+    let n = digits.len() as i32;
+    let magnitude = exp.unsigned_abs();
+    let exp_digits = if magnitude >= 100 { 3 } else { 2 };
     let scientific_len = n + i32::from(n > 1) + 2 + exp_digits;
     let fixed_len = if exp < 0 {
         1 + 1 + (-exp - 1) + n
@@ -105,35 +122,65 @@ fn lay_out(out: &mut String, negative: bool, ryu_text: &str) {
     } else {
         n + 1
     };
+    // The chosen form is at most as long as the scientific one: a sign, 17 digits, a point
+    // and a 5-character exponent fit.
+    let mut buffer = [0u8; 32];
+    let mut w = Writer { buffer: &mut buffer, len: 0 };
     if negative {
-        out.push('-');
+        w.byte(b'-');
     }
     if scientific_len < fixed_len {
-        out.push_str(&digits[..1]);
+        w.byte(digits[0]);
         if n > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
+            w.byte(b'.');
+            w.bytes(&digits[1..]);
         }
-        out.push('e');
-        out.push(if exp < 0 { '-' } else { '+' });
-        let magnitude = exp.unsigned_abs();
-        if magnitude < 10 {
-            out.push('0');
+        w.byte(b'e');
+        w.byte(if exp < 0 { b'-' } else { b'+' });
+        if magnitude >= 100 {
+            w.byte(b'0' + (magnitude / 100) as u8);
         }
-        let mut buffer = itoa::Buffer::new();
-        out.push_str(buffer.format(magnitude));
+        w.byte(b'0' + (magnitude / 10 % 10) as u8);
+        w.byte(b'0' + (magnitude % 10) as u8);
     } else if exp < 0 {
-        out.push_str("0.");
-        out.extend(std::iter::repeat_n('0', (-exp - 1) as usize));
-        out.push_str(digits);
+        w.bytes(b"0.");
+        for _ in 0..(-exp - 1) {
+            w.byte(b'0');
+        }
+        w.bytes(digits);
     } else if exp + 1 >= n {
-        out.push_str(digits);
-        out.extend(std::iter::repeat_n('0', (exp + 1 - n) as usize));
+        w.bytes(digits);
+        for _ in 0..(exp + 1 - n) {
+            w.byte(b'0');
+        }
     } else {
         let (int, frac) = digits.split_at((exp + 1) as usize);
-        out.push_str(int);
-        out.push('.');
-        out.push_str(frac);
+        w.bytes(int);
+        w.byte(b'.');
+        w.bytes(frac);
+    }
+    let len = w.len;
+    // Only ASCII digits, signs, '.', 'e' were written.
+    out.push_str(std::str::from_utf8(&buffer[..len]).unwrap_or("0"));
+}
+
+struct Writer<'b> {
+    buffer: &'b mut [u8],
+    len: usize,
+}
+
+impl Writer<'_> {
+    fn byte(&mut self, b: u8) {
+        if let Some(slot) = self.buffer.get_mut(self.len) {
+            *slot = b;
+            self.len += 1;
+        }
+    }
+
+    fn bytes(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.byte(b);
+        }
     }
 }
 
