@@ -287,7 +287,9 @@ impl Printer<'_> {
         let current = self.out.len() - line_start;
         let flat = items.join(", ");
         if !items.iter().any(|i| i.contains('\n')) && current + flat.len() + 2 <= WIDTH {
-            let _ = write!(self.out, "{open}{flat}{close}");
+            // `w =` (an initializer without data) before `>` would read as `=>`.
+            let space = if flat.ends_with('=') { " " } else { "" };
+            let _ = write!(self.out, "{open}{flat}{space}{close}");
             return;
         }
         self.out.push_str(open);
@@ -693,17 +695,24 @@ impl Printer<'_> {
         let mut notes = Notes::default();
         let (ty, payload) = self.tensor_parts(t, &mut notes, indent)?;
         let mut text = ty;
+        let mut named = false;
         match &t.name {
             None => notes.raw("tensor_name: unset".into()),
             Some(n) if n.is_empty() => {}
             Some(n) => {
                 text.push(' ');
                 text.push_str(&name(n));
+                named = true;
             }
         }
-        if let Some(p) = payload {
-            text.push(' ');
-            text.push_str(&p);
+        match payload {
+            Some(p) => {
+                text.push(' ');
+                text.push_str(&p);
+            }
+            // A bare `float[2]` would read as a type; empty braces keep it a tensor.
+            None if !named => text.push_str(" {}"),
+            None => {}
         }
         if notes.0.is_empty() {
             return Ok(text);

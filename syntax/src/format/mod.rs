@@ -49,6 +49,7 @@ pub fn comment_count(source: &str) -> usize {
 }
 
 /// How a list is laid out.
+#[derive(Clone, Copy)]
 struct ListStyle {
     open: &'static str,
     close: &'static str,
@@ -58,19 +59,58 @@ struct ListStyle {
     always_break: bool,
     /// Keep up to one empty line between elements, as written.
     blank_lines: bool,
+    /// A space before the closing bracket when flat (after `w =`, `>` would read as `=>`).
+    space_before_close: bool,
 }
 
-const STATEMENTS: ListStyle = ListStyle { open: "{", close: "}", separator: "", always_break: true, blank_lines: true };
-const DECLS_PAREN: ListStyle =
-    ListStyle { open: "(", close: ")", separator: ",", always_break: false, blank_lines: true };
-const DECLS_ANGLE: ListStyle =
-    ListStyle { open: "<", close: ">", separator: ",", always_break: false, blank_lines: true };
-const VALUES_BRACKET: ListStyle =
-    ListStyle { open: "[", close: "]", separator: ",", always_break: false, blank_lines: false };
-const VALUES_BRACE: ListStyle =
-    ListStyle { open: "{", close: "}", separator: ",", always_break: false, blank_lines: false };
-const MODEL_HEADER: ListStyle =
-    ListStyle { open: "<", close: ">", separator: ",", always_break: true, blank_lines: true };
+const STATEMENTS: ListStyle = ListStyle {
+    open: "{",
+    close: "}",
+    separator: "",
+    always_break: true,
+    blank_lines: true,
+    space_before_close: false,
+};
+const DECLS_PAREN: ListStyle = ListStyle {
+    open: "(",
+    close: ")",
+    separator: ",",
+    always_break: false,
+    blank_lines: true,
+    space_before_close: false,
+};
+const DECLS_ANGLE: ListStyle = ListStyle {
+    open: "<",
+    close: ">",
+    separator: ",",
+    always_break: false,
+    blank_lines: true,
+    space_before_close: false,
+};
+const VALUES_BRACKET: ListStyle = ListStyle {
+    open: "[",
+    close: "]",
+    separator: ",",
+    always_break: false,
+    blank_lines: false,
+    space_before_close: false,
+};
+const VALUES_BRACE: ListStyle = ListStyle {
+    open: "{",
+    close: "}",
+    separator: ",",
+    always_break: false,
+    blank_lines: false,
+    space_before_close: false,
+};
+const MODEL_HEADER: ListStyle = ListStyle {
+    open: "<",
+    close: ">",
+    separator: ",",
+    always_break: true,
+    blank_lines: true,
+    space_before_close: false,
+};
 
 struct Formatter<'s> {
     src: &'s str,
@@ -135,7 +175,11 @@ impl<'s> Formatter<'s> {
             inner.push(build(self, item));
         }
         self.comments_before(&mut inner, end, style.blank_lines && !items.is_empty());
-        let close_break = if style.always_break { Doc::Hard } else { Doc::SoftLine };
+        let close_break = match (style.always_break, style.space_before_close) {
+            (true, _) => Doc::Hard,
+            (false, true) => Doc::Line,
+            (false, false) => Doc::SoftLine,
+        };
         Doc::group(vec![Doc::text(style.open), Doc::Nest(inner), close_break, Doc::text(style.close)])
     }
 
@@ -311,7 +355,9 @@ impl<'s> Formatter<'s> {
     }
 
     fn decls(&mut self, style: &ListStyle, decls: &[ValueDecl], end: u32) -> Doc {
-        self.list(style, decls, decl_start, |f, d| f.decl(d), end)
+        let ends_with_eq = matches!(decls.last(), Some(ValueDecl::Decl { init: Some(None), .. }));
+        let style = ListStyle { space_before_close: ends_with_eq, ..*style };
+        self.list(&style, decls, decl_start, |f, d| f.decl(d), end)
     }
 
     fn decl(&mut self, d: &ValueDecl) -> Doc {
@@ -559,8 +605,14 @@ impl<'s> Formatter<'s> {
 }
 
 /// A node's input list: parentheses, no empty lines kept.
-const VALUES_BRACE_PAREN: ListStyle =
-    ListStyle { open: "(", close: ")", separator: ",", always_break: false, blank_lines: false };
+const VALUES_BRACE_PAREN: ListStyle = ListStyle {
+    open: "(",
+    close: ")",
+    separator: ",",
+    always_break: false,
+    blank_lines: false,
+    space_before_close: false,
+};
 
 fn decl_start(d: &ValueDecl) -> u32 {
     match d {

@@ -109,3 +109,11 @@ fn functions_are_separated_by_one_blank_line() {
         "{out}"
     );
 }
+
+#[test]
+fn an_initializer_without_data_before_the_closing_angle_keeps_a_space() {
+    let source =
+        "<ir_version: 10, opset_import: [\"\": 21]>\ng (float x) => (float z) <float[2] w = > {\n  z = Add (x, w)\n}\n";
+    let out = fmt_stable(source);
+    assert!(out.contains("<float[2] w = > {"), "{out}");
+}
