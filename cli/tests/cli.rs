@@ -365,3 +365,38 @@ fn fmt_leaves_broken_files_alone_and_shows_the_error() {
     assert!(stderr.contains("broken.onnxtxt:3:1") && stderr.contains("not formatted"), "{stderr}");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), broken);
 }
+
+#[test]
+fn convert_reference_input_keeps_big_tensors_in_the_original_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("cnn.onnx");
+    let original = std::fs::read(corpus("handmade/small_cnn.onnx")).unwrap();
+    std::fs::write(&model, &original).unwrap();
+    let text_path = dir.path().join("cnn.onnxtxt");
+    let out = run(&[
+        "convert",
+        model.to_str().unwrap(),
+        text_path.to_str().unwrap(),
+        "--reference-input",
+        "--size-threshold",
+        "64",
+    ]);
+    assert_exit(&out, 0);
+    let printed = std::fs::read_to_string(&text_path).unwrap();
+    assert!(printed.contains("\"location\": \"cnn.onnx\""), "{printed}");
+    assert!(printed.len() < original.len(), "the text holds no tensor values");
+    // Embedding reads the bytes back out of the original file: the same model, byte for byte.
+    let back = dir.path().join("back.onnx");
+    assert_exit(&run(&["convert", text_path.to_str().unwrap(), back.to_str().unwrap(), "--embed-external"]), 0);
+    assert_eq!(std::fs::read(&back).unwrap(), original);
+    // The references only make sense next to the input.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = run(&[
+        "convert",
+        model.to_str().unwrap(),
+        elsewhere.path().join("x.onnxtxt").to_str().unwrap(),
+        "--reference-input",
+    ]);
+    assert_exit(&out, 2);
+    assert!(text(&out.stderr).contains("input's directory"));
+}

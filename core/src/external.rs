@@ -354,6 +354,36 @@ pub fn externalize(
     Ok(chunks.len())
 }
 
+/// Turns every initializer (in every graph) of at least `threshold` bytes whose raw bytes lie
+/// inside `source` (the mapped bytes of the binary model it was decoded from) into an
+/// external reference to that very file: `location` (the model's file name), the offset of
+/// its bytes and their length. Nothing is written: the text then points into the original
+/// `.onnx` file, which onnx and our reader load as ordinary external data. Tensors stored in
+/// typed fields are not in the file as raw bytes and stay inline. Returns how many moved.
+pub fn reference_source(model: &mut Model, source: &Bytes, location: &str, threshold: u64) -> usize {
+    let base = source.as_ptr() as usize;
+    let end = base + source.len();
+    let ids: Vec<TensorId> = model.graphs.iter().flat_map(|(_, g)| g.initializers.iter().copied()).collect();
+    let mut moved = 0;
+    for id in ids {
+        let t = &mut model.tensors[id];
+        let Some(raw) = &t.raw_data else { continue };
+        let (start, len) = (raw.as_ptr() as usize, raw.len());
+        // Zero-copy decoding leaves raw_data a slice of the source; anything else (a copy,
+        // an empty tensor) cannot be referred to.
+        if t.is_external() || (len as u64) < threshold || len == 0 || start < base || start + len > end {
+            continue;
+        }
+        let offset = start - base;
+        t.raw_data = None;
+        t.external_data =
+            vec![pair("location", location), pair("offset", &offset.to_string()), pair("length", &len.to_string())];
+        t.data_location = Some(DATA_LOCATION_EXTERNAL);
+        moved += 1;
+    }
+    moved
+}
+
 fn pair(key: &str, value: &str) -> StringPair {
     StringPair { key: Some(Str::from(key)), value: Some(Str::from(value)) }
 }

@@ -36,8 +36,14 @@ pub struct Args {
     /// the output's directory (standard ONNX external data).
     #[arg(long, value_name = "LOCATION")]
     external_data: Option<String>,
-    /// Smallest initializer, in bytes, that --external-data moves out.
-    #[arg(long, default_value_t = 1024, value_name = "BYTES", requires = "external_data")]
+    /// Keep initializers of at least --size-threshold bytes where they are: the output refers
+    /// to their raw bytes inside the input .onnx file (standard external data with offset and
+    /// length), so a text view of a big model holds no numbers. The output must go to the
+    /// input's directory; `--embed-external` puts the data back in.
+    #[arg(long, conflicts_with_all = ["external_data", "embed_external"])]
+    reference_input: bool,
+    /// Smallest initializer, in bytes, that --external-data or --reference-input moves out.
+    #[arg(long, default_value_t = 1024, value_name = "BYTES")]
     size_threshold: u64,
 }
 
@@ -48,8 +54,11 @@ pub fn run(args: Args) -> Result<(), Failure> {
         (None, "-") => Format::Binary,
         (None, path) => format_of(Path::new(path))?,
     };
-    let mut model = read_model(&input, args.from, ReadOptions { json: args.json })?;
     let out_dir = (args.output != "-").then(|| binary::model_dir(Path::new(&args.output)));
+    if args.reference_input {
+        return convert_referencing_input(&args, &input, out_dir.as_deref(), out_format);
+    }
+    let mut model = read_model(&input, args.from, ReadOptions { json: args.json })?;
     let has_external = external::external_tensors(&model).next().is_some();
 
     if args.embed_external || (args.external_data.is_some() && has_external) {
@@ -71,6 +80,42 @@ pub fn run(args: Args) -> Result<(), Failure> {
         external::externalize(&mut model, dir, location, args.size_threshold)
             .map_err(|e| Failure::Usage(format!("{}: {e}", args.output)))?;
     }
+    let bytes = match out_format {
+        Format::Binary => binary::encode_model(&model),
+        Format::Text => text_of(&model, args.style, &args.output)?,
+    };
+    write_output(&args.output, &bytes)
+}
+
+/// `--reference-input`: big initializers become references into the input file itself.
+fn convert_referencing_input(
+    args: &Args,
+    input: &Input,
+    out_dir: Option<&Path>,
+    out_format: Format,
+) -> Result<(), Failure> {
+    let Input::File(path) = input else {
+        return Err(Failure::Usage("--reference-input needs the input model as a file, not stdin".to_owned()));
+    };
+    if args.from == Some(Format::Text) || (args.from.is_none() && format_of(path)? != Format::Binary) {
+        return Err(Failure::Usage(format!("{}: --reference-input needs a binary model as input", path.display())));
+    }
+    if !same_dir(input.model_dir().as_deref(), out_dir) {
+        return Err(Failure::Usage(format!(
+            "{}: with --reference-input the output must be written to the input's directory, so \
+             that the references to {} stay valid",
+            args.output,
+            path.display()
+        )));
+    }
+    let location = path.file_name().and_then(|n| n.to_str()).ok_or_else(|| {
+        Failure::Usage(format!("{}: --reference-input needs a file name that is UTF-8", path.display()))
+    })?;
+    let label = input.label();
+    let data = binary::read_bytes(path).map_err(|e| Failure::Usage(format!("{label}: cannot read: {e}")))?;
+    let mut model = binary::decode_model(data.clone(), &label)?;
+    // References the model already has are relative to the same directory: they stay valid.
+    external::reference_source(&mut model, &data, location, args.size_threshold);
     let bytes = match out_format {
         Format::Binary => binary::encode_model(&model),
         Format::Text => text_of(&model, args.style, &args.output)?,
