@@ -22,18 +22,13 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import os
 import pathlib
-import platform
 import statistics
 import subprocess
 import sys
-import time
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-DATA = ROOT / "bench-data"
+from common import DATA, ROOT, machine, run_timed, update_section
 MODEL = DATA / "large.onnx"
-START, END = "<!-- bench:load:start -->", "<!-- bench:load:end -->"
 
 
 def generate(path: pathlib.Path) -> int:
@@ -113,25 +108,8 @@ def run_python(code: str, *args: str) -> dict:
 
 def run_ours(binary: pathlib.Path, path: pathlib.Path) -> tuple[float, int, dict]:
     """Wall time, peak RSS (KiB) and parsed JSON of one `onnx info --json` run."""
-    start = time.perf_counter()
-    proc = subprocess.Popen([str(binary), "info", str(path), "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    stdout = proc.stdout.read() if proc.stdout else b""
-    _, status, usage = os.wait4(proc.pid, 0)
-    elapsed = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        stderr = proc.stderr.read().decode() if proc.stderr else ""
-        raise SystemExit(f"onnx info failed: {stderr}")
-    return elapsed, usage.ru_maxrss, json.loads(stdout)
-
-
-def cpu_model() -> str:
-    try:
-        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
+    elapsed, rss, stdout = run_timed([str(binary), "info", str(path), "--json"])
+    return elapsed, rss, json.loads(stdout)
 
 
 def main() -> None:
@@ -180,11 +158,9 @@ def main() -> None:
         f"for a {mib(size)} file (file size {'+' if our_mem >= size else '−'} {mib(abs(our_mem - size))}).",
     ])
     section = "\n".join([
-        START,
         "## Loading a large binary model",
         "",
-        f"Measured {datetime.date.today().isoformat()} on {os.cpu_count()} × {cpu_model()}, "
-        f"Python {platform.python_version()}, onnx {onnx.__version__}.",
+        f"Measured {datetime.date.today().isoformat()} on {machine()}, onnx {onnx.__version__}.",
         "",
         f"Command: `cargo build --release -p onnx-cli && python3 bench/load_vs_onnx.py --repeat {args.repeat} --write docs/benchmarks.md`",
         "",
@@ -203,17 +179,10 @@ def main() -> None:
         "page-cache pages of the mapped file that the kernel maps in around the tensor headers the "
         "decoder reads (shared with the page cache, not allocated); our heap peak on this model "
         "is under 2 MiB (`valgrind --tool=massif target/release/onnx info bench-data/large.onnx --json`).",
-        END,
     ])
     print(section)
     if args.write:
-        text = args.write.read_text() if args.write.exists() else "# Benchmarks\n"
-        if START in text and END in text:
-            head, rest = text.split(START, 1)
-            text = head + section + rest.split(END, 1)[1]
-        else:
-            text = text.rstrip("\n") + "\n\n" + section + "\n"
-        args.write.write_text(text)
+        update_section(args.write, "load", section)
         print(f"updated {args.write}")
 
 
