@@ -26,6 +26,8 @@ enum Command {
     Info(commands::info::Args),
     /// Convert a model between binary (`.onnx`, `.pb`) and text (`.onnxtxt`), managing external data.
     Convert(commands::convert::Args),
+    /// Check a model against every rule of onnx.checker and the operator schemas.
+    Check(commands::check::Args),
     /// Format text models in place, keeping every comment (`--check` and `--diff` write nothing).
     Fmt(commands::fmt::Args),
 }
@@ -44,6 +46,7 @@ fn main() -> ExitCode {
         Command::Info(args) => commands::info::run(args),
         Command::Convert(args) => commands::convert::run(args),
         Command::Fmt(args) => commands::fmt::run(args),
+        Command::Check(args) => commands::check::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

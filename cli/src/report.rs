@@ -7,6 +7,7 @@ use codespan_reporting::files::SimpleFile;
 use codespan_reporting::term::{self, termcolor};
 use onnx_core::analysis::span_of;
 use onnx_core::diagnostic::{Diagnostic, Severity};
+use onnx_core::proto_path::ProtoPaths;
 
 /// Prints diagnostics of one text file to stderr.
 pub fn emit(path: &str, source: &str, diagnostics: &[Diagnostic], json: bool) {
@@ -14,6 +15,55 @@ pub fn emit(path: &str, source: &str, diagnostics: &[Diagnostic], json: bool) {
         eprintln!("{}", to_json(path, source, diagnostics));
         return;
     }
+    render_text(path, source, diagnostics);
+}
+
+/// Diagnostics as the product of a command (`onnx check`): JSON on stdout, or rustc-style
+/// reports on stderr.
+pub fn emit_text(path: &str, source: &str, diagnostics: &[Diagnostic], json: bool) {
+    if json {
+        println!("{}", to_json(path, source, diagnostics));
+    } else {
+        render_text(path, source, diagnostics);
+    }
+}
+
+/// Diagnostics of a binary model: each names the protobuf field path it points at.
+pub fn emit_binary(path: &str, diagnostics: &[Diagnostic], paths: &ProtoPaths, json: bool) {
+    if json {
+        let items: Vec<serde_json::Value> = diagnostics
+            .iter()
+            .map(|d| {
+                serde_json::json!({
+                    "file": path,
+                    "code": d.code,
+                    "severity": d.severity,
+                    "message": d.message,
+                    "proto_path": paths.path(d.anchor),
+                    "related": d.related.iter().map(|(a, m)| {
+                        serde_json::json!({"proto_path": paths.path(*a), "message": m})
+                    }).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        println!("{}", serde_json::Value::Array(items));
+        return;
+    }
+    for d in diagnostics {
+        let severity = match d.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        let place = paths.path(d.anchor);
+        let place = if place.is_empty() { path.to_owned() } else { format!("{path}: {place}") };
+        eprintln!("{severity}[{}]: {}\n  --> {place}", d.code, d.message);
+        for (anchor, message) in &d.related {
+            eprintln!("  note: {message}: {}", paths.path(*anchor));
+        }
+    }
+}
+
+fn render_text(path: &str, source: &str, diagnostics: &[Diagnostic]) {
     let file = SimpleFile::new(path, source);
     let choice =
         if std::io::stderr().is_terminal() { termcolor::ColorChoice::Auto } else { termcolor::ColorChoice::Never };

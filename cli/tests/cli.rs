@@ -400,3 +400,47 @@ fn convert_reference_input_keeps_big_tensors_in_the_original_file() {
     assert_exit(&out, 2);
     assert!(text(&out.stderr).contains("input's directory"));
 }
+
+fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures").join(rel)
+}
+
+#[test]
+fn check_accepts_a_valid_model() {
+    let model = corpus("handmade/small_cnn.onnx");
+    let out = run(&["check", model.to_str().unwrap()]);
+    assert_exit(&out, 0);
+    assert!(text(&out.stdout).contains("small_cnn.onnx: valid"), "{}", text(&out.stdout));
+}
+
+#[test]
+fn check_names_the_proto_path_of_each_problem_in_a_binary_model() {
+    let model = fixture("check/invalid/input-count--in-else-branch.onnx");
+    let out = run(&["check", model.to_str().unwrap()]);
+    assert_exit(&out, 1);
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("error[input-count]: 'Neg'-13 takes exactly 1 inputs, the node has 2"), "{stderr}");
+    assert!(stderr.contains("graph.node[0].attribute[0].g.node[0]"), "{stderr}");
+    let out = run(&["check", "--json", model.to_str().unwrap()]);
+    assert_exit(&out, 1);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert_eq!(json[0]["code"], "input-count");
+    assert_eq!(json[0]["proto_path"], "graph.node[0].attribute[0].g.node[0]");
+}
+
+#[test]
+fn check_underlines_problems_in_a_text_model() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("m.onnxtxt");
+    std::fs::write(
+        &path,
+        "<ir_version: 10, opset_import: [\"\" : 21]>\ng (float[2] x) => (float[2] y) {\n  y = Relu <alpha: float = 1.0> (x)\n}\n",
+    )
+    .expect("write");
+    let out = run(&["check", path.to_str().unwrap()]);
+    assert_exit(&out, 1);
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("error[unknown-attribute]: 'Relu' has no attribute 'alpha'"), "{stderr}");
+    assert!(stderr.contains("m.onnxtxt:3:"), "{stderr}");
+    assert!(stderr.contains("^^^"), "{stderr}");
+}

@@ -58,7 +58,7 @@ pub fn analyze_text(source: &str) -> TextAnalysis {
 }
 
 /// Turns IR anchors into text ranges where the source map knows them.
-fn place(d: &mut Diagnostic, map: &SourceMap) {
+pub fn place(d: &mut Diagnostic, map: &SourceMap) {
     let to_text = |a: Anchor| map.resolve(a).map_or(a, Anchor::Text);
     d.anchor = to_text(d.anchor);
     for (a, _) in &mut d.related {

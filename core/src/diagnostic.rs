@@ -4,7 +4,7 @@
 //!
 //! Stages that work on the IR anchor to IR places (a node's input slot, a graph's output);
 //! [`SourceMap::resolve`](crate::source_map::SourceMap::resolve) turns those into text
-//! ranges for text input, and [`proto_path`](crate::source_map::proto_path) into a path
+//! ranges for text input, and [`ProtoPaths`](crate::proto_path::ProtoPaths) into a path
 //! like `graph.node[12].input[1]` for binary input.
 
 pub use onnx_syntax::ast::Span;
@@ -23,10 +23,13 @@ pub enum Severity {
 pub enum Anchor {
     /// A range of the text (syntax and lowering diagnostics).
     Text(Span),
+    /// The model header (IR version, opset imports, metadata, the function list).
+    Model,
     Graph(GraphId),
     GraphInput(GraphId, usize),
     GraphOutput(GraphId, usize),
     Initializer(GraphId, usize),
+    SparseInitializer(GraphId, usize),
     ValueInfo(GraphId, usize),
     Node(NodeId),
     NodeInput(NodeId, usize),

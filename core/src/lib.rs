@@ -12,12 +12,15 @@
 
 pub mod analysis;
 pub mod binary;
+pub mod check;
 pub mod diagnostic;
 pub mod external;
 pub mod ir;
 pub mod lower;
 pub mod print;
+pub mod proto_path;
 pub mod resolve;
+pub mod schema;
 pub mod source_map;
 pub mod summary;
 mod write;

@@ -22,6 +22,7 @@ use crate::ir::*;
 pub enum DefSite {
     GraphInput(GraphId, usize),
     Initializer(GraphId, usize),
+    SparseInitializer(GraphId, usize),
     NodeOutput(NodeId, usize),
     FunctionInput(FunctionId, usize),
 }
@@ -31,6 +32,7 @@ impl DefSite {
         match self {
             DefSite::GraphInput(g, i) => Anchor::GraphInput(g, i),
             DefSite::Initializer(g, i) => Anchor::Initializer(g, i),
+            DefSite::SparseInitializer(g, i) => Anchor::SparseInitializer(g, i),
             DefSite::NodeOutput(n, i) => Anchor::NodeOutput(n, i),
             DefSite::FunctionInput(f, i) => Anchor::FunctionInput(f, i),
         }
@@ -89,14 +91,34 @@ pub fn resolve(model: &Model) -> Resolution {
     r
 }
 
-fn define(scope: &mut Scope<'_>, name: &Str, site: DefSite, r: &mut Resolution, allow_same_graph_input: bool) {
+fn define(scope: &mut Scope<'_>, name: &Str, site: DefSite, r: &mut Resolution) {
     if name.is_empty() {
         return;
     }
+    let declared = matches!(site, DefSite::GraphInput(..) | DefSite::Initializer(..) | DefSite::SparseInitializer(..));
     if let Some(previous) = scope.lookup(name) {
-        let shadowing_input =
-            allow_same_graph_input && matches!(previous, DefSite::GraphInput(..)) && scope.names.contains_key(name);
-        if !shadowing_input {
+        let in_this_graph = scope.names.contains_key(name);
+        // An initializer may give a graph input its default value.
+        let initializes_input = in_this_graph
+            && matches!(previous, DefSite::GraphInput(..))
+            && matches!(site, DefSite::Initializer(..) | DefSite::SparseInitializer(..));
+        if initializes_input {
+            // Keep pointing at the input: it is what users and the graph's signature see.
+            r.defs.push((name.clone(), site));
+            return;
+        }
+        if !in_this_graph && declared {
+            // onnx accepts a subgraph input or initializer that reuses an outer name; uses
+            // inside the subgraph then see the inner value. Legal, but easy to misread.
+            r.diagnostics.push(
+                Diagnostic::warning(
+                    "shadowed-name",
+                    site.anchor(),
+                    format!("'{name}' hides a value of an enclosing graph"),
+                )
+                .with_related(previous.anchor(), "outer value defined here"),
+            );
+        } else {
             r.diagnostics.push(
                 Diagnostic::error("duplicate-definition", site.anchor(), format!("'{name}' is already defined"))
                     .with_related(previous.anchor(), "first defined here"),
@@ -113,12 +135,17 @@ fn graph(model: &Model, id: GraphId, parent: Option<&Scope<'_>>, r: &mut Resolut
     let mut scope = Scope { names: HashMap::new(), parent };
     for (i, v) in g.inputs.iter().enumerate() {
         if let Some(name) = &v.name {
-            define(&mut scope, name, DefSite::GraphInput(id, i), r, false);
+            define(&mut scope, name, DefSite::GraphInput(id, i), r);
         }
     }
     for (i, &t) in g.initializers.iter().enumerate() {
         if let Some(name) = &model.tensors[t].name {
-            define(&mut scope, name, DefSite::Initializer(id, i), r, true);
+            define(&mut scope, name, DefSite::Initializer(id, i), r);
+        }
+    }
+    for (i, sparse) in g.sparse_initializers.iter().enumerate() {
+        if let Some(name) = sparse.values.and_then(|v| model.tensors[v].name.as_ref()) {
+            define(&mut scope, name, DefSite::SparseInitializer(id, i), r);
         }
     }
     for &n in &g.nodes {
@@ -161,7 +188,7 @@ fn node(model: &Model, id: NodeId, scope: &mut Scope<'_>, r: &mut Resolution) {
         }
     }
     for (i, name) in n.outputs.iter().enumerate() {
-        define(scope, name, DefSite::NodeOutput(id, i), r, false);
+        define(scope, name, DefSite::NodeOutput(id, i), r);
     }
 }
 
@@ -169,7 +196,7 @@ fn function(model: &Model, id: FunctionId, r: &mut Resolution) {
     let f = &model.function_store[id];
     let mut scope = Scope { names: HashMap::new(), parent: None };
     for (i, name) in f.inputs.iter().enumerate() {
-        define(&mut scope, name, DefSite::FunctionInput(id, i), r, false);
+        define(&mut scope, name, DefSite::FunctionInput(id, i), r);
     }
     for &n in &f.nodes {
         node(model, n, &mut scope, r);

@@ -42,6 +42,7 @@ impl SourceMap {
         let node = |n: NodeId| self.nodes.get(n);
         match anchor {
             Anchor::Text(span) => Some(span),
+            Anchor::Model | Anchor::SparseInitializer(..) => None,
             Anchor::Graph(g) => self.graphs.get(g).copied(),
             Anchor::GraphInput(g, i) => values(g)?.inputs.get(i).copied(),
             Anchor::GraphOutput(g, i) => values(g)?.outputs.get(i).copied(),

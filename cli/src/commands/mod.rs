@@ -1,3 +1,4 @@
+pub mod check;
 pub mod convert;
 pub mod fmt;
 pub mod info;

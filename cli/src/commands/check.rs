@@ -1,0 +1,86 @@
+//! `onnx check MODEL [--json]`: every checker rule (onnx.checker's and ours), reported all
+//! at once. Exit 0 valid (warnings allowed), 1 invalid, 2 usage or I/O error.
+//!
+//! Text models get rustc-style reports on their source lines; binary models name the
+//! protobuf field path of each problem (`graph.node[3].input[1]`).
+
+use onnx_core::analysis::{analyze_text, place};
+use onnx_core::binary;
+use onnx_core::check::{CheckOptions, check_model, is_valid};
+use onnx_core::diagnostic::{Diagnostic, Severity};
+use onnx_core::proto_path::ProtoPaths;
+
+use crate::failure::Failure;
+use crate::io::{Format, Input, format_of};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The model, binary or text (`-` reads a binary model from stdin).
+    model: String,
+    /// Print the diagnostics as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+    /// Also report nodes of custom domains that no schema describes.
+    #[arg(long)]
+    check_custom_domain: bool,
+}
+
+pub fn run(args: Args) -> Result<(), Failure> {
+    let input = Input::parse(&args.model);
+    let label = input.label();
+    let format = match &input {
+        Input::File(path) => format_of(path)?,
+        Input::Stdin => Format::Binary,
+    };
+    let data = match &input {
+        Input::File(path) => {
+            binary::read_bytes(path).map_err(|e| Failure::Usage(format!("{label}: cannot read: {e}")))?
+        }
+        Input::Stdin => binary::read_stdin().map_err(|e| Failure::Usage(format!("{label}: cannot read: {e}")))?,
+    };
+    let options = CheckOptions { model_dir: input.model_dir(), check_custom_domain: args.check_custom_domain };
+    let diagnostics = match format {
+        Format::Binary => {
+            let model = binary::decode_model(data, &label)?;
+            let diagnostics = check_model(&model, &options);
+            let paths = ProtoPaths::new(&model);
+            crate::report::emit_binary(&label, &diagnostics, &paths, args.json);
+            diagnostics
+        }
+        Format::Text => {
+            let source = std::str::from_utf8(&data).map_err(|e| {
+                Failure::Invalid(format!("{label}: not UTF-8 text (invalid byte at offset {})", e.valid_up_to()))
+            })?;
+            let analysis = analyze_text(source);
+            let mut diagnostics = analysis.diagnostics.clone();
+            if analysis.readable {
+                for mut d in check_model(&analysis.model, &options) {
+                    place(&mut d, &analysis.source_map);
+                    diagnostics.push(d);
+                }
+            }
+            sort_and_dedup(&mut diagnostics);
+            crate::report::emit_text(&label, source, &diagnostics, args.json);
+            diagnostics
+        }
+    };
+    let count = |s: Severity| diagnostics.iter().filter(|d| d.severity == s).count();
+    let (errors, warnings) = (count(Severity::Error), count(Severity::Warning));
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    if !is_valid(&diagnostics) {
+        return Err(Failure::Invalid(format!("{label}: invalid, {errors} error{}", plural(errors))));
+    }
+    if !args.json {
+        let extra = if warnings > 0 { format!(" ({warnings} warning{})", plural(warnings)) } else { String::new() };
+        println!("{label}: valid{extra}");
+    }
+    Ok(())
+}
+
+fn sort_and_dedup(diagnostics: &mut Vec<Diagnostic>) {
+    diagnostics.sort_by_key(|d| {
+        let span = onnx_core::analysis::span_of(d.anchor);
+        (span.start, span.end, d.code, d.message.clone())
+    });
+    diagnostics.dedup();
+}

@@ -1,0 +1,230 @@
+//! Node level (semantics spec §1.4): the node itself, its operator's schema, and the node
+//! against that schema (arity, required inputs, attributes).
+
+use std::collections::HashSet;
+
+use super::{Checker, GraphRole, Opsets};
+use crate::diagnostic::Anchor;
+use crate::ir::{Node, NodeId, Str};
+use crate::schema::{FormalOption, OpSchema};
+
+/// Domains whose operators must all be known (onnx's list; `ai.onnx.preview*` is not in it).
+const STANDARD_DOMAINS: [&str; 4] = ["", "ai.onnx", "ai.onnx.ml", "ai.onnx.training"];
+
+impl Checker<'_> {
+    pub(super) fn node(&mut self, id: NodeId, role: GraphRole, opsets: &Opsets) {
+        let n = &self.model.nodes[id];
+        let op = n.op_type.as_ref().map_or_else(String::new, Str::escaped);
+        if op.is_empty() {
+            self.error("missing-op-type", Anchor::Node(id), "the node has no operator type");
+        }
+        if n.inputs.is_empty() && n.outputs.is_empty() {
+            self.error("node-without-values", Anchor::Node(id), "the node has neither inputs nor outputs");
+        }
+        let mut names = HashSet::new();
+        for (i, a) in n.attributes.iter().enumerate() {
+            if let Some(name) = &a.name
+                && !names.insert(name)
+            {
+                self.error(
+                    "duplicate-attribute",
+                    Anchor::Attribute(id, i),
+                    format!("attribute '{name}' appears twice"),
+                );
+            }
+            self.attribute(id, i, role, opsets);
+        }
+        if op.is_empty() {
+            return;
+        }
+        let domain = n.domain.as_ref().map_or_else(String::new, Str::escaped);
+        let Some(version) = opsets.version(&domain) else {
+            let shown =
+                if domain.is_empty() { "ai.onnx (the default domain)".to_owned() } else { format!("'{domain}'") };
+            self.error(
+                "missing-opset-import",
+                Anchor::Node(id),
+                format!("no opset import for domain {shown}, used by '{op}'"),
+            );
+            return;
+        };
+        let schema_domain = if domain == "ai.onnx" { "" } else { domain.as_str() };
+        if schema_domain.is_empty() && self.registry.is_experimental_op(&op) {
+            self.warning(
+                "experimental-op",
+                Anchor::Node(id),
+                format!("'{op}' is an experimental operator; it is not checked"),
+            );
+            return;
+        }
+        let Some(schema) = self.registry.lookup(schema_domain, &op, version) else {
+            if self.is_local_function(&domain, &op) {
+                return;
+            }
+            if STANDARD_DOMAINS.contains(&domain.as_str()) || self.options.check_custom_domain {
+                let known = self.registry.versions(schema_domain, &op);
+                let message = match known.first() {
+                    Some(first) => format!(
+                        "'{op}' is not in opset {version} of {}; it first appears in version {}",
+                        shown_domain(schema_domain),
+                        first.since_version
+                    ),
+                    None => format!("there is no operator '{op}' in {}", shown_domain(schema_domain)),
+                };
+                self.error("unknown-op", Anchor::Node(id), message);
+            }
+            return;
+        };
+        if schema.deprecated {
+            self.error(
+                "deprecated-op",
+                Anchor::Node(id),
+                format!("'{op}' version {} (in force at opset {version}) is deprecated", schema.since_version),
+            );
+            return;
+        }
+        self.verify(id, n, schema);
+    }
+
+    fn is_local_function(&self, domain: &str, op: &str) -> bool {
+        self.model.functions.iter().any(|&f| {
+            let f = &self.model.function_store[f];
+            f.name.as_ref().is_some_and(|n| n == op)
+                && f.domain.as_ref().map_or("", |d| d.as_str().unwrap_or("")) == domain
+        })
+    }
+
+    /// The node against its schema (onnx's `OpSchema::Verify`).
+    fn verify(&mut self, id: NodeId, n: &Node, schema: &OpSchema) {
+        let op = &schema.op;
+        let version = schema.since_version;
+        let count_error = |what: &str, count: usize, min: usize, max: Option<usize>| {
+            let range = match max {
+                None => format!("at least {min}"),
+                Some(max) if max == min => format!("exactly {min}"),
+                Some(max) => format!("{min} to {max}"),
+            };
+            format!("'{op}'-{version} takes {range} {what}, the node has {count}")
+        };
+        let inputs = n.inputs.len();
+        if inputs < schema.min_inputs || schema.max_inputs.is_some_and(|m| inputs > m) {
+            let message = count_error("inputs", inputs, schema.min_inputs, schema.max_inputs);
+            self.error("input-count", Anchor::Node(id), message);
+        }
+        let outputs = n.outputs.len();
+        let allowed = schema.allowed_output_counts.as_ref().is_none_or(|c| c.contains(&outputs));
+        if outputs < schema.min_outputs || schema.max_outputs.is_some_and(|m| outputs > m) || !allowed {
+            let message = match &schema.allowed_output_counts {
+                Some(counts) => format!("'{op}'-{version} takes {counts:?} outputs, the node has {outputs}"),
+                None => count_error("outputs", outputs, schema.min_outputs, schema.max_outputs),
+            };
+            self.error("output-count", Anchor::Node(id), message);
+        }
+        for (i, name) in n.inputs.iter().enumerate() {
+            if name.is_empty() && schema.inputs.get(i).is_some_and(|f| f.option == FormalOption::Single) {
+                let formal = &schema.inputs[i].name;
+                self.error(
+                    "missing-required-input",
+                    Anchor::NodeInput(id, i),
+                    format!("input {i} ('{formal}') of '{op}' is required"),
+                );
+            }
+        }
+        for (i, name) in n.outputs.iter().enumerate() {
+            if name.is_empty() && schema.outputs.get(i).is_some_and(|f| f.option == FormalOption::Single) {
+                let formal = &schema.outputs[i].name;
+                self.error(
+                    "missing-required-output",
+                    Anchor::NodeOutput(id, i),
+                    format!("output {i} ('{formal}') of '{op}' is required"),
+                );
+            }
+        }
+        self.verify_attributes(id, n, schema);
+    }
+
+    fn verify_attributes(&mut self, id: NodeId, n: &Node, schema: &OpSchema) {
+        let op = &schema.op;
+        for (i, a) in n.attributes.iter().enumerate() {
+            let name = a.name.as_ref().map_or_else(String::new, Str::escaped);
+            let anchor = Anchor::Attribute(id, i);
+            let Some(expected) = schema.attribute(&name) else {
+                if !schema.allows_unchecked_attributes && !name.starts_with(&self.registry.internal_attribute_prefix) {
+                    let message = match did_you_mean(&name, schema.attributes.iter().map(|a| a.name.as_str())) {
+                        Some(near) => format!("'{op}' has no attribute '{name}' (did you mean '{near}'?)"),
+                        None => format!("'{op}' has no attribute '{name}'"),
+                    };
+                    self.error("unknown-attribute", anchor, message);
+                }
+                continue;
+            };
+            if a.attribute_type() != Some(expected.ty) {
+                let found = a.attribute_type().map_or_else(|| format!("{:?}", a.ty), |t| t.name().to_owned());
+                self.error(
+                    "attribute-type",
+                    anchor,
+                    format!("attribute '{name}' of '{op}' must be {}, not {found}", expected.ty.name()),
+                );
+                continue;
+            }
+            if a.ref_attr_name.is_none() {
+                use crate::ir::AttributeType as T;
+                let present = match expected.ty {
+                    T::Tensor => a.t.is_some(),
+                    T::SparseTensor => a.sparse_tensor.is_some(),
+                    T::Graph => a.g.is_some(),
+                    T::TypeProto => a.tp.is_some(),
+                    _ => true,
+                };
+                if !present {
+                    self.error("attribute-value-missing", anchor, format!("attribute '{name}' of '{op}' has no value"));
+                }
+            }
+        }
+        for expected in schema.attributes.iter().filter(|a| a.required) {
+            if n.attribute(&expected.name).is_none() {
+                self.error(
+                    "missing-required-attribute",
+                    Anchor::Node(id),
+                    format!("'{op}' needs attribute '{}' ({})", expected.name, expected.ty.name()),
+                );
+            }
+        }
+    }
+}
+
+fn shown_domain(domain: &str) -> String {
+    if domain.is_empty() { "the default domain".to_owned() } else { format!("domain '{domain}'") }
+}
+
+/// The closest candidate within a small edit distance, for "did you mean" hints.
+pub(crate) fn did_you_mean<'c>(word: &str, candidates: impl Iterator<Item = &'c str>) -> Option<&'c str> {
+    let limit = (word.len() / 3).max(1);
+    candidates
+        .map(|c| (edit_distance(&word.to_ascii_lowercase(), &c.to_ascii_lowercase()), c))
+        .filter(|&(d, _)| d <= limit)
+        .min_by_key(|&(d, c)| (d, c))
+        .map(|(_, c)| c)
+}
+
+/// Edit distance where swapping two neighbours counts as one edit (optimal string alignment).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let width = b.len() + 1;
+    let mut d = vec![0usize; (a.len() + 1) * width];
+    for i in 0..=a.len() {
+        for j in 0..=b.len() {
+            d[i * width + j] = if i == 0 || j == 0 {
+                i + j
+            } else {
+                let substitution = d[(i - 1) * width + j - 1] + usize::from(a[i - 1] != b[j - 1]);
+                let mut best = substitution.min(d[(i - 1) * width + j] + 1).min(d[i * width + j - 1] + 1);
+                if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                    best = best.min(d[(i - 2) * width + j - 2] + 1);
+                }
+                best
+            };
+        }
+    }
+    d[a.len() * width + b.len()]
+}

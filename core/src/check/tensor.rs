@@ -1,0 +1,251 @@
+//! Tensors (semantics spec §1.7): element type, dims, exactly one data field holding enough
+//! values, and external data under the path rules of §1.9; sparse tensors and their indices.
+
+use super::Checker;
+use crate::diagnostic::Anchor;
+use crate::external;
+use crate::ir::{DataType, SparseTensor, Str, Tensor, TensorId, TypedField};
+
+/// The data fields a tensor fills, by name.
+fn filled_fields(t: &Tensor) -> Vec<&'static str> {
+    [
+        ("float_data", !t.float_data.is_empty()),
+        ("int32_data", !t.int32_data.is_empty()),
+        ("string_data", !t.string_data.is_empty()),
+        ("int64_data", !t.int64_data.is_empty()),
+        ("raw_data", t.raw_data.as_ref().is_some_and(|r| !r.is_empty())),
+        ("double_data", !t.double_data.is_empty()),
+        ("uint64_data", !t.uint64_data.is_empty()),
+    ]
+    .into_iter()
+    .filter_map(|(name, filled)| filled.then_some(name))
+    .collect()
+}
+
+/// The typed field a type's values go in, and how many entries `n` elements need there.
+fn typed_requirement(ty: DataType, n: u64) -> Option<(&'static str, u64)> {
+    let field = match ty.typed_field() {
+        TypedField::None => return None,
+        TypedField::FloatData => "float_data",
+        TypedField::Int32Data => "int32_data",
+        TypedField::StringData => "string_data",
+        TypedField::Int64Data => "int64_data",
+        TypedField::DoubleData => "double_data",
+        TypedField::Uint64Data => "uint64_data",
+    };
+    let needed = match ty {
+        DataType::Complex64 | DataType::Complex128 => n.saturating_mul(2),
+        // Sub-byte types pack 8 (4-bit) or 16 (2-bit) values into each int32.
+        _ if ty.bits() == 4 => n.div_ceil(8),
+        _ if ty.bits() == 2 => n.div_ceil(16),
+        _ => n,
+    };
+    Some((field, needed))
+}
+
+/// The values of an int64 tensor held in memory (typed field or raw bytes).
+fn int64_values(t: &Tensor) -> Option<Vec<i64>> {
+    match &t.raw_data {
+        Some(raw) if !raw.is_empty() => {
+            Some(raw.chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0; 8]))).collect())
+        }
+        _ => (!t.is_external()).then(|| t.int64_data.clone()),
+    }
+}
+
+fn typed_len(t: &Tensor, field: &str) -> usize {
+    match field {
+        "float_data" => t.float_data.len(),
+        "int32_data" => t.int32_data.len(),
+        "string_data" => t.string_data.len(),
+        "int64_data" => t.int64_data.len(),
+        "double_data" => t.double_data.len(),
+        "uint64_data" => t.uint64_data.len(),
+        _ => 0,
+    }
+}
+
+impl Checker<'_> {
+    pub(super) fn tensor(&mut self, id: TensorId, anchor: Anchor) {
+        let t = &self.model.tensors[id];
+        let name = t.name.as_ref().map_or_else(|| "<unnamed>".to_owned(), Str::escaped);
+        let Some(code) = t.data_type.filter(|&c| c != 0) else {
+            self.error("missing-data-type", anchor, format!("tensor '{name}' has no element type"));
+            return;
+        };
+        let fields = filled_fields(t);
+        if t.is_external() {
+            if !fields.is_empty() {
+                self.error(
+                    "external-with-data",
+                    anchor,
+                    format!("tensor '{name}' is stored externally but also holds {}", fields.join(", ")),
+                );
+            }
+            self.external(t, &name, anchor);
+            return;
+        }
+        if let Some(&d) = t.dims.iter().find(|&&d| d < 0) {
+            self.error("negative-dimension", anchor, format!("tensor '{name}' has a negative dimension ({d})"));
+            return;
+        }
+        let Some(n) = t.element_count().filter(|&n| i64::try_from(n).is_ok()) else {
+            self.error("dimension-overflow", anchor, format!("the dimensions of tensor '{name}' multiply past 2^63"));
+            return;
+        };
+        if n == 0 {
+            if !fields.is_empty() {
+                self.error("tensor-data-count", anchor, format!("tensor '{name}' has no elements but holds data"));
+            }
+            return;
+        }
+        if fields.len() != 1 {
+            let message = if fields.is_empty() {
+                format!("tensor '{name}' has {n} elements but no data")
+            } else {
+                format!("tensor '{name}' holds data in several fields ({})", fields.join(", "))
+            };
+            self.error("tensor-data-count", anchor, message);
+            return;
+        }
+        let Some(ty) = DataType::from_code(code) else {
+            self.error("unknown-data-type", anchor, format!("tensor '{name}' has an unknown element type ({code})"));
+            return;
+        };
+        if fields[0] == "raw_data" {
+            let Some(needed) = ty.raw_byte_size(n) else {
+                self.error("raw-data-not-allowed", anchor, format!("tensor '{name}' of type {ty} cannot use raw_data"));
+                return;
+            };
+            let have = t.raw_data.as_ref().map_or(0, |r| r.len() as u64);
+            if have < needed {
+                self.error(
+                    "tensor-data-short",
+                    anchor,
+                    format!("tensor '{name}' needs {needed} bytes of raw_data for {n} {ty} values, it has {have}"),
+                );
+            }
+            return;
+        }
+        let Some((field, needed)) = typed_requirement(ty, n) else {
+            self.error("unknown-data-type", anchor, format!("tensor '{name}' has type {ty}, which holds no values"));
+            return;
+        };
+        if fields[0] != field {
+            self.error(
+                "tensor-data-field",
+                anchor,
+                format!("{ty} values of tensor '{name}' belong in {field}, not {}", fields[0]),
+            );
+            return;
+        }
+        let have = typed_len(t, field) as u64;
+        if have < needed {
+            self.error(
+                "tensor-data-short",
+                anchor,
+                format!("tensor '{name}' needs {needed} entries in {field} for {n} {ty} values, it has {have}"),
+            );
+        }
+    }
+
+    /// An external tensor: a location under the path rules, and, when the model directory
+    /// is known, a regular file in it that holds the tensor's bytes.
+    fn external(&mut self, t: &Tensor, name: &str, anchor: Anchor) {
+        let result = external::parse_ref(t).and_then(|r| {
+            external::location_components(&r.location).map_err(|reason| external::ExternalDataError {
+                tensor: name.to_owned(),
+                location: r.location.escaped(),
+                reason,
+            })
+        });
+        let result = match (result, self.external_reader.as_mut()) {
+            (Ok(_), Some(reader)) => reader.read(t).map(drop),
+            (other, _) => other.map(drop),
+        };
+        if let Err(e) = result {
+            self.error("external-data", anchor, e.to_string());
+        }
+    }
+
+    pub(super) fn sparse_tensor(&mut self, s: &SparseTensor, anchor: Anchor) {
+        let model = self.model;
+        let Some(values) = s.values else {
+            self.error("sparse-tensor", anchor, "the sparse tensor has no values");
+            return;
+        };
+        self.tensor(values, anchor);
+        let v = &model.tensors[values];
+        if v.dims.len() != 1 {
+            self.error("sparse-tensor", anchor, format!("sparse values must be rank 1, not rank {}", v.dims.len()));
+            return;
+        }
+        let nnz = v.dims[0].max(0) as u64;
+        if s.dims.is_empty() || s.dims.iter().any(|&d| d <= 0) {
+            self.error("sparse-tensor", anchor, "a sparse tensor needs a rank of at least 1 and positive dimensions");
+            return;
+        }
+        let Some(indices) = s.indices else {
+            if nnz > 0 {
+                self.error("sparse-tensor", anchor, "the sparse tensor has values but no indices");
+            }
+            return;
+        };
+        self.tensor(indices, anchor);
+        let ix = &model.tensors[indices];
+        if ix.data_type != Some(DataType::Int64.code()) {
+            self.error("sparse-tensor", anchor, "sparse indices must be int64");
+            return;
+        }
+        // Externally stored indices are checked when they are read.
+        let Some(coords) = int64_values(ix) else {
+            return;
+        };
+        let dense: Vec<u64> = s.dims.iter().map(|&d| d as u64).collect();
+        let rank = dense.len();
+        let linear: Vec<u64> = match ix.dims.len() {
+            1 => {
+                if ix.dims[0] as u64 != nnz {
+                    self.error("sparse-tensor", anchor, format!("{} indices for {nnz} values", ix.dims[0]));
+                    return;
+                }
+                coords.iter().map(|&c| c as u64).collect()
+            }
+            2 => {
+                if ix.dims[0] as u64 != nnz || ix.dims[1] as usize != rank {
+                    self.error(
+                        "sparse-tensor",
+                        anchor,
+                        format!("indices of shape [{}, {}] do not fit [{nnz}, {rank}]", ix.dims[0], ix.dims[1]),
+                    );
+                    return;
+                }
+                let mut out = Vec::with_capacity(nnz as usize);
+                for row in coords.chunks(rank.max(1)) {
+                    let mut linear = 0u64;
+                    for (&c, &d) in row.iter().zip(&dense) {
+                        if c < 0 || c as u64 >= d {
+                            self.error("sparse-tensor", anchor, format!("sparse index {c} is out of range 0..{d}"));
+                            return;
+                        }
+                        linear = linear.saturating_mul(d).saturating_add(c as u64);
+                    }
+                    out.push(linear);
+                }
+                out
+            }
+            r => {
+                self.error("sparse-tensor", anchor, format!("sparse indices must be rank 1 or 2, not {r}"));
+                return;
+            }
+        };
+        let size = dense.iter().fold(1u64, |a, &d| a.saturating_mul(d));
+        if let Some(&bad) = linear.iter().find(|&&l| l >= size) {
+            self.error("sparse-tensor", anchor, format!("sparse index {bad} is out of range 0..{size}"));
+            return;
+        }
+        if linear.windows(2).any(|w| w[0] >= w[1]) {
+            self.error("sparse-tensor", anchor, "sparse indices are not in strictly increasing order");
+        }
+    }
+}

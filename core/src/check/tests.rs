@@ -1,0 +1,127 @@
+//! Unit tests of single rules on models built in code; the corpus and the invalid-model set
+//! are compared with onnx in tests/tests/check_verdicts.rs.
+
+use super::*;
+use crate::ir::*;
+
+fn codes(model: &Model) -> Vec<&'static str> {
+    check_model(model, &CheckOptions::default()).into_iter().map(|d| d.code).collect()
+}
+
+/// A valid one-node model: `y = Relu(x)` at opset 21.
+fn relu_model() -> Model {
+    let mut m = Model { ir_version: Some(10), ..Model::default() };
+    m.opset_import.push(OpsetImport { domain: Some("".into()), version: Some(21) });
+    let float = |name: &str| ValueInfo {
+        name: Some(name.into()),
+        ty: Some(Type {
+            value: Some(TypeValue::Tensor(TensorType { elem_type: Some(1), shape: Some(Shape::default()) })),
+            denotation: None,
+        }),
+        ..ValueInfo::default()
+    };
+    let node = m.nodes.alloc(Node {
+        inputs: vec!["x".into()],
+        outputs: vec!["y".into()],
+        op_type: Some("Relu".into()),
+        ..Node::default()
+    });
+    let g = m.graphs.alloc(Graph {
+        name: Some("g".into()),
+        nodes: vec![node],
+        inputs: vec![float("x")],
+        outputs: vec![float("y")],
+        ..Graph::default()
+    });
+    m.graph = Some(g);
+    m
+}
+
+fn first_node(m: &mut Model) -> &mut Node {
+    let id = m.graphs[m.graph.expect("graph")].nodes[0];
+    &mut m.nodes[id]
+}
+
+#[test]
+fn a_valid_model_has_no_diagnostics() {
+    assert_eq!(codes(&relu_model()), Vec::<&str>::new());
+}
+
+#[test]
+fn header_rules() {
+    let mut m = relu_model();
+    m.ir_version = None;
+    assert!(codes(&m).contains(&"missing-ir-version"));
+    m.ir_version = Some(15);
+    assert!(codes(&m).contains(&"unsupported-ir-version"));
+    m.ir_version = Some(10);
+    m.opset_import.clear();
+    assert!(codes(&m).contains(&"missing-opset-import"));
+}
+
+#[test]
+fn node_against_schema() {
+    let mut m = relu_model();
+    first_node(&mut m).inputs.push("x".into());
+    assert_eq!(codes(&m), vec!["input-count"]);
+    let mut m = relu_model();
+    first_node(&mut m).op_type = Some("Relux".into());
+    assert_eq!(codes(&m), vec!["unknown-op"]);
+    let mut m = relu_model();
+    first_node(&mut m).attributes.push(Attribute {
+        name: Some("alpha".into()),
+        ty: Some(1),
+        f: Some(1.0),
+        ..Attribute::default()
+    });
+    assert_eq!(codes(&m), vec!["unknown-attribute"]);
+}
+
+#[test]
+fn attribute_fields_must_match_the_type() {
+    let mut m = relu_model();
+    first_node(&mut m).op_type = Some("LeakyRelu".into());
+    first_node(&mut m).attributes.push(Attribute {
+        name: Some("alpha".into()),
+        ty: Some(1),
+        i: Some(1),
+        ..Attribute::default()
+    });
+    assert_eq!(codes(&m), vec!["attribute-field-mismatch"]);
+}
+
+#[test]
+fn tensor_data_rules() {
+    let mut m = relu_model();
+    let t = m.tensors.alloc(Tensor {
+        name: Some("w".into()),
+        data_type: Some(1),
+        dims: vec![3],
+        float_data: vec![1.0, 2.0],
+        ..Tensor::default()
+    });
+    let g = m.graph.expect("graph");
+    m.graphs[g].initializers.push(t);
+    assert_eq!(codes(&m), vec!["tensor-data-short"]);
+    m.tensors[t].dims = vec![-1];
+    assert_eq!(codes(&m), vec!["negative-dimension"]);
+    m.tensors[t].dims = vec![2];
+    m.tensors[t].int64_data = vec![1, 2];
+    assert_eq!(codes(&m), vec!["tensor-data-count"]);
+}
+
+#[test]
+fn main_graph_values_need_a_rank() {
+    let mut m = relu_model();
+    let g = m.graph.expect("graph");
+    if let Some(Type { value: Some(TypeValue::Tensor(t)), .. }) = &mut m.graphs[g].inputs[0].ty {
+        t.shape = None;
+    }
+    assert_eq!(codes(&m), vec!["incomplete-type"]);
+}
+
+#[test]
+fn did_you_mean_finds_near_names() {
+    assert_eq!(node::did_you_mean("alpah", ["alpha", "beta"].into_iter()), Some("alpha"));
+    assert_eq!(node::did_you_mean("gamma", ["alpha", "beta"].into_iter()), None);
+}

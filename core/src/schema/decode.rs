@@ -1,0 +1,187 @@
+//! Decoding the `onnx-opschema/1` export (layout: semantics spec §4.4) into a [`Registry`].
+
+use std::collections::HashMap;
+
+use serde::Deserialize;
+
+use super::{AttributeSchema, Formal, FormalOption, OpSchema, Registry, TypeConstraint};
+use crate::ir::AttributeType;
+
+#[derive(Deserialize)]
+struct Export {
+    format: String,
+    ir_version: i64,
+    domains: HashMap<String, i64>,
+    typesets: Vec<Vec<String>>,
+    schemas: Vec<RawSchema>,
+    extras: Extras,
+}
+
+#[derive(Deserialize)]
+struct RawSchema {
+    op: String,
+    dom: String,
+    since: i64,
+    #[serde(rename = "in", default)]
+    inputs: Vec<(String, String, String, u8, usize)>,
+    #[serde(rename = "out", default)]
+    outputs: Vec<(String, String, String, u8, usize)>,
+    arity: [i64; 4],
+    #[serde(default)]
+    tc: serde_json::Map<String, serde_json::Value>,
+    #[serde(default)]
+    attr: Vec<(String, String, u8, Option<serde_json::Value>)>,
+    #[serde(default)]
+    si: u8,
+    #[serde(default)]
+    dp: u8,
+    #[serde(default)]
+    dep: u8,
+    #[serde(default)]
+    exp: u8,
+    #[serde(default)]
+    nd: u8,
+    #[serde(default, rename = "fn")]
+    bodies: HashMap<String, String>,
+    #[serde(default)]
+    cfn: Vec<i64>,
+}
+
+#[derive(Deserialize)]
+struct Extras {
+    allowed_output_counts: Vec<OutputCounts>,
+    allow_unchecked_attributes: Vec<SchemaKey>,
+    checker_experimental_ops: Vec<String>,
+    internal_attribute_prefix: String,
+}
+
+#[derive(Deserialize)]
+struct OutputCounts {
+    op: String,
+    dom: String,
+    since: i64,
+    counts: Vec<usize>,
+}
+
+#[derive(Deserialize)]
+struct SchemaKey {
+    op: String,
+    dom: String,
+    since: i64,
+}
+
+fn attribute_type(code: &str) -> Option<AttributeType> {
+    use AttributeType::*;
+    Some(match code {
+        "f" => Float,
+        "i" => Int,
+        "s" => String,
+        "t" => Tensor,
+        "g" => Graph,
+        "st" => SparseTensor,
+        "tp" => TypeProto,
+        "fs" => Floats,
+        "is" => Ints,
+        "ss" => Strings,
+        "ts" => Tensors,
+        "gs" => Graphs,
+        "sts" => SparseTensors,
+        "tps" => TypeProtos,
+        _ => return None,
+    })
+}
+
+fn formal(raw: (String, String, String, u8, usize)) -> Result<Formal, String> {
+    let (name, type_str, option, homogeneous, min_arity) = raw;
+    let option = match option.as_str() {
+        "s" => FormalOption::Single,
+        "o" => FormalOption::Optional,
+        "v" => FormalOption::Variadic,
+        other => return Err(format!("formal '{name}': unknown option '{other}'")),
+    };
+    Ok(Formal { name, type_str, option, homogeneous: homogeneous != 0, min_arity })
+}
+
+fn bound(n: i64) -> Option<usize> {
+    usize::try_from(n).ok()
+}
+
+pub(super) fn registry(text: &str) -> Result<Registry, String> {
+    let export: Export = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    if export.format != "onnx-opschema/1" {
+        return Err(format!("unknown format '{}'", export.format));
+    }
+    // Typesets are shared by many schemas; leak them once so constraints can borrow them.
+    let typesets: &'static [Vec<String>] = Box::leak(export.typesets.into_boxed_slice());
+    let matches =
+        |op: &str, dom: &str, since: i64, raw: &RawSchema| raw.op == op && raw.dom == dom && raw.since == since;
+    let mut by_op: HashMap<(String, String), Vec<OpSchema>> = HashMap::new();
+    for raw in export.schemas {
+        let mut type_constraints = Vec::new();
+        for (param, index) in &raw.tc {
+            let index = index.as_u64().and_then(|i| usize::try_from(i).ok());
+            let allowed = index.and_then(|i| typesets.get(i)).ok_or(format!("{}: bad typeset index", raw.op))?;
+            type_constraints.push(TypeConstraint { param: param.clone(), allowed });
+        }
+        type_constraints.sort_by(|a, b| a.param.cmp(&b.param));
+        let mut attributes = Vec::new();
+        for (name, code, required, default) in &raw.attr {
+            let ty = attribute_type(code).ok_or(format!("{}: attribute '{name}' has unknown type '{code}'", raw.op))?;
+            attributes.push(AttributeSchema {
+                name: name.clone(),
+                ty,
+                required: *required != 0,
+                default: default.clone().filter(|v| !v.is_null()),
+            });
+        }
+        let mut function_bodies: Vec<(i64, String)> = raw
+            .bodies
+            .iter()
+            .map(|(v, body)| v.parse::<i64>().map(|v| (v, body.clone())).map_err(|e| e.to_string()))
+            .collect::<Result<_, _>>()?;
+        function_bodies.sort();
+        let allowed_output_counts = export
+            .extras
+            .allowed_output_counts
+            .iter()
+            .find(|c| matches(&c.op, &c.dom, c.since, &raw))
+            .map(|c| c.counts.clone());
+        let allows_unchecked_attributes =
+            export.extras.allow_unchecked_attributes.iter().any(|k| matches(&k.op, &k.dom, k.since, &raw));
+        let schema = OpSchema {
+            op: raw.op.clone(),
+            domain: raw.dom.clone(),
+            since_version: raw.since,
+            inputs: raw.inputs.into_iter().map(formal).collect::<Result<_, _>>()?,
+            outputs: raw.outputs.into_iter().map(formal).collect::<Result<_, _>>()?,
+            min_inputs: bound(raw.arity[0]).unwrap_or(0),
+            max_inputs: bound(raw.arity[1]),
+            min_outputs: bound(raw.arity[2]).unwrap_or(0),
+            max_outputs: bound(raw.arity[3]),
+            allowed_output_counts,
+            type_constraints,
+            attributes,
+            allows_unchecked_attributes,
+            deprecated: raw.dep != 0,
+            experimental: raw.exp != 0,
+            non_deterministic: raw.nd != 0,
+            has_inference: raw.si != 0,
+            has_data_propagation: raw.dp != 0,
+            function_bodies,
+            context_dependent_bodies: raw.cfn,
+        };
+        by_op.entry((raw.dom, raw.op)).or_default().push(schema);
+    }
+    for versions in by_op.values_mut() {
+        versions.sort_by_key(|s| s.since_version);
+    }
+    let mut domain_versions: Vec<(String, i64)> = export.domains.into_iter().collect();
+    domain_versions.sort();
+    Ok(Registry {
+        by_op,
+        domain_versions,
+        ir_version: export.ir_version,
+        experimental_ops: export.extras.checker_experimental_ops,
+        internal_attribute_prefix: export.extras.internal_attribute_prefix,
+    })
+}

@@ -1,0 +1,178 @@
+//! Operator schemas of every domain onnx 1.23.2 knows, with their full version history.
+//!
+//! The data is onnx's own schema table exported to JSON (`core/schemas/onnx_schemas.json`,
+//! regenerated as CONTRIBUTING.md says) and compiled into the binary with `include_str!`;
+//! it is decoded once, on first use (about a millisecond), so no program looks for files at
+//! run time.
+//!
+//! Lookup follows onnx's rule: the schema of `(domain, op)` for an imported opset version is
+//! the one with the largest `since_version` not above it.
+
+mod decode;
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use crate::ir::AttributeType;
+
+static EXPORT: &str = include_str!("../../schemas/onnx_schemas.json");
+
+/// How a formal input or output may be filled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FormalOption {
+    Single,
+    Optional,
+    Variadic,
+}
+
+/// One formal input or output of an operator.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Formal {
+    pub name: String,
+    /// A type parameter (`T`) or a literal type (`tensor(int64)`).
+    pub type_str: String,
+    pub option: FormalOption,
+    /// All values bound to a variadic formal share one type.
+    pub homogeneous: bool,
+    /// The fewest values a variadic formal takes.
+    pub min_arity: usize,
+}
+
+/// One attribute an operator takes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AttributeSchema {
+    pub name: String,
+    pub ty: AttributeType,
+    pub required: bool,
+    /// The default as exported (a number, a string or a list of them), if the schema has one.
+    pub default: Option<serde_json::Value>,
+}
+
+/// A type parameter and the types it may stand for (`tensor(float)`, `seq(tensor(int64))`, …).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TypeConstraint {
+    pub param: String,
+    pub allowed: &'static [String],
+}
+
+/// One version of one operator.
+#[derive(Clone, Debug)]
+pub struct OpSchema {
+    pub op: String,
+    pub domain: String,
+    pub since_version: i64,
+    pub inputs: Vec<Formal>,
+    pub outputs: Vec<Formal>,
+    pub min_inputs: usize,
+    /// `None`: unbounded.
+    pub max_inputs: Option<usize>,
+    pub min_outputs: usize,
+    pub max_outputs: Option<usize>,
+    /// The only output counts allowed, where the schema lists them (BatchNormalization).
+    pub allowed_output_counts: Option<Vec<usize>>,
+    pub type_constraints: Vec<TypeConstraint>,
+    pub attributes: Vec<AttributeSchema>,
+    /// Attributes outside the schema are accepted (LayerNormalization-17).
+    pub allows_unchecked_attributes: bool,
+    pub deprecated: bool,
+    pub experimental: bool,
+    pub non_deterministic: bool,
+    pub has_inference: bool,
+    pub has_data_propagation: bool,
+    /// Static function bodies in the ONNX text format, by the opset they were written for.
+    pub function_bodies: Vec<(i64, String)>,
+    /// Opsets for which onnx builds a body from the node itself.
+    pub context_dependent_bodies: Vec<i64>,
+}
+
+impl OpSchema {
+    pub fn attribute(&self, name: &str) -> Option<&AttributeSchema> {
+        self.attributes.iter().find(|a| a.name == name)
+    }
+
+    /// The types a formal's `type_str` allows: its constraint's list, or the literal type.
+    pub fn allowed_types<'s>(&'s self, formal: &'s Formal) -> Vec<&'s str> {
+        match self.type_constraints.iter().find(|c| c.param == formal.type_str) {
+            Some(c) => c.allowed.iter().map(String::as_str).collect(),
+            None => vec![formal.type_str.as_str()],
+        }
+    }
+
+    /// The address of the operator's page on onnx.ai (`onnx__Add.html`,
+    /// `onnx_aionnxml_LabelEncoder.html`).
+    pub fn doc_url(&self) -> String {
+        let prefix = if self.domain.is_empty() { "_".to_owned() } else { self.domain.replace('.', "") + "_" };
+        format!("https://onnx.ai/onnx/operators/onnx_{prefix}{}.html", self.op)
+    }
+}
+
+/// Every schema, indexed by `(domain, op)`.
+#[derive(Debug)]
+pub struct Registry {
+    /// Versions of each operator, oldest first.
+    by_op: HashMap<(String, String), Vec<OpSchema>>,
+    /// The newest opset of each domain.
+    pub domain_versions: Vec<(String, i64)>,
+    /// The IR version of the onnx release the table comes from.
+    pub ir_version: i64,
+    /// Default-domain op types onnx's checker treats as experimental (warned, not verified).
+    pub experimental_ops: Vec<String>,
+    /// Attribute names with this prefix are onnx-internal and never checked.
+    pub internal_attribute_prefix: String,
+}
+
+impl Registry {
+    /// The schema in force for `op` of `domain` under imported `version`: the largest
+    /// since-version not above it. `domain` is exact (`""` is the default domain).
+    pub fn lookup(&self, domain: &str, op: &str, version: i64) -> Option<&OpSchema> {
+        self.versions(domain, op).iter().rev().find(|s| s.since_version <= version)
+    }
+
+    /// Every version of an operator, oldest first.
+    pub fn versions(&self, domain: &str, op: &str) -> &[OpSchema] {
+        self.by_op.get(&(domain.to_owned(), op.to_owned())).map_or(&[], Vec::as_slice)
+    }
+
+    /// Whether the table holds any operator of this domain.
+    pub fn knows_domain(&self, domain: &str) -> bool {
+        self.domain_versions.iter().any(|(d, _)| d == domain)
+    }
+
+    /// The schemas in force for a domain at an imported version, one per operator, sorted
+    /// by name (completion lists, documentation).
+    pub fn operators_at(&self, domain: &str, version: i64) -> Vec<&OpSchema> {
+        let mut ops: Vec<&OpSchema> = self
+            .by_op
+            .iter()
+            .filter(|((d, _), _)| d == domain)
+            .filter_map(|(_, versions)| versions.iter().rev().find(|s| s.since_version <= version))
+            .collect();
+        ops.sort_by(|a, b| a.op.cmp(&b.op));
+        ops
+    }
+
+    pub fn is_experimental_op(&self, op: &str) -> bool {
+        self.experimental_ops.iter().any(|o| o == op)
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_op.values().map(Vec::len).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_op.is_empty()
+    }
+}
+
+/// The compiled-in registry.
+pub fn registry() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+    REGISTRY.get_or_init(|| {
+        // The export is our own committed data, checked by the tests; a failure here is a
+        // build defect, not an input error.
+        decode::registry(EXPORT).unwrap_or_else(|e| panic!("core/schemas/onnx_schemas.json is malformed: {e}"))
+    })
+}
+
+#[cfg(test)]
+mod tests;
