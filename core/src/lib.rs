@@ -13,6 +13,7 @@
 pub mod analysis;
 pub mod binary;
 pub mod check;
+pub mod infer;
 pub mod diagnostic;
 pub mod external;
 pub mod ir;

@@ -1,0 +1,148 @@
+//! What inference knows about each value while walking a graph: its type, and for small
+//! integer tensors the values themselves (possibly symbolic, as onnx's data propagation
+//! keeps them).
+
+use std::collections::HashMap;
+
+use crate::ir::{DataType, DimValue, Dimension, Model, Shape, Str, Tensor, TensorId, TensorType, Type, TypeValue};
+
+/// The value of a 0-D or 1-D integer tensor, element by element; an element may be a
+/// symbolic dimension (from `Shape` of a symbolic input) or unknown.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Known {
+    pub elements: Vec<Option<DimValue>>,
+    /// A 0-D tensor (one element, no axis).
+    pub scalar: bool,
+}
+
+impl Known {
+    pub fn vector(elements: Vec<Option<DimValue>>) -> Known {
+        Known { elements, scalar: false }
+    }
+
+    /// All elements as plain integers, when none is symbolic or unknown.
+    pub fn ints(&self) -> Option<Vec<i64>> {
+        self.elements.iter().map(|e| if let Some(DimValue::Value(v)) = e { Some(*v) } else { None }).collect()
+    }
+
+    /// The elements as dimensions of a shape (what Reshape, Expand, … read).
+    pub fn as_dims(&self) -> Vec<Dimension> {
+        self.elements.iter().map(|e| Dimension { value: e.clone(), denotation: None }).collect()
+    }
+}
+
+/// Larger constant tensors are not tracked: data propagation is for shape computations.
+const MAX_TRACKED_ELEMENTS: usize = 64;
+
+pub struct Env<'m> {
+    pub model: &'m Model,
+    /// The imported version of the default domain.
+    pub opset: i64,
+    types: HashMap<Str, Type>,
+    values: HashMap<Str, Known>,
+}
+
+impl std::fmt::Debug for Env<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Env").field("opset", &self.opset).field("values", &self.types.len()).finish()
+    }
+}
+
+impl<'m> Env<'m> {
+    pub fn new(model: &'m Model, opset: i64) -> Self {
+        Env { model, opset, types: HashMap::new(), values: HashMap::new() }
+    }
+
+    pub fn into_types(self) -> HashMap<Str, Type> {
+        self.types
+    }
+
+    pub fn set_type(&mut self, name: Str, ty: Type) {
+        if !name.is_empty() {
+            self.types.insert(name, ty);
+        }
+    }
+
+    pub fn ty(&self, name: &Str) -> Option<&Type> {
+        if name.is_empty() { None } else { self.types.get(name) }
+    }
+
+    pub fn set_value(&mut self, name: Str, known: Known) {
+        if !name.is_empty() && known.elements.len() <= MAX_TRACKED_ELEMENTS {
+            self.values.insert(name, known);
+        }
+    }
+
+    pub fn value(&self, name: &Str) -> Option<&Known> {
+        self.values.get(name)
+    }
+
+    /// An initializer: its type from the tensor, and its values when small and integral.
+    pub fn add_initializer(&mut self, id: TensorId) {
+        let t = &self.model.tensors[id];
+        let Some(name) = t.name.clone() else { return };
+        self.set_type(name.clone(), tensor_type(t));
+        if let Some(known) = tensor_values(t) {
+            self.set_value(name, known);
+        }
+    }
+}
+
+/// The type a tensor constant has.
+pub fn tensor_type(t: &Tensor) -> Type {
+    tensor(t.data_type.unwrap_or(0), Some(t.dims.iter().map(|&d| dim(d)).collect()))
+}
+
+pub fn dim(v: i64) -> Dimension {
+    Dimension { value: Some(DimValue::Value(v)), denotation: None }
+}
+
+pub fn unknown_dim() -> Dimension {
+    Dimension::default()
+}
+
+/// A tensor type; `dims: None` is an unknown rank.
+pub fn tensor(elem: i32, dims: Option<Vec<Dimension>>) -> Type {
+    Type {
+        value: Some(TypeValue::Tensor(TensorType { elem_type: Some(elem), shape: dims.map(|dims| Shape { dims }) })),
+        denotation: None,
+    }
+}
+
+/// The element type and dims of a tensor type (dims `None` for unknown rank).
+pub fn tensor_parts(ty: &Type) -> Option<(Option<i32>, Option<&[Dimension]>)> {
+    match &ty.value {
+        Some(TypeValue::Tensor(t)) => Some((t.elem_type, t.shape.as_ref().map(|s| s.dims.as_slice()))),
+        _ => None,
+    }
+}
+
+/// The values of a small 0-D or 1-D int32/int64 tensor held in memory.
+pub fn tensor_values(t: &Tensor) -> Option<Known> {
+    if t.dims.len() > 1 || t.is_external() {
+        return None;
+    }
+    let count = t.element_count()? as usize;
+    if count > MAX_TRACKED_ELEMENTS {
+        return None;
+    }
+    let ints: Vec<i64> = match t.elem_type()? {
+        DataType::Int64 => match &t.raw_data {
+            Some(raw) if !raw.is_empty() => {
+                raw.chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0; 8]))).collect()
+            }
+            _ => t.int64_data.clone(),
+        },
+        DataType::Int32 => match &t.raw_data {
+            Some(raw) if !raw.is_empty() => {
+                raw.chunks_exact(4).map(|c| i64::from(i32::from_le_bytes(c.try_into().unwrap_or([0; 4])))).collect()
+            }
+            _ => t.int32_data.iter().map(|&v| i64::from(v)).collect(),
+        },
+        _ => return None,
+    };
+    (ints.len() == count).then(|| Known {
+        elements: ints.into_iter().map(|v| Some(DimValue::Value(v))).collect(),
+        scalar: t.dims.is_empty(),
+    })
+}

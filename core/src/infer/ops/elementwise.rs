@@ -1,0 +1,82 @@
+//! Operators whose output has the shape of an input (unary maps), or of the broadcast of
+//! their inputs (binary and variadic maps, comparisons, Where).
+
+use super::{Ctx, Outputs, tensor_of};
+use crate::infer::broadcast::broadcast;
+use crate::infer::env::Known;
+use crate::ir::{DataType, DimValue};
+
+/// Same element type and shape as input 0.
+const UNARY: &[&str] = &[
+    "Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceil", "Cos", "Cosh", "Erf", "Exp", "Floor", "Log",
+    "Neg", "Reciprocal", "Relu", "Round", "Sigmoid", "Sign", "Sin", "Sinh", "Softplus", "Softsign", "Sqrt", "Tan",
+    "Tanh", "Elu", "Selu", "LeakyRelu", "HardSigmoid", "HardSwish", "ThresholdedRelu", "Celu", "Gelu", "Mish",
+    "Shrink", "Swish", "BitwiseNot", "Clip", "Softmax", "LogSoftmax", "Hardmax", "LRN", "InstanceNormalization",
+    "LpNormalization", "MeanVarianceNormalization", "Trilu", "CumSum", "Not", "Identity", "Dropout", "Binarizer",
+    "ReverseSequence", "Scatter", "ScatterElements", "ScatterND",
+];
+
+/// Broadcast of all inputs; element type of input 0.
+const BROADCAST: &[&str] = &[
+    "Add", "Sub", "Mul", "Div", "Pow", "Mod", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "Max", "Min",
+    "Sum", "Mean", "PRelu",
+];
+
+/// Broadcast of all inputs; bool result.
+const COMPARE: &[&str] = &["Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor"];
+
+pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
+    if UNARY.contains(&op) {
+        let ty = ctx.input_type(0)?.clone();
+        let mut out = Outputs::one(ty);
+        if op == "Dropout" && ctx.node.outputs.len() > 1 {
+            out.types.push(Some(tensor_of(Some(DataType::Bool.code()), ctx.dims(0).map(<[_]>::to_vec))));
+        }
+        if op == "Identity" {
+            out = out.with_value(ctx.value(0).cloned());
+        }
+        return Some(out);
+    }
+    if op == "IsNaN" || op == "IsInf" {
+        return Some(Outputs::one(tensor_of(Some(DataType::Bool.code()), ctx.dims(0).map(<[_]>::to_vec))));
+    }
+    let compare = COMPARE.contains(&op);
+    if !(compare || BROADCAST.contains(&op) || op == "Where") {
+        return None;
+    }
+    let count = ctx.node.inputs.len();
+    let shapes: Option<Vec<_>> = (0..count).map(|i| ctx.dims(i)).collect();
+    let dims = shapes.and_then(|s| broadcast(&s));
+    let elem = if compare {
+        Some(DataType::Bool.code())
+    } else if op == "Where" {
+        ctx.elem(1)
+    } else {
+        ctx.elem(0)
+    };
+    let value = if matches!(op, "Add" | "Sub" | "Mul") { arithmetic(op, ctx) } else { None };
+    Some(Outputs::one(tensor_of(elem, dims)).with_value(value))
+}
+
+/// Data propagation through integer arithmetic on known values (shape computations).
+fn arithmetic(op: &str, ctx: &Ctx<'_, '_>) -> Option<Known> {
+    let (a, b) = (ctx.value(0)?, ctx.value(1)?);
+    let (x, y) = (a.ints()?, b.ints()?);
+    let n = x.len().max(y.len());
+    if !(x.len() == n || x.len() == 1) || !(y.len() == n || y.len() == 1) {
+        return None;
+    }
+    let at = |v: &[i64], i: usize| if v.len() == 1 { v[0] } else { v[i] };
+    let elements = (0..n)
+        .map(|i| {
+            let (p, q) = (at(&x, i), at(&y, i));
+            let r = match op {
+                "Add" => p.checked_add(q),
+                "Sub" => p.checked_sub(q),
+                _ => p.checked_mul(q),
+            };
+            r.map(DimValue::Value)
+        })
+        .collect();
+    Some(Known { elements, scalar: a.scalar && b.scalar })
+}

@@ -1,0 +1,148 @@
+//! One inference rule per operator family, dispatched by operator name.
+
+mod elementwise;
+mod nn;
+mod shape;
+
+use super::env::{Env, Known, tensor, tensor_parts};
+use crate::ir::{AttributeValue, Dimension, Model, Node, NodeId, Str, TensorId, Type};
+use crate::schema::registry;
+
+/// What a rule sees: the node, its inputs' types and known values, the opset.
+pub struct Ctx<'a, 'm> {
+    pub model: &'m Model,
+    pub node: &'m Node,
+    pub env: &'a Env<'m>,
+    pub opset: i64,
+}
+
+impl<'m> Ctx<'_, 'm> {
+    pub fn input_type(&self, i: usize) -> Option<&Type> {
+        self.node.inputs.get(i).and_then(|n| self.env.ty(n))
+    }
+
+    /// Element type and dims (dims `None` for unknown rank) of a tensor input.
+    pub fn input(&self, i: usize) -> Option<(Option<i32>, Option<&[Dimension]>)> {
+        self.input_type(i).and_then(tensor_parts)
+    }
+
+    pub fn elem(&self, i: usize) -> Option<i32> {
+        self.input(i).and_then(|(e, _)| e)
+    }
+
+    pub fn dims(&self, i: usize) -> Option<&[Dimension]> {
+        self.input(i).and_then(|(_, d)| d)
+    }
+
+    pub fn has_input(&self, i: usize) -> bool {
+        self.node.inputs.get(i).is_some_and(|n| !n.is_empty())
+    }
+
+    pub fn value(&self, i: usize) -> Option<&Known> {
+        self.node.inputs.get(i).and_then(|n| self.env.value(n))
+    }
+
+    pub fn int(&self, name: &str) -> Option<i64> {
+        match self.node.attribute(name)?.value()? {
+            AttributeValue::Int(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    pub fn ints(&self, name: &str) -> Option<&'m [i64]> {
+        match self.node.attribute(name)?.value()? {
+            AttributeValue::Ints(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    pub fn tensor_attr(&self, name: &str) -> Option<TensorId> {
+        match self.node.attribute(name)?.value()? {
+            AttributeValue::Tensor(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+/// What a rule found: a type (and maybe a known value) per output.
+#[derive(Default)]
+pub struct Outputs {
+    pub types: Vec<Option<Type>>,
+    pub values: Vec<Option<Known>>,
+}
+
+impl Outputs {
+    pub fn one(ty: Type) -> Outputs {
+        Outputs { types: vec![Some(ty)], values: Vec::new() }
+    }
+
+    pub fn with_value(mut self, known: Option<Known>) -> Outputs {
+        self.values = vec![known];
+        self
+    }
+}
+
+/// A tensor type of the given element type and dims.
+pub fn tensor_of(elem: Option<i32>, dims: Option<Vec<Dimension>>) -> Type {
+    tensor(elem.unwrap_or(0), dims)
+}
+
+pub fn normalize_axis(axis: i64, rank: usize) -> Option<usize> {
+    let r = rank as i64;
+    let a = if axis < 0 { axis + r } else { axis };
+    (0..r.max(1)).contains(&a).then_some(a as usize)
+}
+
+pub(super) fn infer_node(model: &Model, id: NodeId, env: &mut Env<'_>) {
+    let node = &model.nodes[id];
+    let domain = node.domain_str();
+    if !(domain.is_empty() || domain == b"ai.onnx") {
+        return;
+    }
+    let op = node.op_type.as_ref().and_then(Str::as_str).unwrap_or("");
+    let ctx = Ctx { model, node, env, opset: env.opset };
+    let outputs = elementwise::infer(op, &ctx)
+        .or_else(|| shape::infer(op, &ctx))
+        .or_else(|| nn::infer(op, &ctx))
+        .or_else(|| from_schema(op, &ctx));
+    let Some(outputs) = outputs else { return };
+    for (i, name) in node.outputs.iter().enumerate() {
+        // A type whose element type is unknown says nothing useful: leave the value untyped.
+        let typed = |t: &&Type| !matches!(tensor_parts(t), Some((None | Some(0), _)));
+        if let Some(Some(ty)) = outputs.types.get(i).map(|t| t.as_ref().filter(typed)) {
+            env.set_type(name.clone(), ty.clone());
+        }
+        if let Some(Some(known)) = outputs.values.get(i) {
+            env.set_value(name.clone(), known.clone());
+        }
+    }
+}
+
+/// No rule: element types from the schema's constraints (a literal output type, or a type
+/// parameter some input binds), shapes unknown.
+fn from_schema(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
+    let schema = registry().lookup("", op, ctx.opset)?;
+    let mut types = Vec::new();
+    for (i, _) in ctx.node.outputs.iter().enumerate() {
+        let formal = schema.outputs.get(i).or_else(|| schema.outputs.last())?;
+        let elem = if let Some(literal) = formal.type_str.strip_prefix("tensor(").and_then(|s| s.strip_suffix(')')) {
+            crate::ir::DataType::from_name(literal).map(|d| d.code())
+        } else {
+            let allowed = schema.allowed_types(formal);
+            let bound = schema
+                .inputs
+                .iter()
+                .enumerate()
+                .find(|(_, f)| f.type_str == formal.type_str)
+                .and_then(|(j, _)| ctx.elem(j));
+            bound.or_else(|| match allowed.as_slice() {
+                [only] => {
+                    only.strip_prefix("tensor(").and_then(|s| s.strip_suffix(')')).and_then(crate::ir::DataType::from_name).map(|d| d.code())
+                }
+                _ => None,
+            })
+        };
+        types.push(elem.map(|e| tensor(e, None)));
+    }
+    Some(Outputs { types, values: Vec::new() })
+}

@@ -1,0 +1,190 @@
+//! Linear algebra, reductions, normalizations, convolutions and pooling.
+
+use super::{Ctx, Outputs, normalize_axis, tensor_of};
+use crate::infer::broadcast::broadcast;
+use crate::infer::env::{Known, dim, unknown_dim};
+use crate::ir::{DataType, DimValue, Dimension};
+
+const REDUCE: &[&str] = &[
+    "ReduceMax", "ReduceMin", "ReduceMean", "ReduceSum", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum",
+    "ReduceLogSumExp", "ReduceSumSquare",
+];
+
+fn known(d: &Dimension) -> Option<i64> {
+    match d.value {
+        Some(DimValue::Value(v)) => Some(v),
+        _ => None,
+    }
+}
+
+pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
+    if REDUCE.contains(&op) {
+        return Some(reduce(op, ctx));
+    }
+    match op {
+        "MatMul" | "MatMulInteger" => {
+            let elem = if op == "MatMul" { ctx.elem(0) } else { Some(DataType::Int32 as i32) };
+            Some(Outputs::one(tensor_of(elem, matmul(ctx.dims(0), ctx.dims(1)))))
+        }
+        "Gemm" => {
+            let dims = match (ctx.dims(0), ctx.dims(1)) {
+                (Some(a), Some(b)) if a.len() == 2 && b.len() == 2 => {
+                    let m = if ctx.int("transA").unwrap_or(0) != 0 { &a[1] } else { &a[0] };
+                    let n = if ctx.int("transB").unwrap_or(0) != 0 { &b[0] } else { &b[1] };
+                    Some(vec![m.clone(), n.clone()])
+                }
+                _ => None,
+            };
+            Some(Outputs::one(tensor_of(ctx.elem(0), dims)))
+        }
+        "ArgMax" | "ArgMin" => {
+            let dims = ctx.dims(0).and_then(|d| {
+                let axis = normalize_axis(ctx.int("axis").unwrap_or(0), d.len())?;
+                let keep = ctx.int("keepdims").unwrap_or(1) != 0;
+                Some(reduced(d, &[axis], keep))
+            });
+            Some(Outputs::one(tensor_of(Some(DataType::Int64 as i32), dims)))
+        }
+        "BatchNormalization" | "LayerNormalization" | "RMSNormalization" | "GroupNormalization" => {
+            let mut out = Outputs::one(ctx.input_type(0)?.clone());
+            if op == "LayerNormalization" && ctx.node.outputs.len() > 1 {
+                let stash = if ctx.int("stash_type").unwrap_or(1) == 1 { Some(DataType::Float as i32) } else { ctx.elem(0) };
+                let dims = ctx.dims(0).and_then(|d| {
+                    let axis = normalize_axis(ctx.int("axis").unwrap_or(-1), d.len())?;
+                    let mut out = d[..axis].to_vec();
+                    out.extend(std::iter::repeat_n(dim(1), d.len() - axis));
+                    Some(out)
+                });
+                for _ in 1..ctx.node.outputs.len() {
+                    out.types.push(Some(tensor_of(stash, dims.clone())));
+                }
+            }
+            Some(out)
+        }
+        "GlobalAveragePool" | "GlobalMaxPool" | "GlobalLpPool" => {
+            let dims = ctx.dims(0).filter(|d| d.len() >= 2).map(|d| {
+                let mut out = d[..2].to_vec();
+                out.extend(std::iter::repeat_n(dim(1), d.len() - 2));
+                out
+            });
+            Some(Outputs::one(tensor_of(ctx.elem(0), dims)))
+        }
+        "Conv" | "MaxPool" | "AveragePool" | "LpPool" | "ConvInteger" => Some(window(op, ctx)),
+        "Pad" => {
+            let pads = if ctx.opset >= 11 { ctx.value(1).and_then(Known::ints) } else { ctx.ints("pads").map(<[_]>::to_vec) };
+            let dims = ctx.dims(0).map(|d| match &pads {
+                Some(p) if p.len() == 2 * d.len() && !ctx.has_input(3) => d
+                    .iter()
+                    .enumerate()
+                    .map(|(i, x)| known(x).map_or_else(unknown_dim, |v| dim(v + p[i] + p[i + d.len()])))
+                    .collect(),
+                _ => vec![unknown_dim(); d.len()],
+            });
+            Some(Outputs::one(tensor_of(ctx.elem(0), dims)))
+        }
+        _ => None,
+    }
+}
+
+fn matmul(a: Option<&[Dimension]>, b: Option<&[Dimension]>) -> Option<Vec<Dimension>> {
+    let (a, b) = (a?, b?);
+    if a.is_empty() || b.is_empty() {
+        return None;
+    }
+    let a2: Vec<Dimension> = if a.len() == 1 { vec![dim(1), a[0].clone()] } else { a.to_vec() };
+    let b2: Vec<Dimension> = if b.len() == 1 { vec![b[0].clone(), dim(1)] } else { b.to_vec() };
+    let batch = broadcast(&[&a2[..a2.len() - 2], &b2[..b2.len() - 2]])?;
+    let mut out = batch;
+    if a.len() > 1 {
+        out.push(a2[a2.len() - 2].clone());
+    }
+    if b.len() > 1 {
+        out.push(b2[b2.len() - 1].clone());
+    }
+    Some(out)
+}
+
+fn reduced(d: &[Dimension], axes: &[usize], keep: bool) -> Vec<Dimension> {
+    d.iter()
+        .enumerate()
+        .filter_map(|(i, x)| {
+            if axes.contains(&i) {
+                keep.then(|| dim(1))
+            } else {
+                Some(x.clone())
+            }
+        })
+        .collect()
+}
+
+fn reduce(op: &str, ctx: &Ctx<'_, '_>) -> Outputs {
+    let keep = ctx.int("keepdims").unwrap_or(1) != 0;
+    let axes_from_input = (op == "ReduceSum" && ctx.opset >= 13) || ctx.opset >= 18;
+    let axes: Option<Option<Vec<i64>>> = if axes_from_input {
+        if ctx.has_input(1) { ctx.value(1).and_then(Known::ints).map(Some) } else { Some(None) }
+    } else {
+        Some(ctx.ints("axes").map(<[_]>::to_vec))
+    };
+    let dims = ctx.dims(0).and_then(|d| match axes? {
+        Some(axes) if !axes.is_empty() => {
+            let axes: Vec<usize> = axes.iter().map(|&a| normalize_axis(a, d.len())).collect::<Option<_>>()?;
+            Some(reduced(d, &axes, keep))
+        }
+        _ if ctx.int("noop_with_empty_axes").unwrap_or(0) != 0 => Some(d.to_vec()),
+        _ => Some(reduced(d, &(0..d.len()).collect::<Vec<_>>(), keep)),
+    });
+    Outputs::one(tensor_of(ctx.elem(0), dims))
+}
+
+/// Convolution and pooling: spatial dims from kernel, strides, pads, dilations, auto_pad.
+fn window(op: &str, ctx: &Ctx<'_, '_>) -> Outputs {
+    let elem = if op == "ConvInteger" { Some(DataType::Int32 as i32) } else { ctx.elem(0) };
+    let dims = ctx.dims(0).filter(|d| d.len() >= 3).map(|x| {
+        let spatial = x.len() - 2;
+        let is_conv = op.starts_with("Conv");
+        let w = if is_conv { ctx.dims(1) } else { None };
+        let kernel: Option<Vec<i64>> = match ctx.ints("kernel_shape") {
+            Some(k) => Some(k.to_vec()),
+            None => w.filter(|w| w.len() == x.len()).and_then(|w| w[2..].iter().map(known).collect()),
+        };
+        let channels = if is_conv { w.and_then(|w| w.first().cloned()).unwrap_or_default() } else { x[1].clone() };
+        let mut out = vec![x[0].clone(), channels];
+        let strides = ctx.ints("strides").map_or_else(|| vec![1; spatial], <[_]>::to_vec);
+        let dilations = ctx.ints("dilations").map_or_else(|| vec![1; spatial], <[_]>::to_vec);
+        let pads = ctx.ints("pads").map_or_else(|| vec![0; 2 * spatial], <[_]>::to_vec);
+        let auto_pad = ctx
+            .node
+            .attribute("auto_pad")
+            .and_then(|a| a.s.as_ref())
+            .and_then(|s| s.as_str())
+            .unwrap_or("NOTSET")
+            .to_owned();
+        let ceil = ctx.int("ceil_mode").unwrap_or(0) != 0;
+        for i in 0..spatial {
+            let size = known(&x[i + 2]);
+            let computed = (|| {
+                let size = size?;
+                let k = *kernel.as_ref()?.get(i)?;
+                let (s, d) = (*strides.get(i)?, *dilations.get(i)?);
+                if s <= 0 {
+                    return None;
+                }
+                match auto_pad.as_str() {
+                    "SAME_UPPER" | "SAME_LOWER" => Some((size + s - 1) / s),
+                    "VALID" => Some((size - ((k - 1) * d + 1)) / s + 1),
+                    _ => {
+                        let padded = size + pads.get(i)? + pads.get(i + spatial)? - ((k - 1) * d + 1);
+                        Some(if ceil { (padded + s - 1) / s + 1 } else { padded / s + 1 })
+                    }
+                }
+            })();
+            out.push(computed.map_or_else(unknown_dim, dim));
+        }
+        out
+    });
+    let mut out = Outputs::one(tensor_of(elem, dims.clone()));
+    if op == "MaxPool" && ctx.node.outputs.len() > 1 {
+        out.types.push(Some(tensor_of(Some(DataType::Int64 as i32), dims)));
+    }
+    out
+}

@@ -1,0 +1,411 @@
+//! Operators that build, cast or rearrange tensors: their shapes come from attributes and,
+//! often, from values computed in the graph, which these rules also propagate.
+
+use super::{Ctx, Outputs, normalize_axis, tensor_of};
+use crate::infer::broadcast::broadcast;
+use crate::infer::env::{Known, dim, tensor_type, tensor_values, unknown_dim};
+use crate::ir::{AttributeValue, DataType, DimValue, Dimension};
+
+const INT64: i32 = DataType::Int64 as i32;
+
+fn known_dim(d: &Dimension) -> Option<i64> {
+    match d.value {
+        Some(DimValue::Value(v)) => Some(v),
+        _ => None,
+    }
+}
+
+fn product(dims: &[Dimension]) -> Option<i64> {
+    dims.iter().try_fold(1i64, |acc, d| acc.checked_mul(known_dim(d)?))
+}
+
+fn product_dim(dims: &[Dimension]) -> Dimension {
+    product(dims).map_or_else(unknown_dim, dim)
+}
+
+pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
+    match op {
+        "Constant" => constant(ctx),
+        "Shape" => shape(ctx),
+        "Size" => Some(Outputs::one(tensor_of(Some(INT64), Some(Vec::new()))).with_value(
+            ctx.dims(0).and_then(product).map(|n| Known { elements: vec![Some(DimValue::Value(n))], scalar: true }),
+        )),
+        "Cast" => {
+            let to = ctx.int("to").and_then(|t| i32::try_from(t).ok());
+            let value = ctx.value(0).cloned().filter(|_| to.is_some_and(|t| t == INT64 || t == DataType::Int32 as i32));
+            Some(Outputs::one(tensor_of(to, ctx.dims(0).map(<[_]>::to_vec))).with_value(value))
+        }
+        "CastLike" => Some(Outputs::one(tensor_of(ctx.elem(1), ctx.dims(0).map(<[_]>::to_vec)))),
+        "Reshape" => reshape(ctx),
+        "Concat" => concat(ctx),
+        "Unsqueeze" => unsqueeze(ctx),
+        "Squeeze" => squeeze(ctx),
+        "Transpose" => {
+            let dims = ctx.dims(0);
+            let out = dims.and_then(|d| {
+                let perm: Vec<i64> = match ctx.ints("perm") {
+                    Some(p) => p.to_vec(),
+                    None => (0..d.len() as i64).rev().collect(),
+                };
+                perm.iter().map(|&p| normalize_axis(p, d.len()).map(|a| d[a].clone())).collect::<Option<Vec<_>>>()
+            });
+            Some(Outputs::one(tensor_of(ctx.elem(0), out)))
+        }
+        "Flatten" => {
+            let out = ctx.dims(0).and_then(|d| {
+                let axis = ctx.int("axis").unwrap_or(1);
+                let a = if axis < 0 { axis + d.len() as i64 } else { axis };
+                let a = usize::try_from(a).ok().filter(|&a| a <= d.len())?;
+                Some(vec![product_dim(&d[..a]), product_dim(&d[a..])])
+            });
+            Some(Outputs::one(tensor_of(ctx.elem(0), out)))
+        }
+        "Expand" => {
+            let target = ctx.value(1).map(Known::as_dims);
+            let out = match (ctx.dims(0), target) {
+                (Some(d), Some(t)) => broadcast(&[d, &t]),
+                _ => None,
+            };
+            Some(Outputs::one(tensor_of(ctx.elem(0), out)))
+        }
+        "ConstantOfShape" => {
+            let elem = match ctx.tensor_attr("value") {
+                Some(t) => ctx.model.tensors[t].data_type,
+                None => Some(DataType::Float as i32),
+            };
+            Some(Outputs::one(tensor_of(elem, ctx.value(0).map(Known::as_dims))))
+        }
+        "Gather" => gather(ctx),
+        "Slice" => slice(ctx),
+        "Split" => split(ctx),
+        "Range" => {
+            let len = match (ctx.value(0), ctx.value(1), ctx.value(2)) {
+                (Some(s), Some(l), Some(d)) => match (s.ints(), l.ints(), d.ints()) {
+                    (Some(s), Some(l), Some(d)) if s.len() == 1 && l.len() == 1 && d.len() == 1 && d[0] != 0 => {
+                        let n = (l[0] - s[0] + d[0] - d[0].signum()) / d[0];
+                        Some(dim(n.max(0)))
+                    }
+                    _ => None,
+                },
+                _ => None,
+            };
+            Some(Outputs::one(tensor_of(ctx.elem(0), Some(vec![len.unwrap_or_default()]))))
+        }
+        "Tile" => {
+            let out = match (ctx.dims(0), ctx.value(1).and_then(Known::ints)) {
+                (Some(d), Some(r)) if r.len() == d.len() => Some(
+                    d.iter()
+                        .zip(&r)
+                        .map(|(d, &r)| known_dim(d).and_then(|v| v.checked_mul(r)).map_or_else(unknown_dim, dim))
+                        .collect(),
+                ),
+                (Some(d), _) => Some(vec![unknown_dim(); d.len()]),
+                _ => None,
+            };
+            Some(Outputs::one(tensor_of(ctx.elem(0), out)))
+        }
+        _ => None,
+    }
+}
+
+fn constant(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
+    let a = ctx.node.attributes.first()?;
+    let name = a.name.as_ref()?.as_str()?;
+    let (elem, dims, value) = match (name, a.value()?) {
+        ("value", AttributeValue::Tensor(t)) => {
+            let t = &ctx.model.tensors[t];
+            return Some(Outputs::one(tensor_type(t)).with_value(tensor_values(t)));
+        }
+        ("sparse_value", AttributeValue::SparseTensor(s)) => {
+            let elem = s.values.and_then(|v| ctx.model.tensors[v].data_type);
+            (elem, s.dims.iter().map(|&d| dim(d)).collect(), None)
+        }
+        ("value_float", _) => (Some(DataType::Float as i32), Vec::new(), None),
+        ("value_floats", AttributeValue::Floats(f)) => (Some(DataType::Float as i32), vec![dim(f.len() as i64)], None),
+        ("value_int", AttributeValue::Int(v)) => {
+            (Some(INT64), Vec::new(), Some(Known { elements: vec![Some(DimValue::Value(v))], scalar: true }))
+        }
+        ("value_ints", AttributeValue::Ints(v)) => (
+            Some(INT64),
+            vec![dim(v.len() as i64)],
+            Some(Known::vector(v.iter().map(|&x| Some(DimValue::Value(x))).collect())),
+        ),
+        ("value_string", _) => (Some(DataType::String as i32), Vec::new(), None),
+        ("value_strings", AttributeValue::Strings(s)) => {
+            (Some(DataType::String as i32), vec![dim(s.len() as i64)], None)
+        }
+        _ => return None,
+    };
+    Some(Outputs::one(tensor_of(elem, Some(dims))).with_value(value))
+}
+
+fn shape(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
+    let Some(d) = ctx.dims(0) else {
+        return Some(Outputs::one(tensor_of(Some(INT64), Some(vec![unknown_dim()]))));
+    };
+    let rank = d.len() as i64;
+    let clamp = |v: i64| (if v < 0 { v + rank } else { v }).clamp(0, rank) as usize;
+    let start = clamp(ctx.int("start").unwrap_or(0));
+    let end = clamp(ctx.int("end").unwrap_or(rank)).max(start);
+    let picked = &d[start..end];
+    let value = Known::vector(picked.iter().map(|d| d.value.clone()).collect());
+    Some(Outputs::one(tensor_of(Some(INT64), Some(vec![dim(picked.len() as i64)]))).with_value(Some(value)))
+}
+
+fn reshape(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
+    let elem = ctx.elem(0);
+    let Some(target) = ctx.value(1) else {
+        let rank = ctx.input(1).and_then(|(_, d)| d).and_then(|d| d.first()).and_then(known_dim);
+        let dims = rank.map(|r| vec![unknown_dim(); r.max(0) as usize]);
+        return Some(Outputs::one(tensor_of(elem, dims)));
+    };
+    let input = ctx.dims(0);
+    let allow_zero = ctx.int("allowzero").unwrap_or(0) != 0;
+    let mut out: Vec<Dimension> = Vec::with_capacity(target.elements.len());
+    let mut infer_at = None;
+    for (i, e) in target.elements.iter().enumerate() {
+        match e {
+            Some(DimValue::Value(0)) if !allow_zero => {
+                out.push(input.and_then(|d| d.get(i)).cloned().unwrap_or_default());
+            }
+            Some(DimValue::Value(-1)) => {
+                infer_at = Some(i);
+                out.push(unknown_dim());
+            }
+            other => out.push(Dimension { value: other.clone(), denotation: None }),
+        }
+    }
+    if let (Some(at), Some(input)) = (infer_at, input) {
+        let others: Vec<Dimension> = out.iter().enumerate().filter(|&(i, _)| i != at).map(|(_, d)| d.clone()).collect();
+        if let Some(size) = inferred_size(input, &others) {
+            out[at] = dim(size);
+        }
+    }
+    Some(Outputs::one(tensor_of(elem, Some(out))))
+}
+
+/// The size of Reshape's `-1` dim: input elements over the other output dims, where the
+/// same symbolic dim on both sides cancels (`[N,4,256] → [N,-1]` gives 1024).
+fn inferred_size(input: &[Dimension], others: &[Dimension]) -> Option<i64> {
+    let mut symbolic: Vec<&DimValue> =
+        input.iter().filter_map(|d| d.value.as_ref().filter(|v| matches!(v, DimValue::Param(_)))).collect();
+    let mut rest = 1i64;
+    for d in others {
+        match &d.value {
+            Some(DimValue::Value(v)) => rest = rest.checked_mul(*v)?,
+            Some(p @ DimValue::Param(_)) => {
+                let at = symbolic.iter().position(|s| *s == p)?;
+                symbolic.swap_remove(at);
+            }
+            None => return None,
+        }
+    }
+    if !symbolic.is_empty() || rest == 0 {
+        return None;
+    }
+    let total = input.iter().filter_map(|d| known_dim(d)).try_fold(1i64, |a, v| a.checked_mul(v))?;
+    if input.iter().any(|d| d.value.is_none()) {
+        return None;
+    }
+    Some(total / rest)
+}
+
+fn concat(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
+    let count = ctx.node.inputs.len();
+    let elem = (0..count).find_map(|i| ctx.elem(i));
+    let shapes: Option<Vec<_>> = (0..count).map(|i| ctx.dims(i)).collect();
+    let dims = shapes.and_then(|shapes| {
+        let first = shapes.first()?;
+        let axis = normalize_axis(ctx.int("axis")?, first.len())?;
+        let mut out = first.to_vec();
+        let mut total = Some(0i64);
+        for s in &shapes {
+            if s.len() != first.len() {
+                return None;
+            }
+            total = total.and_then(|t| known_dim(&s[axis]).and_then(|v| t.checked_add(v)));
+            for (i, d) in s.iter().enumerate() {
+                if i != axis && out[i].value.is_none() {
+                    out[i] = d.clone();
+                }
+            }
+        }
+        out[axis] = total.map_or_else(unknown_dim, dim);
+        Some(out)
+    });
+    let values: Option<Vec<&Known>> = (0..count).map(|i| ctx.value(i)).collect();
+    let value = values.map(|v| Known::vector(v.iter().flat_map(|k| k.elements.iter().cloned()).collect()));
+    Some(Outputs::one(tensor_of(elem, dims)).with_value(value))
+}
+
+fn axes(ctx: &Ctx<'_, '_>) -> Option<Vec<i64>> {
+    if ctx.opset >= 13 { ctx.value(1).and_then(Known::ints) } else { ctx.ints("axes").map(<[i64]>::to_vec) }
+}
+
+fn unsqueeze(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
+    let elem = ctx.elem(0);
+    let dims = match (ctx.dims(0), axes(ctx)) {
+        (Some(d), Some(axes)) => {
+            let rank = d.len() + axes.len();
+            let mut positions: Vec<usize> =
+                axes.iter().map(|&a| normalize_axis(a, rank)).collect::<Option<Vec<_>>>().unwrap_or_default();
+            positions.sort_unstable();
+            let mut out = Vec::with_capacity(rank);
+            let mut rest = d.iter();
+            for i in 0..rank {
+                if positions.binary_search(&i).is_ok() {
+                    out.push(dim(1));
+                } else {
+                    out.push(rest.next()?.clone());
+                }
+            }
+            Some(out)
+        }
+        _ => None,
+    };
+    let value = ctx.value(0).filter(|k| k.scalar).map(|k| Known::vector(k.elements.clone()));
+    Some(Outputs::one(tensor_of(elem, dims)).with_value(value))
+}
+
+fn squeeze(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
+    let elem = ctx.elem(0);
+    let has_axes = if ctx.opset >= 13 { ctx.has_input(1) } else { ctx.ints("axes").is_some() };
+    let dims = ctx.dims(0).and_then(|d| {
+        if has_axes {
+            let axes = axes(ctx)?;
+            let positions: Vec<usize> = axes.iter().map(|&a| normalize_axis(a, d.len())).collect::<Option<_>>()?;
+            Some(d.iter().enumerate().filter(|(i, _)| !positions.contains(i)).map(|(_, x)| x.clone()).collect())
+        } else {
+            if d.iter().any(|x| x.value.is_none() || matches!(x.value, Some(DimValue::Param(_)))) {
+                return None;
+            }
+            Some(d.iter().filter(|x| known_dim(x) != Some(1)).cloned().collect())
+        }
+    });
+    let value =
+        ctx.value(0).filter(|k| !k.scalar && k.elements.len() == 1).map(|k| Known { scalar: true, ..k.clone() });
+    Some(Outputs::one(tensor_of(elem, dims)).with_value(value))
+}
+
+fn gather(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
+    let elem = ctx.elem(0);
+    let axis = ctx.int("axis").unwrap_or(0);
+    let dims = match (ctx.dims(0), ctx.dims(1)) {
+        (Some(data), Some(indices)) => normalize_axis(axis, data.len()).map(|a| {
+            let mut out = data[..a].to_vec();
+            out.extend_from_slice(indices);
+            out.extend_from_slice(&data[a + 1..]);
+            out
+        }),
+        _ => None,
+    };
+    let value = match (ctx.value(0), ctx.value(1).and_then(Known::ints)) {
+        (Some(data), Some(idx)) if axis == 0 && !data.scalar => {
+            let n = data.elements.len() as i64;
+            let picked: Option<Vec<_>> = idx
+                .iter()
+                .map(|&i| {
+                    let i = if i < 0 { i + n } else { i };
+                    usize::try_from(i).ok().and_then(|i| data.elements.get(i).cloned())
+                })
+                .collect();
+            picked.map(|elements| Known { elements, scalar: ctx.value(1).is_some_and(|k| k.scalar) })
+        }
+        _ => None,
+    };
+    Some(Outputs::one(tensor_of(elem, dims)).with_value(value))
+}
+
+/// Start, end and step of one sliced axis, clamped as onnx does.
+fn slice_range(len: i64, start: i64, end: i64, step: i64) -> i64 {
+    let clamp = |v: i64, lo: i64, hi: i64| v.clamp(lo, hi);
+    let norm = |v: i64| if v < 0 { v.saturating_add(len) } else { v };
+    let (s, e) = if step > 0 {
+        (clamp(norm(start), 0, len), clamp(norm(end), 0, len))
+    } else {
+        (clamp(norm(start), -1, len - 1), clamp(norm(end), -1, len - 1))
+    };
+    if step > 0 {
+        ((e - s).max(0) + step - 1) / step
+    } else {
+        ((s - e).max(0) + (-step) - 1) / (-step)
+    }
+}
+
+fn slice(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
+    let elem = ctx.elem(0);
+    let (starts, ends, axes, steps) = if ctx.opset >= 10 {
+        (
+            ctx.value(1).and_then(Known::ints),
+            ctx.value(2).and_then(Known::ints),
+            if ctx.has_input(3) { ctx.value(3).and_then(Known::ints).map(Some) } else { Some(None) },
+            if ctx.has_input(4) { ctx.value(4).and_then(Known::ints).map(Some) } else { Some(None) },
+        )
+    } else {
+        (
+            ctx.ints("starts").map(<[_]>::to_vec),
+            ctx.ints("ends").map(<[_]>::to_vec),
+            Some(ctx.ints("axes").map(<[_]>::to_vec)),
+            Some(None),
+        )
+    };
+    let Some(d) = ctx.dims(0) else {
+        return Some(Outputs::one(tensor_of(elem, None)));
+    };
+    let (Some(starts), Some(ends), Some(axes), Some(steps)) = (starts, ends, axes, steps) else {
+        return Some(Outputs::one(tensor_of(elem, Some(vec![unknown_dim(); d.len()]))));
+    };
+    let axes = axes.unwrap_or_else(|| (0..starts.len() as i64).collect());
+    let steps = steps.unwrap_or_else(|| vec![1; starts.len()]);
+    let mut out = d.to_vec();
+    for (k, &axis) in axes.iter().enumerate() {
+        let a = normalize_axis(axis, d.len())?;
+        let (start, end, step) = (*starts.get(k)?, *ends.get(k)?, *steps.get(k)?);
+        if step == 0 {
+            return None;
+        }
+        out[a] = known_dim(&d[a]).map_or_else(unknown_dim, |len| dim(slice_range(len, start, end, step)));
+    }
+    let value = ctx.value(0).filter(|k| !k.scalar && axes.len() == 1).and_then(|k| {
+        let len = k.elements.len() as i64;
+        let (start, end, step) = (starts[0], ends[0], steps[0]);
+        if step != 1 {
+            return None;
+        }
+        let norm = |v: i64| (if v < 0 { v.saturating_add(len) } else { v }).clamp(0, len) as usize;
+        let (s, e) = (norm(start), norm(end));
+        Some(Known::vector(k.elements.get(s..e.max(s))?.to_vec()))
+    });
+    Some(Outputs::one(tensor_of(elem, Some(out))).with_value(value))
+}
+
+fn split(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
+    let elem = ctx.elem(0);
+    let count = ctx.node.outputs.len();
+    let d = ctx.dims(0);
+    let sizes: Option<Vec<i64>> = if ctx.opset >= 13 && ctx.has_input(1) {
+        ctx.value(1).and_then(Known::ints)
+    } else {
+        ctx.ints("split").map(<[_]>::to_vec)
+    };
+    let types = (0..count)
+        .map(|i| {
+            let dims = d.and_then(|d| {
+                let axis = normalize_axis(ctx.int("axis").unwrap_or(0), d.len())?;
+                let mut out = d.to_vec();
+                let size = match &sizes {
+                    Some(s) => s.get(i).copied(),
+                    None => known_dim(&d[axis]).map(|len| {
+                        let n = count as i64;
+                        let chunk = (len + n - 1) / n;
+                        if i + 1 < count { chunk } else { len - chunk * (n - 1) }
+                    }),
+                };
+                out[axis] = size.map_or_else(unknown_dim, dim);
+                Some(out)
+            });
+            Some(tensor_of(elem, dims))
+        })
+        .collect();
+    Some(Outputs { types, values: Vec::new() })
+}

