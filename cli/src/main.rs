@@ -28,6 +28,8 @@ enum Command {
     Convert(commands::convert::Args),
     /// Check a model against every rule of onnx.checker and the operator schemas.
     Check(commands::check::Args),
+    /// Infer types and shapes and write them into the model as value_info.
+    Infer(commands::infer::Args),
     /// Format text models in place, keeping every comment (`--check` and `--diff` write nothing).
     Fmt(commands::fmt::Args),
 }
@@ -47,6 +49,7 @@ fn main() -> ExitCode {
         Command::Convert(args) => commands::convert::run(args),
         Command::Fmt(args) => commands::fmt::run(args),
         Command::Check(args) => commands::check::run(args),
+        Command::Infer(args) => commands::infer::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

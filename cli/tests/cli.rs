@@ -444,3 +444,17 @@ fn check_underlines_problems_in_a_text_model() {
     assert!(stderr.contains("m.onnxtxt:3:"), "{stderr}");
     assert!(stderr.contains("^^^"), "{stderr}");
 }
+
+#[test]
+fn infer_writes_inferred_types_as_value_info() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("cnn.onnxtxt");
+    let model = corpus("handmade/small_cnn.onnx");
+    let result = run(&["infer", model.to_str().unwrap(), out.to_str().unwrap()]);
+    assert_exit(&result, 0);
+    assert!(text(&result.stderr).contains("8 value types inferred"), "{}", text(&result.stderr));
+    let written = std::fs::read_to_string(&out).expect("output written");
+    for expected in ["float[N, 8, 16, 16] p1", "float[N, 1024] flat", "float[N, 10] logits"] {
+        assert!(written.contains(expected), "missing {expected:?}");
+    }
+}

@@ -13,9 +13,9 @@
 pub mod analysis;
 pub mod binary;
 pub mod check;
-pub mod infer;
 pub mod diagnostic;
 pub mod external;
+pub mod infer;
 pub mod ir;
 pub mod lower;
 pub mod print;

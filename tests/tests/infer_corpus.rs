@@ -13,7 +13,7 @@ use onnx_core::binary;
 use onnx_core::infer::infer_main_graph;
 
 /// Per mille of values whose inferred type equals onnx's; raise it as coverage grows.
-const AGREEMENT_FLOOR: usize = 0;
+const AGREEMENT_FLOOR: usize = 949;
 
 #[test]
 fn inferred_types_agree_with_onnx() {
@@ -59,15 +59,15 @@ fn inferred_types_agree_with_onnx() {
                     more_precise += 1;
                 }
                 Agreement::Different => {
-                let op = producers
-                    .iter()
-                    .find(|(k, _)| String::from_utf8_lossy(k) == name)
-                    .map(|(_, op)| op.clone())
-                    .unwrap_or_default();
-                if examples.len() < 400 {
-                    examples.push(format!("{op}: {rel} {name}: ours {ours}, onnx {expected}"));
-                }
-                *differing_ops.entry(op).or_default() += 1;
+                    let op = producers
+                        .iter()
+                        .find(|(k, _)| String::from_utf8_lossy(k) == name)
+                        .map(|(_, op)| op.clone())
+                        .unwrap_or_default();
+                    if examples.len() < 400 {
+                        examples.push(format!("{op}: {rel} {name}: ours {ours}, onnx {expected}"));
+                    }
+                    *differing_ops.entry(op).or_default() += 1;
                 }
             }
         }

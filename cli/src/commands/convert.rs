@@ -154,6 +154,11 @@ fn text_of(model: &Model, style: Style, output: &str) -> Result<Vec<u8>, Failure
     }
 }
 
+/// The canonical text of a model (what `onnx infer` writes for text outputs).
+pub fn canonical_text(model: &Model, output: &str) -> Result<Vec<u8>, Failure> {
+    text_of(model, Style::Canonical, output)
+}
+
 /// Whether two model directories are the same place (external references stay valid).
 fn same_dir(a: Option<&Path>, b: Option<&Path>) -> bool {
     let canon = |p: &Path| -> Option<PathBuf> { std::fs::canonicalize(p).ok() };

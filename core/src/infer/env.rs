@@ -34,47 +34,79 @@ impl Known {
 /// Larger constant tensors are not tracked: data propagation is for shape computations.
 const MAX_TRACKED_ELEMENTS: usize = 64;
 
-pub struct Env<'m> {
-    pub model: &'m Model,
-    /// The imported version of the default domain.
-    pub opset: i64,
+/// The values one graph defines.
+#[derive(Default)]
+struct Scope {
     types: HashMap<Str, Type>,
     values: HashMap<Str, Known>,
 }
 
+/// Scopes from the main graph (first) to the subgraph being inferred (last); lookups see
+/// outer values, as subgraphs do.
+pub struct Env<'m> {
+    pub model: &'m Model,
+    /// The imported version of the default domain.
+    pub opset: i64,
+    scopes: Vec<Scope>,
+}
+
 impl std::fmt::Debug for Env<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Env").field("opset", &self.opset).field("values", &self.types.len()).finish()
+        f.debug_struct("Env").field("opset", &self.opset).field("depth", &self.scopes.len()).finish()
     }
 }
 
 impl<'m> Env<'m> {
     pub fn new(model: &'m Model, opset: i64) -> Self {
-        Env { model, opset, types: HashMap::new(), values: HashMap::new() }
+        Env { model, opset, scopes: vec![Scope::default()] }
     }
 
-    pub fn into_types(self) -> HashMap<Str, Type> {
-        self.types
+    /// The types of the outermost scope (the main graph's values).
+    pub fn into_types(mut self) -> HashMap<Str, Type> {
+        self.scopes.swap_remove(0).types
+    }
+
+    /// Enters a subgraph.
+    pub fn push_scope(&mut self) {
+        self.scopes.push(Scope::default());
+    }
+
+    /// Leaves a subgraph, forgetting its values.
+    pub fn pop_scope(&mut self) {
+        if self.scopes.len() > 1 {
+            self.scopes.pop();
+        }
+    }
+
+    fn current(&mut self) -> &mut Scope {
+        if self.scopes.is_empty() {
+            self.scopes.push(Scope::default());
+        }
+        let last = self.scopes.len() - 1;
+        &mut self.scopes[last]
     }
 
     pub fn set_type(&mut self, name: Str, ty: Type) {
         if !name.is_empty() {
-            self.types.insert(name, ty);
+            self.current().types.insert(name, ty);
         }
     }
 
     pub fn ty(&self, name: &Str) -> Option<&Type> {
-        if name.is_empty() { None } else { self.types.get(name) }
+        if name.is_empty() {
+            return None;
+        }
+        self.scopes.iter().rev().find_map(|s| s.types.get(name))
     }
 
     pub fn set_value(&mut self, name: Str, known: Known) {
         if !name.is_empty() && known.elements.len() <= MAX_TRACKED_ELEMENTS {
-            self.values.insert(name, known);
+            self.current().values.insert(name, known);
         }
     }
 
     pub fn value(&self, name: &Str) -> Option<&Known> {
-        self.values.get(name)
+        self.scopes.iter().rev().find_map(|s| s.values.get(name))
     }
 
     /// An initializer: its type from the tensor, and its values when small and integral.

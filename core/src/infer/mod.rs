@@ -37,6 +37,28 @@ pub fn infer_main_graph(model: &Model) -> GraphTypes {
     GraphTypes { types: env.into_types() }
 }
 
+/// Infers a subgraph in a new scope (outer values visible) and returns the types of its
+/// outputs: inferred where inference found one, declared otherwise.
+pub(crate) fn infer_subgraph(
+    model: &Model,
+    id: GraphId,
+    env: &mut Env<'_>,
+    inputs: &[Option<Type>],
+) -> Vec<Option<Type>> {
+    env.push_scope();
+    let g = &model.graphs[id];
+    for (v, given) in g.inputs.iter().zip(inputs.iter().chain(std::iter::repeat(&None))) {
+        if let (Some(name), Some(ty)) = (&v.name, given.as_ref().or(v.ty.as_ref())) {
+            env.set_type(name.clone(), ty.clone());
+        }
+    }
+    infer_body(model, id, env);
+    let outputs =
+        g.outputs.iter().map(|v| v.name.as_ref().and_then(|n| env.ty(n)).cloned().or_else(|| v.ty.clone())).collect();
+    env.pop_scope();
+    outputs
+}
+
 fn infer_graph(model: &Model, id: GraphId, env: &mut Env<'_>) {
     let g = &model.graphs[id];
     for v in &g.inputs {
@@ -44,10 +66,47 @@ fn infer_graph(model: &Model, id: GraphId, env: &mut Env<'_>) {
             env.set_type(name.clone(), ty.clone());
         }
     }
+    infer_body(model, id, env);
+}
+
+/// Initializers, then every node in order.
+fn infer_body(model: &Model, id: GraphId, env: &mut Env<'_>) {
+    let g = &model.graphs[id];
     for &t in &g.initializers {
         env.add_initializer(t);
     }
     for &n in &g.nodes {
         ops::infer_node(model, n, env);
     }
+}
+
+/// Records inferred types in the main graph's `value_info` for every node output that is
+/// neither a graph output nor already described there; returns how many were added.
+/// Declared types are left as they are.
+pub fn annotate(model: &mut Model) -> usize {
+    let Some(g) = model.graph else {
+        return 0;
+    };
+    let inferred = infer_main_graph(model);
+    let graph = &model.graphs[g];
+    let mut described: std::collections::HashSet<Str> =
+        graph.outputs.iter().chain(&graph.value_info).filter_map(|v| v.name.clone()).collect();
+    let mut added = Vec::new();
+    for &n in &graph.nodes {
+        for name in &model.nodes[n].outputs {
+            if name.is_empty() || !described.insert(name.clone()) {
+                continue;
+            }
+            if let Some(ty) = inferred.types.get(name) {
+                added.push(crate::ir::ValueInfo {
+                    name: Some(name.clone()),
+                    ty: Some(ty.clone()),
+                    ..Default::default()
+                });
+            }
+        }
+    }
+    let count = added.len();
+    model.graphs[g].value_info.extend(added);
+    count
 }

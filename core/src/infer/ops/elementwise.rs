@@ -8,18 +8,83 @@ use crate::ir::{DataType, DimValue};
 
 /// Same element type and shape as input 0.
 const UNARY: &[&str] = &[
-    "Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceil", "Cos", "Cosh", "Erf", "Exp", "Floor", "Log",
-    "Neg", "Reciprocal", "Relu", "Round", "Sigmoid", "Sign", "Sin", "Sinh", "Softplus", "Softsign", "Sqrt", "Tan",
-    "Tanh", "Elu", "Selu", "LeakyRelu", "HardSigmoid", "HardSwish", "ThresholdedRelu", "Celu", "Gelu", "Mish",
-    "Shrink", "Swish", "BitwiseNot", "Clip", "Softmax", "LogSoftmax", "Hardmax", "LRN", "InstanceNormalization",
-    "LpNormalization", "MeanVarianceNormalization", "Trilu", "CumSum", "Not", "Identity", "Dropout", "Binarizer",
-    "ReverseSequence", "Scatter", "ScatterElements", "ScatterND",
+    "Abs",
+    "Acos",
+    "Acosh",
+    "Asin",
+    "Asinh",
+    "Atan",
+    "Atanh",
+    "Ceil",
+    "Cos",
+    "Cosh",
+    "Erf",
+    "Exp",
+    "Floor",
+    "Log",
+    "Neg",
+    "Reciprocal",
+    "Relu",
+    "Round",
+    "Sigmoid",
+    "Sign",
+    "Sin",
+    "Sinh",
+    "Softplus",
+    "Softsign",
+    "Sqrt",
+    "Tan",
+    "Tanh",
+    "Elu",
+    "Selu",
+    "LeakyRelu",
+    "HardSigmoid",
+    "HardSwish",
+    "ThresholdedRelu",
+    "Celu",
+    "Gelu",
+    "Mish",
+    "Shrink",
+    "Swish",
+    "BitwiseNot",
+    "Clip",
+    "Softmax",
+    "LogSoftmax",
+    "Hardmax",
+    "LRN",
+    "InstanceNormalization",
+    "LpNormalization",
+    "MeanVarianceNormalization",
+    "Trilu",
+    "CumSum",
+    "Not",
+    "Identity",
+    "Dropout",
+    "Binarizer",
+    "ReverseSequence",
+    "CumProd",
+    "Scatter",
+    "ScatterElements",
+    "ScatterND",
 ];
 
 /// Broadcast of all inputs; element type of input 0.
 const BROADCAST: &[&str] = &[
-    "Add", "Sub", "Mul", "Div", "Pow", "Mod", "BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "Max", "Min",
-    "Sum", "Mean", "PRelu",
+    "Add",
+    "Sub",
+    "Mul",
+    "Div",
+    "Pow",
+    "Mod",
+    "BitShift",
+    "BitwiseAnd",
+    "BitwiseOr",
+    "BitwiseXor",
+    "Max",
+    "Min",
+    "Sum",
+    "Mean",
+    "PRelu",
 ];
 
 /// Broadcast of all inputs; bool result.
@@ -54,7 +119,7 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
     } else {
         ctx.elem(0)
     };
-    let value = if matches!(op, "Add" | "Sub" | "Mul") { arithmetic(op, ctx) } else { None };
+    let value = if matches!(op, "Add" | "Sub" | "Mul" | "Div") { arithmetic(op, ctx) } else { None };
     Some(Outputs::one(tensor_of(elem, dims)).with_value(value))
 }
 
@@ -73,6 +138,7 @@ fn arithmetic(op: &str, ctx: &Ctx<'_, '_>) -> Option<Known> {
             let r = match op {
                 "Add" => p.checked_add(q),
                 "Sub" => p.checked_sub(q),
+                "Div" => p.checked_div(q),
                 _ => p.checked_mul(q),
             };
             r.map(DimValue::Value)

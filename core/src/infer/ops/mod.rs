@@ -1,5 +1,6 @@
 //! One inference rule per operator family, dispatched by operator name.
 
+mod control;
 mod elementwise;
 mod nn;
 mod shape;
@@ -100,12 +101,22 @@ pub(super) fn infer_node(model: &Model, id: NodeId, env: &mut Env<'_>) {
         return;
     }
     let op = node.op_type.as_ref().and_then(Str::as_str).unwrap_or("");
-    let ctx = Ctx { model, node, env, opset: env.opset };
-    let outputs = elementwise::infer(op, &ctx)
-        .or_else(|| shape::infer(op, &ctx))
-        .or_else(|| nn::infer(op, &ctx))
-        .or_else(|| from_schema(op, &ctx));
+    let outputs = match control::infer(op, model, node, env) {
+        Some(outputs) => Some(outputs),
+        None => rule(op, &Ctx { model, node, env, opset: env.opset }),
+    };
     let Some(outputs) = outputs else { return };
+    record(node, outputs, env);
+}
+
+fn rule(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
+    elementwise::infer(op, ctx)
+        .or_else(|| shape::infer(op, ctx))
+        .or_else(|| nn::infer(op, ctx))
+        .or_else(|| from_schema(op, ctx))
+}
+
+fn record(node: &Node, outputs: Outputs, env: &mut Env<'_>) {
     for (i, name) in node.outputs.iter().enumerate() {
         // A type whose element type is unknown says nothing useful: leave the value untyped.
         let typed = |t: &&Type| !matches!(tensor_parts(t), Some((None | Some(0), _)));
@@ -136,9 +147,11 @@ fn from_schema(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
                 .find(|(_, f)| f.type_str == formal.type_str)
                 .and_then(|(j, _)| ctx.elem(j));
             bound.or_else(|| match allowed.as_slice() {
-                [only] => {
-                    only.strip_prefix("tensor(").and_then(|s| s.strip_suffix(')')).and_then(crate::ir::DataType::from_name).map(|d| d.code())
-                }
+                [only] => only
+                    .strip_prefix("tensor(")
+                    .and_then(|s| s.strip_suffix(')'))
+                    .and_then(crate::ir::DataType::from_name)
+                    .map(|d| d.code()),
                 _ => None,
             })
         };

@@ -6,8 +6,16 @@ use crate::infer::env::{Known, dim, unknown_dim};
 use crate::ir::{DataType, DimValue, Dimension};
 
 const REDUCE: &[&str] = &[
-    "ReduceMax", "ReduceMin", "ReduceMean", "ReduceSum", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum",
-    "ReduceLogSumExp", "ReduceSumSquare",
+    "ReduceMax",
+    "ReduceMin",
+    "ReduceMean",
+    "ReduceSum",
+    "ReduceProd",
+    "ReduceL1",
+    "ReduceL2",
+    "ReduceLogSum",
+    "ReduceLogSumExp",
+    "ReduceSumSquare",
 ];
 
 fn known(d: &Dimension) -> Option<i64> {
@@ -48,7 +56,8 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
         "BatchNormalization" | "LayerNormalization" | "RMSNormalization" | "GroupNormalization" => {
             let mut out = Outputs::one(ctx.input_type(0)?.clone());
             if op == "LayerNormalization" && ctx.node.outputs.len() > 1 {
-                let stash = if ctx.int("stash_type").unwrap_or(1) == 1 { Some(DataType::Float as i32) } else { ctx.elem(0) };
+                let stash =
+                    if ctx.int("stash_type").unwrap_or(1) == 1 { Some(DataType::Float as i32) } else { ctx.elem(0) };
                 let dims = ctx.dims(0).and_then(|d| {
                     let axis = normalize_axis(ctx.int("axis").unwrap_or(-1), d.len())?;
                     let mut out = d[..axis].to_vec();
@@ -69,9 +78,52 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
             });
             Some(Outputs::one(tensor_of(ctx.elem(0), dims)))
         }
+        "GatherElements" => Some(Outputs::one(tensor_of(ctx.elem(0), ctx.dims(1).map(<[_]>::to_vec)))),
+        "QuantizeLinear" => {
+            let elem = match ctx.int("output_dtype").filter(|&t| t != 0) {
+                Some(t) => i32::try_from(t).ok(),
+                None if ctx.has_input(2) => ctx.elem(2),
+                None => Some(DataType::Uint8 as i32),
+            };
+            Some(Outputs::one(tensor_of(elem, ctx.dims(0).map(<[_]>::to_vec))))
+        }
+        "DequantizeLinear" => {
+            let elem = match ctx.int("output_dtype").filter(|&t| t != 0) {
+                Some(t) => i32::try_from(t).ok(),
+                None if ctx.opset >= 19 => ctx.elem(1),
+                None => Some(DataType::Float as i32),
+            };
+            Some(Outputs::one(tensor_of(elem, ctx.dims(0).map(<[_]>::to_vec))))
+        }
+        "TopK" => {
+            let dims = ctx.dims(0).and_then(|d| {
+                let axis = normalize_axis(ctx.int("axis").unwrap_or(-1), d.len())?;
+                let k = if ctx.opset >= 10 {
+                    ctx.value(1).and_then(Known::ints).and_then(|k| k.first().copied())
+                } else {
+                    ctx.int("k")
+                };
+                let mut out = d.to_vec();
+                out[axis] = k.map_or_else(unknown_dim, dim);
+                Some(out)
+            });
+            let mut out = Outputs::one(tensor_of(ctx.elem(0), dims.clone()));
+            out.types.push(Some(tensor_of(Some(DataType::Int64 as i32), dims)));
+            Some(out)
+        }
+        "SoftmaxCrossEntropyLoss" | "NegativeLogLikelihoodLoss" => {
+            let none = ctx.node.attribute("reduction").and_then(|a| a.s.as_ref()).is_some_and(|s| s == "none");
+            let loss = if none { ctx.dims(1).map(<[_]>::to_vec) } else { Some(Vec::new()) };
+            let mut out = Outputs::one(tensor_of(ctx.elem(0), loss));
+            if ctx.node.outputs.len() > 1 {
+                out.types.push(ctx.input_type(0).cloned());
+            }
+            Some(out)
+        }
         "Conv" | "MaxPool" | "AveragePool" | "LpPool" | "ConvInteger" => Some(window(op, ctx)),
         "Pad" => {
-            let pads = if ctx.opset >= 11 { ctx.value(1).and_then(Known::ints) } else { ctx.ints("pads").map(<[_]>::to_vec) };
+            let pads =
+                if ctx.opset >= 11 { ctx.value(1).and_then(Known::ints) } else { ctx.ints("pads").map(<[_]>::to_vec) };
             let dims = ctx.dims(0).map(|d| match &pads {
                 Some(p) if p.len() == 2 * d.len() && !ctx.has_input(3) => d
                     .iter()
@@ -107,13 +159,7 @@ fn matmul(a: Option<&[Dimension]>, b: Option<&[Dimension]>) -> Option<Vec<Dimens
 fn reduced(d: &[Dimension], axes: &[usize], keep: bool) -> Vec<Dimension> {
     d.iter()
         .enumerate()
-        .filter_map(|(i, x)| {
-            if axes.contains(&i) {
-                keep.then(|| dim(1))
-            } else {
-                Some(x.clone())
-            }
-        })
+        .filter_map(|(i, x)| if axes.contains(&i) { keep.then(|| dim(1)) } else { Some(x.clone()) })
         .collect()
 }
 

@@ -61,7 +61,12 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
             Some(Outputs::one(tensor_of(ctx.elem(0), out)))
         }
         "Expand" => {
-            let target = ctx.value(1).map(Known::as_dims);
+            // Unknown target values of a known count still give the rank.
+            let count = ctx.dims(1).and_then(|d| d.first()).and_then(known_dim);
+            let target = ctx
+                .value(1)
+                .map(Known::as_dims)
+                .or_else(|| count.map(|n| vec![unknown_dim(); usize::try_from(n).unwrap_or(0)]));
             let out = match (ctx.dims(0), target) {
                 (Some(d), Some(t)) => broadcast(&[d, &t]),
                 _ => None,
@@ -73,7 +78,12 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
                 Some(t) => ctx.model.tensors[t].data_type,
                 None => Some(DataType::Float as i32),
             };
-            Some(Outputs::one(tensor_of(elem, ctx.value(0).map(Known::as_dims))))
+            let count = ctx.dims(0).and_then(|d| d.first()).and_then(known_dim);
+            let dims = ctx
+                .value(0)
+                .map(Known::as_dims)
+                .or_else(|| count.map(|n| vec![unknown_dim(); usize::try_from(n).unwrap_or(0)]));
+            Some(Outputs::one(tensor_of(elem, dims)))
         }
         "Gather" => gather(ctx),
         "Slice" => slice(ctx),
@@ -203,7 +213,7 @@ fn inferred_size(input: &[Dimension], others: &[Dimension]) -> Option<i64> {
     if !symbolic.is_empty() || rest == 0 {
         return None;
     }
-    let total = input.iter().filter_map(|d| known_dim(d)).try_fold(1i64, |a, v| a.checked_mul(v))?;
+    let total = input.iter().filter_map(known_dim).try_fold(1i64, |a, v| a.checked_mul(v))?;
     if input.iter().any(|d| d.value.is_none()) {
         return None;
     }
@@ -325,11 +335,7 @@ fn slice_range(len: i64, start: i64, end: i64, step: i64) -> i64 {
     } else {
         (clamp(norm(start), -1, len - 1), clamp(norm(end), -1, len - 1))
     };
-    if step > 0 {
-        ((e - s).max(0) + step - 1) / step
-    } else {
-        ((s - e).max(0) + (-step) - 1) / (-step)
-    }
+    if step > 0 { ((e - s).max(0) + step - 1) / step } else { ((s - e).max(0) + (-step) - 1) / (-step) }
 }
 
 fn slice(ctx: &Ctx<'_, '_>) -> Option<Outputs> {

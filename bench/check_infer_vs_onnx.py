@@ -1,0 +1,116 @@
+"""Benchmark: check and infer a 20,000-node model, ours against onnx 1.23.2, side by side.
+
+Usage (from the repository root; needs `pip install onnx==1.23.2 numpy`):
+
+    cargo build --release -p onnx-cli
+    python3 bench/check_infer_vs_onnx.py [--repeat 3] [--write docs/benchmarks.md]
+
+Generates (once, in bench-data/) a model of 4,000 blocks `MatMul → Add → Relu → Shape →
+Reshape` (20,000 nodes, symbolic batch dim, shape computations for data propagation). Then:
+
+* check — onnx: `onnx.checker.check_model(path)` in-process (it reads the file itself);
+  ours: the whole `onnx check model.onnx` process.
+* infer — onnx: `onnx.shape_inference.infer_shapes(model, strict_mode=True, data_prop=True)`
+  in-process on a model already loaded (loading not timed); ours: the whole
+  `onnx infer model.onnx out.onnx` process (read, infer, add value_info, encode, write).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import statistics
+import sys
+import time
+
+from common import DATA, ROOT, machine, run_timed, update_section
+
+MODEL = DATA / "nodes20k.onnx"
+BLOCKS = 4000
+
+
+def generate() -> None:
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    w = numpy_helper.from_array(rng.standard_normal((64, 64), dtype=np.float32), "W")
+    b = numpy_helper.from_array(rng.standard_normal((64,), dtype=np.float32), "B")
+    nodes = []
+    h = "x"
+    for i in range(BLOCKS):
+        nodes += [
+            helper.make_node("MatMul", [h, "W"], [f"m{i}"]),
+            helper.make_node("Add", [f"m{i}", "B"], [f"a{i}"]),
+            helper.make_node("Relu", [f"a{i}"], [f"r{i}"]),
+            helper.make_node("Shape", [f"r{i}"], [f"s{i}"]),
+            helper.make_node("Reshape", [f"r{i}", f"s{i}"], [f"h{i}"]),
+        ]
+        h = f"h{i}"
+    nodes.append(helper.make_node("Identity", [h], ["y"]))
+    graph = helper.make_graph(
+        nodes,
+        "nodes20k",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 64])],
+        initializer=[w, b],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    model.ir_version = 10
+    DATA.mkdir(exist_ok=True)
+    onnx.save(model, MODEL)
+
+
+def timed(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--write", help="update this markdown file's section")
+    args = parser.parse_args()
+    import onnx
+    import onnx.checker
+    import onnx.shape_inference
+
+    if not MODEL.exists():
+        generate()
+    binary = str(ROOT / "target" / "release" / "onnx")
+    out = DATA / "nodes20k.inferred.onnx"
+    model = onnx.load(str(MODEL))
+    rows = {
+        "check": (
+            lambda: onnx.checker.check_model(str(MODEL)),
+            [binary, "check", str(MODEL)],
+        ),
+        "infer": (
+            lambda: onnx.shape_inference.infer_shapes(model, strict_mode=True, data_prop=True),
+            [binary, "infer", str(MODEL), str(out)],
+        ),
+    }
+    lines = [
+        f"Measured {datetime.date.today()} on {machine()}; model: {len(model.graph.node):,} nodes "
+        f"({MODEL.stat().st_size / 1e6:.1f} MB). Command: `python3 bench/check_infer_vs_onnx.py "
+        f"--repeat {args.repeat} --write docs/benchmarks.md`.",
+        "",
+        "| task | onnx 1.23.2 (min s) | ours (min s) | ratio |",
+        "|---|---|---|---|",
+    ]
+    for name, (theirs, ours_cmd) in rows.items():
+        t_onnx = [timed(theirs) for _ in range(args.repeat)]
+        t_ours = [run_timed(ours_cmd)[0] for _ in range(args.repeat)]
+        ratio = min(t_onnx) / min(t_ours)
+        lines.append(f"| {name} | {min(t_onnx):.3f} | {min(t_ours):.3f} | {ratio:.1f}× |")
+        print(f"{name}: onnx {min(t_onnx):.3f}s (median {statistics.median(t_onnx):.3f}), "
+              f"ours {min(t_ours):.3f}s (median {statistics.median(t_ours):.3f}) -> {ratio:.1f}x", file=sys.stderr)
+    section = "\n".join(lines)
+    print(section)
+    if args.write:
+        update_section(ROOT / args.write, "check-infer", "## Check and infer (issue #4)\n\n" + section)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,38 @@
+//! `onnx infer IN OUT`: writes the model with the types and shapes inference found, as
+//! `value_info` entries of the main graph (text or binary by OUT's extension). Declared
+//! types are kept; only values without one get an entry.
+
+use std::path::Path;
+
+use onnx_core::binary;
+
+use crate::failure::Failure;
+use crate::io::{Format, Input, ReadOptions, format_of, read_model, write_output};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The model to read (`-` for stdin, binary).
+    input: String,
+    /// Where to write it (`-` for stdout, binary unless `--to text`).
+    output: String,
+    /// Format of the output when the extension does not say.
+    #[arg(long, value_enum)]
+    to: Option<Format>,
+}
+
+pub fn run(args: Args) -> Result<(), Failure> {
+    let input = Input::parse(&args.input);
+    let mut model = read_model(&input, None, ReadOptions::default())?;
+    let format = match (&args.to, args.output.as_str()) {
+        (Some(f), _) => *f,
+        (None, "-") => Format::Binary,
+        (None, path) => format_of(Path::new(path))?,
+    };
+    let added = onnx_core::infer::annotate(&mut model);
+    eprintln!("{}: {added} value type{} inferred", input.label(), if added == 1 { "" } else { "s" });
+    let bytes = match format {
+        Format::Binary => binary::encode_model(&model),
+        Format::Text => crate::commands::convert::canonical_text(&model, &args.output)?,
+    };
+    write_output(&args.output, &bytes)
+}
