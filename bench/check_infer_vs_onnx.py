@@ -2,7 +2,7 @@
 
 Usage (from the repository root; needs `pip install onnx==1.23.2 numpy`):
 
-    cargo build --release -p onnx-cli
+    cargo build --release -p onnx-cli && cargo build --release -p onnx-core --examples
     python3 bench/check_infer_vs_onnx.py [--repeat 3] [--write docs/benchmarks.md]
 
 Generates (once, in bench-data/) a model of 4,000 blocks `MatMul → Add → Relu → Shape →
@@ -106,6 +106,10 @@ def main() -> None:
         lines.append(f"| {name} | {min(t_onnx):.3f} | {min(t_ours):.3f} | {ratio:.1f}× |")
         print(f"{name}: onnx {min(t_onnx):.3f}s (median {statistics.median(t_onnx):.3f}), "
               f"ours {min(t_ours):.3f}s (median {statistics.median(t_ours):.3f}) -> {ratio:.1f}x", file=sys.stderr)
+    example = ROOT / "target" / "release" / "examples" / "check_infer_times"
+    if example.exists():
+        best = min((run_timed([str(example), str(MODEL)])[2].decode().strip() for _ in range(args.repeat)), key=len)
+        lines += ["", f"Ours in-process (`core/examples/check_infer_times.rs`, no process start): `{best}`."]
     section = "\n".join(lines)
     print(section)
     if args.write:

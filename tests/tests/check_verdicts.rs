@@ -75,3 +75,18 @@ fn every_invalid_model_reports_the_code_it_is_named_after() {
     assert!(codes.len() >= 50, "only {} distinct codes are exercised", codes.len());
     assert!(missing.is_empty(), "{} models miss their code:\n{}", missing.len(), missing.join("\n"));
 }
+
+#[test]
+fn every_code_of_the_invalid_set_is_documented() {
+    let doc = std::fs::read_to_string(tests_dir().join("../docs/diagnostics.md")).expect("docs/diagnostics.md");
+    let dir = tests_dir().join("fixtures/check/invalid");
+    let mut undocumented = BTreeSet::new();
+    for path in onnx_tests::files_with_suffix(&dir, ".onnx") {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let code = name.split("--").next().unwrap_or_default();
+        if !doc.contains(&format!("`{code}`")) {
+            undocumented.insert(code.to_owned());
+        }
+    }
+    assert!(undocumented.is_empty(), "codes missing from docs/diagnostics.md: {undocumented:?}");
+}

@@ -115,7 +115,7 @@ pub(super) fn registry(text: &str) -> Result<Registry, String> {
     let typesets: &'static [Vec<String>] = Box::leak(export.typesets.into_boxed_slice());
     let matches =
         |op: &str, dom: &str, since: i64, raw: &RawSchema| raw.op == op && raw.dom == dom && raw.since == since;
-    let mut by_op: HashMap<(String, String), Vec<OpSchema>> = HashMap::new();
+    let mut by_op: HashMap<String, HashMap<String, Vec<OpSchema>>> = HashMap::new();
     for raw in export.schemas {
         let mut type_constraints = Vec::new();
         for (param, index) in &raw.tc {
@@ -170,9 +170,9 @@ pub(super) fn registry(text: &str) -> Result<Registry, String> {
             function_bodies,
             context_dependent_bodies: raw.cfn,
         };
-        by_op.entry((raw.dom, raw.op)).or_default().push(schema);
+        by_op.entry(raw.dom).or_default().entry(raw.op).or_default().push(schema);
     }
-    for versions in by_op.values_mut() {
+    for versions in by_op.values_mut().flat_map(HashMap::values_mut) {
         versions.sort_by_key(|s| s.since_version);
     }
     let mut domain_versions: Vec<(String, i64)> = export.domains.into_iter().collect();

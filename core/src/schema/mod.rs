@@ -109,8 +109,9 @@ impl OpSchema {
 /// Every schema, indexed by `(domain, op)`.
 #[derive(Debug)]
 pub struct Registry {
-    /// Versions of each operator, oldest first.
-    by_op: HashMap<(String, String), Vec<OpSchema>>,
+    /// Versions of each operator, oldest first, by domain then name (two levels so that a
+    /// lookup borrows its `&str` keys instead of building an owned pair).
+    by_op: HashMap<String, HashMap<String, Vec<OpSchema>>>,
     /// The newest opset of each domain.
     pub domain_versions: Vec<(String, i64)>,
     /// The IR version of the onnx release the table comes from.
@@ -130,7 +131,7 @@ impl Registry {
 
     /// Every version of an operator, oldest first.
     pub fn versions(&self, domain: &str, op: &str) -> &[OpSchema] {
-        self.by_op.get(&(domain.to_owned(), op.to_owned())).map_or(&[], Vec::as_slice)
+        self.by_op.get(domain).and_then(|ops| ops.get(op)).map_or(&[], Vec::as_slice)
     }
 
     /// Whether the table holds any operator of this domain.
@@ -143,9 +144,10 @@ impl Registry {
     pub fn operators_at(&self, domain: &str, version: i64) -> Vec<&OpSchema> {
         let mut ops: Vec<&OpSchema> = self
             .by_op
-            .iter()
-            .filter(|((d, _), _)| d == domain)
-            .filter_map(|(_, versions)| versions.iter().rev().find(|s| s.since_version <= version))
+            .get(domain)
+            .into_iter()
+            .flat_map(HashMap::values)
+            .filter_map(|versions| versions.iter().rev().find(|s| s.since_version <= version))
             .collect();
         ops.sort_by(|a, b| a.op.cmp(&b.op));
         ops
@@ -156,7 +158,7 @@ impl Registry {
     }
 
     pub fn len(&self) -> usize {
-        self.by_op.values().map(Vec::len).sum()
+        self.by_op.values().flat_map(HashMap::values).map(Vec::len).sum()
     }
 
     pub fn is_empty(&self) -> bool {
