@@ -10,8 +10,12 @@
 //! the `#` takes column 0) and span its length on that line. The test recomputes every
 //! annotation from the text and compares the whole file. Run with `UPDATE_EXPECT=1` to
 //! rewrite the files after an intended change, then review the diff.
+//!
+//! `tests/fixtures/text` holds what the text front end reports (syntax, lowering, names);
+//! `tests/fixtures/check/text` adds the checker's diagnostics (`onnx check` on text).
 
-use onnx_core::analysis::{analyze_text, span_of};
+use onnx_core::analysis::{analyze_text, place, span_of};
+use onnx_core::check::{CheckOptions, check_model};
 use onnx_core::diagnostic::Severity;
 use onnx_tests::files_with_suffix;
 
@@ -21,13 +25,22 @@ fn is_annotation(line: &str) -> bool {
 }
 
 /// The file with its annotation lines recomputed from the analysis.
-fn annotate(source: &str) -> String {
+fn annotate(source: &str, with_checker: bool) -> String {
     let analysis = analyze_text(source);
+    let mut diagnostics = analysis.diagnostics.clone();
+    if with_checker && analysis.readable {
+        for mut d in check_model(&analysis.model, &CheckOptions::default()) {
+            place(&mut d, &analysis.source_map);
+            diagnostics.push(d);
+        }
+        diagnostics.sort_by_key(|d| (span_of(d.anchor).start, span_of(d.anchor).end, d.code, d.message.clone()));
+        diagnostics.dedup();
+    }
     // Line starts of the source, to place each diagnostic under its line.
     let mut line_starts = vec![0usize];
     line_starts.extend(source.match_indices('\n').map(|(i, _)| i + 1));
     let mut notes: Vec<(usize, String)> = Vec::new();
-    for d in &analysis.diagnostics {
+    for d in &diagnostics {
         let span = span_of(d.anchor);
         let start = span.start as usize;
         let line = line_starts.partition_point(|&s| s <= start).saturating_sub(1);
@@ -58,16 +71,25 @@ fn annotate(source: &str) -> String {
 
 #[test]
 fn text_fixtures_report_the_diagnostics_written_in_them() {
-    let dir = onnx_tests::corpus_dir().join("../fixtures/text");
+    compare_fixtures("../fixtures/text", false, 5);
+}
+
+#[test]
+fn checker_text_fixtures_report_the_diagnostics_written_in_them() {
+    compare_fixtures("../fixtures/check/text", true, 3);
+}
+
+fn compare_fixtures(rel: &str, with_checker: bool, at_least: usize) {
+    let dir = onnx_tests::corpus_dir().join(rel);
     let files = files_with_suffix(&dir, ".onnxtxt");
-    assert!(files.len() >= 5, "fixtures missing in {}", dir.display());
+    assert!(files.len() >= at_least, "fixtures missing in {}", dir.display());
     let update = std::env::var_os("UPDATE_EXPECT").is_some();
     let mut failures = Vec::new();
     for path in files {
         let source = std::fs::read_to_string(&path).expect("fixture readable");
         // Annotation lines are comments, so they do not change what is analysed; strip them
         // before comparing anyway so stale ones cannot hide.
-        let actual = annotate(&source);
+        let actual = annotate(&source, with_checker);
         if actual != source {
             if update {
                 std::fs::write(&path, &actual).expect("fixture writable");

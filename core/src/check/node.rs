@@ -69,7 +69,16 @@ impl Checker<'_> {
                         shown_domain(schema_domain),
                         first.since_version
                     ),
-                    None => format!("there is no operator '{op}' in {}", shown_domain(schema_domain)),
+                    None => {
+                        let names = self.registry.operators_at(schema_domain, version);
+                        match did_you_mean(&op, names.iter().map(|s| s.op.as_str())) {
+                            Some(near) => format!(
+                                "there is no operator '{op}' in {} (did you mean '{near}'?)",
+                                shown_domain(schema_domain)
+                            ),
+                            None => format!("there is no operator '{op}' in {}", shown_domain(schema_domain)),
+                        }
+                    }
                 };
                 self.error("unknown-op", Anchor::Node(id), message);
             }
