@@ -43,16 +43,6 @@ fn typed_requirement(ty: DataType, n: u64) -> Option<(&'static str, u64)> {
     Some((field, needed))
 }
 
-/// The values of an int64 tensor held in memory (typed field or raw bytes).
-fn int64_values(t: &Tensor) -> Option<Vec<i64>> {
-    match &t.raw_data {
-        Some(raw) if !raw.is_empty() => {
-            Some(raw.chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0; 8]))).collect())
-        }
-        _ => (!t.is_external()).then(|| t.int64_data.clone()),
-    }
-}
-
 fn typed_len(t: &Tensor, field: &str) -> usize {
     match field {
         "float_data" => t.float_data.len(),
@@ -198,7 +188,7 @@ impl Checker<'_> {
             return;
         }
         // Externally stored indices are checked when they are read.
-        let Some(coords) = int64_values(ix) else {
+        let Some(coords) = crate::ir::tensor_data::int_values(ix) else {
             return;
         };
         let dense: Vec<u64> = s.dims.iter().map(|&d| d as u64).collect();

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use crate::ir::{DataType, DimValue, Dimension, Model, Shape, Str, Tensor, TensorId, TensorType, Type, TypeValue};
+use crate::ir::{DimValue, Dimension, Model, Shape, Str, Tensor, TensorId, TensorType, Type, TypeValue};
 
 /// The value of a 0-D or 1-D integer tensor, element by element; an element may be a
 /// symbolic dimension (from `Shape` of a symbolic input) or unknown.
@@ -158,21 +158,7 @@ pub fn tensor_values(t: &Tensor) -> Option<Known> {
     if count > MAX_TRACKED_ELEMENTS {
         return None;
     }
-    let ints: Vec<i64> = match t.elem_type()? {
-        DataType::Int64 => match &t.raw_data {
-            Some(raw) if !raw.is_empty() => {
-                raw.chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0; 8]))).collect()
-            }
-            _ => t.int64_data.clone(),
-        },
-        DataType::Int32 => match &t.raw_data {
-            Some(raw) if !raw.is_empty() => {
-                raw.chunks_exact(4).map(|c| i64::from(i32::from_le_bytes(c.try_into().unwrap_or([0; 4])))).collect()
-            }
-            _ => t.int32_data.iter().map(|&v| i64::from(v)).collect(),
-        },
-        _ => return None,
-    };
+    let ints = crate::ir::tensor_data::int_values(t)?;
     (ints.len() == count).then(|| Known {
         elements: ints.into_iter().map(|v| Some(DimValue::Value(v))).collect(),
         scalar: t.dims.is_empty(),
