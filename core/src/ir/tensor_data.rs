@@ -89,6 +89,26 @@ fn has_no_typed_values(t: &Tensor) -> bool {
         && t.uint64_data.is_empty()
 }
 
+/// The values of an int32 or int64 tensor held in memory (raw or typed), widened to `i64`;
+/// `None` for other types, external data, or raw bytes that are not whole elements.
+pub fn int_values(t: &Tensor) -> Option<Vec<i64>> {
+    if t.is_external() {
+        return None;
+    }
+    let raw = t.raw_data.as_ref().filter(|r| !r.is_empty());
+    match (t.elem_type()?, raw) {
+        (DataType::Int64, Some(raw)) if raw.len() % 8 == 0 => {
+            Some(raw.chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0; 8]))).collect())
+        }
+        (DataType::Int32, Some(raw)) if raw.len() % 4 == 0 => {
+            Some(raw.chunks_exact(4).map(|c| i64::from(i32::from_le_bytes(c.try_into().unwrap_or([0; 4])))).collect())
+        }
+        (DataType::Int64, None) => Some(t.int64_data.clone()),
+        (DataType::Int32, None) => Some(t.int32_data.iter().map(|&v| i64::from(v)).collect()),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -116,25 +136,5 @@ mod tests {
             ..Tensor::default()
         };
         assert!(raw_to_typed(&packed).is_none());
-    }
-}
-
-/// The values of an int32 or int64 tensor held in memory (raw or typed), widened to `i64`;
-/// `None` for other types, external data, or raw bytes that are not whole elements.
-pub fn int_values(t: &Tensor) -> Option<Vec<i64>> {
-    if t.is_external() {
-        return None;
-    }
-    let raw = t.raw_data.as_ref().filter(|r| !r.is_empty());
-    match (t.elem_type()?, raw) {
-        (DataType::Int64, Some(raw)) if raw.len() % 8 == 0 => {
-            Some(raw.chunks_exact(8).map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0; 8]))).collect())
-        }
-        (DataType::Int32, Some(raw)) if raw.len() % 4 == 0 => {
-            Some(raw.chunks_exact(4).map(|c| i64::from(i32::from_le_bytes(c.try_into().unwrap_or([0; 4])))).collect())
-        }
-        (DataType::Int64, None) => Some(t.int64_data.clone()),
-        (DataType::Int32, None) => Some(t.int32_data.iter().map(|&v| i64::from(v)).collect()),
-        _ => None,
     }
 }
