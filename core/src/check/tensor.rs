@@ -6,20 +6,24 @@ use crate::diagnostic::Anchor;
 use crate::external;
 use crate::ir::{DataType, SparseTensor, Str, Tensor, TensorId, TypedField};
 
-/// The data fields a tensor fills, by name.
-fn filled_fields(t: &Tensor) -> Vec<&'static str> {
+/// The data fields a tensor fills: name and entry count (bytes for `raw_data`).
+fn filled_fields(t: &Tensor) -> Vec<(&'static str, usize)> {
     [
-        ("float_data", !t.float_data.is_empty()),
-        ("int32_data", !t.int32_data.is_empty()),
-        ("string_data", !t.string_data.is_empty()),
-        ("int64_data", !t.int64_data.is_empty()),
-        ("raw_data", t.raw_data.as_ref().is_some_and(|r| !r.is_empty())),
-        ("double_data", !t.double_data.is_empty()),
-        ("uint64_data", !t.uint64_data.is_empty()),
+        ("float_data", t.float_data.len()),
+        ("int32_data", t.int32_data.len()),
+        ("string_data", t.string_data.len()),
+        ("int64_data", t.int64_data.len()),
+        ("raw_data", t.raw_data.as_ref().map_or(0, |r| r.len())),
+        ("double_data", t.double_data.len()),
+        ("uint64_data", t.uint64_data.len()),
     ]
     .into_iter()
-    .filter_map(|(name, filled)| filled.then_some(name))
+    .filter(|&(_, len)| len > 0)
     .collect()
+}
+
+fn field_names(fields: &[(&str, usize)]) -> String {
+    fields.iter().map(|(name, _)| *name).collect::<Vec<_>>().join(", ")
 }
 
 /// The typed field a type's values go in, and how many entries `n` elements need there.
@@ -43,18 +47,6 @@ fn typed_requirement(ty: DataType, n: u64) -> Option<(&'static str, u64)> {
     Some((field, needed))
 }
 
-fn typed_len(t: &Tensor, field: &str) -> usize {
-    match field {
-        "float_data" => t.float_data.len(),
-        "int32_data" => t.int32_data.len(),
-        "string_data" => t.string_data.len(),
-        "int64_data" => t.int64_data.len(),
-        "double_data" => t.double_data.len(),
-        "uint64_data" => t.uint64_data.len(),
-        _ => 0,
-    }
-}
-
 impl Checker<'_> {
     pub(super) fn tensor(&mut self, id: TensorId, anchor: Anchor) {
         let t = &self.model.tensors[id];
@@ -69,7 +61,7 @@ impl Checker<'_> {
                 self.error(
                     "external-with-data",
                     anchor,
-                    format!("tensor '{name}' is stored externally but also holds {}", fields.join(", ")),
+                    format!("tensor '{name}' is stored externally but also holds {}", field_names(&fields)),
                 );
             }
             self.external(t, &name, anchor);
@@ -93,7 +85,7 @@ impl Checker<'_> {
             let message = if fields.is_empty() {
                 format!("tensor '{name}' has {n} elements but no data")
             } else {
-                format!("tensor '{name}' holds data in several fields ({})", fields.join(", "))
+                format!("tensor '{name}' holds data in several fields ({})", field_names(&fields))
             };
             self.error("tensor-data-count", anchor, message);
             return;
@@ -102,12 +94,12 @@ impl Checker<'_> {
             self.error("unknown-data-type", anchor, format!("tensor '{name}' has an unknown element type ({code})"));
             return;
         };
-        if fields[0] == "raw_data" {
+        let (filled, have) = (fields[0].0, fields[0].1 as u64);
+        if filled == "raw_data" {
             let Some(needed) = ty.raw_byte_size(n) else {
                 self.error("raw-data-not-allowed", anchor, format!("tensor '{name}' of type {ty} cannot use raw_data"));
                 return;
             };
-            let have = t.raw_data.as_ref().map_or(0, |r| r.len() as u64);
             if have < needed {
                 self.error(
                     "tensor-data-short",
@@ -121,15 +113,14 @@ impl Checker<'_> {
             self.error("unknown-data-type", anchor, format!("tensor '{name}' has type {ty}, which holds no values"));
             return;
         };
-        if fields[0] != field {
+        if filled != field {
             self.error(
                 "tensor-data-field",
                 anchor,
-                format!("{ty} values of tensor '{name}' belong in {field}, not {}", fields[0]),
+                format!("{ty} values of tensor '{name}' belong in {field}, not {filled}"),
             );
             return;
         }
-        let have = typed_len(t, field) as u64;
         if have < needed {
             self.error(
                 "tensor-data-short",
