@@ -129,6 +129,14 @@ pub fn dim(v: i64) -> Dimension {
     Dimension { value: Some(DimValue::Value(v)), denotation: None }
 }
 
+/// The size of a dimension when it is a number (not symbolic, not unknown).
+pub fn known_dim(d: &Dimension) -> Option<i64> {
+    match d.value {
+        Some(DimValue::Value(v)) => Some(v),
+        _ => None,
+    }
+}
+
 pub fn unknown_dim() -> Dimension {
     Dimension::default()
 }

@@ -2,8 +2,8 @@
 
 use super::{Ctx, Outputs, normalize_axis, tensor_of};
 use crate::infer::broadcast::broadcast;
-use crate::infer::env::{Known, dim, unknown_dim};
-use crate::ir::{DataType, DimValue, Dimension};
+use crate::infer::env::{Known, dim, known_dim, unknown_dim};
+use crate::ir::{DataType, Dimension};
 
 const REDUCE: &[&str] = &[
     "ReduceMax",
@@ -17,13 +17,6 @@ const REDUCE: &[&str] = &[
     "ReduceLogSumExp",
     "ReduceSumSquare",
 ];
-
-fn known(d: &Dimension) -> Option<i64> {
-    match d.value {
-        Some(DimValue::Value(v)) => Some(v),
-        _ => None,
-    }
-}
 
 pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
     if REDUCE.contains(&op) {
@@ -128,7 +121,7 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
                 Some(p) if p.len() == 2 * d.len() && !ctx.has_input(3) => d
                     .iter()
                     .enumerate()
-                    .map(|(i, x)| known(x).map_or_else(unknown_dim, |v| dim(v + p[i] + p[i + d.len()])))
+                    .map(|(i, x)| known_dim(x).map_or_else(unknown_dim, |v| dim(v + p[i] + p[i + d.len()])))
                     .collect(),
                 _ => vec![unknown_dim(); d.len()],
             });
@@ -191,7 +184,7 @@ fn window(op: &str, ctx: &Ctx<'_, '_>) -> Outputs {
         let w = if is_conv { ctx.dims(1) } else { None };
         let kernel: Option<Vec<i64>> = match ctx.ints("kernel_shape") {
             Some(k) => Some(k.to_vec()),
-            None => w.filter(|w| w.len() == x.len()).and_then(|w| w[2..].iter().map(known).collect()),
+            None => w.filter(|w| w.len() == x.len()).and_then(|w| w[2..].iter().map(known_dim).collect()),
         };
         let channels = if is_conv { w.and_then(|w| w.first().cloned()).unwrap_or_default() } else { x[1].clone() };
         let mut out = vec![x[0].clone(), channels];
@@ -207,7 +200,7 @@ fn window(op: &str, ctx: &Ctx<'_, '_>) -> Outputs {
             .to_owned();
         let ceil = ctx.int("ceil_mode").unwrap_or(0) != 0;
         for i in 0..spatial {
-            let size = known(&x[i + 2]);
+            let size = known_dim(&x[i + 2]);
             let computed = (|| {
                 let size = size?;
                 let k = *kernel.as_ref()?.get(i)?;

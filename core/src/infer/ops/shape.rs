@@ -3,17 +3,10 @@
 
 use super::{Ctx, Outputs, normalize_axis, tensor_of};
 use crate::infer::broadcast::broadcast;
-use crate::infer::env::{Known, dim, tensor_type, tensor_values, unknown_dim};
+use crate::infer::env::{Known, dim, known_dim, tensor_type, tensor_values, unknown_dim};
 use crate::ir::{AttributeValue, DataType, DimValue, Dimension};
 
 const INT64: i32 = DataType::Int64 as i32;
-
-fn known_dim(d: &Dimension) -> Option<i64> {
-    match d.value {
-        Some(DimValue::Value(v)) => Some(v),
-        _ => None,
-    }
-}
 
 fn product(dims: &[Dimension]) -> Option<i64> {
     dims.iter().try_fold(1i64, |acc, d| acc.checked_mul(known_dim(d)?))
