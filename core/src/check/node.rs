@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use super::{Checker, GraphRole, Opsets};
 use crate::diagnostic::Anchor;
 use crate::ir::{Node, NodeId, Str};
-use crate::schema::{FormalOption, OpSchema};
+use crate::schema::{Formal, FormalOption, OpSchema};
 
 /// Domains whose operators must all be known (onnx's list; `ai.onnx.preview*` is not in it).
 const STANDARD_DOMAINS: [&str; 4] = ["", "ai.onnx", "ai.onnx.ml", "ai.onnx.training"];
@@ -129,25 +129,13 @@ impl Checker<'_> {
             };
             self.error("output-count", Anchor::Node(id), message);
         }
-        for (i, name) in n.inputs.iter().enumerate() {
-            if name.is_empty() && schema.inputs.get(i).is_some_and(|f| f.option == FormalOption::Single) {
-                let formal = &schema.inputs[i].name;
-                self.error(
-                    "missing-required-input",
-                    Anchor::NodeInput(id, i),
-                    format!("input {i} ('{formal}') of '{op}' is required"),
-                );
-            }
+        for (i, formal) in empty_single_slots(&n.inputs, &schema.inputs) {
+            let message = format!("input {i} ('{formal}') of '{op}' is required");
+            self.error("missing-required-input", Anchor::NodeInput(id, i), message);
         }
-        for (i, name) in n.outputs.iter().enumerate() {
-            if name.is_empty() && schema.outputs.get(i).is_some_and(|f| f.option == FormalOption::Single) {
-                let formal = &schema.outputs[i].name;
-                self.error(
-                    "missing-required-output",
-                    Anchor::NodeOutput(id, i),
-                    format!("output {i} ('{formal}') of '{op}' is required"),
-                );
-            }
+        for (i, formal) in empty_single_slots(&n.outputs, &schema.outputs) {
+            let message = format!("output {i} ('{formal}') of '{op}' is required");
+            self.error("missing-required-output", Anchor::NodeOutput(id, i), message);
         }
         self.verify_attributes(id, n, schema);
     }
@@ -200,6 +188,14 @@ impl Checker<'_> {
             }
         }
     }
+}
+
+/// Positions left empty (an omitted value) where the formal is not optional, with the
+/// formal's name.
+fn empty_single_slots<'s>(names: &'s [Str], formals: &'s [Formal]) -> impl Iterator<Item = (usize, &'s str)> {
+    names.iter().zip(formals).enumerate().filter_map(|(i, (name, formal))| {
+        (name.is_empty() && formal.option == FormalOption::Single).then_some((i, formal.name.as_str()))
+    })
 }
 
 fn shown_domain(domain: &str) -> String {
