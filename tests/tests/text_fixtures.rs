@@ -29,7 +29,8 @@ fn annotate(source: &str, with_checker: bool) -> String {
     let analysis = analyze_text(source);
     let mut diagnostics = analysis.diagnostics.clone();
     if with_checker && analysis.readable {
-        for mut d in check_model(&analysis.model, &CheckOptions::default()) {
+        let options = CheckOptions { names_resolved: true, ..CheckOptions::default() };
+        for mut d in check_model(&analysis.model, &options) {
             place(&mut d, &analysis.source_map);
             diagnostics.push(d);
         }

@@ -38,7 +38,11 @@ pub fn run(args: Args) -> Result<(), Failure> {
         }
         Input::Stdin => binary::read_stdin().map_err(|e| Failure::Usage(format!("{label}: cannot read: {e}")))?,
     };
-    let options = CheckOptions { model_dir: input.model_dir(), check_custom_domain: args.check_custom_domain };
+    let mut options = CheckOptions {
+        model_dir: input.model_dir(),
+        check_custom_domain: args.check_custom_domain,
+        names_resolved: false,
+    };
     let diagnostics = match format {
         Format::Binary => {
             let model = binary::decode_model(data, &label)?;
@@ -52,6 +56,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
                 Failure::Invalid(format!("{label}: not UTF-8 text (invalid byte at offset {})", e.valid_up_to()))
             })?;
             let analysis = analyze_text(source);
+            options.names_resolved = true;
             let mut diagnostics = analysis.diagnostics.clone();
             if analysis.readable {
                 for mut d in check_model(&analysis.model, &options) {

@@ -36,6 +36,9 @@ pub struct CheckOptions {
     pub model_dir: Option<PathBuf>,
     /// Report nodes of custom domains that have no schema (onnx's `check_custom_domain`).
     pub check_custom_domain: bool,
+    /// The caller has already reported name resolution (scoping, SSA) for this model, as
+    /// [`analyze_text`](crate::analysis::analyze_text) does for text; do not resolve again.
+    pub names_resolved: bool,
 }
 
 /// Checks a whole model. Diagnostics come in model order (header, main graph depth-first,

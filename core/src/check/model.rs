@@ -57,7 +57,9 @@ impl Checker<'_> {
             opsets.insert("", 1);
         }
         // Scoping and SSA, shared with the language server.
-        self.diagnostics.extend(resolve::resolve(model).diagnostics);
+        if !self.options.names_resolved {
+            self.diagnostics.extend(resolve::resolve(model).diagnostics);
+        }
         match model.graph {
             Some(g) => self.graph(g, GraphRole::Main, &opsets),
             None => self.error("missing-graph", Anchor::Model, "the model has no graph"),
