@@ -129,32 +129,26 @@ fn record(node: &Node, outputs: Outputs, env: &mut Env<'_>) {
     }
 }
 
-/// No rule: element types from the schema's constraints (a literal output type, or a type
-/// parameter some input binds), shapes unknown.
+/// The element type a literal like `tensor(int64)` names.
+fn literal_elem(type_str: &str) -> Option<i32> {
+    let name = type_str.strip_prefix("tensor(")?.strip_suffix(')')?;
+    crate::ir::DataType::from_name(name).map(|d| d.code())
+}
+
+/// No rule: element types from the schema's constraints (a literal output type, a type
+/// parameter some input binds, or a parameter allowed one type only), shapes unknown.
 fn from_schema(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
     let schema = registry().lookup("", op, ctx.opset)?;
     let mut types = Vec::new();
-    for (i, _) in ctx.node.outputs.iter().enumerate() {
+    for i in 0..ctx.node.outputs.len() {
         let formal = schema.outputs.get(i).or_else(|| schema.outputs.last())?;
-        let elem = if let Some(literal) = formal.type_str.strip_prefix("tensor(").and_then(|s| s.strip_suffix(')')) {
-            crate::ir::DataType::from_name(literal).map(|d| d.code())
-        } else {
-            let allowed = schema.allowed_types(formal);
-            let bound = schema
-                .inputs
-                .iter()
-                .enumerate()
-                .find(|(_, f)| f.type_str == formal.type_str)
-                .and_then(|(j, _)| ctx.elem(j));
-            bound.or_else(|| match allowed.as_slice() {
-                [only] => only
-                    .strip_prefix("tensor(")
-                    .and_then(|s| s.strip_suffix(')'))
-                    .and_then(crate::ir::DataType::from_name)
-                    .map(|d| d.code()),
+        let elem = literal_elem(&formal.type_str).or_else(|| {
+            let bound = schema.inputs.iter().position(|f| f.type_str == formal.type_str).and_then(|j| ctx.elem(j));
+            bound.or_else(|| match schema.allowed_types(formal).as_slice() {
+                [only] => literal_elem(only),
                 _ => None,
             })
-        };
+        });
         types.push(elem.map(|e| tensor(e, None)));
     }
     Some(Outputs { types, values: Vec::new() })
