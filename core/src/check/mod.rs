@@ -26,6 +26,7 @@ use crate::external::ExternalReader;
 use crate::ir::Model;
 use crate::schema::{Registry, registry};
 
+pub use node::did_you_mean;
 pub use opsets::Opsets;
 
 /// What the checker is asked to do beyond the rules that always apply.

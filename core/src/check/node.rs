@@ -203,7 +203,7 @@ fn shown_domain(domain: &str) -> String {
 }
 
 /// The closest candidate within a small edit distance, for "did you mean" hints.
-pub(crate) fn did_you_mean<'c>(word: &str, candidates: impl Iterator<Item = &'c str>) -> Option<&'c str> {
+pub fn did_you_mean<'c>(word: &str, candidates: impl Iterator<Item = &'c str>) -> Option<&'c str> {
     let limit = (word.len() / 3).max(1);
     candidates
         .map(|c| (edit_distance(&word.to_ascii_lowercase(), &c.to_ascii_lowercase()), c))

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use crate::ir::{DimValue, Dimension, Model, Shape, Str, Tensor, TensorId, TensorType, Type, TypeValue};
+use crate::ir::{DimValue, Dimension, GraphId, Model, Shape, Str, Tensor, TensorId, TensorType, Type, TypeValue};
 
 /// The value of a 0-D or 1-D integer tensor, element by element; an element may be a
 /// symbolic dimension (from `Shape` of a symbolic input) or unknown.
@@ -48,6 +48,9 @@ pub struct Env<'m> {
     /// The imported version of the default domain.
     pub opset: i64,
     scopes: Vec<Scope>,
+    /// When set, the types of each subgraph are kept as it is left (the language server
+    /// shows them); otherwise they are forgotten, which is all `onnx infer` needs.
+    subgraph_types: Option<HashMap<GraphId, HashMap<Str, Type>>>,
 }
 
 impl std::fmt::Debug for Env<'_> {
@@ -58,7 +61,30 @@ impl std::fmt::Debug for Env<'_> {
 
 impl<'m> Env<'m> {
     pub fn new(model: &'m Model, opset: i64) -> Self {
-        Env { model, opset, scopes: vec![Scope::default()] }
+        Env { model, opset, scopes: vec![Scope::default()], subgraph_types: None }
+    }
+
+    /// Keeps the types of every subgraph inferred from now on (see [`Env::leave_subgraph`]).
+    pub fn keep_subgraph_types(&mut self) {
+        self.subgraph_types.get_or_insert_with(HashMap::new);
+    }
+
+    /// Leaves the subgraph `id`, keeping its types when asked to. A subgraph inferred more
+    /// than once (a loop body) keeps its last types.
+    pub fn leave_subgraph(&mut self, id: GraphId) {
+        if let Some(kept) = &mut self.subgraph_types
+            && self.scopes.len() > 1
+            && let Some(scope) = self.scopes.last()
+        {
+            kept.insert(id, scope.types.clone());
+        }
+        self.pop_scope();
+    }
+
+    /// The types of the main graph, and of each subgraph when they were kept.
+    pub fn into_all_types(mut self) -> (HashMap<Str, Type>, HashMap<GraphId, HashMap<Str, Type>>) {
+        let subgraphs = self.subgraph_types.take().unwrap_or_default();
+        (self.into_types(), subgraphs)
     }
 
     /// The types of the outermost scope (the main graph's values).

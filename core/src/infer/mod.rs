@@ -15,7 +15,7 @@ mod broadcast;
 mod env;
 mod ops;
 
-pub use env::{Env, Known};
+pub use env::{Env, Known, tensor_type};
 
 use crate::ir::{GraphId, Model, Str, Type};
 
@@ -37,6 +37,34 @@ pub fn infer_main_graph(model: &Model) -> GraphTypes {
     GraphTypes { types: env.into_types() }
 }
 
+/// What inference found in every graph of a model: the main graph and each subgraph.
+#[derive(Debug, Default)]
+pub struct ModelTypes {
+    pub main: Option<GraphId>,
+    pub graphs: std::collections::HashMap<GraphId, std::collections::HashMap<Str, Type>>,
+}
+
+impl ModelTypes {
+    /// The inferred type of `name` as the graph `g` sees it.
+    pub fn get(&self, g: GraphId, name: &Str) -> Option<&Type> {
+        self.graphs.get(&g)?.get(name)
+    }
+}
+
+/// Like [`infer_main_graph`], but keeps the types found inside subgraphs too (If branches,
+/// Loop bodies), for tools that show the type of any value (the language server).
+pub fn infer_model(model: &Model) -> ModelTypes {
+    let Some(g) = model.graph else {
+        return ModelTypes::default();
+    };
+    let mut env = Env::new(model, model.opset_version("").unwrap_or(1));
+    env.keep_subgraph_types();
+    infer_graph(model, g, &mut env);
+    let (main, mut graphs) = env.into_all_types();
+    graphs.insert(g, main);
+    ModelTypes { main: Some(g), graphs }
+}
+
 /// Infers a subgraph in a new scope (outer values visible) and returns the types of its
 /// outputs: inferred where inference found one, declared otherwise.
 pub(crate) fn infer_subgraph(
@@ -55,7 +83,7 @@ pub(crate) fn infer_subgraph(
     infer_body(model, id, env);
     let outputs =
         g.outputs.iter().map(|v| v.name.as_ref().and_then(|n| env.ty(n)).cloned().or_else(|| v.ty.clone())).collect();
-    env.pop_scope();
+    env.leave_subgraph(id);
     outputs
 }
 

@@ -1,0 +1,339 @@
+//! Completion. What fits at the cursor is read from the tokens before it (the text is
+//! usually incomplete while typing, so the syntax tree cannot be trusted there):
+//!
+//! * after `=` in a graph or function body: operators of the imported opsets and the
+//!   model-local functions (`domain.` narrows to one domain);
+//! * inside a node's `<…>`: the operator's attributes with their types;
+//! * inside a node's `(…)`: the values in scope at that point;
+//! * in a graph signature or value list: element types and type constructors;
+//! * inside the model header: header keys, and domains inside `opset_import: […]`.
+
+use std::collections::BTreeSet;
+
+use onnx_core::ir::Str;
+use onnx_core::schema::{OpSchema, registry};
+use onnx_syntax::lexer::{PRIM_TYPES, Token, TokenKind, lex};
+
+use super::cursor::{dotted_domain, open_brackets, tokens_before};
+
+use crate::index::ScopeId;
+use crate::lsp::*;
+use crate::ops;
+use crate::snapshot::Snapshot;
+
+#[derive(Debug, PartialEq)]
+enum Context {
+    Operator { domain: Option<String> },
+    Attribute { op: String, domain: Option<String> },
+    Value,
+    Type,
+    HeaderKey,
+    Domain,
+    Nothing,
+}
+
+pub fn complete(s: &Snapshot, position: Position) -> Option<CompletionResponse> {
+    let offset = s.offset(position);
+    let items = match context(&s.text, offset) {
+        Context::Operator { domain } => operators(s, offset, domain.as_deref()),
+        Context::Attribute { op, domain } => attributes(s, offset, &op, domain.as_deref()),
+        Context::Value => values(s, offset),
+        Context::Type => types(),
+        Context::HeaderKey => header_keys(),
+        Context::Domain => domains(s),
+        Context::Nothing => return None,
+    };
+    Some(CompletionResponse::Array(items))
+}
+
+fn context(text: &str, offset: u32) -> Context {
+    let tokens = tokens_before(text, offset);
+    // Inside a comment or string: nothing to offer.
+    if lex(text).iter().any(|t| {
+        t.start < offset
+            && offset < t.end
+            && matches!(t.kind, TokenKind::Comment | TokenKind::DocComment | TokenKind::String)
+    }) {
+        return Context::Nothing;
+    }
+    let kind = |i: usize| tokens.get(i).map(|t| t.kind);
+    let word = |i: usize| tokens.get(i).map_or("", |t| t.text(text));
+    let stack = open_brackets(&tokens);
+    let last = tokens.len().checked_sub(1);
+    let Some(&open) = stack.last() else {
+        // Top level: a header starts with `<`, so there is nothing to complete outside it.
+        return Context::Nothing;
+    };
+    let in_body = stack.iter().any(|&i| kind(i) == Some(TokenKind::LBrace));
+    match kind(open) {
+        Some(TokenKind::LBrace) => {
+            // `outputs = [domain.]Op`: after `=`, or after `domain .`.
+            match last.map(|i| (kind(i), i)) {
+                Some((Some(TokenKind::Eq), _)) => Context::Operator { domain: None },
+                Some((Some(TokenKind::Dot), i)) if i >= 1 && kind(i - 1) == Some(TokenKind::Ident) => {
+                    Context::Operator { domain: Some(dotted_domain(&tokens, text, i)) }
+                }
+                _ => Context::Nothing,
+            }
+        }
+        Some(TokenKind::LAngle) if in_body && open >= 1 && kind(open - 1) == Some(TokenKind::Ident) => {
+            if expecting_name(&tokens, open, last) {
+                let op = word(open - 1).to_owned();
+                let domain = (open >= 3 && kind(open - 2) == Some(TokenKind::Dot))
+                    .then(|| dotted_domain(&tokens, text, open - 2));
+                Context::Attribute { op, domain }
+            } else {
+                Context::Nothing
+            }
+        }
+        Some(TokenKind::LParen) if in_body => {
+            let after_op = open >= 1 && matches!(kind(open - 1), Some(TokenKind::Ident | TokenKind::RAngle));
+            if after_op && expecting_name(&tokens, open, last) { Context::Value } else { Context::Nothing }
+        }
+        // Graph signatures `name (float[N] x, …) => (…)` and value lists `<float[2] w = …>`.
+        Some(TokenKind::LParen | TokenKind::LAngle) if !in_body => {
+            // A top-level `<` opens a model or function header unless it follows a graph
+            // signature (a value list) or a function name (its parameters).
+            let header = kind(open) == Some(TokenKind::LAngle)
+                && stack.len() == 1
+                && !(open >= 1 && matches!(kind(open - 1), Some(TokenKind::RParen | TokenKind::Ident)));
+            let function_params =
+                kind(open) == Some(TokenKind::LAngle) && open >= 1 && kind(open - 1) == Some(TokenKind::Ident);
+            if !expecting_name(&tokens, open, last) || function_params {
+                Context::Nothing
+            } else if header {
+                Context::HeaderKey
+            } else {
+                Context::Type
+            }
+        }
+        Some(TokenKind::LBracket) if !in_body => {
+            let in_opsets = open >= 2 && word(open - 2) == "opset_import";
+            let at_entry = last.is_some_and(|i| matches!(kind(i), Some(TokenKind::LBracket | TokenKind::Comma)));
+            if in_opsets && at_entry { Context::Domain } else { Context::Nothing }
+        }
+        _ => Context::Nothing,
+    }
+}
+
+/// Whether the cursor starts a list element: right after the bracket or a comma.
+fn expecting_name(tokens: &[Token], open: usize, last: Option<usize>) -> bool {
+    last.is_some_and(|i| i == open || tokens[i].kind == TokenKind::Comma)
+}
+
+pub(super) fn scope_at(s: &Snapshot, offset: u32) -> Option<ScopeId> {
+    let map = &s.analysis.source_map;
+    let graphs = map.graphs.iter().map(|(g, span)| (ScopeId::Graph(g), *span));
+    let functions = map.functions.iter().map(|(f, span)| (ScopeId::Function(f), *span));
+    graphs
+        .chain(functions)
+        .filter(|(_, span)| span.start <= offset && offset <= span.end)
+        .min_by_key(|(_, span)| span.len())
+        .map(|(scope, _)| scope)
+}
+
+fn operators(s: &Snapshot, offset: u32, domain: Option<&str>) -> Vec<CompletionItem> {
+    let model = &s.analysis.model;
+    let scope = scope_at(s, offset);
+    let mut items = Vec::new();
+    let mut domains: BTreeSet<String> =
+        model.opset_import.iter().map(|o| o.domain.as_ref().map_or_else(String::new, Str::escaped)).collect();
+    if let Some(ScopeId::Function(f)) = scope {
+        domains.extend(
+            model.function_store[f]
+                .opset_import
+                .iter()
+                .map(|o| o.domain.as_ref().map_or_else(String::new, Str::escaped)),
+        );
+    }
+    for d in domains {
+        let canonical = if d == "ai.onnx" { String::new() } else { d.clone() };
+        if domain.is_some_and(|wanted| wanted != d && wanted != canonical) {
+            continue;
+        }
+        let Some(version) = ops::imported_version(model, scope, &canonical) else { continue };
+        for schema in registry().operators_at(&canonical, version) {
+            items.push(operator_item(schema, domain.is_none() && !canonical.is_empty()));
+        }
+    }
+    for &f in &model.functions {
+        let function = &model.function_store[f];
+        let Some(name) = function.name.as_ref().map(Str::escaped) else { continue };
+        let fdomain = function.domain.as_ref().map_or_else(String::new, Str::escaped);
+        if domain.is_some_and(|wanted| wanted != fdomain) {
+            continue;
+        }
+        let insert = if domain.is_none() && !fdomain.is_empty() { format!("{fdomain}.{name}") } else { name.clone() };
+        items.push(CompletionItem {
+            label: name,
+            kind: Some(CompletionItemKind::FUNCTION),
+            detail: Some(format!("model-local function of {fdomain}")),
+            insert_text: Some(insert),
+            ..CompletionItem::default()
+        });
+    }
+    items
+}
+
+fn operator_item(schema: &OpSchema, qualify: bool) -> CompletionItem {
+    CompletionItem {
+        label: schema.op.clone(),
+        kind: Some(CompletionItemKind::OPERATOR),
+        detail: Some(format!(
+            "{} · {} {}",
+            ops::signature(schema),
+            ops::domain_label(&schema.domain),
+            schema.since_version
+        )),
+        documentation: Some(Documentation::MarkupContent(MarkupContent {
+            kind: MarkupKind::Markdown,
+            value: format!("[{} on onnx.ai]({})", schema.op, schema.doc_url()),
+        })),
+        insert_text: qualify.then(|| format!("{}.{}", schema.domain, schema.op)),
+        tags: schema.deprecated.then(|| vec![CompletionItemTag::DEPRECATED]),
+        ..CompletionItem::default()
+    }
+}
+
+fn attributes(s: &Snapshot, offset: u32, op: &str, domain: Option<&str>) -> Vec<CompletionItem> {
+    let model = &s.analysis.model;
+    let domain = domain.map(|d| if d == "ai.onnx" { "" } else { d }).unwrap_or("");
+    let Some(version) = ops::imported_version(model, scope_at(s, offset), domain) else { return Vec::new() };
+    let Some(schema) = registry().lookup(domain, op, version) else { return Vec::new() };
+    schema
+        .attributes
+        .iter()
+        .map(|a| CompletionItem {
+            label: a.name.clone(),
+            kind: Some(CompletionItemKind::PROPERTY),
+            detail: Some(ops::attribute_line(a)),
+            insert_text: Some(format!("{} = ", a.name)),
+            ..CompletionItem::default()
+        })
+        .collect()
+}
+
+/// Values defined before the cursor in its scope and the scopes around it.
+fn values(s: &Snapshot, offset: u32) -> Vec<CompletionItem> {
+    let Some(scope) = scope_at(s, offset) else { return Vec::new() };
+    let chain = s.index.scope_chain(scope);
+    // A node sees what is defined before it, not its own outputs.
+    let limit = s
+        .analysis
+        .source_map
+        .nodes
+        .values()
+        .filter(|n| n.node.start <= offset && offset <= n.node.end)
+        .map(|n| n.node.start)
+        .max()
+        .unwrap_or(offset);
+    let mut seen = BTreeSet::new();
+    let mut items = Vec::new();
+    let mut defs: Vec<_> = s.index.defs.iter().collect();
+    defs.sort_by_key(|(_, (_, span))| span.start);
+    for (site, (name, span)) in defs {
+        let visible = s.index.scope_of(*site).is_some_and(|sc| chain.contains(&sc)) && span.end <= limit;
+        if !visible || !seen.insert(name.clone()) {
+            continue;
+        }
+        let ty = match s.index.scope_of(*site) {
+            Some(ScopeId::Graph(g)) => s.types.get(g, name).map(ToString::to_string),
+            _ => None,
+        };
+        items.push(CompletionItem {
+            label: name.escaped(),
+            kind: Some(CompletionItemKind::VARIABLE),
+            detail: ty,
+            ..CompletionItem::default()
+        });
+    }
+    items
+}
+
+fn types() -> Vec<CompletionItem> {
+    let prims = PRIM_TYPES.iter().map(|t| CompletionItem {
+        label: (*t).to_owned(),
+        kind: Some(CompletionItemKind::TYPE_PARAMETER),
+        ..CompletionItem::default()
+    });
+    let ctors = ["seq", "map", "optional", "sparse_tensor"].into_iter().map(|t| CompletionItem {
+        label: t.to_owned(),
+        kind: Some(CompletionItemKind::KEYWORD),
+        insert_text: Some(format!("{t}(")),
+        ..CompletionItem::default()
+    });
+    prims.chain(ctors).collect()
+}
+
+fn header_keys() -> Vec<CompletionItem> {
+    ["ir_version", "opset_import", "producer_name", "producer_version", "domain", "model_version", "doc_string"]
+        .into_iter()
+        .map(|k| CompletionItem {
+            label: k.to_owned(),
+            kind: Some(CompletionItemKind::KEYWORD),
+            insert_text: Some(format!("{k}: ")),
+            ..CompletionItem::default()
+        })
+        .collect()
+}
+
+fn domains(s: &Snapshot) -> Vec<CompletionItem> {
+    let mut items: Vec<CompletionItem> = registry()
+        .domain_versions
+        .iter()
+        .map(|(domain, latest)| CompletionItem {
+            label: format!("\"{domain}\""),
+            kind: Some(CompletionItemKind::MODULE),
+            detail: Some(format!("latest opset {latest}")),
+            insert_text: Some(format!("\"{domain}\" : {latest}")),
+            ..CompletionItem::default()
+        })
+        .collect();
+    let model = &s.analysis.model;
+    let local: BTreeSet<String> =
+        model.functions.iter().filter_map(|&f| model.function_store[f].domain.as_ref().map(Str::escaped)).collect();
+    for domain in local {
+        items.push(CompletionItem {
+            label: format!("\"{domain}\""),
+            kind: Some(CompletionItemKind::MODULE),
+            detail: Some("domain of model-local functions".into()),
+            insert_text: Some(format!("\"{domain}\" : 1")),
+            ..CompletionItem::default()
+        });
+    }
+    items
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at_bar(text: &str) -> Context {
+        let offset = text.find('|').unwrap_or_default();
+        let source = text.replace('|', "");
+        context(&source, offset as u32)
+    }
+
+    #[test]
+    fn contexts_follow_the_tokens_before_the_cursor() {
+        assert_eq!(at_bar("<ir_version: 8, |"), Context::HeaderKey);
+        assert_eq!(at_bar("<opset_import: [|"), Context::Domain);
+        assert_eq!(at_bar("<opset_import: [\"\" : 1, |"), Context::Domain);
+        assert_eq!(at_bar("<ir_version: 8>\nmain (|"), Context::Type);
+        assert_eq!(at_bar("<ir_version: 8>\nmain (float[N] x, flo|"), Context::Type);
+        assert_eq!(at_bar("main (float x) => (float y) {\n y = |"), Context::Operator { domain: None });
+        assert_eq!(at_bar("main (float x) => (float y) {\n y = Re|"), Context::Operator { domain: None });
+        assert_eq!(
+            at_bar("main (float x) => (float y) {\n y = ai.onnx.ml.|"),
+            Context::Operator { domain: Some("ai.onnx.ml".into()) }
+        );
+        assert_eq!(at_bar("main (float x) => (float y) {\n y = Relu(|"), Context::Value);
+        assert_eq!(at_bar("main (float x) => (float y) {\n y = Add(x, |"), Context::Value);
+        assert_eq!(
+            at_bar("main (float x) => (float y) {\n y = LeakyRelu<|"),
+            Context::Attribute { op: "LeakyRelu".into(), domain: None }
+        );
+        assert_eq!(at_bar("main (float x) => (float y) {\n y = LeakyRelu<alpha = |"), Context::Nothing);
+        assert_eq!(at_bar("main (float x) => (float y) {\n # y = |"), Context::Nothing);
+    }
+}

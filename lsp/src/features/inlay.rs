@@ -1,0 +1,39 @@
+//! Inlay hints: the inferred type after each node output that the text does not declare.
+
+use onnx_core::resolve::DefSite;
+
+use crate::index::{ScopeId, Target};
+use crate::lsp::*;
+use crate::snapshot::Snapshot;
+
+pub fn inlay_hints(s: &Snapshot, range: Range) -> Vec<InlayHint> {
+    let wanted = s.span(range);
+    let model = &s.analysis.model;
+    let mut hints = Vec::new();
+    for o in &s.index.occurrences {
+        if o.span.end < wanted.start || o.span.start > wanted.end || !o.is_def {
+            continue;
+        }
+        let Target::Value(site @ DefSite::NodeOutput(..)) = o.target else { continue };
+        let Some(ScopeId::Graph(g)) = s.index.scope_of(site) else { continue };
+        let Some((name, _)) = s.index.defs.get(&site) else { continue };
+        let graph = &model.graphs[g];
+        let declared =
+            graph.outputs.iter().chain(&graph.value_info).any(|v| v.name.as_ref() == Some(name) && v.ty.is_some());
+        if declared {
+            continue;
+        }
+        let Some(ty) = s.types.get(g, name) else { continue };
+        hints.push(InlayHint {
+            position: s.range(o.span).end,
+            label: InlayHintLabel::String(format!(": {ty}")),
+            kind: Some(InlayHintKind::TYPE),
+            text_edits: None,
+            tooltip: None,
+            padding_left: None,
+            padding_right: None,
+            data: None,
+        });
+    }
+    hints
+}

@@ -1,0 +1,10 @@
+//! `onnx-lsp`: serves the Language Server Protocol on stdin/stdout.
+
+#[tokio::main]
+async fn main() {
+    if std::env::args().nth(1).as_deref() == Some("--version") {
+        println!("onnx-lsp {}", env!("CARGO_PKG_VERSION"));
+        return;
+    }
+    onnx_lsp::serve_stdio().await;
+}

@@ -1,0 +1,69 @@
+//! Operator schemas as the features show them: which schema a node uses (the imported opset
+//! of its domain, in its model or function), and one-line spellings of signatures,
+//! formals and attributes.
+
+use onnx_core::ir::{Model, NodeId, OpsetImport};
+use onnx_core::schema::{AttributeSchema, Formal, FormalOption, OpSchema, registry};
+
+use crate::index::{Index, ScopeId};
+
+/// The version of `domain` a scope imports: a function's own imports first, then the
+/// model's. `""` and `ai.onnx` are one domain.
+pub fn imported_version(model: &Model, scope: Option<ScopeId>, domain: &str) -> Option<i64> {
+    if let Some(ScopeId::Function(f)) = scope
+        && let Some(v) = find_import(&model.function_store[f].opset_import, domain)
+    {
+        return Some(v);
+    }
+    model.opset_version(domain)
+}
+
+fn find_import(imports: &[OpsetImport], domain: &str) -> Option<i64> {
+    let canonical = |d: &str| if d == "ai.onnx" { "" } else { d }.to_owned();
+    let wanted = canonical(domain);
+    imports.iter().rev().find_map(|o| {
+        let d = o.domain.as_ref().map_or(String::new(), |d| canonical(&d.escaped()));
+        if d == wanted { o.version } else { None }
+    })
+}
+
+/// The schema a node resolves to, with the imported version it was looked up at.
+pub fn node_schema(model: &Model, index: &Index, node: NodeId) -> Option<(&'static OpSchema, i64)> {
+    let n = &model.nodes[node];
+    let op = n.op_type.as_ref()?.as_str()?;
+    let domain = std::str::from_utf8(n.domain_str()).ok()?;
+    let version = imported_version(model, index.node_scope.get(&node).copied(), domain)?;
+    registry().lookup(domain, op, version).map(|s| (s, version))
+}
+
+/// The domain as people write it in prose.
+pub fn domain_label(domain: &str) -> &str {
+    if domain.is_empty() { "ai.onnx" } else { domain }
+}
+
+/// `X: T`, `B?: T` (optional), `inputs...: T` (variadic).
+pub fn formal_label(f: &Formal) -> String {
+    let mark = match f.option {
+        FormalOption::Single => "",
+        FormalOption::Optional => "?",
+        FormalOption::Variadic => "...",
+    };
+    format!("{}{mark}: {}", f.name, f.type_str)
+}
+
+/// `Relu(X: T) -> (Y: T)`.
+pub fn signature(schema: &OpSchema) -> String {
+    let list = |formals: &[Formal]| formals.iter().map(formal_label).collect::<Vec<_>>().join(", ");
+    format!("{}({}) -> ({})", schema.op, list(&schema.inputs), list(&schema.outputs))
+}
+
+/// `alpha: float = 0.01`, `axis: int (required)`.
+pub fn attribute_line(a: &AttributeSchema) -> String {
+    let mut line = format!("{}: {}", a.name, a.ty.name());
+    if a.required {
+        line.push_str(" (required)");
+    } else if let Some(default) = &a.default {
+        line.push_str(&format!(" = {default}"));
+    }
+    line
+}

@@ -1,0 +1,302 @@
+//! The LSP glue: the only module that names the framework (tower-lsp-server). It turns
+//! protocol messages into calls on the [`Workspace`] and the feature functions, runs every
+//! feature behind a panic guard, and publishes diagnostics from one background task so they
+//! reach the client in version order.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::mpsc;
+use tower_lsp_server::jsonrpc::{Error as RpcError, Result as RpcResult};
+pub use tower_lsp_server::ls_types as lsp;
+use tower_lsp_server::{Client, LanguageServer, LspService};
+
+use crate::features;
+use crate::line_index::Encoding;
+use crate::lsp::*;
+use crate::snapshot::Snapshot;
+use crate::workspace::Workspace;
+
+/// The custom request that returns a binary model as text (`onnx/binaryToText`).
+pub const BINARY_TO_TEXT: &str = "onnx/binaryToText";
+
+#[derive(Debug)]
+pub struct Backend {
+    client: Client,
+    workspace: Arc<Mutex<Workspace>>,
+    /// Documents whose text changed, for the diagnostics task.
+    dirty: mpsc::UnboundedSender<Uri>,
+}
+
+/// The service a transport serves: stdio in `main`, in-process in the tests.
+pub fn service() -> (LspService<Backend>, tower_lsp_server::ClientSocket) {
+    LspService::build(|client| {
+        let workspace = Arc::new(Mutex::new(Workspace::default()));
+        let (dirty, queue) = mpsc::unbounded_channel();
+        tokio::spawn(publish_diagnostics(client.clone(), workspace.clone(), queue));
+        Backend { client, workspace, dirty }
+    })
+    .custom_method(BINARY_TO_TEXT, Backend::binary_to_text)
+    .finish()
+}
+
+/// Serves on stdin/stdout until the client says exit.
+pub async fn serve_stdio() {
+    let (service, socket) = service();
+    tower_lsp_server::Server::new(tokio::io::stdin(), tokio::io::stdout(), socket).serve(service).await;
+}
+
+/// Analyses each changed document and publishes its diagnostics, one document at a time,
+/// so the client always ends with the diagnostics of the newest version. Changes that
+/// arrive while a version is being analysed are picked up by the next round.
+async fn publish_diagnostics(
+    client: Client,
+    workspace: Arc<Mutex<Workspace>>,
+    mut queue: mpsc::UnboundedReceiver<Uri>,
+) {
+    while let Some(first) = queue.recv().await {
+        let mut uris = vec![first];
+        while let Ok(more) = queue.try_recv() {
+            if !uris.contains(&more) {
+                uris.push(more);
+            }
+        }
+        for uri in uris {
+            let ws = workspace.clone();
+            let target = uri.clone();
+            let analysed =
+                tokio::task::spawn_blocking(move || guarded("analysis", || Workspace::snapshot(&ws, &target))).await;
+            let snapshot = match analysed {
+                Ok(Ok(Some(snapshot))) => snapshot,
+                Ok(Ok(None)) => continue, // closed meanwhile
+                Ok(Err(message)) => {
+                    report_failure(&client, &workspace, uri, message).await;
+                    continue;
+                }
+                Err(join) => {
+                    report_failure(&client, &workspace, uri, format!("onnx-lsp: analysis task failed: {join}")).await;
+                    continue;
+                }
+            };
+            // A newer version is queued already: its own round publishes.
+            if lock(&workspace).version(&uri) != Some(snapshot.version) {
+                continue;
+            }
+            let diagnostics = features::diagnostics::to_lsp(&snapshot, &uri);
+            client.publish_diagnostics(uri, diagnostics, Some(snapshot.version)).await;
+        }
+    }
+}
+
+/// An analysis that failed still ends with diagnostics for the version: one that says so.
+async fn report_failure(client: &Client, workspace: &Mutex<Workspace>, uri: Uri, message: String) {
+    let version = lock(workspace).version(&uri);
+    client.log_message(MessageType::ERROR, &message).await;
+    let diagnostic = Diagnostic {
+        message,
+        severity: Some(DiagnosticSeverity::ERROR),
+        source: Some("onnx-lsp".into()),
+        ..Default::default()
+    };
+    client.publish_diagnostics(uri, vec![diagnostic], version).await;
+}
+
+fn lock(workspace: &Mutex<Workspace>) -> std::sync::MutexGuard<'_, Workspace> {
+    // A panic while holding the lock cannot leave the documents half-edited (edits are
+    // applied to a copy first), so a poisoned lock is still usable.
+    workspace.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Runs a feature; a panic becomes an error message instead of taking the server down.
+fn guarded<T>(what: &str, f: impl FnOnce() -> T) -> Result<T, String> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|payload| {
+        let detail = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        format!("onnx-lsp: internal error in {what}: {detail}")
+    })
+}
+
+impl Backend {
+    /// Runs a feature on the current snapshot of a document, behind the panic guard.
+    async fn with_snapshot<T>(
+        &self,
+        uri: &Uri,
+        what: &str,
+        f: impl FnOnce(&Snapshot) -> Option<T>,
+    ) -> RpcResult<Option<T>> {
+        let result = guarded(what, || Workspace::snapshot(&self.workspace, uri).and_then(|s| f(&s)));
+        match result {
+            Ok(value) => Ok(value),
+            Err(message) => {
+                self.client.log_message(MessageType::ERROR, &message).await;
+                Err(RpcError {
+                    code: tower_lsp_server::jsonrpc::ErrorCode::InternalError,
+                    message: message.into(),
+                    data: None,
+                })
+            }
+        }
+    }
+
+    async fn binary_to_text(
+        &self,
+        params: features::binary::BinaryToTextParams,
+    ) -> RpcResult<features::binary::BinaryToTextResult> {
+        match guarded("binaryToText", || features::binary::binary_to_text(&params)) {
+            Ok(Ok(result)) => Ok(result),
+            Ok(Err(message)) => Err(RpcError {
+                code: tower_lsp_server::jsonrpc::ErrorCode::InvalidParams,
+                message: message.into(),
+                data: None,
+            }),
+            Err(message) => {
+                self.client.log_message(MessageType::ERROR, &message).await;
+                Err(RpcError::internal_error())
+            }
+        }
+    }
+
+    fn changed(&self, uri: Uri) {
+        let _ = self.dirty.send(uri);
+    }
+}
+
+impl LanguageServer for Backend {
+    async fn initialize(&self, params: InitializeParams) -> RpcResult<InitializeResult> {
+        let offered = params.capabilities.general.and_then(|g| g.position_encodings).unwrap_or_default();
+        // UTF-8 saves converting columns on every request; UTF-16 is what every client knows.
+        let encoding = if offered.contains(&PositionEncodingKind::UTF8) { Encoding::Utf8 } else { Encoding::Utf16 };
+        lock(&self.workspace).encoding = encoding;
+        Ok(InitializeResult {
+            capabilities: features::capabilities(encoding),
+            server_info: Some(ServerInfo { name: "onnx-lsp".into(), version: Some(env!("CARGO_PKG_VERSION").into()) }),
+            ..Default::default()
+        })
+    }
+
+    async fn shutdown(&self) -> RpcResult<()> {
+        Ok(())
+    }
+
+    async fn did_open(&self, params: DidOpenTextDocumentParams) {
+        let doc = params.text_document;
+        lock(&self.workspace).open(doc.uri.clone(), doc.text, doc.version);
+        self.changed(doc.uri);
+    }
+
+    async fn did_change(&self, params: DidChangeTextDocumentParams) {
+        let uri = params.text_document.uri;
+        let applied = lock(&self.workspace).change(&uri, params.text_document.version, params.content_changes);
+        match applied {
+            Ok(()) => self.changed(uri),
+            Err(message) => self.client.log_message(MessageType::WARNING, message).await,
+        }
+    }
+
+    async fn did_close(&self, params: DidCloseTextDocumentParams) {
+        let uri = params.text_document.uri;
+        lock(&self.workspace).close(&uri);
+        self.client.publish_diagnostics(uri, Vec::new(), None).await;
+    }
+
+    async fn hover(&self, params: HoverParams) -> RpcResult<Option<Hover>> {
+        let at = params.text_document_position_params;
+        self.with_snapshot(&at.text_document.uri, "hover", |s| features::hover::hover(s, at.position)).await
+    }
+
+    async fn goto_definition(&self, params: GotoDefinitionParams) -> RpcResult<Option<GotoDefinitionResponse>> {
+        let at = params.text_document_position_params;
+        let uri = at.text_document.uri.clone();
+        self.with_snapshot(&uri, "definition", |s| features::navigation::definition(s, &uri, at.position)).await
+    }
+
+    async fn references(&self, params: ReferenceParams) -> RpcResult<Option<Vec<Location>>> {
+        let at = params.text_document_position;
+        let uri = at.text_document.uri.clone();
+        let include = params.context.include_declaration;
+        self.with_snapshot(&uri, "references", |s| features::navigation::references(s, &uri, at.position, include))
+            .await
+    }
+
+    async fn document_highlight(&self, params: DocumentHighlightParams) -> RpcResult<Option<Vec<DocumentHighlight>>> {
+        let at = params.text_document_position_params;
+        self.with_snapshot(&at.text_document.uri, "highlight", |s| features::navigation::highlights(s, at.position))
+            .await
+    }
+
+    async fn prepare_rename(&self, params: TextDocumentPositionParams) -> RpcResult<Option<PrepareRenameResponse>> {
+        self.with_snapshot(&params.text_document.uri, "prepareRename", |s| {
+            features::rename::prepare(s, params.position)
+        })
+        .await
+    }
+
+    async fn rename(&self, params: RenameParams) -> RpcResult<Option<WorkspaceEdit>> {
+        let at = params.text_document_position;
+        let uri = at.text_document.uri.clone();
+        let outcome = self
+            .with_snapshot(&uri, "rename", |s| Some(features::rename::rename(s, &uri, at.position, &params.new_name)))
+            .await?;
+        match outcome {
+            Some(Err(message)) => Err(RpcError {
+                code: tower_lsp_server::jsonrpc::ErrorCode::InvalidParams,
+                message: message.into(),
+                data: None,
+            }),
+            Some(Ok(edit)) => Ok(edit),
+            None => Ok(None),
+        }
+    }
+
+    async fn document_symbol(&self, params: DocumentSymbolParams) -> RpcResult<Option<DocumentSymbolResponse>> {
+        self.with_snapshot(&params.text_document.uri, "documentSymbol", |s| {
+            Some(features::symbols::document_symbols(s))
+        })
+        .await
+    }
+
+    async fn folding_range(&self, params: FoldingRangeParams) -> RpcResult<Option<Vec<FoldingRange>>> {
+        self.with_snapshot(&params.text_document.uri, "foldingRange", |s| Some(features::symbols::folding_ranges(s)))
+            .await
+    }
+
+    async fn semantic_tokens_full(&self, params: SemanticTokensParams) -> RpcResult<Option<SemanticTokensResult>> {
+        self.with_snapshot(&params.text_document.uri, "semanticTokens", |s| {
+            Some(features::semantic_tokens::full(s).into())
+        })
+        .await
+    }
+
+    async fn completion(&self, params: CompletionParams) -> RpcResult<Option<CompletionResponse>> {
+        let at = params.text_document_position;
+        self.with_snapshot(&at.text_document.uri, "completion", |s| features::completion::complete(s, at.position))
+            .await
+    }
+
+    async fn signature_help(&self, params: SignatureHelpParams) -> RpcResult<Option<SignatureHelp>> {
+        let at = params.text_document_position_params;
+        self.with_snapshot(&at.text_document.uri, "signatureHelp", |s| {
+            features::signature::signature_help(s, at.position)
+        })
+        .await
+    }
+
+    async fn inlay_hint(&self, params: InlayHintParams) -> RpcResult<Option<Vec<InlayHint>>> {
+        self.with_snapshot(&params.text_document.uri, "inlayHint", |s| {
+            Some(features::inlay::inlay_hints(s, params.range))
+        })
+        .await
+    }
+
+    async fn formatting(&self, params: DocumentFormattingParams) -> RpcResult<Option<Vec<TextEdit>>> {
+        self.with_snapshot(&params.text_document.uri, "formatting", features::formatting::format).await
+    }
+
+    async fn code_action(&self, params: CodeActionParams) -> RpcResult<Option<CodeActionResponse>> {
+        let uri = params.text_document.uri.clone();
+        self.with_snapshot(&uri, "codeAction", |s| Some(features::actions::code_actions(s, &uri, params.range))).await
+    }
+}

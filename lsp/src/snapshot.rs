@@ -1,0 +1,68 @@
+//! One analysed version of a document: everything the features read, computed once per
+//! version and shared (behind an `Arc`) by the requests that arrive for it.
+
+use onnx_core::analysis::{TextAnalysis, analyze_text, place};
+use onnx_core::check::{CheckOptions, check_model};
+use onnx_core::diagnostic::Diagnostic;
+use onnx_core::infer::{ModelTypes, infer_model};
+
+use crate::index::Index;
+use crate::line_index::{Encoding, LineIndex};
+use crate::lsp::{Position, Range};
+use onnx_core::diagnostic::Span;
+
+#[derive(Debug)]
+pub struct Snapshot {
+    pub text: String,
+    pub version: i32,
+    pub lines: LineIndex,
+    pub encoding: Encoding,
+    pub analysis: TextAnalysis,
+    /// Syntax, lowering, name resolution, checker and inference diagnostics, placed.
+    pub diagnostics: Vec<Diagnostic>,
+    pub types: ModelTypes,
+    pub index: Index,
+}
+
+impl Snapshot {
+    pub fn analyse(text: String, version: i32, encoding: Encoding, options: &CheckOptions) -> Snapshot {
+        let lines = LineIndex::new(&text);
+        let analysis = analyze_text(&text);
+        let mut diagnostics = analysis.diagnostics.clone();
+        // The checker and inference read the model as the text says it; while the text has
+        // syntax errors, their findings would be about holes the parser left.
+        let types = if analysis.readable {
+            let options = CheckOptions { names_resolved: true, ..options.clone() };
+            for mut d in check_model(&analysis.model, &options) {
+                place(&mut d, &analysis.source_map);
+                diagnostics.push(d);
+            }
+            infer_model(&analysis.model)
+        } else {
+            ModelTypes::default()
+        };
+        let index = Index::build(&analysis);
+        Snapshot { text, version, lines, encoding, analysis, diagnostics, types, index }
+    }
+
+    pub fn range(&self, span: Span) -> Range {
+        self.lines.range(&self.text, span, self.encoding)
+    }
+
+    pub fn offset(&self, position: Position) -> u32 {
+        self.lines.offset(&self.text, position, self.encoding)
+    }
+
+    pub fn span(&self, range: Range) -> Span {
+        self.lines.span(&self.text, range, self.encoding)
+    }
+
+    pub fn slice(&self, span: Span) -> &str {
+        self.text.get(span.start as usize..span.end as usize).unwrap_or("")
+    }
+
+    /// 1-based line of an offset, for messages.
+    pub fn line_number(&self, offset: u32) -> u32 {
+        self.lines.line_of(offset) + 1
+    }
+}

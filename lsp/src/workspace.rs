@@ -1,0 +1,110 @@
+//! The open documents: their text as the client sees it, and the snapshot of the last
+//! analysed version. Edits are applied in arrival order, in byte offsets converted with the
+//! negotiated position encoding.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use onnx_core::check::CheckOptions;
+
+use crate::line_index::{Encoding, LineIndex};
+use crate::lsp::{TextDocumentContentChangeEvent, Uri};
+use crate::snapshot::Snapshot;
+
+#[derive(Debug)]
+struct Document {
+    text: String,
+    version: i32,
+    /// The analysis of `version`, once made.
+    snapshot: Option<Arc<Snapshot>>,
+}
+
+#[derive(Debug, Default)]
+pub struct Workspace {
+    documents: HashMap<Uri, Document>,
+    pub encoding: Encoding,
+}
+
+impl Workspace {
+    pub fn open(&mut self, uri: Uri, text: String, version: i32) {
+        self.documents.insert(uri, Document { text, version, snapshot: None });
+    }
+
+    pub fn close(&mut self, uri: &Uri) {
+        self.documents.remove(uri);
+    }
+
+    pub fn version(&self, uri: &Uri) -> Option<i32> {
+        self.documents.get(uri).map(|d| d.version)
+    }
+
+    pub fn text(&self, uri: &Uri) -> Option<&str> {
+        self.documents.get(uri).map(|d| d.text.as_str())
+    }
+
+    /// Applies one `didChange`: full replacements and ranged edits, in order.
+    pub fn change(
+        &mut self,
+        uri: &Uri,
+        version: i32,
+        changes: Vec<TextDocumentContentChangeEvent>,
+    ) -> Result<(), String> {
+        let encoding = self.encoding;
+        let Some(doc) = self.documents.get_mut(uri) else {
+            return Err(format!("onnx-lsp: change to a document that is not open: {}", uri.as_str()));
+        };
+        let mut text = std::mem::take(&mut doc.text);
+        for change in changes {
+            match change.range {
+                None => text = change.text,
+                Some(range) => {
+                    let lines = LineIndex::new(&text);
+                    let span = lines.span(&text, range, encoding);
+                    text.replace_range(span.start as usize..span.end as usize, &change.text);
+                }
+            }
+        }
+        doc.text = text;
+        doc.version = version;
+        doc.snapshot = None;
+        Ok(())
+    }
+
+    /// The analysis of the current version of a document, made now if needed. The lock is
+    /// not held while analysing, so edits keep arriving; a result for a version that is no
+    /// longer current is returned to the caller but not kept.
+    pub fn snapshot(workspace: &Mutex<Workspace>, uri: &Uri) -> Option<Arc<Snapshot>> {
+        let (text, version, encoding) = {
+            let ws = workspace.lock().unwrap_or_else(|p| p.into_inner());
+            let doc = ws.documents.get(uri)?;
+            if let Some(s) = &doc.snapshot {
+                return Some(s.clone());
+            }
+            (doc.text.clone(), doc.version, ws.encoding)
+        };
+        let options = CheckOptions { model_dir: model_dir(uri), ..CheckOptions::default() };
+        let snapshot = Arc::new(Snapshot::analyse(text, version, encoding, &options));
+        let mut ws = workspace.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(doc) = ws.documents.get_mut(uri)
+            && doc.version == version
+        {
+            doc.snapshot = Some(snapshot.clone());
+        }
+        Some(snapshot)
+    }
+}
+
+/// The folder of a `file:` document, where its external data would be.
+pub fn model_dir(uri: &Uri) -> Option<PathBuf> {
+    let path = file_path(uri)?;
+    path.parent().map(PathBuf::from)
+}
+
+/// The path of a `file:` URI.
+pub fn file_path(uri: &Uri) -> Option<PathBuf> {
+    if !uri.scheme().as_str().eq_ignore_ascii_case("file") {
+        return None;
+    }
+    uri.to_file_path().map(|p| p.into_owned())
+}
