@@ -300,3 +300,18 @@ impl LanguageServer for Backend {
         self.with_snapshot(&uri, "codeAction", |s| Some(features::actions::code_actions(s, &uri, params.range))).await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::guarded;
+
+    #[test]
+    fn a_panicking_feature_becomes_an_error_message() {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let outcome: Result<(), String> = guarded("hover", || panic!("index out of bounds"));
+        std::panic::set_hook(previous);
+        assert_eq!(outcome, Err("onnx-lsp: internal error in hover: index out of bounds".to_owned()));
+        assert_eq!(guarded("hover", || 7), Ok(7));
+    }
+}

@@ -13,6 +13,7 @@
 //! semanticTokens             completion at "…"           signatureHelp at "…"
 //! inlayHints                 formatting                  codeActions at "…"
 //! change "old" to "new"      (an incremental edit; later requests see the new text)
+//! binaryToText PATH          (PATH relative to the repository root)
 //! ```
 //!
 //! `#### requests utf-8` makes the client offer UTF-8 positions.
@@ -149,6 +150,19 @@ async fn request(h: &mut Harness, line: &str) -> String {
             let params =
                 json!({ "textDocument": doc, "range": { "start": p, "end": p }, "context": { "diagnostics": [] } });
             h.request("textDocument/codeAction", params).await
+        }
+        "binaryToText" => {
+            // A path relative to the repository root; the answer is the model as text.
+            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(args.trim()).canonicalize().unwrap();
+            let uri = format!("file://{}", path.display());
+            let answer = h.request("onnx/binaryToText", json!({ "uri": uri })).await;
+            return match answer.get("error") {
+                Some(error) => format!(
+                    "error: {}",
+                    error["message"].as_str().unwrap_or("").replace(&path.display().to_string(), "<path>")
+                ),
+                None => answer["result"]["text"].as_str().unwrap_or("").to_owned(),
+            };
         }
         other => panic!("unknown fixture request {other:?}"),
     };
