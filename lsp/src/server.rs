@@ -17,8 +17,10 @@ use crate::lsp::*;
 use crate::snapshot::Snapshot;
 use crate::workspace::Workspace;
 
-/// The custom request that returns a binary model as text (`onnx/binaryToText`).
+/// The custom request that returns a binary model as text.
 pub const BINARY_TO_TEXT: &str = "onnx/binaryToText";
+/// The custom request that converts a model file between text and binary.
+pub const CONVERT: &str = "onnx/convert";
 
 #[derive(Debug)]
 pub struct Backend {
@@ -37,6 +39,7 @@ pub fn service() -> (LspService<Backend>, tower_lsp_server::ClientSocket) {
         Backend { client, workspace, dirty }
     })
     .custom_method(BINARY_TO_TEXT, Backend::binary_to_text)
+    .custom_method(CONVERT, Backend::convert)
     .finish()
 }
 
@@ -101,6 +104,10 @@ async fn report_failure(client: &Client, workspace: &Mutex<Workspace>, uri: Uri,
     client.publish_diagnostics(uri, vec![diagnostic], version).await;
 }
 
+fn invalid_params(message: String) -> RpcError {
+    RpcError { code: tower_lsp_server::jsonrpc::ErrorCode::InvalidParams, message: message.into(), data: None }
+}
+
 fn lock(workspace: &Mutex<Workspace>) -> std::sync::MutexGuard<'_, Workspace> {
     // A panic while holding the lock cannot leave the documents half-edited (edits are
     // applied to a copy first), so a poisoned lock is still usable.
@@ -145,13 +152,19 @@ impl Backend {
         &self,
         params: features::binary::BinaryToTextParams,
     ) -> RpcResult<features::binary::BinaryToTextResult> {
-        match guarded("binaryToText", || features::binary::binary_to_text(&params)) {
+        self.file_request("binaryToText", || features::binary::binary_to_text(&params)).await
+    }
+
+    async fn convert(&self, params: features::binary::ConvertParams) -> RpcResult<features::binary::ConvertResult> {
+        self.file_request("convert", || features::binary::convert(&params)).await
+    }
+
+    /// A request about a file rather than an open document: its own failures (unreadable,
+    /// not a model) are the client's to show; a panic is ours.
+    async fn file_request<T>(&self, what: &str, f: impl FnOnce() -> Result<T, String>) -> RpcResult<T> {
+        match guarded(what, f) {
             Ok(Ok(result)) => Ok(result),
-            Ok(Err(message)) => Err(RpcError {
-                code: tower_lsp_server::jsonrpc::ErrorCode::InvalidParams,
-                message: message.into(),
-                data: None,
-            }),
+            Ok(Err(message)) => Err(invalid_params(message)),
             Err(message) => {
                 self.client.log_message(MessageType::ERROR, &message).await;
                 Err(RpcError::internal_error())

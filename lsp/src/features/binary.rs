@@ -1,8 +1,14 @@
 //! `onnx/binaryToText`: a binary model (`.onnx`, `.pb`) printed in our text format, so an
-//! editor can open it as a document. The printer is the lossless one of `onnx convert`.
+//! editor can open it as a document (the lossless printer of `onnx convert`); and
+//! `onnx/convert`: text ⇄ binary conversion of a file, for editor commands.
 
+use std::path::Path;
+
+use onnx_core::analysis::{analyze_text, span_of};
 use onnx_core::binary;
+use onnx_core::diagnostic::Severity;
 use onnx_core::print::canonical;
+use onnx_core::write_atomically;
 use serde::{Deserialize, Serialize};
 
 use crate::lsp::Uri;
@@ -24,4 +30,91 @@ pub fn binary_to_text(params: &BinaryToTextParams) -> Result<BinaryToTextResult,
     let model = binary::read_model(&path).map_err(|e| e.to_string())?;
     let text = canonical::model(&model).map_err(|e| format!("{}: cannot print as text: {e}", path.display()))?;
     Ok(BinaryToTextResult { text })
+}
+
+#[derive(Debug, Deserialize, Serialize)]
+pub struct ConvertParams {
+    pub source: Uri,
+    pub destination: Uri,
+}
+
+#[derive(Debug, Deserialize, Serialize)]
+pub struct ConvertResult {
+    /// The path written.
+    pub destination: String,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Form {
+    Binary,
+    Text,
+}
+
+fn form_of(path: &Path) -> Result<Form, String> {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("onnx" | "pb") => Ok(Form::Binary),
+        Some("onnxtxt" | "onnxtext") => Ok(Form::Text),
+        _ => Err(format!("{}: unknown model extension (expected .onnx, .pb, .onnxtxt or .onnxtext)", path.display())),
+    }
+}
+
+/// `onnx/convert`: what `onnx convert SOURCE DESTINATION` does, for editors. A text model
+/// with errors is not converted; the destination is written atomically.
+pub fn convert(params: &ConvertParams) -> Result<ConvertResult, String> {
+    let source = file_path(&params.source).ok_or("the source is not a file URI")?;
+    let destination = file_path(&params.destination).ok_or("the destination is not a file URI")?;
+    let model = match form_of(&source)? {
+        Form::Binary => binary::read_model(&source).map_err(|e| e.to_string())?,
+        Form::Text => {
+            let text = std::fs::read_to_string(&source).map_err(|e| format!("{}: {e}", source.display()))?;
+            let analysis = analyze_text(&text);
+            if let Some(first) = analysis.diagnostics.iter().find(|d| d.severity == Severity::Error) {
+                let offset = span_of(first.anchor).start as usize;
+                let line = text.get(..offset).map_or(0, |t| t.matches('\n').count()) + 1;
+                return Err(format!("{}:{line}: {} (fix the errors first)", source.display(), first.message));
+            }
+            analysis.model
+        }
+    };
+    let bytes = match form_of(&destination)? {
+        Form::Binary => binary::encode_model(&model),
+        Form::Text => canonical::model(&model).map_err(|e| e.to_string())?.into_bytes(),
+    };
+    write_atomically(&destination, |out| out.write_all(&bytes)).map_err(|e| e.to_string())?;
+    Ok(ConvertResult { destination: destination.display().to_string() })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn uri(path: &Path) -> Uri {
+        Uri::from_file_path(path).unwrap()
+    }
+
+    #[test]
+    fn convert_goes_text_to_binary_to_text_and_refuses_broken_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = dir.path().join("m.onnxtxt");
+        std::fs::write(
+            &text,
+            "<ir_version: 10, opset_import: [\"\" : 21]>\nmain (float[N] x) => (float[N] y) {\n  y = Relu(x)\n}\n",
+        )
+        .unwrap();
+        let binary = dir.path().join("m.onnx");
+        convert(&ConvertParams { source: uri(&text), destination: uri(&binary) }).unwrap();
+        let back = binary_to_text(&BinaryToTextParams { uri: uri(&binary) }).unwrap().text;
+        assert!(back.contains("y = Relu (x)"), "{back}");
+        let again = dir.path().join("again.onnxtxt");
+        convert(&ConvertParams { source: uri(&binary), destination: uri(&again) }).unwrap();
+        assert_eq!(std::fs::read_to_string(&again).unwrap(), back);
+
+        std::fs::write(&text, "main (float x) => (float y) {\n  y = Relu(\n}\n").unwrap();
+        let refused = convert(&ConvertParams { source: uri(&text), destination: uri(&binary) }).unwrap_err();
+        assert!(refused.contains("m.onnxtxt:3:"), "{refused}");
+        assert!(refused.contains("fix the errors first"), "{refused}");
+        let wrong = convert(&ConvertParams { source: uri(&binary), destination: uri(&dir.path().join("m.txt")) });
+        assert!(wrong.unwrap_err().contains("unknown model extension"));
+    }
 }
