@@ -108,3 +108,39 @@ pub fn file_path(uri: &Uri) -> Option<PathBuf> {
     }
     uri.to_file_path().map(|p| p.into_owned())
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::lsp::{Position, Range};
+
+    fn change(range: Option<((u32, u32), (u32, u32))>, text: &str) -> TextDocumentContentChangeEvent {
+        TextDocumentContentChangeEvent {
+            range: range.map(|((l1, c1), (l2, c2))| Range {
+                start: Position { line: l1, character: c1 },
+                end: Position { line: l2, character: c2 },
+            }),
+            range_length: None,
+            text: text.to_owned(),
+        }
+    }
+
+    #[test]
+    fn full_and_ranged_changes_apply_in_order() {
+        let uri: Uri = "file:///m.onnxtxt".parse().unwrap();
+        let mut ws = Workspace::default();
+        ws.open(uri.clone(), "a\nb\n".into(), 1);
+        // One notification may hold several changes, each against the text the previous left.
+        ws.change(&uri, 2, vec![change(Some(((1, 0), (1, 1))), "bee"), change(Some(((0, 1), (1, 0))), " ")]).unwrap();
+        assert_eq!(ws.text(&uri), Some("a bee\n"));
+        ws.change(&uri, 3, vec![change(None, "whole\n"), change(Some(((0, 5), (0, 5))), "!")]).unwrap();
+        assert_eq!(ws.text(&uri), Some("whole!\n"));
+        assert_eq!(ws.version(&uri), Some(3));
+        // UTF-16 columns by default: '😀' is two units wide.
+        ws.change(&uri, 4, vec![change(None, "😀x\n"), change(Some(((0, 2), (0, 3))), "y")]).unwrap();
+        assert_eq!(ws.text(&uri), Some("😀y\n"));
+        let other: Uri = "file:///other.onnxtxt".parse().unwrap();
+        assert!(ws.change(&other, 1, vec![]).is_err());
+    }
+}
