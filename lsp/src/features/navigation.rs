@@ -1,5 +1,7 @@
 //! Go to definition, find references and document highlights, all read off the index.
 
+use onnx_core::diagnostic::Span;
+
 use crate::index::{Occurrence, Target};
 use crate::lsp::*;
 use crate::snapshot::Snapshot;
@@ -14,12 +16,18 @@ pub fn definition(s: &Snapshot, uri: &Uri, position: Position) -> Option<GotoDef
     Some(GotoDefinitionResponse::Scalar(Location { uri: uri.clone(), range: s.range(span) }))
 }
 
-pub fn references(s: &Snapshot, uri: &Uri, position: Position, include_declaration: bool) -> Option<Vec<Location>> {
+/// The name under the cursor when it is something with occurrences (not an operator or an
+/// attribute name, which are looked up in schemas), with its definition.
+fn linked_name(s: &Snapshot, position: Position) -> Option<(&Occurrence, Option<Span>)> {
     let occurrence = target_at(s, position)?;
     if matches!(occurrence.target, Target::Op(_) | Target::Attribute(..)) {
         return None;
     }
-    let definition = s.index.definition(&occurrence.target);
+    Some((occurrence, s.index.definition(&occurrence.target)))
+}
+
+pub fn references(s: &Snapshot, uri: &Uri, position: Position, include_declaration: bool) -> Option<Vec<Location>> {
+    let (occurrence, definition) = linked_name(s, position)?;
     Some(
         s.index
             .occurrences_of(&occurrence.target)
@@ -30,11 +38,7 @@ pub fn references(s: &Snapshot, uri: &Uri, position: Position, include_declarati
 }
 
 pub fn highlights(s: &Snapshot, position: Position) -> Option<Vec<DocumentHighlight>> {
-    let occurrence = target_at(s, position)?;
-    if matches!(occurrence.target, Target::Op(_) | Target::Attribute(..)) {
-        return None;
-    }
-    let definition = s.index.definition(&occurrence.target);
+    let (occurrence, definition) = linked_name(s, position)?;
     Some(
         s.index
             .occurrences_of(&occurrence.target)
