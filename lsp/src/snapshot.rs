@@ -4,7 +4,7 @@
 use onnx_core::analysis::{TextAnalysis, analyze_text, place};
 use onnx_core::check::{CheckOptions, check_model};
 use onnx_core::diagnostic::Diagnostic;
-use onnx_core::infer::{ModelTypes, infer_model};
+use onnx_core::infer::{ModelTypes, conflicts, infer_model};
 
 use crate::index::Index;
 use crate::line_index::{Encoding, LineIndex};
@@ -18,7 +18,8 @@ pub struct Snapshot {
     pub lines: LineIndex,
     pub encoding: Encoding,
     pub analysis: TextAnalysis,
-    /// Syntax, lowering, name resolution, checker and inference diagnostics, placed.
+    /// Syntax, lowering, name resolution, checker and inference (declared types that
+    /// contradict inferred ones) diagnostics, placed.
     pub diagnostics: Vec<Diagnostic>,
     pub types: ModelTypes,
     pub index: Index,
@@ -37,7 +38,12 @@ impl Snapshot {
                 place(&mut d, &analysis.source_map);
                 diagnostics.push(d);
             }
-            infer_model(&analysis.model)
+            let types = infer_model(&analysis.model);
+            for mut d in conflicts(&analysis.model, &types) {
+                place(&mut d, &analysis.source_map);
+                diagnostics.push(d);
+            }
+            types
         } else {
             ModelTypes::default()
         };

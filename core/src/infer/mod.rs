@@ -13,9 +13,11 @@
 
 mod broadcast;
 mod env;
+mod merge;
 mod ops;
 
 pub use env::{Env, Known, tensor_type};
+pub use merge::{conflicts, contradiction};
 
 use crate::ir::{GraphId, Model, Str, Type};
 

@@ -1,4 +1,4 @@
-//! If and Loop: their outputs come from inferring their bodies, which see outer values.
+//! If, Loop and Scan: their outputs come from inferring their bodies, which see outer values.
 
 use super::Outputs;
 use crate::infer::env::{Env, tensor, tensor_parts};
@@ -44,8 +44,71 @@ pub fn infer(op: &str, model: &Model, node: &Node, env: &mut Env<'_>) -> Option<
             }
             Some(Outputs { types, values: Vec::new() })
         }
+        "Scan" if env.opset >= 9 => scan(model, node, env),
         _ => None,
     }
+}
+
+/// Scan (opset 9 on): states pass through the body unchanged in type; each scan input is
+/// cut along its scan axis into slices the body sees without that axis; each scan output
+/// stacks the body's per-iteration values along its output axis, as many as the sequence.
+fn scan(model: &Model, node: &Node, env: &mut Env<'_>) -> Option<Outputs> {
+    let body = graph_attr(node, "body")?;
+    let ints = |name: &str| match node.attribute(name).and_then(|a| a.value()) {
+        Some(AttributeValue::Ints(v)) => Some(v.to_vec()),
+        _ => None,
+    };
+    let scan_inputs = match node.attribute("num_scan_inputs")?.value()? {
+        AttributeValue::Int(m) => usize::try_from(m).ok()?,
+        _ => return None,
+    };
+    let states = node.inputs.len().checked_sub(scan_inputs)?;
+    let input_axes = ints("scan_input_axes").unwrap_or_default();
+    let output_axes = ints("scan_output_axes").unwrap_or_default();
+    let mut body_inputs: Vec<Option<Type>> = node.inputs[..states].iter().map(|n| env.ty(n).cloned()).collect();
+    let mut sequence = Dimension::default();
+    for (k, name) in node.inputs[states..].iter().enumerate() {
+        let slice = env.ty(name).and_then(|t| {
+            let (elem, dims) = tensor_parts(t)?;
+            let dims = match dims {
+                Some(d) => {
+                    let axis = normalize(input_axes.get(k).copied().unwrap_or(0), d.len())?;
+                    if k == 0 {
+                        sequence = d[axis].clone();
+                    }
+                    Some(d.iter().enumerate().filter(|&(i, _)| i != axis).map(|(_, x)| x.clone()).collect())
+                }
+                None => None,
+            };
+            Some(tensor(elem?, dims))
+        });
+        body_inputs.push(slice);
+    }
+    let body_outputs = infer_subgraph(model, body, env, &body_inputs);
+    let mut types: Vec<Option<Type>> = body_outputs.iter().take(states).cloned().collect();
+    for (k, out) in body_outputs.iter().skip(states).enumerate() {
+        types.push(out.as_ref().and_then(|t| {
+            let (elem, dims) = tensor_parts(t)?;
+            let dims = match dims {
+                Some(d) => {
+                    let axis = normalize(output_axes.get(k).copied().unwrap_or(0), d.len() + 1)?;
+                    let mut stacked = d.to_vec();
+                    stacked.insert(axis, sequence.clone());
+                    Some(stacked)
+                }
+                None => None,
+            };
+            Some(tensor(elem?, dims))
+        }));
+    }
+    Some(Outputs { types, values: Vec::new() })
+}
+
+/// An axis in `[-rank, rank)` as an index.
+fn normalize(axis: i64, rank: usize) -> Option<usize> {
+    let rank = i64::try_from(rank).ok()?;
+    let a = if axis < 0 { axis + rank } else { axis };
+    (0..rank).contains(&a).then_some(a as usize)
 }
 
 /// The type both branches agree on: dims that differ become unknown, ranks that differ an

@@ -7,7 +7,7 @@ mod shape;
 
 use super::env::{Env, Known, tensor, tensor_parts};
 use crate::ir::{AttributeValue, Dimension, Model, Node, NodeId, Str, TensorId, Type};
-use crate::schema::registry;
+use crate::schema::{FormalOption, registry};
 
 /// What a rule sees: the node, its inputs' types and known values, the opset.
 pub struct Ctx<'a, 'm> {
@@ -142,8 +142,23 @@ fn from_schema(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
     let mut types = Vec::new();
     for i in 0..ctx.node.outputs.len() {
         let formal = schema.outputs.get(i).or_else(|| schema.outputs.last())?;
+        // A heterogeneous variadic formal (Scan's and Loop's `V`) binds its type parameter
+        // value by value, so nothing follows from the other side's types; and a formal after
+        // a variadic one has no fixed node input position.
+        let heterogeneous = |f: &crate::schema::Formal| f.option == FormalOption::Variadic && !f.homogeneous;
         let elem = literal_elem(&formal.type_str).or_else(|| {
-            let bound = schema.inputs.iter().position(|f| f.type_str == formal.type_str).and_then(|j| ctx.elem(j));
+            if heterogeneous(formal) {
+                return None;
+            }
+            let bound = schema
+                .inputs
+                .iter()
+                .position(|f| f.type_str == formal.type_str)
+                .filter(|&j| {
+                    !heterogeneous(&schema.inputs[j])
+                        && schema.inputs[..j].iter().all(|f| f.option != FormalOption::Variadic)
+                })
+                .and_then(|j| ctx.elem(j));
             bound.or_else(|| match schema.allowed_types(formal).as_slice() {
                 [only] => literal_elem(only),
                 _ => None,

@@ -212,8 +212,19 @@ fn window(op: &str, ctx: &Ctx<'_, '_>) -> Outputs {
                     "SAME_UPPER" | "SAME_LOWER" => Some((size + s - 1) / s),
                     "VALID" => Some((size - ((k - 1) * d + 1)) / s + 1),
                     _ => {
-                        let padded = size + pads.get(i)? + pads.get(i + spatial)? - ((k - 1) * d + 1);
-                        Some(if ceil { (padded + s - 1) / s + 1 } else { padded / s + 1 })
+                        let begin = *pads.get(i)?;
+                        let padded = size + begin + pads.get(i + spatial)? - ((k - 1) * d + 1);
+                        if !ceil {
+                            return Some(padded / s + 1);
+                        }
+                        // Rounding up may add a window that starts in the end padding; as in
+                        // onnx (and PyTorch), the last window must start inside the input or
+                        // the begin padding.
+                        let mut moves = (padded + s - 1) / s;
+                        if moves * s >= size + begin {
+                            moves -= 1;
+                        }
+                        Some(moves + 1)
                     }
                 }
             })();

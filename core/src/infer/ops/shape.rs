@@ -382,10 +382,11 @@ fn split(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
     let elem = ctx.elem(0);
     let count = ctx.node.outputs.len();
     let d = ctx.dims(0);
-    let sizes: Option<Vec<i64>> = if ctx.opset >= 13 && ctx.has_input(1) {
-        ctx.value(1).and_then(Known::ints)
+    // Explicit sizes (`None` inside: given but not known here), or an even split.
+    let sizes: Option<Option<Vec<i64>>> = if ctx.opset >= 13 && ctx.has_input(1) {
+        Some(ctx.value(1).and_then(Known::ints))
     } else {
-        ctx.ints("split").map(<[_]>::to_vec)
+        ctx.ints("split").map(|s| Some(s.to_vec()))
     };
     let types = (0..count)
         .map(|i| {
@@ -393,7 +394,8 @@ fn split(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
                 let axis = normalize_axis(ctx.int("axis").unwrap_or(0), d.len())?;
                 let mut out = d.to_vec();
                 let size = match &sizes {
-                    Some(s) => s.get(i).copied(),
+                    Some(Some(s)) => s.get(i).copied(),
+                    Some(None) => None,
                     None => known_dim(&d[axis]).map(|len| {
                         let n = count as i64;
                         let chunk = (len + n - 1) / n;

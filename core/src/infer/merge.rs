@@ -1,0 +1,99 @@
+//! Declared types against inferred ones. A value's type written in the model (a graph
+//! output or a `value_info` entry) that contradicts what inference derives from the graph
+//! is a `type-conflict`: onnx's strict shape inference (and so `check_model(full_check=True)`)
+//! rejects such models. Reported on the declaration, with the node output that produces
+//! the value as related place.
+//!
+//! Only contradictions count, as in onnx's merge: different element types, different ranks,
+//! two different concrete sizes of one dimension, different kinds of type. A symbolic or
+//! unknown dimension on either side agrees with anything.
+
+use crate::diagnostic::{Anchor, Diagnostic};
+use crate::ir::{DimValue, Model, Str, TensorType, Type, TypeValue, code_name};
+
+use super::ModelTypes;
+
+/// Every declared type in every inferred graph that contradicts inference.
+pub fn conflicts(model: &Model, types: &ModelTypes) -> Vec<Diagnostic> {
+    let mut found = Vec::new();
+    // Graphs in model order, so diagnostics come out in a stable order.
+    for (g, _) in model.graphs.iter().filter(|(g, _)| types.graphs.contains_key(g)) {
+        let graph = &model.graphs[g];
+        let producers: std::collections::HashMap<&Str, Anchor> = graph
+            .nodes
+            .iter()
+            .flat_map(|&n| model.nodes[n].outputs.iter().enumerate().map(move |(i, o)| (o, Anchor::NodeOutput(n, i))))
+            .collect();
+        let outputs = graph.outputs.iter().enumerate().map(|(i, v)| (v, Anchor::GraphOutput(g, i)));
+        let described = graph.value_info.iter().enumerate().map(|(i, v)| (v, Anchor::ValueInfo(g, i)));
+        for (info, at) in outputs.chain(described) {
+            let (Some(name), Some(written)) = (&info.name, &info.ty) else { continue };
+            let Some(inferred) = types.get(g, name) else { continue };
+            let Some(&producer) = producers.get(name) else {
+                continue; // graph inputs and initializers are where types come from
+            };
+            if let Some(why) = contradiction(written, inferred) {
+                found.push(
+                    Diagnostic::error(
+                        "type-conflict",
+                        at,
+                        format!("'{name}' is declared {written} but inferred {inferred}: {why}"),
+                    )
+                    .with_related(producer, format!("inferred here as {inferred}")),
+                );
+            }
+        }
+    }
+    found
+}
+
+/// Why two types cannot describe the same value, if they cannot.
+pub fn contradiction(declared: &Type, inferred: &Type) -> Option<String> {
+    let (Some(d), Some(i)) = (&declared.value, &inferred.value) else { return None };
+    match (d, i) {
+        (TypeValue::Tensor(d), TypeValue::Tensor(i)) | (TypeValue::SparseTensor(d), TypeValue::SparseTensor(i)) => {
+            tensor_contradiction(d, i)
+        }
+        (TypeValue::Sequence(d), TypeValue::Sequence(i)) | (TypeValue::Optional(d), TypeValue::Optional(i)) => {
+            match (d, i) {
+                (Some(d), Some(i)) => contradiction(d, i),
+                _ => None,
+            }
+        }
+        (TypeValue::Map { key_type: dk, value_type: dv }, TypeValue::Map { key_type: ik, value_type: iv }) => {
+            if let (Some(a), Some(b)) = (dk, ik)
+                && a != b
+            {
+                return Some(format!("map keys {} declared, {} inferred", code_name(*a), code_name(*b)));
+            }
+            match (dv, iv) {
+                (Some(d), Some(i)) => contradiction(d, i),
+                _ => None,
+            }
+        }
+        (TypeValue::Opaque { .. }, TypeValue::Opaque { .. }) => None,
+        _ => Some("they are different kinds of type".to_owned()),
+    }
+}
+
+fn tensor_contradiction(d: &TensorType, i: &TensorType) -> Option<String> {
+    if let (Some(a), Some(b)) = (d.elem_type, i.elem_type)
+        && a != 0
+        && b != 0
+        && a != b
+    {
+        return Some(format!("element type {} declared, {} inferred", code_name(a), code_name(b)));
+    }
+    let (Some(ds), Some(is)) = (&d.shape, &i.shape) else { return None };
+    if ds.dims.len() != is.dims.len() {
+        return Some(format!("rank {} declared, {} inferred", ds.dims.len(), is.dims.len()));
+    }
+    for (k, (a, b)) in ds.dims.iter().zip(&is.dims).enumerate() {
+        if let (Some(DimValue::Value(x)), Some(DimValue::Value(y))) = (&a.value, &b.value)
+            && x != y
+        {
+            return Some(format!("dimension {k} is {x} declared, {y} inferred"));
+        }
+    }
+    None
+}
