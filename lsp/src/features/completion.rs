@@ -12,9 +12,9 @@ use std::collections::BTreeSet;
 
 use onnx_core::ir::Str;
 use onnx_core::schema::{OpSchema, registry};
-use onnx_syntax::lexer::{PRIM_TYPES, Token, TokenKind, lex};
+use onnx_syntax::lexer::{PRIM_TYPES, Token, TokenKind};
 
-use super::cursor::{dotted_domain, open_brackets, tokens_before};
+use super::cursor::{dotted_domain, open_brackets, tokens_and_enclosing};
 
 use crate::index::ScopeId;
 use crate::lsp::*;
@@ -47,13 +47,9 @@ pub fn complete(s: &Snapshot, position: Position) -> Option<CompletionResponse> 
 }
 
 fn context(text: &str, offset: u32) -> Context {
-    let tokens = tokens_before(text, offset);
+    let (tokens, enclosing) = tokens_and_enclosing(text, offset);
     // Inside a comment or string: nothing to offer.
-    if lex(text).iter().any(|t| {
-        t.start < offset
-            && offset < t.end
-            && matches!(t.kind, TokenKind::Comment | TokenKind::DocComment | TokenKind::String)
-    }) {
+    if matches!(enclosing, Some(TokenKind::Comment | TokenKind::DocComment | TokenKind::String)) {
         return Context::Nothing;
     }
     let kind = |i: usize| tokens.get(i).map(|t| t.kind);

@@ -2,16 +2,31 @@
 //! while typing, the text rarely parses, but its tokens and brackets still say where the
 //! cursor is.
 
-use onnx_syntax::lexer::{Token, TokenKind, lex};
+use onnx_syntax::lexer::{Token, TokenKind, tokens};
 
-/// Significant tokens before `offset`, the word being typed excluded.
+/// Significant tokens before `offset`, the word being typed excluded; only the text before
+/// the cursor is lexed.
 pub fn tokens_before(text: &str, offset: u32) -> Vec<Token> {
-    let mut tokens: Vec<Token> = lex(text).into_iter().filter(|t| t.start < offset && !t.kind.is_trivia()).collect();
-    // The word under the cursor is what completion replaces, not context.
-    if tokens.last().is_some_and(|t| t.end >= offset && t.kind == TokenKind::Ident) {
-        tokens.pop();
+    tokens_and_enclosing(text, offset).0
+}
+
+/// [`tokens_before`], and the kind of the token the cursor is strictly inside (a comment or
+/// a string, where there is nothing to complete).
+pub fn tokens_and_enclosing(text: &str, offset: u32) -> (Vec<Token>, Option<TokenKind>) {
+    let mut significant = Vec::new();
+    let mut last = None;
+    for t in tokens(text).take_while(|t| t.start < offset) {
+        if !t.kind.is_trivia() {
+            significant.push(t);
+        }
+        last = Some(t);
     }
-    tokens
+    // The word under the cursor is what completion replaces, not context.
+    if significant.last().is_some_and(|t| t.end >= offset && t.kind == TokenKind::Ident) {
+        significant.pop();
+    }
+    let enclosing = last.filter(|t| t.end > offset).map(|t| t.kind);
+    (significant, enclosing)
 }
 
 /// Indexes (into `tokens`) of the brackets still open at the end, outermost first.

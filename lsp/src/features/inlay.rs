@@ -1,5 +1,8 @@
 //! Inlay hints: the inferred type after each node output that the text does not declare.
 
+use std::collections::{HashMap, HashSet};
+
+use onnx_core::ir::{GraphId, Str};
 use onnx_core::resolve::DefSite;
 
 use crate::index::{ScopeId, Target};
@@ -9,6 +12,8 @@ use crate::snapshot::Snapshot;
 pub fn inlay_hints(s: &Snapshot, range: Range) -> Vec<InlayHint> {
     let wanted = s.span(range);
     let model = &s.analysis.model;
+    // Names with a written type, per graph, gathered once (graphs can have thousands).
+    let mut declared: HashMap<GraphId, HashSet<&Str>> = HashMap::new();
     let mut hints = Vec::new();
     for o in &s.index.occurrences {
         if o.span.end < wanted.start || o.span.start > wanted.end || !o.is_def {
@@ -17,10 +22,12 @@ pub fn inlay_hints(s: &Snapshot, range: Range) -> Vec<InlayHint> {
         let Target::Value(site @ DefSite::NodeOutput(..)) = o.target else { continue };
         let Some(ScopeId::Graph(g)) = s.index.scope_of(site) else { continue };
         let Some((name, _)) = s.index.defs.get(&site) else { continue };
-        let graph = &model.graphs[g];
-        let declared =
-            graph.outputs.iter().chain(&graph.value_info).any(|v| v.name.as_ref() == Some(name) && v.ty.is_some());
-        if declared {
+        let written = declared.entry(g).or_insert_with(|| {
+            let graph = &model.graphs[g];
+            let described = graph.outputs.iter().chain(&graph.value_info).filter(|v| v.ty.is_some());
+            described.filter_map(|v| v.name.as_ref()).collect()
+        });
+        if written.contains(name) {
             continue;
         }
         let Some(ty) = s.types.get(g, name) else { continue };
