@@ -1,5 +1,5 @@
-//! The outline (document symbols: the main graph with its values and nodes, subgraphs under
-//! the node that holds them, functions) and folding ranges (headers, graph and function
+//! The outline (document symbols: the model, and in it the main graph with its values and
+//! nodes, subgraphs under the node that holds them, functions) and folding ranges (headers, graph and function
 //! bodies, multi-line nodes and value lists, runs of comment lines).
 
 use onnx_syntax::ast;
@@ -13,24 +13,36 @@ pub fn document_symbols(s: &Snapshot) -> DocumentSymbolResponse {
     let Some(tree) = &s.analysis.tree else {
         return DocumentSymbolResponse::Nested(Vec::new());
     };
-    let mut symbols = Vec::new();
+    let mut children = Vec::new();
     if let Some(g) = &tree.graph {
-        symbols.push(graph_symbol(s, g, "graph"));
+        children.push(graph_symbol(s, g, "graph"));
     }
     for f in &tree.functions {
-        let mut children = decl_symbols(s, f.inputs.iter().chain(&f.outputs), SymbolKind::VARIABLE);
-        children.extend(node_symbols(s, &f.nodes));
-        symbols.push(symbol(
-            s,
-            f.name.text.clone(),
-            Some("function".into()),
-            SymbolKind::FUNCTION,
-            f.span,
-            f.name.span,
-            children,
-        ));
+        let mut body = decl_symbols(s, f.inputs.iter().chain(&f.outputs), SymbolKind::VARIABLE);
+        body.extend(node_symbols(s, &f.nodes));
+        let name = f.name.text.clone();
+        children.push(symbol(s, name, Some("function".into()), SymbolKind::FUNCTION, f.span, f.name.span, body));
     }
-    DocumentSymbolResponse::Nested(symbols)
+    // The model itself, holding the rest; its header (IR version, opsets) is the detail.
+    let start = Span { start: tree.span.start, end: tree.span.start };
+    let selection = tree.header.as_ref().map_or(start, |h| h.span);
+    let model = symbol(s, "model".into(), Some(model_detail(s)), SymbolKind::FILE, tree.span, selection, children);
+    DocumentSymbolResponse::Nested(vec![model])
+}
+
+/// `ir_version 10 · opsets "" 21, "local" 1`.
+fn model_detail(s: &Snapshot) -> String {
+    let model = &s.analysis.model;
+    let opsets: Vec<String> = model
+        .opset_import
+        .iter()
+        .map(|o| {
+            let domain = o.domain.as_ref().map_or_else(String::new, onnx_core::ir::Str::escaped);
+            format!("{domain:?} {}", o.version.map_or_else(|| "?".to_owned(), |v| v.to_string()))
+        })
+        .collect();
+    let ir = model.ir_version.map_or_else(|| "?".to_owned(), |v| v.to_string());
+    format!("ir_version {ir} · opsets {}", opsets.join(", "))
 }
 
 #[allow(deprecated)] // `deprecated` is a required field of the protocol type.
