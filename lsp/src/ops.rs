@@ -2,7 +2,7 @@
 //! of its domain, in its model or function), and one-line spellings of signatures,
 //! formals and attributes.
 
-use onnx_core::ir::{Model, NodeId, OpsetImport};
+use onnx_core::ir::{Model, NodeId, OpsetImport, Str};
 use onnx_core::schema::{AttributeSchema, Formal, FormalOption, OpSchema, registry};
 
 use crate::index::{Index, ScopeId};
@@ -19,12 +19,16 @@ pub fn imported_version(model: &Model, scope: Option<ScopeId>, domain: &str) -> 
 }
 
 fn find_import(imports: &[OpsetImport], domain: &str) -> Option<i64> {
-    let canonical = |d: &str| if d == "ai.onnx" { "" } else { d }.to_owned();
-    let wanted = canonical(domain);
+    let wanted = schema_domain(domain);
     imports.iter().rev().find_map(|o| {
-        let d = o.domain.as_ref().map_or(String::new(), |d| canonical(&d.escaped()));
-        if d == wanted { o.version } else { None }
+        let d = o.domain.as_ref().map_or_else(String::new, Str::escaped);
+        if schema_domain(&d) == wanted { o.version } else { None }
     })
+}
+
+/// The domain as the schema table names it: `ai.onnx` is the default domain `""`.
+pub fn schema_domain(domain: &str) -> &str {
+    if domain == "ai.onnx" { "" } else { domain }
 }
 
 /// The schema a node resolves to, with the imported version it was looked up at.

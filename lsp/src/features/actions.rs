@@ -66,11 +66,8 @@ fn node_in(s: &Snapshot, span: Span) -> Option<NodeId> {
 
 fn import_domain(s: &Snapshot, node: NodeId) -> Option<Fix> {
     let domain = String::from_utf8_lossy(s.analysis.model.nodes[node].domain_str()).into_owned();
-    let version = registry()
-        .domain_versions
-        .iter()
-        .find(|(d, _)| *d == domain || (domain == "ai.onnx" && d.is_empty()))
-        .map_or(1, |(_, v)| *v);
+    let version =
+        registry().domain_versions.iter().find(|(d, _)| d == ops::schema_domain(&domain)).map_or(1, |(_, v)| *v);
     let entry = format!("\"{domain}\" : {version}");
     let header = s.analysis.tree.as_ref()?.header.as_ref();
     let edit = match header {
@@ -113,9 +110,9 @@ fn respell_op(s: &Snapshot, node: NodeId) -> Option<Fix> {
     let n = &model.nodes[node];
     let op = n.op_type.as_ref()?.escaped();
     let domain = String::from_utf8_lossy(n.domain_str()).into_owned();
-    let domain = if domain == "ai.onnx" { String::new() } else { domain };
-    let version = ops::imported_version(model, s.index.node_scope.get(&node).copied(), &domain)?;
-    let schemas = registry().operators_at(&domain, version);
+    let domain = ops::schema_domain(&domain);
+    let version = ops::imported_version(model, s.index.node_scope.get(&node).copied(), domain)?;
+    let schemas = registry().operators_at(domain, version);
     let functions: Vec<String> = model
         .functions
         .iter()

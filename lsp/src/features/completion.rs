@@ -143,12 +143,12 @@ fn operators(s: &Snapshot, offset: u32, domain: Option<&str>) -> Vec<CompletionI
         );
     }
     for d in domains {
-        let canonical = if d == "ai.onnx" { String::new() } else { d.clone() };
+        let canonical = ops::schema_domain(&d);
         if domain.is_some_and(|wanted| wanted != d && wanted != canonical) {
             continue;
         }
-        let Some(version) = ops::imported_version(model, scope, &canonical) else { continue };
-        for schema in registry().operators_at(&canonical, version) {
+        let Some(version) = ops::imported_version(model, scope, canonical) else { continue };
+        for schema in registry().operators_at(canonical, version) {
             items.push(operator_item(schema, domain.is_none() && !canonical.is_empty()));
         }
     }
@@ -193,7 +193,7 @@ fn operator_item(schema: &OpSchema, qualify: bool) -> CompletionItem {
 
 fn attributes(s: &Snapshot, offset: u32, op: &str, domain: Option<&str>) -> Vec<CompletionItem> {
     let model = &s.analysis.model;
-    let domain = domain.map(|d| if d == "ai.onnx" { "" } else { d }).unwrap_or("");
+    let domain = domain.map_or("", ops::schema_domain);
     let Some(version) = ops::imported_version(model, scope_at(s, offset), domain) else { return Vec::new() };
     let Some(schema) = registry().lookup(domain, op, version) else { return Vec::new() };
     schema

@@ -24,7 +24,7 @@ pub fn prepare(s: &Snapshot, position: Position) -> Option<PrepareRenameResponse
     let occurrence = renamable(s, position)?;
     Some(PrepareRenameResponse::RangeWithPlaceholder {
         range: s.range(occurrence.span),
-        placeholder: unquoted(s.slice(occurrence.span)),
+        placeholder: onnx_syntax::lexer::unquote(s.slice(occurrence.span)),
     })
 }
 
@@ -58,10 +58,6 @@ fn spell(name: &str, is_dim: bool) -> Result<String, String> {
     let mut quoted = String::new();
     onnx_core::print::quote(&mut quoted, name);
     Ok(quoted)
-}
-
-fn unquoted(text: &str) -> String {
-    onnx_syntax::lexer::unquote(text)
 }
 
 fn check_conflicts(s: &Snapshot, target: &Target, new_name: &str) -> Result<(), String> {

@@ -48,9 +48,9 @@ pub fn signature_help(s: &Snapshot, position: Position) -> Option<SignatureHelp>
     } else {
         String::new()
     };
-    let domain = if domain == "ai.onnx" { String::new() } else { domain };
-    let version = ops::imported_version(&s.analysis.model, scope_at(s, offset), &domain)?;
-    let schema = registry().lookup(&domain, op, version)?;
+    let domain = ops::schema_domain(&domain);
+    let version = ops::imported_version(&s.analysis.model, scope_at(s, offset), domain)?;
+    let schema = registry().lookup(domain, op, version)?;
     let argument = tokens[open + 1..].iter().filter(|t| t.kind == TokenKind::Comma).count();
 
     let mut label = format!("{}(", schema.op);
