@@ -110,6 +110,11 @@ fn compare(ours: &str, onnx: &str) -> Agreement {
     if ours == onnx {
         return Agreement::Same;
     }
+    for wrapper in ["seq(", "optional("] {
+        if let (Some(a), Some(b)) = (ours.strip_prefix(wrapper), onnx.strip_prefix(wrapper)) {
+            return compare(a.strip_suffix(')').unwrap_or(a), b.strip_suffix(')').unwrap_or(b));
+        }
+    }
     let ((our_elem, our_dims), (onnx_elem, onnx_dims)) = (split_type(ours), split_type(onnx));
     if our_elem != onnx_elem {
         return Agreement::Different;
@@ -129,6 +134,8 @@ fn compare(ours: &str, onnx: &str) -> Agreement {
         }
         // A rank where onnx has an unknown rank.
         (Some(a), Some(b)) if b.is_empty() && !a.is_empty() && onnx.ends_with("[]") => Agreement::MorePrecise,
+        // A scalar (no brackets) where onnx has an unknown rank.
+        (None, Some(b)) if b.is_empty() => Agreement::MorePrecise,
         _ => Agreement::Different,
     }
 }

@@ -97,3 +97,50 @@ fn tensor_contradiction(d: &TensorType, i: &TensorType) -> Option<String> {
     }
     None
 }
+
+/// A declared type refined by an inferred one, as onnx merges inferred types into the
+/// types a graph writes down: the declared element type and sizes stay, and what the
+/// declaration leaves open (element type, shape, a dimension) inference fills in. Used
+/// where a subgraph's declared outputs feed the node that owns it.
+pub fn refine(declared: &Type, inferred: &Type) -> Type {
+    let (Some(d), Some(i)) = (&declared.value, &inferred.value) else {
+        return if declared.value.is_some() { declared.clone() } else { inferred.clone() };
+    };
+    let value = match (d, i) {
+        (TypeValue::Tensor(d), TypeValue::Tensor(i)) => TypeValue::Tensor(refine_tensor(d, i)),
+        (TypeValue::SparseTensor(d), TypeValue::SparseTensor(i)) => TypeValue::SparseTensor(refine_tensor(d, i)),
+        (TypeValue::Sequence(Some(d)), TypeValue::Sequence(Some(i))) => {
+            TypeValue::Sequence(Some(Box::new(refine(d, i))))
+        }
+        (TypeValue::Optional(Some(d)), TypeValue::Optional(Some(i))) => {
+            TypeValue::Optional(Some(Box::new(refine(d, i))))
+        }
+        (TypeValue::Sequence(None), TypeValue::Sequence(_)) | (TypeValue::Optional(None), TypeValue::Optional(_)) => {
+            i.clone()
+        }
+        _ => d.clone(),
+    };
+    Type { value: Some(value), denotation: declared.denotation.clone() }
+}
+
+fn refine_tensor(d: &TensorType, i: &TensorType) -> TensorType {
+    let elem_type = d.elem_type.filter(|&e| e != 0).or(i.elem_type);
+    let shape = match (&d.shape, &i.shape) {
+        (Some(ds), Some(is)) if ds.dims.len() == is.dims.len() => Some(crate::ir::Shape {
+            dims: ds
+                .dims
+                .iter()
+                .zip(&is.dims)
+                .map(|(a, b)| match (&a.value, &b.value) {
+                    (Some(DimValue::Value(_)), _) | (Some(DimValue::Param(_)), None | Some(DimValue::Param(_))) => {
+                        a.clone()
+                    }
+                    _ => b.clone(),
+                })
+                .collect(),
+        }),
+        (Some(ds), _) => Some(ds.clone()),
+        (None, is) => is.clone(),
+    };
+    TensorType { elem_type, shape }
+}

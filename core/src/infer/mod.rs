@@ -68,7 +68,8 @@ pub fn infer_model(model: &Model) -> ModelTypes {
 }
 
 /// Infers a subgraph in a new scope (outer values visible) and returns the types of its
-/// outputs: inferred where inference found one, declared otherwise.
+/// outputs: declared types refined by inference (as onnx merges them), inferred types
+/// where nothing is declared.
 pub(crate) fn infer_subgraph(
     model: &Model,
     id: GraphId,
@@ -83,8 +84,14 @@ pub(crate) fn infer_subgraph(
         }
     }
     infer_body(model, id, env);
-    let outputs =
-        g.outputs.iter().map(|v| v.name.as_ref().and_then(|n| env.ty(n)).cloned().or_else(|| v.ty.clone())).collect();
+    let outputs = g
+        .outputs
+        .iter()
+        .map(|v| match (v.ty.as_ref(), v.name.as_ref().and_then(|n| env.ty(n))) {
+            (Some(declared), Some(inferred)) => Some(merge::refine(declared, inferred)),
+            (declared, inferred) => inferred.or(declared).cloned(),
+        })
+        .collect();
     env.leave_subgraph(id);
     outputs
 }

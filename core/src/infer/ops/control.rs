@@ -27,26 +27,71 @@ pub fn infer(op: &str, model: &Model, node: &Node, env: &mut Env<'_>) -> Option<
                 .collect();
             Some(Outputs { types, values: Vec::new() })
         }
-        "Loop" => {
-            let body = graph_attr(node, "body")?;
-            let scalar = |elem: DataType| Some(tensor(elem.code(), Some(Vec::new())));
-            let mut inputs = vec![scalar(DataType::Int64), scalar(DataType::Bool)];
-            let carried = node.inputs.len().saturating_sub(2);
-            inputs.extend(node.inputs.iter().skip(2).map(|n| env.ty(n).cloned()));
-            let body_outputs = infer_subgraph(model, body, env, &inputs);
-            let mut types: Vec<Option<Type>> = body_outputs.iter().skip(1).take(carried).cloned().collect();
-            for scan in body_outputs.iter().skip(1 + carried) {
-                types.push(scan.as_ref().and_then(|t| {
-                    let (elem, dims) = tensor_parts(t)?;
-                    let dims = dims.map(|d| std::iter::once(Dimension::default()).chain(d.iter().cloned()).collect());
-                    Some(tensor(elem?, dims))
-                }));
-            }
-            Some(Outputs { types, values: Vec::new() })
-        }
+        "Loop" => loop_outputs(model, node, env),
         "Scan" if env.opset >= 9 => scan(model, node, env),
         _ => None,
     }
+}
+
+/// How many times a Loop body is inferred again while its loop-carried types still change.
+const LOOP_ROUNDS: usize = 3;
+
+/// Loop: the body sees the iteration number, the condition and the loop-carried values.
+/// A carried value whose type the body changes (a growing shape) is inferred again with the
+/// union of both types, so the types found hold in every iteration; if they have not
+/// settled after a few rounds only element types are kept. Each scan output stacks the
+/// body's per-iteration values along a new first axis of unknown size.
+fn loop_outputs(model: &Model, node: &Node, env: &mut Env<'_>) -> Option<Outputs> {
+    let body = graph_attr(node, "body")?;
+    let scalar = |elem: DataType| Some(tensor(elem.code(), Some(Vec::new())));
+    let carried = node.inputs.len().saturating_sub(2);
+    let mut state: Vec<Option<Type>> = node.inputs.iter().skip(2).map(|n| env.ty(n).cloned()).collect();
+    let mut round = 0;
+    let body_outputs = loop {
+        let mut inputs = vec![scalar(DataType::Int64), scalar(DataType::Bool)];
+        inputs.extend(state.iter().cloned());
+        let outputs = infer_subgraph(model, body, env, &inputs);
+        let next: Vec<Option<Type>> = state
+            .iter()
+            .zip(outputs.iter().skip(1).chain(std::iter::repeat(&None)))
+            .map(|(before, after)| match (before, after) {
+                (Some(b), Some(a)) => union(b, a),
+                (None, after) => after.clone(),
+                (before, None) => before.clone(),
+            })
+            .collect();
+        round += 1;
+        if next == state {
+            break outputs;
+        }
+        if round == LOOP_ROUNDS {
+            state = next.iter().map(|t| t.as_ref().map(without_shapes)).collect();
+            break outputs;
+        }
+        state = next;
+    };
+    let mut types = state;
+    for scan in body_outputs.iter().skip(1 + carried) {
+        types.push(scan.as_ref().and_then(|t| {
+            let (elem, dims) = tensor_parts(t)?;
+            let dims = dims.map(|d| std::iter::once(Dimension::default()).chain(d.iter().cloned()).collect());
+            Some(tensor(elem?, dims))
+        }));
+    }
+    Some(Outputs { types, values: Vec::new() })
+}
+
+/// The type with every tensor shape in it forgotten (element types kept).
+fn without_shapes(t: &Type) -> Type {
+    let value = match &t.value {
+        Some(TypeValue::Tensor(x)) => {
+            Some(TypeValue::Tensor(crate::ir::TensorType { elem_type: x.elem_type, shape: None }))
+        }
+        Some(TypeValue::Sequence(Some(e))) => Some(TypeValue::Sequence(Some(Box::new(without_shapes(e))))),
+        Some(TypeValue::Optional(Some(e))) => Some(TypeValue::Optional(Some(Box::new(without_shapes(e))))),
+        other => other.clone(),
+    };
+    Type { value, denotation: t.denotation.clone() }
 }
 
 /// Scan (opset 9 on): states pass through the body unchanged in type; each scan input is
@@ -131,6 +176,12 @@ fn union(a: &Type, b: &Type) -> Option<Type> {
                 _ => None,
             };
             Some(tensor(x.elem_type?, shape.map(|s| s.dims)))
+        }
+        (Some(TypeValue::Sequence(Some(x))), Some(TypeValue::Sequence(Some(y)))) => {
+            Some(Type { value: Some(TypeValue::Sequence(union(x, y).map(Box::new))), denotation: None })
+        }
+        (Some(TypeValue::Optional(Some(x))), Some(TypeValue::Optional(Some(y)))) => {
+            Some(Type { value: Some(TypeValue::Optional(union(x, y).map(Box::new))), denotation: None })
         }
         _ if a == b => Some(a.clone()),
         _ => None,

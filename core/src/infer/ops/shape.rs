@@ -236,8 +236,18 @@ fn concat(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
         out[axis] = total.map_or_else(unknown_dim, dim);
         Some(out)
     });
-    let values: Option<Vec<&Known>> = (0..count).map(|i| ctx.value(i)).collect();
-    let value = values.map(|v| Known::vector(v.iter().flat_map(|k| k.elements.iter().cloned()).collect()));
+    // Data propagation: an input whose values are unknown but whose length is known still
+    // places the known values after it (`Concat(Shape(X)[:1], computed)` → `[3, ?]`).
+    let parts: Option<Vec<Vec<Option<DimValue>>>> = (0..count)
+        .map(|i| match ctx.value(i) {
+            Some(k) => Some(k.elements.clone()),
+            None => match ctx.dims(i) {
+                Some([n]) => known_dim(n).and_then(|n| usize::try_from(n).ok()).map(|n| vec![None; n]),
+                _ => None,
+            },
+        })
+        .collect();
+    let value = parts.map(|p| Known::vector(p.concat())).filter(|k| k.elements.iter().any(Option::is_some));
     Some(Outputs::one(tensor_of(elem, dims)).with_value(value))
 }
 
