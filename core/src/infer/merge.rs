@@ -9,9 +9,10 @@
 //! unknown dimension on either side agrees with anything.
 
 use crate::diagnostic::{Anchor, Diagnostic};
-use crate::ir::{DimValue, Model, Str, TensorType, Type, TypeValue, code_name};
+use crate::ir::{DimValue, Dimension, Model, Shape, Str, TensorType, Type, TypeValue, code_name};
 
 use super::ModelTypes;
+use super::env::tensor;
 
 /// Every declared type in every inferred graph that contradicts inference.
 pub fn conflicts(model: &Model, types: &ModelTypes) -> Vec<Diagnostic> {
@@ -126,7 +127,7 @@ pub fn refine(declared: &Type, inferred: &Type) -> Type {
 fn refine_tensor(d: &TensorType, i: &TensorType) -> TensorType {
     let elem_type = d.elem_type.filter(|&e| e != 0).or(i.elem_type);
     let shape = match (&d.shape, &i.shape) {
-        (Some(ds), Some(is)) if ds.dims.len() == is.dims.len() => Some(crate::ir::Shape {
+        (Some(ds), Some(is)) if ds.dims.len() == is.dims.len() => Some(Shape {
             dims: ds
                 .dims
                 .iter()
@@ -143,4 +144,36 @@ fn refine_tensor(d: &TensorType, i: &TensorType) -> TensorType {
         (None, is) => is.clone(),
     };
     TensorType { elem_type, shape }
+}
+
+/// The type two values agree on (If branches, loop iterations, sequence elements): dims that differ become unknown, ranks that differ an
+/// unknown rank; different element types give nothing.
+pub fn union(a: &Type, b: &Type) -> Option<Type> {
+    match (&a.value, &b.value) {
+        (Some(TypeValue::Tensor(x)), Some(TypeValue::Tensor(y))) => {
+            if x.elem_type != y.elem_type {
+                return None;
+            }
+            let shape = match (&x.shape, &y.shape) {
+                (Some(p), Some(q)) if p.dims.len() == q.dims.len() => Some(Shape {
+                    dims: p
+                        .dims
+                        .iter()
+                        .zip(&q.dims)
+                        .map(|(d, e)| if d.value == e.value { d.clone() } else { Dimension::default() })
+                        .collect(),
+                }),
+                _ => None,
+            };
+            Some(tensor(x.elem_type?, shape.map(|s| s.dims)))
+        }
+        (Some(TypeValue::Sequence(Some(x))), Some(TypeValue::Sequence(Some(y)))) => {
+            Some(Type { value: Some(TypeValue::Sequence(union(x, y).map(Box::new))), denotation: None })
+        }
+        (Some(TypeValue::Optional(Some(x))), Some(TypeValue::Optional(Some(y)))) => {
+            Some(Type { value: Some(TypeValue::Optional(union(x, y).map(Box::new))), denotation: None })
+        }
+        _ if a == b => Some(a.clone()),
+        _ => None,
+    }
 }

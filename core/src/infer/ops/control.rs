@@ -3,7 +3,8 @@
 use super::Outputs;
 use crate::infer::env::{Env, tensor, tensor_parts};
 use crate::infer::infer_subgraph;
-use crate::ir::{AttributeValue, DataType, Dimension, GraphId, Model, Node, Shape, Type, TypeValue};
+use crate::infer::merge::union;
+use crate::ir::{AttributeValue, DataType, Dimension, GraphId, Model, Node, Type, TypeValue};
 
 fn graph_attr(node: &Node, name: &str) -> Option<GraphId> {
     match node.attribute(name)?.value()? {
@@ -29,8 +30,29 @@ pub fn infer(op: &str, model: &Model, node: &Node, env: &mut Env<'_>) -> Option<
         }
         "Loop" => loop_outputs(model, node, env),
         "Scan" if env.opset >= 9 => scan(model, node, env),
+        "SequenceMap" => sequence_map(model, node, env),
         _ => None,
     }
+}
+
+/// SequenceMap: the body sees one element of each sequence input (other inputs whole);
+/// each output is the sequence of what the body gives.
+fn sequence_map(model: &Model, node: &Node, env: &mut Env<'_>) -> Option<Outputs> {
+    let body = graph_attr(node, "body")?;
+    let inputs: Vec<Option<Type>> = node
+        .inputs
+        .iter()
+        .map(|n| {
+            let t = env.ty(n)?;
+            match &t.value {
+                Some(TypeValue::Sequence(e)) => e.as_deref().cloned(),
+                _ => Some(t.clone()),
+            }
+        })
+        .collect();
+    let outputs = infer_subgraph(model, body, env, &inputs);
+    let types = outputs.into_iter().map(|t| t.map(super::sequence::sequence_of)).collect();
+    Some(Outputs { types, values: Vec::new() })
 }
 
 /// How many times a Loop body is inferred again while its loop-carried types still change.
@@ -154,36 +176,4 @@ fn normalize(axis: i64, rank: usize) -> Option<usize> {
     let rank = i64::try_from(rank).ok()?;
     let a = if axis < 0 { axis + rank } else { axis };
     (0..rank).contains(&a).then_some(a as usize)
-}
-
-/// The type both branches agree on: dims that differ become unknown, ranks that differ an
-/// unknown rank; different element types give nothing.
-fn union(a: &Type, b: &Type) -> Option<Type> {
-    match (&a.value, &b.value) {
-        (Some(TypeValue::Tensor(x)), Some(TypeValue::Tensor(y))) => {
-            if x.elem_type != y.elem_type {
-                return None;
-            }
-            let shape = match (&x.shape, &y.shape) {
-                (Some(p), Some(q)) if p.dims.len() == q.dims.len() => Some(Shape {
-                    dims: p
-                        .dims
-                        .iter()
-                        .zip(&q.dims)
-                        .map(|(d, e)| if d.value == e.value { d.clone() } else { Dimension::default() })
-                        .collect(),
-                }),
-                _ => None,
-            };
-            Some(tensor(x.elem_type?, shape.map(|s| s.dims)))
-        }
-        (Some(TypeValue::Sequence(Some(x))), Some(TypeValue::Sequence(Some(y)))) => {
-            Some(Type { value: Some(TypeValue::Sequence(union(x, y).map(Box::new))), denotation: None })
-        }
-        (Some(TypeValue::Optional(Some(x))), Some(TypeValue::Optional(Some(y)))) => {
-            Some(Type { value: Some(TypeValue::Optional(union(x, y).map(Box::new))), denotation: None })
-        }
-        _ if a == b => Some(a.clone()),
-        _ => None,
-    }
 }

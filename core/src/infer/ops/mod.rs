@@ -2,8 +2,16 @@
 
 mod control;
 mod elementwise;
+mod generator;
+mod ml;
 mod nn;
+mod recurrent;
+mod select;
+mod sequence;
 mod shape;
+mod text;
+mod training;
+mod vision;
 
 use super::env::{Env, Known, tensor, tensor_parts};
 use crate::ir::{AttributeValue, Dimension, Model, Node, NodeId, Str, TensorId, Type};
@@ -57,6 +65,21 @@ impl<'m> Ctx<'_, 'm> {
         }
     }
 
+    /// A string attribute (`mode`, `direction`, …) as text.
+    pub fn string(&self, name: &str) -> Option<&'m str> {
+        self.node.attribute(name)?.s.as_ref()?.as_str()
+    }
+
+    /// The first element of a known 0-D or 1-D integer input (a `depth`, a `size`).
+    pub fn scalar_value(&self, i: usize) -> Option<i64> {
+        self.value(i).and_then(Known::ints).and_then(|v| (v.len() == 1).then(|| v[0]))
+    }
+
+    /// The dims of input `i` as a vector, when its rank is known.
+    pub fn dims_vec(&self, i: usize) -> Option<Vec<Dimension>> {
+        self.dims(i).map(<[_]>::to_vec)
+    }
+
     pub fn tensor_attr(&self, name: &str) -> Option<TensorId> {
         match self.node.attribute(name)?.value()? {
             AttributeValue::Tensor(t) => Some(t),
@@ -96,14 +119,26 @@ pub fn normalize_axis(axis: i64, rank: usize) -> Option<usize> {
 
 pub(super) fn infer_node(model: &Model, id: NodeId, env: &mut Env<'_>) {
     let node = &model.nodes[id];
-    let domain = node.domain_str();
-    if !(domain.is_empty() || domain == b"ai.onnx") {
-        return;
-    }
+    let domain = match node.domain_str() {
+        b"ai.onnx" => "",
+        d => std::str::from_utf8(d).unwrap_or("?"),
+    };
     let op = node.op_type.as_ref().and_then(Str::as_str).unwrap_or("");
-    let outputs = match control::infer(op, model, node, env) {
-        Some(outputs) => Some(outputs),
-        None => rule(op, &Ctx { model, node, env, opset: env.opset }),
+    let outputs = match domain {
+        "" => match control::infer(op, model, node, env) {
+            Some(outputs) => Some(outputs),
+            None => {
+                let ctx = Ctx { model, node, env, opset: env.opset };
+                rule(op, &ctx).or_else(|| from_schema(op, "", &ctx))
+            }
+        },
+        "ai.onnx.ml" | "ai.onnx.preview.training" => {
+            let opset = model.opset_version(domain).unwrap_or(1);
+            let ctx = Ctx { model, node, env, opset };
+            let found = if domain == "ai.onnx.ml" { ml::infer(op, &ctx) } else { training::infer(op, &ctx) };
+            found.or_else(|| from_schema(op, domain, &ctx))
+        }
+        _ => None,
     };
     let Some(outputs) = outputs else { return };
     record(node, outputs, env);
@@ -113,7 +148,12 @@ fn rule(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
     elementwise::infer(op, ctx)
         .or_else(|| shape::infer(op, ctx))
         .or_else(|| nn::infer(op, ctx))
-        .or_else(|| from_schema(op, ctx))
+        .or_else(|| select::infer(op, ctx))
+        .or_else(|| generator::infer(op, ctx))
+        .or_else(|| vision::infer(op, ctx))
+        .or_else(|| recurrent::infer(op, ctx))
+        .or_else(|| sequence::infer(op, ctx))
+        .or_else(|| text::infer(op, ctx))
 }
 
 fn record(node: &Node, outputs: Outputs, env: &mut Env<'_>) {
@@ -137,8 +177,8 @@ fn literal_elem(type_str: &str) -> Option<i32> {
 
 /// No rule: element types from the schema's constraints (a literal output type, a type
 /// parameter some input binds, or a parameter allowed one type only), shapes unknown.
-fn from_schema(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
-    let schema = registry().lookup("", op, ctx.opset)?;
+fn from_schema(op: &str, domain: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
+    let schema = registry().lookup(domain, op, ctx.opset)?;
     let mut types = Vec::new();
     for i in 0..ctx.node.outputs.len() {
         let formal = schema.outputs.get(i).or_else(|| schema.outputs.last())?;

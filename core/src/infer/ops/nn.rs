@@ -48,6 +48,12 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
         }
         "BatchNormalization" | "LayerNormalization" | "RMSNormalization" | "GroupNormalization" => {
             let mut out = Outputs::one(ctx.input_type(0)?.clone());
+            // Training mode also gives the updated running mean and variance.
+            if op == "BatchNormalization" {
+                for i in 1..ctx.node.outputs.len().min(3) {
+                    out.types.push(ctx.input_type(i + 2).cloned());
+                }
+            }
             if op == "LayerNormalization" && ctx.node.outputs.len() > 1 {
                 let stash =
                     if ctx.int("stash_type").unwrap_or(1) == 1 { Some(DataType::Float as i32) } else { ctx.elem(0) };
@@ -113,7 +119,12 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
             }
             Some(out)
         }
-        "Conv" | "MaxPool" | "AveragePool" | "LpPool" | "ConvInteger" => Some(window(op, ctx)),
+        "Conv" | "MaxPool" | "AveragePool" | "LpPool" | "ConvInteger" | "QLinearConv" | "DeformConv" => {
+            Some(window(op, ctx))
+        }
+        "ConvTranspose" => Some(Outputs::one(tensor_of(ctx.elem(0), conv_transpose(ctx)))),
+        // Quantized A at input 0, B at input 3; the result's type is its zero point's.
+        "QLinearMatMul" => Some(Outputs::one(tensor_of(ctx.elem(7), matmul(ctx.dims(0), ctx.dims(3))))),
         "Pad" => {
             let pads =
                 if ctx.opset >= 11 { ctx.value(1).and_then(Known::ints) } else { ctx.ints("pads").map(<[_]>::to_vec) };
@@ -177,11 +188,15 @@ fn reduce(op: &str, ctx: &Ctx<'_, '_>) -> Outputs {
 
 /// Convolution and pooling: spatial dims from kernel, strides, pads, dilations, auto_pad.
 fn window(op: &str, ctx: &Ctx<'_, '_>) -> Outputs {
-    let elem = if op == "ConvInteger" { Some(DataType::Int32 as i32) } else { ctx.elem(0) };
+    let elem = match op {
+        "ConvInteger" => Some(DataType::Int32 as i32),
+        "QLinearConv" => ctx.elem(7),
+        _ => ctx.elem(0),
+    };
     let dims = ctx.dims(0).filter(|d| d.len() >= 3).map(|x| {
         let spatial = x.len() - 2;
-        let is_conv = op.starts_with("Conv");
-        let w = if is_conv { ctx.dims(1) } else { None };
+        let is_conv = !op.ends_with("Pool");
+        let w = if is_conv { ctx.dims(if op == "QLinearConv" { 3 } else { 1 }) } else { None };
         let kernel: Option<Vec<i64>> = match ctx.ints("kernel_shape") {
             Some(k) => Some(k.to_vec()),
             None => w.filter(|w| w.len() == x.len()).and_then(|w| w[2..].iter().map(known_dim).collect()),
@@ -237,4 +252,59 @@ fn window(op: &str, ctx: &Ctx<'_, '_>) -> Outputs {
         out.types.push(Some(tensor_of(Some(DataType::Int64 as i32), dims)));
     }
     out
+}
+
+/// ConvTranspose: `output_shape` when given, else per spatial axis
+/// `stride·(in−1) + output_padding + ((k−1)·dilation+1) − pads`, where SAME auto-padding
+/// pads by the effective kernel minus the stride.
+fn conv_transpose(ctx: &Ctx<'_, '_>) -> Option<Vec<Dimension>> {
+    let (x, w) = (ctx.dims(0)?, ctx.dims(1)?);
+    let spatial = x.len().checked_sub(2).filter(|&n| n > 0)?;
+    let group = ctx.int("group").unwrap_or(1);
+    let channels = w.get(1).and_then(known_dim).and_then(|c| c.checked_mul(group)).map_or_else(unknown_dim, dim);
+    let mut out = vec![x[0].clone(), channels];
+    if let Some(shape) = ctx.ints("output_shape") {
+        out.extend(shape.iter().map(|&d| dim(d)));
+        return Some(out);
+    }
+    let kernel: Vec<i64> = match ctx.ints("kernel_shape") {
+        Some(k) => k.to_vec(),
+        None => w.get(2..)?.iter().map(known_dim).collect::<Option<_>>()?,
+    };
+    let ones = vec![1; spatial];
+    let strides = ctx.ints("strides").unwrap_or(&ones);
+    let dilations = ctx.ints("dilations").unwrap_or(&ones);
+    let zeros = vec![0; spatial];
+    let output_padding = ctx.ints("output_padding").unwrap_or(&zeros);
+    let effective: Vec<i64> =
+        (0..spatial).map(|i| Some((kernel.get(i)? - 1) * dilations.get(i)? + 1)).collect::<Option<_>>()?;
+    let pads: Vec<i64> = match ctx.ints("pads") {
+        Some(p) => p.to_vec(),
+        None => {
+            let mut pads = vec![0; 2 * spatial];
+            let auto_pad = ctx.string("auto_pad").unwrap_or("NOTSET");
+            if auto_pad.starts_with("SAME") {
+                for i in 0..spatial {
+                    let total = (effective[i] - strides.get(i)?).max(0);
+                    let (small, big) = (total / 2, total - total / 2);
+                    let upper = auto_pad == "SAME_UPPER";
+                    pads[i] = if upper { small } else { big };
+                    pads[i + spatial] = if upper { big } else { small };
+                }
+            }
+            pads
+        }
+    };
+    for (i, kernel) in effective.iter().enumerate() {
+        let size = (|| {
+            let n = known_dim(x.get(i + 2)?)?;
+            strides
+                .get(i)?
+                .checked_mul(n - 1)?
+                .checked_add(output_padding.get(i)? + kernel)?
+                .checked_sub(pads.get(i)? + pads.get(i + spatial)?)
+        })();
+        out.push(size.map_or_else(unknown_dim, dim));
+    }
+    Some(out)
 }

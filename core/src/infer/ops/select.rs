@@ -1,0 +1,90 @@
+//! Operators that pick, count or rearrange elements: OneHot, Compress, NonZero, GatherND,
+//! the depth/space shuffles, Det, NonMaxSuppression, DynamicQuantizeLinear.
+
+use super::{Ctx, Outputs, normalize_axis, tensor_of};
+use crate::infer::env::{dim, known_dim, unknown_dim};
+use crate::ir::{DataType, Dimension};
+
+const INT64: i32 = DataType::Int64 as i32;
+
+/// Checked multiplication or division of a size by a factor.
+type Arithmetic = fn(i64, i64) -> Option<i64>;
+
+pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
+    match op {
+        // The indices' shape with a new axis of `depth` at `axis`.
+        "OneHot" => {
+            let dims = ctx.dims(0).and_then(|d| {
+                let axis = normalize_axis(ctx.int("axis").unwrap_or(-1), d.len() + 1)?;
+                let mut out = d.to_vec();
+                out.insert(axis, ctx.scalar_value(1).map_or_else(unknown_dim, dim));
+                Some(out)
+            });
+            Some(Outputs::one(tensor_of(ctx.elem(2), dims)))
+        }
+        // How many elements the condition keeps is known only at run time.
+        "Compress" => {
+            let dims = match ctx.int("axis") {
+                None => Some(vec![unknown_dim()]),
+                Some(axis) => ctx.dims(0).and_then(|d| {
+                    let a = normalize_axis(axis, d.len())?;
+                    let mut out = d.to_vec();
+                    out[a] = unknown_dim();
+                    Some(out)
+                }),
+            };
+            Some(Outputs::one(tensor_of(ctx.elem(0), dims)))
+        }
+        "NonZero" => {
+            let rank = ctx.dims(0).map_or_else(unknown_dim, |d| dim(d.len() as i64));
+            Some(Outputs::one(tensor_of(Some(INT64), Some(vec![rank, unknown_dim()]))))
+        }
+        "GatherND" => Some(Outputs::one(tensor_of(ctx.elem(0), gather_nd(ctx)))),
+        "SpaceToDepth" | "DepthToSpace" => {
+            let block = ctx.int("blocksize")?;
+            let dims = ctx.dims(0).filter(|d| d.len() == 4 && block > 0).map(|d| {
+                let scale = |x: &Dimension, by: Arithmetic, factor: i64| {
+                    known_dim(x).and_then(|v| by(v, factor)).map_or_else(unknown_dim, dim)
+                };
+                let (mul, div): (Arithmetic, Arithmetic) = (i64::checked_mul, i64::checked_div);
+                let square = block.saturating_mul(block);
+                if op == "SpaceToDepth" {
+                    vec![d[0].clone(), scale(&d[1], mul, square), scale(&d[2], div, block), scale(&d[3], div, block)]
+                } else {
+                    vec![d[0].clone(), scale(&d[1], div, square), scale(&d[2], mul, block), scale(&d[3], mul, block)]
+                }
+            });
+            Some(Outputs::one(tensor_of(ctx.elem(0), dims)))
+        }
+        // The determinant of each trailing square matrix.
+        "Det" => {
+            let dims = ctx.dims(0).filter(|d| d.len() >= 2).map(|d| d[..d.len() - 2].to_vec());
+            Some(Outputs::one(tensor_of(ctx.elem(0), dims)))
+        }
+        // One row [batch, class, box] per selected box.
+        "NonMaxSuppression" => Some(Outputs::one(tensor_of(Some(INT64), Some(vec![unknown_dim(), dim(3)])))),
+        "DynamicQuantizeLinear" => {
+            let uint8 = Some(DataType::Uint8 as i32);
+            Some(Outputs {
+                types: vec![
+                    Some(tensor_of(uint8, ctx.dims_vec(0))),
+                    Some(tensor_of(Some(DataType::Float as i32), Some(Vec::new()))),
+                    Some(tensor_of(uint8, Some(Vec::new()))),
+                ],
+                values: Vec::new(),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// GatherND: the indices' leading dims, then the data dims each index tuple leaves.
+fn gather_nd(ctx: &Ctx<'_, '_>) -> Option<Vec<Dimension>> {
+    let (data, indices) = (ctx.dims(0)?, ctx.dims(1)?);
+    let batch = usize::try_from(ctx.int("batch_dims").unwrap_or(0)).ok()?;
+    let tuple = usize::try_from(known_dim(indices.last()?)?).ok()?;
+    let rest = data.get(batch.checked_add(tuple)?..)?;
+    let mut out = indices[..indices.len() - 1].to_vec();
+    out.extend_from_slice(rest);
+    Some(out)
+}

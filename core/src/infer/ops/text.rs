@@ -1,0 +1,54 @@
+//! String operators and TfIdfVectorizer.
+
+use super::{Ctx, Outputs, tensor_of};
+use crate::infer::broadcast::broadcast;
+use crate::infer::env::{dim, unknown_dim};
+use crate::ir::DataType;
+
+pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
+    let string = Some(DataType::String as i32);
+    match op {
+        "StringConcat" => {
+            let dims = match (ctx.dims(0), ctx.dims(1)) {
+                (Some(a), Some(b)) => broadcast(&[a, b]),
+                _ => None,
+            };
+            Some(Outputs::one(tensor_of(string, dims)))
+        }
+        "RegexFullMatch" => Some(Outputs::one(tensor_of(Some(DataType::Bool as i32), ctx.dims_vec(0)))),
+        // Substrings gain an axis as long as the most split element needs; counts keep the
+        // input's shape.
+        "StringSplit" => {
+            let dims = ctx.dims_vec(0)?;
+            let mut substrings = dims.clone();
+            substrings.push(unknown_dim());
+            Some(Outputs {
+                types: vec![
+                    Some(tensor_of(string, Some(substrings))),
+                    Some(tensor_of(Some(DataType::Int64 as i32), Some(dims))),
+                ],
+                values: Vec::new(),
+            })
+        }
+        // Stop words drop elements: [C] → [?], [1, C] → [1, ?].
+        "StringNormalizer" => {
+            let dims = ctx.dims(0).and_then(|d| match d.len() {
+                1 => Some(vec![unknown_dim()]),
+                2 => Some(vec![d[0].clone(), unknown_dim()]),
+                _ => None,
+            });
+            Some(Outputs::one(tensor_of(string, dims)))
+        }
+        // The last axis becomes the n-gram vocabulary: one past the largest output index.
+        "TfIdfVectorizer" => {
+            let width = ctx.ints("ngram_indexes").and_then(|i| i.iter().max()).map(|&m| dim(m + 1));
+            let dims = ctx.dims(0).and_then(|d| match (d.len(), width) {
+                (1, Some(w)) => Some(vec![w]),
+                (2, Some(w)) => Some(vec![d[0].clone(), w]),
+                _ => None,
+            });
+            Some(Outputs::one(tensor_of(Some(DataType::Float as i32), dims)))
+        }
+        _ => None,
+    }
+}
