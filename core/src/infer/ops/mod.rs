@@ -1,6 +1,7 @@
 //! One inference rule per operator family, dispatched by operator name.
 
 mod control;
+mod einsum;
 mod elementwise;
 mod generator;
 mod ml;
@@ -9,6 +10,7 @@ mod recurrent;
 mod select;
 mod sequence;
 mod shape;
+mod signal;
 mod text;
 mod training;
 mod vision;
@@ -154,6 +156,8 @@ fn rule(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
         .or_else(|| recurrent::infer(op, ctx))
         .or_else(|| sequence::infer(op, ctx))
         .or_else(|| text::infer(op, ctx))
+        .or_else(|| einsum::infer(op, ctx))
+        .or_else(|| signal::infer(op, ctx))
 }
 
 fn record(node: &Node, outputs: Outputs, env: &mut Env<'_>) {

@@ -39,6 +39,12 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
             let rank = ctx.dims(0).map_or_else(unknown_dim, |d| dim(d.len() as i64));
             Some(Outputs::one(tensor_of(Some(INT64), Some(vec![rank, unknown_dim()]))))
         }
+        // Same bits, read as another type of the same width.
+        "BitCast" => {
+            let to = ctx.int("to").and_then(|t| i32::try_from(t).ok());
+            Some(Outputs::one(tensor_of(to, ctx.dims_vec(0))))
+        }
+        "Unique" => Some(unique(ctx)),
         "GatherND" => Some(Outputs::one(tensor_of(ctx.elem(0), gather_nd(ctx)))),
         "SpaceToDepth" | "DepthToSpace" => {
             let block = ctx.int("blocksize")?;
@@ -87,4 +93,29 @@ fn gather_nd(ctx: &Ctx<'_, '_>) -> Option<Vec<Dimension>> {
     let mut out = indices[..indices.len() - 1].to_vec();
     out.extend_from_slice(rest);
     Some(out)
+}
+
+/// Unique: how many distinct values (or slices along `axis`) there are is known at run
+/// time only; the inverse indices have one entry per input element (or slice).
+fn unique(ctx: &Ctx<'_, '_>) -> Outputs {
+    let axis = ctx.int("axis");
+    let d = ctx.dims(0);
+    let (y, inverse) = match axis {
+        None => {
+            let count = d.and_then(|d| d.iter().try_fold(1i64, |a, x| a.checked_mul(known_dim(x)?)));
+            (Some(vec![unknown_dim()]), count.map_or_else(unknown_dim, dim))
+        }
+        Some(axis) => match d.and_then(|d| Some((d, normalize_axis(axis, d.len())?))) {
+            Some((d, a)) => {
+                let mut y = d.to_vec();
+                y[a] = unknown_dim();
+                (Some(y), d[a].clone())
+            }
+            None => (None, unknown_dim()),
+        },
+    };
+    let int64 = |dims: Vec<Dimension>| Some(tensor_of(Some(INT64), Some(dims)));
+    let mut types = vec![Some(tensor_of(ctx.elem(0), y)), int64(vec![unknown_dim()]), int64(vec![inverse]), int64(vec![unknown_dim()])];
+    types.truncate(ctx.node.outputs.len().max(1));
+    Outputs { types, values: Vec::new() }
 }
