@@ -1,5 +1,6 @@
 //! One inference rule per operator family, dispatched by operator name.
 
+mod attention;
 mod control;
 mod einsum;
 mod elementwise;
@@ -134,10 +135,14 @@ pub(super) fn infer_node(model: &Model, id: NodeId, env: &mut Env<'_>) {
                 rule(op, &ctx).or_else(|| from_schema(op, "", &ctx))
             }
         },
-        "ai.onnx.ml" | "ai.onnx.preview.training" => {
+        "ai.onnx.ml" | "ai.onnx.preview.training" | "ai.onnx.preview" => {
             let opset = model.opset_version(domain).unwrap_or(1);
             let ctx = Ctx { model, node, env, opset };
-            let found = if domain == "ai.onnx.ml" { ml::infer(op, &ctx) } else { training::infer(op, &ctx) };
+            let found = match domain {
+                "ai.onnx.ml" => ml::infer(op, &ctx),
+                "ai.onnx.preview" if op == "FlexAttention" => Some(attention::flex_attention(&ctx)),
+                _ => training::infer(op, &ctx),
+            };
             found.or_else(|| from_schema(op, domain, &ctx))
         }
         _ => None,
@@ -158,6 +163,7 @@ fn rule(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
         .or_else(|| text::infer(op, ctx))
         .or_else(|| einsum::infer(op, ctx))
         .or_else(|| signal::infer(op, ctx))
+        .or_else(|| attention::infer(op, ctx))
 }
 
 fn record(node: &Node, outputs: Outputs, env: &mut Env<'_>) {

@@ -115,7 +115,12 @@ fn unique(ctx: &Ctx<'_, '_>) -> Outputs {
         },
     };
     let int64 = |dims: Vec<Dimension>| Some(tensor_of(Some(INT64), Some(dims)));
-    let mut types = vec![Some(tensor_of(ctx.elem(0), y)), int64(vec![unknown_dim()]), int64(vec![inverse]), int64(vec![unknown_dim()])];
+    let mut types = vec![
+        Some(tensor_of(ctx.elem(0), y)),
+        int64(vec![unknown_dim()]),
+        int64(vec![inverse]),
+        int64(vec![unknown_dim()]),
+    ];
     types.truncate(ctx.node.outputs.len().max(1));
     Outputs { types, values: Vec::new() }
 }
