@@ -2,9 +2,10 @@
 //! on every corpus model, value by value (expected types in tests/fixtures/infer/expected.tsv,
 //! generated with declared output types removed so that both sides infer from scratch).
 //!
-//! The issue's bar is 99% of values; until inference covers every operator this test holds
-//! the measured agreement as a floor that may only rise (`AGREEMENT_FLOOR`), and prints the
-//! operators that differ most, so a regression fails and progress is visible.
+//! Every value must agree (the same type, or ours more precise: a known or named dim where
+//! onnx has an unknown one, a rank where onnx has none, a type where onnx inferred nothing),
+//! or be listed in `EXPLAINED` with the reason ours differs. The test prints the operators
+//! that differ, so a regression names its rule.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -12,8 +13,44 @@ use std::path::Path;
 use onnx_core::binary;
 use onnx_core::infer::infer_main_graph;
 
-/// Per mille of values whose inferred type equals onnx's; raise it as coverage grows.
-const AGREEMENT_FLOOR: usize = 951;
+/// Per mille of values whose inferred type equals onnx's (or is more precise).
+const AGREEMENT_FLOOR: usize = 999;
+
+/// Values where ours differs from onnx 1.23.2 on purpose, with the reason; the test fails
+/// if one of these agrees again (remove it) or a difference is not listed here.
+const EXPLAINED: &[(&str, &str, &str)] = &[(
+    "corpus/node/test_loop13_seq/model.onnx",
+    "seq_res",
+    "onnx gives a loop-carried sequence the element shape of its initial value (here scalars, \
+     seq(float)) whatever the body inserts; the body inserts 1-D slices, so the elements' rank \
+     is not 0 and ours, seq(float[]) (unknown rank), is the sound answer",
+)];
+
+/// How `gen_expected.py` spells a name that is not UTF-8: Python's `repr` of its bytes.
+fn python_bytes_repr(bytes: &[u8]) -> String {
+    let mut out = String::from("b'");
+    for &b in bytes {
+        match b {
+            b'\\' => out.push_str("\\\\"),
+            b'\'' => out.push_str("\\'"),
+            b'\t' => out.push_str("\\t"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            0x20..=0x7e => out.push(char::from(b)),
+            _ => out.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    out.push('\'');
+    out
+}
+
+/// A value's name as expected.tsv spells it.
+fn tsv_name(name: &[u8]) -> String {
+    match std::str::from_utf8(name) {
+        Ok(s) => s.to_owned(),
+        Err(_) => python_bytes_repr(name),
+    }
+}
 
 #[test]
 fn inferred_types_agree_with_onnx() {
@@ -27,12 +64,13 @@ fn inferred_types_agree_with_onnx() {
         }
     }
     let (mut total, mut agree, mut more_precise) = (0usize, 0usize, 0usize);
+    let mut explained_seen: Vec<(String, String)> = Vec::new();
     let mut differing_ops: HashMap<String, usize> = HashMap::new();
     let mut examples: Vec<String> = Vec::new();
     for (rel, rows) in &by_model {
         let model = binary::read_model(&tests.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
         let inferred = infer_main_graph(&model);
-        let producers: HashMap<&[u8], String> = model
+        let producers: HashMap<String, String> = model
             .main_graph()
             .map(|g| {
                 g.nodes
@@ -40,7 +78,7 @@ fn inferred_types_agree_with_onnx() {
                     .flat_map(|&n| {
                         let node = &model.nodes[n];
                         let op = node.op_type.as_ref().map_or_else(String::new, |o| o.escaped());
-                        node.outputs.iter().map(move |o| (o.as_bytes(), op.clone()))
+                        node.outputs.iter().map(move |o| (tsv_name(o.as_bytes()), op.clone()))
                     })
                     .collect()
             })
@@ -50,7 +88,7 @@ fn inferred_types_agree_with_onnx() {
             let ours = inferred
                 .types
                 .iter()
-                .find(|(k, _)| k.escaped() == name)
+                .find(|(k, _)| tsv_name(k.as_bytes()) == name)
                 .map_or_else(|| "-".to_owned(), |(_, t)| t.to_string());
             match compare(&ours, expected) {
                 Agreement::Same => agree += 1,
@@ -58,12 +96,11 @@ fn inferred_types_agree_with_onnx() {
                     agree += 1;
                     more_precise += 1;
                 }
+                Agreement::Different if EXPLAINED.iter().any(|&(m, v, _)| m == *rel && v == name) => {
+                    explained_seen.push((rel.to_string(), name.to_owned()));
+                }
                 Agreement::Different => {
-                    let op = producers
-                        .iter()
-                        .find(|(k, _)| String::from_utf8_lossy(k) == name)
-                        .map(|(_, op)| op.clone())
-                        .unwrap_or_default();
+                    let op = producers.get(name).cloned().unwrap_or_default();
                     if examples.len() < 400 {
                         examples.push(format!("{op}: {rel} {name}: ours {ours}, onnx {expected}"));
                     }
@@ -76,11 +113,18 @@ fn inferred_types_agree_with_onnx() {
     let mut ops: Vec<(String, usize)> = differing_ops.into_iter().collect();
     ops.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     println!("agreement: {agree}/{total} values ({:.1}%)", agree as f64 * 100.0 / total.max(1) as f64);
-    println!("of which ours is more precise: {more_precise} (a concrete or named dim where onnx has none)");
+    println!("of which ours is more precise: {more_precise} (a dim, rank or type where onnx has none)");
     println!("operators that differ most: {:?}", &ops[..ops.len().min(40)]);
     println!("examples:\n{}", examples.join("\n"));
     assert!(total >= 14_000, "expected.tsv is incomplete: {total} values");
     assert!(per_mille >= AGREEMENT_FLOOR, "agreement fell to {per_mille}‰, below the floor of {AGREEMENT_FLOOR}‰");
+    assert!(examples.is_empty(), "{} value(s) differ from onnx without an explanation in EXPLAINED", examples.len());
+    for (model, value, _) in EXPLAINED {
+        assert!(
+            explained_seen.iter().any(|(m, v)| m == model && v == value),
+            "{model} {value} is listed in EXPLAINED but no longer differs: remove it"
+        );
+    }
 }
 
 enum Agreement {
@@ -109,6 +153,10 @@ fn is_unknown(dim: &str) -> bool {
 fn compare(ours: &str, onnx: &str) -> Agreement {
     if ours == onnx {
         return Agreement::Same;
+    }
+    // onnx inferred nothing for this value; ours typed it.
+    if onnx == "-" {
+        return Agreement::MorePrecise;
     }
     for wrapper in ["seq(", "optional("] {
         if let (Some(a), Some(b)) = (ours.strip_prefix(wrapper), onnx.strip_prefix(wrapper)) {

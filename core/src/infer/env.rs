@@ -39,6 +39,9 @@ const MAX_TRACKED_ELEMENTS: usize = 64;
 struct Scope {
     types: HashMap<Str, Type>,
     values: HashMap<Str, Known>,
+    /// Values that are a constant tensor of the model (initializers, `Constant` outputs),
+    /// for rules that read non-integer constants (Resize's scales).
+    constants: HashMap<Str, TensorId>,
 }
 
 /// Scopes from the main graph (first) to the subgraph being inferred (last); lookups see
@@ -135,10 +138,23 @@ impl<'m> Env<'m> {
         self.scopes.iter().rev().find_map(|s| s.values.get(name))
     }
 
+    /// Records that `name` is the constant tensor `id`.
+    pub fn set_constant(&mut self, name: Str, id: TensorId) {
+        if !name.is_empty() {
+            self.current().constants.insert(name, id);
+        }
+    }
+
+    /// The constant tensor `name` is, if it is one.
+    pub fn constant(&self, name: &Str) -> Option<TensorId> {
+        self.scopes.iter().rev().find_map(|s| s.constants.get(name)).copied()
+    }
+
     /// An initializer: its type from the tensor, and its values when small and integral.
     pub fn add_initializer(&mut self, id: TensorId) {
         let t = &self.model.tensors[id];
         let Some(name) = t.name.clone() else { return };
+        self.set_constant(name.clone(), id);
         self.set_type(name.clone(), tensor_type(t));
         if let Some(known) = tensor_values(t) {
             self.set_value(name, known);

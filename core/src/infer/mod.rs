@@ -15,6 +15,8 @@ mod broadcast;
 mod env;
 mod merge;
 mod ops;
+#[cfg(test)]
+mod tests;
 
 pub use env::{Env, Known, tensor_type};
 pub use merge::{conflicts, contradiction};

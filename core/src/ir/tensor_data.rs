@@ -109,6 +109,21 @@ pub fn int_values(t: &Tensor) -> Option<Vec<i64>> {
     }
 }
 
+/// The values of a float32 tensor held in memory (raw or typed); `None` for other types,
+/// external data, or raw bytes that are not whole elements.
+pub fn float_values(t: &Tensor) -> Option<Vec<f32>> {
+    if t.is_external() || t.elem_type()? != DataType::Float {
+        return None;
+    }
+    match t.raw_data.as_ref().filter(|r| !r.is_empty()) {
+        Some(raw) if raw.len() % 4 == 0 => {
+            Some(raw.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap_or([0; 4]))).collect())
+        }
+        Some(_) => None,
+        None => Some(t.float_data.clone()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -147,8 +147,12 @@ fn causal_conv(ctx: &Ctx<'_, '_>) -> Outputs {
     let x = ctx.dims(0).filter(|d| d.len() == 3);
     let w = ctx.dims(1).filter(|d| d.len() == 3);
     let past = ctx.dims(3).filter(|d| d.len() == 3 && ctx.has_input(3));
-    let window =
-        w.and_then(|w| known_dim(&w[2])).map(|k| dim(k - 1)).or_else(|| past.map(|p| p[2].clone())).unwrap_or_default();
+    let window = w
+        .and_then(|w| known_dim(&w[2]))
+        .and_then(|k| k.checked_sub(1))
+        .map(dim)
+        .or_else(|| past.map(|p| p[2].clone()))
+        .unwrap_or_default();
     let batch = x.map(|x| x[0].clone()).or_else(|| past.map(|p| p[0].clone())).unwrap_or_default();
     let channels = x.map(|x| x[1].clone()).or_else(|| w.map(|w| w[0].clone())).unwrap_or_default();
     Outputs {

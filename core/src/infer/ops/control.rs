@@ -30,6 +30,7 @@ pub fn infer(op: &str, model: &Model, node: &Node, env: &mut Env<'_>) -> Option<
         }
         "Loop" => loop_outputs(model, node, env),
         "Scan" if env.opset >= 9 => scan(model, node, env),
+        "Scan" => scan_batched(model, node, env),
         "SequenceMap" => sequence_map(model, node, env),
         _ => None,
     }
@@ -168,6 +169,55 @@ fn scan(model: &Model, node: &Node, env: &mut Env<'_>) -> Option<Outputs> {
             Some(tensor(elem?, dims))
         }));
     }
+    Some(Outputs { types, values: Vec::new() })
+}
+
+/// Scan-8: every input carries a leading batch axis (scan inputs then the sequence axis),
+/// after an optional `sequence_lens`; the body sees one batch entry (one step), and the
+/// outputs get the batch axis back (scan outputs also the sequence axis).
+fn scan_batched(model: &Model, node: &Node, env: &mut Env<'_>) -> Option<Outputs> {
+    let body = graph_attr(node, "body")?;
+    let scan_inputs = match node.attribute("num_scan_inputs")?.value()? {
+        AttributeValue::Int(m) => usize::try_from(m).ok()?,
+        _ => return None,
+    };
+    let inputs = node.inputs.get(1..)?;
+    let states = inputs.len().checked_sub(scan_inputs)?;
+    let mut batch = Dimension::default();
+    let mut sequence = Dimension::default();
+    let drop_leading = |t: &Type, count: usize, batch: &mut Dimension, sequence: &mut Dimension| {
+        let (elem, dims) = tensor_parts(t)?;
+        let dims = match dims {
+            Some(d) if d.len() >= count => {
+                if batch.value.is_none() {
+                    *batch = d[0].clone();
+                }
+                if count == 2 && sequence.value.is_none() {
+                    *sequence = d[1].clone();
+                }
+                Some(d[count..].to_vec())
+            }
+            _ => None,
+        };
+        Some(tensor(elem?, dims))
+    };
+    let body_inputs: Vec<Option<Type>> = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            env.ty(n).and_then(|t| drop_leading(t, if i < states { 1 } else { 2 }, &mut batch, &mut sequence))
+        })
+        .collect();
+    let body_outputs = infer_subgraph(model, body, env, &body_inputs);
+    let types = body_outputs
+        .iter()
+        .enumerate()
+        .map(|(i, out)| {
+            let (elem, dims) = tensor_parts(out.as_ref()?)?;
+            let lead = if i < states { vec![batch.clone()] } else { vec![batch.clone(), sequence.clone()] };
+            Some(tensor(elem?, dims.map(|d| lead.into_iter().chain(d.iter().cloned()).collect())))
+        })
+        .collect();
     Some(Outputs { types, values: Vec::new() })
 }
 

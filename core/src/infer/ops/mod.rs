@@ -83,6 +83,15 @@ impl<'m> Ctx<'_, 'm> {
         self.dims(i).map(<[_]>::to_vec)
     }
 
+    /// The values of a small float32 constant input (an initializer or a `Constant`).
+    pub fn float_values(&self, i: usize) -> Option<Vec<f32>> {
+        let t = &self.model.tensors[self.env.constant(self.node.inputs.get(i)?)?];
+        if t.element_count()? > 64 {
+            return None;
+        }
+        crate::ir::tensor_data::float_values(t)
+    }
+
     pub fn tensor_attr(&self, name: &str) -> Option<TensorId> {
         match self.node.attribute(name)?.value()? {
             AttributeValue::Tensor(t) => Some(t),
@@ -112,6 +121,12 @@ impl Outputs {
 /// A tensor type of the given element type and dims.
 pub fn tensor_of(elem: Option<i32>, dims: Option<Vec<Dimension>>) -> Type {
     tensor(elem.unwrap_or(0), dims)
+}
+
+/// A size computed in `i128` (sizes and attributes come from the model and may be huge,
+/// so rules widen before they add or multiply), back in `i64` when it fits.
+pub fn narrow(v: i128) -> Option<i64> {
+    i64::try_from(v).ok()
 }
 
 pub fn normalize_axis(axis: i64, rank: usize) -> Option<usize> {
@@ -149,6 +164,13 @@ pub(super) fn infer_node(model: &Model, id: NodeId, env: &mut Env<'_>) {
     };
     let Some(outputs) = outputs else { return };
     record(node, outputs, env);
+    if domain.is_empty()
+        && op == "Constant"
+        && let (Some(output), Some(AttributeValue::Tensor(t))) =
+            (node.outputs.first(), node.attribute("value").and_then(|a| a.value()))
+    {
+        env.set_constant(output.clone(), t);
+    }
 }
 
 fn rule(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {

@@ -1,6 +1,6 @@
 //! Linear algebra, reductions, normalizations, convolutions and pooling.
 
-use super::{Ctx, Outputs, normalize_axis, tensor_of};
+use super::{Ctx, Outputs, narrow, normalize_axis, tensor_of};
 use crate::infer::broadcast::broadcast;
 use crate::infer::env::{Known, dim, known_dim, unknown_dim};
 use crate::ir::{DataType, Dimension};
@@ -132,7 +132,11 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
                 Some(p) if p.len() == 2 * d.len() && !ctx.has_input(3) => d
                     .iter()
                     .enumerate()
-                    .map(|(i, x)| known_dim(x).map_or_else(unknown_dim, |v| dim(v + p[i] + p[i + d.len()])))
+                    .map(|(i, x)| {
+                        let sum = known_dim(x)
+                            .and_then(|v| narrow(i128::from(v) + i128::from(p[i]) + i128::from(p[i + d.len()])));
+                        sum.map_or_else(unknown_dim, dim)
+                    })
                     .collect(),
                 _ => vec![unknown_dim(); d.len()],
             });
@@ -216,21 +220,22 @@ fn window(op: &str, ctx: &Ctx<'_, '_>) -> Outputs {
         let ceil = ctx.int("ceil_mode").unwrap_or(0) != 0;
         for i in 0..spatial {
             let size = known_dim(&x[i + 2]);
+            // In i128: sizes and attributes come from the model and may be huge.
             let computed = (|| {
-                let size = size?;
-                let k = *kernel.as_ref()?.get(i)?;
-                let (s, d) = (*strides.get(i)?, *dilations.get(i)?);
+                let size = i128::from(size?);
+                let k = i128::from(*kernel.as_ref()?.get(i)?);
+                let (s, d) = (i128::from(*strides.get(i)?), i128::from(*dilations.get(i)?));
                 if s <= 0 {
                     return None;
                 }
-                match auto_pad.as_str() {
+                let found = match auto_pad.as_str() {
                     "SAME_UPPER" | "SAME_LOWER" => Some((size + s - 1) / s),
                     "VALID" => Some((size - ((k - 1) * d + 1)) / s + 1),
                     _ => {
-                        let begin = *pads.get(i)?;
-                        let padded = size + begin + pads.get(i + spatial)? - ((k - 1) * d + 1);
+                        let begin = i128::from(*pads.get(i)?);
+                        let padded = size + begin + i128::from(*pads.get(i + spatial)?) - ((k - 1) * d + 1);
                         if !ceil {
-                            return Some(padded / s + 1);
+                            return narrow(padded / s + 1);
                         }
                         // Rounding up may add a window that starts in the end padding; as in
                         // onnx (and PyTorch), the last window must start inside the input or
@@ -241,7 +246,8 @@ fn window(op: &str, ctx: &Ctx<'_, '_>) -> Outputs {
                         }
                         Some(moves + 1)
                     }
-                }
+                };
+                narrow(found?)
             })();
             out.push(computed.map_or_else(unknown_dim, dim));
         }
@@ -276,8 +282,9 @@ fn conv_transpose(ctx: &Ctx<'_, '_>) -> Option<Vec<Dimension>> {
     let dilations = ctx.ints("dilations").unwrap_or(&ones);
     let zeros = vec![0; spatial];
     let output_padding = ctx.ints("output_padding").unwrap_or(&zeros);
-    let effective: Vec<i64> =
-        (0..spatial).map(|i| Some((kernel.get(i)? - 1) * dilations.get(i)? + 1)).collect::<Option<_>>()?;
+    let effective: Vec<i64> = (0..spatial)
+        .map(|i| narrow((i128::from(*kernel.get(i)?) - 1) * i128::from(*dilations.get(i)?) + 1))
+        .collect::<Option<_>>()?;
     let pads: Vec<i64> = match ctx.ints("pads") {
         Some(p) => p.to_vec(),
         None => {
@@ -285,7 +292,7 @@ fn conv_transpose(ctx: &Ctx<'_, '_>) -> Option<Vec<Dimension>> {
             let auto_pad = ctx.string("auto_pad").unwrap_or("NOTSET");
             if auto_pad.starts_with("SAME") {
                 for i in 0..spatial {
-                    let total = (effective[i] - strides.get(i)?).max(0);
+                    let total = effective[i].saturating_sub(*strides.get(i)?).max(0);
                     let (small, big) = (total / 2, total - total / 2);
                     let upper = auto_pad == "SAME_UPPER";
                     pads[i] = if upper { small } else { big };
@@ -297,12 +304,13 @@ fn conv_transpose(ctx: &Ctx<'_, '_>) -> Option<Vec<Dimension>> {
     };
     for (i, kernel) in effective.iter().enumerate() {
         let size = (|| {
-            let n = known_dim(x.get(i + 2)?)?;
-            strides
-                .get(i)?
-                .checked_mul(n - 1)?
-                .checked_add(output_padding.get(i)? + kernel)?
-                .checked_sub(pads.get(i)? + pads.get(i + spatial)?)
+            let n = i128::from(known_dim(x.get(i + 2)?)?);
+            let wide = |v: Option<&i64>| v.copied().map(i128::from);
+            narrow(
+                wide(strides.get(i))? * (n - 1) + wide(output_padding.get(i))? + i128::from(*kernel)
+                    - wide(pads.get(i))?
+                    - wide(pads.get(i + spatial))?,
+            )
         })();
         out.push(size.map_or_else(unknown_dim, dim));
     }

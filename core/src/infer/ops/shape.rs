@@ -1,7 +1,7 @@
 //! Operators that build, cast or rearrange tensors: their shapes come from attributes and,
 //! often, from values computed in the graph, which these rules also propagate.
 
-use super::{Ctx, Outputs, normalize_axis, tensor_of};
+use super::{Ctx, Outputs, narrow, normalize_axis, tensor_of};
 use crate::infer::broadcast::broadcast;
 use crate::infer::env::{Known, dim, known_dim, tensor_type, tensor_values, unknown_dim};
 use crate::ir::{AttributeValue, DataType, DimValue, Dimension};
@@ -85,8 +85,8 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
             let len = match (ctx.value(0), ctx.value(1), ctx.value(2)) {
                 (Some(s), Some(l), Some(d)) => match (s.ints(), l.ints(), d.ints()) {
                     (Some(s), Some(l), Some(d)) if s.len() == 1 && l.len() == 1 && d.len() == 1 && d[0] != 0 => {
-                        let n = (l[0] - s[0] + d[0] - d[0].signum()) / d[0];
-                        Some(dim(n.max(0)))
+                        let (s, l, d) = (i128::from(s[0]), i128::from(l[0]), i128::from(d[0]));
+                        narrow(((l - s + d - d.signum()) / d).max(0)).map(dim)
                     }
                     _ => None,
                 },
@@ -331,6 +331,8 @@ fn gather(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
 
 /// Start, end and step of one sliced axis, clamped as onnx does.
 fn slice_range(len: i64, start: i64, end: i64, step: i64) -> i64 {
+    // A negative size (a broken model) slices like an empty axis.
+    let len = len.max(0);
     let clamp = |v: i64, lo: i64, hi: i64| v.clamp(lo, hi);
     let norm = |v: i64| if v < 0 { v.saturating_add(len) } else { v };
     let (s, e) = if step > 0 {
@@ -338,7 +340,10 @@ fn slice_range(len: i64, start: i64, end: i64, step: i64) -> i64 {
     } else {
         (clamp(norm(start), -1, len - 1), clamp(norm(end), -1, len - 1))
     };
-    if step > 0 { ((e - s).max(0) + step - 1) / step } else { ((s - e).max(0) + (-step) - 1) / (-step) }
+    let (s, e, step) = (i128::from(s), i128::from(e), i128::from(step));
+    let count = if step > 0 { ((e - s).max(0) + step - 1) / step } else { ((s - e).max(0) - step - 1) / (-step) };
+    // At most `len`, so it fits.
+    i64::try_from(count).unwrap_or(len)
 }
 
 fn slice(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
@@ -408,8 +413,8 @@ fn split(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
                     Some(None) => None,
                     None => known_dim(&d[axis]).map(|len| {
                         let n = count as i64;
-                        let chunk = (len + n - 1) / n;
-                        if i + 1 < count { chunk } else { len - chunk * (n - 1) }
+                        let chunk = len / n + i64::from(len % n != 0);
+                        if i + 1 < count { chunk } else { len.saturating_sub(chunk.saturating_mul(n - 1)) }
                     }),
                 };
                 out[axis] = size.map_or_else(unknown_dim, dim);

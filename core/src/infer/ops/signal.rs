@@ -35,7 +35,7 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
     let length = if ctx.has_input(1) {
         ctx.scalar_value(1).map(|n| if onesided && !inverse { n / 2 + 1 } else { n })
     } else if onesided {
-        known_dim(&d[axis]).map(|n| if inverse { 2 * (n - 1) } else { n / 2 + 1 })
+        known_dim(&d[axis]).and_then(|n| if inverse { n.checked_sub(1)?.checked_mul(2) } else { Some(n / 2 + 1) })
     } else {
         known_dim(&d[axis])
     };

@@ -41,7 +41,7 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
         }
         // The last axis becomes the n-gram vocabulary: one past the largest output index.
         "TfIdfVectorizer" => {
-            let width = ctx.ints("ngram_indexes").and_then(|i| i.iter().max()).map(|&m| dim(m + 1));
+            let width = ctx.ints("ngram_indexes").and_then(|i| i.iter().max()).and_then(|&m| m.checked_add(1)).map(dim);
             let dims = ctx.dims(0).and_then(|d| match (d.len(), width) {
                 (1, Some(w)) => Some(vec![w]),
                 (2, Some(w)) => Some(vec![d[0].clone(), w]),

@@ -1,12 +1,13 @@
-//! Image and sampling operators: GridSample, AffineGrid, RoiAlign, Col2Im, MaxUnpool,
-//! ImageDecoder.
+//! Image and sampling operators: Resize and Upsample, GridSample, AffineGrid, RoiAlign,
+//! Col2Im, MaxUnpool, ImageDecoder.
 
-use super::{Ctx, Outputs, tensor_of};
+use super::{Ctx, Outputs, narrow, normalize_axis, tensor_of};
 use crate::infer::env::{Known, dim, known_dim, unknown_dim};
 use crate::ir::{DataType, Dimension};
 
 pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
     let dims = match op {
+        "Resize" | "Upsample" => resize(op, ctx),
         "GridSample" => grid_sample(ctx),
         "AffineGrid" => affine_grid(ctx),
         // [num_rois, C, output_height, output_width].
@@ -101,14 +102,91 @@ fn max_unpool(ctx: &Ctx<'_, '_>) -> Option<Vec<Dimension>> {
     let mut out = vec![x[0].clone(), channels];
     for i in 0..spatial {
         let size = (|| {
-            let n = known_dim(&x[i + 2])?;
-            strides
-                .get(i)?
-                .checked_mul(n - 1)?
-                .checked_add(*kernel.get(i)?)?
-                .checked_sub(pads.get(i)? + pads.get(i + spatial)?)
+            let n = i128::from(known_dim(&x[i + 2])?);
+            let wide = |v: Option<&i64>| v.copied().map(i128::from);
+            narrow(
+                wide(strides.get(i))? * (n - 1) + wide(kernel.get(i))?
+                    - wide(pads.get(i))?
+                    - wide(pads.get(i + spatial))?,
+            )
         })();
         out.push(size.map_or_else(unknown_dim, dim));
     }
     Some(out)
+}
+
+/// Resize and Upsample: each axis `sizes` names takes that size; otherwise each axis is
+/// scaled, `floor(size · scale)`. Scales must be constants; sizes may be computed in the
+/// graph. `axes` (opset 18) limits both to some axes; `keep_aspect_ratio_policy` turns
+/// sizes into one common scale.
+fn resize(op: &str, ctx: &Ctx<'_, '_>) -> Option<Vec<Dimension>> {
+    let x = ctx.dims(0)?;
+    let rank = x.len();
+    let modern = op == "Resize" && ctx.opset >= 11;
+    let axes: Vec<usize> = match ctx.ints("axes") {
+        Some(a) => a.iter().map(|&a| normalize_axis(a, rank)).collect::<Option<_>>()?,
+        None => (0..rank).collect(),
+    };
+    let mut out = vec![unknown_dim(); rank];
+    // Sizes computed at run time still tell which axes keep their size.
+    let sizes = if modern && ctx.has_input(3) {
+        ctx.value(3).map(|k| k.as_dims()).or_else(|| {
+            let count = ctx.dims(3).and_then(|d| d.first()).and_then(known_dim)?;
+            Some(vec![unknown_dim(); usize::try_from(count).ok()?])
+        })
+    } else {
+        None
+    };
+    if let Some(mut sizes) = sizes.filter(|s| !s.is_empty()) {
+        if sizes.len() != axes.len() {
+            return Some(out);
+        }
+        if let Some(policy @ ("not_larger" | "not_smaller")) = ctx.string("keep_aspect_ratio_policy") {
+            sizes = keep_aspect_ratio(policy == "not_larger", x, &axes, &sizes);
+        }
+        for (i, d) in x.iter().enumerate() {
+            out[i] = match axes.iter().position(|&a| a == i) {
+                Some(k) if known_dim(&sizes[k]).is_none_or(|v| v > 0) => sizes[k].clone(),
+                Some(_) => unknown_dim(),
+                None => d.clone(),
+            };
+        }
+        return Some(out);
+    }
+    let scales = match (op, ctx.opset) {
+        ("Upsample", ..9) => ctx.node.attribute("scales").and_then(|a| a.value()).and_then(|v| match v {
+            crate::ir::AttributeValue::Floats(f) => Some(f.to_vec()),
+            _ => None,
+        }),
+        _ => ctx.float_values(if modern { 2 } else { 1 }),
+    };
+    let Some(scales) = scales.filter(|s| s.len() == axes.len()) else {
+        return Some(out);
+    };
+    for (i, d) in x.iter().enumerate() {
+        let scale = axes.iter().position(|&a| a == i).map_or(1.0, |k| scales[k]);
+        out[i] = match known_dim(d) {
+            Some(n) => dim((n as f64 * f64::from(scale)).floor() as i64),
+            None if scale == 1.0 => d.clone(),
+            None => unknown_dim(),
+        };
+    }
+    Some(out)
+}
+
+/// Sizes under a kept aspect ratio: one scale for all axes, the smallest (`not_larger`) or
+/// largest of the per-axis ratios, each size rounded from it.
+fn keep_aspect_ratio(not_larger: bool, x: &[Dimension], axes: &[usize], sizes: &[Dimension]) -> Vec<Dimension> {
+    let ratios: Option<Vec<f64>> =
+        axes.iter().zip(sizes).map(|(&a, s)| Some(known_dim(s)? as f64 / known_dim(&x[a])? as f64)).collect();
+    let Some(ratios) = ratios else {
+        return vec![unknown_dim(); sizes.len()];
+    };
+    let pick = if not_larger { f64::min } else { f64::max };
+    let Some(scale) = ratios.into_iter().reduce(pick) else {
+        return sizes.to_vec();
+    };
+    axes.iter()
+        .map(|&a| known_dim(&x[a]).map_or_else(unknown_dim, |n| dim((scale * n as f64).round() as i64)))
+        .collect()
 }
