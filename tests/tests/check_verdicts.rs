@@ -29,7 +29,8 @@ fn table(name: &str) -> Vec<Vec<String>> {
 fn check_file(rel: &str) -> Vec<onnx_core::diagnostic::Diagnostic> {
     let path = tests_dir().join(rel);
     let model = binary::read_model(&path).unwrap_or_else(|e| panic!("{rel}: {e}"));
-    let options = CheckOptions { model_dir: Some(binary::model_dir(&path)), ..CheckOptions::default() };
+    let options =
+        CheckOptions { model_dir: Some(binary::model_dir(&path)), full_check: true, ..CheckOptions::default() };
     check_model(&model, &options)
 }
 

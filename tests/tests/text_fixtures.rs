@@ -29,7 +29,7 @@ fn annotate(source: &str, with_checker: bool) -> String {
     let analysis = analyze_text(source);
     let mut diagnostics = analysis.diagnostics.clone();
     if with_checker && analysis.readable {
-        let options = CheckOptions { names_resolved: true, ..CheckOptions::default() };
+        let options = CheckOptions { names_resolved: true, full_check: true, ..CheckOptions::default() };
         for mut d in check_model(&analysis.model, &options) {
             place(&mut d, &analysis.source_map);
             diagnostics.push(d);

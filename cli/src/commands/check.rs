@@ -42,6 +42,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         model_dir: input.model_dir(),
         check_custom_domain: args.check_custom_domain,
         names_resolved: false,
+        full_check: true,
     };
     let diagnostics = match format {
         Format::Binary => {

@@ -40,6 +40,9 @@ pub struct CheckOptions {
     /// The caller has already reported name resolution (scoping, SSA) for this model, as
     /// [`analyze_text`](crate::analysis::analyze_text) does for text; do not resolve again.
     pub names_resolved: bool,
+    /// Also infer types and report declared types inference contradicts (`type-conflict`),
+    /// as onnx's `full_check=True` runs strict shape inference after the checker.
+    pub full_check: bool,
 }
 
 /// Checks a whole model. Diagnostics come in model order (header, main graph depth-first,
@@ -54,7 +57,11 @@ pub fn check_model(model: &Model, options: &CheckOptions) -> Vec<Diagnostic> {
         diagnostics: Vec::new(),
     };
     checker.model();
-    checker.diagnostics
+    let mut diagnostics = checker.diagnostics;
+    if options.full_check {
+        diagnostics.extend(crate::infer::conflicts(model, &crate::infer::infer_model(model)));
+    }
+    diagnostics
 }
 
 /// Whether a list of diagnostics makes the model invalid.

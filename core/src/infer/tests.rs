@@ -71,15 +71,27 @@ fn hostile_sizes_never_overflow() {
     let huge = i64::MAX;
     let tiny = i64::MIN;
     let nodes = [
-        format!("y = Conv <strides: ints = [{huge}], pads: ints = [{huge}, {huge}], kernel_shape: ints = [{huge}]> (x, w)"),
-        format!("y = MaxPool <ceil_mode: int = 1, strides: ints = [{huge}], pads: ints = [{tiny}, {huge}], kernel_shape: ints = [{tiny}], dilations: ints = [{huge}]> (x)"),
-        format!("y = ConvTranspose <strides: ints = [{huge}], output_padding: ints = [{huge}], dilations: ints = [{huge}], pads: ints = [{tiny}, {tiny}]> (x, w)"),
-        format!("y = ConvTranspose <auto_pad: string = \"SAME_UPPER\", strides: ints = [{tiny}], kernel_shape: ints = [{huge}]> (x, w)"),
-        format!("y = MaxUnpool <kernel_shape: ints = [{huge}], strides: ints = [{huge}], pads: ints = [{tiny}, {tiny}]> (x, w)"),
+        format!(
+            "y = Conv <strides: ints = [{huge}], pads: ints = [{huge}, {huge}], kernel_shape: ints = [{huge}]> (x, w)"
+        ),
+        format!(
+            "y = MaxPool <ceil_mode: int = 1, strides: ints = [{huge}], pads: ints = [{tiny}, {huge}], kernel_shape: ints = [{tiny}], dilations: ints = [{huge}]> (x)"
+        ),
+        format!(
+            "y = ConvTranspose <strides: ints = [{huge}], output_padding: ints = [{huge}], dilations: ints = [{huge}], pads: ints = [{tiny}, {tiny}]> (x, w)"
+        ),
+        format!(
+            "y = ConvTranspose <auto_pad: string = \"SAME_UPPER\", strides: ints = [{tiny}], kernel_shape: ints = [{huge}]> (x, w)"
+        ),
+        format!(
+            "y = MaxUnpool <kernel_shape: ints = [{huge}], strides: ints = [{huge}], pads: ints = [{tiny}, {tiny}]> (x, w)"
+        ),
         format!("y = Pad <mode: string = \"constant\"> (x, pads)"),
         format!("y = DepthToSpace <blocksize: int = {huge}> (x4)"),
         format!("y = SpaceToDepth <blocksize: int = {huge}> (x4)"),
-        format!("y = TfIdfVectorizer <ngram_indexes: ints = [{huge}], mode: string = \"TF\", min_gram_length: int = 1, max_gram_length: int = 1, max_skip_count: int = 0, ngram_counts: ints = [0]> (x)"),
+        format!(
+            "y = TfIdfVectorizer <ngram_indexes: ints = [{huge}], mode: string = \"TF\", min_gram_length: int = 1, max_gram_length: int = 1, max_skip_count: int = 0, ngram_counts: ints = [0]> (x)"
+        ),
         format!("y = Col2Im (x, image, block)"),
         format!("y = Range (start, limit, delta)"),
         format!("y = Slice (x, start, limit, axes, delta)"),
