@@ -86,19 +86,19 @@ fn hostile_sizes_never_overflow() {
         format!(
             "y = MaxUnpool <kernel_shape: ints = [{huge}], strides: ints = [{huge}], pads: ints = [{tiny}, {tiny}]> (x, w)"
         ),
-        format!("y = Pad <mode: string = \"constant\"> (x, pads)"),
+        "y = Pad <mode: string = \"constant\"> (x, pads)".to_owned(),
         format!("y = DepthToSpace <blocksize: int = {huge}> (x4)"),
         format!("y = SpaceToDepth <blocksize: int = {huge}> (x4)"),
         format!(
             "y = TfIdfVectorizer <ngram_indexes: ints = [{huge}], mode: string = \"TF\", min_gram_length: int = 1, max_gram_length: int = 1, max_skip_count: int = 0, ngram_counts: ints = [0]> (x)"
         ),
-        format!("y = Col2Im (x, image, block)"),
-        format!("y = Range (start, limit, delta)"),
-        format!("y = Slice (x, start, limit, axes, delta)"),
-        format!("y = DFT <onesided: int = 1, inverse: int = 1> (x4, , )"),
-        format!("y = Split <num_outputs: int = 3> (x)"),
-        format!("y = Unique (x)"),
-        format!("y = CausalConvWithState (x, w)"),
+        "y = Col2Im (x, image, block)".to_owned(),
+        "y = Range (start, limit, delta)".to_owned(),
+        "y = Slice (x, start, limit, axes, delta)".to_owned(),
+        "y = DFT <onesided: int = 1, inverse: int = 1> (x4, , )".to_owned(),
+        "y = Split <num_outputs: int = 3> (x)".to_owned(),
+        "y = Unique (x)".to_owned(),
+        "y = CausalConvWithState (x, w)".to_owned(),
         format!("y = OneHot <axis: int = {tiny}> (x, start, x)"),
     ];
     for node in nodes {
