@@ -59,7 +59,9 @@ pub fn check_model(model: &Model, options: &CheckOptions) -> Vec<Diagnostic> {
     checker.model();
     let mut diagnostics = checker.diagnostics;
     if options.full_check {
-        diagnostics.extend(crate::infer::conflicts(model, &crate::infer::infer_model(model)));
+        let types = crate::infer::infer_model(model);
+        diagnostics.extend(crate::infer::type_constraint_violations(model, &types));
+        diagnostics.extend(crate::infer::conflicts(model, &types));
     }
     diagnostics
 }

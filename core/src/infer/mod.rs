@@ -12,12 +12,14 @@
 //! measures agreement with onnx 1.23.2 value by value.
 
 mod broadcast;
+mod constraints;
 mod env;
 mod merge;
 mod ops;
 #[cfg(test)]
 mod tests;
 
+pub use constraints::{constraint_spelling, type_constraint_violations};
 pub use env::{Env, Known, tensor_type};
 pub use merge::{conflicts, contradiction};
 

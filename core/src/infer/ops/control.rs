@@ -69,6 +69,9 @@ fn loop_outputs(model: &Model, node: &Node, env: &mut Env<'_>) -> Option<Outputs
     let scalar = |elem: DataType| Some(tensor(elem.code(), Some(Vec::new())));
     let carried = node.inputs.len().saturating_sub(2);
     let mut state: Vec<Option<Type>> = node.inputs.iter().skip(2).map(|n| env.ty(n).cloned()).collect();
+    // A carried value whose type changes kind in the body (an optional that becomes a
+    // sequence) has no union: from then on the body sees the type it declares.
+    let mut no_union = vec![false; state.len()];
     let mut round = 0;
     let body_outputs = loop {
         let mut inputs = vec![scalar(DataType::Int64), scalar(DataType::Bool)];
@@ -77,14 +80,23 @@ fn loop_outputs(model: &Model, node: &Node, env: &mut Env<'_>) -> Option<Outputs
         let next: Vec<Option<Type>> = state
             .iter()
             .zip(outputs.iter().skip(1).chain(std::iter::repeat(&None)))
-            .map(|(before, after)| match (before, after) {
-                (Some(b), Some(a)) => union(b, a),
+            .zip(no_union.iter_mut())
+            .map(|((before, after), no_union)| match (before, after) {
+                _ if *no_union => None,
+                (Some(b), Some(a)) => {
+                    let joined = union(b, a);
+                    *no_union = joined.is_none();
+                    joined
+                }
                 (None, after) => after.clone(),
                 (before, None) => before.clone(),
             })
             .collect();
         round += 1;
         if next == state {
+            // Carried values without a union come out as the body gives them.
+            let carried_out = outputs.iter().skip(1);
+            state = state.into_iter().zip(carried_out).map(|(s, o)| s.or_else(|| o.clone())).collect();
             break outputs;
         }
         if round == LOOP_ROUNDS {

@@ -1,0 +1,131 @@
+//! Node inputs against their operator's type constraints, with the types inference found:
+//! each input's type must be one its formal allows, and the inputs bound to one type
+//! parameter must agree (`Add(float, int64)`). onnx's strict inference (and so
+//! `check_model(full_check=True)`) rejects both.
+
+use std::collections::HashMap;
+
+use crate::diagnostic::{Anchor, Diagnostic};
+use crate::ir::{AttributeValue, GraphId, Model, Str, Type, TypeValue, code_name};
+use crate::schema::{FormalOption, registry};
+
+use super::ModelTypes;
+
+/// How onnx's schemas spell a type: `tensor(float)`, `seq(tensor(int64))`,
+/// `map(string, float)`, …; `None` while part of it is unknown.
+pub fn constraint_spelling(t: &Type) -> Option<String> {
+    match t.value.as_ref()? {
+        TypeValue::Tensor(x) => Some(format!("tensor({})", code_name(x.elem_type.filter(|&e| e != 0)?))),
+        TypeValue::SparseTensor(x) => Some(format!("sparse_tensor({})", code_name(x.elem_type.filter(|&e| e != 0)?))),
+        TypeValue::Sequence(e) => Some(format!("seq({})", constraint_spelling(e.as_deref()?)?)),
+        TypeValue::Optional(e) => Some(format!("optional({})", constraint_spelling(e.as_deref()?)?)),
+        TypeValue::Map { key_type, value_type } => {
+            let value = match value_type.as_deref()?.value.as_ref()? {
+                TypeValue::Tensor(x) => code_name(x.elem_type?),
+                _ => constraint_spelling(value_type.as_deref()?)?,
+            };
+            Some(format!("map({}, {value})", code_name((*key_type)?)))
+        }
+        TypeValue::Opaque { .. } => None,
+    }
+}
+
+/// Every node input of an inferred graph whose type its operator's constraints reject.
+pub fn type_constraint_violations(model: &Model, types: &ModelTypes) -> Vec<Diagnostic> {
+    // Subgraphs see their enclosing graphs' values.
+    let mut parent: HashMap<GraphId, GraphId> = HashMap::new();
+    for (g, graph) in model.graphs.iter() {
+        for &n in &graph.nodes {
+            for a in &model.nodes[n].attributes {
+                match a.value() {
+                    Some(AttributeValue::Graph(sub)) => {
+                        parent.insert(sub, g);
+                    }
+                    Some(AttributeValue::Graphs(subs)) => parent.extend(subs.iter().map(|&s| (s, g))),
+                    _ => {}
+                }
+            }
+        }
+    }
+    let lookup = |mut g: GraphId, name: &Str| -> Option<&Type> {
+        loop {
+            if let Some(t) = types.get(g, name) {
+                return Some(t);
+            }
+            g = *parent.get(&g)?;
+        }
+    };
+    let mut found = Vec::new();
+    for (g, graph) in model.graphs.iter().filter(|(g, _)| types.graphs.contains_key(g)) {
+        for &n in &graph.nodes {
+            let node = &model.nodes[n];
+            let domain = match node.domain_str() {
+                b"ai.onnx" | b"" => "",
+                d => std::str::from_utf8(d).unwrap_or("?"),
+            };
+            let Some(op) = node.op_type.as_ref().and_then(Str::as_str) else { continue };
+            let Some(version) = model.opset_version(domain) else { continue };
+            let Some(schema) = registry().lookup(domain, op, version) else { continue };
+            let mut bound: HashMap<&str, (String, usize)> = HashMap::new();
+            for (i, input) in node.inputs.iter().enumerate() {
+                if input.is_empty() {
+                    continue;
+                }
+                let Some(formal) = schema
+                    .inputs
+                    .get(i)
+                    .or_else(|| schema.inputs.last().filter(|f| f.option == FormalOption::Variadic))
+                else {
+                    continue;
+                };
+                let Some(spelled) = lookup(g, input).and_then(constraint_spelling) else { continue };
+                let allowed = schema.allowed_types(formal);
+                if !allowed.contains(&spelled.as_str()) {
+                    found.push(Diagnostic::error(
+                        "input-type",
+                        Anchor::NodeInput(n, i),
+                        format!(
+                            "input {i} ('{}') of {op} is {spelled}, which {} does not allow (allowed: {})",
+                            formal.name,
+                            formal.type_str,
+                            listed(&allowed)
+                        ),
+                    ));
+                    continue;
+                }
+                let heterogeneous = formal.option == FormalOption::Variadic && !formal.homogeneous;
+                if heterogeneous || !schema.type_constraints.iter().any(|c| c.param == formal.type_str) {
+                    continue;
+                }
+                match bound.get(formal.type_str.as_str()) {
+                    Some((first, at)) if *first != spelled => found.push(
+                        Diagnostic::error(
+                            "type-parameter-mismatch",
+                            Anchor::NodeInput(n, i),
+                            format!(
+                                "input {i} of {op} is {spelled}, but {} is already {first} from input {at}",
+                                formal.type_str
+                            ),
+                        )
+                        .with_related(Anchor::NodeInput(n, *at), format!("{} bound to {first} here", formal.type_str)),
+                    ),
+                    Some(_) => {}
+                    None => {
+                        bound.insert(formal.type_str.as_str(), (spelled, i));
+                    }
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The first few allowed types, and how many more there are.
+fn listed(allowed: &[&str]) -> String {
+    const SHOWN: usize = 6;
+    let mut out = allowed.iter().take(SHOWN).copied().collect::<Vec<_>>().join(", ");
+    if allowed.len() > SHOWN {
+        out.push_str(&format!(" and {} more", allowed.len() - SHOWN));
+    }
+    out
+}
