@@ -5,7 +5,7 @@
 //! 3-D inputs pack the heads into the last axis (`[B, S, heads·head_size]`), 4-D inputs
 //! keep them apart (`[B, heads, S, head_size]`).
 
-use super::{Ctx, Outputs, tensor_of};
+use super::{Ctx, Outputs, first_known, tensor_of};
 use crate::infer::env::{dim, known_dim, unknown_dim};
 use crate::ir::Dimension;
 
@@ -20,7 +20,9 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
         // The gate and the value have one shape, which the output keeps.
         "SwiGLU" => {
             let dims = match (ctx.dims(0), ctx.dims(1)) {
-                (Some(a), Some(b)) if a.len() == b.len() => Some(a.iter().zip(b).map(|(x, y)| pick(x, y)).collect()),
+                (Some(a), Some(b)) if a.len() == b.len() => {
+                    Some(a.iter().zip(b).map(|(x, y)| first_known(x, y)).collect())
+                }
                 (Some(a), None) => Some(a.to_vec()),
                 (None, b) => b.map(<[_]>::to_vec),
                 _ => None,
@@ -36,16 +38,11 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
 pub fn flex_attention(ctx: &Ctx<'_, '_>) -> Outputs {
     let dims = match (ctx.dims(0), ctx.dims(2)) {
         (Some(q), Some(v)) if q.len() == 4 && v.len() == 4 => {
-            Some(vec![pick(&q[0], &v[0]), q[1].clone(), q[2].clone(), v[3].clone()])
+            Some(vec![first_known(&q[0], &v[0]), q[1].clone(), q[2].clone(), v[3].clone()])
         }
         _ => None,
     };
     Outputs::one(tensor_of(ctx.elem(0), dims))
-}
-
-/// The first of two dims that says something.
-fn pick(a: &Dimension, b: &Dimension) -> Dimension {
-    if a.value.is_some() { a.clone() } else { b.clone() }
 }
 
 fn divide(d: &Dimension, by: Option<i64>) -> Dimension {
@@ -105,9 +102,9 @@ fn attention(ctx: &Ctx<'_, '_>) -> Outputs {
     let present = |cache: &Option<[Dimension; 4]>, past_at: usize| -> Option<Vec<Dimension>> {
         let c = cache.as_ref()?;
         let p = past(past_at);
-        let batch = p.map_or_else(|| c[0].clone(), |p| pick(&p[0], &c[0]));
-        let heads = p.map_or_else(|| c[1].clone(), |p| pick(&p[1], &c[1]));
-        let size = p.map_or_else(|| c[3].clone(), |p| pick(&p[3], &c[3]));
+        let batch = p.map_or_else(|| c[0].clone(), |p| first_known(&p[0], &c[0]));
+        let heads = p.map_or_else(|| c[1].clone(), |p| first_known(&p[1], &c[1]));
+        let size = p.map_or_else(|| c[3].clone(), |p| first_known(&p[3], &c[3]));
         Some(vec![batch, heads, total.clone().unwrap_or_default(), size])
     };
     let qk = q4.as_ref().map(|q| vec![q[0].clone(), q[1].clone(), q[2].clone(), total.clone().unwrap_or_default()]);

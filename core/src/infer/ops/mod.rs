@@ -129,6 +129,11 @@ pub fn narrow(v: i128) -> Option<i64> {
     i64::try_from(v).ok()
 }
 
+/// Of two dims that describe one axis, the first that says something (a size or a name).
+pub fn first_known(a: &Dimension, b: &Dimension) -> Dimension {
+    if a.value.is_some() { a.clone() } else { b.clone() }
+}
+
 pub fn normalize_axis(axis: i64, rank: usize) -> Option<usize> {
     let r = rank as i64;
     let a = if axis < 0 { axis + r } else { axis };

@@ -1,7 +1,7 @@
 //! Image and sampling operators: Resize and Upsample, GridSample, AffineGrid, RoiAlign,
 //! Col2Im, MaxUnpool, ImageDecoder.
 
-use super::{Ctx, Outputs, narrow, normalize_axis, tensor_of};
+use super::{Ctx, Outputs, first_known, narrow, normalize_axis, tensor_of};
 use crate::infer::env::{Known, dim, known_dim, unknown_dim};
 use crate::ir::{DataType, Dimension};
 
@@ -32,18 +32,13 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
     Some(Outputs::one(tensor_of(ctx.elem(0), dims)))
 }
 
-/// The first of two dims that says something (a size or a name), else unknown.
-fn unify(a: &Dimension, b: &Dimension) -> Dimension {
-    if a.value.is_some() { a.clone() } else { b.clone() }
-}
-
 /// [N, C, spatial dims of the grid…].
 fn grid_sample(ctx: &Ctx<'_, '_>) -> Option<Vec<Dimension>> {
     let (x, grid) = (ctx.dims(0)?, ctx.dims(1)?);
     if x.len() != grid.len() || x.len() < 3 {
         return None;
     }
-    let mut out = vec![unify(&x[0], &grid[0]), x[1].clone()];
+    let mut out = vec![first_known(&x[0], &grid[0]), x[1].clone()];
     out.extend_from_slice(&grid[1..grid.len() - 1]);
     Some(out)
 }
@@ -61,7 +56,7 @@ fn affine_grid(ctx: &Ctx<'_, '_>) -> Option<Vec<Dimension>> {
         _ => return None,
     };
     let theta_batch = ctx.dims(0).and_then(|d| d.first()).cloned().unwrap_or_default();
-    let mut out = vec![unify(&size[0], &theta_batch)];
+    let mut out = vec![first_known(&size[0], &theta_batch)];
     out.extend_from_slice(&size[2..]);
     out.push(dim(spatial));
     Some(out)
