@@ -26,10 +26,7 @@ fn find_import(imports: &[OpsetImport], domain: &str) -> Option<i64> {
     })
 }
 
-/// The domain as the schema table names it: `ai.onnx` is the default domain `""`.
-pub fn schema_domain(domain: &str) -> &str {
-    if domain == "ai.onnx" { "" } else { domain }
-}
+pub use onnx_core::ir::schema_domain;
 
 /// The schema a node resolves to, with the imported version it was looked up at.
 pub fn node_schema(model: &Model, index: &Index, node: NodeId) -> Option<(&'static OpSchema, i64)> {

@@ -185,7 +185,7 @@ impl Checker<'_> {
             return;
         };
         let op = self.model.nodes[n].op_type.as_ref().map_or_else(String::new, Str::escaped);
-        let schema_domain = if domain == "ai.onnx" { "" } else { domain };
+        let schema_domain = crate::ir::schema_domain(domain);
         let since = |v| self.registry.lookup(schema_domain, &op, v).map(|s| s.since_version);
         let (in_function, in_model) = (since(version), since(model_version));
         if in_function != in_model {

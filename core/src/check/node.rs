@@ -48,7 +48,7 @@ impl Checker<'_> {
             );
             return;
         };
-        let schema_domain = if domain == "ai.onnx" { "" } else { domain.as_str() };
+        let schema_domain = crate::ir::schema_domain(&domain);
         if schema_domain.is_empty() && self.registry.is_experimental_op(&op) {
             self.warning(
                 "experimental-op",

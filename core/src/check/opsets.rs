@@ -1,16 +1,12 @@
 //! The opset imports in force while checking a graph or a function body.
 
-use crate::ir::{OpsetImport, Str};
+use crate::ir::{OpsetImport, Str, schema_domain};
 
 /// Domain → imported version. `""` and `"ai.onnx"` name the same domain; a later duplicate
 /// import wins, as in onnx.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Opsets {
     entries: Vec<(String, i64)>,
-}
-
-fn canonical(domain: &str) -> &str {
-    if domain == "ai.onnx" { "" } else { domain }
 }
 
 impl Opsets {
@@ -24,7 +20,7 @@ impl Opsets {
     }
 
     pub fn insert(&mut self, domain: &str, version: i64) {
-        let domain = canonical(domain);
+        let domain = schema_domain(domain);
         match self.entries.iter_mut().find(|(d, _)| d == domain) {
             Some(entry) => entry.1 = version,
             None => self.entries.push((domain.to_owned(), version)),
@@ -33,7 +29,7 @@ impl Opsets {
 
     /// The imported version of a domain (`""` and `ai.onnx` alike).
     pub fn version(&self, domain: &str) -> Option<i64> {
-        let domain = canonical(domain);
+        let domain = schema_domain(domain);
         self.entries.iter().find(|(d, _)| d == domain).map(|&(_, v)| v)
     }
 

@@ -59,10 +59,7 @@ pub fn type_constraint_violations(model: &Model, types: &ModelTypes) -> Vec<Diag
     for (g, graph) in model.graphs.iter().filter(|(g, _)| types.graphs.contains_key(g)) {
         for &n in &graph.nodes {
             let node = &model.nodes[n];
-            let domain = match node.domain_str() {
-                b"ai.onnx" | b"" => "",
-                d => std::str::from_utf8(d).unwrap_or("?"),
-            };
+            let Some(domain) = node.schema_domain() else { continue };
             let Some(op) = node.op_type.as_ref().and_then(Str::as_str) else { continue };
             let Some(version) = model.opset_version(domain) else { continue };
             let Some(schema) = registry().lookup(domain, op, version) else { continue };

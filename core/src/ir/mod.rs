@@ -125,10 +125,22 @@ pub struct Node {
     pub device_configurations: Vec<NodeDeviceConfiguration>,
 }
 
+/// A domain as the schema table names it: `ai.onnx` is another spelling of the default
+/// domain `""`.
+pub fn schema_domain(domain: &str) -> &str {
+    if domain == "ai.onnx" { "" } else { domain }
+}
+
 impl Node {
     /// The operator domain as ONNX resolves it: unset and `""` both mean the default domain.
     pub fn domain_str(&self) -> &[u8] {
         self.domain.as_ref().map_or(&[], Str::as_bytes)
+    }
+
+    /// The node's domain as the schema table names it (see [`schema_domain`]); `None` when
+    /// the domain is not UTF-8, which no schema has.
+    pub fn schema_domain(&self) -> Option<&str> {
+        std::str::from_utf8(self.domain_str()).ok().map(schema_domain)
     }
 
     pub fn attribute(&self, name: &str) -> Option<&Attribute> {

@@ -142,10 +142,7 @@ pub fn normalize_axis(axis: i64, rank: usize) -> Option<usize> {
 
 pub(super) fn infer_node(model: &Model, id: NodeId, env: &mut Env<'_>) {
     let node = &model.nodes[id];
-    let domain = match node.domain_str() {
-        b"ai.onnx" => "",
-        d => std::str::from_utf8(d).unwrap_or("?"),
-    };
+    let Some(domain) = node.schema_domain() else { return };
     let op = node.op_type.as_ref().and_then(Str::as_str).unwrap_or("");
     let outputs = match domain {
         "" => match control::infer(op, model, node, env) {
