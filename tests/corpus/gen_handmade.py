@@ -20,6 +20,9 @@ Which case covers what:
 * non_utf8.onnx       node, value and initializer names that are not valid UTF-8
 * external/*.onnx     initializers in side files (weights.bin, sub/w.bin)
 * small_cnn.onnx      a small realistic CNN (the README's demo model)
+* functions.onnx      calls of model-local functions: attribute references with and without
+                      defaults, nested calls, overloads, a function's own opset import, an If
+                      inside a body, a shape computed in a body used outside, an undefined one
 * values/*.pb         SequenceProto, MapProto (int64 and string keys) and OptionalProto value
                       files, as backend tests store inputs and outputs; the name says the type
 """
@@ -368,9 +371,75 @@ def values() -> None:
     (out / "optional_map.pb").write_bytes(with_map.SerializeToString())
 
 
+def functions() -> None:
+    f = lambda name, shape=None: helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+    local = [helper.make_opsetid("", 21), helper.make_opsetid("local", 1)]
+
+    def function(name, inputs, outputs, nodes, attributes=(), defaults=(), overload="", imports=local):
+        fn = helper.make_function("local", name, inputs, outputs, nodes, imports, list(attributes))
+        fn.attribute_proto.extend(defaults)
+        fn.overload = overload
+        return fn
+
+    def with_ref(node, name, ref_name, kind):
+        attr = helper.make_attribute_ref(name, kind)
+        attr.ref_attr_name = ref_name
+        node.attribute.append(attr)
+        return node
+
+    scale = function(
+        "Scale", ["x"], ["y"],
+        [with_ref(helper.make_node("Constant", [], ["a"]), "value_float", "alpha", onnx.AttributeProto.FLOAT),
+         helper.make_node("Mul", ["x", "a"], ["y"])],
+        defaults=[helper.make_attribute("alpha", 2.0)])
+    flatten = function(
+        "Flatten2", ["x"], ["y"],
+        [with_ref(helper.make_node("Flatten", ["x"], ["y"]), "axis", "axis", onnx.AttributeProto.INT)],
+        attributes=["axis"])
+    shape_of = function("ShapeOf", ["x"], ["s"], [helper.make_node("Shape", ["x"], ["s"])])
+    block = function(
+        "Block", ["x"], ["y"],
+        [with_ref(helper.make_node("Scale", ["x"], ["t"], domain="local"), "alpha", "gain", onnx.AttributeProto.FLOAT),
+         helper.make_node("Relu", ["t"], ["y"])],
+        attributes=["gain"], imports=[helper.make_opsetid("", 18), helper.make_opsetid("local", 1)])
+    pick_int = function("Pick", ["x"], ["y"], [helper.make_node("Cast", ["x"], ["y"], to=TensorProto.INT32)],
+                        overload="as_int")
+    pick_shape = function("Pick", ["x"], ["y"], [helper.make_node("Shape", ["x"], ["y"])], overload="as_shape")
+    pair = function("Pair", ["x", "bias"], ["sum", "first"],
+                    [helper.make_node("Add", ["x", "bias"], ["sum"]), helper.make_node("Identity", ["x"], ["first"])])
+    then_g = helper.make_graph([helper.make_node("Identity", ["x"], ["kept"])], "then", [], [f("kept")])
+    else_g = helper.make_graph([helper.make_node("Neg", ["x"], ["negated"])], "else", [], [f("negated")])
+    choose = function("Choose", ["c", "x"], ["y"],
+                      [helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)])
+    call = lambda name, inputs, outputs, overload="", **attrs: helper.make_node(
+        name, inputs, outputs, domain="local", overload=overload, **attrs)
+    nodes = [
+        call("Scale", ["X"], ["scaled3"], alpha=3.0),
+        call("Scale", ["X"], ["scaled2"]),
+        call("Flatten2", ["X"], ["flat"], axis=2),
+        call("ShapeOf", ["X"], ["shape"]),
+        helper.make_node("Reshape", ["flat", "shape"], ["unflat"]),
+        call("Block", ["X"], ["blocked"], gain=0.5),
+        call("Pick", ["X"], ["as_int"], overload="as_int"),
+        call("Pick", ["X"], ["as_shape"], overload="as_shape"),
+        call("Pair", ["X", "bias"], ["sum", "first"]),
+        call("Choose", ["c", "X"], ["chosen"]),
+        call("Undefined", ["X"], ["unknown"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "functions",
+        [f("X", ["N", 3, 4]), f("bias", [4]), helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
+        [f("unflat", ["N", 3, 4]), f("blocked", ["N", 3, 4]), f("sum", ["N", 3, 4]), f("chosen", ["N", 3, 4])],
+    )
+    model = helper.make_model(graph, opset_imports=local,
+                              functions=[scale, flatten, shape_of, block, pick_int, pick_shape, pair, choose])
+    model.ir_version = 10
+    save(model, "functions.onnx")
+
+
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
-    for build in (all_fields, tensors, types, subgraphs, non_utf8, external, small_cnn, values):
+    for build in (all_fields, tensors, types, subgraphs, non_utf8, external, small_cnn, functions, values):
         build()
     # Protobuf itself must read every file back to the same bytes (non-UTF-8 names aside,
     # which Python's protobuf refuses to decode).

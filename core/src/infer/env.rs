@@ -4,7 +4,9 @@
 
 use std::collections::HashMap;
 
-use crate::ir::{DimValue, Dimension, GraphId, Model, Shape, Str, Tensor, TensorId, TensorType, Type, TypeValue};
+use crate::ir::{
+    DimValue, Dimension, Function, GraphId, Model, Shape, Str, Tensor, TensorId, TensorType, Type, TypeValue,
+};
 
 /// The value of a 0-D or 1-D integer tensor, element by element; an element may be a
 /// symbolic dimension (from `Shape` of a symbolic input) or unknown.
@@ -54,7 +56,16 @@ pub struct Env<'m> {
     /// When set, the types of each subgraph are kept as it is left (the language server
     /// shows them); otherwise they are forgotten, which is all `onnx infer` needs.
     subgraph_types: Option<HashMap<GraphId, HashMap<Str, Type>>>,
+    /// The function whose body this environment infers, if any: its opset imports decide
+    /// the operator versions of the body's nodes.
+    function: Option<&'m Function>,
+    /// The functions being expanded, outermost first (see [`Env::for_call`]).
+    calls: Vec<*const Function>,
 }
+
+/// Calls nested deeper than this are not expanded (their callers get no types): a bound on
+/// work and stack for chains of distinct functions, cycles are caught before.
+const MAX_CALL_DEPTH: usize = 32;
 
 impl std::fmt::Debug for Env<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -64,7 +75,28 @@ impl std::fmt::Debug for Env<'_> {
 
 impl<'m> Env<'m> {
     pub fn new(model: &'m Model, opset: i64) -> Self {
-        Env { model, opset, scopes: vec![Scope::default()], subgraph_types: None }
+        Env { model, opset, scopes: vec![Scope::default()], subgraph_types: None, function: None, calls: Vec::new() }
+    }
+
+    /// A fresh environment for the body of `function` called from `self`'s graph: it sees
+    /// only the body (functions have no outer scope), and the default domain's version is
+    /// the body's import, else the caller's. `None` when the function is already being
+    /// expanded (a recursive call) or calls nest too deep.
+    pub fn for_call(&self, model: &'m Model, function: &'m Function) -> Option<Env<'m>> {
+        let id: *const Function = function;
+        if self.calls.contains(&id) || self.calls.len() >= MAX_CALL_DEPTH {
+            return None;
+        }
+        let opset = function.opset_version("").unwrap_or(self.opset);
+        let mut calls = self.calls.clone();
+        calls.push(id);
+        Some(Env { function: Some(function), calls, ..Env::new(model, opset) })
+    }
+
+    /// The imported version of a non-default domain, for the graph or function body being
+    /// inferred: a function's own imports first, then the model's.
+    pub fn domain_opset(&self, domain: &str) -> Option<i64> {
+        self.function.and_then(|f| f.opset_version(domain)).or_else(|| self.model.opset_version(domain))
     }
 
     /// Keeps the types of every subgraph inferred from now on (see [`Env::leave_subgraph`]).

@@ -5,13 +5,16 @@
 //!
 //! Layout: [`env`] holds what is known about each value; [`ops`] has one rule per operator
 //! family, dispatched by name; [`broadcast`] the multidirectional broadcasting rule many of
-//! them share. A node whose operator has no rule yet gets its output element types from the
-//! schema's type constraints alone, with unknown shapes.
+//! them share; [`call`] infers through function bodies (model-local functions, and schema
+//! bodies for operators without a rule). A node whose operator has neither a rule nor a
+//! body gets its output element types from the schema's type constraints alone, with
+//! unknown shapes.
 //!
 //! Status: the rules cover the operators the corpus uses most; `tests/tests/infer_corpus.rs`
 //! measures agreement with onnx 1.23.2 value by value.
 
 mod broadcast;
+mod call;
 mod constraints;
 mod env;
 mod merge;

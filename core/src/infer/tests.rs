@@ -121,3 +121,125 @@ fn hostile_sizes_never_overflow() {
         let _ = infer_main_graph(&analysis.model);
     }
 }
+
+/// A model whose main graph calls model-local functions (`functions` is the text after the
+/// graph).
+fn model_with_functions(signature: &str, body: &str, functions: &str) -> String {
+    format!("<ir_version: 10, opset_import: [\"\" : 21, \"local\" : 1]>\ng {signature} {{\n{body}\n}}\n{functions}")
+}
+
+#[test]
+fn recursive_functions_are_not_expanded_again() {
+    let text = model_with_functions(
+        "(float[2] x) => (float[2] y, float[2] z)",
+        "y = local.Rec (x)\n z = local.Ping (x)",
+        "<domain: \"local\", opset_import: [\"\" : 21, \"local\" : 1]>\nRec (a) => (b) { b = local.Rec (a) }\n\
+         <domain: \"local\", opset_import: [\"\" : 21, \"local\" : 1]>\nPing (a) => (b) { b = local.Pong (a) }\n\
+         <domain: \"local\", opset_import: [\"\" : 21, \"local\" : 1]>\nPong (a) => (b) { b = local.Ping (a) }\n",
+    );
+    assert_eq!(inferred(&text, "y"), "-");
+    assert_eq!(inferred(&text, "z"), "-");
+}
+
+#[test]
+fn call_chains_deeper_than_the_limit_stop_without_types() {
+    let header = "<domain: \"local\", opset_import: [\"\" : 21, \"local\" : 1]>\n";
+    let mut functions = String::new();
+    for depth in 0..40 {
+        let call = if depth == 39 { "b = Neg (a)".to_owned() } else { format!("b = local.F{} (a)", depth + 1) };
+        functions.push_str(&format!("{header}F{depth} (a) => (b) {{ {call} }}\n"));
+    }
+    let deep = model_with_functions("(float[2] x) => (float[2] y)", "y = local.F0 (x)", &functions);
+    assert_eq!(inferred(&deep, "y"), "-");
+    let shallow = model_with_functions("(float[2] x) => (float[2] y)", "y = local.F30 (x)", &functions);
+    assert_eq!(inferred(&shallow, "y"), "float[2]");
+}
+
+#[test]
+fn a_functions_body_does_not_see_the_callers_values() {
+    let text = model_with_functions(
+        "(float[2] x, float[2] hidden) => (float[2] y)",
+        "y = local.Leak (x)",
+        "<domain: \"local\", opset_import: [\"\" : 21]>\nLeak (a) => (b) { b = Add (a, hidden) }\n",
+    );
+    // The model is invalid (`hidden` is undefined where it is used), so infer it directly.
+    let analysis = analyze_text(&text);
+    let types = infer_main_graph(&analysis.model).types;
+    assert!(types.keys().any(|k| k.escaped() == "x"), "the graph's own values are typed");
+    let y = types.iter().find(|(k, _)| k.escaped() == "y").map(|(_, t)| t.to_string());
+    // From `a` alone: an unknown rank. Had the body seen the caller's `hidden`, float[2].
+    assert_eq!(y.as_deref(), Some("float[]"));
+}
+
+/// Operators whose schema has a function body get the same types from the body as from
+/// their rule: the body mechanism (used for operators without a rule) is checked against
+/// the rules on every body the schemas hold for these signatures.
+#[test]
+fn schema_bodies_infer_what_the_rules_infer() {
+    let cases: &[(&str, i64, &str, &str)] = &[
+        ("Celu", 28, "(float[2, N, 4] x)", "y = Celu <alpha: float = 2.0> (x)"),
+        ("Elu", 22, "(float[2, N, 4] x)", "y = Elu (x)"),
+        ("HardSigmoid", 22, "(float[2, N, 4] x)", "y = HardSigmoid (x)"),
+        ("HardSwish", 22, "(float[2, N, 4] x)", "y = HardSwish (x)"),
+        ("LeakyRelu", 16, "(float[2, N, 4] x)", "y = LeakyRelu (x)"),
+        ("Mish", 22, "(float[2, N, 4] x)", "y = Mish (x)"),
+        ("Relu", 21, "(float[2, N, 4] x)", "y = Relu (x)"),
+        ("Selu", 22, "(float[2, N, 4] x)", "y = Selu (x)"),
+        ("Shrink", 21, "(float[2, N, 4] x)", "y = Shrink (x)"),
+        ("Softplus", 22, "(float[2, N, 4] x)", "y = Softplus (x)"),
+        ("Softsign", 22, "(float[2, N, 4] x)", "y = Softsign (x)"),
+        ("ThresholdedRelu", 22, "(float[2, N, 4] x)", "y = ThresholdedRelu (x)"),
+        ("Swish", 24, "(float[2, N, 4] x)", "y = Swish (x)"),
+        ("PRelu", 21, "(float[2, N, 4] x, float[4] s)", "y = PRelu (x, s)"),
+        ("GreaterOrEqual", 21, "(float[2, N, 4] x, float[4] s)", "y = GreaterOrEqual (x, s)"),
+        ("LessOrEqual", 12, "(float[2, 1, 4] x, float[3, 1] s)", "y = LessOrEqual (x, s)"),
+        ("MeanVarianceNormalization", 13, "(float[2, N, 4, 5] x)", "y = MeanVarianceNormalization (x)"),
+        (
+            "MeanVarianceNormalization",
+            21,
+            "(float[2, N, 4, 5] x)",
+            "y = MeanVarianceNormalization <axes: ints = [1]> (x)",
+        ),
+        (
+            "ReduceL2",
+            18,
+            "(float[2, N, 4] x)",
+            "axes = Constant <value: tensor = int64[1] {-1}> ()\n y = ReduceL2 (x, axes)",
+        ),
+        (
+            "ReduceLogSum",
+            28,
+            "(float[2, N, 4] x)",
+            "axes = Constant <value: tensor = int64[1] {0}> ()\n y = ReduceLogSum <keepdims: int = 0> (x, axes)",
+        ),
+        ("ReduceSumSquare", 18, "(float[2, N, 4] x)", "y = ReduceSumSquare (x)"),
+    ];
+    for &(op, opset, inputs, body) in cases {
+        let text = model(opset, &format!("{inputs} => (y)"), body);
+        let analysis = analyze_text(&text);
+        assert!(!analysis.has_errors(), "{text}\n{:?}", analysis.diagnostics);
+        let model = &analysis.model;
+        let graph = &model.graphs[model.graph.expect("main graph")];
+        let mut by_rule = super::Env::new(model, opset);
+        let mut by_body = super::Env::new(model, opset);
+        for v in &graph.inputs {
+            let (name, ty) = (v.name.clone().expect("named"), v.ty.clone().expect("typed"));
+            by_rule.set_type(name.clone(), ty.clone());
+            by_body.set_type(name, ty);
+        }
+        let (last, before) = graph.nodes.split_last().expect("a node");
+        for &n in before {
+            super::ops::infer_node_in(model, &model.nodes[n], &mut by_rule);
+            super::ops::infer_node_in(model, &model.nodes[n], &mut by_body);
+        }
+        let node = &model.nodes[*last];
+        super::ops::infer_node_in(model, node, &mut by_rule);
+        let from_body = super::call::schema_body("", op, opset, node, model, &by_body)
+            .unwrap_or_else(|| panic!("{op}-{opset}: no function body inferred"));
+        let y = crate::ir::Str::from("y");
+        let rule_type = by_rule.ty(&y).map(ToString::to_string);
+        let body_type = from_body.types.first().cloned().flatten().map(|t| t.to_string());
+        assert!(rule_type.is_some(), "{op}-{opset}: the rule inferred nothing");
+        assert_eq!(body_type, rule_type, "{op}-{opset}: the body and the rule disagree");
+    }
+}

@@ -415,13 +415,25 @@ impl Model {
 
     /// The imported version of an operator domain; `""` and `ai.onnx` are the same domain.
     pub fn opset_version(&self, domain: &str) -> Option<i64> {
-        let is_default = |d: &[u8]| d.is_empty() || d == b"ai.onnx";
-        let wanted_default = is_default(domain.as_bytes());
-        // A later duplicate entry wins, as in onnx.
-        self.opset_import.iter().rev().find_map(|o| {
-            let d = o.domain.as_ref().map_or(&[][..], Str::as_bytes);
-            let hit = if wanted_default { is_default(d) } else { d == domain.as_bytes() };
-            if hit { o.version } else { None }
-        })
+        imported_version(&self.opset_import, domain)
     }
+}
+
+impl Function {
+    /// The version of `domain` the function's body imports (see [`Model::opset_version`]).
+    pub fn opset_version(&self, domain: &str) -> Option<i64> {
+        imported_version(&self.opset_import, domain)
+    }
+}
+
+/// The version an opset import list gives `domain`; `""` and `ai.onnx` are the same domain,
+/// and a later duplicate entry wins, as in onnx.
+fn imported_version(imports: &[OpsetImport], domain: &str) -> Option<i64> {
+    let is_default = |d: &[u8]| d.is_empty() || d == b"ai.onnx";
+    let wanted_default = is_default(domain.as_bytes());
+    imports.iter().rev().find_map(|o| {
+        let d = o.domain.as_ref().map_or(&[][..], Str::as_bytes);
+        let hit = if wanted_default { is_default(d) } else { d == domain.as_bytes() };
+        if hit { o.version } else { None }
+    })
 }

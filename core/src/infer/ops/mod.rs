@@ -16,6 +16,7 @@ mod text;
 mod training;
 mod vision;
 
+use super::call;
 use super::env::{Env, Known, tensor, tensor_parts};
 use crate::ir::{AttributeValue, Dimension, Model, Node, NodeId, Str, TensorId, Type};
 use crate::schema::{FormalOption, registry};
@@ -23,12 +24,14 @@ use crate::schema::{FormalOption, registry};
 /// What a rule sees: the node, its inputs' types and known values, the opset.
 pub struct Ctx<'a, 'm> {
     pub model: &'m Model,
-    pub node: &'m Node,
+    /// The node as the rule sees it; inside a function body, a copy whose attribute
+    /// references are bound to the caller's attributes.
+    pub node: &'a Node,
     pub env: &'a Env<'m>,
     pub opset: i64,
 }
 
-impl<'m> Ctx<'_, 'm> {
+impl<'a, 'm> Ctx<'a, 'm> {
     pub fn input_type(&self, i: usize) -> Option<&Type> {
         self.node.inputs.get(i).and_then(|n| self.env.ty(n))
     }
@@ -61,7 +64,7 @@ impl<'m> Ctx<'_, 'm> {
         }
     }
 
-    pub fn ints(&self, name: &str) -> Option<&'m [i64]> {
+    pub fn ints(&self, name: &str) -> Option<&'a [i64]> {
         match self.node.attribute(name)?.value()? {
             AttributeValue::Ints(v) => Some(v),
             _ => None,
@@ -69,7 +72,7 @@ impl<'m> Ctx<'_, 'm> {
     }
 
     /// A string attribute (`mode`, `direction`, …) as text.
-    pub fn string(&self, name: &str) -> Option<&'m str> {
+    pub fn string(&self, name: &str) -> Option<&'a str> {
         self.node.attribute(name)?.s.as_ref()?.as_str()
     }
 
@@ -141,19 +144,28 @@ pub fn normalize_axis(axis: i64, rank: usize) -> Option<usize> {
 }
 
 pub(super) fn infer_node(model: &Model, id: NodeId, env: &mut Env<'_>) {
-    let node = &model.nodes[id];
-    let Some(domain) = node.schema_domain() else { return };
+    infer_node_in(model, &model.nodes[id], env);
+}
+
+/// Infers one node of `model` (a node of a graph, or of a function body with its attribute
+/// references bound) and records its outputs in `env`. An operator's own rule comes first,
+/// then its schema's function body, then its schema's type constraints; a node that no
+/// schema describes may call a model-local function.
+pub(super) fn infer_node_in(model: &Model, node: &Node, env: &mut Env<'_>) {
+    let domain = node.schema_domain();
     let op = node.op_type.as_ref().and_then(Str::as_str).unwrap_or("");
     let outputs = match domain {
-        "" => match control::infer(op, model, node, env) {
+        Some("") => match control::infer(op, model, node, env) {
             Some(outputs) => Some(outputs),
             None => {
                 let ctx = Ctx { model, node, env, opset: env.opset };
-                rule(op, &ctx).or_else(|| from_schema(op, "", &ctx))
+                rule(op, &ctx)
+                    .or_else(|| call::schema_body("", op, ctx.opset, node, model, env))
+                    .or_else(|| from_schema(op, "", &ctx))
             }
         },
-        "ai.onnx.ml" | "ai.onnx.preview.training" | "ai.onnx.preview" => {
-            let opset = model.opset_version(domain).unwrap_or(1);
+        Some(domain @ ("ai.onnx.ml" | "ai.onnx.preview.training" | "ai.onnx.preview")) => {
+            let opset = env.domain_opset(domain).unwrap_or(1);
             let ctx = Ctx { model, node, env, opset };
             let found = match domain {
                 "ai.onnx.ml" => ml::infer(op, &ctx),
@@ -164,9 +176,16 @@ pub(super) fn infer_node(model: &Model, id: NodeId, env: &mut Env<'_>) {
         }
         _ => None,
     };
-    let Some(outputs) = outputs else { return };
+    let outputs = match outputs {
+        Some(outputs) => outputs,
+        None => {
+            let Some(function) = call::local_function(model, node) else { return };
+            let Some(outputs) = call::infer_call(model, function, node, model, env) else { return };
+            outputs
+        }
+    };
     record(node, outputs, env);
-    if domain.is_empty()
+    if domain == Some("")
         && op == "Constant"
         && let (Some(output), Some(AttributeValue::Tensor(t))) =
             (node.outputs.first(), node.attribute("value").and_then(|a| a.value()))
