@@ -414,6 +414,20 @@ fn check_accepts_a_valid_model() {
 }
 
 #[test]
+fn check_with_the_sonnx_profile_adds_its_graph_rules() {
+    let model = corpus("handmade/functions.onnx");
+    assert_exit(&run(&["check", model.to_str().unwrap()]), 0);
+    let out = run(&["check", "--profile", "sonnx", model.to_str().unwrap()]);
+    assert_exit(&out, 1);
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("error[sonnx-dead-node]: no output of Scale node computing 'scaled2' is used"), "{stderr}");
+    assert!(stderr.contains("graph.node[1]"), "{stderr}");
+    let clean = corpus("handmade/small_cnn.onnx");
+    assert_exit(&run(&["check", "--profile", "sonnx", clean.to_str().unwrap()]), 0);
+    assert_exit(&run(&["check", "--profile", "strict", clean.to_str().unwrap()]), 2);
+}
+
+#[test]
 fn check_names_the_proto_path_of_each_problem_in_a_binary_model() {
     let model = fixture("check/invalid/input-count--in-else-branch.onnx");
     let out = run(&["check", model.to_str().unwrap()]);

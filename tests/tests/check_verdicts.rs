@@ -90,5 +90,17 @@ fn every_code_of_the_invalid_set_is_documented() {
             undocumented.insert(code.to_owned());
         }
     }
+    // And every code the checker's text fixtures show (`error[code]:` annotations).
+    for sub in ["fixtures/check/text", "fixtures/check/sonnx"] {
+        for path in onnx_tests::files_with_suffix(&tests_dir().join(sub), ".onnxtxt") {
+            let text = std::fs::read_to_string(&path).expect("fixture");
+            for (at, _) in text.match_indices("error[").chain(text.match_indices("warning[")) {
+                let code = text[at..].split_once('[').and_then(|(_, r)| r.split_once(']')).map_or("", |(c, _)| c);
+                if !doc.contains(&format!("`{code}`")) {
+                    undocumented.insert(code.to_owned());
+                }
+            }
+        }
+    }
     assert!(undocumented.is_empty(), "codes missing from docs/diagnostics.md: {undocumented:?}");
 }

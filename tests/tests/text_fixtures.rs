@@ -12,10 +12,11 @@
 //! rewrite the files after an intended change, then review the diff.
 //!
 //! `tests/fixtures/text` holds what the text front end reports (syntax, lowering, names);
-//! `tests/fixtures/check/text` adds the checker's diagnostics (`onnx check` on text).
+//! `tests/fixtures/check/text` adds the checker's diagnostics (`onnx check` on text), and
+//! `tests/fixtures/check/sonnx` those of `onnx check --profile sonnx`.
 
 use onnx_core::analysis::{analyze_text, place, span_of};
-use onnx_core::check::{CheckOptions, check_model};
+use onnx_core::check::{CheckOptions, Profile, check_model};
 use onnx_core::diagnostic::Severity;
 use onnx_tests::files_with_suffix;
 
@@ -24,12 +25,15 @@ fn is_annotation(line: &str) -> bool {
     line.starts_with('#') && t.starts_with('^') && (t.contains(" error[") || t.contains(" warning["))
 }
 
-/// The file with its annotation lines recomputed from the analysis.
-fn annotate(source: &str, with_checker: bool) -> String {
+/// The file with its annotation lines recomputed from the analysis, and from the checker
+/// (with a profile) when `checker` is given.
+fn annotate(source: &str, checker: Option<Profile>) -> String {
     let analysis = analyze_text(source);
     let mut diagnostics = analysis.diagnostics.clone();
-    if with_checker && analysis.readable {
-        let options = CheckOptions { names_resolved: true, full_check: true, ..CheckOptions::default() };
+    if let Some(profile) = checker
+        && analysis.readable
+    {
+        let options = CheckOptions { names_resolved: true, full_check: true, profile, ..CheckOptions::default() };
         for mut d in check_model(&analysis.model, &options) {
             place(&mut d, &analysis.source_map);
             diagnostics.push(d);
@@ -72,15 +76,20 @@ fn annotate(source: &str, with_checker: bool) -> String {
 
 #[test]
 fn text_fixtures_report_the_diagnostics_written_in_them() {
-    compare_fixtures("../fixtures/text", false, 5);
+    compare_fixtures("../fixtures/text", None, 5);
 }
 
 #[test]
 fn checker_text_fixtures_report_the_diagnostics_written_in_them() {
-    compare_fixtures("../fixtures/check/text", true, 3);
+    compare_fixtures("../fixtures/check/text", Some(Profile::None), 3);
 }
 
-fn compare_fixtures(rel: &str, with_checker: bool, at_least: usize) {
+#[test]
+fn sonnx_profile_fixtures_report_the_diagnostics_written_in_them() {
+    compare_fixtures("../fixtures/check/sonnx", Some(Profile::Sonnx), 2);
+}
+
+fn compare_fixtures(rel: &str, checker: Option<Profile>, at_least: usize) {
     let dir = onnx_tests::corpus_dir().join(rel);
     let files = files_with_suffix(&dir, ".onnxtxt");
     assert!(files.len() >= at_least, "fixtures missing in {}", dir.display());
@@ -90,7 +99,7 @@ fn compare_fixtures(rel: &str, with_checker: bool, at_least: usize) {
         let source = std::fs::read_to_string(&path).expect("fixture readable");
         // Annotation lines are comments, so they do not change what is analysed; strip them
         // before comparing anyway so stale ones cannot hide.
-        let actual = annotate(&source, with_checker);
+        let actual = annotate(&source, checker);
         if actual != source {
             if update {
                 std::fs::write(&path, &actual).expect("fixture writable");

@@ -1,4 +1,4 @@
-//! `onnx check MODEL [--json]`: every checker rule (onnx.checker's and ours), reported all
+//! `onnx check MODEL [--profile sonnx] [--json]`: every checker rule (onnx.checker's and ours), reported all
 //! at once. Exit 0 valid (warnings allowed), 1 invalid, 2 usage or I/O error.
 //!
 //! Text models get rustc-style reports on their source lines; binary models name the
@@ -6,7 +6,7 @@
 
 use onnx_core::analysis::{analyze_text, place};
 use onnx_core::binary;
-use onnx_core::check::{CheckOptions, check_model, is_valid};
+use onnx_core::check::{CheckOptions, Profile, check_model, is_valid};
 use onnx_core::diagnostic::{Diagnostic, Severity};
 use onnx_core::proto_path::ProtoPaths;
 
@@ -23,6 +23,15 @@ pub struct Args {
     /// Also report nodes of custom domains that no schema describes.
     #[arg(long)]
     check_custom_domain: bool,
+    /// Also check a profile's rules: `sonnx`, the safety-related profile's graph
+    /// constraints C1–C6 and restriction R1 (no dead node).
+    #[arg(long, value_enum)]
+    profile: Option<ProfileArg>,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum ProfileArg {
+    Sonnx,
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
@@ -43,6 +52,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
         check_custom_domain: args.check_custom_domain,
         names_resolved: false,
         full_check: true,
+        profile: match args.profile {
+            Some(ProfileArg::Sonnx) => Profile::Sonnx,
+            None => Profile::None,
+        },
     };
     let diagnostics = match format {
         Format::Binary => {

@@ -17,6 +17,7 @@ mod graph;
 mod model;
 mod node;
 mod opsets;
+mod sonnx;
 mod tensor;
 
 use std::path::PathBuf;
@@ -28,6 +29,7 @@ use crate::schema::{Registry, registry};
 
 pub use node::did_you_mean;
 pub use opsets::Opsets;
+pub use sonnx::Profile;
 
 /// What the checker is asked to do beyond the rules that always apply.
 #[derive(Clone, Debug, Default)]
@@ -43,6 +45,8 @@ pub struct CheckOptions {
     /// Also infer types and report declared types inference contradicts (`type-conflict`),
     /// as onnx's `full_check=True` runs strict shape inference after the checker.
     pub full_check: bool,
+    /// An opt-in profile whose rules are checked too (`--profile sonnx`).
+    pub profile: Profile,
 }
 
 /// Checks a whole model. Diagnostics come in model order (header, main graph depth-first,
@@ -62,6 +66,9 @@ pub fn check_model(model: &Model, options: &CheckOptions) -> Vec<Diagnostic> {
         let types = crate::infer::infer_model(model);
         diagnostics.extend(crate::infer::type_constraint_violations(model, &types));
         diagnostics.extend(crate::infer::conflicts(model, &types));
+    }
+    if options.profile == Profile::Sonnx {
+        diagnostics.extend(sonnx::check(model));
     }
     diagnostics
 }
