@@ -14,6 +14,7 @@
 mod attribute;
 mod function;
 mod graph;
+mod ir_features;
 mod model;
 mod node;
 mod opsets;
@@ -61,6 +62,7 @@ pub fn check_model(model: &Model, options: &CheckOptions) -> Vec<Diagnostic> {
         diagnostics: Vec::new(),
     };
     checker.model();
+    checker.ir_features();
     let mut diagnostics = checker.diagnostics;
     if options.full_check {
         let types = crate::infer::infer_model(model);
