@@ -26,13 +26,26 @@ fn main() {
     let start = Instant::now();
     let types = onnx_core::infer::infer_main_graph(&model);
     let infer = start.elapsed();
+    let start = Instant::now();
+    let all_types = onnx_core::infer::infer_model(&model);
+    let violations = onnx_core::infer::type_constraint_violations(&model, &all_types);
+    let conflicts = onnx_core::infer::conflicts(&model, &all_types);
+    let full = start.elapsed();
+    let start = Instant::now();
+    drop(all_types);
+    drop(types);
+    drop(model);
+    let dropped = start.elapsed();
     println!(
-        "read {:.4}s  schemas {:.4}s  check {:.4}s ({} diagnostics)  infer {:.4}s ({} values)",
+        "read {:.4}s  schemas {:.4}s  check {:.4}s ({} diagnostics)  infer {:.4}s  \
+         full-check extras {:.4}s ({} findings)  drop {:.4}s",
         read.as_secs_f64(),
         schemas.as_secs_f64(),
         check.as_secs_f64(),
         diagnostics.len(),
         infer.as_secs_f64(),
-        types.types.len()
+        full.as_secs_f64(),
+        violations.len() + conflicts.len(),
+        dropped.as_secs_f64(),
     );
 }

@@ -12,7 +12,7 @@
 //! The result is a def/use table (for go-to-definition and references) and diagnostics
 //! anchored to IR places.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use crate::diagnostic::{Anchor, Diagnostic};
 use crate::ir::*;
@@ -72,7 +72,7 @@ pub fn resolve(model: &Model) -> Resolution {
         graph(model, g, None, &mut r);
     }
     // Training graphs may use the main graph's initializers (ONNX IR spec, TrainingInfoProto).
-    let mut main_initializers = Scope { names: HashMap::new(), parent: None };
+    let mut main_initializers = Scope { names: HashMap::default(), parent: None };
     if let Some(g) = model.graph {
         for (i, &t) in model.graphs[g].initializers.iter().enumerate() {
             if let Some(name) = &model.tensors[t].name {
@@ -132,7 +132,7 @@ fn define(scope: &mut Scope<'_>, name: &Str, site: DefSite, r: &mut Resolution) 
 
 fn graph(model: &Model, id: GraphId, parent: Option<&Scope<'_>>, r: &mut Resolution) {
     let g = &model.graphs[id];
-    let mut scope = Scope { names: HashMap::new(), parent };
+    let mut scope = Scope { names: HashMap::default(), parent };
     for (i, v) in g.inputs.iter().enumerate() {
         if let Some(name) = &v.name {
             define(&mut scope, name, DefSite::GraphInput(id, i), r);
@@ -194,7 +194,7 @@ fn node(model: &Model, id: NodeId, scope: &mut Scope<'_>, r: &mut Resolution) {
 
 fn function(model: &Model, id: FunctionId, r: &mut Resolution) {
     let f = &model.function_store[id];
-    let mut scope = Scope { names: HashMap::new(), parent: None };
+    let mut scope = Scope { names: HashMap::default(), parent: None };
     for (i, name) in f.inputs.iter().enumerate() {
         define(&mut scope, name, DefSite::FunctionInput(id, i), r);
     }

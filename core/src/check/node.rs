@@ -1,6 +1,7 @@
 //! Node level (semantics spec §1.4): the node itself, its operator's schema, and the node
 //! against that schema (arity, required inputs, attributes).
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use super::{Checker, GraphRole, Opsets};
@@ -8,13 +9,22 @@ use crate::diagnostic::Anchor;
 use crate::ir::{Node, NodeId, Str};
 use crate::schema::{Formal, FormalOption, OpSchema};
 
+/// A name as text: borrowed when it is UTF-8 (always, in practice), escaped otherwise, so
+/// the per-node checks allocate nothing on well-formed models.
+fn text_of(name: Option<&Str>) -> Cow<'_, str> {
+    match name {
+        None => Cow::Borrowed(""),
+        Some(s) => s.as_str().map_or_else(|| Cow::Owned(s.escaped()), Cow::Borrowed),
+    }
+}
+
 /// Domains whose operators must all be known (onnx's list; `ai.onnx.preview*` is not in it).
 const STANDARD_DOMAINS: [&str; 4] = ["", "ai.onnx", "ai.onnx.ml", "ai.onnx.training"];
 
 impl Checker<'_> {
     pub(super) fn node(&mut self, id: NodeId, role: GraphRole, opsets: &Opsets) {
         let n = &self.model.nodes[id];
-        let op = n.op_type.as_ref().map_or_else(String::new, Str::escaped);
+        let op = text_of(n.op_type.as_ref());
         if op.is_empty() {
             self.error("missing-op-type", Anchor::Node(id), "the node has no operator type");
         }
@@ -37,7 +47,7 @@ impl Checker<'_> {
         if op.is_empty() {
             return;
         }
-        let domain = n.domain.as_ref().map_or_else(String::new, Str::escaped);
+        let domain = text_of(n.domain.as_ref());
         let Some(version) = opsets.version(&domain) else {
             let shown =
                 if domain.is_empty() { "ai.onnx (the default domain)".to_owned() } else { format!("'{domain}'") };
@@ -61,7 +71,7 @@ impl Checker<'_> {
             if self.is_local_function(&domain, &op) {
                 return;
             }
-            if STANDARD_DOMAINS.contains(&domain.as_str()) || self.options.check_custom_domain {
+            if STANDARD_DOMAINS.contains(&&*domain) || self.options.check_custom_domain {
                 let known = self.registry.versions(schema_domain, &op);
                 let message = match known.first() {
                     Some(first) => format!(

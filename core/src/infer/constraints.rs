@@ -30,6 +30,30 @@ pub fn constraint_spelling(t: &Type) -> Option<String> {
     }
 }
 
+/// A fully known type as type constraints see it (no shape): a tensor's element type code
+/// without any string work, anything else spelled as the schemas spell it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Kind {
+    Tensor(i32),
+    Other(String),
+}
+
+impl Kind {
+    fn of(t: &Type) -> Option<Kind> {
+        match t.value.as_ref()? {
+            TypeValue::Tensor(x) => x.elem_type.filter(|&e| e != 0).map(Kind::Tensor),
+            _ => constraint_spelling(t).map(Kind::Other),
+        }
+    }
+
+    fn spelled(&self) -> String {
+        match self {
+            Kind::Tensor(code) => format!("tensor({})", code_name(*code)),
+            Kind::Other(s) => s.clone(),
+        }
+    }
+}
+
 /// Every node input of an inferred graph whose type its operator's constraints reject.
 pub fn type_constraint_violations(model: &Model, types: &ModelTypes) -> Vec<Diagnostic> {
     // Subgraphs see their enclosing graphs' values.
@@ -63,7 +87,7 @@ pub fn type_constraint_violations(model: &Model, types: &ModelTypes) -> Vec<Diag
             let Some(op) = node.op_type.as_ref().and_then(Str::as_str) else { continue };
             let Some(version) = model.opset_version(domain) else { continue };
             let Some(schema) = registry().lookup(domain, op, version) else { continue };
-            let mut bound: HashMap<&str, (String, usize)> = HashMap::new();
+            let mut bound: Vec<(&str, Kind, usize)> = Vec::new();
             for (i, input) in node.inputs.iter().enumerate() {
                 if input.is_empty() {
                     continue;
@@ -75,15 +99,23 @@ pub fn type_constraint_violations(model: &Model, types: &ModelTypes) -> Vec<Diag
                 else {
                     continue;
                 };
-                let Some(spelled) = lookup(g, input).and_then(constraint_spelling) else { continue };
-                let allowed = schema.allowed_types(formal);
-                if !allowed.contains(&spelled.as_str()) {
+                let Some(ty) = lookup(g, input) else { continue };
+                let Some(kind) = Kind::of(ty) else { continue };
+                let allowed = match kind {
+                    Kind::Tensor(code) => {
+                        (0..64).contains(&code) && schema.allowed_tensor_elems(formal) & (1 << code) != 0
+                    }
+                    Kind::Other(ref spelled) => schema.allowed_types(formal).contains(&spelled.as_str()),
+                };
+                if !allowed {
+                    let allowed = schema.allowed_types(formal);
                     found.push(Diagnostic::error(
                         "input-type",
                         Anchor::NodeInput(n, i),
                         format!(
-                            "input {i} ('{}') of {op} is {spelled}, which {} does not allow (allowed: {})",
+                            "input {i} ('{}') of {op} is {}, which {} does not allow (allowed: {})",
                             formal.name,
+                            kind.spelled(),
                             formal.type_str,
                             listed(&allowed)
                         ),
@@ -94,22 +126,26 @@ pub fn type_constraint_violations(model: &Model, types: &ModelTypes) -> Vec<Diag
                 if heterogeneous || !schema.type_constraints.iter().any(|c| c.param == formal.type_str) {
                     continue;
                 }
-                match bound.get(formal.type_str.as_str()) {
-                    Some((first, at)) if *first != spelled => found.push(
-                        Diagnostic::error(
-                            "type-parameter-mismatch",
-                            Anchor::NodeInput(n, i),
-                            format!(
-                                "input {i} of {op} is {spelled}, but {} is already {first} from input {at}",
-                                formal.type_str
+                match bound.iter().find(|(param, _, _)| *param == formal.type_str) {
+                    Some((_, first, at)) if *first != kind => {
+                        let (first, spelled) = (first.spelled(), kind.spelled());
+                        found.push(
+                            Diagnostic::error(
+                                "type-parameter-mismatch",
+                                Anchor::NodeInput(n, i),
+                                format!(
+                                    "input {i} of {op} is {spelled}, but {} is already {first} from input {at}",
+                                    formal.type_str
+                                ),
+                            )
+                            .with_related(
+                                Anchor::NodeInput(n, *at),
+                                format!("{} bound to {first} here", formal.type_str),
                             ),
-                        )
-                        .with_related(Anchor::NodeInput(n, *at), format!("{} bound to {first} here", formal.type_str)),
-                    ),
-                    Some(_) => {}
-                    None => {
-                        bound.insert(formal.type_str.as_str(), (spelled, i));
+                        );
                     }
+                    Some(_) => {}
+                    None => bound.push((formal.type_str.as_str(), kind, i)),
                 }
             }
         }

@@ -2,7 +2,7 @@
 //! integer tensors the values themselves (possibly symbolic, as onnx's data propagation
 //! keeps them).
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use crate::ir::{
     DimValue, Dimension, Function, GraphId, Model, Shape, Str, Tensor, TensorId, TensorType, Type, TypeValue,
@@ -101,7 +101,7 @@ impl<'m> Env<'m> {
 
     /// Keeps the types of every subgraph inferred from now on (see [`Env::leave_subgraph`]).
     pub fn keep_subgraph_types(&mut self) {
-        self.subgraph_types.get_or_insert_with(HashMap::new);
+        self.subgraph_types.get_or_insert_with(HashMap::default);
     }
 
     /// Leaves the subgraph `id`, keeping its types when asked to. A subgraph inferred more
@@ -137,6 +137,12 @@ impl<'m> Env<'m> {
         if self.scopes.len() > 1 {
             self.scopes.pop();
         }
+    }
+
+    /// Makes room for `values` more types in the current scope, so that a big graph's
+    /// table is allocated once instead of regrown (and moved) a dozen times.
+    pub fn reserve(&mut self, values: usize) {
+        self.current().types.reserve(values);
     }
 
     fn current(&mut self) -> &mut Scope {

@@ -20,10 +20,18 @@ pub fn conflicts(model: &Model, types: &ModelTypes) -> Vec<Diagnostic> {
     // Graphs in model order, so diagnostics come out in a stable order.
     for (g, _) in model.graphs.iter().filter(|(g, _)| types.graphs.contains_key(g)) {
         let graph = &model.graphs[g];
-        let producers: std::collections::HashMap<&Str, Anchor> = graph
+        // Producers of the declared names only: most graphs declare a few outputs, and a
+        // table of every node output would cost more than the comparisons.
+        let declared: foldhash::HashSet<&Str> =
+            graph.outputs.iter().chain(&graph.value_info).filter_map(|v| v.name.as_ref()).collect();
+        if declared.is_empty() {
+            continue;
+        }
+        let producers: foldhash::HashMap<&Str, Anchor> = graph
             .nodes
             .iter()
             .flat_map(|&n| model.nodes[n].outputs.iter().enumerate().map(move |(i, o)| (o, Anchor::NodeOutput(n, i))))
+            .filter(|(o, _)| declared.contains(o))
             .collect();
         let outputs = graph.outputs.iter().enumerate().map(|(i, v)| (v, Anchor::GraphOutput(g, i)));
         let described = graph.value_info.iter().enumerate().map(|(i, v)| (v, Anchor::ValueInfo(g, i)));

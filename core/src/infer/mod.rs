@@ -31,7 +31,7 @@ use crate::ir::{GraphId, Model, Str, Type};
 /// What inference found for one graph: the type of every value it could type, by name.
 #[derive(Debug, Default)]
 pub struct GraphTypes {
-    pub types: std::collections::HashMap<Str, Type>,
+    pub types: foldhash::HashMap<Str, Type>,
 }
 
 /// Infers the main graph from its declared inputs and its initializers. Declared output
@@ -50,7 +50,7 @@ pub fn infer_main_graph(model: &Model) -> GraphTypes {
 #[derive(Debug, Default)]
 pub struct ModelTypes {
     pub main: Option<GraphId>,
-    pub graphs: std::collections::HashMap<GraphId, std::collections::HashMap<Str, Type>>,
+    pub graphs: foldhash::HashMap<GraphId, foldhash::HashMap<Str, Type>>,
 }
 
 impl ModelTypes {
@@ -116,6 +116,8 @@ fn infer_graph(model: &Model, id: GraphId, env: &mut Env<'_>) {
 /// Initializers, then every node in order.
 fn infer_body(model: &Model, id: GraphId, env: &mut Env<'_>) {
     let g = &model.graphs[id];
+    let outputs: usize = g.nodes.iter().map(|&n| model.nodes[n].outputs.len()).sum();
+    env.reserve(g.inputs.len() + g.initializers.len() + outputs);
     for &t in &g.initializers {
         env.add_initializer(t);
     }

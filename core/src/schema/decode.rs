@@ -1,6 +1,6 @@
 //! Decoding the `onnx-opschema/1` export (layout: semantics spec §4.4) into a [`Registry`].
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use serde::Deserialize;
 
@@ -115,13 +115,14 @@ pub(super) fn registry(text: &str) -> Result<Registry, String> {
     let typesets: &'static [Vec<String>] = Box::leak(export.typesets.into_boxed_slice());
     let matches =
         |op: &str, dom: &str, since: i64, raw: &RawSchema| raw.op == op && raw.dom == dom && raw.since == since;
-    let mut by_op: HashMap<String, HashMap<String, Vec<OpSchema>>> = HashMap::new();
+    let mut by_op: HashMap<String, HashMap<String, Vec<OpSchema>>> = HashMap::default();
     for raw in export.schemas {
         let mut type_constraints = Vec::new();
         for (param, index) in &raw.tc {
             let index = index.as_u64().and_then(|i| usize::try_from(i).ok());
             let allowed = index.and_then(|i| typesets.get(i)).ok_or(format!("{}: bad typeset index", raw.op))?;
-            type_constraints.push(TypeConstraint { param: param.clone(), allowed });
+            let tensor_elems = super::tensor_elem_bits(allowed.iter().map(String::as_str));
+            type_constraints.push(TypeConstraint { param: param.clone(), allowed, tensor_elems });
         }
         type_constraints.sort_by(|a, b| a.param.cmp(&b.param));
         let mut attributes = Vec::new();
@@ -181,7 +182,7 @@ pub(super) fn registry(text: &str) -> Result<Registry, String> {
         by_op,
         domain_versions,
         ir_version: export.ir_version,
-        experimental_ops: export.extras.checker_experimental_ops,
+        experimental_ops: export.extras.checker_experimental_ops.into_iter().collect(),
         internal_attribute_prefix: export.extras.internal_attribute_prefix,
     })
 }

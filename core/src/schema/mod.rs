@@ -10,7 +10,7 @@
 
 mod decode;
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::OnceLock;
 
 use crate::ir::AttributeType;
@@ -53,6 +53,20 @@ pub struct AttributeSchema {
 pub struct TypeConstraint {
     pub param: String,
     pub allowed: &'static [String],
+    /// The tensor element types `allowed` holds, as a bit per data type code (bit 1 for
+    /// `tensor(float)`), so checking a tensor input needs no string work.
+    pub tensor_elems: u64,
+}
+
+/// The tensor element types a list of spelled types allows, one bit per data type code.
+pub(crate) fn tensor_elem_bits<'a>(types: impl IntoIterator<Item = &'a str>) -> u64 {
+    types
+        .into_iter()
+        .filter_map(|t| t.strip_prefix("tensor(")?.strip_suffix(')'))
+        .filter_map(crate::ir::DataType::from_name)
+        .map(|d| d.code())
+        .filter(|&c| (0..64).contains(&c))
+        .fold(0, |bits, c| bits | 1 << c)
 }
 
 /// One version of one operator.
@@ -90,6 +104,15 @@ impl OpSchema {
         self.attributes.iter().find(|a| a.name == name)
     }
 
+    /// The tensor element types a formal allows, one bit per data type code (see
+    /// [`TypeConstraint::tensor_elems`]): its constraint's, or its literal type's.
+    pub fn allowed_tensor_elems(&self, formal: &Formal) -> u64 {
+        match self.type_constraints.iter().find(|c| c.param == formal.type_str) {
+            Some(c) => c.tensor_elems,
+            None => tensor_elem_bits([formal.type_str.as_str()]),
+        }
+    }
+
     /// The types a formal's `type_str` allows: its constraint's list, or the literal type.
     pub fn allowed_types<'s>(&'s self, formal: &'s Formal) -> Vec<&'s str> {
         match self.type_constraints.iter().find(|c| c.param == formal.type_str) {
@@ -117,7 +140,7 @@ pub struct Registry {
     /// The IR version of the onnx release the table comes from.
     pub ir_version: i64,
     /// Default-domain op types onnx's checker treats as experimental (warned, not verified).
-    pub experimental_ops: Vec<String>,
+    pub experimental_ops: foldhash::HashSet<String>,
     /// Attribute names with this prefix are onnx-internal and never checked.
     pub internal_attribute_prefix: String,
 }
@@ -154,7 +177,7 @@ impl Registry {
     }
 
     pub fn is_experimental_op(&self, op: &str) -> bool {
-        self.experimental_ops.iter().any(|o| o == op)
+        self.experimental_ops.contains(op)
     }
 
     pub fn len(&self) -> usize {
