@@ -34,5 +34,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
         Format::Binary => binary::encode_model(&model),
         Format::Text => crate::commands::convert::canonical_text(&model, &args.output)?,
     };
-    write_output(&args.output, &bytes)
+    // The process ends after the write: leave the model and the encoded bytes to it rather
+    // than free them piece by piece (a tenth of the run on big models).
+    std::mem::forget(model);
+    let written = write_output(&args.output, &bytes);
+    std::mem::forget(bytes);
+    written
 }
