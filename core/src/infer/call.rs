@@ -179,20 +179,12 @@ fn parse_body(text: &str) -> ParsedBody {
     Some(Box::leak(Box::new(lowered.model)))
 }
 
-/// Infers `node` (an operator of `domain` at version `opset` without a rule of its own)
-/// through the function body of its schema, when the schema has one: the body of the
-/// largest version not above `opset`.
-pub(super) fn schema_body(
-    domain: &str,
-    op: &str,
-    opset: i64,
-    node: &Node,
-    model: &Model,
-    env: &Env<'_>,
-) -> Option<Outputs> {
-    let schema = crate::schema::registry().lookup(domain, op, opset)?;
+/// Infers `node` (an operator without a rule of its own, whose schema at the imported
+/// version `opset` is `schema`) through the schema's function body, when it has one: the
+/// body of the largest version not above `opset`.
+pub(super) fn schema_body(schema: &OpSchema, opset: i64, node: &Node, model: &Model, env: &Env<'_>) -> Option<Outputs> {
     let (version, text) = schema.function_bodies.iter().rev().find(|(v, _)| *v <= opset)?;
-    let key = (domain.to_owned(), op.to_owned(), *version);
+    let key = (schema.domain.clone(), schema.op.clone(), *version);
     let body = {
         let mut cache = parsed_bodies().lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         *cache.entry(key).or_insert_with(|| parse_body(text))

@@ -234,7 +234,8 @@ fn schema_bodies_infer_what_the_rules_infer() {
         }
         let node = &model.nodes[*last];
         super::ops::infer_node_in(model, node, &mut by_rule);
-        let from_body = super::call::schema_body("", op, opset, node, model, &by_body)
+        let schema = crate::schema::registry().lookup("", op, opset).expect("a schema");
+        let from_body = super::call::schema_body(schema, opset, node, model, &by_body)
             .unwrap_or_else(|| panic!("{op}-{opset}: no function body inferred"));
         let y = crate::ir::Str::from("y");
         let rule_type = by_rule.ty(&y).map(ToString::to_string);

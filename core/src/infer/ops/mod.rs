@@ -19,7 +19,7 @@ mod vision;
 use super::call;
 use super::env::{Env, Known, tensor, tensor_parts};
 use crate::ir::{AttributeValue, Dimension, Model, Node, NodeId, Str, TensorId, Type};
-use crate::schema::{FormalOption, registry};
+use crate::schema::{FormalOption, OpSchema, registry};
 
 /// What a rule sees: the node, its inputs' types and known values, the opset.
 pub struct Ctx<'a, 'm> {
@@ -159,9 +159,10 @@ pub(super) fn infer_node_in(model: &Model, node: &Node, env: &mut Env<'_>) {
             Some(outputs) => Some(outputs),
             None => {
                 let ctx = Ctx { model, node, env, opset: env.opset };
-                rule(op, &ctx)
-                    .or_else(|| call::schema_body("", op, ctx.opset, node, model, env))
-                    .or_else(|| from_schema(op, "", &ctx))
+                rule(op, &ctx).or_else(|| {
+                    let schema = registry().lookup("", op, ctx.opset)?;
+                    call::schema_body(schema, ctx.opset, node, model, env).or_else(|| from_schema(schema, &ctx))
+                })
             }
         },
         Some(domain @ ("ai.onnx.ml" | "ai.onnx.preview.training" | "ai.onnx.preview")) => {
@@ -172,7 +173,7 @@ pub(super) fn infer_node_in(model: &Model, node: &Node, env: &mut Env<'_>) {
                 "ai.onnx.preview" if op == "FlexAttention" => Some(attention::flex_attention(&ctx)),
                 _ => training::infer(op, &ctx),
             };
-            found.or_else(|| from_schema(op, domain, &ctx))
+            found.or_else(|| from_schema(registry().lookup(domain, op, opset)?, &ctx))
         }
         _ => None,
     };
@@ -230,8 +231,7 @@ fn literal_elem(type_str: &str) -> Option<i32> {
 
 /// No rule: element types from the schema's constraints (a literal output type, a type
 /// parameter some input binds, or a parameter allowed one type only), shapes unknown.
-fn from_schema(op: &str, domain: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
-    let schema = registry().lookup(domain, op, ctx.opset)?;
+fn from_schema(schema: &OpSchema, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
     let mut types = Vec::new();
     for i in 0..ctx.node.outputs.len() {
         let formal = schema.outputs.get(i).or_else(|| schema.outputs.last())?;
