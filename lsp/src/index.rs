@@ -295,13 +295,7 @@ impl SyntaxWalk<'_> {
         let model = &self.analysis.model;
         let node = &model.nodes[id];
         if let Some(last) = n.op.segments.last() {
-            let local = model.functions.iter().copied().find(|&f| {
-                let function = &model.function_store[f];
-                function.name == node.op_type
-                    && function.domain.as_ref().map_or(&[][..], Str::as_bytes) == node.domain_str()
-                    && function.overload == node.overload
-            });
-            let target = match local {
+            let target = match model.local_function(node) {
                 Some(f) => Target::Function(f),
                 None => Target::Op(id),
             };

@@ -2,7 +2,7 @@
 //! of its domain, in its model or function), and one-line spellings of signatures,
 //! formals and attributes.
 
-use onnx_core::ir::{Model, NodeId, OpsetImport, Str};
+use onnx_core::ir::{Model, NodeId};
 use onnx_core::schema::{AttributeSchema, Formal, FormalOption, OpSchema, registry};
 
 use crate::index::{Index, ScopeId};
@@ -11,19 +11,11 @@ use crate::index::{Index, ScopeId};
 /// model's. `""` and `ai.onnx` are one domain.
 pub fn imported_version(model: &Model, scope: Option<ScopeId>, domain: &str) -> Option<i64> {
     if let Some(ScopeId::Function(f)) = scope
-        && let Some(v) = find_import(&model.function_store[f].opset_import, domain)
+        && let Some(v) = model.function_store[f].opset_version(domain)
     {
         return Some(v);
     }
     model.opset_version(domain)
-}
-
-fn find_import(imports: &[OpsetImport], domain: &str) -> Option<i64> {
-    let wanted = schema_domain(domain);
-    imports.iter().rev().find_map(|o| {
-        let d = o.domain.as_ref().map_or_else(String::new, Str::escaped);
-        if schema_domain(&d) == wanted { o.version } else { None }
-    })
 }
 
 pub use onnx_core::ir::schema_domain;

@@ -20,19 +20,6 @@ use super::ops::{Outputs, infer_node_in};
 use crate::ir::{Attribute, AttributeType, Function, Model, Node, Str};
 use crate::schema::OpSchema;
 
-/// The model-local function a node calls: same domain, name and overload (onnx's function
-/// identifier `domain:name[:overload]`).
-pub(super) fn local_function<'m>(model: &'m Model, node: &Node) -> Option<&'m Function> {
-    fn text(s: &Option<Str>) -> &[u8] {
-        s.as_ref().map_or(&[], Str::as_bytes)
-    }
-    model.functions.iter().map(|&f| &model.function_store[f]).find(|f| {
-        text(&f.name) == text(&node.op_type)
-            && text(&f.domain) == text(&node.domain)
-            && text(&f.overload) == text(&node.overload)
-    })
-}
-
 /// Infers the call of `function` (defined in `callee_model`) by `caller`, whose inputs are
 /// typed in `env` (over `caller_model`). `None` when the call cannot be expanded.
 pub(super) fn infer_call<'m>(

@@ -419,6 +419,22 @@ impl Model {
     }
 }
 
+impl Model {
+    /// The model-local function a node calls: same domain, name and overload (onnx's
+    /// function identifier `domain:name[:overload]`; unset and empty are alike).
+    pub fn local_function(&self, node: &Node) -> Option<FunctionId> {
+        fn text(s: &Option<Str>) -> &[u8] {
+            s.as_ref().map_or(&[], Str::as_bytes)
+        }
+        self.functions.iter().copied().find(|&f| {
+            let f = &self.function_store[f];
+            text(&f.name) == text(&node.op_type)
+                && text(&f.domain) == text(&node.domain)
+                && text(&f.overload) == text(&node.overload)
+        })
+    }
+}
+
 impl Function {
     /// The version of `domain` the function's body imports (see [`Model::opset_version`]).
     pub fn opset_version(&self, domain: &str) -> Option<i64> {

@@ -180,7 +180,7 @@ pub(super) fn infer_node_in(model: &Model, node: &Node, env: &mut Env<'_>) {
     let outputs = match outputs {
         Some(outputs) => outputs,
         None => {
-            let Some(function) = call::local_function(model, node) else { return };
+            let Some(function) = model.local_function(node).map(|f| &model.function_store[f]) else { return };
             let Some(outputs) = call::infer_call(model, function, node, model, env) else { return };
             outputs
         }
