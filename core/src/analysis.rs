@@ -30,11 +30,11 @@ impl TextAnalysis {
 }
 
 pub fn analyze_text(source: &str) -> TextAnalysis {
-    let parse = onnx_syntax::parse_model(source);
+    let mut parse = onnx_syntax::parse_model(source);
     let mut diagnostics: Vec<Diagnostic> =
         parse.errors.iter().map(|e| Diagnostic::error(e.code, e.span, e.message.clone())).collect();
     let lowered = match &parse.tree {
-        Some(tree) => from_ast::model(tree),
+        Some(tree) => from_ast::model_with_floats(tree, std::mem::take(&mut parse.floats)),
         None => from_ast::Lowered::default(),
     };
     diagnostics.extend(lowered.diagnostics);

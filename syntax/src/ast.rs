@@ -347,6 +347,12 @@ impl NumberRun {
             span: Span::new(start as usize + s, start as usize + e),
         })
     }
+
+    /// Every value converted to `T` in one pass (on all cores for big lists); `None` when
+    /// some value needs [`NumberRun::iter`] and the per-value path to report an error.
+    pub fn read_all<T: crate::numbers::ListValue>(&self) -> Option<Vec<T>> {
+        crate::numbers::read_all(&self.text, self.count as usize)
+    }
 }
 
 /// A literal without owning its text (what [`Values::iter`] yields).

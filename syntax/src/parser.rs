@@ -70,6 +70,8 @@ pub struct SyntaxError {
 pub struct Parse<T> {
     pub tree: Option<T>,
     pub errors: Vec<SyntaxError>,
+    /// Float lists already read while scanning (see [`numbers::ReadFloats`]).
+    pub floats: numbers::ReadFloats,
 }
 
 pub(crate) fn name(text: &str, quoted: bool, l: usize, r: usize) -> Name {
@@ -99,7 +101,7 @@ type Triple<'a> = (usize, Tok<'a>, usize);
 /// Error tokens are left out of the stream (their error is already reported). A `{…}` list
 /// of numbers becomes one `Numbers` token: tensors of millions of values then cost the
 /// parser three tokens, and the values are read once, when lowering.
-fn tokens<'a>(source: &'a str, errors: &mut Vec<SyntaxError>) -> Vec<Triple<'a>> {
+fn tokens<'a>(source: &'a str, errors: &mut Vec<SyntaxError>, floats: &mut numbers::ReadFloats) -> Vec<Triple<'a>> {
     let mut stream = Stream { out: Vec::new(), depth: 0, too_deep: false };
     let mut lexer = lexer::tokens(source);
     while let Some(token) = lexer.next() {
@@ -127,6 +129,9 @@ fn tokens<'a>(source: &'a str, errors: &mut Vec<SyntaxError>) -> Vec<Triple<'a>>
             TokenKind::LBrace => {
                 stream.push((token.start as usize, Tok::LBrace, token.end as usize), errors);
                 if let Some(list) = numbers::scan_list(source, token.end as usize) {
+                    if let (Some(values), Ok(start)) = (list.floats, u32::try_from(list.first)) {
+                        floats.insert(start, values);
+                    }
                     let text = &source[list.first..list.last_end];
                     stream.push((list.first, Tok::Numbers(text, list.count), list.last_end), errors);
                     stream.push((list.close, Tok::RBrace, list.close + 1), errors);
@@ -362,17 +367,18 @@ fn recoveries(found: Vec<ErrorRecovery<usize, Tok<'_>, ()>>, len: usize, errors:
 /// Parses a text holding one function (what `onnx.printer.to_text(function)` writes, as in
 /// the function bodies of operator schemas).
 pub fn parse_function(source: &str) -> Parse<ast::Function> {
-    let mut errors = Vec::new();
-    let toks = tokens(source, &mut errors);
+    let (mut errors, mut floats) = (Vec::new(), numbers::ReadFloats::default());
+    let toks = tokens(source, &mut errors, &mut floats);
     let mut recovered = Vec::new();
     let result = generated::grammar::FunctionParser::new().parse(&mut recovered, toks);
-    finish(result, recovered, errors, source.len())
+    finish(result, recovered, errors, floats, source.len())
 }
 
 fn finish<T>(
     result: Result<T, ParseError<usize, Tok<'_>, ()>>,
     recovered: Vec<ErrorRecovery<usize, Tok<'_>, ()>>,
     mut errors: Vec<SyntaxError>,
+    floats: numbers::ReadFloats,
     len: usize,
 ) -> Parse<T> {
     recoveries(recovered, len, &mut errors);
@@ -384,16 +390,16 @@ fn finish<T>(
         }
     };
     errors.sort_by_key(|e| (e.span.start, e.span.end));
-    Parse { tree, errors }
+    Parse { tree, errors, floats }
 }
 
 /// Parses a whole model file.
 pub fn parse_model(source: &str) -> Parse<ast::Model> {
-    let mut errors = Vec::new();
-    let toks = tokens(source, &mut errors);
+    let (mut errors, mut floats) = (Vec::new(), numbers::ReadFloats::default());
+    let toks = tokens(source, &mut errors, &mut floats);
     let mut recovered = Vec::new();
     let result = generated::grammar::ModelParser::new().parse(&mut recovered, toks);
-    finish(result, recovered, errors, source.len())
+    finish(result, recovered, errors, floats, source.len())
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 //! keep their elements; quoted names are accepted wherever a name stands.
 
 use onnx_syntax::ast::{self, AttrValue as V, Literal, LiteralKind, LiteralRef, Span};
+use onnx_syntax::numbers::ReadFloats;
 
 use super::annotations::{self, Reader};
 use super::from_proto::embedded;
@@ -29,7 +30,13 @@ pub struct Lowered {
 }
 
 pub fn model(tree: &ast::Model) -> Lowered {
-    let mut cx = Cx::default();
+    model_with_floats(tree, ReadFloats::default())
+}
+
+/// Lowers a tree, taking the float lists the parser already read (`Parse::floats`)
+/// instead of reading them again.
+pub fn model_with_floats(tree: &ast::Model, floats: ReadFloats) -> Lowered {
+    let mut cx = Cx { floats, ..Cx::default() };
     for entry in annotations::entries(&tree.annotations) {
         match entry.key.text.as_str() {
             "node_domain" => cx.node_domain_unset = cx.reader().word(&entry.value, "unset").is_some(),
@@ -77,6 +84,8 @@ struct Cx {
     /// `#@ node_domain: unset`: nodes without a domain prefix leave `domain` unset (onnx's
     /// parser always sets it to "").
     node_domain_unset: bool,
+    /// Float lists read by the parser, taken by the tensors that hold them.
+    floats: ReadFloats,
 }
 
 fn s(text: &str) -> Str {
@@ -898,8 +907,19 @@ impl Cx {
 
     fn tensor_values(&mut self, tensor: &mut Tensor, dt: DataType, values: &ast::Values) {
         let count = values.len();
+        // Lists of plain numbers convert in bulk; a list with a value to report goes value
+        // by value below.
+        let run = match values {
+            ast::Values::Run(run) => Some(run),
+            ast::Values::Listed(_) => None,
+        };
         match dt.typed_field() {
             TypedField::FloatData => {
+                let read = run.and_then(|r| self.floats.take(r.start)).filter(|v| v.len() == count);
+                if let Some(all) = read.or_else(|| run.and_then(ast::NumberRun::read_all)) {
+                    tensor.float_data = all;
+                    return;
+                }
                 tensor.float_data.reserve_exact(count);
                 for v in values.iter() {
                     let value = self.float32(v).unwrap_or(0.0);
@@ -907,6 +927,10 @@ impl Cx {
                 }
             }
             TypedField::DoubleData => {
+                if let Some(all) = run.and_then(ast::NumberRun::read_all) {
+                    tensor.double_data = all;
+                    return;
+                }
                 tensor.double_data.reserve_exact(count);
                 for v in values.iter() {
                     let value = self.float64(v).unwrap_or(0.0);
@@ -914,6 +938,10 @@ impl Cx {
                 }
             }
             TypedField::Int64Data => {
+                if let Some(all) = run.and_then(ast::NumberRun::read_all) {
+                    tensor.int64_data = all;
+                    return;
+                }
                 tensor.int64_data.reserve_exact(count);
                 for v in values.iter() {
                     let value = self.int(v).unwrap_or(0);
@@ -928,6 +956,10 @@ impl Cx {
                 }
             }
             TypedField::Int32Data => {
+                if let Some(all) = run.and_then(ast::NumberRun::read_all) {
+                    tensor.int32_data = all;
+                    return;
+                }
                 tensor.int32_data.reserve_exact(count);
                 for v in values.iter() {
                     let value = self.int(v).and_then(|i| match i32::try_from(i) {

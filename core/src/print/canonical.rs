@@ -18,7 +18,8 @@
 
 use std::fmt::Write as _;
 
-use super::number::{f32_text, write_f32, write_f64};
+use super::bulk;
+use super::number::{f32_text, write_f32, write_f64, write_int};
 use super::{is_identifier, quote};
 use crate::ir::tensor_data;
 use crate::ir::*;
@@ -44,7 +45,7 @@ const WIDTH: usize = 100;
 
 /// Prints a model in the canonical style.
 pub fn model(m: &Model) -> Result<String, Unsupported> {
-    let mut p = Printer { m, out: String::new(), domain_unset_default: false };
+    let mut p = Printer { m, out: super::output_for(m), domain_unset_default: false };
     p.model()?;
     Ok(p.out)
 }
@@ -888,51 +889,45 @@ fn typed_values(t: &Tensor, dt: DataType, indent: usize) -> Option<String> {
             if t.float_data.iter().any(|v| nan_with_payload_f32(*v)) {
                 return None;
             }
-            Some(pack(&t.float_data, indent, |out, v| write_f32(out, *v)))
+            Some(pack(&bulk::texts(&t.float_data, |out, v| write_f32(out, *v)), indent))
         }
         TypedField::DoubleData => {
             if t.double_data.iter().any(|v| nan_with_payload_f64(*v)) {
                 return None;
             }
-            Some(pack(&t.double_data, indent, |out, v| write_f64(out, *v)))
+            Some(pack(&bulk::texts(&t.double_data, |out, v| write_f64(out, *v)), indent))
         }
-        TypedField::Int32Data => {
-            Some(pack(&t.int32_data, indent, |out, v| out.push_str(itoa::Buffer::new().format(*v))))
-        }
-        TypedField::Int64Data => {
-            Some(pack(&t.int64_data, indent, |out, v| out.push_str(itoa::Buffer::new().format(*v))))
-        }
+        TypedField::Int32Data => Some(pack(&bulk::texts(&t.int32_data, write_int), indent)),
+        TypedField::Int64Data => Some(pack(&bulk::texts(&t.int64_data, write_int), indent)),
         // The parser stores uint32 values in uint64_data too; a value above 2^32 still reads back.
-        TypedField::Uint64Data => {
-            Some(pack(&t.uint64_data, indent, |out, v| out.push_str(itoa::Buffer::new().format(*v))))
-        }
-        TypedField::StringData => Some(pack(&t.string_data, indent, |out, v| out.push_str(&string(v)))),
+        TypedField::Uint64Data => Some(pack(&bulk::texts(&t.uint64_data, write_int), indent)),
+        TypedField::StringData => Some(pack(&bulk::texts(&t.string_data, |out, v| out.push_str(&string(v))), indent)),
         TypedField::None => None,
     }
 }
 
 /// `{a, b}` when short, else filled into lines of at most [`WIDTH`] columns below the item
-/// at `indent`. Values are written straight into the text (no string per value).
-fn pack<'v, T: 'v>(values: &'v [T], indent: usize, mut write: impl FnMut(&mut String, &'v T)) -> String {
+/// at `indent`.
+fn pack(texts: &bulk::Texts, indent: usize) -> String {
     let pad = indent + 2;
     let mut flat = Some(String::from("{"));
-    let mut lines = String::from("{\n");
-    let mut scratch = String::new();
+    // The texts, a separator each, and a newline with padding per line.
+    let mut lines = String::with_capacity(texts.len() + 2 * texts.count() + texts.len() / 8 + 16);
+    lines.push_str("{\n");
     let mut line_len = 0usize;
-    for (i, v) in values.iter().enumerate() {
-        scratch.clear();
-        write(&mut scratch, v);
-        let last = i + 1 == values.len();
+    let mut texts = texts.iter().peekable();
+    while let Some(text) = texts.next() {
+        let last = texts.peek().is_none();
         if let Some(f) = &mut flat {
-            if i > 0 {
+            if f.len() > 1 {
                 f.push_str(", ");
             }
-            f.push_str(&scratch);
+            f.push_str(text);
             if f.len() - 1 + indent + 40 > WIDTH {
                 flat = None;
             }
         }
-        let piece_len = scratch.len() + usize::from(!last);
+        let piece_len = text.len() + usize::from(!last);
         if line_len > 0 && pad + line_len + 1 + piece_len > WIDTH {
             lines.push('\n');
             line_len = 0;
@@ -943,7 +938,7 @@ fn pack<'v, T: 'v>(values: &'v [T], indent: usize, mut write: impl FnMut(&mut St
             lines.push(' ');
             line_len += 1;
         }
-        lines.push_str(&scratch);
+        lines.push_str(text);
         if !last {
             lines.push(',');
         }

@@ -4,9 +4,35 @@
 //! * [`canonical`] (ours): reads back to exactly the same model, with `#@` annotations for
 //!   what onnx's text cannot say.
 
+pub mod bulk;
 pub mod canonical;
 pub mod number;
 pub mod onnx_style;
+
+/// About how long a model's text will be, to size the output once: a big model's text is
+/// almost all tensor values (a printed f32 takes about 11 bytes with its comma). Guessing
+/// high costs nothing until written; growing a 100 MB string by doubling copies it twice.
+pub(crate) fn estimated_len(m: &crate::ir::Model) -> usize {
+    let values: usize = m
+        .tensors
+        .iter()
+        .map(|(_, t)| {
+            t.float_data.len() * 12
+                + t.double_data.len() * 20
+                + (t.int32_data.len() + t.int64_data.len() + t.uint64_data.len()) * 8
+                + t.raw_data.as_ref().map_or(0, |r| r.len() * 3)
+        })
+        .sum();
+    values + m.nodes.len() * 80 + 4096
+}
+
+/// A string with room for the model's text, if that much memory can be had (else it grows
+/// as it goes).
+pub(crate) fn output_for(m: &crate::ir::Model) -> String {
+    let mut out = String::new();
+    let _ = out.try_reserve(estimated_len(m));
+    out
+}
 
 /// Whether a name can be written bare: `[A-Za-z_][A-Za-z0-9_]*`.
 pub fn is_identifier(name: &[u8]) -> bool {

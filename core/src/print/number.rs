@@ -24,20 +24,39 @@ pub fn f64_text(v: f64) -> String {
 
 /// Appends an f32 as onnx writes it.
 pub fn write_f32(out: &mut String, v: f32) {
-    if special(out, v.is_nan(), v.is_infinite(), v.is_sign_negative(), v == 0.0) {
+    if !v.is_finite() || v == 0.0 {
+        special(out, v.is_nan(), v.is_infinite(), v.is_sign_negative(), v == 0.0);
         return;
     }
     let mut buffer = ryu::Buffer::new();
-    lay_out(out, v.is_sign_negative(), buffer.format_finite(v.abs()));
+    write_finite(out, buffer.format_finite(v));
 }
 
 /// Appends an f64 as onnx writes it.
 pub fn write_f64(out: &mut String, v: f64) {
-    if special(out, v.is_nan(), v.is_infinite(), v.is_sign_negative(), v == 0.0) {
+    if !v.is_finite() || v == 0.0 {
+        special(out, v.is_nan(), v.is_infinite(), v.is_sign_negative(), v == 0.0);
         return;
     }
     let mut buffer = ryu::Buffer::new();
-    lay_out(out, v.is_sign_negative(), buffer.format_finite(v.abs()));
+    write_finite(out, buffer.format_finite(v));
+}
+
+/// Appends ryu's text of a finite non-zero value (`-` included) in `to_chars`' layout.
+#[inline]
+fn write_finite(out: &mut String, ryu_text: &str) {
+    let negative = ryu_text.starts_with('-');
+    let magnitude = &ryu_text[usize::from(negative)..];
+    if fixed_as_is(magnitude.as_bytes()) {
+        out.push_str(ryu_text);
+    } else {
+        lay_out(out, negative, magnitude);
+    }
+}
+
+/// Appends an integer.
+pub fn write_int<I: itoa::Integer>(out: &mut String, v: &I) {
+    out.push_str(itoa::Buffer::new().format(*v));
 }
 
 /// NaN, infinities and zeros; false for every other value.
@@ -52,6 +71,29 @@ fn special(out: &mut String, nan: bool, infinite: bool, negative: bool, zero: bo
     out.push_str(sign);
     out.push_str(word);
     true
+}
+
+/// Whether ryu's text is already what `to_chars` writes, as it is for most values: fixed
+/// notation with a fraction (`12.5`, `0.0751`) that is no longer than the scientific form.
+/// Integers (`100000.0`), exponents and long runs of leading zeros take the general path.
+#[inline]
+fn fixed_as_is(text: &[u8]) -> bool {
+    let n = text.len();
+    // ryu writes integers as `d.0`, and an exponent (`e-7`, `e-324`) only at the end.
+    if n < 3 || text[n - 2..] == *b".0" || text[n.saturating_sub(5)..].contains(&b'e') {
+        return false;
+    }
+    // Without an exponent ryu's text has a point: `d…d.d…d` or `0.0…0d…d`.
+    if text[0] != b'0' {
+        return true;
+    }
+    if text[1] != b'.' {
+        return false;
+    }
+    // `0.0…0d…d`: ryu writes this form down to 1e-5, where the exponent has two digits.
+    let zeros = text[2..].iter().take_while(|&&b| b == b'0').count();
+    let digits = text.len() - 2 - zeros;
+    text.len() <= digits + usize::from(digits > 1) + 4
 }
 
 /// Significant digits (no leading or trailing zeros) and the decimal exponent of the first.
@@ -225,5 +267,47 @@ mod tests {
         let midpoint = 213.0f32 / 512.0; // 0.416015625 exactly
         assert_eq!(f32_text(-midpoint), "-0.41601562");
         assert_eq!(f32_text(midpoint).parse::<f32>(), Ok(midpoint));
+    }
+
+    /// The shortcut that keeps ryu's text as it is must agree with the general layout.
+    #[test]
+    fn ryu_text_kept_as_is_only_when_to_chars_writes_the_same() {
+        let general = |negative: bool, magnitude: &str| {
+            let mut out = String::new();
+            lay_out(&mut out, negative, magnitude);
+            out
+        };
+        let mut checked = 0;
+        // Every 4099th f32 bit pattern (about a million values, all exponents), both signs.
+        for bits in (1..0x7f80_0000u32).step_by(4099) {
+            for v in [f32::from_bits(bits), -f32::from_bits(bits)] {
+                let mut buffer = ryu::Buffer::new();
+                let magnitude = buffer.format_finite(v.abs()).to_owned();
+                assert_eq!(f32_text(v), general(v < 0.0, &magnitude), "{v:e}");
+                checked += usize::from(fixed_as_is(magnitude.as_bytes()));
+            }
+        }
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..200_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let v = f64::from_bits(state);
+            if v.is_finite() && v != 0.0 {
+                let mut buffer = ryu::Buffer::new();
+                let magnitude = buffer.format_finite(v.abs()).to_owned();
+                assert_eq!(f64_text(v), general(v < 0.0, &magnitude), "{v:e}");
+            }
+        }
+        // Decimal-looking values, where the shortcut is taken most.
+        for i in 1..100_000u32 {
+            for v in [i as f32 / 1000.0, i as f32 * 1e-6, i as f32 / 7.0] {
+                let mut buffer = ryu::Buffer::new();
+                let magnitude = buffer.format_finite(v).to_owned();
+                assert_eq!(f32_text(v), general(false, &magnitude), "{v:e}");
+                checked += usize::from(fixed_as_is(magnitude.as_bytes()));
+            }
+        }
+        assert!(checked > 300_000, "the shortcut was taken only {checked} times");
     }
 }

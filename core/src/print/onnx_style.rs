@@ -6,13 +6,14 @@
 
 use std::fmt::Write as _;
 
-use super::number::{f32_text, write_f32, write_f64};
+use super::bulk;
+use super::number::{f32_text, write_f32, write_f64, write_int};
 use super::{is_identifier, quote};
 use crate::ir::*;
 
 /// Prints a model as `onnx.printer.to_text(model)` does.
 pub fn model(m: &Model) -> String {
-    let mut p = Printer { m, out: String::new() };
+    let mut p = Printer { m, out: super::output_for(m) };
     p.model();
     p.out
 }
@@ -492,45 +493,33 @@ fn write_values(out: &mut String, t: &Tensor, dt: DataType) -> bool {
             u64::from_le_bytes(b)
         };
         out.push_str(" {");
-        let mut ints = itoa::Buffer::new();
-        for (i, c) in raw.chunks_exact(width).enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
+        bulk::join(out, count, ",", |out, i| {
+            let c = &raw[i * width..(i + 1) * width];
             match dt {
-                D::Int8 => out.push_str(ints.format(c[0] as i8)),
-                D::Int16 => out.push_str(ints.format(le(c) as u16 as i16)),
-                D::Int32 => out.push_str(ints.format(le(c) as u32 as i32)),
-                D::Int64 => out.push_str(ints.format(le(c) as i64)),
+                D::Int8 => write_int(out, &(c[0] as i8)),
+                D::Int16 => write_int(out, &(le(c) as u16 as i16)),
+                D::Int32 => write_int(out, &(le(c) as u32 as i32)),
+                D::Int64 => write_int(out, &(le(c) as i64)),
                 D::Float => write_f32(out, f32::from_bits(le(c) as u32)),
                 D::Double => write_f64(out, f64::from_bits(le(c))),
                 // Unsigned and bit-pattern types: the unsigned value.
-                _ => out.push_str(ints.format(le(c))),
+                _ => write_int(out, &le(c)),
             }
-        }
+        });
         out.push('}');
         return true;
     }
-    fn joined<T: Copy>(out: &mut String, values: &[T], mut write: impl FnMut(&mut String, T)) {
-        for (i, v) in values.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            write(out, *v);
-        }
-    }
-    let mut ints = itoa::Buffer::new();
     let field = dt.typed_field();
     if matches!(field, TypedField::StringData | TypedField::None) {
         return false;
     }
     out.push_str(" {");
     match field {
-        TypedField::FloatData => joined(out, &t.float_data, write_f32),
-        TypedField::DoubleData => joined(out, &t.double_data, write_f64),
-        TypedField::Int32Data => joined(out, &t.int32_data, |o, v| o.push_str(ints.format(v))),
-        TypedField::Int64Data => joined(out, &t.int64_data, |o, v| o.push_str(ints.format(v))),
-        TypedField::Uint64Data => joined(out, &t.uint64_data, |o, v| o.push_str(ints.format(v))),
+        TypedField::FloatData => bulk::join(out, t.float_data.len(), ",", |o, i| write_f32(o, t.float_data[i])),
+        TypedField::DoubleData => bulk::join(out, t.double_data.len(), ",", |o, i| write_f64(o, t.double_data[i])),
+        TypedField::Int32Data => bulk::join(out, t.int32_data.len(), ",", |o, i| write_int(o, &t.int32_data[i])),
+        TypedField::Int64Data => bulk::join(out, t.int64_data.len(), ",", |o, i| write_int(o, &t.int64_data[i])),
+        TypedField::Uint64Data => bulk::join(out, t.uint64_data.len(), ",", |o, i| write_int(o, &t.uint64_data[i])),
         TypedField::StringData | TypedField::None => {}
     }
     out.push('}');
