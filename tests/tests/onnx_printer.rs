@@ -51,3 +51,28 @@ fn onnx_style_matches_onnx_printer_on_the_corpus() {
         failures.iter().take(8).cloned().collect::<Vec<_>>().join("\n")
     );
 }
+
+/// `onnx convert --style onnx` skips reading its text back when `surely_lossy` says the text
+/// loses something; on every corpus model where it says so, reading back must indeed give a
+/// different model.
+#[test]
+fn surely_lossy_models_do_not_read_back_the_same() {
+    let mut lossy = 0;
+    for path in corpus_models() {
+        let data = Bytes::from(std::fs::read(&path).expect("readable"));
+        let Ok(model) = binary::decode_model(data, &path.display().to_string()) else {
+            continue;
+        };
+        if !print::onnx_style::surely_lossy(&model) {
+            continue;
+        }
+        lossy += 1;
+        let again = onnx_core::analysis::analyze_text(&print::onnx_style::model(&model));
+        assert!(
+            again.has_errors() || binary::encode_model(&again.model) != binary::encode_model(&model),
+            "{}: called lossy, but reads back the same",
+            path.display()
+        );
+    }
+    assert!(lossy >= 5, "only {lossy} models with raw tensor data");
+}

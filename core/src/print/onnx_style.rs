@@ -11,6 +11,14 @@ use super::number::{f32_text, write_f32, write_f64, write_int};
 use super::{is_identifier, quote};
 use crate::ir::*;
 
+/// Whether the onnx text surely loses something of this model, without printing it: a
+/// tensor keeps its values in `raw_data`, which the text writes as a list that reads back
+/// into the typed fields. (A model without such a tensor may still lose something; only
+/// reading the text back tells.)
+pub fn surely_lossy(m: &Model) -> bool {
+    m.tensors.iter().any(|(_, t)| t.raw_data.is_some())
+}
+
 /// Prints a model as `onnx.printer.to_text(model)` does.
 pub fn model(m: &Model) -> String {
     let mut p = Printer { m, out: super::output_for(m) };
@@ -487,25 +495,27 @@ fn write_values(out: &mut String, t: &Tensor, dt: DataType) -> bool {
         if width == 0 || Some(raw.len()) != count.checked_mul(width) {
             return false;
         }
-        let le = |c: &[u8]| {
-            let mut b = [0u8; 8];
-            b[..c.len()].copy_from_slice(c);
-            u64::from_le_bytes(b)
-        };
+        // One loop per element type, so the hot loop has no per-value dispatch.
+        fn each<const N: usize>(out: &mut String, raw: &[u8], write: impl Fn(&mut String, [u8; N]) + Sync) {
+            let (values, _) = raw.as_chunks::<N>();
+            bulk::join(out, values.len(), ",", |out, i| write(out, values[i]));
+        }
         out.push_str(" {");
-        bulk::join(out, count, ",", |out, i| {
-            let c = &raw[i * width..(i + 1) * width];
-            match dt {
-                D::Int8 => write_int(out, &(c[0] as i8)),
-                D::Int16 => write_int(out, &(le(c) as u16 as i16)),
-                D::Int32 => write_int(out, &(le(c) as u32 as i32)),
-                D::Int64 => write_int(out, &(le(c) as i64)),
-                D::Float => write_f32(out, f32::from_bits(le(c) as u32)),
-                D::Double => write_f64(out, f64::from_bits(le(c))),
-                // Unsigned and bit-pattern types: the unsigned value.
-                _ => write_int(out, &le(c)),
-            }
-        });
+        match dt {
+            D::Float => each(out, raw, |o, b| write_f32(o, f32::from_le_bytes(b))),
+            D::Double => each(out, raw, |o, b| write_f64(o, f64::from_le_bytes(b))),
+            D::Int8 => each(out, raw, |o, b| write_int(o, &i8::from_le_bytes(b))),
+            D::Int16 => each(out, raw, |o, b| write_int(o, &i16::from_le_bytes(b))),
+            D::Int32 => each(out, raw, |o, b| write_int(o, &i32::from_le_bytes(b))),
+            D::Int64 => each(out, raw, |o, b| write_int(o, &i64::from_le_bytes(b))),
+            // Unsigned and bit-pattern types: the unsigned value.
+            _ => match width {
+                1 => each(out, raw, |o, b| write_int(o, &u8::from_le_bytes(b))),
+                2 => each(out, raw, |o, b| write_int(o, &u16::from_le_bytes(b))),
+                4 => each(out, raw, |o, b| write_int(o, &u32::from_le_bytes(b))),
+                _ => each(out, raw, |o, b| write_int(o, &u64::from_le_bytes(b))),
+            },
+        }
         out.push('}');
         return true;
     }
