@@ -286,8 +286,10 @@ impl Printer<'_> {
     fn list(&mut self, open: &str, close: &str, items: &[String], indent: usize) {
         let line_start = self.out.rfind('\n').map_or(0, |i| i + 1);
         let current = self.out.len() - line_start;
-        let flat = items.join(", ");
-        if !items.iter().any(|i| i.contains('\n')) && current + flat.len() + 2 <= WIDTH {
+        // Measured before joining: an item can be a tensor of a hundred megabytes.
+        let flat_len = items.iter().map(String::len).sum::<usize>() + 2 * items.len().saturating_sub(1);
+        if current + flat_len + 2 <= WIDTH && !items.iter().any(|i| i.contains('\n')) {
+            let flat = items.join(", ");
             // `w =` (an initializer without data) before `>` would read as `=>`.
             let space = if flat.ends_with('=') { " " } else { "" };
             let _ = write!(self.out, "{open}{flat}{space}{close}");
@@ -385,8 +387,17 @@ impl Printer<'_> {
         let Some(n) = &t.name else { return unsupported("an initializer without a name") };
         let mut notes = Notes::default();
         let (ty, payload) = self.tensor_parts(t, &mut notes, indent)?;
-        let payload = payload.map_or_else(String::new, |p| format!(" {p}"));
-        Ok(with_notes(&notes, format!("{ty} {} ={payload}", name(n)), indent))
+        let head = format!("{ty} {} =", name(n));
+        // The payload can be a hundred megabytes: put the head in front of it in place
+        // rather than copying it into a new string.
+        let item = match payload {
+            Some(mut values) => {
+                values.insert_str(0, &format!("{head} "));
+                values
+            }
+            None => head,
+        };
+        Ok(with_notes(&notes, item, indent))
     }
 
     /// A tensor's type and payload text, with its extra fields as annotations.
@@ -787,8 +798,11 @@ impl Printer<'_> {
 }
 
 /// An item with its annotation line before it: such an item starts with its indentation.
-fn with_notes(notes: &Notes, item: String, indent: usize) -> String {
-    if notes.0.is_empty() { item } else { format!("{}{}{item}", notes.lines(indent), " ".repeat(indent)) }
+fn with_notes(notes: &Notes, mut item: String, indent: usize) -> String {
+    if !notes.0.is_empty() {
+        item.insert_str(0, &format!("{}{}", notes.lines(indent), " ".repeat(indent)));
+    }
+    item
 }
 
 /// The type without the denotations of its dimensions, which go into a `dim_denotation`
