@@ -34,7 +34,7 @@ pub fn analyze_text(source: &str) -> TextAnalysis {
     let mut diagnostics: Vec<Diagnostic> =
         parse.errors.iter().map(|e| Diagnostic::error(e.code, e.span, e.message.clone())).collect();
     let lowered = match &parse.tree {
-        Some(tree) => from_ast::model_with_floats(tree, std::mem::take(&mut parse.floats)),
+        Some(tree) => from_ast::model_with_floats(tree, source, std::mem::take(&mut parse.floats)),
         None => from_ast::Lowered::default(),
     };
     diagnostics.extend(lowered.diagnostics);

@@ -6,7 +6,7 @@ use onnx_core::lower::from_ast::{self, Lowered};
 fn lower(source: &str) -> Lowered {
     let parse = onnx_syntax::parse_model(source);
     assert!(parse.errors.is_empty(), "{:?}", parse.errors);
-    from_ast::model(&parse.tree.expect("tree"))
+    from_ast::model(&parse.tree.expect("tree"), source)
 }
 
 fn clean(source: &str) -> Model {

@@ -317,41 +317,48 @@ impl Values {
         self.len() == 0
     }
 
-    /// Every value in order.
-    pub fn iter(&self) -> impl Iterator<Item = LiteralRef<'_>> {
+    /// Every value in order (`source` is the text that was parsed).
+    pub fn iter<'a>(&'a self, source: &'a str) -> impl Iterator<Item = LiteralRef<'a>> {
         let (listed, run) = match self {
             Values::Listed(list) => (Some(list.iter().map(Literal::as_ref)), None),
-            Values::Run(run) => (None, Some(run.iter())),
+            Values::Run(run) => (None, Some(run.iter(source))),
         };
         listed.into_iter().flatten().chain(run.into_iter().flatten())
     }
 }
 
-/// Numbers separated by commas, as written (comments and line breaks included).
+/// Numbers separated by commas, as written (comments and line breaks included). The tree
+/// keeps only where they are: a big model's lists are most of its text, and copying them
+/// would cost more than reading them.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NumberRun {
-    /// From the first number to the end of the last.
-    pub text: Box<str>,
-    /// Where `text` starts in the source.
+    /// Where the first number starts in the source.
     pub start: u32,
+    /// Where the last number ends in the source.
+    pub end: u32,
     pub count: u32,
 }
 
 impl NumberRun {
+    /// The numbers as written, from `source`, the text that was parsed.
+    pub fn text<'s>(&self, source: &'s str) -> &'s str {
+        source.get(self.start as usize..self.end as usize).unwrap_or("")
+    }
+
     /// The numbers, with their kinds and ranges in the source.
-    pub fn iter(&self) -> impl Iterator<Item = LiteralRef<'_>> {
-        let start = self.start;
-        crate::numbers::values(&self.text).map(move |(kind, s, e)| LiteralRef {
+    pub fn iter<'s>(&self, source: &'s str) -> impl Iterator<Item = LiteralRef<'s>> + 's {
+        let (start, text) = (self.start as usize, self.text(source));
+        crate::numbers::values(text).map(move |(kind, s, e)| LiteralRef {
             kind,
-            text: &self.text[s..e],
-            span: Span::new(start as usize + s, start as usize + e),
+            text: &text[s..e],
+            span: Span::new(start + s, start + e),
         })
     }
 
     /// Every value converted to `T` in one pass (on all cores for big lists); `None` when
     /// some value needs [`NumberRun::iter`] and the per-value path to report an error.
-    pub fn read_all<T: crate::numbers::ListValue>(&self) -> Option<Vec<T>> {
-        crate::numbers::read_all(&self.text, self.count as usize)
+    pub fn read_all<T: crate::numbers::ListValue>(&self, source: &str) -> Option<Vec<T>> {
+        crate::numbers::read_all(self.text(source), self.count as usize)
     }
 }
 

@@ -86,8 +86,8 @@ pub(crate) fn byte_name(literal: &str, l: usize, r: usize) -> Name {
 }
 
 /// The `Numbers` token as a tree node.
-pub(crate) fn number_run(text: &str, count: u32, l: usize) -> ast::NumberRun {
-    ast::NumberRun { text: text.into(), start: l as u32, count }
+pub(crate) fn number_run(count: u32, l: usize, r: usize) -> ast::NumberRun {
+    ast::NumberRun { start: l as u32, end: r as u32, count }
 }
 
 pub(crate) fn literal(kind: LiteralKind, text: &str, l: usize, r: usize) -> Literal {

@@ -23,7 +23,7 @@ fn schema_function_bodies_parse_and_resolve() {
                 failures.push(format!("{name}: {} {}", e.code, e.message));
                 continue;
             }
-            let lowered = from_ast::function(&parse.tree.expect("tree"));
+            let lowered = from_ast::function(&parse.tree.expect("tree"), text);
             let resolved = resolve(&lowered.model);
             if let Some(d) = lowered.diagnostics.iter().chain(&resolved.diagnostics).next() {
                 failures.push(format!("{name}: {} {}", d.code, d.message));

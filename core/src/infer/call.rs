@@ -159,7 +159,7 @@ fn parse_body(text: &str) -> ParsedBody {
     if !parsed.errors.is_empty() {
         return None;
     }
-    let lowered = crate::lower::from_ast::function(&parsed.tree?);
+    let lowered = crate::lower::from_ast::function(&parsed.tree?, text);
     if !lowered.diagnostics.is_empty() {
         return None;
     }

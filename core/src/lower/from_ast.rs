@@ -29,14 +29,16 @@ pub struct Lowered {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-pub fn model(tree: &ast::Model) -> Lowered {
-    model_with_floats(tree, ReadFloats::default())
+/// Lowers a model's tree; `source` is the text it was parsed from (the tree keeps number
+/// lists as ranges into it).
+pub fn model(tree: &ast::Model, source: &str) -> Lowered {
+    model_with_floats(tree, source, ReadFloats::default())
 }
 
 /// Lowers a tree, taking the float lists the parser already read (`Parse::floats`)
 /// instead of reading them again.
-pub fn model_with_floats(tree: &ast::Model, floats: ReadFloats) -> Lowered {
-    let mut cx = Cx { floats, ..Cx::default() };
+pub fn model_with_floats(tree: &ast::Model, source: &str, floats: ReadFloats) -> Lowered {
+    let mut cx = Cx { floats, source, ..Cx::default() };
     for entry in annotations::entries(&tree.annotations) {
         match entry.key.text.as_str() {
             "node_domain" => cx.node_domain_unset = cx.reader().word(&entry.value, "unset").is_some(),
@@ -71,16 +73,18 @@ pub fn model_with_floats(tree: &ast::Model, floats: ReadFloats) -> Lowered {
 }
 
 /// Lowers a text holding a single function into a model whose only content is that function.
-pub fn function(tree: &ast::Function) -> Lowered {
-    let mut cx = Cx::default();
+pub fn function(tree: &ast::Function, source: &str) -> Lowered {
+    let mut cx = Cx { source, ..Cx::default() };
     let id = cx.function(tree);
     cx.out.model.functions.push(id);
     cx.out
 }
 
 #[derive(Default)]
-struct Cx {
+struct Cx<'s> {
     out: Lowered,
+    /// The text the tree was parsed from.
+    source: &'s str,
     /// `#@ node_domain: unset`: nodes without a domain prefix leave `domain` unset (onnx's
     /// parser always sets it to "").
     node_domain_unset: bool,
@@ -117,7 +121,7 @@ fn name_str(n: &ast::Name) -> Str {
     n.bytes.as_ref().map_or_else(|| s(&n.text), |b| Str::from(&b[..]))
 }
 
-impl Cx {
+impl Cx<'_> {
     fn reader(&mut self) -> Reader<'_> {
         Reader { diagnostics: &mut self.out.diagnostics }
     }
@@ -613,7 +617,7 @@ impl Cx {
         value: &V,
     ) -> Option<AttributeType> {
         use AttributeType as T;
-        let mismatch = |cx: &mut Cx, found: T, span: Span| {
+        let mismatch = |cx: &mut Cx<'_>, found: T, span: Span| {
             if let Some(expected) = annotation {
                 cx.error(
                     "attribute-type-mismatch",
@@ -916,52 +920,52 @@ impl Cx {
         match dt.typed_field() {
             TypedField::FloatData => {
                 let read = run.and_then(|r| self.floats.take(r.start)).filter(|v| v.len() == count);
-                if let Some(all) = read.or_else(|| run.and_then(ast::NumberRun::read_all)) {
+                if let Some(all) = read.or_else(|| run.and_then(|r| r.read_all(self.source))) {
                     tensor.float_data = all;
                     return;
                 }
                 tensor.float_data.reserve_exact(count);
-                for v in values.iter() {
+                for v in values.iter(self.source) {
                     let value = self.float32(v).unwrap_or(0.0);
                     tensor.float_data.push(value);
                 }
             }
             TypedField::DoubleData => {
-                if let Some(all) = run.and_then(ast::NumberRun::read_all) {
+                if let Some(all) = run.and_then(|r| r.read_all(self.source)) {
                     tensor.double_data = all;
                     return;
                 }
                 tensor.double_data.reserve_exact(count);
-                for v in values.iter() {
+                for v in values.iter(self.source) {
                     let value = self.float64(v).unwrap_or(0.0);
                     tensor.double_data.push(value);
                 }
             }
             TypedField::Int64Data => {
-                if let Some(all) = run.and_then(ast::NumberRun::read_all) {
+                if let Some(all) = run.and_then(|r| r.read_all(self.source)) {
                     tensor.int64_data = all;
                     return;
                 }
                 tensor.int64_data.reserve_exact(count);
-                for v in values.iter() {
+                for v in values.iter(self.source) {
                     let value = self.int(v).unwrap_or(0);
                     tensor.int64_data.push(value);
                 }
             }
             TypedField::Uint64Data => {
                 tensor.uint64_data.reserve_exact(count);
-                for v in values.iter() {
+                for v in values.iter(self.source) {
                     let value = self.uint64(v).unwrap_or(0);
                     tensor.uint64_data.push(value);
                 }
             }
             TypedField::Int32Data => {
-                if let Some(all) = run.and_then(ast::NumberRun::read_all) {
+                if let Some(all) = run.and_then(|r| r.read_all(self.source)) {
                     tensor.int32_data = all;
                     return;
                 }
                 tensor.int32_data.reserve_exact(count);
-                for v in values.iter() {
+                for v in values.iter(self.source) {
                     let value = self.int(v).and_then(|i| match i32::try_from(i) {
                         Ok(i) => Some(i),
                         Err(_) => {
@@ -980,7 +984,7 @@ impl Cx {
                     }
                 }
                 ast::Values::Run(run) => {
-                    for v in run.iter() {
+                    for v in run.iter(self.source) {
                         self.error("type-mismatch", v.span, format!("expected a string, found '{}'", v.text));
                         tensor.string_data.push(Str::default());
                     }
@@ -1103,7 +1107,7 @@ fn float_word(text: &str) -> Option<f64> {
     Some(if negative { -magnitude } else { magnitude })
 }
 
-fn float_value(lit: LiteralRef<'_>, cx: &mut Cx) -> Option<f64> {
+fn float_value(lit: LiteralRef<'_>, cx: &mut Cx<'_>) -> Option<f64> {
     match lit.kind {
         LiteralKind::FloatWord => float_word(lit.text),
         LiteralKind::Int | LiteralKind::Float => match lit.text.parse::<f64>() {

@@ -541,7 +541,7 @@ impl<'s> Formatter<'s> {
             TensorPayload::Values(values, span) => {
                 let end = span.end.saturating_sub(1);
                 if self.comments.any_before(end) {
-                    let items: Vec<LiteralRef> = values.iter().collect();
+                    let items: Vec<LiteralRef> = values.iter(self.src).collect();
                     return self.list(
                         &VALUES_BRACE,
                         &items,
@@ -553,7 +553,7 @@ impl<'s> Formatter<'s> {
                 // Many values: packed into as few lines as fit.
                 let count = values.len();
                 let items = values
-                    .iter()
+                    .iter(self.src)
                     .enumerate()
                     .map(|(i, l)| {
                         let text = self.verbatim(l.span);
