@@ -1,6 +1,6 @@
 //! Diagnostics for people (rustc-style: the source line, carets, labels) or for tools (JSON).
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write as _};
 
 use codespan_reporting::diagnostic::{Diagnostic as Report, Label, Severity as ReportSeverity};
 use codespan_reporting::files::SimpleFile;
@@ -63,14 +63,26 @@ pub fn emit_binary(path: &str, diagnostics: &[Diagnostic], paths: &ProtoPaths, j
     }
 }
 
+/// At most this many reports are shown (a broken list of a million values can start a
+/// cascade); `--json` gives them all.
+const MAX_SHOWN: usize = 50;
+
+/// Source lines longer than this (a tensor printed on one line) are shown as an excerpt
+/// around the place, not whole.
+const MAX_LINE: usize = 240;
+
 fn render_text(path: &str, source: &str, diagnostics: &[Diagnostic]) {
     let file = SimpleFile::new(path, source);
     let choice =
         if std::io::stderr().is_terminal() { termcolor::ColorChoice::Auto } else { termcolor::ColorChoice::Never };
     let mut out = termcolor::StandardStream::stderr(choice);
     let config = term::Config::default();
-    for d in diagnostics {
+    for d in diagnostics.iter().take(MAX_SHOWN) {
         let span = span_of(d.anchor);
+        if on_long_line(source, span.start as usize) {
+            render_excerpt(path, source, d);
+            continue;
+        }
         let severity = match d.severity {
             Severity::Error => ReportSeverity::Error,
             Severity::Warning => ReportSeverity::Warning,
@@ -84,6 +96,62 @@ fn render_text(path: &str, source: &str, diagnostics: &[Diagnostic]) {
         // A failure to write to stderr leaves nothing better to do.
         let _ = term::emit_to_write_style(&mut out, &config, &file, &report);
     }
+    if diagnostics.len() > MAX_SHOWN {
+        let hidden = diagnostics.len() - MAX_SHOWN;
+        let _ = writeln!(
+            std::io::stderr(),
+            "… and {hidden} more diagnostic{} not shown (`--json` lists them all)",
+            if hidden == 1 { "" } else { "s" }
+        );
+    }
+}
+
+/// The line holding `offset`, as a byte range.
+fn line_range(source: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(source.len());
+    let start = source[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let end = source[offset..].find('\n').map_or(source.len(), |i| offset + i);
+    (start, end)
+}
+
+fn on_long_line(source: &str, offset: usize) -> bool {
+    let (start, end) = line_range(source, offset);
+    end - start > MAX_LINE
+}
+
+/// A report whose line is too long to show whole: the part of the line around the place,
+/// with a caret under it (related places are named by line and column).
+fn render_excerpt(path: &str, source: &str, d: &Diagnostic) {
+    let severity = match d.severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+    };
+    let span = span_of(d.anchor);
+    let at = (span.start as usize).min(source.len());
+    let (line_start, line_end) = line_range(source, at);
+    let (line, column) = line_column(source, at);
+    let boundary_before = |mut i: usize| {
+        while !source.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    };
+    let from = boundary_before(at.saturating_sub(60).max(line_start));
+    let to = boundary_before((at + 60).min(line_end));
+    let lead = if from > line_start { "…" } else { "" };
+    let tail = if to < line_end { "…" } else { "" };
+    let caret_column = lead.chars().count() + source[from..at].chars().count();
+    let width = source[at..boundary_before((span.end as usize).clamp(at, to))].chars().count().max(1);
+    let number = line.to_string();
+    let pad = " ".repeat(number.len());
+    let mut text = format!("{severity}[{}]: {}\n{pad}--> {path}:{line}:{column}\n{pad} |\n", d.code, d.message);
+    text += &format!("{number} | {lead}{}{tail}\n", &source[from..to]);
+    text += &format!("{pad} | {}{}\n", " ".repeat(caret_column), "^".repeat(width));
+    for (anchor, message) in &d.related {
+        let (l, c) = line_column(source, span_of(*anchor).start as usize);
+        text += &format!("{pad} = note: {message} ({path}:{l}:{c})\n");
+    }
+    let _ = writeln!(std::io::stderr(), "{text}");
 }
 
 fn clamp(offset: u32, source: &str) -> usize {

@@ -472,3 +472,28 @@ fn infer_writes_inferred_types_as_value_info() {
         assert!(written.contains(expected), "missing {expected:?}");
     }
 }
+
+/// A broken value in a tensor printed on one long line: the report shows an excerpt of the
+/// line around the place, not the whole line, and a cascade of errors is cut short.
+#[test]
+fn errors_on_long_lines_show_an_excerpt_and_cascades_are_cut_short() {
+    let dir = tempfile::tempdir().unwrap();
+    let values: Vec<String> = (0..20_000).map(|i| format!("{}.5", i % 1000)).collect();
+    let mut list = values.join(",");
+    list.insert(list.len() / 2, 'x');
+    let model = format!(
+        "<ir_version: 10, opset_import: [\"\" : 21]>\ng (float[20000] x) => (float[20000] y) \
+         <float[20000] w = {{{list}}}> {{\n y = Add(x, w)\n}}\n"
+    );
+    let path = dir.path().join("long.onnxtxt");
+    std::fs::write(&path, &model).unwrap();
+    let out = run(&["convert", path.to_str().unwrap(), dir.path().join("out.onnx").to_str().unwrap()]);
+    assert_exit(&out, 1);
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("error[unexpected-token]: expected '}' or ',', found name 'x'"), "{stderr}");
+    assert!(stderr.contains("long.onnxtxt:2:"), "{stderr}");
+    assert!(stderr.contains('…') && stderr.contains('^'), "{stderr}");
+    assert!(stderr.contains("more diagnostics not shown"), "{stderr}");
+    // Without the excerpt every report would repeat the 150 KB line.
+    assert!(stderr.len() < 40_000, "{} bytes of report", stderr.len());
+}
