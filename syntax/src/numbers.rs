@@ -65,17 +65,10 @@ fn scan_list_on(source: &str, from: usize, threads: usize) -> Option<ListScan> {
     // No comment, so the first `}` ends the list (a `}` inside a string would make it no
     // list of numbers anyway) and every comma separates two values: a valid piece holds one
     // more value than commas.
-    let ranges = pieces(bytes, from, close, threads);
-    let counts: Vec<usize> = ranges.iter().map(|&(a, b)| memchr::memchr_iter(b',', &bytes[a..b]).count() + 1).collect();
-    let count = u32::try_from(counts.iter().sum::<usize>()).ok()?;
+    let ranges = counted_pieces(bytes, from, close, threads);
+    let count = u32::try_from(ranges.iter().map(|&(_, _, n)| n).sum::<usize>()).ok()?;
     let mut floats = vec![0f32; count as usize];
-    let mut jobs = Vec::with_capacity(ranges.len());
-    let mut rest = floats.as_mut_slice();
-    for (&(a, b), &n) in ranges.iter().zip(&counts) {
-        let (slots, tail) = std::mem::take(&mut rest).split_at_mut(n);
-        rest = tail;
-        jobs.push((a, b, slots));
-    }
+    let jobs = with_slots(&ranges, &mut floats)?;
     let pieces = in_parallel(jobs, |(a, b, slots)| check_piece(bytes, a, b, slots))?;
     let mut all_f32 = true;
     for piece in &pieces {
@@ -243,20 +236,7 @@ fn read_all_on<T: ListValue>(text: &str, count: usize, threads: usize) -> Option
     if memchr::memchr(b'#', bytes).is_some() {
         return read_piece(bytes, 0, bytes.len(), &mut out).then_some(out);
     }
-    let mut jobs = Vec::new();
-    let mut rest = out.as_mut_slice();
-    for (a, b) in pieces(bytes, 0, bytes.len(), threads) {
-        let n = memchr::memchr_iter(b',', &bytes[a..b]).count() + 1;
-        if n > rest.len() {
-            return None;
-        }
-        let (slots, tail) = std::mem::take(&mut rest).split_at_mut(n);
-        rest = tail;
-        jobs.push((a, b, slots));
-    }
-    if !rest.is_empty() {
-        return None;
-    }
+    let jobs = with_slots(&counted_pieces(bytes, 0, bytes.len(), threads), &mut out)?;
     let done = in_parallel(jobs, |(a, b, slots)| read_piece(bytes, a, b, slots))?;
     done.into_iter().all(|ok| ok).then_some(out)
 }
@@ -437,6 +417,28 @@ fn skip_trivia(bytes: &[u8], mut pos: usize) -> Option<usize> {
         }
     }
     Some(pos)
+}
+
+/// [`pieces`] of a list without comments, each with how many values it holds if valid (one
+/// more than its commas).
+fn counted_pieces(bytes: &[u8], a: usize, b: usize, threads: usize) -> Vec<(usize, usize, usize)> {
+    let pieces = pieces(bytes, a, b, threads);
+    pieces.into_iter().map(|(a, b)| (a, b, memchr::memchr_iter(b',', &bytes[a..b]).count() + 1)).collect()
+}
+
+/// Gives each piece its run of `slots`, in order; `None` unless the counts fill them exactly.
+fn with_slots<'s, T>(pieces: &[(usize, usize, usize)], slots: &'s mut [T]) -> Option<Vec<(usize, usize, &'s mut [T])>> {
+    let mut rest = slots;
+    let mut jobs = Vec::with_capacity(pieces.len());
+    for &(a, b, n) in pieces {
+        if n > rest.len() {
+            return None;
+        }
+        let (mine, tail) = std::mem::take(&mut rest).split_at_mut(n);
+        rest = tail;
+        jobs.push((a, b, mine));
+    }
+    rest.is_empty().then_some(jobs)
 }
 
 /// Below this many bytes a list is handled on the calling thread: starting a thread costs
