@@ -50,10 +50,7 @@ pub fn emit_binary(path: &str, diagnostics: &[Diagnostic], paths: &ProtoPaths, j
         return;
     }
     for d in diagnostics {
-        let severity = match d.severity {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-        };
+        let severity = severity_word(d.severity);
         let place = paths.path(d.anchor);
         let place = if place.is_empty() { path.to_owned() } else { format!("{path}: {place}") };
         eprintln!("{severity}[{}]: {}\n  --> {place}", d.code, d.message);
@@ -122,10 +119,7 @@ fn on_long_line(source: &str, offset: usize) -> bool {
 /// A report whose line is too long to show whole: the part of the line around the place,
 /// with a caret under it (related places are named by line and column).
 fn render_excerpt(path: &str, source: &str, d: &Diagnostic) {
-    let severity = match d.severity {
-        Severity::Error => "error",
-        Severity::Warning => "warning",
-    };
+    let severity = severity_word(d.severity);
     let span = span_of(d.anchor);
     let at = (span.start as usize).min(source.len());
     let (line_start, line_end) = line_range(source, at);
@@ -152,6 +146,13 @@ fn render_excerpt(path: &str, source: &str, d: &Diagnostic) {
         text += &format!("{pad} = note: {message} ({path}:{l}:{c})\n");
     }
     let _ = writeln!(std::io::stderr(), "{text}");
+}
+
+fn severity_word(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+    }
 }
 
 fn clamp(offset: u32, source: &str) -> usize {

@@ -95,12 +95,6 @@ pub fn values(text: &str) -> impl Iterator<Item = (LiteralKind, usize, usize)> +
     })
 }
 
-/// The kind of a number written as `text`, or `None` if the lexer would not read it as one
-/// number.
-pub fn number_kind(text: &str) -> Option<LiteralKind> {
-    number_at(text.as_bytes(), 0).and_then(|(kind, end)| (end == text.len()).then_some(kind))
-}
-
 /// A value type a list of numbers converts to in bulk, as the lowering converts one literal
 /// (the same results, bit for bit); values it would report an error for are `None`.
 pub trait ListValue: Copy + Default + Send + Sync {
@@ -110,15 +104,17 @@ pub trait ListValue: Copy + Default + Send + Sync {
 
 impl ListValue for f32 {
     fn read(bytes: &[u8], pos: usize) -> Option<(f32, usize)> {
-        if let Some(fast) = f32_through_f64(bytes, pos) {
-            return Some(fast);
-        }
-        if let Some((v, end)) = float_word(bytes, pos) {
-            return Some((v as f32, end));
-        }
-        let (v, len) = fast_float2::parse_partial::<f32, _>(&bytes[pos..]).ok()?;
-        (v.is_finite() && ends_number(bytes, pos + len)).then_some((v, pos + len))
+        f32_through_f64(bytes, pos).or_else(|| f32_general(bytes, pos))
     }
+}
+
+/// An f32 the shortcut does not take: a word, an exponent, many digits, a midpoint.
+fn f32_general(bytes: &[u8], pos: usize) -> Option<(f32, usize)> {
+    if let Some((v, end)) = float_word(bytes, pos) {
+        return Some((v as f32, end));
+    }
+    let (v, len) = fast_float2::parse_partial::<f32, _>(&bytes[pos..]).ok()?;
+    (v.is_finite() && ends_number(bytes, pos + len)).then_some((v, pos + len))
 }
 
 impl ListValue for f64 {
@@ -300,7 +296,7 @@ fn check_piece(bytes: &[u8], a: usize, b: usize, slots: &mut [f32]) -> Option<(u
             }
             None => {
                 let (_, end) = number_at(bytes, start)?;
-                match f32::read(bytes, start) {
+                match f32_general(bytes, start) {
                     Some((value, _)) => *slot = value,
                     None => all_f32 = false,
                 }
@@ -394,14 +390,22 @@ fn word_end(bytes: &[u8], start: usize) -> usize {
 /// `inf`, `infinity`, `nan` (any case, optionally negative) at `pos`, as the lowering reads
 /// them one by one.
 fn float_word(bytes: &[u8], pos: usize) -> Option<(f64, usize)> {
-    let negative = bytes.get(pos) == Some(&b'-');
-    let start = pos + usize::from(negative);
+    let start = pos + usize::from(bytes.get(pos) == Some(&b'-'));
     if !bytes.get(start)?.is_ascii_alphabetic() {
         return None;
     }
     let end = word_end(bytes, start);
-    let magnitude = if bytes[start..end].eq_ignore_ascii_case(b"nan") { f64::NAN } else { f64::INFINITY };
-    Some((if negative { -magnitude } else { magnitude }, end))
+    Some((float_word_value(&bytes[pos..end]), end))
+}
+
+/// The value of a float word the lexer accepted (`inf`, `-Infinity`, `nan`, `-NaN`, …).
+pub fn float_word_value(text: &[u8]) -> f64 {
+    let (negative, word) = match text.strip_prefix(b"-") {
+        Some(w) => (true, w),
+        None => (false, text),
+    };
+    let magnitude = if word.eq_ignore_ascii_case(b"nan") { f64::NAN } else { f64::INFINITY };
+    if negative { -magnitude } else { magnitude }
 }
 
 /// Skips whitespace and `#` comments; `None` at an annotation (`#@`), which the fast path
@@ -500,6 +504,12 @@ mod tests {
                 ));
             }
         }
+    }
+
+    /// The kind of a number written as `text`, or `None` if the lexer would not read it as
+    /// one number.
+    fn number_kind(text: &str) -> Option<LiteralKind> {
+        number_at(text.as_bytes(), 0).and_then(|(kind, end)| (end == text.len()).then_some(kind))
     }
 
     /// A small deterministic generator (xorshift), so the cases are the same on every run.

@@ -8,7 +8,7 @@
 //! keep their elements; quoted names are accepted wherever a name stands.
 
 use onnx_syntax::ast::{self, AttrValue as V, Literal, LiteralKind, LiteralRef, Span};
-use onnx_syntax::numbers::ReadFloats;
+use onnx_syntax::numbers::{self, ReadFloats};
 
 use super::annotations::{self, Reader};
 use super::from_proto::embedded;
@@ -174,7 +174,7 @@ impl Cx<'_> {
     fn float32<'l>(&mut self, lit: impl Into<LiteralRef<'l>>) -> Option<f32> {
         let lit = lit.into();
         if lit.kind == LiteralKind::FloatWord {
-            return float_word(lit.text).map(|v| v as f32);
+            return Some(numbers::float_word_value(lit.text.as_bytes()) as f32);
         }
         if !matches!(lit.kind, LiteralKind::Int | LiteralKind::Float) {
             self.error("type-mismatch", lit.span, format!("expected a number, found '{}'", lit.text));
@@ -1098,18 +1098,9 @@ impl Cx<'_> {
     }
 }
 
-fn float_word(text: &str) -> Option<f64> {
-    let (negative, word) = match text.strip_prefix('-') {
-        Some(w) => (true, w),
-        None => (false, text),
-    };
-    let magnitude = if word.eq_ignore_ascii_case("nan") { f64::NAN } else { f64::INFINITY };
-    Some(if negative { -magnitude } else { magnitude })
-}
-
 fn float_value(lit: LiteralRef<'_>, cx: &mut Cx<'_>) -> Option<f64> {
     match lit.kind {
-        LiteralKind::FloatWord => float_word(lit.text),
+        LiteralKind::FloatWord => Some(numbers::float_word_value(lit.text.as_bytes())),
         LiteralKind::Int | LiteralKind::Float => match lit.text.parse::<f64>() {
             Ok(v) if v.is_finite() => Some(v),
             _ => {
