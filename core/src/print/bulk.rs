@@ -1,8 +1,10 @@
 //! Long value lists formatted on all cores. The text never depends on the number of cores:
-//! lists are cut by value count, each piece is formatted on its own thread, and the pieces
-//! are put together in order.
+//! lists are cut by value count, the pieces are formatted by whichever thread takes them,
+//! and they are put together in order.
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
 
 use onnx_syntax::parallel::{cores, in_parallel};
 
@@ -17,45 +19,88 @@ fn pieces(count: usize) -> Vec<Range<usize>> {
     (0..count).step_by(size).map(|start| start..(start + size).min(count)).collect()
 }
 
-/// Appends the texts of values `0..count` separated by `sep`; `write` writes value `i`.
-pub fn join(out: &mut String, count: usize, sep: &str, write: impl Fn(&mut String, usize) + Sync) {
-    let joined = |out: &mut String, range: Range<usize>| {
+/// Values per piece of a long list printed by [`join`]: small enough that the pieces keep
+/// both cores busy to the end, large enough that handing one over costs nothing.
+const JOIN_PIECE: usize = 32 * 1024;
+
+/// Appends the texts of values `0..count` separated by `sep`; `write` writes value `i`'s
+/// ASCII bytes.
+///
+/// Long lists are cut into pieces that every core takes one at a time; this thread also
+/// appends finished pieces to `out` in order as they come. Appending is the one part that
+/// cannot be shared (it is where `out`'s fresh memory is first touched, a page fault per
+/// 4 KiB), so it overlaps with the other cores' formatting instead of following it. Each
+/// piece is turned into text by the thread that wrote it (one UTF-8 check per piece).
+pub fn join(out: &mut String, count: usize, sep: &str, write: impl Fn(&mut Vec<u8>, usize) + Sync) {
+    join_on(out, count, sep, cores(), write);
+}
+
+/// [`join`] on at most `threads` threads.
+fn join_on(out: &mut String, count: usize, sep: &str, threads: usize, write: impl Fn(&mut Vec<u8>, usize) + Sync) {
+    let format = |range: Range<usize>| {
+        let mut text = Vec::with_capacity(range.len() * 12);
         let first = range.start;
         for i in range {
             if i > first {
-                out.push_str(sep);
+                // A one-byte separator (`,`) is one store, not a copy of unknown length.
+                match sep.as_bytes() {
+                    &[byte] => text.push(byte),
+                    bytes => text.extend_from_slice(bytes),
+                }
             }
-            write(out, i);
+            write(&mut text, i);
         }
+        // Writers write text (numbers: ASCII), so this never fails.
+        String::from_utf8(text).unwrap_or_default()
     };
-    let pieces = pieces(count);
-    if pieces.len() > 1 {
-        let start = out.len();
-        // The first piece goes straight into `out`; the others into texts appended after.
-        let mut target = Some(&mut *out);
-        let jobs: Vec<_> = pieces.into_iter().map(|piece| (piece, target.take())).collect();
-        let rest = in_parallel(jobs, |(piece, target)| match target {
-            Some(out) => {
-                joined(out, piece);
-                None
-            }
-            None => {
-                let mut text = String::with_capacity(piece.len() * 12);
-                joined(&mut text, piece);
-                Some(text)
-            }
-        });
-        if let Some(rest) = rest {
-            for text in rest.into_iter().flatten() {
-                out.push_str(sep);
-                out.push_str(&text);
-            }
-            return;
-        }
-        // A thread could not be started: do it all here.
-        out.truncate(start);
+    let helpers = threads.min(count / MIN_PIECE).saturating_sub(1);
+    if helpers == 0 {
+        out.push_str(&format(0..count));
+        return;
     }
-    joined(out, 0..count);
+    let pieces: Vec<Range<usize>> =
+        (0..count).step_by(JOIN_PIECE).map(|start| start..(start + JOIN_PIECE).min(count)).collect();
+    let next = AtomicUsize::new(0);
+    let claim = || Some(next.fetch_add(1, Ordering::Relaxed)).filter(|&i| i < pieces.len());
+    std::thread::scope(|scope| {
+        let (sender, receiver) = mpsc::channel::<(usize, String)>();
+        for _ in 0..helpers {
+            let sender = sender.clone();
+            let (claim, format, pieces) = (&claim, &format, &pieces);
+            // A helper that cannot be started leaves its share to the others and this thread.
+            let _ = std::thread::Builder::new().spawn_scoped(scope, move || {
+                while let Some(i) = claim() {
+                    if sender.send((i, format(pieces[i].clone()))).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(sender);
+        let mut done: Vec<Option<String>> = vec![None; pieces.len()];
+        let mut appended = 0;
+        while appended < pieces.len() {
+            while let Ok((i, text)) = receiver.try_recv() {
+                done[i] = Some(text);
+            }
+            if let Some(text) = done[appended].take() {
+                if appended > 0 {
+                    out.push_str(sep);
+                }
+                out.push_str(&text);
+                appended += 1;
+            } else if let Some(i) = claim() {
+                done[i] = Some(format(pieces[i].clone()));
+            } else {
+                // The next piece is being formatted by a helper: wait for it (or, should the
+                // helpers be gone without it, format it here).
+                match receiver.recv() {
+                    Ok((i, text)) => done[i] = Some(text),
+                    Err(_) => done[appended] = Some(format(pieces[appended].clone())),
+                }
+            }
+        }
+    });
 }
 
 /// Every value's text, in order.
@@ -89,15 +134,19 @@ impl Texts {
 }
 
 /// Formats every value (on all cores for long lists) for a caller that lays them out.
-pub fn texts<T: Sync>(values: &[T], write: impl Fn(&mut String, &T) + Sync) -> Texts {
+pub fn texts<T: Sync>(values: &[T], write: impl Fn(&mut Vec<u8>, &T) + Sync) -> Texts {
     let format = |values: &[T]| {
-        let mut text = String::with_capacity(values.len() * 12);
+        let mut text = Vec::with_capacity(values.len() * 12);
         let mut ends = Vec::with_capacity(values.len());
         for v in values {
             write(&mut text, v);
             ends.push(text.len());
         }
-        (text, ends)
+        // Writers write whole texts (numbers: ASCII), so this never fails.
+        match String::from_utf8(text) {
+            Ok(text) => (text, ends),
+            Err(_) => (String::new(), Vec::new()),
+        }
     };
     let pieces = pieces(values.len()).into_iter().map(|r| &values[r]).collect::<Vec<_>>();
     if pieces.len() > 1
@@ -106,4 +155,34 @@ pub fn texts<T: Sync>(values: &[T], write: impl Fn(&mut String, &T) + Sync) -> T
         return Texts { pieces };
     }
     Texts { pieces: vec![format(values)] }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn joined_text_is_the_same_on_any_number_of_threads() {
+        let values: Vec<f32> =
+            (0..300_001u32).map(|i| (i as f32).sqrt() * if i % 3 == 0 { -1.0 } else { 1e-3 }).collect();
+        let write = |out: &mut Vec<u8>, i: usize| super::super::number::push_f32(out, values[i]);
+        let expected = {
+            let mut text = String::from("{");
+            for (i, v) in values.iter().enumerate() {
+                if i > 0 {
+                    text.push_str(", ");
+                }
+                text.push_str(&super::super::number::f32_text(*v));
+            }
+            text
+        };
+        for threads in 1..=5 {
+            let mut out = String::from("{");
+            join_on(&mut out, values.len(), ", ", threads, write);
+            assert!(out == expected, "{threads} threads");
+        }
+        let mut out = String::from("{");
+        join_on(&mut out, 0, ", ", 4, write);
+        assert_eq!(out, "{");
+    }
 }

@@ -19,7 +19,7 @@
 use std::fmt::Write as _;
 
 use super::bulk;
-use super::number::{f32_text, write_f32, write_f64, write_int};
+use super::number::{f32_text, push_f32, push_f64, push_int};
 use super::{is_identifier, quote};
 use crate::ir::tensor_data;
 use crate::ir::*;
@@ -903,19 +903,21 @@ fn typed_values(t: &Tensor, dt: DataType, indent: usize) -> Option<String> {
             if t.float_data.iter().any(|v| nan_with_payload_f32(*v)) {
                 return None;
             }
-            Some(pack(&bulk::texts(&t.float_data, |out, v| write_f32(out, *v)), indent))
+            Some(pack(&bulk::texts(&t.float_data, |out, v| push_f32(out, *v)), indent))
         }
         TypedField::DoubleData => {
             if t.double_data.iter().any(|v| nan_with_payload_f64(*v)) {
                 return None;
             }
-            Some(pack(&bulk::texts(&t.double_data, |out, v| write_f64(out, *v)), indent))
+            Some(pack(&bulk::texts(&t.double_data, |out, v| push_f64(out, *v)), indent))
         }
-        TypedField::Int32Data => Some(pack(&bulk::texts(&t.int32_data, write_int), indent)),
-        TypedField::Int64Data => Some(pack(&bulk::texts(&t.int64_data, write_int), indent)),
+        TypedField::Int32Data => Some(pack(&bulk::texts(&t.int32_data, push_int), indent)),
+        TypedField::Int64Data => Some(pack(&bulk::texts(&t.int64_data, push_int), indent)),
         // The parser stores uint32 values in uint64_data too; a value above 2^32 still reads back.
-        TypedField::Uint64Data => Some(pack(&bulk::texts(&t.uint64_data, write_int), indent)),
-        TypedField::StringData => Some(pack(&bulk::texts(&t.string_data, |out, v| out.push_str(&string(v))), indent)),
+        TypedField::Uint64Data => Some(pack(&bulk::texts(&t.uint64_data, push_int), indent)),
+        TypedField::StringData => {
+            Some(pack(&bulk::texts(&t.string_data, |out, v| out.extend_from_slice(string(v).as_bytes())), indent))
+        }
         TypedField::None => None,
     }
 }

@@ -8,6 +8,7 @@ pub mod bulk;
 pub mod canonical;
 pub mod number;
 pub mod onnx_style;
+mod shortest_f32;
 
 /// About how long a model's text will be, to size the output once: a big model's text is
 /// almost all tensor values (a printed f32 takes about 11 bytes with its comma). Guessing

@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 
 use super::bulk;
-use super::number::{f32_text, write_f32, write_f64, write_int};
+use super::number::{f32_text, push_f32, push_f64, push_int};
 use super::{is_identifier, quote};
 use crate::ir::*;
 
@@ -496,24 +496,24 @@ fn write_values(out: &mut String, t: &Tensor, dt: DataType) -> bool {
             return false;
         }
         // One loop per element type, so the hot loop has no per-value dispatch.
-        fn each<const N: usize>(out: &mut String, raw: &[u8], write: impl Fn(&mut String, [u8; N]) + Sync) {
+        fn each<const N: usize>(out: &mut String, raw: &[u8], write: impl Fn(&mut Vec<u8>, [u8; N]) + Sync) {
             let (values, _) = raw.as_chunks::<N>();
             bulk::join(out, values.len(), ",", |out, i| write(out, values[i]));
         }
         out.push_str(" {");
         match dt {
-            D::Float => each(out, raw, |o, b| write_f32(o, f32::from_le_bytes(b))),
-            D::Double => each(out, raw, |o, b| write_f64(o, f64::from_le_bytes(b))),
-            D::Int8 => each(out, raw, |o, b| write_int(o, &i8::from_le_bytes(b))),
-            D::Int16 => each(out, raw, |o, b| write_int(o, &i16::from_le_bytes(b))),
-            D::Int32 => each(out, raw, |o, b| write_int(o, &i32::from_le_bytes(b))),
-            D::Int64 => each(out, raw, |o, b| write_int(o, &i64::from_le_bytes(b))),
+            D::Float => each(out, raw, |o, b| push_f32(o, f32::from_le_bytes(b))),
+            D::Double => each(out, raw, |o, b| push_f64(o, f64::from_le_bytes(b))),
+            D::Int8 => each(out, raw, |o, b| push_int(o, &i8::from_le_bytes(b))),
+            D::Int16 => each(out, raw, |o, b| push_int(o, &i16::from_le_bytes(b))),
+            D::Int32 => each(out, raw, |o, b| push_int(o, &i32::from_le_bytes(b))),
+            D::Int64 => each(out, raw, |o, b| push_int(o, &i64::from_le_bytes(b))),
             // Unsigned and bit-pattern types: the unsigned value.
             _ => match width {
-                1 => each(out, raw, |o, b| write_int(o, &u8::from_le_bytes(b))),
-                2 => each(out, raw, |o, b| write_int(o, &u16::from_le_bytes(b))),
-                4 => each(out, raw, |o, b| write_int(o, &u32::from_le_bytes(b))),
-                _ => each(out, raw, |o, b| write_int(o, &u64::from_le_bytes(b))),
+                1 => each(out, raw, |o, b| push_int(o, &u8::from_le_bytes(b))),
+                2 => each(out, raw, |o, b| push_int(o, &u16::from_le_bytes(b))),
+                4 => each(out, raw, |o, b| push_int(o, &u32::from_le_bytes(b))),
+                _ => each(out, raw, |o, b| push_int(o, &u64::from_le_bytes(b))),
             },
         }
         out.push('}');
@@ -525,11 +525,11 @@ fn write_values(out: &mut String, t: &Tensor, dt: DataType) -> bool {
     }
     out.push_str(" {");
     match field {
-        TypedField::FloatData => bulk::join(out, t.float_data.len(), ",", |o, i| write_f32(o, t.float_data[i])),
-        TypedField::DoubleData => bulk::join(out, t.double_data.len(), ",", |o, i| write_f64(o, t.double_data[i])),
-        TypedField::Int32Data => bulk::join(out, t.int32_data.len(), ",", |o, i| write_int(o, &t.int32_data[i])),
-        TypedField::Int64Data => bulk::join(out, t.int64_data.len(), ",", |o, i| write_int(o, &t.int64_data[i])),
-        TypedField::Uint64Data => bulk::join(out, t.uint64_data.len(), ",", |o, i| write_int(o, &t.uint64_data[i])),
+        TypedField::FloatData => bulk::join(out, t.float_data.len(), ",", |o, i| push_f32(o, t.float_data[i])),
+        TypedField::DoubleData => bulk::join(out, t.double_data.len(), ",", |o, i| push_f64(o, t.double_data[i])),
+        TypedField::Int32Data => bulk::join(out, t.int32_data.len(), ",", |o, i| push_int(o, &t.int32_data[i])),
+        TypedField::Int64Data => bulk::join(out, t.int64_data.len(), ",", |o, i| push_int(o, &t.int64_data[i])),
+        TypedField::Uint64Data => bulk::join(out, t.uint64_data.len(), ",", |o, i| push_int(o, &t.uint64_data[i])),
         TypedField::StringData | TypedField::None => {}
     }
     out.push('}');
