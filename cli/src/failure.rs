@@ -18,7 +18,7 @@ impl Failure {
             Failure::Invalid(m) => (m, 1),
             Failure::Usage(m) => (m, 2),
         };
-        eprintln!("error: {message}");
+        errln!("error: {message}");
         ExitCode::from(code)
     }
 }
@@ -43,7 +43,7 @@ pub fn install_panic_hook() {
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_default();
-        eprintln!(
+        errln!(
             "internal error{location}: {payload}\nThis is a bug in onnx; please report it with the input that caused it."
         );
     }));

@@ -12,7 +12,7 @@ use onnx_core::proto_path::ProtoPaths;
 /// Prints diagnostics of one text file to stderr.
 pub fn emit(path: &str, source: &str, diagnostics: &[Diagnostic], json: bool) {
     if json {
-        eprintln!("{}", to_json(path, source, diagnostics));
+        errln!("{}", to_json(path, source, diagnostics));
         return;
     }
     render_text(path, source, diagnostics);
@@ -22,7 +22,7 @@ pub fn emit(path: &str, source: &str, diagnostics: &[Diagnostic], json: bool) {
 /// reports on stderr.
 pub fn emit_text(path: &str, source: &str, diagnostics: &[Diagnostic], json: bool) {
     if json {
-        println!("{}", to_json(path, source, diagnostics));
+        outln!("{}", to_json(path, source, diagnostics));
     } else {
         render_text(path, source, diagnostics);
     }
@@ -46,16 +46,16 @@ pub fn emit_binary(path: &str, diagnostics: &[Diagnostic], paths: &ProtoPaths, j
                 })
             })
             .collect();
-        println!("{}", serde_json::Value::Array(items));
+        outln!("{}", serde_json::Value::Array(items));
         return;
     }
     for d in diagnostics {
         let severity = severity_word(d.severity);
         let place = paths.path(d.anchor);
         let place = if place.is_empty() { path.to_owned() } else { format!("{path}: {place}") };
-        eprintln!("{severity}[{}]: {}\n  --> {place}", d.code, d.message);
+        errln!("{severity}[{}]: {}\n  --> {place}", d.code, d.message);
         for (anchor, message) in &d.related {
-            eprintln!("  note: {message}: {}", paths.path(*anchor));
+            errln!("  note: {message}: {}", paths.path(*anchor));
         }
     }
 }

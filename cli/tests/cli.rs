@@ -497,3 +497,26 @@ fn errors_on_long_lines_show_an_excerpt_and_cascades_are_cut_short() {
     // Without the excerpt every report would repeat the 150 KB line.
     assert!(stderr.len() < 40_000, "{} bytes of report", stderr.len());
 }
+
+/// `onnx check bad.onnxtxt 2>&1 | head -1`: the reader goes away after one line. Writing
+/// to a closed pipe must not turn into a panic (and an abort, exit 134): the exit code
+/// stays the verdict's.
+#[test]
+fn a_reader_that_stops_early_does_not_crash_the_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut model = String::from("<ir_version: 10, opset_import: [\"\" : 21]>\ng (float[N] x) => (float[N] y) {\n");
+    for i in 0..3000 {
+        model.push_str(&format!("  y{i} = Relu(undefined{i})\n"));
+    }
+    model.push_str("}\n");
+    let path = dir.path().join("many.onnxtxt");
+    std::fs::write(&path, &model).unwrap();
+    for args in [vec!["check", path.to_str().unwrap()], vec!["check", "--json", path.to_str().unwrap()]] {
+        let mut child = onnx().args(&args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        // Close both pipes before the command writes its report.
+        drop(child.stdout.take());
+        drop(child.stderr.take());
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(1), "{args:?}: {status}");
+    }
+}

@@ -32,13 +32,17 @@ fn main() {
     let conflicts = onnx_core::infer::conflicts(&model, &all_types);
     let full = start.elapsed();
     let start = Instant::now();
+    let full_options = onnx_core::check::CheckOptions { full_check: true, ..Default::default() };
+    let full_diagnostics = onnx_core::check::check_model(&model, &full_options);
+    let full_check = start.elapsed();
+    let start = Instant::now();
     drop(all_types);
     drop(types);
     drop(model);
     let dropped = start.elapsed();
     println!(
         "read {:.4}s  schemas {:.4}s  check {:.4}s ({} diagnostics)  infer {:.4}s  \
-         full-check extras {:.4}s ({} findings)  drop {:.4}s",
+         full-check extras {:.4}s ({} findings)  check with full_check {:.4}s ({} diagnostics)  drop {:.4}s",
         read.as_secs_f64(),
         schemas.as_secs_f64(),
         check.as_secs_f64(),
@@ -46,6 +50,8 @@ fn main() {
         infer.as_secs_f64(),
         full.as_secs_f64(),
         violations.len() + conflicts.len(),
+        full_check.as_secs_f64(),
+        full_diagnostics.len(),
         dropped.as_secs_f64(),
     );
 }

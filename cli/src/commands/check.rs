@@ -94,7 +94,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     }
     if !args.json {
         let extra = if warnings > 0 { format!(" ({warnings} warning{})", plural(warnings)) } else { String::new() };
-        println!("{label}: valid{extra}");
+        outln!("{label}: valid{extra}");
     }
     Ok(())
 }

@@ -148,7 +148,7 @@ fn text_of(model: &Model, style: Style, output: &str) -> Result<Vec<u8>, Failure
                 again.has_errors() || binary::encode_model(&again.model) != binary::encode_model(model)
             };
             if lossy {
-                eprintln!(
+                errln!(
                     "warning: {output}: the onnx text style does not keep everything in this model \
                      (doc strings, metadata, raw tensor storage, field presence, …); reading the text \
                      back gives a different model; the default canonical style keeps it all"

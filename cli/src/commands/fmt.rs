@@ -50,7 +50,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             Ok(Outcome::Changed) => changed.push(file.clone()),
             Ok(Outcome::Broken) => broken += 1,
             Err(Failure::Usage(message) | Failure::Invalid(message)) => {
-                eprintln!("error: {message}");
+                errln!("error: {message}");
                 io_errors.push(file.clone());
             }
         }

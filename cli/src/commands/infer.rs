@@ -29,7 +29,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         (None, path) => format_of(Path::new(path))?,
     };
     let added = onnx_core::infer::annotate(&mut model);
-    eprintln!("{}: {added} value type{} inferred", input.label(), if added == 1 { "" } else { "s" });
+    errln!("{}: {added} value type{} inferred", input.label(), if added == 1 { "" } else { "s" });
     let bytes = match format {
         Format::Binary => binary::encode_model(&model),
         Format::Text => crate::commands::convert::canonical_text(&model, &args.output)?,
