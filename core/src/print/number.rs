@@ -274,6 +274,15 @@ const POWERS_OF_TEN: [u32; 9] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 
 mod tests {
     use super::*;
 
+    /// Every value a lane can hold, in both halves: the lane arithmetic is exact for each.
+    #[test]
+    fn eight_digits_at_once_match_plain_formatting() {
+        for x in (0..10_000).chain((0..10_000).map(|high| high * 10_000)).chain([99_999_999, 12_345_678]) {
+            let digits = eight_ascii_digits(x).to_le_bytes();
+            assert_eq!(std::str::from_utf8(&digits), Ok(format!("{x:08}").as_str()), "{x}");
+        }
+    }
+
     #[test]
     fn matches_the_observed_onnx_outputs() {
         let f32s: &[(f32, &str)] = &[
