@@ -133,22 +133,19 @@ pub fn annotate(model: &mut Model) -> usize {
     let Some(g) = model.graph else {
         return 0;
     };
-    let inferred = infer_main_graph(model);
+    let mut inferred = infer_main_graph(model);
     let graph = &model.graphs[g];
-    let mut described: std::collections::HashSet<Str> =
-        graph.outputs.iter().chain(&graph.value_info).filter_map(|v| v.name.clone()).collect();
+    // Borrowed names and types moved out of the result: nothing is copied but the entries.
+    let mut described: foldhash::HashSet<&[u8]> =
+        graph.outputs.iter().chain(&graph.value_info).filter_map(|v| v.name.as_ref().map(Str::as_bytes)).collect();
     let mut added = Vec::new();
     for &n in &graph.nodes {
         for name in &model.nodes[n].outputs {
-            if name.is_empty() || !described.insert(name.clone()) {
+            if name.is_empty() || !described.insert(name.as_bytes()) {
                 continue;
             }
-            if let Some(ty) = inferred.types.get(name) {
-                added.push(crate::ir::ValueInfo {
-                    name: Some(name.clone()),
-                    ty: Some(ty.clone()),
-                    ..Default::default()
-                });
+            if let Some(ty) = inferred.types.remove(name) {
+                added.push(crate::ir::ValueInfo { name: Some(name.clone()), ty: Some(ty), ..Default::default() });
             }
         }
     }
