@@ -61,7 +61,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
         Format::Binary => {
             let model = binary::decode_model(data, &label)?;
             let diagnostics = check_model(&model, &options);
-            let paths = ProtoPaths::new(&model);
+            // Proto paths are only needed to show diagnostics (building them is a walk over
+            // the whole model).
+            let paths = if diagnostics.is_empty() { ProtoPaths::default() } else { ProtoPaths::new(&model) };
             crate::report::emit_binary(&label, &diagnostics, &paths, args.json);
             // The process ends after the report: freeing every node, name and tensor of a
             // big model one by one would take a tenth of the run, for nothing.
