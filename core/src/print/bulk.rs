@@ -103,21 +103,22 @@ fn join_on(out: &mut String, count: usize, sep: &str, threads: usize, write: imp
     });
 }
 
-/// Every value's text, in order.
+/// Every value's text, in order, in pieces where the values are already joined by `, `
+/// (so that a caller laying them out in lines copies a line's worth at once).
 #[derive(Debug)]
 pub struct Texts {
-    /// Per piece: the texts one after another, and where each ends.
+    /// Per piece: the texts joined by `, `, and where each text ends.
     pieces: Vec<(String, Vec<usize>)>,
 }
 
-impl Texts {
-    /// The bytes of all texts together.
-    pub fn len(&self) -> usize {
-        self.pieces.iter().map(|(text, _)| text.len()).sum()
-    }
+/// What separates two texts inside a piece.
+pub const TEXT_SEPARATOR: &str = ", ";
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
+impl Texts {
+    /// The length of all texts joined by `, `.
+    pub fn joined_len(&self) -> usize {
+        let texts: usize = self.pieces.iter().map(|(text, _)| text.len()).sum();
+        texts + TEXT_SEPARATOR.len() * self.pieces.iter().filter(|(_, ends)| !ends.is_empty()).count().saturating_sub(1)
     }
 
     /// How many texts there are.
@@ -125,20 +126,30 @@ impl Texts {
         self.pieces.iter().map(|(_, ends)| ends.len()).sum()
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = &str> {
-        self.pieces.iter().flat_map(|(text, ends)| {
-            let starts = std::iter::once(0).chain(ends.iter().copied());
-            starts.zip(ends.iter().copied()).map(move |(a, b)| &text[a..b])
-        })
+    /// The pieces: texts joined by `, ` and where each text ends.
+    pub fn pieces(&self) -> impl Iterator<Item = (&str, &[usize])> {
+        self.pieces.iter().map(|(text, ends)| (text.as_str(), ends.as_slice()))
     }
+
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        self.pieces().flat_map(|(text, ends)| (0..ends.len()).map(move |i| &text[text_start(ends, i)..ends[i]]))
+    }
+}
+
+/// Where text `i` of a piece starts, given where each ends.
+pub fn text_start(ends: &[usize], i: usize) -> usize {
+    if i == 0 { 0 } else { ends[i - 1] + TEXT_SEPARATOR.len() }
 }
 
 /// Formats every value (on all cores for long lists) for a caller that lays them out.
 pub fn texts<T: Sync>(values: &[T], write: impl Fn(&mut Vec<u8>, &T) + Sync) -> Texts {
     let format = |values: &[T]| {
-        let mut text = Vec::with_capacity(values.len() * 12);
+        let mut text = Vec::with_capacity(values.len() * 14);
         let mut ends = Vec::with_capacity(values.len());
-        for v in values {
+        for (i, v) in values.iter().enumerate() {
+            if i > 0 {
+                text.extend_from_slice(TEXT_SEPARATOR.as_bytes());
+            }
             write(&mut text, v);
             ends.push(text.len());
         }

@@ -925,44 +925,55 @@ fn typed_values(t: &Tensor, dt: DataType, indent: usize) -> Option<String> {
 /// `{a, b}` when short, else filled into lines of at most [`WIDTH`] columns below the item
 /// at `indent`.
 fn pack(texts: &bulk::Texts, indent: usize) -> String {
+    let joined_len = texts.joined_len();
+    if joined_len + indent + 40 <= WIDTH {
+        let mut flat = String::with_capacity(joined_len + 2);
+        flat.push('{');
+        for (i, (text, _)) in texts.pieces().filter(|(_, ends)| !ends.is_empty()).enumerate() {
+            if i > 0 {
+                flat.push_str(bulk::TEXT_SEPARATOR);
+            }
+            flat.push_str(text);
+        }
+        flat.push('}');
+        return flat;
+    }
     let pad = indent + 2;
-    let mut flat = Some(String::from("{"));
-    // The texts, a separator each, and a newline with padding per line.
-    let mut lines = String::with_capacity(texts.len() + 2 * texts.count() + texts.len() / 8 + 16);
+    let count = texts.count();
+    // The texts come joined by `, `, as they are written inside a line: each line is one
+    // copy of a run of them (a value at a time would be millions of small copies).
+    let mut lines = String::with_capacity(joined_len + joined_len / 80 * (pad + 2) + pad + indent + 8);
     lines.push_str("{\n");
     let mut line_len = 0usize;
-    let mut texts = texts.iter().peekable();
-    while let Some(text) = texts.next() {
-        let last = texts.peek().is_none();
-        if let Some(f) = &mut flat {
-            if f.len() > 1 {
-                f.push_str(", ");
+    let mut seen = 0usize;
+    for (text, ends) in texts.pieces() {
+        // The part of the current line in this piece not written yet.
+        let (mut run_start, mut run_end) = (0, 0);
+        for (i, &end) in ends.iter().enumerate() {
+            let start = bulk::text_start(ends, i);
+            seen += 1;
+            // The text and, but for the last, its comma.
+            let piece_len = end - start + usize::from(seen < count);
+            if line_len > 0 && pad + line_len + 1 + piece_len > WIDTH {
+                lines.push_str(&text[run_start..run_end]);
+                lines.push_str(",\n");
+                line_len = 0;
             }
-            f.push_str(text);
-            if f.len() - 1 + indent + 40 > WIDTH {
-                flat = None;
+            if line_len == 0 {
+                lines.extend(std::iter::repeat_n(' ', pad));
+                run_start = start;
+            } else {
+                // The line goes on: `, ` is in the run, except between two pieces.
+                if i == 0 {
+                    lines.push_str(bulk::TEXT_SEPARATOR);
+                    run_start = start;
+                }
+                line_len += 1;
             }
+            run_end = end;
+            line_len += piece_len;
         }
-        let piece_len = text.len() + usize::from(!last);
-        if line_len > 0 && pad + line_len + 1 + piece_len > WIDTH {
-            lines.push('\n');
-            line_len = 0;
-        }
-        if line_len == 0 {
-            lines.extend(std::iter::repeat_n(' ', pad));
-        } else {
-            lines.push(' ');
-            line_len += 1;
-        }
-        lines.push_str(text);
-        if !last {
-            lines.push(',');
-        }
-        line_len += piece_len;
-    }
-    if let Some(mut f) = flat {
-        f.push('}');
-        return f;
+        lines.push_str(&text[run_start..run_end]);
     }
     if line_len == 0 {
         lines.extend(std::iter::repeat_n(' ', pad));
@@ -971,4 +982,50 @@ fn pack(texts: &bulk::Texts, indent: usize) -> String {
     lines.extend(std::iter::repeat_n(' ', indent));
     lines.push('}');
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The layout rule one value at a time, as plainly as it can be said: the oracle for
+    /// `pack`, which copies runs of values at once.
+    fn pack_value_by_value(texts: &[&str], indent: usize) -> String {
+        let flat = format!("{{{}}}", texts.join(", "));
+        if flat.len() - 2 + indent + 40 <= WIDTH {
+            return flat;
+        }
+        let pad = " ".repeat(indent + 2);
+        let mut out = String::from("{\n");
+        let mut line = String::new();
+        for (i, text) in texts.iter().enumerate() {
+            let item = if i + 1 < texts.len() { format!("{text},") } else { text.to_string() };
+            if !line.is_empty() && pad.len() + line.len() + 1 + item.len() > WIDTH {
+                out.push_str(&format!("{pad}{line}\n"));
+                line.clear();
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(&item);
+        }
+        out.push_str(&format!("{pad}{line}\n{}}}", " ".repeat(indent)));
+        out
+    }
+
+    #[test]
+    fn packed_lines_match_the_value_by_value_layout() {
+        // Texts of varied widths, in one piece and (past 64K values) in several.
+        for count in [0usize, 1, 2, 5, 17, 300, 70_001, 100_000] {
+            let values: Vec<i64> =
+                (0..count as i64).map(|i| (i * 7919) % 100_003 - 5_000 + i * i % 13 * 1_000_000).collect();
+            let texts = bulk::texts(&values, push_int);
+            let listed: Vec<&str> = texts.iter().collect();
+            assert_eq!(listed.len(), count);
+            for indent in [0, 4, 58, 70] {
+                let packed = pack(&texts, indent);
+                assert!(packed == pack_value_by_value(&listed, indent), "{count} values, indent {indent}");
+            }
+        }
+    }
 }
