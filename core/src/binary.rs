@@ -51,9 +51,84 @@ pub fn read_stdin() -> io::Result<Bytes> {
 
 /// Decodes and lowers a model. `what` names the source in errors (a path, or `<stdin>`).
 pub fn decode_model(data: Bytes, what: &str) -> Result<Model, ReadError> {
-    let proto: pb::ModelProto =
-        pb::decode(data).map_err(|source| ReadError::Decode { path: what.to_owned(), source })?;
+    let proto = decode_with_room(data).map_err(|source| ReadError::Decode { path: what.to_owned(), source })?;
     Ok(lower::from_proto::model(proto))
+}
+
+/// Decodes a model with room made for the main graph's nodes first. Decoded one by one into
+/// a vector that doubles as it grows, a big graph's nodes were copied about twice over and
+/// their memory faulted in twice: a fifth of `onnx check` on a 20,000-node model.
+fn decode_with_room(data: Bytes) -> Result<pb::ModelProto, pb::DecodeError> {
+    use pb::Message as _;
+    let mut model = pb::ModelProto::default();
+    let nodes = main_graph_nodes(&data);
+    if nodes > 0 {
+        // Merging into a present graph is what decoding its first occurrence does.
+        let mut graph = pb::GraphProto::default();
+        if graph.node.try_reserve_exact(nodes).is_ok() {
+            model.graph = Some(graph);
+        }
+    }
+    model.merge(data)?;
+    Ok(model)
+}
+
+/// How many nodes the main graph has (`ModelProto.graph` is field 7, `GraphProto.node` field
+/// 1), found by walking field keys and lengths without decoding anything; 0 when the bytes
+/// are not well-formed, which the decoder then reports.
+fn main_graph_nodes(data: &[u8]) -> usize {
+    let mut nodes = 0;
+    let complete = each_field(data, |number, payload| {
+        if let (7, Some(graph)) = (number, payload) {
+            let mut in_graph = 0;
+            if each_field(graph, |number, payload| in_graph += usize::from(number == 1 && payload.is_some())) {
+                nodes += in_graph;
+            }
+        }
+    });
+    if complete { nodes } else { 0 }
+}
+
+/// Calls `visit` with the number of each field of a protobuf message and, for
+/// length-delimited fields, its payload. False when the bytes end inside a field or use a
+/// wire type onnx.proto does not (groups).
+fn each_field(mut data: &[u8], mut visit: impl FnMut(u64, Option<&[u8]>)) -> bool {
+    while !data.is_empty() {
+        let Some(key) = varint(&mut data) else { return false };
+        let payload = match key & 7 {
+            0 => varint(&mut data).map(|_| None),
+            1 => skip(&mut data, 8).map(|_| None),
+            2 => varint(&mut data).and_then(|len| skip(&mut data, usize::try_from(len).ok()?)).map(Some),
+            5 => skip(&mut data, 4).map(|_| None),
+            _ => None,
+        };
+        let Some(payload) = payload else { return false };
+        visit(key >> 3, payload);
+    }
+    true
+}
+
+/// Reads a varint (at most ten bytes).
+fn varint(data: &mut &[u8]) -> Option<u64> {
+    let mut value = 0u64;
+    for (i, &byte) in data.iter().take(10).enumerate() {
+        value |= u64::from(byte & 0x7f) << (7 * i);
+        if byte & 0x80 == 0 {
+            *data = &data[i + 1..];
+            return Some(value);
+        }
+    }
+    None
+}
+
+/// The next `len` bytes, consumed.
+fn skip<'a>(data: &mut &'a [u8], len: usize) -> Option<&'a [u8]> {
+    if len > data.len() {
+        return None;
+    }
+    let (head, rest) = data.split_at(len);
+    *data = rest;
+    Some(head)
 }
 
 /// Reads a model file.
@@ -84,5 +159,43 @@ pub fn model_dir(path: &Path) -> PathBuf {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
         _ => PathBuf::from("."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model_with_nodes(count: usize) -> Vec<u8> {
+        let node = pb::NodeProto { op_type: Some(Bytes::from_static(b"Relu")), ..Default::default() };
+        let graph =
+            pb::GraphProto { node: vec![node; count], name: Some(Bytes::from_static(b"g")), ..Default::default() };
+        pb::encode(&pb::ModelProto { ir_version: Some(10), graph: Some(graph), ..Default::default() })
+    }
+
+    #[test]
+    fn main_graph_nodes_are_counted_without_decoding() {
+        assert_eq!(main_graph_nodes(&model_with_nodes(0)), 0);
+        assert_eq!(main_graph_nodes(&model_with_nodes(3)), 3);
+        assert_eq!(main_graph_nodes(&model_with_nodes(1000)), 1000);
+        // Cut anywhere, the bytes are not counted (the decoder reports them).
+        let bytes = model_with_nodes(5);
+        for cut in 1..bytes.len() {
+            assert!(main_graph_nodes(&bytes[..cut]) <= 5);
+        }
+        assert_eq!(main_graph_nodes(&[0xff; 12]), 0);
+        assert_eq!(main_graph_nodes(&[]), 0);
+    }
+
+    #[test]
+    fn making_room_first_decodes_the_same_model() {
+        for count in [0, 1, 70] {
+            let bytes = Bytes::from(model_with_nodes(count));
+            let plain: pb::ModelProto = pb::decode(bytes.clone()).unwrap();
+            assert_eq!(decode_with_room(bytes).unwrap(), plain);
+        }
+        // No graph field: the graph stays absent.
+        let bytes = Bytes::from(pb::encode(&pb::ModelProto { ir_version: Some(7), ..Default::default() }));
+        assert_eq!(decode_with_room(bytes).unwrap().graph, None);
     }
 }

@@ -10,7 +10,15 @@ use crate::ir::*;
 
 /// Lowers a decoded model into the IR.
 pub fn model(proto: pb::ModelProto) -> Model {
-    let mut lowerer = Lowerer { model: Model::default() };
+    // The main graph's nodes and initializers go into arenas sized for them once (growing a
+    // big graph's arena by doubling copies it and faults its memory in twice).
+    let main = proto.graph.as_ref();
+    let mut model = Model::default();
+    if let Some(g) = main {
+        model.nodes = la_arena::Arena::with_capacity(g.node.len());
+        model.tensors = la_arena::Arena::with_capacity(g.initializer.len());
+    }
+    let mut lowerer = Lowerer { model };
     let pb::ModelProto {
         ir_version,
         opset_import,
