@@ -30,8 +30,33 @@ pub enum Doc {
     /// Laid out flat when it fits in the width, else with its own breaks taken.
     Group(Vec<Doc>, Option<usize>),
     /// Texts separated by spaces, breaking a line only before an item that would not fit.
-    Fill(Vec<String>),
+    Fill(FillItems),
     Concat(Vec<Doc>),
+}
+
+/// The items of a [`Doc::Fill`], kept as one text and where each item ends: the values of a
+/// big tensor are millions of items, and a `String` each took ten times their size.
+#[derive(Debug, Default)]
+pub struct FillItems {
+    text: String,
+    ends: Vec<usize>,
+}
+
+impl FillItems {
+    /// Adds an item made of `parts` (a value and its comma, say).
+    pub fn push(&mut self, parts: &[&str]) {
+        parts.iter().for_each(|p| self.text.push_str(p));
+        self.ends.push(self.text.len());
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts.zip(self.ends.iter().copied()).map(|(a, b)| &self.text[a..b])
+    }
+
+    fn count(&self) -> usize {
+        self.ends.len()
+    }
 }
 
 impl Doc {
@@ -53,9 +78,7 @@ impl Doc {
             Doc::Hard | Doc::Blank => None,
             Doc::Nest(parts) | Doc::Concat(parts) => flat_width_of(parts),
             Doc::Group(_, width) => *width,
-            Doc::Fill(items) => {
-                Some(items.iter().map(|t| t.chars().count()).sum::<usize>() + items.len().saturating_sub(1))
-            }
+            Doc::Fill(items) => Some(items.text.chars().count() + items.count().saturating_sub(1)),
         }
     }
 }
@@ -189,7 +212,10 @@ mod tests {
 
     #[test]
     fn fill_packs_items_up_to_the_width() {
-        let items: Vec<String> = (0..40).map(|i| format!("{i:03},")).collect();
+        let mut items = FillItems::default();
+        for i in 0..40 {
+            items.push(&[&format!("{i:03}"), ","]);
+        }
         let text = render(&Doc::Nest(vec![Doc::Hard, Doc::Fill(items)]));
         assert!(text.lines().all(|l| l.len() <= WIDTH), "{text}");
         assert!(text.lines().count() > 1);

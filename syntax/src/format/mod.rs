@@ -552,14 +552,11 @@ impl<'s> Formatter<'s> {
                 }
                 // Many values: packed into as few lines as fit.
                 let count = values.len();
-                let items = values
-                    .iter(self.src)
-                    .enumerate()
-                    .map(|(i, l)| {
-                        let text = self.verbatim(l.span);
-                        if i + 1 < count { format!("{text},") } else { text.to_owned() }
-                    })
-                    .collect();
+                let mut items = doc::FillItems::default();
+                for (i, l) in values.iter(self.src).enumerate() {
+                    let text = self.verbatim(l.span);
+                    items.push(&[text, if i + 1 < count { "," } else { "" }]);
+                }
                 Doc::group(vec![
                     Doc::text("{"),
                     Doc::Nest(vec![Doc::SoftLine, Doc::Fill(items)]),
