@@ -88,8 +88,16 @@ fn flat_width_of(parts: &[Doc]) -> Option<usize> {
 }
 
 /// Lays the document out in [`WIDTH`] columns.
+#[cfg(test)]
 pub fn render(doc: &Doc) -> String {
-    let mut r = Renderer { out: String::new(), column: 0, line_start: true, line_empty_before: true };
+    render_into(doc, String::new())
+}
+
+/// Lays the document out in [`WIDTH`] columns, into `out` (sized by the caller: a formatted
+/// text is about as long as its source, and growing a 100 MB string by doubling copies it
+/// twice).
+pub fn render_into(doc: &Doc, out: String) -> String {
+    let mut r = Renderer { out, column: 0, line_start: true, line_empty_before: true };
     r.doc(doc, 0, false);
     r.out
 }

@@ -31,15 +31,44 @@ pub fn format_model(source: &str) -> Result<String, Vec<SyntaxError>> {
         Some(tree) if parse.errors.is_empty() => tree,
         _ => return Err(parse.errors),
     };
-    let tokens = lexer::lex(source);
+    let tokens = tokens_outside_number_lists(source);
     let comments = Comments::collect(source, &tokens);
     let tokens = tokens.into_iter().filter(|t| !t.kind.is_trivia()).collect();
     let mut f = Formatter { src: source, tokens, comments };
     let doc = f.model(&tree);
-    let mut text = doc::render(&doc);
+    let mut out = String::new();
+    // About the source's length; if that much cannot be had, the text grows as it goes.
+    let _ = out.try_reserve(source.len() + source.len() / 8 + 64);
+    let mut text = doc::render_into(&doc, out);
     text.truncate(text.trim_end_matches('\n').len());
     text.push('\n');
     Ok(text)
+}
+
+/// The text's tokens, without those inside `{…}` lists of plain numbers: the formatter lays
+/// such lists out from the tree, and a big tensor's values and commas were tens of millions
+/// of tokens (most of the formatter's time and memory on big models). A list is left out
+/// only when it holds nothing but number characters, so its comments, strings and nested
+/// brackets always keep their tokens.
+fn tokens_outside_number_lists(source: &str) -> Vec<lexer::Token> {
+    fn numbers_only(text: &[u8]) -> bool {
+        text.iter().all(|b| b.is_ascii_digit() || b.is_ascii_whitespace() || b"+-.,eEinfaINFA".contains(b))
+    }
+    let mut out = Vec::new();
+    let mut tokens = lexer::tokens(source);
+    while let Some(token) = tokens.next() {
+        out.push(token);
+        if token.kind == TokenKind::LBrace {
+            let from = token.end as usize;
+            if let Some(len) = memchr::memchr(b'}', &source.as_bytes()[from..])
+                && numbers_only(&source.as_bytes()[from..from + len])
+            {
+                // The next token is the `}`.
+                tokens.skip_to(from + len);
+            }
+        }
+    }
+    out
 }
 
 /// The number of `#` comments in a text (annotations not counted), for checks that the

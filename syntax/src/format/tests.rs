@@ -117,3 +117,21 @@ fn an_initializer_without_data_before_the_closing_angle_keeps_a_space() {
     let out = fmt_stable(source);
     assert!(out.contains("<float[2] w = > {"), "{out}");
 }
+
+/// Plain number lists are laid out without their tokens; lists with comments or strings
+/// (where a `}` may hide) keep them.
+#[test]
+fn lists_with_comments_or_strings_keep_their_tokens() {
+    let source = concat!(
+        "<ir_version: 10, opset_import: [\"\": 21]>\n",
+        "g (float[3] x) => (float[3] y)\n",
+        "  <float[3] a = {1.5,  -2e3,inf}, float[2] b = {1, # one\n 2}, string[2] s = {\"}\", \"{,\"}> {\n",
+        "  y = Add (x, a)\n",
+        "}\n",
+    );
+    let out = fmt_stable(source);
+    assert!(out.contains("float[3] a = {1.5, -2e3, inf}"), "{out}");
+    assert!(out.contains("# one"), "{out}");
+    assert!(out.contains("string[2] s = {\"}\", \"{,\"}"), "{out}");
+    assert!(out.contains("y = Add (x, a)"), "{out}");
+}
