@@ -87,7 +87,8 @@ pub fn type_constraint_violations(model: &Model, types: &ModelTypes) -> Vec<Diag
             let Some(op) = node.op_type.as_ref().and_then(Str::as_str) else { continue };
             let Some(version) = model.opset_version(domain) else { continue };
             let Some(schema) = registry().lookup(domain, op, version) else { continue };
-            let mut bound: Vec<(&str, Kind, usize)> = Vec::new();
+            // Per type constraint (by index) the kind its first input bound it to.
+            let mut bound: Vec<(usize, Kind, usize)> = Vec::new();
             for (i, input) in node.inputs.iter().enumerate() {
                 if input.is_empty() {
                     continue;
@@ -123,10 +124,8 @@ pub fn type_constraint_violations(model: &Model, types: &ModelTypes) -> Vec<Diag
                     continue;
                 }
                 let heterogeneous = formal.option == FormalOption::Variadic && !formal.homogeneous;
-                if heterogeneous || !schema.type_constraints.iter().any(|c| c.param == formal.type_str) {
-                    continue;
-                }
-                match bound.iter().find(|(param, _, _)| *param == formal.type_str) {
+                let Some(constraint) = formal.constraint.filter(|_| !heterogeneous) else { continue };
+                match bound.iter().find(|(c, _, _)| *c == constraint) {
                     Some((_, first, at)) if *first != kind => {
                         let (first, spelled) = (first.spelled(), kind.spelled());
                         found.push(
@@ -145,7 +144,7 @@ pub fn type_constraint_violations(model: &Model, types: &ModelTypes) -> Vec<Diag
                         );
                     }
                     Some(_) => {}
-                    None => bound.push((formal.type_str.as_str(), kind, i)),
+                    None => bound.push((constraint, kind, i)),
                 }
             }
         }

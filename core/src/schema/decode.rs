@@ -91,7 +91,7 @@ fn attribute_type(code: &str) -> Option<AttributeType> {
     })
 }
 
-fn formal(raw: (String, String, String, u8, usize)) -> Result<Formal, String> {
+fn formal(raw: (String, String, String, u8, usize), constraints: &[TypeConstraint]) -> Result<Formal, String> {
     let (name, type_str, option, homogeneous, min_arity) = raw;
     let option = match option.as_str() {
         "s" => FormalOption::Single,
@@ -99,7 +99,12 @@ fn formal(raw: (String, String, String, u8, usize)) -> Result<Formal, String> {
         "v" => FormalOption::Variadic,
         other => return Err(format!("formal '{name}': unknown option '{other}'")),
     };
-    Ok(Formal { name, type_str, option, homogeneous: homogeneous != 0, min_arity })
+    let constraint = constraints.iter().position(|c| c.param == type_str);
+    let tensor_elems = match constraint {
+        Some(i) => constraints[i].tensor_elems,
+        None => super::tensor_elem_bits([type_str.as_str()]),
+    };
+    Ok(Formal { name, type_str, option, homogeneous: homogeneous != 0, min_arity, constraint, tensor_elems })
 }
 
 fn bound(n: i64) -> Option<usize> {
@@ -153,8 +158,8 @@ pub(super) fn registry(text: &str) -> Result<Registry, String> {
             op: raw.op.clone(),
             domain: raw.dom.clone(),
             since_version: raw.since,
-            inputs: raw.inputs.into_iter().map(formal).collect::<Result<_, _>>()?,
-            outputs: raw.outputs.into_iter().map(formal).collect::<Result<_, _>>()?,
+            inputs: raw.inputs.into_iter().map(|f| formal(f, &type_constraints)).collect::<Result<_, _>>()?,
+            outputs: raw.outputs.into_iter().map(|f| formal(f, &type_constraints)).collect::<Result<_, _>>()?,
             min_inputs: bound(raw.arity[0]).unwrap_or(0),
             max_inputs: bound(raw.arity[1]),
             min_outputs: bound(raw.arity[2]).unwrap_or(0),

@@ -36,6 +36,13 @@ pub struct Formal {
     pub homogeneous: bool,
     /// The fewest values a variadic formal takes.
     pub min_arity: usize,
+    /// The index in its schema's `type_constraints` of the constraint `type_str` names;
+    /// `None` for a literal type. Resolved once when the table is built, so that checking a
+    /// node compares no strings.
+    pub constraint: Option<usize>,
+    /// The tensor element types the formal allows, a bit per data type code (see
+    /// [`TypeConstraint::tensor_elems`]): its constraint's, or its literal type's.
+    pub tensor_elems: u64,
 }
 
 /// One attribute an operator takes.
@@ -107,15 +114,12 @@ impl OpSchema {
     /// The tensor element types a formal allows, one bit per data type code (see
     /// [`TypeConstraint::tensor_elems`]): its constraint's, or its literal type's.
     pub fn allowed_tensor_elems(&self, formal: &Formal) -> u64 {
-        match self.type_constraints.iter().find(|c| c.param == formal.type_str) {
-            Some(c) => c.tensor_elems,
-            None => tensor_elem_bits([formal.type_str.as_str()]),
-        }
+        formal.tensor_elems
     }
 
     /// The types a formal's `type_str` allows: its constraint's list, or the literal type.
     pub fn allowed_types<'s>(&'s self, formal: &'s Formal) -> Vec<&'s str> {
-        match self.type_constraints.iter().find(|c| c.param == formal.type_str) {
+        match formal.constraint.and_then(|i| self.type_constraints.get(i)) {
             Some(c) => c.allowed.iter().map(String::as_str).collect(),
             None => vec![formal.type_str.as_str()],
         }
