@@ -3,8 +3,8 @@
 //! Exit codes, shared by every subcommand: 0 success; 1 the input is invalid (diagnostics
 //! printed); 2 usage or I/O error. Every message names the file and what is wrong.
 
-/// `outln!` that ignores a closed stdout (`onnx check … | head -1`): a reader that stopped
-/// reading is not our error, and `outln!` would panic on it.
+/// `println!` that ignores a closed stdout (`onnx check … | head -1`): a reader that stopped
+/// reading is not our error, and `println!` would panic on it.
 macro_rules! outln {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
@@ -12,7 +12,7 @@ macro_rules! outln {
     }};
 }
 
-/// `errln!` that ignores a closed stderr (`onnx convert … 2>&1 | head -1`), for the same
+/// `eprintln!` that ignores a closed stderr (`onnx convert … 2>&1 | head -1`), for the same
 /// reason.
 macro_rules! errln {
     ($($arg:tt)*) => {{

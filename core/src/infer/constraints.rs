@@ -103,9 +103,7 @@ pub fn type_constraint_violations(model: &Model, types: &ModelTypes) -> Vec<Diag
                 let Some(ty) = lookup(g, input) else { continue };
                 let Some(kind) = Kind::of(ty) else { continue };
                 let allowed = match kind {
-                    Kind::Tensor(code) => {
-                        (0..64).contains(&code) && schema.allowed_tensor_elems(formal) & (1 << code) != 0
-                    }
+                    Kind::Tensor(code) => (0..64).contains(&code) && formal.tensor_elems & (1 << code) != 0,
                     Kind::Other(ref spelled) => schema.allowed_types(formal).contains(&spelled.as_str()),
                 };
                 if !allowed {

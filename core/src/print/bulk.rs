@@ -15,7 +15,12 @@ const MIN_PIECE: usize = 32 * 1024;
 /// `0..count` cut into about one range per core.
 fn pieces(count: usize) -> Vec<Range<usize>> {
     let wanted = (count / MIN_PIECE).clamp(1, cores());
-    let size = count.div_ceil(wanted).max(1);
+    ranges(count, count.div_ceil(wanted))
+}
+
+/// `0..count` cut into ranges of `size` values (the last one shorter).
+fn ranges(count: usize, size: usize) -> Vec<Range<usize>> {
+    let size = size.max(1);
     (0..count).step_by(size).map(|start| start..(start + size).min(count)).collect()
 }
 
@@ -58,8 +63,7 @@ fn join_on(out: &mut String, count: usize, sep: &str, threads: usize, write: imp
         out.push_str(&format(0..count));
         return;
     }
-    let pieces: Vec<Range<usize>> =
-        (0..count).step_by(JOIN_PIECE).map(|start| start..(start + JOIN_PIECE).min(count)).collect();
+    let pieces = ranges(count, JOIN_PIECE);
     let next = AtomicUsize::new(0);
     let claim = || Some(next.fetch_add(1, Ordering::Relaxed)).filter(|&i| i < pieces.len());
     std::thread::scope(|scope| {

@@ -111,12 +111,6 @@ impl OpSchema {
         self.attributes.iter().find(|a| a.name == name)
     }
 
-    /// The tensor element types a formal allows, one bit per data type code (see
-    /// [`TypeConstraint::tensor_elems`]): its constraint's, or its literal type's.
-    pub fn allowed_tensor_elems(&self, formal: &Formal) -> u64 {
-        formal.tensor_elems
-    }
-
     /// The types a formal's `type_str` allows: its constraint's list, or the literal type.
     pub fn allowed_types<'s>(&'s self, formal: &'s Formal) -> Vec<&'s str> {
         match formal.constraint.and_then(|i| self.type_constraints.get(i)) {
