@@ -1,6 +1,6 @@
 //! The opset imports in force while checking a graph or a function body.
 
-use crate::ir::{OpsetImport, Str, schema_domain};
+use crate::ir::{OpsetImport, Str, same_bytes, schema_domain};
 
 /// Domain → imported version. `""` and `"ai.onnx"` name the same domain; a later duplicate
 /// import wins, as in onnx.
@@ -21,7 +21,7 @@ impl Opsets {
 
     pub fn insert(&mut self, domain: &str, version: i64) {
         let domain = schema_domain(domain);
-        match self.entries.iter_mut().find(|(d, _)| d == domain) {
+        match self.entries.iter_mut().find(|(d, _)| same_bytes(d.as_bytes(), domain.as_bytes())) {
             Some(entry) => entry.1 = version,
             None => self.entries.push((domain.to_owned(), version)),
         }
@@ -30,7 +30,7 @@ impl Opsets {
     /// The imported version of a domain (`""` and `ai.onnx` alike).
     pub fn version(&self, domain: &str) -> Option<i64> {
         let domain = schema_domain(domain);
-        self.entries.iter().find(|(d, _)| d == domain).map(|&(_, v)| v)
+        self.entries.iter().find(|(d, _)| same_bytes(d.as_bytes(), domain.as_bytes())).map(|&(_, v)| v)
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&str, i64)> {

@@ -18,7 +18,7 @@ mod text;
 mod types;
 
 pub use data_type::{DataType, TypedField, code_name};
-pub use text::Str;
+pub use text::{Str, same_bytes};
 pub use types::{DimValue, Dimension, Shape, TensorType, Type, TypeValue};
 
 use bytes::Bytes;

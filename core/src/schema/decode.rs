@@ -183,8 +183,10 @@ pub(super) fn registry(text: &str) -> Result<Registry, String> {
     }
     let mut domain_versions: Vec<(String, i64)> = export.domains.into_iter().collect();
     domain_versions.sort();
+    let default_ops = by_op.remove("").unwrap_or_default();
     Ok(Registry {
-        by_op,
+        default_ops,
+        domain_ops: by_op,
         domain_versions,
         ir_version: export.ir_version,
         experimental_ops: export.extras.checker_experimental_ops.into_iter().collect(),

@@ -127,12 +127,18 @@ impl OpSchema {
     }
 }
 
+/// One domain's operators: every version of each, oldest first, by name.
+pub(crate) type OpTable = HashMap<String, Vec<OpSchema>>;
+
 /// Every schema, indexed by `(domain, op)`.
 #[derive(Debug)]
 pub struct Registry {
-    /// Versions of each operator, oldest first, by domain then name (two levels so that a
-    /// lookup borrows its `&str` keys instead of building an owned pair).
-    by_op: HashMap<String, HashMap<String, Vec<OpSchema>>>,
+    /// Versions of each default-domain operator, oldest first, by name.
+    default_ops: OpTable,
+    /// The same for the other domains, by domain then name (two levels so that a lookup
+    /// borrows its `&str` keys instead of building an owned pair). The default domain has
+    /// its own field so that no lookup compares the empty key (see [`crate::ir::same_bytes`]).
+    domain_ops: HashMap<String, OpTable>,
     /// The newest opset of each domain.
     pub domain_versions: Vec<(String, i64)>,
     /// The IR version of the onnx release the table comes from.
@@ -152,7 +158,11 @@ impl Registry {
 
     /// Every version of an operator, oldest first.
     pub fn versions(&self, domain: &str, op: &str) -> &[OpSchema] {
-        self.by_op.get(domain).and_then(|ops| ops.get(op)).map_or(&[], Vec::as_slice)
+        self.ops_of(domain).and_then(|ops| ops.get(op)).map_or(&[], Vec::as_slice)
+    }
+
+    fn ops_of(&self, domain: &str) -> Option<&OpTable> {
+        if domain.is_empty() { Some(&self.default_ops) } else { self.domain_ops.get(domain) }
     }
 
     /// Whether the table holds any operator of this domain.
@@ -164,8 +174,7 @@ impl Registry {
     /// by name (completion lists, documentation).
     pub fn operators_at(&self, domain: &str, version: i64) -> Vec<&OpSchema> {
         let mut ops: Vec<&OpSchema> = self
-            .by_op
-            .get(domain)
+            .ops_of(domain)
             .into_iter()
             .flat_map(HashMap::values)
             .filter_map(|versions| versions.iter().rev().find(|s| s.since_version <= version))
@@ -179,11 +188,11 @@ impl Registry {
     }
 
     pub fn len(&self) -> usize {
-        self.by_op.values().flat_map(HashMap::values).map(Vec::len).sum()
+        std::iter::once(&self.default_ops).chain(self.domain_ops.values()).flat_map(HashMap::values).map(Vec::len).sum()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.by_op.is_empty()
+        self.default_ops.is_empty() && self.domain_ops.is_empty()
     }
 }
 
