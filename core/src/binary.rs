@@ -140,7 +140,7 @@ pub fn read_model(path: &Path) -> Result<Model, ReadError> {
 
 /// Encodes a model as canonical protobuf.
 pub fn encode_model(model: &Model) -> Vec<u8> {
-    pb::encode(&lower::to_proto::model(model))
+    lower::to_wire::model(model)
 }
 
 /// Decodes a standalone TensorProto (backend test `input_N.pb` files).
@@ -151,7 +151,7 @@ pub fn decode_tensor(data: Bytes, what: &str) -> Result<Tensor, ReadError> {
 }
 
 pub fn encode_tensor(tensor: &Tensor) -> Vec<u8> {
-    pb::encode(&lower::to_proto::tensor(tensor))
+    lower::to_wire::tensor(tensor)
 }
 
 /// The directory external data of a model file is resolved against.

@@ -1,9 +1,10 @@
-//! Conversions into and out of the IR: protobuf messages both ways, and the text syntax tree
-//! into it. Conversions between protobuf messages and the IR. This is the only module that sees
-//! `onnx_proto` types; both directions are total and lossless for every field onnx 1.23.2
+//! Conversions into and out of the IR: protobuf messages both ways, the IR straight to
+//! protobuf bytes, and the text syntax tree into it. This is the only module that sees
+//! `onnx_proto` types; every direction is total and lossless for every field onnx 1.23.2
 //! defines (unknown protobuf fields are not kept).
 
 mod annotations;
 pub mod from_ast;
 pub mod from_proto;
 pub mod to_proto;
+pub mod to_wire;
