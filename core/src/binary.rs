@@ -50,7 +50,19 @@ pub fn read_stdin() -> io::Result<Bytes> {
 }
 
 /// Decodes and lowers a model. `what` names the source in errors (a path, or `<stdin>`).
+///
+/// Well-formed files take the direct path (`lower::from_wire`); anything it does not take
+/// on (every error, and rare but legal encodings) is decoded by prost and lowered, so
+/// errors and rare files get prost's answer.
 pub fn decode_model(data: Bytes, what: &str) -> Result<Model, ReadError> {
+    if let Some(model) = lower::from_wire::model(&data) {
+        return Ok(model);
+    }
+    decode_model_with_prost(data, what)
+}
+
+/// Decodes with prost, then lowers: the reference the direct path is tested against.
+pub fn decode_model_with_prost(data: Bytes, what: &str) -> Result<Model, ReadError> {
     let proto = decode_with_room(data).map_err(|source| ReadError::Decode { path: what.to_owned(), source })?;
     Ok(lower::from_proto::model(proto))
 }

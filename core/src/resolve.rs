@@ -52,22 +52,51 @@ pub struct Resolution {
     /// Every definition, with its name.
     pub defs: Vec<(Str, DefSite)>,
     pub diagnostics: Vec<Diagnostic>,
+    /// Whether `uses` and `defs` are recorded (the language server's tables) or only the
+    /// diagnostics are wanted (the checker).
+    tables: bool,
 }
 
-/// One lexical scope: names defined so far, and the enclosing scope.
-struct Scope<'p> {
-    names: HashMap<Str, DefSite>,
-    parent: Option<&'p Scope<'p>>,
+impl Resolution {
+    fn define(&mut self, name: &Str, site: DefSite) {
+        if self.tables {
+            self.defs.push((name.clone(), site));
+        }
+    }
+
+    fn use_of(&mut self, at: Anchor, def: Option<DefSite>) {
+        if self.tables {
+            self.uses.push(Use { at, def });
+        }
+    }
 }
 
-impl Scope<'_> {
+/// One lexical scope: names defined so far (borrowed from the model), and the enclosing
+/// scope.
+struct Scope<'m, 'p> {
+    names: HashMap<&'m Str, DefSite>,
+    parent: Option<&'p Scope<'m, 'p>>,
+}
+
+impl Scope<'_, '_> {
     fn lookup(&self, name: &Str) -> Option<DefSite> {
         self.names.get(name).copied().or_else(|| self.parent.and_then(|p| p.lookup(name)))
     }
 }
 
+/// Resolves every name of the model: the def/use tables and the diagnostics.
 pub fn resolve(model: &Model) -> Resolution {
-    let mut r = Resolution::default();
+    resolve_with(model, true)
+}
+
+/// Only the diagnostics of name resolution (what the checker reports), without building
+/// the def/use tables.
+pub fn resolution_diagnostics(model: &Model) -> Vec<Diagnostic> {
+    resolve_with(model, false).diagnostics
+}
+
+fn resolve_with(model: &Model, tables: bool) -> Resolution {
+    let mut r = Resolution { tables, ..Resolution::default() };
     if let Some(g) = model.graph {
         graph(model, g, None, &mut r);
     }
@@ -76,7 +105,7 @@ pub fn resolve(model: &Model) -> Resolution {
     if let Some(g) = model.graph {
         for (i, &t) in model.graphs[g].initializers.iter().enumerate() {
             if let Some(name) = &model.tensors[t].name {
-                main_initializers.names.insert(name.clone(), DefSite::Initializer(g, i));
+                main_initializers.names.insert(name, DefSite::Initializer(g, i));
             }
         }
     }
@@ -91,7 +120,7 @@ pub fn resolve(model: &Model) -> Resolution {
     r
 }
 
-fn define(scope: &mut Scope<'_>, name: &Str, site: DefSite, r: &mut Resolution) {
+fn define<'m>(scope: &mut Scope<'m, '_>, name: &'m Str, site: DefSite, r: &mut Resolution) {
     if name.is_empty() {
         return;
     }
@@ -104,7 +133,7 @@ fn define(scope: &mut Scope<'_>, name: &Str, site: DefSite, r: &mut Resolution) 
             && matches!(site, DefSite::Initializer(..) | DefSite::SparseInitializer(..));
         if initializes_input {
             // Keep pointing at the input: it is what users and the graph's signature see.
-            r.defs.push((name.clone(), site));
+            r.define(name, site);
             return;
         }
         if !in_this_graph && declared {
@@ -126,11 +155,11 @@ fn define(scope: &mut Scope<'_>, name: &Str, site: DefSite, r: &mut Resolution) 
             return;
         }
     }
-    scope.names.insert(name.clone(), site);
-    r.defs.push((name.clone(), site));
+    scope.names.insert(name, site);
+    r.define(name, site);
 }
 
-fn graph(model: &Model, id: GraphId, parent: Option<&Scope<'_>>, r: &mut Resolution) {
+fn graph<'m>(model: &'m Model, id: GraphId, parent: Option<&Scope<'m, '_>>, r: &mut Resolution) {
     let g = &model.graphs[id];
     let mut scope = Scope { names: HashMap::default(), parent };
     for (i, v) in g.inputs.iter().enumerate() {
@@ -154,7 +183,7 @@ fn graph(model: &Model, id: GraphId, parent: Option<&Scope<'_>>, r: &mut Resolut
     for (i, v) in g.outputs.iter().enumerate() {
         let Some(name) = &v.name else { continue };
         let def = scope.names.get(name).copied();
-        r.uses.push(Use { at: Anchor::GraphOutput(id, i), def: def.or_else(|| scope.lookup(name)) });
+        r.use_of(Anchor::GraphOutput(id, i), def.or_else(|| scope.lookup(name)));
         if def.is_none() {
             r.diagnostics.push(Diagnostic::error(
                 "output-not-defined",
@@ -165,14 +194,14 @@ fn graph(model: &Model, id: GraphId, parent: Option<&Scope<'_>>, r: &mut Resolut
     }
 }
 
-fn node(model: &Model, id: NodeId, scope: &mut Scope<'_>, r: &mut Resolution) {
+fn node<'m>(model: &'m Model, id: NodeId, scope: &mut Scope<'m, '_>, r: &mut Resolution) {
     let n = &model.nodes[id];
     for (i, name) in n.inputs.iter().enumerate() {
         if name.is_empty() {
             continue;
         }
         let def = scope.lookup(name);
-        r.uses.push(Use { at: Anchor::NodeInput(id, i), def });
+        r.use_of(Anchor::NodeInput(id, i), def);
         if def.is_none() {
             r.diagnostics.push(Diagnostic::error(
                 "undefined-value",
@@ -203,7 +232,7 @@ fn function(model: &Model, id: FunctionId, r: &mut Resolution) {
     }
     for (i, name) in f.outputs.iter().enumerate() {
         let def = scope.lookup(name);
-        r.uses.push(Use { at: Anchor::FunctionOutput(id, i), def });
+        r.use_of(Anchor::FunctionOutput(id, i), def);
         if def.is_none() {
             // A warning: onnx's checker accepts such functions (semantics spec §1.8).
             r.diagnostics.push(Diagnostic::warning(

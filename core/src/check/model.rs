@@ -58,7 +58,7 @@ impl Checker<'_> {
         }
         // Scoping and SSA, shared with the language server.
         if !self.options.names_resolved {
-            self.diagnostics.extend(resolve::resolve(model).diagnostics);
+            self.diagnostics.extend(resolve::resolution_diagnostics(model));
         }
         match model.graph {
             Some(g) => self.graph(g, GraphRole::Main, &opsets),

@@ -210,15 +210,18 @@ fn rule(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
         .or_else(|| attention::infer(op, ctx))
 }
 
+/// Moves what a rule found into `env`, under the node's output names.
 fn record(node: &Node, outputs: Outputs, env: &mut Env<'_>) {
-    for (i, name) in node.outputs.iter().enumerate() {
-        // A type whose element type is unknown says nothing useful: leave the value untyped.
-        let typed = |t: &&Type| !matches!(tensor_parts(t), Some((None | Some(0), _)));
-        if let Some(Some(ty)) = outputs.types.get(i).map(|t| t.as_ref().filter(typed)) {
-            env.set_type(name.clone(), ty.clone());
+    // A type whose element type is unknown says nothing useful: leave the value untyped.
+    let typed = |t: &Type| !matches!(tensor_parts(t), Some((None | Some(0), _)));
+    for (name, ty) in node.outputs.iter().zip(outputs.types) {
+        if let Some(ty) = ty.filter(typed) {
+            env.set_type(name.clone(), ty);
         }
-        if let Some(Some(known)) = outputs.values.get(i) {
-            env.set_value(name.clone(), known.clone());
+    }
+    for (name, known) in node.outputs.iter().zip(outputs.values) {
+        if let Some(known) = known {
+            env.set_value(name.clone(), known);
         }
     }
 }

@@ -1,0 +1,265 @@
+//! The direct protobuf reader (`lower::from_wire`) against the reference path (prost, then
+//! `from_proto`): wherever the direct reader answers, its model must equal the reference's
+//! exactly (arena ids included), and it must answer for the files models are made of.
+
+use bytes::Bytes;
+use onnx_core::binary;
+use onnx_core::ir::Model;
+use onnx_core::lower::from_wire;
+use onnx_tests::{SplitMix64, corpus_models};
+
+/// The reference decoding, `None` for an error.
+fn reference(data: &[u8]) -> Option<Model> {
+    binary::decode_model_with_prost(Bytes::copy_from_slice(data), "reference").ok()
+}
+
+/// Model equality where a NaN equals itself: `==` on the IR is float equality, so models
+/// holding NaN values differ from themselves. Then the arenas must print alike (same
+/// values in the same ids) and encode to the same bytes (same bits).
+fn same_model(a: &Model, b: &Model) -> bool {
+    a == b || (format!("{a:?}") == format!("{b:?}") && binary::encode_model(a) == binary::encode_model(b))
+}
+
+/// Checks one input; true when the direct reader answered.
+fn agrees(data: &[u8], what: &str) -> bool {
+    let Some(direct) = from_wire::model(&Bytes::copy_from_slice(data)) else {
+        return false;
+    };
+    match reference(data) {
+        Some(expected) => assert!(same_model(&direct, &expected), "{what}: the direct reader decodes differently"),
+        None => panic!("{what}: the direct reader accepts bytes prost rejects"),
+    }
+    true
+}
+
+#[test]
+fn every_corpus_model_is_read_directly_and_the_same() {
+    let models = corpus_models();
+    assert!(models.len() >= 1884, "corpus incomplete: {} models", models.len());
+    let mut left_to_prost = Vec::new();
+    for path in &models {
+        let data = std::fs::read(path).expect("corpus file readable");
+        if !agrees(&data, &path.display().to_string()) {
+            left_to_prost.push(path.display().to_string());
+        }
+    }
+    // Only the hand-made files that use what the direct reader leaves to prost (a message
+    // field given twice, unknown fields) may take the slow path.
+    let unexpected: Vec<_> = left_to_prost.iter().filter(|p| !p.contains("handmade")).collect();
+    assert!(unexpected.is_empty(), "{} models not read directly:\n{unexpected:#?}", unexpected.len());
+    assert!(left_to_prost.len() <= 5, "{} hand-made models not read directly: {left_to_prost:#?}", left_to_prost.len());
+}
+
+#[test]
+fn damaged_files_are_left_to_prost_or_read_the_same() {
+    let models = corpus_models();
+    let mut rng = SplitMix64(0x6672_6f6d_7769_7265);
+    let (mut variants, mut answered) = (0, 0);
+    for path in models.iter().step_by(3) {
+        let original = std::fs::read(path).expect("corpus file readable");
+        if original.is_empty() {
+            continue;
+        }
+        let name = path.display();
+        let mut check = |data: &[u8], what: String| {
+            variants += 1;
+            answered += usize::from(agrees(data, &what));
+        };
+        for _ in 0..3 {
+            let cut = rng.below(original.len() as u64) as usize;
+            check(&original[..cut], format!("{name} truncated at {cut}"));
+        }
+        for _ in 0..8 {
+            let mut data = original.clone();
+            let flips = 1 + rng.below(3);
+            for _ in 0..flips {
+                let at = rng.below(data.len() as u64) as usize;
+                data[at] ^= 1 << rng.below(8);
+            }
+            check(&data, format!("{name} with {flips} bit flips"));
+        }
+        let mut data = original.clone();
+        let at = rng.below(data.len() as u64) as usize;
+        data[at] = rng.below(256) as u8;
+        check(&data, format!("{name} with byte {at} replaced"));
+    }
+    assert!(variants >= 7000, "only {variants} variants");
+    // Many damaged files still decode (a flipped bit inside a float or a name); the direct
+    // reader must have answered for a good share of them, or this test checks nothing.
+    assert!(answered * 5 >= variants, "the direct reader answered only {answered} of {variants}");
+}
+
+/// Protobuf writer for hand-made encodings.
+fn varint(mut v: u64, out: &mut Vec<u8>) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn len_field(number: u32, payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    varint(u64::from(number) << 3 | 2, &mut out);
+    varint(payload.len() as u64, &mut out);
+    out.extend_from_slice(payload);
+    out
+}
+
+fn varint_field(number: u32, value: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    varint(u64::from(number) << 3, &mut out);
+    varint(value, &mut out);
+    out
+}
+
+fn concat(parts: &[&[u8]]) -> Vec<u8> {
+    parts.concat()
+}
+
+/// A node `Op(x) -> y` with a tensor attribute, and a graph around it.
+fn node_with_tensor_attribute(name: &str) -> Vec<u8> {
+    let tensor = concat(&[&varint_field(1, 2), &varint_field(2, 7), &len_field(8, name.as_bytes())]);
+    let attribute = concat(&[&len_field(1, b"value"), &len_field(5, &tensor), &varint_field(20, 4)]);
+    concat(&[&len_field(1, b"x"), &len_field(2, b"y"), &len_field(4, b"Constant"), &len_field(5, &attribute)])
+}
+
+#[test]
+fn fields_out_of_order_give_the_same_ids() {
+    // An initializer before the nodes, a graph name last, an attribute's subgraph before
+    // its tensor: ids must still be allocated as the reference allocates them.
+    let initializer = concat(&[&varint_field(2, 1), &len_field(8, b"w")]);
+    let subgraph = concat(&[&len_field(1, &node_with_tensor_attribute("inner")), &len_field(2, b"body")]);
+    let tensor = concat(&[&varint_field(2, 7), &len_field(8, b"t")]);
+    let attribute =
+        concat(&[&len_field(1, b"a"), &len_field(6, &subgraph), &len_field(5, &tensor), &varint_field(20, 5)]);
+    let node = concat(&[&len_field(4, b"If"), &len_field(5, &attribute)]);
+    let graph = concat(&[
+        &len_field(5, &initializer),
+        &len_field(1, &node),
+        &len_field(1, &node_with_tensor_attribute("outer")),
+        &len_field(2, b"main"),
+    ]);
+    let model = concat(&[&len_field(7, &graph), &varint_field(1, 10)]);
+    assert!(agrees(&model, "fields out of order"), "the direct reader should take this file");
+}
+
+#[test]
+fn packed_and_unpacked_lists_read_alike() {
+    // TensorProto.dims is declared unpacked and float_data packed; readers must take both
+    // forms of each.
+    let mut packed_dims = Vec::new();
+    for d in [2u64, 3] {
+        varint(d, &mut packed_dims);
+    }
+    let unpacked_floats: Vec<u8> = [1.5f32, -2.0]
+        .iter()
+        .flat_map(|f| {
+            let mut field = vec![4 << 3 | 5];
+            field.extend_from_slice(&f.to_le_bytes());
+            field
+        })
+        .collect();
+    let tensor = concat(&[&len_field(1, &packed_dims), &varint_field(2, 1), &unpacked_floats, &len_field(8, b"w")]);
+    let graph = concat(&[&len_field(5, &tensor), &len_field(2, b"g")]);
+    let model = len_field(7, &graph);
+    assert!(agrees(&model, "packed dims, unpacked floats"), "the direct reader should take this file");
+    let direct = from_wire::model(&Bytes::from(model)).expect("read directly");
+    let t = direct.tensors.values().next().expect("one tensor");
+    assert_eq!((t.dims.as_slice(), t.float_data.as_slice()), (&[2i64, 3][..], &[1.5f32, -2.0][..]));
+}
+
+#[test]
+fn rare_encodings_are_left_to_prost() {
+    let graph = concat(&[&len_field(1, &node_with_tensor_attribute("n")), &len_field(2, b"g")]);
+    // The graph field twice: protobuf merges the two (prost's job).
+    let twice = concat(&[&len_field(7, &graph), &len_field(7, &len_field(2, b"renamed"))]);
+    // An unknown field (number 99): prost skips it.
+    let unknown = concat(&[&len_field(7, &graph), &varint_field(99, 1)]);
+    for (what, data) in [("graph twice", twice), ("unknown field", unknown)] {
+        assert!(from_wire::model(&Bytes::from(data.clone())).is_none(), "{what}: should be left to prost");
+        // And the public entry point still reads it, through prost.
+        let model = binary::decode_model(Bytes::from(data.clone()), what).expect("prost reads it");
+        assert!(same_model(&model, &reference(&data).expect("reference reads it")), "{what}");
+    }
+}
+
+/// A small model touching every kind of wire value: varints, packed and unpacked lists,
+/// fixed32 and fixed64, strings, nested messages three levels down.
+fn small_model() -> Vec<u8> {
+    let mut packed_dims = Vec::new();
+    varint(3, &mut packed_dims);
+    let floats: Vec<u8> = [1.0f32, 2.0, 3.0].iter().flat_map(|f| f.to_le_bytes()).collect();
+    let doubles: Vec<u8> = 0.5f64.to_le_bytes().to_vec();
+    let tensor = concat(&[
+        &len_field(1, &packed_dims),
+        &varint_field(2, 1),
+        &len_field(4, &floats),
+        &len_field(8, b"w"),
+        &len_field(10, &doubles),
+    ]);
+    let mut attribute = concat(&[&len_field(1, b"alpha"), &[2 << 3 | 5], &0.25f32.to_le_bytes()]);
+    attribute.extend_from_slice(&varint_field(20, 1));
+    let node = concat(&[&len_field(1, b"w"), &len_field(2, b"y"), &len_field(4, b"Elu"), &len_field(5, &attribute)]);
+    let dim = concat(&[&varint_field(1, 3)]);
+    let shape = len_field(1, &dim);
+    let tensor_type = concat(&[&varint_field(1, 1), &len_field(2, &shape)]);
+    let value_info = concat(&[&len_field(1, b"y"), &len_field(2, &len_field(1, &tensor_type))]);
+    let graph =
+        concat(&[&len_field(1, &node), &len_field(2, b"g"), &len_field(5, &tensor), &len_field(12, &value_info)]);
+    concat(&[&varint_field(1, 10), &len_field(7, &graph), &len_field(8, &varint_field(2, 21))])
+}
+
+#[test]
+fn every_single_byte_change_of_a_small_model_agrees() {
+    let model = small_model();
+    assert!(agrees(&model, "the small model"), "the direct reader should take the small model");
+    let (mut variants, mut answered) = (0, 0);
+    for at in 0..model.len() {
+        for byte in 0..=255u8 {
+            if byte == model[at] {
+                continue;
+            }
+            let mut data = model.clone();
+            data[at] = byte;
+            variants += 1;
+            answered += usize::from(agrees(&data, &format!("byte {at} set to {byte:#04x}")));
+        }
+    }
+    assert!(answered > variants / 10, "the direct reader answered only {answered} of {variants}");
+}
+
+#[test]
+fn malformed_keys_lengths_and_varints_agree() {
+    let graph = len_field(2, b"g");
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        // A ten-byte varint whose last byte carries more than the 64th bit.
+        ("overlong varint", concat(&[&[0x08], &[0xff; 9], &[0x02]])),
+        ("ten-byte varint", concat(&[&[0x08], &[0xff; 9], &[0x01]])),
+        ("field number 0", concat(&[&[0x00, 0x01]])),
+        ("wire type 6", concat(&[&[0x0e, 0x01]])),
+        ("wire type 7", concat(&[&[0x0f, 0x01]])),
+        ("group start", concat(&[&[0x0b], &[0x0c]])),
+        ("group end alone", concat(&[&[0x0c]])),
+        ("key above u32", concat(&[&[0x80, 0x80, 0x80, 0x80, 0x80, 0x01]])),
+        ("string as varint", varint_field(2, 5)),
+        ("graph as varint", varint_field(7, 5)),
+        ("ir_version as string", len_field(1, b"x")),
+        // Packed floats whose length is not a multiple of four.
+        ("ragged packed floats", len_field(7, &concat(&[&len_field(5, &len_field(4, &[0, 0, 128, 63, 0]))]))),
+        ("ragged packed doubles", len_field(7, &len_field(5, &len_field(10, &[0; 9])))),
+        // A packed varint run cut inside its last value.
+        ("cut packed varints", len_field(7, &len_field(5, &len_field(1, &[0x80])))),
+        // A nested length that runs past its message but not past the buffer.
+        ("length past its message", concat(&[&[7 << 3 | 2, 2], &[2 << 3 | 2, 5], b"abcdef"])),
+        ("float with wrong wire type", len_field(7, &len_field(1, &len_field(5, &varint_field(2, 1))))),
+        (
+            "two tensor types",
+            len_field(7, &len_field(11, &len_field(2, &concat(&[&len_field(1, b""), &len_field(8, b"")])))),
+        ),
+        ("graph then more", concat(&[&len_field(7, &graph), &varint_field(1, 9)])),
+    ];
+    for (what, data) in &cases {
+        agrees(data, what);
+    }
+}
