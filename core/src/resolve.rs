@@ -161,7 +161,14 @@ fn define<'m>(scope: &mut Scope<'m, '_>, name: &'m Str, site: DefSite, r: &mut R
 
 fn graph<'m>(model: &'m Model, id: GraphId, parent: Option<&Scope<'m, '_>>, r: &mut Resolution) {
     let g = &model.graphs[id];
-    let mut scope = Scope { names: HashMap::default(), parent };
+    // Sized once for every name the graph defines (a big graph's table is not regrown).
+    let defined = g.inputs.len()
+        + g.initializers.len()
+        + g.sparse_initializers.len()
+        + g.nodes.iter().map(|&n| model.nodes[n].outputs.len()).sum::<usize>();
+    let mut names = HashMap::default();
+    names.reserve(defined);
+    let mut scope = Scope { names, parent };
     for (i, v) in g.inputs.iter().enumerate() {
         if let Some(name) = &v.name {
             define(&mut scope, name, DefSite::GraphInput(id, i), r);

@@ -71,16 +71,16 @@ pub fn type_constraint_violations(model: &Model, types: &ModelTypes) -> Vec<Diag
             }
         }
     }
-    let lookup = |mut g: GraphId, name: &Str| -> Option<&Type> {
-        loop {
-            if let Some(t) = types.get(g, name) {
-                return Some(t);
-            }
-            g = *parent.get(&g)?;
-        }
-    };
     let mut found = Vec::new();
     for (g, graph) in model.graphs.iter().filter(|(g, _)| types.graphs.contains_key(g)) {
+        // The type tables this graph sees, its own first, found once per graph.
+        let mut visible = Vec::new();
+        let mut at = Some(g);
+        while let Some(id) = at {
+            visible.extend(types.graphs.get(&id));
+            at = parent.get(&id).copied();
+        }
+        let lookup = |name: &Str| visible.iter().find_map(|table| table.get(name));
         for &n in &graph.nodes {
             let node = &model.nodes[n];
             let Some(domain) = node.schema_domain() else { continue };
@@ -100,7 +100,7 @@ pub fn type_constraint_violations(model: &Model, types: &ModelTypes) -> Vec<Diag
                 else {
                     continue;
                 };
-                let Some(ty) = lookup(g, input) else { continue };
+                let Some(ty) = lookup(input) else { continue };
                 let Some(kind) = Kind::of(ty) else { continue };
                 let allowed = match kind {
                     Kind::Tensor(code) => (0..64).contains(&code) && formal.tensor_elems & (1 << code) != 0,

@@ -165,7 +165,7 @@ impl<'b> Decoder<'b> {
 
     fn str(&self, value: Wire) -> Result<Str> {
         let range = payload(value)?;
-        Ok(Str::from_bytes(self.buf.slice(range)))
+        Ok(Str::from_buffer(self.buf, range))
     }
 
     fn bytes(&self, value: Wire) -> Result<Bytes> {
