@@ -104,3 +104,33 @@ unsafe impl GlobalAlloc for TrackingAllocator {
         unsafe { System.realloc(ptr, layout, new_size) }
     }
 }
+
+/// A protobuf writer for crafting encodings by hand (hostile inputs, unusual but legal
+/// field orders).
+pub mod wire {
+    /// Appends `v` as a varint.
+    pub fn varint(mut v: u64, out: &mut Vec<u8>) {
+        while v >= 0x80 {
+            out.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    }
+
+    /// A length-delimited field: key, length, payload.
+    pub fn len_field(number: u32, payload: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        varint(u64::from(number) << 3 | 2, &mut out);
+        varint(payload.len() as u64, &mut out);
+        out.extend_from_slice(payload);
+        out
+    }
+
+    /// A varint field: key, value.
+    pub fn varint_field(number: u32, value: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        varint(u64::from(number) << 3, &mut out);
+        varint(value, &mut out);
+        out
+    }
+}

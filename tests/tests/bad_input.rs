@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use onnx_core::binary;
 use onnx_core::summary::Summary;
+use onnx_tests::wire::{len_field, varint};
 use onnx_tests::{SplitMix64, TrackingAllocator, corpus_models, largest_allocation, reset_largest_allocation};
 
 #[global_allocator]
@@ -84,23 +85,6 @@ fn truncated_and_bit_flipped_corpus_files_never_panic() {
     assert!(variants >= 5000, "only {variants} variants");
 }
 
-/// Protobuf writer for crafting hostile inputs by hand.
-fn varint(mut v: u64, out: &mut Vec<u8>) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-fn field_len(tag: u32, payload: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    varint(u64::from(tag) << 3 | 2, &mut out);
-    varint(payload.len() as u64, &mut out);
-    out.extend_from_slice(payload);
-    out
-}
-
 /// A length-delimited field header claiming `len` bytes, with only a few bytes following.
 fn lying_length(tag: u32, len: u64) -> Vec<u8> {
     let mut out = Vec::new();
@@ -117,12 +101,12 @@ fn huge_length_prefixes_do_not_allocate() {
     let model = lying_length(7, HUGE);
     // GraphProto.initializer (5) → TensorProto.raw_data (9) claiming 2^60 bytes.
     let tensor = lying_length(9, HUGE);
-    let graph = field_len(5, &tensor);
-    let in_graph = field_len(7, &graph);
+    let graph = len_field(5, &tensor);
+    let in_graph = len_field(7, &graph);
     // TensorProto.float_data (4, packed) claiming 2^60 bytes.
-    let packed = field_len(7, &field_len(5, &lying_length(4, HUGE)));
+    let packed = len_field(7, &len_field(5, &lying_length(4, HUGE)));
     // TensorProto.dims (1) as a packed run of 2^60 bytes.
-    let dims = field_len(7, &field_len(5, &lying_length(1, HUGE)));
+    let dims = len_field(7, &len_field(5, &lying_length(1, HUGE)));
     for (what, data) in [("graph", model), ("raw_data", in_graph), ("float_data", packed), ("dims", dims)] {
         exercise(&data, what);
         assert!(binary::decode_model(Bytes::from(data), what).is_err(), "{what}: a lying length must be an error");
@@ -143,11 +127,11 @@ fn endless_varints_are_errors() {
 fn deep_subgraph_nesting_is_an_error_not_a_stack_overflow() {
     let mut graph = Vec::new();
     for _ in 0..200 {
-        let attribute = field_len(6, &graph); // AttributeProto.g
-        let node = field_len(5, &attribute); // NodeProto.attribute
-        graph = field_len(1, &node); // GraphProto.node
+        let attribute = len_field(6, &graph); // AttributeProto.g
+        let node = len_field(5, &attribute); // NodeProto.attribute
+        graph = len_field(1, &node); // GraphProto.node
     }
-    let model = field_len(7, &graph);
+    let model = len_field(7, &graph);
     exercise(&model, "deep nesting");
     let err = binary::decode_model(Bytes::from(model), "deep.onnx").expect_err("too deep");
     assert!(err.to_string().contains("deep.onnx"), "{err}");
@@ -164,7 +148,7 @@ fn overflowing_dims_have_no_size() {
     }
     varint(2 << 3, &mut tensor); // data_type = FLOAT
     varint(1, &mut tensor);
-    let model = field_len(7, &field_len(5, &tensor));
+    let model = len_field(7, &len_field(5, &tensor));
     exercise(&model, "overflowing dims");
     let decoded = binary::decode_model(Bytes::from(model), "dims").expect("valid protobuf");
     let (_, t) = decoded.tensors.iter().next().expect("one tensor");

@@ -6,6 +6,7 @@ use bytes::Bytes;
 use onnx_core::binary;
 use onnx_core::ir::Model;
 use onnx_core::lower::from_wire;
+use onnx_tests::wire::{len_field, varint, varint_field};
 use onnx_tests::{SplitMix64, corpus_models};
 
 /// The reference decoding, `None` for an error.
@@ -87,30 +88,6 @@ fn damaged_files_are_left_to_prost_or_read_the_same() {
     // Many damaged files still decode (a flipped bit inside a float or a name); the direct
     // reader must have answered for a good share of them, or this test checks nothing.
     assert!(answered * 5 >= variants, "the direct reader answered only {answered} of {variants}");
-}
-
-/// Protobuf writer for hand-made encodings.
-fn varint(mut v: u64, out: &mut Vec<u8>) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-fn len_field(number: u32, payload: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    varint(u64::from(number) << 3 | 2, &mut out);
-    varint(payload.len() as u64, &mut out);
-    out.extend_from_slice(payload);
-    out
-}
-
-fn varint_field(number: u32, value: u64) -> Vec<u8> {
-    let mut out = Vec::new();
-    varint(u64::from(number) << 3, &mut out);
-    varint(value, &mut out);
-    out
 }
 
 fn concat(parts: &[&[u8]]) -> Vec<u8> {
