@@ -4,7 +4,7 @@
 use onnx_core::analysis::{TextAnalysis, analyze_text, place};
 use onnx_core::check::{CheckOptions, check_model};
 use onnx_core::diagnostic::Diagnostic;
-use onnx_core::infer::{ModelTypes, conflicts, infer_model, type_constraint_violations};
+use onnx_core::infer::{ModelTypes, conflicts, infer_model};
 
 use crate::index::Index;
 use crate::line_index::{Encoding, LineIndex};
@@ -39,8 +39,7 @@ impl Snapshot {
                 diagnostics.push(d);
             }
             let types = infer_model(&analysis.model);
-            let found = type_constraint_violations(&analysis.model, &types);
-            for mut d in found.into_iter().chain(conflicts(&analysis.model, &types)) {
+            for mut d in types.violations.iter().cloned().chain(conflicts(&analysis.model, &types)) {
                 place(&mut d, &analysis.source_map);
                 diagnostics.push(d);
             }

@@ -66,7 +66,7 @@ pub fn check_model(model: &Model, options: &CheckOptions) -> Vec<Diagnostic> {
     let mut diagnostics = checker.diagnostics;
     if options.full_check {
         let types = crate::infer::infer_model(model);
-        diagnostics.extend(crate::infer::type_constraint_violations(model, &types));
+        diagnostics.extend(types.violations.iter().cloned());
         diagnostics.extend(crate::infer::conflicts(model, &types));
     }
     if options.profile == Profile::Sonnx {

@@ -3,13 +3,9 @@
 //! parameter must agree (`Add(float, int64)`). onnx's strict inference (and so
 //! `check_model(full_check=True)`) rejects both.
 
-use std::collections::HashMap;
-
 use crate::diagnostic::{Anchor, Diagnostic};
-use crate::ir::{AttributeValue, GraphId, Model, Str, Type, TypeValue, code_name};
+use crate::ir::{Model, NodeId, Str, Type, TypeValue, code_name};
 use crate::schema::{FormalOption, registry};
-
-use super::ModelTypes;
 
 /// How onnx's schemas spell a type: `tensor(float)`, `seq(tensor(int64))`,
 /// `map(string, float)`, …; `None` while part of it is unknown.
@@ -54,100 +50,74 @@ impl Kind {
     }
 }
 
-/// Every node input of an inferred graph whose type its operator's constraints reject.
-pub fn type_constraint_violations(model: &Model, types: &ModelTypes) -> Vec<Diagnostic> {
-    // Subgraphs see their enclosing graphs' values.
-    let mut parent: HashMap<GraphId, GraphId> = HashMap::new();
-    for (g, graph) in model.graphs.iter() {
-        for &n in &graph.nodes {
-            for a in &model.nodes[n].attributes {
-                match a.value() {
-                    Some(AttributeValue::Graph(sub)) => {
-                        parent.insert(sub, g);
-                    }
-                    Some(AttributeValue::Graphs(subs)) => parent.extend(subs.iter().map(|&s| (s, g))),
-                    _ => {}
-                }
-            }
+/// The inputs of graph node `n` whose types (as `lookup` finds them) its operator's
+/// constraints reject (onnx's strict inference, and so `check_model(full_check=True)`,
+/// rejects both kinds), added to `found`. Inference calls this for each graph node right
+/// after inferring it, while the input types it has just read are still in cache.
+pub(super) fn node_violations<'t>(
+    model: &Model,
+    n: NodeId,
+    lookup: impl Fn(&Str) -> Option<&'t Type>,
+    found: &mut Vec<Diagnostic>,
+) {
+    let node = &model.nodes[n];
+    let Some(domain) = node.schema_domain() else { return };
+    let Some(op) = node.op_type.as_ref().and_then(Str::as_str) else { return };
+    let Some(version) = model.opset_version(domain) else { return };
+    let Some(schema) = registry().lookup(domain, op, version) else { return };
+    // Per type constraint (by index) the kind its first input bound it to.
+    let mut bound: Vec<(usize, Kind, usize)> = Vec::new();
+    for (i, input) in node.inputs.iter().enumerate() {
+        if input.is_empty() {
+            continue;
         }
-    }
-    let mut found = Vec::new();
-    for (g, graph) in model.graphs.iter().filter(|(g, _)| types.graphs.contains_key(g)) {
-        // The type tables this graph sees, its own first, found once per graph.
-        let mut visible = Vec::new();
-        let mut at = Some(g);
-        while let Some(id) = at {
-            visible.extend(types.graphs.get(&id));
-            at = parent.get(&id).copied();
+        let Some(formal) =
+            schema.inputs.get(i).or_else(|| schema.inputs.last().filter(|f| f.option == FormalOption::Variadic))
+        else {
+            continue;
+        };
+        let Some(ty) = lookup(input) else { continue };
+        let Some(kind) = Kind::of(ty) else { continue };
+        let allowed = match kind {
+            Kind::Tensor(code) => (0..64).contains(&code) && formal.tensor_elems & (1 << code) != 0,
+            Kind::Other(ref spelled) => schema.allowed_types(formal).contains(&spelled.as_str()),
+        };
+        if !allowed {
+            let allowed = schema.allowed_types(formal);
+            found.push(Diagnostic::error(
+                "input-type",
+                Anchor::NodeInput(n, i),
+                format!(
+                    "input {i} ('{}') of {op} is {}, which {} does not allow (allowed: {})",
+                    formal.name,
+                    kind.spelled(),
+                    formal.type_str,
+                    listed(&allowed)
+                ),
+            ));
+            continue;
         }
-        let lookup = |name: &Str| visible.iter().find_map(|table| table.get(name));
-        for &n in &graph.nodes {
-            let node = &model.nodes[n];
-            let Some(domain) = node.schema_domain() else { continue };
-            let Some(op) = node.op_type.as_ref().and_then(Str::as_str) else { continue };
-            let Some(version) = model.opset_version(domain) else { continue };
-            let Some(schema) = registry().lookup(domain, op, version) else { continue };
-            // Per type constraint (by index) the kind its first input bound it to.
-            let mut bound: Vec<(usize, Kind, usize)> = Vec::new();
-            for (i, input) in node.inputs.iter().enumerate() {
-                if input.is_empty() {
-                    continue;
-                }
-                let Some(formal) = schema
-                    .inputs
-                    .get(i)
-                    .or_else(|| schema.inputs.last().filter(|f| f.option == FormalOption::Variadic))
-                else {
-                    continue;
-                };
-                let Some(ty) = lookup(input) else { continue };
-                let Some(kind) = Kind::of(ty) else { continue };
-                let allowed = match kind {
-                    Kind::Tensor(code) => (0..64).contains(&code) && formal.tensor_elems & (1 << code) != 0,
-                    Kind::Other(ref spelled) => schema.allowed_types(formal).contains(&spelled.as_str()),
-                };
-                if !allowed {
-                    let allowed = schema.allowed_types(formal);
-                    found.push(Diagnostic::error(
-                        "input-type",
+        let heterogeneous = formal.option == FormalOption::Variadic && !formal.homogeneous;
+        let Some(constraint) = formal.constraint.filter(|_| !heterogeneous) else { continue };
+        match bound.iter().find(|(c, _, _)| *c == constraint) {
+            Some((_, first, at)) if *first != kind => {
+                let (first, spelled) = (first.spelled(), kind.spelled());
+                found.push(
+                    Diagnostic::error(
+                        "type-parameter-mismatch",
                         Anchor::NodeInput(n, i),
                         format!(
-                            "input {i} ('{}') of {op} is {}, which {} does not allow (allowed: {})",
-                            formal.name,
-                            kind.spelled(),
-                            formal.type_str,
-                            listed(&allowed)
+                            "input {i} of {op} is {spelled}, but {} is already {first} from input {at}",
+                            formal.type_str
                         ),
-                    ));
-                    continue;
-                }
-                let heterogeneous = formal.option == FormalOption::Variadic && !formal.homogeneous;
-                let Some(constraint) = formal.constraint.filter(|_| !heterogeneous) else { continue };
-                match bound.iter().find(|(c, _, _)| *c == constraint) {
-                    Some((_, first, at)) if *first != kind => {
-                        let (first, spelled) = (first.spelled(), kind.spelled());
-                        found.push(
-                            Diagnostic::error(
-                                "type-parameter-mismatch",
-                                Anchor::NodeInput(n, i),
-                                format!(
-                                    "input {i} of {op} is {spelled}, but {} is already {first} from input {at}",
-                                    formal.type_str
-                                ),
-                            )
-                            .with_related(
-                                Anchor::NodeInput(n, *at),
-                                format!("{} bound to {first} here", formal.type_str),
-                            ),
-                        );
-                    }
-                    Some(_) => {}
-                    None => bound.push((constraint, kind, i)),
-                }
+                    )
+                    .with_related(Anchor::NodeInput(n, *at), format!("{} bound to {first} here", formal.type_str)),
+                );
             }
+            Some(_) => {}
+            None => bound.push((constraint, kind, i)),
         }
     }
-    found
 }
 
 /// The first few allowed types, and how many more there are.

@@ -4,8 +4,9 @@
 
 use foldhash::HashMap;
 
+use crate::diagnostic::Diagnostic;
 use crate::ir::{
-    DimValue, Dimension, Function, GraphId, Model, Shape, Str, Tensor, TensorId, TensorType, Type, TypeValue,
+    DimValue, Dimension, Function, GraphId, Model, NodeId, Shape, Str, Tensor, TensorId, TensorType, Type, TypeValue,
 };
 
 /// The value of a 0-D or 1-D integer tensor, element by element; an element may be a
@@ -61,6 +62,10 @@ pub struct Env<'m> {
     function: Option<&'m Function>,
     /// The functions being expanded, outermost first (see [`Env::for_call`]).
     calls: Vec<*const Function>,
+    /// When set, type-constraint findings per graph (see [`Env::collect_violations`]).
+    violations: Option<HashMap<GraphId, Vec<Diagnostic>>>,
+    /// The graphs being inferred, outermost first.
+    graphs: Vec<GraphId>,
 }
 
 /// Calls nested deeper than this are not expanded (their callers get no types): a bound on
@@ -75,7 +80,16 @@ impl std::fmt::Debug for Env<'_> {
 
 impl<'m> Env<'m> {
     pub fn new(model: &'m Model, opset: i64) -> Self {
-        Env { model, opset, scopes: vec![Scope::default()], subgraph_types: None, function: None, calls: Vec::new() }
+        Env {
+            model,
+            opset,
+            scopes: vec![Scope::default()],
+            subgraph_types: None,
+            function: None,
+            calls: Vec::new(),
+            violations: None,
+            graphs: Vec::new(),
+        }
     }
 
     /// A fresh environment for the body of `function` called from `self`'s graph: it sees
@@ -97,6 +111,47 @@ impl<'m> Env<'m> {
     /// inferred: a function's own imports first, then the model's.
     pub fn domain_opset(&self, domain: &str) -> Option<i64> {
         self.function.and_then(|f| f.opset_version(domain)).or_else(|| self.model.opset_version(domain))
+    }
+
+    /// Checks each graph node against its operator's type constraints as it is inferred
+    /// (function bodies are not: their nodes are checked where the function is checked).
+    pub fn collect_violations(&mut self) {
+        self.violations.get_or_insert_with(HashMap::default);
+    }
+
+    /// Starts inferring graph `id`: findings of an earlier pass over it (a loop body is
+    /// inferred more than once) are dropped, so the last pass counts, as for its types.
+    pub fn enter_graph(&mut self, id: GraphId) {
+        self.graphs.push(id);
+        if let Some(found) = &mut self.violations {
+            found.insert(id, Vec::new());
+        }
+    }
+
+    pub fn leave_graph(&mut self) {
+        self.graphs.pop();
+    }
+
+    /// Checks graph node `n`, just inferred, against its operator's type constraints.
+    pub fn check_constraints(&mut self, n: NodeId) {
+        let (Some(&graph), true) = (self.graphs.last(), self.violations.is_some()) else { return };
+        let mut new = Vec::new();
+        let scopes = &self.scopes;
+        let lookup = |name: &Str| {
+            if name.is_empty() { None } else { scopes.iter().rev().find_map(|s| s.types.get(name)) }
+        };
+        super::constraints::node_violations(self.model, n, lookup, &mut new);
+        if let Some(found) = &mut self.violations
+            && !new.is_empty()
+        {
+            found.entry(graph).or_default().extend(new);
+        }
+    }
+
+    /// The type-constraint findings, graph by graph in the model's order.
+    pub fn take_violations(&mut self) -> Vec<Diagnostic> {
+        let Some(mut found) = self.violations.take() else { return Vec::new() };
+        self.model.graphs.iter().filter_map(|(g, _)| found.remove(&g)).flatten().collect()
     }
 
     /// Keeps the types of every subgraph inferred from now on (see [`Env::leave_subgraph`]).

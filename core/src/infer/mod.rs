@@ -22,10 +22,11 @@ mod ops;
 #[cfg(test)]
 mod tests;
 
-pub use constraints::{constraint_spelling, type_constraint_violations};
+pub use constraints::constraint_spelling;
 pub use env::{Env, Known, tensor_type};
 pub use merge::{conflicts, contradiction};
 
+use crate::diagnostic::Diagnostic;
 use crate::ir::{GraphId, Model, Str, Type};
 
 /// What inference found for one graph: the type of every value it could type, by name.
@@ -51,6 +52,10 @@ pub fn infer_main_graph(model: &Model) -> GraphTypes {
 pub struct ModelTypes {
     pub main: Option<GraphId>,
     pub graphs: foldhash::HashMap<GraphId, foldhash::HashMap<Str, Type>>,
+    /// Every graph node input whose inferred type its operator's type constraints reject
+    /// (`input-type`), or that disagrees with another input bound to the same type
+    /// parameter (`type-parameter-mismatch`): what onnx's strict inference rejects.
+    pub violations: Vec<Diagnostic>,
 }
 
 impl ModelTypes {
@@ -68,10 +73,12 @@ pub fn infer_model(model: &Model) -> ModelTypes {
     };
     let mut env = Env::new(model, model.opset_version("").unwrap_or(1));
     env.keep_subgraph_types();
+    env.collect_violations();
     infer_graph(model, g, &mut env);
+    let violations = env.take_violations();
     let (main, mut graphs) = env.into_all_types();
     graphs.insert(g, main);
-    ModelTypes { main: Some(g), graphs }
+    ModelTypes { main: Some(g), graphs, violations }
 }
 
 /// Infers a subgraph in a new scope (outer values visible) and returns the types of its
@@ -121,9 +128,12 @@ fn infer_body(model: &Model, id: GraphId, env: &mut Env<'_>) {
     for &t in &g.initializers {
         env.add_initializer(t);
     }
+    env.enter_graph(id);
     for &n in &g.nodes {
         ops::infer_node(model, n, env);
+        env.check_constraints(n);
     }
+    env.leave_graph();
 }
 
 /// Records inferred types in the main graph's `value_info` for every node output that is

@@ -244,3 +244,23 @@ fn schema_bodies_infer_what_the_rules_infer() {
         assert_eq!(body_type, rule_type, "{op}-{opset}: the body and the rule disagree");
     }
 }
+
+#[test]
+fn a_loop_body_inferred_again_reports_its_constraint_errors_once() {
+    // The carried shape grows, so the body is inferred more than once; each pass finds the
+    // bad Add again, and only the last pass counts.
+    let text = model(
+        17,
+        "(int64 n, bool c, float[1] start) => (float[?] grown)",
+        "grown = Loop (n, c, start) <body: graph = body (int64 i, bool ci, float[1] acc) => (bool co, float[?] more) {
+            co = Identity (ci)
+            mixed = Add (acc, i)
+            more = Concat <axis: int = 0> (acc, acc)
+        }>",
+    );
+    let analysis = analyze_text(&text);
+    assert!(!analysis.has_errors(), "{:?}", analysis.diagnostics);
+    let types = super::infer_model(&analysis.model);
+    let codes: Vec<&str> = types.violations.iter().map(|d| d.code).collect();
+    assert_eq!(codes, ["type-parameter-mismatch"], "{:?}", types.violations);
+}
