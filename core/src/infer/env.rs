@@ -115,26 +115,29 @@ impl<'m> Env<'m> {
 
     /// Checks each graph node against its operator's type constraints as it is inferred
     /// (function bodies are not: their nodes are checked where the function is checked).
-    pub fn collect_violations(&mut self) {
+    pub(crate) fn collect_violations(&mut self) {
         self.violations.get_or_insert_with(HashMap::default);
     }
 
     /// Starts inferring graph `id`: findings of an earlier pass over it (a loop body is
     /// inferred more than once) are dropped, so the last pass counts, as for its types.
-    pub fn enter_graph(&mut self, id: GraphId) {
+    pub(crate) fn enter_graph(&mut self, id: GraphId) {
         self.graphs.push(id);
         if let Some(found) = &mut self.violations {
             found.insert(id, Vec::new());
         }
     }
 
-    pub fn leave_graph(&mut self) {
+    pub(crate) fn leave_graph(&mut self) {
         self.graphs.pop();
     }
 
     /// Checks graph node `n`, just inferred, against its operator's type constraints.
-    pub fn check_constraints(&mut self, n: NodeId) {
-        let (Some(&graph), true) = (self.graphs.last(), self.violations.is_some()) else { return };
+    pub(crate) fn check_constraints(&mut self, n: NodeId) {
+        let Some(&graph) = self.graphs.last() else { return };
+        if self.violations.is_none() {
+            return;
+        }
         let mut new = Vec::new();
         let scopes = &self.scopes;
         let lookup = |name: &Str| {
@@ -149,7 +152,7 @@ impl<'m> Env<'m> {
     }
 
     /// The type-constraint findings, graph by graph in the model's order.
-    pub fn take_violations(&mut self) -> Vec<Diagnostic> {
+    pub(crate) fn take_violations(&mut self) -> Vec<Diagnostic> {
         let Some(mut found) = self.violations.take() else { return Vec::new() };
         self.model.graphs.iter().filter_map(|(g, _)| found.remove(&g)).flatten().collect()
     }
