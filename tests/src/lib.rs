@@ -59,6 +59,17 @@ impl SplitMix64 {
     pub fn below(&mut self, n: u64) -> u64 {
         self.next_u64() % n.max(1)
     }
+
+    /// A copy of `original` (not empty) with 1 to `most` random bits flipped, and how many.
+    pub fn bit_flipped(&mut self, original: &[u8], most: u64) -> (Vec<u8>, u64) {
+        let mut data = original.to_vec();
+        let flips = 1 + self.below(most);
+        for _ in 0..flips {
+            let at = self.below(data.len() as u64) as usize;
+            data[at] ^= 1 << self.below(8);
+        }
+        (data, flips)
+    }
 }
 
 /// A global allocator that forwards to the system allocator and remembers, per thread, the

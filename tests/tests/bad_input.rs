@@ -66,12 +66,7 @@ fn truncated_and_bit_flipped_corpus_files_never_panic() {
             variants += 1;
         }
         for _ in 0..8 {
-            let mut data = original.clone();
-            let flips = 1 + rng.below(4);
-            for _ in 0..flips {
-                let at = rng.below(data.len() as u64) as usize;
-                data[at] ^= 1 << rng.below(8);
-            }
+            let (data, flips) = rng.bit_flipped(&original, 4);
             exercise(&data, &format!("{name} with {flips} bit flips"));
             variants += 1;
         }

@@ -71,12 +71,7 @@ fn damaged_files_are_left_to_prost_or_read_the_same() {
             check(&original[..cut], format!("{name} truncated at {cut}"));
         }
         for _ in 0..8 {
-            let mut data = original.clone();
-            let flips = 1 + rng.below(3);
-            for _ in 0..flips {
-                let at = rng.below(data.len() as u64) as usize;
-                data[at] ^= 1 << rng.below(8);
-            }
+            let (data, flips) = rng.bit_flipped(&original, 3);
             check(&data, format!("{name} with {flips} bit flips"));
         }
         let mut data = original.clone();
