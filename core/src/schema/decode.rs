@@ -3,18 +3,33 @@
 use foldhash::HashMap;
 
 use serde::Deserialize;
+use serde_json::value::RawValue;
 
-use super::{AttributeSchema, Formal, FormalOption, OpSchema, Registry, TypeConstraint};
+use std::sync::OnceLock;
+
+use super::{AttributeSchema, Formal, FormalOption, OpSchema, OpTable, Registry, TypeConstraint, Versions};
 use crate::ir::AttributeType;
 
 #[derive(Deserialize)]
-struct Export {
-    format: String,
+struct Export<'a> {
+    #[serde(borrow)]
+    format: &'a str,
     ir_version: i64,
     domains: HashMap<String, i64>,
     typesets: Vec<Vec<String>>,
-    schemas: Vec<RawSchema>,
+    /// Each schema's JSON, kept as text: decoded when its operator is first looked up.
+    #[serde(borrow)]
+    schemas: Vec<&'a RawValue>,
     extras: Extras,
+}
+
+/// What the table is indexed by, read from a schema's JSON without decoding the rest.
+#[derive(Deserialize)]
+struct Head<'a> {
+    #[serde(borrow)]
+    op: &'a str,
+    #[serde(borrow)]
+    dom: &'a str,
 }
 
 #[derive(Deserialize)]
@@ -47,15 +62,15 @@ struct RawSchema {
     cfn: Vec<i64>,
 }
 
-#[derive(Deserialize)]
-struct Extras {
+#[derive(Debug, Deserialize)]
+pub(super) struct Extras {
     allowed_output_counts: Vec<OutputCounts>,
     allow_unchecked_attributes: Vec<SchemaKey>,
     checker_experimental_ops: Vec<String>,
     internal_attribute_prefix: String,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Deserialize)]
 struct OutputCounts {
     op: String,
     dom: String,
@@ -63,7 +78,7 @@ struct OutputCounts {
     counts: Vec<usize>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Deserialize)]
 struct SchemaKey {
     op: String,
     dom: String,
@@ -111,85 +126,104 @@ fn bound(n: i64) -> Option<usize> {
     usize::try_from(n).ok()
 }
 
-pub(super) fn registry(text: &str) -> Result<Registry, String> {
-    let export: Export = serde_json::from_str(text).map_err(|e| e.to_string())?;
+/// Reads the export's index: the header, the typesets and extras, and where each
+/// operator's schemas are in the text. The schemas themselves are decoded by [`versions`]
+/// when first looked up; reading all of them took 2 ms, most of a small model's `onnx check`.
+pub(super) fn registry(text: &'static str) -> Result<Registry, String> {
+    let export: Export<'static> = serde_json::from_str(text).map_err(|e| e.to_string())?;
     if export.format != "onnx-opschema/1" {
         return Err(format!("unknown format '{}'", export.format));
     }
-    // Typesets are shared by many schemas; leak them once so constraints can borrow them.
-    let typesets: &'static [Vec<String>] = Box::leak(export.typesets.into_boxed_slice());
-    let matches =
-        |op: &str, dom: &str, since: i64, raw: &RawSchema| raw.op == op && raw.dom == dom && raw.since == since;
-    let mut by_op: HashMap<String, HashMap<String, Vec<OpSchema>>> = HashMap::default();
+    let mut by_op: HashMap<&'static str, HashMap<&'static str, Vec<&'static RawValue>>> = HashMap::default();
     for raw in export.schemas {
-        let mut type_constraints = Vec::new();
-        for (param, index) in &raw.tc {
-            let index = index.as_u64().and_then(|i| usize::try_from(i).ok());
-            let allowed = index.and_then(|i| typesets.get(i)).ok_or(format!("{}: bad typeset index", raw.op))?;
-            let tensor_elems = super::tensor_elem_bits(allowed.iter().map(String::as_str));
-            type_constraints.push(TypeConstraint { param: param.clone(), allowed, tensor_elems });
-        }
-        type_constraints.sort_by(|a, b| a.param.cmp(&b.param));
-        let mut attributes = Vec::new();
-        for (name, code, required, default) in &raw.attr {
-            let ty = attribute_type(code).ok_or(format!("{}: attribute '{name}' has unknown type '{code}'", raw.op))?;
-            attributes.push(AttributeSchema {
-                name: name.clone(),
-                ty,
-                required: *required != 0,
-                default: default.clone().filter(|v| !v.is_null()),
-            });
-        }
-        let mut function_bodies: Vec<(i64, String)> = raw
-            .bodies
-            .iter()
-            .map(|(v, body)| v.parse::<i64>().map(|v| (v, body.clone())).map_err(|e| e.to_string()))
-            .collect::<Result<_, _>>()?;
-        function_bodies.sort();
-        let allowed_output_counts = export
-            .extras
-            .allowed_output_counts
-            .iter()
-            .find(|c| matches(&c.op, &c.dom, c.since, &raw))
-            .map(|c| c.counts.clone());
-        let allows_unchecked_attributes =
-            export.extras.allow_unchecked_attributes.iter().any(|k| matches(&k.op, &k.dom, k.since, &raw));
-        let schema = OpSchema {
-            op: raw.op.clone(),
-            domain: raw.dom.clone(),
-            since_version: raw.since,
-            inputs: raw.inputs.into_iter().map(|f| formal(f, &type_constraints)).collect::<Result<_, _>>()?,
-            outputs: raw.outputs.into_iter().map(|f| formal(f, &type_constraints)).collect::<Result<_, _>>()?,
-            min_inputs: bound(raw.arity[0]).unwrap_or(0),
-            max_inputs: bound(raw.arity[1]),
-            min_outputs: bound(raw.arity[2]).unwrap_or(0),
-            max_outputs: bound(raw.arity[3]),
-            allowed_output_counts,
-            type_constraints,
-            attributes,
-            allows_unchecked_attributes,
-            deprecated: raw.dep != 0,
-            experimental: raw.exp != 0,
-            non_deterministic: raw.nd != 0,
-            has_inference: raw.si != 0,
-            has_data_propagation: raw.dp != 0,
-            function_bodies,
-            context_dependent_bodies: raw.cfn,
-        };
-        by_op.entry(raw.dom).or_default().entry(raw.op).or_default().push(schema);
+        let head: Head<'static> = serde_json::from_str(raw.get()).map_err(|e| e.to_string())?;
+        by_op.entry(head.dom).or_default().entry(head.op).or_default().push(raw);
     }
-    for versions in by_op.values_mut().flat_map(HashMap::values_mut) {
-        versions.sort_by_key(|s| s.since_version);
-    }
+    let table = |ops: HashMap<&'static str, Vec<&'static RawValue>>| -> OpTable {
+        ops.into_iter().map(|(op, raw)| (op, Versions { raw, decoded: OnceLock::new() })).collect()
+    };
+    let default_ops = table(by_op.remove("").unwrap_or_default());
+    let domain_ops = by_op.into_iter().map(|(dom, ops)| (dom, table(ops))).collect();
     let mut domain_versions: Vec<(String, i64)> = export.domains.into_iter().collect();
     domain_versions.sort();
-    let default_ops = by_op.remove("").unwrap_or_default();
+    let experimental_ops = export.extras.checker_experimental_ops.iter().cloned().collect();
+    let internal_attribute_prefix = export.extras.internal_attribute_prefix.clone();
     Ok(Registry {
         default_ops,
-        domain_ops: by_op,
+        domain_ops,
+        // Typesets are shared by many schemas; leaked once so constraints can borrow them.
+        typesets: Box::leak(export.typesets.into_boxed_slice()),
+        extras: export.extras,
         domain_versions,
         ir_version: export.ir_version,
-        experimental_ops: export.extras.checker_experimental_ops.into_iter().collect(),
-        internal_attribute_prefix: export.extras.internal_attribute_prefix,
+        experimental_ops,
+        internal_attribute_prefix,
+    })
+}
+
+/// Decodes every version of one operator, oldest first.
+pub(super) fn versions(
+    raw: &[&'static RawValue],
+    typesets: &'static [Vec<String>],
+    extras: &Extras,
+) -> Result<Vec<OpSchema>, String> {
+    let mut versions = raw.iter().map(|r| schema(r, typesets, extras)).collect::<Result<Vec<_>, _>>()?;
+    versions.sort_by_key(|s| s.since_version);
+    Ok(versions)
+}
+
+fn schema(raw: &RawValue, typesets: &'static [Vec<String>], extras: &Extras) -> Result<OpSchema, String> {
+    let raw: RawSchema = serde_json::from_str(raw.get()).map_err(|e| e.to_string())?;
+    let matches =
+        |op: &str, dom: &str, since: i64, raw: &RawSchema| raw.op == op && raw.dom == dom && raw.since == since;
+    let mut type_constraints = Vec::new();
+    for (param, index) in &raw.tc {
+        let index = index.as_u64().and_then(|i| usize::try_from(i).ok());
+        let allowed = index.and_then(|i| typesets.get(i)).ok_or(format!("{}: bad typeset index", raw.op))?;
+        let tensor_elems = super::tensor_elem_bits(allowed.iter().map(String::as_str));
+        type_constraints.push(TypeConstraint { param: param.clone(), allowed, tensor_elems });
+    }
+    type_constraints.sort_by(|a, b| a.param.cmp(&b.param));
+    let mut attributes = Vec::new();
+    for (name, code, required, default) in &raw.attr {
+        let ty = attribute_type(code).ok_or(format!("{}: attribute '{name}' has unknown type '{code}'", raw.op))?;
+        attributes.push(AttributeSchema {
+            name: name.clone(),
+            ty,
+            required: *required != 0,
+            default: default.clone().filter(|v| !v.is_null()),
+        });
+    }
+    let mut function_bodies: Vec<(i64, String)> = raw
+        .bodies
+        .iter()
+        .map(|(v, body)| v.parse::<i64>().map(|v| (v, body.clone())).map_err(|e| e.to_string()))
+        .collect::<Result<_, _>>()?;
+    function_bodies.sort();
+    let allowed_output_counts =
+        extras.allowed_output_counts.iter().find(|c| matches(&c.op, &c.dom, c.since, &raw)).map(|c| c.counts.clone());
+    let allows_unchecked_attributes =
+        extras.allow_unchecked_attributes.iter().any(|k| matches(&k.op, &k.dom, k.since, &raw));
+    Ok(OpSchema {
+        op: raw.op.clone(),
+        domain: raw.dom.clone(),
+        since_version: raw.since,
+        inputs: raw.inputs.into_iter().map(|f| formal(f, &type_constraints)).collect::<Result<_, _>>()?,
+        outputs: raw.outputs.into_iter().map(|f| formal(f, &type_constraints)).collect::<Result<_, _>>()?,
+        min_inputs: bound(raw.arity[0]).unwrap_or(0),
+        max_inputs: bound(raw.arity[1]),
+        min_outputs: bound(raw.arity[2]).unwrap_or(0),
+        max_outputs: bound(raw.arity[3]),
+        allowed_output_counts,
+        type_constraints,
+        attributes,
+        allows_unchecked_attributes,
+        deprecated: raw.dep != 0,
+        experimental: raw.exp != 0,
+        non_deterministic: raw.nd != 0,
+        has_inference: raw.si != 0,
+        has_data_propagation: raw.dp != 0,
+        function_bodies,
+        context_dependent_bodies: raw.cfn,
     })
 }

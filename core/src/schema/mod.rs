@@ -2,8 +2,9 @@
 //!
 //! The data is onnx's own schema table exported to JSON (`core/schemas/onnx_schemas.json`,
 //! regenerated as CONTRIBUTING.md says) and compiled into the binary with `include_str!`;
-//! it is decoded once, on first use (about a millisecond), so no program looks for files at
-//! run time.
+//! its index is read on first use (half a millisecond) and each operator's schemas when
+//! that operator is first looked up, so no program looks for files at run time and a
+//! small model's check decodes only the few schemas it uses.
 //!
 //! Lookup follows onnx's rule: the schema of `(domain, op)` for an imported opset version is
 //! the one with the largest `since_version` not above it.
@@ -127,8 +128,15 @@ impl OpSchema {
     }
 }
 
-/// One domain's operators: every version of each, oldest first, by name.
-pub(crate) type OpTable = HashMap<String, Vec<OpSchema>>;
+/// One domain's operators by name.
+pub(crate) type OpTable = HashMap<&'static str, Versions>;
+
+/// Every version of one operator: their JSON, decoded (oldest first) on first use.
+#[derive(Debug)]
+pub(crate) struct Versions {
+    raw: Vec<&'static serde_json::value::RawValue>,
+    decoded: OnceLock<Vec<OpSchema>>,
+}
 
 /// Every schema, indexed by `(domain, op)`.
 #[derive(Debug)]
@@ -138,7 +146,11 @@ pub struct Registry {
     /// The same for the other domains, by domain then name (two levels so that a lookup
     /// borrows its `&str` keys instead of building an owned pair). The default domain has
     /// its own field so that no lookup compares the empty key (see [`crate::ir::same_bytes`]).
-    domain_ops: HashMap<String, OpTable>,
+    domain_ops: HashMap<&'static str, OpTable>,
+    /// The typesets constraints name by index.
+    typesets: &'static [Vec<String>],
+    /// What the export says of some schemas apart from their JSON.
+    extras: decode::Extras,
     /// The newest opset of each domain.
     pub domain_versions: Vec<(String, i64)>,
     /// The IR version of the onnx release the table comes from.
@@ -158,7 +170,16 @@ impl Registry {
 
     /// Every version of an operator, oldest first.
     pub fn versions(&self, domain: &str, op: &str) -> &[OpSchema] {
-        self.ops_of(domain).and_then(|ops| ops.get(op)).map_or(&[], Vec::as_slice)
+        self.ops_of(domain).and_then(|ops| ops.get(op)).map_or(&[], |v| self.decoded(v))
+    }
+
+    fn decoded<'r>(&'r self, versions: &'r Versions) -> &'r [OpSchema] {
+        versions.decoded.get_or_init(|| {
+            // The export is our own committed data, every schema of it decoded by the
+            // tests; a failure here is a build defect, not an input error.
+            decode::versions(&versions.raw, self.typesets, &self.extras)
+                .unwrap_or_else(|e| panic!("core/schemas/onnx_schemas.json is malformed: {e}"))
+        })
     }
 
     fn ops_of(&self, domain: &str) -> Option<&OpTable> {
@@ -177,7 +198,7 @@ impl Registry {
             .ops_of(domain)
             .into_iter()
             .flat_map(HashMap::values)
-            .filter_map(|versions| versions.iter().rev().find(|s| s.since_version <= version))
+            .filter_map(|versions| self.decoded(versions).iter().rev().find(|s| s.since_version <= version))
             .collect();
         ops.sort_by(|a, b| a.op.cmp(&b.op));
         ops
@@ -188,7 +209,11 @@ impl Registry {
     }
 
     pub fn len(&self) -> usize {
-        std::iter::once(&self.default_ops).chain(self.domain_ops.values()).flat_map(HashMap::values).map(Vec::len).sum()
+        std::iter::once(&self.default_ops)
+            .chain(self.domain_ops.values())
+            .flat_map(HashMap::values)
+            .map(|v| v.raw.len())
+            .sum()
     }
 
     pub fn is_empty(&self) -> bool {

@@ -65,3 +65,19 @@ fn doc_urls_follow_onnx_ai() {
         Some("https://onnx.ai/onnx/operators/onnx_aionnxml_LabelEncoder.html")
     );
 }
+
+#[test]
+fn every_schema_of_the_export_decodes() {
+    // Lookups decode an operator's schemas lazily; here every one of them is decoded.
+    let r = registry();
+    let mut decoded = 0;
+    for (domain, _) in &r.domain_versions {
+        for op in r.operators_at(domain, i64::MAX) {
+            let versions = r.versions(domain, &op.op);
+            assert!(versions.windows(2).all(|w| w[0].since_version < w[1].since_version), "{domain}:{}", op.op);
+            assert!(versions.iter().all(|s| s.op == op.op && &s.domain == domain));
+            decoded += versions.len();
+        }
+    }
+    assert_eq!(decoded, r.len());
+}
