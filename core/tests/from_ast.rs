@@ -197,7 +197,7 @@ fn annotations_set_fields_onnx_text_cannot_express() {
     assert_eq!(g.metadata_props.len(), 1);
     let x = &g.inputs[0];
     assert_eq!(x.doc_string, Some(Str::from("input")));
-    assert_eq!(x.ty.as_ref().unwrap().denotation, Some(Str::from("IMAGE")));
+    assert_eq!(x.ty.as_ref().unwrap().denotation, Some(Box::new(Str::from("IMAGE"))));
     assert_eq!(x.metadata_props.len(), 1);
     let w = &m.tensors[g.initializers[0]];
     assert!(w.float_data.is_empty());

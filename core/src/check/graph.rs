@@ -76,7 +76,9 @@ impl Checker<'_> {
             Some(TypeValue::Map { key_type, value_type }) => {
                 (key_type.is_none() || value_type.is_none()).then_some("a key and a value type")
             }
-            Some(TypeValue::Opaque { name, .. }) => name.as_ref().is_none_or(Str::is_empty).then_some("an opaque name"),
+            Some(TypeValue::Opaque { name, .. }) => {
+                name.as_deref().is_none_or(Str::is_empty).then_some("an opaque name")
+            }
         };
         if let Some(missing) = missing {
             self.error("incomplete-type", anchor, format!("main-graph {what} '{name}' needs {missing}"));

@@ -3,10 +3,15 @@
 use super::Str;
 
 /// `TypeProto`: one of the type cases plus an optional denotation.
+///
+/// Denotations and opaque types are rare, so their texts are boxed: a type is then 48 bytes
+/// instead of 120. Inference keeps one per value in hash tables, whose size decides how
+/// often a lookup misses the cache and how many fresh pages a run faults in (on a
+/// 20,000-node model this made check and infer about a tenth faster).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Type {
     pub value: Option<TypeValue>,
-    pub denotation: Option<Str>,
+    pub denotation: Option<Box<Str>>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -16,7 +21,7 @@ pub enum TypeValue {
     Map { key_type: Option<i32>, value_type: Option<Box<Type>> },
     Optional(Option<Box<Type>>),
     SparseTensor(TensorType),
-    Opaque { domain: Option<Str>, name: Option<Str> },
+    Opaque { domain: Option<Box<Str>>, name: Option<Box<Str>> },
 }
 
 /// The body of a tensor or sparse-tensor type. `shape: None` is unknown rank; an empty
@@ -36,7 +41,8 @@ pub struct Shape {
 pub struct Dimension {
     /// `None` is an unknown dimension (neither a value nor a parameter).
     pub value: Option<DimValue>,
-    pub denotation: Option<Str>,
+    /// Boxed, as for [`Type`]: rare, and a dimension is 48 bytes instead of 80.
+    pub denotation: Option<Box<Str>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

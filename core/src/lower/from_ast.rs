@@ -392,7 +392,7 @@ impl Cx<'_> {
                 "denotation" => {
                     let text = r.text(&entry.value);
                     match info.ty.as_mut() {
-                        Some(ty) => ty.denotation = text,
+                        Some(ty) => ty.denotation = text.map(Box::new),
                         None => {
                             self.error("annotation-needs-type", entry.span, "a denotation needs a type to annotate")
                         }
@@ -409,7 +409,7 @@ impl Cx<'_> {
                     match (dims, denotations) {
                         (Some(dims), Some(list)) if dims.len() == list.len() => {
                             for (d, text) in dims.iter_mut().zip(list) {
-                                d.denotation = text;
+                                d.denotation = text.map(Box::new);
                             }
                         }
                         (_, None) => {}
@@ -799,9 +799,11 @@ impl Cx<'_> {
             ast::TypeKind::Opaque { domain_or_name, name } => {
                 let dotted = domain_or_name.iter().map(|n| n.text.as_str()).collect::<Vec<_>>().join(".");
                 match name {
-                    Some(n) => TypeValue::Opaque { domain: Some(s(&dotted)), name: Some(name_str(n)) },
+                    Some(n) => {
+                        TypeValue::Opaque { domain: Some(Box::new(s(&dotted))), name: Some(Box::new(name_str(n))) }
+                    }
                     None if dotted.is_empty() => TypeValue::Opaque { domain: None, name: None },
-                    None => TypeValue::Opaque { domain: None, name: Some(s(&dotted)) },
+                    None => TypeValue::Opaque { domain: None, name: Some(Box::new(s(&dotted))) },
                 }
             }
         };

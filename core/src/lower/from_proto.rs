@@ -114,9 +114,9 @@ pub fn ty(proto: pb::TypeProto) -> Type {
     } else if let Some(s) = sparse_tensor_type {
         Some(TypeValue::SparseTensor(tensor_type_of(s.elem_type, s.shape)))
     } else {
-        opaque_type.map(|o| TypeValue::Opaque { domain: o.domain.map(Str::from), name: o.name.map(Str::from) })
+        opaque_type.map(|o| TypeValue::Opaque { domain: o.domain.map(boxed), name: o.name.map(boxed) })
     };
-    Type { value, denotation: denotation.map(Str::from) }
+    Type { value, denotation: denotation.map(boxed) }
 }
 
 struct Lowerer {
@@ -283,6 +283,11 @@ impl Lowerer {
     }
 }
 
+/// A rare text (denotations, opaque type names), boxed as the IR keeps it.
+fn boxed(b: bytes::Bytes) -> Box<Str> {
+    Box::new(Str::from(b))
+}
+
 fn strs(v: Vec<bytes::Bytes>) -> Vec<Str> {
     v.into_iter().map(Str::from).collect()
 }
@@ -311,10 +316,7 @@ fn tensor_type_of(elem_type: Option<i32>, shape: Option<pb::TensorShapeProto>) -
             dims: s
                 .dim
                 .into_iter()
-                .map(|d| Dimension {
-                    value: dim_value(d.dim_value, d.dim_param),
-                    denotation: d.denotation.map(Str::from),
-                })
+                .map(|d| Dimension { value: dim_value(d.dim_value, d.dim_param), denotation: d.denotation.map(boxed) })
                 .collect(),
         }),
     }

@@ -518,7 +518,7 @@ impl<'b> Decoder<'b> {
         let mut fields = self.fields(range);
         while let Some((number, value)) = fields.next()? {
             if number == 6 {
-                t.denotation = Some(self.str(value)?);
+                t.denotation = Some(Box::new(self.str(value)?));
                 continue;
             }
             if t.value.is_some() {
@@ -587,7 +587,7 @@ impl<'b> Decoder<'b> {
                 _ => return Err(GiveUp),
             }
         }
-        Ok(TypeValue::Opaque { domain, name })
+        Ok(TypeValue::Opaque { domain: domain.map(Box::new), name: name.map(Box::new) })
     }
 
     fn shape(&mut self, range: Range<usize>) -> Result<Shape> {
@@ -610,7 +610,7 @@ impl<'b> Decoder<'b> {
             match number {
                 1 => size = Some(int64(value)?),
                 2 => param = Some(self.str(value)?),
-                3 => d.denotation = Some(self.str(value)?),
+                3 => d.denotation = Some(Box::new(self.str(value)?)),
                 _ => return Err(GiveUp),
             }
         }

@@ -94,6 +94,12 @@ impl Writer<'_> {
         }
     }
 
+    fn boxed_text(&mut self, field: u32, value: &Option<Box<Str>>) {
+        if let Some(s) = value {
+            self.bytes(field, s.as_bytes());
+        }
+    }
+
     fn texts(&mut self, field: u32, values: &[Str]) {
         for s in values {
             self.bytes(field, s.as_bytes());
@@ -359,7 +365,7 @@ impl Writer<'_> {
         if value_field != 0 && value_field < 6 {
             self.type_value(value_field, t);
         }
-        self.text(6, &t.denotation);
+        self.boxed_text(6, &t.denotation);
         if value_field > 6 {
             self.type_value(value_field, t);
         }
@@ -385,8 +391,8 @@ impl Writer<'_> {
                 element(w, 2, value_type);
             }),
             Some(TypeValue::Opaque { domain, name }) => self.message(field, |w| {
-                w.text(1, domain);
-                w.text(2, name);
+                w.boxed_text(1, domain);
+                w.boxed_text(2, name);
             }),
         }
     }
@@ -395,7 +401,7 @@ impl Writer<'_> {
         for d in &shape.dims {
             self.message(1, |w| {
                 w.dim_value(&d.value);
-                w.text(3, &d.denotation);
+                w.boxed_text(3, &d.denotation);
             });
         }
     }

@@ -136,7 +136,7 @@ fn annotation_pairs(list: &[StringPair]) -> Out<String> {
 struct Notes(Vec<String>);
 
 impl Notes {
-    fn text(&mut self, key: &str, value: &Option<Str>) {
+    fn text(&mut self, key: &str, value: Option<&Str>) {
         if let Some(v) = value {
             self.0.push(format!("{key}: {}", annotation_text(v)));
         }
@@ -228,7 +228,7 @@ impl Printer<'_> {
     fn graph(&mut self, id: GraphId, indent: usize, top: bool) -> Out {
         let g = &self.m.graphs[id];
         let mut notes = Notes::default();
-        notes.text("doc_string", &g.doc_string);
+        notes.text("doc_string", g.doc_string.as_ref());
         notes.pairs("metadata_props", &g.metadata_props)?;
         for t in &g.sparse_initializers {
             notes.raw(format!("sparse_initializer: {}", embed(&embedded::sparse_tensor(self.m, t))));
@@ -316,11 +316,11 @@ impl Printer<'_> {
     fn value_info(&self, v: &ValueInfo, indent: usize) -> Out<String> {
         let Some(n) = &v.name else { return unsupported("a value without a name") };
         let mut notes = Notes::default();
-        notes.text("doc_string", &v.doc_string);
+        notes.text("doc_string", v.doc_string.as_ref());
         notes.pairs("metadata_props", &v.metadata_props)?;
         let decl = match &v.ty {
             Some(ty) => {
-                notes.text("denotation", &ty.denotation);
+                notes.text("denotation", ty.denotation.as_deref());
                 let ty = dim_denotations(ty, &mut notes);
                 format!("{} {}", self.ty(&ty)?, name(n))
             }
@@ -412,7 +412,7 @@ impl Printer<'_> {
         } else {
             format!("{}[{}]", dt.name(), t.dims.iter().map(i64::to_string).collect::<Vec<_>>().join(", "))
         };
-        notes.text("tensor_doc_string", &t.doc_string);
+        notes.text("tensor_doc_string", t.doc_string.as_ref());
         notes.pairs("tensor_metadata_props", &t.metadata_props)?;
         match &t.segment {
             None => {}
@@ -466,7 +466,7 @@ impl Printer<'_> {
     fn node(&mut self, id: NodeId, indent: usize) -> Out {
         let n = &self.m.nodes[id];
         let mut notes = Notes::default();
-        notes.text("doc_string", &n.doc_string);
+        notes.text("doc_string", n.doc_string.as_ref());
         notes.pairs("metadata_props", &n.metadata_props)?;
         for c in &n.device_configurations {
             notes.raw(format!("device_configuration: {}", embed(&embedded::node_device_configuration(c))));
@@ -592,7 +592,7 @@ impl Printer<'_> {
     fn attribute_head(&self, a: &Attribute) -> Out<(String, Notes)> {
         let n = a.name.as_ref().ok_or_else(|| Unsupported("an attribute without a name".into()))?;
         let mut notes = Notes::default();
-        notes.text("doc_string", &a.doc_string);
+        notes.text("doc_string", a.doc_string.as_ref());
         let ty = a.attribute_type().ok_or_else(|| Unsupported("an attribute without a known type".into()))?;
         let head = if ty == AttributeType::Undefined {
             if a.ref_attr_name.is_none() {

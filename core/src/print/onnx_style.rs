@@ -189,12 +189,12 @@ impl Printer<'_> {
             }
             Some(TypeValue::Opaque { domain, name }) => {
                 self.push("opaque(");
-                let domain = opt_text(domain);
+                let domain = domain.as_deref().map_or_else(String::new, text);
                 if !domain.is_empty() {
                     self.push(&domain);
                     self.push(",");
                 }
-                self.push(&opt_text(name));
+                self.push(&name.as_deref().map_or_else(String::new, text));
                 self.push(")");
             }
         }
