@@ -29,11 +29,25 @@ pub struct Ctx<'a, 'm> {
     pub node: &'a Node,
     pub env: &'a Env<'m>,
     pub opset: i64,
+    /// The types of the first inputs, looked up once: rules ask for an input's element
+    /// type, dims and type in turn, and each lookup hashes the name again.
+    first_inputs: [Option<&'a Type>; CACHED_INPUTS],
 }
 
+/// How many inputs [`Ctx`] looks up in advance (most operators take at most this many).
+const CACHED_INPUTS: usize = 4;
+
 impl<'a, 'm> Ctx<'a, 'm> {
-    pub fn input_type(&self, i: usize) -> Option<&Type> {
-        self.node.inputs.get(i).and_then(|n| self.env.ty(n))
+    pub fn new(model: &'m Model, node: &'a Node, env: &'a Env<'m>, opset: i64) -> Self {
+        let first_inputs = std::array::from_fn(|i| node.inputs.get(i).and_then(|n| env.ty(n)));
+        Ctx { model, node, env, opset, first_inputs }
+    }
+
+    pub fn input_type(&self, i: usize) -> Option<&'a Type> {
+        match self.first_inputs.get(i) {
+            Some(cached) => *cached,
+            None => self.node.inputs.get(i).and_then(|n| self.env.ty(n)),
+        }
     }
 
     /// Element type and dims (dims `None` for unknown rank) of a tensor input.
@@ -158,7 +172,7 @@ pub(super) fn infer_node_in(model: &Model, node: &Node, env: &mut Env<'_>) {
         Some("") => match control::infer(op, model, node, env) {
             Some(outputs) => Some(outputs),
             None => {
-                let ctx = Ctx { model, node, env, opset: env.opset };
+                let ctx = Ctx::new(model, node, env, env.opset);
                 rule(op, &ctx).or_else(|| {
                     let schema = registry().lookup("", op, ctx.opset)?;
                     call::schema_body(schema, ctx.opset, node, model, env).or_else(|| from_schema(schema, &ctx))
@@ -167,7 +181,7 @@ pub(super) fn infer_node_in(model: &Model, node: &Node, env: &mut Env<'_>) {
         },
         Some(domain @ ("ai.onnx.ml" | "ai.onnx.preview.training" | "ai.onnx.preview")) => {
             let opset = env.domain_opset(domain).unwrap_or(1);
-            let ctx = Ctx { model, node, env, opset };
+            let ctx = Ctx::new(model, node, env, opset);
             let found = match domain {
                 "ai.onnx.ml" => ml::infer(op, &ctx),
                 "ai.onnx.preview" if op == "FlexAttention" => Some(attention::flex_attention(&ctx)),
