@@ -64,8 +64,6 @@ pub struct Env<'m> {
     calls: Vec<*const Function>,
     /// When set, type-constraint findings per graph (see [`Env::collect_violations`]).
     violations: Option<HashMap<GraphId, Vec<Diagnostic>>>,
-    /// The graphs being inferred, outermost first.
-    graphs: Vec<GraphId>,
 }
 
 /// Calls nested deeper than this are not expanded (their callers get no types): a bound on
@@ -88,7 +86,6 @@ impl<'m> Env<'m> {
             function: None,
             calls: Vec::new(),
             violations: None,
-            graphs: Vec::new(),
         }
     }
 
@@ -122,19 +119,13 @@ impl<'m> Env<'m> {
     /// Starts inferring graph `id`: findings of an earlier pass over it (a loop body is
     /// inferred more than once) are dropped, so the last pass counts, as for its types.
     pub(crate) fn enter_graph(&mut self, id: GraphId) {
-        self.graphs.push(id);
         if let Some(found) = &mut self.violations {
             found.insert(id, Vec::new());
         }
     }
 
-    pub(crate) fn leave_graph(&mut self) {
-        self.graphs.pop();
-    }
-
-    /// Checks graph node `n`, just inferred, against its operator's type constraints.
-    pub(crate) fn check_constraints(&mut self, n: NodeId) {
-        let Some(&graph) = self.graphs.last() else { return };
+    /// Checks node `n` of `graph`, just inferred, against its operator's type constraints.
+    pub(crate) fn check_constraints(&mut self, graph: GraphId, n: NodeId) {
         if self.violations.is_none() {
             return;
         }

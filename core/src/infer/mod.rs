@@ -131,9 +131,8 @@ fn infer_body(model: &Model, id: GraphId, env: &mut Env<'_>) {
     env.enter_graph(id);
     for &n in &g.nodes {
         ops::infer_node(model, n, env);
-        env.check_constraints(n);
+        env.check_constraints(id, n);
     }
-    env.leave_graph();
 }
 
 /// Records inferred types in the main graph's `value_info` for every node output that is

@@ -1,6 +1,8 @@
 //! IR → protobuf. Borrows the IR; strings and raw bytes are `Bytes` clones (reference
 //! counts), typed numeric fields are copied.
 
+use std::borrow::Borrow;
+
 use bytes::Bytes;
 use onnx_proto as pb;
 
@@ -47,7 +49,7 @@ pub fn tensor(t: &Tensor) -> pb::TensorProto {
 
 /// Raises a standalone type.
 pub fn ty(t: &Type) -> pb::TypeProto {
-    let mut proto = pb::TypeProto { denotation: boxed_bytes(&t.denotation), ..Default::default() };
+    let mut proto = pb::TypeProto { denotation: bytes(&t.denotation), ..Default::default() };
     let boxed = |t: &Option<Box<Type>>| t.as_deref().map(|t| Box::new(ty(t)));
     match &t.value {
         None => {}
@@ -69,7 +71,7 @@ pub fn ty(t: &Type) -> pb::TypeProto {
             proto.map_type = Some(Box::new(pb::type_proto::Map { key_type: *key_type, value_type: boxed(value_type) }))
         }
         Some(TypeValue::Opaque { domain, name }) => {
-            proto.opaque_type = Some(pb::type_proto::Opaque { domain: boxed_bytes(domain), name: boxed_bytes(name) })
+            proto.opaque_type = Some(pb::type_proto::Opaque { domain: bytes(domain), name: bytes(name) })
         }
     }
     proto
@@ -182,12 +184,9 @@ impl Raiser<'_> {
     }
 }
 
-fn bytes(s: &Option<Str>) -> Option<Bytes> {
-    s.clone().map(Str::into_bytes)
-}
-
-fn boxed_bytes(s: &Option<Box<Str>>) -> Option<Bytes> {
-    s.as_deref().cloned().map(Str::into_bytes)
+/// An optional text as prost holds it (`Str`, or `Box<Str>` for the rare ones the IR boxes).
+fn bytes<S: Borrow<Str>>(s: &Option<S>) -> Option<Bytes> {
+    s.as_ref().map(|s| s.borrow().clone().into_bytes())
 }
 
 fn strs(v: &[Str]) -> Vec<Bytes> {
@@ -218,7 +217,7 @@ fn shape(s: &Shape) -> pb::TensorShapeProto {
             .iter()
             .map(|d| {
                 let (dim_value, dim_param) = split_dim(&d.value);
-                pb::tensor_shape_proto::Dimension { dim_value, dim_param, denotation: boxed_bytes(&d.denotation) }
+                pb::tensor_shape_proto::Dimension { dim_value, dim_param, denotation: bytes(&d.denotation) }
             })
             .collect(),
     }

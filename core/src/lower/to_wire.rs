@@ -10,6 +10,8 @@
 //! make room for its longer length. The corpus round trip checks the bytes against the
 //! files onnx wrote, and against prost's encoding of the same model.
 
+use std::borrow::Borrow;
+
 use crate::ir::*;
 
 /// Protobuf wire types.
@@ -88,15 +90,10 @@ impl Writer<'_> {
         self.out.extend_from_slice(value);
     }
 
-    fn text(&mut self, field: u32, value: &Option<Str>) {
+    /// An optional text field (`Str`, or `Box<Str>` for the rare ones the IR boxes).
+    fn text<S: Borrow<Str>>(&mut self, field: u32, value: &Option<S>) {
         if let Some(s) = value {
-            self.bytes(field, s.as_bytes());
-        }
-    }
-
-    fn boxed_text(&mut self, field: u32, value: &Option<Box<Str>>) {
-        if let Some(s) = value {
-            self.bytes(field, s.as_bytes());
+            self.bytes(field, s.borrow().as_bytes());
         }
     }
 
@@ -365,7 +362,7 @@ impl Writer<'_> {
         if value_field != 0 && value_field < 6 {
             self.type_value(value_field, t);
         }
-        self.boxed_text(6, &t.denotation);
+        self.text(6, &t.denotation);
         if value_field > 6 {
             self.type_value(value_field, t);
         }
@@ -391,8 +388,8 @@ impl Writer<'_> {
                 element(w, 2, value_type);
             }),
             Some(TypeValue::Opaque { domain, name }) => self.message(field, |w| {
-                w.boxed_text(1, domain);
-                w.boxed_text(2, name);
+                w.text(1, domain);
+                w.text(2, name);
             }),
         }
     }
@@ -401,7 +398,7 @@ impl Writer<'_> {
         for d in &shape.dims {
             self.message(1, |w| {
                 w.dim_value(&d.value);
-                w.boxed_text(3, &d.denotation);
+                w.text(3, &d.denotation);
             });
         }
     }

@@ -146,14 +146,15 @@ pub(super) fn registry(text: &'static str) -> Result<Registry, String> {
     let domain_ops = by_op.into_iter().map(|(dom, ops)| (dom, table(ops))).collect();
     let mut domain_versions: Vec<(String, i64)> = export.domains.into_iter().collect();
     domain_versions.sort();
-    let experimental_ops = export.extras.checker_experimental_ops.iter().cloned().collect();
-    let internal_attribute_prefix = export.extras.internal_attribute_prefix.clone();
+    let mut extras = export.extras;
+    let experimental_ops = std::mem::take(&mut extras.checker_experimental_ops).into_iter().collect();
+    let internal_attribute_prefix = std::mem::take(&mut extras.internal_attribute_prefix);
     Ok(Registry {
         default_ops,
         domain_ops,
         // Typesets are shared by many schemas; leaked once so constraints can borrow them.
         typesets: Box::leak(export.typesets.into_boxed_slice()),
-        extras: export.extras,
+        extras,
         domain_versions,
         ir_version: export.ir_version,
         experimental_ops,
