@@ -130,11 +130,7 @@ impl<'m> Env<'m> {
             return;
         }
         let mut new = Vec::new();
-        let scopes = &self.scopes;
-        let lookup = |name: &Str| {
-            if name.is_empty() { None } else { scopes.iter().rev().find_map(|s| s.types.get(name)) }
-        };
-        super::constraints::node_violations(self.model, n, lookup, &mut new);
+        super::constraints::node_violations(self.model, n, |name| self.ty(name), &mut new);
         if let Some(found) = &mut self.violations
             && !new.is_empty()
         {
