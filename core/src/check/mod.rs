@@ -60,12 +60,17 @@ pub fn check_model(model: &Model, options: &CheckOptions) -> Vec<Diagnostic> {
         ir_version: 0,
         external_reader: options.model_dir.clone().map(|dir| ExternalReader::new(Some(dir))),
         diagnostics: Vec::new(),
+        numbers: None,
     };
     checker.model();
     checker.ir_features();
     let mut diagnostics = checker.diagnostics;
     if options.full_check {
-        let types = crate::infer::infer_model(model);
+        // Inference indexes by the value numbers name resolution found, when it ran.
+        let types = match checker.numbers {
+            Some(numbers) => crate::infer::infer_model_numbered(model, numbers),
+            None => crate::infer::infer_model(model),
+        };
         diagnostics.extend(types.violations.iter().cloned());
         diagnostics.extend(crate::infer::conflicts(model, &types));
     }
@@ -91,6 +96,8 @@ struct Checker<'m> {
     /// Opens external-data files (each once) when the model directory is known.
     external_reader: Option<ExternalReader>,
     diagnostics: Vec<Diagnostic>,
+    /// The value numbers of name resolution, kept for inference.
+    numbers: Option<crate::resolve::ValueNumbers>,
 }
 
 impl Checker<'_> {

@@ -58,7 +58,9 @@ impl Checker<'_> {
         }
         // Scoping and SSA, shared with the language server.
         if !self.options.names_resolved {
-            self.diagnostics.extend(resolve::resolution_diagnostics(model));
+            let resolution = resolve::resolve_without_tables(model);
+            self.diagnostics.extend(resolution.diagnostics);
+            self.numbers = Some(resolution.numbers);
         }
         match model.graph {
             Some(g) => self.graph(g, GraphRole::Main, &opsets),

@@ -17,47 +17,48 @@ use std::sync::{Mutex, OnceLock};
 
 use super::env::Env;
 use super::ops::{Outputs, infer_node_in};
-use crate::ir::{Attribute, AttributeType, Function, Model, Node, Str};
+use crate::ir::{Attribute, AttributeType, Function, FunctionId, Model, Node, Str};
+use crate::resolve::{ValueId, ValueNumbers};
 use crate::schema::OpSchema;
 
-/// Infers the call of `function` (defined in `callee_model`) by `caller`, whose inputs are
-/// typed in `env` (over `caller_model`). `None` when the call cannot be expanded.
+/// Infers the call of model-local function `function` by `caller`, whose inputs (numbered
+/// `inputs`) are typed in `env`. `None` when the call cannot be expanded.
 pub(super) fn infer_call<'m>(
-    callee_model: &'m Model,
-    function: &'m Function,
+    function: FunctionId,
     caller: &Node,
-    caller_model: &Model,
-    env: &Env<'_>,
+    inputs: &[ValueId],
+    env: &Env<'m>,
 ) -> Option<Outputs> {
-    infer_call_with_defaults(callee_model, function, &[], caller, caller_model, env)
+    let callee = Callee { model: env.model, numbers: env.numbers, id: function, defaults: &[] };
+    infer_call_of(&callee, caller, inputs, env)
 }
 
-/// [`infer_call`], where an attribute reference neither the caller nor the function gives
-/// falls back to `defaults` (an operator schema's defaults, for schema bodies).
-fn infer_call_with_defaults<'m>(
-    callee_model: &'m Model,
-    function: &'m Function,
-    defaults: &[Attribute],
-    caller: &Node,
-    caller_model: &Model,
-    env: &Env<'_>,
-) -> Option<Outputs> {
-    let mut body = env.for_call(callee_model, function)?;
+/// A function to expand: function `id` of `model`, numbered by `numbers`, where an
+/// attribute reference neither the caller nor the function gives falls back to `defaults`
+/// (an operator schema's defaults, for schema bodies).
+struct Callee<'m, 'd> {
+    model: &'m Model,
+    numbers: &'m ValueNumbers,
+    id: FunctionId,
+    defaults: &'d [Attribute],
+}
+
+fn infer_call_of<'m>(callee: &Callee<'m, '_>, caller: &Node, inputs: &[ValueId], env: &Env<'_>) -> Option<Outputs> {
+    let function = &callee.model.function_store[callee.id];
+    let mut body = env.for_call(callee.model, callee.numbers, callee.id, function)?;
     // Tensor and graph ids index the arenas of one model: a body parsed from the schema
     // export cannot take the caller's constants or tensor attributes.
-    let same_model = std::ptr::eq(callee_model, caller_model);
-    for (formal, actual) in function.inputs.iter().zip(&caller.inputs) {
-        if actual.is_empty() {
-            continue;
-        }
+    let same_model = std::ptr::eq(callee.model, env.model);
+    let formals = callee.numbers.function_inputs(callee.id, function);
+    for (&formal, &actual) in formals.iter().zip(inputs) {
         if let Some(ty) = env.ty(actual) {
-            body.set_type(formal.clone(), ty.clone());
+            body.set_type(formal, ty.clone());
         }
         if let Some(known) = env.value(actual) {
-            body.set_value(formal.clone(), known.clone());
+            body.set_value(formal, known.clone());
         }
         if same_model && let Some(constant) = env.constant(actual) {
-            body.set_constant(formal.clone(), constant);
+            body.set_constant(formal, constant);
         }
     }
     // Parameters the caller leaves out are absent inputs inside the body too (onnx's
@@ -70,14 +71,15 @@ fn infer_call_with_defaults<'m>(
         .map(|(_, formal)| formal)
         .collect();
     for &n in &function.nodes {
-        let node = &callee_model.nodes[n];
-        match bind(node, caller, function, defaults, same_model, &omitted) {
-            Some(bound) => infer_node_in(callee_model, &bound, &mut body),
-            None => infer_node_in(callee_model, node, &mut body),
+        let node = &callee.model.nodes[n];
+        match bind(node, caller, function, callee.defaults, same_model, &omitted) {
+            Some(bound) => infer_node_in(callee.model, n, &bound, &mut body),
+            None => infer_node_in(callee.model, n, node, &mut body),
         }
     }
-    let types = function.outputs.iter().map(|o| body.ty(o).cloned()).collect();
-    let values = function.outputs.iter().map(|o| body.value(o).cloned()).collect();
+    let results = callee.numbers.function_outputs(callee.id, function);
+    let types = results.iter().map(|&o| body.ty(o).cloned()).collect();
+    let values = results.iter().map(|&o| body.value(o).cloned()).collect();
     Some(Outputs { types, values })
 }
 
@@ -140,9 +142,9 @@ fn refers_to_arena(a: &Attribute) -> bool {
     )
 }
 
-/// A schema's function body, parsed and lowered into a model of its own; `None` when it
-/// does not parse (the schema tests say all do).
-type ParsedBody = Option<&'static Model>;
+/// A schema's function body, parsed and lowered into a model of its own, with its value
+/// numbers; `None` when it does not parse (the schema tests say all do).
+type ParsedBody = Option<&'static (Model, ValueNumbers)>;
 
 /// Which body: domain, operator and body version.
 type BodyKey = (String, String, i64);
@@ -163,21 +165,30 @@ fn parse_body(text: &str) -> ParsedBody {
     if !lowered.diagnostics.is_empty() {
         return None;
     }
-    Some(Box::leak(Box::new(lowered.model)))
+    let numbers = crate::resolve::resolve_without_tables(&lowered.model).numbers;
+    Some(Box::leak(Box::new((lowered.model, numbers))))
 }
 
 /// Infers `node` (an operator without a rule of its own, whose schema at the imported
 /// version `opset` is `schema`) through the schema's function body, when it has one: the
 /// body of the largest version not above `opset`.
-pub(super) fn schema_body(schema: &OpSchema, opset: i64, node: &Node, model: &Model, env: &Env<'_>) -> Option<Outputs> {
+pub(super) fn schema_body(
+    schema: &OpSchema,
+    opset: i64,
+    node: &Node,
+    inputs: &[ValueId],
+    env: &Env<'_>,
+) -> Option<Outputs> {
     let (version, text) = schema.function_bodies.iter().rev().find(|(v, _)| *v <= opset)?;
     let key = (schema.domain.clone(), schema.op.clone(), *version);
     let body = {
         let mut cache = parsed_bodies().lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         *cache.entry(key).or_insert_with(|| parse_body(text))
     }?;
-    let function = &body.function_store[*body.functions.first()?];
-    infer_call_with_defaults(body, function, &schema_defaults(schema), node, model, env)
+    let (model, numbers) = body;
+    let defaults = schema_defaults(schema);
+    let callee = Callee { model, numbers, id: *model.functions.first()?, defaults: &defaults };
+    infer_call_of(&callee, node, inputs, env)
 }
 
 /// The attributes a schema gives defaults for, as attributes (numbers, strings and lists of

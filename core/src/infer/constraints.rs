@@ -50,14 +50,14 @@ impl Kind {
     }
 }
 
-/// The inputs of graph node `n` whose types (as `lookup` finds them) its operator's
+/// The inputs of graph node `n` whose types (`lookup` finds input `i`'s) its operator's
 /// constraints reject (onnx's strict inference, and so `check_model(full_check=True)`,
 /// rejects both kinds), added to `found`. Inference calls this for each graph node right
 /// after inferring it, while the input types it has just read are still in cache.
 pub(super) fn node_violations<'t>(
     model: &Model,
     n: NodeId,
-    lookup: impl Fn(&Str) -> Option<&'t Type>,
+    lookup: impl Fn(usize) -> Option<&'t Type>,
     found: &mut Vec<Diagnostic>,
 ) {
     let node = &model.nodes[n];
@@ -76,7 +76,7 @@ pub(super) fn node_violations<'t>(
         else {
             continue;
         };
-        let Some(ty) = lookup(input) else { continue };
+        let Some(ty) = lookup(i) else { continue };
         let Some(kind) = Kind::of(ty) else { continue };
         let allowed = match kind {
             Kind::Tensor(code) => (0..64).contains(&code) && formal.tensor_elems & (1 << code) != 0,

@@ -1,13 +1,15 @@
 //! What inference knows about each value while walking a graph: its type, and for small
 //! integer tensors the values themselves (possibly symbolic, as onnx's data propagation
-//! keeps them).
+//! keeps them). Values are known by the numbers name resolution gave them.
 
 use foldhash::HashMap;
 
 use crate::diagnostic::Diagnostic;
 use crate::ir::{
-    DimValue, Dimension, Function, GraphId, Model, NodeId, Shape, Str, Tensor, TensorId, TensorType, Type, TypeValue,
+    DimValue, Dimension, Function, FunctionId, GraphId, Model, NodeId, Shape, Tensor, TensorId, TensorType, Type,
+    TypeValue,
 };
+use crate::resolve::{ValueId, ValueNumbers};
 
 /// The value of a 0-D or 1-D integer tensor, element by element; an element may be a
 /// symbolic dimension (from `Shape` of a symbolic input) or unknown.
@@ -37,26 +39,23 @@ impl Known {
 /// Larger constant tensors are not tracked: data propagation is for shape computations.
 const MAX_TRACKED_ELEMENTS: usize = 64;
 
-/// The values one graph defines.
-#[derive(Default)]
-struct Scope {
-    types: HashMap<Str, Type>,
-    values: HashMap<Str, Known>,
-    /// Values that are a constant tensor of the model (initializers, `Constant` outputs),
-    /// for rules that read non-integer constants (Resize's scales).
-    constants: HashMap<Str, TensorId>,
-}
-
-/// Scopes from the main graph (first) to the subgraph being inferred (last); lookups see
-/// outer values, as subgraphs do.
+/// What inference knows about the values of one number space (see [`ValueNumbers`]): the
+/// model's graphs, or one function call's body. Values are looked up by number, which
+/// name resolution gave every use, so inference hashes no names.
 pub struct Env<'m> {
     pub model: &'m Model,
     /// The imported version of the default domain.
     pub opset: i64,
-    scopes: Vec<Scope>,
-    /// When set, the types of each subgraph are kept as it is left (the language server
-    /// shows them); otherwise they are forgotten, which is all `onnx infer` needs.
-    subgraph_types: Option<HashMap<GraphId, HashMap<Str, Type>>>,
+    /// The numbers of `model`'s values.
+    pub numbers: &'m ValueNumbers,
+    types: Vec<Option<Type>>,
+    /// Known values are few (shape computations): kept by number in a map.
+    values: HashMap<ValueId, Known>,
+    /// Values that are a constant tensor of the model (initializers, `Constant` outputs),
+    /// for rules that read non-integer constants (Resize's scales).
+    constants: HashMap<ValueId, TensorId>,
+    /// The graphs inferred so far, in the order they were entered.
+    inferred: Vec<GraphId>,
     /// The function whose body this environment infers, if any: its opset imports decide
     /// the operator versions of the body's nodes.
     function: Option<&'m Function>,
@@ -72,36 +71,59 @@ const MAX_CALL_DEPTH: usize = 32;
 
 impl std::fmt::Debug for Env<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Env").field("opset", &self.opset).field("depth", &self.scopes.len()).finish()
+        f.debug_struct("Env").field("opset", &self.opset).field("values", &self.types.len()).finish()
     }
 }
 
+/// What inference found in one number space: a type per value, and the graphs inferred.
+#[derive(Debug, Default)]
+pub struct Found {
+    pub types: Vec<Option<Type>>,
+    pub inferred: Vec<GraphId>,
+}
+
 impl<'m> Env<'m> {
-    pub fn new(model: &'m Model, opset: i64) -> Self {
+    /// An environment for the graphs of `model` (all of them share one number space).
+    pub fn new(model: &'m Model, numbers: &'m ValueNumbers, opset: i64) -> Self {
+        Self::with_values(model, numbers, opset, numbers.graph_value_count())
+    }
+
+    fn with_values(model: &'m Model, numbers: &'m ValueNumbers, opset: i64, count: usize) -> Self {
         Env {
             model,
             opset,
-            scopes: vec![Scope::default()],
-            subgraph_types: None,
+            numbers,
+            types: vec![None; count],
+            values: HashMap::default(),
+            constants: HashMap::default(),
+            inferred: Vec::new(),
             function: None,
             calls: Vec::new(),
             violations: None,
         }
     }
 
-    /// A fresh environment for the body of `function` called from `self`'s graph: it sees
-    /// only the body (functions have no outer scope), and the default domain's version is
-    /// the body's import, else the caller's. `None` when the function is already being
-    /// expanded (a recursive call) or calls nest too deep.
-    pub fn for_call(&self, model: &'m Model, function: &'m Function) -> Option<Env<'m>> {
-        let id: *const Function = function;
-        if self.calls.contains(&id) || self.calls.len() >= MAX_CALL_DEPTH {
+    /// A fresh environment for the body of `function` (function `id` of `model`, numbered
+    /// by `numbers`) called from `self`'s graph: it sees only the body (functions have no
+    /// outer scope), and the default domain's version is the body's import, else the
+    /// caller's. `None` when the function is already being expanded (a recursive call) or
+    /// calls nest too deep.
+    pub fn for_call(
+        &self,
+        model: &'m Model,
+        numbers: &'m ValueNumbers,
+        id: FunctionId,
+        function: &'m Function,
+    ) -> Option<Env<'m>> {
+        let pointer: *const Function = function;
+        if self.calls.contains(&pointer) || self.calls.len() >= MAX_CALL_DEPTH {
             return None;
         }
         let opset = function.opset_version("").unwrap_or(self.opset);
         let mut calls = self.calls.clone();
-        calls.push(id);
-        Some(Env { function: Some(function), calls, ..Env::new(model, opset) })
+        calls.push(pointer);
+        let body = Self::with_values(model, numbers, opset, numbers.function_value_count(id));
+        Some(Env { function: Some(function), calls, ..body })
     }
 
     /// The imported version of a non-default domain, for the graph or function body being
@@ -122,6 +144,9 @@ impl<'m> Env<'m> {
         if let Some(found) = &mut self.violations {
             found.insert(id, Vec::new());
         }
+        if !self.inferred.contains(&id) {
+            self.inferred.push(id);
+        }
     }
 
     /// Checks node `n` of `graph`, just inferred, against its operator's type constraints.
@@ -129,8 +154,9 @@ impl<'m> Env<'m> {
         if self.violations.is_none() {
             return;
         }
+        let inputs = self.numbers.node_inputs(n, &self.model.nodes[n]);
         let mut new = Vec::new();
-        super::constraints::node_violations(self.model, n, |name| self.ty(name), &mut new);
+        super::constraints::node_violations(self.model, n, |i| inputs.get(i).and_then(|&v| self.ty(v)), &mut new);
         if let Some(found) = &mut self.violations
             && !new.is_empty()
         {
@@ -144,103 +170,65 @@ impl<'m> Env<'m> {
         self.model.graphs.iter().filter_map(|(g, _)| found.remove(&g)).flatten().collect()
     }
 
-    /// Keeps the types of every subgraph inferred from now on (see [`Env::leave_subgraph`]).
-    pub fn keep_subgraph_types(&mut self) {
-        self.subgraph_types.get_or_insert_with(HashMap::default);
+    /// Every type found, by value number, and the graphs inferred.
+    pub fn into_found(self) -> Found {
+        Found { types: self.types, inferred: self.inferred }
     }
 
-    /// Leaves the subgraph `id`, keeping its types when asked to. A subgraph inferred more
-    /// than once (a loop body) keeps its last types.
-    pub fn leave_subgraph(&mut self, id: GraphId) {
-        if let Some(kept) = &mut self.subgraph_types
-            && self.scopes.len() > 1
-            && let Some(scope) = self.scopes.last()
-        {
-            kept.insert(id, scope.types.clone());
-        }
-        self.pop_scope();
-    }
-
-    /// The types of the main graph, and of each subgraph when they were kept.
-    pub fn into_all_types(mut self) -> (HashMap<Str, Type>, HashMap<GraphId, HashMap<Str, Type>>) {
-        let subgraphs = self.subgraph_types.take().unwrap_or_default();
-        (self.into_types(), subgraphs)
-    }
-
-    /// The types of the outermost scope (the main graph's values).
-    pub fn into_types(mut self) -> HashMap<Str, Type> {
-        self.scopes.swap_remove(0).types
-    }
-
-    /// Enters a subgraph.
-    pub fn push_scope(&mut self) {
-        self.scopes.push(Scope::default());
-    }
-
-    /// Leaves a subgraph, forgetting its values.
-    pub fn pop_scope(&mut self) {
-        if self.scopes.len() > 1 {
-            self.scopes.pop();
+    /// Forgets what is known about `value`: a subgraph inferred again (a loop body) starts
+    /// from nothing, as on its first pass.
+    pub fn forget(&mut self, value: ValueId) {
+        if let Some(slot) = self.types.get_mut(value as usize) {
+            *slot = None;
+            if !self.values.is_empty() {
+                self.values.remove(&value);
+            }
+            if !self.constants.is_empty() {
+                self.constants.remove(&value);
+            }
         }
     }
 
-    /// Makes room for `values` more types in the current scope, so that a big graph's
-    /// table is allocated once instead of regrown (and moved) a dozen times.
-    pub fn reserve(&mut self, values: usize) {
-        self.current().types.reserve(values);
-    }
-
-    fn current(&mut self) -> &mut Scope {
-        if self.scopes.is_empty() {
-            self.scopes.push(Scope::default());
-        }
-        let last = self.scopes.len() - 1;
-        &mut self.scopes[last]
-    }
-
-    pub fn set_type(&mut self, name: Str, ty: Type) {
-        if !name.is_empty() {
-            self.current().types.insert(name, ty);
+    pub fn set_type(&mut self, value: ValueId, ty: Type) {
+        if let Some(slot) = self.types.get_mut(value as usize) {
+            *slot = Some(ty);
         }
     }
 
-    pub fn ty(&self, name: &Str) -> Option<&Type> {
-        if name.is_empty() {
-            return None;
-        }
-        self.scopes.iter().rev().find_map(|s| s.types.get(name))
+    pub fn ty(&self, value: ValueId) -> Option<&Type> {
+        self.types.get(value as usize)?.as_ref()
     }
 
-    pub fn set_value(&mut self, name: Str, known: Known) {
-        if !name.is_empty() && known.elements.len() <= MAX_TRACKED_ELEMENTS {
-            self.current().values.insert(name, known);
+    pub fn set_value(&mut self, value: ValueId, known: Known) {
+        if (value as usize) < self.types.len() && known.elements.len() <= MAX_TRACKED_ELEMENTS {
+            self.values.insert(value, known);
         }
     }
 
-    pub fn value(&self, name: &Str) -> Option<&Known> {
-        self.scopes.iter().rev().find_map(|s| s.values.get(name))
+    pub fn value(&self, value: ValueId) -> Option<&Known> {
+        if self.values.is_empty() { None } else { self.values.get(&value) }
     }
 
-    /// Records that `name` is the constant tensor `id`.
-    pub fn set_constant(&mut self, name: Str, id: TensorId) {
-        if !name.is_empty() {
-            self.current().constants.insert(name, id);
+    /// Records that `value` is the constant tensor `id`.
+    pub fn set_constant(&mut self, value: ValueId, id: TensorId) {
+        if (value as usize) < self.types.len() {
+            self.constants.insert(value, id);
         }
     }
 
-    /// The constant tensor `name` is, if it is one.
-    pub fn constant(&self, name: &Str) -> Option<TensorId> {
-        self.scopes.iter().rev().find_map(|s| s.constants.get(name)).copied()
+    /// The constant tensor `value` is, if it is one.
+    pub fn constant(&self, value: ValueId) -> Option<TensorId> {
+        if self.constants.is_empty() { None } else { self.constants.get(&value).copied() }
     }
 
-    /// An initializer: its type from the tensor, and its values when small and integral.
-    pub fn add_initializer(&mut self, id: TensorId) {
+    /// Initializer `id`, numbered `value`: its type from the tensor, and its values when
+    /// small and integral.
+    pub fn add_initializer(&mut self, value: ValueId, id: TensorId) {
         let t = &self.model.tensors[id];
-        let Some(name) = t.name.clone() else { return };
-        self.set_constant(name.clone(), id);
-        self.set_type(name.clone(), tensor_type(t));
+        self.set_constant(value, id);
+        self.set_type(value, tensor_type(t));
         if let Some(known) = tensor_values(t) {
-            self.set_value(name, known);
+            self.set_value(value, known);
         }
     }
 }

@@ -18,7 +18,7 @@ use super::env::tensor;
 pub fn conflicts(model: &Model, types: &ModelTypes) -> Vec<Diagnostic> {
     let mut found = Vec::new();
     // Graphs in model order, so diagnostics come out in a stable order.
-    for (g, _) in model.graphs.iter().filter(|(g, _)| types.graphs.contains_key(g)) {
+    for (g, _) in model.graphs.iter().filter(|&(g, _)| types.inferred(g)) {
         let graph = &model.graphs[g];
         // Producers of the declared names only: most graphs declare a few outputs, and a
         // table of every node output would cost more than the comparisons.
@@ -37,10 +37,11 @@ pub fn conflicts(model: &Model, types: &ModelTypes) -> Vec<Diagnostic> {
         let described = graph.value_info.iter().enumerate().map(|(i, v)| (v, Anchor::ValueInfo(g, i)));
         for (info, at) in outputs.chain(described) {
             let (Some(name), Some(written)) = (&info.name, &info.ty) else { continue };
-            let Some(inferred) = types.get(g, name) else { continue };
             let Some(&producer) = producers.get(name) else {
                 continue; // graph inputs and initializers are where types come from
             };
+            let Anchor::NodeOutput(n, i) = producer else { continue };
+            let Some(inferred) = types.node_output(model, n, i) else { continue };
             if let Some(why) = contradiction(written, inferred) {
                 found.push(
                     Diagnostic::error(

@@ -26,8 +26,11 @@ pub use constraints::constraint_spelling;
 pub use env::{Env, Known, tensor_type};
 pub use merge::{conflicts, contradiction};
 
+use std::sync::OnceLock;
+
 use crate::diagnostic::Diagnostic;
-use crate::ir::{GraphId, Model, Str, Type};
+use crate::ir::{GraphId, Model, NodeId, Str, Type, ValueInfo};
+use crate::resolve::{DefSite, ValueId, ValueNumbers};
 
 /// What inference found for one graph: the type of every value it could type, by name.
 #[derive(Debug, Default)]
@@ -38,20 +41,31 @@ pub struct GraphTypes {
 /// Infers the main graph from its declared inputs and its initializers. Declared output
 /// types and value_info are not used: the result is what the graph itself implies.
 pub fn infer_main_graph(model: &Model) -> GraphTypes {
-    let Some(g) = model.graph else {
+    let found = infer_model(model);
+    let Some(g) = found.main else {
         return GraphTypes::default();
     };
-    let opset = model.opset_version("").unwrap_or(1);
-    let mut env = Env::new(model, opset);
-    infer_graph(model, g, &mut env);
-    GraphTypes { types: env.into_types() }
+    let mut types = foldhash::HashMap::default();
+    found.for_each_defined(model, g, |name, value| {
+        if let Some(ty) = found.of(value) {
+            types.insert(name.clone(), ty.clone());
+        }
+    });
+    GraphTypes { types }
 }
 
 /// What inference found in every graph of a model: the main graph and each subgraph.
 #[derive(Debug, Default)]
 pub struct ModelTypes {
     pub main: Option<GraphId>,
-    pub graphs: foldhash::HashMap<GraphId, foldhash::HashMap<Str, Type>>,
+    numbers: ValueNumbers,
+    /// A type per value of the graphs' number space.
+    types: Vec<Option<Type>>,
+    /// The graphs inferred.
+    inferred: Vec<GraphId>,
+    /// Per graph, the number of each value it defines, by name: built on the first lookup
+    /// by name (the language server's), which the checker never makes.
+    by_name: OnceLock<foldhash::HashMap<GraphId, foldhash::HashMap<Str, ValueId>>>,
     /// Every graph node input whose inferred type its operator's type constraints reject
     /// (`input-type`), or that disagrees with another input bound to the same type
     /// parameter (`type-parameter-mismatch`): what onnx's strict inference rejects.
@@ -59,74 +73,167 @@ pub struct ModelTypes {
 }
 
 impl ModelTypes {
-    /// The inferred type of `name` as the graph `g` sees it.
-    pub fn get(&self, g: GraphId, name: &Str) -> Option<&Type> {
-        self.graphs.get(&g)?.get(name)
+    /// The inferred type of value `value`.
+    fn of(&self, value: ValueId) -> Option<&Type> {
+        self.types.get(value as usize)?.as_ref()
+    }
+
+    /// The inferred type of the value `name` that graph `g` of `model` (the model inferred)
+    /// defines.
+    pub fn get(&self, model: &Model, g: GraphId, name: &Str) -> Option<&Type> {
+        let by_name = self.by_name.get_or_init(|| {
+            let mut by_name = foldhash::HashMap::default();
+            for &g in &self.inferred {
+                let mut names = foldhash::HashMap::default();
+                self.for_each_defined(model, g, |name, value| {
+                    names.insert(name.clone(), value);
+                });
+                by_name.insert(g, names);
+            }
+            by_name
+        });
+        self.of(*by_name.get(&g)?.get(name)?)
+    }
+
+    /// The inferred type of output `i` of graph node `n`.
+    pub fn node_output(&self, model: &Model, n: NodeId, i: usize) -> Option<&Type> {
+        if !self.numbers.node_in_graph_space(n) {
+            return None;
+        }
+        self.of(*self.numbers.node_outputs(n, &model.nodes[n]).get(i)?)
+    }
+
+    /// The inferred type of the value defined at `site` (function bodies are not inferred
+    /// on their own: their values have no type here).
+    pub fn at(&self, model: &Model, site: DefSite) -> Option<&Type> {
+        let value = match site {
+            DefSite::GraphInput(g, _) | DefSite::Initializer(g, _) if !self.numbers.graph_in_graph_space(g) => {
+                return None;
+            }
+            DefSite::GraphInput(g, i) => *self.numbers.graph_inputs(g, &model.graphs[g]).get(i)?,
+            DefSite::Initializer(g, i) => *self.numbers.graph_initializers(g, &model.graphs[g]).get(i)?,
+            DefSite::NodeOutput(n, i) => return self.node_output(model, n, i),
+            DefSite::SparseInitializer(..) | DefSite::FunctionInput(..) => return None,
+        };
+        self.of(value)
+    }
+
+    /// Whether graph `g` was inferred (the main graph and the subgraphs inference reached).
+    pub fn inferred(&self, g: GraphId) -> bool {
+        self.inferred.contains(&g)
+    }
+
+    /// Every value graph `g` defines, with its name and number.
+    fn for_each_defined(&self, model: &Model, g: GraphId, mut each: impl FnMut(&Str, ValueId)) {
+        let graph = &model.graphs[g];
+        for (v, &value) in graph.inputs.iter().zip(self.numbers.graph_inputs(g, graph)) {
+            if let Some(name) = &v.name {
+                each(name, value);
+            }
+        }
+        for (&t, &value) in graph.initializers.iter().zip(self.numbers.graph_initializers(g, graph)) {
+            if let Some(name) = &model.tensors[t].name {
+                each(name, value);
+            }
+        }
+        for &n in &graph.nodes {
+            let node = &model.nodes[n];
+            for (name, &value) in node.outputs.iter().zip(self.numbers.node_outputs(n, node)) {
+                each(name, value);
+            }
+        }
     }
 }
 
-/// Like [`infer_main_graph`], but keeps the types found inside subgraphs too (If branches,
-/// Loop bodies), for tools that show the type of any value (the language server).
+/// Infers the main graph and every subgraph it holds (If branches, Loop bodies), keeping
+/// every type found, for tools that show the type of any value (the language server).
 pub fn infer_model(model: &Model) -> ModelTypes {
+    infer_model_numbered(model, crate::resolve::resolve_without_tables(model).numbers)
+}
+
+/// [`infer_model`] with the value numbers name resolution already found for `model`.
+pub fn infer_model_numbered(model: &Model, numbers: ValueNumbers) -> ModelTypes {
     let Some(g) = model.graph else {
         return ModelTypes::default();
     };
-    let mut env = Env::new(model, model.opset_version("").unwrap_or(1));
-    env.keep_subgraph_types();
-    env.collect_violations();
-    infer_graph(model, g, &mut env);
-    let violations = env.take_violations();
-    let (main, mut graphs) = env.into_all_types();
-    graphs.insert(g, main);
-    ModelTypes { main: Some(g), graphs, violations }
+    let (found, violations) = {
+        let mut env = Env::new(model, &numbers, model.opset_version("").unwrap_or(1));
+        env.collect_violations();
+        infer_graph(model, g, &mut env);
+        let violations = env.take_violations();
+        (env.into_found(), violations)
+    };
+    ModelTypes {
+        main: Some(g),
+        numbers,
+        types: found.types,
+        inferred: found.inferred,
+        by_name: OnceLock::new(),
+        violations,
+    }
 }
 
-/// Infers a subgraph in a new scope (outer values visible) and returns the types of its
-/// outputs: declared types refined by inference (as onnx merges them), inferred types
-/// where nothing is declared.
-pub(crate) fn infer_subgraph(
-    model: &Model,
+/// Infers a subgraph (outer values visible) and returns the types of its outputs: declared
+/// types refined by inference (as onnx merges them), inferred types where nothing is
+/// declared. A subgraph inferred again (a loop body) starts from nothing.
+pub(crate) fn infer_subgraph<'m>(
+    model: &'m Model,
     id: GraphId,
-    env: &mut Env<'_>,
+    env: &mut Env<'m>,
     inputs: &[Option<Type>],
 ) -> Vec<Option<Type>> {
-    env.push_scope();
     let g = &model.graphs[id];
-    for (v, given) in g.inputs.iter().zip(inputs.iter().chain(std::iter::repeat(&None))) {
-        if let (Some(name), Some(ty)) = (&v.name, given.as_ref().or(v.ty.as_ref())) {
-            env.set_type(name.clone(), ty.clone());
+    let numbers = env.numbers;
+    forget_graph(model, id, env);
+    let given = inputs.iter().chain(std::iter::repeat(&None));
+    for ((v, &value), given) in g.inputs.iter().zip(numbers.graph_inputs(id, g)).zip(given) {
+        if let Some(ty) = given.as_ref().or(v.ty.as_ref()) {
+            env.set_type(value, ty.clone());
         }
     }
     infer_body(model, id, env);
-    let outputs = g
-        .outputs
+    g.outputs
         .iter()
-        .map(|v| match (v.ty.as_ref(), v.name.as_ref().and_then(|n| env.ty(n))) {
+        .zip(numbers.graph_outputs(id, g).iter().chain(std::iter::repeat(&crate::resolve::NO_VALUE)))
+        .map(|(v, &value)| match (v.ty.as_ref(), env.ty(value)) {
             (Some(declared), Some(inferred)) => Some(merge::refine(declared, inferred)),
             (declared, inferred) => inferred.or(declared).cloned(),
         })
-        .collect();
-    env.leave_subgraph(id);
-    outputs
+        .collect()
 }
 
-fn infer_graph(model: &Model, id: GraphId, env: &mut Env<'_>) {
+/// Forgets every value graph `id` defines (not those of its own subgraphs: they are
+/// forgotten as they are entered).
+fn forget_graph(model: &Model, id: GraphId, env: &mut Env<'_>) {
     let g = &model.graphs[id];
-    for v in &g.inputs {
-        if let (Some(name), Some(ty)) = (&v.name, &v.ty) {
-            env.set_type(name.clone(), ty.clone());
+    let numbers = env.numbers;
+    for &value in numbers.graph_inputs(id, g).iter().chain(numbers.graph_initializers(id, g)) {
+        env.forget(value);
+    }
+    for &n in &g.nodes {
+        for &value in numbers.node_outputs(n, &model.nodes[n]) {
+            env.forget(value);
+        }
+    }
+}
+
+fn infer_graph<'m>(model: &'m Model, id: GraphId, env: &mut Env<'m>) {
+    let g = &model.graphs[id];
+    let numbers = env.numbers;
+    for (v, &value) in g.inputs.iter().zip(numbers.graph_inputs(id, g)) {
+        if let Some(ty) = &v.ty {
+            env.set_type(value, ty.clone());
         }
     }
     infer_body(model, id, env);
 }
 
 /// Initializers, then every node in order.
-fn infer_body(model: &Model, id: GraphId, env: &mut Env<'_>) {
+fn infer_body<'m>(model: &'m Model, id: GraphId, env: &mut Env<'m>) {
     let g = &model.graphs[id];
-    let outputs: usize = g.nodes.iter().map(|&n| model.nodes[n].outputs.len()).sum();
-    env.reserve(g.inputs.len() + g.initializers.len() + outputs);
-    for &t in &g.initializers {
-        env.add_initializer(t);
+    let numbers = env.numbers;
+    for (&t, &value) in g.initializers.iter().zip(numbers.graph_initializers(id, g)) {
+        env.add_initializer(value, t);
     }
     env.enter_graph(id);
     for &n in &g.nodes {
@@ -142,19 +249,25 @@ pub fn annotate(model: &mut Model) -> usize {
     let Some(g) = model.graph else {
         return 0;
     };
-    let mut inferred = infer_main_graph(model);
+    let numbers = crate::resolve::resolve_without_tables(model).numbers;
+    let mut types = {
+        let mut env = Env::new(model, &numbers, model.opset_version("").unwrap_or(1));
+        infer_graph(model, g, &mut env);
+        env.into_found().types
+    };
     let graph = &model.graphs[g];
     // Borrowed names and types moved out of the result: nothing is copied but the entries.
     let mut described: foldhash::HashSet<&[u8]> =
         graph.outputs.iter().chain(&graph.value_info).filter_map(|v| v.name.as_ref().map(Str::as_bytes)).collect();
     let mut added = Vec::new();
     for &n in &graph.nodes {
-        for name in &model.nodes[n].outputs {
+        let node = &model.nodes[n];
+        for (name, &value) in node.outputs.iter().zip(numbers.node_outputs(n, node)) {
             if name.is_empty() || !described.insert(name.as_bytes()) {
                 continue;
             }
-            if let Some(ty) = inferred.types.remove(name) {
-                added.push(crate::ir::ValueInfo { name: Some(name.clone()), ty: Some(ty), ..Default::default() });
+            if let Some(ty) = types.get_mut(value as usize).and_then(Option::take) {
+                added.push(ValueInfo { name: Some(name.clone()), ty: Some(ty), ..Default::default() });
             }
         }
     }

@@ -220,25 +220,28 @@ fn schema_bodies_infer_what_the_rules_infer() {
         assert!(!analysis.has_errors(), "{text}\n{:?}", analysis.diagnostics);
         let model = &analysis.model;
         let graph = &model.graphs[model.graph.expect("main graph")];
-        let mut by_rule = super::Env::new(model, opset);
-        let mut by_body = super::Env::new(model, opset);
-        for v in &graph.inputs {
-            let (name, ty) = (v.name.clone().expect("named"), v.ty.clone().expect("typed"));
-            by_rule.set_type(name.clone(), ty.clone());
-            by_body.set_type(name, ty);
+        let numbers = crate::resolve::resolve_without_tables(model).numbers;
+        let mut by_rule = super::Env::new(model, &numbers, opset);
+        let mut by_body = super::Env::new(model, &numbers, opset);
+        let g = model.graph.expect("main graph");
+        for (v, &value) in graph.inputs.iter().zip(numbers.graph_inputs(g, graph)) {
+            let ty = v.ty.clone().expect("typed");
+            by_rule.set_type(value, ty.clone());
+            by_body.set_type(value, ty);
         }
         let (last, before) = graph.nodes.split_last().expect("a node");
         for &n in before {
-            super::ops::infer_node_in(model, &model.nodes[n], &mut by_rule);
-            super::ops::infer_node_in(model, &model.nodes[n], &mut by_body);
+            super::ops::infer_node_in(model, n, &model.nodes[n], &mut by_rule);
+            super::ops::infer_node_in(model, n, &model.nodes[n], &mut by_body);
         }
         let node = &model.nodes[*last];
-        super::ops::infer_node_in(model, node, &mut by_rule);
+        super::ops::infer_node_in(model, *last, node, &mut by_rule);
         let schema = crate::schema::registry().lookup("", op, opset).expect("a schema");
-        let from_body = super::call::schema_body(schema, opset, node, model, &by_body)
+        let inputs = numbers.node_inputs(*last, node);
+        let from_body = super::call::schema_body(schema, opset, node, inputs, &by_body)
             .unwrap_or_else(|| panic!("{op}-{opset}: no function body inferred"));
-        let y = crate::ir::Str::from("y");
-        let rule_type = by_rule.ty(&y).map(ToString::to_string);
+        let y = numbers.node_outputs(*last, node)[0];
+        let rule_type = by_rule.ty(y).map(ToString::to_string);
         let body_type = from_body.types.first().cloned().flatten().map(|t| t.to_string());
         assert!(rule_type.is_some(), "{op}-{opset}: the rule inferred nothing");
         assert_eq!(body_type, rule_type, "{op}-{opset}: the body and the rule disagree");

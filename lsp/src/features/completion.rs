@@ -232,10 +232,7 @@ fn values(s: &Snapshot, offset: u32) -> Vec<CompletionItem> {
         if !visible || !seen.insert(name.clone()) {
             continue;
         }
-        let ty = match s.index.scope_of(*site) {
-            Some(ScopeId::Graph(g)) => s.types.get(g, name).map(ToString::to_string),
-            _ => None,
-        };
+        let ty = s.types.at(&s.analysis.model, *site).map(ToString::to_string);
         items.push(CompletionItem {
             label: name.escaped(),
             kind: Some(CompletionItemKind::VARIABLE),

@@ -37,10 +37,7 @@ fn value(s: &Snapshot, site: DefSite) -> String {
     let name = s.index.defs.get(&site).map(|(n, _)| n.clone()).unwrap_or_default();
     let mut out = format!("**{name}**: {}", defined_where(s, site));
     let declared = declared_type(model, s, site, &name);
-    let inferred = match s.index.scope_of(site) {
-        Some(ScopeId::Graph(g)) => s.types.get(g, &name),
-        _ => None,
-    };
+    let inferred = s.types.at(model, site);
     match &declared {
         Some(ty) => out.push_str(&format!("\n\ndeclared: `{ty}`")),
         None => out.push_str("\n\ndeclared: none"),

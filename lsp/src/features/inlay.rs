@@ -30,7 +30,7 @@ pub fn inlay_hints(s: &Snapshot, range: Range) -> Vec<InlayHint> {
         if written.contains(name) {
             continue;
         }
-        let Some(ty) = s.types.get(g, name) else { continue };
+        let Some(ty) = s.types.at(model, site) else { continue };
         hints.push(InlayHint {
             position: s.range(o.span).end,
             label: InlayHintLabel::String(format!(": {ty}")),

@@ -19,6 +19,7 @@ mod vision;
 use super::call;
 use super::env::{Env, Known, tensor, tensor_parts};
 use crate::ir::{AttributeValue, Dimension, Model, Node, NodeId, Str, TensorId, Type};
+use crate::resolve::{NO_VALUE, ValueId};
 use crate::schema::{FormalOption, OpSchema, registry};
 
 /// What a rule sees: the node, its inputs' types and known values, the opset.
@@ -27,27 +28,24 @@ pub struct Ctx<'a, 'm> {
     /// The node as the rule sees it; inside a function body, a copy whose attribute
     /// references are bound to the caller's attributes.
     pub node: &'a Node,
+    /// The numbers of the values the node's inputs refer to.
+    inputs: &'m [ValueId],
     pub env: &'a Env<'m>,
     pub opset: i64,
-    /// The types of the first inputs, looked up once: rules ask for an input's element
-    /// type, dims and type in turn, and each lookup hashes the name again.
-    first_inputs: [Option<&'a Type>; CACHED_INPUTS],
 }
 
-/// How many inputs [`Ctx`] looks up in advance (most operators take at most this many).
-const CACHED_INPUTS: usize = 4;
-
 impl<'a, 'm> Ctx<'a, 'm> {
-    pub fn new(model: &'m Model, node: &'a Node, env: &'a Env<'m>, opset: i64) -> Self {
-        let first_inputs = std::array::from_fn(|i| node.inputs.get(i).and_then(|n| env.ty(n)));
-        Ctx { model, node, env, opset, first_inputs }
+    pub fn new(model: &'m Model, node: &'a Node, inputs: &'m [ValueId], env: &'a Env<'m>, opset: i64) -> Self {
+        Ctx { model, node, inputs, env, opset }
+    }
+
+    /// The number of input `i`'s value (`NO_VALUE` when absent or undefined).
+    fn input_value(&self, i: usize) -> ValueId {
+        self.inputs.get(i).copied().unwrap_or(NO_VALUE)
     }
 
     pub fn input_type(&self, i: usize) -> Option<&'a Type> {
-        match self.first_inputs.get(i) {
-            Some(cached) => *cached,
-            None => self.node.inputs.get(i).and_then(|n| self.env.ty(n)),
-        }
+        self.env.ty(self.input_value(i))
     }
 
     /// Element type and dims (dims `None` for unknown rank) of a tensor input.
@@ -68,7 +66,7 @@ impl<'a, 'm> Ctx<'a, 'm> {
     }
 
     pub fn value(&self, i: usize) -> Option<&Known> {
-        self.node.inputs.get(i).and_then(|n| self.env.value(n))
+        self.env.value(self.input_value(i))
     }
 
     pub fn int(&self, name: &str) -> Option<i64> {
@@ -102,7 +100,7 @@ impl<'a, 'm> Ctx<'a, 'm> {
 
     /// The values of a small float32 constant input (an initializer or a `Constant`).
     pub fn float_values(&self, i: usize) -> Option<Vec<f32>> {
-        let t = &self.model.tensors[self.env.constant(self.node.inputs.get(i)?)?];
+        let t = &self.model.tensors[self.env.constant(self.input_value(i))?];
         if t.element_count()? > 64 {
             return None;
         }
@@ -157,31 +155,34 @@ pub fn normalize_axis(axis: i64, rank: usize) -> Option<usize> {
     (0..r.max(1)).contains(&a).then_some(a as usize)
 }
 
-pub(super) fn infer_node(model: &Model, id: NodeId, env: &mut Env<'_>) {
-    infer_node_in(model, &model.nodes[id], env);
+pub(super) fn infer_node<'m>(model: &'m Model, id: NodeId, env: &mut Env<'m>) {
+    infer_node_in(model, id, &model.nodes[id], env);
 }
 
 /// Infers one node of `model` (a node of a graph, or of a function body with its attribute
 /// references bound) and records its outputs in `env`. An operator's own rule comes first,
 /// then its schema's function body, then its schema's type constraints; a node that no
-/// schema describes may call a model-local function.
-pub(super) fn infer_node_in(model: &Model, node: &Node, env: &mut Env<'_>) {
+/// schema describes may call a model-local function. `node` is node `id` of `model`, or a
+/// copy of it bound to a call; the value numbers of `env` are `model`'s.
+pub(super) fn infer_node_in<'m>(model: &'m Model, id: NodeId, node: &Node, env: &mut Env<'m>) {
     let domain = node.schema_domain();
     let op = node.op_type.as_ref().and_then(Str::as_str).unwrap_or("");
+    let numbers = env.numbers;
+    let inputs = numbers.node_inputs(id, node);
     let outputs = match domain {
-        Some("") => match control::infer(op, model, node, env) {
+        Some("") => match control::infer(op, model, node, inputs, env) {
             Some(outputs) => Some(outputs),
             None => {
-                let ctx = Ctx::new(model, node, env, env.opset);
+                let ctx = Ctx::new(model, node, inputs, env, env.opset);
                 rule(op, &ctx).or_else(|| {
                     let schema = registry().lookup("", op, ctx.opset)?;
-                    call::schema_body(schema, ctx.opset, node, model, env).or_else(|| from_schema(schema, &ctx))
+                    call::schema_body(schema, ctx.opset, node, inputs, env).or_else(|| from_schema(schema, &ctx))
                 })
             }
         },
         Some(domain @ ("ai.onnx.ml" | "ai.onnx.preview.training" | "ai.onnx.preview")) => {
             let opset = env.domain_opset(domain).unwrap_or(1);
-            let ctx = Ctx::new(model, node, env, opset);
+            let ctx = Ctx::new(model, node, inputs, env, opset);
             let found = match domain {
                 "ai.onnx.ml" => ml::infer(op, &ctx),
                 "ai.onnx.preview" if op == "FlexAttention" => Some(attention::flex_attention(&ctx)),
@@ -194,18 +195,19 @@ pub(super) fn infer_node_in(model: &Model, node: &Node, env: &mut Env<'_>) {
     let outputs = match outputs {
         Some(outputs) => outputs,
         None => {
-            let Some(function) = model.local_function(node).map(|f| &model.function_store[f]) else { return };
-            let Some(outputs) = call::infer_call(model, function, node, model, env) else { return };
+            let Some(function) = model.local_function(node) else { return };
+            let Some(outputs) = call::infer_call(function, node, inputs, env) else { return };
             outputs
         }
     };
-    record(node, outputs, env);
+    let defined = numbers.node_outputs(id, node);
+    record(defined, outputs, env);
     if domain == Some("")
         && op == "Constant"
-        && let (Some(output), Some(AttributeValue::Tensor(t))) =
-            (node.outputs.first(), node.attribute("value").and_then(|a| a.value()))
+        && let (Some(&output), Some(AttributeValue::Tensor(t))) =
+            (defined.first(), node.attribute("value").and_then(|a| a.value()))
     {
-        env.set_constant(output.clone(), t);
+        env.set_constant(output, t);
     }
 }
 
@@ -224,18 +226,18 @@ fn rule(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
         .or_else(|| attention::infer(op, ctx))
 }
 
-/// Moves what a rule found into `env`, under the node's output names.
-fn record(node: &Node, outputs: Outputs, env: &mut Env<'_>) {
+/// Moves what a rule found into `env`, under the numbers of the node's outputs.
+fn record(defined: &[ValueId], outputs: Outputs, env: &mut Env<'_>) {
     // A type whose element type is unknown says nothing useful: leave the value untyped.
     let typed = |t: &Type| !matches!(tensor_parts(t), Some((None | Some(0), _)));
-    for (name, ty) in node.outputs.iter().zip(outputs.types) {
+    for (&value, ty) in defined.iter().zip(outputs.types) {
         if let Some(ty) = ty.filter(typed) {
-            env.set_type(name.clone(), ty);
+            env.set_type(value, ty);
         }
     }
-    for (name, known) in node.outputs.iter().zip(outputs.values) {
+    for (&value, known) in defined.iter().zip(outputs.values) {
         if let Some(known) = known {
-            env.set_value(name.clone(), known);
+            env.set_value(value, known);
         }
     }
 }
