@@ -15,6 +15,7 @@
 //! of hashing names again (each name is hashed once, here).
 
 use foldhash::HashMap;
+use std::collections::hash_map::Entry;
 
 use crate::diagnostic::{Anchor, Diagnostic};
 use crate::ir::*;
@@ -160,8 +161,10 @@ pub struct Resolution {
     pub defs: Vec<(Str, DefSite)>,
     pub diagnostics: Vec<Diagnostic>,
     pub numbers: ValueNumbers,
-    /// The next number of the space being numbered.
-    next_value: u32,
+    /// Where each value of the space being numbered is defined, by number (kept apart
+    /// from the scope tables so that their entries stay small: a big graph's table is
+    /// probed at random, and half the bytes is half the cache misses).
+    sites: Vec<DefSite>,
     /// Whether `uses` and `defs` are recorded (the language server's tables) or only the
     /// diagnostics are wanted (the checker).
     tables: bool,
@@ -180,29 +183,26 @@ impl Resolution {
         }
     }
 
-    fn new_value(&mut self) -> ValueId {
-        let value = self.next_value;
-        self.next_value += 1;
+    fn new_value(&mut self, site: DefSite) -> ValueId {
+        let value = self.sites.len() as ValueId;
+        self.sites.push(site);
         value
     }
-}
 
-/// A definition in scope: where it is, and its number.
-#[derive(Clone, Copy)]
-struct Def {
-    site: DefSite,
-    value: ValueId,
+    fn site(&self, value: ValueId) -> DefSite {
+        self.sites[value as usize]
+    }
 }
 
 /// One lexical scope: names defined so far (borrowed from the model), and the enclosing
 /// scope.
 struct Scope<'m, 'p> {
-    names: HashMap<&'m Str, Def>,
+    names: HashMap<&'m Str, ValueId>,
     parent: Option<&'p Scope<'m, 'p>>,
 }
 
 impl Scope<'_, '_> {
-    fn lookup(&self, name: &Str) -> Option<Def> {
+    fn lookup(&self, name: &Str) -> Option<ValueId> {
         self.names.get(name).copied().or_else(|| self.parent.and_then(|p| p.lookup(name)))
     }
 }
@@ -233,9 +233,9 @@ fn resolve_with(model: &Model, tables: bool) -> Resolution {
     if let Some(g) = model.graph {
         let main = &model.graphs[g];
         let numbers = r.numbers.graph_initializers(g, main);
-        for ((i, &t), &value) in main.initializers.iter().enumerate().zip(numbers) {
-            if let Some(name) = &model.tensors[t].name {
-                main_initializers.names.insert(name, Def { site: DefSite::Initializer(g, i), value });
+        for (&t, &value) in main.initializers.iter().zip(numbers) {
+            if let Some(name) = model.tensors[t].name.as_ref().filter(|_| value != NO_VALUE) {
+                main_initializers.names.insert(name, value);
             }
         }
     }
@@ -244,13 +244,13 @@ fn resolve_with(model: &Model, tables: bool) -> Resolution {
             graph(model, g, Some(&main_initializers), &mut r);
         }
     }
-    r.numbers.graph_values = r.next_value;
+    r.numbers.graph_values = r.sites.len() as u32;
     r.numbers.graph_slots = r.numbers.slots.len() as u32;
     for &f in &model.functions {
-        r.next_value = 0;
+        r.sites.clear();
         function(model, f, &mut r);
         if let Some(count) = r.numbers.function_values.get_mut(f.into_raw().into_u32() as usize) {
-            *count = r.next_value;
+            *count = r.sites.len() as u32;
         }
     }
     r
@@ -264,41 +264,53 @@ fn define<'m>(scope: &mut Scope<'m, '_>, name: &'m Str, site: DefSite, r: &mut R
         return NO_VALUE;
     }
     let declared = matches!(site, DefSite::GraphInput(..) | DefSite::Initializer(..) | DefSite::SparseInitializer(..));
-    if let Some(Def { site: previous, value }) = scope.lookup(name) {
-        let in_this_graph = scope.names.contains_key(name);
-        // An initializer may give a graph input its default value.
-        let initializes_input = in_this_graph
-            && matches!(previous, DefSite::GraphInput(..))
-            && matches!(site, DefSite::Initializer(..) | DefSite::SparseInitializer(..));
-        if initializes_input {
-            // Keep pointing at the input: it is what users and the graph's signature see.
-            // The initializer is the input's default value: one value, one number.
-            r.define(name, site);
-            return value;
-        }
-        if !in_this_graph && declared {
-            // onnx accepts a subgraph input or initializer that reuses an outer name; uses
-            // inside the subgraph then see the inner value. Legal, but easy to misread.
-            r.diagnostics.push(
-                Diagnostic::warning(
-                    "shadowed-name",
-                    site.anchor(),
-                    format!("'{name}' hides a value of an enclosing graph"),
-                )
-                .with_related(previous.anchor(), "outer value defined here"),
-            );
-        } else {
-            r.diagnostics.push(
-                Diagnostic::error("duplicate-definition", site.anchor(), format!("'{name}' is already defined"))
-                    .with_related(previous.anchor(), "first defined here"),
-            );
-            return r.new_value();
-        }
+    // The common case, a name new to this scope and to every enclosing one, takes one
+    // probe of this scope's table.
+    let parent = scope.parent;
+    let (value, in_this_graph) = match scope.names.entry(name) {
+        Entry::Occupied(known) => (*known.get(), true),
+        Entry::Vacant(slot) => match parent.and_then(|p| p.lookup(name)) {
+            Some(outer) => (outer, false),
+            None => {
+                let value = r.new_value(site);
+                slot.insert(value);
+                r.define(name, site);
+                return value;
+            }
+        },
+    };
+    let previous = r.site(value);
+    // An initializer may give a graph input its default value.
+    let initializes_input = in_this_graph
+        && matches!(previous, DefSite::GraphInput(..))
+        && matches!(site, DefSite::Initializer(..) | DefSite::SparseInitializer(..));
+    if initializes_input {
+        // Keep pointing at the input: it is what users and the graph's signature see.
+        // The initializer is the input's default value: one value, one number.
+        r.define(name, site);
+        return value;
     }
-    let value = r.new_value();
-    scope.names.insert(name, Def { site, value });
-    r.define(name, site);
-    value
+    if !in_this_graph && declared {
+        // onnx accepts a subgraph input or initializer that reuses an outer name; uses
+        // inside the subgraph then see the inner value. Legal, but easy to misread.
+        r.diagnostics.push(
+            Diagnostic::warning(
+                "shadowed-name",
+                site.anchor(),
+                format!("'{name}' hides a value of an enclosing graph"),
+            )
+            .with_related(previous.anchor(), "outer value defined here"),
+        );
+        let value = r.new_value(site);
+        scope.names.insert(name, value);
+        r.define(name, site);
+        return value;
+    }
+    r.diagnostics.push(
+        Diagnostic::error("duplicate-definition", site.anchor(), format!("'{name}' is already defined"))
+            .with_related(previous.anchor(), "first defined here"),
+    );
+    r.new_value(site)
 }
 
 fn graph<'m>(model: &'m Model, id: GraphId, parent: Option<&Scope<'m, '_>>, r: &mut Resolution) {
@@ -337,9 +349,10 @@ fn graph<'m>(model: &'m Model, id: GraphId, parent: Option<&Scope<'m, '_>>, r: &
     for (i, v) in g.outputs.iter().enumerate() {
         let Some(name) = &v.name else { continue };
         let def = scope.names.get(name).copied();
-        r.use_of(Anchor::GraphOutput(id, i), def.or_else(|| scope.lookup(name)).map(|d| d.site));
+        let site = def.or_else(|| scope.lookup(name)).map(|d| r.site(d));
+        r.use_of(Anchor::GraphOutput(id, i), site);
         match def {
-            Some(def) => r.numbers.slots[place + i] = def.value,
+            Some(def) => r.numbers.slots[place + i] = def,
             None => r.diagnostics.push(Diagnostic::error(
                 "output-not-defined",
                 Anchor::GraphOutput(id, i),
@@ -359,9 +372,10 @@ fn node<'m>(model: &'m Model, id: NodeId, scope: &mut Scope<'m, '_>, r: &mut Res
             continue;
         }
         let def = scope.lookup(name);
-        r.use_of(Anchor::NodeInput(id, i), def.map(|d| d.site));
+        let site = def.map(|d| r.site(d));
+        r.use_of(Anchor::NodeInput(id, i), site);
         match def {
-            Some(def) => r.numbers.slots[start + i] = def.value,
+            Some(def) => r.numbers.slots[start + i] = def,
             None => r.diagnostics.push(Diagnostic::error(
                 "undefined-value",
                 Anchor::NodeInput(id, i),
@@ -395,9 +409,10 @@ fn function(model: &Model, id: FunctionId, r: &mut Resolution) {
     let outputs = start + f.inputs.len();
     for (i, name) in f.outputs.iter().enumerate() {
         let def = scope.lookup(name);
-        r.use_of(Anchor::FunctionOutput(id, i), def.map(|d| d.site));
+        let site = def.map(|d| r.site(d));
+        r.use_of(Anchor::FunctionOutput(id, i), site);
         match def {
-            Some(def) => r.numbers.slots[outputs + i] = def.value,
+            Some(def) => r.numbers.slots[outputs + i] = def,
             // A warning: onnx's checker accepts such functions (semantics spec §1.8).
             None => r.diagnostics.push(Diagnostic::warning(
                 "output-not-produced",

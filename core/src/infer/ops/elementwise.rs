@@ -6,92 +6,90 @@ use crate::infer::broadcast::broadcast;
 use crate::infer::env::Known;
 use crate::ir::{DataType, DimValue};
 
-/// Same element type and shape as input 0.
-const UNARY: &[&str] = &[
-    "Abs",
-    "Acos",
-    "Acosh",
-    "Asin",
-    "Asinh",
-    "Atan",
-    "Atanh",
-    "Ceil",
-    "Cos",
-    "Cosh",
-    "Erf",
-    "Exp",
-    "Floor",
-    "Log",
-    "Neg",
-    "Reciprocal",
-    "Relu",
-    "Round",
-    "Sigmoid",
-    "Sign",
-    "Sin",
-    "Sinh",
-    "Softplus",
-    "Softsign",
-    "Sqrt",
-    "Tan",
-    "Tanh",
-    "Elu",
-    "Selu",
-    "LeakyRelu",
-    "HardSigmoid",
-    "HardSwish",
-    "ThresholdedRelu",
-    "Celu",
-    "Gelu",
-    "Mish",
-    "Shrink",
-    "Swish",
-    "BitwiseNot",
-    "Clip",
-    "Softmax",
-    "LogSoftmax",
-    "Hardmax",
-    "LRN",
-    "InstanceNormalization",
-    "LpNormalization",
-    "MeanVarianceNormalization",
-    "Trilu",
-    "CumSum",
-    "Not",
-    "Identity",
-    "Dropout",
-    "Binarizer",
-    "ReverseSequence",
-    "CumProd",
-    "Scatter",
-    "ScatterElements",
-    "ScatterND",
-];
+/// The shape rule an operator of this module follows.
+#[derive(Clone, Copy, PartialEq)]
+enum Family {
+    /// Same element type and shape as input 0.
+    Unary,
+    /// Broadcast of all inputs; element type of input 0.
+    Broadcast,
+    /// Broadcast of all inputs; bool result.
+    Compare,
+}
 
-/// Broadcast of all inputs; element type of input 0.
-const BROADCAST: &[&str] = &[
-    "Add",
-    "Sub",
-    "Mul",
-    "Div",
-    "Pow",
-    "Mod",
-    "BitShift",
-    "BitwiseAnd",
-    "BitwiseOr",
-    "BitwiseXor",
-    "Max",
-    "Min",
-    "Sum",
-    "Mean",
-    "PRelu",
-];
-
-/// Broadcast of all inputs; bool result.
-const COMPARE: &[&str] = &["Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor"];
+/// A `match` rather than lists searched one name at a time: every node of a model passes
+/// through here on its way to its rule, and the compiler turns a `match` on strings into
+/// a switch on length and a few byte comparisons.
+fn family(op: &str) -> Option<Family> {
+    match op {
+        "Abs"
+        | "Acos"
+        | "Acosh"
+        | "Asin"
+        | "Asinh"
+        | "Atan"
+        | "Atanh"
+        | "Ceil"
+        | "Cos"
+        | "Cosh"
+        | "Erf"
+        | "Exp"
+        | "Floor"
+        | "Log"
+        | "Neg"
+        | "Reciprocal"
+        | "Relu"
+        | "Round"
+        | "Sigmoid"
+        | "Sign"
+        | "Sin"
+        | "Sinh"
+        | "Softplus"
+        | "Softsign"
+        | "Sqrt"
+        | "Tan"
+        | "Tanh"
+        | "Elu"
+        | "Selu"
+        | "LeakyRelu"
+        | "HardSigmoid"
+        | "HardSwish"
+        | "ThresholdedRelu"
+        | "Celu"
+        | "Gelu"
+        | "Mish"
+        | "Shrink"
+        | "Swish"
+        | "BitwiseNot"
+        | "Clip"
+        | "Softmax"
+        | "LogSoftmax"
+        | "Hardmax"
+        | "LRN"
+        | "InstanceNormalization"
+        | "LpNormalization"
+        | "MeanVarianceNormalization"
+        | "Trilu"
+        | "CumSum"
+        | "Not"
+        | "Identity"
+        | "Dropout"
+        | "Binarizer"
+        | "ReverseSequence"
+        | "CumProd"
+        | "Scatter"
+        | "ScatterElements"
+        | "ScatterND" => Some(Family::Unary),
+        "Add" | "Sub" | "Mul" | "Div" | "Pow" | "Mod" | "BitShift" | "BitwiseAnd" | "BitwiseOr" | "BitwiseXor"
+        | "Max" | "Min" | "Sum" | "Mean" | "PRelu" => Some(Family::Broadcast),
+        "Equal" | "Less" | "Greater" | "LessOrEqual" | "GreaterOrEqual" | "And" | "Or" | "Xor" => Some(Family::Compare),
+        _ => None,
+    }
+}
 
 pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
-    if UNARY.contains(&op) {
+    let family = family(op);
+    if family == Some(Family::Unary) {
         let ty = ctx.input_type(0)?.clone();
         let mut out = Outputs::one(ty);
         if op == "Dropout" && ctx.node.outputs.len() > 1 {
@@ -105,8 +103,8 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
     if op == "IsNaN" || op == "IsInf" {
         return Some(Outputs::one(tensor_of(Some(DataType::Bool.code()), ctx.dims(0).map(<[_]>::to_vec))));
     }
-    let compare = COMPARE.contains(&op);
-    if !(compare || BROADCAST.contains(&op) || op == "Where") {
+    let compare = family == Some(Family::Compare);
+    if !(compare || family == Some(Family::Broadcast) || op == "Where") {
         return None;
     }
     let count = ctx.node.inputs.len();
