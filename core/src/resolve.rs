@@ -198,12 +198,37 @@ impl Resolution {
 /// scope.
 struct Scope<'m, 'p> {
     names: HashMap<&'m Str, ValueId>,
+    /// The last few names defined here, looked at before the table: most inputs use a
+    /// value defined a node or two before, and a big graph's table is probed at random
+    /// (a cache miss per probe where these few compares hit).
+    recent: [Option<(&'m Str, ValueId)>; RECENT],
+    /// Where the next definition goes in `recent`.
+    next: usize,
     parent: Option<&'p Scope<'m, 'p>>,
 }
 
-impl Scope<'_, '_> {
+/// How many recent definitions a scope keeps at hand.
+const RECENT: usize = 4;
+
+impl<'m, 'p> Scope<'m, 'p> {
+    fn new(names: HashMap<&'m Str, ValueId>, parent: Option<&'p Scope<'m, 'p>>) -> Self {
+        Scope { names, recent: [None; RECENT], next: 0, parent }
+    }
+
     fn lookup(&self, name: &Str) -> Option<ValueId> {
-        self.names.get(name).copied().or_else(|| self.parent.and_then(|p| p.lookup(name)))
+        self.here(name).or_else(|| self.parent.and_then(|p| p.lookup(name)))
+    }
+
+    /// The value `name` has in this scope, not looking outside.
+    fn here(&self, name: &Str) -> Option<ValueId> {
+        let recent = self.recent.iter().flatten().find(|(known, _)| *known == name);
+        recent.map(|&(_, value)| value).or_else(|| self.names.get(name).copied())
+    }
+
+    /// Records a name new to this scope.
+    fn remember(&mut self, name: &'m Str, value: ValueId) {
+        self.recent[self.next] = Some((name, value));
+        self.next = (self.next + 1) % RECENT;
     }
 }
 
@@ -229,7 +254,7 @@ fn resolve_with(model: &Model, tables: bool) -> Resolution {
         graph(model, g, None, &mut r);
     }
     // Training graphs may use the main graph's initializers (ONNX IR spec, TrainingInfoProto).
-    let mut main_initializers = Scope { names: HashMap::default(), parent: None };
+    let mut main_initializers = Scope::new(HashMap::default(), None);
     if let Some(g) = model.graph {
         let main = &model.graphs[g];
         let numbers = r.numbers.graph_initializers(g, main);
@@ -274,6 +299,7 @@ fn define<'m>(scope: &mut Scope<'m, '_>, name: &'m Str, site: DefSite, r: &mut R
             None => {
                 let value = r.new_value(site);
                 slot.insert(value);
+                scope.remember(name, value);
                 r.define(name, site);
                 return value;
             }
@@ -303,6 +329,7 @@ fn define<'m>(scope: &mut Scope<'m, '_>, name: &'m Str, site: DefSite, r: &mut R
         );
         let value = r.new_value(site);
         scope.names.insert(name, value);
+        scope.remember(name, value);
         r.define(name, site);
         return value;
     }
@@ -322,7 +349,7 @@ fn graph<'m>(model: &'m Model, id: GraphId, parent: Option<&Scope<'m, '_>>, r: &
         + g.nodes.iter().map(|&n| model.nodes[n].outputs.len()).sum::<usize>();
     let mut names = HashMap::default();
     names.reserve(defined);
-    let mut scope = Scope { names, parent };
+    let mut scope = Scope::new(names, parent);
     let start = r.numbers.reserve(g.inputs.len() + g.initializers.len() + g.outputs.len());
     r.numbers.graph_start[id.into_raw().into_u32() as usize] = start;
     let mut place = start as usize;
@@ -348,7 +375,7 @@ fn graph<'m>(model: &'m Model, id: GraphId, parent: Option<&Scope<'m, '_>>, r: &
     }
     for (i, v) in g.outputs.iter().enumerate() {
         let Some(name) = &v.name else { continue };
-        let def = scope.names.get(name).copied();
+        let def = scope.here(name);
         let site = def.or_else(|| scope.lookup(name)).map(|d| r.site(d));
         r.use_of(Anchor::GraphOutput(id, i), site);
         match def {
@@ -397,7 +424,7 @@ fn node<'m>(model: &'m Model, id: NodeId, scope: &mut Scope<'m, '_>, r: &mut Res
 
 fn function(model: &Model, id: FunctionId, r: &mut Resolution) {
     let f = &model.function_store[id];
-    let mut scope = Scope { names: HashMap::default(), parent: None };
+    let mut scope = Scope::new(HashMap::default(), None);
     let start = r.numbers.reserve(f.inputs.len() + f.outputs.len()) as usize;
     r.numbers.function_start[id.into_raw().into_u32() as usize] = start as u32;
     for (i, name) in f.inputs.iter().enumerate() {

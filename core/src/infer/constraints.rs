@@ -50,6 +50,11 @@ impl Kind {
     }
 }
 
+/// Per type constraint (by index) the kind its first input bound it to, and that input.
+/// Kept by the caller between nodes so that checking a node allocates nothing.
+#[derive(Default)]
+pub(super) struct Bindings(Vec<(usize, Kind, usize)>);
+
 /// The inputs of graph node `n` whose types (`lookup` finds input `i`'s) its operator's
 /// constraints reject (onnx's strict inference, and so `check_model(full_check=True)`,
 /// rejects both kinds), added to `found`. Inference calls this for each graph node right
@@ -58,6 +63,7 @@ pub(super) fn node_violations<'t>(
     model: &Model,
     n: NodeId,
     lookup: impl Fn(usize) -> Option<&'t Type>,
+    bindings: &mut Bindings,
     found: &mut Vec<Diagnostic>,
 ) {
     let node = &model.nodes[n];
@@ -65,12 +71,11 @@ pub(super) fn node_violations<'t>(
     let Some(op) = node.op_type.as_ref().and_then(Str::as_str) else { return };
     let Some(version) = model.opset_version(domain) else { return };
     let Some(schema) = registry().lookup(domain, op, version) else { return };
-    // Per type constraint (by index) the kind its first input bound it to.
-    let mut bound: Vec<(usize, Kind, usize)> = Vec::new();
-    for (i, input) in node.inputs.iter().enumerate() {
-        if input.is_empty() {
-            continue;
-        }
+    let bound = &mut bindings.0;
+    bound.clear();
+    // Absent inputs have no type (`lookup` reads the value numbers, not the names, which
+    // would bring the node's input list back into cache).
+    for i in 0..node.inputs.len() {
         let Some(formal) =
             schema.inputs.get(i).or_else(|| schema.inputs.last().filter(|f| f.option == FormalOption::Variadic))
         else {

@@ -63,6 +63,8 @@ pub struct Env<'m> {
     calls: Vec<*const Function>,
     /// When set, type-constraint findings per graph (see [`Env::collect_violations`]).
     violations: Option<HashMap<GraphId, Vec<Diagnostic>>>,
+    /// Scratch space of the constraint check, kept between nodes (no allocation per node).
+    bindings: super::constraints::Bindings,
 }
 
 /// Calls nested deeper than this are not expanded (their callers get no types): a bound on
@@ -100,6 +102,7 @@ impl<'m> Env<'m> {
             function: None,
             calls: Vec::new(),
             violations: None,
+            bindings: Default::default(),
         }
     }
 
@@ -156,7 +159,10 @@ impl<'m> Env<'m> {
         }
         let inputs = self.numbers.node_inputs(n, &self.model.nodes[n]);
         let mut new = Vec::new();
-        super::constraints::node_violations(self.model, n, |i| inputs.get(i).and_then(|&v| self.ty(v)), &mut new);
+        let mut bindings = std::mem::take(&mut self.bindings);
+        let lookup = |i: usize| inputs.get(i).and_then(|&v| self.ty(v));
+        super::constraints::node_violations(self.model, n, lookup, &mut bindings, &mut new);
+        self.bindings = bindings;
         if let Some(found) = &mut self.violations
             && !new.is_empty()
         {

@@ -134,7 +134,10 @@ fn linear_attention(ctx: &Ctx<'_, '_>) -> Outputs {
     let batch = q.map(|q| q[0].clone()).unwrap_or_default();
     let state = vec![batch, kv_heads.map_or_else(unknown_dim, dim), d_k, d_v];
     let state_elem = ctx.elem(3).or(elem);
-    Outputs { types: vec![Some(tensor_of(elem, output)), Some(tensor_of(state_elem, Some(state)))], values: Vec::new() }
+    Outputs {
+        types: smallvec::smallvec![Some(tensor_of(elem, output)), Some(tensor_of(state_elem, Some(state)))],
+        values: Vec::new(),
+    }
 }
 
 /// CausalConvWithState: output like the input `[B, C, L]`; the new state keeps the last
@@ -153,7 +156,10 @@ fn causal_conv(ctx: &Ctx<'_, '_>) -> Outputs {
     let batch = x.map(|x| x[0].clone()).or_else(|| past.map(|p| p[0].clone())).unwrap_or_default();
     let channels = x.map(|x| x[1].clone()).or_else(|| w.map(|w| w[0].clone())).unwrap_or_default();
     Outputs {
-        types: vec![Some(tensor_of(elem, ctx.dims_vec(0))), Some(tensor_of(elem, Some(vec![batch, channels, window])))],
+        types: smallvec::smallvec![
+            Some(tensor_of(elem, ctx.dims_vec(0))),
+            Some(tensor_of(elem, Some(vec![batch, channels, window])))
+        ],
         values: Vec::new(),
     }
 }

@@ -114,7 +114,7 @@ fn loop_outputs<'m>(model: &'m Model, node: &Node, inputs: &[ValueId], env: &mut
             Some(tensor(elem?, dims))
         }));
     }
-    Some(Outputs { types, values: Vec::new() })
+    Some(Outputs { types: types.into(), values: Vec::new() })
 }
 
 /// The type with every tensor shape in it forgotten (element types kept).
@@ -182,7 +182,7 @@ fn scan<'m>(model: &'m Model, node: &Node, inputs: &[ValueId], env: &mut Env<'m>
             Some(tensor(elem?, dims))
         }));
     }
-    Some(Outputs { types, values: Vec::new() })
+    Some(Outputs { types: types.into(), values: Vec::new() })
 }
 
 /// Scan-8: every input carries a leading batch axis (scan inputs then the sequence axis),

@@ -108,7 +108,7 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
         return None;
     }
     let count = ctx.node.inputs.len();
-    let shapes: Option<Vec<_>> = (0..count).map(|i| ctx.dims(i)).collect();
+    let shapes: Option<smallvec::SmallVec<[_; 4]>> = (0..count).map(|i| ctx.dims(i)).collect();
     let dims = shapes.and_then(|s| broadcast(&s));
     let elem = if compare {
         Some(DataType::Bool.code())

@@ -118,17 +118,24 @@ impl<'a, 'm> Ctx<'a, 'm> {
 /// What a rule found: a type (and maybe a known value) per output.
 #[derive(Default)]
 pub struct Outputs {
-    pub types: Vec<Option<Type>>,
+    pub types: Types,
     pub values: Vec<Option<Known>>,
 }
 
+/// The output types of a node, inline for the usual single output (a heap allocation per
+/// node was a measurable part of inference).
+pub type Types = smallvec::SmallVec<[Option<Type>; 1]>;
+
 impl Outputs {
     pub fn one(ty: Type) -> Outputs {
-        Outputs { types: vec![Some(ty)], values: Vec::new() }
+        Outputs { types: smallvec::smallvec![Some(ty)], values: Vec::new() }
     }
 
     pub fn with_value(mut self, known: Option<Known>) -> Outputs {
-        self.values = vec![known];
+        // Nothing known is no entry at all, and no allocation.
+        if known.is_some() {
+            self.values = vec![known];
+        }
         self
     }
 }
@@ -278,5 +285,5 @@ fn from_schema(schema: &OpSchema, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
         });
         types.push(elem.map(|e| tensor(e, None)));
     }
-    Some(Outputs { types, values: Vec::new() })
+    Some(Outputs { types: types.into(), values: Vec::new() })
 }

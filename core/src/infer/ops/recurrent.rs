@@ -30,5 +30,5 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
     for _ in 1..ctx.node.outputs.len().min(3) {
         types.push(Some(tensor_of(elem, Some(state.clone()))));
     }
-    Some(Outputs { types, values: Vec::new() })
+    Some(Outputs { types: types.into(), values: Vec::new() })
 }

@@ -72,7 +72,7 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
         "DynamicQuantizeLinear" => {
             let uint8 = Some(DataType::Uint8 as i32);
             Some(Outputs {
-                types: vec![
+                types: smallvec::smallvec![
                     Some(tensor_of(uint8, ctx.dims_vec(0))),
                     Some(tensor_of(Some(DataType::Float as i32), Some(Vec::new()))),
                     Some(tensor_of(uint8, Some(Vec::new()))),
@@ -122,5 +122,5 @@ fn unique(ctx: &Ctx<'_, '_>) -> Outputs {
         int64(vec![unknown_dim()]),
     ];
     types.truncate(ctx.node.outputs.len().max(1));
-    Outputs { types, values: Vec::new() }
+    Outputs { types: types.into(), values: Vec::new() }
 }

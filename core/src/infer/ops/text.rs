@@ -23,7 +23,7 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
             let mut substrings = dims.clone();
             substrings.push(unknown_dim());
             Some(Outputs {
-                types: vec![
+                types: smallvec::smallvec![
                     Some(tensor_of(string, Some(substrings))),
                     Some(tensor_of(Some(DataType::Int64 as i32), Some(dims))),
                 ],
