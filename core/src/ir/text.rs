@@ -54,6 +54,7 @@ pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
 }
 
 impl PartialEq for Str {
+    #[inline]
     fn eq(&self, other: &Str) -> bool {
         same_bytes(self.as_bytes(), other.as_bytes())
     }
@@ -102,6 +103,16 @@ impl Str {
     /// The bytes `range` of `buffer`: copied inline when short, else a slice sharing the
     /// buffer (no copy, and no reference count taken for short texts).
     pub fn from_buffer(buffer: &Bytes, range: std::ops::Range<usize>) -> Self {
+        // A short text with a full inline width of buffer after its start is copied as a
+        // fixed-size block (two moves, not a `memcpy` call of variable length: that call
+        // was a tenth of decoding a graph). The bytes past its length are whatever follows
+        // in the buffer; nothing reads them (`as_bytes` stops at the length).
+        if range.len() <= INLINE
+            && let Some(window) = buffer.get(range.start..range.start + INLINE)
+            && let Ok(bytes) = <[u8; INLINE]>::try_from(window)
+        {
+            return Str(Repr::Inline { len: range.len() as u8, bytes });
+        }
         match Str::inline(&buffer[range.clone()]) {
             Some(s) => s,
             None => Str(Repr::Shared(buffer.slice(range))),
