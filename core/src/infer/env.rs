@@ -65,6 +65,8 @@ pub struct Env<'m> {
     violations: Option<HashMap<GraphId, Vec<Diagnostic>>>,
     /// Scratch space of the constraint check, kept between nodes (no allocation per node).
     bindings: super::constraints::Bindings,
+    /// Which rule family answered for each operator (see `ops::rule`).
+    pub(super) rule_families: super::ops::RuleFamilies,
 }
 
 /// Calls nested deeper than this are not expanded (their callers get no types): a bound on
@@ -103,6 +105,7 @@ impl<'m> Env<'m> {
             calls: Vec::new(),
             violations: None,
             bindings: Default::default(),
+            rule_families: Default::default(),
         }
     }
 

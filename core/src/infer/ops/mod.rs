@@ -180,11 +180,14 @@ pub(super) fn infer_node_in<'m>(model: &'m Model, id: NodeId, node: &Node, env: 
         Some("") => match control::infer(op, model, node, inputs, env) {
             Some(outputs) => Some(outputs),
             None => {
+                let mut families = std::mem::take(&mut env.rule_families);
                 let ctx = Ctx::new(model, node, inputs, env, env.opset);
-                rule(op, &ctx).or_else(|| {
+                let found = rule(op, &ctx, &mut families).or_else(|| {
                     let schema = registry().lookup("", op, ctx.opset)?;
                     call::schema_body(schema, ctx.opset, node, inputs, env).or_else(|| from_schema(schema, &ctx))
-                })
+                });
+                env.rule_families = families;
+                found
             }
         },
         Some(domain @ ("ai.onnx.ml" | "ai.onnx.preview.training" | "ai.onnx.preview")) => {
@@ -218,19 +221,44 @@ pub(super) fn infer_node_in<'m>(model: &'m Model, id: NodeId, node: &Node, env: 
     }
 }
 
-fn rule(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
-    elementwise::infer(op, ctx)
-        .or_else(|| shape::infer(op, ctx))
-        .or_else(|| nn::infer(op, ctx))
-        .or_else(|| select::infer(op, ctx))
-        .or_else(|| generator::infer(op, ctx))
-        .or_else(|| vision::infer(op, ctx))
-        .or_else(|| recurrent::infer(op, ctx))
-        .or_else(|| sequence::infer(op, ctx))
-        .or_else(|| text::infer(op, ctx))
-        .or_else(|| einsum::infer(op, ctx))
-        .or_else(|| signal::infer(op, ctx))
-        .or_else(|| attention::infer(op, ctx))
+/// The rule families of the default domain, in the order they are asked.
+const FAMILIES: [fn(&str, &Ctx<'_, '_>) -> Option<Outputs>; 12] = [
+    elementwise::infer,
+    shape::infer,
+    nn::infer,
+    select::infer,
+    generator::infer,
+    vision::infer,
+    recurrent::infer,
+    sequence::infer,
+    text::infer,
+    einsum::infer,
+    signal::infer,
+    attention::infer,
+];
+
+/// Which family answered for each operator so far (an index into [`FAMILIES`]).
+pub(super) type RuleFamilies = foldhash::HashMap<String, u8>;
+
+/// The first family's answer for `op`. Each family matches operator names one by one, so
+/// asking them all in turn cost more than most rules; the family that answered before is
+/// asked first. When it has no answer now (unknown inputs), the others are asked as before,
+/// so the result is the same as asking them in order.
+fn rule(op: &str, ctx: &Ctx<'_, '_>, families: &mut RuleFamilies) -> Option<Outputs> {
+    let known = families.get(op).copied();
+    if let Some(found) = known.and_then(|i| FAMILIES.get(usize::from(i))).and_then(|family| family(op, ctx)) {
+        return Some(found);
+    }
+    for (i, family) in FAMILIES.iter().enumerate() {
+        if known == Some(i as u8) {
+            continue;
+        }
+        if let Some(found) = family(op, ctx) {
+            families.insert(op.to_owned(), i as u8);
+            return Some(found);
+        }
+    }
+    None
 }
 
 /// Moves what a rule found into `env`, under the numbers of the node's outputs.
