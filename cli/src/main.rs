@@ -52,6 +52,10 @@ enum Command {
     Fmt(commands::fmt::Args),
 }
 
+// The allocator of all our binaries (see the workspace Cargo.toml).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     failure::install_panic_hook();
     let cli = match Cli::try_parse() {

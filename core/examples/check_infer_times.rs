@@ -9,6 +9,10 @@
 
 use std::time::Instant;
 
+// The allocator of the `onnx` binary, so that these timings are the command's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let Some(path) = std::env::args().nth(1) else {
         eprintln!("usage: check_infer_times MODEL");

@@ -7,6 +7,10 @@
 
 use std::time::Instant;
 
+// The allocator of the `onnx` binary, so that these timings are the command's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (Some(path), Some(task)) = (args.first(), args.get(1)) else {
