@@ -249,7 +249,11 @@ pub fn annotate(model: &mut Model) -> usize {
     let Some(g) = model.graph else {
         return 0;
     };
-    let numbers = crate::resolve::resolve_without_tables(model).numbers;
+    let resolution = crate::resolve::resolve_without_tables(model);
+    // Without a duplicate definition, no two node outputs share a name, and only the names
+    // described already need a table.
+    let duplicates = resolution.diagnostics.iter().any(|d| d.code == "duplicate-definition");
+    let numbers = resolution.numbers;
     let mut types = {
         let mut env = Env::new(model, &numbers, model.opset_version("").unwrap_or(1));
         infer_graph(model, g, &mut env);
@@ -259,11 +263,14 @@ pub fn annotate(model: &mut Model) -> usize {
     // Borrowed names and types moved out of the result: nothing is copied but the entries.
     let mut described: foldhash::HashSet<&[u8]> =
         graph.outputs.iter().chain(&graph.value_info).filter_map(|v| v.name.as_ref().map(Str::as_bytes)).collect();
-    let mut added = Vec::new();
+    // Sized once: about one entry per node output (the list is not regrown).
+    let outputs: usize = graph.nodes.iter().map(|&n| model.nodes[n].outputs.len()).sum();
+    let mut added = Vec::with_capacity(outputs);
     for &n in &graph.nodes {
         let node = &model.nodes[n];
         for (name, &value) in node.outputs.iter().zip(numbers.node_outputs(n, node)) {
-            if name.is_empty() || !described.insert(name.as_bytes()) {
+            let new = if duplicates { described.insert(name.as_bytes()) } else { !described.contains(name.as_bytes()) };
+            if name.is_empty() || !new {
                 continue;
             }
             if let Some(ty) = types.get_mut(value as usize).and_then(Option::take) {
@@ -272,6 +279,12 @@ pub fn annotate(model: &mut Model) -> usize {
         }
     }
     let count = added.len();
-    model.graphs[g].value_info.extend(added);
+    let value_info = &mut model.graphs[g].value_info;
+    if value_info.is_empty() {
+        // Moved in whole: a big model's list is megabytes, not worth copying.
+        *value_info = added;
+    } else {
+        value_info.extend(added);
+    }
     count
 }

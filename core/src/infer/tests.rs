@@ -267,3 +267,36 @@ fn a_loop_body_inferred_again_reports_its_constraint_errors_once() {
     let codes: Vec<&str> = types.violations.iter().map(|d| d.code).collect();
     assert_eq!(codes, ["type-parameter-mismatch"], "{:?}", types.violations);
 }
+
+/// The value descriptions `annotate` writes into the main graph, as `name: type`.
+fn annotated(text: &str) -> Vec<String> {
+    let mut model = analyze_text(text).model;
+    super::annotate(&mut model);
+    let g = model.graph.expect("a main graph");
+    model.graphs[g]
+        .value_info
+        .iter()
+        .map(|v| format!("{}: {}", v.name.as_ref().map(|n| n.escaped()).unwrap_or_default(), v.ty.as_ref().unwrap()))
+        .collect()
+}
+
+#[test]
+fn annotate_describes_each_name_once_and_leaves_described_ones_alone() {
+    let unique = model(
+        17,
+        "(float[2, 3] x) => (float[2, 3] y)",
+        "a = Neg (x)
+         b = Cast <to: int = 7> (a)
+         y = Relu (a)",
+    );
+    assert_eq!(annotated(&unique), ["a: float[2,3]", "b: int64[2,3]"]);
+    // A name defined twice (an invalid model) is described once, with its first type.
+    let duplicated = model(
+        17,
+        "(float[2, 3] x) => (float[2, 3] y)",
+        "a = Neg (x)
+         a = Cast <to: int = 7> (x)
+         y = Relu (x)",
+    );
+    assert_eq!(annotated(&duplicated), ["a: float[2,3]"]);
+}

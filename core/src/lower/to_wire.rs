@@ -36,10 +36,15 @@ pub fn tensor(t: &Tensor) -> Vec<u8> {
 }
 
 /// A first guess at the encoded size, so that the output is rarely regrown: raw tensor
-/// bytes plus a few dozen bytes per node.
+/// bytes plus a few dozen bytes per node and per value description (`onnx infer` adds one
+/// per node output; without them in the guess, the megabyte of a big model's output was
+/// copied once more).
 fn size_hint(model: &Model) -> usize {
     let raw: usize = model.tensors.values().map(|t| t.raw_data.as_ref().map_or(0, |r| r.len())).sum();
-    raw.saturating_add(model.nodes.len().saturating_mul(48)).saturating_add(1024)
+    let described: usize = model.graphs.values().map(|g| g.value_info.len() + g.inputs.len() + g.outputs.len()).sum();
+    raw.saturating_add(model.nodes.len().saturating_mul(48))
+        .saturating_add(described.saturating_mul(40))
+        .saturating_add(1024)
 }
 
 fn varint_len(value: u64) -> usize {
