@@ -75,7 +75,7 @@ fn infer_call_of<'m>(callee: &Callee<'m, '_>, caller: &Node, inputs: &[ValueId],
         match bind(node, caller, function, callee.defaults, same_model, &omitted) {
             Some(bound) => infer_node_in(callee.model, n, &bound, &mut body),
             None => infer_node_in(callee.model, n, node, &mut body),
-        }
+        };
     }
     let results = callee.numbers.function_outputs(callee.id, function);
     let types = results.iter().map(|&o| body.ty(o).cloned()).collect();

@@ -5,7 +5,7 @@
 
 use crate::diagnostic::{Anchor, Diagnostic};
 use crate::ir::{Model, NodeId, Str, Type, TypeValue, code_name};
-use crate::schema::{FormalOption, registry};
+use crate::schema::{FormalOption, OpSchema, registry};
 
 /// How onnx's schemas spell a type: `tensor(float)`, `seq(tensor(int64))`,
 /// `map(string, float)`, …; `None` while part of it is unknown.
@@ -56,12 +56,14 @@ impl Kind {
 pub(super) struct Bindings(Vec<(usize, Kind, usize)>);
 
 /// The inputs of graph node `n` whose types (`lookup` finds input `i`'s) its operator's
+/// (`known`, when the caller has the schema of a default-domain node at the model's opset)
 /// constraints reject (onnx's strict inference, and so `check_model(full_check=True)`,
 /// rejects both kinds), added to `found`. Inference calls this for each graph node right
 /// after inferring it, while the input types it has just read are still in cache.
 pub(super) fn node_violations<'t>(
     model: &Model,
     n: NodeId,
+    known: Option<&OpSchema>,
     lookup: impl Fn(usize) -> Option<&'t Type>,
     bindings: &mut Bindings,
     found: &mut Vec<Diagnostic>,
@@ -69,8 +71,14 @@ pub(super) fn node_violations<'t>(
     let node = &model.nodes[n];
     let Some(domain) = node.schema_domain() else { return };
     let Some(op) = node.op_type.as_ref().and_then(Str::as_str) else { return };
-    let Some(version) = model.opset_version(domain) else { return };
-    let Some(schema) = registry().lookup(domain, op, version) else { return };
+    let schema = match known.filter(|_| domain.is_empty()) {
+        Some(schema) => schema,
+        None => {
+            let Some(version) = model.opset_version(domain) else { return };
+            let Some(schema) = registry().lookup(domain, op, version) else { return };
+            schema
+        }
+    };
     let bound = &mut bindings.0;
     bound.clear();
     // Absent inputs have no type (`lookup` reads the value numbers, not the names, which

@@ -10,6 +10,7 @@ use crate::ir::{
     TypeValue,
 };
 use crate::resolve::{ValueId, ValueNumbers};
+use crate::schema::OpSchema;
 
 /// The value of a 0-D or 1-D integer tensor, element by element; an element may be a
 /// symbolic dimension (from `Shape` of a symbolic input) or unknown.
@@ -65,8 +66,10 @@ pub struct Env<'m> {
     violations: Option<HashMap<GraphId, Vec<Diagnostic>>>,
     /// Scratch space of the constraint check, kept between nodes (no allocation per node).
     bindings: super::constraints::Bindings,
-    /// Which rule family answered for each operator (see `ops::rule`).
-    pub(super) rule_families: super::ops::RuleFamilies,
+    /// What is known of each default-domain operator met so far (see `ops::OpMemo`).
+    pub(super) ops: super::ops::OpMemos,
+    /// The model's import of the default domain (the constraint check's opset).
+    model_opset: Option<i64>,
 }
 
 /// Calls nested deeper than this are not expanded (their callers get no types): a bound on
@@ -105,7 +108,8 @@ impl<'m> Env<'m> {
             calls: Vec::new(),
             violations: None,
             bindings: Default::default(),
-            rule_families: Default::default(),
+            ops: Default::default(),
+            model_opset: model.opset_version(""),
         }
     }
 
@@ -155,16 +159,20 @@ impl<'m> Env<'m> {
         }
     }
 
-    /// Checks node `n` of `graph`, just inferred, against its operator's type constraints.
-    pub(crate) fn check_constraints(&mut self, graph: GraphId, n: NodeId) {
+    /// Checks node `n` of `graph`, just inferred, against its operator's type constraints;
+    /// `schema` is the default-domain schema inference found for it, if any.
+    pub(crate) fn check_constraints(&mut self, graph: GraphId, n: NodeId, schema: Option<&'static OpSchema>) {
         if self.violations.is_none() {
             return;
         }
+        // Inference looked the schema up at this env's opset: it is the constraint check's
+        // when that is the model's own import (a graph, not a function body).
+        let schema = schema.filter(|_| self.function.is_none() && self.model_opset == Some(self.opset));
         let inputs = self.numbers.node_inputs(n, &self.model.nodes[n]);
         let mut new = Vec::new();
         let mut bindings = std::mem::take(&mut self.bindings);
         let lookup = |i: usize| inputs.get(i).and_then(|&v| self.ty(v));
-        super::constraints::node_violations(self.model, n, lookup, &mut bindings, &mut new);
+        super::constraints::node_violations(self.model, n, schema, lookup, &mut bindings, &mut new);
         self.bindings = bindings;
         if let Some(found) = &mut self.violations
             && !new.is_empty()

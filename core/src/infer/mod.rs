@@ -237,8 +237,8 @@ fn infer_body<'m>(model: &'m Model, id: GraphId, env: &mut Env<'m>) {
     }
     env.enter_graph(id);
     for &n in &g.nodes {
-        ops::infer_node(model, n, env);
-        env.check_constraints(id, n);
+        let schema = ops::infer_node(model, n, env);
+        env.check_constraints(id, n, schema);
     }
 }
 

@@ -162,8 +162,10 @@ pub fn normalize_axis(axis: i64, rank: usize) -> Option<usize> {
     (0..r.max(1)).contains(&a).then_some(a as usize)
 }
 
-pub(super) fn infer_node<'m>(model: &'m Model, id: NodeId, env: &mut Env<'m>) {
-    infer_node_in(model, id, &model.nodes[id], env);
+/// Infers graph node `id`; returns its operator's schema when it is of the default domain
+/// (the type-constraint check that follows needs it too).
+pub(super) fn infer_node<'m>(model: &'m Model, id: NodeId, env: &mut Env<'m>) -> Option<&'static OpSchema> {
+    infer_node_in(model, id, &model.nodes[id], env)
 }
 
 /// Infers one node of `model` (a node of a graph, or of a function body with its attribute
@@ -171,25 +173,38 @@ pub(super) fn infer_node<'m>(model: &'m Model, id: NodeId, env: &mut Env<'m>) {
 /// then its schema's function body, then its schema's type constraints; a node that no
 /// schema describes may call a model-local function. `node` is node `id` of `model`, or a
 /// copy of it bound to a call; the value numbers of `env` are `model`'s.
-pub(super) fn infer_node_in<'m>(model: &'m Model, id: NodeId, node: &Node, env: &mut Env<'m>) {
+pub(super) fn infer_node_in<'m>(
+    model: &'m Model,
+    id: NodeId,
+    node: &Node,
+    env: &mut Env<'m>,
+) -> Option<&'static OpSchema> {
     let domain = node.schema_domain();
     let op = node.op_type.as_ref().and_then(Str::as_str).unwrap_or("");
     let numbers = env.numbers;
     let inputs = numbers.node_inputs(id, node);
+    let mut default_schema = None;
     let outputs = match domain {
-        Some("") => match control::infer(op, model, node, inputs, env) {
-            Some(outputs) => Some(outputs),
-            None => {
-                let mut families = std::mem::take(&mut env.rule_families);
-                let ctx = Ctx::new(model, node, inputs, env, env.opset);
-                let found = rule(op, &ctx, &mut families).or_else(|| {
-                    let schema = registry().lookup("", op, ctx.opset)?;
-                    call::schema_body(schema, ctx.opset, node, inputs, env).or_else(|| from_schema(schema, &ctx))
-                });
-                env.rule_families = families;
-                found
+        Some("") => {
+            let known = env.ops.get(op).copied();
+            let mut memo =
+                known.unwrap_or_else(|| OpMemo { family: None, schema: registry().lookup("", op, env.opset) });
+            default_schema = memo.schema;
+            let found = match control::infer(op, model, node, inputs, env) {
+                Some(outputs) => Some(outputs),
+                None => {
+                    let ctx = Ctx::new(model, node, inputs, env, env.opset);
+                    rule(op, &ctx, &mut memo.family).or_else(|| {
+                        let schema = memo.schema?;
+                        call::schema_body(schema, ctx.opset, node, inputs, env).or_else(|| from_schema(schema, &ctx))
+                    })
+                }
+            };
+            if known.is_none_or(|k| k.family != memo.family) {
+                env.ops.insert(op.to_owned(), memo);
             }
-        },
+            found
+        }
         Some(domain @ ("ai.onnx.ml" | "ai.onnx.preview.training" | "ai.onnx.preview")) => {
             let opset = env.domain_opset(domain).unwrap_or(1);
             let ctx = Ctx::new(model, node, inputs, env, opset);
@@ -205,9 +220,8 @@ pub(super) fn infer_node_in<'m>(model: &'m Model, id: NodeId, node: &Node, env: 
     let outputs = match outputs {
         Some(outputs) => outputs,
         None => {
-            let Some(function) = model.local_function(node) else { return };
-            let Some(outputs) = call::infer_call(function, node, inputs, env) else { return };
-            outputs
+            let function = model.local_function(node)?;
+            call::infer_call(function, node, inputs, env)?
         }
     };
     let defined = numbers.node_outputs(id, node);
@@ -219,6 +233,7 @@ pub(super) fn infer_node_in<'m>(model: &'m Model, id: NodeId, node: &Node, env: 
     {
         env.set_constant(output, t);
     }
+    default_schema
 }
 
 /// The rule families of the default domain, in the order they are asked.
@@ -237,24 +252,33 @@ const FAMILIES: [fn(&str, &Ctx<'_, '_>) -> Option<Outputs>; 12] = [
     attention::infer,
 ];
 
-/// Which family answered for each operator so far (an index into [`FAMILIES`]).
-pub(super) type RuleFamilies = foldhash::HashMap<String, u8>;
+/// What inference keeps about an operator of the default domain, found when it is first
+/// met (one environment has one opset): its schema, and which rule family answered for it.
+/// One hash of the operator's name per node then serves the rule and the constraint check.
+#[derive(Clone, Copy)]
+pub(super) struct OpMemo {
+    /// An index into [`FAMILIES`].
+    family: Option<u8>,
+    schema: Option<&'static OpSchema>,
+}
+
+pub(super) type OpMemos = foldhash::HashMap<String, OpMemo>;
 
 /// The first family's answer for `op`. Each family matches operator names one by one, so
-/// asking them all in turn cost more than most rules; the family that answered before is
-/// asked first. When it has no answer now (unknown inputs), the others are asked as before,
-/// so the result is the same as asking them in order.
-fn rule(op: &str, ctx: &Ctx<'_, '_>, families: &mut RuleFamilies) -> Option<Outputs> {
-    let known = families.get(op).copied();
-    if let Some(found) = known.and_then(|i| FAMILIES.get(usize::from(i))).and_then(|family| family(op, ctx)) {
+/// asking them all in turn cost more than most rules; the family that answered before
+/// (`family`, updated here) is asked first. When it has no answer now (unknown inputs), the
+/// others are asked as before, so the result is the same as asking them in order.
+fn rule(op: &str, ctx: &Ctx<'_, '_>, family: &mut Option<u8>) -> Option<Outputs> {
+    let known = *family;
+    if let Some(found) = known.and_then(|i| FAMILIES.get(usize::from(i))).and_then(|rules| rules(op, ctx)) {
         return Some(found);
     }
-    for (i, family) in FAMILIES.iter().enumerate() {
+    for (i, rules) in FAMILIES.iter().enumerate() {
         if known == Some(i as u8) {
             continue;
         }
-        if let Some(found) = family(op, ctx) {
-            families.insert(op.to_owned(), i as u8);
+        if let Some(found) = rules(op, ctx) {
+            *family = Some(i as u8);
             return Some(found);
         }
     }
