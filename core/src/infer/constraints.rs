@@ -70,10 +70,13 @@ pub(super) fn node_violations<'t>(
 ) {
     let node = &model.nodes[n];
     let Some(domain) = node.schema_domain() else { return };
-    let Some(op) = node.op_type.as_ref().and_then(Str::as_str) else { return };
+    // The operator's name as text, for the messages (and the lookup when the schema is not
+    // known), only when needed: validating it as UTF-8 on every node showed in profiles.
+    let op_name = || node.op_type.as_ref().and_then(Str::as_str);
     let schema = match known.filter(|_| domain.is_empty()) {
         Some(schema) => schema,
         None => {
+            let Some(op) = op_name() else { return };
             let Some(version) = model.opset_version(domain) else { return };
             let Some(schema) = registry().lookup(domain, op, version) else { return };
             schema
@@ -96,6 +99,7 @@ pub(super) fn node_violations<'t>(
             Kind::Other(ref spelled) => schema.allowed_types(formal).contains(&spelled.as_str()),
         };
         if !allowed {
+            let op = op_name().unwrap_or_default();
             let allowed = schema.allowed_types(formal);
             found.push(Diagnostic::error(
                 "input-type",
@@ -114,6 +118,7 @@ pub(super) fn node_violations<'t>(
         let Some(constraint) = formal.constraint.filter(|_| !heterogeneous) else { continue };
         match bound.iter().find(|(c, _, _)| *c == constraint) {
             Some((_, first, at)) if *first != kind => {
+                let op = op_name().unwrap_or_default();
                 let (first, spelled) = (first.spelled(), kind.spelled());
                 found.push(
                     Diagnostic::error(

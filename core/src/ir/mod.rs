@@ -140,7 +140,11 @@ impl Node {
     /// The node's domain as the schema table names it (see [`schema_domain`]); `None` when
     /// the domain is not UTF-8, which no schema has.
     pub fn schema_domain(&self) -> Option<&str> {
-        std::str::from_utf8(self.domain_str()).ok().map(schema_domain)
+        // Nearly every node is of the default domain: no UTF-8 validation call for it.
+        match self.domain_str() {
+            [] => Some(""),
+            bytes => std::str::from_utf8(bytes).ok().map(schema_domain),
+        }
     }
 
     pub fn attribute(&self, name: &str) -> Option<&Attribute> {
