@@ -282,21 +282,10 @@ fn annotated(text: &str) -> Vec<String> {
 
 #[test]
 fn annotate_describes_each_name_once_and_leaves_described_ones_alone() {
-    let unique = model(
-        17,
-        "(float[2, 3] x) => (float[2, 3] y)",
-        "a = Neg (x)
-         b = Cast <to: int = 7> (a)
-         y = Relu (a)",
-    );
-    assert_eq!(annotated(&unique), ["a: float[2,3]", "b: int64[2,3]"]);
+    let annotated_body = |body: &str| annotated(&model(17, "(float[2, 3] x) => (float[2, 3] y)", body));
+    let unique = "a = Neg (x)\n b = Cast <to: int = 7> (a)\n y = Relu (a)";
+    assert_eq!(annotated_body(unique), ["a: float[2,3]", "b: int64[2,3]"]);
     // A name defined twice (an invalid model) is described once, with its first type.
-    let duplicated = model(
-        17,
-        "(float[2, 3] x) => (float[2, 3] y)",
-        "a = Neg (x)
-         a = Cast <to: int = 7> (x)
-         y = Relu (x)",
-    );
-    assert_eq!(annotated(&duplicated), ["a: float[2,3]"]);
+    let duplicated = "a = Neg (x)\n a = Cast <to: int = 7> (x)\n y = Relu (x)";
+    assert_eq!(annotated_body(duplicated), ["a: float[2,3]"]);
 }
