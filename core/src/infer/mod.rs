@@ -26,8 +26,6 @@ pub use constraints::constraint_spelling;
 pub use env::{Env, Known, tensor_type};
 pub use merge::{conflicts, contradiction};
 
-use std::sync::OnceLock;
-
 use crate::diagnostic::Diagnostic;
 use crate::ir::{GraphId, Model, NodeId, Str, Type, ValueInfo};
 use crate::resolve::{DefSite, ValueId, ValueNumbers};
@@ -63,9 +61,6 @@ pub struct ModelTypes {
     types: Vec<Option<Type>>,
     /// The graphs inferred.
     inferred: Vec<GraphId>,
-    /// Per graph, the number of each value it defines, by name: built on the first lookup
-    /// by name (the language server's), which the checker never makes.
-    by_name: OnceLock<foldhash::HashMap<GraphId, foldhash::HashMap<Str, ValueId>>>,
     /// Every graph node input whose inferred type its operator's type constraints reject
     /// (`input-type`), or that disagrees with another input bound to the same type
     /// parameter (`type-parameter-mismatch`): what onnx's strict inference rejects.
@@ -76,23 +71,6 @@ impl ModelTypes {
     /// The inferred type of value `value`.
     fn of(&self, value: ValueId) -> Option<&Type> {
         self.types.get(value as usize)?.as_ref()
-    }
-
-    /// The inferred type of the value `name` that graph `g` of `model` (the model inferred)
-    /// defines.
-    pub fn get(&self, model: &Model, g: GraphId, name: &Str) -> Option<&Type> {
-        let by_name = self.by_name.get_or_init(|| {
-            let mut by_name = foldhash::HashMap::default();
-            for &g in &self.inferred {
-                let mut names = foldhash::HashMap::default();
-                self.for_each_defined(model, g, |name, value| {
-                    names.insert(name.clone(), value);
-                });
-                by_name.insert(g, names);
-            }
-            by_name
-        });
-        self.of(*by_name.get(&g)?.get(name)?)
     }
 
     /// The inferred type of output `i` of graph node `n`.
@@ -163,14 +141,7 @@ pub fn infer_model_numbered(model: &Model, numbers: ValueNumbers) -> ModelTypes 
         let violations = env.take_violations();
         (env.into_found(), violations)
     };
-    ModelTypes {
-        main: Some(g),
-        numbers,
-        types: found.types,
-        inferred: found.inferred,
-        by_name: OnceLock::new(),
-        violations,
-    }
+    ModelTypes { main: Some(g), numbers, types: found.types, inferred: found.inferred, violations }
 }
 
 /// Infers a subgraph (outer values visible) and returns the types of its outputs: declared
