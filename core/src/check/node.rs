@@ -153,7 +153,8 @@ impl Checker<'_> {
     fn verify_attributes(&mut self, id: NodeId, n: &Node, schema: &OpSchema) {
         let op = &schema.op;
         for (i, a) in n.attributes.iter().enumerate() {
-            let name = a.name.as_ref().map_or_else(String::new, Str::escaped);
+            // Borrowed when valid UTF-8 (every real name): no string made per attribute.
+            let name = text_of(a.name.as_ref());
             let anchor = Anchor::Attribute(id, i);
             let Some(expected) = schema.attribute(&name) else {
                 if !schema.allows_unchecked_attributes && !name.starts_with(&self.registry.internal_attribute_prefix) {
