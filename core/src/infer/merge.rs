@@ -13,6 +13,7 @@ use crate::ir::{DimValue, Dimension, Model, Shape, Str, TensorType, Type, TypeVa
 
 use super::ModelTypes;
 use super::env::tensor;
+use crate::resolve::{NO_VALUE, ValueId};
 
 /// Every declared type in every inferred graph that contradicts inference.
 pub fn conflicts(model: &Model, types: &ModelTypes) -> Vec<Diagnostic> {
@@ -20,27 +21,39 @@ pub fn conflicts(model: &Model, types: &ModelTypes) -> Vec<Diagnostic> {
     // Graphs in model order, so diagnostics come out in a stable order.
     for (g, _) in model.graphs.iter().filter(|&(g, _)| types.inferred(g)) {
         let graph = &model.graphs[g];
-        // Producers of the declared names only: most graphs declare a few outputs, and a
-        // table of every node output would cost more than the comparisons.
-        let declared: foldhash::HashSet<&Str> =
-            graph.outputs.iter().chain(&graph.value_info).filter_map(|v| v.name.as_ref()).collect();
-        if declared.is_empty() {
+        let numbers = &types.numbers;
+        // A graph output's value is known by number (resolution numbered it); a
+        // `value_info` entry only by name. Producers are looked for only for those, and by
+        // name only when there are value_info entries: hashing every node output's name to
+        // find the one or two declared ones cost more than the comparisons.
+        let output_values: foldhash::HashSet<ValueId> =
+            numbers.graph_outputs(g, graph).iter().copied().filter(|&v| v != NO_VALUE).collect();
+        let described: foldhash::HashSet<&Str> = graph.value_info.iter().filter_map(|v| v.name.as_ref()).collect();
+        if output_values.is_empty() && described.is_empty() {
             continue;
         }
-        let producers: foldhash::HashMap<&Str, Anchor> = graph
-            .nodes
-            .iter()
-            .flat_map(|&n| model.nodes[n].outputs.iter().enumerate().map(move |(i, o)| (o, Anchor::NodeOutput(n, i))))
-            .filter(|(o, _)| declared.contains(o))
-            .collect();
-        let outputs = graph.outputs.iter().enumerate().map(|(i, v)| (v, Anchor::GraphOutput(g, i)));
-        let described = graph.value_info.iter().enumerate().map(|(i, v)| (v, Anchor::ValueInfo(g, i)));
-        for (info, at) in outputs.chain(described) {
+        let mut by_value = foldhash::HashMap::default();
+        let mut by_name = foldhash::HashMap::default();
+        for &n in &graph.nodes {
+            let node = &model.nodes[n];
+            for (i, (name, &value)) in node.outputs.iter().zip(numbers.node_outputs(n, node)).enumerate() {
+                if output_values.contains(&value) {
+                    by_value.entry(value).or_insert(Anchor::NodeOutput(n, i));
+                }
+                if !described.is_empty() && described.contains(name) {
+                    by_name.insert(name, Anchor::NodeOutput(n, i));
+                }
+            }
+        }
+        let outputs = graph.outputs.iter().zip(numbers.graph_outputs(g, graph)).enumerate();
+        let outputs = outputs.map(|(i, (v, value))| (v, Anchor::GraphOutput(g, i), by_value.get(value)));
+        let described = graph.value_info.iter().enumerate();
+        let described =
+            described.map(|(i, v)| (v, Anchor::ValueInfo(g, i), v.name.as_ref().and_then(|n| by_name.get(n))));
+        for (info, at, producer) in outputs.chain(described) {
             let (Some(name), Some(written)) = (&info.name, &info.ty) else { continue };
-            let Some(&producer) = producers.get(name) else {
-                continue; // graph inputs and initializers are where types come from
-            };
-            let Anchor::NodeOutput(n, i) = producer else { continue };
+            // Graph inputs and initializers have no producer: they are where types come from.
+            let Some(&producer @ Anchor::NodeOutput(n, i)) = producer else { continue };
             let Some(inferred) = types.node_output(model, n, i) else { continue };
             if let Some(why) = contradiction(written, inferred) {
                 found.push(
