@@ -51,7 +51,20 @@ enum Wire {
 }
 
 /// Reads a varint at `*pos`, as prost does: at most ten bytes, the tenth at most 1.
+#[inline]
 fn varint(data: &[u8], pos: &mut usize) -> Result<u64> {
+    // Keys and the lengths of names are one byte: read those without the loop.
+    if let Some(&byte) = data.get(*pos)
+        && byte < 0x80
+    {
+        *pos += 1;
+        return Ok(u64::from(byte));
+    }
+    varint_long(data, pos)
+}
+
+/// [`varint`] of two bytes or more.
+fn varint_long(data: &[u8], pos: &mut usize) -> Result<u64> {
     let mut value = 0u64;
     for i in 0..10 {
         let byte = *data.get(*pos + i).ok_or(GiveUp)?;
