@@ -4,7 +4,7 @@
 use onnx_core::analysis::{TextAnalysis, analyze_text, place};
 use onnx_core::check::{CheckOptions, check_model};
 use onnx_core::diagnostic::Diagnostic;
-use onnx_core::infer::{ModelTypes, conflicts, infer_model};
+use onnx_core::infer::{ModelTypes, conflicts, infer_model_numbered};
 
 use crate::index::Index;
 use crate::line_index::{Encoding, LineIndex};
@@ -38,7 +38,8 @@ impl Snapshot {
                 place(&mut d, &analysis.source_map);
                 diagnostics.push(d);
             }
-            let types = infer_model(&analysis.model);
+            // Inference numbers values as the analysis's name resolution did: no second pass.
+            let types = infer_model_numbered(&analysis.model, analysis.resolution.numbers.clone());
             for mut d in types.violations.iter().cloned().chain(conflicts(&analysis.model, &types)) {
                 place(&mut d, &analysis.source_map);
                 diagnostics.push(d);

@@ -16,7 +16,7 @@
 //! `tests/fixtures/check/sonnx` those of `onnx check --profile sonnx`.
 
 use onnx_core::analysis::{analyze_text, place, span_of};
-use onnx_core::check::{CheckOptions, Profile, check_model};
+use onnx_core::check::{CheckOptions, Profile, check_resolved_model};
 use onnx_core::diagnostic::Severity;
 use onnx_tests::files_with_suffix;
 
@@ -33,8 +33,9 @@ fn annotate(source: &str, checker: Option<Profile>) -> String {
     if let Some(profile) = checker
         && analysis.readable
     {
-        let options = CheckOptions { names_resolved: true, full_check: true, profile, ..CheckOptions::default() };
-        for mut d in check_model(&analysis.model, &options) {
+        // As `onnx check` does for text: the analysis's name resolution is reused.
+        let options = CheckOptions { full_check: true, profile, ..CheckOptions::default() };
+        for mut d in check_resolved_model(&analysis.model, &options, analysis.resolution.numbers.clone()) {
             place(&mut d, &analysis.source_map);
             diagnostics.push(d);
         }

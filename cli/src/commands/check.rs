@@ -6,7 +6,7 @@
 
 use onnx_core::analysis::{analyze_text, place};
 use onnx_core::binary;
-use onnx_core::check::{CheckOptions, Profile, check_model, is_valid};
+use onnx_core::check::{CheckOptions, Profile, check_model, check_resolved_model, is_valid};
 use onnx_core::diagnostic::{Diagnostic, Severity};
 use onnx_core::proto_path::ProtoPaths;
 
@@ -47,7 +47,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         }
         Input::Stdin => binary::read_stdin().map_err(|e| Failure::Usage(format!("{label}: cannot read: {e}")))?,
     };
-    let mut options = CheckOptions {
+    let options = CheckOptions {
         model_dir: input.model_dir(),
         check_custom_domain: args.check_custom_domain,
         names_resolved: false,
@@ -75,10 +75,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
                 Failure::Invalid(format!("{label}: not UTF-8 text (invalid byte at offset {})", e.valid_up_to()))
             })?;
             let analysis = analyze_text(source);
-            options.names_resolved = true;
             let mut diagnostics = analysis.diagnostics.clone();
             if analysis.readable {
-                for mut d in check_model(&analysis.model, &options) {
+                let numbers = analysis.resolution.numbers.clone();
+                for mut d in check_resolved_model(&analysis.model, &options, numbers) {
                     place(&mut d, &analysis.source_map);
                     diagnostics.push(d);
                 }

@@ -26,6 +26,7 @@ use std::path::PathBuf;
 use crate::diagnostic::{Anchor, Diagnostic, Severity};
 use crate::external::ExternalReader;
 use crate::ir::Model;
+use crate::resolve::ValueNumbers;
 use crate::schema::{Registry, registry};
 
 pub use node::did_you_mean;
@@ -53,6 +54,19 @@ pub struct CheckOptions {
 /// Checks a whole model. Diagnostics come in model order (header, main graph depth-first,
 /// functions); an empty list, or warnings only, means the model is valid.
 pub fn check_model(model: &Model, options: &CheckOptions) -> Vec<Diagnostic> {
+    run_checks(model, options, None)
+}
+
+/// [`check_model`] of a model whose names were resolved already (a text model: its
+/// analysis resolved them with the tables the language server needs), `numbers` being that
+/// resolution's: name resolution's own diagnostics are the caller's, and inference reuses
+/// the numbers instead of resolving again.
+pub fn check_resolved_model(model: &Model, options: &CheckOptions, numbers: ValueNumbers) -> Vec<Diagnostic> {
+    let options = CheckOptions { names_resolved: true, ..options.clone() };
+    run_checks(model, &options, Some(numbers))
+}
+
+fn run_checks(model: &Model, options: &CheckOptions, numbers: Option<ValueNumbers>) -> Vec<Diagnostic> {
     let mut checker = Checker {
         model,
         options,
@@ -60,7 +74,7 @@ pub fn check_model(model: &Model, options: &CheckOptions) -> Vec<Diagnostic> {
         ir_version: 0,
         external_reader: options.model_dir.clone().map(|dir| ExternalReader::new(Some(dir))),
         diagnostics: Vec::new(),
-        numbers: None,
+        numbers,
     };
     checker.model();
     checker.ir_features();
@@ -97,7 +111,7 @@ struct Checker<'m> {
     external_reader: Option<ExternalReader>,
     diagnostics: Vec<Diagnostic>,
     /// The value numbers of name resolution, kept for inference.
-    numbers: Option<crate::resolve::ValueNumbers>,
+    numbers: Option<ValueNumbers>,
 }
 
 impl Checker<'_> {
