@@ -2,7 +2,7 @@
 //! version and shared (behind an `Arc`) by the requests that arrive for it.
 
 use onnx_core::analysis::{TextAnalysis, analyze_text, place};
-use onnx_core::check::{CheckOptions, check_model};
+use onnx_core::check::{CheckOptions, check_resolved_model};
 use onnx_core::diagnostic::Diagnostic;
 use onnx_core::infer::{ModelTypes, conflicts, infer_model_numbered};
 
@@ -28,18 +28,19 @@ pub struct Snapshot {
 impl Snapshot {
     pub fn analyse(text: String, version: i32, encoding: Encoding, options: &CheckOptions) -> Snapshot {
         let lines = LineIndex::new(&text);
-        let analysis = analyze_text(&text);
+        let mut analysis = analyze_text(&text);
         let mut diagnostics = analysis.diagnostics.clone();
         // The checker and inference read the model as the text says it; while the text has
         // syntax errors, their findings would be about holes the parser left.
         let types = if analysis.readable {
-            let options = CheckOptions { names_resolved: true, ..options.clone() };
-            for mut d in check_model(&analysis.model, &options) {
+            // Both reuse the value numbers of the analysis's name resolution: no second pass.
+            let numbers = analysis.resolution.numbers.clone();
+            for mut d in check_resolved_model(&analysis.model, options, numbers) {
                 place(&mut d, &analysis.source_map);
                 diagnostics.push(d);
             }
-            // Inference numbers values as the analysis's name resolution did: no second pass.
-            let types = infer_model_numbered(&analysis.model, analysis.resolution.numbers.clone());
+            // The numbers move into `types`, which keeps them for lookups by definition site.
+            let types = infer_model_numbered(&analysis.model, std::mem::take(&mut analysis.resolution.numbers));
             for mut d in types.violations.iter().cloned().chain(conflicts(&analysis.model, &types)) {
                 place(&mut d, &analysis.source_map);
                 diagnostics.push(d);

@@ -50,7 +50,6 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let options = CheckOptions {
         model_dir: input.model_dir(),
         check_custom_domain: args.check_custom_domain,
-        names_resolved: false,
         full_check: true,
         profile: match args.profile {
             Some(ProfileArg::Sonnx) => Profile::Sonnx,

@@ -41,9 +41,6 @@ pub struct CheckOptions {
     pub model_dir: Option<PathBuf>,
     /// Report nodes of custom domains that have no schema (onnx's `check_custom_domain`).
     pub check_custom_domain: bool,
-    /// The caller has already reported name resolution (scoping, SSA) for this model, as
-    /// [`analyze_text`](crate::analysis::analyze_text) does for text; do not resolve again.
-    pub names_resolved: bool,
     /// Also infer types and report declared types inference contradicts (`type-conflict`),
     /// as onnx's `full_check=True` runs strict shape inference after the checker.
     pub full_check: bool,
@@ -62,8 +59,7 @@ pub fn check_model(model: &Model, options: &CheckOptions) -> Vec<Diagnostic> {
 /// resolution's: name resolution's own diagnostics are the caller's, and inference reuses
 /// the numbers instead of resolving again.
 pub fn check_resolved_model(model: &Model, options: &CheckOptions, numbers: ValueNumbers) -> Vec<Diagnostic> {
-    let options = CheckOptions { names_resolved: true, ..options.clone() };
-    run_checks(model, &options, Some(numbers))
+    run_checks(model, options, Some(numbers))
 }
 
 fn run_checks(model: &Model, options: &CheckOptions, numbers: Option<ValueNumbers>) -> Vec<Diagnostic> {
@@ -110,7 +106,9 @@ struct Checker<'m> {
     /// Opens external-data files (each once) when the model directory is known.
     external_reader: Option<ExternalReader>,
     diagnostics: Vec<Diagnostic>,
-    /// The value numbers of name resolution, kept for inference.
+    /// The value numbers of name resolution, kept for inference: given by the caller when
+    /// it resolved the names itself (and reported what resolution found), else found by
+    /// the model level.
     numbers: Option<ValueNumbers>,
 }
 

@@ -56,8 +56,8 @@ impl Checker<'_> {
             opsets = Opsets::default();
             opsets.insert("", 1);
         }
-        // Scoping and SSA, shared with the language server.
-        if !self.options.names_resolved {
+        // Scoping and SSA, shared with the language server (which resolves names itself).
+        if self.numbers.is_none() {
             let resolution = resolve::resolve_without_tables(model);
             self.diagnostics.extend(resolution.diagnostics);
             self.numbers = Some(resolution.numbers);
