@@ -63,24 +63,50 @@ pub fn check_resolved_model(model: &Model, options: &CheckOptions, numbers: Valu
 }
 
 fn run_checks(model: &Model, options: &CheckOptions, numbers: Option<ValueNumbers>) -> Vec<Diagnostic> {
-    let mut checker = Checker {
-        model,
-        options,
-        registry: registry(),
-        ir_version: 0,
-        external_reader: options.model_dir.clone().map(|dir| ExternalReader::new(Some(dir))),
-        diagnostics: Vec::new(),
-        numbers,
+    // Names are resolved first (unless the caller did): inference needs the value numbers,
+    // the structural rules do not, so on a big model the two then run side by side.
+    let (numbers, resolution_diagnostics) = match numbers {
+        Some(numbers) => (numbers, Vec::new()),
+        None => {
+            let resolution = crate::resolve::resolve_without_tables(model);
+            (resolution.numbers, resolution.diagnostics)
+        }
     };
-    checker.model();
-    checker.ir_features();
-    let mut diagnostics = checker.diagnostics;
-    if options.full_check {
-        // Inference indexes by the value numbers name resolution found, when it ran.
-        let types = match checker.numbers {
-            Some(numbers) => crate::infer::infer_model_numbered(model, numbers),
-            None => crate::infer::infer_model(model),
+    let rules = || {
+        let mut checker = Checker {
+            model,
+            options,
+            registry: registry(),
+            ir_version: 0,
+            external_reader: options.model_dir.clone().map(|dir| ExternalReader::new(Some(dir))),
+            diagnostics: Vec::new(),
+            scoping_at: 0,
         };
+        checker.model();
+        checker.ir_features();
+        (checker.diagnostics, checker.scoping_at)
+    };
+    let (mut diagnostics, scoping_at, types) = if !options.full_check {
+        let (diagnostics, at) = rules();
+        (diagnostics, at, None)
+    } else if model.nodes.len() >= BESIDE_INFERENCE && onnx_syntax::parallel::cores() > 1 {
+        // The rules go to the new thread: they allocate next to nothing, where inference
+        // on a fresh thread would start from an empty allocator heap (and be slower).
+        std::thread::scope(|scope| {
+            let beside = std::thread::Builder::new().spawn_scoped(scope, rules);
+            let types = crate::infer::infer_model_numbered(model, numbers);
+            // No thread to be had (or it failed): the rules run here.
+            let (diagnostics, at) = beside.ok().and_then(|handle| handle.join().ok()).unwrap_or_else(rules);
+            (diagnostics, at, Some(types))
+        })
+    } else {
+        let types = crate::infer::infer_model_numbered(model, numbers);
+        let (diagnostics, at) = rules();
+        (diagnostics, at, Some(types))
+    };
+    // Scoping is reported where onnx's checker finds it: after the model header.
+    diagnostics.splice(scoping_at..scoping_at, resolution_diagnostics);
+    if let Some(types) = types {
         diagnostics.extend(types.violations.iter().cloned());
         diagnostics.extend(crate::infer::conflicts(model, &types));
     }
@@ -89,6 +115,10 @@ fn run_checks(model: &Model, options: &CheckOptions, numbers: Option<ValueNumber
     }
     diagnostics
 }
+
+/// How many nodes a model needs before `full_check` runs the structural rules and
+/// inference on two threads: below it, starting a thread costs more than it saves.
+const BESIDE_INFERENCE: usize = 2000;
 
 /// Whether a list of diagnostics makes the model invalid.
 pub fn is_valid(diagnostics: &[Diagnostic]) -> bool {
@@ -106,10 +136,9 @@ struct Checker<'m> {
     /// Opens external-data files (each once) when the model directory is known.
     external_reader: Option<ExternalReader>,
     diagnostics: Vec<Diagnostic>,
-    /// The value numbers of name resolution, kept for inference: given by the caller when
-    /// it resolved the names itself (and reported what resolution found), else found by
-    /// the model level.
-    numbers: Option<ValueNumbers>,
+    /// Where in `diagnostics` name resolution's findings belong (after the model header's),
+    /// which are found apart from the rules.
+    scoping_at: usize,
 }
 
 impl Checker<'_> {

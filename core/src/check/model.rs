@@ -6,7 +6,6 @@ use std::collections::HashSet;
 use super::{Checker, GraphRole, Opsets};
 use crate::diagnostic::Anchor;
 use crate::ir::Str;
-use crate::resolve;
 
 impl Checker<'_> {
     pub(super) fn model(&mut self) {
@@ -56,12 +55,9 @@ impl Checker<'_> {
             opsets = Opsets::default();
             opsets.insert("", 1);
         }
-        // Scoping and SSA, shared with the language server (which resolves names itself).
-        if self.numbers.is_none() {
-            let resolution = resolve::resolve_without_tables(model);
-            self.diagnostics.extend(resolution.diagnostics);
-            self.numbers = Some(resolution.numbers);
-        }
+        // Scoping and SSA: resolved apart from the rules (by the caller or by `run_checks`),
+        // reported here.
+        self.scoping_at = self.diagnostics.len();
         match model.graph {
             Some(g) => self.graph(g, GraphRole::Main, &opsets),
             None => self.error("missing-graph", Anchor::Model, "the model has no graph"),

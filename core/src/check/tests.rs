@@ -125,3 +125,61 @@ fn did_you_mean_finds_near_names() {
     assert_eq!(node::did_you_mean("alpah", ["alpha", "beta"].into_iter()), Some("alpha"));
     assert_eq!(node::did_you_mean("gamma", ["alpha", "beta"].into_iter()), None);
 }
+
+/// A chain of `count` Relu nodes from `x` to `y` with one defect of each kind the checker
+/// finds apart: a model-header rule (duplicate metadata key), scoping (an undefined
+/// input), a node rule (an attribute Relu does not have) and inference (`y` declared as
+/// int64 where float is inferred).
+fn flawed_chain(count: usize) -> Model {
+    let mut m = relu_model();
+    let pair = || StringPair { key: Some("k".into()), value: Some("v".into()) };
+    m.metadata_props = vec![pair(), pair()];
+    let g = m.graph.expect("graph");
+    let mut nodes = Vec::new();
+    for i in 0..count {
+        let input: Str = if i == 0 { "x".into() } else { format!("v{}", i - 1).into() };
+        let output: Str = if i + 1 == count { "y".into() } else { format!("v{i}").into() };
+        if i == count / 2 {
+            let stray = Node {
+                inputs: vec!["ghost".into()],
+                outputs: vec!["stray".into()],
+                op_type: Some("Relu".into()),
+                ..Node::default()
+            };
+            nodes.push(m.nodes.alloc(stray));
+        }
+        let mut node =
+            Node { inputs: vec![input], outputs: vec![output], op_type: Some("Relu".into()), ..Node::default() };
+        if i == count / 3 {
+            node.attributes.push(Attribute {
+                name: Some("alpha".into()),
+                ty: Some(1),
+                f: Some(1.0),
+                ..Attribute::default()
+            });
+        }
+        nodes.push(m.nodes.alloc(node));
+    }
+    let graph = &mut m.graphs[g];
+    graph.nodes = nodes;
+    if let Some(TypeValue::Tensor(t)) = graph.outputs[0].ty.as_mut().and_then(|t| t.value.as_mut()) {
+        t.elem_type = Some(7);
+    }
+    m
+}
+
+/// A big model's full check runs the structural rules beside inference (on two threads
+/// when the machine has them); what it reports, and in what order, must be what a small
+/// model's one-thread check reports.
+#[test]
+fn full_check_of_a_big_model_reports_as_a_small_one() {
+    let full = CheckOptions { full_check: true, ..CheckOptions::default() };
+    let found = |count: usize| -> Vec<&'static str> {
+        let m = flawed_chain(count);
+        check_model(&m, &full).into_iter().map(|d| d.code).collect()
+    };
+    let small = found(9);
+    assert_eq!(small, vec!["duplicate-metadata-key", "undefined-value", "unknown-attribute", "type-conflict"]);
+    const { assert!(BESIDE_INFERENCE > 9) };
+    assert_eq!(found(3 * BESIDE_INFERENCE / 2), small);
+}
