@@ -249,7 +249,11 @@ fn resolve_with(model: &Model, tables: bool) -> Resolution {
     r.numbers.graph_start = vec![NO_VALUE; model.graphs.len()];
     r.numbers.function_start = vec![NO_VALUE; model.function_store.len()];
     r.numbers.function_values = vec![0; model.function_store.len()];
-    r.numbers.slots.reserve(model.nodes.iter().map(|(_, n)| n.inputs.len() + n.outputs.len()).sum());
+    // Sized once (a big model's lists are not regrown): a place per node input and output,
+    // a value per node output at most, besides the graphs' own values.
+    let (inputs, outputs) = model.nodes.values().fold((0, 0), |(i, o), n| (i + n.inputs.len(), o + n.outputs.len()));
+    r.numbers.slots.reserve(inputs + outputs);
+    r.sites.reserve(outputs);
     if let Some(g) = model.graph {
         graph(model, g, None, &mut r);
     }

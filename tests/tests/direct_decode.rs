@@ -235,3 +235,60 @@ fn malformed_keys_lengths_and_varints_agree() {
         agrees(data, what);
     }
 }
+
+/// A graph big enough that the direct reader decodes its second half on another thread
+/// (when there is one) and appends what that thread built: nodes holding tensors, sparse
+/// tensors and subgraphs (with nodes and initializers of their own) in both halves must
+/// come out with the ids one thread would have given them.
+#[test]
+fn a_big_graph_read_in_halves_is_read_as_in_one() {
+    let tensor = |name: &str, value: f32| {
+        concat(&[
+            &varint_field(1, 1),
+            &varint_field(2, 1),
+            &len_field(4, &value.to_le_bytes()),
+            &len_field(8, name.as_bytes()),
+        ])
+    };
+    let mut graph = Vec::new();
+    let count = 10_000;
+    for i in 0..count {
+        let (input, output) = (format!("v{i}"), format!("v{}", i + 1));
+        let node = if i % 997 == 5 {
+            let attribute =
+                concat(&[&len_field(1, b"value"), &varint_field(20, 4), &len_field(5, &tensor("", i as f32))]);
+            concat(&[&len_field(2, output.as_bytes()), &len_field(4, b"Constant"), &len_field(5, &attribute)])
+        } else if i % 2003 == 11 {
+            let sparse =
+                concat(&[&len_field(1, &tensor("", 1.0)), &len_field(2, &tensor("", 0.0)), &varint_field(3, 4)]);
+            let attribute = concat(&[&len_field(1, b"sparse_value"), &varint_field(20, 11), &len_field(22, &sparse)]);
+            concat(&[&len_field(2, output.as_bytes()), &len_field(4, b"Constant"), &len_field(5, &attribute)])
+        } else if i % 1499 == 7 {
+            let inner = concat(&[&len_field(1, b"w"), &len_field(2, b"o"), &len_field(4, b"Identity")]);
+            let body = |name: &str| {
+                concat(&[&len_field(1, &inner), &len_field(2, name.as_bytes()), &len_field(5, &tensor("w", i as f32))])
+            };
+            let branch = |name: &str| {
+                concat(&[&len_field(1, name.as_bytes()), &varint_field(20, 5), &len_field(6, &body(name))])
+            };
+            concat(&[
+                &len_field(1, input.as_bytes()),
+                &len_field(2, output.as_bytes()),
+                &len_field(4, b"If"),
+                &len_field(5, &branch("then_branch")),
+                &len_field(5, &branch("else_branch")),
+            ])
+        } else {
+            concat(&[&len_field(1, input.as_bytes()), &len_field(2, output.as_bytes()), &len_field(4, b"Relu")])
+        };
+        graph.extend(len_field(1, &node));
+    }
+    graph.extend(len_field(5, &tensor("v0", 0.5)));
+    let model = concat(&[&varint_field(1, 10), &len_field(7, &graph), &len_field(8, &varint_field(2, 21))]);
+    assert!(agrees(&model, "a big graph"), "the direct reader should take the big graph");
+    let direct = from_wire::model(&Bytes::from(model)).expect("read directly");
+    // The main graph's nodes, the subgraphs' two each; every tensor held somewhere.
+    let ifs = (0..count).filter(|i| i % 997 != 5 && i % 2003 != 11 && i % 1499 == 7).count();
+    assert_eq!(direct.nodes.len(), count + 2 * ifs);
+    assert_eq!(direct.graphs.len(), 1 + 2 * ifs);
+}

@@ -35,6 +35,45 @@ pub fn model(buf: &Bytes) -> Option<Model> {
     Some(d.model)
 }
 
+/// How many nodes a graph needs before its second half is decoded on another thread:
+/// below it, starting a thread costs more than it saves.
+const SPLIT_NODES: usize = 4096;
+
+/// How far the ids of a model decoded apart move when its arenas are appended to another's.
+#[derive(Clone, Copy)]
+struct Shift {
+    nodes: u32,
+    graphs: u32,
+    tensors: u32,
+}
+
+impl Shift {
+    fn node(self, id: NodeId) -> NodeId {
+        NodeId::from_raw(la_arena::RawIdx::from_u32(id.into_raw().into_u32() + self.nodes))
+    }
+
+    fn graph(self, id: GraphId) -> GraphId {
+        GraphId::from_raw(la_arena::RawIdx::from_u32(id.into_raw().into_u32() + self.graphs))
+    }
+
+    fn tensor(self, id: TensorId) -> TensorId {
+        TensorId::from_raw(la_arena::RawIdx::from_u32(id.into_raw().into_u32() + self.tensors))
+    }
+
+    fn sparse(self, t: &mut SparseTensor) {
+        t.values = t.values.map(|id| self.tensor(id));
+        t.indices = t.indices.map(|id| self.tensor(id));
+    }
+
+    fn attribute(self, a: &mut Attribute) {
+        a.t = a.t.map(|id| self.tensor(id));
+        a.g = a.g.map(|id| self.graph(id));
+        a.sparse_tensor.iter_mut().chain(&mut a.sparse_tensors).for_each(|t| self.sparse(t));
+        a.tensors.iter_mut().for_each(|t| *t = self.tensor(*t));
+        a.graphs.iter_mut().for_each(|g| *g = self.graph(*g));
+    }
+}
+
 /// Why the fast path stopped; the caller decodes with prost instead.
 struct GiveUp;
 
@@ -344,11 +383,7 @@ impl<'b> Decoder<'b> {
         if self.model.nodes.is_empty() {
             self.model.nodes = la_arena::Arena::with_capacity(nodes.len());
         }
-        g.nodes.reserve_exact(nodes.len());
-        for range in nodes {
-            let n = self.nested(|d| d.node(range))?;
-            g.nodes.push(n);
-        }
+        g.nodes = self.nodes(nodes)?;
         for range in initializers {
             let t = self.nested(|d| d.tensor(range))?;
             g.initializers.push(t);
@@ -358,6 +393,71 @@ impl<'b> Decoder<'b> {
             g.sparse_initializers.push(s);
         }
         Ok(self.model.graphs.alloc(g))
+    }
+
+    /// Decodes a graph's nodes, in order. A big graph's second half is decoded on another
+    /// thread meanwhile, into a model of its own that is then appended to this one (its
+    /// ids shifted): the arenas end up as one thread would have filled them.
+    fn nodes(&mut self, ranges: Vec<Range<usize>>) -> Result<Vec<NodeId>> {
+        let halves = ranges.len() >= SPLIT_NODES && onnx_syntax::parallel::cores() > 1;
+        let mid = if halves { ranges.len() / 2 } else { ranges.len() };
+        let (first, second) = ranges.split_at(mid);
+        let (buf, depth) = (self.buf, self.depth);
+        let decode_half = move || {
+            let mut other = Decoder { buf, model: Model::default(), depth };
+            other.model.nodes = la_arena::Arena::with_capacity(second.len());
+            let ids = second.iter().map(|range| other.nested(|d| d.node(range.clone()))).collect::<Result<Vec<_>>>()?;
+            Ok((other.model, ids))
+        };
+        let mut ids = Vec::with_capacity(ranges.len());
+        let theirs = std::thread::scope(|scope| {
+            let beside = if halves { std::thread::Builder::new().spawn_scoped(scope, decode_half).ok() } else { None };
+            for range in first {
+                ids.push(self.nested(|d| d.node(range.clone()))?);
+            }
+            Ok(beside.map(|handle| handle.join()))
+        })?;
+        match theirs {
+            Some(Ok(half)) => {
+                let (model, theirs) = half?;
+                ids.extend(self.append(model, theirs));
+            }
+            // The other thread could not be started: this one decodes the rest.
+            None if halves => {
+                for range in second {
+                    ids.push(self.nested(|d| d.node(range.clone()))?);
+                }
+            }
+            // It panicked (it should not): prost decides.
+            _ => {
+                if halves {
+                    return Err(GiveUp);
+                }
+            }
+        }
+        Ok(ids)
+    }
+
+    /// Appends the arenas of a model decoded apart (nodes and what they hold: subgraphs,
+    /// tensors) to this one's, shifting every id they hold; returns `ids` shifted.
+    fn append(&mut self, other: Model, ids: Vec<NodeId>) -> impl Iterator<Item = NodeId> {
+        let shift = Shift {
+            nodes: self.model.nodes.len() as u32,
+            graphs: self.model.graphs.len() as u32,
+            tensors: self.model.tensors.len() as u32,
+        };
+        self.model.nodes.alloc_many(other.nodes.into_iter().map(|(_, mut n)| {
+            n.attributes.iter_mut().for_each(|a| shift.attribute(a));
+            n
+        }));
+        self.model.graphs.alloc_many(other.graphs.into_iter().map(|(_, mut g)| {
+            g.nodes.iter_mut().for_each(|n| *n = shift.node(*n));
+            g.initializers.iter_mut().for_each(|t| *t = shift.tensor(*t));
+            g.sparse_initializers.iter_mut().for_each(|t| shift.sparse(t));
+            g
+        }));
+        self.model.tensors.alloc_many(other.tensors.into_iter().map(|(_, t)| t));
+        ids.into_iter().map(move |id| shift.node(id))
     }
 
     fn value_info(&mut self, range: Range<usize>) -> Result<ValueInfo> {
