@@ -3,6 +3,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use bytes::Bytes;
 use onnx_core::analysis::analyze_text;
 use onnx_core::binary;
 use onnx_core::diagnostic::Severity;
@@ -68,6 +69,17 @@ pub fn format_of(path: &Path) -> Result<Format, Failure> {
 /// Reads a model in either format. Text with errors is reported (every diagnostic, with
 /// the source) and fails as invalid input; warnings are reported and reading goes on.
 pub fn read_model(input: &Input, format: Option<Format>, options: ReadOptions) -> Result<Model, Failure> {
+    read_model_and_bytes(input, format, options).map(|(model, _)| model)
+}
+
+/// [`read_model`], also giving the bytes of a binary input (the model shares them, so
+/// keeping them costs nothing): a command that changes little can write them back as they
+/// are, with only its change encoded.
+pub fn read_model_and_bytes(
+    input: &Input,
+    format: Option<Format>,
+    options: ReadOptions,
+) -> Result<(Model, Option<Bytes>), Failure> {
     let format = match (format, input) {
         (Some(f), _) => f,
         (None, Input::File(path)) => format_of(path)?,
@@ -82,7 +94,7 @@ pub fn read_model(input: &Input, format: Option<Format>, options: ReadOptions) -
         Input::Stdin => binary::read_stdin().map_err(|e| Failure::Usage(format!("{label}: cannot read: {e}")))?,
     };
     match format {
-        Format::Binary => Ok(binary::decode_model(data, &label)?),
+        Format::Binary => Ok((binary::decode_model(data.clone(), &label)?, Some(data))),
         Format::Text => {
             let source = std::str::from_utf8(&data).map_err(|e| {
                 Failure::Invalid(format!("{label}: not UTF-8 text (invalid byte at offset {})", e.valid_up_to()))
@@ -98,7 +110,7 @@ pub fn read_model(input: &Input, format: Option<Format>, options: ReadOptions) -
                     if errors == 1 { "" } else { "s" }
                 )));
             }
-            Ok(analysis.model)
+            Ok((analysis.model, None))
         }
     }
 }

@@ -473,6 +473,26 @@ fn infer_writes_inferred_types_as_value_info() {
     }
 }
 
+/// Binary to binary, the input's bytes are written back with the descriptions appended:
+/// the result reads as the annotated model (nothing left to infer) and checks.
+#[test]
+fn infer_to_binary_appends_to_the_input() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (binary, text_out) = (dir.path().join("cnn.onnx"), dir.path().join("cnn.onnxtxt"));
+    let model = corpus("handmade/small_cnn.onnx");
+    assert_exit(&run(&["infer", model.to_str().unwrap(), binary.to_str().unwrap()]), 0);
+    let (input, output) = (std::fs::read(&model).unwrap(), std::fs::read(&binary).unwrap());
+    assert!(output.len() > input.len(), "nothing appended");
+    assert_exit(&run(&["check", binary.to_str().unwrap()]), 0);
+    let again = run(&["infer", binary.to_str().unwrap(), text_out.to_str().unwrap()]);
+    assert_exit(&again, 0);
+    assert!(text(&again.stderr).contains("0 value types inferred"), "{}", text(&again.stderr));
+    let written = std::fs::read_to_string(&text_out).expect("output written");
+    for expected in ["float[N, 8, 16, 16] p1", "float[N, 1024] flat", "float[N, 10] logits"] {
+        assert!(written.contains(expected), "missing {expected:?}");
+    }
+}
+
 /// A broken value in a tensor printed on one long line: the report shows an excerpt of the
 /// line around the place, not the whole line, and a cascade of errors is cut short.
 #[test]

@@ -5,7 +5,8 @@
 //! line is JSON for `bench/check_infer_vs_onnx.py`, with the two tasks as onnx does them
 //! in-process:
 //! `check` = read the file, check with `full_check` (onnx: `check_model(path,
-//! full_check=True)`); `infer` = decode the bytes, infer, add the value types, encode (onnx:
+//! full_check=True)`); `infer` = decode the bytes, infer, add the value types, encode as `onnx infer` does (the
+//! input's bytes with the new value types appended) (onnx:
 //! `infer_shapes(model)`, which serializes the model for C++ and parses its answer).
 
 use std::time::Instant;
@@ -61,9 +62,10 @@ fn main() {
     drop(model);
     let bytes = std::fs::read(path).unwrap_or_default();
     let start = Instant::now();
-    let mut model = onnx_core::binary::decode_model(bytes.into(), "model").unwrap_or_default();
+    let bytes = bytes::Bytes::from(bytes);
+    let mut model = onnx_core::binary::decode_model(bytes.clone(), "model").unwrap_or_default();
     let added = onnx_core::infer::annotate(&mut model);
-    let encoded = onnx_core::binary::encode_model(&model);
+    let encoded = onnx_core::binary::encode_annotated(&model, Some(&bytes), added);
     let infer = start.elapsed();
     println!(
         "read {:.4}s  schemas {:.4}s  rules {:.4}s ({} diagnostics)  inference and type constraints {:.4}s  \

@@ -29,10 +29,10 @@ fn main() {
                 std::hint::black_box(onnx_core::check::check_model(&model, &options));
             }
             "infer" => {
-                let bytes = std::fs::read(path).unwrap_or_default();
-                let mut model = onnx_core::binary::decode_model(bytes.into(), "model").unwrap_or_default();
-                onnx_core::infer::annotate(&mut model);
-                std::hint::black_box(onnx_core::binary::encode_model(&model));
+                let bytes = bytes::Bytes::from(std::fs::read(path).unwrap_or_default());
+                let mut model = onnx_core::binary::decode_model(bytes.clone(), "model").unwrap_or_default();
+                let added = onnx_core::infer::annotate(&mut model);
+                std::hint::black_box(onnx_core::binary::encode_annotated(&model, Some(&bytes), added));
             }
             other => {
                 eprintln!("unknown task '{other}' (check or infer)");

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use bytes::Bytes;
 use onnx_proto as pb;
 
-use crate::ir::{Model, Tensor};
+use crate::ir::{Model, Tensor, ValueInfo};
 use crate::lower;
 
 /// Why a binary model could not be read. Always names the file.
@@ -104,8 +104,15 @@ fn main_graph_nodes(data: &[u8]) -> usize {
 /// Calls `visit` with the number of each field of a protobuf message and, for
 /// length-delimited fields, its payload. False when the bytes end inside a field or use a
 /// wire type onnx.proto does not (groups).
-fn each_field(mut data: &[u8], mut visit: impl FnMut(u64, Option<&[u8]>)) -> bool {
+fn each_field(data: &[u8], mut visit: impl FnMut(u64, Option<&[u8]>)) -> bool {
+    each_field_at(data, |number, payload, _| visit(number, payload))
+}
+
+/// [`each_field`], also giving where each field (its key) starts in `data`.
+fn each_field_at(mut data: &[u8], mut visit: impl FnMut(u64, Option<&[u8]>, usize)) -> bool {
+    let total = data.len();
     while !data.is_empty() {
+        let start = total - data.len();
         let Some(key) = varint(&mut data) else { return false };
         let payload = match key & 7 {
             0 => varint(&mut data).map(|_| None),
@@ -115,7 +122,7 @@ fn each_field(mut data: &[u8], mut visit: impl FnMut(u64, Option<&[u8]>)) -> boo
             _ => None,
         };
         let Some(payload) = payload else { return false };
-        visit(key >> 3, payload);
+        visit(key >> 3, payload, start);
     }
     true
 }
@@ -153,6 +160,44 @@ pub fn read_model(path: &Path) -> Result<Model, ReadError> {
 /// Encodes a model as canonical protobuf.
 pub fn encode_model(model: &Model) -> Vec<u8> {
     lower::to_wire::model(model)
+}
+
+/// The bytes of the model `original` holds with `added` appended to its main graph's
+/// `value_info` (what `onnx infer` writes): everything else is kept byte for byte, in the
+/// order and encoding it came in, and only the graph's length and the new entries are
+/// written. `None` when `original` is not a well-formed message with exactly one graph
+/// field (protobuf would merge several): then encode the model whole.
+pub fn append_value_info(original: &[u8], added: &[ValueInfo]) -> Option<Vec<u8>> {
+    let mut graph = None;
+    let mut graphs = 0;
+    let well_formed = each_field_at(original, |number, payload, start| {
+        if let (7, Some(payload)) = (number, payload) {
+            graphs += 1;
+            let payload_start = payload.as_ptr() as usize - original.as_ptr() as usize;
+            graph = Some((start, payload_start, payload_start + payload.len()));
+        }
+    });
+    let (start, payload_start, end) = graph.filter(|_| well_formed && graphs == 1)?;
+    let entries = lower::to_wire::value_infos(13, added);
+    let mut out = Vec::with_capacity(original.len() + entries.len() + 10);
+    out.extend_from_slice(&original[..start]);
+    out.push(7 << 3 | 2);
+    lower::to_wire::push_varint(&mut out, (end - payload_start + entries.len()) as u64);
+    out.extend_from_slice(&original[payload_start..end]);
+    out.extend_from_slice(&entries);
+    out.extend_from_slice(&original[end..]);
+    Some(out)
+}
+
+/// The bytes of `model` after [`annotate`](crate::infer::annotate) added `added` value
+/// descriptions to its main graph: `original` (the bytes it was decoded from) with those
+/// appended when it can be done, else the model encoded whole.
+pub fn encode_annotated(model: &Model, original: Option<&[u8]>, added: usize) -> Vec<u8> {
+    let appended = original.zip(model.graph).and_then(|(bytes, g)| {
+        let value_info = &model.graphs[g].value_info;
+        append_value_info(bytes, &value_info[value_info.len().checked_sub(added)?..])
+    });
+    appended.unwrap_or_else(|| encode_model(model))
 }
 
 /// Decodes a standalone TensorProto (backend test `input_N.pb` files).

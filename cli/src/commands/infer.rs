@@ -7,7 +7,7 @@ use std::path::Path;
 use onnx_core::binary;
 
 use crate::failure::Failure;
-use crate::io::{Format, Input, ReadOptions, format_of, read_model, write_output};
+use crate::io::{Format, Input, ReadOptions, format_of, read_model_and_bytes, write_output};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -22,7 +22,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<(), Failure> {
     let input = Input::parse(&args.input);
-    let mut model = read_model(&input, None, ReadOptions::default())?;
+    let (mut model, original) = read_model_and_bytes(&input, None, ReadOptions::default())?;
     let format = match (&args.to, args.output.as_str()) {
         (Some(f), _) => *f,
         (None, "-") => Format::Binary,
@@ -31,7 +31,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let added = onnx_core::infer::annotate(&mut model);
     errln!("{}: {added} value type{} inferred", input.label(), if added == 1 { "" } else { "s" });
     let bytes = match format {
-        Format::Binary => binary::encode_model(&model),
+        // A binary model is written back as it came, with the new entries appended to its
+        // graph (nothing else is re-encoded).
+        Format::Binary => binary::encode_annotated(&model, original.as_deref(), added),
         Format::Text => crate::commands::convert::canonical_text(&model, &args.output)?,
     };
     // The process ends after the write: leave the model and the encoded bytes to it rather

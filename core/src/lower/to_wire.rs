@@ -35,6 +35,26 @@ pub fn tensor(t: &Tensor) -> Vec<u8> {
     w.out
 }
 
+/// Encodes value descriptions as the `field` entries of a graph (13 is `value_info`), for
+/// appending to an encoded graph.
+pub fn value_infos(field: u32, values: &[ValueInfo]) -> Vec<u8> {
+    // Value descriptions hold no ids: an empty model (no allocation) stands in, never read.
+    let model = Model::default();
+    let mut w = Writer { model: &model, out: Vec::with_capacity(values.len().saturating_mul(40)) };
+    w.value_infos(field, values);
+    w.out
+}
+
+/// Appends `value` as a protobuf varint.
+#[inline]
+pub fn push_varint(out: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        out.push((value as u8) | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
 /// A first guess at the encoded size, so that the output is rarely regrown: raw tensor
 /// bytes plus a few dozen bytes per node and per value description (`onnx infer` adds one
 /// per node output; without them in the guess, the megabyte of a big model's output was
@@ -58,12 +78,8 @@ struct Writer<'m> {
 }
 
 impl Writer<'_> {
-    fn varint(&mut self, mut value: u64) {
-        while value >= 0x80 {
-            self.out.push((value as u8) | 0x80);
-            value >>= 7;
-        }
-        self.out.push(value as u8);
+    fn varint(&mut self, value: u64) {
+        push_varint(&mut self.out, value);
     }
 
     fn key(&mut self, field: u32, wire_type: u32) {

@@ -1,0 +1,48 @@
+//! What `onnx infer` writes for a binary model: the input's bytes with the inferred value
+//! descriptions appended to the main graph (`binary::append_value_info`). Decoded, that must
+//! be the annotated model, the same as encoding the annotated model whole gives.
+
+use bytes::Bytes;
+use onnx_core::binary;
+use onnx_core::infer::annotate;
+use onnx_tests::corpus_models;
+use onnx_tests::wire::len_field;
+
+#[test]
+fn appended_value_info_decodes_as_the_annotated_model() {
+    let models = corpus_models();
+    assert!(models.len() >= 1884, "corpus incomplete: {} models", models.len());
+    let mut appended = 0;
+    for path in &models {
+        let original = Bytes::from(std::fs::read(path).expect("corpus file readable"));
+        let Ok(mut model) = binary::decode_model(original.clone(), "corpus") else { continue };
+        let added = annotate(&mut model);
+        let Some(g) = model.graph else { continue };
+        let value_info = &model.graphs[g].value_info;
+        let Some(bytes) = binary::append_value_info(&original, &value_info[value_info.len() - added..]) else {
+            continue;
+        };
+        let reread = binary::decode_model(Bytes::from(bytes), "appended").expect("appended model decodes");
+        let whole = binary::decode_model(Bytes::from(binary::encode_model(&model)), "whole").expect("decodes");
+        assert!(
+            reread == whole || format!("{reread:?}") == format!("{whole:?}"),
+            "{}: appended differs",
+            path.display()
+        );
+        appended += usize::from(added > 0);
+    }
+    // Most node-test models describe every value already (their one node gives the graph
+    // outputs); the others must have gone this way.
+    assert!(appended >= 400, "only {appended} models got value descriptions appended");
+}
+
+#[test]
+fn a_model_whose_graph_field_repeats_is_encoded_whole() {
+    let graph = len_field(2, b"g");
+    let twice = [len_field(7, &graph), len_field(7, &graph)].concat();
+    assert!(binary::append_value_info(&twice, &[]).is_none());
+    let none = len_field(2, b"producer");
+    assert!(binary::append_value_info(&none, &[]).is_none());
+    let cut = &len_field(7, &graph)[..3];
+    assert!(binary::append_value_info(cut, &[]).is_none());
+}
