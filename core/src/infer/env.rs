@@ -50,8 +50,9 @@ pub struct Env<'m> {
     /// The numbers of `model`'s values.
     pub numbers: &'m ValueNumbers,
     types: Vec<Option<Type>>,
-    /// Known values are few (shape computations): kept by number in a map.
-    values: HashMap<ValueId, Known>,
+    /// Known values (shape computations), by number like `types`; empty until the first
+    /// one is known, so a model without shape computations pays nothing for it.
+    values: Vec<Option<Known>>,
     /// Values that are a constant tensor of the model (initializers, `Constant` outputs),
     /// for rules that read non-integer constants (Resize's scales).
     constants: HashMap<ValueId, TensorId>,
@@ -101,7 +102,7 @@ impl<'m> Env<'m> {
             opset,
             numbers,
             types: vec![None; count],
-            values: HashMap::default(),
+            values: Vec::new(),
             constants: HashMap::default(),
             inferred: Vec::new(),
             function: None,
@@ -197,8 +198,8 @@ impl<'m> Env<'m> {
     pub fn forget(&mut self, value: ValueId) {
         if let Some(slot) = self.types.get_mut(value as usize) {
             *slot = None;
-            if !self.values.is_empty() {
-                self.values.remove(&value);
+            if let Some(known) = self.values.get_mut(value as usize) {
+                *known = None;
             }
             if !self.constants.is_empty() {
                 self.constants.remove(&value);
@@ -218,12 +219,17 @@ impl<'m> Env<'m> {
 
     pub fn set_value(&mut self, value: ValueId, known: Known) {
         if (value as usize) < self.types.len() && known.elements.len() <= MAX_TRACKED_ELEMENTS {
-            self.values.insert(value, known);
+            if self.values.len() < self.types.len() {
+                self.values.resize(self.types.len(), None);
+            }
+            if let Some(slot) = self.values.get_mut(value as usize) {
+                *slot = Some(known);
+            }
         }
     }
 
     pub fn value(&self, value: ValueId) -> Option<&Known> {
-        if self.values.is_empty() { None } else { self.values.get(&value) }
+        self.values.get(value as usize).and_then(Option::as_ref)
     }
 
     /// Records that `value` is the constant tensor `id`.
