@@ -62,7 +62,7 @@ fn node_slots_domains_labels_and_overloads() {
     assert_eq!(n[1].name, Some(Str::new()));
     assert_eq!(n[1].domain, Some(Str::from("com.ms")));
     assert_eq!(n[1].op_type, Some(Str::from("Bar")));
-    assert_eq!(n[1].overload, Some(Str::from("ov")));
+    assert_eq!(n[1].overload(), Some(&Str::from("ov")));
     assert_eq!(n[1].inputs, vec![Str::from("x"), Str::new(), Str::from("y")]);
     assert_eq!((n[2].domain.clone(), n[2].op_type.clone()), (Some(Str::from("a")), Some(Str::from("b"))));
     assert_eq!(codes("g (x) => (y) { y = (x) }"), vec!["empty-op-type"]);
@@ -206,9 +206,9 @@ fn annotations_set_fields_onnx_text_cannot_express() {
     assert_eq!(w.segment, Some(Segment { begin: Some(0), end: Some(2) }));
     assert_eq!(m.tensors[g.initializers[1]].raw_data.as_deref(), Some(&[1, 0xff][..]));
     let n = main_nodes(&m);
-    assert_eq!((n[0].domain.clone(), n[0].doc_string.clone()), (None, Some(Str::from("node"))));
-    assert_eq!(n[0].metadata_props.len(), 1);
-    assert_eq!((n[1].domain.clone(), n[1].overload.clone()), (Some(Str::new()), Some(Str::new())));
+    assert_eq!((n[0].domain.clone(), n[0].doc_string().cloned()), (None, Some(Str::from("node"))));
+    assert_eq!(n[0].metadata_props().len(), 1);
+    assert_eq!((n[1].domain.clone(), n[1].overload().cloned()), (Some(Str::new()), Some(Str::new())));
     assert_eq!(n[2].domain, Some(Str::from("com.ms")), "a written domain is set");
     assert_eq!(n[2].attributes[0].doc_string, Some(Str::from("attr")));
     let t = &m.tensors[n[2].attributes[1].t.unwrap()];

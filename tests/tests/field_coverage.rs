@@ -107,11 +107,11 @@ fn node(seen: &mut Seen, m: &Model, n: &Node) {
     seen.mark("NodeProto.name", n.name.is_some());
     seen.mark("NodeProto.op_type", n.op_type.is_some());
     seen.mark("NodeProto.domain", n.domain.is_some());
-    seen.mark("NodeProto.overload", n.overload.is_some());
-    seen.mark("NodeProto.doc_string", n.doc_string.is_some());
-    pairs(seen, "NodeProto.metadata_props", &n.metadata_props);
-    seen.mark("NodeProto.device_configurations", !n.device_configurations.is_empty());
-    for c in &n.device_configurations {
+    seen.mark("NodeProto.overload", n.overload().is_some());
+    seen.mark("NodeProto.doc_string", n.doc_string().is_some());
+    pairs(seen, "NodeProto.metadata_props", n.metadata_props());
+    seen.mark("NodeProto.device_configurations", !n.device_configurations().is_empty());
+    for c in n.device_configurations() {
         seen.mark("NodeDeviceConfigurationProto.configuration_id", c.configuration_id.is_some());
         seen.mark("NodeDeviceConfigurationProto.pipeline_stage", c.pipeline_stage.is_some());
         for s in &c.sharding_spec {

@@ -80,7 +80,7 @@ impl Checker<'_> {
                 .into_iter()
                 .filter_map(|n| {
                     let n = &model.nodes[n];
-                    keys.get(&call_key(n.domain.as_ref(), n.op_type.as_ref(), n.overload.as_ref())).copied()
+                    keys.get(&call_key(n.domain.as_ref(), n.op_type.as_ref(), n.overload())).copied()
                 })
                 .collect();
             out.dedup();

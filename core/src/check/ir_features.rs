@@ -135,13 +135,13 @@ impl Checker<'_> {
             }
         }
         for (n, node) in model.nodes.iter() {
-            if node.overload.is_some() {
+            if node.overload().is_some() {
                 found.note("calls of function overloads", 10, Anchor::Node(n));
             }
-            if !node.metadata_props.is_empty() {
+            if !node.metadata_props().is_empty() {
                 found.note("node metadata", 10, Anchor::Node(n));
             }
-            if !node.device_configurations.is_empty() {
+            if !node.device_configurations().is_empty() {
                 found.note("node device configurations", 11, Anchor::Node(n));
             }
             for (i, a) in node.attributes.iter().enumerate() {

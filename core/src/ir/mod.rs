@@ -118,11 +118,46 @@ pub struct Node {
     pub name: Option<Str>,
     pub op_type: Option<Str>,
     pub domain: Option<Str>,
-    pub overload: Option<Str>,
     pub attributes: Vec<Attribute>,
+    /// The fields few nodes carry, out of line: a node is 200 bytes instead of 320, which
+    /// a big graph's decoding moves, and a process faults in, once per node.
+    pub rare: Rare<NodeRareFields>,
+}
+
+/// `NodeProto` fields that are seldom set.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NodeRareFields {
+    pub overload: Option<Str>,
     pub doc_string: Option<Str>,
     pub metadata_props: Vec<StringPair>,
     pub device_configurations: Vec<NodeDeviceConfiguration>,
+}
+
+/// A boxed group of fields that is usually absent; absent equals present with every field
+/// unset (so equality does not depend on whether the box was made).
+#[derive(Clone, Debug, Default)]
+pub struct Rare<T>(Option<Box<T>>);
+
+impl<T: Default> Rare<T> {
+    /// The fields, when some were ever set.
+    pub fn get(&self) -> Option<&T> {
+        self.0.as_deref()
+    }
+
+    /// The fields, made (all unset) when absent.
+    pub fn get_mut(&mut self) -> &mut T {
+        self.0.get_or_insert_with(Box::default)
+    }
+}
+
+impl<T: Default + PartialEq> PartialEq for Rare<T> {
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.0, &other.0) {
+            (Some(a), Some(b)) => a == b,
+            (Some(set), None) | (None, Some(set)) => **set == T::default(),
+            (None, None) => true,
+        }
+    }
 }
 
 /// A domain as the schema table names it: `ai.onnx` is another spelling of the default
@@ -149,6 +184,22 @@ impl Node {
 
     pub fn attribute(&self, name: &str) -> Option<&Attribute> {
         self.attributes.iter().find(|a| a.name.as_ref().is_some_and(|n| n == name))
+    }
+
+    pub fn overload(&self) -> Option<&Str> {
+        self.rare.get().and_then(|r| r.overload.as_ref())
+    }
+
+    pub fn doc_string(&self) -> Option<&Str> {
+        self.rare.get().and_then(|r| r.doc_string.as_ref())
+    }
+
+    pub fn metadata_props(&self) -> &[StringPair] {
+        self.rare.get().map_or(&[], |r| &r.metadata_props)
+    }
+
+    pub fn device_configurations(&self) -> &[NodeDeviceConfiguration] {
+        self.rare.get().map_or(&[], |r| &r.device_configurations)
     }
 }
 
@@ -430,11 +481,12 @@ impl Model {
         fn text(s: &Option<Str>) -> &[u8] {
             s.as_ref().map_or(&[], Str::as_bytes)
         }
+        let overload = node.overload().map_or(&[][..], Str::as_bytes);
         self.functions.iter().copied().find(|&f| {
             let f = &self.function_store[f];
             text(&f.name) == text(&node.op_type)
                 && text(&f.domain) == text(&node.domain)
-                && text(&f.overload) == text(&node.overload)
+                && text(&f.overload) == overload
         })
     }
 }

@@ -516,15 +516,19 @@ impl Cx<'_> {
             name: n.label.as_ref().map(|l| l.as_ref().map_or_else(Str::new, name_str)),
             op_type: Some(s(&op_type)),
             domain: (written_domain || !self.node_domain_unset).then(|| s(&domain)),
-            overload: n.op.overload.as_ref().map(name_str),
             attributes,
             ..Node::default()
         };
+        if let Some(overload) = &n.op.overload {
+            node.rare.get_mut().overload = Some(name_str(overload));
+        }
         for entry in annotations::entries(&n.annotations) {
             let mut r = self.reader();
             match entry.key.text.as_str() {
-                "doc_string" => node.doc_string = r.text(&entry.value),
-                "metadata_props" => node.metadata_props.extend(r.pairs(&entry.value).unwrap_or_default()),
+                "doc_string" => node.rare.get_mut().doc_string = r.text(&entry.value),
+                "metadata_props" => {
+                    node.rare.get_mut().metadata_props.extend(r.pairs(&entry.value).unwrap_or_default())
+                }
                 "domain" => match &entry.value {
                     ast::AnnotationValue::Word(_) => {
                         if r.word(&entry.value, "unset").is_some() {
@@ -533,10 +537,10 @@ impl Cx<'_> {
                     }
                     value => node.domain = r.text(value),
                 },
-                "overload" => node.overload = r.text(&entry.value),
+                "overload" => node.rare.get_mut().overload = r.text(&entry.value),
                 "device_configuration" => {
                     if let Some(c) = self.embedded(entry, embedded::node_device_configuration) {
-                        node.device_configurations.push(c);
+                        node.rare.get_mut().device_configurations.push(c);
                     }
                 }
                 _ => r.unknown(

@@ -171,18 +171,24 @@ impl Lowerer {
             metadata_props,
             device_configurations,
         } = proto;
-        let node = Node {
+        let mut node = Node {
             inputs: strs(input),
             outputs: strs(output),
             name: name.map(Str::from),
             op_type: op_type.map(Str::from),
             domain: domain.map(Str::from),
-            overload: overload.map(Str::from),
             attributes: attribute.into_iter().map(|a| self.attribute(a)).collect(),
-            doc_string: doc_string.map(Str::from),
-            metadata_props: pairs(metadata_props),
-            device_configurations: device_configurations.into_iter().map(node_device).collect(),
+            ..Node::default()
         };
+        if overload.is_some() || doc_string.is_some() || !metadata_props.is_empty() || !device_configurations.is_empty()
+        {
+            *node.rare.get_mut() = NodeRareFields {
+                overload: overload.map(Str::from),
+                doc_string: doc_string.map(Str::from),
+                metadata_props: pairs(metadata_props),
+                device_configurations: device_configurations.into_iter().map(node_device).collect(),
+            };
+        }
         self.model.nodes.alloc(node)
     }
 

@@ -498,11 +498,11 @@ impl<'b> Decoder<'b> {
                 3 => n.name = Some(self.str(value)?),
                 4 => n.op_type = Some(self.str(value)?),
                 5 => n.attributes.push(self.nested(|d| d.attribute(payload(value)?))?),
-                6 => n.doc_string = Some(self.str(value)?),
+                6 => n.rare.get_mut().doc_string = Some(self.str(value)?),
                 7 => n.domain = Some(self.str(value)?),
-                8 => n.overload = Some(self.str(value)?),
-                9 => n.metadata_props.push(self.nested(|d| d.pair(payload(value)?))?),
-                10 => n.device_configurations.push(self.nested(|d| d.node_device(payload(value)?))?),
+                8 => n.rare.get_mut().overload = Some(self.str(value)?),
+                9 => n.rare.get_mut().metadata_props.push(self.nested(|d| d.pair(payload(value)?))?),
+                10 => n.rare.get_mut().device_configurations.push(self.nested(|d| d.node_device(payload(value)?))?),
                 _ => return Err(GiveUp),
             }
         }

@@ -113,11 +113,11 @@ impl Raiser<'_> {
             name: bytes(&n.name),
             op_type: bytes(&n.op_type),
             attribute: n.attributes.iter().map(|a| self.attribute(a)).collect(),
-            doc_string: bytes(&n.doc_string),
+            doc_string: bytes(&n.doc_string()),
             domain: bytes(&n.domain),
-            overload: bytes(&n.overload),
-            metadata_props: pairs(&n.metadata_props),
-            device_configurations: n.device_configurations.iter().map(node_device).collect(),
+            overload: bytes(&n.overload()),
+            metadata_props: pairs(n.metadata_props()),
+            device_configurations: n.device_configurations().iter().map(node_device).collect(),
         }
     }
 

@@ -268,11 +268,11 @@ impl Writer<'_> {
         for a in &n.attributes {
             self.message(5, |w| w.attribute(a));
         }
-        self.text(6, &n.doc_string);
+        self.text(6, &n.doc_string());
         self.text(7, &n.domain);
-        self.text(8, &n.overload);
-        self.pairs(9, &n.metadata_props);
-        for c in &n.device_configurations {
+        self.text(8, &n.overload());
+        self.pairs(9, n.metadata_props());
+        for c in n.device_configurations() {
             self.message(10, |w| w.node_device(c));
         }
     }

@@ -466,9 +466,9 @@ impl Printer<'_> {
     fn node(&mut self, id: NodeId, indent: usize) -> Out {
         let n = &self.m.nodes[id];
         let mut notes = Notes::default();
-        notes.text("doc_string", n.doc_string.as_ref());
-        notes.pairs("metadata_props", &n.metadata_props)?;
-        for c in &n.device_configurations {
+        notes.text("doc_string", n.doc_string());
+        notes.pairs("metadata_props", n.metadata_props())?;
+        for c in n.device_configurations() {
             notes.raw(format!("device_configuration: {}", embed(&embedded::node_device_configuration(c))));
         }
         let op = utf8(n.op_type.as_ref().ok_or_else(|| Unsupported("a node without op_type".into()))?, "op type")?;
@@ -491,7 +491,7 @@ impl Printer<'_> {
             }
         }
         head.push_str(&op);
-        if let Some(o) = &n.overload {
+        if let Some(o) = n.overload() {
             let text = utf8(o, "overload")?;
             if is_identifier(text.as_bytes()) {
                 head.push(':');

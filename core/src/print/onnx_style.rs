@@ -240,7 +240,7 @@ impl Printer<'_> {
             self.push(".");
         }
         self.push(&opt_text(&n.op_type));
-        let overload = opt_text(&n.overload);
+        let overload = opt_text(&n.overload().cloned());
         if !overload.is_empty() {
             self.push(":");
             self.push(&overload);
