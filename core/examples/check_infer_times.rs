@@ -1,12 +1,13 @@
 //! Times the checker and inference in-process on one model (no process start, no output
 //! written): `cargo run --release -p onnx-core --example check_infer_times -- MODEL`.
 //!
-//! After an untimed warm-up pass, the first line breaks the work into stages; the last
-//! line is JSON for `bench/check_infer_vs_onnx.py`, with the two tasks as onnx does them
-//! in-process:
+//! After an untimed warm-up pass, the first line breaks the work into stages (one pass
+//! each); the last line is JSON for `bench/check_infer_vs_onnx.py`, with the two tasks as
+//! onnx does them in-process, each the best of [`ROUNDS`] runs in a row (as the bench
+//! times onnx: the best of its runs in a row in one process):
 //! `check` = read the file, check with `full_check` (onnx: `check_model(path,
-//! full_check=True)`); `infer` = decode the bytes, infer, add the value types, encode as `onnx infer` does (the
-//! input's bytes with the new value types appended) (onnx:
+//! full_check=True)`); `infer` = decode the bytes, infer, add the value types, and encode
+//! as `onnx infer` does, the input's bytes with the new value types appended (onnx:
 //! `infer_shapes(model)`, which serializes the model for C++ and parses its answer).
 
 use std::time::Instant;
@@ -56,8 +57,8 @@ fn main() {
     drop(all_types);
     drop(model);
 
-    // The two tasks whole, as onnx does them in-process, each the best of a few runs as
-    // onnx's side is (the bench takes the best of its warm runs in one process too).
+    // The two tasks whole, as onnx does them in-process, each the best of a few runs in a
+    // row as onnx's side is (the bench takes the best of its warm runs in one process too).
     let (mut check, mut infer) = (std::time::Duration::MAX, std::time::Duration::MAX);
     let (mut found, mut added, mut encoded) = (Vec::new(), 0, Vec::new());
     for _ in 0..ROUNDS {
@@ -66,7 +67,8 @@ fn main() {
         let options = onnx_core::check::CheckOptions { full_check: true, ..Default::default() };
         found = onnx_core::check::check_model(&model, &options);
         check = check.min(start.elapsed());
-        drop(model);
+    }
+    for _ in 0..ROUNDS {
         let bytes = bytes::Bytes::from(std::fs::read(path).unwrap_or_default());
         let start = Instant::now();
         let mut model = onnx_core::binary::decode_model(bytes.clone(), "model").unwrap_or_default();
