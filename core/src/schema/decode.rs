@@ -3,33 +3,20 @@
 use foldhash::HashMap;
 
 use serde::Deserialize;
-use serde_json::value::RawValue;
 
 use std::sync::OnceLock;
 
 use super::{AttributeSchema, Formal, FormalOption, OpSchema, OpTable, Registry, TypeConstraint, Versions};
 use crate::ir::AttributeType;
 
+/// The export's header: everything but the schemas, which the build script indexed.
 #[derive(Deserialize)]
 struct Export<'a> {
     #[serde(borrow)]
     format: &'a str,
     ir_version: i64,
     domains: HashMap<String, i64>,
-    typesets: Vec<Vec<String>>,
-    /// Each schema's JSON, kept as text: decoded when its operator is first looked up.
-    #[serde(borrow)]
-    schemas: Vec<&'a RawValue>,
     extras: Extras,
-}
-
-/// What the table is indexed by, read from a schema's JSON without decoding the rest.
-#[derive(Deserialize)]
-struct Head<'a> {
-    #[serde(borrow)]
-    op: &'a str,
-    #[serde(borrow)]
-    dom: &'a str,
 }
 
 #[derive(Deserialize)]
@@ -126,20 +113,26 @@ fn bound(n: i64) -> Option<usize> {
     usize::try_from(n).ok()
 }
 
-/// Reads the export's index: the header, the typesets and extras, and where each
-/// operator's schemas are in the text. The schemas themselves are decoded by [`versions`]
-/// when first looked up; reading all of them took 2 ms, most of a small model's `onnx check`.
-pub(super) fn registry(text: &'static str) -> Result<Registry, String> {
-    let export: Export<'static> = serde_json::from_str(text).map_err(|e| e.to_string())?;
+/// Reads the export's header (versions and extras) and builds the table from the index
+/// the build script made of where each operator's schemas are in the text. The schemas
+/// themselves are decoded by [`versions`] when first looked up; reading all of them took
+/// 2 ms, most of a small model's `onnx check`.
+pub(super) fn registry(
+    text: &'static str,
+    header: &str,
+    spans: &[(&'static str, &'static str, usize, usize)],
+    typesets: &'static [&'static [&'static str]],
+) -> Result<Registry, String> {
+    let export: Export<'_> = serde_json::from_str(header).map_err(|e| e.to_string())?;
     if export.format != "onnx-opschema/1" {
         return Err(format!("unknown format '{}'", export.format));
     }
-    let mut by_op: HashMap<&'static str, HashMap<&'static str, Vec<&'static RawValue>>> = HashMap::default();
-    for raw in export.schemas {
-        let head: Head<'static> = serde_json::from_str(raw.get()).map_err(|e| e.to_string())?;
-        by_op.entry(head.dom).or_default().entry(head.op).or_default().push(raw);
+    let mut by_op: HashMap<&'static str, HashMap<&'static str, Vec<&'static str>>> = HashMap::default();
+    for &(dom, op, start, end) in spans {
+        let raw = text.get(start..end).ok_or("the schema index does not fit the export")?;
+        by_op.entry(dom).or_default().entry(op).or_default().push(raw);
     }
-    let table = |ops: HashMap<&'static str, Vec<&'static RawValue>>| -> OpTable {
+    let table = |ops: HashMap<&'static str, Vec<&'static str>>| -> OpTable {
         ops.into_iter().map(|(op, raw)| (op, Versions { raw, decoded: OnceLock::new() })).collect()
     };
     let default_ops = table(by_op.remove("").unwrap_or_default());
@@ -153,7 +146,7 @@ pub(super) fn registry(text: &'static str) -> Result<Registry, String> {
         default_ops,
         domain_ops,
         // Typesets are shared by many schemas; leaked once so constraints can borrow them.
-        typesets: Box::leak(export.typesets.into_boxed_slice()),
+        typesets,
         extras,
         domain_versions,
         ir_version: export.ir_version,
@@ -164,8 +157,8 @@ pub(super) fn registry(text: &'static str) -> Result<Registry, String> {
 
 /// Decodes every version of one operator, oldest first.
 pub(super) fn versions(
-    raw: &[&'static RawValue],
-    typesets: &'static [Vec<String>],
+    raw: &[&'static str],
+    typesets: &'static [&'static [&'static str]],
     extras: &Extras,
 ) -> Result<Vec<OpSchema>, String> {
     let mut versions = raw.iter().map(|r| schema(r, typesets, extras)).collect::<Result<Vec<_>, _>>()?;
@@ -173,15 +166,15 @@ pub(super) fn versions(
     Ok(versions)
 }
 
-fn schema(raw: &RawValue, typesets: &'static [Vec<String>], extras: &Extras) -> Result<OpSchema, String> {
-    let raw: RawSchema = serde_json::from_str(raw.get()).map_err(|e| e.to_string())?;
+fn schema(raw: &str, typesets: &'static [&'static [&'static str]], extras: &Extras) -> Result<OpSchema, String> {
+    let raw: RawSchema = serde_json::from_str(raw).map_err(|e| e.to_string())?;
     let matches =
         |op: &str, dom: &str, since: i64, raw: &RawSchema| raw.op == op && raw.dom == dom && raw.since == since;
     let mut type_constraints = Vec::new();
     for (param, index) in &raw.tc {
         let index = index.as_u64().and_then(|i| usize::try_from(i).ok());
         let allowed = index.and_then(|i| typesets.get(i)).ok_or(format!("{}: bad typeset index", raw.op))?;
-        let tensor_elems = super::tensor_elem_bits(allowed.iter().map(String::as_str));
+        let tensor_elems = super::tensor_elem_bits(allowed.iter().copied());
         type_constraints.push(TypeConstraint { param: param.clone(), allowed, tensor_elems });
     }
     type_constraints.sort_by(|a, b| a.param.cmp(&b.param));

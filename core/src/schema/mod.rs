@@ -1,10 +1,11 @@
 //! Operator schemas of every domain onnx 1.23.2 knows, with their full version history.
 //!
 //! The data is onnx's own schema table exported to JSON (`core/schemas/onnx_schemas.json`,
-//! regenerated as CONTRIBUTING.md says) and compiled into the binary with `include_str!`;
-//! its index is read on first use (half a millisecond) and each operator's schemas when
-//! that operator is first looked up, so no program looks for files at run time and a
-//! small model's check decodes only the few schemas it uses.
+//! regenerated as CONTRIBUTING.md says) and compiled into the binary with `include_str!`,
+//! with an index of where each operator's schemas lie in it that `core/build.rs` makes at
+//! build time. At run time the small rest of the export is read on first use and each
+//! operator's schemas when that operator is first looked up, so no program looks for
+//! files at run time and a small model's check decodes only the few schemas it uses.
 //!
 //! Lookup follows onnx's rule: the schema of `(domain, op)` for an imported opset version is
 //! the one with the largest `since_version` not above it.
@@ -17,6 +18,9 @@ use std::sync::OnceLock;
 use crate::ir::AttributeType;
 
 static EXPORT: &str = include_str!("../../schemas/onnx_schemas.json");
+
+// `SCHEMA_SPANS`, `TYPESETS` and `EXPORT_HEADER`, made by `core/build.rs` from `EXPORT`.
+include!(concat!(env!("OUT_DIR"), "/schema_index.rs"));
 
 /// How a formal input or output may be filled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,7 +64,7 @@ pub struct AttributeSchema {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TypeConstraint {
     pub param: String,
-    pub allowed: &'static [String],
+    pub allowed: &'static [&'static str],
     /// The tensor element types `allowed` holds, as a bit per data type code (bit 1 for
     /// `tensor(float)`), so checking a tensor input needs no string work.
     pub tensor_elems: u64,
@@ -115,7 +119,7 @@ impl OpSchema {
     /// The types a formal's `type_str` allows: its constraint's list, or the literal type.
     pub fn allowed_types<'s>(&'s self, formal: &'s Formal) -> Vec<&'s str> {
         match formal.constraint.and_then(|i| self.type_constraints.get(i)) {
-            Some(c) => c.allowed.iter().map(String::as_str).collect(),
+            Some(c) => c.allowed.to_vec(),
             None => vec![formal.type_str.as_str()],
         }
     }
@@ -134,7 +138,7 @@ pub(crate) type OpTable = HashMap<&'static str, Versions>;
 /// Every version of one operator: their JSON, decoded (oldest first) on first use.
 #[derive(Debug)]
 pub(crate) struct Versions {
-    raw: Vec<&'static serde_json::value::RawValue>,
+    raw: Vec<&'static str>,
     decoded: OnceLock<Vec<OpSchema>>,
 }
 
@@ -148,7 +152,7 @@ pub struct Registry {
     /// its own field so that no lookup compares the empty key (see [`crate::ir::same_bytes`]).
     domain_ops: HashMap<&'static str, OpTable>,
     /// The typesets constraints name by index.
-    typesets: &'static [Vec<String>],
+    typesets: &'static [&'static [&'static str]],
     /// What the export says of some schemas apart from their JSON.
     extras: decode::Extras,
     /// The newest opset of each domain.
@@ -227,7 +231,8 @@ pub fn registry() -> &'static Registry {
     REGISTRY.get_or_init(|| {
         // The export is our own committed data, checked by the tests; a failure here is a
         // build defect, not an input error.
-        decode::registry(EXPORT).unwrap_or_else(|e| panic!("core/schemas/onnx_schemas.json is malformed: {e}"))
+        decode::registry(EXPORT, EXPORT_HEADER, SCHEMA_SPANS, TYPESETS)
+            .unwrap_or_else(|e| panic!("core/schemas/onnx_schemas.json is malformed: {e}"))
     })
 }
 

@@ -189,7 +189,7 @@ fn graph(s: &Snapshot, g: onnx_core::ir::GraphId) -> String {
 }
 
 /// A long list of types cut to its first few: control-flow operators allow over eighty.
-fn abbreviated(types: &[String]) -> String {
+fn abbreviated(types: &[&str]) -> String {
     const SHOWN: usize = 12;
     if types.len() <= SHOWN {
         return types.join(", ");
