@@ -178,13 +178,14 @@ pub fn append_value_info(original: &[u8], added: &[ValueInfo]) -> Option<Vec<u8>
         }
     });
     let (start, payload_start, end) = graph.filter(|_| well_formed && graphs == 1)?;
-    let entries = lower::to_wire::value_infos(13, added);
-    let mut out = Vec::with_capacity(original.len() + entries.len() + 10);
+    let entries = lower::to_wire::value_info_pieces(13, added);
+    let appended: usize = entries.iter().map(Vec::len).sum();
+    let mut out = Vec::with_capacity(original.len() + appended + 10);
     out.extend_from_slice(&original[..start]);
     out.push(7 << 3 | 2);
-    lower::to_wire::push_varint(&mut out, (end - payload_start + entries.len()) as u64);
+    lower::to_wire::push_varint(&mut out, (end - payload_start + appended) as u64);
     out.extend_from_slice(&original[payload_start..end]);
-    out.extend_from_slice(&entries);
+    entries.iter().for_each(|piece| out.extend_from_slice(piece));
     out.extend_from_slice(&original[end..]);
     Some(out)
 }

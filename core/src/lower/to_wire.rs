@@ -38,12 +38,30 @@ pub fn tensor(t: &Tensor) -> Vec<u8> {
 /// Encodes value descriptions as the `field` entries of a graph (13 is `value_info`), for
 /// appending to an encoded graph.
 pub fn value_infos(field: u32, values: &[ValueInfo]) -> Vec<u8> {
-    // Value descriptions hold no ids: an empty model (no allocation) stands in, never read.
-    let model = Model::default();
-    let mut w = Writer { model: &model, out: Vec::with_capacity(values.len().saturating_mul(40)) };
-    w.value_infos(field, values);
-    w.out
+    value_info_pieces(field, values).concat()
 }
+
+/// [`value_infos`] as consecutive pieces of bytes: a long list (`onnx infer` of a big graph
+/// adds one per node output) is encoded a piece per core, and the caller appends the
+/// pieces in order where they go (no copy to put them together first).
+pub fn value_info_pieces(field: u32, values: &[ValueInfo]) -> Vec<Vec<u8>> {
+    let encode = |values: &[ValueInfo]| {
+        // Value descriptions hold no ids: an empty model (no allocation) stands in, never read.
+        let model = Model::default();
+        let mut w = Writer { model: &model, out: Vec::with_capacity(values.len().saturating_mul(40)) };
+        w.value_infos(field, values);
+        w.out
+    };
+    let cores = onnx_syntax::parallel::cores();
+    if values.len() < PARALLEL_VALUE_INFOS || cores < 2 {
+        return vec![encode(values)];
+    }
+    let pieces: Vec<&[ValueInfo]> = values.chunks(values.len().div_ceil(cores)).collect();
+    onnx_syntax::parallel::in_parallel(pieces, encode).unwrap_or_else(|| vec![encode(values)])
+}
+
+/// How many value descriptions make a list worth encoding on several cores.
+const PARALLEL_VALUE_INFOS: usize = 4096;
 
 /// Appends `value` as a protobuf varint.
 #[inline]
@@ -485,6 +503,27 @@ impl Writer<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_value_info_list_encodes_as_its_entries_one_by_one() {
+        let values: Vec<ValueInfo> = (0..3 * PARALLEL_VALUE_INFOS + 7)
+            .map(|i| ValueInfo {
+                name: Some(format!("v{i}").into()),
+                ty: Some(Type {
+                    value: Some(TypeValue::Tensor(TensorType {
+                        elem_type: Some(1),
+                        shape: Some(Shape {
+                            dims: vec![Dimension { value: Some(DimValue::Value(i as i64)), denotation: None }],
+                        }),
+                    })),
+                    denotation: None,
+                }),
+                ..ValueInfo::default()
+            })
+            .collect();
+        let one_by_one: Vec<u8> = values.iter().flat_map(|v| value_infos(13, std::slice::from_ref(v))).collect();
+        assert_eq!(value_infos(13, &values), one_by_one);
+    }
 
     #[test]
     fn varint_lengths_match_the_encoding() {
