@@ -55,15 +55,15 @@ fn graph_inputs_with_values_are_also_initializers() {
 fn node_slots_domains_labels_and_overloads() {
     let m = clean("g (x) => (y) { , = Foo(,) [] a = com.ms.Bar:ov(x,,y) b = .a.b(x) }");
     let n = main_nodes(&m);
-    assert_eq!(n[0].outputs, vec![Str::new()]);
-    assert_eq!(n[0].inputs, vec![Str::new()]);
+    assert_eq!(n[0].outputs[..], [Str::new()]);
+    assert_eq!(n[0].inputs[..], [Str::new()]);
     assert_eq!(n[0].name, None);
     assert_eq!(n[0].domain, Some(Str::from("")), "the parser always sets the domain");
     assert_eq!(n[1].name, Some(Str::new()));
     assert_eq!(n[1].domain, Some(Str::from("com.ms")));
     assert_eq!(n[1].op_type, Some(Str::from("Bar")));
     assert_eq!(n[1].overload(), Some(&Str::from("ov")));
-    assert_eq!(n[1].inputs, vec![Str::from("x"), Str::new(), Str::from("y")]);
+    assert_eq!(n[1].inputs[..], [Str::from("x"), Str::new(), Str::from("y")]);
     assert_eq!((n[2].domain.clone(), n[2].op_type.clone()), (Some(Str::from("a")), Some(Str::from("b"))));
     assert_eq!(codes("g (x) => (y) { y = (x) }"), vec!["empty-op-type"]);
 }

@@ -21,8 +21,8 @@ fn relu_model() -> Model {
         ..ValueInfo::default()
     };
     let node = m.nodes.alloc(Node {
-        inputs: vec!["x".into()],
-        outputs: vec!["y".into()],
+        inputs: smallvec::smallvec!["x".into()],
+        outputs: smallvec::smallvec!["y".into()],
         op_type: Some("Relu".into()),
         ..Node::default()
     });
@@ -141,15 +141,19 @@ fn flawed_chain(count: usize) -> Model {
         let output: Str = if i + 1 == count { "y".into() } else { format!("v{i}").into() };
         if i == count / 2 {
             let stray = Node {
-                inputs: vec!["ghost".into()],
-                outputs: vec!["stray".into()],
+                inputs: smallvec::smallvec!["ghost".into()],
+                outputs: smallvec::smallvec!["stray".into()],
                 op_type: Some("Relu".into()),
                 ..Node::default()
             };
             nodes.push(m.nodes.alloc(stray));
         }
-        let mut node =
-            Node { inputs: vec![input], outputs: vec![output], op_type: Some("Relu".into()), ..Node::default() };
+        let mut node = Node {
+            inputs: smallvec::smallvec![input],
+            outputs: smallvec::smallvec![output],
+            op_type: Some("Relu".into()),
+            ..Node::default()
+        };
         if i == count / 3 {
             node.attributes.push(Attribute {
                 name: Some("alpha".into()),

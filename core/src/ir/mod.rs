@@ -112,9 +112,11 @@ pub struct TensorAnnotation {
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Node {
-    /// Value names; an empty name is an omitted optional input.
-    pub inputs: Vec<Str>,
-    pub outputs: Vec<Str>,
+    /// Value names; an empty name is an omitted optional input. Held inline up to the
+    /// usual counts (two inputs, one output): most nodes then need no list on the heap,
+    /// which is two allocations fewer per node to make, fault in and free.
+    pub inputs: NodeInputs,
+    pub outputs: NodeOutputs,
     pub name: Option<Str>,
     pub op_type: Option<Str>,
     pub domain: Option<Str>,
@@ -123,6 +125,11 @@ pub struct Node {
     /// a big graph's decoding moves, and a process faults in, once per node.
     pub rare: Rare<NodeRareFields>,
 }
+
+/// A node's input names: two inline, more on the heap.
+pub type NodeInputs = smallvec::SmallVec<[Str; 2]>;
+/// A node's output names: one inline, more on the heap.
+pub type NodeOutputs = smallvec::SmallVec<[Str; 1]>;
 
 /// `NodeProto` fields that are seldom set.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -488,8 +488,8 @@ impl Cx<'_> {
             ast::Slot::Name(name) => (name_str(name), name.span),
             ast::Slot::Empty(span) => (Str::new(), *span),
         };
-        let (outputs, output_spans): (Vec<Str>, Vec<Span>) = n.outputs.iter().map(slot).unzip();
-        let (inputs, input_spans): (Vec<Str>, Vec<Span>) = n.inputs.iter().map(slot).unzip();
+        let (outputs, output_spans): (NodeOutputs, Vec<Span>) = n.outputs.iter().map(slot).unzip();
+        let (inputs, input_spans): (NodeInputs, Vec<Span>) = n.inputs.iter().map(slot).unzip();
         let (domain, op_type) = match n.op.segments.split_last() {
             Some((op, domain)) => {
                 (domain.iter().map(|d| d.text.as_str()).collect::<Vec<_>>().join("."), op.text.clone())

@@ -172,8 +172,8 @@ impl Lowerer {
             device_configurations,
         } = proto;
         let mut node = Node {
-            inputs: strs(input),
-            outputs: strs(output),
+            inputs: input.into_iter().map(Str::from).collect(),
+            outputs: output.into_iter().map(Str::from).collect(),
             name: name.map(Str::from),
             op_type: op_type.map(Str::from),
             domain: domain.map(Str::from),
@@ -273,8 +273,8 @@ impl Lowerer {
         } = proto;
         let function = Function {
             name: name.map(Str::from),
-            inputs: strs(input),
-            outputs: strs(output),
+            inputs: input.into_iter().map(Str::from).collect(),
+            outputs: output.into_iter().map(Str::from).collect(),
             attributes: strs(attribute),
             attribute_protos: attribute_proto.into_iter().map(|a| self.attribute(a)).collect(),
             nodes: node.into_iter().map(|n| self.node(n)).collect(),
