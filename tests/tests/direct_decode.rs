@@ -291,4 +291,23 @@ fn a_big_graph_read_in_halves_is_read_as_in_one() {
     let ifs = (0..count).filter(|i| i % 997 != 5 && i % 2003 != 11 && i % 1499 == 7).count();
     assert_eq!(direct.nodes.len(), count + 2 * ifs);
     assert_eq!(direct.graphs.len(), 1 + 2 * ifs);
+    // A function decoded before the graph: both halves are appended after its node, ids
+    // shifted, instead of the first half's arenas being taken whole.
+    let body = concat(&[&len_field(1, b"x"), &len_field(2, b"y"), &len_field(4, b"Relu")]);
+    let function = concat(&[
+        &len_field(1, b"f"),
+        &len_field(4, b"x"),
+        &len_field(5, b"y"),
+        &len_field(7, &body),
+        &len_field(10, b"local"),
+    ]);
+    let model = concat(&[
+        &varint_field(1, 10),
+        &len_field(25, &function),
+        &len_field(7, &graph),
+        &len_field(8, &varint_field(2, 21)),
+    ]);
+    assert!(agrees(&model, "a function, then a big graph"), "the direct reader should take it");
+    let direct = from_wire::model(&Bytes::from(model)).expect("read directly");
+    assert_eq!(direct.nodes.len(), 1 + count + 2 * ifs);
 }

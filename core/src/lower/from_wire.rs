@@ -378,11 +378,6 @@ impl<'b> Decoder<'b> {
                 _ => return Err(GiveUp),
             }
         }
-        // Room for the nodes at once, so that a big graph's arena is not regrown: the first
-        // graph to get here is the main one, which holds nearly all nodes.
-        if self.model.nodes.is_empty() {
-            self.model.nodes = la_arena::Arena::with_capacity(nodes.len());
-        }
         g.nodes = self.nodes(nodes)?;
         for range in initializers {
             let t = self.nested(|d| d.tensor(range))?;
@@ -395,68 +390,74 @@ impl<'b> Decoder<'b> {
         Ok(self.model.graphs.alloc(g))
     }
 
-    /// Decodes a graph's nodes, in order. A big graph's second half is decoded on another
-    /// thread meanwhile, into a model of its own that is then appended to this one (its
-    /// ids shifted): the arenas end up as one thread would have filled them.
+    /// Decodes a graph's nodes, in order. A big graph is decoded in two halves at once,
+    /// each into a model of its own: the first half on another thread, into an arena with
+    /// room for every node, the second here. Both are then appended to this model, ids
+    /// shifted, so that the arenas end up as one thread would have filled them. When this
+    /// model holds nothing yet (the main graph), the first half's arenas are taken as they
+    /// are instead of moved: only the second half, still in this core's cache, is copied
+    /// (moving the other thread's half meant fetching megabytes from the other core).
     fn nodes(&mut self, ranges: Vec<Range<usize>>) -> Result<Vec<NodeId>> {
-        let halves = ranges.len() >= SPLIT_NODES && onnx_syntax::parallel::cores() > 1;
-        let mid = if halves { ranges.len() / 2 } else { ranges.len() };
-        let (first, second) = ranges.split_at(mid);
-        let (buf, depth) = (self.buf, self.depth);
-        let decode_half = move || {
-            let mut other = Decoder { buf, model: Model::default(), depth };
-            other.model.nodes = la_arena::Arena::with_capacity(second.len());
-            let ids = second.iter().map(|range| other.nested(|d| d.node(range.clone()))).collect::<Result<Vec<_>>>()?;
-            Ok((other.model, ids))
-        };
-        let mut ids = Vec::with_capacity(ranges.len());
-        let theirs = std::thread::scope(|scope| {
-            let beside = if halves { std::thread::Builder::new().spawn_scoped(scope, decode_half).ok() } else { None };
-            for range in first {
-                ids.push(self.nested(|d| d.node(range.clone()))?);
+        if ranges.len() < SPLIT_NODES || onnx_syntax::parallel::cores() < 2 {
+            // Room for the nodes at once, so that a big graph's arena is not regrown: the
+            // first graph to get here is the main one, which holds nearly all nodes.
+            if self.model.nodes.is_empty() {
+                self.model.nodes = la_arena::Arena::with_capacity(ranges.len());
             }
-            Ok(beside.map(|handle| handle.join()))
-        })?;
-        match theirs {
-            Some(Ok(half)) => {
-                let (model, theirs) = half?;
-                ids.extend(self.append(model, theirs));
-            }
-            // The other thread could not be started: this one decodes the rest.
-            None if halves => {
-                for range in second {
-                    ids.push(self.nested(|d| d.node(range.clone()))?);
-                }
-            }
-            // It panicked (it should not): prost decides.
-            _ => {
-                if halves {
-                    return Err(GiveUp);
-                }
-            }
+            return ranges.into_iter().map(|range| self.nested(|d| d.node(range))).collect();
         }
+        let (first, second) = ranges.split_at(ranges.len() / 2);
+        let (buf, depth, count) = (self.buf, self.depth, ranges.len());
+        let decode = move |part: &[Range<usize>], room: usize| -> Result<(Model, Vec<NodeId>)> {
+            let mut apart = Decoder { buf, model: Model::default(), depth };
+            apart.model.nodes = la_arena::Arena::with_capacity(room);
+            let ids = part.iter().map(|range| apart.nested(|d| d.node(range.clone()))).collect::<Result<_>>()?;
+            Ok((apart.model, ids))
+        };
+        let (theirs, mine) = std::thread::scope(|scope| {
+            let beside = std::thread::Builder::new().spawn_scoped(scope, move || decode(first, count));
+            let mine = decode(second, second.len());
+            (beside.map(|handle| handle.join()), mine)
+        });
+        let theirs = match theirs {
+            Ok(Ok(decoded)) => decoded?,
+            // The other thread could not be started: this one decodes the first half too.
+            Err(_) => decode(first, count)?,
+            // It panicked (it should not): prost decides.
+            Ok(Err(_)) => return Err(GiveUp),
+        };
+        let (mine, mine_ids) = mine?;
+        let mut ids: Vec<NodeId> = self.append(theirs.0, theirs.1).collect();
+        ids.extend(self.append(mine, mine_ids));
         Ok(ids)
     }
 
     /// Appends the arenas of a model decoded apart (nodes and what they hold: subgraphs,
-    /// tensors) to this one's, shifting every id they hold; returns `ids` shifted.
+    /// tensors) to this one's, shifting every id they hold; returns `ids` shifted. Into a
+    /// model that holds nothing yet, the arenas are taken whole (nothing moves or shifts).
     fn append(&mut self, other: Model, ids: Vec<NodeId>) -> impl Iterator<Item = NodeId> {
         let shift = Shift {
             nodes: self.model.nodes.len() as u32,
             graphs: self.model.graphs.len() as u32,
             tensors: self.model.tensors.len() as u32,
         };
-        self.model.nodes.alloc_many(other.nodes.into_iter().map(|(_, mut n)| {
-            n.attributes.iter_mut().for_each(|a| shift.attribute(a));
-            n
-        }));
-        self.model.graphs.alloc_many(other.graphs.into_iter().map(|(_, mut g)| {
-            g.nodes.iter_mut().for_each(|n| *n = shift.node(*n));
-            g.initializers.iter_mut().for_each(|t| *t = shift.tensor(*t));
-            g.sparse_initializers.iter_mut().for_each(|t| shift.sparse(t));
-            g
-        }));
-        self.model.tensors.alloc_many(other.tensors.into_iter().map(|(_, t)| t));
+        if shift.nodes == 0 && shift.graphs == 0 && shift.tensors == 0 {
+            self.model.nodes = other.nodes;
+            self.model.graphs = other.graphs;
+            self.model.tensors = other.tensors;
+        } else {
+            self.model.nodes.alloc_many(other.nodes.into_iter().map(|(_, mut n)| {
+                n.attributes.iter_mut().for_each(|a| shift.attribute(a));
+                n
+            }));
+            self.model.graphs.alloc_many(other.graphs.into_iter().map(|(_, mut g)| {
+                g.nodes.iter_mut().for_each(|n| *n = shift.node(*n));
+                g.initializers.iter_mut().for_each(|t| *t = shift.tensor(*t));
+                g.sparse_initializers.iter_mut().for_each(|t| shift.sparse(t));
+                g
+            }));
+            self.model.tensors.alloc_many(other.tensors.into_iter().map(|(_, t)| t));
+        }
         ids.into_iter().map(move |id| shift.node(id))
     }
 
