@@ -71,9 +71,8 @@ fn main() {
     for _ in 0..ROUNDS {
         let bytes = bytes::Bytes::from(std::fs::read(path).unwrap_or_default());
         let start = Instant::now();
-        let mut model = onnx_core::binary::decode_model(bytes.clone(), "model").unwrap_or_default();
-        added = onnx_core::infer::annotate(&mut model);
-        encoded = onnx_core::binary::encode_annotated(&model, Some(&bytes), added);
+        let model = onnx_core::binary::decode_model(bytes.clone(), "model").unwrap_or_default();
+        (encoded, added) = onnx_core::infer::annotated_bytes(&model, &bytes).unwrap_or_default();
         infer = infer.min(start.elapsed());
     }
     println!(

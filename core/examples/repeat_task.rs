@@ -30,9 +30,8 @@ fn main() {
             }
             "infer" => {
                 let bytes = bytes::Bytes::from(std::fs::read(path).unwrap_or_default());
-                let mut model = onnx_core::binary::decode_model(bytes.clone(), "model").unwrap_or_default();
-                let added = onnx_core::infer::annotate(&mut model);
-                std::hint::black_box(onnx_core::binary::encode_annotated(&model, Some(&bytes), added));
+                let model = onnx_core::binary::decode_model(bytes.clone(), "model").unwrap_or_default();
+                std::hint::black_box(onnx_core::infer::annotated_bytes(&model, &bytes));
             }
             other => {
                 eprintln!("unknown task '{other}' (check or infer)");

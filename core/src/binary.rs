@@ -168,6 +168,12 @@ pub fn encode_model(model: &Model) -> Vec<u8> {
 /// written. `None` when `original` is not a well-formed message with exactly one graph
 /// field (protobuf would merge several): then encode the model whole.
 pub fn append_value_info(original: &[u8], added: &[ValueInfo]) -> Option<Vec<u8>> {
+    append_to_graph(original, lower::to_wire::value_info_pieces(13, added))
+}
+
+/// `original` with `pieces` (encoded graph fields) appended to its one graph field; see
+/// [`append_value_info`].
+pub(crate) fn append_to_graph(original: &[u8], pieces: Vec<Vec<u8>>) -> Option<Vec<u8>> {
     let mut graph = None;
     let mut graphs = 0;
     let well_formed = each_field_at(original, |number, payload, start| {
@@ -178,14 +184,13 @@ pub fn append_value_info(original: &[u8], added: &[ValueInfo]) -> Option<Vec<u8>
         }
     });
     let (start, payload_start, end) = graph.filter(|_| well_formed && graphs == 1)?;
-    let entries = lower::to_wire::value_info_pieces(13, added);
-    let appended: usize = entries.iter().map(Vec::len).sum();
+    let appended: usize = pieces.iter().map(Vec::len).sum();
     let mut out = Vec::with_capacity(original.len() + appended + 10);
     out.extend_from_slice(&original[..start]);
     out.push(7 << 3 | 2);
     lower::to_wire::push_varint(&mut out, (end - payload_start + appended) as u64);
     out.extend_from_slice(&original[payload_start..end]);
-    entries.iter().for_each(|piece| out.extend_from_slice(piece));
+    pieces.iter().for_each(|piece| out.extend_from_slice(piece));
     out.extend_from_slice(&original[end..]);
     Some(out)
 }

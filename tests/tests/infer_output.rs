@@ -36,6 +36,25 @@ fn appended_value_info_decodes_as_the_annotated_model() {
     assert!(appended >= 400, "only {appended} models got value descriptions appended");
 }
 
+/// `onnx infer`'s binary path encodes the descriptions straight from the inferred types;
+/// the bytes must be those of annotating the model and appending its new value infos.
+#[test]
+fn inferred_bytes_are_those_of_the_annotated_model() {
+    let mut answered = 0;
+    for path in corpus_models() {
+        let original = Bytes::from(std::fs::read(&path).expect("corpus file readable"));
+        let Ok(mut model) = binary::decode_model(original.clone(), "corpus") else { continue };
+        let direct = onnx_core::infer::annotated_bytes(&model, &original);
+        let added = annotate(&mut model);
+        let expected = binary::encode_annotated(&model, Some(&original), added);
+        if let Some((bytes, count)) = direct {
+            assert_eq!((count, bytes == expected), (added, true), "{}", path.display());
+            answered += 1;
+        }
+    }
+    assert!(answered >= 1884, "only {answered} models went straight to bytes");
+}
+
 #[test]
 fn a_model_whose_graph_field_repeats_is_encoded_whole() {
     let graph = len_field(2, b"g");

@@ -28,14 +28,25 @@ pub fn run(args: Args) -> Result<(), Failure> {
         (None, "-") => Format::Binary,
         (None, path) => format_of(Path::new(path))?,
     };
-    let added = onnx_core::infer::annotate(&mut model);
-    errln!("{}: {added} value type{} inferred", input.label(), if added == 1 { "" } else { "s" });
-    let bytes = match format {
-        // A binary model is written back as it came, with the new entries appended to its
-        // graph (nothing else is re-encoded).
-        Format::Binary => binary::encode_annotated(&model, original.as_deref(), added),
-        Format::Text => crate::commands::convert::canonical_text(&model, &args.output)?,
+    // A binary model is written back as it came, with the new entries appended to its
+    // graph (nothing else is re-encoded, and the entries are encoded straight from the
+    // inferred types); otherwise the model is annotated, then encoded or printed.
+    let appended = match (format, &original) {
+        (Format::Binary, Some(bytes)) => onnx_core::infer::annotated_bytes(&model, bytes),
+        _ => None,
     };
+    let (bytes, added) = match appended {
+        Some(done) => done,
+        None => {
+            let added = onnx_core::infer::annotate(&mut model);
+            let bytes = match format {
+                Format::Binary => binary::encode_model(&model),
+                Format::Text => crate::commands::convert::canonical_text(&model, &args.output)?,
+            };
+            (bytes, added)
+        }
+    };
+    errln!("{}: {added} value type{} inferred", input.label(), if added == 1 { "" } else { "s" });
     // The process ends after the write: leave the model and the encoded bytes to it rather
     // than free them piece by piece (a tenth of the run on big models).
     std::mem::forget(model);

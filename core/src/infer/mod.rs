@@ -213,42 +213,60 @@ fn infer_body<'m>(model: &'m Model, id: GraphId, env: &mut Env<'m>) {
     }
 }
 
-/// Records inferred types in the main graph's `value_info` for every node output that is
-/// neither a graph output nor already described there; returns how many were added.
-/// Declared types are left as they are.
-pub fn annotate(model: &mut Model) -> usize {
-    let Some(g) = model.graph else {
-        return 0;
-    };
+/// What [`annotate`] adds to a model's main graph: the types inference found (by value
+/// number), and each node output to describe (its name and number), in node order.
+struct Additions<'m> {
+    types: Vec<Option<Type>>,
+    entries: Vec<(&'m Str, ValueId)>,
+}
+
+/// Infers the main graph and lists the node outputs that get a description: those with
+/// an inferred type that are neither a graph output nor described already.
+fn additions(model: &Model) -> Option<Additions<'_>> {
+    let g = model.graph?;
     let resolution = crate::resolve::resolve_without_tables(model);
     // Without a duplicate definition, no two node outputs share a name, and only the names
     // described already need a table.
     let duplicates = resolution.diagnostics.iter().any(|d| d.code == "duplicate-definition");
     let numbers = resolution.numbers;
-    let mut types = {
+    let types = {
         let mut env = Env::new(model, &numbers, model.opset_version("").unwrap_or(1));
         infer_graph(model, g, &mut env);
         env.into_found().types
     };
     let graph = &model.graphs[g];
-    // Borrowed names and types moved out of the result: nothing is copied but the entries.
     let mut described: foldhash::HashSet<&[u8]> =
         graph.outputs.iter().chain(&graph.value_info).filter_map(|v| v.name.as_ref().map(Str::as_bytes)).collect();
     // Sized once: about one entry per node output (the list is not regrown).
     let outputs: usize = graph.nodes.iter().map(|&n| model.nodes[n].outputs.len()).sum();
-    let mut added = Vec::with_capacity(outputs);
+    let mut entries = Vec::with_capacity(outputs);
     for &n in &graph.nodes {
         let node = &model.nodes[n];
         for (name, &value) in node.outputs.iter().zip(numbers.node_outputs(n, node)) {
             let new = if duplicates { described.insert(name.as_bytes()) } else { !described.contains(name.as_bytes()) };
-            if name.is_empty() || !new {
-                continue;
-            }
-            if let Some(ty) = types.get_mut(value as usize).and_then(Option::take) {
-                added.push(ValueInfo { name: Some(name.clone()), ty: Some(ty), ..Default::default() });
+            if !name.is_empty() && new && types.get(value as usize).is_some_and(Option::is_some) {
+                entries.push((name, value));
             }
         }
     }
+    Some(Additions { types, entries })
+}
+
+/// Records inferred types in the main graph's `value_info` for every node output that is
+/// neither a graph output nor already described there; returns how many were added.
+/// Declared types are left as they are.
+pub fn annotate(model: &mut Model) -> usize {
+    let (Some(g), Some(Additions { mut types, entries })) = (model.graph, additions(model)) else {
+        return 0;
+    };
+    // The types are moved out of the result: nothing is copied but the names.
+    let added: Vec<ValueInfo> = entries
+        .iter()
+        .filter_map(|&(name, value)| {
+            let ty = types.get_mut(value as usize).and_then(Option::take)?;
+            Some(ValueInfo { name: Some(name.clone()), ty: Some(ty), ..Default::default() })
+        })
+        .collect();
     let count = added.len();
     let value_info = &mut model.graphs[g].value_info;
     if value_info.is_empty() {
@@ -258,4 +276,19 @@ pub fn annotate(model: &mut Model) -> usize {
         value_info.extend(added);
     }
     count
+}
+
+/// `onnx infer` of a binary model, straight to bytes: what [`annotate`] then
+/// [`crate::binary::encode_annotated`] give, `original` (the bytes `model` was decoded
+/// from) with the descriptions appended to its graph, and how many there are. Each
+/// description is encoded from its name and inferred type (a piece of the list per core)
+/// without being built first. `None` when they cannot be appended (see
+/// [`crate::binary::append_value_info`]): annotate and encode the model whole instead.
+pub fn annotated_bytes(model: &Model, original: &[u8]) -> Option<(Vec<u8>, usize)> {
+    let Additions { types, entries } = additions(model)?;
+    let described: Vec<(&Str, &Type)> =
+        entries.iter().filter_map(|&(name, value)| Some((name, types.get(value as usize)?.as_ref()?))).collect();
+    let pieces = crate::lower::to_wire::described_value_pieces(13, &described);
+    let bytes = crate::binary::append_to_graph(original, pieces)?;
+    Some((bytes, described.len()))
 }

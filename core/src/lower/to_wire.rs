@@ -45,18 +45,37 @@ pub fn value_infos(field: u32, values: &[ValueInfo]) -> Vec<u8> {
 /// adds one per node output) is encoded a piece per core, and the caller appends the
 /// pieces in order where they go (no copy to put them together first).
 pub fn value_info_pieces(field: u32, values: &[ValueInfo]) -> Vec<Vec<u8>> {
-    let encode = |values: &[ValueInfo]| {
+    in_pieces(values, |w, values| w.value_infos(field, values))
+}
+
+/// Value descriptions of only a name and a type, as the `field` entries of a graph, in
+/// pieces as [`value_info_pieces`] gives them (the same bytes as value infos holding
+/// just those two).
+pub fn described_value_pieces(field: u32, values: &[(&Str, &Type)]) -> Vec<Vec<u8>> {
+    in_pieces(values, |w, values| {
+        for &(name, ty) in values {
+            w.message(field, |w| {
+                w.text(1, &Some(name));
+                w.message(2, |w| w.ty(ty));
+            });
+        }
+    })
+}
+
+/// Encodes `values` with `write`, a piece per core when the list is long.
+fn in_pieces<T: Sync>(values: &[T], write: impl Fn(&mut Writer<'_>, &[T]) + Sync) -> Vec<Vec<u8>> {
+    let encode = |values: &[T]| {
         // Value descriptions hold no ids: an empty model (no allocation) stands in, never read.
         let model = Model::default();
         let mut w = Writer { model: &model, out: Vec::with_capacity(values.len().saturating_mul(40)) };
-        w.value_infos(field, values);
+        write(&mut w, values);
         w.out
     };
     let cores = onnx_syntax::parallel::cores();
     if values.len() < PARALLEL_VALUE_INFOS || cores < 2 {
         return vec![encode(values)];
     }
-    let pieces: Vec<&[ValueInfo]> = values.chunks(values.len().div_ceil(cores)).collect();
+    let pieces: Vec<&[T]> = values.chunks(values.len().div_ceil(cores)).collect();
     onnx_syntax::parallel::in_parallel(pieces, encode).unwrap_or_else(|| vec![encode(values)])
 }
 
@@ -523,6 +542,10 @@ mod tests {
             .collect();
         let one_by_one: Vec<u8> = values.iter().flat_map(|v| value_infos(13, std::slice::from_ref(v))).collect();
         assert_eq!(value_infos(13, &values), one_by_one);
+        // Encoded from names and types only, the same bytes.
+        let described: Vec<(&Str, &Type)> =
+            values.iter().filter_map(|v| Some((v.name.as_ref()?, v.ty.as_ref()?))).collect();
+        assert_eq!(described_value_pieces(13, &described).concat(), one_by_one);
     }
 
     #[test]
