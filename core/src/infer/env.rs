@@ -208,8 +208,13 @@ impl<'m> Env<'m> {
     }
 
     pub fn set_type(&mut self, value: ValueId, ty: Type) {
+        self.set_found_type(value, Some(ty));
+    }
+
+    /// [`Env::set_type`] of what a rule found, `None` forgetting the value's type.
+    pub(super) fn set_found_type(&mut self, value: ValueId, ty: Option<Type>) {
         if let Some(slot) = self.types.get_mut(value as usize) {
-            *slot = Some(ty);
+            *slot = ty;
         }
     }
 

@@ -187,10 +187,14 @@ pub(super) fn infer_node_in<'m>(
     let outputs = match domain {
         Some("") => {
             let known = env.ops.get(op).copied();
-            let mut memo =
-                known.unwrap_or_else(|| OpMemo { family: None, schema: registry().lookup("", op, env.opset) });
+            let mut memo = known.unwrap_or_else(|| OpMemo {
+                family: None,
+                schema: registry().lookup("", op, env.opset),
+                control: control::is_control(op),
+            });
             default_schema = memo.schema;
-            let found = match control::infer(op, model, node, inputs, env) {
+            let controlled = if memo.control { control::infer(op, model, node, inputs, env) } else { None };
+            let found = match controlled {
                 Some(outputs) => Some(outputs),
                 None => {
                     let ctx = Ctx::new(model, node, inputs, env, env.opset);
@@ -260,6 +264,9 @@ pub(super) struct OpMemo {
     /// An index into [`FAMILIES`].
     family: Option<u8>,
     schema: Option<&'static OpSchema>,
+    /// A control-flow operator (its subgraphs are inferred by `control`), so that other
+    /// operators are not matched against those names on every node.
+    control: bool,
 }
 
 pub(super) type OpMemos = foldhash::HashMap<String, OpMemo>;
@@ -290,8 +297,9 @@ fn record(defined: &[ValueId], outputs: Outputs, env: &mut Env<'_>) {
     // A type whose element type is unknown says nothing useful: leave the value untyped.
     let typed = |t: &Type| !matches!(tensor_parts(t), Some((None | Some(0), _)));
     for (&value, ty) in defined.iter().zip(outputs.types) {
-        if let Some(ty) = ty.filter(typed) {
-            env.set_type(value, ty);
+        // Checked in place, then moved in whole (not unwrapped and wrapped again).
+        if ty.as_ref().is_some_and(typed) {
+            env.set_found_type(value, ty);
         }
     }
     for (&value, known) in defined.iter().zip(outputs.values) {
