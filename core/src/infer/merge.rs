@@ -26,22 +26,32 @@ pub fn conflicts(model: &Model, types: &ModelTypes) -> Vec<Diagnostic> {
         // `value_info` entry only by name. Producers are looked for only for those, and by
         // name only when there are value_info entries: hashing every node output's name to
         // find the one or two declared ones cost more than the comparisons.
-        let output_values: foldhash::HashSet<ValueId> =
+        // Sorted and searched, not hashed: a graph has a few outputs, and every node output
+        // is looked up.
+        let mut output_values: Vec<ValueId> =
             numbers.graph_outputs(g, graph).iter().copied().filter(|&v| v != NO_VALUE).collect();
+        output_values.sort_unstable();
+        output_values.dedup();
         let described: foldhash::HashSet<&Str> = graph.value_info.iter().filter_map(|v| v.name.as_ref()).collect();
         if output_values.is_empty() && described.is_empty() {
             continue;
         }
         let mut by_value = foldhash::HashMap::default();
         let mut by_name = foldhash::HashMap::default();
-        for &n in &graph.nodes {
+        // Each value has one producer. Graph outputs are mostly produced last: from the end,
+        // the search stops once every output's producer is found (when no `value_info`
+        // entry needs one too).
+        for &n in graph.nodes.iter().rev() {
+            if described.is_empty() && by_value.len() == output_values.len() {
+                break;
+            }
             let node = &model.nodes[n];
             for (i, (name, &value)) in node.outputs.iter().zip(numbers.node_outputs(n, node)).enumerate() {
-                if output_values.contains(&value) {
-                    by_value.entry(value).or_insert(Anchor::NodeOutput(n, i));
+                if output_values.binary_search(&value).is_ok() {
+                    by_value.insert(value, Anchor::NodeOutput(n, i));
                 }
                 if !described.is_empty() && described.contains(name) {
-                    by_name.insert(name, Anchor::NodeOutput(n, i));
+                    by_name.entry(name).or_insert(Anchor::NodeOutput(n, i));
                 }
             }
         }
