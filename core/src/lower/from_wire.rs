@@ -127,7 +127,38 @@ struct Fields<'a> {
 }
 
 impl Fields<'_> {
+    /// The next field when it is the commonest kind, a short length-delimited one (a
+    /// node's names and operator, a graph's nodes: a one-byte key and a one-byte length),
+    /// read without the general path; `None` for anything else.
+    #[inline]
+    fn next_short(&mut self) -> Option<(u32, Wire)> {
+        if self.pos + 2 > self.end {
+            return None;
+        }
+        let (key, len) = (*self.data.get(self.pos)?, *self.data.get(self.pos + 1)?);
+        if key >= 0x80 || key & 7 != 2 || key < 8 || len >= 0x80 {
+            return None;
+        }
+        let start = self.pos + 2;
+        let end = start + usize::from(len);
+        if end > self.end {
+            return None;
+        }
+        self.pos = end;
+        Some((u32::from(key >> 3), Wire::Len(start, end)))
+    }
+
+    /// The next field, or `None` at the end of the message.
+    #[inline]
     fn next(&mut self) -> Result<Option<(u32, Wire)>> {
+        match self.next_short() {
+            Some(field) => Ok(Some(field)),
+            None => self.next_general(),
+        }
+    }
+
+    /// Any field (see [`Fields::next`]).
+    fn next_general(&mut self) -> Result<Option<(u32, Wire)>> {
         if self.pos >= self.end {
             return Ok(None);
         }
