@@ -467,7 +467,12 @@ fn infer_writes_inferred_types_as_value_info() {
     let result = run(&["infer", model.to_str().unwrap(), out.to_str().unwrap()]);
     assert_exit(&result, 0);
     assert!(text(&result.stderr).contains("8 value types inferred"), "{}", text(&result.stderr));
-    let written = std::fs::read_to_string(&out).expect("output written");
+    assert_small_cnn_types(&out);
+}
+
+/// The types inference gives `handmade/small_cnn.onnx`'s values, in the text at `path`.
+fn assert_small_cnn_types(path: &std::path::Path) {
+    let written = std::fs::read_to_string(path).expect("output written");
     for expected in ["float[N, 8, 16, 16] p1", "float[N, 1024] flat", "float[N, 10] logits"] {
         assert!(written.contains(expected), "missing {expected:?}");
     }
@@ -487,10 +492,7 @@ fn infer_to_binary_appends_to_the_input() {
     let again = run(&["infer", binary.to_str().unwrap(), text_out.to_str().unwrap()]);
     assert_exit(&again, 0);
     assert!(text(&again.stderr).contains("0 value types inferred"), "{}", text(&again.stderr));
-    let written = std::fs::read_to_string(&text_out).expect("output written");
-    for expected in ["float[N, 8, 16, 16] p1", "float[N, 1024] flat", "float[N, 10] logits"] {
-        assert!(written.contains(expected), "missing {expected:?}");
-    }
+    assert_small_cnn_types(&text_out);
 }
 
 /// A broken value in a tensor printed on one long line: the report shows an excerpt of the

@@ -195,17 +195,6 @@ pub(crate) fn append_to_graph(original: &[u8], pieces: Vec<Vec<u8>>) -> Option<V
     Some(out)
 }
 
-/// The bytes of `model` after [`annotate`](crate::infer::annotate) added `added` value
-/// descriptions to its main graph: `original` (the bytes it was decoded from) with those
-/// appended when it can be done, else the model encoded whole.
-pub fn encode_annotated(model: &Model, original: Option<&[u8]>, added: usize) -> Vec<u8> {
-    let appended = original.zip(model.graph).and_then(|(bytes, g)| {
-        let value_info = &model.graphs[g].value_info;
-        append_value_info(bytes, &value_info[value_info.len().checked_sub(added)?..])
-    });
-    appended.unwrap_or_else(|| encode_model(model))
-}
-
 /// Decodes a standalone TensorProto (backend test `input_N.pb` files).
 pub fn decode_tensor(data: Bytes, what: &str) -> Result<Tensor, ReadError> {
     let proto: pb::TensorProto =

@@ -278,9 +278,9 @@ pub fn annotate(model: &mut Model) -> usize {
     count
 }
 
-/// `onnx infer` of a binary model, straight to bytes: what [`annotate`] then
-/// [`crate::binary::encode_annotated`] give, `original` (the bytes `model` was decoded
-/// from) with the descriptions appended to its graph, and how many there are. Each
+/// `onnx infer` of a binary model, straight to bytes: `original` (the bytes `model` was
+/// decoded from) with the descriptions [`annotate`] would add appended to its graph, as
+/// [`crate::binary::append_value_info`] of them gives, and how many there are. Each
 /// description is encoded from its name and inferred type (a piece of the list per core)
 /// without being built first. `None` when they cannot be appended (see
 /// [`crate::binary::append_value_info`]): annotate and encode the model whole instead.

@@ -36,14 +36,9 @@ pub fn tensor(t: &Tensor) -> Vec<u8> {
 }
 
 /// Encodes value descriptions as the `field` entries of a graph (13 is `value_info`), for
-/// appending to an encoded graph.
-pub fn value_infos(field: u32, values: &[ValueInfo]) -> Vec<u8> {
-    value_info_pieces(field, values).concat()
-}
-
-/// [`value_infos`] as consecutive pieces of bytes: a long list (`onnx infer` of a big graph
-/// adds one per node output) is encoded a piece per core, and the caller appends the
-/// pieces in order where they go (no copy to put them together first).
+/// appending to an encoded graph, in consecutive pieces of bytes: a long list (`onnx
+/// infer` of a big graph adds one per node output) is encoded a piece per core, and the
+/// caller appends the pieces in order where they go (no copy to put them together first).
 pub fn value_info_pieces(field: u32, values: &[ValueInfo]) -> Vec<Vec<u8>> {
     in_pieces(values, |w, values| w.value_infos(field, values))
 }
@@ -540,8 +535,9 @@ mod tests {
                 ..ValueInfo::default()
             })
             .collect();
-        let one_by_one: Vec<u8> = values.iter().flat_map(|v| value_infos(13, std::slice::from_ref(v))).collect();
-        assert_eq!(value_infos(13, &values), one_by_one);
+        let one_by_one: Vec<u8> =
+            values.iter().flat_map(|v| value_info_pieces(13, std::slice::from_ref(v)).concat()).collect();
+        assert_eq!(value_info_pieces(13, &values).concat(), one_by_one);
         // Encoded from names and types only, the same bytes.
         let described: Vec<(&Str, &Type)> =
             values.iter().filter_map(|v| Some((v.name.as_ref()?, v.ty.as_ref()?))).collect();
