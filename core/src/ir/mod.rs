@@ -121,8 +121,8 @@ pub struct Node {
     pub op_type: Option<Str>,
     pub domain: Option<Str>,
     pub attributes: Vec<Attribute>,
-    /// The fields few nodes carry, out of line: a node is 200 bytes instead of 320, which
-    /// a big graph's decoding moves, and a process faults in, once per node.
+    /// The fields few nodes carry, out of line (a pointer instead of 128 bytes): a big
+    /// graph's decoding moves, and a process faults in, every node's bytes.
     pub rare: Rare<NodeRareFields>,
 }
 

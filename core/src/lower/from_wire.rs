@@ -35,8 +35,8 @@ pub fn model(buf: &Bytes) -> Option<Model> {
     Some(d.model)
 }
 
-/// How many nodes a graph needs before its second half is decoded on another thread:
-/// below it, starting a thread costs more than it saves.
+/// How many nodes a graph needs before it is decoded in two halves at once (see
+/// `Decoder::nodes`): below it, starting a thread costs more than it saves.
 const SPLIT_NODES: usize = 4096;
 
 /// How far the ids of a model decoded apart move when its arenas are appended to another's.
