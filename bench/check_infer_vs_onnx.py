@@ -3,10 +3,11 @@
 Usage (from the repository root; needs `pip install onnx==1.23.2 numpy`):
 
     cargo build --release -p onnx-cli && cargo build --release -p onnx-core --examples
-    python3 bench/check_infer_vs_onnx.py [--repeat 3] [--write docs/benchmarks.md]
+    python3 bench/check_infer_vs_onnx.py [--repeat 3] [--blocks 4000] [--write docs/benchmarks.md]
 
 Generates (once, in bench-data/) a model of 4,000 blocks `MatMul → Add → Relu → Shape →
-Reshape` (20,000 nodes, symbolic batch dim, shape computations for data propagation). Then:
+Reshape` (20,000 nodes, symbolic batch dim, shape computations for data propagation;
+`--blocks` makes another size, recorded in a section of its own). Then:
 
 * check — onnx: `onnx.checker.check_model(path, full_check=True)` in-process (it reads the
   file itself, checks, then runs strict shape inference); ours in-process
@@ -15,8 +16,9 @@ Reshape` (20,000 nodes, symbolic batch dim, shape computations for data propagat
   ones); ours whole process: `onnx check model.onnx`.
 * infer — onnx: `onnx.shape_inference.infer_shapes(model, strict_mode=True, data_prop=True)`
   in-process on a model already loaded (it serializes the model for C++, infers, and
-  parses the answer back); ours in-process: decode the bytes, infer, add value_info, encode;
-  ours whole process: `onnx infer model.onnx out.onnx` (also writes and syncs the file).
+  parses the answer back); ours in-process: decode the bytes, infer, and give the input's
+  bytes with the new value descriptions appended (what `onnx infer` writes); ours whole
+  process: `onnx infer model.onnx out.onnx` (also writes and syncs the file).
 """
 from __future__ import annotations
 
@@ -29,11 +31,18 @@ import time
 
 from common import DATA, ROOT, machine, run_timed, update_section
 
-MODEL = DATA / "nodes20k.onnx"
 BLOCKS = 4000
 
 
-def generate() -> None:
+def model_path(blocks: int = BLOCKS):
+    """The generated model of `blocks` blocks: `nodes20k.onnx` for the default 4,000."""
+    return DATA / f"nodes{blocks * 5 // 1000}k.onnx"
+
+
+MODEL = model_path()
+
+
+def generate(blocks: int = BLOCKS) -> None:
     import numpy as np
     import onnx
     from onnx import TensorProto, helper, numpy_helper
@@ -43,7 +52,7 @@ def generate() -> None:
     b = numpy_helper.from_array(rng.standard_normal((64,), dtype=np.float32), "B")
     nodes = []
     h = "x"
-    for i in range(BLOCKS):
+    for i in range(blocks):
         nodes += [
             helper.make_node("MatMul", [h, "W"], [f"m{i}"]),
             helper.make_node("Add", [f"m{i}", "B"], [f"a{i}"]),
@@ -55,7 +64,7 @@ def generate() -> None:
     nodes.append(helper.make_node("Identity", [h], ["y"]))
     graph = helper.make_graph(
         nodes,
-        "nodes20k",
+        model_path(blocks).stem,
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 64])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 64])],
         initializer=[w, b],
@@ -63,7 +72,7 @@ def generate() -> None:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
     model.ir_version = 10
     DATA.mkdir(exist_ok=True)
-    onnx.save(model, MODEL)
+    onnx.save(model, model_path(blocks))
 
 
 def timed(fn) -> float:
@@ -76,15 +85,18 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--write", help="update this markdown file's section")
+    parser.add_argument("--blocks", type=int, default=BLOCKS,
+                        help="blocks of 5 nodes in the generated model (another size gets a section of its own)")
     args = parser.parse_args()
+    MODEL = model_path(args.blocks)
     import onnx
     import onnx.checker
     import onnx.shape_inference
 
     if not MODEL.exists():
-        generate()
+        generate(args.blocks)
     binary = str(ROOT / "target" / "release" / "onnx")
-    out = DATA / "nodes20k.inferred.onnx"
+    out = MODEL.with_suffix(".inferred.onnx")
     model = onnx.load(str(MODEL))
     rows = {
         "check": (
@@ -105,11 +117,12 @@ def main() -> None:
             stages.append(out[0])
             for task, seconds in json.loads(out[-1]).items():
                 in_process[task].append(seconds)
+    blocks_arg = "" if args.blocks == BLOCKS else f" --blocks {args.blocks}"
     lines = [
         f"Measured {datetime.date.today()} on {machine()}; model: {len(model.graph.node):,} nodes "
         f"({MODEL.stat().st_size / 1e6:.1f} MB). Command: `cargo build --release -p onnx-cli && "
         f"cargo build --release -p onnx-core --examples && python3 bench/check_infer_vs_onnx.py "
-        f"--repeat {args.repeat} --write docs/benchmarks.md`.",
+        f"--repeat {args.repeat}{blocks_arg} --write docs/benchmarks.md`.",
         "",
         "| task | onnx 1.23.2, in-process (min) | ours, in-process (min) | ratio | ours, whole process (min) | ratio |",
         "|---|---|---|---|---|---|",
@@ -133,7 +146,12 @@ def main() -> None:
     section = "\n".join(lines)
     print(section)
     if args.write:
-        update_section(ROOT / args.write, "check-infer", "## Check and infer (issue #4)\n\n" + section)
+        if args.blocks == BLOCKS:
+            update_section(ROOT / args.write, "check-infer", "## Check and infer (issue #4)\n\n" + section)
+        else:
+            nodes = f"{len(model.graph.node):,}"
+            update_section(ROOT / args.write, f"check-infer-{MODEL.stem}",
+                           f"### The same on a {nodes}-node model\n\n" + section)
 
 
 if __name__ == "__main__":
