@@ -516,3 +516,28 @@ fn imported_version(imports: &[OpsetImport], domain: &str) -> Option<i64> {
         if hit { o.version } else { None }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whether a node's rare fields were ever boxed must not decide equality: the text
+    /// lowering makes the box for an annotation that may set nothing, the decoders only
+    /// for fields present.
+    #[test]
+    fn rare_fields_absent_equal_rare_fields_unset() {
+        let plain = Node { op_type: Some("Relu".into()), ..Node::default() };
+        let mut boxed = plain.clone();
+        boxed.rare.get_mut();
+        assert!(plain.rare.get().is_none() && boxed.rare.get().is_some());
+        assert_eq!(plain, boxed);
+        assert_eq!(boxed, plain);
+        let mut documented = plain.clone();
+        documented.rare.get_mut().doc_string = Some("why".into());
+        assert_ne!(plain, documented);
+        assert_ne!(documented, plain);
+        assert_ne!(boxed, documented);
+        assert_eq!(documented.doc_string(), Some(&Str::from("why")));
+        assert_eq!((plain.doc_string(), plain.overload(), plain.metadata_props().len()), (None, None, 0));
+    }
+}
