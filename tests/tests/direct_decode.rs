@@ -236,12 +236,10 @@ fn malformed_keys_lengths_and_varints_agree() {
     }
 }
 
-/// A graph big enough that the direct reader decodes its second half on another thread
-/// (when there is one) and appends what that thread built: nodes holding tensors, sparse
-/// tensors and subgraphs (with nodes and initializers of their own) in both halves must
-/// come out with the ids one thread would have given them.
-#[test]
-fn a_big_graph_read_in_halves_is_read_as_in_one() {
+/// The main graph of a model big enough that the direct reader decodes it in two halves
+/// at once: `count` nodes, some holding tensors, sparse tensors and subgraphs (with nodes
+/// and initializers of their own) in both halves.
+fn big_graph(count: usize) -> Vec<u8> {
     let tensor = |name: &str, value: f32| {
         concat(&[
             &varint_field(1, 1),
@@ -251,7 +249,6 @@ fn a_big_graph_read_in_halves_is_read_as_in_one() {
         ])
     };
     let mut graph = Vec::new();
-    let count = 10_000;
     for i in 0..count {
         let (input, output) = (format!("v{i}"), format!("v{}", i + 1));
         let node = if i % 997 == 5 {
@@ -284,6 +281,15 @@ fn a_big_graph_read_in_halves_is_read_as_in_one() {
         graph.extend(len_field(1, &node));
     }
     graph.extend(len_field(5, &tensor("v0", 0.5)));
+    graph
+}
+
+/// A graph read in two halves at once (when there is a second core) must come out with
+/// the ids one thread would have given every node, subgraph and tensor.
+#[test]
+fn a_big_graph_read_in_halves_is_read_as_in_one() {
+    let count = 10_000;
+    let graph = big_graph(count);
     let model = concat(&[&varint_field(1, 10), &len_field(7, &graph), &len_field(8, &varint_field(2, 21))]);
     assert!(agrees(&model, "a big graph"), "the direct reader should take the big graph");
     let direct = from_wire::model(&Bytes::from(model)).expect("read directly");
@@ -310,4 +316,21 @@ fn a_big_graph_read_in_halves_is_read_as_in_one() {
     assert!(agrees(&model, "a function, then a big graph"), "the direct reader should take it");
     let direct = from_wire::model(&Bytes::from(model)).expect("read directly");
     assert_eq!(direct.nodes.len(), 1 + count + 2 * ifs);
+}
+
+/// Damage anywhere in a graph read in two halves (either half may give up, or both) is
+/// left to prost or read as prost reads it, as for small models.
+#[test]
+fn a_damaged_big_graph_is_left_to_prost_or_read_the_same() {
+    let original =
+        concat(&[&varint_field(1, 10), &len_field(7, &big_graph(6000)), &len_field(8, &varint_field(2, 21))]);
+    let mut rng = SplitMix64(0x6861_6c76_6573);
+    let mut answered = 0;
+    for round in 0..24 {
+        let (data, flips) = rng.bit_flipped(&original, 2);
+        answered += usize::from(agrees(&data, &format!("round {round}: {flips} bit flips")));
+        let cut = rng.below(original.len() as u64) as usize;
+        agrees(&original[..cut], &format!("round {round}: truncated at {cut}"));
+    }
+    assert!(answered > 0, "the direct reader answered none of the damaged big graphs");
 }
