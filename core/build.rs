@@ -1,7 +1,8 @@
 //! Indexes the operator schema export at build time (`core/schemas/onnx_schemas.json`):
-//! where each schema's JSON lies in the file, under its domain and operator. Reading that index from the JSON at run time scanned the
-//! whole text twice, most of a small model's `onnx check`; now a program starts with the
-//! index compiled in and decodes a schema's JSON only when its operator is looked up.
+//! where each schema's JSON lies in the file, under its domain and operator. Reading that
+//! index from the JSON at run time scanned the whole text twice, most of a small model's
+//! `onnx check`; now a program starts with the index compiled in and decodes a schema's
+//! JSON only when its operator is looked up.
 //! The typesets (the type lists constraints name) become static lists; the small rest of
 //! the export (versions, extras) stays JSON.
 
