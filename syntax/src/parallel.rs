@@ -18,6 +18,17 @@ pub fn cores() -> usize {
     })
 }
 
+/// Runs `there` on a scoped thread while `here` runs on this one, and returns both
+/// results; `there` runs here after `here` when no thread can be had (or it failed).
+pub fn beside<A, B: Send>(here: impl FnOnce() -> A, there: &(impl Fn() -> B + Sync)) -> (A, B) {
+    std::thread::scope(|scope| {
+        let spawned = std::thread::Builder::new().spawn_scoped(scope, there);
+        let a = here();
+        let b = spawned.ok().and_then(|handle| handle.join().ok()).unwrap_or_else(there);
+        (a, b)
+    })
+}
+
 /// Runs `work` on every job, the first on this thread and the others on scoped threads,
 /// and returns the results in order; `None` if a thread could not be started or failed.
 pub fn in_parallel<J: Send, R: Send>(jobs: Vec<J>, work: impl Fn(J) -> R + Sync) -> Option<Vec<R>> {

@@ -63,15 +63,6 @@ pub fn check_resolved_model(model: &Model, options: &CheckOptions, numbers: Valu
 }
 
 fn run_checks(model: &Model, options: &CheckOptions, numbers: Option<ValueNumbers>) -> Vec<Diagnostic> {
-    // Names are resolved first (unless the caller did): inference needs the value numbers,
-    // the structural rules do not, so on a big model the two then run side by side.
-    let (numbers, resolution_diagnostics) = match numbers {
-        Some(numbers) => (numbers, Vec::new()),
-        None => {
-            let resolution = crate::resolve::resolve_without_tables(model);
-            (resolution.numbers, resolution.diagnostics)
-        }
-    };
     let rules = || {
         let mut checker = Checker {
             model,
@@ -86,23 +77,28 @@ fn run_checks(model: &Model, options: &CheckOptions, numbers: Option<ValueNumber
         checker.ir_features();
         (checker.diagnostics, checker.scoping_at)
     };
-    let (mut diagnostics, scoping_at, types) = if !options.full_check {
-        let (diagnostics, at) = rules();
-        (diagnostics, at, None)
-    } else if model.nodes.len() >= BESIDE_INFERENCE && onnx_syntax::parallel::cores() > 1 {
-        // The rules go to the new thread: they allocate next to nothing, where inference
-        // on a fresh thread would start from an empty allocator heap (and be slower).
-        std::thread::scope(|scope| {
-            let beside = std::thread::Builder::new().spawn_scoped(scope, rules);
-            let types = crate::infer::infer_model_numbered(model, numbers);
-            // No thread to be had (or it failed): the rules run here.
-            let (diagnostics, at) = beside.ok().and_then(|handle| handle.join().ok()).unwrap_or_else(rules);
-            (diagnostics, at, Some(types))
-        })
-    } else {
-        let types = crate::infer::infer_model_numbered(model, numbers);
-        let (diagnostics, at) = rules();
-        (diagnostics, at, Some(types))
+    let ((mut diagnostics, scoping_at), resolution_diagnostics, types) = match (numbers, options.full_check) {
+        (None, false) => (rules(), crate::resolve::resolve_without_tables(model).diagnostics, None),
+        (Some(_), false) => (rules(), Vec::new(), None),
+        // Inference needs the value numbers, the structural rules do not: on a big model,
+        // inference starts on the main graph's first nodes as soon as they are numbered,
+        // while names are resolved on a second thread that then runs the rules (the new
+        // thread takes what allocates least: inference on a fresh thread would start from
+        // an empty allocator heap, and be slower).
+        (None, true) => {
+            let (resolution, inferred, found) =
+                crate::resolve::resolve_beside(model, |numbers| crate::infer::infer_all(model, numbers), &rules);
+            (found, resolution.diagnostics, Some(inferred.with_numbers(resolution.numbers)))
+        }
+        (Some(numbers), true) => {
+            let infer = || crate::infer::infer_model_numbered(model, numbers);
+            let (types, found) = if crate::resolve::worth_a_second_thread(model) {
+                onnx_syntax::parallel::beside(infer, &rules)
+            } else {
+                (infer(), rules())
+            };
+            (found, Vec::new(), Some(types))
+        }
     };
     // Scoping is reported where onnx's checker finds it: after the model header.
     diagnostics.splice(scoping_at..scoping_at, resolution_diagnostics);
@@ -115,10 +111,6 @@ fn run_checks(model: &Model, options: &CheckOptions, numbers: Option<ValueNumber
     }
     diagnostics
 }
-
-/// How many nodes a model needs before `full_check` runs the structural rules and
-/// inference on two threads: below it, starting a thread costs more than it saves.
-const BESIDE_INFERENCE: usize = 2000;
 
 /// Whether a list of diagnostics makes the model invalid.
 pub fn is_valid(diagnostics: &[Diagnostic]) -> bool {

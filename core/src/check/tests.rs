@@ -184,6 +184,6 @@ fn full_check_of_a_big_model_reports_as_a_small_one() {
     };
     let small = found(9);
     assert_eq!(small, vec!["duplicate-metadata-key", "undefined-value", "unknown-attribute", "type-conflict"]);
-    const { assert!(BESIDE_INFERENCE > 9) };
-    assert_eq!(found(3 * BESIDE_INFERENCE / 2), small);
+    const { assert!(crate::resolve::BESIDE_INFERENCE > 9) };
+    assert_eq!(found(3 * crate::resolve::BESIDE_INFERENCE / 2), small);
 }

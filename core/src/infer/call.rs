@@ -18,7 +18,7 @@ use std::sync::{Mutex, OnceLock};
 use super::env::Env;
 use super::ops::{Outputs, infer_node_in};
 use crate::ir::{Attribute, AttributeType, Function, FunctionId, Model, Node, Str};
-use crate::resolve::{ValueId, ValueNumbers};
+use crate::resolve::{Places, ValueNumbers};
 use crate::schema::OpSchema;
 
 /// Infers the call of model-local function `function` by `caller`, whose inputs (numbered
@@ -26,9 +26,11 @@ use crate::schema::OpSchema;
 pub(super) fn infer_call<'m>(
     function: FunctionId,
     caller: &Node,
-    inputs: &[ValueId],
+    inputs: Places<'_>,
     env: &Env<'m>,
 ) -> Option<Outputs> {
+    // Functions are numbered after the graphs: resolution may still be at it.
+    env.numbers.wait_for_all();
     let callee = Callee { model: env.model, numbers: env.numbers, id: function, defaults: &[] };
     infer_call_of(&callee, caller, inputs, env)
 }
@@ -43,14 +45,14 @@ struct Callee<'m, 'd> {
     defaults: &'d [Attribute],
 }
 
-fn infer_call_of<'m>(callee: &Callee<'m, '_>, caller: &Node, inputs: &[ValueId], env: &Env<'_>) -> Option<Outputs> {
+fn infer_call_of<'m>(callee: &Callee<'m, '_>, caller: &Node, inputs: Places<'_>, env: &Env<'_>) -> Option<Outputs> {
     let function = &callee.model.function_store[callee.id];
     let mut body = env.for_call(callee.model, callee.numbers, callee.id, function)?;
     // Tensor and graph ids index the arenas of one model: a body parsed from the schema
     // export cannot take the caller's constants or tensor attributes.
     let same_model = std::ptr::eq(callee.model, env.model);
     let formals = callee.numbers.function_inputs(callee.id, function);
-    for (&formal, &actual) in formals.iter().zip(inputs) {
+    for (formal, actual) in formals.iter().zip(inputs) {
         if let Some(ty) = env.ty(actual) {
             body.set_type(formal, ty.clone());
         }
@@ -78,8 +80,8 @@ fn infer_call_of<'m>(callee: &Callee<'m, '_>, caller: &Node, inputs: &[ValueId],
         };
     }
     let results = callee.numbers.function_outputs(callee.id, function);
-    let types = results.iter().map(|&o| body.ty(o).cloned()).collect();
-    let values = results.iter().map(|&o| body.value(o).cloned()).collect();
+    let types = results.iter().map(|o| body.ty(o).cloned()).collect();
+    let values = results.iter().map(|o| body.value(o).cloned()).collect();
     Some(Outputs { types, values })
 }
 
@@ -176,7 +178,7 @@ pub(super) fn schema_body(
     schema: &OpSchema,
     opset: i64,
     node: &Node,
-    inputs: &[ValueId],
+    inputs: Places<'_>,
     env: &Env<'_>,
 ) -> Option<Outputs> {
     let (version, text) = schema.function_bodies.iter().rev().find(|(v, _)| *v <= opset)?;

@@ -71,6 +71,8 @@ pub struct Env<'m> {
     pub(super) ops: super::ops::OpMemos,
     /// The model's import of the default domain (the constraint check's opset).
     model_opset: Option<i64>,
+    /// How far name resolution had got when last asked (see [`Env::wait_for_main`]).
+    resolved: usize,
 }
 
 /// Calls nested deeper than this are not expanded (their callers get no types): a bound on
@@ -93,7 +95,7 @@ pub struct Found {
 impl<'m> Env<'m> {
     /// An environment for the graphs of `model` (all of them share one number space).
     pub fn new(model: &'m Model, numbers: &'m ValueNumbers, opset: i64) -> Self {
-        Self::with_values(model, numbers, opset, numbers.graph_value_count())
+        Self::with_values(model, numbers, opset, numbers.graph_value_bound())
     }
 
     fn with_values(model: &'m Model, numbers: &'m ValueNumbers, opset: i64, count: usize) -> Self {
@@ -111,6 +113,17 @@ impl<'m> Env<'m> {
             bindings: Default::default(),
             ops: Default::default(),
             model_opset: model.opset_version(""),
+            resolved: 0,
+        }
+    }
+
+    /// Waits until name resolution, which may still be running on another thread (see
+    /// [`crate::resolve::resolve_beside`]), has numbered the main graph's inputs and
+    /// initializers and its first `nodes` nodes. Asks the resolver only when what it said
+    /// last does not cover them, so that its progress is not read at every node.
+    pub fn wait_for_main(&mut self, nodes: usize) {
+        if self.resolved <= nodes {
+            self.resolved = self.numbers.wait_for_main(nodes);
         }
     }
 
@@ -172,7 +185,7 @@ impl<'m> Env<'m> {
         let inputs = self.numbers.node_inputs(n, &self.model.nodes[n]);
         let mut new = Vec::new();
         let mut bindings = std::mem::take(&mut self.bindings);
-        let lookup = |i: usize| inputs.get(i).and_then(|&v| self.ty(v));
+        let lookup = |i: usize| inputs.get(i).and_then(|v| self.ty(v));
         super::constraints::node_violations(self.model, n, schema, lookup, &mut bindings, &mut new);
         self.bindings = bindings;
         if let Some(found) = &mut self.violations

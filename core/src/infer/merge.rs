@@ -29,7 +29,7 @@ pub fn conflicts(model: &Model, types: &ModelTypes) -> Vec<Diagnostic> {
         // Sorted and searched, not hashed: a graph has a few outputs, and every node output
         // is looked up.
         let mut output_values: Vec<ValueId> =
-            numbers.graph_outputs(g, graph).iter().copied().filter(|&v| v != NO_VALUE).collect();
+            numbers.graph_outputs(g, graph).iter().filter(|&v| v != NO_VALUE).collect();
         output_values.sort_unstable();
         output_values.dedup();
         let described: foldhash::HashSet<&Str> = graph.value_info.iter().filter_map(|v| v.name.as_ref()).collect();
@@ -46,7 +46,7 @@ pub fn conflicts(model: &Model, types: &ModelTypes) -> Vec<Diagnostic> {
                 break;
             }
             let node = &model.nodes[n];
-            for (i, (name, &value)) in node.outputs.iter().zip(numbers.node_outputs(n, node)).enumerate() {
+            for (i, (name, value)) in node.outputs.iter().zip(numbers.node_outputs(n, node)).enumerate() {
                 if output_values.binary_search(&value).is_ok() {
                     by_value.insert(value, Anchor::NodeOutput(n, i));
                 }
@@ -56,7 +56,7 @@ pub fn conflicts(model: &Model, types: &ModelTypes) -> Vec<Diagnostic> {
             }
         }
         let outputs = graph.outputs.iter().zip(numbers.graph_outputs(g, graph)).enumerate();
-        let outputs = outputs.map(|(i, (v, value))| (v, Anchor::GraphOutput(g, i), by_value.get(value)));
+        let outputs = outputs.map(|(i, (v, value))| (v, Anchor::GraphOutput(g, i), by_value.get(&value)));
         let described = graph.value_info.iter().enumerate();
         let described =
             described.map(|(i, v)| (v, Anchor::ValueInfo(g, i), v.name.as_ref().and_then(|n| by_name.get(n))));

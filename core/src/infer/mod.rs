@@ -78,7 +78,7 @@ impl ModelTypes {
         if !self.numbers.node_in_graph_space(n) {
             return None;
         }
-        self.of(*self.numbers.node_outputs(n, &model.nodes[n]).get(i)?)
+        self.of(self.numbers.node_outputs(n, &model.nodes[n]).get(i)?)
     }
 
     /// The inferred type of the value defined at `site` (function bodies are not inferred
@@ -88,8 +88,8 @@ impl ModelTypes {
             DefSite::GraphInput(g, _) | DefSite::Initializer(g, _) if !self.numbers.graph_in_graph_space(g) => {
                 return None;
             }
-            DefSite::GraphInput(g, i) => *self.numbers.graph_inputs(g, &model.graphs[g]).get(i)?,
-            DefSite::Initializer(g, i) => *self.numbers.graph_initializers(g, &model.graphs[g]).get(i)?,
+            DefSite::GraphInput(g, i) => self.numbers.graph_inputs(g, &model.graphs[g]).get(i)?,
+            DefSite::Initializer(g, i) => self.numbers.graph_initializers(g, &model.graphs[g]).get(i)?,
             DefSite::NodeOutput(n, i) => return self.node_output(model, n, i),
             DefSite::SparseInitializer(..) | DefSite::FunctionInput(..) => return None,
         };
@@ -104,19 +104,19 @@ impl ModelTypes {
     /// Every value graph `g` defines, with its name and number.
     fn for_each_defined(&self, model: &Model, g: GraphId, mut each: impl FnMut(&Str, ValueId)) {
         let graph = &model.graphs[g];
-        for (v, &value) in graph.inputs.iter().zip(self.numbers.graph_inputs(g, graph)) {
+        for (v, value) in graph.inputs.iter().zip(self.numbers.graph_inputs(g, graph)) {
             if let Some(name) = &v.name {
                 each(name, value);
             }
         }
-        for (&t, &value) in graph.initializers.iter().zip(self.numbers.graph_initializers(g, graph)) {
+        for (&t, value) in graph.initializers.iter().zip(self.numbers.graph_initializers(g, graph)) {
             if let Some(name) = &model.tensors[t].name {
                 each(name, value);
             }
         }
         for &n in &graph.nodes {
             let node = &model.nodes[n];
-            for (name, &value) in node.outputs.iter().zip(self.numbers.node_outputs(n, node)) {
+            for (name, value) in node.outputs.iter().zip(self.numbers.node_outputs(n, node)) {
                 each(name, value);
             }
         }
@@ -131,17 +131,35 @@ pub fn infer_model(model: &Model) -> ModelTypes {
 
 /// [`infer_model`] with the value numbers name resolution already found for `model`.
 pub fn infer_model_numbered(model: &Model, numbers: ValueNumbers) -> ModelTypes {
+    let found = infer_all(model, &numbers);
+    found.with_numbers(numbers)
+}
+
+/// What [`infer_model`] finds, before it is joined to the value numbers it was found with.
+pub(crate) struct Inferred {
+    main: Option<GraphId>,
+    found: env::Found,
+    violations: Vec<Diagnostic>,
+}
+
+impl Inferred {
+    pub(crate) fn with_numbers(self, numbers: ValueNumbers) -> ModelTypes {
+        let Inferred { main, found, violations } = self;
+        ModelTypes { main, numbers, types: found.types, inferred: found.inferred, violations }
+    }
+}
+
+/// Infers every graph of `model`, reading `numbers` as name resolution gives them (it may
+/// still be running: see [`crate::resolve::resolve_beside`]).
+pub(crate) fn infer_all(model: &Model, numbers: &ValueNumbers) -> Inferred {
     let Some(g) = model.graph else {
-        return ModelTypes::default();
+        return Inferred { main: None, found: env::Found::default(), violations: Vec::new() };
     };
-    let (found, violations) = {
-        let mut env = Env::new(model, &numbers, model.opset_version("").unwrap_or(1));
-        env.collect_violations();
-        infer_graph(model, g, &mut env);
-        let violations = env.take_violations();
-        (env.into_found(), violations)
-    };
-    ModelTypes { main: Some(g), numbers, types: found.types, inferred: found.inferred, violations }
+    let mut env = Env::new(model, numbers, model.opset_version("").unwrap_or(1));
+    env.collect_violations();
+    infer_graph(model, g, &mut env);
+    let violations = env.take_violations();
+    Inferred { main: Some(g), found: env.into_found(), violations }
 }
 
 /// Infers a subgraph (outer values visible) and returns the types of its outputs: declared
@@ -157,7 +175,7 @@ pub(crate) fn infer_subgraph<'m>(
     let numbers = env.numbers;
     forget_graph(model, id, env);
     let given = inputs.iter().chain(std::iter::repeat(&None));
-    for ((v, &value), given) in g.inputs.iter().zip(numbers.graph_inputs(id, g)).zip(given) {
+    for ((v, value), given) in g.inputs.iter().zip(numbers.graph_inputs(id, g)).zip(given) {
         if let Some(ty) = given.as_ref().or(v.ty.as_ref()) {
             env.set_type(value, ty.clone());
         }
@@ -165,8 +183,8 @@ pub(crate) fn infer_subgraph<'m>(
     infer_body(model, id, env);
     g.outputs
         .iter()
-        .zip(numbers.graph_outputs(id, g).iter().chain(std::iter::repeat(&crate::resolve::NO_VALUE)))
-        .map(|(v, &value)| match (v.ty.as_ref(), env.ty(value)) {
+        .zip(numbers.graph_outputs(id, g).iter().chain(std::iter::repeat(crate::resolve::NO_VALUE)))
+        .map(|(v, value)| match (v.ty.as_ref(), env.ty(value)) {
             (Some(declared), Some(inferred)) => Some(merge::refine(declared, inferred)),
             (declared, inferred) => inferred.or(declared).cloned(),
         })
@@ -178,11 +196,11 @@ pub(crate) fn infer_subgraph<'m>(
 fn forget_graph(model: &Model, id: GraphId, env: &mut Env<'_>) {
     let g = &model.graphs[id];
     let numbers = env.numbers;
-    for &value in numbers.graph_inputs(id, g).iter().chain(numbers.graph_initializers(id, g)) {
+    for value in numbers.graph_inputs(id, g).iter().chain(numbers.graph_initializers(id, g)) {
         env.forget(value);
     }
     for &n in &g.nodes {
-        for &value in numbers.node_outputs(n, &model.nodes[n]) {
+        for value in numbers.node_outputs(n, &model.nodes[n]) {
             env.forget(value);
         }
     }
@@ -191,7 +209,8 @@ fn forget_graph(model: &Model, id: GraphId, env: &mut Env<'_>) {
 fn infer_graph<'m>(model: &'m Model, id: GraphId, env: &mut Env<'m>) {
     let g = &model.graphs[id];
     let numbers = env.numbers;
-    for (v, &value) in g.inputs.iter().zip(numbers.graph_inputs(id, g)) {
+    env.wait_for_main(0);
+    for (v, value) in g.inputs.iter().zip(numbers.graph_inputs(id, g)) {
         if let Some(ty) = &v.ty {
             env.set_type(value, ty.clone());
         }
@@ -203,11 +222,16 @@ fn infer_graph<'m>(model: &'m Model, id: GraphId, env: &mut Env<'m>) {
 fn infer_body<'m>(model: &'m Model, id: GraphId, env: &mut Env<'m>) {
     let g = &model.graphs[id];
     let numbers = env.numbers;
-    for (&t, &value) in g.initializers.iter().zip(numbers.graph_initializers(id, g)) {
+    for (&t, value) in g.initializers.iter().zip(numbers.graph_initializers(id, g)) {
         env.add_initializer(value, t);
     }
     env.enter_graph(id);
-    for &n in &g.nodes {
+    // The main graph's nodes may still be being resolved (see `resolve_beside`).
+    let main = model.graph == Some(id);
+    for (i, &n) in g.nodes.iter().enumerate() {
+        if main {
+            env.wait_for_main(i + 1);
+        }
         let schema = ops::infer_node(model, n, env);
         env.check_constraints(id, n, schema);
     }
@@ -224,16 +248,18 @@ struct Additions<'m> {
 /// an inferred type that are neither a graph output nor described already.
 fn additions(model: &Model) -> Option<Additions<'_>> {
     let g = model.graph?;
-    let resolution = crate::resolve::resolve_without_tables(model);
+    // On a big model, inference starts on the first nodes while the later ones are being
+    // resolved on another core.
+    let infer = |numbers: &ValueNumbers| {
+        let mut env = Env::new(model, numbers, model.opset_version("").unwrap_or(1));
+        infer_graph(model, g, &mut env);
+        env.into_found().types
+    };
+    let (resolution, types, ()) = crate::resolve::resolve_beside(model, infer, &|| ());
     // Without a duplicate definition, no two node outputs share a name, and only the names
     // described already need a table.
     let duplicates = resolution.diagnostics.iter().any(|d| d.code == "duplicate-definition");
     let numbers = resolution.numbers;
-    let types = {
-        let mut env = Env::new(model, &numbers, model.opset_version("").unwrap_or(1));
-        infer_graph(model, g, &mut env);
-        env.into_found().types
-    };
     let graph = &model.graphs[g];
     let mut described: foldhash::HashSet<&[u8]> =
         graph.outputs.iter().chain(&graph.value_info).filter_map(|v| v.name.as_ref().map(Str::as_bytes)).collect();
@@ -242,7 +268,7 @@ fn additions(model: &Model) -> Option<Additions<'_>> {
     let mut entries = Vec::with_capacity(outputs);
     for &n in &graph.nodes {
         let node = &model.nodes[n];
-        for (name, &value) in node.outputs.iter().zip(numbers.node_outputs(n, node)) {
+        for (name, value) in node.outputs.iter().zip(numbers.node_outputs(n, node)) {
             let new = if duplicates { described.insert(name.as_bytes()) } else { !described.contains(name.as_bytes()) };
             if !name.is_empty() && new && types.get(value as usize).is_some_and(Option::is_some) {
                 entries.push((name, value));

@@ -224,7 +224,7 @@ fn schema_bodies_infer_what_the_rules_infer() {
         let mut by_rule = super::Env::new(model, &numbers, opset);
         let mut by_body = super::Env::new(model, &numbers, opset);
         let g = model.graph.expect("main graph");
-        for (v, &value) in graph.inputs.iter().zip(numbers.graph_inputs(g, graph)) {
+        for (v, value) in graph.inputs.iter().zip(numbers.graph_inputs(g, graph)) {
             let ty = v.ty.clone().expect("typed");
             by_rule.set_type(value, ty.clone());
             by_body.set_type(value, ty);
@@ -240,7 +240,7 @@ fn schema_bodies_infer_what_the_rules_infer() {
         let inputs = numbers.node_inputs(*last, node);
         let from_body = super::call::schema_body(schema, opset, node, inputs, &by_body)
             .unwrap_or_else(|| panic!("{op}-{opset}: no function body inferred"));
-        let y = numbers.node_outputs(*last, node)[0];
+        let y = numbers.node_outputs(*last, node).first().expect("an output");
         let rule_type = by_rule.ty(y).map(ToString::to_string);
         let body_type = from_body.types.first().cloned().flatten().map(|t| t.to_string());
         assert!(rule_type.is_some(), "{op}-{opset}: the rule inferred nothing");
@@ -288,4 +288,67 @@ fn annotate_describes_each_name_once_and_leaves_described_ones_alone() {
     // A name defined twice (an invalid model) is described once, with its first type.
     let duplicated = "a = Neg (x)\n a = Cast <to: int = 7> (x)\n y = Relu (x)";
     assert_eq!(annotated_body(duplicated), ["a: float[2,3]"]);
+}
+
+/// A big model's inference starts on its first nodes while name resolution numbers the
+/// later ones on another thread (`resolve_beside`). What it finds, what it rejects and the
+/// numbers it leaves must be what inference after a whole resolution finds, with the hard
+/// cases in it: subgraphs, a shape computation, a name defined twice, a use of nothing,
+/// and calls of a model-local function (functions are numbered last). Twice: with the
+/// first call at the end (inference must wait node by node), and with the first node a
+/// call (inference must wait for the functions).
+#[test]
+fn inference_beside_resolution_finds_what_it_finds_after_it() {
+    for call_first in [false, true] {
+        let text = big_model_text(call_first);
+        let analysis = analyze_text(&text);
+        let model = &analysis.model;
+        assert!(model.nodes.len() >= crate::resolve::BESIDE_INFERENCE);
+        let after = super::infer_model(model);
+        let (resolution, beside, ()) =
+            crate::resolve::resolve_beside(model, |numbers| super::infer_all(model, numbers), &|| ());
+        let alone = crate::resolve::resolve_without_tables(model);
+        let codes = |d: &[crate::diagnostic::Diagnostic]| d.iter().map(|d| (d.code, d.anchor)).collect::<Vec<_>>();
+        assert_eq!(codes(&resolution.diagnostics), codes(&alone.diagnostics));
+        assert!(codes(&alone.diagnostics).iter().any(|(c, _)| *c == "duplicate-definition"));
+        assert!(codes(&alone.diagnostics).iter().any(|(c, _)| *c == "undefined-value"));
+        let beside = beside.with_numbers(resolution.numbers);
+        assert_eq!(codes(&beside.violations), codes(&after.violations));
+        assert_eq!(beside.types, after.types, "call first: {call_first}");
+        let typed = after.types.iter().filter(|t| t.is_some()).count();
+        assert!(typed > model.nodes.len() / 2, "only {typed} values typed");
+        for (id, node) in model.nodes.iter() {
+            let (found, expected) = (beside.numbers.node_inputs(id, node), after.numbers.node_inputs(id, node));
+            assert_eq!(found.iter().collect::<Vec<_>>(), expected.iter().collect::<Vec<_>>());
+            let (found, expected) = (beside.numbers.node_outputs(id, node), after.numbers.node_outputs(id, node));
+            assert_eq!(found.iter().collect::<Vec<_>>(), expected.iter().collect::<Vec<_>>());
+            assert_eq!(beside.numbers.node_in_graph_space(id), after.numbers.node_in_graph_space(id));
+        }
+    }
+}
+
+/// A chain of blocks (Add, Shape, Reshape, an If whose branches are typed only through
+/// what they compute) big enough to be resolved beside inference; the model-local
+/// function `Twice` is called first or last.
+fn big_model_text(call_first: bool) -> String {
+    let blocks = crate::resolve::BESIDE_INFERENCE / 4 + 50;
+    let call = |input: &str, output: &str| format!("{output} = local.Twice ({input})\n");
+    let mut body = if call_first { call("x", "h0") } else { "h0 = Identity (x)\n".to_owned() };
+    for i in 0..blocks {
+        let j = i + 1;
+        body += &format!(
+            "a{i} = Add (h{i}, b)\n s{i} = Shape (a{i})\n r{i} = Reshape (a{i}, s{i})\n\
+             h{j} = If (c) <then_branch: graph = t{i} () => (o) {{ o = Relu (r{i}) }}, \
+             else_branch: graph = e{i} () => (o) {{ o = Neg (r{i}) }}>\n"
+        );
+        if i == blocks / 2 {
+            body += &format!("a{i} = Neg (h{j})\n u{i} = Add (h{j}, nowhere)\n");
+        }
+    }
+    body += &call(&format!("h{blocks}"), "y");
+    format!(
+        "<ir_version: 10, opset_import: [\"\" : 21, \"local\" : 1]>\n\
+         g (float[N, 4] x, bool c) => (float[N, 4] y) <float[4] b = {{1, 2, 3, 4}}> {{\n{body}}}\n\
+         <domain: \"local\", opset_import: [\"\" : 21]>\nTwice (v) => (w) {{ w = Add (v, v) }}\n"
+    )
 }

@@ -5,7 +5,7 @@ use crate::infer::env::{Env, tensor, tensor_parts};
 use crate::infer::infer_subgraph;
 use crate::infer::merge::union;
 use crate::ir::{AttributeValue, DataType, Dimension, GraphId, Model, Node, Type, TypeValue};
-use crate::resolve::ValueId;
+use crate::resolve::Places;
 
 fn graph_attr(node: &Node, name: &str) -> Option<GraphId> {
     match node.attribute(name)?.value()? {
@@ -20,7 +20,7 @@ pub fn is_control(op: &str) -> bool {
 }
 
 /// `inputs` are the numbers of the values the node's inputs refer to.
-pub fn infer<'m>(op: &str, model: &'m Model, node: &Node, inputs: &[ValueId], env: &mut Env<'m>) -> Option<Outputs> {
+pub fn infer<'m>(op: &str, model: &'m Model, node: &Node, inputs: Places<'_>, env: &mut Env<'m>) -> Option<Outputs> {
     match op {
         "If" => {
             let then_types = infer_subgraph(model, graph_attr(node, "then_branch")?, env, &[]);
@@ -45,11 +45,11 @@ pub fn infer<'m>(op: &str, model: &'m Model, node: &Node, inputs: &[ValueId], en
 
 /// SequenceMap: the body sees one element of each sequence input (other inputs whole);
 /// each output is the sequence of what the body gives.
-fn sequence_map<'m>(model: &'m Model, node: &Node, inputs: &[ValueId], env: &mut Env<'m>) -> Option<Outputs> {
+fn sequence_map<'m>(model: &'m Model, node: &Node, inputs: Places<'_>, env: &mut Env<'m>) -> Option<Outputs> {
     let body = graph_attr(node, "body")?;
     let inputs: Vec<Option<Type>> = inputs
         .iter()
-        .map(|&v| {
+        .map(|v| {
             let t = env.ty(v)?;
             match &t.value {
                 Some(TypeValue::Sequence(e)) => e.as_deref().cloned(),
@@ -70,11 +70,11 @@ const LOOP_ROUNDS: usize = 3;
 /// union of both types, so the types found hold in every iteration; if they have not
 /// settled after a few rounds only element types are kept. Each scan output stacks the
 /// body's per-iteration values along a new first axis of unknown size.
-fn loop_outputs<'m>(model: &'m Model, node: &Node, inputs: &[ValueId], env: &mut Env<'m>) -> Option<Outputs> {
+fn loop_outputs<'m>(model: &'m Model, node: &Node, inputs: Places<'_>, env: &mut Env<'m>) -> Option<Outputs> {
     let body = graph_attr(node, "body")?;
     let scalar = |elem: DataType| Some(tensor(elem.code(), Some(Vec::new())));
     let carried = node.inputs.len().saturating_sub(2);
-    let mut state: Vec<Option<Type>> = inputs.iter().skip(2).map(|&v| env.ty(v).cloned()).collect();
+    let mut state: Vec<Option<Type>> = inputs.iter().skip(2).map(|v| env.ty(v).cloned()).collect();
     // A carried value whose type changes kind in the body (an optional that becomes a
     // sequence) has no union: from then on the body sees the type it declares.
     let mut no_union = vec![false; state.len()];
@@ -138,7 +138,7 @@ fn without_shapes(t: &Type) -> Type {
 /// Scan (opset 9 on): states pass through the body unchanged in type; each scan input is
 /// cut along its scan axis into slices the body sees without that axis; each scan output
 /// stacks the body's per-iteration values along its output axis, as many as the sequence.
-fn scan<'m>(model: &'m Model, node: &Node, inputs: &[ValueId], env: &mut Env<'m>) -> Option<Outputs> {
+fn scan<'m>(model: &'m Model, node: &Node, inputs: Places<'_>, env: &mut Env<'m>) -> Option<Outputs> {
     let body = graph_attr(node, "body")?;
     let ints = |name: &str| match node.attribute(name).and_then(|a| a.value()) {
         Some(AttributeValue::Ints(v)) => Some(v.to_vec()),
@@ -151,9 +151,9 @@ fn scan<'m>(model: &'m Model, node: &Node, inputs: &[ValueId], env: &mut Env<'m>
     let states = inputs.len().checked_sub(scan_inputs)?;
     let input_axes = ints("scan_input_axes").unwrap_or_default();
     let output_axes = ints("scan_output_axes").unwrap_or_default();
-    let mut body_inputs: Vec<Option<Type>> = inputs[..states].iter().map(|&v| env.ty(v).cloned()).collect();
+    let mut body_inputs: Vec<Option<Type>> = inputs.first_n(states).iter().map(|v| env.ty(v).cloned()).collect();
     let mut sequence = Dimension::default();
-    for (k, &value) in inputs[states..].iter().enumerate() {
+    for (k, value) in inputs.from(states)?.iter().enumerate() {
         let slice = env.ty(value).and_then(|t| {
             let (elem, dims) = tensor_parts(t)?;
             let dims = match dims {
@@ -193,13 +193,13 @@ fn scan<'m>(model: &'m Model, node: &Node, inputs: &[ValueId], env: &mut Env<'m>
 /// Scan-8: every input carries a leading batch axis (scan inputs then the sequence axis),
 /// after an optional `sequence_lens`; the body sees one batch entry (one step), and the
 /// outputs get the batch axis back (scan outputs also the sequence axis).
-fn scan_batched<'m>(model: &'m Model, node: &Node, inputs: &[ValueId], env: &mut Env<'m>) -> Option<Outputs> {
+fn scan_batched<'m>(model: &'m Model, node: &Node, inputs: Places<'_>, env: &mut Env<'m>) -> Option<Outputs> {
     let body = graph_attr(node, "body")?;
     let scan_inputs = match node.attribute("num_scan_inputs")?.value()? {
         AttributeValue::Int(m) => usize::try_from(m).ok()?,
         _ => return None,
     };
-    let inputs = inputs.get(1..)?;
+    let inputs = inputs.from(1)?;
     let states = inputs.len().checked_sub(scan_inputs)?;
     let mut batch = Dimension::default();
     let mut sequence = Dimension::default();
@@ -222,7 +222,7 @@ fn scan_batched<'m>(model: &'m Model, node: &Node, inputs: &[ValueId], env: &mut
     let body_inputs: Vec<Option<Type>> = inputs
         .iter()
         .enumerate()
-        .map(|(i, &v)| {
+        .map(|(i, v)| {
             env.ty(v).and_then(|t| drop_leading(t, if i < states { 1 } else { 2 }, &mut batch, &mut sequence))
         })
         .collect();

@@ -19,7 +19,7 @@ mod vision;
 use super::call;
 use super::env::{Env, Known, tensor, tensor_parts};
 use crate::ir::{AttributeValue, Dimension, Model, Node, NodeId, Str, TensorId, Type};
-use crate::resolve::{NO_VALUE, ValueId};
+use crate::resolve::{NO_VALUE, Places, ValueId};
 use crate::schema::{FormalOption, OpSchema, registry};
 
 /// What a rule sees: the node, its inputs' types and known values, the opset.
@@ -29,19 +29,19 @@ pub struct Ctx<'a, 'm> {
     /// references are bound to the caller's attributes.
     pub node: &'a Node,
     /// The numbers of the values the node's inputs refer to.
-    inputs: &'m [ValueId],
+    inputs: Places<'m>,
     pub env: &'a Env<'m>,
     pub opset: i64,
 }
 
 impl<'a, 'm> Ctx<'a, 'm> {
-    pub fn new(model: &'m Model, node: &'a Node, inputs: &'m [ValueId], env: &'a Env<'m>, opset: i64) -> Self {
+    pub fn new(model: &'m Model, node: &'a Node, inputs: Places<'m>, env: &'a Env<'m>, opset: i64) -> Self {
         Ctx { model, node, inputs, env, opset }
     }
 
     /// The number of input `i`'s value (`NO_VALUE` when absent or undefined).
     fn input_value(&self, i: usize) -> ValueId {
-        self.inputs.get(i).copied().unwrap_or(NO_VALUE)
+        self.inputs.get(i).unwrap_or(NO_VALUE)
     }
 
     pub fn input_type(&self, i: usize) -> Option<&'a Type> {
@@ -232,7 +232,7 @@ pub(super) fn infer_node_in<'m>(
     record(defined, outputs, env);
     if domain == Some("")
         && op == "Constant"
-        && let (Some(&output), Some(AttributeValue::Tensor(t))) =
+        && let (Some(output), Some(AttributeValue::Tensor(t))) =
             (defined.first(), node.attribute("value").and_then(|a| a.value()))
     {
         env.set_constant(output, t);
@@ -293,16 +293,16 @@ fn rule(op: &str, ctx: &Ctx<'_, '_>, family: &mut Option<u8>) -> Option<Outputs>
 }
 
 /// Moves what a rule found into `env`, under the numbers of the node's outputs.
-fn record(defined: &[ValueId], outputs: Outputs, env: &mut Env<'_>) {
+fn record(defined: Places<'_>, outputs: Outputs, env: &mut Env<'_>) {
     // A type whose element type is unknown says nothing useful: leave the value untyped.
     let typed = |t: &Type| !matches!(tensor_parts(t), Some((None | Some(0), _)));
-    for (&value, ty) in defined.iter().zip(outputs.types) {
+    for (value, ty) in defined.iter().zip(outputs.types) {
         // Checked in place, then moved in whole (not unwrapped and wrapped again).
         if ty.as_ref().is_some_and(typed) {
             env.set_found_type(value, ty);
         }
     }
-    for (&value, known) in defined.iter().zip(outputs.values) {
+    for (value, known) in defined.iter().zip(outputs.values) {
         if let Some(known) = known {
             env.set_value(value, known);
         }
