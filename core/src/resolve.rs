@@ -432,34 +432,42 @@ fn resolve_with(model: &Model, tables: bool) -> Resolution {
 /// Name resolution (without the def/use tables) on a thread of its own, beside `infer`
 /// run here: inference reads the value numbers of the main graph's nodes as resolution
 /// gives them (see [`ValueNumbers::wait_for_main`]), and `after` runs on that thread once
-/// resolution is done. Returns the resolution (its numbers included), `infer`'s result and
-/// `after`'s. Without a second thread, the three run here in turn.
+/// resolution is done, with what it found and the numbers. Returns the resolution (its
+/// numbers included), `infer`'s result and `after`'s. Without a second thread, the three
+/// run here in turn.
 pub fn resolve_beside<T, U: Send>(
     model: &Model,
     infer: impl FnOnce(&ValueNumbers) -> T,
-    after: &(impl Fn() -> U + Sync),
+    after: &(impl Fn(&Resolution, &ValueNumbers) -> U + Sync),
 ) -> (Resolution, T, U) {
     let numbers = ValueNumbers::for_model(model);
     if !worth_a_second_thread(model) {
         let mut resolution = resolve_into(model, &numbers, false);
         let inferred = infer(&numbers);
+        let later = after(&resolution, &numbers);
         resolution.numbers = numbers;
-        return (resolution, inferred, after());
+        return (resolution, inferred, later);
     }
     let (mut resolution, inferred, later) = std::thread::scope(|scope| {
         let numbers = &numbers;
         let resolver = std::thread::Builder::new().spawn_scoped(scope, move || {
             let resolution = resolve_into(model, numbers, false);
-            (resolution, after())
+            let later = after(&resolution, numbers);
+            (resolution, later)
         });
         let Ok(resolver) = resolver else {
             let resolution = resolve_into(model, numbers, false);
-            return (resolution, infer(numbers), after());
+            let later = after(&resolution, numbers);
+            return (resolution, infer(numbers), later);
         };
         let inferred = infer(numbers);
         // A resolver that panicked (none should) is run again here: resolution writes each
         // place the same way every time.
-        let (resolution, later) = resolver.join().unwrap_or_else(|_| (resolve_into(model, numbers, false), after()));
+        let (resolution, later) = resolver.join().unwrap_or_else(|_| {
+            let resolution = resolve_into(model, numbers, false);
+            let later = after(&resolution, numbers);
+            (resolution, later)
+        });
         (resolution, inferred, later)
     });
     resolution.numbers = numbers;

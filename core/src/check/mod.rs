@@ -87,7 +87,9 @@ fn run_checks(model: &Model, options: &CheckOptions, numbers: Option<ValueNumber
         // an empty allocator heap, and be slower).
         (None, true) => {
             let (resolution, inferred, found) =
-                crate::resolve::resolve_beside(model, |numbers| crate::infer::infer_all(model, numbers), &rules);
+                crate::resolve::resolve_beside(model, |numbers| crate::infer::infer_all(model, numbers), &|_, _| {
+                    rules()
+                });
             (found, resolution.diagnostics, Some(inferred.with_numbers(resolution.numbers)))
         }
         (Some(numbers), true) => {

@@ -255,11 +255,25 @@ fn additions(model: &Model) -> Option<Additions<'_>> {
         infer_graph(model, g, &mut env);
         env.into_found().types
     };
-    let (resolution, types, ()) = crate::resolve::resolve_beside(model, infer, &|| ());
+    // The node outputs not described yet are listed beside inference too, once names are
+    // resolved; those inference typed are kept.
+    let (_, types, mut entries) =
+        crate::resolve::resolve_beside(model, infer, &|resolution, numbers| undescribed(model, g, resolution, numbers));
+    entries.retain(|&(_, value)| types.get(value as usize).is_some_and(Option::is_some));
+    Some(Additions { types, entries })
+}
+
+/// The named node outputs of graph `g` that are neither a graph output nor in its
+/// `value_info`, each once, with its number.
+fn undescribed<'m>(
+    model: &'m Model,
+    g: GraphId,
+    resolution: &crate::resolve::Resolution,
+    numbers: &ValueNumbers,
+) -> Vec<(&'m Str, ValueId)> {
     // Without a duplicate definition, no two node outputs share a name, and only the names
     // described already need a table.
     let duplicates = resolution.diagnostics.iter().any(|d| d.code == "duplicate-definition");
-    let numbers = resolution.numbers;
     let graph = &model.graphs[g];
     let mut described: foldhash::HashSet<&[u8]> =
         graph.outputs.iter().chain(&graph.value_info).filter_map(|v| v.name.as_ref().map(Str::as_bytes)).collect();
@@ -270,12 +284,12 @@ fn additions(model: &Model) -> Option<Additions<'_>> {
         let node = &model.nodes[n];
         for (name, value) in node.outputs.iter().zip(numbers.node_outputs(n, node)) {
             let new = if duplicates { described.insert(name.as_bytes()) } else { !described.contains(name.as_bytes()) };
-            if !name.is_empty() && new && types.get(value as usize).is_some_and(Option::is_some) {
+            if !name.is_empty() && new {
                 entries.push((name, value));
             }
         }
     }
-    Some(Additions { types, entries })
+    entries
 }
 
 /// Records inferred types in the main graph's `value_info` for every node output that is

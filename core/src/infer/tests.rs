@@ -306,7 +306,7 @@ fn inference_beside_resolution_finds_what_it_finds_after_it() {
         assert!(model.nodes.len() >= crate::resolve::BESIDE_INFERENCE);
         let after = super::infer_model(model);
         let (resolution, beside, ()) =
-            crate::resolve::resolve_beside(model, |numbers| super::infer_all(model, numbers), &|| ());
+            crate::resolve::resolve_beside(model, |numbers| super::infer_all(model, numbers), &|_, _| ());
         let alone = crate::resolve::resolve_without_tables(model);
         let codes = |d: &[crate::diagnostic::Diagnostic]| d.iter().map(|d| (d.code, d.anchor)).collect::<Vec<_>>();
         assert_eq!(codes(&resolution.diagnostics), codes(&alone.diagnostics));
