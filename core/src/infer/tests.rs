@@ -352,3 +352,38 @@ fn big_model_text(call_first: bool) -> String {
          <domain: \"local\", opset_import: [\"\" : 21]>\nTwice (v) => (w) {{ w = Add (v, v) }}\n"
     )
 }
+
+/// `annotate` of a big model (inference beside resolution, the outputs to describe listed
+/// on the resolver's thread) describes each named node output inference after a whole
+/// resolution types, once, in node order, except the graph's outputs.
+#[test]
+fn annotating_a_big_model_describes_what_inference_after_resolution_types() {
+    let analysis = analyze_text(&big_model_text(false));
+    let mut model = analysis.model;
+    let g = model.graph.expect("a main graph");
+    let types = super::infer_model(&model);
+    let mut seen = std::collections::HashSet::new();
+    let mut expected = Vec::new();
+    for &n in &model.graphs[g].nodes {
+        for (i, name) in model.nodes[n].outputs.iter().enumerate() {
+            if name.as_str() != Some("y") && seen.insert(name.clone()) {
+                let ty = types.node_output(&model, n, i);
+                expected.extend(ty.map(|t| (name.to_string(), t.to_string())));
+            }
+        }
+    }
+    let added = super::annotate(&mut model);
+    let found: Vec<_> = model.graphs[g]
+        .value_info
+        .iter()
+        .map(|v| {
+            (
+                v.name.as_ref().map(ToString::to_string).unwrap_or_default(),
+                v.ty.as_ref().map(ToString::to_string).unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(added, found.len());
+    assert!(found.len() > model.nodes.len() / 2);
+    assert_eq!(found, expected);
+}
