@@ -48,30 +48,67 @@ pub fn value_info_pieces(field: u32, values: &[ValueInfo]) -> Vec<Vec<u8>> {
 /// just those two).
 pub fn described_value_pieces(field: u32, values: &[(&Str, &Type)]) -> Vec<Vec<u8>> {
     in_pieces(values, |w, values| {
+        let mut recent = RecentTypes::default();
         for &(name, ty) in values {
+            let ty = recent.encoded(w.model, ty);
             w.message(field, |w| {
                 w.text(1, &Some(name));
-                w.message(2, |w| w.ty(ty));
+                w.bytes(2, ty);
             });
         }
     })
 }
 
+/// The encodings of the last few distinct types met. A big graph describes a few types
+/// over and over (a layer's activations, the shapes its `Shape` nodes give): comparing a
+/// type with these costs a fraction of encoding it, nested messages and all, again.
+#[derive(Default)]
+struct RecentTypes<'t> {
+    entries: [(Option<&'t Type>, Vec<u8>); RECENT_TYPES],
+    /// The entry the next new type replaces.
+    next: usize,
+}
+
+const RECENT_TYPES: usize = 4;
+
+impl<'t> RecentTypes<'t> {
+    /// `ty` as a TypeProto's bytes.
+    fn encoded(&mut self, model: &Model, ty: &'t Type) -> &[u8] {
+        let known =
+            self.entries.iter().position(|(seen, _)| seen.is_some_and(|seen| std::ptr::eq(seen, ty) || seen == ty));
+        let at = known.unwrap_or_else(|| {
+            let at = self.next;
+            self.next = (at + 1) % RECENT_TYPES;
+            let (seen, bytes) = &mut self.entries[at];
+            let mut w = Writer { model, out: std::mem::take(bytes) };
+            w.out.clear();
+            w.ty(ty);
+            *seen = Some(ty);
+            *bytes = w.out;
+            at
+        });
+        &self.entries[at].1
+    }
+}
+
 /// Encodes `values` with `write`, a piece per core when the list is long.
 fn in_pieces<T: Sync>(values: &[T], write: impl Fn(&mut Writer<'_>, &[T]) + Sync) -> Vec<Vec<u8>> {
-    let encode = |values: &[T]| {
+    let encode = |(values, out): (&[T], Vec<u8>)| {
         // Value descriptions hold no ids: an empty model (no allocation) stands in, never read.
         let model = Model::default();
-        let mut w = Writer { model: &model, out: Vec::with_capacity(values.len().saturating_mul(40)) };
+        let mut w = Writer { model: &model, out };
         write(&mut w, values);
         w.out
     };
+    // Each piece's buffer comes from this thread's heap, whose pages are in use already,
+    // not from a new thread's empty one (which would fault fresh pages in).
+    let room = |values: &[T]| Vec::with_capacity(values.len().saturating_mul(40));
     let cores = onnx_syntax::parallel::cores();
     if values.len() < PARALLEL_VALUE_INFOS || cores < 2 {
-        return vec![encode(values)];
+        return vec![encode((values, room(values)))];
     }
-    let pieces: Vec<&[T]> = values.chunks(values.len().div_ceil(cores)).collect();
-    onnx_syntax::parallel::in_parallel(pieces, encode).unwrap_or_else(|| vec![encode(values)])
+    let pieces: Vec<_> = values.chunks(values.len().div_ceil(cores)).map(|piece| (piece, room(piece))).collect();
+    onnx_syntax::parallel::in_parallel(pieces, encode).unwrap_or_else(|| vec![encode((values, room(values)))])
 }
 
 /// How many value descriptions make a list worth encoding on several cores.
@@ -526,11 +563,16 @@ mod tests {
                 ty: Some(Type {
                     value: Some(TypeValue::Tensor(TensorType {
                         elem_type: Some(1),
+                        // Types that repeat (encoded once, then copied), among others that do
+                        // not, enough of them to cycle through what is kept.
                         shape: Some(Shape {
-                            dims: vec![Dimension { value: Some(DimValue::Value(i as i64)), denotation: None }],
+                            dims: vec![Dimension {
+                                value: Some(DimValue::Value(if i % 3 == 0 { i as i64 } else { (i % 11) as i64 })),
+                                denotation: None,
+                            }],
                         }),
                     })),
-                    denotation: None,
+                    denotation: (i % 5 == 0).then(|| Box::new(Str::from("d"))),
                 }),
                 ..ValueInfo::default()
             })
