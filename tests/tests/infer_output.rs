@@ -66,3 +66,38 @@ fn a_model_whose_graph_field_repeats_is_encoded_whole() {
     let cut = &len_field(7, &graph)[..3];
     assert!(binary::append_value_info(cut, &[]).is_none());
 }
+
+/// On a big graph the descriptions are encoded a piece per core, each core freeing the
+/// types its piece read: the bytes must still be those of annotating the model and
+/// appending its new value infos.
+#[test]
+fn a_big_graph_inferred_in_pieces_gives_the_bytes_of_the_annotated_model() {
+    let mut body = String::from("h0 = Identity (x)\n");
+    let blocks = 1500;
+    for i in 0..blocks {
+        let j = i + 1;
+        body += &format!("a{i} = Add (h{i}, b)\n s{i} = Shape (a{i})\n h{j} = Reshape (a{i}, s{i})\n");
+        if i == blocks / 2 {
+            body += &format!(
+                "k{i} = If (c) <then_branch: graph = t () => (float[N, 4] o) {{ o = Relu (h{j}) }}, \
+                 else_branch: graph = e () => (float[N, 4] o) {{ o = Neg (h{j}) }}>\n"
+            );
+        }
+    }
+    let text = format!(
+        "<ir_version: 10, opset_import: [\"\" : 21]>\n\
+         g (float[N, 4] x, bool c) => (float[N, 4] h{blocks}) <float[4] b = {{1, 2, 3, 4}}> {{\n{body}}}\n"
+    );
+    let analysis = onnx_core::analysis::analyze_text(&text);
+    assert!(!analysis.has_errors(), "{:?}", analysis.diagnostics);
+    let original = Bytes::from(binary::encode_model(&analysis.model));
+    let mut model = binary::decode_model(original.clone(), "generated").expect("decodes");
+    let (bytes, count) = onnx_core::infer::annotated_bytes(&model, &original).expect("appended");
+    let added = annotate(&mut model);
+    assert!(added > 3 * blocks - 10, "only {added} descriptions");
+    let g = model.graph.expect("a main graph");
+    let value_info = &model.graphs[g].value_info;
+    let expected = binary::append_value_info(&original, &value_info[value_info.len() - added..]);
+    assert_eq!(count, added);
+    assert!(Some(bytes) == expected, "the bytes differ");
+}

@@ -325,10 +325,39 @@ pub fn annotate(model: &mut Model) -> usize {
 /// without being built first. `None` when they cannot be appended (see
 /// [`crate::binary::append_value_info`]): annotate and encode the model whole instead.
 pub fn annotated_bytes(model: &Model, original: &[u8]) -> Option<(Vec<u8>, usize)> {
-    let Additions { types, entries } = additions(model)?;
-    let described: Vec<(&Str, &Type)> =
-        entries.iter().filter_map(|&(name, value)| Some((name, types.get(value as usize)?.as_ref()?))).collect();
-    let pieces = crate::lower::to_wire::described_value_pieces(13, &described);
+    let Additions { mut types, entries } = additions(model)?;
+    let pieces = describe_and_free(&entries, &mut types)?;
     let bytes = crate::binary::append_to_graph(original, pieces)?;
-    Some((bytes, described.len()))
+    Some((bytes, entries.len()))
+}
+
+/// The descriptions of `entries` (each typed in `types`), as pieces of the graph's
+/// `value_info` list, encoded a piece per core on a big graph; each core then frees the
+/// types it read (freeing 20,000 types took a tenth of `onnx infer`). The entries' numbers
+/// grow in node order, so each piece's types lie in a range of `types` of their own.
+/// `None` if a thread failed (the caller then annotates the model and encodes it whole).
+fn describe_and_free(entries: &[(&Str, ValueId)], types: &mut [Option<Type>]) -> Option<Vec<Vec<u8>>> {
+    use crate::lower::to_wire::{PARALLEL_VALUE_INFOS, described_values};
+    // A piece: its entries, the types from number `offset` on, its buffer.
+    type Piece<'e, 's, 't> = (&'e [(&'s Str, ValueId)], &'t mut [Option<Type>], usize, Vec<u8>);
+    let encode = |(entries, types, offset, out): Piece<'_, '_, '_>| {
+        let described = entries.iter().filter_map(|&(name, value)| {
+            let ty = types.get((value as usize).checked_sub(offset)?)?.as_ref()?;
+            Some((name, ty))
+        });
+        let piece = described_values(13, described, out);
+        types.iter_mut().for_each(|ty| drop(ty.take()));
+        piece
+    };
+    // Buffers from this thread's heap, whose pages are in use already.
+    let room = |entries: &[_]| Vec::with_capacity(entries.len().saturating_mul(40));
+    let increasing = entries.windows(2).all(|pair| pair[0].1 < pair[1].1);
+    if entries.len() < PARALLEL_VALUE_INFOS || onnx_syntax::parallel::cores() < 2 || !increasing {
+        return Some(vec![encode((entries, types, 0, room(entries)))]);
+    }
+    let (first, second) = entries.split_at(entries.len() / 2);
+    let split = (second[0].1 as usize).min(types.len());
+    let (low, high) = types.split_at_mut(split);
+    let pieces = vec![(first, low, 0, room(first)), (second, high, split, room(second))];
+    onnx_syntax::parallel::in_parallel(pieces, encode)
 }

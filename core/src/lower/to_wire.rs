@@ -47,16 +47,16 @@ pub fn value_info_pieces(field: u32, values: &[ValueInfo]) -> Vec<Vec<u8>> {
 /// pieces as [`value_info_pieces`] gives them (the same bytes as value infos holding
 /// just those two).
 pub fn described_value_pieces(field: u32, values: &[(&Str, &Type)]) -> Vec<Vec<u8>> {
-    in_pieces(values, |w, values| {
-        let mut recent = RecentTypes::default();
-        for &(name, ty) in values {
-            let ty = recent.encoded(w.model, ty);
-            w.message(field, |w| {
-                w.text(1, &Some(name));
-                w.bytes(2, ty);
-            });
-        }
-    })
+    in_pieces(values, |w, values| w.described_values(field, values.iter().copied()))
+}
+
+/// [`described_value_pieces`] of `values` as one piece, appended to `out`.
+pub fn described_values<'t>(field: u32, values: impl Iterator<Item = (&'t Str, &'t Type)>, out: Vec<u8>) -> Vec<u8> {
+    // Value descriptions hold no ids: an empty model (no allocation) stands in, never read.
+    let model = Model::default();
+    let mut w = Writer { model: &model, out };
+    w.described_values(field, values);
+    w.out
 }
 
 /// The encodings of the last few distinct types met. A big graph describes a few types
@@ -112,7 +112,7 @@ fn in_pieces<T: Sync>(values: &[T], write: impl Fn(&mut Writer<'_>, &[T]) + Sync
 }
 
 /// How many value descriptions make a list worth encoding on several cores.
-const PARALLEL_VALUE_INFOS: usize = 4096;
+pub const PARALLEL_VALUE_INFOS: usize = 4096;
 
 /// Appends `value` as a protobuf varint.
 #[inline]
@@ -171,6 +171,17 @@ impl Writer<'_> {
         if let Some(v) = value {
             self.key(field, FIXED32);
             self.out.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+
+    fn described_values<'t>(&mut self, field: u32, values: impl Iterator<Item = (&'t Str, &'t Type)>) {
+        let mut recent = RecentTypes::default();
+        for (name, ty) in values {
+            let ty = recent.encoded(self.model, ty);
+            self.message(field, |w| {
+                w.text(1, &Some(name));
+                w.bytes(2, ty);
+            });
         }
     }
 
