@@ -617,11 +617,18 @@ fn define<'m>(scope: &mut Scope<'m, '_>, name: &'m Str, site: DefSite, r: &mut W
 
 fn graph<'m>(model: &'m Model, id: GraphId, parent: Option<&Scope<'m, '_>>, r: &mut Work<'_>) {
     let g = &model.graphs[id];
+    let main = r.main == Some(id) && parent.is_none();
     // Sized once for every name the graph defines (a big graph's table is not regrown).
-    let defined = g.inputs.len()
-        + g.initializers.len()
-        + g.sparse_initializers.len()
-        + g.nodes.iter().map(|&n| model.nodes[n].outputs.len()).sum::<usize>();
+    // The main graph holds nearly all of a model's definitions: it takes the bound the
+    // tables were sized by, rather than a pass over its nodes before inference may start.
+    let defined = if main {
+        r.numbers.graph_value_bound
+    } else {
+        g.inputs.len()
+            + g.initializers.len()
+            + g.sparse_initializers.len()
+            + g.nodes.iter().map(|&n| model.nodes[n].outputs.len()).sum::<usize>()
+    };
     let mut names = HashMap::default();
     names.reserve(defined);
     let mut scope = Scope::new(names, parent);
@@ -649,7 +656,6 @@ fn graph<'m>(model: &'m Model, id: GraphId, parent: Option<&Scope<'m, '_>>, r: &
     }
     // Inference may be waiting for the main graph (see `resolve_beside`): each step is
     // published as it is done.
-    let main = r.main == Some(id) && parent.is_none();
     if main {
         r.numbers.publish(1);
     }
