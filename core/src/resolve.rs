@@ -441,35 +441,28 @@ pub fn resolve_beside<T, U: Send>(
     after: &(impl Fn(&Resolution, &ValueNumbers) -> U + Sync),
 ) -> (Resolution, T, U) {
     let numbers = ValueNumbers::for_model(model);
-    if !worth_a_second_thread(model) {
-        let mut resolution = resolve_into(model, &numbers, false);
-        let inferred = infer(&numbers);
-        let later = after(&resolution, &numbers);
-        resolution.numbers = numbers;
-        return (resolution, inferred, later);
-    }
-    let (mut resolution, inferred, later) = std::thread::scope(|scope| {
-        let numbers = &numbers;
-        let resolver = std::thread::Builder::new().spawn_scoped(scope, move || {
-            let resolution = resolve_into(model, numbers, false);
-            let later = after(&resolution, numbers);
-            (resolution, later)
-        });
-        let Ok(resolver) = resolver else {
-            let resolution = resolve_into(model, numbers, false);
-            let later = after(&resolution, numbers);
-            return (resolution, infer(numbers), later);
-        };
-        let inferred = infer(numbers);
-        // A resolver that panicked (none should) is run again here: resolution writes each
-        // place the same way every time.
-        let (resolution, later) = resolver.join().unwrap_or_else(|_| {
-            let resolution = resolve_into(model, numbers, false);
-            let later = after(&resolution, numbers);
-            (resolution, later)
-        });
-        (resolution, inferred, later)
-    });
+    // Resolution, then what follows it: on the second thread, or here.
+    let resolve_then = |numbers: &ValueNumbers| {
+        let resolution = resolve_into(model, numbers, false);
+        let later = after(&resolution, numbers);
+        (resolution, later)
+    };
+    let ((mut resolution, later), inferred) = if worth_a_second_thread(model) {
+        std::thread::scope(|scope| {
+            let numbers = &numbers;
+            match std::thread::Builder::new().spawn_scoped(scope, move || resolve_then(numbers)) {
+                Ok(resolver) => {
+                    let inferred = infer(numbers);
+                    // A resolver that panicked (none should) is run again here: resolution
+                    // writes each place the same way every time.
+                    (resolver.join().unwrap_or_else(|_| resolve_then(numbers)), inferred)
+                }
+                Err(_) => (resolve_then(numbers), infer(numbers)),
+            }
+        })
+    } else {
+        (resolve_then(&numbers), infer(&numbers))
+    };
     resolution.numbers = numbers;
     (resolution, inferred, later)
 }

@@ -43,14 +43,9 @@ pub fn value_info_pieces(field: u32, values: &[ValueInfo]) -> Vec<Vec<u8>> {
     in_pieces(values, |w, values| w.value_infos(field, values))
 }
 
-/// Value descriptions of only a name and a type, as the `field` entries of a graph, in
-/// pieces as [`value_info_pieces`] gives them (the same bytes as value infos holding
-/// just those two).
-pub fn described_value_pieces(field: u32, values: &[(&Str, &Type)]) -> Vec<Vec<u8>> {
-    in_pieces(values, |w, values| w.described_values(field, values.iter().copied()))
-}
-
-/// [`described_value_pieces`] of `values` as one piece, appended to `out`.
+/// Value descriptions of only a name and a type, as the `field` entries of a graph (the
+/// same bytes as value infos holding just those two), appended to `out`: a piece of the
+/// list as [`value_info_pieces`] gives them.
 pub fn described_values<'t>(field: u32, values: impl Iterator<Item = (&'t Str, &'t Type)>, out: Vec<u8>) -> Vec<u8> {
     // Value descriptions hold no ids: an empty model (no allocation) stands in, never read.
     let model = Model::default();
@@ -594,7 +589,7 @@ mod tests {
         // Encoded from names and types only, the same bytes.
         let described: Vec<(&Str, &Type)> =
             values.iter().filter_map(|v| Some((v.name.as_ref()?, v.ty.as_ref()?))).collect();
-        assert_eq!(described_value_pieces(13, &described).concat(), one_by_one);
+        assert_eq!(described_values(13, described.iter().copied(), Vec::new()), one_by_one);
     }
 
     #[test]
