@@ -151,3 +151,34 @@ fn overflowing_dims_have_no_size() {
     assert_eq!(t.expected_raw_size(), None);
     assert_eq!(Summary::of(&decoded).initializer_bytes, 0);
 }
+
+/// A big model (name resolution on a second thread, whose stack is smaller than the main
+/// thread's) holding If-inside-If as deep as the text parser allows: the full check and
+/// `onnx infer`'s path finish, no stack overflow.
+#[test]
+fn deep_subgraphs_in_a_big_model_are_checked_beside_inference() {
+    let depth = 250;
+    let mut nested = String::from("o = Identity (x)");
+    for level in 0..depth {
+        nested = format!(
+            "o = If (c) <then_branch: graph = t{level} () => (o) {{ {nested} }}, \
+             else_branch: graph = e{level} () => (o) {{ o = Neg (x) }}>"
+        );
+    }
+    let mut body = format!("{}\n", nested.replacen("o = If", "h0 = If", 1));
+    for i in 0..2100 {
+        body += &format!("h{} = Relu (h{i})\n", i + 1);
+    }
+    let text = format!(
+        "<ir_version: 10, opset_import: [\"\" : 21]>\n\
+         g (float[2] x, bool c) => (float[2] h2100) {{\n{body}}}\n"
+    );
+    let analysis = onnx_core::analysis::analyze_text(&text);
+    assert!(!analysis.has_errors(), "{:?}", analysis.diagnostics.first());
+    assert!(analysis.model.graphs.len() > 2 * depth);
+    let options = onnx_core::check::CheckOptions { full_check: true, ..Default::default() };
+    let found = onnx_core::check::check_model(&analysis.model, &options);
+    assert!(onnx_core::check::is_valid(&found), "{:?}", found.first());
+    let mut model = analysis.model;
+    assert!(onnx_core::infer::annotate(&mut model) > 2000);
+}

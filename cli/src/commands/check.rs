@@ -73,10 +73,11 @@ pub fn run(args: Args) -> Result<(), Failure> {
             let source = std::str::from_utf8(&data).map_err(|e| {
                 Failure::Invalid(format!("{label}: not UTF-8 text (invalid byte at offset {})", e.valid_up_to()))
             })?;
-            let analysis = analyze_text(source);
+            let mut analysis = analyze_text(source);
             let mut diagnostics = analysis.diagnostics.clone();
             if analysis.readable {
-                let numbers = analysis.resolution.numbers.clone();
+                // The checker takes the analysis's value numbers: nothing else reads them.
+                let numbers = std::mem::take(&mut analysis.resolution.numbers);
                 for mut d in check_resolved_model(&analysis.model, &options, numbers) {
                     place(&mut d, &analysis.source_map);
                     diagnostics.push(d);
