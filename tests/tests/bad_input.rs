@@ -153,8 +153,9 @@ fn overflowing_dims_have_no_size() {
 }
 
 /// A big model (name resolution on a second thread, whose stack is smaller than the main
-/// thread's) holding If-inside-If as deep as the text parser allows: the full check and
-/// `onnx infer`'s path finish, no stack overflow.
+/// thread's) holding If-inside-If nearly as deep as the text parser allows (512 open
+/// brackets, two per level here): the full check and `onnx infer`'s path finish, no stack
+/// overflow.
 #[test]
 fn deep_subgraphs_in_a_big_model_are_checked_beside_inference() {
     let depth = 250;
