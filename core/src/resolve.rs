@@ -450,7 +450,7 @@ pub fn resolve_beside<T, U: Send>(
     let ((mut resolution, later), inferred) = if worth_a_second_thread(model) {
         std::thread::scope(|scope| {
             let numbers = &numbers;
-            match std::thread::Builder::new().spawn_scoped(scope, move || resolve_then(numbers)) {
+            match onnx_syntax::parallel::worker().spawn_scoped(scope, move || resolve_then(numbers)) {
                 Ok(resolver) => {
                     let inferred = infer(numbers);
                     // A resolver that panicked (none should) is run again here: resolution

@@ -18,11 +18,19 @@ pub fn cores() -> usize {
     })
 }
 
+/// A worker thread with the stack a program's main thread gets on Linux (8 MiB, where a
+/// spawned thread gets 2): the work handed to one (name resolution, the checker's rules)
+/// recurses through nested subgraphs as it would on the main thread. Only touched pages
+/// are ever backed by memory.
+pub fn worker() -> std::thread::Builder {
+    std::thread::Builder::new().stack_size(8 << 20)
+}
+
 /// Runs `there` on a scoped thread while `here` runs on this one, and returns both
 /// results; `there` runs here after `here` when no thread can be had (or it failed).
 pub fn beside<A, B: Send>(here: impl FnOnce() -> A, there: &(impl Fn() -> B + Sync)) -> (A, B) {
     std::thread::scope(|scope| {
-        let spawned = std::thread::Builder::new().spawn_scoped(scope, there);
+        let spawned = worker().spawn_scoped(scope, there);
         let a = here();
         let b = spawned.ok().and_then(|handle| handle.join().ok()).unwrap_or_else(there);
         (a, b)
@@ -36,8 +44,7 @@ pub fn in_parallel<J: Send, R: Send>(jobs: Vec<J>, work: impl Fn(J) -> R + Sync)
     let first = jobs.next()?;
     let work = &work;
     std::thread::scope(|scope| {
-        let spawned: Vec<_> =
-            jobs.map(|job| std::thread::Builder::new().spawn_scoped(scope, move || work(job))).collect();
+        let spawned: Vec<_> = jobs.map(|job| worker().spawn_scoped(scope, move || work(job))).collect();
         let mut results = vec![work(first)];
         for handle in spawned {
             results.push(handle.ok()?.join().ok()?);

@@ -155,9 +155,15 @@ fn overflowing_dims_have_no_size() {
 /// A big model (name resolution on a second thread, whose stack is smaller than the main
 /// thread's) holding If-inside-If nearly as deep as the text parser allows (512 open
 /// brackets, two per level here): the full check and `onnx infer`'s path finish, no stack
-/// overflow.
+/// overflow. The model is read and checked on a thread with the `onnx` command's main
+/// thread's stack (a test's own thread has a quarter of it).
 #[test]
 fn deep_subgraphs_in_a_big_model_are_checked_beside_inference() {
+    let on_main_stack = onnx_syntax::parallel::worker().spawn(check_deep_subgraphs_in_a_big_model);
+    on_main_stack.expect("a thread").join().expect("no panic");
+}
+
+fn check_deep_subgraphs_in_a_big_model() {
     let depth = 250;
     let mut nested = String::from("o = Identity (x)");
     for level in 0..depth {

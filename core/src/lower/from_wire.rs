@@ -446,7 +446,7 @@ impl<'b> Decoder<'b> {
             Ok((apart.model, ids))
         };
         let (theirs, mine) = std::thread::scope(|scope| {
-            let beside = std::thread::Builder::new().spawn_scoped(scope, move || decode(first, count));
+            let beside = onnx_syntax::parallel::worker().spawn_scoped(scope, move || decode(first, count));
             let mine = decode(second, second.len());
             (beside.map(|handle| handle.join()), mine)
         });

@@ -72,7 +72,7 @@ fn join_on(out: &mut String, count: usize, sep: &str, threads: usize, write: imp
             let sender = sender.clone();
             let (claim, format, pieces) = (&claim, &format, &pieces);
             // A helper that cannot be started leaves its share to the others and this thread.
-            let _ = std::thread::Builder::new().spawn_scoped(scope, move || {
+            let _ = onnx_syntax::parallel::worker().spawn_scoped(scope, move || {
                 while let Some(i) = claim() {
                     if sender.send((i, format(pieces[i].clone()))).is_err() {
                         break;
