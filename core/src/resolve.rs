@@ -482,7 +482,7 @@ pub fn worth_a_second_thread(model: &Model) -> bool {
 /// publishing its progress through the main graph as it goes.
 fn resolve_into(model: &Model, numbers: &ValueNumbers, tables: bool) -> Resolution {
     let _ready = ReadyWhenDropped(numbers);
-    let mut r = Work { out: Resolution { tables, ..Resolution::default() }, numbers, cursor: 0, main: model.graph };
+    let mut r = Work { out: Resolution { tables, ..Resolution::default() }, numbers, cursor: 0 };
     // Sized once (a big model's list is not regrown): a value per node output at most,
     // besides the graphs' own values.
     r.sites.reserve(numbers.graph_value_bound);
@@ -523,8 +523,6 @@ struct Work<'n> {
     numbers: &'n ValueNumbers,
     /// The next free place of `numbers`.
     cursor: usize,
-    /// The main graph, whose progress inference may be waiting on.
-    main: Option<GraphId>,
 }
 
 impl Work<'_> {
@@ -610,7 +608,7 @@ fn define<'m>(scope: &mut Scope<'m, '_>, name: &'m Str, site: DefSite, r: &mut W
 
 fn graph<'m>(model: &'m Model, id: GraphId, parent: Option<&Scope<'m, '_>>, r: &mut Work<'_>) {
     let g = &model.graphs[id];
-    let main = r.main == Some(id) && parent.is_none();
+    let main = model.graph == Some(id) && parent.is_none();
     // Sized once for every name the graph defines (a big graph's table is not regrown).
     // The main graph holds nearly all of a model's definitions: it takes the bound the
     // tables were sized by, rather than a pass over its nodes before inference may start.

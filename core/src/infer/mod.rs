@@ -337,7 +337,7 @@ pub fn annotated_bytes(model: &Model, original: &[u8]) -> Option<(Vec<u8>, usize
 /// grow in node order, so each piece's types lie in a range of `types` of their own.
 /// `None` if a thread failed (the caller then annotates the model and encodes it whole).
 fn describe_and_free(entries: &[(&Str, ValueId)], types: &mut [Option<Type>]) -> Option<Vec<Vec<u8>>> {
-    use crate::lower::to_wire::{PARALLEL_VALUE_INFOS, described_values};
+    use crate::lower::to_wire::{PARALLEL_VALUE_INFOS, described_values, room_for_descriptions};
     // A piece: its entries, the types from number `offset` on, its buffer.
     type Piece<'e, 's, 't> = (&'e [(&'s Str, ValueId)], &'t mut [Option<Type>], usize, Vec<u8>);
     let encode = |(entries, types, offset, out): Piece<'_, '_, '_>| {
@@ -350,7 +350,7 @@ fn describe_and_free(entries: &[(&Str, ValueId)], types: &mut [Option<Type>]) ->
         piece
     };
     // Buffers from this thread's heap, whose pages are in use already.
-    let room = |entries: &[_]| Vec::with_capacity(entries.len().saturating_mul(40));
+    let room = |entries: &[_]| room_for_descriptions(entries.len());
     let increasing = entries.windows(2).all(|pair| pair[0].1 < pair[1].1);
     if entries.len() < PARALLEL_VALUE_INFOS || onnx_syntax::parallel::cores() < 2 || !increasing {
         return Some(vec![encode((entries, types, 0, room(entries)))]);

@@ -97,7 +97,7 @@ fn in_pieces<T: Sync>(values: &[T], write: impl Fn(&mut Writer<'_>, &[T]) + Sync
     };
     // Each piece's buffer comes from this thread's heap, whose pages are in use already,
     // not from a new thread's empty one (which would fault fresh pages in).
-    let room = |values: &[T]| Vec::with_capacity(values.len().saturating_mul(40));
+    let room = |values: &[T]| room_for_descriptions(values.len());
     let cores = onnx_syntax::parallel::cores();
     if values.len() < PARALLEL_VALUE_INFOS || cores < 2 {
         return vec![encode((values, room(values)))];
@@ -119,6 +119,15 @@ pub fn push_varint(out: &mut Vec<u8>, mut value: u64) {
     out.push(value as u8);
 }
 
+/// About how many bytes a value description takes encoded (a name, an element type, a
+/// few dims): what output buffers are sized by.
+const DESCRIPTION_BYTES: usize = 40;
+
+/// An empty buffer with room for `count` encoded value descriptions.
+pub fn room_for_descriptions(count: usize) -> Vec<u8> {
+    Vec::with_capacity(count.saturating_mul(DESCRIPTION_BYTES))
+}
+
 /// A first guess at the encoded size, so that the output is rarely regrown: raw tensor
 /// bytes plus a few dozen bytes per node and per value description (`onnx infer` adds one
 /// per node output; without them in the guess, the megabyte of a big model's output was
@@ -127,7 +136,7 @@ fn size_hint(model: &Model) -> usize {
     let raw: usize = model.tensors.values().map(|t| t.raw_data.as_ref().map_or(0, |r| r.len())).sum();
     let described: usize = model.graphs.values().map(|g| g.value_info.len() + g.inputs.len() + g.outputs.len()).sum();
     raw.saturating_add(model.nodes.len().saturating_mul(48))
-        .saturating_add(described.saturating_mul(40))
+        .saturating_add(described.saturating_mul(DESCRIPTION_BYTES))
         .saturating_add(1024)
 }
 
