@@ -82,7 +82,8 @@ pub enum AnnotationValue {
 #[derive(Clone, Debug, PartialEq)]
 pub enum AnnotationItem {
     Value(AnnotationValue),
-    Pair(Literal, AnnotationValue),
+    /// `key: value`; the key is a string, a byte string or a word such as `unset`.
+    Pair(AnnotationValue, AnnotationValue),
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -65,20 +65,16 @@ fn outcome(text: &str) -> String {
         out.push_str(&format!("{severity}[{}] {line}:{column}: {}\n", d.code, d.message));
     }
     if analysis.diagnostics.iter().all(|d| d.severity != Severity::Error) {
-        match print::canonical::model(&analysis.model) {
-            Ok(model) => {
-                // The canonical text must read back to the very same model.
-                let again = analyze_text(&model);
-                if binary::encode_model(&again.model) != binary::encode_model(&analysis.model) {
-                    out.push_str("DEFECT: the canonical text below reads back to a different model\n");
-                }
-                out.push_str("reads as:\n");
-                for line in model.lines() {
-                    let indent = if line.is_empty() { "" } else { "  " };
-                    out.push_str(&format!("{indent}{line}\n"));
-                }
-            }
-            Err(why) => out.push_str(&format!("reads, but canonical text refuses it: {why}\n")),
+        let model = print::canonical::model(&analysis.model);
+        // The canonical text must read back to the very same model.
+        let again = analyze_text(&model);
+        if binary::encode_model(&again.model) != binary::encode_model(&analysis.model) {
+            out.push_str("DEFECT: the canonical text below reads back to a different model\n");
+        }
+        out.push_str("reads as:\n");
+        for line in model.lines() {
+            let indent = if line.is_empty() { "" } else { "  " };
+            out.push_str(&format!("{indent}{line}\n"));
         }
     }
     out

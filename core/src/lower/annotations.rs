@@ -74,6 +74,15 @@ impl Reader<'_> {
         }
     }
 
+    /// A string or byte string, or `None` for the word `unset` (a field left unset).
+    pub fn text_or_unset(&mut self, v: &AnnotationValue) -> Option<Str> {
+        match v {
+            AnnotationValue::Word(w) if w.text == "unset" => None,
+            _ => self.text(v),
+        }
+    }
+
+    /// `["key": "value", …]`; either side may be `unset`.
     pub fn pairs(&mut self, v: &AnnotationValue) -> Option<Vec<StringPair>> {
         let AnnotationValue::List(items, _) = v else {
             self.mismatch(v, "a list of \"key\": \"value\" pairs");
@@ -83,8 +92,8 @@ impl Reader<'_> {
         for item in items {
             match item {
                 AnnotationItem::Pair(k, value) => {
-                    let key = Some(Str::from(k.text.as_str()));
-                    let value = self.text(value);
+                    let key = self.text_or_unset(k);
+                    let value = self.text_or_unset(value);
                     out.push(StringPair { key, value });
                 }
                 AnnotationItem::Value(value) => self.mismatch(value, "a \"key\": \"value\" pair"),
@@ -108,9 +117,7 @@ impl Reader<'_> {
                     }
                 }
                 AnnotationItem::Value(other) => self.mismatch(other, "an integer"),
-                AnnotationItem::Pair(k, _) => {
-                    self.mismatch(&AnnotationValue::Literal(k.clone()), "an integer");
-                }
+                AnnotationItem::Pair(k, _) => self.mismatch(k, "an integer"),
             }
         }
         Some(out)

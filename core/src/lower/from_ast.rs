@@ -19,7 +19,7 @@ use crate::source_map::{NodeSpans, SourceMap, ValueSpans};
 
 /// Annotation keys that set fields of a tensor (initializers and tensor values).
 const TENSOR_KEYS: &[&str] =
-    &["tensor_doc_string", "tensor_metadata_props", "segment", "raw_data", "storage", "tensor_name"];
+    &["tensor_doc_string", "tensor_metadata_props", "segment", "raw_data", "storage", "tensor_name", "tensor_proto"];
 
 /// A model lowered from text, with where everything came from.
 #[derive(Debug, Default)]
@@ -39,9 +39,17 @@ pub fn model(tree: &ast::Model, source: &str) -> Lowered {
 /// instead of reading them again.
 pub fn model_with_floats(tree: &ast::Model, source: &str, floats: ReadFloats) -> Lowered {
     let mut cx = Cx { floats, source, ..Cx::default() };
+    let mut graph_unset = false;
+    let mut annotated_metadata = None;
+    let mut opset_unset = OpsetUnset::default();
     for entry in annotations::entries(&tree.annotations) {
+        if opset_unset.read(&mut cx.reader(), entry) {
+            continue;
+        }
         match entry.key.text.as_str() {
             "node_domain" => cx.node_domain_unset = cx.reader().word(&entry.value, "unset").is_some(),
+            "graph" => graph_unset = cx.reader().word(&entry.value, "unset").is_some(),
+            "metadata_props" => annotated_metadata = cx.reader().pairs(&entry.value),
             "configuration" => {
                 if let Some(c) = cx.embedded(entry, embedded::device_configuration) {
                     cx.out.model.configuration.push(c);
@@ -55,15 +63,33 @@ pub fn model_with_floats(tree: &ast::Model, source: &str, floats: ReadFloats) ->
                     }
                 }
             }
-            _ => cx.reader().unknown(entry, "model", &["node_domain", "configuration", "training_info"]),
+            _ => cx.reader().unknown(
+                entry,
+                "model",
+                &[
+                    "node_domain",
+                    "graph",
+                    "metadata_props",
+                    "opset_unset_domain",
+                    "opset_unset_version",
+                    "configuration",
+                    "training_info",
+                ],
+            ),
         }
     }
     if let Some(header) = &tree.header {
         cx.model_header(header);
+        let Lowered { model, diagnostics, .. } = &mut cx.out;
+        opset_unset.apply(&mut model.opset_import, &mut Reader { diagnostics }, header.span);
+    }
+    if let Some(list) = annotated_metadata {
+        cx.out.model.metadata_props.extend(list);
     }
     if let Some(graph) = &tree.graph {
         let id = cx.graph(graph);
-        cx.out.model.graph = Some(id);
+        // `graph: unset`: the text's graph is a placeholder for a model without one.
+        cx.out.model.graph = (!graph_unset).then_some(id);
     }
     for f in &tree.functions {
         let id = cx.function(f);
@@ -96,6 +122,45 @@ fn s(text: &str) -> Str {
     Str::from(text)
 }
 
+/// Indices of opset imports whose domain or version the text says are unset.
+#[derive(Default)]
+struct OpsetUnset {
+    domain: Vec<i64>,
+    version: Vec<i64>,
+}
+
+impl OpsetUnset {
+    /// Reads `opset_unset_domain` / `opset_unset_version`; false for other keys.
+    fn read(&mut self, r: &mut Reader<'_>, entry: &ast::AnnotationEntry) -> bool {
+        let list = match entry.key.text.as_str() {
+            "opset_unset_domain" => &mut self.domain,
+            "opset_unset_version" => &mut self.version,
+            _ => return false,
+        };
+        list.extend(r.ints(&entry.value).unwrap_or_default());
+        true
+    }
+
+    /// Clears the fields the annotations named; reports indices past the list.
+    fn apply(self, imports: &mut [OpsetImport], r: &mut Reader<'_>, span: Span) {
+        for (indices, clear) in [
+            (self.domain, (|o: &mut OpsetImport| o.domain = None) as fn(&mut OpsetImport)),
+            (self.version, |o: &mut OpsetImport| o.version = None),
+        ] {
+            for i in indices {
+                match usize::try_from(i).ok().and_then(|i| imports.get_mut(i)) {
+                    Some(o) => clear(o),
+                    None => r.diagnostics.push(Diagnostic::error(
+                        "annotation-type-mismatch",
+                        span,
+                        format!("opset import {i} does not exist (there are {})", imports.len()),
+                    )),
+                }
+            }
+        }
+    }
+}
+
 /// `["A", unset, …]`: one optional text per dimension.
 fn dim_denotation_list(r: &mut Reader<'_>, value: &ast::AnnotationValue) -> Option<Vec<Option<Str>>> {
     let ast::AnnotationValue::List(items, _) = value else {
@@ -110,7 +175,7 @@ fn dim_denotation_list(r: &mut Reader<'_>, value: &ast::AnnotationValue) -> Opti
                 out.push(None);
             }
             ast::AnnotationItem::Value(v) => out.push(r.text(v)),
-            ast::AnnotationItem::Pair(k, _) => out.push(r.text(&ast::AnnotationValue::Literal(k.clone()))),
+            ast::AnnotationItem::Pair(k, _) => out.push(r.text(k)),
         }
     }
     Some(out)
@@ -371,7 +436,7 @@ impl Cx<'_> {
         mut info: Option<&mut ValueInfo>,
         tensor: Option<TensorId>,
     ) {
-        const INFO_KEYS: &[&str] = &["doc_string", "metadata_props", "denotation", "dim_denotation"];
+        const INFO_KEYS: &[&str] = &["doc_string", "metadata_props", "denotation", "dim_denotation", "name", "type"];
         for entry in annotations::entries(list) {
             let key = entry.key.text.as_str();
             if TENSOR_KEYS.contains(&key) {
@@ -389,6 +454,20 @@ impl Cx<'_> {
             match key {
                 "doc_string" => info.doc_string = r.text(&entry.value),
                 "metadata_props" => info.metadata_props.extend(r.pairs(&entry.value).unwrap_or_default()),
+                "name" => {
+                    if r.word(&entry.value, "unset").is_some() {
+                        info.name = None;
+                    }
+                }
+                // A type the text cannot write, embedded; the declaration is untyped.
+                "type" => {
+                    if let Some(bytes) = r.text(&entry.value) {
+                        match embedded::ty(bytes.into_bytes()) {
+                            Ok(ty) => info.ty = Some(ty),
+                            Err(e) => self.bad_embedded(entry, &e),
+                        }
+                    }
+                }
                 "denotation" => {
                     let text = r.text(&entry.value);
                     match info.ty.as_mut() {
@@ -438,9 +517,22 @@ impl Cx<'_> {
                 None => {}
             },
             "raw_data" => t.raw_data = r.text(&entry.value).map(Str::into_bytes),
-            "tensor_name" => {
-                if r.word(&entry.value, "unset").is_some() {
-                    t.name = None;
+            // `unset`, or a name that onnx's parser would not take where the literal has it.
+            "tensor_name" => match &entry.value {
+                ast::AnnotationValue::Word(_) => {
+                    if r.word(&entry.value, "unset").is_some() {
+                        t.name = None;
+                    }
+                }
+                value => t.name = r.text(value),
+            },
+            // The whole tensor, embedded; what the text wrote is a placeholder.
+            "tensor_proto" => {
+                if let Some(bytes) = r.text(&entry.value) {
+                    match embedded::tensor(bytes.into_bytes()) {
+                        Ok(decoded) => *t = decoded,
+                        Err(e) => self.bad_embedded(entry, &e),
+                    }
                 }
             }
             "storage" => {
@@ -538,6 +630,9 @@ impl Cx<'_> {
                     value => node.domain = r.text(value),
                 },
                 "overload" => node.rare.get_mut().overload = r.text(&entry.value),
+                // An operator name the text cannot write (or none): the op written is a
+                // placeholder.
+                "op_type" => node.op_type = r.text_or_unset(&entry.value),
                 "device_configuration" => {
                     if let Some(c) = self.embedded(entry, embedded::node_device_configuration) {
                         node.rare.get_mut().device_configurations.push(c);
@@ -546,7 +641,7 @@ impl Cx<'_> {
                 _ => r.unknown(
                     entry,
                     "node",
-                    &["doc_string", "metadata_props", "domain", "overload", "device_configuration"],
+                    &["doc_string", "metadata_props", "domain", "overload", "op_type", "device_configuration"],
                 ),
             }
         }
@@ -1089,13 +1184,27 @@ impl Cx<'_> {
                 function.value_info.push(info);
             }
         }
+        let mut opset_unset = OpsetUnset::default();
         for entry in annotations::entries(&f.annotations) {
             let mut r = self.reader();
+            if opset_unset.read(&mut r, entry) {
+                continue;
+            }
             match entry.key.text.as_str() {
                 "metadata_props" => function.metadata_props.extend(r.pairs(&entry.value).unwrap_or_default()),
-                _ => r.unknown(entry, "function", &["metadata_props"]),
+                "name" => {
+                    if r.word(&entry.value, "unset").is_some() {
+                        function.name = None;
+                    }
+                }
+                _ => r.unknown(
+                    entry,
+                    "function",
+                    &["metadata_props", "name", "opset_unset_domain", "opset_unset_version"],
+                ),
             }
         }
+        opset_unset.apply(&mut function.opset_import, &mut self.reader(), f.span);
         function.nodes = self.nodes(&f.nodes);
         let id = self.out.model.function_store.alloc(function);
         self.out.source_map.functions.insert(id, f.span);

@@ -414,6 +414,14 @@ pub mod embedded {
         Ok(super::node_device(pb::decode(bytes)?))
     }
 
+    pub fn ty(bytes: Bytes) -> Result<Type, pb::DecodeError> {
+        Ok(super::ty(pb::decode(bytes)?))
+    }
+
+    pub fn tensor(bytes: Bytes) -> Result<Tensor, pb::DecodeError> {
+        Ok(super::tensor(pb::decode(bytes)?))
+    }
+
     pub fn tensor_annotation(bytes: Bytes) -> Result<TensorAnnotation, pb::DecodeError> {
         let a: pb::TensorAnnotation = pb::decode(bytes)?;
         Ok(TensorAnnotation {

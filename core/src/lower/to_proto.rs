@@ -298,6 +298,14 @@ pub mod embedded {
         pb::encode(&super::node_device(c))
     }
 
+    pub fn ty(t: &Type) -> Vec<u8> {
+        pb::encode(&super::ty(t))
+    }
+
+    pub fn tensor(t: &Tensor) -> Vec<u8> {
+        pb::encode(&super::tensor(t))
+    }
+
     pub fn tensor_annotation(a: &TensorAnnotation) -> Vec<u8> {
         pb::encode(&pb::TensorAnnotation {
             tensor_name: super::bytes(&a.tensor_name),

@@ -8,13 +8,17 @@
 //! one line when they fit in 100 columns and need no annotation, one item per line otherwise;
 //! attributes before the inputs unless one holds a graph.
 //!
-//! A few rare constructs have no readable text form yet (sparse tensors, training info,
-//! device configurations, quantization annotations, attributes whose fields disagree with
-//! their type): they are embedded as protobuf bytes in annotations (`#@ training_info:
-//! b"…"`), exact but opaque. What cannot be embedded either (a model without a graph,
-//! tensors whose data fields disagree with their type, …) makes `model` return
-//! [`Unsupported`] with the reason, rather than text that would read back to a different
-//! model.
+//! The printer is total: every model that decodes prints. Fields left unset where text
+//! would write a value (an opset import without domain, a value without a name, a model
+//! without a graph) are written as the value onnx's parser would make plus an annotation
+//! saying `unset`. A few rare constructs have no readable text form yet (sparse tensors,
+//! training info, device configurations, quantization annotations): they are embedded as
+//! protobuf bytes in annotations (`#@ training_info: b"…"`), exact but opaque. So is any
+//! single type, tensor or attribute whose fields the readable form cannot say (fields that
+//! disagree with their type, NaN payloads, unknown element types): the readable part is then
+//! a placeholder and the annotation (`type`, `tensor_proto`, `proto`) holds the exact part.
+//! Inside the printer, [`Unsupported`] is how a readable form says it cannot hold a part, so
+//! that the caller embeds that part instead; it never leaves this module.
 
 use std::fmt::Write as _;
 
@@ -25,15 +29,9 @@ use crate::ir::tensor_data;
 use crate::ir::*;
 use crate::lower::to_proto::embedded;
 
-/// Why a model cannot be printed losslessly yet.
+/// Why the readable form cannot hold a part (the caller then embeds the part as protobuf).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unsupported(pub String);
-
-impl std::fmt::Display for Unsupported {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "the canonical text cannot express {} yet", self.0)
-    }
-}
+struct Unsupported(String);
 
 type Out<T = ()> = Result<T, Unsupported>;
 
@@ -43,11 +41,16 @@ fn unsupported<T>(what: impl Into<String>) -> Out<T> {
 
 const WIDTH: usize = 100;
 
-/// Prints a model in the canonical style.
-pub fn model(m: &Model) -> Result<String, Unsupported> {
+/// The operator written for a node whose op_type the text cannot say (absent, not UTF-8,
+/// not an identifier); an `op_type` annotation holds the real one.
+const OP_PLACEHOLDER: &str = "_";
+
+/// Prints a model in the canonical style. Every model prints, and reads back to the same
+/// model (see the module comment for how unusual fields are written).
+pub fn model(m: &Model) -> String {
     let mut p = Printer { m, out: super::output_for(m), domain_unset_default: false };
-    p.model()?;
-    Ok(p.out)
+    p.model();
+    p.out
 }
 
 struct Printer<'m> {
@@ -117,18 +120,37 @@ fn annotation_text(s: &Str) -> String {
     }
 }
 
-fn annotation_pairs(list: &[StringPair]) -> Out<String> {
-    let mut items = Vec::new();
-    for p in list {
-        let (Some(k), Some(v)) = (&p.key, &p.value) else {
-            return unsupported("a metadata entry without key or value");
-        };
-        let key = utf8(k, "metadata key")?;
-        let mut q = String::new();
-        quote(&mut q, &key);
-        items.push(format!("{q}: {}", annotation_text(v)));
+/// `["key": "value", …]`; a key or value that is not set is the word `unset`.
+fn annotation_pairs(list: &[StringPair]) -> String {
+    let side = |s: &Option<Str>| s.as_ref().map_or_else(|| "unset".to_owned(), annotation_text);
+    let items: Vec<String> = list.iter().map(|p| format!("{}: {}", side(&p.key), side(&p.value))).collect();
+    format!("[{}]", items.join(", "))
+}
+
+/// The indices of the opset imports whose domain, and whose version, are not set, as the
+/// annotation entries that say so (the header writes `""` and `0` for them, as onnx's
+/// parser would read).
+fn unset_opset_notes(list: &[OpsetImport], notes: &mut Notes) {
+    let indices = |unset: &dyn Fn(&OpsetImport) -> bool| -> Vec<String> {
+        list.iter().enumerate().filter(|(_, o)| unset(o)).map(|(i, _)| i.to_string()).collect()
+    };
+    let domains = indices(&|o| o.domain.is_none());
+    if !domains.is_empty() {
+        notes.raw(format!("opset_unset_domain: [{}]", domains.join(", ")));
     }
-    Ok(format!("[{}]", items.join(", ")))
+    let versions = indices(&|o| o.version.is_none());
+    if !versions.is_empty() {
+        notes.raw(format!("opset_unset_version: [{}]", versions.join(", ")));
+    }
+}
+
+/// `"domain" : version, …` as the header writes them.
+fn opset_list(list: &[OpsetImport]) -> String {
+    let items: Vec<String> = list
+        .iter()
+        .map(|o| format!("{} : {}", o.domain.as_ref().map_or_else(|| "\"\"".to_owned(), string), o.version.unwrap_or(0)))
+        .collect();
+    items.join(", ")
 }
 
 /// Collects `key: value` annotation entries for one item.
@@ -142,11 +164,10 @@ impl Notes {
         }
     }
 
-    fn pairs(&mut self, key: &str, list: &[StringPair]) -> Out {
+    fn pairs(&mut self, key: &str, list: &[StringPair]) {
         if !list.is_empty() {
-            self.0.push(format!("{key}: {}", annotation_pairs(list)?));
+            self.0.push(format!("{key}: {}", annotation_pairs(list)));
         }
-        Ok(())
     }
 
     fn raw(&mut self, entry: String) {
@@ -160,15 +181,26 @@ impl Notes {
 }
 
 impl Printer<'_> {
-    fn model(&mut self) -> Out {
+    fn model(&mut self) {
         let m = self.m;
-        let Some(graph) = m.graph else { return unsupported("a model without a graph") };
         // The domain most nodes have decides the default, so few nodes need an annotation.
         let unset = m.nodes.iter().filter(|(_, n)| n.domain.is_none()).count();
         self.domain_unset_default = unset * 2 > m.nodes.len();
+        let mut notes = Notes::default();
         if self.domain_unset_default {
-            self.out.push_str("#@ node_domain: unset\n");
+            notes.raw("node_domain: unset".into());
         }
+        if m.graph.is_none() {
+            notes.raw("graph: unset".into());
+        }
+        unset_opset_notes(&m.opset_import, &mut notes);
+        // Metadata the header cannot write (an entry without key or value) goes whole into
+        // an annotation, so its order is kept.
+        let metadata_in_header = m.metadata_props.iter().all(|p| p.key.is_some() && p.value.is_some());
+        if !metadata_in_header {
+            notes.pairs("metadata_props", &m.metadata_props);
+        }
+        self.out.push_str(&notes.lines(0));
         // Rare model parts without a text form of their own yet, embedded as protobuf.
         for c in &m.configuration {
             let _ = writeln!(self.out, "#@ configuration: {}", embed(&embedded::device_configuration(c)));
@@ -180,14 +212,7 @@ impl Printer<'_> {
         if let Some(v) = m.ir_version {
             entries.push(format!("ir_version: {v}"));
         }
-        let mut opsets = Vec::new();
-        for o in &m.opset_import {
-            let (Some(d), Some(v)) = (&o.domain, o.version) else {
-                return unsupported("an opset import without domain or version");
-            };
-            opsets.push(format!("{} : {v}", string(d)));
-        }
-        entries.push(format!("opset_import: [{}]", opsets.join(", ")));
+        entries.push(format!("opset_import: [{}]", opset_list(&m.opset_import)));
         for (key, value) in
             [("producer_name", &m.producer_name), ("producer_version", &m.producer_version), ("domain", &m.domain)]
         {
@@ -201,35 +226,36 @@ impl Printer<'_> {
         if let Some(v) = &m.doc_string {
             entries.push(format!("doc_string: {}", string(v)));
         }
-        if !m.metadata_props.is_empty() {
-            let mut items = Vec::new();
-            for p in &m.metadata_props {
-                let (Some(k), Some(v)) = (&p.key, &p.value) else {
-                    return unsupported("a metadata entry without key or value");
-                };
-                items.push(format!("{}: {}", string(k), string(v)));
-            }
+        if !m.metadata_props.is_empty() && metadata_in_header {
+            let items: Vec<String> = m
+                .metadata_props
+                .iter()
+                .filter_map(|p| Some(format!("{}: {}", string(p.key.as_ref()?), string(p.value.as_ref()?))))
+                .collect();
             entries.push(format!("metadata_props: [{}]", items.join(", ")));
         }
         self.out.push_str("<\n");
         let body: Vec<String> = entries.iter().map(|e| format!("  {e}")).collect();
         self.out.push_str(&body.join(",\n"));
         self.out.push_str("\n>\n");
-        self.graph(graph, 0, true)?;
+        match m.graph {
+            Some(graph) => self.graph(graph, 0, true),
+            // The text needs a graph; `graph: unset` above says this one is not the model's.
+            None => self.out.push_str("\"\" () => () {\n}"),
+        }
         self.out.push('\n');
         for &f in &m.functions {
             self.out.push('\n');
-            self.function(f)?;
+            self.function(f);
         }
-        Ok(())
     }
 
     /// A graph at `indent`; `top` graphs may take a quoted name that is a keyword.
-    fn graph(&mut self, id: GraphId, indent: usize, top: bool) -> Out {
+    fn graph(&mut self, id: GraphId, indent: usize, top: bool) {
         let g = &self.m.graphs[id];
         let mut notes = Notes::default();
         notes.text("doc_string", g.doc_string.as_ref());
-        notes.pairs("metadata_props", &g.metadata_props)?;
+        notes.pairs("metadata_props", &g.metadata_props);
         for t in &g.sparse_initializers {
             notes.raw(format!("sparse_initializer: {}", embed(&embedded::sparse_tensor(self.m, t))));
         }
@@ -256,17 +282,17 @@ impl Printer<'_> {
         }
         self.out.push_str(&graph_name);
         self.out.push(' ');
-        let inputs = g.inputs.iter().map(|v| self.value_info(v, indent + 2)).collect::<Out<Vec<_>>>()?;
-        let outputs = g.outputs.iter().map(|v| self.value_info(v, indent + 2)).collect::<Out<Vec<_>>>()?;
+        let inputs: Vec<String> = g.inputs.iter().map(|v| self.value_info(v, indent + 2)).collect();
+        let outputs: Vec<String> = g.outputs.iter().map(|v| self.value_info(v, indent + 2)).collect();
         self.list("(", ")", &inputs, indent);
         self.out.push_str(" => ");
         self.list("(", ")", &outputs, indent);
         let mut locals = Vec::new();
         for &t in &g.initializers {
-            locals.push(self.initializer(&self.m.tensors[t], indent + 2)?);
+            locals.push(self.initializer(&self.m.tensors[t], indent + 2));
         }
         for v in &g.value_info {
-            locals.push(self.value_info(v, indent + 2)?);
+            locals.push(self.value_info(v, indent + 2));
         }
         if !locals.is_empty() {
             self.out.push(' ');
@@ -274,11 +300,10 @@ impl Printer<'_> {
         }
         self.out.push_str(" {\n");
         for &n in &g.nodes {
-            self.node(n, indent + 2)?;
+            self.node(n, indent + 2);
         }
         self.out.push_str(&" ".repeat(indent));
         self.out.push('}');
-        Ok(())
     }
 
     /// `open items close` on one line when it fits and no item carries an annotation line,
@@ -313,20 +338,38 @@ impl Printer<'_> {
 
     /// `type name`, with any annotation line before it (then the item starts with the
     /// indentation and holds a line break).
-    fn value_info(&self, v: &ValueInfo, indent: usize) -> Out<String> {
-        let Some(n) = &v.name else { return unsupported("a value without a name") };
+    fn value_info(&self, v: &ValueInfo, indent: usize) -> String {
         let mut notes = Notes::default();
+        let n = match &v.name {
+            Some(n) => n.clone(),
+            None => {
+                notes.raw("name: unset".into());
+                Str::default()
+            }
+        };
         notes.text("doc_string", v.doc_string.as_ref());
-        notes.pairs("metadata_props", &v.metadata_props)?;
+        notes.pairs("metadata_props", &v.metadata_props);
         let decl = match &v.ty {
             Some(ty) => {
-                notes.text("denotation", ty.denotation.as_deref());
-                let ty = dim_denotations(ty, &mut notes);
-                format!("{} {}", self.ty(&ty)?, name(n))
+                let mut type_notes = Notes::default();
+                type_notes.text("denotation", ty.denotation.as_deref());
+                let plain = dim_denotations(ty, &mut type_notes);
+                match self.ty(&plain) {
+                    Ok(text) => {
+                        notes.0.extend(type_notes.0);
+                        format!("{text} {}", name(&n))
+                    }
+                    // A type the text cannot write goes whole into the annotation; the
+                    // declaration itself is then untyped.
+                    Err(_) => {
+                        notes.raw(format!("type: {}", embed(&embedded::ty(ty))));
+                        plain_name(&n)
+                    }
+                }
             }
-            None => plain_name(n),
+            None => plain_name(&n),
         };
-        Ok(with_notes(&notes, decl, indent))
+        with_notes(&notes, decl, indent)
     }
 
     fn ty(&self, t: &Type) -> Out<String> {
@@ -383,11 +426,17 @@ impl Printer<'_> {
         Ok(s)
     }
 
-    fn initializer(&self, t: &Tensor, indent: usize) -> Out<String> {
-        let Some(n) = &t.name else { return unsupported("an initializer without a name") };
+    fn initializer(&self, t: &Tensor, indent: usize) -> String {
         let mut notes = Notes::default();
-        let (ty, payload) = self.tensor_parts(t, &mut notes, indent)?;
-        let head = format!("{ty} {} =", name(n));
+        let n = match &t.name {
+            Some(n) => n.clone(),
+            None => {
+                notes.raw("tensor_name: unset".into());
+                Str::default()
+            }
+        };
+        let (ty, payload) = self.tensor_or_embedded(t, &mut notes, indent);
+        let head = format!("{ty} {} =", name(&n));
         // The payload can be a hundred megabytes: put the head in front of it in place
         // rather than copying it into a new string.
         let item = match payload {
@@ -397,7 +446,30 @@ impl Printer<'_> {
             }
             None => head,
         };
-        Ok(with_notes(&notes, item, indent))
+        with_notes(&notes, item, indent)
+    }
+
+    /// A tensor's type and payload text, or, when the text cannot say all of its fields, a
+    /// `tensor_proto` annotation holding it whole and a placeholder type (its element type
+    /// where that is known) without payload.
+    fn tensor_or_embedded(&self, t: &Tensor, notes: &mut Notes, indent: usize) -> (String, Option<String>) {
+        let mut own = Notes::default();
+        match self.tensor_parts(t, &mut own, indent) {
+            Ok(parts) => {
+                notes.0.extend(own.0);
+                parts
+            }
+            Err(_) => {
+                notes.0.retain(|n| n != "tensor_name: unset");
+                notes.raw(format!("tensor_proto: {}", embed(&embedded::tensor(t))));
+                let placeholder = t
+                    .data_type
+                    .and_then(DataType::from_code)
+                    .filter(|&dt| dt != DataType::Undefined)
+                    .map_or("float", DataType::name);
+                (placeholder.to_owned(), None)
+            }
+        }
     }
 
     /// A tensor's type and payload text, with its extra fields as annotations.
@@ -413,7 +485,7 @@ impl Printer<'_> {
             format!("{}[{}]", dt.name(), t.dims.iter().map(i64::to_string).collect::<Vec<_>>().join(", "))
         };
         notes.text("tensor_doc_string", t.doc_string.as_ref());
-        notes.pairs("tensor_metadata_props", &t.metadata_props)?;
+        notes.pairs("tensor_metadata_props", &t.metadata_props);
         match &t.segment {
             None => {}
             Some(Segment { begin: Some(b), end: Some(e) }) => notes.raw(format!("segment: [{b}, {e}]")),
@@ -463,41 +535,49 @@ impl Printer<'_> {
         }
     }
 
-    fn node(&mut self, id: NodeId, indent: usize) -> Out {
+    fn node(&mut self, id: NodeId, indent: usize) {
         let n = &self.m.nodes[id];
         let mut notes = Notes::default();
         notes.text("doc_string", n.doc_string());
-        notes.pairs("metadata_props", n.metadata_props())?;
+        notes.pairs("metadata_props", n.metadata_props());
         for c in n.device_configurations() {
             notes.raw(format!("device_configuration: {}", embed(&embedded::node_device_configuration(c))));
         }
-        let op = utf8(n.op_type.as_ref().ok_or_else(|| Unsupported("a node without op_type".into()))?, "op type")?;
-        if !is_identifier(op.as_bytes()) {
-            return unsupported("an operator name that is not an identifier");
-        }
+        let op = match n.op_type.as_ref().and_then(|o| o.as_str()) {
+            Some(op) if is_identifier(op.as_bytes()) => op,
+            Some(_) => {
+                notes.text("op_type", n.op_type.as_ref());
+                OP_PLACEHOLDER
+            }
+            None => {
+                match &n.op_type {
+                    Some(bytes) => notes.text("op_type", Some(bytes)),
+                    None => notes.raw("op_type: unset".into()),
+                }
+                OP_PLACEHOLDER
+            }
+        };
         let mut head = String::new();
         match &n.domain {
             None if self.domain_unset_default => {}
             None => notes.raw("domain: unset".into()),
             Some(d) if d.is_empty() && !self.domain_unset_default => {}
-            Some(d) => {
-                let text = utf8(d, "domain")?;
-                if !text.is_empty() && text.split('.').all(|seg| is_identifier(seg.as_bytes())) {
-                    head.push_str(&text);
+            Some(d) => match d.as_str() {
+                Some(text) if !text.is_empty() && text.split('.').all(|seg| is_identifier(seg.as_bytes())) => {
+                    head.push_str(text);
                     head.push('.');
-                } else {
-                    notes.raw(format!("domain: {}", annotation_text(d)));
                 }
-            }
+                _ => notes.raw(format!("domain: {}", annotation_text(d))),
+            },
         }
-        head.push_str(&op);
+        head.push_str(op);
         if let Some(o) = n.overload() {
-            let text = utf8(o, "overload")?;
-            if is_identifier(text.as_bytes()) {
-                head.push(':');
-                head.push_str(&text);
-            } else {
-                notes.raw(format!("overload: {}", annotation_text(o)));
+            match o.as_str() {
+                Some(text) if is_identifier(text.as_bytes()) => {
+                    head.push(':');
+                    head.push_str(text);
+                }
+                _ => notes.raw(format!("overload: {}", annotation_text(o))),
             }
         }
         self.out.push_str(&notes.lines(indent));
@@ -505,21 +585,21 @@ impl Printer<'_> {
         if let Some(label) = &n.name {
             let _ = write!(self.out, "[{}] ", if label.is_empty() { String::new() } else { name(label) });
         }
-        let outputs = slots(&n.outputs)?;
-        let inputs = slots(&n.inputs)?;
+        let outputs = slots(&n.outputs);
+        let inputs = slots(&n.inputs);
         let _ = write!(self.out, "{outputs}{}= {head}", if outputs.is_empty() { "" } else { " " });
         let holds_graph = n.attributes.iter().any(|a| a.g.is_some() || !a.graphs.is_empty());
         if n.attributes.is_empty() {
             let _ = write!(self.out, " ({inputs})");
         } else if !holds_graph {
-            let attrs = n.attributes.iter().map(|a| self.attribute(a, indent + 2)).collect::<Out<Vec<_>>>()?;
+            let attrs: Vec<String> = n.attributes.iter().map(|a| self.attribute(a, indent + 2)).collect();
             self.out.push(' ');
             self.list("<", ">", &attrs, indent);
             let _ = write!(self.out, " ({inputs})");
         } else {
             let _ = writeln!(self.out, " ({inputs}) <");
             for (i, a) in n.attributes.iter().enumerate() {
-                let text = self.attribute_with_graphs(a, indent + 2)?;
+                let text = self.attribute_with_graphs(a, indent + 2);
                 if !text.starts_with(' ') {
                     self.out.push_str(&" ".repeat(indent + 2));
                 }
@@ -530,10 +610,9 @@ impl Printer<'_> {
             self.out.push('>');
         }
         self.out.push('\n');
-        Ok(())
     }
 
-    fn attribute_with_graphs(&mut self, a: &Attribute, indent: usize) -> Out<String> {
+    fn attribute_with_graphs(&mut self, a: &Attribute, indent: usize) -> String {
         if a.g.is_none() && a.graphs.is_empty() {
             return self.attribute(a, indent);
         }
@@ -542,18 +621,20 @@ impl Printer<'_> {
         let result = self.attribute_graph_value(a, indent);
         let text = std::mem::replace(&mut self.out, saved);
         match result {
-            Ok(()) => Ok(text),
+            Ok(()) => text,
             Err(_) => self.embedded_attribute(a, indent),
         }
     }
 
     /// An attribute the text cannot write naturally (sparse values, fields that disagree with
-    /// the type), embedded whole as protobuf; the value after `=` is only a placeholder.
-    fn embedded_attribute(&self, a: &Attribute, indent: usize) -> Out<String> {
-        let n = a.name.as_ref().ok_or_else(|| Unsupported("an attribute without a name".into()))?;
+    /// the type, no name), embedded whole as protobuf; the value after `=` is only a
+    /// placeholder, and so is the name when it has none.
+    fn embedded_attribute(&self, a: &Attribute, indent: usize) -> String {
+        let placeholder = Str::from(OP_PLACEHOLDER);
+        let n = a.name.as_ref().unwrap_or(&placeholder);
         let mut notes = Notes::default();
         notes.raw(format!("proto: {}", embed(&embedded::attribute(self.m, a))));
-        Ok(with_notes(&notes, format!("{} = \"<embedded>\"", name(n)), indent))
+        with_notes(&notes, format!("{} = \"<embedded>\"", name(n)), indent)
     }
 
     fn attribute_graph_value(&mut self, a: &Attribute, indent: usize) -> Out {
@@ -567,14 +648,15 @@ impl Printer<'_> {
         match a.attribute_type() {
             Some(AttributeType::Graph) if a.graphs.is_empty() && a.ref_attr_name.is_none() => {
                 let g = a.g.ok_or_else(|| Unsupported("a graph attribute without its graph".into()))?;
-                self.graph(g, indent, false)
+                self.graph(g, indent, false);
+                Ok(())
             }
             Some(AttributeType::Graphs) if a.g.is_none() && a.ref_attr_name.is_none() => {
                 self.out.push('[');
                 for (i, &g) in a.graphs.iter().enumerate() {
                     self.out.push('\n');
                     self.out.push_str(&" ".repeat(indent + 2));
-                    self.graph(g, indent + 2, false)?;
+                    self.graph(g, indent + 2, false);
                     if i + 1 < a.graphs.len() {
                         self.out.push(',');
                     }
@@ -605,8 +687,8 @@ impl Printer<'_> {
         Ok((head, notes))
     }
 
-    fn attribute(&self, a: &Attribute, indent: usize) -> Out<String> {
-        self.natural_attribute(a, indent).or_else(|_| self.embedded_attribute(a, indent))
+    fn attribute(&self, a: &Attribute, indent: usize) -> String {
+        self.natural_attribute(a, indent).unwrap_or_else(|_| self.embedded_attribute(a, indent))
     }
 
     fn natural_attribute(&self, a: &Attribute, indent: usize) -> Out<String> {
@@ -711,11 +793,14 @@ impl Printer<'_> {
         match &t.name {
             None => notes.raw("tensor_name: unset".into()),
             Some(n) if n.is_empty() => {}
-            Some(n) => {
+            Some(n) if n.as_str().is_some_and(|text| is_identifier(text.as_bytes())) => {
                 text.push(' ');
                 text.push_str(&name(n));
                 named = true;
             }
+            // onnx's parser takes only an identifier here: any other name goes into the
+            // annotation, so that onnx still reads the file.
+            Some(n) => notes.text("tensor_name", Some(n)),
         }
         match payload {
             Some(p) => {
@@ -732,10 +817,14 @@ impl Printer<'_> {
         Ok(format!("\n{}{}{text}", notes.lines(indent + 2), " ".repeat(indent + 2)))
     }
 
-    fn function(&mut self, id: FunctionId) -> Out {
+    fn function(&mut self, id: FunctionId) {
         let f = &self.m.function_store[id];
         let mut notes = Notes::default();
-        notes.pairs("metadata_props", &f.metadata_props)?;
+        notes.pairs("metadata_props", &f.metadata_props);
+        if f.name.is_none() {
+            notes.raw("name: unset".into());
+        }
+        unset_opset_notes(&f.opset_import, &mut notes);
         self.out.push_str(&notes.lines(0));
         let mut header = Vec::new();
         if let Some(d) = &f.domain {
@@ -748,52 +837,43 @@ impl Printer<'_> {
             header.push(format!("doc_string: {}", string(d)));
         }
         if !f.opset_import.is_empty() {
-            let mut opsets = Vec::new();
-            for o in &f.opset_import {
-                let (Some(d), Some(v)) = (&o.domain, o.version) else {
-                    return unsupported("an opset import without domain or version");
-                };
-                opsets.push(format!("{} : {v}", string(d)));
-            }
-            header.push(format!("opset_import: [{}]", opsets.join(", ")));
+            header.push(format!("opset_import: [{}]", opset_list(&f.opset_import)));
         }
         if !header.is_empty() {
             let _ = writeln!(self.out, "<{}>", header.join(", "));
         }
-        let fname = name(f.name.as_ref().ok_or_else(|| Unsupported("a function without a name".into()))?);
+        let fname = f.name.as_ref().map_or_else(|| OP_PLACEHOLDER.to_owned(), name);
         self.out.push_str(&fname);
         self.out.push(' ');
         // Parameters: names first, then those with defaults; the parser sorts them into
         // `attribute` and `attribute_proto` again.
-        let mut params: Vec<String> = f.attributes.iter().map(|a| Ok(name(a))).collect::<Out<_>>()?;
-        for a in &f.attribute_protos {
-            if a.g.is_some() || !a.graphs.is_empty() {
-                return unsupported("a function parameter whose default is a graph");
-            }
-            params.push(self.attribute(a, 2)?);
-        }
+        let mut params: Vec<String> = f.attributes.iter().map(name).collect();
+        // A default that holds a graph is embedded whole (`proto`), like any attribute the
+        // one-line form cannot hold.
+        params.extend(f.attribute_protos.iter().map(|a| {
+            if a.g.is_some() || !a.graphs.is_empty() { self.embedded_attribute(a, 2) } else { self.attribute(a, 2) }
+        }));
         if !params.is_empty() {
             self.list("<", ">", &params, 0);
             self.out.push(' ');
         }
         // Inputs and outputs by name only; every value_info goes to the locals list, which
         // keeps their order exactly.
-        let io = |names: &[Str]| names.iter().map(|n| Ok(plain_name(n))).collect::<Out<Vec<_>>>();
-        let (inputs, outputs) = (io(&f.inputs)?, io(&f.outputs)?);
+        let io = |names: &[Str]| names.iter().map(plain_name).collect::<Vec<_>>();
+        let (inputs, outputs) = (io(&f.inputs), io(&f.outputs));
         self.list("(", ")", &inputs, 0);
         self.out.push_str(" => ");
         self.list("(", ")", &outputs, 0);
-        let locals = f.value_info.iter().map(|v| self.value_info(v, 2)).collect::<Out<Vec<_>>>()?;
+        let locals: Vec<String> = f.value_info.iter().map(|v| self.value_info(v, 2)).collect();
         if !locals.is_empty() {
             self.out.push(' ');
             self.list("<", ">", &locals, 0);
         }
         self.out.push_str(" {\n");
         for &n in &f.nodes {
-            self.node(n, 2)?;
+            self.node(n, 2);
         }
         self.out.push_str("}\n");
-        Ok(())
     }
 }
 
@@ -844,12 +924,8 @@ fn dotted(s: &Str) -> Out<String> {
     }
 }
 
-fn slots(names: &[Str]) -> Out<String> {
-    Ok(names
-        .iter()
-        .map(|n| if n.is_empty() { Ok("\"\"".to_owned()) } else { Ok(name(n)) })
-        .collect::<Out<Vec<_>>>()?
-        .join(", "))
+fn slots(names: &[Str]) -> String {
+    names.iter().map(|n| if n.is_empty() { "\"\"".to_owned() } else { name(n) }).collect::<Vec<_>>().join(", ")
 }
 
 fn external_pairs(list: &[StringPair]) -> Out<String> {

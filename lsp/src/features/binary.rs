@@ -28,7 +28,7 @@ pub struct BinaryToTextResult {
 pub fn binary_to_text(params: &BinaryToTextParams) -> Result<BinaryToTextResult, String> {
     let path = file_path(&params.uri).ok_or_else(|| format!("{}: not a file URI", params.uri.as_str()))?;
     let model = binary::read_model(&path).map_err(|e| e.to_string())?;
-    let text = canonical::model(&model).map_err(|e| format!("{}: cannot print as text: {e}", path.display()))?;
+    let text = canonical::model(&model);
     Ok(BinaryToTextResult { text })
 }
 
@@ -78,7 +78,7 @@ pub fn convert(params: &ConvertParams) -> Result<ConvertResult, String> {
     };
     let bytes = match form_of(&destination)? {
         Form::Binary => binary::encode_model(&model),
-        Form::Text => canonical::model(&model).map_err(|e| e.to_string())?.into_bytes(),
+        Form::Text => canonical::model(&model).into_bytes(),
     };
     write_atomically(&destination, |out| out.write_all(&bytes)).map_err(|e| e.to_string())?;
     Ok(ConvertResult { destination: destination.display().to_string() })
