@@ -52,6 +52,13 @@ pub enum Format {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ReadOptions {
     pub json: bool,
+    /// A text that reads to a model which breaks a rule of meaning (a value used before it
+    /// is defined, an output nothing computes, a name defined twice) is still that model:
+    /// read it, showing those errors as warnings. Syntax errors, and anything that keeps the
+    /// text from saying one exact model, still refuse the input. (`convert`, unless
+    /// `--strict`: a broken model can be written as text and turned into a `.onnx`, as onnx's
+    /// own parser allows.)
+    pub meaning_errors_as_warnings: bool,
 }
 
 /// The format a path's extension names.
@@ -99,9 +106,21 @@ pub fn read_model_and_bytes(
             let source = std::str::from_utf8(&data).map_err(|e| {
                 Failure::Invalid(format!("{label}: not UTF-8 text (invalid byte at offset {})", e.valid_up_to()))
             })?;
-            let analysis = analyze_text(source);
+            let mut analysis = analyze_text(source);
+            let downgraded = options.meaning_errors_as_warnings && analysis.readable && analysis.has_errors();
+            if downgraded {
+                for d in &mut analysis.diagnostics {
+                    d.severity = Severity::Warning;
+                }
+            }
             if !analysis.diagnostics.is_empty() {
                 crate::report::emit(&label, source, &analysis.diagnostics, options.json);
+            }
+            if downgraded && !options.json {
+                errln!(
+                    "warning: {label}: the model breaks the rules above; it is converted as written \
+                     (`--strict` refuses it)"
+                );
             }
             if analysis.has_errors() {
                 let errors = analysis.diagnostics.iter().filter(|d| d.severity == Severity::Error).count();

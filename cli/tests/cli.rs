@@ -224,7 +224,7 @@ fn convert_binary_to_onnx_style_text_and_back() {
 #[test]
 fn text_with_errors_is_reported_like_rustc_and_exits_1() {
     let fixture = corpus("../fixtures/text/undefined_and_duplicates.onnxtxt");
-    let out = run(&["convert", fixture.to_str().unwrap(), "-"]);
+    let out = run(&["convert", "--strict", fixture.to_str().unwrap(), "-"]);
     assert_exit(&out, 1);
     let stderr = text(&out.stderr);
     assert!(stderr.contains("error[undefined-value]: 'undefined_name' is not defined before this use"), "{stderr}");
@@ -282,12 +282,15 @@ fn convert_canonical_text_reads_back_to_the_same_bytes() {
         assert_exit(&run(&["convert", text_path.to_str().unwrap(), back.to_str().unwrap()]), 0);
         assert_eq!(std::fs::read(&back).unwrap(), std::fs::read(&original).unwrap(), "{model}");
     }
-    // What the canonical style cannot write is refused, not lost: a model without a graph.
+    // Even a model without a graph (an empty file decodes to one) prints, and reads back.
     let empty = dir.path().join("empty.onnx");
+    let (text_path, back) = (dir.path().join("empty.onnxtxt"), dir.path().join("empty.back.onnx"));
     std::fs::write(&empty, b"").unwrap();
-    let out = run(&["convert", empty.to_str().unwrap(), "-", "--to", "text"]);
-    assert_exit(&out, 2);
-    assert!(text(&out.stderr).contains("without a graph") && text(&out.stderr).contains("--style onnx"));
+    let out = run(&["convert", empty.to_str().unwrap(), text_path.to_str().unwrap()]);
+    assert_exit(&out, 0);
+    assert!(std::fs::read_to_string(&text_path).unwrap().starts_with("#@ graph: unset"));
+    assert_exit(&run(&["convert", text_path.to_str().unwrap(), back.to_str().unwrap()]), 0);
+    assert_eq!(std::fs::read(&back).unwrap(), b"");
 }
 
 #[test]
@@ -564,4 +567,63 @@ fn a_reader_that_stops_early_does_not_crash_the_command() {
         let status = child.wait().unwrap();
         assert_eq!(status.code(), Some(1), "{args:?}: {status}");
     }
+}
+
+fn invalid_model_fixtures() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/invalid_models");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("fixture folder")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "onnxtxt"))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn invalid_models_written_as_text_convert_both_ways() {
+    let files = invalid_model_fixtures();
+    assert!(files.len() >= 8, "the fixtures are missing");
+    let dir = tempfile::tempdir().expect("temp dir");
+    for file in files {
+        let name = file.file_stem().unwrap().to_string_lossy().into_owned();
+        let first = dir.path().join(format!("{name}.onnx"));
+        let as_text = dir.path().join(format!("{name}.onnxtxt"));
+        let second = dir.path().join(format!("{name}.again.onnx"));
+        let out = run(&["convert", file.to_str().unwrap(), first.to_str().unwrap()]);
+        assert_exit(&out, 0);
+        assert!(!text_of_stderr_has_error(&out), "{name}: an error where a warning belongs:\n{}", text(&out.stderr));
+        assert_exit(&run(&["convert", first.to_str().unwrap(), as_text.to_str().unwrap()]), 0);
+        assert_exit(&run(&["convert", as_text.to_str().unwrap(), second.to_str().unwrap()]), 0);
+        assert_eq!(std::fs::read(&first).unwrap(), std::fs::read(&second).unwrap(), "{name}: bytes differ");
+        // The checker still says what is wrong with it.
+        assert_exit(&run(&["check", first.to_str().unwrap()]), 1);
+    }
+}
+
+fn text_of_stderr_has_error(out: &Output) -> bool {
+    text(&out.stderr).lines().any(|l| l.starts_with("error"))
+}
+
+#[test]
+fn strict_convert_refuses_a_text_that_breaks_rules_of_meaning() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/invalid_models/undefined_value.onnxtxt");
+    let output = dir.path().join("out.onnx");
+    let out = run(&["convert", fixture.to_str().unwrap(), output.to_str().unwrap()]);
+    assert_exit(&out, 0);
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("warning[undefined-value]"), "{stderr}");
+    assert!(stderr.contains("--strict"), "{stderr}");
+    std::fs::remove_file(&output).unwrap();
+    let out = run(&["convert", "--strict", fixture.to_str().unwrap(), output.to_str().unwrap()]);
+    assert_exit(&out, 1);
+    assert!(text(&out.stderr).contains("error[undefined-value]"), "{}", text(&out.stderr));
+    assert!(!output.exists(), "--strict wrote the model");
+    // A syntax error is refused with or without --strict.
+    let broken = dir.path().join("broken.onnxtxt");
+    std::fs::write(&broken, "<ir_version: 8>\ng (float[2] x) => (y) { y = Relu(x }\n").unwrap();
+    assert_exit(&run(&["convert", broken.to_str().unwrap(), output.to_str().unwrap()]), 1);
+    assert!(!output.exists());
 }

@@ -11,6 +11,7 @@ use logos::Logos;
 /// What a token is. Trivia (`Whitespace`, `Comment`, `DocComment`) are tokens too, so the
 /// formatter can keep every comment; the parser skips them.
 #[derive(Logos, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[logos(error = LexError)]
 pub enum TokenKind {
     #[regex(r"[ \t\n\r\x0B\x0C]+")]
     Whitespace,
@@ -26,12 +27,15 @@ pub enum TokenKind {
     #[regex(r"#@[^\n]*", priority = 11, allow_greedy = true)]
     Annotation,
 
-    /// `"…"` with backslash quoting the next character.
-    #[regex(r#""([^"\\]|\\[\x00-\u{10FFFF}])*""#)]
+    /// `"…"` with backslash quoting the next character. Scanned by [`to_closing_quote`], not
+    /// by a regex: a DFA that alternates between "plain" and "escaped" states on every
+    /// character recurses once per state change in an unoptimised build, and a string of a
+    /// hundred thousand escapes (an embedded tensor) overflowed the stack.
+    #[token("\"", to_closing_quote)]
     String,
     /// `b"…"` with escapes `\n \r \t \\ \" \xNN`: exact bytes, for names and texts that
     /// are not valid UTF-8 or hold line breaks inside annotations (ours; onnx has none).
-    #[regex(r#"b"([^"\\]|\\[\x00-\u{10FFFF}])*""#)]
+    #[token("b\"", to_closing_quote)]
     ByteString,
     #[regex(r"-?[0-9]+")]
     Int,
@@ -76,8 +80,8 @@ pub enum TokenKind {
     #[token("?")]
     Question,
 
-    /// A string that reaches the end of the input without its closing quote.
-    #[regex(r#""([^"\\]|\\[\x00-\u{10FFFF}])*\\?"#)]
+    /// A string that reaches the end of the input without its closing quote (made from
+    /// [`LexError::Unterminated`]).
     UnterminatedString,
     /// A number whose exponent has no digits: `1e`, `1.5e+`.
     #[regex(r"-?[0-9]+(\.[0-9]*)?[eE][+-]?")]
@@ -87,6 +91,37 @@ pub enum TokenKind {
     LoneMinus,
     /// Any other character: non-ASCII outside strings, NUL, `'`, `+`, `;`, …
     Unknown,
+}
+
+/// Why logos found no token.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LexError {
+    /// A character no token starts with.
+    #[default]
+    Unknown,
+    /// A string without its closing quote: it runs to the end of the input.
+    Unterminated,
+}
+
+/// Moves the lexer past the closing quote of the string just opened, a backslash quoting
+/// the byte after it. (A quoted character may be several bytes long: none of its
+/// continuation bytes is a quote or a backslash, so stepping one byte is enough.)
+fn to_closing_quote(lex: &mut logos::Lexer<'_, TokenKind>) -> Result<(), LexError> {
+    let rest = lex.remainder().as_bytes();
+    let mut i = 0;
+    while let Some(at) = memchr::memchr2(b'"', b'\\', &rest[i..]) {
+        i += at;
+        if rest[i] == b'"' {
+            lex.bump(i + 1);
+            return Ok(());
+        }
+        i += 2;
+        if i >= rest.len() {
+            break;
+        }
+    }
+    lex.bump(rest.len());
+    Err(LexError::Unterminated)
 }
 
 impl TokenKind {
@@ -149,7 +184,11 @@ impl Iterator for Tokens<'_> {
     fn next(&mut self) -> Option<Token> {
         let result = self.inner.next()?;
         let span = self.inner.span();
-        let kind = result.unwrap_or(TokenKind::Unknown);
+        let kind = match result {
+            Ok(kind) => kind,
+            Err(LexError::Unterminated) => TokenKind::UnterminatedString,
+            Err(LexError::Unknown) => TokenKind::Unknown,
+        };
         // Unknown characters are reported one whole character at a time, so ranges stay on
         // UTF-8 boundaries whatever logos consumed.
         let end = if kind == TokenKind::Unknown {

@@ -42,6 +42,10 @@ pub struct Args {
     /// input's directory; `--embed-external` puts the data back in.
     #[arg(long, conflicts_with_all = ["external_data", "embed_external"])]
     reference_input: bool,
+    /// Refuse a text model that breaks a rule of meaning (undefined values, outputs nothing
+    /// computes, names defined twice) instead of converting it with warnings.
+    #[arg(long)]
+    strict: bool,
     /// Smallest initializer, in bytes, that --external-data or --reference-input moves out.
     #[arg(long, default_value_t = 1024, value_name = "BYTES")]
     size_threshold: u64,
@@ -58,7 +62,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
     if args.reference_input {
         return convert_referencing_input(&args, &input, out_dir.as_deref(), out_format);
     }
-    let mut model = read_model(&input, args.from, ReadOptions { json: args.json })?;
+    let options = ReadOptions { json: args.json, meaning_errors_as_warnings: !args.strict };
+    let mut model = read_model(&input, args.from, options)?;
     let has_external = external::external_tensors(&model).next().is_some();
 
     if args.embed_external || (args.external_data.is_some() && has_external) {

@@ -19,7 +19,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<(), Failure> {
     let input = Input::parse(&args.model);
-    let model = read_model(&input, None, ReadOptions { json: args.json })?;
+    let model = read_model(&input, None, ReadOptions { json: args.json, ..ReadOptions::default() })?;
     let summary = Summary::of(&model);
     let out = if args.json {
         serde_json::to_string_pretty(&summary).map_err(|e| Failure::Usage(format!("cannot format JSON: {e}")))? + "\n"

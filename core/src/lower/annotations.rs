@@ -102,6 +102,23 @@ impl Reader<'_> {
         Some(out)
     }
 
+    /// An integer that fits in 64 bits.
+    pub fn int(&mut self, v: &AnnotationValue) -> Option<i64> {
+        match v {
+            AnnotationValue::Literal(l) if l.kind == LiteralKind::Int => match l.text.parse() {
+                Ok(i) => Some(i),
+                Err(_) => {
+                    self.mismatch(v, "a 64-bit integer");
+                    None
+                }
+            },
+            other => {
+                self.mismatch(other, "an integer");
+                None
+            }
+        }
+    }
+
     pub fn ints(&mut self, v: &AnnotationValue) -> Option<Vec<i64>> {
         let AnnotationValue::List(items, _) = v else {
             self.mismatch(v, "a list of integers");
@@ -110,13 +127,7 @@ impl Reader<'_> {
         let mut out = Vec::new();
         for item in items {
             match item {
-                AnnotationItem::Value(AnnotationValue::Literal(l)) if l.kind == LiteralKind::Int => {
-                    match l.text.parse() {
-                        Ok(i) => out.push(i),
-                        Err(_) => self.mismatch(&AnnotationValue::Literal(l.clone()), "a 64-bit integer"),
-                    }
-                }
-                AnnotationItem::Value(other) => self.mismatch(other, "an integer"),
+                AnnotationItem::Value(value) => out.extend(self.int(value)),
                 AnnotationItem::Pair(k, _) => self.mismatch(k, "an integer"),
             }
         }

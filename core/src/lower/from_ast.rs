@@ -18,8 +18,16 @@ use crate::ir::*;
 use crate::source_map::{NodeSpans, SourceMap, ValueSpans};
 
 /// Annotation keys that set fields of a tensor (initializers and tensor values).
-const TENSOR_KEYS: &[&str] =
-    &["tensor_doc_string", "tensor_metadata_props", "segment", "raw_data", "storage", "tensor_name", "tensor_proto"];
+const TENSOR_KEYS: &[&str] = &[
+    "tensor_doc_string",
+    "tensor_metadata_props",
+    "segment",
+    "raw_data",
+    "storage",
+    "tensor_name",
+    "tensor_proto",
+    "data_location",
+];
 
 /// A model lowered from text, with where everything came from.
 #[derive(Debug, Default)]
@@ -357,11 +365,15 @@ impl Cx<'_> {
             match entry.key.text.as_str() {
                 "doc_string" => graph.doc_string = r.text(&entry.value),
                 "metadata_props" => graph.metadata_props.extend(r.pairs(&entry.value).unwrap_or_default()),
-                "name" => {
-                    if r.word(&entry.value, "unset").is_some() {
-                        graph.name = None;
+                // `unset`, or a name onnx's parser would not take where the graph's name is.
+                "name" => match &entry.value {
+                    ast::AnnotationValue::Word(_) => {
+                        if r.word(&entry.value, "unset").is_some() {
+                            graph.name = None;
+                        }
                     }
-                }
+                    value => graph.name = r.text(value),
+                },
                 "sparse_initializer" => {
                     if let Some(bytes) = r.text(&entry.value) {
                         match embedded::sparse_tensor(&mut self.out.model, bytes.into_bytes()) {
@@ -525,6 +537,19 @@ impl Cx<'_> {
                     }
                 }
                 value => t.name = r.text(value),
+            },
+            // A data_location set although the data is not external: `default` (0) or a number.
+            "data_location" => match &entry.value {
+                ast::AnnotationValue::Word(_) => {
+                    if r.word(&entry.value, "default").is_some() {
+                        t.data_location = Some(0);
+                    }
+                }
+                value => {
+                    if let Some(v) = r.int(value) {
+                        t.data_location = i32::try_from(v).ok();
+                    }
+                }
             },
             // The whole tensor, embedded; what the text wrote is a placeholder.
             "tensor_proto" => {

@@ -94,6 +94,21 @@ fn plain_name(s: &Str) -> String {
     }
 }
 
+/// An identifier that reads like `s` (other characters become `_`), for a placeholder where
+/// onnx's parser takes only an identifier and an annotation keeps the real name.
+fn identifier_like(s: &Str) -> String {
+    let mut text: String = String::from_utf8_lossy(s.as_bytes())
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    if !text.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        || onnx_syntax::lexer::classify_word(&text) != onnx_syntax::lexer::WordClass::Plain
+    {
+        text.insert(0, '_');
+    }
+    text
+}
+
 /// A string value: quoted, or a byte string when it is not UTF-8 or holds control
 /// characters other than line breaks and tabs (which editors would not keep intact).
 fn string(s: &Str) -> String {
@@ -148,7 +163,9 @@ fn unset_opset_notes(list: &[OpsetImport], notes: &mut Notes) {
 fn opset_list(list: &[OpsetImport]) -> String {
     let items: Vec<String> = list
         .iter()
-        .map(|o| format!("{} : {}", o.domain.as_ref().map_or_else(|| "\"\"".to_owned(), string), o.version.unwrap_or(0)))
+        .map(|o| {
+            format!("{} : {}", o.domain.as_ref().map_or_else(|| "\"\"".to_owned(), string), o.version.unwrap_or(0))
+        })
         .collect();
     items.join(", ")
 }
@@ -264,7 +281,13 @@ impl Printer<'_> {
         }
         let graph_name = match &g.name {
             Some(n) if top => name(n),
-            Some(n) => plain_name(n),
+            Some(n) if n.as_str().is_some_and(|t| plain_name(n) == t) => plain_name(n),
+            // onnx's parser takes only a plain identifier for a subgraph: a name like
+            // `p2o.paddle.loop.0` is written as `p2o_paddle_loop_0` and kept in the annotation.
+            Some(n) => {
+                notes.text("name", Some(n));
+                identifier_like(n)
+            }
             None => {
                 notes.raw("name: unset".into());
                 "\"\"".into()
@@ -508,8 +531,11 @@ impl Printer<'_> {
             }
             return Ok((ty, Some(format!("[{}]", external_pairs(&t.external_data)?))));
         }
-        if t.data_location.is_some() {
-            return unsupported("an explicit default data_location");
+        // Set but not external: PyTorch's dynamo exporter writes DEFAULT (0) explicitly.
+        match t.data_location {
+            None => {}
+            Some(0) => notes.raw("data_location: default".into()),
+            Some(other) => notes.raw(format!("data_location: {other}")),
         }
         if let Some(raw) = &t.raw_data {
             if typed_fields > 0 {

@@ -13,6 +13,8 @@ interface TextResult {
 
 interface ConvertResult {
   destination: string;
+  /** Rules of meaning the model breaks; it is converted as written all the same. */
+  warnings?: string[];
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
@@ -80,7 +82,15 @@ async function convert(given: vscode.Uri | undefined, extension: ".onnx" | ".onn
       source: source.toString(),
       destination: destination.toString(),
     });
-    vscode.window.showInformationMessage(`Wrote ${result.destination}`);
+    const warnings = result.warnings ?? [];
+    if (warnings.length > 0) {
+      const more = warnings.length > 1 ? ` (and ${warnings.length - 1} more)` : "";
+      vscode.window.showWarningMessage(
+        `Wrote ${result.destination}, a model that breaks ${warnings.length} rule(s): ${warnings[0]}${more}`,
+      );
+    } else {
+      vscode.window.showInformationMessage(`Wrote ${result.destination}`);
+    }
   } catch (error) {
     vscode.window.showErrorMessage(`Cannot convert ${parsed.base}: ${String(error)}`);
   }

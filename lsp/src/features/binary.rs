@@ -42,6 +42,10 @@ pub struct ConvertParams {
 pub struct ConvertResult {
     /// The path written.
     pub destination: String,
+    /// The rules of meaning the model breaks (`file:line: message`): it is converted as
+    /// written all the same, as `onnx convert` does.
+    #[serde(default)]
+    pub warnings: Vec<String>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -59,20 +63,30 @@ fn form_of(path: &Path) -> Result<Form, String> {
 }
 
 /// `onnx/convert`: what `onnx convert SOURCE DESTINATION` does, for editors. A text model
-/// with errors is not converted; the destination is written atomically.
+/// with syntax errors (or any that keep it from saying one exact model) is not converted; one
+/// that reads to a model breaking rules of meaning (undefined values, …) is, with those as
+/// warnings. The destination is written atomically.
 pub fn convert(params: &ConvertParams) -> Result<ConvertResult, String> {
     let source = file_path(&params.source).ok_or("the source is not a file URI")?;
     let destination = file_path(&params.destination).ok_or("the destination is not a file URI")?;
+    let mut warnings = Vec::new();
     let model = match form_of(&source)? {
         Form::Binary => binary::read_model(&source).map_err(|e| e.to_string())?,
         Form::Text => {
             let text = std::fs::read_to_string(&source).map_err(|e| format!("{}: {e}", source.display()))?;
             let analysis = analyze_text(&text);
-            if let Some(first) = analysis.diagnostics.iter().find(|d| d.severity == Severity::Error) {
-                let offset = span_of(first.anchor).start as usize;
+            let place = |d: &onnx_core::diagnostic::Diagnostic| {
+                let offset = span_of(d.anchor).start as usize;
                 let line = text.get(..offset).map_or(0, |t| t.matches('\n').count()) + 1;
-                return Err(format!("{}:{line}: {} (fix the errors first)", source.display(), first.message));
+                format!("{}:{line}: {}", source.display(), d.message)
+            };
+            let errors = analysis.diagnostics.iter().filter(|d| d.severity == Severity::Error);
+            if !analysis.readable
+                && let Some(first) = errors.clone().next()
+            {
+                return Err(format!("{} (fix the errors first)", place(first)));
             }
+            warnings = errors.map(place).collect();
             analysis.model
         }
     };
@@ -81,7 +95,7 @@ pub fn convert(params: &ConvertParams) -> Result<ConvertResult, String> {
         Form::Text => canonical::model(&model).into_bytes(),
     };
     write_atomically(&destination, |out| out.write_all(&bytes)).map_err(|e| e.to_string())?;
-    Ok(ConvertResult { destination: destination.display().to_string() })
+    Ok(ConvertResult { destination: destination.display().to_string(), warnings })
 }
 
 #[cfg(test)]

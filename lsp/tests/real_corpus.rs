@@ -1,0 +1,47 @@
+//! The editor's "open binary model as text" on every real exported model of the corpus
+//! (`tests/corpus/real`): `onnx/binaryToText` answers the canonical text, which the server
+//! then opens as a document with no syntax or lowering error (the text says the model
+//! exactly; findings about the model itself, such as inference warnings, may remain).
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::path::Path;
+
+use common::Harness;
+use serde_json::json;
+
+/// Codes of diagnostics about the text itself, as opposed to the model it describes.
+const TEXT_CODES: &[&str] = &["unexpected-token", "unexpected-end", "unterminated-string", "bad-embedded-proto"];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_real_model_opens_as_text() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/real").canonicalize().unwrap();
+    let mut models: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "onnx"))
+        .collect();
+    models.sort();
+    assert!(models.len() >= 12, "the real corpus is missing: {} models", models.len());
+    for model in &models {
+        // A server per model: each document is then version 1 of its own session.
+        let mut h = Harness::start(false).await;
+        let name = model.file_name().unwrap().to_string_lossy().into_owned();
+        let answer = h.request("onnx/binaryToText", json!({ "uri": format!("file://{}", model.display()) })).await;
+        assert!(answer.get("error").is_none(), "{name}: {answer}");
+        let text = answer["result"]["text"].as_str().unwrap().to_owned();
+        let decoded = onnx_core::binary::read_model(model).unwrap();
+        assert!(text == onnx_core::print::canonical::model(&decoded), "{name}: not the canonical text");
+        h.open(&text).await;
+        let diagnostics = h.diagnostics().await;
+        let about_text: Vec<_> = diagnostics
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["severity"] == json!(1) && TEXT_CODES.contains(&d["code"].as_str().unwrap_or("")))
+            .collect();
+        assert!(about_text.is_empty(), "{name}: the text does not read: {about_text:?}");
+    }
+}
