@@ -71,6 +71,9 @@ fn report(failures: Vec<String>, checked: usize) {
     );
 }
 
+/// The largest text that also gets comments inserted between its tokens.
+const COMMENTED_TEXT_LIMIT: usize = 1 << 20;
+
 #[test]
 fn canonical_texts_of_the_corpus_format_stably_to_the_same_model() {
     let mut rng = SplitMix64(0x5eed_f0a7);
@@ -81,9 +84,15 @@ fn canonical_texts_of_the_corpus_format_stably_to_the_same_model() {
         let bytes = std::fs::read(&path).expect("readable");
         let model = binary::decode_model(Bytes::from(bytes), &rel).expect("decodes");
         let text = print::canonical::model(&model);
-        checked += 2;
+        checked += 1;
         failures.extend(check(&rel, &text).err());
-        failures.extend(check(&format!("{rel} with comments"), &with_comments(&text, &mut rng)).err());
+        // Comments between the millions of numbers of a real model's weights would take the
+        // formatter off its fast path for number lists and the debug build minutes; the
+        // comment handling is the same on a small text.
+        if text.len() <= COMMENTED_TEXT_LIMIT {
+            checked += 1;
+            failures.extend(check(&format!("{rel} with comments"), &with_comments(&text, &mut rng)).err());
+        }
     }
     report(failures, checked);
     assert!(checked >= 2 * 1884);
@@ -102,9 +111,15 @@ fn texts_printed_by_onnx_format_stably_to_the_same_model() {
         if model_of(&text).is_err() {
             continue;
         }
-        checked += 2;
+        checked += 1;
         failures.extend(check(&rel, &text).err());
-        failures.extend(check(&format!("{rel} with comments"), &with_comments(&text, &mut rng)).err());
+        // Comments between the millions of numbers of a real model's weights would take the
+        // formatter off its fast path for number lists and the debug build minutes; the
+        // comment handling is the same on a small text.
+        if text.len() <= COMMENTED_TEXT_LIMIT {
+            checked += 1;
+            failures.extend(check(&format!("{rel} with comments"), &with_comments(&text, &mut rng)).err());
+        }
     }
     report(failures, checked);
     assert!(checked >= 2 * 1800, "only {checked} texts checked");

@@ -1,18 +1,11 @@
 //! `#@` annotations: fields of the next item that onnx's text cannot express. onnx reads
 //! them as comments, so a file that uses them still loads in onnx (without those fields).
 //!
-//! | item | keys |
-//! |---|---|
-//! | model (before the header) | `node_domain: unset` (nodes written without a domain leave the field unset) |
-//! | graph | `doc_string`, `metadata_props`, `name: unset` |
-//! | node | `doc_string`, `metadata_props`, `domain: unset` or `domain: "…"`, `overload: "…"` |
-//! | value declaration | `doc_string`, `metadata_props`, `denotation` (of its type) |
-//! | initializer, tensor value | `storage: raw`, `raw_data: b"…"`, `tensor_doc_string`, `tensor_metadata_props`, `segment: [begin, end]` |
-//! | attribute | `doc_string` |
-//! | function | `metadata_props` |
+//! Which item takes which key is listed in `docs/syntax.md` ("Annotations"); the readers
+//! of each item are in `from_ast.rs`, the writers in `print::canonical`.
 //!
 //! Texts are strings or `b"…"` byte strings (which may hold line breaks and any bytes);
-//! metadata is `["key": "value", …]`.
+//! metadata is `["key": "value", …]`, where either side may be `unset`.
 
 use onnx_syntax::ast::{self, AnnotationItem, AnnotationValue, LiteralKind};
 

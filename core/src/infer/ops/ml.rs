@@ -2,7 +2,7 @@
 
 use super::{Ctx, Outputs, tensor_of};
 use crate::infer::env::{dim, unknown_dim};
-use crate::ir::{DataType, DimValue, Dimension};
+use crate::ir::{DataType, DimValue, Dimension, Type, TypeValue};
 
 /// `ctx.opset` is the imported version of ai.onnx.ml here.
 pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
@@ -18,12 +18,57 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
             let targets = ctx.int("n_targets").map_or_else(unknown_dim, dim);
             Some(Outputs::one(tensor_of(ctx.elem(0), Some(vec![batch(), targets]))))
         }
+        "LinearClassifier" => Some(linear_classifier(ctx)),
+        "ZipMap" => Some(Outputs::one(zip_map(ctx))),
         "TreeEnsembleRegressor" | "LinearRegressor" => {
             let targets = ctx.int("n_targets").or_else(|| ctx.int("targets")).unwrap_or(1);
             Some(Outputs::one(tensor_of(float, Some(vec![batch(), dim(targets)]))))
         }
         _ => None,
     }
+}
+
+/// The label (`[N]`, strings or int64 as the class labels are) and the scores (`[N, E]`
+/// floats, E the class count: one per intercept, two for a binary model with one intercept).
+/// A 1-D input is one sample.
+fn linear_classifier(ctx: &Ctx<'_, '_>) -> Outputs {
+    let count = |name: &str, of: fn(&crate::ir::Attribute) -> usize| ctx.node.attribute(name).map_or(0, of);
+    let strings = count("classlabels_strings", |a| a.strings.len());
+    let ints = count("classlabels_ints", |a| a.ints.len());
+    let intercepts = count("intercepts", |a| a.floats.len());
+    let labels = if strings > 0 { strings } else { ints };
+    let classes = if intercepts == 1 && labels == 2 { 2 } else { intercepts };
+    let batch = match ctx.dims(0) {
+        Some([_]) => dim(1),
+        Some([n, _]) => n.clone(),
+        _ => unknown_dim(),
+    };
+    let label = if strings > 0 { DataType::String } else { DataType::Int64 };
+    let float = Some(DataType::Float as i32);
+    Outputs {
+        types: smallvec::smallvec![
+            Some(tensor_of(Some(label as i32), Some(vec![batch.clone()]))),
+            Some(tensor_of(float, Some(vec![batch, dim(i64::try_from(classes).unwrap_or(0))]))),
+        ],
+        values: Vec::new(),
+    }
+}
+
+/// A sequence of maps from class label (string or int64, as the labels given) to a float
+/// scalar.
+fn zip_map(ctx: &Ctx<'_, '_>) -> Type {
+    let given = |name: &str, of: fn(&crate::ir::Attribute) -> bool| ctx.node.attribute(name).is_some_and(of);
+    let key = if given("classlabels_int64s", |a| !a.ints.is_empty()) {
+        Some(DataType::Int64 as i32)
+    } else if given("classlabels_strings", |a| !a.strings.is_empty()) {
+        Some(DataType::String as i32)
+    } else {
+        None
+    };
+    let value = tensor_of(Some(DataType::Float as i32), Some(Vec::new()));
+    let map =
+        Type { value: Some(TypeValue::Map { key_type: key, value_type: Some(Box::new(value)) }), denotation: None };
+    super::sequence::sequence_of(map)
 }
 
 /// Version 2 on: the type of whichever `values_*` attribute is given. Version 1 maps

@@ -12,8 +12,17 @@ fn product(dims: &[Dimension]) -> Option<i64> {
     dims.iter().try_fold(1i64, |acc, d| acc.checked_mul(known_dim(d)?))
 }
 
+/// The product of dims as onnx multiplies them (`Dimension * Dimension` in its shape
+/// inference): known values multiply, a factor of 1 keeps the other factor (so a lone
+/// symbolic dim among ones stays itself: Flatten of `[N, 1152]` is `[N, 1152]`), anything
+/// else is unknown.
 fn product_dim(dims: &[Dimension]) -> Dimension {
-    product(dims).map_or_else(unknown_dim, dim)
+    dims.iter().fold(dim(1), |acc, d| match (&acc.value, &d.value) {
+        (Some(DimValue::Value(a)), Some(DimValue::Value(b))) => a.checked_mul(*b).map_or_else(unknown_dim, dim),
+        (Some(DimValue::Value(1)), _) => d.clone(),
+        (_, Some(DimValue::Value(1))) => acc,
+        _ => unknown_dim(),
+    })
 }
 
 pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
