@@ -134,6 +134,27 @@ pub fn read_model_and_bytes(
     }
 }
 
+/// Writes what `fill` produces to a file atomically, or to stdout for `-`, as it is produced
+/// (a spinner on a terminal when `size_hint`, the bytes expected, is big).
+pub fn write_streamed(
+    output: &str,
+    size_hint: u64,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), Failure> {
+    if output == "-" {
+        let stdout = std::io::stdout().lock();
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, stdout);
+        return match fill(&mut out).and_then(|()| out.flush()) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            Err(e) => Err(Failure::Usage(format!("<stdout>: cannot write: {e}"))),
+        };
+    }
+    let path = Path::new(output);
+    let _progress = crate::progress::stage_for_len(size_hint, &format!("writing {}", path.display()));
+    onnx_core::write_atomically(path, fill).map_err(|e| Failure::Usage(e.to_string()))
+}
+
 /// Writes encoded bytes to a file atomically, or to stdout for `-`.
 pub fn write_output(output: &str, bytes: &[u8]) -> Result<(), Failure> {
     if output == "-" {

@@ -627,3 +627,33 @@ fn strict_convert_refuses_a_text_that_breaks_rules_of_meaning() {
     assert_exit(&run(&["convert", broken.to_str().unwrap(), output.to_str().unwrap()]), 1);
     assert!(!output.exists());
 }
+
+/// `onnx check` on each inference bomb of tests/fixtures/bombs under a 1 GB address-space
+/// limit (`ulimit -v`): a verdict (exit 0 or 1), never an abort.
+#[test]
+fn inference_bombs_are_checked_within_a_memory_limit() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/bombs");
+    let mut bombs: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("bombs folder")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "onnxtxt"))
+        .collect();
+    bombs.sort();
+    assert!(bombs.len() >= 9, "the bomb fixtures are missing");
+    for bomb in bombs {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg("ulimit -v 1000000 && exec \"$0\" check \"$1\"")
+            .arg(env!("CARGO_BIN_EXE_onnx"))
+            .arg(&bomb)
+            .output()
+            .expect("sh runs");
+        let code = out.status.code();
+        assert!(
+            matches!(code, Some(0 | 1)),
+            "{}: exit {code:?}\n{}",
+            bomb.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

@@ -189,3 +189,28 @@ fn check_deep_subgraphs_in_a_big_model() {
     let mut model = analysis.model;
     assert!(onnx_core::infer::annotate(&mut model) > 2000);
 }
+
+/// The inference bombs of `tests/fixtures/bombs`: checking (with inference) allocates
+/// nothing near the sizes they declare.
+#[test]
+fn declared_sizes_do_not_make_inference_allocate() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bombs");
+    let mut bombs: Vec<_> = std::fs::read_dir(&dir)
+        .expect("bombs folder")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "onnxtxt"))
+        .collect();
+    bombs.sort();
+    assert!(bombs.len() >= 9, "the bomb fixtures are missing");
+    for path in bombs {
+        let text = std::fs::read_to_string(&path).expect("readable");
+        reset_largest_allocation();
+        let analysis = onnx_core::analysis::analyze_text(&text);
+        assert!(analysis.readable, "{}: {:?}", path.display(), analysis.diagnostics.first());
+        let options = onnx_core::check::CheckOptions { full_check: true, ..Default::default() };
+        let _ = onnx_core::check::check_model(&analysis.model, &options);
+        let _ = onnx_core::infer::infer_main_graph(&analysis.model);
+        let largest = largest_allocation();
+        assert!(largest < 1 << 20, "{}: allocated {largest} bytes at once", path.display());
+    }
+}

@@ -19,6 +19,11 @@ fn every_corpus_model_survives_canonical_text() {
         let original = std::fs::read(&path).expect("readable");
         let model = binary::decode_model(Bytes::from(original.clone()), &rel).expect("decodes");
         let text = print::canonical::model(&model);
+        let mut streamed = Vec::new();
+        print::canonical::write_model(&model, &mut streamed).expect("writes to memory");
+        if streamed != text.as_bytes() {
+            failures.push(format!("{rel}: the streamed text differs from the text"));
+        }
         printed += 1;
         let analysis = analyze_text(&text);
         // Name-resolution findings are about the model (the corpus has deliberately odd ones);

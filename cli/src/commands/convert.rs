@@ -8,7 +8,7 @@ use onnx_core::external;
 use onnx_core::ir::Model;
 
 use crate::failure::Failure;
-use crate::io::{Format, Input, ReadOptions, format_of, read_model, write_output};
+use crate::io::{Format, Input, ReadOptions, format_of, read_model, write_output, write_streamed};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -85,11 +85,21 @@ pub fn run(args: Args) -> Result<(), Failure> {
         external::externalize(&mut model, dir, location, args.size_threshold)
             .map_err(|e| Failure::Usage(format!("{}: {e}", args.output)))?;
     }
-    let bytes = match out_format {
-        Format::Binary => binary::encode_model(&model),
-        Format::Text => text_of(&model, args.style, &args.output)?,
-    };
-    write_output(&args.output, &bytes)
+    write_converted(&model, out_format, args.style, &args.output)
+}
+
+/// Writes the model in the output format. The canonical text is streamed to its file as it
+/// is printed (a model's text can be several times the size of the model).
+fn write_converted(model: &Model, format: Format, style: Style, output: &str) -> Result<(), Failure> {
+    match (format, style) {
+        (Format::Text, Style::Canonical) => {
+            write_streamed(output, onnx_core::print::estimated_len(model) as u64, |out| {
+                onnx_core::print::canonical::write_model(model, out)
+            })
+        }
+        (Format::Text, Style::Onnx) => write_output(output, &text_of(model, style, output)?),
+        (Format::Binary, _) => write_output(output, &binary::encode_model(model)),
+    }
 }
 
 /// `--reference-input`: big initializers become references into the input file itself.
@@ -121,11 +131,7 @@ fn convert_referencing_input(
     let mut model = binary::decode_model(data.clone(), &label)?;
     // References the model already has are relative to the same directory: they stay valid.
     external::reference_source(&mut model, &data, location, args.size_threshold);
-    let bytes = match out_format {
-        Format::Binary => binary::encode_model(&model),
-        Format::Text => text_of(&model, args.style, &args.output)?,
-    };
-    write_output(&args.output, &bytes)
+    write_converted(&model, out_format, args.style, &args.output)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -38,7 +38,13 @@ impl Known {
 }
 
 /// Larger constant tensors are not tracked: data propagation is for shape computations.
-const MAX_TRACKED_ELEMENTS: usize = 64;
+pub const MAX_TRACKED_ELEMENTS: usize = 64;
+
+/// The largest rank inference builds from a declared count (the length of a shape input
+/// whose values are not known). Real models stay far below it; a hostile one that declares
+/// `int64[1000000000000]` as Reshape's shape must not make inference allocate a dimension
+/// per declared element: the result's rank is then unknown.
+pub const MAX_RANK: usize = 1024;
 
 /// What inference knows about the values of one number space (see [`ValueNumbers`]): the
 /// model's graphs, or one function call's body. Values are looked up by number, which
@@ -293,6 +299,12 @@ pub fn known_dim(d: &Dimension) -> Option<i64> {
 
 pub fn unknown_dim() -> Dimension {
     Dimension::default()
+}
+
+/// `count` unknown dims, or nothing (unknown rank) when `count` is negative or above
+/// [`MAX_RANK`].
+pub fn unknown_dims(count: i64) -> Option<Vec<Dimension>> {
+    usize::try_from(count).ok().filter(|&n| n <= MAX_RANK).map(|n| vec![unknown_dim(); n])
 }
 
 /// A tensor type; `dims: None` is an unknown rank.

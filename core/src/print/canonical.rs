@@ -20,6 +20,7 @@
 //! Inside the printer, [`Unsupported`] is how a readable form says it cannot hold a part, so
 //! that the caller embeds that part instead; it never leaves this module.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use super::bulk;
@@ -48,16 +49,56 @@ const OP_PLACEHOLDER: &str = "_";
 /// Prints a model in the canonical style. Every model prints, and reads back to the same
 /// model (see the module comment for how unusual fields are written).
 pub fn model(m: &Model) -> String {
-    let mut p = Printer { m, out: super::output_for(m), domain_unset_default: false };
+    let mut p = Printer { m, out: super::output_for(m), domain_unset_default: false, sink: None, capturing: 0 };
     p.model();
     p.out
 }
 
-struct Printer<'m> {
+/// [`model`], written to `sink` as it is printed: the text of a big model (hundreds of
+/// megabytes of numbers) is never whole in memory, only the text of one tensor at a time.
+/// The bytes are exactly those [`model`] returns.
+pub fn write_model(m: &Model, sink: &mut dyn std::io::Write) -> std::io::Result<()> {
+    let sink = Sink { out: sink, error: None };
+    let mut p = Printer { m, out: String::new(), domain_unset_default: false, sink: Some(sink), capturing: 0 };
+    p.model();
+    let (rest, sink) = (p.out, p.sink);
+    match sink {
+        Some(mut sink) => {
+            sink.write(&rest);
+            sink.error.map_or(Ok(()), Err)
+        }
+        None => Ok(()),
+    }
+}
+
+/// Where a streaming printer writes; the first error is kept and later writes are skipped.
+struct Sink<'w> {
+    out: &'w mut dyn std::io::Write,
+    error: Option<std::io::Error>,
+}
+
+impl Sink<'_> {
+    fn write(&mut self, text: &str) {
+        if self.error.is_none()
+            && let Err(e) = self.out.write_all(text.as_bytes())
+        {
+            self.error = Some(e);
+        }
+    }
+}
+
+/// Text held back before it is written to the sink (whole lines).
+const DRAIN_AT: usize = 1 << 20;
+
+struct Printer<'m, 's> {
     m: &'m Model,
     out: String,
     /// Nodes without a written domain leave it unset (`#@ node_domain: unset`).
     domain_unset_default: bool,
+    /// Where finished lines go when streaming ([`write_model`]).
+    sink: Option<Sink<'s>>,
+    /// While a subgraph is printed into a buffer of its own, nothing may be written out.
+    capturing: usize,
 }
 
 /// A name as text; names that are not UTF-8 have no text form yet.
@@ -197,7 +238,7 @@ impl Notes {
     }
 }
 
-impl Printer<'_> {
+impl Printer<'_, '_> {
     fn model(&mut self) {
         let m = self.m;
         // The domain most nodes have decides the default, so few nodes need an annotation.
@@ -310,20 +351,20 @@ impl Printer<'_> {
         self.list("(", ")", &inputs, indent);
         self.out.push_str(" => ");
         self.list("(", ")", &outputs, indent);
-        let mut locals = Vec::new();
-        for &t in &g.initializers {
-            locals.push(self.initializer(&self.m.tensors[t], indent + 2));
-        }
-        for v in &g.value_info {
-            locals.push(self.value_info(v, indent + 2));
-        }
-        if !locals.is_empty() {
+        let (initializers, value_info) = (g.initializers.len(), g.value_info.len());
+        if initializers + value_info > 0 {
             self.out.push(' ');
-            self.list("<", ">", &locals, indent);
+            self.list_with("<", ">", initializers + value_info, indent, |p, i| {
+                Cow::Owned(match g.initializers.get(i) {
+                    Some(&t) => p.initializer(&p.m.tensors[t], indent + 2),
+                    None => p.value_info(&g.value_info[i - initializers], indent + 2),
+                })
+            });
         }
         self.out.push_str(" {\n");
         for &n in &g.nodes {
             self.node(n, indent + 2);
+            self.drain();
         }
         self.out.push_str(&" ".repeat(indent));
         self.out.push('}');
@@ -332,12 +373,36 @@ impl Printer<'_> {
     /// `open items close` on one line when it fits and no item carries an annotation line,
     /// one item per line otherwise.
     fn list(&mut self, open: &str, close: &str, items: &[String], indent: usize) {
+        self.list_with(open, close, items.len(), indent, |_, i| Cow::Borrowed(items[i].as_str()));
+    }
+
+    /// [`Self::list`] of `count` items made by `make` one at a time, as they are written: an
+    /// initializer's text can be a hundred megabytes, and only one is held at once. Items are
+    /// made ahead only while the list might still fit on one line.
+    fn list_with<'i>(
+        &mut self,
+        open: &str,
+        close: &str,
+        count: usize,
+        indent: usize,
+        make: impl Fn(&Self, usize) -> Cow<'i, str>,
+    ) {
         let line_start = self.out.rfind('\n').map_or(0, |i| i + 1);
         let current = self.out.len() - line_start;
-        // Measured before joining: an item can be a tensor of a hundred megabytes.
-        let flat_len = items.iter().map(String::len).sum::<usize>() + 2 * items.len().saturating_sub(1);
-        if current + flat_len + 2 <= WIDTH && !items.iter().any(|i| i.contains('\n')) {
-            let flat = items.join(", ");
+        let mut made = Vec::new();
+        let mut flat_len = 2 * count.saturating_sub(1);
+        let mut fits = true;
+        while made.len() < count {
+            let item = make(self, made.len());
+            flat_len += item.len();
+            fits = current + flat_len + 2 <= WIDTH && !item.contains('\n');
+            made.push(item);
+            if !fits {
+                break;
+            }
+        }
+        if fits {
+            let flat = made.join(", ");
             // `w =` (an initializer without data) before `>` would read as `=>`.
             let space = if flat.ends_with('=') { " " } else { "" };
             let _ = write!(self.out, "{open}{flat}{space}{close}");
@@ -345,18 +410,49 @@ impl Printer<'_> {
         }
         self.out.push_str(open);
         self.out.push('\n');
-        for (i, item) in items.iter().enumerate() {
-            if !item.starts_with(' ') {
-                self.out.push_str(&" ".repeat(indent + 2));
-            }
-            self.out.push_str(item);
-            if i + 1 < items.len() {
-                self.out.push(',');
-            }
-            self.out.push('\n');
+        let ahead = made.len();
+        for (i, item) in made.into_iter().enumerate() {
+            self.list_item(&item, indent, i + 1 < count);
+        }
+        for i in ahead..count {
+            let item = make(self, i);
+            self.list_item(&item, indent, i + 1 < count);
         }
         self.out.push_str(&" ".repeat(indent));
         self.out.push_str(close);
+    }
+
+    /// One item of a list written one item per line.
+    fn list_item(&mut self, item: &str, indent: usize, comma: bool) {
+        if !item.starts_with(' ') {
+            self.out.push_str(&" ".repeat(indent + 2));
+        }
+        match self.sink.as_mut() {
+            // A big item goes straight out, after what is before it on its line.
+            Some(sink) if self.capturing == 0 && item.len() >= DRAIN_AT => {
+                sink.write(&self.out);
+                self.out.clear();
+                sink.write(item);
+            }
+            _ => self.out.push_str(item),
+        }
+        if comma {
+            self.out.push(',');
+        }
+        self.out.push('\n');
+        self.drain();
+    }
+
+    /// When streaming, writes the finished lines held once there are enough of them; the
+    /// current line stays, so that layout can still measure it.
+    fn drain(&mut self) {
+        if self.capturing > 0 || self.out.len() < DRAIN_AT {
+            return;
+        }
+        let Some(sink) = self.sink.as_mut() else { return };
+        let Some(last_break) = self.out.rfind('\n') else { return };
+        sink.write(&self.out[..=last_break]);
+        self.out.drain(..=last_break);
     }
 
     /// `type name`, with any annotation line before it (then the item starts with the
@@ -644,7 +740,9 @@ impl Printer<'_> {
         }
         // Print the graph(s) into a fresh buffer at this indentation.
         let saved = std::mem::take(&mut self.out);
+        self.capturing += 1;
         let result = self.attribute_graph_value(a, indent);
+        self.capturing -= 1;
         let text = std::mem::replace(&mut self.out, saved);
         match result {
             Ok(()) => text,
@@ -1024,6 +1122,9 @@ fn typed_values(t: &Tensor, dt: DataType, indent: usize) -> Option<String> {
     }
 }
 
+/// Spare capacity for what is put in front of a long value list.
+const HEAD_ROOM: usize = 4096;
+
 /// `{a, b}` when short, else filled into lines of at most [`WIDTH`] columns below the item
 /// at `indent`.
 fn pack(texts: &bulk::Texts, indent: usize) -> String {
@@ -1044,7 +1145,9 @@ fn pack(texts: &bulk::Texts, indent: usize) -> String {
     let count = texts.count();
     // The texts come joined by `, `, as they are written inside a line: each line is one
     // copy of a run of them (a value at a time would be millions of small copies).
-    let mut lines = String::with_capacity(joined_len + joined_len / 80 * (pad + 2) + pad + indent + 8);
+    // Room in front too: the item's head (`float[…] name =`) and annotations are inserted
+    // before the values, which must not make a hundred megabytes move to a new allocation.
+    let mut lines = String::with_capacity(joined_len + joined_len / 80 * (pad + 2) + pad + indent + 8 + HEAD_ROOM);
     lines.push_str("{\n");
     let mut line_len = 0usize;
     let mut seen = 0usize;
@@ -1113,6 +1216,34 @@ mod tests {
         }
         out.push_str(&format!("{pad}{line}\n{}}}", " ".repeat(indent)));
         out
+    }
+
+    #[test]
+    fn streamed_text_is_the_text() {
+        // Big tensors at the top level (written straight out) and in a subgraph (printed into
+        // a buffer of its own, which must not leak out early), and enough nodes to drain.
+        let big = |n: usize| (0..n).map(|i| (i % 97).to_string()).collect::<Vec<_>>().join(", ");
+        let mut text = format!(
+            "<ir_version: 8, opset_import: [\"\" : 17]>\ng (bool c, float[300000] x) => (float[300000] y) <\n  \
+             float[300000] w = {{{}}},\n  float[3] small = {{1, 2, 3}}\n> {{\n  t = Add(x, w)\n",
+            big(300_000)
+        );
+        for i in 0..20_000 {
+            text.push_str(&format!("  t{i} = Relu(t)\n"));
+        }
+        text.push_str(&format!(
+            "  y = If(c) <then_branch: graph = th () => (float[300000] o) {{\n    o = Constant <value: tensor = \
+             float[300000] {{{}}}> ()\n  }}, else_branch: graph = el () => (float[300000] o) {{\n    o = Identity(x)\n  \
+             }}>\n}}\n",
+            big(300_000)
+        ));
+        let analysis = crate::analysis::analyze_text(&text);
+        assert!(analysis.readable, "{:?}", analysis.diagnostics.first());
+        let whole = model(&analysis.model);
+        assert!(whole.len() > 2 * DRAIN_AT);
+        let mut streamed = Vec::new();
+        write_model(&analysis.model, &mut streamed).expect("writes to memory");
+        assert!(streamed == whole.as_bytes(), "the streamed text differs");
     }
 
     #[test]

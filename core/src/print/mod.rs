@@ -13,7 +13,7 @@ mod shortest_f32;
 /// About how long a model's text will be, to size the output once: a big model's text is
 /// almost all tensor values (a printed f32 takes about 11 bytes with its comma). Guessing
 /// high costs nothing until written; growing a 100 MB string by doubling copies it twice.
-pub(crate) fn estimated_len(m: &crate::ir::Model) -> usize {
+pub fn estimated_len(m: &crate::ir::Model) -> usize {
     let values: usize = m
         .tensors
         .iter()

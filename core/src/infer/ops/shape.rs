@@ -3,7 +3,9 @@
 
 use super::{Ctx, Outputs, narrow, normalize_axis, tensor_of};
 use crate::infer::broadcast::broadcast;
-use crate::infer::env::{Known, dim, known_dim, tensor_type, tensor_values, unknown_dim};
+use crate::infer::env::{
+    Known, MAX_TRACKED_ELEMENTS, dim, known_dim, tensor_type, tensor_values, unknown_dim, unknown_dims,
+};
 use crate::ir::{AttributeValue, DataType, DimValue, Dimension};
 
 const INT64: i32 = DataType::Int64 as i32;
@@ -65,10 +67,7 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
         "Expand" => {
             // Unknown target values of a known count still give the rank.
             let count = ctx.dims(1).and_then(|d| d.first()).and_then(known_dim);
-            let target = ctx
-                .value(1)
-                .map(Known::as_dims)
-                .or_else(|| count.map(|n| vec![unknown_dim(); usize::try_from(n).unwrap_or(0)]));
+            let target = ctx.value(1).map(Known::as_dims).or_else(|| count.and_then(unknown_dims));
             let out = match (ctx.dims(0), target) {
                 (Some(d), Some(t)) => broadcast(&[d, &t]),
                 _ => None,
@@ -81,10 +80,7 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
                 None => Some(DataType::Float as i32),
             };
             let count = ctx.dims(0).and_then(|d| d.first()).and_then(known_dim);
-            let dims = ctx
-                .value(0)
-                .map(Known::as_dims)
-                .or_else(|| count.map(|n| vec![unknown_dim(); usize::try_from(n).unwrap_or(0)]));
+            let dims = ctx.value(0).map(Known::as_dims).or_else(|| count.and_then(unknown_dims));
             Some(Outputs::one(tensor_of(elem, dims)))
         }
         "Gather" => gather(ctx),
@@ -168,7 +164,7 @@ fn reshape(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
     let elem = ctx.elem(0);
     let Some(target) = ctx.value(1) else {
         let rank = ctx.input(1).and_then(|(_, d)| d).and_then(|d| d.first()).and_then(known_dim);
-        let dims = rank.map(|r| vec![unknown_dim(); r.max(0) as usize]);
+        let dims = rank.and_then(|r| unknown_dims(r.max(0)));
         return Some(Outputs::one(tensor_of(elem, dims)));
     };
     let input = ctx.dims(0);
@@ -251,7 +247,11 @@ fn concat(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
         .map(|i| match ctx.value(i) {
             Some(k) => Some(k.elements.clone()),
             None => match ctx.dims(i) {
-                Some([n]) => known_dim(n).and_then(|n| usize::try_from(n).ok()).map(|n| vec![None; n]),
+                // Not for a long one: data propagation is for short shape vectors.
+                Some([n]) => known_dim(n)
+                    .and_then(|n| usize::try_from(n).ok())
+                    .filter(|&n| n <= MAX_TRACKED_ELEMENTS)
+                    .map(|n| vec![None; n]),
                 _ => None,
             },
         })

@@ -2,7 +2,7 @@
 //! Col2Im, MaxUnpool, ImageDecoder.
 
 use super::{Ctx, Outputs, first_known, narrow, normalize_axis, tensor_of};
-use crate::infer::env::{Known, dim, known_dim, unknown_dim};
+use crate::infer::env::{Known, dim, known_dim, unknown_dim, unknown_dims};
 use crate::ir::{DataType, Dimension};
 
 pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
@@ -48,7 +48,7 @@ fn affine_grid(ctx: &Ctx<'_, '_>) -> Option<Vec<Dimension>> {
     let count = ctx.dims(1).and_then(|d| d.first()).and_then(known_dim)?;
     let size: Vec<Dimension> = match ctx.value(1) {
         Some(k) => k.as_dims(),
-        None => vec![unknown_dim(); usize::try_from(count).ok()?],
+        None => unknown_dims(count)?,
     };
     let spatial = match size.len() {
         4 => 2,
@@ -68,7 +68,7 @@ fn col2im(ctx: &Ctx<'_, '_>) -> Option<Vec<Dimension>> {
     let spatial = ctx.dims(1).and_then(|d| d.first()).and_then(known_dim)?;
     let image: Vec<Dimension> = match ctx.value(1) {
         Some(k) => k.as_dims(),
-        None => vec![unknown_dim(); usize::try_from(spatial).ok()?],
+        None => unknown_dims(spatial)?,
     };
     let block = ctx.value(2).and_then(Known::ints).and_then(|b| b.iter().try_fold(1i64, |a, &v| a.checked_mul(v)));
     let channels = match (input.get(1).and_then(known_dim), block) {
@@ -127,7 +127,7 @@ fn resize(op: &str, ctx: &Ctx<'_, '_>) -> Option<Vec<Dimension>> {
     let sizes = if modern && ctx.has_input(3) {
         ctx.value(3).map(|k| k.as_dims()).or_else(|| {
             let count = ctx.dims(3).and_then(|d| d.first()).and_then(known_dim)?;
-            Some(vec![unknown_dim(); usize::try_from(count).ok()?])
+            unknown_dims(count)
         })
     } else {
         None
