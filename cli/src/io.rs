@@ -134,6 +134,35 @@ pub fn read_model_and_bytes(
     }
 }
 
+/// The files a command reading `input` must never write over: the input itself and the side
+/// files its tensors live in (writing over them destroys the data the output refers to).
+pub fn protected_files(input: &Input, model: &Model) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    if let Input::File(path) = input {
+        files.push(path.clone());
+    }
+    if let Some(dir) = input.model_dir() {
+        files.extend(onnx_core::external::referenced_files(model, &dir));
+    }
+    files
+}
+
+/// Refuses to write `output` (a file path, or `-`) when it is one of `protected`, compared
+/// as files (device and inode, through links), not as names.
+pub fn refuse_to_overwrite(output: &str, protected: &[PathBuf], what: &str) -> Result<(), Failure> {
+    if output == "-" {
+        return Ok(());
+    }
+    match onnx_core::overwritten(Path::new(output), protected) {
+        Some(file) => Err(Failure::Usage(format!(
+            "{output}: refusing to write {what} over {}, which holds the model being read or data it \
+             refers to; write it elsewhere",
+            file.display()
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Writes what `fill` produces to a file atomically, or to stdout for `-`, as it is produced
 /// (a spinner on a terminal when `size_hint`, the bytes expected, is big).
 pub fn write_streamed(

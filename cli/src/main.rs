@@ -4,26 +4,30 @@
 //! printed); 2 usage or I/O error. Every message names the file and what is wrong.
 
 /// `println!` that ignores a closed stdout (`onnx check … | head -1`): a reader that stopped
-/// reading is not our error, and `println!` would panic on it.
+/// reading is not our error, and `println!` would panic on it. Control characters (names in
+/// a hostile model can hold terminal escape sequences) are written escaped.
 macro_rules! outln {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stdout(), $($arg)*);
+        let line = format!($($arg)*);
+        let _ = writeln!(std::io::stdout(), "{}", crate::printable::printable(&line));
     }};
 }
 
 /// `eprintln!` that ignores a closed stderr (`onnx convert … 2>&1 | head -1`), for the same
-/// reason.
+/// reason, and escapes control characters likewise.
 macro_rules! errln {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
+        let line = format!($($arg)*);
+        let _ = writeln!(std::io::stderr(), "{}", crate::printable::printable(&line));
     }};
 }
 
 mod commands;
 mod failure;
 mod io;
+mod printable;
 mod progress;
 mod report;
 
@@ -58,6 +62,12 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     failure::install_panic_hook();
+    // Destructors do not run when a signal ends the process: remove the temporary files of
+    // unfinished writes ourselves (the targets were never touched).
+    let _ = ctrlc::set_handler(|| {
+        onnx_core::remove_unfinished();
+        std::process::exit(130);
+    });
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {

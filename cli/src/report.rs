@@ -69,7 +69,11 @@ const MAX_SHOWN: usize = 50;
 const MAX_LINE: usize = 240;
 
 fn render_text(path: &str, source: &str, diagnostics: &[Diagnostic]) {
-    let file = SimpleFile::new(path, source);
+    // Shown with control characters replaced (the same byte length, so spans stay valid).
+    let shown = crate::printable::printable_source(source);
+    let source = shown.as_ref();
+    let path = crate::printable::printable(path);
+    let file = SimpleFile::new(path.as_ref(), source);
     let choice =
         if std::io::stderr().is_terminal() { termcolor::ColorChoice::Auto } else { termcolor::ColorChoice::Never };
     let mut out = termcolor::StandardStream::stderr(choice);
@@ -77,7 +81,7 @@ fn render_text(path: &str, source: &str, diagnostics: &[Diagnostic]) {
     for d in diagnostics.iter().take(MAX_SHOWN) {
         let span = span_of(d.anchor);
         if on_long_line(source, span.start as usize) {
-            render_excerpt(path, source, d);
+            render_excerpt(&path, source, d);
             continue;
         }
         let severity = match d.severity {
@@ -87,9 +91,11 @@ fn render_text(path: &str, source: &str, diagnostics: &[Diagnostic]) {
         let mut labels = vec![Label::primary((), clamp(span.start, source)..clamp(span.end, source))];
         for (anchor, message) in &d.related {
             let s = span_of(*anchor);
+            let message = crate::printable::printable(message).into_owned();
             labels.push(Label::secondary((), clamp(s.start, source)..clamp(s.end, source)).with_message(message));
         }
-        let report = Report::new(severity).with_code(d.code).with_message(&d.message).with_labels(labels);
+        let message = crate::printable::printable(&d.message);
+        let report = Report::new(severity).with_code(d.code).with_message(message).with_labels(labels);
         // A failure to write to stderr leaves nothing better to do.
         let _ = term::emit_to_write_style(&mut out, &config, &file, &report);
     }

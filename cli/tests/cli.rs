@@ -657,3 +657,139 @@ fn inference_bombs_are_checked_within_a_memory_limit() {
         );
     }
 }
+
+/// A model with one big initializer (kept in `raw_data`), as bytes.
+fn model_with_weights(dir: &Path) -> PathBuf {
+    let text = dir.join("w.onnxtxt");
+    let values = (0..2048).map(|i| (i % 7).to_string()).collect::<Vec<_>>().join(", ");
+    std::fs::write(
+        &text,
+        format!(
+            "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[2048] x) => (float[2048] y) <\n  #@ storage: raw\n  \
+             float[2048] w = {{{values}}}\n> {{\n  y = Add(x, w)\n}}\n"
+        ),
+    )
+    .expect("fixture written");
+    let model = dir.join("big.onnx");
+    assert_exit(&run(&["convert", text.to_str().expect("UTF-8 path"), model.to_str().expect("UTF-8 path")]), 0);
+    model
+}
+
+#[test]
+fn writes_never_destroy_the_input_or_the_data_it_refers_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = model_with_weights(dir.path());
+    let original = std::fs::read(&model).unwrap();
+    let m = model.to_str().unwrap();
+    // The output is the input, with references into it.
+    let out = run(&["convert", m, m, "--reference-input"]);
+    assert_exit(&out, 2);
+    assert!(text(&out.stderr).contains("refusing to write"), "{}", text(&out.stderr));
+    // The output is the input.
+    assert_exit(&run(&["convert", m, m]), 2);
+    // The text view refers into big.onnx; converting it back over big.onnx would destroy the
+    // very bytes it refers to.
+    let view = dir.path().join("big.onnxtxt");
+    assert_exit(&run(&["convert", m, view.to_str().unwrap(), "--reference-input"]), 0);
+    let out = run(&["convert", view.to_str().unwrap(), m]);
+    assert_exit(&out, 2);
+    assert!(text(&out.stderr).contains("big.onnx"), "{}", text(&out.stderr));
+    // --external-data naming the input.
+    let elsewhere = dir.path().join("other.onnx");
+    assert_exit(&run(&["convert", m, elsewhere.to_str().unwrap(), "--external-data", "big.onnx"]), 2);
+    // infer over a side file the model's tensors live in.
+    assert_exit(&run(&["infer", view.to_str().unwrap(), m]), 2);
+    assert_eq!(std::fs::read(&model).unwrap(), original, "the input was changed");
+    // The documented round trip still works when written elsewhere.
+    let back = dir.path().join("back.onnx");
+    assert_exit(&run(&["convert", view.to_str().unwrap(), back.to_str().unwrap(), "--embed-external"]), 0);
+    assert_eq!(std::fs::read(&back).unwrap(), original);
+}
+
+#[test]
+fn a_fifo_output_is_written_to_not_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs");
+    assert!(made.success());
+    let reader_path = fifo.clone();
+    let reader = std::thread::spawn(move || std::fs::read(reader_path).unwrap());
+    let model = corpus("handmade/small_cnn.onnx");
+    assert_exit(&run(&["convert", model.to_str().unwrap(), fifo.to_str().unwrap(), "--to", "text"]), 0);
+    let received = reader.join().unwrap();
+    assert!(String::from_utf8_lossy(&received).contains("Conv"), "the reader got the text");
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO was replaced");
+}
+
+#[test]
+fn fmt_in_place_keeps_links_mode_and_read_only_files() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = tempfile::tempdir().unwrap();
+    let messy = "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[2] x) => (float[2] y) {\n y=Relu(x)\n}\n";
+    let file = dir.path().join("m.onnxtxt");
+    // A hard link: both names still name one file, formatted.
+    std::fs::write(&file, messy).unwrap();
+    let twin = dir.path().join("twin.onnxtxt");
+    std::fs::hard_link(&file, &twin).unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
+    assert_exit(&run(&["fmt", file.to_str().unwrap()]), 0);
+    let formatted = std::fs::read_to_string(&file).unwrap();
+    assert_ne!(formatted, messy);
+    assert_eq!(std::fs::read_to_string(&twin).unwrap(), formatted, "the hard link was split");
+    let meta = std::fs::metadata(&file).unwrap();
+    assert_eq!(meta.ino(), std::fs::metadata(&twin).unwrap().ino());
+    assert_eq!(meta.permissions().mode() & 0o777, 0o640, "the mode was reset");
+    // A symbolic link: the file it points to is formatted, the link stays a link.
+    let target = dir.path().join("target.onnxtxt");
+    std::fs::write(&target, messy).unwrap();
+    let link = dir.path().join("link.onnxtxt");
+    std::os::unix::fs::symlink("target.onnxtxt", &link).unwrap();
+    assert_exit(&run(&["fmt", link.to_str().unwrap()]), 0);
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link was replaced");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), formatted);
+    // A read-only file is refused and left alone.
+    let locked = dir.path().join("locked.onnxtxt");
+    std::fs::write(&locked, messy).unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let out = run(&["fmt", locked.to_str().unwrap()]);
+    assert_exit(&out, 2);
+    assert!(text(&out.stderr).contains("read-only"), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(&locked).unwrap(), messy);
+    // A new output file gets the usual mode, not a temporary file's 0600.
+    let fresh = dir.path().join("fresh.onnx");
+    assert_exit(&run(&["convert", file.to_str().unwrap(), fresh.to_str().unwrap()]), 0);
+    assert_ne!(std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o777, 0o600);
+}
+
+/// Names holding terminal escape sequences (as a hostile model can) are shown escaped by
+/// `info` and `check`, on stdout and stderr, for binary and text models.
+#[test]
+fn escape_sequences_in_names_never_reach_the_terminal() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let source = dir.path().join("evil.onnxtxt");
+    std::fs::write(
+        &source,
+        "<ir_version: 8, opset_import: [\"\" : 17], producer_name: b\"p\\x1b]0;title\\x07\">\n\
+         g (float[2] b\"in\\x1b[2J\\x9b\") => (float[2] b\"out\\x1b[31m\") {\n  \
+         b\"out\\x1b[31m\" = Add(b\"in\\x1b[2J\\x9b\", b\"gone\\x1b[5m\")\n}\n",
+    )
+    .expect("written");
+    let binary = dir.path().join("evil.onnx");
+    assert_exit(&run(&["convert", source.to_str().expect("UTF-8"), binary.to_str().expect("UTF-8")]), 0);
+    for model in [&source, &binary] {
+        for command in ["info", "check"] {
+            let out = run(&[command, model.to_str().expect("UTF-8")]);
+            for (stream, bytes) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+                assert!(
+                    !bytes.iter().any(|&b| b == 0x1b || b == 0x07),
+                    "{command} {}: a control character on {stream}:\n{}",
+                    model.display(),
+                    text(bytes)
+                );
+            }
+            let shown = format!("{}{}", text(&out.stdout), text(&out.stderr));
+            assert!(shown.contains("\\u{1b}"), "{command}: the escaped name is not shown:\n{shown}");
+        }
+    }
+}

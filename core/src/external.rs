@@ -136,6 +136,23 @@ pub fn location_components(location: &Str) -> Result<Vec<PathBuf>, Reason> {
     Ok(parts)
 }
 
+/// The side files the model's external tensors name, resolved against `base_dir` (each
+/// once; locations that could leave the directory are left out, since nothing reads them).
+pub fn referenced_files(model: &Model, base_dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = external_tensors(model)
+        .filter_map(|id| parse_ref(&model.tensors[id]).ok())
+        .filter_map(|r| location_components(&r.location).ok())
+        .map(|components| {
+            let mut path = base_dir.to_owned();
+            path.extend(components);
+            path
+        })
+        .collect();
+    files.sort();
+    files.dedup();
+    files
+}
+
 /// Reads external tensor bytes for one model directory, mapping each side file once.
 #[derive(Debug)]
 pub struct ExternalReader {

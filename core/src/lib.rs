@@ -26,4 +26,4 @@ pub mod source_map;
 pub mod summary;
 mod write;
 
-pub use write::{WriteError, write_atomically};
+pub use write::{FileState, WriteError, WriteOptions, overwritten, remove_unfinished, write_atomically, write_file};

@@ -1,8 +1,26 @@
-//! Atomic file output: nothing is ever half-written. Output goes to a temporary file in the
-//! target's directory and is renamed over the target only once it is complete and flushed.
+//! File output that never destroys data. Output goes to a temporary file beside the target
+//! and replaces the target only once it is complete and flushed, so a failed or interrupted
+//! command leaves the old file as it was. Around that, the target is treated as the user
+//! meant it:
+//!
+//! * a symbolic link is written through: the file it points to is replaced, the link stays;
+//! * a file with other hard links is overwritten in place, once the new content is complete
+//!   in the temporary file, so every name keeps seeing the same file;
+//! * the file's mode (and, where the process may, its owner) is kept; a new file gets the
+//!   usual mode (0666 less the umask), not the temporary file's 0600;
+//! * a read-only file is refused, as `cp` or an editor would, rather than replaced;
+//! * something that is not a regular file (`/dev/null`, a FIFO, a terminal) is written to
+//!   directly, never replaced by a regular file;
+//! * [`WriteOptions::unchanged_since`] refuses to replace a file that changed since it was
+//!   read (an edit saved while `onnx fmt` ran);
+//! * temporary files still being written are listed, so that a signal handler can remove
+//!   them ([`remove_unfinished`]) before the process ends.
 
+use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 #[derive(Debug, thiserror::Error)]
 #[error("{path}: cannot write: {source}")]
@@ -12,20 +30,267 @@ pub struct WriteError {
     pub source: io::Error,
 }
 
-/// Writes `path` by calling `fill` on a temporary file beside it, then renaming.
+/// What a file was when it was read, to tell whether it changed since.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileState {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    modified_ns: i128,
+}
+
+impl FileState {
+    /// The state of the file at `path` (following symbolic links).
+    pub fn of(path: &Path) -> io::Result<FileState> {
+        Ok(FileState::from(&fs::metadata(path)?))
+    }
+}
+
+impl From<&fs::Metadata> for FileState {
+    fn from(m: &fs::Metadata) -> FileState {
+        FileState {
+            dev: m.dev(),
+            ino: m.ino(),
+            len: m.size(),
+            modified_ns: i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WriteOptions {
+    /// Refuse to replace the target if it is no longer in this state.
+    pub unchanged_since: Option<FileState>,
+}
+
+/// Writes `path` by calling `fill` on a temporary file beside it, then replacing the target
+/// (see the module comment for links, modes and special files).
 pub fn write_atomically(path: &Path, fill: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<(), WriteError> {
+    write_file(path, WriteOptions::default(), fill)
+}
+
+/// [`write_atomically`] with options.
+pub fn write_file(
+    path: &Path,
+    options: WriteOptions,
+    fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> Result<(), WriteError> {
+    let target = through_links(path).map_err(|source| WriteError { path: path.to_owned(), source })?;
     let err = |source| WriteError { path: path.to_owned(), source };
-    let dir = match path.parent() {
+    let existing = match fs::metadata(&target) {
+        Ok(m) => Some(m),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(err(e)),
+    };
+    if let Some(m) = &existing {
+        if m.is_dir() {
+            return Err(err(io::Error::new(io::ErrorKind::IsADirectory, "it is a directory")));
+        }
+        if !m.is_file() {
+            return write_directly(&target, fill).map_err(err);
+        }
+        if m.permissions().mode() & 0o222 == 0 {
+            return Err(err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                "the file is read-only; make it writable to replace it",
+            )));
+        }
+    }
+    let unchanged = |now: Option<&fs::Metadata>| match (options.unchanged_since, now) {
+        (Some(expected), Some(m)) if FileState::from(m) != expected => Err(err(io::Error::other(
+            "the file changed since it was read (saved by another program?); it is left as it is",
+        ))),
+        (Some(_), None) => Err(err(io::Error::other("the file was removed since it was read; not written again"))),
+        _ => Ok(()),
+    };
+    unchanged(existing.as_ref())?;
+    let dir = match target.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let mut tmp = tempfile::Builder::new().prefix(".onnx-").suffix(".tmp").tempfile_in(dir).map_err(err)?;
+    let mode = existing.as_ref().map_or(0o666, |m| m.permissions().mode() & 0o7777);
+    let tmp = Temporary::create(dir, mode).map_err(err)?;
     {
-        let mut out = io::BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
+        let mut out = io::BufWriter::with_capacity(1 << 20, tmp.file());
         fill(&mut out).map_err(err)?;
         out.flush().map_err(err)?;
     }
-    tmp.as_file().sync_all().map_err(err)?;
-    tmp.persist(path).map_err(|e| err(e.error))?;
-    Ok(())
+    tmp.file().sync_all().map_err(err)?;
+    // Looked at again just before the target is replaced: the window left is this call.
+    let now = match fs::metadata(&target) {
+        Ok(m) => Some(m),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(err(e)),
+    };
+    unchanged(now.as_ref())?;
+    match &now {
+        // Other names share this file: change its content, not which file the name is.
+        Some(m) if m.nlink() > 1 => tmp.copy_into(&target).map_err(err),
+        Some(m) => {
+            // Keeping the owner needs the right to give files away (root); without it the
+            // new file is the writer's, as with any editor that saves by renaming.
+            let _ = std::os::unix::fs::fchown(tmp.file(), Some(m.uid()), Some(m.gid()));
+            tmp.rename_to(&target).map_err(err)
+        }
+        None => tmp.rename_to(&target).map_err(err),
+    }
+}
+
+/// The first of `protected` that `output` is the same file as (device and inode, through
+/// links), so that a command can refuse to write over the model it reads or the side files
+/// that model refers to.
+pub fn overwritten<'p>(output: &Path, protected: &'p [PathBuf]) -> Option<&'p PathBuf> {
+    let out = fs::metadata(output).ok().filter(fs::Metadata::is_file)?;
+    protected.iter().find(|file| fs::metadata(file).is_ok_and(|m| (m.dev(), m.ino()) == (out.dev(), out.ino())))
+}
+
+/// The file a path names once symbolic links are followed (the path itself when it does not
+/// exist; a dangling link gives the path it points to, which is then created).
+fn through_links(path: &Path) -> io::Result<PathBuf> {
+    let mut current = path.to_owned();
+    for _ in 0..40 {
+        match fs::symlink_metadata(&current) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let next = fs::read_link(&current)?;
+                current = if next.is_absolute() {
+                    next
+                } else {
+                    current.parent().unwrap_or_else(|| Path::new("")).join(next)
+                };
+            }
+            _ => return Ok(current),
+        }
+    }
+    Err(io::Error::other("too many levels of symbolic links"))
+}
+
+/// A device, FIFO or socket: written as it is (opening it may wait for a reader, as any
+/// program writing to a FIFO does).
+fn write_directly(target: &Path, fill: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
+    let file = OpenOptions::new().write(true).open(target)?;
+    let mut out = io::BufWriter::with_capacity(1 << 20, file);
+    fill(&mut out)?;
+    out.flush()
+}
+
+/// Temporary files being written, for [`remove_unfinished`].
+static UNFINISHED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Removes the temporary files of writes still under way. For a signal handler that is about
+/// to end the process (destructors do not run then).
+pub fn remove_unfinished() {
+    for path in lock(&UNFINISHED).iter() {
+        let _ = fs::remove_file(path);
+    }
+}
+
+/// A temporary file beside the target, removed unless it becomes the target.
+struct Temporary {
+    file: tempfile::NamedTempFile,
+    _listed: Listed,
+}
+
+/// A temporary file's place in [`UNFINISHED`] while it exists.
+struct Listed(PathBuf);
+
+impl Drop for Listed {
+    fn drop(&mut self) {
+        // NamedTempFile removes the file itself when it was not persisted.
+        lock(&UNFINISHED).retain(|p| p != &self.0);
+    }
+}
+
+impl Temporary {
+    fn create(dir: &Path, mode: u32) -> io::Result<Temporary> {
+        let file = tempfile::Builder::new()
+            .prefix(".onnx-")
+            .suffix(".tmp")
+            .permissions(fs::Permissions::from_mode(mode))
+            .tempfile_in(dir)?;
+        // The umask applied at creation; an existing file's mode is given back exactly.
+        if mode != 0o666 {
+            file.as_file().set_permissions(fs::Permissions::from_mode(mode))?;
+        }
+        let path = file.path().to_owned();
+        lock(&UNFINISHED).push(path.clone());
+        Ok(Temporary { file, _listed: Listed(path) })
+    }
+
+    fn file(&self) -> &File {
+        self.file.as_file()
+    }
+
+    fn rename_to(self, target: &Path) -> io::Result<()> {
+        self.file.persist(target).map(drop).map_err(|e| e.error)
+    }
+
+    /// Copies the content into `target` in place (same file, same links), then syncs it.
+    fn copy_into(self, target: &Path) -> io::Result<()> {
+        let mut from = File::open(self.file.path())?;
+        let mut to = OpenOptions::new().write(true).truncate(true).open(target)?;
+        io::copy(&mut from, &mut to)?;
+        to.sync_all()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match m.lock() {
+        Ok(g) => g,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `remove_unfinished` removes every temporary of the process: the tests that write take
+    /// turns (no other test of this crate writes files).
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+    fn temporaries_in(dir: &Path) -> Vec<PathBuf> {
+        let mut found: Vec<PathBuf> =
+            fs::read_dir(dir).map(|entries| entries.flatten().map(|e| e.path()).collect()).unwrap_or_default();
+        found.retain(|p| p.extension().is_some_and(|e| e == "tmp"));
+        found
+    }
+
+    #[test]
+    fn a_file_changed_since_it_was_read_is_left_alone() {
+        let _turn = lock(&ONE_AT_A_TIME);
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("m.onnxtxt");
+        fs::write(&path, "first").expect("written");
+        let read = FileState::of(&path).expect("state");
+        // Another program saves while we work (a different length, so the state differs even
+        // where the clock is coarse).
+        fs::write(&path, "saved meanwhile").expect("written");
+        let options = WriteOptions { unchanged_since: Some(read) };
+        let result = write_file(&path, options, |w| w.write_all(b"formatted"));
+        assert!(result.is_err());
+        assert_eq!(fs::read_to_string(&path).expect("readable"), "saved meanwhile");
+        assert!(temporaries_in(dir.path()).is_empty(), "a temporary file was left behind");
+        // Unchanged: written.
+        let now = FileState::of(&path).expect("state");
+        write_file(&path, WriteOptions { unchanged_since: Some(now) }, |w| w.write_all(b"formatted")).expect("writes");
+        assert_eq!(fs::read_to_string(&path).expect("readable"), "formatted");
+    }
+
+    #[test]
+    fn unfinished_temporaries_can_be_removed_by_a_signal_handler() {
+        let _turn = lock(&ONE_AT_A_TIME);
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("out.onnx");
+        let result = write_atomically(&path, |w| {
+            w.write_all(b"half")?;
+            let listed = temporaries_in(dir.path());
+            assert_eq!(listed.len(), 1, "the temporary file exists while it is written");
+            // What the handler does when SIGINT or SIGTERM arrives.
+            remove_unfinished();
+            assert!(temporaries_in(dir.path()).is_empty(), "the handler did not remove it");
+            Err(io::Error::other("interrupted"))
+        });
+        assert!(result.is_err());
+        assert!(!path.exists(), "the target was written");
+    }
 }

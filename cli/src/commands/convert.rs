@@ -8,7 +8,10 @@ use onnx_core::external;
 use onnx_core::ir::Model;
 
 use crate::failure::Failure;
-use crate::io::{Format, Input, ReadOptions, format_of, read_model, write_output, write_streamed};
+use crate::io::{
+    Format, Input, ReadOptions, format_of, protected_files, read_model, refuse_to_overwrite, write_output,
+    write_streamed,
+};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -65,6 +68,11 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let options = ReadOptions { json: args.json, meaning_errors_as_warnings: !args.strict };
     let mut model = read_model(&input, args.from, options)?;
     let has_external = external::external_tensors(&model).next().is_some();
+    let protected = protected_files(&input, &model);
+    refuse_to_overwrite(&args.output, &protected, "the output")?;
+    if let (Some(location), Some(dir)) = (&args.external_data, &out_dir) {
+        refuse_to_overwrite(&dir.join(location).to_string_lossy(), &protected, "the external data")?;
+    }
 
     if args.embed_external || (args.external_data.is_some() && has_external) {
         external::embed_all(&mut model, input.model_dir())
@@ -127,6 +135,8 @@ fn convert_referencing_input(
         Failure::Usage(format!("{}: --reference-input needs a file name that is UTF-8", path.display()))
     })?;
     let label = input.label();
+    // The output will point into the input: writing over it would destroy the data.
+    refuse_to_overwrite(&args.output, std::slice::from_ref(path), "the output")?;
     let data = binary::read_bytes(path).map_err(|e| Failure::Usage(format!("{label}: cannot read: {e}")))?;
     let mut model = binary::decode_model(data.clone(), &label)?;
     // References the model already has are relative to the same directory: they stay valid.
@@ -173,7 +183,7 @@ pub fn canonical_text(model: &Model, output: &str) -> Result<Vec<u8>, Failure> {
 }
 
 /// Whether two model directories are the same place (external references stay valid).
-fn same_dir(a: Option<&Path>, b: Option<&Path>) -> bool {
+pub(crate) fn same_dir(a: Option<&Path>, b: Option<&Path>) -> bool {
     let canon = |p: &Path| -> Option<PathBuf> { std::fs::canonicalize(p).ok() };
     match (a, b) {
         (Some(a), Some(b)) => a == b || (canon(a).is_some() && canon(a) == canon(b)),

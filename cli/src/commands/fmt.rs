@@ -58,7 +58,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     if args.check && !changed.is_empty() {
         let mut stdout = std::io::stdout().lock();
         for file in &changed {
-            let _ = writeln!(stdout, "{}", if file == "-" { "<stdin>" } else { file });
+            let _ = writeln!(stdout, "{}", crate::printable::printable(if file == "-" { "<stdin>" } else { file }));
         }
     }
     let plural = |n: usize| if n == 1 { "" } else { "s" };
@@ -81,6 +81,11 @@ pub fn run(args: Args) -> Result<(), Failure> {
 fn format_one(file: &str, args: &Args) -> Result<Outcome, Failure> {
     let input = Input::parse(file);
     let label = input.label();
+    // What the file was when read: a change saved meanwhile is not overwritten.
+    let read_state = match &input {
+        Input::File(path) => onnx_core::FileState::of(path).ok(),
+        Input::Stdin => None,
+    };
     let data = match &input {
         Input::File(path) => std::fs::read(path),
         Input::Stdin => onnx_core::binary::read_stdin().map(|b| b.to_vec()),
@@ -107,15 +112,16 @@ fn format_one(file: &str, args: &Args) -> Result<Outcome, Failure> {
         match input {
             // stdin → stdout, always, so `onnx fmt -` works as a filter.
             Input::Stdin => write_output("-", formatted.as_bytes())?,
-            Input::File(path) if matches!(outcome, Outcome::Changed) => write_file(&path, &formatted)?,
+            Input::File(path) if matches!(outcome, Outcome::Changed) => write_file(&path, &formatted, read_state)?,
             Input::File(_) => {}
         }
     }
     Ok(outcome)
 }
 
-fn write_file(path: &Path, text: &str) -> Result<(), Failure> {
-    onnx_core::write_atomically(path, |w| w.write_all(text.as_bytes())).map_err(|e| Failure::Usage(e.to_string()))
+fn write_file(path: &Path, text: &str, read_state: Option<onnx_core::FileState>) -> Result<(), Failure> {
+    let options = onnx_core::WriteOptions { unchanged_since: read_state };
+    onnx_core::write_file(path, options, |w| w.write_all(text.as_bytes())).map_err(|e| Failure::Usage(e.to_string()))
 }
 
 /// A unified diff on stdout. similar: a maintained diff library (used by insta) with
@@ -124,5 +130,5 @@ fn print_diff(label: &str, before: &str, after: &str) {
     let diff = similar::TextDiff::from_lines(before, after);
     let text = diff.unified_diff().context_radius(3).header(label, &format!("{label} (formatted)")).to_string();
     let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.write_all(crate::printable::printable(&text).as_bytes());
 }

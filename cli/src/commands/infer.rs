@@ -7,7 +7,7 @@ use std::path::Path;
 use onnx_core::binary;
 
 use crate::failure::Failure;
-use crate::io::{Format, Input, ReadOptions, format_of, read_model_and_bytes, write_output};
+use crate::io::{Format, Input, ReadOptions, format_of, read_model_and_bytes, refuse_to_overwrite, write_output};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -23,6 +23,23 @@ pub struct Args {
 pub fn run(args: Args) -> Result<(), Failure> {
     let input = Input::parse(&args.input);
     let (mut model, original) = read_model_and_bytes(&input, None, ReadOptions::default())?;
+    // Writing over the input itself is fine (it is replaced only once the output is whole);
+    // over a side file the model's tensors live in is not, nor moving the model away from
+    // those side files.
+    if let Some(dir) = input.model_dir() {
+        let side_files = onnx_core::external::referenced_files(&model, &dir);
+        refuse_to_overwrite(&args.output, &side_files, "the annotated model")?;
+        let out_dir = (args.output != "-").then(|| binary::model_dir(Path::new(&args.output)));
+        if !side_files.is_empty() && !crate::commands::convert::same_dir(Some(&dir), out_dir.as_deref()) {
+            return Err(Failure::Usage(format!(
+                "{}: the model keeps tensor data in external files relative to its directory; writing it \
+                 to {} would break those references (write it beside the input, or embed the data first \
+                 with `onnx convert --embed-external`)",
+                input.label(),
+                args.output
+            )));
+        }
+    }
     let format = match (&args.to, args.output.as_str()) {
         (Some(f), _) => *f,
         (None, "-") => Format::Binary,

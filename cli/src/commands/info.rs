@@ -24,7 +24,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let out = if args.json {
         serde_json::to_string_pretty(&summary).map_err(|e| Failure::Usage(format!("cannot format JSON: {e}")))? + "\n"
     } else {
-        render(&input.label(), &summary)
+        // Names and metadata come from the model: no control character reaches the terminal.
+        crate::printable::printable(&render(&input.label(), &summary)).into_owned()
     };
     crate::io::write_output("-", out.as_bytes())
 }

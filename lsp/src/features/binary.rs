@@ -62,6 +62,10 @@ fn form_of(path: &Path) -> Result<Form, String> {
     }
 }
 
+fn same_directory(a: &Path, b: &Path) -> bool {
+    a == b || matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
+}
+
 /// `onnx/convert`: what `onnx convert SOURCE DESTINATION` does, for editors. A text model
 /// with syntax errors (or any that keep it from saying one exact model) is not converted; one
 /// that reads to a model breaking rules of meaning (undefined values, …) is, with those as
@@ -90,6 +94,26 @@ pub fn convert(params: &ConvertParams) -> Result<ConvertResult, String> {
             analysis.model
         }
     };
+    // As `onnx convert` does: never write over the source or a side file it refers to, and
+    // never move a model away from the side files its references are relative to.
+    let source_dir = binary::model_dir(&source);
+    let side_files = onnx_core::external::referenced_files(&model, &source_dir);
+    let mut protected = side_files.clone();
+    protected.push(source.clone());
+    if let Some(file) = onnx_core::overwritten(&destination, &protected) {
+        return Err(format!(
+            "{}: refusing to write over {}, which holds the model being read or data it refers to",
+            destination.display(),
+            file.display()
+        ));
+    }
+    if !side_files.is_empty() && !same_directory(&source_dir, &binary::model_dir(&destination)) {
+        return Err(format!(
+            "{}: the model keeps tensor data in files beside it; converting it to another directory \
+             would break those references (run `onnx convert --embed-external` first)",
+            source.display()
+        ));
+    }
     let bytes = match form_of(&destination)? {
         Form::Binary => binary::encode_model(&model),
         Form::Text => canonical::model(&model).into_bytes(),
