@@ -134,3 +134,25 @@ async fn random_edits_never_break_the_server() {
     }
     assert!(edits >= 1500, "only {edits} edits");
 }
+
+/// Nested graphs with stray `)` between them (once a way around the nesting limit that
+/// overflowed the server's stack at 1,000 levels): the server reports the limit and answers
+/// requests afterwards.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stray_closers_do_not_knock_the_server_over() {
+    let level = " y = If(c) <then_branch: graph = g () => (float y) {\n ) )\n";
+    let text = format!(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\ng (bool c) => (float y) {{\n{}{}}}\n",
+        level.repeat(3000),
+        "}>\n".repeat(3000)
+    );
+    let mut h = Harness::start(false).await;
+    h.open(&text).await;
+    let diagnostics = h.diagnostics().await;
+    assert!(
+        diagnostics.as_array().unwrap().iter().any(|d| d["code"] == json!("nesting-too-deep")),
+        "the nesting limit did not fire"
+    );
+    let symbols = h.request("textDocument/documentSymbol", json!({ "textDocument": h.doc() })).await;
+    assert!(symbols.get("error").is_none(), "{symbols}");
+}

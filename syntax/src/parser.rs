@@ -102,7 +102,7 @@ type Triple<'a> = (usize, Tok<'a>, usize);
 /// of numbers becomes one `Numbers` token: tensors of millions of values then cost the
 /// parser three tokens, and the values are read once, when lowering.
 fn tokens<'a>(source: &'a str, errors: &mut Vec<SyntaxError>, floats: &mut numbers::ReadFloats) -> Vec<Triple<'a>> {
-    let mut stream = Stream { out: Vec::new(), depth: 0, too_deep: false };
+    let mut stream = Stream { out: Vec::new(), open: Vec::new(), too_deep: false };
     let mut lexer = lexer::tokens(source);
     while let Some(token) = lexer.next() {
         if stream.too_deep {
@@ -148,10 +148,13 @@ fn tokens<'a>(source: &'a str, errors: &mut Vec<SyntaxError>, floats: &mut numbe
     stream.out
 }
 
-/// Parser tokens with the bracket depth, which is capped.
+/// Parser tokens with the bracket depth, which is capped. The depth is the number of
+/// brackets open, each closed only by its own kind: a stray `)` inside `{ … }` (which the
+/// parser skips while recovering) must not count as closing something, or a text of stray
+/// closers could nest without limit (and recursive passes overflow their stacks).
 struct Stream<'a> {
     out: Vec<Triple<'a>>,
-    depth: usize,
+    open: Vec<u8>,
     too_deep: bool,
 }
 
@@ -161,11 +164,27 @@ impl<'a> Stream<'a> {
             return;
         }
         match triple.1 {
-            Tok::LParen | Tok::LBracket | Tok::LBrace | Tok::LAngle => self.depth += 1,
-            Tok::RParen | Tok::RBracket | Tok::RBrace | Tok::RAngle => self.depth = self.depth.saturating_sub(1),
+            Tok::LParen => self.open.push(b')'),
+            Tok::LBracket => self.open.push(b']'),
+            Tok::LBrace => self.open.push(b'}'),
+            Tok::LAngle => self.open.push(b'>'),
+            Tok::RParen | Tok::RBracket | Tok::RBrace | Tok::RAngle => {
+                let closer = match triple.1 {
+                    Tok::RParen => b')',
+                    Tok::RBracket => b']',
+                    Tok::RBrace => b'}',
+                    _ => b'>',
+                };
+                // Only the innermost bracket's own closer closes it: a stray or mismatched
+                // closer closes nothing here, so the count never falls below the nesting
+                // the parser may be in (a wrong text is cut sooner, never later).
+                if self.open.last() == Some(&closer) {
+                    self.open.pop();
+                }
+            }
             _ => {}
         }
-        if self.depth > MAX_NESTING {
+        if self.open.len() > MAX_NESTING {
             errors.push(SyntaxError {
                 code: "nesting-too-deep",
                 message: format!("nesting deeper than {MAX_NESTING} levels; the rest of the text is not read"),

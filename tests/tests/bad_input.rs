@@ -214,3 +214,26 @@ fn declared_sizes_do_not_make_inference_allocate() {
         assert!(largest < 1 << 20, "{}: allocated {largest} bytes at once", path.display());
     }
 }
+
+/// Nested `If` graphs with stray `)` between them: the stray closers once counted as closing
+/// brackets, so the nesting limit never fired, parsing took cubic time and the recursive
+/// lowering overflowed its stack. Now the limit holds: an error, quickly, no crash.
+fn stray_bracket_nesting(levels: usize) -> String {
+    let level = " y = If(c) <then_branch: graph = g () => (float y) {\n ) )\n";
+    format!(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\ng (bool c) => (float y) {{\n{}{}}}\n",
+        level.repeat(levels),
+        "}>\n".repeat(levels)
+    )
+}
+
+#[test]
+fn stray_closers_do_not_bypass_the_nesting_limit() {
+    let text = stray_bracket_nesting(3000);
+    let start = Instant::now();
+    let analysis = onnx_core::analysis::analyze_text(&text);
+    let options = onnx_core::check::CheckOptions { full_check: true, ..Default::default() };
+    let _ = onnx_core::check::check_model(&analysis.model, &options);
+    assert!(analysis.diagnostics.iter().any(|d| d.code == "nesting-too-deep"), "the limit did not fire");
+    assert!(start.elapsed() < HANG, "took {:?}", start.elapsed());
+}
