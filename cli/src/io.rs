@@ -95,6 +95,12 @@ pub fn read_model_and_bytes(
     let label = input.label();
     let data = match input {
         Input::File(path) => {
+            use std::io::IsTerminal as _;
+            use std::os::unix::fs::FileTypeExt as _;
+            // Reading a FIFO waits for a writer: say so rather than look hung.
+            if std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo()) && std::io::stderr().is_terminal() {
+                errln!("{label}: a FIFO; waiting for a program to write the model into it…");
+            }
             let _progress = crate::progress::stage_for_file(path, "reading");
             binary::read_bytes(path).map_err(|e| Failure::Usage(format!("{label}: cannot read: {e}")))?
         }

@@ -49,7 +49,7 @@ pub fn emit_binary(path: &str, diagnostics: &[Diagnostic], paths: &ProtoPaths, j
         outln!("{}", serde_json::Value::Array(items));
         return;
     }
-    for d in diagnostics {
+    for d in diagnostics.iter().take(MAX_SHOWN) {
         let severity = severity_word(d.severity);
         let place = paths.path(d.anchor);
         let place = if place.is_empty() { path.to_owned() } else { format!("{path}: {place}") };
@@ -58,6 +58,7 @@ pub fn emit_binary(path: &str, diagnostics: &[Diagnostic], paths: &ProtoPaths, j
             errln!("  note: {message}: {}", paths.path(*anchor));
         }
     }
+    not_shown(diagnostics.len());
 }
 
 /// At most this many reports are shown (a broken list of a million values can start a
@@ -99,10 +100,14 @@ fn render_text(path: &str, source: &str, diagnostics: &[Diagnostic]) {
         // A failure to write to stderr leaves nothing better to do.
         let _ = term::emit_to_write_style(&mut out, &config, &file, &report);
     }
-    if diagnostics.len() > MAX_SHOWN {
-        let hidden = diagnostics.len() - MAX_SHOWN;
-        let _ = writeln!(
-            std::io::stderr(),
+    not_shown(diagnostics.len());
+}
+
+/// The line that says how many reports past [`MAX_SHOWN`] were left out.
+fn not_shown(count: usize) {
+    if count > MAX_SHOWN {
+        let hidden = count - MAX_SHOWN;
+        errln!(
             "… and {hidden} more diagnostic{} not shown (`--json` lists them all)",
             if hidden == 1 { "" } else { "s" }
         );

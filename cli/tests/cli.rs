@@ -793,3 +793,39 @@ fn escape_sequences_in_names_never_reach_the_terminal() {
         }
     }
 }
+
+#[test]
+fn devices_fifos_and_long_reports_are_bounded() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // A device behind a model's name is refused at once, not read without end.
+    let zero = dir.path().join("zero.onnx");
+    std::os::unix::fs::symlink("/dev/zero", &zero).expect("symlink");
+    let out = run(&["info", zero.to_str().expect("UTF-8")]);
+    assert_exit(&out, 2);
+    assert!(text(&out.stderr).contains("a device"), "{}", text(&out.stderr));
+    // A FIFO is read once a writer comes.
+    let fifo = dir.path().join("pipe.onnx");
+    assert!(Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs").success());
+    let writer_path = fifo.clone();
+    let writer = std::thread::spawn(move || {
+        std::fs::write(writer_path, std::fs::read(corpus("handmade/small_cnn.onnx")).expect("corpus")).expect("fed")
+    });
+    let out = run(&["info", fifo.to_str().expect("UTF-8")]);
+    writer.join().expect("writer");
+    assert_exit(&out, 0);
+    // A binary model with a hundred problems shows fifty and counts the rest.
+    let body: String = (0..100).map(|i| format!("  y{i} = Relu(missing{i})\n")).collect();
+    let source = dir.path().join("many.onnxtxt");
+    std::fs::write(
+        &source,
+        format!("<ir_version: 8, opset_import: [\"\" : 17]>\ng (float x) => (float y0) {{\n{body}}}\n"),
+    )
+    .expect("written");
+    let binary = dir.path().join("many.onnx");
+    assert_exit(&run(&["convert", source.to_str().expect("UTF-8"), binary.to_str().expect("UTF-8")]), 0);
+    let out = run(&["check", binary.to_str().expect("UTF-8")]);
+    assert_exit(&out, 1);
+    let stderr = text(&out.stderr);
+    assert_eq!(stderr.matches("error[").count(), 50, "{stderr}");
+    assert!(stderr.contains("… and 50 more diagnostics not shown"), "{stderr}");
+}

@@ -23,13 +23,39 @@ pub enum ReadError {
 /// The bytes of a file: memory-mapped when it is a regular file, read otherwise (pipes,
 /// stdin). The map is private and read-only.
 pub fn read_bytes(path: &Path) -> io::Result<Bytes> {
-    let mut file = File::open(path)?;
+    use std::os::unix::fs::FileTypeExt;
+    // Looked at before opening: opening a device can have effects, and a FIFO blocks.
+    let kind = std::fs::metadata(path)?.file_type();
+    if kind.is_char_device() || kind.is_block_device() {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "a device, not a model file"));
+    }
+    let file = File::open(path)?;
     let meta = file.metadata()?;
     if meta.is_file() && meta.len() >= 64 * 1024 {
         return map_file(&file);
     }
+    if meta.is_file() {
+        let mut buf = Vec::new();
+        (&file).read_to_end(&mut buf)?;
+        return Ok(Bytes::from(buf));
+    }
+    read_stream(file)
+}
+
+/// The most read from a stream (stdin, a FIFO): protobuf cannot encode a bigger model, and
+/// a model file that big is memory-mapped when given as a regular file.
+pub const MAX_STREAM_BYTES: u64 = 2 << 30;
+
+/// Reads a stream to its end, up to [`MAX_STREAM_BYTES`].
+fn read_stream(reader: impl Read) -> io::Result<Bytes> {
     let mut buf = Vec::new();
-    file.read_to_end(&mut buf)?;
+    reader.take(MAX_STREAM_BYTES + 1).read_to_end(&mut buf)?;
+    if buf.len() as u64 > MAX_STREAM_BYTES {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("more than {} GiB from a stream; give a model this big as a file", MAX_STREAM_BYTES >> 30),
+        ));
+    }
     Ok(Bytes::from(buf))
 }
 
@@ -44,9 +70,7 @@ pub(crate) fn map_file(file: &File) -> io::Result<Bytes> {
 
 /// Reads all of standard input.
 pub fn read_stdin() -> io::Result<Bytes> {
-    let mut buf = Vec::new();
-    io::stdin().lock().read_to_end(&mut buf)?;
-    Ok(Bytes::from(buf))
+    read_stream(io::stdin().lock())
 }
 
 /// Decodes and lowers a model. `what` names the source in errors (a path, or `<stdin>`).

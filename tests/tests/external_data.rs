@@ -205,3 +205,31 @@ fn externalize_refuses_escaping_locations() {
         assert!(!elsewhere.path().join("x.bin").exists());
     }
 }
+
+/// `external_data` with `location` given twice: onnx's loader uses the last and its checker
+/// resolves each, so a model whose second location leaves the folder is invalid whichever
+/// comes first (ours once used the first and called such a model valid).
+#[test]
+fn a_location_given_twice_is_checked_both_times() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("w.bin"), [0u8; 8]).expect("side file");
+    let check = |locations: &str| {
+        let text = format!(
+            "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[2] x) => (float[2] y) <\n  \
+             float[2] w = [{locations}]\n> {{\n  y = Add(x, w)\n}}\n"
+        );
+        let analysis = onnx_core::analysis::analyze_text(&text);
+        assert!(analysis.readable, "{:?}", analysis.diagnostics.first());
+        let options = onnx_core::check::CheckOptions {
+            model_dir: Some(dir.path().to_owned()),
+            full_check: true,
+            ..Default::default()
+        };
+        let diagnostics = onnx_core::check::check_model(&analysis.model, &options);
+        diagnostics.iter().filter(|d| d.code == "external-data").count()
+    };
+    assert_eq!(check("\"location\": \"w.bin\""), 0);
+    assert_eq!(check("\"location\": \"w.bin\", \"location\": \"w.bin\""), 0);
+    assert!(check("\"location\": \"w.bin\", \"location\": \"../outside.bin\"") > 0, "the used location escapes");
+    assert!(check("\"location\": \"../outside.bin\", \"location\": \"w.bin\"") > 0, "the first location escapes");
+}

@@ -133,6 +133,17 @@ impl Checker<'_> {
     /// An external tensor: a location under the path rules, and, when the model directory
     /// is known, a regular file in it that holds the tensor's bytes.
     fn external(&mut self, t: &Tensor, name: &str, anchor: Anchor) {
+        // Every `location` entry must keep to the rules, as onnx's checker resolves each: a
+        // second one (which the loader would use) cannot slip past a harmless first.
+        let locations = t.external_data.iter().filter(|e| e.key.as_ref().is_some_and(|k| k == "location"));
+        for location in locations.clone().take(locations.count().saturating_sub(1)) {
+            if let Some(value) = &location.value
+                && let Err(reason) = external::location_components(value)
+            {
+                let e = external::ExternalDataError { tensor: name.to_owned(), location: value.escaped(), reason };
+                self.error("external-data", anchor, e.to_string());
+            }
+        }
         let result = external::parse_ref(t).and_then(|r| {
             external::location_components(&r.location).map_err(|reason| external::ExternalDataError {
                 tensor: name.to_owned(),

@@ -440,8 +440,14 @@ impl Tensor {
     }
 
     /// The value stored under an `external_data` key.
+    /// The value of an `external_data` key. Given twice, the last one counts, as in onnx's
+    /// loader (which sets each entry in turn); the checker looks at every `location`.
     pub fn external_value(&self, key: &str) -> Option<&Str> {
-        self.external_data.iter().find(|e| e.key.as_ref().is_some_and(|k| k == key)).and_then(|e| e.value.as_ref())
+        self.external_data
+            .iter()
+            .rev()
+            .find(|e| e.key.as_ref().is_some_and(|k| k == key))
+            .and_then(|e| e.value.as_ref())
     }
 }
 
