@@ -14,6 +14,7 @@ pub mod line_index;
 pub mod ops;
 pub mod server;
 pub mod snapshot;
+pub mod transport;
 pub mod workspace;
 
 pub use server::{lsp, serve_stdio, service};

@@ -10,5 +10,6 @@ async fn main() {
         println!("onnx-lsp {}", env!("CARGO_PKG_VERSION"));
         return;
     }
-    onnx_lsp::serve_stdio().await;
+    let status = onnx_lsp::serve_stdio().await;
+    std::process::exit(status);
 }

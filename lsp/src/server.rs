@@ -44,9 +44,10 @@ pub fn service() -> (LspService<Backend>, tower_lsp_server::ClientSocket) {
 }
 
 /// Serves on stdin/stdout until the client says exit.
-pub async fn serve_stdio() {
+/// Returns the process exit status (see `transport`).
+pub async fn serve_stdio() -> i32 {
     let (service, socket) = service();
-    tower_lsp_server::Server::new(tokio::io::stdin(), tokio::io::stdout(), socket).serve(service).await;
+    crate::transport::serve(tokio::io::stdin(), tokio::io::stdout(), service, socket).await
 }
 
 /// Analyses each changed document and publishes its diagnostics, one document at a time,
@@ -152,17 +153,25 @@ impl Backend {
         &self,
         params: features::binary::BinaryToTextParams,
     ) -> RpcResult<features::binary::BinaryToTextResult> {
-        self.file_request("binaryToText", || features::binary::binary_to_text(&params)).await
+        self.file_request("binaryToText", move || features::binary::binary_to_text(&params)).await
     }
 
     async fn convert(&self, params: features::binary::ConvertParams) -> RpcResult<features::binary::ConvertResult> {
-        self.file_request("convert", || features::binary::convert(&params)).await
+        self.file_request("convert", move || features::binary::convert(&params)).await
     }
 
     /// A request about a file rather than an open document: its own failures (unreadable,
-    /// not a model) are the client's to show; a panic is ours.
-    async fn file_request<T>(&self, what: &str, f: impl FnOnce() -> Result<T, String>) -> RpcResult<T> {
-        match guarded(what, f) {
+    /// not a model) are the client's to show; a panic is ours. The file is read on a
+    /// blocking thread, never on the runtime's, so a slow disk stalls only this request.
+    async fn file_request<T: Send + 'static>(
+        &self,
+        what: &'static str,
+        f: impl FnOnce() -> Result<T, String> + Send + 'static,
+    ) -> RpcResult<T> {
+        let outcome = tokio::task::spawn_blocking(move || guarded(what, f))
+            .await
+            .unwrap_or_else(|e| Err(format!("{what}: the request's thread failed: {e}")));
+        match outcome {
             Ok(Ok(result)) => Ok(result),
             Ok(Err(message)) => Err(invalid_params(message)),
             Err(message) => {

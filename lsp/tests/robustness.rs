@@ -156,3 +156,28 @@ async fn stray_closers_do_not_knock_the_server_over() {
     let symbols = h.request("textDocument/documentSymbol", json!({ "textDocument": h.doc() })).await;
     assert!(symbols.get("error").is_none(), "{symbols}");
 }
+
+/// `onnx/binaryToText` on a FIFO (which would block until written to) and on a device that
+/// never ends: both refused at once, and the server answers the next request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn binary_to_text_refuses_fifos_and_devices() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe.onnx");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let zero = dir.path().join("zero.onnx");
+    std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+    let mut h = Harness::start(false).await;
+    for path in [&fifo, &zero] {
+        let answer = tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            h.request("onnx/binaryToText", json!({ "uri": format!("file://{}", path.display()) })),
+        )
+        .await
+        .expect("answered at once");
+        let message = answer["error"]["message"].as_str().unwrap_or_default().to_owned();
+        assert!(message.contains("not a regular file"), "{}: {answer}", path.display());
+    }
+    h.open("<ir_version: 8, opset_import: [\"\" : 17]>\ng (float x) => (float y) {\n  y = Relu(x)\n}\n").await;
+    let symbols = h.request("textDocument/documentSymbol", json!({ "textDocument": h.doc() })).await;
+    assert!(symbols.get("error").is_none(), "{symbols}");
+}

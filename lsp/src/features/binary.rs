@@ -25,8 +25,19 @@ pub struct BinaryToTextResult {
     pub text: String,
 }
 
+/// Files the server reads are regular files: a FIFO would block a thread until someone
+/// writes to it, and a device (`/dev/zero`) could be read without end.
+fn regular_file(path: &Path) -> Result<(), String> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => Ok(()),
+        Ok(_) => Err(format!("{}: not a regular file", path.display())),
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    }
+}
+
 pub fn binary_to_text(params: &BinaryToTextParams) -> Result<BinaryToTextResult, String> {
     let path = file_path(&params.uri).ok_or_else(|| format!("{}: not a file URI", params.uri.as_str()))?;
+    regular_file(&path)?;
     let model = binary::read_model(&path).map_err(|e| e.to_string())?;
     let text = canonical::model(&model);
     Ok(BinaryToTextResult { text })
@@ -73,6 +84,7 @@ fn same_directory(a: &Path, b: &Path) -> bool {
 pub fn convert(params: &ConvertParams) -> Result<ConvertResult, String> {
     let source = file_path(&params.source).ok_or("the source is not a file URI")?;
     let destination = file_path(&params.destination).ok_or("the destination is not a file URI")?;
+    regular_file(&source)?;
     let mut warnings = Vec::new();
     let model = match form_of(&source)? {
         Form::Binary => binary::read_model(&source).map_err(|e| e.to_string())?,

@@ -1,0 +1,232 @@
+//! The stdio transport: the protocol's framing (`Content-Length` headers) and the JSON-RPC
+//! envelope, in front of the `LspService`.
+//!
+//! Ours rather than tower-lsp-server's `Server` because that one stops reading at the first
+//! message it cannot decode (its framed reader ends after an error): one stray `{}`, an
+//! array, or `"jsonrpc": "1.0"` from a client ended the server silently with status 0.
+//! Here a message with a valid header but a body that is not a JSON-RPC 2.0 message gets an
+//! error response (`-32700` parse error, `-32600` invalid request) and reading goes on; what
+//! went wrong is logged on stderr. The exit status follows the protocol: 0 after `shutdown`
+//! then `exit`, 1 for `exit` without `shutdown` and for input that ends without `exit`.
+
+use futures::channel::mpsc as fmpsc;
+use futures::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+use tower::{Service, ServiceExt};
+use tower_lsp_server::jsonrpc::{Request, Response};
+use tower_lsp_server::{ClientSocket, LspService};
+
+use crate::server::Backend;
+
+/// Requests handled at once, as tower-lsp-server's own transport does.
+const CONCURRENCY: usize = 4;
+
+/// The largest message body read; a bigger one is skipped with an error (a 70 MB text model
+/// opened in an editor is well below it).
+const MAX_BODY: usize = 1 << 30;
+
+/// Serves `service` on `input`/`output` until `exit` or the end of the input; returns the
+/// process exit status.
+pub async fn serve<R, W>(input: R, output: W, mut service: LspService<Backend>, socket: ClientSocket) -> i32
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (out_tx, out_rx) = mpsc::unbounded_channel::<String>();
+    let writer = tokio::spawn(write_messages(output, out_rx));
+    // Requests and notifications the server sends the client.
+    let (mut to_client, mut client_responses) = socket.split();
+    let forward_tx = out_tx.clone();
+    let forward = tokio::spawn(async move {
+        while let Some(request) = to_client.next().await {
+            if let Ok(text) = serde_json::to_string(&request) {
+                let _ = forward_tx.send(text);
+            }
+        }
+    });
+    // Handled requests, `CONCURRENCY` at a time, in the order they came.
+    let (mut calls_tx, calls_rx) = fmpsc::channel::<Call>(100);
+    let respond_tx = out_tx.clone();
+    let calls = tokio::spawn(async move {
+        calls_rx
+            .buffer_unordered(CONCURRENCY)
+            .for_each(|response: Option<Response>| {
+                if let Some(text) = response.and_then(|r| serde_json::to_string(&r).ok()) {
+                    let _ = respond_tx.send(text);
+                }
+                futures::future::ready(())
+            })
+            .await;
+    });
+
+    let mut reader = BufReader::new(input);
+    let mut shutdown_seen = false;
+    let status = loop {
+        let body = match read_message(&mut reader).await {
+            Ok(Some(body)) => body,
+            Ok(None) => {
+                eprintln!("onnx-lsp: the input ended without an exit notification");
+                break 1;
+            }
+            Err(Framing::Skipped(why)) => {
+                eprintln!("onnx-lsp: {why}");
+                let _ = out_tx.send(error_response(Value::Null, -32700, &why));
+                continue;
+            }
+            Err(Framing::Io(e)) => {
+                eprintln!("onnx-lsp: cannot read the input: {e}");
+                break 1;
+            }
+        };
+        match classify(&body) {
+            Incoming::Request(request) => {
+                let method = request.method().to_owned();
+                shutdown_seen |= method == "shutdown";
+                let Ok(ready) = service.ready().await else {
+                    eprintln!("onnx-lsp: the service stopped");
+                    break 1;
+                };
+                let call = ready.call(request);
+                let response: Call = Box::pin(async move { call.await.unwrap_or(None) });
+                if calls_tx.send(response).await.is_err() {
+                    break 1;
+                }
+                if method == "exit" {
+                    break if shutdown_seen { 0 } else { 1 };
+                }
+            }
+            Incoming::Response(response) => {
+                let _ = client_responses.send(response).await;
+            }
+            Incoming::Invalid { id, code, why } => {
+                eprintln!("onnx-lsp: {why}");
+                let _ = out_tx.send(error_response(id, code, &why));
+            }
+        }
+    };
+    // Let the requests under way answer, then flush what is written.
+    calls_tx.close_channel();
+    let _ = calls.await;
+    forward.abort();
+    drop(out_tx);
+    let _ = writer.await;
+    status
+}
+
+type Call = std::pin::Pin<Box<dyn std::future::Future<Output = Option<Response>> + Send>>;
+
+/// What a message body is.
+enum Incoming {
+    Request(Request),
+    Response(Response),
+    Invalid { id: Value, code: i64, why: String },
+}
+
+fn classify(body: &[u8]) -> Incoming {
+    let value: Value = match serde_json::from_slice(body) {
+        Ok(v) => v,
+        Err(e) => return Incoming::Invalid { id: Value::Null, code: -32700, why: format!("not JSON: {e}") },
+    };
+    let Some(object) = value.as_object() else {
+        let why = "a message must be a JSON object (batches are not part of the protocol)".to_owned();
+        return Incoming::Invalid { id: Value::Null, code: -32600, why };
+    };
+    // An id of the wrong type cannot be echoed back.
+    let id = match object.get("id") {
+        Some(id @ (Value::Number(_) | Value::String(_))) => id.clone(),
+        _ => Value::Null,
+    };
+    if object.get("jsonrpc") != Some(&json!("2.0")) {
+        return Incoming::Invalid {
+            id,
+            code: -32600,
+            why: "the message is not JSON-RPC 2.0 (\"jsonrpc\": \"2.0\")".into(),
+        };
+    }
+    if object.contains_key("method") {
+        return match serde_json::from_value::<Request>(value.clone()) {
+            Ok(request) => Incoming::Request(request),
+            Err(e) => Incoming::Invalid { id, code: -32600, why: format!("not a valid request: {e}") },
+        };
+    }
+    if object.contains_key("result") || object.contains_key("error") {
+        return match serde_json::from_value::<Response>(value.clone()) {
+            Ok(response) => Incoming::Response(response),
+            Err(e) => Incoming::Invalid { id, code: -32600, why: format!("not a valid response: {e}") },
+        };
+    }
+    Incoming::Invalid { id, code: -32600, why: "neither a request nor a response".into() }
+}
+
+fn error_response(id: Value, code: i64, message: &str) -> String {
+    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } }).to_string()
+}
+
+enum Framing {
+    /// A message was read past (bad header, oversized body); reading goes on.
+    Skipped(String),
+    Io(std::io::Error),
+}
+
+/// The next message body, or `None` at the end of the input.
+async fn read_message<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> Result<Option<Vec<u8>>, Framing> {
+    let mut length = None;
+    let mut line = Vec::new();
+    let mut any_header = false;
+    loop {
+        line.clear();
+        let n = reader.read_until(b'\n', &mut line).await.map_err(Framing::Io)?;
+        if n == 0 {
+            return Ok(None);
+        }
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim_end_matches(['\r', '\n']);
+        if text.is_empty() {
+            if any_header {
+                break;
+            }
+            continue;
+        }
+        any_header = true;
+        if line.len() > 8192 {
+            return Err(Framing::Skipped("a header line longer than 8 KiB".into()));
+        }
+        if let Some((name, value)) = text.split_once(':')
+            && name.trim().eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse::<usize>().ok();
+        }
+    }
+    let Some(length) = length else {
+        return Err(Framing::Skipped("a message header without a valid Content-Length".into()));
+    };
+    if length > MAX_BODY {
+        // Read past it so that the next message is found.
+        let mut rest = (&mut *reader).take(length as u64);
+        tokio::io::copy(&mut rest, &mut tokio::io::sink()).await.map_err(Framing::Io)?;
+        return Err(Framing::Skipped(format!("a message of {length} bytes, more than {MAX_BODY}")));
+    }
+    let mut body = vec![0; length];
+    match reader.read_exact(&mut body).await {
+        Ok(_) => Ok(Some(body)),
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(None),
+        Err(e) => Err(Framing::Io(e)),
+    }
+}
+
+async fn write_messages<W: AsyncWrite + Unpin>(mut output: W, mut bodies: mpsc::UnboundedReceiver<String>) {
+    while let Some(body) = bodies.recv().await {
+        let header = format!("Content-Length: {}\r\n\r\n", body.len());
+        let written = async {
+            output.write_all(header.as_bytes()).await?;
+            output.write_all(body.as_bytes()).await?;
+            output.flush().await
+        };
+        if written.await.is_err() {
+            // The client is gone: nothing more can be said to it.
+            return;
+        }
+    }
+}

@@ -1,0 +1,104 @@
+//! The real `onnx-lsp` binary on stdin/stdout, fed what a broken or hostile client sends:
+//! every malformed message gets an error response and the server keeps serving; the exit
+//! status follows the protocol (0 after shutdown + exit, 1 otherwise).
+
+#![allow(clippy::unwrap_used)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdout, Command, Stdio};
+
+use serde_json::{Value, json};
+
+fn start() -> (Child, BufReader<ChildStdout>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_onnx-lsp"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("onnx-lsp starts");
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    (child, stdout)
+}
+
+fn send_raw(child: &mut Child, body: &str) {
+    let stdin = child.stdin.as_mut().unwrap();
+    write!(stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+    stdin.flush().unwrap();
+}
+
+fn send(child: &mut Child, message: Value) {
+    send_raw(child, &message.to_string());
+}
+
+/// The next message the server writes that is a response (notifications are skipped).
+fn next_response(stdout: &mut BufReader<ChildStdout>) -> Value {
+    loop {
+        let mut length = 0;
+        loop {
+            let mut line = String::new();
+            assert!(stdout.read_line(&mut line).unwrap() > 0, "the server closed its output");
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some(v) = line.strip_prefix("Content-Length: ") {
+                length = v.parse().unwrap();
+            }
+        }
+        let mut body = vec![0; length];
+        stdout.read_exact(&mut body).unwrap();
+        let message: Value = serde_json::from_slice(&body).unwrap();
+        if message.get("method").is_none() {
+            return message;
+        }
+    }
+}
+
+fn initialize(child: &mut Child, stdout: &mut BufReader<ChildStdout>) {
+    send(child, json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}));
+    assert!(next_response(stdout)["result"]["capabilities"].is_object());
+    send(child, json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
+}
+
+#[test]
+fn malformed_messages_get_errors_and_the_server_goes_on() {
+    let (mut child, mut stdout) = start();
+    initialize(&mut child, &mut stdout);
+    for (body, code) in [
+        ("{not json", -32700),
+        ("{}", -32600),
+        ("[]", -32600),
+        ("[{\"jsonrpc\": \"2.0\", \"id\": 7, \"method\": \"shutdown\"}]", -32600),
+        ("{\"jsonrpc\": \"1.0\", \"id\": 3, \"method\": \"shutdown\"}", -32600),
+        ("{\"jsonrpc\": \"2.0\", \"id\": 4}", -32600),
+        ("\"just a string\"", -32600),
+    ] {
+        send_raw(&mut child, body);
+        let response = next_response(&mut stdout);
+        assert_eq!(response["error"]["code"], json!(code), "{body}: {response}");
+    }
+    // Still serving: a real request is answered.
+    send(&mut child, json!({"jsonrpc": "2.0", "id": 9, "method": "shutdown"}));
+    let response = next_response(&mut stdout);
+    assert_eq!(response["id"], json!(9), "{response}");
+    assert!(response.get("error").is_none(), "{response}");
+    send(&mut child, json!({"jsonrpc": "2.0", "method": "exit"}));
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    assert!(stderr.contains("not JSON"), "the server did not log the bad message: {stderr}");
+}
+
+#[test]
+fn exit_without_shutdown_and_end_of_input_are_failures() {
+    let (mut child, mut stdout) = start();
+    initialize(&mut child, &mut stdout);
+    send(&mut child, json!({"jsonrpc": "2.0", "method": "exit"}));
+    assert_eq!(child.wait().unwrap().code(), Some(1), "exit without shutdown");
+
+    let (mut child, mut stdout) = start();
+    initialize(&mut child, &mut stdout);
+    drop(child.stdin.take());
+    assert_eq!(child.wait().unwrap().code(), Some(1), "input ended without exit");
+}
