@@ -1,5 +1,7 @@
 //! Helpers shared by the data-driven tests: where the corpus is and how to walk it.
 
+pub mod fuzz;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,101 @@
+//! The properties the fuzz targets (`fuzz/`) check, one function per target, so that the
+//! same checks replay every committed finding and seed under plain `cargo test`
+//! (`tests/tests/fuzz_regressions.rs`) on a stable toolchain. Each panics when its property
+//! does not hold; none may panic on any input otherwise.
+
+use bytes::Bytes;
+use onnx_core::analysis::analyze_text;
+use onnx_core::check::{CheckOptions, check_model};
+use onnx_core::{binary, print};
+
+/// Inputs bigger than this are left alone: the targets look for logic errors, and a
+/// megabyte holds every structure the formats have.
+const MAX_INPUT: usize = 1 << 20;
+
+/// Binary decode + lowering: whatever decodes re-encodes to bytes that decode again to the
+/// same model, and its canonical text reads back to that model.
+pub fn binary_roundtrip(data: &[u8]) {
+    if data.len() > MAX_INPUT {
+        return;
+    }
+    let Ok(model) = binary::decode_model(Bytes::copy_from_slice(data), "fuzz") else { return };
+    let encoded = binary::encode_model(&model);
+    let again = binary::decode_model(Bytes::from(encoded.clone()), "fuzz").expect("our own encoding decodes");
+    assert!(binary::encode_model(&again) == encoded, "re-encoding is not stable");
+    canonical_roundtrip(&model, &encoded);
+}
+
+/// The canonical text of `model` reads without a syntax or lowering error, to the model
+/// whose canonical encoding is `encoded`.
+fn canonical_roundtrip(model: &onnx_core::ir::Model, encoded: &[u8]) {
+    let text = print::canonical::model(model);
+    let analysis = analyze_text(&text);
+    assert!(analysis.readable, "the canonical text does not read: {:?}\n{text}", analysis.diagnostics.first());
+    assert!(binary::encode_model(&analysis.model) == encoded, "the canonical text reads to another model\n{text}");
+}
+
+/// Text lex + parse + lower + resolve: never a panic; a text that reads to a model prints
+/// canonically and reads back to it.
+pub fn text_roundtrip(data: &[u8]) {
+    if data.len() > MAX_INPUT {
+        return;
+    }
+    let Ok(source) = std::str::from_utf8(data) else { return };
+    let analysis = analyze_text(source);
+    if analysis.readable {
+        canonical_roundtrip(&analysis.model, &binary::encode_model(&analysis.model));
+    }
+}
+
+/// `fmt`: a text that formats formats to itself again and reads to the same model.
+pub fn fmt_stable(data: &[u8]) {
+    if data.len() > MAX_INPUT {
+        return;
+    }
+    let Ok(source) = std::str::from_utf8(data) else { return };
+    let Ok(formatted) = onnx_syntax::format::format_model(source) else { return };
+    let again = onnx_syntax::format::format_model(&formatted).expect("formatted text formats");
+    assert!(again == formatted, "formatting is not idempotent");
+    let (before, after) = (analyze_text(source), analyze_text(&formatted));
+    if before.readable {
+        assert!(after.readable, "the formatted text does not read");
+        assert!(
+            binary::encode_model(&before.model) == binary::encode_model(&after.model),
+            "formatting changed the model"
+        );
+    }
+}
+
+/// The checker with inference (onnx's full check) on a binary model: never a panic.
+pub fn check_binary(data: &[u8]) {
+    if data.len() > MAX_INPUT {
+        return;
+    }
+    let Ok(model) = binary::decode_model(Bytes::copy_from_slice(data), "fuzz") else { return };
+    let options = CheckOptions { full_check: true, ..CheckOptions::default() };
+    let _ = check_model(&model, &options);
+}
+
+/// The checker with inference on a text model: never a panic.
+pub fn check_text(data: &[u8]) {
+    if data.len() > MAX_INPUT {
+        return;
+    }
+    let Ok(source) = std::str::from_utf8(data) else { return };
+    let analysis = analyze_text(source);
+    let options = CheckOptions { full_check: true, ..CheckOptions::default() };
+    let _ = check_model(&analysis.model, &options);
+    let _ = onnx_core::infer::infer_main_graph(&analysis.model);
+}
+
+/// A property: panics when it does not hold for the input.
+pub type Property = fn(&[u8]);
+
+/// Every target, by the name of its folder under `fuzz/`.
+pub const TARGETS: &[(&str, Property)] = &[
+    ("binary_roundtrip", binary_roundtrip),
+    ("text_roundtrip", text_roundtrip),
+    ("fmt_stable", fmt_stable),
+    ("check_binary", check_binary),
+    ("check_text", check_text),
+];

@@ -1,0 +1,56 @@
+//! Replays the fuzz targets' properties (`onnx_tests::fuzz`) under plain `cargo test`: over
+//! every input a fuzzing campaign found and committed (`fuzz/regressions/TARGET/`), and over
+//! the committed corpus (binary models, their texts, the text fixtures), which is also what
+//! the campaigns are seeded from (`fuzz/seed.sh`).
+
+use std::path::Path;
+
+use onnx_tests::fuzz::TARGETS;
+use onnx_tests::{corpus_dir, files_with_suffix};
+
+fn regressions(target: &str) -> Vec<std::path::PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/regressions").join(target);
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name().is_some_and(|n| n != ".keep"))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn every_committed_fuzz_finding_now_holds() {
+    for (target, property) in TARGETS {
+        for input in regressions(target) {
+            let data = std::fs::read(&input).expect("readable");
+            property(&data);
+        }
+    }
+}
+
+#[test]
+fn the_seeds_hold() {
+    let handmade: Vec<_> = files_with_suffix(&corpus_dir().join("handmade"), ".onnx");
+    let real = files_with_suffix(&corpus_dir().join("real"), ".onnx");
+    // A sample of the node tests (every 20th) keeps the debug build quick.
+    let node: Vec<_> = files_with_suffix(&corpus_dir().join("node"), ".onnx").into_iter().step_by(20).collect();
+    let texts = files_with_suffix(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures"), ".onnxtxt");
+    assert!(!texts.is_empty() && !real.is_empty());
+    for model in handmade.iter().chain(&node).chain(real.iter().filter(|p| size(p) < 1 << 20)) {
+        let data = std::fs::read(model).expect("readable");
+        onnx_tests::fuzz::binary_roundtrip(&data);
+        onnx_tests::fuzz::check_binary(&data);
+    }
+    for text in &texts {
+        let data = std::fs::read(text).expect("readable");
+        onnx_tests::fuzz::text_roundtrip(&data);
+        onnx_tests::fuzz::fmt_stable(&data);
+        onnx_tests::fuzz::check_text(&data);
+    }
+}
+
+fn size(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}
