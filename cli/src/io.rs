@@ -107,7 +107,10 @@ pub fn read_model_and_bytes(
         Input::Stdin => binary::read_stdin().map_err(|e| Failure::Usage(format!("{label}: cannot read: {e}")))?,
     };
     match format {
-        Format::Binary => Ok((binary::decode_model(data.clone(), &label)?, Some(data))),
+        Format::Binary => {
+            not_a_model_file(&label, &data)?;
+            Ok((binary::decode_model(data.clone(), &label)?, Some(data)))
+        }
         Format::Text => {
             let source = std::str::from_utf8(&data).map_err(|e| {
                 Failure::Invalid(format!("{label}: not UTF-8 text (invalid byte at offset {})", e.valid_up_to()))
@@ -167,6 +170,22 @@ pub fn refuse_to_overwrite(output: &str, protected: &[PathBuf], what: &str) -> R
         ))),
         None => Ok(()),
     }
+}
+
+/// Files that are surely not models, named for what they are: protobuf would read an empty
+/// file as an empty model, and a Git LFS pointer (what a clone without `git lfs` leaves in
+/// place of the model) as a wire-type error.
+pub fn not_a_model_file(label: &str, data: &[u8]) -> Result<(), Failure> {
+    if data.is_empty() {
+        return Err(Failure::Invalid(format!("{label}: the file is empty")));
+    }
+    if data.starts_with(b"version https://git-lfs.github.com/spec/") {
+        return Err(Failure::Invalid(format!(
+            "{label}: a Git LFS pointer, not the model itself; fetch the model with `git lfs pull` \
+             (or download the file rather than its pointer)"
+        )));
+    }
+    Ok(())
 }
 
 /// Writes what `fill` produces to a file atomically, or to stdout for `-`, as it is produced

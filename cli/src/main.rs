@@ -36,7 +36,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser, Debug)]
-#[command(name = "onnx", version, about = "Read, convert and inspect ONNX models", max_term_width = 100)]
+#[command(name = "onnx", version = version_text(), about = "Read, convert and inspect ONNX models", max_term_width = 100)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -54,6 +54,28 @@ enum Command {
     Infer(commands::infer::Args),
     /// Format text models in place, keeping every comment (`--check` and `--diff` write nothing).
     Fmt(commands::fmt::Args),
+}
+
+/// `onnx --version`: ours, and what the compiled-in onnx 1.23.2 schemas know (the newest IR
+/// version and each domain's newest opset), the first thing to check against a model.
+fn version_text() -> &'static str {
+    static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TEXT.get_or_init(describe_version)
+}
+
+fn describe_version() -> String {
+    let registry = onnx_core::schema::registry();
+    let opsets: Vec<String> = registry
+        .domain_versions
+        .iter()
+        .map(|(domain, v)| format!("{} {v}", if domain.is_empty() { "ai.onnx" } else { domain }))
+        .collect();
+    format!(
+        "{} (onnx 1.23.2 semantics: IR version up to {}; opsets {})",
+        env!("CARGO_PKG_VERSION"),
+        registry.ir_version,
+        opsets.join(", ")
+    )
 }
 
 // The allocator of all our binaries (see the workspace Cargo.toml).

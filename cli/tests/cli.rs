@@ -282,15 +282,15 @@ fn convert_canonical_text_reads_back_to_the_same_bytes() {
         assert_exit(&run(&["convert", text_path.to_str().unwrap(), back.to_str().unwrap()]), 0);
         assert_eq!(std::fs::read(&back).unwrap(), std::fs::read(&original).unwrap(), "{model}");
     }
-    // Even a model without a graph (an empty file decodes to one) prints, and reads back.
-    let empty = dir.path().join("empty.onnx");
-    let (text_path, back) = (dir.path().join("empty.onnxtxt"), dir.path().join("empty.back.onnx"));
-    std::fs::write(&empty, b"").unwrap();
+    // Even a model without a graph (only `ir_version: 8`) prints, and reads back.
+    let empty = dir.path().join("graphless.onnx");
+    let (text_path, back) = (dir.path().join("graphless.onnxtxt"), dir.path().join("graphless.back.onnx"));
+    std::fs::write(&empty, [0x08, 0x08]).unwrap();
     let out = run(&["convert", empty.to_str().unwrap(), text_path.to_str().unwrap()]);
     assert_exit(&out, 0);
     assert!(std::fs::read_to_string(&text_path).unwrap().starts_with("#@ graph: unset"));
     assert_exit(&run(&["convert", text_path.to_str().unwrap(), back.to_str().unwrap()]), 0);
-    assert_eq!(std::fs::read(&back).unwrap(), b"");
+    assert_eq!(std::fs::read(&back).unwrap(), [0x08, 0x08]);
 }
 
 #[test]
@@ -828,4 +828,29 @@ fn devices_fifos_and_long_reports_are_bounded() {
     let stderr = text(&out.stderr);
     assert_eq!(stderr.matches("error[").count(), 50, "{stderr}");
     assert!(stderr.contains("… and 50 more diagnostics not shown"), "{stderr}");
+}
+
+/// Files that are surely not models are named for what they are.
+#[test]
+fn empty_files_and_git_lfs_pointers_are_explained() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let empty = dir.path().join("empty.onnx");
+    std::fs::write(&empty, b"").expect("written");
+    let out = run(&["info", empty.to_str().expect("UTF-8")]);
+    assert_exit(&out, 1);
+    assert!(text(&out.stderr).contains("the file is empty"), "{}", text(&out.stderr));
+    let pointer = dir.path().join("model.onnx");
+    std::fs::write(&pointer, "version https://git-lfs.github.com/spec/v1\noid sha256:0123\nsize 1234\n")
+        .expect("written");
+    let out = run(&["check", pointer.to_str().expect("UTF-8")]);
+    assert_exit(&out, 1);
+    assert!(text(&out.stderr).contains("git lfs pull"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn version_says_which_ir_and_opsets_the_tool_knows() {
+    let out = run(&["--version"]);
+    assert_exit(&out, 0);
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("IR version up to") && stdout.contains("ai.onnx "), "{stdout}");
 }

@@ -102,3 +102,14 @@ fn exit_without_shutdown_and_end_of_input_are_failures() {
     drop(child.stdin.take());
     assert_eq!(child.wait().unwrap().code(), Some(1), "input ended without exit");
 }
+
+#[test]
+fn help_and_version_answer_without_starting_a_server() {
+    for (flag, expected) in [("--help", "Usage: onnx-lsp"), ("--version", "onnx-lsp ")] {
+        let out = Command::new(env!("CARGO_BIN_EXE_onnx-lsp")).arg(flag).stdin(Stdio::null()).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{flag}");
+        assert!(String::from_utf8_lossy(&out.stdout).contains(expected), "{flag}");
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_onnx-lsp")).arg("--bogus").stdin(Stdio::null()).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

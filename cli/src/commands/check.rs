@@ -58,6 +58,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     };
     let diagnostics = match format {
         Format::Binary => {
+            crate::io::not_a_model_file(&label, &data)?;
             let model = binary::decode_model(data, &label)?;
             let diagnostics = check_model(&model, &options);
             // Proto paths are only needed to show diagnostics (building them is a walk over

@@ -138,6 +138,7 @@ fn convert_referencing_input(
     // The output will point into the input: writing over it would destroy the data.
     refuse_to_overwrite(&args.output, std::slice::from_ref(path), "the output")?;
     let data = binary::read_bytes(path).map_err(|e| Failure::Usage(format!("{label}: cannot read: {e}")))?;
+    crate::io::not_a_model_file(&label, &data)?;
     let mut model = binary::decode_model(data.clone(), &label)?;
     // References the model already has are relative to the same directory: they stay valid.
     external::reference_source(&mut model, &data, location, args.size_threshold);
