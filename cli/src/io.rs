@@ -87,10 +87,10 @@ pub fn read_model_and_bytes(
     format: Option<Format>,
     options: ReadOptions,
 ) -> Result<(Model, Option<Bytes>), Failure> {
-    let format = match (format, input) {
-        (Some(f), _) => f,
-        (None, Input::File(path)) => format_of(path)?,
-        (None, Input::Stdin) => Format::Binary,
+    let named = match (format, input) {
+        (Some(f), _) => Some(f),
+        (None, Input::File(path)) => Some(format_of(path)?),
+        (None, Input::Stdin) => None,
     };
     let label = input.label();
     let data = match input {
@@ -106,6 +106,8 @@ pub fn read_model_and_bytes(
         }
         Input::Stdin => binary::read_stdin().map_err(|e| Failure::Usage(format!("{label}: cannot read: {e}")))?,
     };
+    // Standard input has no extension: its first bytes tell.
+    let format = named.unwrap_or_else(|| sniff_format(&data));
     match format {
         Format::Binary => {
             not_a_model_file(&label, &data)?;
@@ -170,6 +172,17 @@ pub fn refuse_to_overwrite(output: &str, protected: &[PathBuf], what: &str) -> R
         ))),
         None => Ok(()),
     }
+}
+
+/// The format of bytes that came without a name (standard input): text when they are UTF-8
+/// and start, after white space, like a text model does (`<` header, `#` comment or
+/// annotation, a graph name); binary otherwise. A binary model starts with a field tag
+/// (`0x08` for ir_version), which no text model starts with.
+pub fn sniff_format(data: &[u8]) -> Format {
+    let first = data.iter().find(|b| !b.is_ascii_whitespace());
+    let looks_like_text =
+        first.is_some_and(|&b| b == b'<' || b == b'#' || b == b'"' || b == b'_' || b.is_ascii_alphabetic());
+    if looks_like_text && std::str::from_utf8(data).is_ok() { Format::Text } else { Format::Binary }
 }
 
 /// Files that are surely not models, named for what they are: protobuf would read an empty

@@ -135,7 +135,16 @@ fn convert_to_a_missing_directory_is_an_io_error() {
     let model = corpus("node/test_abs/model.onnx");
     let out = run(&["convert", model.to_str().unwrap(), "/nonexistent-dir/x.onnx"]);
     assert_exit(&out, 2);
-    assert!(text(&out.stderr).contains("/nonexistent-dir/x.onnx: cannot write"), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("/nonexistent-dir/x.onnx: cannot write: the directory /nonexistent-dir does not exist"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(".tmp"), "a temporary name leaked: {stderr}");
+    // With --external-data too: the directory is named, not a tensor.
+    let out = run(&["convert", model.to_str().unwrap(), "/nonexistent-dir/x.onnx", "--external-data", "w.bin"]);
+    assert_exit(&out, 2);
+    assert!(text(&out.stderr).contains("the directory /nonexistent-dir does not exist"), "{}", text(&out.stderr));
 }
 
 /// External data: moving weights out and back in restores the original bytes; moving a
@@ -853,4 +862,27 @@ fn version_says_which_ir_and_opsets_the_tool_knows() {
     assert_exit(&out, 0);
     let stdout = text(&out.stdout);
     assert!(stdout.contains("IR version up to") && stdout.contains("ai.onnx "), "{stdout}");
+}
+
+/// `-` reads either format: standard input is sniffed (text starts like a text model does,
+/// a binary model with a field tag).
+#[test]
+fn stdin_takes_text_or_binary() {
+    let binary = corpus("handmade/small_cnn.onnx");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let text_path = dir.path().join("m.onnxtxt");
+    assert_exit(&run(&["convert", binary.to_str().expect("UTF-8"), text_path.to_str().expect("UTF-8")]), 0);
+    for input in [&binary, &text_path] {
+        for command in ["info", "check"] {
+            let out = onnx()
+                .args([command, "-"])
+                .stdin(std::fs::File::open(input).expect("readable"))
+                .output()
+                .expect("onnx runs");
+            assert_exit(&out, 0);
+            if command == "info" {
+                assert!(text(&out.stdout).contains("op types"), "{}", text(&out.stdout));
+            }
+        }
+    }
 }

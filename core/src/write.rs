@@ -108,8 +108,17 @@ pub fn write_file(
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
+    if !dir.is_dir() {
+        return Err(err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("the directory {} does not exist", dir.display()),
+        )));
+    }
     let mode = existing.as_ref().map_or(0o666, |m| m.permissions().mode() & 0o7777);
-    let tmp = Temporary::create(dir, mode).map_err(err)?;
+    // tempfile's own error names the temporary file, which means nothing to the user.
+    let tmp = Temporary::create(dir, mode).map_err(|e| {
+        err(io::Error::new(e.kind(), format!("cannot create a file in {}: {}", dir.display(), e.kind())))
+    })?;
     {
         let mut out = io::BufWriter::with_capacity(1 << 20, tmp.file());
         fill(&mut out).map_err(err)?;

@@ -37,9 +37,9 @@ enum ProfileArg {
 pub fn run(args: Args) -> Result<(), Failure> {
     let input = Input::parse(&args.model);
     let label = input.label();
-    let format = match &input {
-        Input::File(path) => format_of(path)?,
-        Input::Stdin => Format::Binary,
+    let named = match &input {
+        Input::File(path) => Some(format_of(path)?),
+        Input::Stdin => None,
     };
     let data = match &input {
         Input::File(path) => {
@@ -47,6 +47,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         }
         Input::Stdin => binary::read_stdin().map_err(|e| Failure::Usage(format!("{label}: cannot read: {e}")))?,
     };
+    let format = named.unwrap_or_else(|| crate::io::sniff_format(&data));
     let options = CheckOptions {
         model_dir: input.model_dir(),
         check_custom_domain: args.check_custom_domain,

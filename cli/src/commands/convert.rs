@@ -19,7 +19,7 @@ pub struct Args {
     input: String,
     /// Where to write (`-` writes stdout). The format follows the extension: .onnx or .pb.
     output: String,
-    /// Input format, when the extension does not say (stdin is binary unless told).
+    /// Input format, when the extension does not say (stdin: sniffed from its first bytes).
     #[arg(long, value_enum)]
     from: Option<Format>,
     /// Output format, when the extension does not say (stdout is binary unless told).
@@ -90,6 +90,13 @@ pub fn run(args: Args) -> Result<(), Failure> {
         let Some(dir) = &out_dir else {
             return Err(Failure::Usage("--external-data needs an output file, not stdout".to_owned()));
         };
+        if !dir.is_dir() {
+            return Err(Failure::Usage(format!(
+                "{}: cannot write: the directory {} does not exist",
+                args.output,
+                dir.display()
+            )));
+        }
         external::externalize(&mut model, dir, location, args.size_threshold)
             .map_err(|e| Failure::Usage(format!("{}: {e}", args.output)))?;
     }
