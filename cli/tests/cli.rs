@@ -578,8 +578,9 @@ fn a_reader_that_stops_early_does_not_crash_the_command() {
     }
 }
 
-fn invalid_model_fixtures() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/invalid_models");
+/// The text models of a folder of tests/fixtures, sorted.
+fn text_fixtures(folder: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures").join(folder);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("fixture folder")
         .map(|e| e.expect("entry").path())
@@ -591,7 +592,7 @@ fn invalid_model_fixtures() -> Vec<PathBuf> {
 
 #[test]
 fn invalid_models_written_as_text_convert_both_ways() {
-    let files = invalid_model_fixtures();
+    let files = text_fixtures("invalid_models");
     assert!(files.len() >= 8, "the fixtures are missing");
     let dir = tempfile::tempdir().expect("temp dir");
     for file in files {
@@ -641,13 +642,7 @@ fn strict_convert_refuses_a_text_that_breaks_rules_of_meaning() {
 /// limit (`ulimit -v`): a verdict (exit 0 or 1), never an abort.
 #[test]
 fn inference_bombs_are_checked_within_a_memory_limit() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/bombs");
-    let mut bombs: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("bombs folder")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "onnxtxt"))
-        .collect();
-    bombs.sort();
+    let bombs = text_fixtures("bombs");
     assert!(bombs.len() >= 9, "the bomb fixtures are missing");
     for bomb in bombs {
         let out = Command::new("sh")

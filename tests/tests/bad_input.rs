@@ -194,13 +194,10 @@ fn check_deep_subgraphs_in_a_big_model() {
 /// nothing near the sizes they declare.
 #[test]
 fn declared_sizes_do_not_make_inference_allocate() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bombs");
-    let mut bombs: Vec<_> = std::fs::read_dir(&dir)
-        .expect("bombs folder")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "onnxtxt"))
-        .collect();
-    bombs.sort();
+    let bombs = onnx_tests::files_with_suffix(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bombs"),
+        ".onnxtxt",
+    );
     assert!(bombs.len() >= 9, "the bomb fixtures are missing");
     for path in bombs {
         let text = std::fs::read_to_string(&path).expect("readable");
