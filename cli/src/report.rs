@@ -7,6 +7,7 @@ use codespan_reporting::files::SimpleFile;
 use codespan_reporting::term::{self, termcolor};
 use onnx_core::analysis::span_of;
 use onnx_core::diagnostic::{Diagnostic, Severity};
+use onnx_core::ir::Model;
 use onnx_core::proto_path::ProtoPaths;
 
 /// Prints diagnostics of one text file to stderr.
@@ -29,7 +30,7 @@ pub fn emit_text(path: &str, source: &str, diagnostics: &[Diagnostic], json: boo
 }
 
 /// Diagnostics of a binary model: each names the protobuf field path it points at.
-pub fn emit_binary(path: &str, diagnostics: &[Diagnostic], paths: &ProtoPaths, json: bool) {
+pub fn emit_binary(path: &str, model: &Model, diagnostics: &[Diagnostic], paths: &ProtoPaths, json: bool) {
     if json {
         let items: Vec<serde_json::Value> = diagnostics
             .iter()
@@ -51,11 +52,11 @@ pub fn emit_binary(path: &str, diagnostics: &[Diagnostic], paths: &ProtoPaths, j
     }
     for d in diagnostics.iter().take(MAX_SHOWN) {
         let severity = severity_word(d.severity);
-        let place = paths.path(d.anchor);
+        let place = paths.described(model, d.anchor);
         let place = if place.is_empty() { path.to_owned() } else { format!("{path}: {place}") };
         errln!("{severity}[{}]: {}\n  --> {place}", d.code, d.message);
         for (anchor, message) in &d.related {
-            errln!("  note: {message}: {}", paths.path(*anchor));
+            errln!("  note: {message}: {}", paths.described(model, *anchor));
         }
     }
     not_shown(diagnostics.len());

@@ -881,3 +881,23 @@ fn stdin_takes_text_or_binary() {
         }
     }
 }
+
+/// Binary-model diagnostics name the node (its name and operator) beside the field path.
+#[test]
+fn binary_diagnostics_name_the_node() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let source = dir.path().join("m.onnxtxt");
+    std::fs::write(
+        &source,
+        "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[2] x) => (float[2] y) {\n  \
+         [relu_1] t = Relu(x, x)\n  y = Add(t, missing)\n}\n",
+    )
+    .expect("written");
+    let binary = dir.path().join("m.onnx");
+    assert_exit(&run(&["convert", source.to_str().expect("UTF-8"), binary.to_str().expect("UTF-8")]), 0);
+    let out = run(&["check", binary.to_str().expect("UTF-8")]);
+    assert_exit(&out, 1);
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("graph.node[0] relu_1 (Relu)"), "{stderr}");
+    assert!(stderr.contains("graph.node[1].input[1] of Add"), "{stderr}");
+}

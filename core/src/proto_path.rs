@@ -58,6 +58,44 @@ impl ProtoPaths {
         self.nodes.insert(id, path);
     }
 
+    /// The field path of an anchor followed by what a person recognises it by: the node's
+    /// name and operator (`graph.node[101] Reshape_101 (Reshape)`, `… .input[1] of
+    /// Reshape_101 (Reshape)`), a graph value's name (`graph.output[0] 'logits'`).
+    pub fn described(&self, model: &Model, anchor: Anchor) -> String {
+        let path = self.path(anchor);
+        // `Reshape_101 (Reshape)`, or the operator alone for a node without a name.
+        let node_label = |n: NodeId, bare: bool| {
+            let node = &model.nodes[n];
+            let op = node.op_type.as_ref().map_or_else(|| "?".to_owned(), |o| o.escaped());
+            match node.name.as_ref().filter(|name| !name.is_empty()) {
+                Some(name) => format!("{} ({op})", name.escaped()),
+                None if bare => op,
+                None => format!("({op})"),
+            }
+        };
+        let value = |name: Option<&crate::ir::Str>| name.map_or_else(String::new, |n| format!(" '{}'", n.escaped()));
+        match anchor {
+            Anchor::Node(n) => format!("{path} {}", node_label(n, false)),
+            Anchor::NodeInput(n, _) | Anchor::NodeOutput(n, _) | Anchor::Attribute(n, _) => {
+                format!("{path} of {}", node_label(n, true))
+            }
+            Anchor::GraphInput(g, i) => {
+                format!("{path}{}", value(model.graphs[g].inputs.get(i).and_then(|v| v.name.as_ref())))
+            }
+            Anchor::GraphOutput(g, i) => {
+                format!("{path}{}", value(model.graphs[g].outputs.get(i).and_then(|v| v.name.as_ref())))
+            }
+            Anchor::ValueInfo(g, i) => {
+                format!("{path}{}", value(model.graphs[g].value_info.get(i).and_then(|v| v.name.as_ref())))
+            }
+            Anchor::Initializer(g, i) => format!(
+                "{path}{}",
+                value(model.graphs[g].initializers.get(i).and_then(|&t| model.tensors[t].name.as_ref()))
+            ),
+            _ => path,
+        }
+    }
+
     /// The field path of an anchor (`""` for the model itself).
     pub fn path(&self, anchor: Anchor) -> String {
         let graph = |g: GraphId| self.graphs.get(&g).cloned().unwrap_or_else(|| "graph".to_owned());

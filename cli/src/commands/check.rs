@@ -65,7 +65,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             // Proto paths are only needed to show diagnostics (building them is a walk over
             // the whole model).
             let paths = if diagnostics.is_empty() { ProtoPaths::default() } else { ProtoPaths::new(&model) };
-            crate::report::emit_binary(&label, &diagnostics, &paths, args.json);
+            crate::report::emit_binary(&label, &model, &diagnostics, &paths, args.json);
             // The process ends after the report: freeing every node, name and tensor of a
             // big model one by one would take a tenth of the run, for nothing.
             std::mem::forget(model);
