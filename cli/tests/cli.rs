@@ -901,3 +901,34 @@ fn binary_diagnostics_name_the_node() {
     assert!(stderr.contains("graph.node[0] relu_1 (Relu)"), "{stderr}");
     assert!(stderr.contains("graph.node[1].input[1] of Add"), "{stderr}");
 }
+
+/// `info` counts parameters by element type, in initializers and in Constant nodes apart,
+/// and shortens long doc strings and metadata unless `--full`.
+#[test]
+fn info_counts_parameters_and_shortens_long_texts() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let source = dir.path().join("m.onnxtxt");
+    let long = "x".repeat(500);
+    std::fs::write(
+        &source,
+        format!(
+            "<ir_version: 8, opset_import: [\"\" : 17], doc_string: \"first line\nsecond line\", \
+             metadata_props: [\"long\": \"{long}\"]>\ng (float[4] x) => (float[4] y) <float[4] w = {{1, 2, 3, 4}}> {{\n  \
+             c = Constant <value: tensor = float[2, 3] {{1, 2, 3, 4, 5, 6}}> ()\n  y = Add(x, w)\n}}\n"
+        ),
+    )
+    .expect("written");
+    let out = run(&["info", source.to_str().expect("UTF-8")]);
+    assert_exit(&out, 0);
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("parameters      4 (float 4 = 16 B) in initializers"), "{stdout}");
+    assert!(stdout.contains("6 (float 6 = 24 B) in Constant nodes"), "{stdout}");
+    assert!(stdout.contains("doc_string      first line … (2 lines; --full shows it whole)"), "{stdout}");
+    assert!(!stdout.contains(&long) && stdout.contains("--full shows it whole"), "{stdout}");
+    let out = run(&["info", source.to_str().expect("UTF-8"), "--full"]);
+    assert!(text(&out.stdout).contains(&long));
+    let out = run(&["info", source.to_str().expect("UTF-8"), "--json"]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(json["constant_parameters"][0]["elements"], 6);
+    assert_eq!(json["initializer_parameters"][0]["bytes"], 16);
+}

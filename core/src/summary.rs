@@ -25,6 +25,37 @@ pub struct Summary {
     /// graph and function, most frequent first.
     pub op_types: Vec<OpCount>,
     pub metadata: Vec<(Option<Str>, Option<Str>)>,
+    pub doc_string: Option<Str>,
+    /// Weights held in initializers (of every graph), by element type.
+    pub initializer_parameters: Vec<Parameters>,
+    /// Weights held in `Constant` nodes' values (some exporters keep every weight there), by
+    /// element type.
+    pub constant_parameters: Vec<Parameters>,
+}
+
+/// Tensor elements of one element type, and their bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Parameters {
+    pub elem_type: String,
+    pub elements: u64,
+    pub bytes: u64,
+}
+
+/// Adds a tensor's elements to the tally of its element type.
+fn tally(into: &mut BTreeMap<String, (u64, u64)>, tensor: &crate::ir::Tensor) {
+    let Some(elements) = tensor.element_count() else { return };
+    let name = tensor.elem_type().map_or_else(|| "undefined".to_owned(), |t| t.name().to_owned());
+    let entry = into.entry(name).or_default();
+    entry.0 = entry.0.saturating_add(elements);
+    entry.1 = entry.1.saturating_add(tensor.expected_raw_size().unwrap_or(0));
+}
+
+/// The tally, most bytes first.
+fn by_bytes(tally: BTreeMap<String, (u64, u64)>) -> Vec<Parameters> {
+    let mut list: Vec<Parameters> =
+        tally.into_iter().map(|(elem_type, (elements, bytes))| Parameters { elem_type, elements, bytes }).collect();
+    list.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.elem_type.cmp(&b.elem_type)));
+    list
 }
 
 #[derive(Debug, Serialize)]
@@ -74,11 +105,21 @@ impl Summary {
             ..Counts::default()
         };
         let mut initializer_bytes = 0u64;
+        let mut initializer_tally = BTreeMap::new();
         for (_, g) in model.graphs.iter() {
             counts.initializers += g.initializers.len();
             counts.sparse_initializers += g.sparse_initializers.len();
             for &t in &g.initializers {
                 initializer_bytes = initializer_bytes.saturating_add(model.tensors[t].expected_raw_size().unwrap_or(0));
+                tally(&mut initializer_tally, &model.tensors[t]);
+            }
+        }
+        let mut constant_tally = BTreeMap::new();
+        for (_, node) in model.nodes.iter() {
+            let is_constant = node.op_type.as_ref().is_some_and(|o| o == "Constant")
+                && node.domain.as_ref().is_none_or(|d| d.is_empty() || d == "ai.onnx");
+            if let Some(t) = node.attribute("value").and_then(|a| a.t).filter(|_| is_constant) {
+                tally(&mut constant_tally, &model.tensors[t]);
             }
         }
         let mut external_tensor_bytes = 0u64;
@@ -120,6 +161,9 @@ impl Summary {
             external_tensor_bytes,
             op_types,
             metadata: model.metadata_props.iter().map(|p| (p.key.clone(), p.value.clone())).collect(),
+            doc_string: model.doc_string.clone(),
+            initializer_parameters: by_bytes(initializer_tally),
+            constant_parameters: by_bytes(constant_tally),
         }
     }
 }

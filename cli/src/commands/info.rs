@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use onnx_core::ir::Str;
-use onnx_core::summary::{Summary, Value};
+use onnx_core::summary::{Parameters, Summary, Value};
 
 use crate::failure::Failure;
 use crate::io::{Input, ReadOptions, read_model};
@@ -15,6 +15,9 @@ pub struct Args {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
+    /// Show long doc strings and metadata values whole (they are shortened otherwise).
+    #[arg(long)]
+    full: bool,
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
@@ -25,7 +28,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         serde_json::to_string_pretty(&summary).map_err(|e| Failure::Usage(format!("cannot format JSON: {e}")))? + "\n"
     } else {
         // Names and metadata come from the model: no control character reaches the terminal.
-        crate::printable::printable(&render(&input.label(), &summary)).into_owned()
+        crate::printable::printable(&render(&input.label(), &summary, args.full)).into_owned()
     };
     crate::io::write_output("-", out.as_bytes())
 }
@@ -57,7 +60,44 @@ fn values(out: &mut String, label: &str, list: &[Value]) {
     }
 }
 
-fn render(label: &str, s: &Summary) -> String {
+/// Thousands separated by commas: parameter counts are read at a glance.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `12,345,678 (float 12,000,000 = 45.8 MiB, int64 345,678 = 2.6 MiB)`.
+fn parameters(list: &[Parameters]) -> String {
+    let total: u64 = list.iter().map(|p| p.elements).fold(0, u64::saturating_add);
+    let parts: Vec<String> =
+        list.iter().map(|p| format!("{} {} = {}", p.elem_type, grouped(p.elements), human_bytes(p.bytes))).collect();
+    format!("{} ({})", grouped(total), parts.join(", "))
+}
+
+/// Text of at most `MAX_SHOWN` characters on one line, unless `full`; says how much is left.
+fn shortened(text: &str, full: bool) -> String {
+    const MAX_SHOWN: usize = 120;
+    if full {
+        return text.to_owned();
+    }
+    let first_line = text.lines().next().unwrap_or("");
+    let mut shown: String = first_line.chars().take(MAX_SHOWN).collect();
+    if shown.len() < text.len() {
+        let lines = text.lines().count();
+        let rest = if lines > 1 { format!("{lines} lines") } else { format!("{} characters", text.chars().count()) };
+        shown.push_str(&format!(" … ({rest}; --full shows it whole)"));
+    }
+    shown
+}
+
+fn render(label: &str, s: &Summary, full: bool) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{label}");
     let num = |v: Option<i64>| v.map_or_else(|| "-".to_owned(), |v| v.to_string());
@@ -81,6 +121,9 @@ fn render(label: &str, s: &Summary) -> String {
     if s.domain.is_some() || s.model_version.is_some() {
         let _ = writeln!(out, "  {:<15} {} version {}", "model", opt(&s.domain), num(s.model_version));
     }
+    if let Some(doc) = &s.doc_string {
+        let _ = writeln!(out, "  {:<15} {}", "doc_string", shortened(&doc.escaped(), full));
+    }
     let _ = writeln!(out, "  {:<15} {}", "graph", opt(&s.graph_name));
     values(&mut out, "inputs", &s.inputs);
     values(&mut out, "outputs", &s.outputs);
@@ -91,6 +134,13 @@ fn render(label: &str, s: &Summary) -> String {
         let _ = write!(init, ", {} sparse", c.sparse_initializers);
     }
     let _ = writeln!(out, "  {:<15} {init}", "initializers");
+    if !s.initializer_parameters.is_empty() {
+        let _ = writeln!(out, "  {:<15} {} in initializers", "parameters", parameters(&s.initializer_parameters));
+    }
+    if !s.constant_parameters.is_empty() {
+        let head = if s.initializer_parameters.is_empty() { "parameters" } else { "" };
+        let _ = writeln!(out, "  {head:<15} {} in Constant nodes", parameters(&s.constant_parameters));
+    }
     if c.external_tensors > 0 {
         let _ = writeln!(
             out,
@@ -107,7 +157,8 @@ fn render(label: &str, s: &Summary) -> String {
     }
     for (i, (k, v)) in s.metadata.iter().enumerate() {
         let head = if i == 0 { "metadata" } else { "" };
-        let _ = writeln!(out, "  {head:<15} {} = {}", opt(k), opt(v));
+        let value = v.as_ref().map_or_else(|| "-".to_owned(), |v| shortened(&v.escaped(), full));
+        let _ = writeln!(out, "  {head:<15} {} = {value}", opt(k));
     }
     let ops: Vec<String> = s.op_types.iter().map(|o| format!("{} {}", o.op_type, o.count)).collect();
     let _ = writeln!(out, "  {:<15} {}", "op types", if ops.is_empty() { "-".to_owned() } else { ops.join(", ") });
