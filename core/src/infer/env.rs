@@ -193,6 +193,9 @@ impl<'m> Env<'m> {
         let mut bindings = std::mem::take(&mut self.bindings);
         let lookup = |i: usize| inputs.get(i).and_then(|v| self.ty(v));
         super::constraints::node_violations(self.model, n, schema, lookup, &mut bindings, &mut new);
+        if let Some(schema) = schema {
+            super::validate::node_rule_violations(self.model, n, schema.since_version, lookup, &mut new);
+        }
         self.bindings = bindings;
         if let Some(found) = &mut self.violations
             && !new.is_empty()

@@ -21,6 +21,7 @@ mod merge;
 mod ops;
 #[cfg(test)]
 mod tests;
+mod validate;
 
 pub use constraints::constraint_spelling;
 pub use env::{Env, Known, tensor_type};

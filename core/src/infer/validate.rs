@@ -1,0 +1,292 @@
+//! What onnx's shape inference fails a node for, where the failure comes from the node's own
+//! attributes and input shapes rather than from types: an axis out of range, attribute
+//! lists of the wrong length for the spatial rank, a permutation that is not one, operands
+//! whose shapes cannot broadcast or multiply. onnx's `check_model(full_check=True)` rejects
+//! such a model and onnxruntime refuses to load it; inference rules alone would only answer
+//! "unknown" there. Checked, like the type constraints, right after each graph node is
+//! inferred, from the types just found; only what is known is judged (an unknown rank or
+//! dimension never makes an error). The conditions follow onnx 1.23.2's inference
+//! functions (`onnx/defs/tensor/defs.cc`, `nn/defs.cc`, `math/defs.cc`,
+//! `shape_inference.h`); `docs/diagnostics.md` lists each with its code.
+
+use crate::diagnostic::{Anchor, Diagnostic};
+use crate::infer::env::{known_dim, tensor_parts};
+use crate::ir::{AttributeValue, Dimension, Model, Node, NodeId, Type};
+
+/// Checks default-domain node `n` (whose operator's schema at the imported opset has
+/// `since_version`), `lookup` giving its input types.
+pub(super) fn node_rule_violations<'t>(
+    model: &Model,
+    n: NodeId,
+    since_version: i64,
+    lookup: impl Fn(usize) -> Option<&'t Type>,
+    found: &mut Vec<Diagnostic>,
+) {
+    let node = &model.nodes[n];
+    let Some(op) = node.op_type.as_ref().and_then(|o| o.as_str()) else { return };
+    let dims = |i: usize| lookup(i).and_then(tensor_parts).and_then(|(_, d)| d);
+    let mut v = Violations { n, op, found };
+    match op {
+        "Concat" => concat(node, &dims, &mut v),
+        "Gather" => {
+            if let (Some(data), Some(_)) = (dims(0), dims(1)) {
+                if data.is_empty() {
+                    v.error("input-rank", Anchor::NodeInput(n, 0), "the data of Gather must have rank 1 or more");
+                } else {
+                    v.axis(node, "axis", 0, data.len(), false);
+                }
+            }
+        }
+        "Transpose" => transpose(node, &dims, &mut v),
+        "Softmax" | "LogSoftmax" | "Hardmax" => {
+            // Only an axis written out: the default changed (1, then -1 from version 13).
+            if let (Some(d), Some(_)) = (dims(0), int(node, "axis")) {
+                v.axis(node, "axis", 0, d.len(), false);
+            }
+        }
+        "Flatten" => {
+            if let Some(d) = dims(0) {
+                v.axis(node, "axis", 1, d.len(), true);
+            }
+        }
+        "Conv" | "MaxPool" | "AveragePool" | "LpPool" => conv_pool(node, op, &dims, &mut v),
+        "MatMul" => matmul(&dims, &mut v),
+        "Gemm" => {
+            for i in 0..2 {
+                if let Some(d) = dims(i)
+                    && d.len() != 2
+                {
+                    let message = format!("input {i} of Gemm must have rank 2, it has rank {}", d.len());
+                    v.error("input-rank", Anchor::NodeInput(n, i), message);
+                }
+            }
+        }
+        // Multidirectional broadcasting (version 7 on; earlier ones had a `broadcast` flag).
+        "Add" | "Sub" | "Mul" | "Div" | "Pow" | "Mod" | "BitShift" | "And" | "Or" | "Xor" | "Equal" | "Greater"
+        | "Less" | "GreaterOrEqual" | "LessOrEqual" | "Where" | "Max" | "Min" | "Sum" | "Mean" | "PRelu"
+            if since_version >= 7 =>
+        {
+            broadcast(node, &dims, &mut v)
+        }
+        _ => {}
+    }
+}
+
+struct Violations<'f, 'o> {
+    n: NodeId,
+    op: &'o str,
+    found: &'f mut Vec<Diagnostic>,
+}
+
+impl Violations<'_, '_> {
+    fn error(&mut self, code: &'static str, at: Anchor, message: impl Into<String>) {
+        self.found.push(Diagnostic::error(code, at, message));
+    }
+
+    /// The attribute at its index in the node, for the diagnostic's place.
+    fn attribute_anchor(&self, node: &Node, name: &str) -> Anchor {
+        node.attributes
+            .iter()
+            .position(|a| a.name.as_ref().is_some_and(|n| n == name))
+            .map_or(Anchor::Node(self.n), |i| Anchor::Attribute(self.n, i))
+    }
+
+    /// `name` (default `default`) must be in `[-rank, rank-1]`, or `[-rank, rank]` when
+    /// `inclusive` (Flatten).
+    fn axis(&mut self, node: &Node, name: &str, default: i64, rank: usize, inclusive: bool) {
+        let axis = int(node, name).unwrap_or(default);
+        let r = rank as i64;
+        let top = if inclusive { r } else { r - 1 };
+        if axis < -r || axis > top {
+            let at = self.attribute_anchor(node, name);
+            let op = self.op;
+            self.error(
+                "invalid-axis",
+                at,
+                format!(
+                    "{name} = {axis} is out of range for {op} on an input of rank {rank}: it must be in [{}, {top}]",
+                    -r
+                ),
+            );
+        }
+    }
+}
+
+fn int(node: &Node, name: &str) -> Option<i64> {
+    match node.attribute(name)?.value()? {
+        AttributeValue::Int(v) => Some(v),
+        _ => None,
+    }
+}
+
+fn ints<'n>(node: &'n Node, name: &str) -> Option<&'n [i64]> {
+    match node.attribute(name)?.value()? {
+        AttributeValue::Ints(v) => Some(v),
+        _ => None,
+    }
+}
+
+fn concat<'d>(node: &Node, dims: &impl Fn(usize) -> Option<&'d [Dimension]>, v: &mut Violations<'_, '_>) {
+    // As onnx: judged only when every input's shape is known.
+    let shapes: Option<Vec<&[Dimension]>> = (0..node.inputs.len()).map(dims).collect();
+    let Some(shapes) = shapes.filter(|s| !s.is_empty()) else { return };
+    let rank = shapes[0].len();
+    if int(node, "axis").is_none() {
+        return; // a missing required attribute is the checker's finding
+    }
+    v.axis(node, "axis", 0, rank, false);
+    let Some(axis) = int(node, "axis").filter(|&a| a >= -(rank as i64) && a < rank as i64) else { return };
+    let axis = if axis < 0 { axis + rank as i64 } else { axis } as usize;
+    for (i, shape) in shapes.iter().enumerate().skip(1) {
+        if shape.len() != rank {
+            let message = format!(
+                "all inputs of Concat must have the same rank: input {i} has rank {}, input 0 has rank {rank}",
+                shape.len()
+            );
+            v.error("input-rank", Anchor::NodeInput(v.n, i), message);
+            continue;
+        }
+        for (j, (a, b)) in shapes[0].iter().zip(shape.iter()).enumerate() {
+            if j == axis {
+                continue;
+            }
+            if let (Some(x), Some(y)) = (known_dim(a), known_dim(b))
+                && x != y
+            {
+                let message = format!(
+                    "input {i} of Concat has {y} in dimension {j} where input 0 has {x}; only the concatenated axis {axis} may differ"
+                );
+                v.error("incompatible-shapes", Anchor::NodeInput(v.n, i), message);
+            }
+        }
+    }
+}
+
+fn transpose<'d>(node: &Node, dims: &impl Fn(usize) -> Option<&'d [Dimension]>, v: &mut Violations<'_, '_>) {
+    let (Some(d), Some(perm)) = (dims(0), ints(node, "perm")) else { return };
+    let rank = d.len();
+    let mut seen = vec![false; rank];
+    for &p in perm {
+        let bad = match usize::try_from(p).ok().filter(|&p| p < rank) {
+            None => {
+                Some(format!("perm {perm:?} holds {p}, outside [0, {}] for an input of rank {rank}", rank as i64 - 1))
+            }
+            Some(p) if seen[p] => Some(format!("perm {perm:?} holds {p} twice: it must be a permutation of 0..{rank}")),
+            Some(p) => {
+                seen[p] = true;
+                None
+            }
+        };
+        if let Some(message) = bad {
+            let at = v.attribute_anchor(node, "perm");
+            v.error("invalid-attribute-value", at, message);
+            return;
+        }
+    }
+}
+
+fn conv_pool<'d>(node: &Node, op: &str, dims: &impl Fn(usize) -> Option<&'d [Dimension]>, v: &mut Violations<'_, '_>) {
+    let is_conv = op == "Conv";
+    let Some(x) = dims(0) else { return };
+    // Conv with its weight's shape unknown is not judged (onnx returns early there).
+    let w = if is_conv {
+        match dims(1) {
+            Some(w) => Some(w),
+            None => return,
+        }
+    } else {
+        None
+    };
+    if x.len() < 3 {
+        let message =
+            format!("the input of {op} must have rank 3 or more (batch, channels, spatial), it has rank {}", x.len());
+        v.error("input-rank", Anchor::NodeInput(v.n, 0), message);
+        return;
+    }
+    let spatial = x.len() - 2;
+    let sized = |name: &str, per_axis: usize, v: &mut Violations<'_, '_>| {
+        if let Some(list) = ints(node, name)
+            && list.len() != spatial * per_axis
+        {
+            let at = v.attribute_anchor(node, name);
+            let message = format!(
+                "{name} has {} value{}; {op} on an input of rank {} ({spatial} spatial axes) needs {}",
+                list.len(),
+                if list.len() == 1 { "" } else { "s" },
+                x.len(),
+                spatial * per_axis
+            );
+            v.error("attribute-size", at, message);
+        }
+    };
+    for name in ["dilations", "strides", "kernel_shape"] {
+        sized(name, 1, v);
+    }
+    sized("pads", 2, v);
+    let positive = |name: &str, strictly: bool, v: &mut Violations<'_, '_>| {
+        if let Some(list) = ints(node, name)
+            && list.iter().any(|&x| if strictly { x <= 0 } else { x < 0 })
+        {
+            let at = v.attribute_anchor(node, name);
+            let rule = if strictly { "positive" } else { "zero or more" };
+            v.error("invalid-attribute-value", at, format!("{name} {list:?}: every value must be {rule}"));
+        }
+    };
+    positive("dilations", true, v);
+    positive("kernel_shape", true, v);
+    positive("pads", false, v);
+    if let Some(w) = w
+        && ints(node, "kernel_shape").is_none()
+        && w.len() >= 2
+        && w[2..].iter().all(|d| known_dim(d).is_some())
+        && w.len() - 2 != spatial
+    {
+        let message =
+            format!("the weight has {} spatial axes, the input {spatial}: they must be the same", w.len() - 2);
+        v.error("incompatible-shapes", Anchor::NodeInput(v.n, 1), message);
+    }
+}
+
+/// MatMul: no 0-D operand; the inner dimensions agree (after 1-D operands are promoted).
+fn matmul<'d>(dims: &impl Fn(usize) -> Option<&'d [Dimension]>, v: &mut Violations<'_, '_>) {
+    let (Some(a), Some(b)) = (dims(0), dims(1)) else { return };
+    if a.is_empty() || b.is_empty() {
+        let i = if a.is_empty() { 0 } else { 1 };
+        v.error("input-rank", Anchor::NodeInput(v.n, i), "MatMul does not take 0-D inputs");
+        return;
+    }
+    let k_a = &a[a.len() - 1];
+    let k_b = if b.len() == 1 { &b[0] } else { &b[b.len() - 2] };
+    if let (Some(x), Some(y)) = (known_dim(k_a), known_dim(k_b))
+        && x != y
+    {
+        let message = format!("MatMul of a [..., {x}] by a [..., {y}, ...]: the inner dimensions must be equal");
+        v.error("incompatible-shapes", Anchor::NodeInput(v.n, 1), message);
+    }
+}
+
+/// Multidirectional broadcasting: aligned from the last axis, known dims must be equal or 1.
+fn broadcast<'d>(node: &Node, dims: &impl Fn(usize) -> Option<&'d [Dimension]>, v: &mut Violations<'_, '_>) {
+    let shapes: Vec<(usize, &[Dimension])> =
+        (0..node.inputs.len()).filter(|&i| !node.inputs[i].is_empty()).filter_map(|i| Some((i, dims(i)?))).collect();
+    let rank = shapes.iter().map(|(_, s)| s.len()).max().unwrap_or(0);
+    for axis in 0..rank {
+        let mut size: Option<(usize, i64)> = None;
+        for &(i, shape) in &shapes {
+            let Some(at) = (axis + shape.len()).checked_sub(rank) else { continue };
+            let Some(d) = known_dim(&shape[at]).filter(|&d| d != 1) else { continue };
+            match size {
+                None => size = Some((i, d)),
+                Some((first, s)) if s != d => {
+                    let op = v.op;
+                    let message = format!(
+                        "{op} cannot broadcast input {first} ({s} on axis {axis} from the right-aligned shapes) with input {i} ({d})"
+                    );
+                    v.error("incompatible-shapes", Anchor::NodeInput(v.n, i), message);
+                    return;
+                }
+                Some(_) => {}
+            }
+        }
+    }
+}
