@@ -1,5 +1,7 @@
 -- onnx-lsp for Neovim (0.7 and later). Add this folder to 'runtimepath' and call
 --   require("onnx_lsp").setup({ cmd = { "onnx-lsp" } })
+-- On Neovim 0.11 and later this registers the server with the built-in `vim.lsp.config` /
+-- `vim.lsp.enable`; on older versions it starts and attaches the client itself.
 -- Every `onnx` buffer (.onnxtxt, .onnxtext) then gets diagnostics, hover, go to definition,
 -- references, rename, completion, formatting and the rest from the server.
 local M = {}
@@ -27,9 +29,41 @@ local function attach(config, bufnr)
   end
 end
 
+-- The running client, however it was started.
+local function find_client(name)
+  if client_id ~= nil then
+    return vim.lsp.get_client_by_id(client_id)
+  end
+  if vim.lsp.get_clients then
+    return vim.lsp.get_clients({ name = name })[1]
+  end
+  return nil
+end
+
 function M.setup(opts)
   local config = vim.tbl_extend("force", defaults, opts or {})
+  M.name = config.name
   vim.cmd([[autocmd BufRead,BufNewFile *.onnxtxt,*.onnxtext setfiletype onnx]])
+  if vim.lsp.config and vim.lsp.enable then
+    vim.lsp.config(config.name, {
+      cmd = config.cmd,
+      filetypes = { "onnx" },
+      root_markers = { ".git" },
+      on_attach = config.on_attach,
+      capabilities = config.capabilities,
+    })
+    vim.lsp.enable(config.name)
+  else
+    M.attach_on_filetype(config)
+  end
+  -- `:OnnxOpenBinary model.onnx` opens a binary model as text in a new buffer.
+  vim.api.nvim_create_user_command("OnnxOpenBinary", function(cmd)
+    M.open_binary(cmd.args)
+  end, { nargs = 1, complete = "file" })
+end
+
+-- Neovim before 0.11: start the client on the first onnx buffer, attach the others.
+function M.attach_on_filetype(config)
   local group = vim.api.nvim_create_augroup("onnx_lsp", { clear = true })
   vim.api.nvim_create_autocmd("FileType", {
     group = group,
@@ -38,14 +72,10 @@ function M.setup(opts)
       attach(config, args.buf)
     end,
   })
-  -- `:OnnxOpenBinary model.onnx` opens a binary model as text in a new buffer.
-  vim.api.nvim_create_user_command("OnnxOpenBinary", function(cmd)
-    M.open_binary(cmd.args)
-  end, { nargs = 1, complete = "file" })
 end
 
 function M.open_binary(path)
-  local client = client_id and vim.lsp.get_client_by_id(client_id)
+  local client = find_client(M.name or defaults.name)
   if not client then
     vim.notify("onnx-lsp is not running: open an .onnxtxt file first", vim.log.levels.ERROR)
     return

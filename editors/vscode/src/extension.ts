@@ -32,7 +32,20 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       vscode.commands.executeCommand("editor.action.formatDocument"),
     ),
   );
-  await client.start();
+  try {
+    await client.start();
+  } catch (error) {
+    // The usual cause: onnx-lsp is not installed, or not on the PATH VS Code sees.
+    const choice = await vscode.window.showErrorMessage(
+      `The ONNX language server could not start (${command}): ${String(error)}. ` +
+        "Install it with `cargo install --path lsp` in the onnx-text repository, " +
+        "or set `onnx.server.path` to the onnx-lsp binary.",
+      "Open Settings",
+    );
+    if (choice === "Open Settings") {
+      await vscode.commands.executeCommand("workbench.action.openSettings", "onnx.server.path");
+    }
+  }
 }
 
 export async function deactivate(): Promise<void> {
