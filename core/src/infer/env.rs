@@ -273,10 +273,14 @@ impl<'m> Env<'m> {
 
     /// Initializer `id`, numbered `value`: its type from the tensor, and its values when
     /// small and integral.
-    pub fn add_initializer(&mut self, value: ValueId, id: TensorId) {
+    /// An initializer's value; its type too unless `typed` is false (a graph input of the
+    /// same name declared it).
+    pub fn add_initializer(&mut self, value: ValueId, id: TensorId, typed: bool) {
         let t = &self.model.tensors[id];
         self.set_constant(value, id);
-        self.set_type(value, tensor_type(t));
+        if typed {
+            self.set_type(value, tensor_type(t));
+        }
         if let Some(known) = tensor_values(t) {
             self.set_value(value, known);
         }

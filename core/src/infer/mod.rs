@@ -223,8 +223,16 @@ fn infer_graph<'m>(model: &'m Model, id: GraphId, env: &mut Env<'m>) {
 fn infer_body<'m>(model: &'m Model, id: GraphId, env: &mut Env<'m>) {
     let g = &model.graphs[id];
     let numbers = env.numbers;
+    // An initializer that gives a graph input its default value (models of IR version 3
+    // list every weight as an input): as in onnx's inference, the input's declared type is
+    // the value's type, and the initializer's values are still used to follow shape
+    // computations.
+    let mut inputs: Vec<ValueId> =
+        if g.inputs.is_empty() { Vec::new() } else { numbers.graph_inputs(id, g).iter().collect() };
+    inputs.sort_unstable();
     for (&t, value) in g.initializers.iter().zip(numbers.graph_initializers(id, g)) {
-        env.add_initializer(value, t);
+        let typed_input = inputs.binary_search(&value).is_ok() && env.ty(value).is_some();
+        env.add_initializer(value, t, !typed_input);
     }
     env.enter_graph(id);
     // The main graph's nodes may still be being resolved (see `resolve_beside`).

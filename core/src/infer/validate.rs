@@ -27,7 +27,8 @@ pub(super) fn node_rule_violations<'t>(
     let dims = |i: usize| lookup(i).and_then(tensor_parts).and_then(|(_, d)| d);
     let mut v = Violations { n, op, found };
     match op {
-        "Concat" => concat(node, &dims, &mut v),
+        // Version 4 on (version 1 infers nothing); negative axes from version 11.
+        "Concat" if since_version >= 4 => concat(node, since_version, &dims, &mut v),
         "Gather" => {
             if let (Some(data), Some(_)) = (dims(0), dims(1)) {
                 if data.is_empty() {
@@ -38,14 +39,18 @@ pub(super) fn node_rule_violations<'t>(
             }
         }
         "Transpose" => transpose(node, &dims, &mut v),
-        "Softmax" | "LogSoftmax" | "Hardmax" => {
-            // Only an axis written out: the default changed (1, then -1 from version 13).
+        // Version 11 on (version 1 checks nothing); only an axis written out: the default
+        // changed (1, then -1 from version 13).
+        "Softmax" | "LogSoftmax" | "Hardmax" if since_version >= 11 => {
             if let (Some(d), Some(_)) = (dims(0), int(node, "axis")) {
                 v.axis(node, "axis", 0, d.len(), false);
             }
         }
+        // Negative axes from version 11; before, only an axis past the rank fails.
         "Flatten" => {
-            if let Some(d) = dims(0) {
+            if let Some(d) = dims(0)
+                && (since_version >= 11 || int(node, "axis").unwrap_or(1) > d.len() as i64)
+            {
                 v.axis(node, "axis", 1, d.len(), true);
             }
         }
@@ -126,13 +131,22 @@ fn ints<'n>(node: &'n Node, name: &str) -> Option<&'n [i64]> {
     }
 }
 
-fn concat<'d>(node: &Node, dims: &impl Fn(usize) -> Option<&'d [Dimension]>, v: &mut Violations<'_, '_>) {
+fn concat<'d>(
+    node: &Node,
+    since_version: i64,
+    dims: &impl Fn(usize) -> Option<&'d [Dimension]>,
+    v: &mut Violations<'_, '_>,
+) {
     // As onnx: judged only when every input's shape is known.
     let shapes: Option<Vec<&[Dimension]>> = (0..node.inputs.len()).map(dims).collect();
     let Some(shapes) = shapes.filter(|s| !s.is_empty()) else { return };
     let rank = shapes[0].len();
-    if int(node, "axis").is_none() {
+    let Some(written) = int(node, "axis") else {
         return; // a missing required attribute is the checker's finding
+    };
+    // Before version 11 a negative axis is not judged (onnx only required axis < rank).
+    if since_version < 11 && written < 0 {
+        return;
     }
     v.axis(node, "axis", 0, rank, false);
     let Some(axis) = int(node, "axis").filter(|&a| a >= -(rank as i64) && a < rank as i64) else { return };

@@ -41,7 +41,8 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
         "ArgMax" | "ArgMin" => {
             let dims = ctx.dims(0).and_then(|d| {
                 let axis = normalize_axis(ctx.int("axis").unwrap_or(0), d.len())?;
-                let keep = ctx.int("keepdims").unwrap_or(1) != 0;
+                // As onnx: only 1 keeps the axis (any other value drops it).
+                let keep = ctx.int("keepdims").unwrap_or(1) == 1;
                 Some(reduced(d, &[axis], keep))
             });
             Some(Outputs::one(tensor_of(Some(DataType::Int64 as i32), dims)))
@@ -172,7 +173,8 @@ fn reduced(d: &[Dimension], axes: &[usize], keep: bool) -> Vec<Dimension> {
 }
 
 fn reduce(op: &str, ctx: &Ctx<'_, '_>) -> Outputs {
-    let keep = ctx.int("keepdims").unwrap_or(1) != 0;
+    // As onnx: only 1 keeps the axes (any other value drops them).
+    let keep = ctx.int("keepdims").unwrap_or(1) == 1;
     let axes_from_input = (op == "ReduceSum" && ctx.opset >= 13) || ctx.opset >= 18;
     let axes: Option<Option<Vec<i64>>> = if axes_from_input {
         if ctx.has_input(1) { ctx.value(1).and_then(Known::ints).map(Some) } else { Some(None) }
@@ -210,11 +212,13 @@ fn window(op: &str, ctx: &Ctx<'_, '_>) -> Outputs {
         let strides = ctx.ints("strides").map_or_else(|| vec![1; spatial], <[_]>::to_vec);
         let dilations = ctx.ints("dilations").map_or_else(|| vec![1; spatial], <[_]>::to_vec);
         let pads = ctx.ints("pads").map_or_else(|| vec![0; 2 * spatial], <[_]>::to_vec);
+        // As onnx: explicit pads win; auto_pad only says how to pad when none are given.
         let auto_pad = ctx
             .node
             .attribute("auto_pad")
             .and_then(|a| a.s.as_ref())
             .and_then(|s| s.as_str())
+            .filter(|_| ctx.ints("pads").is_none())
             .unwrap_or("NOTSET")
             .to_owned();
         let ceil = ctx.int("ceil_mode").unwrap_or(0) != 0;
