@@ -11,6 +11,10 @@ use crate::line_index::{Encoding, LineIndex};
 use crate::lsp::{Position, Range};
 use onnx_core::diagnostic::Span;
 
+/// How many analyses this process has made (each document version should cost one, however
+/// many requests ask for it: the tests count them).
+pub static ANALYSES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 #[derive(Debug)]
 pub struct Snapshot {
     pub text: String,
@@ -27,6 +31,7 @@ pub struct Snapshot {
 
 impl Snapshot {
     pub fn analyse(text: String, version: i32, encoding: Encoding, options: &CheckOptions) -> Snapshot {
+        ANALYSES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let lines = LineIndex::new(&text);
         let mut analysis = analyze_text(&text);
         let mut diagnostics = analysis.diagnostics.clone();

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use onnx_core::check::CheckOptions;
 
@@ -16,8 +16,18 @@ use crate::snapshot::Snapshot;
 struct Document {
     text: String,
     version: i32,
-    /// The analysis of `version`, once made.
-    snapshot: Option<Arc<Snapshot>>,
+    /// The analysis of `version`: made once, by whoever asks first (the diagnostics task or
+    /// a request), and shared; a caller that asks while it is being made waits for it
+    /// instead of analysing the same text again. A change starts a new cell.
+    snapshot: Arc<OnceLock<Arc<Snapshot>>>,
+}
+
+/// Drops a replaced analysis on another thread: freeing a big document's analysis took
+/// tens of milliseconds, which an edit under the workspace lock must not wait for.
+fn drop_elsewhere(cell: Arc<OnceLock<Arc<Snapshot>>>) {
+    if cell.get().is_some() {
+        std::thread::spawn(move || drop(cell));
+    }
 }
 
 #[derive(Debug, Default)]
@@ -28,11 +38,15 @@ pub struct Workspace {
 
 impl Workspace {
     pub fn open(&mut self, uri: Uri, text: String, version: i32) {
-        self.documents.insert(uri, Document { text, version, snapshot: None });
+        if let Some(old) = self.documents.insert(uri, Document { text, version, snapshot: Arc::default() }) {
+            drop_elsewhere(old.snapshot);
+        }
     }
 
     pub fn close(&mut self, uri: &Uri) {
-        self.documents.remove(uri);
+        if let Some(old) = self.documents.remove(uri) {
+            drop_elsewhere(old.snapshot);
+        }
     }
 
     pub fn version(&self, uri: &Uri) -> Option<i32> {
@@ -67,31 +81,25 @@ impl Workspace {
         }
         doc.text = text;
         doc.version = version;
-        doc.snapshot = None;
+        drop_elsewhere(std::mem::take(&mut doc.snapshot));
         Ok(())
     }
 
-    /// The analysis of the current version of a document, made now if needed. The lock is
-    /// not held while analysing, so edits keep arriving; a result for a version that is no
-    /// longer current is returned to the caller but not kept.
+    /// The analysis of the current version of a document, made now if needed, once per
+    /// version whoever asks. The lock is not held while analysing, so edits keep arriving;
+    /// an analysis of a version that is no longer current is returned to those who asked
+    /// for it and then dropped with its cell.
     pub fn snapshot(workspace: &Mutex<Workspace>, uri: &Uri) -> Option<Arc<Snapshot>> {
-        let (text, version, encoding) = {
+        let (cell, text, version, encoding) = {
             let ws = workspace.lock().unwrap_or_else(|p| p.into_inner());
             let doc = ws.documents.get(uri)?;
-            if let Some(s) = &doc.snapshot {
+            if let Some(s) = doc.snapshot.get() {
                 return Some(s.clone());
             }
-            (doc.text.clone(), doc.version, ws.encoding)
+            (doc.snapshot.clone(), doc.text.clone(), doc.version, ws.encoding)
         };
         let options = CheckOptions { model_dir: model_dir(uri), ..CheckOptions::default() };
-        let snapshot = Arc::new(Snapshot::analyse(text, version, encoding, &options));
-        let mut ws = workspace.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(doc) = ws.documents.get_mut(uri)
-            && doc.version == version
-        {
-            doc.snapshot = Some(snapshot.clone());
-        }
-        Some(snapshot)
+        Some(cell.get_or_init(|| Arc::new(Snapshot::analyse(text, version, encoding, &options))).clone())
     }
 }
 
