@@ -26,7 +26,10 @@ pub struct Snapshot {
     /// contradict inferred ones) diagnostics, placed.
     pub diagnostics: Vec<Diagnostic>,
     pub types: ModelTypes,
-    pub index: Index,
+    /// Every name occurrence, for hover, definition, references, rename and tokens: built
+    /// on the first request that needs it, not before diagnostics are published (it costs
+    /// more than inference on big documents, and diagnostics do not need it).
+    index: std::sync::OnceLock<Index>,
 }
 
 impl Snapshot {
@@ -54,8 +57,12 @@ impl Snapshot {
         } else {
             ModelTypes::default()
         };
-        let index = Index::build(&analysis);
-        Snapshot { text, version, lines, encoding, analysis, diagnostics, types, index }
+        Snapshot { text, version, lines, encoding, analysis, diagnostics, types, index: std::sync::OnceLock::new() }
+    }
+
+    /// The name index, built on first use.
+    pub fn index(&self) -> &Index {
+        self.index.get_or_init(|| Index::build(&self.analysis))
     }
 
     pub fn range(&self, span: Span) -> Range {

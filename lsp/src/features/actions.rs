@@ -58,7 +58,7 @@ type Fix = (String, Vec<TextEdit>);
 
 /// The node whose operator name lies inside `span` (node diagnostics cover the node).
 fn node_in(s: &Snapshot, span: Span) -> Option<NodeId> {
-    s.index.occurrences.iter().find_map(|o| match o.target {
+    s.index().occurrences.iter().find_map(|o| match o.target {
         Target::Op(n) if span.start <= o.span.start && o.span.end <= span.end => Some(n),
         _ => None,
     })
@@ -111,7 +111,7 @@ fn respell_op(s: &Snapshot, node: NodeId) -> Option<Fix> {
     let op = n.op_type.as_ref()?.escaped();
     let domain = String::from_utf8_lossy(n.domain_str()).into_owned();
     let domain = ops::schema_domain(&domain);
-    let version = ops::imported_version(model, s.index.node_scope.get(&node).copied(), domain)?;
+    let version = ops::imported_version(model, s.index().node_scope.get(&node).copied(), domain)?;
     let schemas = registry().operators_at(domain, version);
     let functions: Vec<String> = model
         .functions
@@ -121,21 +121,21 @@ fn respell_op(s: &Snapshot, node: NodeId) -> Option<Fix> {
         .collect();
     let candidates = schemas.iter().map(|x| x.op.as_str()).chain(functions.iter().map(String::as_str));
     let better = did_you_mean(&op, candidates)?;
-    let at = s.index.occurrences.iter().find(|o| o.target == Target::Op(node))?.span;
+    let at = s.index().occurrences.iter().find(|o| o.target == Target::Op(node))?.span;
     Some(replace(s, at, better, "operator"))
 }
 
 fn respell_value(s: &Snapshot, span: Span) -> Option<Fix> {
-    let o = s.index.occurrences.iter().find(|o| o.span == span)?;
+    let o = s.index().occurrences.iter().find(|o| o.span == span)?;
     let Target::Undefined(name) = &o.target else { return None };
     let scope = scope_at(s, span.start)?;
-    let chain = s.index.scope_chain(scope);
+    let chain = s.index().scope_chain(scope);
     let visible: Vec<String> = s
-        .index
+        .index()
         .defs
         .iter()
         .filter(|(site, (_, def))| {
-            def.end <= span.start && s.index.scope_of(**site).is_some_and(|sc: ScopeId| chain.contains(&sc))
+            def.end <= span.start && s.index().scope_of(**site).is_some_and(|sc: ScopeId| chain.contains(&sc))
         })
         .map(|(_, (n, _))| n.escaped())
         .collect();
@@ -145,11 +145,11 @@ fn respell_value(s: &Snapshot, span: Span) -> Option<Fix> {
 
 fn respell_attribute(s: &Snapshot, span: Span) -> Option<Fix> {
     let o =
-        s.index.occurrences.iter().find(|o| {
+        s.index().occurrences.iter().find(|o| {
             span.start <= o.span.start && o.span.end <= span.end && matches!(o.target, Target::Attribute(..))
         })?;
     let Target::Attribute(node, i) = o.target else { return None };
-    let (schema, _) = ops::node_schema(&s.analysis.model, &s.index, node)?;
+    let (schema, _) = ops::node_schema(&s.analysis.model, s.index(), node)?;
     let name = s.analysis.model.nodes[node].attributes.get(i)?.name.as_ref()?.escaped();
     let better = did_you_mean(&name, schema.attributes.iter().map(|a| a.name.as_str()))?;
     Some(replace(s, o.span, better, "attribute"))

@@ -212,7 +212,7 @@ fn attributes(s: &Snapshot, offset: u32, op: &str, domain: Option<&str>) -> Vec<
 /// Values defined before the cursor in its scope and the scopes around it.
 fn values(s: &Snapshot, offset: u32) -> Vec<CompletionItem> {
     let Some(scope) = scope_at(s, offset) else { return Vec::new() };
-    let chain = s.index.scope_chain(scope);
+    let chain = s.index().scope_chain(scope);
     // A node sees what is defined before it, not its own outputs.
     let limit = s
         .analysis
@@ -225,10 +225,10 @@ fn values(s: &Snapshot, offset: u32) -> Vec<CompletionItem> {
         .unwrap_or(offset);
     let mut seen = BTreeSet::new();
     let mut items = Vec::new();
-    let mut defs: Vec<_> = s.index.defs.iter().collect();
+    let mut defs: Vec<_> = s.index().defs.iter().collect();
     defs.sort_by_key(|(_, (_, span))| span.start);
     for (site, (name, span)) in defs {
-        let visible = s.index.scope_of(*site).is_some_and(|sc| chain.contains(&sc)) && span.end <= limit;
+        let visible = s.index().scope_of(*site).is_some_and(|sc| chain.contains(&sc)) && span.end <= limit;
         if !visible || !seen.insert(name.clone()) {
             continue;
         }

@@ -13,7 +13,7 @@ use crate::ops;
 use crate::snapshot::Snapshot;
 
 pub fn hover(s: &Snapshot, position: Position) -> Option<Hover> {
-    let occurrence = s.index.at(s.offset(position))?;
+    let occurrence = s.index().at(s.offset(position))?;
     let markdown = match &occurrence.target {
         Target::Value(site) => value(s, *site),
         Target::Undefined(name) => format!("**{name}**: not defined in this scope"),
@@ -22,7 +22,7 @@ pub fn hover(s: &Snapshot, position: Position) -> Option<Hover> {
         Target::Function(f) => function(s, *f),
         Target::Graph(g) => graph(s, *g),
         Target::DimParam(name) => {
-            let uses = s.index.occurrences_of(&occurrence.target).count();
+            let uses = s.index().occurrences_of(&occurrence.target).count();
             format!("**{name}**: dimension parameter (symbolic size), mentioned {uses} time(s)")
         }
     };
@@ -34,7 +34,7 @@ pub fn hover(s: &Snapshot, position: Position) -> Option<Hover> {
 
 fn value(s: &Snapshot, site: DefSite) -> String {
     let model = &s.analysis.model;
-    let name = s.index.defs.get(&site).map(|(n, _)| n.clone()).unwrap_or_default();
+    let name = s.index().defs.get(&site).map(|(n, _)| n.clone()).unwrap_or_default();
     let mut out = format!("**{name}**: {}", defined_where(s, site));
     let declared = declared_type(model, s, site, &name);
     let inferred = s.types.at(model, site);
@@ -53,7 +53,7 @@ fn value(s: &Snapshot, site: DefSite) -> String {
 /// Where a value comes from, in words, with the line.
 fn defined_where(s: &Snapshot, site: DefSite) -> String {
     let model = &s.analysis.model;
-    let line = s.index.defs.get(&site).map_or(0, |(_, span)| s.line_number(span.start));
+    let line = s.index().defs.get(&site).map_or(0, |(_, span)| s.line_number(span.start));
     let graph_name = |g: onnx_core::ir::GraphId| model.graphs[g].name.as_ref().map_or_else(String::new, Str::escaped);
     match site {
         DefSite::GraphInput(g, i) => format!("input {i} of graph `{}` (line {line})", graph_name(g)),
@@ -82,7 +82,7 @@ fn declared_type(model: &Model, s: &Snapshot, site: DefSite, name: &Str) -> Opti
         DefSite::Initializer(g, i) => model.graphs[g].initializers.get(i).map(|&t| tensor_type(&model.tensors[t])),
         DefSite::SparseInitializer(..) => None,
         DefSite::FunctionInput(f, _) => described(&model.function_store[f].value_info),
-        DefSite::NodeOutput(..) => match s.index.scope_of(site)? {
+        DefSite::NodeOutput(..) => match s.index().scope_of(site)? {
             ScopeId::Graph(g) => {
                 let graph = &model.graphs[g];
                 described(&graph.outputs).or_else(|| described(&graph.value_info))
@@ -97,8 +97,8 @@ fn op(s: &Snapshot, node: onnx_core::ir::NodeId) -> Option<String> {
     let n = &model.nodes[node];
     let op_name = n.op_type.as_ref().map_or_else(String::new, Str::escaped);
     let domain = String::from_utf8_lossy(n.domain_str()).into_owned();
-    let Some((schema, imported)) = ops::node_schema(model, &s.index, node) else {
-        let scope = s.index.node_scope.get(&node).copied();
+    let Some((schema, imported)) = ops::node_schema(model, s.index(), node) else {
+        let scope = s.index().node_scope.get(&node).copied();
         return Some(match ops::imported_version(model, scope, &domain) {
             None => format!("**{op_name}**: the domain `{}` is not imported", ops::domain_label(&domain)),
             Some(v) if registry().knows_domain(&domain) => {
@@ -139,7 +139,7 @@ fn attribute(s: &Snapshot, node: onnx_core::ir::NodeId, i: usize) -> Option<Stri
     let name = attr.name.as_ref().map_or_else(String::new, Str::escaped);
     let given = attr.attribute_type().map_or("unknown", |t| t.name());
     let mut out = format!("**{name}**: {given}");
-    match ops::node_schema(model, &s.index, node) {
+    match ops::node_schema(model, s.index(), node) {
         Some((schema, _)) => match schema.attribute(&name) {
             Some(a) => {
                 out.push_str(&format!("\n\nschema: `{}` of `{}`", ops::attribute_line(a), schema.op));
@@ -170,7 +170,7 @@ fn function(s: &Snapshot, f: onnx_core::ir::FunctionId) -> String {
     if !params.is_empty() {
         out.push_str(&format!("\n\nattributes: {}", params.join(", ")));
     }
-    let calls = s.index.occurrences_of(&Target::Function(f)).filter(|o| !o.is_def).count();
+    let calls = s.index().occurrences_of(&Target::Function(f)).filter(|o| !o.is_def).count();
     out.push_str(&format!("\n\ncalled {calls} time(s)"));
     out
 }

@@ -15,13 +15,13 @@ pub fn inlay_hints(s: &Snapshot, range: Range) -> Vec<InlayHint> {
     // Names with a written type, per graph, gathered once (graphs can have thousands).
     let mut declared: HashMap<GraphId, HashSet<&Str>> = HashMap::new();
     let mut hints = Vec::new();
-    for o in &s.index.occurrences {
+    for o in &s.index().occurrences {
         if o.span.end < wanted.start || o.span.start > wanted.end || !o.is_def {
             continue;
         }
         let Target::Value(site @ DefSite::NodeOutput(..)) = o.target else { continue };
-        let Some(ScopeId::Graph(g)) = s.index.scope_of(site) else { continue };
-        let Some((name, _)) = s.index.defs.get(&site) else { continue };
+        let Some(ScopeId::Graph(g)) = s.index().scope_of(site) else { continue };
+        let Some((name, _)) = s.index().defs.get(&site) else { continue };
         let written = declared.entry(g).or_insert_with(|| {
             let graph = &model.graphs[g];
             let described = graph.outputs.iter().chain(&graph.value_info).filter(|v| v.ty.is_some());

@@ -7,12 +7,12 @@ use crate::lsp::*;
 use crate::snapshot::Snapshot;
 
 fn target_at(s: &Snapshot, position: Position) -> Option<&Occurrence> {
-    s.index.at(s.offset(position))
+    s.index().at(s.offset(position))
 }
 
 pub fn definition(s: &Snapshot, uri: &Uri, position: Position) -> Option<GotoDefinitionResponse> {
     let occurrence = target_at(s, position)?;
-    let span = s.index.definition(&occurrence.target)?;
+    let span = s.index().definition(&occurrence.target)?;
     Some(GotoDefinitionResponse::Scalar(Location { uri: uri.clone(), range: s.range(span) }))
 }
 
@@ -23,13 +23,13 @@ fn linked_name(s: &Snapshot, position: Position) -> Option<(&Occurrence, Option<
     if matches!(occurrence.target, Target::Op(_) | Target::Attribute(..)) {
         return None;
     }
-    Some((occurrence, s.index.definition(&occurrence.target)))
+    Some((occurrence, s.index().definition(&occurrence.target)))
 }
 
 pub fn references(s: &Snapshot, uri: &Uri, position: Position, include_declaration: bool) -> Option<Vec<Location>> {
     let (occurrence, definition) = linked_name(s, position)?;
     Some(
-        s.index
+        s.index()
             .occurrences_of(&occurrence.target)
             .filter(|o| include_declaration || Some(o.span) != definition)
             .map(|o| Location { uri: uri.clone(), range: s.range(o.span) })
@@ -40,7 +40,7 @@ pub fn references(s: &Snapshot, uri: &Uri, position: Position, include_declarati
 pub fn highlights(s: &Snapshot, position: Position) -> Option<Vec<DocumentHighlight>> {
     let (occurrence, definition) = linked_name(s, position)?;
     Some(
-        s.index
+        s.index()
             .occurrences_of(&occurrence.target)
             .map(|o| DocumentHighlight {
                 range: s.range(o.span),

@@ -13,7 +13,7 @@ use crate::lsp::*;
 use crate::snapshot::Snapshot;
 
 fn renamable(s: &Snapshot, position: Position) -> Option<&Occurrence> {
-    let occurrence = s.index.at(s.offset(position))?;
+    let occurrence = s.index().at(s.offset(position))?;
     match occurrence.target {
         Target::Value(_) | Target::Function(_) | Target::Graph(_) | Target::DimParam(_) => Some(occurrence),
         _ => None,
@@ -38,7 +38,7 @@ pub fn rename(s: &Snapshot, uri: &Uri, position: Position, new_name: &str) -> Re
     check_conflicts(s, &occurrence.target, new_name)?;
     let spelled = spell(new_name, matches!(occurrence.target, Target::DimParam(_)))?;
     let edits: Vec<TextEdit> = s
-        .index
+        .index()
         .occurrences_of(&occurrence.target)
         .map(|o| TextEdit { range: s.range(o.span), new_text: spelled.clone() })
         .collect();
@@ -68,14 +68,14 @@ fn check_conflicts(s: &Snapshot, target: &Target, new_name: &str) -> Result<(), 
             // The renamed value is visible in its scope and every scope nested in it; a
             // definition of the new name in any of those, or in the scopes around it,
             // would capture or shadow it.
-            let Some(home) = s.index.scope_of(*site) else { return Ok(()) };
-            let around = s.index.scope_chain(home);
-            for (other, (name, span)) in &s.index.defs {
+            let Some(home) = s.index().scope_of(*site) else { return Ok(()) };
+            let around = s.index().scope_chain(home);
+            for (other, (name, span)) in &s.index().defs {
                 if *name != new || other == site {
                     continue;
                 }
-                let Some(scope) = s.index.scope_of(*other) else { continue };
-                let inside = s.index.scope_chain(scope).contains(&home);
+                let Some(scope) = s.index().scope_of(*other) else { continue };
+                let inside = s.index().scope_chain(scope).contains(&home);
                 if inside || around.contains(&scope) {
                     return Err(format!("'{new_name}' is already defined on line {}", s.line_number(span.start)));
                 }
@@ -92,7 +92,7 @@ fn check_conflicts(s: &Snapshot, target: &Target, new_name: &str) -> Result<(), 
             if taken { Err(format!("a function named '{new_name}' already exists in this domain")) } else { Ok(()) }
         }
         Target::DimParam(_) => {
-            let taken = s.index.occurrences.iter().any(|o| o.target == Target::DimParam(new_name.to_owned()));
+            let taken = s.index().occurrences.iter().any(|o| o.target == Target::DimParam(new_name.to_owned()));
             if taken {
                 Err(format!("the dimension '{new_name}' already exists; renaming would merge them"))
             } else {

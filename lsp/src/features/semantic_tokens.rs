@@ -37,7 +37,7 @@ pub fn legend() -> SemanticTokensLegend {
 pub fn full(s: &Snapshot) -> SemanticTokens {
     let mut data = Vec::new();
     let mut previous = Position::default();
-    let mut occurrences = s.index.occurrences.iter().peekable();
+    let mut occurrences = s.index().occurrences.iter().peekable();
     for token in lex(&s.text) {
         while occurrences.peek().is_some_and(|o| o.span.start < token.start) {
             occurrences.next();
