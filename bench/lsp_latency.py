@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import pathlib
 import json
 import queue
 import statistics
@@ -55,8 +56,8 @@ def document() -> str:
 
 
 class Client:
-    def __init__(self) -> None:
-        self.proc = subprocess.Popen([str(SERVER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    def __init__(self, server: pathlib.Path = SERVER) -> None:
+        self.proc = subprocess.Popen([str(server)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self.messages: queue.Queue[dict] = queue.Queue()
         self.next_id = 0
         threading.Thread(target=self._read, daemon=True).start()
@@ -117,15 +118,17 @@ def main() -> None:
     parser.add_argument("--edits", type=int, default=40)
     parser.add_argument("--hovers", type=int, default=200)
     parser.add_argument("--write", help="update this Markdown file's lsp section")
+    parser.add_argument("--server", help="the onnx-lsp binary to measure (default: target/release/onnx-lsp)")
     args = parser.parse_args()
-    if not SERVER.exists():
-        sys.exit(f"{SERVER} is missing: cargo build --release -p onnx-lsp")
+    server = pathlib.Path(args.server) if args.server else SERVER
+    if not server.exists():
+        sys.exit(f"{server} is missing: cargo build --release -p onnx-lsp")
 
     text = document()
     lines = text.split("\n")
     middle = 2 + 4 * (BLOCKS // 2)  # the line of `m1250 = MatMul(h1249, W)`
     assert lines[middle].startswith(f"  m{BLOCKS // 2} = MatMul(")
-    client = Client()
+    client = Client(server)
     client.request("initialize", {"processId": None, "rootUri": None, "capabilities": {}})
     client.notify("initialized", {})
     start = time.perf_counter()
