@@ -234,3 +234,22 @@ fn stray_closers_do_not_bypass_the_nesting_limit() {
     assert!(analysis.diagnostics.iter().any(|d| d.code == "nesting-too-deep"), "the limit did not fire");
     assert!(start.elapsed() < HANG, "took {:?}", start.elapsed());
 }
+
+/// An axis on a rank-0 input (found by fuzzing `check_binary`: Concat of scalars indexed
+/// an empty shape): every rule gives an unknown result, never an index out of bounds.
+#[test]
+fn axes_on_scalars_do_not_panic() {
+    let text = "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+        g (float s, int64 i) => (float y) {\n  \
+        a = Concat <axis: int = 0> (s, s)\n  b = Transpose <perm: ints = [0]> (s)\n  \
+        c = Gather <axis: int = 0> (s, i)\n  d = Softmax <axis: int = 0> (s)\n  \
+        e = ArgMax <axis: int = 0> (s)\n  f = Flatten <axis: int = 0> (s)\n  \
+        g2 = Split <axis: int = 0> (s)\n  h = CumSum (s, i)\n  k = ReduceSum <keepdims: int = 1> (s)\n  \
+        y = Identity(s)\n}\n";
+    let analysis = onnx_core::analysis::analyze_text(text);
+    assert!(analysis.readable, "{:?}", analysis.diagnostics.first());
+    let options = onnx_core::check::CheckOptions { full_check: true, ..Default::default() };
+    let diagnostics = onnx_core::check::check_model(&analysis.model, &options);
+    assert!(diagnostics.iter().any(|d| d.code == "invalid-axis"), "{diagnostics:?}");
+    let _ = onnx_core::infer::infer_main_graph(&analysis.model);
+}

@@ -159,7 +159,7 @@ pub fn first_known(a: &Dimension, b: &Dimension) -> Dimension {
 pub fn normalize_axis(axis: i64, rank: usize) -> Option<usize> {
     let r = rank as i64;
     let a = if axis < 0 { axis + r } else { axis };
-    (0..r.max(1)).contains(&a).then_some(a as usize)
+    (0..r).contains(&a).then_some(a as usize)
 }
 
 /// Infers graph node `id`; returns its operator's schema when it is of the default domain
