@@ -125,6 +125,17 @@ enum Incoming {
 }
 
 fn classify(body: &[u8]) -> Incoming {
+    // The usual case in one pass (a document opened in full can be tens of megabytes); the
+    // message is looked at as a JSON value only to say what is wrong with it.
+    // (A missing `method` reads as an empty one: that is an invalid request, said below.)
+    if let Ok(request) = serde_json::from_slice::<Request>(body)
+        && !request.method().is_empty()
+    {
+        return Incoming::Request(request);
+    }
+    if let Ok(response) = serde_json::from_slice::<Response>(body) {
+        return Incoming::Response(response);
+    }
     let value: Value = match serde_json::from_slice(body) {
         Ok(v) => v,
         Err(e) => return Incoming::Invalid { id: Value::Null, code: -32700, why: format!("not JSON: {e}") },
@@ -145,19 +156,21 @@ fn classify(body: &[u8]) -> Incoming {
             why: "the message is not JSON-RPC 2.0 (\"jsonrpc\": \"2.0\")".into(),
         };
     }
-    if object.contains_key("method") {
-        return match serde_json::from_value::<Request>(value.clone()) {
-            Ok(request) => Incoming::Request(request),
-            Err(e) => Incoming::Invalid { id, code: -32600, why: format!("not a valid request: {e}") },
-        };
-    }
-    if object.contains_key("result") || object.contains_key("error") {
-        return match serde_json::from_value::<Response>(value.clone()) {
-            Ok(response) => Incoming::Response(response),
-            Err(e) => Incoming::Invalid { id, code: -32600, why: format!("not a valid response: {e}") },
-        };
-    }
-    Incoming::Invalid { id, code: -32600, why: "neither a request nor a response".into() }
+    // Neither read as a request nor as a response: say which it was meant to be.
+    let why = if object.contains_key("method") {
+        match serde_json::from_value::<Request>(value.clone()) {
+            Err(e) => format!("not a valid request: {e}"),
+            Ok(_) => "not a valid request".into(),
+        }
+    } else if object.contains_key("result") || object.contains_key("error") {
+        match serde_json::from_value::<Response>(value.clone()) {
+            Err(e) => format!("not a valid response: {e}"),
+            Ok(_) => "not a valid response".into(),
+        }
+    } else {
+        "neither a request nor a response".into()
+    };
+    Incoming::Invalid { id, code: -32600, why }
 }
 
 fn error_response(id: Value, code: i64, message: &str) -> String {
