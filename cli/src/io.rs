@@ -213,6 +213,7 @@ pub fn write_streamed(
         let mut out = std::io::BufWriter::with_capacity(1 << 20, stdout);
         return match fill(&mut out).and_then(|()| out.flush()) {
             Ok(()) => Ok(()),
+            // The reader went away (`onnx info model.onnx | head`): nothing left to do.
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
             Err(e) => Err(Failure::Usage(format!("<stdout>: cannot write: {e}"))),
         };
@@ -224,16 +225,5 @@ pub fn write_streamed(
 
 /// Writes encoded bytes to a file atomically, or to stdout for `-`.
 pub fn write_output(output: &str, bytes: &[u8]) -> Result<(), Failure> {
-    if output == "-" {
-        let mut stdout = std::io::stdout().lock();
-        return match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
-            Ok(()) => Ok(()),
-            // The reader went away (`onnx info model.onnx | head`): nothing left to do.
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-            Err(e) => Err(Failure::Usage(format!("<stdout>: cannot write: {e}"))),
-        };
-    }
-    let path = Path::new(output);
-    let _progress = crate::progress::stage_for_len(bytes.len() as u64, &format!("writing {}", path.display()));
-    onnx_core::write_atomically(path, |w| w.write_all(bytes)).map_err(|e| Failure::Usage(e.to_string()))
+    write_streamed(output, bytes.len() as u64, |w| w.write_all(bytes))
 }

@@ -230,6 +230,12 @@ pub fn encode_tensor(tensor: &Tensor) -> Vec<u8> {
     lower::to_wire::tensor(tensor)
 }
 
+/// Whether two directories are the same place (a model's relative external-data references
+/// stay valid when it is written from one to the other).
+pub fn same_directory(a: &Path, b: &Path) -> bool {
+    a == b || matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
+}
+
 /// The directory external data of a model file is resolved against.
 pub fn model_dir(path: &Path) -> PathBuf {
     match path.parent() {

@@ -1,7 +1,7 @@
 //! `onnx convert IN OUT`: re-encode a model, optionally moving tensor data into or out of a
 //! side file.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use onnx_core::binary;
 use onnx_core::external;
@@ -192,9 +192,5 @@ pub fn canonical_text(model: &Model, output: &str) -> Result<Vec<u8>, Failure> {
 
 /// Whether two model directories are the same place (external references stay valid).
 pub(crate) fn same_dir(a: Option<&Path>, b: Option<&Path>) -> bool {
-    let canon = |p: &Path| -> Option<PathBuf> { std::fs::canonicalize(p).ok() };
-    match (a, b) {
-        (Some(a), Some(b)) => a == b || (canon(a).is_some() && canon(a) == canon(b)),
-        _ => false,
-    }
+    matches!((a, b), (Some(a), Some(b)) if binary::same_directory(a, b))
 }

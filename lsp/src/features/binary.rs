@@ -73,10 +73,6 @@ fn form_of(path: &Path) -> Result<Form, String> {
     }
 }
 
-fn same_directory(a: &Path, b: &Path) -> bool {
-    a == b || matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
-}
-
 /// `onnx/convert`: what `onnx convert SOURCE DESTINATION` does, for editors. A text model
 /// with syntax errors (or any that keep it from saying one exact model) is not converted; one
 /// that reads to a model breaking rules of meaning (undefined values, …) is, with those as
@@ -119,7 +115,7 @@ pub fn convert(params: &ConvertParams) -> Result<ConvertResult, String> {
             file.display()
         ));
     }
-    if !side_files.is_empty() && !same_directory(&source_dir, &binary::model_dir(&destination)) {
+    if !side_files.is_empty() && !binary::same_directory(&source_dir, &binary::model_dir(&destination)) {
         return Err(format!(
             "{}: the model keeps tensor data in files beside it; converting it to another directory \
              would break those references (run `onnx convert --embed-external` first)",
