@@ -29,7 +29,7 @@ fn main() {
     // schema table's first lookups and the allocator's first pages are not what is measured.
     if let Ok(model) = onnx_core::binary::read_model(path) {
         let options = onnx_core::check::CheckOptions { full_check: true, ..Default::default() };
-        std::hint::black_box(onnx_core::check::check_model(&model, &options));
+        std::hint::black_box(onnx_core::pipeline::check_model(&model, &options));
     }
     let start = Instant::now();
     let model = match onnx_core::binary::read_model(path) {
@@ -44,7 +44,7 @@ fn main() {
     let _ = onnx_core::schema::registry();
     let schemas = start.elapsed();
     let start = Instant::now();
-    let diagnostics = onnx_core::check::check_model(&model, &onnx_core::check::CheckOptions::default());
+    let diagnostics = onnx_core::pipeline::check_model(&model, &onnx_core::check::CheckOptions::default()).diagnostics;
     let rules = start.elapsed();
     let start = Instant::now();
     let all_types = onnx_core::infer::infer_model(&model);
@@ -65,7 +65,7 @@ fn main() {
         let start = Instant::now();
         let model = onnx_core::binary::read_model(path).unwrap_or_default();
         let options = onnx_core::check::CheckOptions { full_check: true, ..Default::default() };
-        found = onnx_core::check::check_model(&model, &options);
+        found = onnx_core::pipeline::check_model(&model, &options).diagnostics;
         check = check.min(start.elapsed());
     }
     for _ in 0..ROUNDS {

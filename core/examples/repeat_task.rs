@@ -26,7 +26,7 @@ fn main() {
             "check" => {
                 let model = onnx_core::binary::read_model(path).unwrap_or_default();
                 let options = onnx_core::check::CheckOptions { full_check: true, ..Default::default() };
-                std::hint::black_box(onnx_core::check::check_model(&model, &options));
+                std::hint::black_box(onnx_core::pipeline::check_model(&model, &options));
             }
             "infer" => {
                 let bytes = bytes::Bytes::from(std::fs::read(path).unwrap_or_default());

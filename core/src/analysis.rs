@@ -1,6 +1,6 @@
-//! One call from text to everything the front ends show: syntax errors, the lowered model,
-//! the source map, name resolution, and every diagnostic placed in the text. The CLI, the
-//! language server and the browser use this rather than chaining the stages themselves.
+//! The text front end in one call: syntax errors, the lowered model, the source map, name
+//! resolution, and every diagnostic placed in the text. The checker and inference follow in
+//! [`crate::pipeline::check_text`], which the front ends call.
 
 use onnx_syntax::ast;
 

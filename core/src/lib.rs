@@ -1,6 +1,10 @@
 //! onnx-core: the IR every front end shares, and the operations on it.
 //!
-//! * [`analysis`]: text → diagnostics, model, source map, in one call;
+//! * [`pipeline`]: the stages composed and scheduled: check a model, check a text;
+//! * [`analysis`]: text → syntax tree, model, source map, name resolution, placed diagnostics;
+//! * [`check`]: the checker's rules; [`schema`]: onnx's operator schemas; [`infer`]: shape
+//!   and type inference;
+//! * [`facts`]: scopes, producers, consumers, declared and inferred types of values;
 //! * [`ir`]: the model in memory (arenas, typed ids, lossless fields);
 //! * [`lower`]: protobuf ⇄ IR;
 //! * [`binary`]: reading `.onnx` files (memory-mapped, zero-copy) and writing them atomically;
@@ -8,6 +12,8 @@
 //! * [`diagnostic`], [`source_map`]: what the text front end reports, and where things are;
 //! * [`print`]: IR → text;
 //! * [`resolve`]: name resolution (def/use tables, SSA and scoping diagnostics);
+//! * [`proto_path`]: IR anchors as protobuf field paths (`graph.node[3].input[1]`);
+//! * `write`: files written atomically, with their links, modes and owners kept;
 //! * [`summary`]: the facts `onnx info` and the browser show about a model.
 
 pub mod analysis;
@@ -15,9 +21,11 @@ pub mod binary;
 pub mod check;
 pub mod diagnostic;
 pub mod external;
+pub mod facts;
 pub mod infer;
 pub mod ir;
 pub mod lower;
+pub mod pipeline;
 pub mod print;
 pub mod proto_path;
 pub mod resolve;

@@ -8,16 +8,10 @@ use std::collections::HashMap;
 
 use onnx_core::analysis::TextAnalysis;
 use onnx_core::diagnostic::{Anchor, Span};
+use onnx_core::facts::{ScopeId, Scopes};
 use onnx_core::ir::{FunctionId, GraphId, Model, NodeId, Str};
 use onnx_core::resolve::DefSite;
 use onnx_syntax::ast;
-
-/// A graph or a function body: the places where values are defined.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ScopeId {
-    Graph(GraphId),
-    Function(FunctionId),
-}
 
 /// What a name in the text refers to.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -51,26 +45,22 @@ pub struct Occurrence {
 pub struct Index {
     /// Sorted by start offset; they never overlap.
     pub occurrences: Vec<Occurrence>,
-    pub node_scope: HashMap<NodeId, ScopeId>,
-    /// A subgraph's enclosing scope and the node holding it.
-    pub graph_parent: HashMap<GraphId, (ScopeId, NodeId)>,
     /// Where each definition is, with its name.
     pub defs: HashMap<DefSite, (Str, Span)>,
 }
 
 impl Index {
-    pub fn build(analysis: &TextAnalysis) -> Index {
+    pub fn build(analysis: &TextAnalysis, scopes: &Scopes) -> Index {
         let model = &analysis.model;
         let map = &analysis.source_map;
         let mut index = Index::default();
-        index.record_scopes(model);
         let place = |a: Anchor| map.resolve(a);
 
         // Definitions. An initializer that gives a graph input its value shares the input's
         // name: both spans are the input's definition.
         let mut by_scope_name: HashMap<(ScopeId, Str), DefSite> = HashMap::new();
         for (name, site) in &analysis.resolution.defs {
-            let Some(scope) = index.scope_of(*site) else { continue };
+            let Some(scope) = scopes.scope_of(*site) else { continue };
             let canonical = *by_scope_name.entry((scope, name.clone())).or_insert(*site);
             if let Some(span) = place(site.anchor()) {
                 index.defs.entry(canonical).or_insert((name.clone(), span));
@@ -80,7 +70,7 @@ impl Index {
         for u in &analysis.resolution.uses {
             let Some(span) = place(u.at) else { continue };
             let target = match u.def {
-                Some(def) => Target::Value(by_scope_name_canonical(&index, &by_scope_name, def)),
+                Some(def) => Target::Value(by_scope_name_canonical(&index, scopes, &by_scope_name, def)),
                 None => Target::Undefined(use_name(model, u.at)),
             };
             index.push(span, target, false);
@@ -89,7 +79,7 @@ impl Index {
         for (g, spans) in map.graph_values.iter() {
             for (i, info) in model.graphs[g].value_info.iter().enumerate() {
                 let (Some(name), Some(&span)) = (&info.name, spans.value_info.get(i)) else { continue };
-                let target = match index.lookup(&by_scope_name, ScopeId::Graph(g), name) {
+                let target = match lookup(scopes, &by_scope_name, ScopeId::Graph(g), name) {
                     Some(def) => Target::Value(def),
                     None => Target::Undefined(name.clone()),
                 };
@@ -114,58 +104,6 @@ impl Index {
 
     fn push(&mut self, span: Span, target: Target, is_def: bool) {
         self.occurrences.push(Occurrence { span, target, is_def });
-    }
-
-    fn record_scopes(&mut self, model: &Model) {
-        for (g, graph) in model.graphs.iter() {
-            for &n in &graph.nodes {
-                self.node_scope.insert(n, ScopeId::Graph(g));
-            }
-        }
-        for (f, function) in model.function_store.iter() {
-            for &n in &function.nodes {
-                self.node_scope.insert(n, ScopeId::Function(f));
-            }
-        }
-        for (n, node) in model.nodes.iter() {
-            let Some(&scope) = self.node_scope.get(&n) else { continue };
-            for a in &node.attributes {
-                for sub in a.subgraphs() {
-                    self.graph_parent.insert(sub, (scope, n));
-                }
-            }
-        }
-    }
-
-    /// The graph or function a definition belongs to.
-    pub fn scope_of(&self, site: DefSite) -> Option<ScopeId> {
-        match site {
-            DefSite::GraphInput(g, _) | DefSite::Initializer(g, _) | DefSite::SparseInitializer(g, _) => {
-                Some(ScopeId::Graph(g))
-            }
-            DefSite::FunctionInput(f, _) => Some(ScopeId::Function(f)),
-            DefSite::NodeOutput(n, _) => self.node_scope.get(&n).copied(),
-        }
-    }
-
-    /// `scope` and the scopes around it, innermost first.
-    pub fn scope_chain(&self, scope: ScopeId) -> Vec<ScopeId> {
-        let mut chain = vec![scope];
-        let mut current = scope;
-        while let ScopeId::Graph(g) = current
-            && let Some(&(parent, _)) = self.graph_parent.get(&g)
-        {
-            if chain.contains(&parent) {
-                break;
-            }
-            chain.push(parent);
-            current = parent;
-        }
-        chain
-    }
-
-    fn lookup(&self, by_name: &HashMap<(ScopeId, Str), DefSite>, scope: ScopeId, name: &Str) -> Option<DefSite> {
-        self.scope_chain(scope).into_iter().find_map(|s| by_name.get(&(s, name.clone())).copied())
     }
 
     /// The occurrence under `offset`: one that contains it, or one that ends exactly there
@@ -200,10 +138,20 @@ impl Index {
     }
 }
 
-fn by_scope_name_canonical(index: &Index, by_name: &HashMap<(ScopeId, Str), DefSite>, def: DefSite) -> DefSite {
+/// The definition `name` refers to in `scope` or a scope around it.
+fn lookup(scopes: &Scopes, by_name: &HashMap<(ScopeId, Str), DefSite>, scope: ScopeId, name: &Str) -> Option<DefSite> {
+    scopes.scope_chain(scope).into_iter().find_map(|s| by_name.get(&(s, name.clone())).copied())
+}
+
+fn by_scope_name_canonical(
+    index: &Index,
+    scopes: &Scopes,
+    by_name: &HashMap<(ScopeId, Str), DefSite>,
+    def: DefSite,
+) -> DefSite {
     match index.defs.get(&def) {
         Some((name, _)) => {
-            index.scope_of(def).and_then(|scope| by_name.get(&(scope, name.clone())).copied()).unwrap_or(def)
+            scopes.scope_of(def).and_then(|scope| by_name.get(&(scope, name.clone())).copied()).unwrap_or(def)
         }
         None => def,
     }

@@ -5,7 +5,7 @@
 use onnx_core::ir::{Model, NodeId};
 use onnx_core::schema::{AttributeSchema, Formal, FormalOption, OpSchema, registry};
 
-use crate::index::{Index, ScopeId};
+use onnx_core::facts::{ScopeId, Scopes};
 
 /// The version of `domain` a scope imports: a function's own imports first, then the
 /// model's. `""` and `ai.onnx` are one domain.
@@ -21,11 +21,11 @@ pub fn imported_version(model: &Model, scope: Option<ScopeId>, domain: &str) -> 
 pub use onnx_core::ir::schema_domain;
 
 /// The schema a node resolves to, with the imported version it was looked up at.
-pub fn node_schema(model: &Model, index: &Index, node: NodeId) -> Option<(&'static OpSchema, i64)> {
+pub fn node_schema(model: &Model, scopes: &Scopes, node: NodeId) -> Option<(&'static OpSchema, i64)> {
     let n = &model.nodes[node];
     let op = n.op_type.as_ref()?.as_str()?;
     let domain = std::str::from_utf8(n.domain_str()).ok()?;
-    let version = imported_version(model, index.node_scope.get(&node).copied(), domain)?;
+    let version = imported_version(model, scopes.node_scope.get(&node).copied(), domain)?;
     registry().lookup(domain, op, version).map(|s| (s, version))
 }
 

@@ -1,10 +1,12 @@
 //! One analysed version of a document: everything the features read, computed once per
 //! version and shared (behind an `Arc`) by the requests that arrive for it.
 
-use onnx_core::analysis::{TextAnalysis, analyze_text, place};
-use onnx_core::check::{CheckOptions, check_resolved_model};
+use onnx_core::analysis::TextAnalysis;
+use onnx_core::check::CheckOptions;
 use onnx_core::diagnostic::Diagnostic;
-use onnx_core::infer::{ModelTypes, conflicts, infer_model_numbered};
+use onnx_core::facts::Scopes;
+use onnx_core::infer::ModelTypes;
+use onnx_core::pipeline::{CheckedText, check_text};
 
 use crate::index::Index;
 use crate::line_index::{Encoding, LineIndex};
@@ -30,39 +32,38 @@ pub struct Snapshot {
     /// on the first request that needs it, not before diagnostics are published (it costs
     /// more than inference on big documents, and diagnostics do not need it).
     index: std::sync::OnceLock<Index>,
+    scopes: std::sync::OnceLock<Scopes>,
 }
 
 impl Snapshot {
     pub fn analyse(text: String, version: i32, encoding: Encoding, options: &CheckOptions) -> Snapshot {
         ANALYSES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let lines = LineIndex::new(&text);
-        let mut analysis = analyze_text(&text);
-        let mut diagnostics = analysis.diagnostics.clone();
-        // The checker and inference read the model as the text says it; while the text has
-        // syntax errors, their findings would be about holes the parser left.
-        let types = if analysis.readable {
-            // Both reuse the value numbers of the analysis's name resolution: no second pass.
-            let numbers = analysis.resolution.numbers.clone();
-            for mut d in check_resolved_model(&analysis.model, options, numbers) {
-                place(&mut d, &analysis.source_map);
-                diagnostics.push(d);
-            }
-            // The numbers move into `types`, which keeps them for lookups by definition site.
-            let types = infer_model_numbered(&analysis.model, std::mem::take(&mut analysis.resolution.numbers));
-            for mut d in types.violations.iter().cloned().chain(conflicts(&analysis.model, &types)) {
-                place(&mut d, &analysis.source_map);
-                diagnostics.push(d);
-            }
-            types
-        } else {
-            ModelTypes::default()
-        };
-        Snapshot { text, version, lines, encoding, analysis, diagnostics, types, index: std::sync::OnceLock::new() }
+        // The server's checker always infers: hover shows the types, and declared types
+        // that inference contradicts are diagnostics.
+        let options = CheckOptions { full_check: true, ..options.clone() };
+        let CheckedText { analysis, diagnostics, types } = check_text(&text, &options);
+        Snapshot {
+            text,
+            version,
+            lines,
+            encoding,
+            analysis,
+            diagnostics,
+            types,
+            scopes: std::sync::OnceLock::new(),
+            index: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Which graph or function each node and subgraph belongs to, built on first use.
+    pub fn scopes(&self) -> &Scopes {
+        self.scopes.get_or_init(|| Scopes::of_model(&self.analysis.model))
     }
 
     /// The name index, built on first use.
     pub fn index(&self) -> &Index {
-        self.index.get_or_init(|| Index::build(&self.analysis))
+        self.index.get_or_init(|| Index::build(&self.analysis, self.scopes()))
     }
 
     pub fn range(&self, span: Span) -> Range {

@@ -5,7 +5,8 @@
 
 use bytes::Bytes;
 use onnx_core::analysis::analyze_text;
-use onnx_core::check::{CheckOptions, check_model};
+use onnx_core::check::CheckOptions;
+use onnx_core::pipeline::check_model;
 use onnx_core::{binary, print};
 
 /// Inputs bigger than this are left alone: the targets look for logic errors, and a

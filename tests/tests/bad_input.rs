@@ -184,7 +184,7 @@ fn check_deep_subgraphs_in_a_big_model() {
     assert!(!analysis.has_errors(), "{:?}", analysis.diagnostics.first());
     assert!(analysis.model.graphs.len() > 2 * depth);
     let options = onnx_core::check::CheckOptions { full_check: true, ..Default::default() };
-    let found = onnx_core::check::check_model(&analysis.model, &options);
+    let found = onnx_core::pipeline::check_model(&analysis.model, &options).diagnostics;
     assert!(onnx_core::check::is_valid(&found), "{:?}", found.first());
     let mut model = analysis.model;
     assert!(onnx_core::infer::annotate(&mut model) > 2000);
@@ -205,7 +205,7 @@ fn declared_sizes_do_not_make_inference_allocate() {
         let analysis = onnx_core::analysis::analyze_text(&text);
         assert!(analysis.readable, "{}: {:?}", path.display(), analysis.diagnostics.first());
         let options = onnx_core::check::CheckOptions { full_check: true, ..Default::default() };
-        let _ = onnx_core::check::check_model(&analysis.model, &options);
+        let _ = onnx_core::pipeline::check_model(&analysis.model, &options).diagnostics;
         let _ = onnx_core::infer::infer_main_graph(&analysis.model);
         let largest = largest_allocation();
         assert!(largest < 1 << 20, "{}: allocated {largest} bytes at once", path.display());
@@ -230,7 +230,7 @@ fn stray_closers_do_not_bypass_the_nesting_limit() {
     let start = Instant::now();
     let analysis = onnx_core::analysis::analyze_text(&text);
     let options = onnx_core::check::CheckOptions { full_check: true, ..Default::default() };
-    let _ = onnx_core::check::check_model(&analysis.model, &options);
+    let _ = onnx_core::pipeline::check_model(&analysis.model, &options).diagnostics;
     assert!(analysis.diagnostics.iter().any(|d| d.code == "nesting-too-deep"), "the limit did not fire");
     assert!(start.elapsed() < HANG, "took {:?}", start.elapsed());
 }
@@ -249,7 +249,7 @@ fn axes_on_scalars_do_not_panic() {
     let analysis = onnx_core::analysis::analyze_text(text);
     assert!(analysis.readable, "{:?}", analysis.diagnostics.first());
     let options = onnx_core::check::CheckOptions { full_check: true, ..Default::default() };
-    let diagnostics = onnx_core::check::check_model(&analysis.model, &options);
+    let diagnostics = onnx_core::pipeline::check_model(&analysis.model, &options).diagnostics;
     assert!(diagnostics.iter().any(|d| d.code == "invalid-axis"), "{diagnostics:?}");
     let _ = onnx_core::infer::infer_main_graph(&analysis.model);
 }

@@ -17,8 +17,9 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use onnx_core::binary;
-use onnx_core::check::{CheckOptions, check_model, is_valid};
+use onnx_core::check::{CheckOptions, is_valid};
 use onnx_core::ir::{Attribute, AttributeType, Model, Str};
+use onnx_core::pipeline::check_model;
 use serde_json::Value;
 
 fn tests_dir() -> &'static Path {
@@ -98,7 +99,7 @@ fn mutants_of_real_models_get_the_verdict_of_onnx_and_onnxruntime() {
             full_check: true,
             ..CheckOptions::default()
         };
-        let diagnostics = check_model(&model, &options);
+        let diagnostics = check_model(&model, &options).diagnostics;
         let ours_valid = is_valid(&diagnostics);
         let anchors_reject = onnx == "invalid" || ort == "invalid";
         total += 1;

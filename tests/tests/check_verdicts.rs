@@ -10,7 +10,8 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use onnx_core::binary;
-use onnx_core::check::{CheckOptions, check_model, is_valid};
+use onnx_core::check::{CheckOptions, is_valid};
+use onnx_core::pipeline::check_model;
 
 fn tests_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).to_owned()
@@ -31,7 +32,7 @@ fn check_file(rel: &str) -> Vec<onnx_core::diagnostic::Diagnostic> {
     let model = binary::read_model(&path).unwrap_or_else(|e| panic!("{rel}: {e}"));
     let options =
         CheckOptions { model_dir: Some(binary::model_dir(&path)), full_check: true, ..CheckOptions::default() };
-    check_model(&model, &options)
+    check_model(&model, &options).diagnostics
 }
 
 #[test]

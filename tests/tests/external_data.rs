@@ -225,7 +225,7 @@ fn a_location_given_twice_is_checked_both_times() {
             full_check: true,
             ..Default::default()
         };
-        let diagnostics = onnx_core::check::check_model(&analysis.model, &options);
+        let diagnostics = onnx_core::pipeline::check_model(&analysis.model, &options).diagnostics;
         diagnostics.iter().filter(|d| d.code == "external-data").count()
     };
     assert_eq!(check("\"location\": \"w.bin\""), 0);

@@ -15,9 +15,10 @@
 //! `tests/fixtures/check/text` adds the checker's diagnostics (`onnx check` on text), and
 //! `tests/fixtures/check/sonnx` those of `onnx check --profile sonnx`.
 
-use onnx_core::analysis::{analyze_text, place, span_of};
-use onnx_core::check::{CheckOptions, Profile, check_resolved_model};
+use onnx_core::analysis::{analyze_text, span_of};
+use onnx_core::check::{CheckOptions, Profile};
 use onnx_core::diagnostic::Severity;
+use onnx_core::pipeline::check_text;
 use onnx_tests::files_with_suffix;
 
 fn is_annotation(line: &str) -> bool {
@@ -28,20 +29,14 @@ fn is_annotation(line: &str) -> bool {
 /// The file with its annotation lines recomputed from the analysis, and from the checker
 /// (with a profile) when `checker` is given.
 fn annotate(source: &str, checker: Option<Profile>) -> String {
-    let analysis = analyze_text(source);
-    let mut diagnostics = analysis.diagnostics.clone();
-    if let Some(profile) = checker
-        && analysis.readable
-    {
-        // As `onnx check` does for text: the analysis's name resolution is reused.
-        let options = CheckOptions { full_check: true, profile, ..CheckOptions::default() };
-        for mut d in check_resolved_model(&analysis.model, &options, analysis.resolution.numbers.clone()) {
-            place(&mut d, &analysis.source_map);
-            diagnostics.push(d);
+    let diagnostics = match checker {
+        // As `onnx check` does for text.
+        Some(profile) => {
+            let options = CheckOptions { full_check: true, profile, ..CheckOptions::default() };
+            check_text(source, &options).diagnostics
         }
-        diagnostics.sort_by_key(|d| (span_of(d.anchor).start, span_of(d.anchor).end, d.code, d.message.clone()));
-        diagnostics.dedup();
-    }
+        None => analyze_text(source).diagnostics,
+    };
     // Line starts of the source, to place each diagnostic under its line.
     let mut line_starts = vec![0usize];
     line_starts.extend(source.match_indices('\n').map(|(i, _)| i + 1));

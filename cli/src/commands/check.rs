@@ -4,10 +4,10 @@
 //! Text models get rustc-style reports on their source lines; binary models name the
 //! protobuf field path of each problem (`graph.node[3].input[1]`).
 
-use onnx_core::analysis::{analyze_text, place};
 use onnx_core::binary;
-use onnx_core::check::{CheckOptions, Profile, check_model, check_resolved_model, is_valid};
-use onnx_core::diagnostic::{Diagnostic, Severity};
+use onnx_core::check::{CheckOptions, Profile, is_valid};
+use onnx_core::diagnostic::Severity;
+use onnx_core::pipeline::{check_model, check_text};
 use onnx_core::proto_path::ProtoPaths;
 
 use crate::failure::Failure;
@@ -61,7 +61,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         Format::Binary => {
             crate::io::not_a_model_file(&label, &data)?;
             let model = binary::decode_model(data, &label)?;
-            let diagnostics = check_model(&model, &options);
+            let diagnostics = check_model(&model, &options).diagnostics;
             // Proto paths are only needed to show diagnostics (building them is a walk over
             // the whole model).
             let paths = if diagnostics.is_empty() { ProtoPaths::default() } else { ProtoPaths::new(&model) };
@@ -75,19 +75,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
             let source = std::str::from_utf8(&data).map_err(|e| {
                 Failure::Invalid(format!("{label}: not UTF-8 text (invalid byte at offset {})", e.valid_up_to()))
             })?;
-            let mut analysis = analyze_text(source);
-            let mut diagnostics = analysis.diagnostics.clone();
-            if analysis.readable {
-                // The checker takes the analysis's value numbers: nothing else reads them.
-                let numbers = std::mem::take(&mut analysis.resolution.numbers);
-                for mut d in check_resolved_model(&analysis.model, &options, numbers) {
-                    place(&mut d, &analysis.source_map);
-                    diagnostics.push(d);
-                }
-            }
-            sort_and_dedup(&mut diagnostics);
-            crate::report::emit_text(&label, source, &diagnostics, args.json);
-            diagnostics
+            let checked = check_text(source, &options);
+            crate::report::emit_text(&label, source, &checked.diagnostics, args.json);
+            checked.diagnostics
         }
     };
     let count = |s: Severity| diagnostics.iter().filter(|d| d.severity == s).count();
@@ -101,12 +91,4 @@ pub fn run(args: Args) -> Result<(), Failure> {
         outln!("{label}: valid{extra}");
     }
     Ok(())
-}
-
-fn sort_and_dedup(diagnostics: &mut Vec<Diagnostic>) {
-    diagnostics.sort_by_key(|d| {
-        let span = onnx_core::analysis::span_of(d.anchor);
-        (span.start, span.end, d.code, d.message.clone())
-    });
-    diagnostics.dedup();
 }

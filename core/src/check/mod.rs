@@ -26,7 +26,6 @@ use std::path::PathBuf;
 use crate::diagnostic::{Anchor, Diagnostic, Severity};
 use crate::external::ExternalReader;
 use crate::ir::Model;
-use crate::resolve::ValueNumbers;
 use crate::schema::{Registry, registry};
 
 pub use node::did_you_mean;
@@ -48,70 +47,39 @@ pub struct CheckOptions {
     pub profile: Profile,
 }
 
-/// Checks a whole model. Diagnostics come in model order (header, main graph depth-first,
-/// functions); an empty list, or warnings only, means the model is valid.
-pub fn check_model(model: &Model, options: &CheckOptions) -> Vec<Diagnostic> {
-    run_checks(model, options, None)
+/// What the rules found, in model order (header, main graph depth-first, functions).
+#[derive(Debug)]
+pub struct Findings {
+    pub diagnostics: Vec<Diagnostic>,
+    /// Where name resolution's findings belong in `diagnostics` (after the model header's,
+    /// where onnx's checker reports scoping): they are found apart from the rules.
+    pub scoping_at: usize,
 }
 
-/// [`check_model`] of a model whose names were resolved already (a text model: its
-/// analysis resolved them with the tables the language server needs), `numbers` being that
-/// resolution's: name resolution's own diagnostics are the caller's, and inference reuses
-/// the numbers instead of resolving again.
-pub fn check_resolved_model(model: &Model, options: &CheckOptions, numbers: ValueNumbers) -> Vec<Diagnostic> {
-    run_checks(model, options, Some(numbers))
+/// Runs every rule of the checker on `model` (not a profile's: [`profile_rules`]). Name
+/// resolution and inference are not rules: [`crate::pipeline`] runs them and merges their
+/// findings.
+pub fn rules(model: &Model, options: &CheckOptions) -> Findings {
+    let mut checker = Checker {
+        model,
+        options,
+        registry: registry(),
+        ir_version: 0,
+        external_reader: options.model_dir.clone().map(|dir| ExternalReader::new(Some(dir))),
+        diagnostics: Vec::new(),
+        scoping_at: 0,
+    };
+    checker.model();
+    checker.ir_features();
+    Findings { diagnostics: checker.diagnostics, scoping_at: checker.scoping_at }
 }
-
-fn run_checks(model: &Model, options: &CheckOptions, numbers: Option<ValueNumbers>) -> Vec<Diagnostic> {
-    let rules = || {
-        let mut checker = Checker {
-            model,
-            options,
-            registry: registry(),
-            ir_version: 0,
-            external_reader: options.model_dir.clone().map(|dir| ExternalReader::new(Some(dir))),
-            diagnostics: Vec::new(),
-            scoping_at: 0,
-        };
-        checker.model();
-        checker.ir_features();
-        (checker.diagnostics, checker.scoping_at)
-    };
-    let ((mut diagnostics, scoping_at), resolution_diagnostics, types) = match (numbers, options.full_check) {
-        (None, false) => (rules(), crate::resolve::resolve_without_tables(model).diagnostics, None),
-        (Some(_), false) => (rules(), Vec::new(), None),
-        // Inference needs the value numbers, the structural rules do not: on a big model,
-        // inference starts on the main graph's first nodes as soon as they are numbered,
-        // while names are resolved on a second thread that then runs the rules (the new
-        // thread takes what allocates least: inference on a fresh thread would start from
-        // an empty allocator heap, and be slower).
-        (None, true) => {
-            let (resolution, inferred, found) =
-                crate::resolve::resolve_beside(model, |numbers| crate::infer::infer_all(model, numbers), &|_, _| {
-                    rules()
-                });
-            (found, resolution.diagnostics, Some(inferred.with_numbers(resolution.numbers)))
-        }
-        (Some(numbers), true) => {
-            let infer = || crate::infer::infer_model_numbered(model, numbers);
-            let (types, found) = if crate::resolve::worth_a_second_thread(model) {
-                onnx_syntax::parallel::beside(infer, &rules)
-            } else {
-                (infer(), rules())
-            };
-            (found, Vec::new(), Some(types))
-        }
-    };
-    // Scoping is reported where onnx's checker finds it: after the model header.
-    diagnostics.splice(scoping_at..scoping_at, resolution_diagnostics);
-    if let Some(types) = types {
-        diagnostics.extend(types.violations.iter().cloned());
-        diagnostics.extend(crate::infer::conflicts(model, &types));
+/// The rules of the profile `options` opts into (none by default); reported after every
+/// other finding.
+pub fn profile_rules(model: &Model, options: &CheckOptions) -> Vec<Diagnostic> {
+    match options.profile {
+        Profile::Sonnx => sonnx::check(model),
+        Profile::None => Vec::new(),
     }
-    if options.profile == Profile::Sonnx {
-        diagnostics.extend(sonnx::check(model));
-    }
-    diagnostics
 }
 
 /// Whether a list of diagnostics makes the model invalid.

@@ -217,30 +217,8 @@ fn shown_domain(domain: &str) -> String {
 pub fn did_you_mean<'c>(word: &str, candidates: impl Iterator<Item = &'c str>) -> Option<&'c str> {
     let limit = (word.len() / 3).max(1);
     candidates
-        .map(|c| (edit_distance(&word.to_ascii_lowercase(), &c.to_ascii_lowercase()), c))
+        .map(|c| (strsim::osa_distance(&word.to_ascii_lowercase(), &c.to_ascii_lowercase()), c))
         .filter(|&(d, _)| d <= limit)
         .min_by_key(|&(d, c)| (d, c))
         .map(|(_, c)| c)
-}
-
-/// Edit distance where swapping two neighbours counts as one edit (optimal string alignment).
-fn edit_distance(a: &str, b: &str) -> usize {
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    let width = b.len() + 1;
-    let mut d = vec![0usize; (a.len() + 1) * width];
-    for i in 0..=a.len() {
-        for j in 0..=b.len() {
-            d[i * width + j] = if i == 0 || j == 0 {
-                i + j
-            } else {
-                let substitution = d[(i - 1) * width + j - 1] + usize::from(a[i - 1] != b[j - 1]);
-                let mut best = substitution.min(d[(i - 1) * width + j] + 1).min(d[i * width + j - 1] + 1);
-                if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                    best = best.min(d[(i - 2) * width + j - 2] + 1);
-                }
-                best
-            };
-        }
-    }
-    d[a.len() * width + b.len()]
 }

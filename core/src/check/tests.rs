@@ -5,7 +5,7 @@ use super::*;
 use crate::ir::*;
 
 fn codes(model: &Model) -> Vec<&'static str> {
-    check_model(model, &CheckOptions::default()).into_iter().map(|d| d.code).collect()
+    crate::pipeline::check_model(model, &CheckOptions::default()).diagnostics.into_iter().map(|d| d.code).collect()
 }
 
 /// A valid one-node model: `y = Relu(x)` at opset 21.
@@ -180,7 +180,7 @@ fn full_check_of_a_big_model_reports_as_a_small_one() {
     let full = CheckOptions { full_check: true, ..CheckOptions::default() };
     let found = |count: usize| -> Vec<&'static str> {
         let m = flawed_chain(count);
-        check_model(&m, &full).into_iter().map(|d| d.code).collect()
+        crate::pipeline::check_model(&m, &full).diagnostics.into_iter().map(|d| d.code).collect()
     };
     let small = found(9);
     assert_eq!(small, vec!["duplicate-metadata-key", "undefined-value", "unknown-attribute", "type-conflict"]);

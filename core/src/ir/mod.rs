@@ -12,13 +12,13 @@
 //!
 //! The IR holds no text positions; the source map of the text front end does.
 
+mod byte_string;
 mod data_type;
 pub mod tensor_data;
-mod text;
 mod types;
 
+pub use byte_string::{Str, same_bytes};
 pub use data_type::{DataType, TypedField, code_name};
-pub use text::{Str, same_bytes};
 pub use types::{DimValue, Dimension, Shape, TensorType, Type, TypeValue};
 
 use bytes::Bytes;

@@ -115,8 +115,8 @@ fn bound(n: i64) -> Option<usize> {
 
 /// Reads the export's header (versions and extras) and builds the table from the index
 /// the build script made of where each operator's schemas are in the text. The schemas
-/// themselves are decoded by [`versions`] when first looked up; reading all of them took
-/// 2 ms, most of a small model's `onnx check`.
+/// themselves are decoded by [`versions`] when first looked up: reading all of them was
+/// most of a small model's `onnx check`.
 pub(super) fn registry(
     text: &'static str,
     header: &str,

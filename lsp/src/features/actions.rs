@@ -16,10 +16,11 @@ use onnx_core::schema::registry;
 use onnx_syntax::ast;
 
 use super::completion::scope_at;
-use crate::index::{ScopeId, Target};
+use crate::index::Target;
 use crate::lsp::*;
 use crate::ops;
 use crate::snapshot::Snapshot;
+use onnx_core::facts::ScopeId;
 
 pub fn code_actions(s: &Snapshot, uri: &Uri, range: Range) -> CodeActionResponse {
     let wanted = s.span(range);
@@ -111,7 +112,7 @@ fn respell_op(s: &Snapshot, node: NodeId) -> Option<Fix> {
     let op = n.op_type.as_ref()?.escaped();
     let domain = String::from_utf8_lossy(n.domain_str()).into_owned();
     let domain = ops::schema_domain(&domain);
-    let version = ops::imported_version(model, s.index().node_scope.get(&node).copied(), domain)?;
+    let version = ops::imported_version(model, s.scopes().node_scope.get(&node).copied(), domain)?;
     let schemas = registry().operators_at(domain, version);
     let functions: Vec<String> = model
         .functions
@@ -129,13 +130,13 @@ fn respell_value(s: &Snapshot, span: Span) -> Option<Fix> {
     let o = s.index().occurrences.iter().find(|o| o.span == span)?;
     let Target::Undefined(name) = &o.target else { return None };
     let scope = scope_at(s, span.start)?;
-    let chain = s.index().scope_chain(scope);
+    let chain = s.scopes().scope_chain(scope);
     let visible: Vec<String> = s
         .index()
         .defs
         .iter()
         .filter(|(site, (_, def))| {
-            def.end <= span.start && s.index().scope_of(**site).is_some_and(|sc: ScopeId| chain.contains(&sc))
+            def.end <= span.start && s.scopes().scope_of(**site).is_some_and(|sc: ScopeId| chain.contains(&sc))
         })
         .map(|(_, (n, _))| n.escaped())
         .collect();
@@ -149,7 +150,7 @@ fn respell_attribute(s: &Snapshot, span: Span) -> Option<Fix> {
             span.start <= o.span.start && o.span.end <= span.end && matches!(o.target, Target::Attribute(..))
         })?;
     let Target::Attribute(node, i) = o.target else { return None };
-    let (schema, _) = ops::node_schema(&s.analysis.model, s.index(), node)?;
+    let (schema, _) = ops::node_schema(&s.analysis.model, s.scopes(), node)?;
     let name = s.analysis.model.nodes[node].attributes.get(i)?.name.as_ref()?.escaped();
     let better = did_you_mean(&name, schema.attributes.iter().map(|a| a.name.as_str()))?;
     Some(replace(s, o.span, better, "attribute"))

@@ -16,10 +16,10 @@ use onnx_syntax::lexer::{PRIM_TYPES, Token, TokenKind};
 
 use super::cursor::{dotted_domain, open_brackets, tokens_and_enclosing};
 
-use crate::index::ScopeId;
 use crate::lsp::*;
 use crate::ops;
 use crate::snapshot::Snapshot;
+use onnx_core::facts::ScopeId;
 
 #[derive(Debug, PartialEq)]
 enum Context {
@@ -212,7 +212,7 @@ fn attributes(s: &Snapshot, offset: u32, op: &str, domain: Option<&str>) -> Vec<
 /// Values defined before the cursor in its scope and the scopes around it.
 fn values(s: &Snapshot, offset: u32) -> Vec<CompletionItem> {
     let Some(scope) = scope_at(s, offset) else { return Vec::new() };
-    let chain = s.index().scope_chain(scope);
+    let chain = s.scopes().scope_chain(scope);
     // A node sees what is defined before it, not its own outputs.
     let limit = s
         .analysis
@@ -228,7 +228,7 @@ fn values(s: &Snapshot, offset: u32) -> Vec<CompletionItem> {
     let mut defs: Vec<_> = s.index().defs.iter().collect();
     defs.sort_by_key(|(_, (_, span))| span.start);
     for (site, (name, span)) in defs {
-        let visible = s.index().scope_of(*site).is_some_and(|sc| chain.contains(&sc)) && span.end <= limit;
+        let visible = s.scopes().scope_of(*site).is_some_and(|sc| chain.contains(&sc)) && span.end <= limit;
         if !visible || !seen.insert(name.clone()) {
             continue;
         }

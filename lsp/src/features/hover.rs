@@ -2,12 +2,12 @@
 //! operator, its schema signature at the imported opset with a link to onnx.ai; on an
 //! attribute, its type and default; on a function, graph or dimension parameter, what it is.
 
-use onnx_core::infer::tensor_type;
-use onnx_core::ir::{Model, Str, Type};
+use onnx_core::facts::declared_type;
+use onnx_core::ir::Str;
 use onnx_core::resolve::DefSite;
 use onnx_core::schema::registry;
 
-use crate::index::{ScopeId, Target};
+use crate::index::Target;
 use crate::lsp::*;
 use crate::ops;
 use crate::snapshot::Snapshot;
@@ -36,7 +36,7 @@ fn value(s: &Snapshot, site: DefSite) -> String {
     let model = &s.analysis.model;
     let name = s.index().defs.get(&site).map(|(n, _)| n.clone()).unwrap_or_default();
     let mut out = format!("**{name}**: {}", defined_where(s, site));
-    let declared = declared_type(model, s, site, &name);
+    let declared = declared_type(model, s.scopes(), site, &name);
     let inferred = s.types.at(model, site);
     match &declared {
         Some(ty) => out.push_str(&format!("\n\ndeclared: `{ty}`")),
@@ -71,34 +71,13 @@ fn defined_where(s: &Snapshot, site: DefSite) -> String {
     }
 }
 
-/// The type the text declares for a value: its input declaration, its initializer's tensor,
-/// or a graph output / value_info entry of its own graph.
-fn declared_type(model: &Model, s: &Snapshot, site: DefSite, name: &Str) -> Option<Type> {
-    let described = |infos: &[onnx_core::ir::ValueInfo]| {
-        infos.iter().find(|v| v.name.as_ref() == Some(name)).and_then(|v| v.ty.clone())
-    };
-    match site {
-        DefSite::GraphInput(g, i) => model.graphs[g].inputs.get(i)?.ty.clone(),
-        DefSite::Initializer(g, i) => model.graphs[g].initializers.get(i).map(|&t| tensor_type(&model.tensors[t])),
-        DefSite::SparseInitializer(..) => None,
-        DefSite::FunctionInput(f, _) => described(&model.function_store[f].value_info),
-        DefSite::NodeOutput(..) => match s.index().scope_of(site)? {
-            ScopeId::Graph(g) => {
-                let graph = &model.graphs[g];
-                described(&graph.outputs).or_else(|| described(&graph.value_info))
-            }
-            ScopeId::Function(f) => described(&model.function_store[f].value_info),
-        },
-    }
-}
-
 fn op(s: &Snapshot, node: onnx_core::ir::NodeId) -> Option<String> {
     let model = &s.analysis.model;
     let n = &model.nodes[node];
     let op_name = n.op_type.as_ref().map_or_else(String::new, Str::escaped);
     let domain = String::from_utf8_lossy(n.domain_str()).into_owned();
-    let Some((schema, imported)) = ops::node_schema(model, s.index(), node) else {
-        let scope = s.index().node_scope.get(&node).copied();
+    let Some((schema, imported)) = ops::node_schema(model, s.scopes(), node) else {
+        let scope = s.scopes().node_scope.get(&node).copied();
         return Some(match ops::imported_version(model, scope, &domain) {
             None => format!("**{op_name}**: the domain `{}` is not imported", ops::domain_label(&domain)),
             Some(v) if registry().knows_domain(&domain) => {
@@ -139,7 +118,7 @@ fn attribute(s: &Snapshot, node: onnx_core::ir::NodeId, i: usize) -> Option<Stri
     let name = attr.name.as_ref().map_or_else(String::new, Str::escaped);
     let given = attr.attribute_type().map_or("unknown", |t| t.name());
     let mut out = format!("**{name}**: {given}");
-    match ops::node_schema(model, s.index(), node) {
+    match ops::node_schema(model, s.scopes(), node) {
         Some((schema, _)) => match schema.attribute(&name) {
             Some(a) => {
                 out.push_str(&format!("\n\nschema: `{}` of `{}`", ops::attribute_line(a), schema.op));

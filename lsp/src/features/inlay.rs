@@ -5,9 +5,10 @@ use std::collections::{HashMap, HashSet};
 use onnx_core::ir::{GraphId, Str};
 use onnx_core::resolve::DefSite;
 
-use crate::index::{ScopeId, Target};
+use crate::index::Target;
 use crate::lsp::*;
 use crate::snapshot::Snapshot;
+use onnx_core::facts::ScopeId;
 
 pub fn inlay_hints(s: &Snapshot, range: Range) -> Vec<InlayHint> {
     let wanted = s.span(range);
@@ -20,7 +21,7 @@ pub fn inlay_hints(s: &Snapshot, range: Range) -> Vec<InlayHint> {
             continue;
         }
         let Target::Value(site @ DefSite::NodeOutput(..)) = o.target else { continue };
-        let Some(ScopeId::Graph(g)) = s.index().scope_of(site) else { continue };
+        let Some(ScopeId::Graph(g)) = s.scopes().scope_of(site) else { continue };
         let Some((name, _)) = s.index().defs.get(&site) else { continue };
         let written = declared.entry(g).or_insert_with(|| {
             let graph = &model.graphs[g];

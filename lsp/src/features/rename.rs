@@ -68,14 +68,14 @@ fn check_conflicts(s: &Snapshot, target: &Target, new_name: &str) -> Result<(), 
             // The renamed value is visible in its scope and every scope nested in it; a
             // definition of the new name in any of those, or in the scopes around it,
             // would capture or shadow it.
-            let Some(home) = s.index().scope_of(*site) else { return Ok(()) };
-            let around = s.index().scope_chain(home);
+            let Some(home) = s.scopes().scope_of(*site) else { return Ok(()) };
+            let around = s.scopes().scope_chain(home);
             for (other, (name, span)) in &s.index().defs {
                 if *name != new || other == site {
                     continue;
                 }
-                let Some(scope) = s.index().scope_of(*other) else { continue };
-                let inside = s.index().scope_chain(scope).contains(&home);
+                let Some(scope) = s.scopes().scope_of(*other) else { continue };
+                let inside = s.scopes().scope_chain(scope).contains(&home);
                 if inside || around.contains(&scope) {
                     return Err(format!("'{new_name}' is already defined on line {}", s.line_number(span.start)));
                 }

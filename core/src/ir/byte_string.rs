@@ -30,8 +30,8 @@ enum Repr {
 
 /// Byte equality that never hands `memcmp` an empty slice. An empty slice's pointer is
 /// dangling (`Bytes::new()`, `String::new()`), and glibc's AVX-512 `memcmp` does a masked
-/// load from it even for length 0: the fault suppression costs ~70 ns per comparison, which
-/// once made a fifth of `onnx check` (empty domains and omitted inputs compare often).
+/// load from it even for length 0: the fault suppression is slow enough per comparison to
+/// have once made a fifth of `onnx check` (empty domains and omitted inputs compare often).
 ///
 /// Names are short, so those up to 16 bytes are compared inline with two overlapping
 /// loads from each end (no library call at all); longer ones go to `memcmp`.

@@ -1,0 +1,124 @@
+//! The one place where the stages are composed: which run, in what order, on which threads,
+//! and how their findings are merged, placed and sorted. The CLI, the language server, the
+//! tests and the browser call these; `check/` holds only rules, `infer/` only types,
+//! `analysis` only the text front end.
+//!
+//! * [`check_model`]: a decoded model (binary) → diagnostics on IR anchors, and the types
+//!   inference found when `full_check` is on;
+//! * [`check_text`]: a text → its analysis, every diagnostic placed in the text and sorted,
+//!   and the types;
+//! * [`facts`](crate::facts): what each value is, for hover and the browser's detail pane.
+//!
+//! Threads: on a big model, inference starts on the main graph's first nodes as soon as
+//! they are numbered, while names are resolved on a second thread that then runs the
+//! rules (the new thread takes what allocates least: inference on a fresh thread would
+//! start from an empty allocator heap, and be slower). A text's names are resolved by its
+//! analysis already; inference and the rules then run side by side.
+
+use crate::analysis::{TextAnalysis, analyze_text, place};
+use crate::check::{CheckOptions, Findings, profile_rules, rules};
+use crate::diagnostic::{Anchor, Diagnostic};
+use crate::infer::{ModelTypes, conflicts, infer_all, infer_model_numbered};
+use crate::ir::Model;
+use crate::resolve::{ValueNumbers, resolve_beside, resolve_without_tables, worth_a_second_thread};
+
+/// What checking a model found.
+#[derive(Debug, Default)]
+pub struct Checked {
+    /// In model order: header, scoping, main graph depth-first, functions, then what
+    /// inference found, then the profile's rules.
+    pub diagnostics: Vec<Diagnostic>,
+    /// What inference found (`None` unless `full_check`).
+    pub types: Option<ModelTypes>,
+}
+
+/// Checks a decoded model: every rule, name resolution and, with `full_check`, inference
+/// (violations of operator constraints and declared types it contradicts).
+pub fn check_model(model: &Model, options: &CheckOptions) -> Checked {
+    if !options.full_check {
+        let found = rules(model, options);
+        return merge(model, options, found, resolve_without_tables(model).diagnostics, None);
+    }
+    let (resolution, inferred, found) =
+        resolve_beside(model, |numbers| infer_all(model, numbers), &|_, _| rules(model, options));
+    let types = inferred.with_numbers(resolution.numbers);
+    merge(model, options, found, resolution.diagnostics, Some(types))
+}
+
+/// [`check_model`] of a model whose names were resolved already (a text model: its
+/// analysis resolved them with the tables the language server needs), `numbers` being that
+/// resolution's: name resolution's own diagnostics are the caller's, and inference reuses
+/// the numbers instead of resolving again.
+fn check_resolved(model: &Model, options: &CheckOptions, numbers: ValueNumbers) -> Checked {
+    if !options.full_check {
+        return merge(model, options, rules(model, options), Vec::new(), None);
+    }
+    let infer = || infer_model_numbered(model, numbers);
+    let check = || rules(model, options);
+    let (types, found) =
+        if worth_a_second_thread(model) { onnx_syntax::parallel::beside(infer, &check) } else { (infer(), check()) };
+    merge(model, options, found, Vec::new(), Some(types))
+}
+
+fn merge(
+    model: &Model,
+    options: &CheckOptions,
+    found: Findings,
+    scoping: Vec<Diagnostic>,
+    types: Option<ModelTypes>,
+) -> Checked {
+    let Findings { mut diagnostics, scoping_at } = found;
+    diagnostics.splice(scoping_at..scoping_at, scoping);
+    if let Some(types) = &types {
+        diagnostics.extend(types.violations.iter().cloned());
+        diagnostics.extend(conflicts(model, types));
+    }
+    diagnostics.extend(profile_rules(model, options));
+    Checked { diagnostics, types }
+}
+
+/// A text, analysed and checked.
+#[derive(Debug)]
+pub struct CheckedText {
+    pub analysis: TextAnalysis,
+    /// The analysis's diagnostics and the checker's, placed in the text, sorted by place
+    /// and de-duplicated.
+    pub diagnostics: Vec<Diagnostic>,
+    /// What inference found (empty while the text has syntax errors or without
+    /// `full_check`).
+    pub types: ModelTypes,
+}
+
+/// Analyses a text and, when it reads as a model (no syntax or lowering error), checks it
+/// as [`check_model`] does, reusing the analysis's name resolution. While the text has
+/// syntax errors, the checker's findings would be about holes the parser left, so only the
+/// analysis's are reported.
+pub fn check_text(source: &str, options: &CheckOptions) -> CheckedText {
+    let mut analysis = analyze_text(source);
+    let mut diagnostics = analysis.diagnostics.clone();
+    let mut types = ModelTypes::default();
+    if analysis.readable {
+        // The numbers move into the types, which keep them for lookups by definition site
+        // (nothing else reads them after resolution).
+        let numbers = std::mem::take(&mut analysis.resolution.numbers);
+        let checked = check_resolved(&analysis.model, options, numbers);
+        for mut d in checked.diagnostics {
+            place(&mut d, &analysis.source_map);
+            diagnostics.push(d);
+        }
+        types = checked.types.unwrap_or_default();
+    }
+    sort_placed(&mut diagnostics);
+    CheckedText { analysis, diagnostics, types }
+}
+
+/// Sorts placed diagnostics by where they are (unplaced last), then code and message, and
+/// removes repeats (a node reached twice reports once).
+pub fn sort_placed(diagnostics: &mut Vec<Diagnostic>) {
+    let place = |d: &Diagnostic| match d.anchor {
+        Anchor::Text(s) => (s.start, s.end),
+        _ => (u32::MAX, u32::MAX),
+    };
+    diagnostics.sort_by(|a, b| (place(a), a.code, &a.message).cmp(&(place(b), b.code, &b.message)));
+    diagnostics.dedup();
+}
