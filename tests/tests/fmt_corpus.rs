@@ -1,7 +1,9 @@
 //! The formatter over every text we have: the canonical text of every corpus model, the text
 //! onnx's printer wrote for it (golden files, a different layout), and the same texts with
 //! comments inserted between tokens. For each: formatting twice changes nothing after the
-//! first time, the formatted text reads to the same model, and no comment is lost.
+//! first time, the formatted text reads to the same model, and no comment is lost. The
+//! canonical printer and the formatter share one layout: formatting printed text changes
+//! nothing (`fmt(print(m)) == print(m)`).
 
 use std::path::Path;
 
@@ -22,10 +24,14 @@ fn model_of(text: &str) -> Result<Vec<u8>, String> {
     Ok(binary::encode_model(&analysis.model))
 }
 
-/// Checks one text; returns a description of what went wrong.
-fn check(label: &str, text: &str) -> Result<(), String> {
+/// Checks one text; returns a description of what went wrong. `formatted`: the text is
+/// expected to be formatted already.
+fn check(label: &str, text: &str, formatted: bool) -> Result<(), String> {
     let expected = model_of(text).map_err(|e| format!("{label}: the input does not read: {e}"))?;
     let once = format_model(text).map_err(|e| format!("{label}: not formatted: {e:?}"))?;
+    if formatted && once != text {
+        return Err(format!("{label}: the formatter changes the printed text:\n{}", first_difference(text, &once)));
+    }
     let twice = format_model(&once).map_err(|e| format!("{label}: its own output does not parse: {e:?}"))?;
     if twice != once {
         return Err(format!("{label}: formatting again changes the text:\n--- once\n{once}\n--- twice\n{twice}"));
@@ -62,6 +68,15 @@ fn with_comments(text: &str, rng: &mut SplitMix64) -> String {
     out
 }
 
+/// The first line where two texts differ, with its number.
+fn first_difference(before: &str, after: &str) -> String {
+    let pairs = before.lines().zip(after.lines()).enumerate();
+    match pairs.clone().find(|(_, (a, b))| a != b) {
+        Some((i, (a, b))) => format!("line {}:\n- {a}\n+ {b}", i + 1),
+        None => format!("{} lines before, {} after", before.lines().count(), after.lines().count()),
+    }
+}
+
 fn report(failures: Vec<String>, checked: usize) {
     assert!(
         failures.is_empty(),
@@ -85,13 +100,13 @@ fn canonical_texts_of_the_corpus_format_stably_to_the_same_model() {
         let model = binary::decode_model(Bytes::from(bytes), &rel).expect("decodes");
         let text = print::canonical::model(&model);
         checked += 1;
-        failures.extend(check(&rel, &text).err());
+        failures.extend(check(&rel, &text, true).err());
         // Comments between the millions of numbers of a real model's weights would take the
         // formatter off its fast path for number lists and the debug build minutes; the
         // comment handling is the same on a small text.
         if text.len() <= COMMENTED_TEXT_LIMIT {
             checked += 1;
-            failures.extend(check(&format!("{rel} with comments"), &with_comments(&text, &mut rng)).err());
+            failures.extend(check(&format!("{rel} with comments"), &with_comments(&text, &mut rng), false).err());
         }
     }
     report(failures, checked);
@@ -112,13 +127,13 @@ fn texts_printed_by_onnx_format_stably_to_the_same_model() {
             continue;
         }
         checked += 1;
-        failures.extend(check(&rel, &text).err());
+        failures.extend(check(&rel, &text, false).err());
         // Comments between the millions of numbers of a real model's weights would take the
         // formatter off its fast path for number lists and the debug build minutes; the
         // comment handling is the same on a small text.
         if text.len() <= COMMENTED_TEXT_LIMIT {
             checked += 1;
-            failures.extend(check(&format!("{rel} with comments"), &with_comments(&text, &mut rng)).err());
+            failures.extend(check(&format!("{rel} with comments"), &with_comments(&text, &mut rng), false).err());
         }
     }
     report(failures, checked);
@@ -144,5 +159,5 @@ fn comment_insertion_really_inserts_comments() {
     let text = "<ir_version: 10, opset_import: [\"\" : 21]>\ng (float x) => (float y) {\n  y = Relu (x)\n}\n";
     let commented = with_comments(text, &mut SplitMix64(3));
     assert!(comment_count(&commented) >= 3, "{commented}");
-    assert_eq!(check("small", &commented), Ok(()));
+    assert_eq!(check("small", &commented, false), Ok(()));
 }

@@ -23,6 +23,8 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
+use onnx_syntax::format::{Fragment, format_fragment};
+
 use super::bulk;
 use super::number::{f32_text, push_f32, push_f64, push_int};
 use super::{is_identifier, quote};
@@ -292,10 +294,10 @@ impl Printer<'_, '_> {
                 .collect();
             entries.push(format!("metadata_props: [{}]", items.join(", ")));
         }
-        self.out.push_str("<\n");
         let body: Vec<String> = entries.iter().map(|e| format!("  {e}")).collect();
-        self.out.push_str(&body.join(",\n"));
-        self.out.push_str("\n>\n");
+        let header = format!("<\n{}\n>", body.join(",\n"));
+        self.out.push_str(&relayout(Fragment::ModelHeader, header, 0));
+        self.out.push('\n');
         match m.graph {
             Some(graph) => self.graph(graph, 0, true),
             // The text needs a graph; `graph: unset` above says this one is not the model's.
@@ -363,7 +365,11 @@ impl Printer<'_, '_> {
         }
         self.out.push_str(" {\n");
         for &n in &g.nodes {
-            self.node(n, indent + 2);
+            if top {
+                self.statement(n)
+            } else {
+                self.node(n, indent + 2)
+            }
             self.drain();
         }
         self.out.push_str(&" ".repeat(indent));
@@ -424,6 +430,18 @@ impl Printer<'_, '_> {
 
     /// One item of a list written one item per line.
     fn list_item(&mut self, item: &str, indent: usize, comma: bool) {
+        // A declaration too wide for its line (a long name with its value) is laid out by
+        // the formatter.
+        let relaid;
+        // An item with annotation lines starts with its indentation; others get it here.
+        let first = if item.starts_with(' ') { 0 } else { indent + 2 };
+        let too_wide = || item.lines().enumerate().any(|(i, l)| if i == 0 { first } else { 0 } + width(l) > WIDTH);
+        let item = if item.len() <= RELAYOUT_LIMIT && too_wide() {
+            relaid = relayout(Fragment::Declaration, item.to_owned(), indent + 2);
+            relaid.as_str()
+        } else {
+            item
+        };
         if !item.starts_with(' ') {
             self.out.push_str(&" ".repeat(indent + 2));
         }
@@ -654,6 +672,26 @@ impl Printer<'_, '_> {
             None => {
                 unsupported("tensor values that do not read back exactly (wrong field, NaN payloads, packed types)")
             }
+        }
+    }
+
+    /// A node of the main graph or a function body: printed, then laid out again by the
+    /// formatter where the quick layout may not be the formatter's (a line too wide, graphs
+    /// inside), so that printed text is formatted text. Nodes inside those graphs are laid
+    /// out with the node that holds them.
+    fn statement(&mut self, id: NodeId) {
+        let start = self.out.len();
+        self.capturing += 1;
+        self.node(id, 2);
+        self.capturing -= 1;
+        let text = &self.out[start..];
+        let holds_graph = self.m.nodes[id].attributes.iter().any(|a| a.g.is_some() || !a.graphs.is_empty());
+        let too_wide = text.len() <= RELAYOUT_LIMIT && text.lines().any(|l| width(l) > WIDTH);
+        if holds_graph || too_wide {
+            let text = text.trim_end_matches('\n').to_owned();
+            self.out.truncate(start);
+            self.out.push_str(&relayout(Fragment::Node, text, 2));
+            self.out.push('\n');
         }
     }
 
@@ -938,7 +976,9 @@ impl Printer<'_, '_> {
         if notes.0.is_empty() {
             return Ok(text);
         }
-        Ok(format!("\n{}{}{text}", notes.lines(indent + 2), " ".repeat(indent + 2)))
+        // The annotation lines and the tensor start at the attribute's indentation, where the
+        // tensor's closing brace is (the formatter's layout).
+        Ok(format!("\n{}{}{text}", notes.lines(indent), " ".repeat(indent)))
     }
 
     fn function(&mut self, id: FunctionId) {
@@ -964,7 +1004,9 @@ impl Printer<'_, '_> {
             header.push(format!("opset_import: [{}]", opset_list(&f.opset_import)));
         }
         if !header.is_empty() {
-            let _ = writeln!(self.out, "<{}>", header.join(", "));
+            let header = format!("<{}>", header.join(", "));
+            self.out.push_str(&relayout(Fragment::FunctionHeader, header, 0));
+            self.out.push('\n');
         }
         let fname = f.name.as_ref().map_or_else(|| OP_PLACEHOLDER.to_owned(), name);
         self.out.push_str(&fname);
@@ -995,9 +1037,28 @@ impl Printer<'_, '_> {
         }
         self.out.push_str(" {\n");
         for &n in &f.nodes {
-            self.node(n, 2);
+            self.statement(n);
         }
         self.out.push_str("}\n");
+    }
+}
+
+/// The largest printed part whose lines are measured for [`relayout`]: bigger ones are the
+/// values of big tensors, which the printer packs into lines as the formatter does.
+const RELAYOUT_LIMIT: usize = 1 << 16;
+
+/// The width of a line as the formatter counts it.
+fn width(line: &str) -> usize {
+    line.chars().count()
+}
+
+/// `text`, a part written at `indent` whose quick layout may not be the formatter's, laid
+/// out by the formatter, starting with its indentation (`text` unchanged if it cannot be,
+/// which the corpus tests would show).
+fn relayout(fragment: Fragment, text: String, indent: usize) -> String {
+    match format_fragment(fragment, text.trim_start(), indent) {
+        Some(laid) => laid,
+        None => text,
     }
 }
 

@@ -45,6 +45,63 @@ pub fn format_model(source: &str) -> Result<String, Vec<SyntaxError>> {
     Ok(text)
 }
 
+/// A part of a model's text that [`format_fragment`] lays out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fragment {
+    /// The model header, `<` to `>`.
+    ModelHeader,
+    /// A function's header, `<` to `>`.
+    FunctionHeader,
+    /// One node statement.
+    Node,
+    /// One value declaration of a signature or locals list (an initializer, say).
+    Declaration,
+}
+
+impl Fragment {
+    /// A model around the fragment, so that the parser reads it where it belongs.
+    fn wrapper(self) -> (&'static str, &'static str) {
+        match self {
+            Fragment::ModelHeader => ("", "\ng () => () {\n}\n"),
+            Fragment::FunctionHeader => ("g () => () {\n}\n", "\nf () => () {\n}\n"),
+            Fragment::Node => ("g () => () {\n", "\n}\n"),
+            Fragment::Declaration => ("g () => () <\n", "\n> {\n}\n"),
+        }
+    }
+}
+
+/// Lays out one part of a model's text exactly as [`format_model`] lays it out inside a
+/// whole model, the part starting on a line of its own at `indent` columns (a multiple of
+/// two); the result starts with that indentation and has no final line break. The
+/// canonical printer writes most of its text itself, fast, and hands the formatter the
+/// parts whose layout needs its rules (a line too long, a node holding graphs), so that
+/// printed text is already formatted. `None` when the text does not parse as that part.
+pub fn format_fragment(fragment: Fragment, text: &str, indent: usize) -> Option<String> {
+    let (before, after) = fragment.wrapper();
+    let source = format!("{before}{text}{after}");
+    let parse = parse_model(&source);
+    if !parse.errors.is_empty() {
+        return None;
+    }
+    let tree = parse.tree?;
+    let tokens = tokens_outside_number_lists(&source);
+    let comments = Comments::collect(&source, &tokens);
+    let tokens = tokens.into_iter().filter(|t| !t.kind.is_trivia()).collect();
+    let mut f = Formatter { src: &source, tokens, comments };
+    let doc = match fragment {
+        Fragment::ModelHeader => f.header(tree.header.as_ref()?, &MODEL_HEADER),
+        Fragment::FunctionHeader => f.header(tree.functions.first()?.header.as_ref()?, &FUNCTION_HEADER),
+        Fragment::Node => match tree.graph?.nodes.first()? {
+            NodeItem::Node(n) => f.node(n),
+            NodeItem::Error(_) => return None,
+        },
+        Fragment::Declaration => f.decl(tree.graph?.locals.as_ref()?.first()?),
+    };
+    let doc = (0..indent / 2).fold(doc, |d, _| Doc::Nest(vec![d]));
+    let text = doc::render_into(&Doc::Concat(vec![Doc::Hard, doc]), String::new());
+    Some(text.trim_end_matches('\n').to_owned())
+}
+
 /// The text's tokens, without those inside `{…}` lists of plain numbers: the formatter lays
 /// such lists out from the tree, and a big tensor's values and commas were tens of millions
 /// of tokens (most of the formatter's time and memory on big models). A list is left out
@@ -334,8 +391,7 @@ impl<'s> Formatter<'s> {
         self.annotations(&mut parts, &f.annotations);
         if let Some(h) = &f.header {
             self.comments_before(&mut parts, h.span.start, false);
-            let style = ListStyle { always_break: false, blank_lines: false, ..MODEL_HEADER };
-            parts.push(self.header(h, &style));
+            parts.push(self.header(h, &FUNCTION_HEADER));
             parts.push(Doc::Hard);
         }
         self.comments_before(&mut parts, f.name.span.start, false);
@@ -517,7 +573,12 @@ impl<'s> Formatter<'s> {
                 }
                 if let Some(value) = &a.value {
                     parts.push(Doc::text(" = "));
-                    parts.push(self.attr_value(value));
+                    let doc = self.attr_value(value);
+                    // A graph whose annotation lines start after the `=` continues the
+                    // attribute: it goes one level deeper, body and all. (An annotated
+                    // tensor stays at the attribute's level, where its closing brace is.)
+                    let annotated = matches!(value, AttrValue::Graph(g) if !g.annotations.is_empty());
+                    parts.push(if annotated { Doc::Nest(vec![doc]) } else { doc });
                 }
                 Doc::Concat(parts)
             }
@@ -629,6 +690,9 @@ impl<'s> Formatter<'s> {
         format!("[{}]", dims.join(", "))
     }
 }
+
+/// A function's header: flat when it fits.
+const FUNCTION_HEADER: ListStyle = ListStyle { always_break: false, blank_lines: false, ..MODEL_HEADER };
 
 /// A node's input list: parentheses, no empty lines kept.
 const VALUES_BRACE_PAREN: ListStyle = ListStyle {

@@ -89,7 +89,11 @@ g (float x, float "odd name") => (float y, float z) {
 fn annotations_start_their_own_lines() {
     let source = "<ir_version: 10, opset_import: [\"\": 21]>\ng (float x) => (float y) {\n  y = If (x) <then_branch: graph = #@ doc_string: \"t\"\n t () => (float a) { a = Relu (x) }, else_branch: graph = e () => (float b) { b = Relu (x) }>\n}\n";
     let out = fmt_stable(source);
-    assert!(out.contains("    then_branch: graph =\n    #@ doc_string: \"t\"\n    t () => (float a) {"), "{out}");
+    // The annotated graph continues its attribute: one level deeper, body and all.
+    assert!(
+        out.contains("    then_branch: graph =\n      #@ doc_string: \"t\"\n      t () => (float a) {\n        a ="),
+        "{out}"
+    );
 }
 
 #[test]
