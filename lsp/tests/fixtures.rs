@@ -1,7 +1,8 @@
 //! Fixture tests: each file in `tests/fixtures/` is a text model, then a `#### requests`
-//! line and one request per line, then `#### expect` and what the server answered, rendered
-//! readably (ranges as `line:col-line:col "text"`, 1-based). `UPDATE_EXPECT=1 cargo test -p
-//! onnx-lsp --test fixtures` rewrites the answers; review the diff before committing.
+//! line and one request per line; its snapshot (insta, `tests/snapshots/`) is what the
+//! server answered, rendered readably (ranges as `line:col-line:col "text"`, 1-based).
+//! `INSTA_UPDATE=always cargo test -p onnx-lsp --test fixtures` (or `cargo insta review`)
+//! rewrites the answers; review the diff before committing.
 //!
 //! Requests (a position is `at "needle"`: the first occurrence of the needle, at its `|` if
 //! it has one, else at its start; `at "needle" #2` takes the second occurrence):
@@ -29,7 +30,6 @@ use common::{Harness, URI};
 use serde_json::{Value, json};
 
 const REQUESTS: &str = "#### requests";
-const EXPECT: &str = "#### expect";
 
 fn fixture_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
@@ -44,32 +44,20 @@ async fn fixtures() {
         .collect();
     paths.sort();
     assert!(paths.len() >= 14, "expected a fixture per feature, found {}", paths.len());
-    let update = std::env::var_os("UPDATE_EXPECT").is_some();
-    let mut failures = Vec::new();
     for path in &paths {
         let source = std::fs::read_to_string(path).unwrap();
         let (document, rest) = source
             .split_once(&format!("\n{REQUESTS}"))
             .unwrap_or_else(|| panic!("{}: no {REQUESTS} line", path.display()));
-        let (request_block, expected) = rest.split_once(&format!("\n{EXPECT}\n")).unwrap_or((rest, ""));
+        let request_block = rest;
         let (options, requests) = request_block.split_once('\n').unwrap_or((request_block, ""));
         let document = format!("{document}\n");
         let actual = run(&document, options.trim() == "utf-8", requests).await;
-        if actual != expected {
-            if update {
-                let updated = format!("{document}{REQUESTS}{options}\n{}\n{EXPECT}\n{actual}", requests.trim_end());
-                std::fs::write(path, updated).unwrap();
-            } else {
-                failures.push(format!("{}:\n--- expected\n{expected}\n--- actual\n{actual}", path.display()));
-            }
-        }
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        insta::with_settings!({ input_file => path }, {
+            insta::assert_snapshot!(name, actual);
+        });
     }
-    assert!(
-        failures.is_empty(),
-        "{} fixture(s) differ (UPDATE_EXPECT=1 rewrites):\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
 }
 
 async fn run(document: &str, utf8: bool, requests: &str) -> String {

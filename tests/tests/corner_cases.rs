@@ -1,11 +1,12 @@
 //! One case per row of the corner-case table of the syntax spec (§3 of
 //! `onnx-text-syntax.md`, what onnx 1.23.2 does with odd text), in
-//! `tests/fixtures/corner/cases.txt`. Each case holds the text and, under `--- expected`,
-//! what we make of it: every diagnostic (severity, code, line:column, message) and, when the
-//! text reads without errors, the model it reads to, in canonical text. Where onnx crashes,
-//! ignores text or stores nonsense, we give an error or a warning instead; the title of the
-//! case names the row. Run with `UPDATE_EXPECT=1` to rewrite the expectations after an
-//! intended change, then review the diff.
+//! `tests/fixtures/corner/cases.txt`. The snapshot (insta, `tests/tests/snapshots/`) holds
+//! each case's text and, under `--- expected`, what we make of it: every diagnostic
+//! (severity, code, line:column, message) and, when the text reads without errors, the model
+//! it reads to, in canonical text. Where onnx crashes, ignores text or stores nonsense, we
+//! give an error or a warning instead; the title of the case names the row. After an
+//! intended change, `INSTA_UPDATE=always cargo test -p onnx-tests --test corner_cases` (or
+//! `cargo insta review`) rewrites the snapshot: review the diff.
 
 use std::path::PathBuf;
 
@@ -98,20 +99,5 @@ fn every_row_of_the_corner_case_table_gives_the_expected_result() {
         ));
     }
     assert!(!rebuilt.contains("DEFECT"), "a case's canonical text does not read back:\n{rebuilt}");
-    if std::env::var_os("UPDATE_EXPECT").is_some() {
-        std::fs::write(&path, &rebuilt).expect("cases.txt is writable");
-        return;
-    }
-    if rebuilt != file {
-        let first_difference = rebuilt
-            .lines()
-            .zip(file.lines())
-            .enumerate()
-            .find(|(_, (a, b))| a != b)
-            .map(|(i, (a, b))| format!("line {}:\n  expected: {b}\n  actual:   {a}", i + 1))
-            .unwrap_or_else(|| "the files differ in length".to_owned());
-        panic!(
-            "corner cases differ from cases.txt (UPDATE_EXPECT=1 rewrites it); first difference at {first_difference}"
-        );
-    }
+    insta::assert_snapshot!("corner_cases", rebuilt);
 }

@@ -7,9 +7,11 @@
 //! ```
 //!
 //! Carets start at the column of the range (a range at column 0 is shown from column 1, as
-//! the `#` takes column 0) and span its length on that line. The test recomputes every
-//! annotation from the text and compares the whole file. Run with `UPDATE_EXPECT=1` to
-//! rewrite the files after an intended change, then review the diff.
+//! the `#` takes column 0) and span its length on that line. Each fixture file is the text;
+//! its snapshot (insta, `tests/tests/snapshots/`) is the text with every annotation
+//! recomputed. After an intended change, `INSTA_UPDATE=always cargo test -p onnx-tests
+//! --test text_fixtures` (or `cargo insta review`) rewrites the snapshots: review the diff.
+//! Annotation lines left in a fixture are ignored, so stale ones cannot hide anything.
 //!
 //! `tests/fixtures/text` holds what the text front end reports (syntax, lowering, names);
 //! `tests/fixtures/check/text` adds the checker's diagnostics (`onnx check` on text), and
@@ -89,20 +91,17 @@ fn compare_fixtures(rel: &str, checker: Option<Profile>, at_least: usize) {
     let dir = onnx_tests::corpus_dir().join(rel);
     let files = files_with_suffix(&dir, ".onnxtxt");
     assert!(files.len() >= at_least, "fixtures missing in {}", dir.display());
-    let update = std::env::var_os("UPDATE_EXPECT").is_some();
-    let mut failures = Vec::new();
-    for path in files {
-        let source = std::fs::read_to_string(&path).expect("fixture readable");
-        // Annotation lines are comments, so they do not change what is analysed; strip them
-        // before comparing anyway so stale ones cannot hide.
-        let actual = annotate(&source, checker);
-        if actual != source {
-            if update {
-                std::fs::write(&path, &actual).expect("fixture writable");
-            } else {
-                failures.push(format!("{}:\n{actual}", path.display()));
-            }
-        }
-    }
-    assert!(failures.is_empty(), "fixtures differ (UPDATE_EXPECT=1 rewrites them):\n{}", failures.join("\n"));
+    let folder = rel.trim_start_matches("../");
+    // One snapshot folder per fixture folder: file names repeat across them.
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(format!("snapshots/{}", folder.trim_start_matches("fixtures/").replace('/', "_")));
+    let _guard = settings.bind_to_scope();
+    insta::glob!("..", &format!("{folder}/*.onnxtxt"), |path| {
+        let source = std::fs::read_to_string(path).expect("fixture readable");
+        // Annotation lines are comments, so they do not change what is analysed; they are
+        // stripped before annotating anyway.
+        let text: String =
+            source.split_inclusive('\n').filter(|l| !is_annotation(l.trim_end_matches(['\n', '\r']))).collect();
+        insta::assert_snapshot!(annotate(&text, checker));
+    });
 }
