@@ -237,7 +237,7 @@ fn text_with_errors_is_reported_like_rustc_and_exits_1() {
     assert_exit(&out, 1);
     let stderr = text(&out.stderr);
     assert!(stderr.contains("error[undefined-value]: 'undefined_name' is not defined before this use"), "{stderr}");
-    assert!(stderr.contains("undefined_and_duplicates.onnxtxt:7:14"), "{stderr}");
+    assert!(stderr.contains("undefined_and_duplicates.onnxtxt:5:14"), "{stderr}");
     assert!(stderr.contains("^^^^^^^^^^^^^^"), "{stderr}");
     assert!(stderr.contains("first defined here"), "{stderr}");
     assert!(out.stdout.is_empty(), "nothing is written for invalid input");
