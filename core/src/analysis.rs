@@ -49,11 +49,7 @@ pub fn analyze_text(source: &str) -> TextAnalysis {
     for d in &mut diagnostics {
         place(d, &source_map);
     }
-    diagnostics.sort_by_key(|d| match d.anchor {
-        Anchor::Text(s) => (s.start, s.end, d.code),
-        _ => (u32::MAX, u32::MAX, d.code),
-    });
-    diagnostics.dedup();
+    sort_placed(&mut diagnostics);
     TextAnalysis { tree: parse.tree, model: lowered.model, source_map, resolution, diagnostics, readable }
 }
 
@@ -64,6 +60,17 @@ pub fn place(d: &mut Diagnostic, map: &SourceMap) {
     for (a, _) in &mut d.related {
         *a = to_text(*a);
     }
+}
+
+/// Sorts placed diagnostics by where they are (unplaced last), then code and message, and
+/// removes repeats (a node reached twice reports once).
+pub fn sort_placed(diagnostics: &mut Vec<Diagnostic>) {
+    let place = |d: &Diagnostic| match d.anchor {
+        Anchor::Text(s) => (s.start, s.end),
+        _ => (u32::MAX, u32::MAX),
+    };
+    diagnostics.sort_by(|a, b| (place(a), a.code, &a.message).cmp(&(place(b), b.code, &b.message)));
+    diagnostics.dedup();
 }
 
 /// The text range of a placed diagnostic (empty at 0 when it has none).

@@ -15,9 +15,9 @@
 //! start from an empty allocator heap, and be slower). A text's names are resolved by its
 //! analysis already; inference and the rules then run side by side.
 
-use crate::analysis::{TextAnalysis, analyze_text, place};
+use crate::analysis::{TextAnalysis, analyze_text, place, sort_placed};
 use crate::check::{CheckOptions, Findings, profile_rules, rules};
-use crate::diagnostic::{Anchor, Diagnostic};
+use crate::diagnostic::Diagnostic;
 use crate::infer::{ModelTypes, conflicts, infer_all, infer_model_numbered};
 use crate::ir::Model;
 use crate::resolve::{ValueNumbers, resolve_beside, resolve_without_tables, worth_a_second_thread};
@@ -110,15 +110,4 @@ pub fn check_text(source: &str, options: &CheckOptions) -> CheckedText {
     }
     sort_placed(&mut diagnostics);
     CheckedText { analysis, diagnostics, types }
-}
-
-/// Sorts placed diagnostics by where they are (unplaced last), then code and message, and
-/// removes repeats (a node reached twice reports once).
-pub fn sort_placed(diagnostics: &mut Vec<Diagnostic>) {
-    let place = |d: &Diagnostic| match d.anchor {
-        Anchor::Text(s) => (s.start, s.end),
-        _ => (u32::MAX, u32::MAX),
-    };
-    diagnostics.sort_by(|a, b| (place(a), a.code, &a.message).cmp(&(place(b), b.code, &b.message)));
-    diagnostics.dedup();
 }

@@ -46,10 +46,9 @@ async fn fixtures() {
     assert!(paths.len() >= 14, "expected a fixture per feature, found {}", paths.len());
     for path in &paths {
         let source = std::fs::read_to_string(path).unwrap();
-        let (document, rest) = source
+        let (document, request_block) = source
             .split_once(&format!("\n{REQUESTS}"))
             .unwrap_or_else(|| panic!("{}: no {REQUESTS} line", path.display()));
-        let request_block = rest;
         let (options, requests) = request_block.split_once('\n').unwrap_or((request_block, ""));
         let document = format!("{document}\n");
         let actual = run(&document, options.trim() == "utf-8", requests).await;

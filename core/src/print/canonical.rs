@@ -435,8 +435,7 @@ impl Printer<'_, '_> {
         let relaid;
         // An item with annotation lines starts with its indentation; others get it here.
         let first = if item.starts_with(' ') { 0 } else { indent + 2 };
-        let too_wide = || item.lines().enumerate().any(|(i, l)| if i == 0 { first } else { 0 } + width(l) > WIDTH);
-        let item = if item.len() <= RELAYOUT_LIMIT && too_wide() {
+        let item = if too_wide(item, first) {
             relaid = relayout(Fragment::Declaration, item.to_owned(), indent + 2);
             relaid.as_str()
         } else {
@@ -685,9 +684,7 @@ impl Printer<'_, '_> {
         self.node(id, 2);
         self.capturing -= 1;
         let text = &self.out[start..];
-        let holds_graph = self.m.nodes[id].attributes.iter().any(|a| a.g.is_some() || !a.graphs.is_empty());
-        let too_wide = text.len() <= RELAYOUT_LIMIT && text.lines().any(|l| width(l) > WIDTH);
-        if holds_graph || too_wide {
+        if holds_graph(&self.m.nodes[id]) || too_wide(text, 0) {
             let text = text.trim_end_matches('\n').to_owned();
             self.out.truncate(start);
             self.out.push_str(&relayout(Fragment::Node, text, 2));
@@ -748,7 +745,7 @@ impl Printer<'_, '_> {
         let outputs = slots(&n.outputs);
         let inputs = slots(&n.inputs);
         let _ = write!(self.out, "{outputs}{}= {head}", if outputs.is_empty() { "" } else { " " });
-        let holds_graph = n.attributes.iter().any(|a| a.g.is_some() || !a.graphs.is_empty());
+        let holds_graph = holds_graph(n);
         if n.attributes.is_empty() {
             let _ = write!(self.out, " ({inputs})");
         } else if !holds_graph {
@@ -1047,9 +1044,17 @@ impl Printer<'_, '_> {
 /// values of big tensors, which the printer packs into lines as the formatter does.
 const RELAYOUT_LIMIT: usize = 1 << 16;
 
-/// The width of a line as the formatter counts it.
-fn width(line: &str) -> usize {
-    line.chars().count()
+/// Whether a printed part (at most [`RELAYOUT_LIMIT`] long) has a line wider than the
+/// formatter allows, its first line starting `first` columns after where the text begins.
+/// Widths are counted in characters, as the formatter counts them.
+fn too_wide(text: &str, first: usize) -> bool {
+    text.len() <= RELAYOUT_LIMIT
+        && text.lines().enumerate().any(|(i, l)| if i == 0 { first } else { 0 } + l.chars().count() > WIDTH)
+}
+
+/// Whether a node holds graphs (its text then has statements of its own inside).
+fn holds_graph(n: &Node) -> bool {
+    n.attributes.iter().any(|a| a.g.is_some() || !a.graphs.is_empty())
 }
 
 /// `text`, a part written at `indent` whose quick layout may not be the formatter's, laid

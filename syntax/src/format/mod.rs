@@ -31,11 +31,7 @@ pub fn format_model(source: &str) -> Result<String, Vec<SyntaxError>> {
         Some(tree) if parse.errors.is_empty() => tree,
         _ => return Err(parse.errors),
     };
-    let tokens = tokens_outside_number_lists(source);
-    let comments = Comments::collect(source, &tokens);
-    let tokens = tokens.into_iter().filter(|t| !t.kind.is_trivia()).collect();
-    let mut f = Formatter { src: source, tokens, comments };
-    let doc = f.model(&tree);
+    let doc = Formatter::new(source).model(&tree);
     let mut out = String::new();
     // About the source's length; if that much cannot be had, the text grows as it goes.
     let _ = out.try_reserve(source.len() + source.len() / 8 + 64);
@@ -84,10 +80,7 @@ pub fn format_fragment(fragment: Fragment, text: &str, indent: usize) -> Option<
         return None;
     }
     let tree = parse.tree?;
-    let tokens = tokens_outside_number_lists(&source);
-    let comments = Comments::collect(&source, &tokens);
-    let tokens = tokens.into_iter().filter(|t| !t.kind.is_trivia()).collect();
-    let mut f = Formatter { src: &source, tokens, comments };
+    let mut f = Formatter::new(&source);
     let doc = match fragment {
         Fragment::ModelHeader => f.header(tree.header.as_ref()?, &MODEL_HEADER),
         Fragment::FunctionHeader => f.header(tree.functions.first()?.header.as_ref()?, &FUNCTION_HEADER),
@@ -211,6 +204,13 @@ fn start_with(annotations: &[Annotation], span: Span) -> u32 {
 }
 
 impl<'s> Formatter<'s> {
+    fn new(src: &'s str) -> Self {
+        let tokens = tokens_outside_number_lists(src);
+        let comments = Comments::collect(src, &tokens);
+        let tokens = tokens.into_iter().filter(|t| !t.kind.is_trivia()).collect();
+        Formatter { src, tokens, comments }
+    }
+
     /// The source text of a range, as written.
     fn verbatim(&self, span: Span) -> &'s str {
         &self.src[span.start as usize..span.end as usize]
