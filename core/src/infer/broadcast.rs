@@ -35,7 +35,7 @@ pub fn broadcast(shapes: &[&[Dimension]]) -> Option<Vec<Dimension>> {
             }
         }
         out.push(if value != 1 || symbolic_count == 0 {
-            super::env::dim(value)
+            super::types::dim(value)
         } else if symbolic_count == 1 {
             Dimension { value: symbolic.and_then(|d| d.value.clone()), denotation: None }
         } else {

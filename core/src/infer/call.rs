@@ -16,7 +16,8 @@ use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
 use super::env::Env;
-use super::ops::{Outputs, infer_node_in};
+use super::node::infer_node_in;
+use super::types::Outputs;
 use crate::ir::{Attribute, AttributeType, Function, FunctionId, Model, Node, Str};
 use crate::resolve::{Places, ValueNumbers};
 use crate::schema::OpSchema;

@@ -4,47 +4,11 @@
 
 use foldhash::HashMap;
 
+use super::types::{Known, MAX_TRACKED_ELEMENTS, tensor_type, tensor_values};
 use crate::diagnostic::Diagnostic;
-use crate::ir::{
-    DimValue, Dimension, Function, FunctionId, GraphId, Model, NodeId, Shape, Tensor, TensorId, TensorType, Type,
-    TypeValue,
-};
+use crate::ir::{Function, FunctionId, GraphId, Model, NodeId, TensorId, Type};
 use crate::resolve::{ValueId, ValueNumbers};
 use crate::schema::OpSchema;
-
-/// The value of a 0-D or 1-D integer tensor, element by element; an element may be a
-/// symbolic dimension (from `Shape` of a symbolic input) or unknown.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Known {
-    pub elements: Vec<Option<DimValue>>,
-    /// A 0-D tensor (one element, no axis).
-    pub scalar: bool,
-}
-
-impl Known {
-    pub fn vector(elements: Vec<Option<DimValue>>) -> Known {
-        Known { elements, scalar: false }
-    }
-
-    /// All elements as plain integers, when none is symbolic or unknown.
-    pub fn ints(&self) -> Option<Vec<i64>> {
-        self.elements.iter().map(|e| if let Some(DimValue::Value(v)) = e { Some(*v) } else { None }).collect()
-    }
-
-    /// The elements as dimensions of a shape (what Reshape, Expand, … read).
-    pub fn as_dims(&self) -> Vec<Dimension> {
-        self.elements.iter().map(|e| Dimension { value: e.clone(), denotation: None }).collect()
-    }
-}
-
-/// Larger constant tensors are not tracked: data propagation is for shape computations.
-pub const MAX_TRACKED_ELEMENTS: usize = 64;
-
-/// The largest rank inference builds from a declared count (the length of a shape input
-/// whose values are not known). Real models stay far below it; a hostile one that declares
-/// `int64[1000000000000]` as Reshape's shape must not make inference allocate a dimension
-/// per declared element: the result's rank is then unknown.
-pub const MAX_RANK: usize = 1024;
 
 /// What inference knows about the values of one number space (see [`ValueNumbers`]): the
 /// model's graphs, or one function call's body. Values are looked up by number, which
@@ -73,8 +37,6 @@ pub struct Env<'m> {
     violations: Option<HashMap<GraphId, Vec<Diagnostic>>>,
     /// Scratch space of the constraint check, kept between nodes (no allocation per node).
     bindings: super::constraints::Bindings,
-    /// What is known of each default-domain operator met so far (see `ops::OpMemo`).
-    pub(super) ops: super::ops::OpMemos,
     /// The model's import of the default domain (the constraint check's opset).
     model_opset: Option<i64>,
     /// How far name resolution had got when last asked (see [`Env::wait_for_main`]).
@@ -117,7 +79,6 @@ impl<'m> Env<'m> {
             calls: Vec::new(),
             violations: None,
             bindings: Default::default(),
-            ops: Default::default(),
             model_opset: model.opset_version(""),
             resolved: 0,
         }
@@ -285,63 +246,4 @@ impl<'m> Env<'m> {
             self.set_value(value, known);
         }
     }
-}
-
-/// The type a tensor constant has.
-pub fn tensor_type(t: &Tensor) -> Type {
-    tensor(t.data_type.unwrap_or(0), Some(t.dims.iter().map(|&d| dim(d)).collect()))
-}
-
-pub fn dim(v: i64) -> Dimension {
-    Dimension { value: Some(DimValue::Value(v)), denotation: None }
-}
-
-/// The size of a dimension when it is a number (not symbolic, not unknown).
-pub fn known_dim(d: &Dimension) -> Option<i64> {
-    match d.value {
-        Some(DimValue::Value(v)) => Some(v),
-        _ => None,
-    }
-}
-
-pub fn unknown_dim() -> Dimension {
-    Dimension::default()
-}
-
-/// `count` unknown dims, or nothing (unknown rank) when `count` is negative or above
-/// [`MAX_RANK`].
-pub fn unknown_dims(count: i64) -> Option<Vec<Dimension>> {
-    usize::try_from(count).ok().filter(|&n| n <= MAX_RANK).map(|n| vec![unknown_dim(); n])
-}
-
-/// A tensor type; `dims: None` is an unknown rank.
-pub fn tensor(elem: i32, dims: Option<Vec<Dimension>>) -> Type {
-    Type {
-        value: Some(TypeValue::Tensor(TensorType { elem_type: Some(elem), shape: dims.map(|dims| Shape { dims }) })),
-        denotation: None,
-    }
-}
-
-/// The element type and dims of a tensor type (dims `None` for unknown rank).
-pub fn tensor_parts(ty: &Type) -> Option<(Option<i32>, Option<&[Dimension]>)> {
-    match &ty.value {
-        Some(TypeValue::Tensor(t)) => Some((t.elem_type, t.shape.as_ref().map(|s| s.dims.as_slice()))),
-        _ => None,
-    }
-}
-
-/// The values of a small 0-D or 1-D int32/int64 tensor held in memory.
-pub fn tensor_values(t: &Tensor) -> Option<Known> {
-    if t.dims.len() > 1 || t.is_external() {
-        return None;
-    }
-    let count = t.element_count()? as usize;
-    if count > MAX_TRACKED_ELEMENTS {
-        return None;
-    }
-    let ints = crate::ir::tensor_data::int_values(t)?;
-    (ints.len() == count).then(|| Known {
-        elements: ints.into_iter().map(|v| Some(DimValue::Value(v))).collect(),
-        scalar: t.dims.is_empty(),
-    })
 }

@@ -12,7 +12,7 @@ use crate::diagnostic::{Anchor, Diagnostic};
 use crate::ir::{DimValue, Dimension, Model, Shape, Str, TensorType, Type, TypeValue, code_name};
 
 use super::ModelTypes;
-use super::env::tensor;
+use super::types::tensor;
 use crate::resolve::{NO_VALUE, ValueId};
 
 /// Every declared type in every inferred graph that contradicts inference.

@@ -1,14 +1,18 @@
 //! Shape and type inference (semantics spec §2): for every node, the types and shapes of
 //! its outputs from those of its inputs, its attributes and, where a shape is computed
 //! inside the graph (`Shape → Gather → Concat → Reshape`), the values that computation
-//! carries (data propagation, [`env::Known`]).
+//! carries (data propagation, [`Known`]).
 //!
-//! Layout: [`env`] holds what is known about each value; [`ops`] has one rule per operator
-//! family, dispatched by name; [`broadcast`] the multidirectional broadcasting rule many of
-//! them share; [`call`] infers through function bodies (model-local functions, and schema
-//! bodies for operators without a rule). A node whose operator has neither a rule nor a
-//! body gets its output element types from the schema's type constraints alone, with
-//! unknown shapes.
+//! Layout, leaves first: `types` is the shared vocabulary (known values, a rule's
+//! outputs, type constructors); `env` holds what is known about each value; `ops` has
+//! the rules, one family of operators per module, each naming its operators' rules;
+//! `registry` is the table built once from them, keyed by (domain, operator), with each
+//! operator's schema versions; `node` infers one node through that table, falling back
+//! to the schema's function body and then its type constraints; `call` infers through
+//! function bodies (model-local functions, and schema bodies), `control` through
+//! subgraphs (If, Loop, Scan); `broadcast` is the broadcasting rule many rules share.
+//! `node`, `call` and `control` call each other because a function body's and a subgraph's
+//! nodes are nodes; the rules call none of them.
 //!
 //! Status: the rules cover the operators the corpus uses most; `tests/tests/infer_corpus.rs`
 //! measures agreement with onnx 1.23.2 value by value.
@@ -16,16 +20,21 @@
 mod broadcast;
 mod call;
 mod constraints;
+mod control;
 mod env;
 mod merge;
+mod node;
 mod ops;
+mod registry;
 #[cfg(test)]
 mod tests;
+mod types;
 mod validate;
 
 pub use constraints::constraint_spelling;
-pub use env::{Env, Known, tensor_type};
+pub use env::Env;
 pub use merge::{conflicts, contradiction};
+pub use types::{Known, tensor_type};
 
 use crate::diagnostic::Diagnostic;
 use crate::ir::{GraphId, Model, NodeId, Str, Type, ValueInfo};
@@ -241,7 +250,7 @@ fn infer_body<'m>(model: &'m Model, id: GraphId, env: &mut Env<'m>) {
         if main {
             env.wait_for_main(i + 1);
         }
-        let schema = ops::infer_node(model, n, env);
+        let schema = node::infer_node(model, n, env);
         env.check_constraints(id, n, schema);
     }
 }

@@ -231,11 +231,11 @@ fn schema_bodies_infer_what_the_rules_infer() {
         }
         let (last, before) = graph.nodes.split_last().expect("a node");
         for &n in before {
-            super::ops::infer_node_in(model, n, &model.nodes[n], &mut by_rule);
-            super::ops::infer_node_in(model, n, &model.nodes[n], &mut by_body);
+            super::node::infer_node_in(model, n, &model.nodes[n], &mut by_rule);
+            super::node::infer_node_in(model, n, &model.nodes[n], &mut by_body);
         }
         let node = &model.nodes[*last];
-        super::ops::infer_node_in(model, *last, node, &mut by_rule);
+        super::node::infer_node_in(model, *last, node, &mut by_rule);
         let schema = crate::schema::registry().lookup("", op, opset).expect("a schema");
         let inputs = numbers.node_inputs(*last, node);
         let from_body = super::call::schema_body(schema, opset, node, inputs, &by_body)

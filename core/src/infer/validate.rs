@@ -9,8 +9,8 @@
 //! functions (`onnx/defs/tensor/defs.cc`, `nn/defs.cc`, `math/defs.cc`,
 //! `shape_inference.h`); `docs/diagnostics.md` lists each with its code.
 
+use super::types::{known_dim, tensor_parts};
 use crate::diagnostic::{Anchor, Diagnostic};
-use crate::infer::env::{known_dim, tensor_parts};
 use crate::ir::{AttributeValue, Dimension, Model, Node, NodeId, Type};
 
 /// Checks default-domain node `n` (whose operator's schema at the imported opset has

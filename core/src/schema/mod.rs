@@ -177,6 +177,20 @@ impl Registry {
         self.ops_of(domain).and_then(|ops| ops.get(op)).map_or(&[], |v| self.decoded(v))
     }
 
+    /// Every operator of every domain with its versions (not decoded): what a table keyed by
+    /// operator is built from (inference's rules, see `infer::registry`).
+    pub(crate) fn operators(&self) -> impl Iterator<Item = (&'static str, &'static str, &Versions)> {
+        let default = self.default_ops.iter().map(|(&op, v)| ("", op, v));
+        let others = self.domain_ops.iter().flat_map(|(&d, ops)| ops.iter().map(move |(&op, v)| (d, op, v)));
+        default.chain(others)
+    }
+
+    /// The version of an operator in force at imported `version` (see [`Registry::lookup`]),
+    /// from a handle [`Registry::operators`] gave.
+    pub(crate) fn version_at<'r>(&'r self, versions: &'r Versions, version: i64) -> Option<&'r OpSchema> {
+        self.decoded(versions).iter().rev().find(|s| s.since_version <= version)
+    }
+
     fn decoded<'r>(&'r self, versions: &'r Versions) -> &'r [OpSchema] {
         versions.decoded.get_or_init(|| {
             // The export is our own committed data, every schema of it decoded by the

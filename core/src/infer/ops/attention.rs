@@ -5,20 +5,20 @@
 //! 3-D inputs pack the heads into the last axis (`[B, S, heads·head_size]`), 4-D inputs
 //! keep them apart (`[B, heads, S, head_size]`).
 
-use super::{Ctx, Outputs, first_known, tensor_of};
-use crate::infer::env::{dim, known_dim, unknown_dim};
+use super::{Ctx, Outputs, Rule, first_known, tensor_of};
+use crate::infer::types::{dim, known_dim, unknown_dim};
 use crate::ir::Dimension;
 
-pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
-    match op {
-        "Attention" => Some(attention(ctx)),
-        "LinearAttention" => Some(linear_attention(ctx)),
-        "CausalConvWithState" => Some(causal_conv(ctx)),
+pub fn rule(op: &str) -> Option<Rule> {
+    let rule: Rule = match op {
+        "Attention" => |ctx| Some(attention(ctx)),
+        "LinearAttention" => |ctx| Some(linear_attention(ctx)),
+        "CausalConvWithState" => |ctx| Some(causal_conv(ctx)),
         // Same shape as the input.
-        "RotaryEmbedding" => Some(Outputs::one(ctx.input_type(0)?.clone())),
-        "TensorScatter" => Some(Outputs::one(ctx.input_type(0)?.clone())),
+        "RotaryEmbedding" => |ctx| Some(Outputs::one(ctx.input_type(0)?.clone())),
+        "TensorScatter" => |ctx| Some(Outputs::one(ctx.input_type(0)?.clone())),
         // The gate and the value have one shape, which the output keeps.
-        "SwiGLU" => {
+        "SwiGLU" => |ctx| {
             let dims = match (ctx.dims(0), ctx.dims(1)) {
                 (Some(a), Some(b)) if a.len() == b.len() => {
                     Some(a.iter().zip(b).map(|(x, y)| first_known(x, y)).collect())
@@ -28,14 +28,20 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
                 _ => None,
             };
             Some(Outputs::one(tensor_of(ctx.elem(0), dims)))
-        }
-        _ => None,
-    }
+        },
+        _ => return None,
+    };
+    Some(rule)
 }
 
 /// FlexAttention (ai.onnx.preview): `[B, Hq, L, Dv]` from Q `[B, Hq, L, Dqk]` and V
 /// `[B, Hkv, S, Dv]`.
-pub fn flex_attention(ctx: &Ctx<'_, '_>) -> Outputs {
+/// The rules of `ai.onnx.preview`.
+pub fn preview_rule(op: &str) -> Option<Rule> {
+    (op == "FlexAttention").then_some(|ctx| Some(flex_attention(ctx)))
+}
+
+fn flex_attention(ctx: &Ctx<'_, '_>) -> Outputs {
     let dims = match (ctx.dims(0), ctx.dims(2)) {
         (Some(q), Some(v)) if q.len() == 4 && v.len() == 4 => {
             Some(vec![first_known(&q[0], &v[0]), q[1].clone(), q[2].clone(), v[3].clone()])

@@ -1,12 +1,13 @@
 //! Einsum: the output shape from the equation's labels.
 
-use super::{Ctx, Outputs, tensor_of};
+use super::{Ctx, Outputs, Rule, tensor_of};
 use crate::ir::Dimension;
 
-pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
-    if op != "Einsum" {
-        return None;
-    }
+pub fn rule(op: &str) -> Option<Rule> {
+    (op == "Einsum").then_some(einsum)
+}
+
+fn einsum(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
     let equation: String = ctx.string("equation")?.chars().filter(|c| !c.is_whitespace()).collect();
     let shapes: Option<Vec<&[Dimension]>> = (0..ctx.node.inputs.len()).map(|i| ctx.dims(i)).collect();
     let dims = shapes.and_then(|s| output_shape(&equation, &s));

@@ -1,9 +1,9 @@
 //! Operators whose output has the shape of an input (unary maps), or of the broadcast of
 //! their inputs (binary and variadic maps, comparisons, Where).
 
-use super::{Ctx, Outputs, tensor_of};
+use super::{Ctx, Outputs, Rule, tensor_of};
 use crate::infer::broadcast::broadcast;
-use crate::infer::env::Known;
+use crate::infer::types::Known;
 use crate::ir::{DataType, DimValue};
 
 /// The shape rule an operator of this module follows.
@@ -74,7 +74,6 @@ fn family(op: &str) -> Option<Family> {
         | "Not"
         | "Identity"
         | "Dropout"
-        | "Binarizer"
         | "ReverseSequence"
         | "CumProd"
         | "Scatter"
@@ -87,38 +86,47 @@ fn family(op: &str) -> Option<Family> {
     }
 }
 
-pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
-    let family = family(op);
-    if family == Some(Family::Unary) {
-        let ty = ctx.input_type(0)?.clone();
-        let mut out = Outputs::one(ty);
-        if op == "Dropout" && ctx.node.outputs.len() > 1 {
-            out.types.push(Some(tensor_of(Some(DataType::Bool.code()), ctx.dims(0).map(<[_]>::to_vec))));
+pub fn rule(op: &str) -> Option<Rule> {
+    match family(op) {
+        Some(Family::Unary) => Some(unary),
+        Some(Family::Broadcast) => Some(broadcasting),
+        Some(Family::Compare) => {
+            Some(|ctx| Some(Outputs::one(tensor_of(Some(DataType::Bool.code()), broadcast_inputs(ctx)))))
         }
-        if op == "Identity" {
-            out = out.with_value(ctx.value(0).cloned());
+        None if matches!(op, "IsNaN" | "IsInf") => {
+            Some(|ctx| Some(Outputs::one(tensor_of(Some(DataType::Bool.code()), ctx.dims(0).map(<[_]>::to_vec)))))
         }
-        return Some(out);
+        None if op == "Where" => Some(broadcasting),
+        None => None,
     }
-    if op == "IsNaN" || op == "IsInf" {
-        return Some(Outputs::one(tensor_of(Some(DataType::Bool.code()), ctx.dims(0).map(<[_]>::to_vec))));
+}
+
+/// Same type as input 0 (Dropout's mask aside).
+fn unary(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
+    let op = ctx.op();
+    let ty = ctx.input_type(0)?.clone();
+    let mut out = Outputs::one(ty);
+    if op == "Dropout" && ctx.node.outputs.len() > 1 {
+        out.types.push(Some(tensor_of(Some(DataType::Bool.code()), ctx.dims(0).map(<[_]>::to_vec))));
     }
-    let compare = family == Some(Family::Compare);
-    if !(compare || family == Some(Family::Broadcast) || op == "Where") {
-        return None;
+    if op == "Identity" {
+        out = out.with_value(ctx.value(0).cloned());
     }
-    let count = ctx.node.inputs.len();
-    let shapes: Option<smallvec::SmallVec<[_; 4]>> = (0..count).map(|i| ctx.dims(i)).collect();
-    let dims = shapes.and_then(|s| broadcast(&s));
-    let elem = if compare {
-        Some(DataType::Bool.code())
-    } else if op == "Where" {
-        ctx.elem(1)
-    } else {
-        ctx.elem(0)
-    };
+    Some(out)
+}
+
+/// The broadcast of all inputs' shapes.
+fn broadcast_inputs(ctx: &Ctx<'_, '_>) -> Option<Vec<crate::ir::Dimension>> {
+    let shapes: Option<smallvec::SmallVec<[_; 4]>> = (0..ctx.node.inputs.len()).map(|i| ctx.dims(i)).collect();
+    shapes.and_then(|s| broadcast(&s))
+}
+
+/// The broadcast of all inputs, of input 0's element type (Where: of the chosen values').
+fn broadcasting(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
+    let op = ctx.op();
+    let elem = if op == "Where" { ctx.elem(1) } else { ctx.elem(0) };
     let value = if matches!(op, "Add" | "Sub" | "Mul" | "Div") { arithmetic(op, ctx) } else { None };
-    Some(Outputs::one(tensor_of(elem, dims)).with_value(value))
+    Some(Outputs::one(tensor_of(elem, broadcast_inputs(ctx))).with_value(value))
 }
 
 /// Data propagation through integer arithmetic on known values (shape computations).

@@ -1,31 +1,37 @@
 //! The ai.onnx.ml operators (classical machine learning) that have shape rules in onnx.
 
-use super::{Ctx, Outputs, tensor_of};
-use crate::infer::env::{dim, unknown_dim};
+use super::{Ctx, Outputs, Rule, tensor_of};
+use crate::infer::types::{dim, unknown_dim};
 use crate::ir::{DataType, DimValue, Dimension, Type, TypeValue};
 
 /// `ctx.opset` is the imported version of ai.onnx.ml here.
-pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
-    let float = Some(DataType::Float as i32);
-    let batch = || ctx.dims(0).and_then(|d| d.first()).cloned().unwrap_or_default();
-    match op {
-        "Binarizer" | "Imputer" => Some(Outputs::one(ctx.input_type(0)?.clone())),
-        "Normalizer" | "Scaler" => Some(Outputs::one(tensor_of(float, ctx.dims_vec(0)))),
-        "LabelEncoder" => Some(Outputs::one(tensor_of(label_encoder_values(ctx), ctx.dims_vec(0)))),
-        "ArrayFeatureExtractor" => Some(Outputs::one(tensor_of(ctx.elem(0), array_feature_extractor(ctx)))),
+const FLOAT: Option<i32> = Some(DataType::Float as i32);
+
+/// The batch dimension: input 0's first.
+fn batch(ctx: &Ctx<'_, '_>) -> Dimension {
+    ctx.dims(0).and_then(|d| d.first()).cloned().unwrap_or_default()
+}
+
+pub fn rule(op: &str) -> Option<Rule> {
+    let rule: Rule = match op {
+        "Binarizer" | "Imputer" => |ctx| Some(Outputs::one(ctx.input_type(0)?.clone())),
+        "Normalizer" | "Scaler" => |ctx| Some(Outputs::one(tensor_of(FLOAT, ctx.dims_vec(0)))),
+        "LabelEncoder" => |ctx| Some(Outputs::one(tensor_of(label_encoder_values(ctx), ctx.dims_vec(0)))),
+        "ArrayFeatureExtractor" => |ctx| Some(Outputs::one(tensor_of(ctx.elem(0), array_feature_extractor(ctx)))),
         // [N, n_targets] of the input's type.
-        "TreeEnsemble" => {
+        "TreeEnsemble" => |ctx| {
             let targets = ctx.int("n_targets").map_or_else(unknown_dim, dim);
-            Some(Outputs::one(tensor_of(ctx.elem(0), Some(vec![batch(), targets]))))
-        }
-        "LinearClassifier" => Some(linear_classifier(ctx)),
-        "ZipMap" => Some(Outputs::one(zip_map(ctx))),
-        "TreeEnsembleRegressor" | "LinearRegressor" => {
+            Some(Outputs::one(tensor_of(ctx.elem(0), Some(vec![batch(ctx), targets]))))
+        },
+        "LinearClassifier" => |ctx| Some(linear_classifier(ctx)),
+        "ZipMap" => |ctx| Some(Outputs::one(zip_map(ctx))),
+        "TreeEnsembleRegressor" | "LinearRegressor" => |ctx| {
             let targets = ctx.int("n_targets").or_else(|| ctx.int("targets")).unwrap_or(1);
-            Some(Outputs::one(tensor_of(float, Some(vec![batch(), dim(targets)]))))
-        }
-        _ => None,
-    }
+            Some(Outputs::one(tensor_of(FLOAT, Some(vec![batch(ctx), dim(targets)]))))
+        },
+        _ => return None,
+    };
+    Some(rule)
 }
 
 /// The label (`[N]`, strings or int64 as the class labels are) and the scores (`[N, E]`
@@ -68,7 +74,7 @@ fn zip_map(ctx: &Ctx<'_, '_>) -> Type {
     let value = tensor_of(Some(DataType::Float as i32), Some(Vec::new()));
     let map =
         Type { value: Some(TypeValue::Map { key_type: key, value_type: Some(Box::new(value)) }), denotation: None };
-    super::sequence::sequence_of(map)
+    crate::infer::types::sequence_of(map)
 }
 
 /// Version 2 on: the type of whichever `values_*` attribute is given. Version 1 maps

@@ -1,8 +1,8 @@
 //! Linear algebra, reductions, normalizations, convolutions and pooling.
 
-use super::{Ctx, Outputs, narrow, normalize_axis, tensor_of};
+use super::{Ctx, Outputs, Rule, narrow, normalize_axis, tensor_of};
 use crate::infer::broadcast::broadcast;
-use crate::infer::env::{Known, dim, known_dim, unknown_dim};
+use crate::infer::types::{Known, dim, known_dim, unknown_dim};
 use crate::ir::{DataType, Dimension};
 
 const REDUCE: &[&str] = &[
@@ -18,16 +18,16 @@ const REDUCE: &[&str] = &[
     "ReduceSumSquare",
 ];
 
-pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
+pub fn rule(op: &str) -> Option<Rule> {
     if REDUCE.contains(&op) {
-        return Some(reduce(op, ctx));
+        return Some(|ctx| Some(reduce(ctx.op(), ctx)));
     }
-    match op {
-        "MatMul" | "MatMulInteger" => {
-            let elem = if op == "MatMul" { ctx.elem(0) } else { Some(DataType::Int32 as i32) };
+    let rule: Rule = match op {
+        "MatMul" | "MatMulInteger" => |ctx| {
+            let elem = if ctx.op() == "MatMul" { ctx.elem(0) } else { Some(DataType::Int32 as i32) };
             Some(Outputs::one(tensor_of(elem, matmul(ctx.dims(0), ctx.dims(1)))))
-        }
-        "Gemm" => {
+        },
+        "Gemm" => |ctx| {
             let dims = match (ctx.dims(0), ctx.dims(1)) {
                 (Some(a), Some(b)) if a.len() == 2 && b.len() == 2 => {
                     let m = if ctx.int("transA").unwrap_or(0) != 0 { &a[1] } else { &a[0] };
@@ -37,8 +37,8 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
                 _ => None,
             };
             Some(Outputs::one(tensor_of(ctx.elem(0), dims)))
-        }
-        "ArgMax" | "ArgMin" => {
+        },
+        "ArgMax" | "ArgMin" => |ctx| {
             let dims = ctx.dims(0).and_then(|d| {
                 let axis = normalize_axis(ctx.int("axis").unwrap_or(0), d.len())?;
                 // As onnx: only 1 keeps the axis (any other value drops it).
@@ -46,16 +46,16 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
                 Some(reduced(d, &[axis], keep))
             });
             Some(Outputs::one(tensor_of(Some(DataType::Int64 as i32), dims)))
-        }
-        "BatchNormalization" | "LayerNormalization" | "RMSNormalization" | "GroupNormalization" => {
+        },
+        "BatchNormalization" | "LayerNormalization" | "RMSNormalization" | "GroupNormalization" => |ctx| {
             let mut out = Outputs::one(ctx.input_type(0)?.clone());
             // Training mode also gives the updated running mean and variance.
-            if op == "BatchNormalization" {
+            if ctx.op() == "BatchNormalization" {
                 for i in 1..ctx.node.outputs.len().min(3) {
                     out.types.push(ctx.input_type(i + 2).cloned());
                 }
             }
-            if op == "LayerNormalization" && ctx.node.outputs.len() > 1 {
+            if ctx.op() == "LayerNormalization" && ctx.node.outputs.len() > 1 {
                 let stash =
                     if ctx.int("stash_type").unwrap_or(1) == 1 { Some(DataType::Float as i32) } else { ctx.elem(0) };
                 let dims = ctx.dims(0).and_then(|d| {
@@ -69,33 +69,33 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
                 }
             }
             Some(out)
-        }
-        "GlobalAveragePool" | "GlobalMaxPool" | "GlobalLpPool" => {
+        },
+        "GlobalAveragePool" | "GlobalMaxPool" | "GlobalLpPool" => |ctx| {
             let dims = ctx.dims(0).filter(|d| d.len() >= 2).map(|d| {
                 let mut out = d[..2].to_vec();
                 out.extend(std::iter::repeat_n(dim(1), d.len() - 2));
                 out
             });
             Some(Outputs::one(tensor_of(ctx.elem(0), dims)))
-        }
-        "GatherElements" => Some(Outputs::one(tensor_of(ctx.elem(0), ctx.dims(1).map(<[_]>::to_vec)))),
-        "QuantizeLinear" => {
+        },
+        "GatherElements" => |ctx| Some(Outputs::one(tensor_of(ctx.elem(0), ctx.dims(1).map(<[_]>::to_vec)))),
+        "QuantizeLinear" => |ctx| {
             let elem = match ctx.int("output_dtype").filter(|&t| t != 0) {
                 Some(t) => i32::try_from(t).ok(),
                 None if ctx.has_input(2) => ctx.elem(2),
                 None => Some(DataType::Uint8 as i32),
             };
             Some(Outputs::one(tensor_of(elem, ctx.dims(0).map(<[_]>::to_vec))))
-        }
-        "DequantizeLinear" => {
+        },
+        "DequantizeLinear" => |ctx| {
             let elem = match ctx.int("output_dtype").filter(|&t| t != 0) {
                 Some(t) => i32::try_from(t).ok(),
                 None if ctx.opset >= 19 => ctx.elem(1),
                 None => Some(DataType::Float as i32),
             };
             Some(Outputs::one(tensor_of(elem, ctx.dims(0).map(<[_]>::to_vec))))
-        }
-        "TopK" => {
+        },
+        "TopK" => |ctx| {
             let dims = ctx.dims(0).and_then(|d| {
                 let axis = normalize_axis(ctx.int("axis").unwrap_or(-1), d.len())?;
                 let k = if ctx.opset >= 10 {
@@ -110,8 +110,8 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
             let mut out = Outputs::one(tensor_of(ctx.elem(0), dims.clone()));
             out.types.push(Some(tensor_of(Some(DataType::Int64 as i32), dims)));
             Some(out)
-        }
-        "SoftmaxCrossEntropyLoss" | "NegativeLogLikelihoodLoss" => {
+        },
+        "SoftmaxCrossEntropyLoss" | "NegativeLogLikelihoodLoss" => |ctx| {
             let none = ctx.node.attribute("reduction").and_then(|a| a.s.as_ref()).is_some_and(|s| s == "none");
             let loss = if none { ctx.dims(1).map(<[_]>::to_vec) } else { Some(Vec::new()) };
             let mut out = Outputs::one(tensor_of(ctx.elem(0), loss));
@@ -119,14 +119,14 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
                 out.types.push(ctx.input_type(0).cloned());
             }
             Some(out)
-        }
+        },
         "Conv" | "MaxPool" | "AveragePool" | "LpPool" | "ConvInteger" | "QLinearConv" | "DeformConv" => {
-            Some(window(op, ctx))
+            |ctx| Some(window(ctx.op(), ctx))
         }
-        "ConvTranspose" => Some(Outputs::one(tensor_of(ctx.elem(0), conv_transpose(ctx)))),
+        "ConvTranspose" => |ctx| Some(Outputs::one(tensor_of(ctx.elem(0), conv_transpose(ctx)))),
         // Quantized A at input 0, B at input 3; the result's type is its zero point's.
-        "QLinearMatMul" => Some(Outputs::one(tensor_of(ctx.elem(7), matmul(ctx.dims(0), ctx.dims(3))))),
-        "Pad" => {
+        "QLinearMatMul" => |ctx| Some(Outputs::one(tensor_of(ctx.elem(7), matmul(ctx.dims(0), ctx.dims(3))))),
+        "Pad" => |ctx| {
             let pads =
                 if ctx.opset >= 11 { ctx.value(1).and_then(Known::ints) } else { ctx.ints("pads").map(<[_]>::to_vec) };
             let dims = ctx.dims(0).map(|d| match &pads {
@@ -142,9 +142,10 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
                 _ => vec![unknown_dim(); d.len()],
             });
             Some(Outputs::one(tensor_of(ctx.elem(0), dims)))
-        }
-        _ => None,
-    }
+        },
+        _ => return None,
+    };
+    Some(rule)
 }
 
 fn matmul(a: Option<&[Dimension]>, b: Option<&[Dimension]>) -> Option<Vec<Dimension>> {

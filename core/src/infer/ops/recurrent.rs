@@ -1,14 +1,15 @@
 //! RNN, GRU and LSTM: outputs shaped by the sequence, the batch, the number of directions
 //! and `hidden_size`, in the order `layout` names.
 
-use super::{Ctx, Outputs, tensor_of};
-use crate::infer::env::{dim, unknown_dim};
+use super::{Ctx, Outputs, Rule, tensor_of};
+use crate::infer::types::{dim, unknown_dim};
 use crate::ir::Dimension;
 
-pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
-    if !matches!(op, "RNN" | "GRU" | "LSTM") {
-        return None;
-    }
+pub fn rule(op: &str) -> Option<Rule> {
+    matches!(op, "RNN" | "GRU" | "LSTM").then_some(recurrent)
+}
+
+fn recurrent(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
     let directions = match ctx.string("direction").unwrap_or("forward") {
         "forward" | "reverse" => dim(1),
         "bidirectional" => dim(2),

@@ -1,8 +1,8 @@
 //! Operators that pick, count or rearrange elements: OneHot, Compress, NonZero, GatherND,
 //! the depth/space shuffles, Det, NonMaxSuppression, DynamicQuantizeLinear.
 
-use super::{Ctx, Outputs, normalize_axis, tensor_of};
-use crate::infer::env::{dim, known_dim, unknown_dim};
+use super::{Ctx, Outputs, Rule, normalize_axis, tensor_of};
+use crate::infer::types::{dim, known_dim, unknown_dim};
 use crate::ir::{DataType, Dimension};
 
 const INT64: i32 = DataType::Int64 as i32;
@@ -10,10 +10,10 @@ const INT64: i32 = DataType::Int64 as i32;
 /// Checked multiplication or division of a size by a factor.
 type Arithmetic = fn(i64, i64) -> Option<i64>;
 
-pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
-    match op {
+pub fn rule(op: &str) -> Option<Rule> {
+    let rule: Rule = match op {
         // The indices' shape with a new axis of `depth` at `axis`.
-        "OneHot" => {
+        "OneHot" => |ctx| {
             let dims = ctx.dims(0).and_then(|d| {
                 let axis = normalize_axis(ctx.int("axis").unwrap_or(-1), d.len() + 1)?;
                 let mut out = d.to_vec();
@@ -21,9 +21,9 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
                 Some(out)
             });
             Some(Outputs::one(tensor_of(ctx.elem(2), dims)))
-        }
+        },
         // How many elements the condition keeps is known only at run time.
-        "Compress" => {
+        "Compress" => |ctx| {
             let dims = match ctx.int("axis") {
                 None => Some(vec![unknown_dim()]),
                 Some(axis) => ctx.dims(0).and_then(|d| {
@@ -34,19 +34,19 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
                 }),
             };
             Some(Outputs::one(tensor_of(ctx.elem(0), dims)))
-        }
-        "NonZero" => {
+        },
+        "NonZero" => |ctx| {
             let rank = ctx.dims(0).map_or_else(unknown_dim, |d| dim(d.len() as i64));
             Some(Outputs::one(tensor_of(Some(INT64), Some(vec![rank, unknown_dim()]))))
-        }
+        },
         // Same bits, read as another type of the same width.
-        "BitCast" => {
+        "BitCast" => |ctx| {
             let to = ctx.int("to").and_then(|t| i32::try_from(t).ok());
             Some(Outputs::one(tensor_of(to, ctx.dims_vec(0))))
-        }
-        "Unique" => Some(unique(ctx)),
-        "GatherND" => Some(Outputs::one(tensor_of(ctx.elem(0), gather_nd(ctx)))),
-        "SpaceToDepth" | "DepthToSpace" => {
+        },
+        "Unique" => |ctx| Some(unique(ctx)),
+        "GatherND" => |ctx| Some(Outputs::one(tensor_of(ctx.elem(0), gather_nd(ctx)))),
+        "SpaceToDepth" | "DepthToSpace" => |ctx| {
             let block = ctx.int("blocksize")?;
             let dims = ctx.dims(0).filter(|d| d.len() == 4 && block > 0).map(|d| {
                 let scale = |x: &Dimension, by: Arithmetic, factor: i64| {
@@ -54,22 +54,22 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
                 };
                 let (mul, div): (Arithmetic, Arithmetic) = (i64::checked_mul, i64::checked_div);
                 let square = block.saturating_mul(block);
-                if op == "SpaceToDepth" {
+                if ctx.op() == "SpaceToDepth" {
                     vec![d[0].clone(), scale(&d[1], mul, square), scale(&d[2], div, block), scale(&d[3], div, block)]
                 } else {
                     vec![d[0].clone(), scale(&d[1], div, square), scale(&d[2], mul, block), scale(&d[3], mul, block)]
                 }
             });
             Some(Outputs::one(tensor_of(ctx.elem(0), dims)))
-        }
+        },
         // The determinant of each trailing square matrix.
-        "Det" => {
+        "Det" => |ctx| {
             let dims = ctx.dims(0).filter(|d| d.len() >= 2).map(|d| d[..d.len() - 2].to_vec());
             Some(Outputs::one(tensor_of(ctx.elem(0), dims)))
-        }
+        },
         // One row [batch, class, box] per selected box.
-        "NonMaxSuppression" => Some(Outputs::one(tensor_of(Some(INT64), Some(vec![unknown_dim(), dim(3)])))),
-        "DynamicQuantizeLinear" => {
+        "NonMaxSuppression" => |_| Some(Outputs::one(tensor_of(Some(INT64), Some(vec![unknown_dim(), dim(3)])))),
+        "DynamicQuantizeLinear" => |ctx| {
             let uint8 = Some(DataType::Uint8 as i32);
             Some(Outputs {
                 types: smallvec::smallvec![
@@ -79,9 +79,10 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
                 ],
                 values: Vec::new(),
             })
-        }
-        _ => None,
-    }
+        },
+        _ => return None,
+    };
+    Some(rule)
 }
 
 /// GatherND: the indices' leading dims, then the data dims each index tuple leaves.

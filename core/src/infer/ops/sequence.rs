@@ -1,14 +1,10 @@
 //! Sequence and optional values: their element types follow the tensors put in; shapes
 //! that differ between elements become unknown, as onnx's union of shapes does.
 
-use super::{Ctx, Outputs, normalize_axis, tensor_of};
-use crate::infer::env::{dim, known_dim, tensor, tensor_parts, unknown_dim};
+use super::{Ctx, Outputs, Rule, normalize_axis, tensor_of};
 use crate::infer::merge::union;
+use crate::infer::types::{dim, known_dim, sequence_of, tensor, tensor_parts, unknown_dim};
 use crate::ir::{AttributeValue, DataType, Dimension, Type, TypeValue};
-
-pub fn sequence_of(element: Type) -> Type {
-    Type { value: Some(TypeValue::Sequence(Some(Box::new(element)))), denotation: None }
-}
 
 fn optional_of(element: Type) -> Type {
     Type { value: Some(TypeValue::Optional(Some(Box::new(element)))), denotation: None }
@@ -28,40 +24,45 @@ fn union_all<'t>(mut types: impl Iterator<Item = Option<&'t Type>>) -> Option<Ty
     types.try_fold(first, |acc, t| union(&acc, t?))
 }
 
-pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
-    let one = |t: Type| Some(Outputs::one(t));
-    match op {
-        "SequenceEmpty" => {
+/// A rule's answer of one output.
+fn one(t: Type) -> Option<Outputs> {
+    Some(Outputs::one(t))
+}
+
+pub fn rule(op: &str) -> Option<Rule> {
+    let rule: Rule = match op {
+        "SequenceEmpty" => |ctx| {
             let elem = ctx.int("dtype").and_then(|t| i32::try_from(t).ok()).unwrap_or(DataType::Float as i32);
             one(sequence_of(tensor(elem, None)))
-        }
-        "SequenceConstruct" => {
+        },
+        "SequenceConstruct" => |ctx| {
             let types = (0..ctx.node.inputs.len()).map(|i| ctx.input_type(i));
             one(sequence_of(union_all(types)?))
-        }
-        "SequenceInsert" => {
+        },
+        "SequenceInsert" => |ctx| {
             let existing = element(ctx.input_type(0)?)?;
             one(sequence_of(union_all([Some(existing), ctx.input_type(1)].into_iter())?))
-        }
-        "SequenceAt" => one(element(ctx.input_type(0)?)?.clone()),
-        "SequenceErase" => one(ctx.input_type(0)?.clone()),
-        "SequenceLength" => one(tensor_of(Some(DataType::Int64 as i32), Some(Vec::new()))),
-        "SplitToSequence" => split_to_sequence(ctx),
-        "ConcatFromSequence" => concat_from_sequence(ctx),
-        "Optional" => match ctx.node.attribute("type").and_then(|a| a.value()) {
+        },
+        "SequenceAt" => |ctx| one(element(ctx.input_type(0)?)?.clone()),
+        "SequenceErase" => |ctx| one(ctx.input_type(0)?.clone()),
+        "SequenceLength" => |_| one(tensor_of(Some(DataType::Int64 as i32), Some(Vec::new()))),
+        "SplitToSequence" => split_to_sequence,
+        "ConcatFromSequence" => concat_from_sequence,
+        "Optional" => |ctx| match ctx.node.attribute("type").and_then(|a| a.value()) {
             Some(AttributeValue::TypeProto(t)) if !ctx.has_input(0) => one(optional_of(t.clone())),
             _ => one(optional_of(ctx.input_type(0)?.clone())),
         },
-        "OptionalHasElement" => one(tensor_of(Some(DataType::Bool as i32), Some(Vec::new()))),
-        "OptionalGetElement" => {
+        "OptionalHasElement" => |_| one(tensor_of(Some(DataType::Bool as i32), Some(Vec::new()))),
+        "OptionalGetElement" => |ctx| {
             let input = ctx.input_type(0)?;
             match &input.value {
                 Some(TypeValue::Optional(inner)) => one(inner.as_deref()?.clone()),
                 _ => one(input.clone()),
             }
-        }
-        _ => None,
-    }
+        },
+        _ => return None,
+    };
+    Some(rule)
 }
 
 /// Pieces of the input along `axis`: all of one size when `split` is a scalar that divides

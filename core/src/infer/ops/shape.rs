@@ -1,9 +1,9 @@
 //! Operators that build, cast or rearrange tensors: their shapes come from attributes and,
 //! often, from values computed in the graph, which these rules also propagate.
 
-use super::{Ctx, Outputs, narrow, normalize_axis, tensor_of};
+use super::{Ctx, Outputs, Rule, narrow, normalize_axis, tensor_of};
 use crate::infer::broadcast::broadcast;
-use crate::infer::env::{
+use crate::infer::types::{
     Known, MAX_TRACKED_ELEMENTS, dim, known_dim, tensor_type, tensor_values, unknown_dim, unknown_dims,
 };
 use crate::ir::{AttributeValue, DataType, DimValue, Dimension};
@@ -27,24 +27,26 @@ fn product_dim(dims: &[Dimension]) -> Dimension {
     })
 }
 
-pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
-    match op {
-        "Constant" => constant(ctx),
-        "Shape" => shape(ctx),
-        "Size" => Some(Outputs::one(tensor_of(Some(INT64), Some(Vec::new()))).with_value(
-            ctx.dims(0).and_then(product).map(|n| Known { elements: vec![Some(DimValue::Value(n))], scalar: true }),
-        )),
-        "Cast" => {
+pub fn rule(op: &str) -> Option<Rule> {
+    let rule: Rule = match op {
+        "Constant" => constant,
+        "Shape" => shape,
+        "Size" => |ctx| {
+            Some(Outputs::one(tensor_of(Some(INT64), Some(Vec::new()))).with_value(
+                ctx.dims(0).and_then(product).map(|n| Known { elements: vec![Some(DimValue::Value(n))], scalar: true }),
+            ))
+        },
+        "Cast" => |ctx| {
             let to = ctx.int("to").and_then(|t| i32::try_from(t).ok());
             let value = ctx.value(0).cloned().filter(|_| to.is_some_and(|t| t == INT64 || t == DataType::Int32 as i32));
             Some(Outputs::one(tensor_of(to, ctx.dims(0).map(<[_]>::to_vec))).with_value(value))
-        }
-        "CastLike" => Some(Outputs::one(tensor_of(ctx.elem(1), ctx.dims(0).map(<[_]>::to_vec)))),
-        "Reshape" => reshape(ctx),
-        "Concat" => concat(ctx),
-        "Unsqueeze" => unsqueeze(ctx),
-        "Squeeze" => squeeze(ctx),
-        "Transpose" => {
+        },
+        "CastLike" => |ctx| Some(Outputs::one(tensor_of(ctx.elem(1), ctx.dims(0).map(<[_]>::to_vec)))),
+        "Reshape" => reshape,
+        "Concat" => concat,
+        "Unsqueeze" => unsqueeze,
+        "Squeeze" => squeeze,
+        "Transpose" => |ctx| {
             let dims = ctx.dims(0);
             let out = dims.and_then(|d| {
                 let perm: Vec<i64> = match ctx.ints("perm") {
@@ -54,8 +56,8 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
                 perm.iter().map(|&p| normalize_axis(p, d.len()).map(|a| d[a].clone())).collect::<Option<Vec<_>>>()
             });
             Some(Outputs::one(tensor_of(ctx.elem(0), out)))
-        }
-        "Flatten" => {
+        },
+        "Flatten" => |ctx| {
             let out = ctx.dims(0).and_then(|d| {
                 let axis = ctx.int("axis").unwrap_or(1);
                 let a = if axis < 0 { axis + d.len() as i64 } else { axis };
@@ -63,8 +65,8 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
                 Some(vec![product_dim(&d[..a]), product_dim(&d[a..])])
             });
             Some(Outputs::one(tensor_of(ctx.elem(0), out)))
-        }
-        "Expand" => {
+        },
+        "Expand" => |ctx| {
             // Unknown target values of a known count still give the rank.
             let count = ctx.dims(1).and_then(|d| d.first()).and_then(known_dim);
             let target = ctx.value(1).map(Known::as_dims).or_else(|| count.and_then(unknown_dims));
@@ -73,8 +75,8 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
                 _ => None,
             };
             Some(Outputs::one(tensor_of(ctx.elem(0), out)))
-        }
-        "ConstantOfShape" => {
+        },
+        "ConstantOfShape" => |ctx| {
             let elem = match ctx.tensor_attr("value") {
                 Some(t) => ctx.model.tensors[t].data_type,
                 None => Some(DataType::Float as i32),
@@ -82,11 +84,11 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
             let count = ctx.dims(0).and_then(|d| d.first()).and_then(known_dim);
             let dims = ctx.value(0).map(Known::as_dims).or_else(|| count.and_then(unknown_dims));
             Some(Outputs::one(tensor_of(elem, dims)))
-        }
-        "Gather" => gather(ctx),
-        "Slice" => slice(ctx),
-        "Split" => split(ctx),
-        "Range" => {
+        },
+        "Gather" => gather,
+        "Slice" => slice,
+        "Split" => split,
+        "Range" => |ctx| {
             let len = match (ctx.value(0), ctx.value(1), ctx.value(2)) {
                 (Some(s), Some(l), Some(d)) => match (s.ints(), l.ints(), d.ints()) {
                     (Some(s), Some(l), Some(d)) if s.len() == 1 && l.len() == 1 && d.len() == 1 && d[0] != 0 => {
@@ -98,8 +100,8 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
                 _ => None,
             };
             Some(Outputs::one(tensor_of(ctx.elem(0), Some(vec![len.unwrap_or_default()]))))
-        }
-        "Tile" => {
+        },
+        "Tile" => |ctx| {
             let out = match (ctx.dims(0), ctx.value(1).and_then(Known::ints)) {
                 (Some(d), Some(r)) if r.len() == d.len() => Some(
                     d.iter()
@@ -111,9 +113,10 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
                 _ => None,
             };
             Some(Outputs::one(tensor_of(ctx.elem(0), out)))
-        }
-        _ => None,
-    }
+        },
+        _ => return None,
+    };
+    Some(rule)
 }
 
 fn constant(ctx: &Ctx<'_, '_>) -> Option<Outputs> {

@@ -2,13 +2,14 @@
 //! the last axis holds real and imaginary parts (2), or real parts only for a one-sided
 //! inverse (1).
 
-use super::{Ctx, Outputs, normalize_axis, tensor_of};
-use crate::infer::env::{dim, known_dim, unknown_dim};
+use super::{Ctx, Outputs, Rule, normalize_axis, tensor_of};
+use crate::infer::types::{dim, known_dim, unknown_dim};
 
-pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
-    if op != "DFT" {
-        return None;
-    }
+pub fn rule(op: &str) -> Option<Rule> {
+    (op == "DFT").then_some(dft)
+}
+
+fn dft(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
     let Some(d) = ctx.dims(0).filter(|d| d.len() >= 2) else {
         return Some(Outputs::one(tensor_of(ctx.elem(0), None)));
     };

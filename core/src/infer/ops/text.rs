@@ -1,46 +1,47 @@
 //! String operators and TfIdfVectorizer.
 
-use super::{Ctx, Outputs, tensor_of};
+use super::{Outputs, Rule, tensor_of};
 use crate::infer::broadcast::broadcast;
-use crate::infer::env::{dim, unknown_dim};
+use crate::infer::types::{dim, unknown_dim};
 use crate::ir::DataType;
 
-pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
-    let string = Some(DataType::String as i32);
-    match op {
-        "StringConcat" => {
+const STRING: Option<i32> = Some(DataType::String as i32);
+
+pub fn rule(op: &str) -> Option<Rule> {
+    let rule: Rule = match op {
+        "StringConcat" => |ctx| {
             let dims = match (ctx.dims(0), ctx.dims(1)) {
                 (Some(a), Some(b)) => broadcast(&[a, b]),
                 _ => None,
             };
-            Some(Outputs::one(tensor_of(string, dims)))
-        }
-        "RegexFullMatch" => Some(Outputs::one(tensor_of(Some(DataType::Bool as i32), ctx.dims_vec(0)))),
+            Some(Outputs::one(tensor_of(STRING, dims)))
+        },
+        "RegexFullMatch" => |ctx| Some(Outputs::one(tensor_of(Some(DataType::Bool as i32), ctx.dims_vec(0)))),
         // Substrings gain an axis as long as the most split element needs; counts keep the
         // input's shape.
-        "StringSplit" => {
+        "StringSplit" => |ctx| {
             let dims = ctx.dims_vec(0)?;
             let mut substrings = dims.clone();
             substrings.push(unknown_dim());
             Some(Outputs {
                 types: smallvec::smallvec![
-                    Some(tensor_of(string, Some(substrings))),
+                    Some(tensor_of(STRING, Some(substrings))),
                     Some(tensor_of(Some(DataType::Int64 as i32), Some(dims))),
                 ],
                 values: Vec::new(),
             })
-        }
+        },
         // Stop words drop elements: [C] → [?], [1, C] → [1, ?].
-        "StringNormalizer" => {
+        "StringNormalizer" => |ctx| {
             let dims = ctx.dims(0).and_then(|d| match d.len() {
                 1 => Some(vec![unknown_dim()]),
                 2 => Some(vec![d[0].clone(), unknown_dim()]),
                 _ => None,
             });
-            Some(Outputs::one(tensor_of(string, dims)))
-        }
+            Some(Outputs::one(tensor_of(STRING, dims)))
+        },
         // The last axis becomes the n-gram vocabulary: one past the largest output index.
-        "TfIdfVectorizer" => {
+        "TfIdfVectorizer" => |ctx| {
             let width = ctx.ints("ngram_indexes").and_then(|i| i.iter().max()).and_then(|&m| m.checked_add(1)).map(dim);
             let dims = ctx.dims(0).and_then(|d| match (d.len(), width) {
                 (1, Some(w)) => Some(vec![w]),
@@ -48,7 +49,8 @@ pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
                 _ => None,
             });
             Some(Outputs::one(tensor_of(Some(DataType::Float as i32), dims)))
-        }
-        _ => None,
-    }
+        },
+        _ => return None,
+    };
+    Some(rule)
 }

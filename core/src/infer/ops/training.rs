@@ -3,14 +3,15 @@
 //! return new X and new state: each output group has the type of its input group, the
 //! gradients (group 1) having no output.
 
-use super::{Ctx, Outputs};
+use super::{Ctx, Outputs, Rule};
 
-pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
-    let groups = match op {
-        "Adagrad" | "Momentum" => 3,
-        "Adam" => 4,
-        _ => return None,
-    };
+pub fn rule(op: &str) -> Option<Rule> {
+    matches!(op, "Adagrad" | "Momentum" | "Adam").then_some(optimizer)
+}
+
+/// The updated tensors, of the types of the tensors they update.
+fn optimizer(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
+    let groups = if ctx.op() == "Adam" { 4 } else { 3 };
     let tensors = ctx.node.inputs.len().checked_sub(2)?;
     if tensors == 0 || tensors % groups != 0 {
         return None;

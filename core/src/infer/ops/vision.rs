@@ -1,34 +1,38 @@
 //! Image and sampling operators: Resize and Upsample, GridSample, AffineGrid, RoiAlign,
 //! Col2Im, MaxUnpool, ImageDecoder.
 
-use super::{Ctx, Outputs, first_known, narrow, normalize_axis, tensor_of};
-use crate::infer::env::{Known, dim, known_dim, unknown_dim, unknown_dims};
+use super::{Ctx, Outputs, Rule, first_known, narrow, normalize_axis, tensor_of};
+use crate::infer::types::{Known, dim, known_dim, unknown_dim, unknown_dims};
 use crate::ir::{DataType, Dimension};
 
-pub fn infer(op: &str, ctx: &Ctx<'_, '_>) -> Option<Outputs> {
-    let dims = match op {
-        "Resize" | "Upsample" => resize(op, ctx),
-        "GridSample" => grid_sample(ctx),
-        "AffineGrid" => affine_grid(ctx),
+pub fn rule(op: &str) -> Option<Rule> {
+    let rule: Rule = match op {
+        "Resize" | "Upsample" => |ctx| of_input_type(ctx, resize(ctx.op(), ctx)),
+        "GridSample" => |ctx| of_input_type(ctx, grid_sample(ctx)),
+        "AffineGrid" => |ctx| of_input_type(ctx, affine_grid(ctx)),
         // [num_rois, C, output_height, output_width].
-        "RoiAlign" => {
+        "RoiAlign" => |ctx| {
             let rois = ctx.dims(1).and_then(|d| d.first()).or_else(|| ctx.dims(2).and_then(|d| d.first()));
             let channels = ctx.dims(0).and_then(|d| d.get(1));
-            Some(vec![
+            let dims = vec![
                 rois.cloned().unwrap_or_default(),
                 channels.cloned().unwrap_or_default(),
                 dim(ctx.int("output_height").unwrap_or(1)),
                 dim(ctx.int("output_width").unwrap_or(1)),
-            ])
-        }
-        "Col2Im" => col2im(ctx),
-        "MaxUnpool" => max_unpool(ctx),
+            ];
+            of_input_type(ctx, Some(dims))
+        },
+        "Col2Im" => |ctx| of_input_type(ctx, col2im(ctx)),
+        "MaxUnpool" => |ctx| of_input_type(ctx, max_unpool(ctx)),
         // Height, width and channels are in the encoded image.
-        "ImageDecoder" => {
-            return Some(Outputs::one(tensor_of(Some(DataType::Uint8 as i32), Some(vec![unknown_dim(); 3]))));
-        }
+        "ImageDecoder" => |_| Some(Outputs::one(tensor_of(Some(DataType::Uint8 as i32), Some(vec![unknown_dim(); 3])))),
         _ => return None,
     };
+    Some(rule)
+}
+
+/// A tensor of input 0's element type and of these dims.
+fn of_input_type(ctx: &Ctx<'_, '_>, dims: Option<Vec<Dimension>>) -> Option<Outputs> {
     Some(Outputs::one(tensor_of(ctx.elem(0), dims)))
 }
 

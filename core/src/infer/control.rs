@@ -1,9 +1,9 @@
 //! If, Loop and Scan: their outputs come from inferring their bodies, which see outer values.
 
-use super::Outputs;
-use crate::infer::env::{Env, tensor, tensor_parts};
-use crate::infer::infer_subgraph;
-use crate::infer::merge::union;
+use super::env::Env;
+use super::infer_subgraph;
+use super::merge::union;
+use super::types::{Outputs, tensor, tensor_parts};
 use crate::ir::{AttributeValue, DataType, Dimension, GraphId, Model, Node, Type, TypeValue};
 use crate::resolve::Places;
 
@@ -58,7 +58,7 @@ fn sequence_map<'m>(model: &'m Model, node: &Node, inputs: Places<'_>, env: &mut
         })
         .collect();
     let outputs = infer_subgraph(model, body, env, &inputs);
-    let types = outputs.into_iter().map(|t| t.map(super::sequence::sequence_of)).collect();
+    let types = outputs.into_iter().map(|t| t.map(super::types::sequence_of)).collect();
     Some(Outputs { types, values: Vec::new() })
 }
 
