@@ -56,7 +56,7 @@ fn check_resolved(model: &Model, options: &CheckOptions, numbers: ValueNumbers) 
     let infer = || infer_model_numbered(model, numbers);
     let check = || rules(model, options);
     let (types, found) =
-        if worth_a_second_thread(model) { onnx_syntax::parallel::beside(infer, &check) } else { (infer(), check()) };
+        if worth_a_second_thread(model) { onnx_threads::join(infer, check) } else { (infer(), check()) };
     merge(model, options, found, Vec::new(), Some(types))
 }
 

@@ -450,7 +450,7 @@ pub fn resolve_beside<T, U: Send>(
     let ((mut resolution, later), inferred) = if worth_a_second_thread(model) {
         std::thread::scope(|scope| {
             let numbers = &numbers;
-            match onnx_syntax::parallel::worker().spawn_scoped(scope, move || resolve_then(numbers)) {
+            match onnx_threads::dedicated().spawn_scoped(scope, move || resolve_then(numbers)) {
                 Ok(resolver) => {
                     let inferred = infer(numbers);
                     // A resolver that panicked (none should) is run again here: resolution
@@ -475,7 +475,7 @@ pub const BESIDE_INFERENCE: usize = 2000;
 /// Whether `model` is big enough for [`BESIDE_INFERENCE`], and the machine has a second
 /// core.
 pub fn worth_a_second_thread(model: &Model) -> bool {
-    model.nodes.len() >= BESIDE_INFERENCE && onnx_syntax::parallel::cores() > 1
+    model.nodes.len() >= BESIDE_INFERENCE && onnx_threads::cores() > 1
 }
 
 /// Resolves `model` into `numbers` (sized for it by [`ValueNumbers::for_model`]),

@@ -5,13 +5,11 @@
 //! * [`ast`]: the syntax tree, with byte ranges;
 //! * [`format`]: the formatter (syntax tree plus comments → laid-out text);
 //! * [`numbers`]: the fast path for `{…}` lists of numbers;
-//! * [`parallel`]: bulk work split over all cores (number lists, read and printed).
 
 pub mod ast;
 pub mod format;
 pub mod lexer;
 pub mod numbers;
-pub mod parallel;
 pub mod parser;
 
 pub use parser::{Parse, SyntaxError, parse_function, parse_model};

@@ -17,7 +17,7 @@
 //! checked and converted on all cores: a comma can then only separate two values.
 
 use crate::ast::LiteralKind;
-use crate::parallel::{cores, in_parallel};
+use onnx_threads::{cores, map_in_order};
 
 /// What a number list holds: its first and last value's range ends, the value count and
 /// where its `}` is; and, for a list without comments whose values all read as f32, those
@@ -69,7 +69,7 @@ fn scan_list_on(source: &str, from: usize, threads: usize) -> Option<ListScan> {
     let count = u32::try_from(ranges.iter().map(|&(_, _, n)| n).sum::<usize>()).ok()?;
     let mut floats = vec![0f32; count as usize];
     let jobs = with_slots(&ranges, &mut floats)?;
-    let pieces = in_parallel(jobs, |(a, b, slots)| check_piece(bytes, a, b, slots))?;
+    let pieces = map_in_order(jobs, |(a, b, slots)| check_piece(bytes, a, b, slots));
     let mut all_f32 = true;
     for piece in &pieces {
         all_f32 &= piece.as_ref()?.2;
@@ -233,7 +233,7 @@ fn read_all_on<T: ListValue>(text: &str, count: usize, threads: usize) -> Option
         return read_piece(bytes, 0, bytes.len(), &mut out).then_some(out);
     }
     let jobs = with_slots(&counted_pieces(bytes, 0, bytes.len(), threads), &mut out)?;
-    let done = in_parallel(jobs, |(a, b, slots)| read_piece(bytes, a, b, slots))?;
+    let done = map_in_order(jobs, |(a, b, slots)| read_piece(bytes, a, b, slots));
     done.into_iter().all(|ok| ok).then_some(out)
 }
 

@@ -159,7 +159,7 @@ fn overflowing_dims_have_no_size() {
 /// thread's stack (a test's own thread has a quarter of it).
 #[test]
 fn deep_subgraphs_in_a_big_model_are_checked_beside_inference() {
-    let on_main_stack = onnx_syntax::parallel::worker().spawn(check_deep_subgraphs_in_a_big_model);
+    let on_main_stack = onnx_threads::dedicated().spawn(check_deep_subgraphs_in_a_big_model);
     on_main_stack.expect("a thread").join().expect("no panic");
 }
 

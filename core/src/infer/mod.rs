@@ -370,12 +370,12 @@ fn describe_and_free(entries: &[(&Str, ValueId)], types: &mut [Option<Type>]) ->
     // Buffers from this thread's heap, whose pages are in use already.
     let room = |entries: &[_]| room_for_descriptions(entries.len());
     let increasing = entries.windows(2).all(|pair| pair[0].1 < pair[1].1);
-    if entries.len() < PARALLEL_VALUE_INFOS || onnx_syntax::parallel::cores() < 2 || !increasing {
+    if entries.len() < PARALLEL_VALUE_INFOS || onnx_threads::cores() < 2 || !increasing {
         return Some(vec![encode((entries, types, 0, room(entries)))]);
     }
     let (first, second) = entries.split_at(entries.len() / 2);
     let split = (second[0].1 as usize).min(types.len());
     let (low, high) = types.split_at_mut(split);
     let pieces = vec![(first, low, 0, room(first)), (second, high, split, room(second))];
-    onnx_syntax::parallel::in_parallel(pieces, encode)
+    Some(onnx_threads::map_in_order(pieces, encode))
 }

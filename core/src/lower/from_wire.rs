@@ -422,21 +422,22 @@ impl<'b> Decoder<'b> {
     }
 
     /// Decodes a graph's nodes, in order. A big graph is decoded in two halves at once,
-    /// each into a model of its own: the first half on another thread, into an arena with
+    /// each into a model of its own: the first half on a pool thread, into an arena with
     /// room for every node, the second here. Both are then appended to this model, ids
     /// shifted, so that the arenas end up as one thread would have filled them. When this
     /// model holds nothing yet (the main graph), the first half's arenas are taken as they
     /// are instead of moved: only the second half, still in this core's cache, is copied
     /// (moving the other thread's half meant fetching megabytes from the other core).
     fn nodes(&mut self, ranges: Vec<Range<usize>>) -> Result<Vec<NodeId>> {
-        if ranges.len() < SPLIT_NODES || onnx_syntax::parallel::cores() < 2 {
+        let pool = onnx_threads::pool().filter(|_| ranges.len() >= SPLIT_NODES);
+        let Some(pool) = pool else {
             // Room for the nodes at once, so that a big graph's arena is not regrown: the
             // first graph to get here is the main one, which holds nearly all nodes.
             if self.model.nodes.is_empty() {
                 self.model.nodes = la_arena::Arena::with_capacity(ranges.len());
             }
             return ranges.into_iter().map(|range| self.nested(|d| d.node(range))).collect();
-        }
+        };
         let (first, second) = ranges.split_at(ranges.len() / 2);
         let (buf, depth, count) = (self.buf, self.depth, ranges.len());
         let decode = move |part: &[Range<usize>], room: usize| -> Result<(Model, Vec<NodeId>)> {
@@ -445,18 +446,14 @@ impl<'b> Decoder<'b> {
             let ids = part.iter().map(|range| apart.nested(|d| d.node(range.clone()))).collect::<Result<_>>()?;
             Ok((apart.model, ids))
         };
-        let (theirs, mine) = std::thread::scope(|scope| {
-            let beside = onnx_syntax::parallel::worker().spawn_scoped(scope, move || decode(first, count));
-            let mine = decode(second, second.len());
-            (beside.map(|handle| handle.join()), mine)
+        // The first half is a pool task; the second is decoded here, so that it is still in
+        // this core's cache when it is appended (a join would decode both on pool threads).
+        let mut theirs = None;
+        let mine = pool.in_place_scope(|scope| {
+            scope.spawn(|_| theirs = Some(decode(first, count)));
+            decode(second, second.len())
         });
-        let theirs = match theirs {
-            Ok(Ok(decoded)) => decoded?,
-            // The other thread could not be started: this one decodes the first half too.
-            Err(_) => decode(first, count)?,
-            // It panicked (it should not): prost decides.
-            Ok(Err(_)) => return Err(GiveUp),
-        };
+        let theirs = theirs.ok_or(GiveUp)??;
         let (mine, mine_ids) = mine?;
         let mut ids: Vec<NodeId> = self.append(theirs.0, theirs.1).collect();
         ids.extend(self.append(mine, mine_ids));

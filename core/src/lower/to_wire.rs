@@ -98,12 +98,12 @@ fn in_pieces<T: Sync>(values: &[T], write: impl Fn(&mut Writer<'_>, &[T]) + Sync
     // Each piece's buffer comes from this thread's heap, whose pages are in use already,
     // not from a new thread's empty one (which would fault fresh pages in).
     let room = |values: &[T]| room_for_descriptions(values.len());
-    let cores = onnx_syntax::parallel::cores();
+    let cores = onnx_threads::cores();
     if values.len() < PARALLEL_VALUE_INFOS || cores < 2 {
         return vec![encode((values, room(values)))];
     }
     let pieces: Vec<_> = values.chunks(values.len().div_ceil(cores)).map(|piece| (piece, room(piece))).collect();
-    onnx_syntax::parallel::in_parallel(pieces, encode).unwrap_or_else(|| vec![encode((values, room(values)))])
+    onnx_threads::map_in_order(pieces, encode)
 }
 
 /// How many value descriptions make a list worth encoding on several cores.

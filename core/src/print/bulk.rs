@@ -6,9 +6,9 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
-use onnx_syntax::parallel::{cores, in_parallel};
+use onnx_threads::{cores, map_in_order, pool};
 
-/// Lists shorter than this are formatted on the calling thread: starting a thread costs
+/// Lists shorter than this are formatted on the calling thread: handing work over costs
 /// more than formatting them.
 const MIN_PIECE: usize = 32 * 1024;
 
@@ -59,20 +59,22 @@ fn join_on(out: &mut String, count: usize, sep: &str, threads: usize, write: imp
         String::from_utf8(text).unwrap_or_default()
     };
     let helpers = threads.min(count / MIN_PIECE).saturating_sub(1);
-    if helpers == 0 {
+    let Some(pool) = pool().filter(|_| helpers > 0) else {
         out.push_str(&format(0..count));
         return;
-    }
+    };
     let pieces = ranges(count, JOIN_PIECE);
     let next = AtomicUsize::new(0);
     let claim = || Some(next.fetch_add(1, Ordering::Relaxed)).filter(|&i| i < pieces.len());
-    std::thread::scope(|scope| {
+    // The helpers are pool tasks; this thread runs the loop below in place. A helper that
+    // starts late (the pool busy elsewhere) finds the pieces claimed and ends: this thread
+    // formats whatever nobody has taken, so it never waits for a task that has not begun.
+    pool.in_place_scope(|scope| {
         let (sender, receiver) = mpsc::channel::<(usize, String)>();
         for _ in 0..helpers {
             let sender = sender.clone();
             let (claim, format, pieces) = (&claim, &format, &pieces);
-            // A helper that cannot be started leaves its share to the others and this thread.
-            let _ = onnx_syntax::parallel::worker().spawn_scoped(scope, move || {
+            scope.spawn(move |_| {
                 while let Some(i) = claim() {
                     if sender.send((i, format(pieces[i].clone()))).is_err() {
                         break;
@@ -164,12 +166,7 @@ pub fn texts<T: Sync>(values: &[T], write: impl Fn(&mut Vec<u8>, &T) + Sync) -> 
         }
     };
     let pieces = pieces(values.len()).into_iter().map(|r| &values[r]).collect::<Vec<_>>();
-    if pieces.len() > 1
-        && let Some(pieces) = in_parallel(pieces, format)
-    {
-        return Texts { pieces };
-    }
-    Texts { pieces: vec![format(values)] }
+    Texts { pieces: map_in_order(pieces, format) }
 }
 
 #[cfg(test)]
