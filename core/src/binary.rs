@@ -192,7 +192,7 @@ pub fn encode_model(model: &Model) -> Vec<u8> {
 /// written. `None` when `original` is not a well-formed message with exactly one graph
 /// field (protobuf would merge several): then encode the model whole.
 pub fn append_value_info(original: &[u8], added: &[ValueInfo]) -> Option<Vec<u8>> {
-    append_to_graph(original, lower::to_wire::value_info_pieces(13, added))
+    append_to_graph(original, lower::to_wire::value_info_pieces(pb::fields::graph::VALUE_INFO, added))
 }
 
 /// `original` with `pieces` (encoded graph fields) appended to its one graph field; see

@@ -363,7 +363,7 @@ fn describe_and_free(entries: &[(&Str, ValueId)], types: &mut [Option<Type>]) ->
             let ty = types.get((value as usize).checked_sub(offset)?)?.as_ref()?;
             Some((name, ty))
         });
-        let piece = described_values(13, described, out);
+        let piece = described_values(onnx_proto::fields::graph::VALUE_INFO, described, out);
         types.iter_mut().for_each(|ty| drop(ty.take()));
         piece
     };

@@ -22,6 +22,11 @@
 use std::ops::Range;
 
 use bytes::Bytes;
+use onnx_proto::fields::{
+    attribute, device_configuration, function, graph, int_int_list_entry, model, node, node_device_configuration,
+    operator_set_id, sharded_dim, sharding_spec, simple_sharded_dim, sparse_tensor, string_string_entry, tensor,
+    tensor_annotation, tensor_shape, training_info, type_proto, value_info,
+};
 
 use crate::ir::*;
 
@@ -297,18 +302,18 @@ impl<'b> Decoder<'b> {
         let mut m = std::mem::take(&mut self.model);
         while let Some((number, value)) = fields.next()? {
             match number {
-                1 => m.ir_version = Some(int64(value)?),
-                2 => m.producer_name = Some(self.str(value)?),
-                3 => m.producer_version = Some(self.str(value)?),
-                4 => m.domain = Some(self.str(value)?),
-                5 => m.model_version = Some(int64(value)?),
-                6 => m.doc_string = Some(self.str(value)?),
-                7 => once(&mut graph, value)?,
-                8 => m.opset_import.push(self.nested(|d| d.opset(payload(value)?))?),
-                14 => m.metadata_props.push(self.nested(|d| d.pair(payload(value)?))?),
-                20 => training.push(payload(value)?),
-                25 => functions.push(payload(value)?),
-                26 => m.configuration.push(self.nested(|d| d.device_configuration(payload(value)?))?),
+                model::IR_VERSION => m.ir_version = Some(int64(value)?),
+                model::PRODUCER_NAME => m.producer_name = Some(self.str(value)?),
+                model::PRODUCER_VERSION => m.producer_version = Some(self.str(value)?),
+                model::DOMAIN => m.domain = Some(self.str(value)?),
+                model::MODEL_VERSION => m.model_version = Some(int64(value)?),
+                model::DOC_STRING => m.doc_string = Some(self.str(value)?),
+                model::GRAPH => once(&mut graph, value)?,
+                model::OPSET_IMPORT => m.opset_import.push(self.nested(|d| d.opset(payload(value)?))?),
+                model::METADATA_PROPS => m.metadata_props.push(self.nested(|d| d.pair(payload(value)?))?),
+                model::TRAINING_INFO => training.push(payload(value)?),
+                model::FUNCTIONS => functions.push(payload(value)?),
+                model::CONFIGURATION => m.configuration.push(self.nested(|d| d.device_configuration(payload(value)?))?),
                 _ => return Err(GiveUp),
             }
         }
@@ -333,8 +338,8 @@ impl<'b> Decoder<'b> {
         let mut fields = self.fields(range);
         while let Some((number, value)) = fields.next()? {
             match number {
-                1 => o.domain = Some(self.str(value)?),
-                2 => o.version = Some(int64(value)?),
+                operator_set_id::DOMAIN => o.domain = Some(self.str(value)?),
+                operator_set_id::VERSION => o.version = Some(int64(value)?),
                 _ => return Err(GiveUp),
             }
         }
@@ -346,8 +351,8 @@ impl<'b> Decoder<'b> {
         let mut fields = self.fields(range);
         while let Some((number, value)) = fields.next()? {
             match number {
-                1 => p.key = Some(self.str(value)?),
-                2 => p.value = Some(self.str(value)?),
+                string_string_entry::KEY => p.key = Some(self.str(value)?),
+                string_string_entry::VALUE => p.value = Some(self.str(value)?),
                 _ => return Err(GiveUp),
             }
         }
@@ -359,9 +364,9 @@ impl<'b> Decoder<'b> {
         let mut fields = self.fields(range);
         while let Some((number, value)) = fields.next()? {
             match number {
-                1 => c.name = Some(self.str(value)?),
-                2 => c.num_devices = Some(int32(value)?),
-                3 => c.device.push(self.str(value)?),
+                device_configuration::NAME => c.name = Some(self.str(value)?),
+                device_configuration::NUM_DEVICES => c.num_devices = Some(int32(value)?),
+                device_configuration::DEVICE => c.device.push(self.str(value)?),
                 _ => return Err(GiveUp),
             }
         }
@@ -374,10 +379,12 @@ impl<'b> Decoder<'b> {
         let mut fields = self.fields(range);
         while let Some((number, value)) = fields.next()? {
             match number {
-                1 => once(&mut initialization, value)?,
-                2 => once(&mut algorithm, value)?,
-                3 => t.initialization_binding.push(self.nested(|d| d.pair(payload(value)?))?),
-                4 => t.update_binding.push(self.nested(|d| d.pair(payload(value)?))?),
+                training_info::INITIALIZATION => once(&mut initialization, value)?,
+                training_info::ALGORITHM => once(&mut algorithm, value)?,
+                training_info::INITIALIZATION_BINDING => {
+                    t.initialization_binding.push(self.nested(|d| d.pair(payload(value)?))?)
+                }
+                training_info::UPDATE_BINDING => t.update_binding.push(self.nested(|d| d.pair(payload(value)?))?),
                 _ => return Err(GiveUp),
             }
         }
@@ -396,16 +403,18 @@ impl<'b> Decoder<'b> {
         let mut fields = self.fields(range);
         while let Some((number, value)) = fields.next()? {
             match number {
-                1 => nodes.push(payload(value)?),
-                2 => g.name = Some(self.str(value)?),
-                5 => initializers.push(payload(value)?),
-                10 => g.doc_string = Some(self.str(value)?),
-                11 => g.inputs.push(self.nested(|d| d.value_info(payload(value)?))?),
-                12 => g.outputs.push(self.nested(|d| d.value_info(payload(value)?))?),
-                13 => g.value_info.push(self.nested(|d| d.value_info(payload(value)?))?),
-                14 => g.quantization_annotation.push(self.nested(|d| d.tensor_annotation(payload(value)?))?),
-                15 => sparse.push(payload(value)?),
-                16 => g.metadata_props.push(self.nested(|d| d.pair(payload(value)?))?),
+                graph::NODE => nodes.push(payload(value)?),
+                graph::NAME => g.name = Some(self.str(value)?),
+                graph::INITIALIZER => initializers.push(payload(value)?),
+                graph::DOC_STRING => g.doc_string = Some(self.str(value)?),
+                graph::INPUT => g.inputs.push(self.nested(|d| d.value_info(payload(value)?))?),
+                graph::OUTPUT => g.outputs.push(self.nested(|d| d.value_info(payload(value)?))?),
+                graph::VALUE_INFO => g.value_info.push(self.nested(|d| d.value_info(payload(value)?))?),
+                graph::QUANTIZATION_ANNOTATION => {
+                    g.quantization_annotation.push(self.nested(|d| d.tensor_annotation(payload(value)?))?)
+                }
+                graph::SPARSE_INITIALIZER => sparse.push(payload(value)?),
+                graph::METADATA_PROPS => g.metadata_props.push(self.nested(|d| d.pair(payload(value)?))?),
                 _ => return Err(GiveUp),
             }
         }
@@ -494,10 +503,10 @@ impl<'b> Decoder<'b> {
         let mut fields = self.fields(range);
         while let Some((number, value)) = fields.next()? {
             match number {
-                1 => v.name = Some(self.str(value)?),
-                2 if v.ty.is_none() => v.ty = Some(self.nested(|d| d.ty(payload(value)?))?),
-                3 => v.doc_string = Some(self.str(value)?),
-                4 => v.metadata_props.push(self.nested(|d| d.pair(payload(value)?))?),
+                value_info::NAME => v.name = Some(self.str(value)?),
+                value_info::TYPE if v.ty.is_none() => v.ty = Some(self.nested(|d| d.ty(payload(value)?))?),
+                value_info::DOC_STRING => v.doc_string = Some(self.str(value)?),
+                value_info::METADATA_PROPS => v.metadata_props.push(self.nested(|d| d.pair(payload(value)?))?),
                 _ => return Err(GiveUp),
             }
         }
@@ -509,8 +518,10 @@ impl<'b> Decoder<'b> {
         let mut fields = self.fields(range);
         while let Some((number, value)) = fields.next()? {
             match number {
-                1 => a.tensor_name = Some(self.str(value)?),
-                2 => a.quant_parameter_tensor_names.push(self.nested(|d| d.pair(payload(value)?))?),
+                tensor_annotation::TENSOR_NAME => a.tensor_name = Some(self.str(value)?),
+                tensor_annotation::QUANT_PARAMETER_TENSOR_NAMES => {
+                    a.quant_parameter_tensor_names.push(self.nested(|d| d.pair(payload(value)?))?)
+                }
                 _ => return Err(GiveUp),
             }
         }
@@ -522,16 +533,18 @@ impl<'b> Decoder<'b> {
         let mut fields = self.fields(range);
         while let Some((number, value)) = fields.next()? {
             match number {
-                1 => n.inputs.push(self.str(value)?),
-                2 => n.outputs.push(self.str(value)?),
-                3 => n.name = Some(self.str(value)?),
-                4 => n.op_type = Some(self.str(value)?),
-                5 => n.attributes.push(self.nested(|d| d.attribute(payload(value)?))?),
-                6 => n.rare.get_mut().doc_string = Some(self.str(value)?),
-                7 => n.domain = Some(self.str(value)?),
-                8 => n.rare.get_mut().overload = Some(self.str(value)?),
-                9 => n.rare.get_mut().metadata_props.push(self.nested(|d| d.pair(payload(value)?))?),
-                10 => n.rare.get_mut().device_configurations.push(self.nested(|d| d.node_device(payload(value)?))?),
+                node::INPUT => n.inputs.push(self.str(value)?),
+                node::OUTPUT => n.outputs.push(self.str(value)?),
+                node::NAME => n.name = Some(self.str(value)?),
+                node::OP_TYPE => n.op_type = Some(self.str(value)?),
+                node::ATTRIBUTE => n.attributes.push(self.nested(|d| d.attribute(payload(value)?))?),
+                node::DOC_STRING => n.rare.get_mut().doc_string = Some(self.str(value)?),
+                node::DOMAIN => n.domain = Some(self.str(value)?),
+                node::OVERLOAD => n.rare.get_mut().overload = Some(self.str(value)?),
+                node::METADATA_PROPS => n.rare.get_mut().metadata_props.push(self.nested(|d| d.pair(payload(value)?))?),
+                node::DEVICE_CONFIGURATIONS => {
+                    n.rare.get_mut().device_configurations.push(self.nested(|d| d.node_device(payload(value)?))?)
+                }
                 _ => return Err(GiveUp),
             }
         }
@@ -545,27 +558,27 @@ impl<'b> Decoder<'b> {
         let mut fields = self.fields(range);
         while let Some((number, value)) = fields.next()? {
             match number {
-                1 => a.name = Some(self.str(value)?),
-                2 => match value {
+                attribute::NAME => a.name = Some(self.str(value)?),
+                attribute::F => match value {
                     Wire::Fixed32(bits) => a.f = Some(f32::from_bits(bits)),
                     _ => return Err(GiveUp),
                 },
-                3 => a.i = Some(int64(value)?),
-                4 => a.s = Some(self.str(value)?),
-                5 => once(&mut t, value)?,
-                6 => once(&mut g, value)?,
-                7 => self.fixed::<4>(value, |b| a.floats.push(f32::from_le_bytes(b)))?,
-                8 => self.int64s(value, &mut a.ints)?,
-                9 => a.strings.push(self.str(value)?),
-                10 => tensors.push(payload(value)?),
-                11 => graphs.push(payload(value)?),
-                13 => a.doc_string = Some(self.str(value)?),
-                14 if a.tp.is_none() => a.tp = Some(self.nested(|d| d.ty(payload(value)?))?),
-                15 => a.type_protos.push(self.nested(|d| d.ty(payload(value)?))?),
-                20 => a.ty = Some(int32(value)?),
-                21 => a.ref_attr_name = Some(self.str(value)?),
-                22 => once(&mut sparse, value)?,
-                23 => sparse_tensors.push(payload(value)?),
+                attribute::I => a.i = Some(int64(value)?),
+                attribute::S => a.s = Some(self.str(value)?),
+                attribute::T => once(&mut t, value)?,
+                attribute::G => once(&mut g, value)?,
+                attribute::FLOATS => self.fixed::<4>(value, |b| a.floats.push(f32::from_le_bytes(b)))?,
+                attribute::INTS => self.int64s(value, &mut a.ints)?,
+                attribute::STRINGS => a.strings.push(self.str(value)?),
+                attribute::TENSORS => tensors.push(payload(value)?),
+                attribute::GRAPHS => graphs.push(payload(value)?),
+                attribute::DOC_STRING => a.doc_string = Some(self.str(value)?),
+                attribute::TP if a.tp.is_none() => a.tp = Some(self.nested(|d| d.ty(payload(value)?))?),
+                attribute::TYPE_PROTOS => a.type_protos.push(self.nested(|d| d.ty(payload(value)?))?),
+                attribute::TYPE => a.ty = Some(int32(value)?),
+                attribute::REF_ATTR_NAME => a.ref_attr_name = Some(self.str(value)?),
+                attribute::SPARSE_TENSOR => once(&mut sparse, value)?,
+                attribute::SPARSE_TENSORS => sparse_tensors.push(payload(value)?),
                 _ => return Err(GiveUp),
             }
         }
@@ -599,21 +612,23 @@ impl<'b> Decoder<'b> {
         let mut fields = self.fields(range);
         while let Some((number, value)) = fields.next()? {
             match number {
-                1 => self.int64s(value, &mut t.dims)?,
-                2 => t.data_type = Some(int32(value)?),
-                3 if t.segment.is_none() => t.segment = Some(self.nested(|d| d.segment(payload(value)?))?),
-                4 => self.fixed::<4>(value, |b| t.float_data.push(f32::from_le_bytes(b)))?,
-                5 => self.varints(value, |v| t.int32_data.push(v as i32))?,
-                6 => t.string_data.push(self.str(value)?),
-                7 => self.int64s(value, &mut t.int64_data)?,
-                8 => t.name = Some(self.str(value)?),
-                9 => t.raw_data = Some(self.bytes(value)?),
-                10 => self.fixed::<8>(value, |b| t.double_data.push(f64::from_le_bytes(b)))?,
-                11 => self.varints(value, |v| t.uint64_data.push(v))?,
-                12 => t.doc_string = Some(self.str(value)?),
-                13 => t.external_data.push(self.nested(|d| d.pair(payload(value)?))?),
-                14 => t.data_location = Some(int32(value)?),
-                16 => t.metadata_props.push(self.nested(|d| d.pair(payload(value)?))?),
+                tensor::DIMS => self.int64s(value, &mut t.dims)?,
+                tensor::DATA_TYPE => t.data_type = Some(int32(value)?),
+                tensor::SEGMENT if t.segment.is_none() => {
+                    t.segment = Some(self.nested(|d| d.segment(payload(value)?))?)
+                }
+                tensor::FLOAT_DATA => self.fixed::<4>(value, |b| t.float_data.push(f32::from_le_bytes(b)))?,
+                tensor::INT32_DATA => self.varints(value, |v| t.int32_data.push(v as i32))?,
+                tensor::STRING_DATA => t.string_data.push(self.str(value)?),
+                tensor::INT64_DATA => self.int64s(value, &mut t.int64_data)?,
+                tensor::NAME => t.name = Some(self.str(value)?),
+                tensor::RAW_DATA => t.raw_data = Some(self.bytes(value)?),
+                tensor::DOUBLE_DATA => self.fixed::<8>(value, |b| t.double_data.push(f64::from_le_bytes(b)))?,
+                tensor::UINT64_DATA => self.varints(value, |v| t.uint64_data.push(v))?,
+                tensor::DOC_STRING => t.doc_string = Some(self.str(value)?),
+                tensor::EXTERNAL_DATA => t.external_data.push(self.nested(|d| d.pair(payload(value)?))?),
+                tensor::DATA_LOCATION => t.data_location = Some(int32(value)?),
+                tensor::METADATA_PROPS => t.metadata_props.push(self.nested(|d| d.pair(payload(value)?))?),
                 _ => return Err(GiveUp),
             }
         }
@@ -625,8 +640,8 @@ impl<'b> Decoder<'b> {
         let mut fields = self.fields(range);
         while let Some((number, value)) = fields.next()? {
             match number {
-                1 => s.begin = Some(int64(value)?),
-                2 => s.end = Some(int64(value)?),
+                tensor::segment::BEGIN => s.begin = Some(int64(value)?),
+                tensor::segment::END => s.end = Some(int64(value)?),
                 _ => return Err(GiveUp),
             }
         }
@@ -639,9 +654,9 @@ impl<'b> Decoder<'b> {
         let mut fields = self.fields(range);
         while let Some((number, value)) = fields.next()? {
             match number {
-                1 => once(&mut values, value)?,
-                2 => once(&mut indices, value)?,
-                3 => self.int64s(value, &mut s.dims)?,
+                sparse_tensor::VALUES => once(&mut values, value)?,
+                sparse_tensor::INDICES => once(&mut indices, value)?,
+                sparse_tensor::DIMS => self.int64s(value, &mut s.dims)?,
                 _ => return Err(GiveUp),
             }
         }
@@ -659,7 +674,7 @@ impl<'b> Decoder<'b> {
         let mut t = Type::default();
         let mut fields = self.fields(range);
         while let Some((number, value)) = fields.next()? {
-            if number == 6 {
+            if number == type_proto::DENOTATION {
                 t.denotation = Some(Box::new(self.str(value)?));
                 continue;
             }
@@ -668,38 +683,44 @@ impl<'b> Decoder<'b> {
             }
             let range = payload(value)?;
             t.value = Some(match number {
-                1 => TypeValue::Tensor(self.nested(|d| d.tensor_type(range))?),
-                4 => TypeValue::Sequence(self.nested(|d| d.element_type(range))?),
-                5 => self.nested(|d| d.map_type(range))?,
-                7 => self.nested(|d| d.opaque(range))?,
-                8 => TypeValue::SparseTensor(self.nested(|d| d.tensor_type(range))?),
-                9 => TypeValue::Optional(self.nested(|d| d.element_type(range))?),
+                type_proto::TENSOR_TYPE => TypeValue::Tensor(self.nested(|d| d.tensor_type(range))?),
+                type_proto::SEQUENCE_TYPE => TypeValue::Sequence(self.nested(|d| d.element_type(range))?),
+                type_proto::MAP_TYPE => self.nested(|d| d.map_type(range))?,
+                type_proto::OPAQUE_TYPE => self.nested(|d| d.opaque(range))?,
+                type_proto::SPARSE_TENSOR_TYPE => TypeValue::SparseTensor(self.nested(|d| d.tensor_type(range))?),
+                type_proto::OPTIONAL_TYPE => TypeValue::Optional(self.nested(|d| d.element_type(range))?),
                 _ => return Err(GiveUp),
             });
         }
         Ok(t)
     }
 
+    /// `Tensor` and `SparseTensor` (which number their fields the same, as `to_wire` checks).
     fn tensor_type(&mut self, range: Range<usize>) -> Result<TensorType> {
         let mut t = TensorType::default();
         let mut fields = self.fields(range);
         while let Some((number, value)) = fields.next()? {
             match number {
-                1 => t.elem_type = Some(int32(value)?),
-                2 if t.shape.is_none() => t.shape = Some(self.nested(|d| d.shape(payload(value)?))?),
+                type_proto::tensor::ELEM_TYPE => t.elem_type = Some(int32(value)?),
+                type_proto::tensor::SHAPE if t.shape.is_none() => {
+                    t.shape = Some(self.nested(|d| d.shape(payload(value)?))?)
+                }
                 _ => return Err(GiveUp),
             }
         }
         Ok(t)
     }
 
-    /// `Sequence` and `Optional`: an element type (field 1) at most once.
+    /// `Sequence` and `Optional` (which number their one field the same, as `to_wire` checks):
+    /// an element type at most once.
     fn element_type(&mut self, range: Range<usize>) -> Result<Option<Box<Type>>> {
         let mut element = None;
         let mut fields = self.fields(range);
         while let Some((number, value)) = fields.next()? {
             match number {
-                1 if element.is_none() => element = Some(Box::new(self.nested(|d| d.ty(payload(value)?))?)),
+                type_proto::sequence::ELEM_TYPE if element.is_none() => {
+                    element = Some(Box::new(self.nested(|d| d.ty(payload(value)?))?))
+                }
                 _ => return Err(GiveUp),
             }
         }
@@ -711,8 +732,10 @@ impl<'b> Decoder<'b> {
         let mut fields = self.fields(range);
         while let Some((number, value)) = fields.next()? {
             match number {
-                1 => key_type = Some(int32(value)?),
-                2 if value_type.is_none() => value_type = Some(Box::new(self.nested(|d| d.ty(payload(value)?))?)),
+                type_proto::map::KEY_TYPE => key_type = Some(int32(value)?),
+                type_proto::map::VALUE_TYPE if value_type.is_none() => {
+                    value_type = Some(Box::new(self.nested(|d| d.ty(payload(value)?))?))
+                }
                 _ => return Err(GiveUp),
             }
         }
@@ -724,8 +747,8 @@ impl<'b> Decoder<'b> {
         let mut fields = self.fields(range);
         while let Some((number, value)) = fields.next()? {
             match number {
-                1 => domain = Some(self.str(value)?),
-                2 => name = Some(self.str(value)?),
+                type_proto::opaque::DOMAIN => domain = Some(self.str(value)?),
+                type_proto::opaque::NAME => name = Some(self.str(value)?),
                 _ => return Err(GiveUp),
             }
         }
@@ -737,7 +760,7 @@ impl<'b> Decoder<'b> {
         let mut fields = self.fields(range);
         while let Some((number, value)) = fields.next()? {
             match number {
-                1 => shape.dims.push(self.nested(|d| d.dimension(payload(value)?))?),
+                tensor_shape::DIM => shape.dims.push(self.nested(|d| d.dimension(payload(value)?))?),
                 _ => return Err(GiveUp),
             }
         }
@@ -750,9 +773,9 @@ impl<'b> Decoder<'b> {
         let mut fields = self.fields(range);
         while let Some((number, value)) = fields.next()? {
             match number {
-                1 => size = Some(int64(value)?),
-                2 => param = Some(self.str(value)?),
-                3 => d.denotation = Some(Box::new(self.str(value)?)),
+                tensor_shape::dimension::DIM_VALUE => size = Some(int64(value)?),
+                tensor_shape::dimension::DIM_PARAM => param = Some(self.str(value)?),
+                tensor_shape::dimension::DENOTATION => d.denotation = Some(Box::new(self.str(value)?)),
                 _ => return Err(GiveUp),
             }
         }
@@ -766,18 +789,18 @@ impl<'b> Decoder<'b> {
         let mut fields = self.fields(range);
         while let Some((number, value)) = fields.next()? {
             match number {
-                1 => f.name = Some(self.str(value)?),
-                4 => f.inputs.push(self.str(value)?),
-                5 => f.outputs.push(self.str(value)?),
-                6 => f.attributes.push(self.str(value)?),
-                7 => nodes.push(payload(value)?),
-                8 => f.doc_string = Some(self.str(value)?),
-                9 => f.opset_import.push(self.nested(|d| d.opset(payload(value)?))?),
-                10 => f.domain = Some(self.str(value)?),
-                11 => attribute_protos.push(payload(value)?),
-                12 => f.value_info.push(self.nested(|d| d.value_info(payload(value)?))?),
-                13 => f.overload = Some(self.str(value)?),
-                14 => f.metadata_props.push(self.nested(|d| d.pair(payload(value)?))?),
+                function::NAME => f.name = Some(self.str(value)?),
+                function::INPUT => f.inputs.push(self.str(value)?),
+                function::OUTPUT => f.outputs.push(self.str(value)?),
+                function::ATTRIBUTE => f.attributes.push(self.str(value)?),
+                function::NODE => nodes.push(payload(value)?),
+                function::DOC_STRING => f.doc_string = Some(self.str(value)?),
+                function::OPSET_IMPORT => f.opset_import.push(self.nested(|d| d.opset(payload(value)?))?),
+                function::DOMAIN => f.domain = Some(self.str(value)?),
+                function::ATTRIBUTE_PROTO => attribute_protos.push(payload(value)?),
+                function::VALUE_INFO => f.value_info.push(self.nested(|d| d.value_info(payload(value)?))?),
+                function::OVERLOAD => f.overload = Some(self.str(value)?),
+                function::METADATA_PROPS => f.metadata_props.push(self.nested(|d| d.pair(payload(value)?))?),
                 _ => return Err(GiveUp),
             }
         }
@@ -798,9 +821,11 @@ impl<'b> Decoder<'b> {
         let mut fields = self.fields(range);
         while let Some((number, value)) = fields.next()? {
             match number {
-                1 => c.configuration_id = Some(self.str(value)?),
-                2 => c.sharding_spec.push(self.nested(|d| d.sharding_spec(payload(value)?))?),
-                3 => c.pipeline_stage = Some(int32(value)?),
+                node_device_configuration::CONFIGURATION_ID => c.configuration_id = Some(self.str(value)?),
+                node_device_configuration::SHARDING_SPEC => {
+                    c.sharding_spec.push(self.nested(|d| d.sharding_spec(payload(value)?))?)
+                }
+                node_device_configuration::PIPELINE_STAGE => c.pipeline_stage = Some(int32(value)?),
                 _ => return Err(GiveUp),
             }
         }
@@ -812,10 +837,12 @@ impl<'b> Decoder<'b> {
         let mut fields = self.fields(range);
         while let Some((number, value)) = fields.next()? {
             match number {
-                1 => s.tensor_name = Some(self.str(value)?),
-                2 => self.int64s(value, &mut s.device)?,
-                3 => s.index_to_device_group_map.push(self.nested(|d| d.int_int_list(payload(value)?))?),
-                4 => s.sharded_dim.push(self.nested(|d| d.sharded_dim(payload(value)?))?),
+                sharding_spec::TENSOR_NAME => s.tensor_name = Some(self.str(value)?),
+                sharding_spec::DEVICE => self.int64s(value, &mut s.device)?,
+                sharding_spec::INDEX_TO_DEVICE_GROUP_MAP => {
+                    s.index_to_device_group_map.push(self.nested(|d| d.int_int_list(payload(value)?))?)
+                }
+                sharding_spec::SHARDED_DIM => s.sharded_dim.push(self.nested(|d| d.sharded_dim(payload(value)?))?),
                 _ => return Err(GiveUp),
             }
         }
@@ -827,8 +854,8 @@ impl<'b> Decoder<'b> {
         let mut fields = self.fields(range);
         while let Some((number, value)) = fields.next()? {
             match number {
-                1 => e.key = Some(int64(value)?),
-                2 => self.int64s(value, &mut e.value)?,
+                int_int_list_entry::KEY => e.key = Some(int64(value)?),
+                int_int_list_entry::VALUE => self.int64s(value, &mut e.value)?,
                 _ => return Err(GiveUp),
             }
         }
@@ -840,8 +867,10 @@ impl<'b> Decoder<'b> {
         let mut fields = self.fields(range);
         while let Some((number, value)) = fields.next()? {
             match number {
-                1 => s.axis = Some(int64(value)?),
-                2 => s.simple_sharding.push(self.nested(|d| d.simple_sharded_dim(payload(value)?))?),
+                sharded_dim::AXIS => s.axis = Some(int64(value)?),
+                sharded_dim::SIMPLE_SHARDING => {
+                    s.simple_sharding.push(self.nested(|d| d.simple_sharded_dim(payload(value)?))?)
+                }
                 _ => return Err(GiveUp),
             }
         }
@@ -853,9 +882,9 @@ impl<'b> Decoder<'b> {
         let mut fields = self.fields(range);
         while let Some((number, value)) = fields.next()? {
             match number {
-                1 => size = Some(int64(value)?),
-                2 => param = Some(self.str(value)?),
-                3 => num_shards = Some(int64(value)?),
+                simple_sharded_dim::DIM_VALUE => size = Some(int64(value)?),
+                simple_sharded_dim::DIM_PARAM => param = Some(self.str(value)?),
+                simple_sharded_dim::NUM_SHARDS => num_shards = Some(int64(value)?),
                 _ => return Err(GiveUp),
             }
         }

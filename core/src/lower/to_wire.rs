@@ -12,6 +12,12 @@
 
 use std::borrow::Borrow;
 
+use onnx_proto::fields::{
+    attribute, device_configuration, function, graph, int_int_list_entry, model, node, node_device_configuration,
+    operator_set_id, sharded_dim, sharding_spec, simple_sharded_dim, sparse_tensor, string_string_entry, tensor,
+    tensor_annotation, tensor_shape, training_info, type_proto, value_info,
+};
+
 use crate::ir::*;
 
 /// Protobuf wire types.
@@ -35,7 +41,7 @@ pub fn tensor(t: &Tensor) -> Vec<u8> {
     w.out
 }
 
-/// Encodes value descriptions as the `field` entries of a graph (13 is `value_info`), for
+/// Encodes value descriptions as the `field` entries of a graph ([`graph::VALUE_INFO`]), for
 /// appending to an encoded graph, in consecutive pieces of bytes: a long list (`onnx
 /// infer` of a big graph adds one per node output) is encoded a piece per core, and the
 /// caller appends the pieces in order where they go (no copy to put them together first).
@@ -183,8 +189,8 @@ impl Writer<'_> {
         for (name, ty) in values {
             let ty = recent.encoded(self.model, ty);
             self.message(field, |w| {
-                w.text(1, &Some(name));
-                w.bytes(2, ty);
+                w.text(value_info::NAME, &Some(name));
+                w.bytes(value_info::TYPE, ty);
             });
         }
     }
@@ -266,8 +272,8 @@ impl Writer<'_> {
     fn pairs(&mut self, field: u32, pairs: &[StringPair]) {
         for p in pairs {
             self.message(field, |w| {
-                w.text(1, &p.key);
-                w.text(2, &p.value);
+                w.text(string_string_entry::KEY, &p.key);
+                w.text(string_string_entry::VALUE, &p.value);
             });
         }
     }
@@ -275,45 +281,45 @@ impl Writer<'_> {
     fn opsets(&mut self, field: u32, imports: &[OpsetImport]) {
         for o in imports {
             self.message(field, |w| {
-                w.text(1, &o.domain);
-                w.int64(2, o.version);
+                w.text(operator_set_id::DOMAIN, &o.domain);
+                w.int64(operator_set_id::VERSION, o.version);
             });
         }
     }
 
     fn model(&mut self) {
         let m = self.model;
-        self.int64(1, m.ir_version);
-        self.text(2, &m.producer_name);
-        self.text(3, &m.producer_version);
-        self.text(4, &m.domain);
-        self.int64(5, m.model_version);
-        self.text(6, &m.doc_string);
+        self.int64(model::IR_VERSION, m.ir_version);
+        self.text(model::PRODUCER_NAME, &m.producer_name);
+        self.text(model::PRODUCER_VERSION, &m.producer_version);
+        self.text(model::DOMAIN, &m.domain);
+        self.int64(model::MODEL_VERSION, m.model_version);
+        self.text(model::DOC_STRING, &m.doc_string);
         if let Some(g) = m.graph {
-            self.message(7, |w| w.graph(g));
+            self.message(model::GRAPH, |w| w.graph(g));
         }
-        self.opsets(8, &m.opset_import);
-        self.pairs(14, &m.metadata_props);
+        self.opsets(model::OPSET_IMPORT, &m.opset_import);
+        self.pairs(model::METADATA_PROPS, &m.metadata_props);
         for t in &m.training_info {
-            self.message(20, |w| {
+            self.message(model::TRAINING_INFO, |w| {
                 if let Some(g) = t.initialization {
-                    w.message(1, |w| w.graph(g));
+                    w.message(training_info::INITIALIZATION, |w| w.graph(g));
                 }
                 if let Some(g) = t.algorithm {
-                    w.message(2, |w| w.graph(g));
+                    w.message(training_info::ALGORITHM, |w| w.graph(g));
                 }
-                w.pairs(3, &t.initialization_binding);
-                w.pairs(4, &t.update_binding);
+                w.pairs(training_info::INITIALIZATION_BINDING, &t.initialization_binding);
+                w.pairs(training_info::UPDATE_BINDING, &t.update_binding);
             });
         }
         for &f in &m.functions {
-            self.message(25, |w| w.function(f));
+            self.message(model::FUNCTIONS, |w| w.function(f));
         }
         for c in &m.configuration {
-            self.message(26, |w| {
-                w.text(1, &c.name);
-                w.int32(2, c.num_devices);
-                w.texts(3, &c.device);
+            self.message(model::CONFIGURATION, |w| {
+                w.text(device_configuration::NAME, &c.name);
+                w.int32(device_configuration::NUM_DEVICES, c.num_devices);
+                w.texts(device_configuration::DEVICE, &c.device);
             });
         }
     }
@@ -321,82 +327,82 @@ impl Writer<'_> {
     fn graph(&mut self, id: GraphId) {
         let g = &self.model.graphs[id];
         for &n in &g.nodes {
-            self.message(1, |w| w.node(n));
+            self.message(graph::NODE, |w| w.node(n));
         }
-        self.text(2, &g.name);
+        self.text(graph::NAME, &g.name);
         for &t in &g.initializers {
-            self.message(5, |w| w.tensor(t));
+            self.message(graph::INITIALIZER, |w| w.tensor(t));
         }
-        self.text(10, &g.doc_string);
-        self.value_infos(11, &g.inputs);
-        self.value_infos(12, &g.outputs);
-        self.value_infos(13, &g.value_info);
+        self.text(graph::DOC_STRING, &g.doc_string);
+        self.value_infos(graph::INPUT, &g.inputs);
+        self.value_infos(graph::OUTPUT, &g.outputs);
+        self.value_infos(graph::VALUE_INFO, &g.value_info);
         for a in &g.quantization_annotation {
-            self.message(14, |w| {
-                w.text(1, &a.tensor_name);
-                w.pairs(2, &a.quant_parameter_tensor_names);
+            self.message(graph::QUANTIZATION_ANNOTATION, |w| {
+                w.text(tensor_annotation::TENSOR_NAME, &a.tensor_name);
+                w.pairs(tensor_annotation::QUANT_PARAMETER_TENSOR_NAMES, &a.quant_parameter_tensor_names);
             });
         }
         for s in &g.sparse_initializers {
-            self.message(15, |w| w.sparse(s));
+            self.message(graph::SPARSE_INITIALIZER, |w| w.sparse(s));
         }
-        self.pairs(16, &g.metadata_props);
+        self.pairs(graph::METADATA_PROPS, &g.metadata_props);
     }
 
     fn node(&mut self, id: NodeId) {
         let n = &self.model.nodes[id];
-        self.texts(1, &n.inputs);
-        self.texts(2, &n.outputs);
-        self.text(3, &n.name);
-        self.text(4, &n.op_type);
+        self.texts(node::INPUT, &n.inputs);
+        self.texts(node::OUTPUT, &n.outputs);
+        self.text(node::NAME, &n.name);
+        self.text(node::OP_TYPE, &n.op_type);
         for a in &n.attributes {
-            self.message(5, |w| w.attribute(a));
+            self.message(node::ATTRIBUTE, |w| w.attribute(a));
         }
-        self.text(6, &n.doc_string());
-        self.text(7, &n.domain);
-        self.text(8, &n.overload());
-        self.pairs(9, n.metadata_props());
+        self.text(node::DOC_STRING, &n.doc_string());
+        self.text(node::DOMAIN, &n.domain);
+        self.text(node::OVERLOAD, &n.overload());
+        self.pairs(node::METADATA_PROPS, n.metadata_props());
         for c in n.device_configurations() {
-            self.message(10, |w| w.node_device(c));
+            self.message(node::DEVICE_CONFIGURATIONS, |w| w.node_device(c));
         }
     }
 
     fn attribute(&mut self, a: &Attribute) {
-        self.text(1, &a.name);
-        self.float(2, a.f);
-        self.int64(3, a.i);
-        self.text(4, &a.s);
+        self.text(attribute::NAME, &a.name);
+        self.float(attribute::F, a.f);
+        self.int64(attribute::I, a.i);
+        self.text(attribute::S, &a.s);
         if let Some(t) = a.t {
-            self.message(5, |w| w.tensor(t));
+            self.message(attribute::T, |w| w.tensor(t));
         }
         if let Some(g) = a.g {
-            self.message(6, |w| w.graph(g));
+            self.message(attribute::G, |w| w.graph(g));
         }
         for &f in &a.floats {
-            self.float(7, Some(f));
+            self.float(attribute::FLOATS, Some(f));
         }
-        self.unpacked_int64s(8, &a.ints);
-        self.texts(9, &a.strings);
+        self.unpacked_int64s(attribute::INTS, &a.ints);
+        self.texts(attribute::STRINGS, &a.strings);
         for &t in &a.tensors {
-            self.message(10, |w| w.tensor(t));
+            self.message(attribute::TENSORS, |w| w.tensor(t));
         }
         for &g in &a.graphs {
-            self.message(11, |w| w.graph(g));
+            self.message(attribute::GRAPHS, |w| w.graph(g));
         }
-        self.text(13, &a.doc_string);
+        self.text(attribute::DOC_STRING, &a.doc_string);
         if let Some(t) = &a.tp {
-            self.message(14, |w| w.ty(t));
+            self.message(attribute::TP, |w| w.ty(t));
         }
         for t in &a.type_protos {
-            self.message(15, |w| w.ty(t));
+            self.message(attribute::TYPE_PROTOS, |w| w.ty(t));
         }
-        self.int32(20, a.ty);
-        self.text(21, &a.ref_attr_name);
+        self.int32(attribute::TYPE, a.ty);
+        self.text(attribute::REF_ATTR_NAME, &a.ref_attr_name);
         if let Some(s) = &a.sparse_tensor {
-            self.message(22, |w| w.sparse(s));
+            self.message(attribute::SPARSE_TENSOR, |w| w.sparse(s));
         }
         for s in &a.sparse_tensors {
-            self.message(23, |w| w.sparse(s));
+            self.message(attribute::SPARSE_TENSORS, |w| w.sparse(s));
         }
     }
 
@@ -405,74 +411,79 @@ impl Writer<'_> {
     }
 
     fn tensor_fields(&mut self, t: &Tensor) {
-        self.unpacked_int64s(1, &t.dims);
-        self.int32(2, t.data_type);
+        self.unpacked_int64s(tensor::DIMS, &t.dims);
+        self.int32(tensor::DATA_TYPE, t.data_type);
         if let Some(s) = &t.segment {
-            self.message(3, |w| {
-                w.int64(1, s.begin);
-                w.int64(2, s.end);
+            self.message(tensor::SEGMENT, |w| {
+                w.int64(tensor::segment::BEGIN, s.begin);
+                w.int64(tensor::segment::END, s.end);
             });
         }
-        self.packed_fixed(4, &t.float_data, f32::to_le_bytes);
-        self.packed_varints(5, t.int32_data.iter().map(|&v| i64::from(v) as u64));
-        self.texts(6, &t.string_data);
-        self.packed_varints(7, t.int64_data.iter().map(|&v| v as u64));
-        self.text(8, &t.name);
+        self.packed_fixed(tensor::FLOAT_DATA, &t.float_data, f32::to_le_bytes);
+        self.packed_varints(tensor::INT32_DATA, t.int32_data.iter().map(|&v| i64::from(v) as u64));
+        self.texts(tensor::STRING_DATA, &t.string_data);
+        self.packed_varints(tensor::INT64_DATA, t.int64_data.iter().map(|&v| v as u64));
+        self.text(tensor::NAME, &t.name);
         if let Some(raw) = &t.raw_data {
-            self.bytes(9, raw);
+            self.bytes(tensor::RAW_DATA, raw);
         }
-        self.packed_fixed(10, &t.double_data, f64::to_le_bytes);
-        self.packed_varints(11, t.uint64_data.iter().copied());
-        self.text(12, &t.doc_string);
-        self.pairs(13, &t.external_data);
-        self.int32(14, t.data_location);
-        self.pairs(16, &t.metadata_props);
+        self.packed_fixed(tensor::DOUBLE_DATA, &t.double_data, f64::to_le_bytes);
+        self.packed_varints(tensor::UINT64_DATA, t.uint64_data.iter().copied());
+        self.text(tensor::DOC_STRING, &t.doc_string);
+        self.pairs(tensor::EXTERNAL_DATA, &t.external_data);
+        self.int32(tensor::DATA_LOCATION, t.data_location);
+        self.pairs(tensor::METADATA_PROPS, &t.metadata_props);
     }
 
     fn sparse(&mut self, s: &SparseTensor) {
         if let Some(t) = s.values {
-            self.message(1, |w| w.tensor(t));
+            self.message(sparse_tensor::VALUES, |w| w.tensor(t));
         }
         if let Some(t) = s.indices {
-            self.message(2, |w| w.tensor(t));
+            self.message(sparse_tensor::INDICES, |w| w.tensor(t));
         }
-        self.unpacked_int64s(3, &s.dims);
+        self.unpacked_int64s(sparse_tensor::DIMS, &s.dims);
     }
 
     fn value_infos(&mut self, field: u32, values: &[ValueInfo]) {
         for v in values {
             self.message(field, |w| {
-                w.text(1, &v.name);
+                w.text(value_info::NAME, &v.name);
                 if let Some(t) = &v.ty {
-                    w.message(2, |w| w.ty(t));
+                    w.message(value_info::TYPE, |w| w.ty(t));
                 }
-                w.text(3, &v.doc_string);
-                w.pairs(4, &v.metadata_props);
+                w.text(value_info::DOC_STRING, &v.doc_string);
+                w.pairs(value_info::METADATA_PROPS, &v.metadata_props);
             });
         }
     }
 
     fn ty(&mut self, t: &Type) {
-        // Field numbers: tensor 1, sequence 4, map 5, denotation 6, opaque 7, sparse 8,
-        // optional 9; the value comes before or after the denotation by its number.
+        // The oneof's value comes before or after the denotation, by its field number.
         let value_field = match &t.value {
-            None => 0,
-            Some(TypeValue::Tensor(_)) => 1,
-            Some(TypeValue::Sequence(_)) => 4,
-            Some(TypeValue::Map { .. }) => 5,
-            Some(TypeValue::Opaque { .. }) => 7,
-            Some(TypeValue::SparseTensor(_)) => 8,
-            Some(TypeValue::Optional(_)) => 9,
+            None => None,
+            Some(TypeValue::Tensor(_)) => Some(type_proto::TENSOR_TYPE),
+            Some(TypeValue::Sequence(_)) => Some(type_proto::SEQUENCE_TYPE),
+            Some(TypeValue::Map { .. }) => Some(type_proto::MAP_TYPE),
+            Some(TypeValue::Opaque { .. }) => Some(type_proto::OPAQUE_TYPE),
+            Some(TypeValue::SparseTensor(_)) => Some(type_proto::SPARSE_TENSOR_TYPE),
+            Some(TypeValue::Optional(_)) => Some(type_proto::OPTIONAL_TYPE),
         };
-        if value_field != 0 && value_field < 6 {
-            self.type_value(value_field, t);
+        if let Some(field) = value_field
+            && field < type_proto::DENOTATION
+        {
+            self.type_value(field, t);
         }
-        self.text(6, &t.denotation);
-        if value_field > 6 {
-            self.type_value(value_field, t);
+        self.text(type_proto::DENOTATION, &t.denotation);
+        if let Some(field) = value_field
+            && field > type_proto::DENOTATION
+        {
+            self.type_value(field, t);
         }
     }
 
+    /// `Tensor` and `SparseTensor` number their fields the same, and so do `Sequence` and
+    /// `Optional` (checked at compile time below): each pair is written by one arm.
     fn type_value(&mut self, field: u32, t: &Type) {
         let element = |w: &mut Self, field: u32, e: &Option<Box<Type>>| {
             if let Some(e) = e {
@@ -482,89 +493,102 @@ impl Writer<'_> {
         match &t.value {
             None => {}
             Some(TypeValue::Tensor(x) | TypeValue::SparseTensor(x)) => self.message(field, |w| {
-                w.int32(1, x.elem_type);
+                w.int32(type_proto::tensor::ELEM_TYPE, x.elem_type);
                 if let Some(shape) = &x.shape {
-                    w.message(2, |w| w.shape(shape));
+                    w.message(type_proto::tensor::SHAPE, |w| w.shape(shape));
                 }
             }),
-            Some(TypeValue::Sequence(e) | TypeValue::Optional(e)) => self.message(field, |w| element(w, 1, e)),
+            Some(TypeValue::Sequence(e) | TypeValue::Optional(e)) => {
+                self.message(field, |w| element(w, type_proto::sequence::ELEM_TYPE, e))
+            }
             Some(TypeValue::Map { key_type, value_type }) => self.message(field, |w| {
-                w.int32(1, *key_type);
-                element(w, 2, value_type);
+                w.int32(type_proto::map::KEY_TYPE, *key_type);
+                element(w, type_proto::map::VALUE_TYPE, value_type);
             }),
             Some(TypeValue::Opaque { domain, name }) => self.message(field, |w| {
-                w.text(1, domain);
-                w.text(2, name);
+                w.text(type_proto::opaque::DOMAIN, domain);
+                w.text(type_proto::opaque::NAME, name);
             }),
         }
     }
 
     fn shape(&mut self, shape: &Shape) {
         for d in &shape.dims {
-            self.message(1, |w| {
+            self.message(tensor_shape::DIM, |w| {
                 w.dim_value(&d.value);
-                w.text(3, &d.denotation);
+                w.text(tensor_shape::dimension::DENOTATION, &d.denotation);
             });
         }
     }
 
-    /// `dim_value` (1) or `dim_param` (2), as `Dimension` and `SimpleShardedDim` number them.
+    /// `dim_value` or `dim_param`, which `Dimension` and `SimpleShardedDim` number the same
+    /// (checked at compile time below).
     fn dim_value(&mut self, d: &Option<DimValue>) {
         match d {
             None => {}
-            Some(DimValue::Value(v)) => self.int64(1, Some(*v)),
-            Some(DimValue::Param(p)) => self.bytes(2, p.as_bytes()),
+            Some(DimValue::Value(v)) => self.int64(tensor_shape::dimension::DIM_VALUE, Some(*v)),
+            Some(DimValue::Param(p)) => self.bytes(tensor_shape::dimension::DIM_PARAM, p.as_bytes()),
         }
     }
 
     fn function(&mut self, id: FunctionId) {
         let f = &self.model.function_store[id];
-        self.text(1, &f.name);
-        self.texts(4, &f.inputs);
-        self.texts(5, &f.outputs);
-        self.texts(6, &f.attributes);
+        self.text(function::NAME, &f.name);
+        self.texts(function::INPUT, &f.inputs);
+        self.texts(function::OUTPUT, &f.outputs);
+        self.texts(function::ATTRIBUTE, &f.attributes);
         for &n in &f.nodes {
-            self.message(7, |w| w.node(n));
+            self.message(function::NODE, |w| w.node(n));
         }
-        self.text(8, &f.doc_string);
-        self.opsets(9, &f.opset_import);
-        self.text(10, &f.domain);
+        self.text(function::DOC_STRING, &f.doc_string);
+        self.opsets(function::OPSET_IMPORT, &f.opset_import);
+        self.text(function::DOMAIN, &f.domain);
         for a in &f.attribute_protos {
-            self.message(11, |w| w.attribute(a));
+            self.message(function::ATTRIBUTE_PROTO, |w| w.attribute(a));
         }
-        self.value_infos(12, &f.value_info);
-        self.text(13, &f.overload);
-        self.pairs(14, &f.metadata_props);
+        self.value_infos(function::VALUE_INFO, &f.value_info);
+        self.text(function::OVERLOAD, &f.overload);
+        self.pairs(function::METADATA_PROPS, &f.metadata_props);
     }
 
     fn node_device(&mut self, c: &NodeDeviceConfiguration) {
-        self.text(1, &c.configuration_id);
+        self.text(node_device_configuration::CONFIGURATION_ID, &c.configuration_id);
         for s in &c.sharding_spec {
-            self.message(2, |w| {
-                w.text(1, &s.tensor_name);
-                w.unpacked_int64s(2, &s.device);
+            self.message(node_device_configuration::SHARDING_SPEC, |w| {
+                w.text(sharding_spec::TENSOR_NAME, &s.tensor_name);
+                w.unpacked_int64s(sharding_spec::DEVICE, &s.device);
                 for e in &s.index_to_device_group_map {
-                    w.message(3, |w| {
-                        w.int64(1, e.key);
-                        w.unpacked_int64s(2, &e.value);
+                    w.message(sharding_spec::INDEX_TO_DEVICE_GROUP_MAP, |w| {
+                        w.int64(int_int_list_entry::KEY, e.key);
+                        w.unpacked_int64s(int_int_list_entry::VALUE, &e.value);
                     });
                 }
                 for d in &s.sharded_dim {
-                    w.message(4, |w| {
-                        w.int64(1, d.axis);
+                    w.message(sharding_spec::SHARDED_DIM, |w| {
+                        w.int64(sharded_dim::AXIS, d.axis);
                         for s in &d.simple_sharding {
-                            w.message(2, |w| {
+                            w.message(sharded_dim::SIMPLE_SHARDING, |w| {
                                 w.dim_value(&s.dim);
-                                w.int64(3, s.num_shards);
+                                w.int64(simple_sharded_dim::NUM_SHARDS, s.num_shards);
                             });
                         }
                     });
                 }
             });
         }
-        self.int32(3, c.pipeline_stage);
+        self.int32(node_device_configuration::PIPELINE_STAGE, c.pipeline_stage);
     }
 }
+
+// Messages that one function writes by the field numbers of the other (`Writer::type_value`,
+// `Writer::dim_value`) number those fields the same.
+const _: () = {
+    assert!(type_proto::tensor::ELEM_TYPE == type_proto::sparse_tensor::ELEM_TYPE);
+    assert!(type_proto::tensor::SHAPE == type_proto::sparse_tensor::SHAPE);
+    assert!(type_proto::sequence::ELEM_TYPE == type_proto::optional::ELEM_TYPE);
+    assert!(tensor_shape::dimension::DIM_VALUE == simple_sharded_dim::DIM_VALUE);
+    assert!(tensor_shape::dimension::DIM_PARAM == simple_sharded_dim::DIM_PARAM);
+};
 
 #[cfg(test)]
 mod tests {
@@ -592,13 +616,15 @@ mod tests {
                 ..ValueInfo::default()
             })
             .collect();
-        let one_by_one: Vec<u8> =
-            values.iter().flat_map(|v| value_info_pieces(13, std::slice::from_ref(v)).concat()).collect();
-        assert_eq!(value_info_pieces(13, &values).concat(), one_by_one);
+        let one_by_one: Vec<u8> = values
+            .iter()
+            .flat_map(|v| value_info_pieces(graph::VALUE_INFO, std::slice::from_ref(v)).concat())
+            .collect();
+        assert_eq!(value_info_pieces(graph::VALUE_INFO, &values).concat(), one_by_one);
         // Encoded from names and types only, the same bytes.
         let described: Vec<(&Str, &Type)> =
             values.iter().filter_map(|v| Some((v.name.as_ref()?, v.ty.as_ref()?))).collect();
-        assert_eq!(described_values(13, described.iter().copied(), Vec::new()), one_by_one);
+        assert_eq!(described_values(graph::VALUE_INFO, described.iter().copied(), Vec::new()), one_by_one);
     }
 
     #[test]
@@ -618,7 +644,7 @@ mod tests {
             let mut w = Writer { model: &Model::default(), out: vec![0xAA] };
             let body: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
             w.message(3, |w| w.out.extend_from_slice(&body));
-            let mut expected = vec![0xAA, 3 << 3 | 2];
+            let mut expected = vec![0xAA, 3 << 3 | LEN as u8];
             let mut n = len as u64;
             loop {
                 let byte = (n & 0x7f) as u8;
