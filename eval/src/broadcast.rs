@@ -1,0 +1,111 @@
+//! Multidirectional broadcasting (ONNX's numpy rule): the output shape of several inputs,
+//! and for each input the element that lands at each output position, as strides that are
+//! 0 along broadcast axes. One helper for every kernel that broadcasts.
+
+/// The broadcast shape of `shapes`, or a message naming the axis where two sizes clash.
+pub fn shape(shapes: &[&[usize]]) -> Result<Vec<usize>, String> {
+    let rank = shapes.iter().map(|s| s.len()).max().unwrap_or(0);
+    let mut out = vec![1usize; rank];
+    for s in shapes {
+        for (i, &d) in s.iter().enumerate() {
+            let axis = rank - s.len() + i;
+            let o = &mut out[axis];
+            if *o == 1 {
+                *o = d;
+            } else if d != 1 && d != *o {
+                let listed: Vec<String> = shapes.iter().map(|s| format!("{s:?}")).collect();
+                return Err(format!("shapes {} cannot broadcast (axis {axis}: {} and {d})", listed.join(", "), *o));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Row-major strides of `shape`.
+pub fn strides(shape: &[usize]) -> Vec<usize> {
+    let mut s = vec![1usize; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        s[i] = s[i + 1] * shape[i + 1];
+    }
+    s
+}
+
+/// The strides that read an input of shape `input` at each position of `out` (0 along
+/// axes the input broadcasts).
+pub fn input_strides(input: &[usize], out: &[usize]) -> Vec<usize> {
+    let own = strides(input);
+    let offset = out.len() - input.len();
+    (0..out.len()).map(|axis| if axis < offset || input[axis - offset] == 1 { 0 } else { own[axis - offset] }).collect()
+}
+
+/// The input offsets, in output order, of an input read with `strides` over `out`.
+pub fn offsets(out: &[usize], strides: &[usize]) -> Offsets {
+    let count = out.iter().product();
+    Offsets { shape: out.to_vec(), strides: strides.to_vec(), index: vec![0; out.len()], offset: 0, left: count }
+}
+
+/// See [`offsets`]: an odometer over the output positions.
+#[derive(Debug)]
+pub struct Offsets {
+    shape: Vec<usize>,
+    strides: Vec<usize>,
+    index: Vec<usize>,
+    offset: usize,
+    left: usize,
+}
+
+impl Iterator for Offsets {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let current = self.offset;
+        for axis in (0..self.shape.len()).rev() {
+            self.index[axis] += 1;
+            self.offset += self.strides[axis];
+            if self.index[axis] < self.shape[axis] {
+                break;
+            }
+            self.offset -= self.strides[axis] * self.index[axis];
+            self.index[axis] = 0;
+        }
+        Some(current)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_broadcast_as_numpy_does() {
+        assert_eq!(shape(&[&[2, 3], &[3]]), Ok(vec![2, 3]));
+        assert_eq!(shape(&[&[2, 1, 4], &[3, 1]]), Ok(vec![2, 3, 4]));
+        assert_eq!(shape(&[&[], &[5]]), Ok(vec![5]));
+        assert!(shape(&[&[2, 3], &[4]]).is_err());
+    }
+
+    /// Against a naive index-by-index reading.
+    #[test]
+    fn offsets_read_the_broadcast_element() {
+        let out = [2usize, 3, 4];
+        let input = [3usize, 1];
+        let got: Vec<usize> = offsets(&out, &input_strides(&input, &out)).collect();
+        let mut want = Vec::new();
+        for _a in 0..2 {
+            for b in 0..3 {
+                for _c in 0..4 {
+                    want.push(b);
+                }
+            }
+        }
+        assert_eq!(got, want);
+    }
+}

@@ -1,0 +1,680 @@
+//! Element by element: unary maps, binary and variadic operators with broadcasting,
+//! comparisons, logic, Where, Clip, Cast. float16 and bfloat16 are computed in f32 and
+//! rounded once, as numpy does.
+
+use half::{bf16, f16};
+use onnx_core::ir::DataType;
+
+use super::{Ctx, Kernel, input, one, optional};
+use crate::broadcast;
+use crate::value::{Data, Tensor, Value};
+
+pub fn kernel(op: &str) -> Option<Kernel> {
+    let k: Kernel = match op {
+        "Add" => |_, i| binary::<AddOp>(i),
+        "Sub" => |_, i| binary::<SubOp>(i),
+        "Mul" => |_, i| binary::<MulOp>(i),
+        "Div" => |_, i| binary::<DivOp>(i),
+        "Pow" => pow,
+        "Mod" => modulo,
+        "Max" => |_, i| variadic::<MaxOp>(i),
+        "Min" => |_, i| variadic::<MinOp>(i),
+        "Sum" => |_, i| variadic::<AddOp>(i),
+        "Mean" => mean,
+        "PRelu" => prelu,
+        "Equal" => |_, i| compare(i, |o| o == std::cmp::Ordering::Equal),
+        "Less" => |_, i| compare(i, |o| o == std::cmp::Ordering::Less),
+        "LessOrEqual" => |_, i| compare(i, |o| o != std::cmp::Ordering::Greater),
+        "Greater" => |_, i| compare(i, |o| o == std::cmp::Ordering::Greater),
+        "GreaterOrEqual" => |_, i| compare(i, |o| o != std::cmp::Ordering::Less),
+        "And" => |_, i| logic(i, |a, b| a && b),
+        "Or" => |_, i| logic(i, |a, b| a || b),
+        "Xor" => |_, i| logic(i, |a, b| a != b),
+        "Not" => |_, i| {
+            let Data::Bool(v) = &*input(i, 0)?.data else { return Err("Not takes booleans".into()) };
+            one(Tensor::new(input(i, 0)?.shape.clone(), Data::Bool(v.iter().map(|x| !x).collect())))
+        },
+        "Where" => where_,
+        "Identity" => |_, i| Ok(vec![i.first().copied().flatten().ok_or("input 0 is missing")?.clone()]),
+        "Cast" => cast,
+        "CastLike" => |_, i| one(cast_to(input(i, 0)?, input(i, 1)?.data_type())?),
+        "Clip" => clip,
+        "IsNaN" => |_, i| float_test(input(i, 0)?, f64::is_nan),
+        "IsInf" => is_inf,
+        "Abs" => |_, i| signed(input(i, 0)?, |x| x.abs(), |x| x.abs(), i64::wrapping_abs),
+        "Neg" => |_, i| signed(input(i, 0)?, |x| -x, |x| -x, i64::wrapping_neg),
+        "Sign" => |_, i| signed(input(i, 0)?, sign32, sign64, i64::signum),
+        "Relu" => |_, i| signed(input(i, 0)?, |x| x.max(0.0), |x| x.max(0.0), |x| x.max(0)),
+        "Exp" => |_, i| float(input(i, 0)?, f32::exp, f64::exp),
+        "Log" => |_, i| float(input(i, 0)?, f32::ln, f64::ln),
+        "Sqrt" => |_, i| float(input(i, 0)?, f32::sqrt, f64::sqrt),
+        "Reciprocal" => |_, i| float(input(i, 0)?, f32::recip, f64::recip),
+        "Sin" => |_, i| float(input(i, 0)?, f32::sin, f64::sin),
+        "Cos" => |_, i| float(input(i, 0)?, f32::cos, f64::cos),
+        "Tan" => |_, i| float(input(i, 0)?, f32::tan, f64::tan),
+        "Asin" => |_, i| float(input(i, 0)?, f32::asin, f64::asin),
+        "Acos" => |_, i| float(input(i, 0)?, f32::acos, f64::acos),
+        "Atan" => |_, i| float(input(i, 0)?, f32::atan, f64::atan),
+        "Sinh" => |_, i| float(input(i, 0)?, f32::sinh, f64::sinh),
+        "Cosh" => |_, i| float(input(i, 0)?, f32::cosh, f64::cosh),
+        "Asinh" => |_, i| float(input(i, 0)?, f32::asinh, f64::asinh),
+        "Acosh" => |_, i| float(input(i, 0)?, f32::acosh, f64::acosh),
+        "Atanh" => |_, i| float(input(i, 0)?, f32::atanh, f64::atanh),
+        "Tanh" => |_, i| float(input(i, 0)?, f32::tanh, f64::tanh),
+        "Floor" => |_, i| float(input(i, 0)?, f32::floor, f64::floor),
+        "Ceil" => |_, i| float(input(i, 0)?, f32::ceil, f64::ceil),
+        "Round" => |_, i| float(input(i, 0)?, f32::round_ties_even, f64::round_ties_even),
+        "Erf" => |_, i| float(input(i, 0)?, |x| erf(f64::from(x)) as f32, erf),
+        "Sigmoid" => |_, i| float(input(i, 0)?, |x| sigmoid(f64::from(x)) as f32, sigmoid),
+        "Softplus" => |_, i| float(input(i, 0)?, |x| softplus(f64::from(x)) as f32, softplus),
+        "Softsign" => |_, i| float(input(i, 0)?, |x| x / (1.0 + x.abs()), |x| x / (1.0 + x.abs())),
+        "Mish" => |_, i| float(input(i, 0)?, |x| mish(f64::from(x)) as f32, mish),
+        "Elu" | "Selu" | "LeakyRelu" | "HardSigmoid" | "HardSwish" | "ThresholdedRelu" | "Celu" | "Gelu" | "Swish"
+        | "Shrink" => parametric,
+        _ => return None,
+    };
+    Some(k)
+}
+
+/// Arithmetic every numeric element type supports.
+pub trait Number: Copy + PartialOrd + Send + Sync + 'static {
+    fn add(self, o: Self) -> Self;
+    fn sub(self, o: Self) -> Self;
+    fn mul(self, o: Self) -> Self;
+    /// Integer division truncates; by zero it gives 0 (numpy's result, without the warning).
+    fn div(self, o: Self) -> Self;
+    fn is_nan(self) -> bool;
+    fn to_f64(self) -> f64;
+    fn from_f64(v: f64) -> Self;
+}
+
+macro_rules! float_number {
+    ($($t:ty),*) => {$(
+        impl Number for $t {
+            fn add(self, o: Self) -> Self { self + o }
+            fn sub(self, o: Self) -> Self { self - o }
+            fn mul(self, o: Self) -> Self { self * o }
+            fn div(self, o: Self) -> Self { self / o }
+            fn is_nan(self) -> bool { <$t>::is_nan(self) }
+            fn to_f64(self) -> f64 { self as f64 }
+            fn from_f64(v: f64) -> Self { v as $t }
+        }
+    )*};
+}
+float_number!(f32, f64);
+
+macro_rules! int_number {
+    ($($t:ty),*) => {$(
+        impl Number for $t {
+            fn add(self, o: Self) -> Self { self.wrapping_add(o) }
+            fn sub(self, o: Self) -> Self { self.wrapping_sub(o) }
+            fn mul(self, o: Self) -> Self { self.wrapping_mul(o) }
+            fn div(self, o: Self) -> Self { self.checked_div(o).unwrap_or(0) }
+            fn is_nan(self) -> bool { false }
+            fn to_f64(self) -> f64 { self as f64 }
+            fn from_f64(v: f64) -> Self { v as $t }
+        }
+    )*};
+}
+int_number!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+/// A binary arithmetic operator, for every numeric type.
+pub trait NumOp {
+    fn apply<T: Number>(a: T, b: T) -> T;
+}
+
+#[derive(Debug)]
+pub struct AddOp;
+#[derive(Debug)]
+pub struct SubOp;
+#[derive(Debug)]
+pub struct MulOp;
+#[derive(Debug)]
+pub struct DivOp;
+#[derive(Debug)]
+pub struct MaxOp;
+#[derive(Debug)]
+pub struct MinOp;
+
+impl NumOp for AddOp {
+    fn apply<T: Number>(a: T, b: T) -> T {
+        a.add(b)
+    }
+}
+impl NumOp for SubOp {
+    fn apply<T: Number>(a: T, b: T) -> T {
+        a.sub(b)
+    }
+}
+impl NumOp for MulOp {
+    fn apply<T: Number>(a: T, b: T) -> T {
+        a.mul(b)
+    }
+}
+impl NumOp for DivOp {
+    fn apply<T: Number>(a: T, b: T) -> T {
+        a.div(b)
+    }
+}
+impl NumOp for MaxOp {
+    /// NaN wins, as numpy's maximum.
+    fn apply<T: Number>(a: T, b: T) -> T {
+        if a.partial_cmp(&b).is_none() {
+            if a.is_nan() { a } else { b }
+        } else if b > a {
+            b
+        } else {
+            a
+        }
+    }
+}
+impl NumOp for MinOp {
+    fn apply<T: Number>(a: T, b: T) -> T {
+        if a.partial_cmp(&b).is_none() {
+            if a.is_nan() { a } else { b }
+        } else if b < a {
+            b
+        } else {
+            a
+        }
+    }
+}
+
+/// `f` over `a` and `b` broadcast, with fast paths for equal shapes and scalars.
+pub fn zip<T: Copy, U>(
+    a: &[T],
+    ash: &[usize],
+    b: &[T],
+    bsh: &[usize],
+    f: impl Fn(T, T) -> U,
+) -> Result<(Vec<usize>, Vec<U>), String> {
+    let shape = broadcast::shape(&[ash, bsh])?;
+    let out = if ash == bsh {
+        a.iter().zip(b).map(|(&x, &y)| f(x, y)).collect()
+    } else if b.len() == 1 && shape == ash {
+        a.iter().map(|&x| f(x, b[0])).collect()
+    } else if a.len() == 1 && shape == bsh {
+        b.iter().map(|&y| f(a[0], y)).collect()
+    } else {
+        let ia = broadcast::offsets(&shape, &broadcast::input_strides(ash, &shape));
+        let ib = broadcast::offsets(&shape, &broadcast::input_strides(bsh, &shape));
+        ia.zip(ib).map(|(i, j)| f(a[i], b[j])).collect()
+    };
+    Ok((shape, out))
+}
+
+fn arith<O: NumOp>(a: &Tensor, b: &Tensor) -> Result<Tensor, String> {
+    macro_rules! go {
+        ($($v:ident),*) => {
+            match (&*a.data, &*b.data) {
+                $((Data::$v(x), Data::$v(y)) => {
+                    let (shape, out) = zip(x, &a.shape, y, &b.shape, O::apply)?;
+                    Tensor::new(shape, Data::$v(out))
+                })*
+                (Data::F16(x), Data::F16(y)) => {
+                    let (shape, out) = zip(x, &a.shape, y, &b.shape, |p, q| f16::from_f32(O::apply(p.to_f32(), q.to_f32())))?;
+                    Tensor::new(shape, Data::F16(out))
+                }
+                (Data::Bf16(x), Data::Bf16(y)) => {
+                    let (shape, out) = zip(x, &a.shape, y, &b.shape, |p, q| bf16::from_f32(O::apply(p.to_f32(), q.to_f32())))?;
+                    Tensor::new(shape, Data::Bf16(out))
+                }
+                (x, y) => return Err(format!("element types {} and {} do not combine", x.data_type().name(), y.data_type().name())),
+            }
+        };
+    }
+    Ok(go!(F32, F64, I8, I16, I32, I64, U8, U16, U32, U64))
+}
+
+fn binary<O: NumOp>(inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    one(arith::<O>(input(inputs, 0)?, input(inputs, 1)?)?)
+}
+
+fn variadic<O: NumOp>(inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let mut acc = input(inputs, 0)?.clone();
+    for i in 1..inputs.len() {
+        acc = arith::<O>(&acc, input(inputs, i)?)?;
+    }
+    one(acc)
+}
+
+fn mean(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let [Value::Tensor(sum)] = &variadic::<AddOp>(inputs)?[..] else { return Err("Mean: no sum".into()) };
+    let n = inputs.len() as f64;
+    one(float(sum, |x| (f64::from(x) / n) as f32, |x| x / n)?.pop_tensor()?)
+}
+
+trait PopTensor {
+    fn pop_tensor(self) -> Result<Tensor, String>;
+}
+
+impl PopTensor for Vec<Value> {
+    fn pop_tensor(mut self) -> Result<Tensor, String> {
+        match self.pop() {
+            Some(Value::Tensor(t)) => Ok(t),
+            _ => Err("expected a tensor result".into()),
+        }
+    }
+}
+
+/// Pow: computed in f64 and rounded once to the base's type (integer results truncate).
+fn pow(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let (a, b) = (input(inputs, 0)?, input(inputs, 1)?);
+    let (shape, out) = zip(&a.to_f64s()?, &a.shape, &b.to_f64s()?, &b.shape, f64::powf)?;
+    one(numeric_like(a.data_type(), shape, out)?)
+}
+
+/// Mod: integers take the divisor's sign (Python's %) unless `fmod = 1`, which truncates
+/// (C's fmod, required for floats).
+fn modulo(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let (a, b) = (input(inputs, 0)?, input(inputs, 1)?);
+    let fmod = ctx.int("fmod").unwrap_or(0) != 0;
+    macro_rules! ints {
+        ($($v:ident),*) => {
+            match (&*a.data, &*b.data) {
+                $((Data::$v(x), Data::$v(y)) => {
+                    let (shape, out) = zip(x, &a.shape, y, &b.shape, |p, q| {
+                        if q == 0 {
+                            return 0;
+                        }
+                        let r = p.wrapping_rem(q);
+                        #[allow(unused_comparisons)]
+                        let opposite = (r < 0) != (q < 0);
+                        if !fmod && r != 0 && opposite { r.wrapping_add(q) } else { r }
+                    })?;
+                    return one(Tensor::new(shape, Data::$v(out)));
+                })*
+                _ => {}
+            }
+        };
+    }
+    ints!(I8, I16, I32, I64, U8, U16, U32, U64);
+    let (x, y) = (a.to_f64s()?, b.to_f64s()?);
+    let (shape, out) = zip(&x, &a.shape, &y, &b.shape, |p, q| if fmod { p % q } else { p - q * (p / q).floor() })?;
+    one(from_f64_like(a.data_type(), shape, out)?)
+}
+
+/// A float tensor of type `dt` from f64 values.
+fn from_f64_like(dt: DataType, shape: Vec<usize>, v: Vec<f64>) -> Result<Tensor, String> {
+    let data = match dt {
+        DataType::Float => Data::F32(v.into_iter().map(|x| x as f32).collect()),
+        DataType::Double => Data::F64(v),
+        DataType::Float16 => Data::F16(v.into_iter().map(f16::from_f64).collect()),
+        DataType::Bfloat16 => Data::Bf16(v.into_iter().map(bf16::from_f64).collect()),
+        other => return Err(format!("{} is not a float type", other.name())),
+    };
+    Ok(Tensor::new(shape, data))
+}
+
+fn prelu(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let (x, slope) = (input(inputs, 0)?, input(inputs, 1)?);
+    let (a, b) = (x.to_f64s()?, slope.to_f64s()?);
+    // The slope broadcasts to X (unidirectionally).
+    let (shape, out) = zip(&a, &x.shape, &b, &slope.shape, |v, s| if v < 0.0 { v * s } else { v })?;
+    if shape != x.shape {
+        return Err(format!("slope of shape {:?} does not broadcast to {:?}", slope.shape, x.shape));
+    }
+    one(numeric_like(x.data_type(), shape, out)?)
+}
+
+/// A tensor of numeric type `dt` from f64 values (integers truncate).
+pub fn numeric_like(dt: DataType, shape: Vec<usize>, v: Vec<f64>) -> Result<Tensor, String> {
+    macro_rules! ints {
+        ($($d:ident => $v:ident, $t:ty),*) => {
+            match dt {
+                $(DataType::$d => Tensor::new(shape, Data::$v(v.into_iter().map(|x| x as $t).collect())),)*
+                _ => from_f64_like(dt, shape, v)?,
+            }
+        };
+    }
+    Ok(ints!(Int8 => I8, i8, Int16 => I16, i16, Int32 => I32, i32, Int64 => I64, i64, Uint8 => U8, u8,
+        Uint16 => U16, u16, Uint32 => U32, u32, Uint64 => U64, u64))
+}
+
+/// Orders two elements of the same type (strings byte-wise); `None` when incomparable (NaN).
+fn compare(inputs: &[Option<&Value>], keep: fn(std::cmp::Ordering) -> bool) -> Result<Vec<Value>, String> {
+    let (a, b) = (input(inputs, 0)?, input(inputs, 1)?);
+    let test = |o: Option<std::cmp::Ordering>| o.is_some_and(keep);
+    macro_rules! go {
+        ($($v:ident),*) => {
+            match (&*a.data, &*b.data) {
+                $((Data::$v(x), Data::$v(y)) => zip(x, &a.shape, y, &b.shape, |p, q| test(p.partial_cmp(&q)))?,)*
+                (Data::Str(x), Data::Str(y)) => {
+                    let xi: Vec<usize> = (0..x.len()).collect();
+                    let yi: Vec<usize> = (0..y.len()).collect();
+                    zip(&xi, &a.shape, &yi, &b.shape, |p, q| test(Some(x[p].cmp(&y[q]))))?
+                }
+                (x, y) => return Err(format!("cannot compare {} with {}", x.data_type().name(), y.data_type().name())),
+            }
+        };
+    }
+    let (shape, out) = go!(F32, F64, F16, Bf16, I8, I16, I32, I64, U8, U16, U32, U64, Bool);
+    one(Tensor::new(shape, Data::Bool(out)))
+}
+
+fn logic(inputs: &[Option<&Value>], f: fn(bool, bool) -> bool) -> Result<Vec<Value>, String> {
+    let (a, b) = (input(inputs, 0)?, input(inputs, 1)?);
+    let (Data::Bool(x), Data::Bool(y)) = (&*a.data, &*b.data) else {
+        return Err("logic operators take booleans".into());
+    };
+    let (shape, out) = zip(x, &a.shape, y, &b.shape, f)?;
+    one(Tensor::new(shape, Data::Bool(out)))
+}
+
+#[allow(clippy::clone_on_copy)] // one macro arm per element type, strings included
+fn where_(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let (c, x, y) = (input(inputs, 0)?, input(inputs, 1)?, input(inputs, 2)?);
+    let Data::Bool(cond) = &*c.data else { return Err("Where's condition must be bool".into()) };
+    let shape = broadcast::shape(&[&c.shape, &x.shape, &y.shape])?;
+    let ic = broadcast::offsets(&shape, &broadcast::input_strides(&c.shape, &shape));
+    let ix = broadcast::offsets(&shape, &broadcast::input_strides(&x.shape, &shape));
+    let iy = broadcast::offsets(&shape, &broadcast::input_strides(&y.shape, &shape));
+    macro_rules! go {
+        ($($v:ident),*) => {
+            match (&*x.data, &*y.data) {
+                $((Data::$v(p), Data::$v(q)) => Data::$v(
+                    ic.zip(ix).zip(iy).map(|((i, j), k)| if cond[i] { p[j].clone() } else { q[k].clone() }).collect(),
+                ),)*
+                (p, q) => return Err(format!("Where's values are {} and {}", p.data_type().name(), q.data_type().name())),
+            }
+        };
+    }
+    one(Tensor::new(shape.clone(), go!(F32, F64, F16, Bf16, I8, I16, I32, I64, U8, U16, U32, U64, Bool, Str)))
+}
+
+/// `f` over float data (float16 and bfloat16 through f32).
+pub fn float(t: &Tensor, f32f: impl Fn(f32) -> f32, f64f: impl Fn(f64) -> f64) -> Result<Vec<Value>, String> {
+    let data = match &*t.data {
+        Data::F32(v) => Data::F32(v.iter().map(|&x| f32f(x)).collect()),
+        Data::F64(v) => Data::F64(v.iter().map(|&x| f64f(x)).collect()),
+        Data::F16(v) => Data::F16(v.iter().map(|&x| f16::from_f32(f32f(x.to_f32()))).collect()),
+        Data::Bf16(v) => Data::Bf16(v.iter().map(|&x| bf16::from_f32(f32f(x.to_f32()))).collect()),
+        other => return Err(format!("expected floats, got {} values", other.data_type().name())),
+    };
+    one(Tensor::new(t.shape.clone(), data))
+}
+
+/// `f` over signed data: floats, and integers through i64.
+fn signed(t: &Tensor, f32f: fn(f32) -> f32, f64f: fn(f64) -> f64, intf: fn(i64) -> i64) -> Result<Vec<Value>, String> {
+    macro_rules! ints {
+        ($($v:ident => $t:ty),*) => {
+            match &*t.data {
+                $(Data::$v(v) => Data::$v(v.iter().map(|&x| intf(x as i64) as $t).collect()),)*
+                _ => return float(t, f32f, f64f),
+            }
+        };
+    }
+    let data = ints!(I8 => i8, I16 => i16, I32 => i32, I64 => i64, U8 => u8, U16 => u16, U32 => u32, U64 => u64);
+    one(Tensor::new(t.shape.clone(), data))
+}
+
+fn float_test(t: &Tensor, test: fn(f64) -> bool) -> Result<Vec<Value>, String> {
+    let v = t.to_f64s()?;
+    one(Tensor::new(t.shape.clone(), Data::Bool(v.into_iter().map(test).collect())))
+}
+
+fn is_inf(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let t = input(inputs, 0)?;
+    let (pos, neg) = (ctx.int("detect_positive").unwrap_or(1) != 0, ctx.int("detect_negative").unwrap_or(1) != 0);
+    let v = t.to_f64s()?;
+    let out = v.into_iter().map(|x| x.is_infinite() && ((x > 0.0 && pos) || (x < 0.0 && neg))).collect();
+    one(Tensor::new(t.shape.clone(), Data::Bool(out)))
+}
+
+fn sign32(x: f32) -> f32 {
+    if x > 0.0 {
+        1.0
+    } else if x < 0.0 {
+        -1.0
+    } else {
+        x
+    }
+}
+
+fn sign64(x: f64) -> f64 {
+    if x > 0.0 {
+        1.0
+    } else if x < 0.0 {
+        -1.0
+    } else {
+        x
+    }
+}
+
+fn sigmoid(x: f64) -> f64 {
+    if x >= 0.0 { 1.0 / (1.0 + (-x).exp()) } else { x.exp() / (1.0 + x.exp()) }
+}
+
+fn softplus(x: f64) -> f64 {
+    if x > 30.0 { x } else { x.exp().ln_1p() }
+}
+
+fn mish(x: f64) -> f64 {
+    x * softplus(x).tanh()
+}
+
+/// The error function, to f64 precision: its Taylor series near 0, a continued fraction
+/// for the complement further out.
+pub fn erf(x: f64) -> f64 {
+    if x.is_nan() {
+        return x;
+    }
+    let a = x.abs();
+    let value = if a < 2.5 {
+        let (mut term, mut sum, x2) = (a, a, a * a);
+        for n in 1..200 {
+            term *= -x2 / n as f64;
+            let add = term / (2 * n + 1) as f64;
+            sum += add;
+            if add.abs() < 1e-17 * sum.abs() {
+                break;
+            }
+        }
+        sum * 2.0 / std::f64::consts::PI.sqrt()
+    } else if a < 27.0 {
+        // erfc(a) = exp(-a²)/√π · 1/(a + (1/2)/(a + 1/(a + (3/2)/(a + …)))), evaluated backwards.
+        let mut fraction = a;
+        for k in (1..120).rev() {
+            fraction = a + (k as f64 / 2.0) / fraction;
+        }
+        1.0 - (-a * a).exp() / std::f64::consts::PI.sqrt() / fraction
+    } else {
+        1.0
+    };
+    value.copysign(x)
+}
+
+fn cast(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let to = ctx.int("to").ok_or("Cast needs 'to'")?;
+    let dt = i32::try_from(to).ok().and_then(DataType::from_code).ok_or_else(|| format!("unknown type {to}"))?;
+    one(cast_to(input(inputs, 0)?, dt)?)
+}
+
+/// The tensor's elements converted to `dt` (floats to integers truncate; strings parse and
+/// print as numpy does for the common cases).
+pub fn cast_to(t: &Tensor, dt: DataType) -> Result<Tensor, String> {
+    if t.data_type() == dt {
+        return Ok(t.clone());
+    }
+    if let Data::Str(s) = &*t.data {
+        let v: Vec<f64> = s.iter().map(|b| parse_number(b)).collect();
+        return numeric_or_bool(dt, t.shape.clone(), v);
+    }
+    if dt == DataType::String {
+        let text: Vec<Vec<u8>> = match &*t.data {
+            Data::F32(v) => v.iter().map(|x| float_text(f64::from(*x), true)).collect(),
+            Data::F64(v) => v.iter().map(|x| float_text(*x, false)).collect(),
+            Data::Bool(v) => v.iter().map(|&x| if x { b"True".to_vec() } else { b"False".to_vec() }).collect(),
+            _ => t.to_i64s()?.iter().map(|x| x.to_string().into_bytes()).collect(),
+        };
+        return Ok(Tensor::new(t.shape.clone(), Data::Str(text)));
+    }
+    // Integers to integers exactly (wrapping as numpy), without a detour through f64.
+    if let (Ok(ints), true) = (t.to_i64s(), is_integer(dt)) {
+        return Ok(integers_as(dt, t.shape.clone(), ints));
+    }
+    numeric_or_bool(dt, t.shape.clone(), t.to_f64s()?)
+}
+
+fn is_integer(dt: DataType) -> bool {
+    matches!(
+        dt,
+        DataType::Int8
+            | DataType::Int16
+            | DataType::Int32
+            | DataType::Int64
+            | DataType::Uint8
+            | DataType::Uint16
+            | DataType::Uint32
+            | DataType::Uint64
+    )
+}
+
+fn integers_as(dt: DataType, shape: Vec<usize>, v: Vec<i64>) -> Tensor {
+    let data = match dt {
+        DataType::Int8 => Data::I8(v.into_iter().map(|x| x as i8).collect()),
+        DataType::Int16 => Data::I16(v.into_iter().map(|x| x as i16).collect()),
+        DataType::Int32 => Data::I32(v.into_iter().map(|x| x as i32).collect()),
+        DataType::Uint8 => Data::U8(v.into_iter().map(|x| x as u8).collect()),
+        DataType::Uint16 => Data::U16(v.into_iter().map(|x| x as u16).collect()),
+        DataType::Uint32 => Data::U32(v.into_iter().map(|x| x as u32).collect()),
+        DataType::Uint64 => Data::U64(v.into_iter().map(|x| x as u64).collect()),
+        _ => Data::I64(v),
+    };
+    Tensor::new(shape, data)
+}
+
+fn numeric_or_bool(dt: DataType, shape: Vec<usize>, v: Vec<f64>) -> Result<Tensor, String> {
+    if dt == DataType::Bool {
+        return Ok(Tensor::new(shape, Data::Bool(v.into_iter().map(|x| x != 0.0).collect())));
+    }
+    // Out-of-range floats to integers: numpy's result on x86 is the integer minimum; NaN too.
+    if is_integer(dt) {
+        let ints = v
+            .into_iter()
+            .map(|x| if x.is_finite() && x.abs() < 9.2e18 { x.trunc() as i64 } else { i64::MIN })
+            .collect();
+        return Ok(integers_as(dt, shape, ints));
+    }
+    numeric_like(dt, shape, v)
+}
+
+fn parse_number(b: &[u8]) -> f64 {
+    let s = String::from_utf8_lossy(b);
+    let s = s.trim();
+    match s.to_ascii_lowercase().as_str() {
+        "inf" | "+inf" | "infinity" | "+infinity" => f64::INFINITY,
+        "-inf" | "-infinity" => f64::NEG_INFINITY,
+        "nan" | "+nan" | "-nan" => f64::NAN,
+        _ => s.parse().unwrap_or(f64::NAN),
+    }
+}
+
+/// A float as numpy's `str` writes it for float32 (`single`) or float64.
+fn float_text(x: f64, single: bool) -> Vec<u8> {
+    if x.is_nan() {
+        return b"nan".to_vec();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { b"inf".to_vec() } else { b"-inf".to_vec() };
+    }
+    let text = if single { format!("{:?}", x as f32) } else { format!("{x:?}") };
+    text.into_bytes()
+}
+
+fn clip(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let t = input(inputs, 0)?;
+    let bound = |i: usize, attr: &str, default: f64| -> Result<f64, String> {
+        if ctx.opset < 11 {
+            return Ok(ctx.float(attr).map_or(default, f64::from));
+        }
+        Ok(match optional(inputs, i)? {
+            Some(b) => b.to_f64s()?.first().copied().unwrap_or(default),
+            None => default,
+        })
+    };
+    let (lo, hi) = (bound(1, "min", f64::NEG_INFINITY)?, bound(2, "max", f64::INFINITY)?);
+    let v = t.to_f64s()?;
+    let out = v.into_iter().map(|x| if x.is_nan() { x } else { x.max(lo).min(hi) }).collect();
+    one(numeric_like(t.data_type(), t.shape.clone(), out)?)
+}
+
+/// The activations with attributes, computed in f64 and rounded once.
+fn parametric(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let t = input(inputs, 0)?;
+    let attr = |name: &str, default: f64| ctx.float(name).map_or(default, f64::from);
+    let f: Box<dyn Fn(f64) -> f64> = match ctx.op() {
+        "Elu" => {
+            let alpha = attr("alpha", 1.0);
+            Box::new(move |x| if x < 0.0 { alpha * (x.exp() - 1.0) } else { x })
+        }
+        "Selu" => {
+            let (alpha, gamma) = (attr("alpha", 1.673_263_192_176_818_8), attr("gamma", 1.050_701_022_148_132_3));
+            Box::new(move |x| if x <= 0.0 { gamma * (alpha * x.exp() - alpha) } else { gamma * x })
+        }
+        "LeakyRelu" => {
+            let alpha = attr("alpha", 0.01);
+            Box::new(move |x| if x < 0.0 { alpha * x } else { x })
+        }
+        "HardSigmoid" => {
+            let (alpha, beta) = (attr("alpha", 0.2), attr("beta", 0.5));
+            Box::new(move |x| (alpha * x + beta).clamp(0.0, 1.0))
+        }
+        "HardSwish" => Box::new(|x| x * (x / 6.0 + 0.5).clamp(0.0, 1.0)),
+        "ThresholdedRelu" => {
+            let alpha = attr("alpha", 1.0);
+            Box::new(move |x| if x > alpha { x } else { 0.0 })
+        }
+        "Celu" => {
+            let alpha = attr("alpha", 1.0);
+            Box::new(move |x| x.max(0.0) + (alpha * ((x / alpha).exp() - 1.0)).min(0.0))
+        }
+        "Gelu" => {
+            if ctx.string("approximate") == Some("tanh") {
+                Box::new(|x| {
+                    0.5 * x * (1.0 + ((2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x * x * x)).tanh())
+                })
+            } else {
+                Box::new(|x| 0.5 * x * (1.0 + erf(x / std::f64::consts::SQRT_2)))
+            }
+        }
+        "Swish" => {
+            let alpha = attr("alpha", 1.0);
+            Box::new(move |x| x * sigmoid(alpha * x))
+        }
+        "Shrink" => {
+            let (lambd, bias) = (attr("lambd", 0.5), attr("bias", 0.0));
+            Box::new(move |x| {
+                if x < -lambd {
+                    x + bias
+                } else if x > lambd {
+                    x - bias
+                } else {
+                    0.0
+                }
+            })
+        }
+        other => return Err(format!("no activation {other}")),
+    };
+    let out = t.to_f64s()?.into_iter().map(f).collect();
+    one(numeric_like(t.data_type(), t.shape.clone(), out)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn erf_matches_known_values() {
+        for (x, want) in [
+            (0.0, 0.0),
+            (0.5, 0.520_499_877_813_046_5),
+            (1.0, 0.842_700_792_949_714_9),
+            (2.0, 0.995_322_265_018_952_7),
+            (3.0, 0.999_977_909_503_001_4),
+            (-1.5, -0.966_105_146_475_310_7),
+        ] {
+            assert!((erf(x) - want).abs() < 1e-14, "erf({x}) = {} not {want}", erf(x));
+        }
+    }
+}

@@ -1,0 +1,142 @@
+//! The kernels: what an operator computes from its input values. One module per family of
+//! operators, as inference's rules are (`onnx_core::infer`); each family has a
+//! `kernel(op)` naming the kernel of each operator it knows, and the table that maps
+//! (domain, operator) to its kernel is built once from them ([`crate::registry`]).
+//!
+//! A kernel is a plain function of the node's context (attributes, opset, limits) and its
+//! input values; it returns the output values or a message saying what is wrong, which the
+//! runner turns into an error naming the node. Kernels never panic on bad input: shapes,
+//! indices and attributes from the model are checked.
+
+pub mod elementwise;
+pub mod matmul;
+pub mod nn;
+pub mod reduce;
+pub mod shape;
+
+use onnx_core::ir::{AttributeValue, Model, Node, Str};
+
+use crate::Limits;
+use crate::value::{Tensor, Value};
+
+/// What a kernel sees besides its inputs.
+#[derive(Debug)]
+pub struct Ctx<'a> {
+    pub model: &'a Model,
+    pub node: &'a Node,
+    /// The imported version of the node's domain.
+    pub opset: i64,
+    pub limits: &'a Limits,
+}
+
+/// A kernel: the output values of a node from its input values (`None` for an omitted
+/// optional input).
+pub type Kernel = fn(&Ctx<'_>, &[Option<&Value>]) -> Result<Vec<Value>, String>;
+
+/// Which operators a family has a kernel for, and which kernel.
+pub type Family = fn(&str) -> Option<Kernel>;
+
+/// The families of the default domain; an operator is claimed by at most one (the
+/// registry's test checks it).
+pub const DEFAULT_DOMAIN: [Family; 5] =
+    [elementwise::kernel, shape::kernel, reduce::kernel, matmul::kernel, nn::kernel];
+
+impl Ctx<'_> {
+    pub fn op(&self) -> &str {
+        self.node.op_type.as_ref().and_then(Str::as_str).unwrap_or("")
+    }
+
+    pub fn int(&self, name: &str) -> Option<i64> {
+        match self.node.attribute(name)?.value()? {
+            AttributeValue::Int(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    pub fn ints(&self, name: &str) -> Option<&[i64]> {
+        match self.node.attribute(name)?.value()? {
+            AttributeValue::Ints(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    pub fn float(&self, name: &str) -> Option<f32> {
+        match self.node.attribute(name)?.value()? {
+            AttributeValue::Float(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    pub fn string(&self, name: &str) -> Option<&str> {
+        self.node.attribute(name)?.s.as_ref()?.as_str()
+    }
+
+    /// A tensor attribute's value.
+    pub fn tensor(&self, name: &str) -> Result<Option<Tensor>, String> {
+        match self.node.attribute(name).and_then(|a| a.value()) {
+            Some(AttributeValue::Tensor(id)) => {
+                Tensor::from_ir(&self.model.tensors[id]).map(Some).map_err(|e| format!("attribute '{name}': {e}"))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Fails when a tensor of `count` elements would pass the run's limit.
+    pub fn check_elements(&self, count: usize) -> Result<(), String> {
+        if count > self.limits.max_tensor_elements {
+            return Err(format!(
+                "the result would hold {count} elements, more than the limit of {}",
+                self.limits.max_tensor_elements
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Input `i`, which must be present and a tensor.
+pub fn input<'v>(inputs: &[Option<&'v Value>], i: usize) -> Result<&'v Tensor, String> {
+    match inputs.get(i).copied().flatten() {
+        Some(v) => v.tensor().map_err(|e| format!("input {i}: {e}")),
+        None => Err(format!("input {i} is missing")),
+    }
+}
+
+/// Input `i` when given.
+pub fn optional<'v>(inputs: &[Option<&'v Value>], i: usize) -> Result<Option<&'v Tensor>, String> {
+    match inputs.get(i).copied().flatten() {
+        Some(v) => v.tensor().map(Some).map_err(|e| format!("input {i}: {e}")),
+        None => Ok(None),
+    }
+}
+
+/// One tensor output.
+pub fn one(t: Tensor) -> Result<Vec<Value>, String> {
+    Ok(vec![Value::Tensor(t)])
+}
+
+/// `axis` (negative counts from the end) as an index below `rank`.
+pub fn axis(axis: i64, rank: usize) -> Result<usize, String> {
+    let r = rank as i64;
+    let a = if axis < 0 { axis + r } else { axis };
+    if (0..r).contains(&a) { Ok(a as usize) } else { Err(format!("axis {axis} is out of range for rank {rank}")) }
+}
+
+/// The product of `dims`, checked.
+pub fn count(dims: &[usize]) -> Result<usize, String> {
+    dims.iter().try_fold(1usize, |n, &d| n.checked_mul(d)).ok_or_else(|| "the element count overflows".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each operator is claimed by at most one family, so the order they are asked in does
+    /// not matter.
+    #[test]
+    fn no_operator_has_two_kernels() {
+        for schema in onnx_core::schema::registry().operators_at("", i64::MAX) {
+            let claims = DEFAULT_DOMAIN.iter().filter(|family| family(&schema.op).is_some()).count();
+            assert!(claims <= 1, "{} is claimed by {claims} families", schema.op);
+        }
+    }
+}

@@ -1,0 +1,343 @@
+//! Neural-network layers: convolution, pooling, normalization. The first version computes
+//! directly from the definitions in f64 (the speed pass turns convolution into GEMM).
+
+use super::{Ctx, Kernel, count, input, one, optional};
+use crate::kernels::elementwise::numeric_like;
+use crate::value::{Tensor, Value};
+
+pub fn kernel(op: &str) -> Option<Kernel> {
+    let k: Kernel = match op {
+        "Conv" => conv,
+        "MaxPool" | "AveragePool" | "LpPool" => pool,
+        "GlobalAveragePool" | "GlobalMaxPool" => global_pool,
+        "BatchNormalization" => batch_norm,
+        "LayerNormalization" => layer_norm,
+        "InstanceNormalization" => instance_norm,
+        _ => return None,
+    };
+    Some(k)
+}
+
+/// The geometry of a sliding window over the spatial axes.
+struct Window {
+    kernel: Vec<usize>,
+    strides: Vec<usize>,
+    dilations: Vec<usize>,
+    /// Padding before each spatial axis.
+    begin: Vec<usize>,
+    out: Vec<usize>,
+}
+
+fn window(ctx: &Ctx<'_>, spatial: &[usize], kernel: Vec<usize>) -> Result<Window, String> {
+    let n = spatial.len();
+    let list = |name: &str, default: usize| -> Result<Vec<usize>, String> {
+        match ctx.ints(name) {
+            Some(v) if v.len() == n => {
+                v.iter().map(|&x| usize::try_from(x).map_err(|_| format!("{name} holds {x}"))).collect()
+            }
+            Some(v) => Err(format!("{name} has {} values for {n} spatial axes", v.len())),
+            None => Ok(vec![default; n]),
+        }
+    };
+    let strides = list("strides", 1)?;
+    let dilations = list("dilations", 1)?;
+    if strides.contains(&0) || dilations.contains(&0) {
+        return Err("strides and dilations must be positive".into());
+    }
+    let ceil = ctx.int("ceil_mode").unwrap_or(0) != 0;
+    let auto = ctx.string("auto_pad").unwrap_or("NOTSET");
+    let mut begin = vec![0usize; n];
+    let mut out = vec![0usize; n];
+    let pads = match ctx.ints("pads") {
+        Some(p) if p.len() == 2 * n => p
+            .iter()
+            .map(|&x| usize::try_from(x).map_err(|_| format!("pads hold {x}")))
+            .collect::<Result<Vec<_>, _>>()?,
+        Some(p) => return Err(format!("pads has {} values for {n} spatial axes", p.len())),
+        None => vec![0; 2 * n],
+    };
+    for i in 0..n {
+        let extent = dilations[i] * (kernel[i].max(1) - 1) + 1;
+        match auto {
+            "SAME_UPPER" | "SAME_LOWER" => {
+                out[i] = spatial[i].div_ceil(strides[i]);
+                let total = ((out[i].max(1) - 1) * strides[i] + extent).saturating_sub(spatial[i]);
+                begin[i] = if auto == "SAME_UPPER" { total / 2 } else { total - total / 2 };
+            }
+            "VALID" => out[i] = (spatial[i].saturating_sub(extent)) / strides[i] + 1,
+            _ => {
+                begin[i] = pads[i];
+                let padded = spatial[i] + pads[i] + pads[i + n];
+                if padded < extent {
+                    return Err("the window is larger than the padded input".into());
+                }
+                let span = padded - extent;
+                out[i] = if ceil { span.div_ceil(strides[i]) + 1 } else { span / strides[i] + 1 };
+                // A window that would start in the end padding only is dropped (ceil mode).
+                if ceil && (out[i] - 1) * strides[i] >= spatial[i] + pads[i] {
+                    out[i] -= 1;
+                }
+            }
+        }
+    }
+    Ok(Window { kernel, strides, dilations, begin, out })
+}
+
+/// Every window position: for each output position (row-major over the spatial axes), the
+/// input positions under each kernel tap (row-major over the kernel), `None` in padding.
+fn taps(w: &Window, spatial: &[usize]) -> Vec<Vec<Option<usize>>> {
+    let outs = w.out.iter().product::<usize>();
+    let taps = w.kernel.iter().product::<usize>();
+    let n = spatial.len();
+    let mut all = Vec::with_capacity(outs);
+    for o in 0..outs {
+        let mut opos = vec![0; n];
+        let mut rest = o;
+        for i in (0..n).rev() {
+            opos[i] = rest % w.out[i];
+            rest /= w.out[i];
+        }
+        let mut these = Vec::with_capacity(taps);
+        for t in 0..taps {
+            let mut rest = t;
+            let mut offset = Some(0usize);
+            let mut stride = 1;
+            let mut kpos = vec![0; n];
+            for i in (0..n).rev() {
+                kpos[i] = rest % w.kernel[i];
+                rest /= w.kernel[i];
+            }
+            for i in (0..n).rev() {
+                let at = (opos[i] * w.strides[i] + kpos[i] * w.dilations[i]) as i64 - w.begin[i] as i64;
+                offset = match offset {
+                    Some(off) if at >= 0 && (at as usize) < spatial[i] => Some(off + at as usize * stride),
+                    _ => None,
+                };
+                stride *= spatial[i];
+            }
+            these.push(offset);
+        }
+        all.push(these);
+    }
+    all
+}
+
+fn conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let (x, w) = (input(inputs, 0)?, input(inputs, 1)?);
+    if x.rank() < 3 || w.rank() != x.rank() {
+        return Err(format!("Conv of input {:?} and weights {:?}", x.shape, w.shape));
+    }
+    let group =
+        usize::try_from(ctx.int("group").unwrap_or(1)).ok().filter(|&g| g > 0).ok_or("group must be positive")?;
+    let (batch, channels, spatial) = (x.shape[0], x.shape[1], &x.shape[2..]);
+    let (filters, per_group) = (w.shape[0], w.shape[1]);
+    if channels != per_group * group || filters % group != 0 {
+        return Err(format!("{channels} input channels, {per_group} per group × {group} groups, {filters} filters"));
+    }
+    let kernel = w.shape[2..].to_vec();
+    if let Some(k) = ctx.ints("kernel_shape")
+        && k.iter().map(|&v| v as usize).ne(kernel.iter().copied())
+    {
+        return Err("kernel_shape differs from the weights' shape".into());
+    }
+    let win = window(ctx, spatial, kernel)?;
+    let taps = taps(&win, spatial);
+    let (xv, wv) = (x.to_f64s()?, w.to_f64s()?);
+    let bias = optional(inputs, 2)?.map(Tensor::to_f64s).transpose()?;
+    let in_size: usize = spatial.iter().product();
+    let out_size = taps.len();
+    let kernel_size: usize = win.kernel.iter().product();
+    let per_out_group = filters / group;
+    let mut out = vec![0.0; batch * filters * out_size];
+    for b in 0..batch {
+        for f in 0..filters {
+            let g = f / per_out_group;
+            let base = bias.as_ref().map_or(0.0, |v| v.get(f).copied().unwrap_or(0.0));
+            for (o, tap) in taps.iter().enumerate() {
+                let mut sum = base;
+                for c in 0..per_group {
+                    let xc = (b * channels + g * per_group + c) * in_size;
+                    let wc = (f * per_group + c) * kernel_size;
+                    for (k, at) in tap.iter().enumerate() {
+                        if let Some(at) = at {
+                            sum += xv[xc + at] * wv[wc + k];
+                        }
+                    }
+                }
+                out[(b * filters + f) * out_size + o] = sum;
+            }
+        }
+    }
+    let mut shape = vec![batch, filters];
+    shape.extend_from_slice(&win.out);
+    one(numeric_like(x.data_type(), shape, out)?)
+}
+
+fn pool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let x = input(inputs, 0)?;
+    if x.rank() < 3 {
+        return Err(format!("pooling of a rank-{} input", x.rank()));
+    }
+    let kernel: Vec<usize> =
+        ctx.ints("kernel_shape").ok_or("kernel_shape is required")?.iter().map(|&v| v.max(1) as usize).collect();
+    let spatial = &x.shape[2..];
+    if kernel.len() != spatial.len() {
+        return Err("kernel_shape does not match the spatial axes".into());
+    }
+    let win = window(ctx, spatial, kernel)?;
+    let taps = taps(&win, spatial);
+    let xv = x.to_f64s()?;
+    let planes = x.shape[0] * x.shape[1];
+    let in_size: usize = spatial.iter().product();
+    let op = ctx.op();
+    let include_pad = ctx.int("count_include_pad").unwrap_or(0) != 0;
+    let p = ctx.int("p").unwrap_or(2) as f64;
+    let mut out = Vec::with_capacity(planes * taps.len());
+    let mut indices = Vec::new();
+    for plane in 0..planes {
+        let base = plane * in_size;
+        for tap in &taps {
+            let present = tap.iter().flatten().map(|&at| (at, xv[base + at]));
+            out.push(match op {
+                "MaxPool" => {
+                    let (mut best, mut best_at) = (f64::NEG_INFINITY, 0);
+                    for (at, v) in present {
+                        if v > best {
+                            (best, best_at) = (v, at);
+                        }
+                    }
+                    indices.push((base + best_at) as i64);
+                    best
+                }
+                "LpPool" => present.map(|(_, v)| v.abs().powf(p)).sum::<f64>().powf(1.0 / p),
+                _ => {
+                    let (sum, n) = present.fold((0.0, 0usize), |(s, n), (_, v)| (s + v, n + 1));
+                    let n = if include_pad { tap.len() } else { n };
+                    if n == 0 { 0.0 } else { sum / n as f64 }
+                }
+            });
+        }
+    }
+    let mut shape = x.shape[..2].to_vec();
+    shape.extend_from_slice(&win.out);
+    let mut result = vec![Value::Tensor(numeric_like(x.data_type(), shape.clone(), out)?)];
+    if op == "MaxPool" && ctx.node.outputs.len() > 1 {
+        result.push(Value::Tensor(Tensor::new(shape, crate::value::Data::I64(indices))));
+    }
+    Ok(result)
+}
+
+fn global_pool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let x = input(inputs, 0)?;
+    if x.rank() < 2 {
+        return Err("global pooling needs batch and channel axes".into());
+    }
+    let planes = x.shape[0] * x.shape[1];
+    let size = count(&x.shape[2..])?;
+    let xv = x.to_f64s()?;
+    let max = ctx.op() == "GlobalMaxPool";
+    let out = (0..planes)
+        .map(|p| {
+            let plane = &xv[p * size..(p + 1) * size];
+            if max {
+                plane.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+            } else {
+                plane.iter().sum::<f64>() / size as f64
+            }
+        })
+        .collect();
+    let mut shape = x.shape[..2].to_vec();
+    shape.extend(std::iter::repeat_n(1, x.rank() - 2));
+    one(numeric_like(x.data_type(), shape, out)?)
+}
+
+/// Inference mode: `(x - mean) / sqrt(var + epsilon) * scale + bias` per channel.
+fn batch_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let x = input(inputs, 0)?;
+    let [scale, bias, mean, var] = [1, 2, 3, 4].map(|i| input(inputs, i).and_then(Tensor::to_f64s));
+    let (scale, bias, mean, var) = (scale?, bias?, mean?, var?);
+    if ctx.int("training_mode").unwrap_or(0) != 0 {
+        return Err("training mode is not supported yet".into());
+    }
+    let eps = f64::from(ctx.float("epsilon").unwrap_or(1e-5));
+    let channels = *x.shape.get(1).unwrap_or(&1);
+    if [&scale, &bias, &mean, &var].iter().any(|v| v.len() != channels) {
+        return Err(format!("per-channel inputs do not have {channels} values"));
+    }
+    let inner = count(&x.shape[2.min(x.rank())..])?;
+    let mut v = x.to_f64s()?;
+    for (i, e) in v.iter_mut().enumerate() {
+        let c = (i / inner) % channels;
+        *e = (*e - mean[c]) / (var[c] + eps).sqrt() * scale[c] + bias[c];
+    }
+    one(numeric_like(x.data_type(), x.shape.clone(), v)?)
+}
+
+fn layer_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let x = input(inputs, 0)?;
+    let a = super::axis(ctx.int("axis").unwrap_or(-1), x.rank())?;
+    let eps = f64::from(ctx.float("epsilon").unwrap_or(1e-5));
+    let (outer, inner) = (count(&x.shape[..a])?, count(&x.shape[a..])?);
+    let scale = input(inputs, 1)?;
+    let bias = optional(inputs, 2)?;
+    let norm_shape = &x.shape[a..];
+    let s = broadcast_to(scale, norm_shape)?;
+    let b = match bias {
+        Some(b) => broadcast_to(b, norm_shape)?,
+        None => vec![0.0; inner],
+    };
+    let mut v = x.to_f64s()?;
+    let (mut means, mut inv_stds) = (Vec::with_capacity(outer), Vec::with_capacity(outer));
+    for o in 0..outer {
+        let row = &mut v[o * inner..(o + 1) * inner];
+        let mean = row.iter().sum::<f64>() / inner as f64;
+        let var = row.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / inner as f64;
+        let inv = 1.0 / (var + eps).sqrt();
+        for (k, e) in row.iter_mut().enumerate() {
+            *e = (*e - mean) * inv * s[k] + b[k];
+        }
+        means.push(mean);
+        inv_stds.push(inv);
+    }
+    let mut out = vec![Value::Tensor(numeric_like(x.data_type(), x.shape.clone(), v)?)];
+    let mut reduced = x.shape[..a].to_vec();
+    reduced.extend(std::iter::repeat_n(1, x.rank() - a));
+    let stash = if ctx.int("stash_type").unwrap_or(1) == 1 { onnx_core::ir::DataType::Float } else { x.data_type() };
+    if ctx.node.outputs.len() > 1 {
+        out.push(Value::Tensor(numeric_like(stash, reduced.clone(), means)?));
+    }
+    if ctx.node.outputs.len() > 2 {
+        out.push(Value::Tensor(numeric_like(stash, reduced, inv_stds)?));
+    }
+    Ok(out)
+}
+
+/// `t`'s values broadcast to `shape`.
+fn broadcast_to(t: &Tensor, shape: &[usize]) -> Result<Vec<f64>, String> {
+    let v = t.to_f64s()?;
+    if crate::broadcast::shape(&[&t.shape, shape])? != shape {
+        return Err(format!("shape {:?} does not broadcast to {shape:?}", t.shape));
+    }
+    Ok(crate::broadcast::offsets(shape, &crate::broadcast::input_strides(&t.shape, shape)).map(|i| v[i]).collect())
+}
+
+fn instance_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let x = input(inputs, 0)?;
+    let (scale, bias) = (input(inputs, 1)?.to_f64s()?, input(inputs, 2)?.to_f64s()?);
+    let eps = f64::from(ctx.float("epsilon").unwrap_or(1e-5));
+    let channels = *x.shape.get(1).ok_or("InstanceNormalization needs a channel axis")?;
+    if scale.len() != channels || bias.len() != channels {
+        return Err("scale and bias need one value per channel".into());
+    }
+    let size = count(&x.shape[2..])?;
+    let mut v = x.to_f64s()?;
+    for (p, plane) in v.chunks_mut(size.max(1)).enumerate() {
+        let c = p % channels;
+        let mean = plane.iter().sum::<f64>() / size as f64;
+        let var = plane.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / size as f64;
+        for e in plane.iter_mut() {
+            *e = (*e - mean) / (var + eps).sqrt() * scale[c] + bias[c];
+        }
+    }
+    one(numeric_like(x.data_type(), x.shape.clone(), v)?)
+}

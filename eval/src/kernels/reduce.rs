@@ -1,0 +1,176 @@
+//! Reductions over axes (ReduceSum … ReduceLogSumExp), ArgMax/ArgMin, Softmax and its kin.
+//! Sums are accumulated in f64 and rounded once to the element type.
+
+use super::{Ctx, Kernel, axis, count, input, one, optional};
+use crate::kernels::elementwise::numeric_like;
+use crate::value::{Data, Tensor, Value};
+
+pub fn kernel(op: &str) -> Option<Kernel> {
+    let k: Kernel = match op {
+        "ReduceSum" | "ReduceMean" | "ReduceMax" | "ReduceMin" | "ReduceProd" | "ReduceL1" | "ReduceL2"
+        | "ReduceLogSum" | "ReduceLogSumExp" | "ReduceSumSquare" => reduce,
+        "ArgMax" | "ArgMin" => arg,
+        "Softmax" | "LogSoftmax" | "Hardmax" => softmax,
+        _ => return None,
+    };
+    Some(k)
+}
+
+/// The axes a reduction runs over (sorted, deduplicated), `None` for a no-op.
+fn reduced_axes(ctx: &Ctx<'_>, inputs: &[Option<&Value>], rank: usize) -> Result<Option<Vec<usize>>, String> {
+    // From opset 18 (13 for ReduceSum) the axes are an input.
+    let from_input = ctx.opset >= 18 || (ctx.op() == "ReduceSum" && ctx.opset >= 13);
+    let axes = if from_input {
+        optional(inputs, 1)?.map(Tensor::to_i64s).transpose()?
+    } else {
+        ctx.ints("axes").map(<[i64]>::to_vec)
+    };
+    match axes {
+        Some(a) if !a.is_empty() => {
+            let mut a = a.iter().map(|&x| axis(x, rank)).collect::<Result<Vec<_>, _>>()?;
+            a.sort_unstable();
+            a.dedup();
+            Ok(Some(a))
+        }
+        _ if from_input && ctx.int("noop_with_empty_axes").unwrap_or(0) != 0 => Ok(None),
+        _ => Ok(Some((0..rank).collect())),
+    }
+}
+
+fn reduce(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let t = input(inputs, 0)?;
+    let Some(axes) = reduced_axes(ctx, inputs, t.rank())? else { return one(t.clone()) };
+    let keep = ctx.int("keepdims").unwrap_or(1) != 0;
+    let values = t.to_f64s()?;
+    let out_shape_kept: Vec<usize> =
+        t.shape.iter().enumerate().map(|(i, &d)| if axes.contains(&i) { 1 } else { d }).collect();
+    let out_count = count(&out_shape_kept)?;
+    let strides = crate::broadcast::strides(&t.shape);
+    let out_strides = crate::broadcast::strides(&out_shape_kept);
+    let op = ctx.op();
+    let empty_reduction = axes.iter().any(|&a| t.shape[a] == 0);
+    let start = match op {
+        "ReduceMax" => f64::NEG_INFINITY,
+        "ReduceMin" => f64::INFINITY,
+        "ReduceProd" => 1.0,
+        _ => 0.0,
+    };
+    let mut acc = vec![start; out_count];
+    // For LogSumExp: the maximum of each group first, for a stable sum.
+    let mut max = vec![f64::NEG_INFINITY; out_count];
+    let target = |i: usize| -> usize {
+        (0..t.rank())
+            .map(|a| if axes.contains(&a) { 0 } else { ((i / strides[a]) % t.shape[a]) * out_strides[a] })
+            .sum()
+    };
+    let targets: Vec<usize> = (0..values.len()).map(target).collect();
+    if op == "ReduceLogSumExp" {
+        for (&v, &o) in values.iter().zip(&targets) {
+            max[o] = max[o].max(v);
+        }
+    }
+    for (&v, &o) in values.iter().zip(&targets) {
+        let a = &mut acc[o];
+        match op {
+            "ReduceMax" => *a = if v.is_nan() || *a < v { v } else { *a },
+            "ReduceMin" => *a = if v.is_nan() || *a > v { v } else { *a },
+            "ReduceProd" => *a *= v,
+            "ReduceL1" => *a += v.abs(),
+            "ReduceL2" | "ReduceSumSquare" => *a += v * v,
+            "ReduceLogSumExp" => *a += (v - max[o]).exp(),
+            _ => *a += v,
+        }
+    }
+    let per_group = values.len().checked_div(out_count).unwrap_or(0);
+    for (o, a) in acc.iter_mut().enumerate() {
+        *a = match op {
+            "ReduceMean" => *a / per_group as f64,
+            "ReduceL2" => a.sqrt(),
+            "ReduceLogSum" => a.ln(),
+            "ReduceLogSumExp" if max[o].is_finite() => a.ln() + max[o],
+            "ReduceLogSumExp" => max[o],
+            _ => *a,
+        };
+    }
+    if empty_reduction
+        && matches!(op, "ReduceMax" | "ReduceMin")
+        && !t.data_type().name().starts_with("float")
+        && t.data_type().name() != "double"
+    {
+        return Err("reducing an empty axis of integers has no value".into());
+    }
+    let shape = if keep {
+        out_shape_kept
+    } else {
+        t.shape.iter().enumerate().filter(|(i, _)| !axes.contains(i)).map(|(_, &d)| d).collect()
+    };
+    one(numeric_like(t.data_type(), shape, acc)?)
+}
+
+fn arg(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let t = input(inputs, 0)?;
+    let a = axis(ctx.int("axis").unwrap_or(0), t.rank())?;
+    let keep = ctx.int("keepdims").unwrap_or(1) != 0;
+    let last = ctx.int("select_last_index").unwrap_or(0) != 0;
+    let max = ctx.op() == "ArgMax";
+    let values = t.to_f64s()?;
+    let (outer, n, inner) = (count(&t.shape[..a])?, t.shape[a], count(&t.shape[a + 1..])?);
+    if n == 0 {
+        return Err("the axis is empty".into());
+    }
+    let mut out = Vec::with_capacity(outer * inner);
+    for o in 0..outer {
+        for i in 0..inner {
+            let mut best = 0usize;
+            for k in 1..n {
+                let (v, b) = (values[(o * n + k) * inner + i], values[(o * n + best) * inner + i]);
+                let better = if max { v > b || (last && v == b) } else { v < b || (last && v == b) };
+                if better {
+                    best = k;
+                }
+            }
+            out.push(best as i64);
+        }
+    }
+    let mut shape = t.shape.clone();
+    if keep {
+        shape[a] = 1;
+    } else {
+        shape.remove(a);
+    }
+    one(Tensor::new(shape, Data::I64(out)))
+}
+
+/// Softmax, LogSoftmax, Hardmax: over one axis from opset 13, over the flattened trailing
+/// axes (from `axis`, default 1) before.
+fn softmax(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let t = input(inputs, 0)?;
+    let modern = ctx.opset >= 13;
+    let a = axis(ctx.int("axis").unwrap_or(if modern { -1 } else { 1 }), t.rank().max(1))?;
+    let (outer, n, inner) = if modern {
+        (count(&t.shape[..a])?, *t.shape.get(a).unwrap_or(&1), count(&t.shape[(a + 1).min(t.rank())..])?)
+    } else {
+        (count(&t.shape[..a])?, count(&t.shape[a..])?, 1)
+    };
+    let mut v = t.to_f64s()?;
+    let op = ctx.op();
+    for o in 0..outer {
+        for i in 0..inner {
+            let at = |k: usize| (o * n + k) * inner + i;
+            let max = (0..n).map(|k| v[at(k)]).fold(f64::NEG_INFINITY, f64::max);
+            if op == "Hardmax" {
+                let first = (0..n).find(|&k| v[at(k)] == max);
+                for k in 0..n {
+                    v[at(k)] = if Some(k) == first { 1.0 } else { 0.0 };
+                }
+                continue;
+            }
+            let sum: f64 = (0..n).map(|k| (v[at(k)] - max).exp()).sum();
+            for k in 0..n {
+                let x = v[at(k)] - max;
+                v[at(k)] = if op == "LogSoftmax" { x - sum.ln() } else { x.exp() / sum };
+            }
+        }
+    }
+    one(numeric_like(t.data_type(), t.shape.clone(), v)?)
+}

@@ -1,0 +1,490 @@
+//! Operators that move elements without computing new ones: reshaping (sharing the data),
+//! transposing, slicing, gathering, concatenating, splitting, expanding, padding, and the
+//! constants and shape queries.
+
+use onnx_core::ir::{AttributeValue, DataType};
+
+use super::{Ctx, Kernel, axis, count, input, one, optional};
+use crate::broadcast;
+use crate::value::{Data, Tensor, Value};
+
+pub fn kernel(op: &str) -> Option<Kernel> {
+    let k: Kernel = match op {
+        "Reshape" => reshape,
+        "Flatten" => flatten,
+        "Squeeze" => squeeze,
+        "Unsqueeze" => unsqueeze,
+        "Transpose" => transpose,
+        "Concat" => concat,
+        "Slice" => slice,
+        "Gather" => gather,
+        "GatherElements" => gather_elements,
+        "Shape" => shape,
+        "Size" => |_, i| one(Tensor::scalar(Data::I64(vec![input(i, 0)?.len() as i64]))),
+        "Constant" => constant,
+        "ConstantOfShape" => constant_of_shape,
+        "Expand" => expand,
+        "Range" => range,
+        "Tile" => tile,
+        "Split" => split,
+        "Pad" => pad,
+        _ => return None,
+    };
+    Some(k)
+}
+
+/// The integers of input `i` (shapes, axes), or of attribute `attr` for older opsets.
+fn ints_from(ctx: &Ctx<'_>, inputs: &[Option<&Value>], i: usize, attr: &str) -> Result<Option<Vec<i64>>, String> {
+    match optional(inputs, i)? {
+        Some(t) => Ok(Some(t.to_i64s()?)),
+        None => Ok(ctx.ints(attr).map(<[i64]>::to_vec)),
+    }
+}
+
+fn dims(v: &[i64], what: &str) -> Result<Vec<usize>, String> {
+    v.iter().map(|&d| usize::try_from(d).map_err(|_| format!("{what} has a negative size {d}"))).collect()
+}
+
+fn reshape(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let t = input(inputs, 0)?;
+    let wanted = ints_from(ctx, inputs, 1, "shape")?.ok_or("Reshape needs a shape")?;
+    let allow_zero = ctx.int("allowzero").unwrap_or(0) != 0;
+    let mut shape = Vec::with_capacity(wanted.len());
+    let mut infer_at = None;
+    for (i, &d) in wanted.iter().enumerate() {
+        match d {
+            -1 if infer_at.is_none() => {
+                infer_at = Some(i);
+                shape.push(1);
+            }
+            0 if !allow_zero => shape.push(*t.shape.get(i).ok_or("shape copies an axis the input does not have")?),
+            d => shape.push(usize::try_from(d).map_err(|_| format!("shape holds {d}"))?),
+        }
+    }
+    if let Some(i) = infer_at {
+        let known = count(&shape)?;
+        if known == 0 || t.len() % known != 0 {
+            return Err(format!("cannot reshape {:?} ({} elements) to {wanted:?}", t.shape, t.len()));
+        }
+        shape[i] = t.len() / known;
+    }
+    if count(&shape)? != t.len() {
+        return Err(format!("cannot reshape {:?} ({} elements) to {wanted:?}", t.shape, t.len()));
+    }
+    one(t.reshaped(shape))
+}
+
+fn flatten(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let t = input(inputs, 0)?;
+    let a = ctx.int("axis").unwrap_or(1);
+    let a = if a < 0 { a + t.rank() as i64 } else { a };
+    let a = usize::try_from(a).ok().filter(|&a| a <= t.rank()).ok_or("axis out of range")?;
+    let outer = count(&t.shape[..a])?;
+    one(t.reshaped(vec![outer, count(&t.shape[a..])?]))
+}
+
+fn squeeze(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let t = input(inputs, 0)?;
+    let shape = match ints_from(ctx, inputs, 1, "axes")? {
+        Some(axes) => {
+            let axes = axes.iter().map(|&a| axis(a, t.rank())).collect::<Result<Vec<_>, _>>()?;
+            if let Some(&a) = axes.iter().find(|&&a| t.shape[a] != 1) {
+                return Err(format!("axis {a} has size {}, not 1", t.shape[a]));
+            }
+            t.shape.iter().enumerate().filter(|(i, _)| !axes.contains(i)).map(|(_, &d)| d).collect()
+        }
+        None => t.shape.iter().copied().filter(|&d| d != 1).collect(),
+    };
+    one(t.reshaped(shape))
+}
+
+fn unsqueeze(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let t = input(inputs, 0)?;
+    let axes = ints_from(ctx, inputs, 1, "axes")?.ok_or("Unsqueeze needs axes")?;
+    let rank = t.rank() + axes.len();
+    let mut axes = axes.iter().map(|&a| axis(a, rank)).collect::<Result<Vec<_>, _>>()?;
+    axes.sort_unstable();
+    if axes.windows(2).any(|w| w[0] == w[1]) {
+        return Err("axes repeat".into());
+    }
+    let mut shape = t.shape.clone();
+    for a in axes {
+        shape.insert(a, 1);
+    }
+    one(t.reshaped(shape))
+}
+
+/// The element offsets of `t` read in the order of its axes permuted by `perm`.
+fn permuted_offsets(shape: &[usize], perm: &[usize]) -> (Vec<usize>, broadcast::Offsets) {
+    let own = broadcast::strides(shape);
+    let out: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+    let strides: Vec<usize> = perm.iter().map(|&p| own[p]).collect();
+    (out.clone(), broadcast::offsets(&out, &strides))
+}
+
+fn transpose(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let t = input(inputs, 0)?;
+    let perm: Vec<usize> = match ctx.ints("perm") {
+        Some(p) => p.iter().map(|&a| axis(a, t.rank())).collect::<Result<_, _>>()?,
+        None => (0..t.rank()).rev().collect(),
+    };
+    let mut seen = perm.clone();
+    seen.sort_unstable();
+    if seen != (0..t.rank()).collect::<Vec<_>>() {
+        return Err(format!("perm {perm:?} is not a permutation of the {} axes", t.rank()));
+    }
+    let (shape, offsets) = permuted_offsets(&t.shape, &perm);
+    one(Tensor::new(shape, t.data.pick(offsets)))
+}
+
+fn concat(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let parts: Vec<&Tensor> = (0..inputs.len()).map(|i| input(inputs, i)).collect::<Result<_, _>>()?;
+    let first = parts.first().ok_or("Concat needs inputs")?;
+    let a = axis(ctx.int("axis").ok_or("Concat needs 'axis'")?, first.rank())?;
+    let mut shape = first.shape.clone();
+    shape[a] = 0;
+    for p in &parts {
+        if p.rank() != first.rank() || p.shape.iter().enumerate().any(|(i, &d)| i != a && d != first.shape[i]) {
+            return Err(format!("shapes {:?} and {:?} do not concatenate on axis {a}", first.shape, p.shape));
+        }
+        shape[a] += p.shape[a];
+    }
+    let outer = count(&shape[..a])?;
+    let mut data = Data::empty(first.data_type(), count(&shape)?)?;
+    for o in 0..outer {
+        for p in &parts {
+            let block = count(&p.shape[a..])?;
+            let piece = p.data.pick(o * block..(o + 1) * block);
+            data.extend_from(&piece)?;
+        }
+    }
+    one(Tensor::new(shape, data))
+}
+
+fn slice(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let t = input(inputs, 0)?;
+    let (starts, ends, axes, steps) = if ctx.opset >= 10 {
+        (
+            input(inputs, 1)?.to_i64s()?,
+            input(inputs, 2)?.to_i64s()?,
+            optional(inputs, 3)?.map(Tensor::to_i64s).transpose()?,
+            optional(inputs, 4)?.map(Tensor::to_i64s).transpose()?,
+        )
+    } else {
+        (
+            ctx.ints("starts").ok_or("Slice needs starts")?.to_vec(),
+            ctx.ints("ends").ok_or("Slice needs ends")?.to_vec(),
+            ctx.ints("axes").map(<[i64]>::to_vec),
+            None,
+        )
+    };
+    let axes = axes.unwrap_or_else(|| (0..starts.len() as i64).collect());
+    let steps = steps.unwrap_or_else(|| vec![1; starts.len()]);
+    if ends.len() != starts.len() || axes.len() != starts.len() || steps.len() != starts.len() {
+        return Err("starts, ends, axes and steps differ in length".into());
+    }
+    // Per axis: first index, step and count.
+    let mut plan: Vec<(i64, i64, usize)> = t.shape.iter().map(|&d| (0, 1, d)).collect();
+    for k in 0..starts.len() {
+        let a = axis(axes[k], t.rank())?;
+        let d = t.shape[a] as i64;
+        let step = steps[k];
+        if step == 0 {
+            return Err("a step is 0".into());
+        }
+        let clamp = |v: i64, lo: i64, hi: i64| v.clamp(lo, hi);
+        let norm = |v: i64| if v < 0 { v.saturating_add(d) } else { v };
+        let (start, end) = if step > 0 {
+            (clamp(norm(starts[k]), 0, d), clamp(norm(ends[k]), 0, d))
+        } else {
+            (clamp(norm(starts[k]), -1, d - 1), clamp(norm(ends[k]), -1, d - 1))
+        };
+        let n = if step > 0 { (end - start + step - 1) / step } else { (start - end - step - 1) / -step };
+        plan[a] = (start, step, n.max(0) as usize);
+    }
+    let shape: Vec<usize> = plan.iter().map(|p| p.2).collect();
+    let strides = broadcast::strides(&t.shape);
+    let base: i64 = plan.iter().zip(&strides).map(|(p, &s)| p.0 * s as i64).sum();
+    let total = count(&shape)?;
+    let mut index = vec![0usize; shape.len()];
+    let mut picked = Vec::with_capacity(total);
+    for _ in 0..total {
+        let offset: i64 =
+            base + index.iter().zip(&plan).zip(&strides).map(|((&i, p), &s)| i as i64 * p.1 * s as i64).sum::<i64>();
+        picked.push(offset as usize);
+        for ax in (0..shape.len()).rev() {
+            index[ax] += 1;
+            if index[ax] < shape[ax] {
+                break;
+            }
+            index[ax] = 0;
+        }
+    }
+    one(Tensor::new(shape, t.data.pick(picked.into_iter())))
+}
+
+fn gather(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let (t, idx) = (input(inputs, 0)?, input(inputs, 1)?);
+    let a = axis(ctx.int("axis").unwrap_or(0), t.rank())?;
+    let d = t.shape[a] as i64;
+    let indices = idx
+        .to_i64s()?
+        .into_iter()
+        .map(|i| {
+            let j = if i < 0 { i + d } else { i };
+            usize::try_from(j)
+                .ok()
+                .filter(|&j| (j as i64) < d)
+                .ok_or_else(|| format!("index {i} is out of range for size {d}"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let outer = count(&t.shape[..a])?;
+    let inner = count(&t.shape[a + 1..])?;
+    let mut picked = Vec::with_capacity(outer * indices.len() * inner);
+    for o in 0..outer {
+        for &i in &indices {
+            let start = (o * t.shape[a] + i) * inner;
+            picked.extend(start..start + inner);
+        }
+    }
+    let mut shape = t.shape[..a].to_vec();
+    shape.extend_from_slice(&idx.shape);
+    shape.extend_from_slice(&t.shape[a + 1..]);
+    one(Tensor::new(shape, t.data.pick(picked.into_iter())))
+}
+
+fn gather_elements(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let (t, idx) = (input(inputs, 0)?, input(inputs, 1)?);
+    let a = axis(ctx.int("axis").unwrap_or(0), t.rank())?;
+    if idx.rank() != t.rank() {
+        return Err("indices and data differ in rank".into());
+    }
+    let strides = broadcast::strides(&t.shape);
+    let out_strides = broadcast::strides(&idx.shape);
+    let d = t.shape[a] as i64;
+    let mut picked = Vec::with_capacity(idx.len());
+    for (n, i) in idx.to_i64s()?.into_iter().enumerate() {
+        let j = if i < 0 { i + d } else { i };
+        if !(0..d).contains(&j) {
+            return Err(format!("index {i} is out of range for size {d}"));
+        }
+        let mut offset = 0;
+        for ax in 0..idx.rank() {
+            let coordinate = (n / out_strides[ax]) % idx.shape[ax];
+            let c = if ax == a { j as usize } else { coordinate };
+            if c >= t.shape[ax] {
+                return Err("indices are larger than the data".into());
+            }
+            offset += c * strides[ax];
+        }
+        picked.push(offset);
+    }
+    one(Tensor::new(idx.shape.clone(), t.data.pick(picked.into_iter())))
+}
+
+fn shape(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let t = input(inputs, 0)?;
+    let r = t.rank() as i64;
+    let clamp = |v: i64| (if v < 0 { v + r } else { v }).clamp(0, r) as usize;
+    let start = clamp(ctx.int("start").unwrap_or(0));
+    let end = clamp(ctx.int("end").unwrap_or(r));
+    let dims: Vec<i64> = t.shape[start..end.max(start)].iter().map(|&d| d as i64).collect();
+    one(Tensor::new(vec![dims.len()], Data::I64(dims)))
+}
+
+fn constant(ctx: &Ctx<'_>, _: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    if let Some(t) = ctx.tensor("value")? {
+        return one(t);
+    }
+    let attr = |name: &str| ctx.node.attribute(name).and_then(|a| a.value());
+    let t = match (attr("value_float"), attr("value_floats"), attr("value_int"), attr("value_ints")) {
+        (Some(AttributeValue::Float(f)), ..) => Tensor::scalar(Data::F32(vec![f])),
+        (_, Some(AttributeValue::Floats(f)), ..) => Tensor::new(vec![f.len()], Data::F32(f.to_vec())),
+        (_, _, Some(AttributeValue::Int(i)), _) => Tensor::scalar(Data::I64(vec![i])),
+        (_, _, _, Some(AttributeValue::Ints(i))) => Tensor::new(vec![i.len()], Data::I64(i.to_vec())),
+        _ => match (attr("value_string"), attr("value_strings")) {
+            (Some(AttributeValue::String(s)), _) => Tensor::scalar(Data::Str(vec![s.as_bytes().to_vec()])),
+            (_, Some(AttributeValue::Strings(s))) => {
+                Tensor::new(vec![s.len()], Data::Str(s.iter().map(|x| x.as_bytes().to_vec()).collect()))
+            }
+            _ => return Err("Constant has no value attribute this evaluator reads".into()),
+        },
+    };
+    one(t)
+}
+
+fn constant_of_shape(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let shape = dims(&input(inputs, 0)?.to_i64s()?, "the shape")?;
+    let n = count(&shape)?;
+    ctx.check_elements(n)?;
+    let fill = ctx.tensor("value")?.unwrap_or_else(|| Tensor::new(vec![1], Data::F32(vec![0.0])));
+    if fill.len() != 1 {
+        return Err("'value' must hold one element".into());
+    }
+    one(Tensor::new(shape, fill.data.pick(std::iter::repeat_n(0, n))))
+}
+
+fn expand(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let t = input(inputs, 0)?;
+    let wanted = dims(&input(inputs, 1)?.to_i64s()?, "the shape")?;
+    let shape = broadcast::shape(&[&t.shape, &wanted])?;
+    ctx.check_elements(count(&shape)?)?;
+    let offsets = broadcast::offsets(&shape, &broadcast::input_strides(&t.shape, &shape));
+    one(Tensor::new(shape, t.data.pick(offsets)))
+}
+
+fn range(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let (s, l, d) = (input(inputs, 0)?, input(inputs, 1)?, input(inputs, 2)?);
+    let (start, limit, delta) = (s.to_f64s()?, l.to_f64s()?, d.to_f64s()?);
+    let (start, limit, delta) = match (start.first(), limit.first(), delta.first()) {
+        (Some(&a), Some(&b), Some(&c)) => (a, b, c),
+        _ => return Err("Range takes three scalars".into()),
+    };
+    if delta == 0.0 {
+        return Err("delta is 0".into());
+    }
+    let n = ((limit - start) / delta).ceil().max(0.0);
+    if !n.is_finite() || n > ctx.limits.max_tensor_elements as f64 {
+        return Err(format!("the range would hold {n} elements"));
+    }
+    let n = n as usize;
+    let values: Vec<f64> = match &*s.data {
+        Data::F32(_) => {
+            let (a, c) = (start as f32, delta as f32);
+            (0..n).map(|i| f64::from(a + i as f32 * c)).collect()
+        }
+        _ => (0..n).map(|i| start + i as f64 * delta).collect(),
+    };
+    one(super::elementwise::numeric_like(s.data_type(), vec![n], values)?)
+}
+
+fn tile(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let t = input(inputs, 0)?;
+    let repeats = dims(&input(inputs, 1)?.to_i64s()?, "repeats")?;
+    if repeats.len() != t.rank() {
+        return Err("repeats and the input differ in rank".into());
+    }
+    let shape: Vec<usize> =
+        t.shape.iter().zip(&repeats).map(|(&d, &r)| d.checked_mul(r)).collect::<Option<_>>().ok_or("overflow")?;
+    let n = count(&shape)?;
+    ctx.check_elements(n)?;
+    let strides = broadcast::strides(&t.shape);
+    let out_strides = broadcast::strides(&shape);
+    let picked = (0..n)
+        .map(|i| (0..shape.len()).map(|ax| ((i / out_strides[ax]) % shape[ax] % t.shape[ax]) * strides[ax]).sum());
+    one(Tensor::new(shape.clone(), t.data.pick(picked)))
+}
+
+fn split(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let t = input(inputs, 0)?;
+    let a = axis(ctx.int("axis").unwrap_or(0), t.rank())?;
+    let outputs = ctx.node.outputs.len();
+    let total = t.shape[a];
+    let sizes: Vec<usize> = match ints_from(ctx, inputs, 1, "split")? {
+        Some(s) => dims(&s, "split")?,
+        None => {
+            let parts = ctx.int("num_outputs").map_or(outputs, |n| n.max(1) as usize);
+            let each = total.div_ceil(parts.max(1));
+            (0..parts).map(|k| each.min(total.saturating_sub(k * each))).collect()
+        }
+    };
+    if sizes.iter().sum::<usize>() != total {
+        return Err(format!("split sizes {sizes:?} do not add up to {total}"));
+    }
+    let outer = count(&t.shape[..a])?;
+    let inner = count(&t.shape[a + 1..])?;
+    let mut start = 0;
+    let mut out = Vec::new();
+    for size in sizes {
+        let picked = (0..outer).flat_map(|o| {
+            let from = (o * total + start) * inner;
+            from..from + size * inner
+        });
+        let mut shape = t.shape.clone();
+        shape[a] = size;
+        out.push(Value::Tensor(Tensor::new(shape, t.data.pick(picked))));
+        start += size;
+    }
+    Ok(out)
+}
+
+fn pad(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let t = input(inputs, 0)?;
+    let pads = ints_from(ctx, inputs, 1, "pads")?.ok_or("Pad needs pads")?;
+    let mode = ctx.string("mode").unwrap_or("constant");
+    let rank = t.rank();
+    let axes: Vec<usize> = match optional(inputs, 3)? {
+        Some(a) => a.to_i64s()?.iter().map(|&x| axis(x, rank)).collect::<Result<_, _>>()?,
+        None => (0..rank).collect(),
+    };
+    if pads.len() != 2 * axes.len() {
+        return Err(format!("{} pads for {} axes", pads.len(), axes.len()));
+    }
+    let mut before = vec![0i64; rank];
+    let mut after = vec![0i64; rank];
+    for (k, &a) in axes.iter().enumerate() {
+        before[a] = pads[k];
+        after[a] = pads[k + axes.len()];
+    }
+    let shape: Vec<usize> = (0..rank)
+        .map(|a| {
+            usize::try_from(t.shape[a] as i64 + before[a] + after[a])
+                .map_err(|_| "pads remove more than the axis".to_string())
+        })
+        .collect::<Result<_, _>>()?;
+    let n = count(&shape)?;
+    ctx.check_elements(n)?;
+    let fill = match optional(inputs, 2)? {
+        Some(v) if ctx.opset >= 11 => Some(v.clone()),
+        _ => None,
+    };
+    let fill_value = ctx.float("value").unwrap_or(0.0);
+    let strides = broadcast::strides(&t.shape);
+    let out_strides = broadcast::strides(&shape);
+    // Each output element: the input element it copies, or none (the constant).
+    let mut source: Vec<Option<usize>> = Vec::with_capacity(n);
+    for i in 0..n {
+        let mut offset = Some(0usize);
+        for a in 0..rank {
+            let c = ((i / out_strides[a]) % shape[a]) as i64 - before[a];
+            let d = t.shape[a] as i64;
+            let c = if (0..d).contains(&c) {
+                Some(c)
+            } else {
+                match mode {
+                    "edge" if d > 0 => Some(c.clamp(0, d - 1)),
+                    "reflect" if d > 1 => {
+                        let period = 2 * (d - 1);
+                        let m = c.rem_euclid(period);
+                        Some(if m < d { m } else { period - m })
+                    }
+                    "wrap" if d > 0 => Some(c.rem_euclid(d)),
+                    _ => None,
+                }
+            };
+            offset = match (offset, c) {
+                (Some(o), Some(c)) => Some(o + c as usize * strides[a]),
+                _ => None,
+            };
+        }
+        source.push(offset);
+    }
+    let fill = match fill {
+        Some(f) => f,
+        None => super::elementwise::numeric_like(t.data_type(), vec![1], vec![f64::from(fill_value)])?,
+    };
+    let mut joined = (*t.data).clone();
+    joined.extend_from(&fill.data)?;
+    let fill_at = t.len();
+    one(Tensor::new(shape, joined.pick(source.into_iter().map(|s| s.unwrap_or(fill_at)))))
+}
+
+/// The element type of a tensor attribute named `to`/`dtype`, for kernels that create values.
+pub fn dtype_attr(ctx: &Ctx<'_>, name: &str, default: DataType) -> Result<DataType, String> {
+    match ctx.int(name) {
+        Some(code) => {
+            i32::try_from(code).ok().and_then(DataType::from_code).ok_or_else(|| format!("unknown type {code}"))
+        }
+        None => Ok(default),
+    }
+}

@@ -1,0 +1,61 @@
+//! The evaluator: runs a model of the core's IR on input values and returns its outputs,
+//! and any intermediate value on request.
+//!
+//! A crate of its own, beside `onnx-core` rather than in it, so that the language server,
+//! which never runs models, does not build or link kernels (nor, later, the GEMM, FFT and
+//! image crates they need); the CLI and the terminal browser depend on it.
+//!
+//! Layout: [`value`] holds run-time values (tensors of concrete shape behind an `Arc`,
+//! sequences, optionals); [`broadcast`] the one broadcasting helper; [`kernels`] one module
+//! per family of operators, each naming its kernels, the way inference's rules are laid
+//! out; [`plan`] checks a model once before it runs (every node has a kernel, else every
+//! missing one is listed), converts its constants, and numbers its values; [`run`] executes
+//! a plan: nodes in order, control flow through subgraphs, values dropped after their last
+//! use, limits and a cancellation flag checked between nodes and loop iterations.
+//!
+//! Status: the first families (element-wise, shape, reductions, matrix products, the common
+//! layers) and If/Loop; `tests/node_tests.rs` runs the 1,884 backend node tests of onnx and
+//! keeps the list of those that do not pass yet, with the reason, true.
+
+pub mod broadcast;
+pub mod kernels;
+pub mod plan;
+pub mod run;
+pub mod value;
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+pub use plan::{Plan, PlanError};
+pub use run::{EvalError, RunResult};
+pub use value::{Data, Tensor, Value};
+
+/// Bounds a run keeps to, so that a hostile or mistaken model ends with an error instead of
+/// exhausting memory or time.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// The most elements one tensor created from a size in the model may hold.
+    pub max_tensor_elements: usize,
+    /// The most iterations of one Loop.
+    pub max_loop_iterations: u64,
+    /// How deep subgraphs may nest while running.
+    pub max_depth: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits { max_tensor_elements: 1 << 30, max_loop_iterations: 1 << 24, max_depth: 64 }
+    }
+}
+
+/// How to run.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    pub limits: Limits,
+    /// Set from another thread to stop the run between nodes (and loop iterations).
+    pub cancel: Option<Arc<AtomicBool>>,
+    /// Keep every value of the main graph, not only the outputs.
+    pub capture_all: bool,
+    /// Measure each node's time.
+    pub timing: bool,
+}

@@ -1,0 +1,162 @@
+//! Checking a model once before it runs: every node of every graph gets its kernel (or is
+//! control flow the runner handles), and when some have none, all of them are listed in one
+//! error, never discovered one at a time mid-run. The plan also numbers the model's values
+//! (name resolution's numbers: one slot per value, subgraphs' uses of outer values already
+//! pointing at the outer slot), converts the initializers once, and finds each main-graph
+//! value's last use so that the runner can drop it there.
+
+use std::collections::HashMap;
+
+use onnx_core::ir::{AttributeValue, GraphId, Model, Node, NodeId, Str};
+use onnx_core::resolve::{ValueId, ValueNumbers, resolve_without_tables};
+
+use crate::kernels::{DEFAULT_DOMAIN, Kernel};
+use crate::value::{Tensor, Value};
+
+/// How a node is run.
+#[derive(Clone, Copy, Debug)]
+pub enum Step {
+    Kernel(Kernel),
+    /// If, Loop: run by the runner through their subgraphs.
+    Control,
+}
+
+/// What cannot be run, found before running.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error("the model has no main graph")]
+    NoGraph,
+    #[error("{} node(s) cannot be run yet:\n{}", .0.len(), .0.join("\n"))]
+    Unsupported(Vec<String>),
+    #[error("initializer '{name}': {message}")]
+    Initializer { name: String, message: String },
+}
+
+/// A model ready to run.
+#[derive(Debug)]
+pub struct Plan<'m> {
+    pub model: &'m Model,
+    pub main: GraphId,
+    pub numbers: ValueNumbers,
+    pub steps: HashMap<NodeId, Step>,
+    /// The initializers of every graph, converted, by value number.
+    pub constants: Vec<(ValueId, Value)>,
+    /// For each main-graph node, the values whose last use it is.
+    pub last_uses: Vec<Vec<ValueId>>,
+    /// The imported version of the default domain.
+    pub opset: i64,
+}
+
+impl<'m> Plan<'m> {
+    pub fn new(model: &'m Model) -> Result<Plan<'m>, PlanError> {
+        let main = model.graph.ok_or(PlanError::NoGraph)?;
+        let numbers = resolve_without_tables(model).numbers;
+        let opset = model.opset_version("").unwrap_or(1);
+        let mut steps = HashMap::new();
+        let mut missing = Vec::new();
+        for (g, graph) in model.graphs.iter() {
+            if !numbers.graph_in_graph_space(g) {
+                continue;
+            }
+            for &n in &graph.nodes {
+                let node = &model.nodes[n];
+                match step_of(model, node) {
+                    Ok(step) => {
+                        steps.insert(n, step);
+                    }
+                    Err(why) => missing.push(why),
+                }
+            }
+        }
+        if !missing.is_empty() {
+            missing.sort();
+            missing.dedup();
+            return Err(PlanError::Unsupported(missing));
+        }
+        let mut constants = Vec::new();
+        for (g, graph) in model.graphs.iter() {
+            if !numbers.graph_in_graph_space(g) {
+                continue;
+            }
+            for (&t, value) in graph.initializers.iter().zip(numbers.graph_initializers(g, graph)) {
+                let tensor = &model.tensors[t];
+                let converted = Tensor::from_ir(tensor).map_err(|message| PlanError::Initializer {
+                    name: tensor.name.as_ref().map(ToString::to_string).unwrap_or_default(),
+                    message,
+                })?;
+                constants.push((value, Value::Tensor(converted)));
+            }
+        }
+        let last_uses = last_uses(model, &numbers, main);
+        Ok(Plan { model, main, numbers, steps, constants, last_uses, opset })
+    }
+}
+
+/// The step of `node`, or why there is none.
+fn step_of(model: &Model, node: &Node) -> Result<Step, String> {
+    let op = node.op_type.as_ref().and_then(Str::as_str).unwrap_or("");
+    let describe = |why: &str| {
+        let name = node.name.as_ref().map(|n| format!(" '{n}'")).unwrap_or_default();
+        let domain = node.domain.as_ref().map(ToString::to_string).unwrap_or_default();
+        let at = if domain.is_empty() { op.to_owned() } else { format!("{domain}::{op}") };
+        format!("{at}{name}: {why}")
+    };
+    match node.schema_domain() {
+        Some("") => {
+            if matches!(op, "If" | "Loop") {
+                return Ok(Step::Control);
+            }
+            if let Some(kernel) = DEFAULT_DOMAIN.iter().find_map(|family| family(op)) {
+                return Ok(Step::Kernel(kernel));
+            }
+            if model.local_function(node).is_some() {
+                return Err(describe("model-local functions are not run yet"));
+            }
+            Err(describe("no kernel yet"))
+        }
+        _ if model.local_function(node).is_some() => Err(describe("model-local functions are not run yet")),
+        _ => Err(describe("no kernel for this domain yet")),
+    }
+}
+
+/// For each main-graph node, the values used for the last time there: its inputs, and every
+/// value its subgraphs read (they run inside the node). Graph outputs are kept.
+fn last_uses(model: &Model, numbers: &ValueNumbers, main: GraphId) -> Vec<Vec<ValueId>> {
+    let graph = &model.graphs[main];
+    let mut last: HashMap<ValueId, usize> = HashMap::new();
+    for (i, &n) in graph.nodes.iter().enumerate() {
+        let mut used = Vec::new();
+        uses_of(model, numbers, n, &mut used);
+        for v in used {
+            last.insert(v, i);
+        }
+    }
+    for v in numbers.graph_outputs(main, graph).iter() {
+        last.remove(&v);
+    }
+    let mut by_node = vec![Vec::new(); graph.nodes.len()];
+    for (v, i) in last {
+        by_node[i].push(v);
+    }
+    by_node
+}
+
+/// The values node `n` reads, directly or through its subgraphs.
+fn uses_of(model: &Model, numbers: &ValueNumbers, n: NodeId, out: &mut Vec<ValueId>) {
+    let node = &model.nodes[n];
+    out.extend(numbers.node_inputs(n, node).iter().filter(|&v| v != onnx_core::resolve::NO_VALUE));
+    for a in &node.attributes {
+        let graphs: Vec<GraphId> = match a.value() {
+            Some(AttributeValue::Graph(g)) => vec![g],
+            Some(AttributeValue::Graphs(gs)) => gs.to_vec(),
+            _ => continue,
+        };
+        for g in graphs {
+            let sub = &model.graphs[g];
+            out.extend(numbers.graph_outputs(g, sub).iter());
+            for &m in &sub.nodes {
+                uses_of(model, numbers, m, out);
+            }
+        }
+    }
+}

@@ -1,0 +1,313 @@
+//! Executing a plan: the main graph's nodes in order over one slot per value, If and Loop
+//! through their subgraphs (which read outer values from the same slots), each value
+//! dropped after its last use unless every value is captured.
+
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use onnx_core::ir::{AttributeValue, GraphId, NodeId, Str};
+use onnx_core::resolve::{NO_VALUE, ValueId};
+
+use crate::kernels::Ctx;
+use crate::plan::{Plan, Step};
+use crate::value::{Data, Tensor, Value};
+use crate::{Limits, RunOptions};
+
+/// Why a run ended early.
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    #[error("input '{0}' is not an input of the model")]
+    UnknownInput(String),
+    #[error("input '{name}' is missing (the model expects {expected})")]
+    MissingInput { name: String, expected: String },
+    #[error("node {node} ({op}): {message}")]
+    Node { node: String, op: String, message: String },
+    #[error("cancelled")]
+    Cancelled,
+}
+
+/// What a run gives back.
+#[derive(Debug, Default)]
+pub struct RunResult {
+    /// The main graph's outputs, in order, by name.
+    pub outputs: Vec<(String, Value)>,
+    /// With `capture_all`: every value the main graph's nodes produced, in order.
+    pub values: Vec<(String, Value)>,
+    /// With `timing`: each main-graph node's time.
+    pub timings: Vec<(NodeId, Duration)>,
+}
+
+struct Runner<'p, 'm> {
+    plan: &'p Plan<'m>,
+    options: &'p RunOptions,
+    slots: Vec<Option<Value>>,
+}
+
+impl Plan<'_> {
+    /// The main graph's inputs that have no initializer: what a run must be given, with
+    /// their declared types.
+    pub fn inputs(&self) -> Vec<(String, String)> {
+        let graph = &self.model.graphs[self.main];
+        let initialized: Vec<&Str> =
+            graph.initializers.iter().filter_map(|&t| self.model.tensors[t].name.as_ref()).collect();
+        graph
+            .inputs
+            .iter()
+            .filter(|v| v.name.as_ref().is_some_and(|n| !initialized.contains(&n)))
+            .map(|v| {
+                let ty = v.ty.as_ref().map_or_else(|| "a value of any type".to_owned(), ToString::to_string);
+                (v.name.as_ref().map(ToString::to_string).unwrap_or_default(), ty)
+            })
+            .collect()
+    }
+
+    /// Runs the main graph on `inputs` (by name).
+    pub fn run(&self, inputs: Vec<(String, Value)>, options: &RunOptions) -> Result<RunResult, EvalError> {
+        let mut runner = Runner { plan: self, options, slots: vec![None; self.numbers.graph_value_bound()] };
+        for (value, constant) in &self.constants {
+            runner.set(*value, constant.clone());
+        }
+        let graph = &self.model.graphs[self.main];
+        let slots = self.numbers.graph_inputs(self.main, graph);
+        let mut given = vec![false; graph.inputs.len()];
+        for (name, value) in inputs {
+            let i = graph
+                .inputs
+                .iter()
+                .position(|v| v.name.as_ref().is_some_and(|n| n.as_bytes() == name.as_bytes()))
+                .ok_or(EvalError::UnknownInput(name))?;
+            given[i] = true;
+            runner.set(slots.get(i).unwrap_or(NO_VALUE), value);
+        }
+        for (name, expected) in self.inputs() {
+            let i = graph.inputs.iter().position(|v| v.name.as_ref().is_some_and(|n| n.to_string() == name));
+            if i.is_some_and(|i| !given[i]) {
+                return Err(EvalError::MissingInput { name, expected });
+            }
+        }
+        let mut result = RunResult::default();
+        for (i, &n) in graph.nodes.iter().enumerate() {
+            let started = options.timing.then(Instant::now);
+            runner.node(n, 0)?;
+            if let Some(started) = started {
+                result.timings.push((n, started.elapsed()));
+            }
+            let node = &self.model.nodes[n];
+            if options.capture_all {
+                for (name, value) in node.outputs.iter().zip(self.numbers.node_outputs(n, node)) {
+                    if let Some(v) = runner.get(value) {
+                        result.values.push((name.to_string(), v.clone()));
+                    }
+                }
+            }
+            for &dead in &self.last_uses[i] {
+                if let Some(slot) = runner.slots.get_mut(dead as usize) {
+                    *slot = None;
+                }
+            }
+        }
+        for (v, value) in graph.outputs.iter().zip(self.numbers.graph_outputs(self.main, graph)) {
+            let name = v.name.as_ref().map(ToString::to_string).unwrap_or_default();
+            let out = runner.get(value).cloned().ok_or_else(|| EvalError::Node {
+                node: format!("output '{name}'"),
+                op: "graph".into(),
+                message: "no node produced this output".into(),
+            })?;
+            result.outputs.push((name, out));
+        }
+        Ok(result)
+    }
+}
+
+impl Runner<'_, '_> {
+    fn set(&mut self, value: ValueId, v: Value) {
+        if let Some(slot) = self.slots.get_mut(value as usize) {
+            *slot = Some(v);
+        }
+    }
+
+    fn get(&self, value: ValueId) -> Option<&Value> {
+        self.slots.get(value as usize)?.as_ref()
+    }
+
+    fn limits(&self) -> &Limits {
+        &self.options.limits
+    }
+
+    fn cancelled(&self) -> bool {
+        self.options.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed))
+    }
+
+    /// Runs node `n`, storing its outputs.
+    fn node(&mut self, n: NodeId, depth: usize) -> Result<(), EvalError> {
+        if self.cancelled() {
+            return Err(EvalError::Cancelled);
+        }
+        let plan = self.plan;
+        let node = &plan.model.nodes[n];
+        let fail = |message: String| EvalError::Node {
+            node: node.name.as_ref().map_or_else(|| format!("#{}", n.into_raw()), |s| format!("'{s}'")),
+            op: node.op_type.as_ref().map(ToString::to_string).unwrap_or_default(),
+            message,
+        };
+        let step = *plan.steps.get(&n).ok_or_else(|| fail("no kernel (not planned)".into()))?;
+        let places = plan.numbers.node_inputs(n, node);
+        let outputs = match step {
+            Step::Kernel(kernel) => {
+                let inputs: Vec<Option<&Value>> = (0..node.inputs.len())
+                    .map(|i| if node.inputs[i].is_empty() { None } else { places.get(i).and_then(|v| self.get(v)) })
+                    .collect();
+                for (i, input) in inputs.iter().enumerate() {
+                    if input.is_none() && !node.inputs[i].is_empty() {
+                        return Err(fail(format!("input '{}' has no value", node.inputs[i])));
+                    }
+                }
+                let ctx = Ctx { model: plan.model, node, opset: plan.opset, limits: self.limits() };
+                kernel(&ctx, &inputs).map_err(fail)?
+            }
+            Step::Control => self.control(n, depth).map_err(|e| match e {
+                ControlError::Message(m) => fail(m),
+                ControlError::Eval(e) => e,
+            })?,
+        };
+        for (value, v) in plan.numbers.node_outputs(n, node).iter().zip(outputs) {
+            self.set(value, v);
+        }
+        Ok(())
+    }
+
+    fn run_graph(&mut self, g: GraphId, depth: usize) -> Result<Vec<Value>, ControlError> {
+        if depth >= self.limits().max_depth {
+            return Err(ControlError::Message(format!("subgraphs nest deeper than {}", self.limits().max_depth)));
+        }
+        let plan = self.plan;
+        let graph = &plan.model.graphs[g];
+        for &m in &graph.nodes {
+            self.node(m, depth + 1).map_err(ControlError::Eval)?;
+        }
+        plan.numbers
+            .graph_outputs(g, graph)
+            .iter()
+            .map(|v| self.get(v).cloned().ok_or_else(|| ControlError::Message("a subgraph output has no value".into())))
+            .collect()
+    }
+
+    fn control(&mut self, n: NodeId, depth: usize) -> Result<Vec<Value>, ControlError> {
+        let plan = self.plan;
+        let node = &plan.model.nodes[n];
+        let graph_attr = |name: &str| match node.attribute(name).and_then(|a| a.value()) {
+            Some(AttributeValue::Graph(g)) => Ok(g),
+            _ => Err(ControlError::Message(format!("attribute '{name}' is missing"))),
+        };
+        let places = plan.numbers.node_inputs(n, node);
+        let input = |runner: &Self, i: usize| -> Option<Value> {
+            if node.inputs.get(i).is_none_or(|s| s.is_empty()) {
+                return None;
+            }
+            places.get(i).and_then(|v| runner.get(v)).cloned()
+        };
+        match node.op_type.as_ref().and_then(Str::as_str) {
+            Some("If") => {
+                let cond = input(self, 0).ok_or_else(|| ControlError::Message("the condition is missing".into()))?;
+                let taken = truth(&cond)?;
+                self.run_graph(graph_attr(if taken { "then_branch" } else { "else_branch" })?, depth)
+            }
+            Some("Loop") => {
+                let body = graph_attr("body")?;
+                let trip = input(self, 0).map(|v| scalar_i64(&v)).transpose()?;
+                let mut keep_going = match input(self, 1) {
+                    Some(v) => truth(&v)?,
+                    None => true,
+                };
+                let mut carried: Vec<Value> = (2..node.inputs.len())
+                    .map(|i| input(self, i).ok_or_else(|| ControlError::Message(format!("loop input {i} is missing"))))
+                    .collect::<Result<_, _>>()?;
+                let body_graph = &plan.model.graphs[body];
+                let body_inputs: Vec<ValueId> = plan.numbers.graph_inputs(body, body_graph).iter().collect();
+                let mut scans: Vec<Vec<Tensor>> = Vec::new();
+                let mut i: i64 = 0;
+                while keep_going && trip.is_none_or(|t| i < t) {
+                    if self.cancelled() {
+                        return Err(ControlError::Eval(EvalError::Cancelled));
+                    }
+                    if i as u64 >= self.limits().max_loop_iterations {
+                        return Err(ControlError::Message(format!(
+                            "more than {} iterations",
+                            self.limits().max_loop_iterations
+                        )));
+                    }
+                    let mut feed = vec![
+                        Value::Tensor(Tensor::scalar(Data::I64(vec![i]))),
+                        Value::Tensor(Tensor::scalar(Data::Bool(vec![keep_going]))),
+                    ];
+                    feed.extend(carried.iter().cloned());
+                    for (slot, v) in body_inputs.iter().zip(feed) {
+                        self.set(*slot, v);
+                    }
+                    let outs = self.run_graph(body, depth)?;
+                    let mut outs = outs.into_iter();
+                    keep_going =
+                        truth(&outs.next().ok_or_else(|| ControlError::Message("the body has no outputs".into()))?)?;
+                    carried = outs.by_ref().take(carried.len()).collect();
+                    for (k, v) in outs.enumerate() {
+                        if scans.len() <= k {
+                            scans.push(Vec::new());
+                        }
+                        scans[k].push(v.tensor().map_err(ControlError::Message)?.clone());
+                    }
+                    i += 1;
+                }
+                let mut result = carried;
+                let scan_count = body_graph.outputs.len().saturating_sub(1 + result.len());
+                scans.resize(scan_count, Vec::new());
+                for items in scans {
+                    result.push(Value::Tensor(stack(&items).map_err(ControlError::Message)?));
+                }
+                Ok(result)
+            }
+            other => Err(ControlError::Message(format!("{} is not control flow", other.unwrap_or("?")))),
+        }
+    }
+}
+
+enum ControlError {
+    Message(String),
+    Eval(EvalError),
+}
+
+impl From<String> for ControlError {
+    fn from(m: String) -> ControlError {
+        ControlError::Message(m)
+    }
+}
+
+fn truth(v: &Value) -> Result<bool, ControlError> {
+    let t = v.tensor()?;
+    match &*t.data {
+        Data::Bool(b) if b.len() == 1 => Ok(b[0]),
+        _ => Err(ControlError::Message("a condition must be one boolean".into())),
+    }
+}
+
+fn scalar_i64(v: &Value) -> Result<i64, ControlError> {
+    let ints = v.tensor()?.to_i64s()?;
+    ints.first()
+        .copied()
+        .filter(|_| ints.len() == 1)
+        .ok_or_else(|| ControlError::Message("expected one integer".into()))
+}
+
+/// Tensors of one shape stacked along a new first axis (a Loop's scan outputs).
+fn stack(items: &[Tensor]) -> Result<Tensor, String> {
+    let Some(first) = items.first() else { return Ok(Tensor::new(vec![0], Data::F32(Vec::new()))) };
+    let mut data = Data::empty(first.data_type(), first.len() * items.len())?;
+    for t in items {
+        if t.shape != first.shape {
+            return Err(format!("scan outputs change shape: {:?} then {:?}", first.shape, t.shape));
+        }
+        data.extend_from(&t.data)?;
+    }
+    let mut shape = vec![items.len()];
+    shape.extend_from_slice(&first.shape);
+    Ok(Tensor::new(shape, data))
+}

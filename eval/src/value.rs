@@ -1,0 +1,360 @@
+//! Run-time values: tensors of concrete shape, sequences and optionals. Tensor data is
+//! row-major and contiguous, one `Vec` per element type, behind an `Arc` so that Reshape,
+//! Identity, Squeeze and the like share it instead of copying.
+
+use std::sync::Arc;
+
+use half::{bf16, f16};
+use onnx_core::ir::{DataType, Str, Tensor as IrTensor};
+
+/// The elements of a tensor, one variant per element type the evaluator computes with.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Data {
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+    F16(Vec<f16>),
+    Bf16(Vec<bf16>),
+    I8(Vec<i8>),
+    I16(Vec<i16>),
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+    U8(Vec<u8>),
+    U16(Vec<u16>),
+    U32(Vec<u32>),
+    U64(Vec<u64>),
+    Bool(Vec<bool>),
+    /// Strings as bytes: ONNX strings need not be UTF-8.
+    Str(Vec<Vec<u8>>),
+}
+
+/// Applies `$body` to the vector inside any variant of `$data`, bound as `$v`.
+#[macro_export]
+macro_rules! with_data {
+    ($data:expr, $v:ident => $body:expr) => {
+        match $data {
+            $crate::value::Data::F32($v) => $body,
+            $crate::value::Data::F64($v) => $body,
+            $crate::value::Data::F16($v) => $body,
+            $crate::value::Data::Bf16($v) => $body,
+            $crate::value::Data::I8($v) => $body,
+            $crate::value::Data::I16($v) => $body,
+            $crate::value::Data::I32($v) => $body,
+            $crate::value::Data::I64($v) => $body,
+            $crate::value::Data::U8($v) => $body,
+            $crate::value::Data::U16($v) => $body,
+            $crate::value::Data::U32($v) => $body,
+            $crate::value::Data::U64($v) => $body,
+            $crate::value::Data::Bool($v) => $body,
+            $crate::value::Data::Str($v) => $body,
+        }
+    };
+}
+
+/// Rebuilds data of the same variant from `$body`, which maps the vector `$v` to a vector
+/// of the same element type.
+#[macro_export]
+macro_rules! map_data {
+    ($data:expr, $v:ident => $body:expr) => {
+        match $data {
+            $crate::value::Data::F32($v) => $crate::value::Data::F32($body),
+            $crate::value::Data::F64($v) => $crate::value::Data::F64($body),
+            $crate::value::Data::F16($v) => $crate::value::Data::F16($body),
+            $crate::value::Data::Bf16($v) => $crate::value::Data::Bf16($body),
+            $crate::value::Data::I8($v) => $crate::value::Data::I8($body),
+            $crate::value::Data::I16($v) => $crate::value::Data::I16($body),
+            $crate::value::Data::I32($v) => $crate::value::Data::I32($body),
+            $crate::value::Data::I64($v) => $crate::value::Data::I64($body),
+            $crate::value::Data::U8($v) => $crate::value::Data::U8($body),
+            $crate::value::Data::U16($v) => $crate::value::Data::U16($body),
+            $crate::value::Data::U32($v) => $crate::value::Data::U32($body),
+            $crate::value::Data::U64($v) => $crate::value::Data::U64($body),
+            $crate::value::Data::Bool($v) => $crate::value::Data::Bool($body),
+            $crate::value::Data::Str($v) => $crate::value::Data::Str($body),
+        }
+    };
+}
+
+impl Data {
+    pub fn len(&self) -> usize {
+        with_data!(self, v => v.len())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn data_type(&self) -> DataType {
+        match self {
+            Data::F32(_) => DataType::Float,
+            Data::F64(_) => DataType::Double,
+            Data::F16(_) => DataType::Float16,
+            Data::Bf16(_) => DataType::Bfloat16,
+            Data::I8(_) => DataType::Int8,
+            Data::I16(_) => DataType::Int16,
+            Data::I32(_) => DataType::Int32,
+            Data::I64(_) => DataType::Int64,
+            Data::U8(_) => DataType::Uint8,
+            Data::U16(_) => DataType::Uint16,
+            Data::U32(_) => DataType::Uint32,
+            Data::U64(_) => DataType::Uint64,
+            Data::Bool(_) => DataType::Bool,
+            Data::Str(_) => DataType::String,
+        }
+    }
+
+    /// The elements at `indices`, in that order (gathers, transposes, slices).
+    #[allow(clippy::clone_on_copy)] // one macro arm per element type, strings included
+    pub fn pick(&self, indices: impl Iterator<Item = usize>) -> Data {
+        map_data!(self, v => indices.map(|i| v[i].clone()).collect())
+    }
+
+    /// Empty data of element type `dt`, with room for `capacity` elements.
+    pub fn empty(dt: DataType, capacity: usize) -> Result<Data, String> {
+        Ok(match dt {
+            DataType::Float => Data::F32(Vec::with_capacity(capacity)),
+            DataType::Double => Data::F64(Vec::with_capacity(capacity)),
+            DataType::Float16 => Data::F16(Vec::with_capacity(capacity)),
+            DataType::Bfloat16 => Data::Bf16(Vec::with_capacity(capacity)),
+            DataType::Int8 => Data::I8(Vec::with_capacity(capacity)),
+            DataType::Int16 => Data::I16(Vec::with_capacity(capacity)),
+            DataType::Int32 => Data::I32(Vec::with_capacity(capacity)),
+            DataType::Int64 => Data::I64(Vec::with_capacity(capacity)),
+            DataType::Uint8 => Data::U8(Vec::with_capacity(capacity)),
+            DataType::Uint16 => Data::U16(Vec::with_capacity(capacity)),
+            DataType::Uint32 => Data::U32(Vec::with_capacity(capacity)),
+            DataType::Uint64 => Data::U64(Vec::with_capacity(capacity)),
+            DataType::Bool => Data::Bool(Vec::with_capacity(capacity)),
+            DataType::String => Data::Str(Vec::with_capacity(capacity)),
+            other => return Err(format!("{} tensors are not supported yet", other.name())),
+        })
+    }
+
+    /// Appends all of `other`, which must be of the same element type.
+    pub fn extend_from(&mut self, other: &Data) -> Result<(), String> {
+        macro_rules! arms {
+            ($($variant:ident),*) => {
+                match (self, other) {
+                    $((Data::$variant(a), Data::$variant(b)) => a.extend_from_slice(b),)*
+                    (a, b) => {
+                        return Err(format!(
+                            "element types differ: {} and {}",
+                            a.data_type().name(),
+                            b.data_type().name()
+                        ))
+                    }
+                }
+            };
+        }
+        arms!(F32, F64, F16, Bf16, I8, I16, I32, I64, U8, U16, U32, U64, Bool, Str);
+        Ok(())
+    }
+}
+
+/// A tensor: a concrete shape and row-major data.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tensor {
+    pub shape: Vec<usize>,
+    pub data: Arc<Data>,
+}
+
+impl Tensor {
+    pub fn new(shape: Vec<usize>, data: Data) -> Tensor {
+        Tensor { shape, data: Arc::new(data) }
+    }
+
+    pub fn scalar(data: Data) -> Tensor {
+        Tensor::new(Vec::new(), data)
+    }
+
+    pub fn data_type(&self) -> DataType {
+        self.data.data_type()
+    }
+
+    pub fn len(&self) -> usize {
+        self.data.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    pub fn rank(&self) -> usize {
+        self.shape.len()
+    }
+
+    /// The same data under another shape (no copy).
+    pub fn reshaped(&self, shape: Vec<usize>) -> Tensor {
+        Tensor { shape, data: Arc::clone(&self.data) }
+    }
+
+    /// The elements as `i64`, for integer tensors (shapes, axes, indices).
+    pub fn to_i64s(&self) -> Result<Vec<i64>, String> {
+        Ok(match &*self.data {
+            Data::I64(v) => v.clone(),
+            Data::I32(v) => v.iter().map(|&x| i64::from(x)).collect(),
+            Data::I16(v) => v.iter().map(|&x| i64::from(x)).collect(),
+            Data::I8(v) => v.iter().map(|&x| i64::from(x)).collect(),
+            Data::U8(v) => v.iter().map(|&x| i64::from(x)).collect(),
+            Data::U16(v) => v.iter().map(|&x| i64::from(x)).collect(),
+            Data::U32(v) => v.iter().map(|&x| i64::from(x)).collect(),
+            Data::U64(v) => v.iter().map(|&x| x as i64).collect(),
+            other => return Err(format!("expected integers, got {} values", other.data_type().name())),
+        })
+    }
+
+    /// The elements as `f64`, for numeric tensors (scales, bounds, scalars of any type).
+    pub fn to_f64s(&self) -> Result<Vec<f64>, String> {
+        Ok(match &*self.data {
+            Data::F32(v) => v.iter().map(|&x| f64::from(x)).collect(),
+            Data::F64(v) => v.clone(),
+            Data::F16(v) => v.iter().map(|&x| f64::from(x)).collect(),
+            Data::Bf16(v) => v.iter().map(|&x| f64::from(x)).collect(),
+            Data::Bool(v) => v.iter().map(|&x| if x { 1.0 } else { 0.0 }).collect(),
+            Data::Str(_) => return Err("expected numbers, got strings".into()),
+            _ => self.to_i64s()?.into_iter().map(|x| x as f64).collect(),
+        })
+    }
+
+    /// The tensor as the IR holds constants (for writing `.pb` files and showing values).
+    pub fn to_ir(&self, name: Option<&str>) -> IrTensor {
+        let mut t = IrTensor {
+            dims: self.shape.iter().map(|&d| d as i64).collect(),
+            data_type: Some(self.data_type().code()),
+            name: name.map(Str::from),
+            ..IrTensor::default()
+        };
+        match &*self.data {
+            Data::F32(v) => t.float_data = v.clone(),
+            Data::F64(v) => t.double_data = v.clone(),
+            Data::I64(v) => t.int64_data = v.clone(),
+            Data::U64(v) => t.uint64_data = v.clone(),
+            Data::U32(v) => t.uint64_data = v.iter().map(|&x| u64::from(x)).collect(),
+            Data::I32(v) => t.int32_data = v.clone(),
+            Data::I16(v) => t.int32_data = v.iter().map(|&x| i32::from(x)).collect(),
+            Data::I8(v) => t.int32_data = v.iter().map(|&x| i32::from(x)).collect(),
+            Data::U16(v) => t.int32_data = v.iter().map(|&x| i32::from(x)).collect(),
+            Data::U8(v) => t.int32_data = v.iter().map(|&x| i32::from(x)).collect(),
+            Data::Bool(v) => t.int32_data = v.iter().map(|&x| i32::from(x)).collect(),
+            Data::F16(v) => t.int32_data = v.iter().map(|x| i32::from(x.to_bits())).collect(),
+            Data::Bf16(v) => t.int32_data = v.iter().map(|x| i32::from(x.to_bits())).collect(),
+            Data::Str(v) => t.string_data = v.iter().map(|s| Str::from(s.as_slice())).collect(),
+        }
+        t
+    }
+
+    /// A tensor from a constant of the IR (an initializer, a `Constant`'s value, a `.pb`
+    /// file). External data must have been loaded into `raw_data` by the caller.
+    pub fn from_ir(t: &IrTensor) -> Result<Tensor, String> {
+        let dt_code = t.data_type.unwrap_or(0);
+        let dt = DataType::from_code(dt_code).ok_or_else(|| format!("unknown element type {dt_code}"))?;
+        if t.is_external() {
+            return Err("the tensor's data is external and was not loaded".into());
+        }
+        let mut shape = Vec::with_capacity(t.dims.len());
+        let mut count: usize = 1;
+        for &d in &t.dims {
+            let d = usize::try_from(d).map_err(|_| format!("negative dimension {d}"))?;
+            count = count.checked_mul(d).ok_or("the element count overflows")?;
+            shape.push(d);
+        }
+        let raw = t.raw_data.as_ref().filter(|r| !r.is_empty() || count == 0);
+        let data = match raw {
+            Some(raw) if dt != DataType::String => from_raw(dt, raw, count)?,
+            _ => from_typed(dt, t, count)?,
+        };
+        if data.len() != count {
+            return Err(format!("the tensor holds {} values for shape {:?}", data.len(), shape));
+        }
+        Ok(Tensor::new(shape, data))
+    }
+}
+
+fn from_raw(dt: DataType, raw: &[u8], count: usize) -> Result<Data, String> {
+    let width = (dt.bits() / 8) as usize;
+    if width == 0 || !dt.bits().is_multiple_of(8) {
+        return Err(format!("{} tensors are not supported yet", dt.name()));
+    }
+    if raw.len() != count.saturating_mul(width) {
+        return Err(format!("raw_data holds {} bytes, {count} {} values need {}", raw.len(), dt.name(), count * width));
+    }
+    macro_rules! le {
+        ($t:ty, $n:expr) => {
+            raw.chunks_exact($n).map(|c| <$t>::from_le_bytes(c.try_into().unwrap_or([0; $n]))).collect()
+        };
+    }
+    Ok(match dt {
+        DataType::Float => Data::F32(le!(f32, 4)),
+        DataType::Double => Data::F64(le!(f64, 8)),
+        DataType::Float16 => Data::F16(raw.chunks_exact(2).map(|c| f16::from_le_bytes([c[0], c[1]])).collect()),
+        DataType::Bfloat16 => Data::Bf16(raw.chunks_exact(2).map(|c| bf16::from_le_bytes([c[0], c[1]])).collect()),
+        DataType::Int8 => Data::I8(raw.iter().map(|&b| b as i8).collect()),
+        DataType::Int16 => Data::I16(le!(i16, 2)),
+        DataType::Int32 => Data::I32(le!(i32, 4)),
+        DataType::Int64 => Data::I64(le!(i64, 8)),
+        DataType::Uint8 => Data::U8(raw.to_vec()),
+        DataType::Uint16 => Data::U16(le!(u16, 2)),
+        DataType::Uint32 => Data::U32(le!(u32, 4)),
+        DataType::Uint64 => Data::U64(le!(u64, 8)),
+        DataType::Bool => Data::Bool(raw.iter().map(|&b| b != 0).collect()),
+        other => return Err(format!("{} tensors are not supported yet", other.name())),
+    })
+}
+
+fn from_typed(dt: DataType, t: &IrTensor, _count: usize) -> Result<Data, String> {
+    let ints = &t.int32_data;
+    Ok(match dt {
+        DataType::Float => Data::F32(t.float_data.clone()),
+        DataType::Double => Data::F64(t.double_data.clone()),
+        DataType::Int64 => Data::I64(t.int64_data.clone()),
+        DataType::Uint64 => Data::U64(t.uint64_data.clone()),
+        DataType::Uint32 => Data::U32(t.uint64_data.iter().map(|&x| x as u32).collect()),
+        DataType::Int32 => Data::I32(ints.clone()),
+        DataType::Int16 => Data::I16(ints.iter().map(|&x| x as i16).collect()),
+        DataType::Int8 => Data::I8(ints.iter().map(|&x| x as i8).collect()),
+        DataType::Uint16 => Data::U16(ints.iter().map(|&x| x as u16).collect()),
+        DataType::Uint8 => Data::U8(ints.iter().map(|&x| x as u8).collect()),
+        DataType::Bool => Data::Bool(ints.iter().map(|&x| x != 0).collect()),
+        DataType::Float16 => Data::F16(ints.iter().map(|&x| f16::from_bits(x as u16)).collect()),
+        DataType::Bfloat16 => Data::Bf16(ints.iter().map(|&x| bf16::from_bits(x as u16)).collect()),
+        DataType::String => Data::Str(t.string_data.iter().map(|s| s.as_bytes().to_vec()).collect()),
+        other => return Err(format!("{} tensors are not supported yet", other.name())),
+    })
+}
+
+/// What a value of a graph holds at run time.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Tensor(Tensor),
+    Sequence(Vec<Tensor>),
+    /// An optional: `None` holds no value.
+    Optional(Option<Box<Value>>),
+}
+
+impl Value {
+    pub fn tensor(&self) -> Result<&Tensor, String> {
+        match self {
+            Value::Tensor(t) => Ok(t),
+            Value::Sequence(_) => Err("expected a tensor, got a sequence".into()),
+            Value::Optional(_) => Err("expected a tensor, got an optional".into()),
+        }
+    }
+
+    /// A short description: `float[2,3]`, `sequence(3 tensors)`.
+    pub fn describe(&self) -> String {
+        match self {
+            Value::Tensor(t) => {
+                let dims: Vec<String> = t.shape.iter().map(ToString::to_string).collect();
+                format!("{}[{}]", t.data_type().name(), dims.join(","))
+            }
+            Value::Sequence(items) => format!("sequence({} tensors)", items.len()),
+            Value::Optional(None) => "optional(none)".into(),
+            Value::Optional(Some(v)) => format!("optional({})", v.describe()),
+        }
+    }
+}
+
+impl From<Tensor> for Value {
+    fn from(t: Tensor) -> Value {
+        Value::Tensor(t)
+    }
+}

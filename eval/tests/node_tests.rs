@@ -1,0 +1,125 @@
+//! The 1,884 backend node tests of onnx 1.23.2 (`tests/corpus/node`), run by the evaluator
+//! and compared with onnx's expected outputs using onnx's backend-test tolerances (floats:
+//! rtol 1e-3, atol 1e-7; everything else exactly). The list of tests that do not pass yet,
+//! each with its reason, is a snapshot (`snapshots/node_tests__failures.snap`): a test that
+//! starts passing or starts failing changes it, and CI refuses an unreviewed change. A panic
+//! is never an accepted reason.
+
+use std::path::{Path, PathBuf};
+
+use onnx_core::binary::{decode_tensor, read_bytes, read_model};
+use onnx_eval::{Plan, RunOptions, Tensor, Value};
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/node")
+}
+
+/// The `input_*.pb` or `output_*.pb` files of a test, in numeric order.
+fn numbered(dir: &Path, prefix: &str) -> Vec<PathBuf> {
+    let mut files: Vec<(usize, PathBuf)> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter_map(|e| {
+                    let name = e.file_name().to_string_lossy().to_string();
+                    let n = name.strip_prefix(prefix)?.strip_suffix(".pb")?.parse().ok()?;
+                    Some((n, e.path()))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files.into_iter().map(|(_, p)| p).collect()
+}
+
+fn read_tensor(path: &Path) -> Result<(String, Tensor), String> {
+    let bytes = read_bytes(path).map_err(|e| e.to_string())?;
+    let t = decode_tensor(bytes, "value").map_err(|e| format!("not a TensorProto: {e}"))?;
+    let name = t.name.as_ref().map(ToString::to_string).unwrap_or_default();
+    let file = path.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default();
+    let tensor = Tensor::from_ir(&t).map_err(|e| format!("{file}: {e}"))?;
+    Ok((name, tensor))
+}
+
+/// Whether `got` matches `want` within onnx's backend-test tolerances.
+fn compare(got: &Value, want: &Tensor) -> Result<(), String> {
+    let got = got.tensor()?;
+    if got.data_type() != want.data_type() {
+        return Err(format!("type {} instead of {}", got.data_type().name(), want.data_type().name()));
+    }
+    if got.shape != want.shape {
+        return Err(format!("shape {:?} instead of {:?}", got.shape, want.shape));
+    }
+    let float = matches!(want.data_type().name(), "float" | "double" | "float16" | "bfloat16");
+    if !float {
+        return if got.data == want.data { Ok(()) } else { Err("values differ".into()) };
+    }
+    let (g, w) = (got.to_f64s()?, want.to_f64s()?);
+    for (i, (a, b)) in g.iter().zip(&w).enumerate() {
+        let same = (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= 1e-7 + 1e-3 * b.abs();
+        if !same {
+            return Err(format!("value {i} is {a}, expected {b}"));
+        }
+    }
+    Ok(())
+}
+
+fn run_test(dir: &Path) -> Result<(), String> {
+    let model = read_model(&dir.join("model.onnx")).map_err(|e| format!("unreadable model: {e}"))?;
+    let plan =
+        Plan::new(&model).map_err(|e| e.to_string().lines().next().unwrap_or("").to_owned() + &first_missing(&e))?;
+    let data = dir.join("test_data_set_0");
+    let expected_inputs = plan.inputs();
+    let mut inputs = Vec::new();
+    for (i, path) in numbered(&data, "input_").into_iter().enumerate() {
+        let (name, tensor) = read_tensor(&path)?;
+        let name = if expected_inputs.iter().any(|(n, _)| *n == name) {
+            name
+        } else {
+            expected_inputs.get(i).map(|(n, _)| n.clone()).ok_or("more inputs than the model has")?
+        };
+        inputs.push((name, Value::Tensor(tensor)));
+    }
+    let result = plan.run(inputs, &RunOptions::default()).map_err(|e| e.to_string())?;
+    for (i, path) in numbered(&data, "output_").into_iter().enumerate() {
+        let (_, want) = read_tensor(&path)?;
+        let (name, got) = result.outputs.get(i).ok_or("fewer outputs than expected")?;
+        compare(got, &want).map_err(|e| format!("output '{name}': {e}"))?;
+    }
+    Ok(())
+}
+
+fn first_missing(e: &onnx_eval::PlanError) -> String {
+    match e {
+        onnx_eval::PlanError::Unsupported(list) => format!(" {}", list.first().cloned().unwrap_or_default()),
+        _ => String::new(),
+    }
+}
+
+#[test]
+fn node_tests() {
+    let root = corpus();
+    let mut dirs: Vec<PathBuf> =
+        std::fs::read_dir(&root).expect("tests/corpus/node").filter_map(Result::ok).map(|e| e.path()).collect();
+    dirs.sort();
+    assert!(dirs.len() >= 1884, "only {} node tests in {}", dirs.len(), root.display());
+    let mut failures = Vec::new();
+    let mut panics = Vec::new();
+    for dir in &dirs {
+        let name = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+        match std::panic::catch_unwind(|| run_test(dir)) {
+            Ok(Ok(())) => {}
+            Ok(Err(reason)) => {
+                let mut reason: String = reason.chars().take(160).collect();
+                reason = reason.replace('\n', " ");
+                failures.push(format!("{name}: {reason}"));
+            }
+            Err(_) => panics.push(name),
+        }
+    }
+    let passed = dirs.len() - failures.len() - panics.len();
+    eprintln!("{passed} of {} node tests pass", dirs.len());
+    assert!(panics.is_empty(), "the evaluator panicked on {} test(s): {panics:?}", panics.len());
+    let summary = format!("{passed} of {} pass\n\n{}", dirs.len(), failures.join("\n"));
+    insta::assert_snapshot!("failures", summary);
+}
