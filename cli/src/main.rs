@@ -52,6 +52,8 @@ enum Command {
     Check(commands::check::Args),
     /// Infer types and shapes and write them into the model as value_info.
     Infer(commands::infer::Args),
+    /// Run a model on input values (TensorProto files) and show, write or compare its outputs.
+    Run(commands::run::Args),
     /// Format text models in place, keeping every comment (`--check` and `--diff` write nothing).
     Fmt(commands::fmt::Args),
 }
@@ -104,6 +106,7 @@ fn main() -> ExitCode {
         Command::Fmt(args) => commands::fmt::run(args),
         Command::Check(args) => commands::check::run(args),
         Command::Infer(args) => commands::infer::run(args),
+        Command::Run(args) => commands::run::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

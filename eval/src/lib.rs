@@ -18,6 +18,7 @@
 //! keeps the list of those that do not pass yet, with the reason, true.
 
 pub mod broadcast;
+pub mod compare;
 pub mod kernels;
 pub mod plan;
 pub mod run;
@@ -26,7 +27,7 @@ pub mod value;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-pub use plan::{Plan, PlanError};
+pub use plan::{Plan, PlanError, Unsupported};
 pub use run::{EvalError, RunResult};
 pub use value::{Data, Tensor, Value};
 

@@ -26,10 +26,36 @@ pub enum Step {
 pub enum PlanError {
     #[error("the model has no main graph")]
     NoGraph,
-    #[error("{} node(s) cannot be run yet:\n{}", .0.len(), .0.join("\n"))]
-    Unsupported(Vec<String>),
+    #[error("{} node(s) cannot be run yet:\n{}", .0.iter().map(|u| u.nodes.len()).sum::<usize>(), .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+    Unsupported(Vec<Unsupported>),
     #[error("initializer '{name}': {message}")]
     Initializer { name: String, message: String },
+}
+
+/// The nodes of one operator that cannot run, and why.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Unsupported {
+    /// `Op` or `domain::Op`.
+    pub op: String,
+    pub reason: String,
+    /// The nodes' names (empty for unnamed nodes), in model order.
+    pub nodes: Vec<String>,
+}
+
+impl std::fmt::Display for Unsupported {
+    /// `Resize (6 nodes: 'Resize.0', 'Resize.1', 'Resize.2', …): no kernel yet`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let named: Vec<String> =
+            self.nodes.iter().filter(|n| !n.is_empty()).take(3).map(|n| format!("'{n}'")).collect();
+        let more = if self.nodes.iter().filter(|n| !n.is_empty()).count() > 3 { ", …" } else { "" };
+        let count = self.nodes.len();
+        let nodes = if count == 1 { "1 node".to_owned() } else { format!("{count} nodes") };
+        if named.is_empty() {
+            write!(f, "{} ({nodes}): {}", self.op, self.reason)
+        } else {
+            write!(f, "{} ({nodes}: {}{more}): {}", self.op, named.join(", "), self.reason)
+        }
+    }
 }
 
 /// A model ready to run.
@@ -53,7 +79,7 @@ impl<'m> Plan<'m> {
         let numbers = resolve_without_tables(model).numbers;
         let opset = model.opset_version("").unwrap_or(1);
         let mut steps = HashMap::new();
-        let mut missing = Vec::new();
+        let mut missing: Vec<Unsupported> = Vec::new();
         for (g, graph) in model.graphs.iter() {
             if !numbers.graph_in_graph_space(g) {
                 continue;
@@ -64,13 +90,17 @@ impl<'m> Plan<'m> {
                     Ok(step) => {
                         steps.insert(n, step);
                     }
-                    Err(why) => missing.push(why),
+                    Err(why) => {
+                        let name = node.name.as_ref().map(ToString::to_string).unwrap_or_default();
+                        match missing.iter_mut().find(|u| u.op == why.op && u.reason == why.reason) {
+                            Some(u) => u.nodes.push(name),
+                            None => missing.push(Unsupported { nodes: vec![name], ..why }),
+                        }
+                    }
                 }
             }
         }
         if !missing.is_empty() {
-            missing.sort();
-            missing.dedup();
             return Err(PlanError::Unsupported(missing));
         }
         let mut constants = Vec::new();
@@ -92,14 +122,13 @@ impl<'m> Plan<'m> {
     }
 }
 
-/// The step of `node`, or why there is none.
-fn step_of(model: &Model, node: &Node) -> Result<Step, String> {
+/// The step of `node`, or why there is none (its `nodes` left empty).
+fn step_of(model: &Model, node: &Node) -> Result<Step, Unsupported> {
     let op = node.op_type.as_ref().and_then(Str::as_str).unwrap_or("");
     let describe = |why: &str| {
-        let name = node.name.as_ref().map(|n| format!(" '{n}'")).unwrap_or_default();
         let domain = node.domain.as_ref().map(ToString::to_string).unwrap_or_default();
-        let at = if domain.is_empty() { op.to_owned() } else { format!("{domain}::{op}") };
-        format!("{at}{name}: {why}")
+        let op = if domain.is_empty() { op.to_owned() } else { format!("{domain}::{op}") };
+        Unsupported { op, reason: why.to_owned(), nodes: Vec::new() }
     };
     match node.schema_domain() {
         Some("") => {

@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use onnx_core::binary::{decode_tensor, read_bytes, read_model};
+use onnx_eval::compare::{ATOL, RTOL, difference};
 use onnx_eval::{Plan, RunOptions, Tensor, Value};
 
 fn corpus() -> PathBuf {
@@ -41,29 +42,6 @@ fn read_tensor(path: &Path) -> Result<(String, Tensor), String> {
     Ok((name, tensor))
 }
 
-/// Whether `got` matches `want` within onnx's backend-test tolerances.
-fn compare(got: &Value, want: &Tensor) -> Result<(), String> {
-    let got = got.tensor()?;
-    if got.data_type() != want.data_type() {
-        return Err(format!("type {} instead of {}", got.data_type().name(), want.data_type().name()));
-    }
-    if got.shape != want.shape {
-        return Err(format!("shape {:?} instead of {:?}", got.shape, want.shape));
-    }
-    let float = matches!(want.data_type().name(), "float" | "double" | "float16" | "bfloat16");
-    if !float {
-        return if got.data == want.data { Ok(()) } else { Err("values differ".into()) };
-    }
-    let (g, w) = (got.to_f64s()?, want.to_f64s()?);
-    for (i, (a, b)) in g.iter().zip(&w).enumerate() {
-        let same = (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= 1e-7 + 1e-3 * b.abs();
-        if !same {
-            return Err(format!("value {i} is {a}, expected {b}"));
-        }
-    }
-    Ok(())
-}
-
 fn run_test(dir: &Path) -> Result<(), String> {
     let model = read_model(&dir.join("model.onnx")).map_err(|e| format!("unreadable model: {e}"))?;
     let plan =
@@ -84,14 +62,16 @@ fn run_test(dir: &Path) -> Result<(), String> {
     for (i, path) in numbered(&data, "output_").into_iter().enumerate() {
         let (_, want) = read_tensor(&path)?;
         let (name, got) = result.outputs.get(i).ok_or("fewer outputs than expected")?;
-        compare(got, &want).map_err(|e| format!("output '{name}': {e}"))?;
+        if let Some(e) = difference(got, &want, RTOL, ATOL) {
+            return Err(format!("output '{name}': {e}"));
+        }
     }
     Ok(())
 }
 
 fn first_missing(e: &onnx_eval::PlanError) -> String {
     match e {
-        onnx_eval::PlanError::Unsupported(list) => format!(" {}", list.first().cloned().unwrap_or_default()),
+        onnx_eval::PlanError::Unsupported(list) => list.first().map(|u| format!(" {u}")).unwrap_or_default(),
         _ => String::new(),
     }
 }

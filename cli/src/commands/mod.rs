@@ -3,3 +3,4 @@ pub mod convert;
 pub mod fmt;
 pub mod infer;
 pub mod info;
+pub mod run;

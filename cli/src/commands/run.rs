@@ -1,0 +1,288 @@
+//! `onnx run MODEL [INPUT...] [--test-data DIR] [--output-dir DIR] [--compare DIR]
+//! [--repeat N] [--all-values] [--profile] [--json]`: runs a model with the evaluator.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use onnx_core::binary::{decode_tensor, encode_tensor, read_bytes};
+use onnx_eval::{Plan, RunOptions, RunResult, Tensor, Value};
+
+use crate::failure::Failure;
+use crate::io::{Input, ReadOptions, read_model};
+
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:
+  onnx run model.onnx --test-data test_data_set_0 --compare test_data_set_0
+  onnx run model.onnx x=input_0.pb --output-dir out
+  onnx run model.onnx input_0.pb --repeat 10 --profile
+
+Exit codes: 0 the run succeeded (and matched, with --compare); 1 the model cannot be run,
+the run failed, or outputs differ; 2 usage or I/O error.")]
+pub struct Args {
+    /// The model (`.onnx`, or text).
+    model: String,
+    /// Input values: `PATH.pb` (a TensorProto, matched to a graph input by the name inside,
+    /// else by position) or `NAME=PATH.pb`.
+    inputs: Vec<String>,
+    /// Read `DIR/input_*.pb` in numeric order (onnx's backend-test layout).
+    #[arg(long, value_name = "DIR")]
+    test_data: Option<PathBuf>,
+    /// Write each output as `DIR/output_K.pb`.
+    #[arg(long, value_name = "DIR")]
+    output_dir: Option<PathBuf>,
+    /// Compare the outputs with `DIR/output_*.pb` (rtol 1e-3, atol 1e-7 for floats, exact
+    /// otherwise); exit 1 on a mismatch.
+    #[arg(long, value_name = "DIR")]
+    compare: Option<PathBuf>,
+    /// Run this many times after one warm-up run and report the time per run.
+    #[arg(long, default_value_t = 1)]
+    repeat: usize,
+    /// With --output-dir: also write every intermediate value of the main graph.
+    #[arg(long)]
+    all_values: bool,
+    /// Print each operator's share of the time.
+    #[arg(long)]
+    profile: bool,
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> Result<(), Failure> {
+    let input = Input::parse(&args.model);
+    let mut model = read_model(&input, None, ReadOptions { json: args.json, ..ReadOptions::default() })?;
+    let label = input.label();
+    onnx_core::external::embed_all(&mut model, input.model_dir())
+        .map_err(|e| Failure::Invalid(format!("{label}: external data: {e}")))?;
+    let plan = Plan::new(&model).map_err(|e| Failure::Invalid(format!("{label}: {e}")))?;
+    let values = read_inputs(&plan, &args)?;
+    let options = RunOptions { capture_all: args.all_values, timing: args.profile, ..RunOptions::default() };
+    let run_once = || plan.run(values.clone(), &options).map_err(|e| Failure::Invalid(format!("{label}: {e}")));
+    let mut result = run_once()?;
+    let mut times = Vec::new();
+    if args.repeat > 1 {
+        for _ in 0..args.repeat {
+            let started = Instant::now();
+            result = run_once()?;
+            times.push(started.elapsed());
+        }
+    }
+    if let Some(dir) = &args.output_dir {
+        write_values(dir, &result, args.all_values)?;
+    }
+    let mismatches = match &args.compare {
+        Some(dir) => compare(dir, &result)?,
+        None => Vec::new(),
+    };
+    report(&args, &plan, &result, &times, &mismatches);
+    if !mismatches.is_empty() {
+        return Err(Failure::Invalid(format!(
+            "{} output(s) differ from {}",
+            mismatches.len(),
+            display(args.compare.as_deref())
+        )));
+    }
+    Ok(())
+}
+
+fn display(p: Option<&Path>) -> String {
+    p.map(|p| p.display().to_string()).unwrap_or_default()
+}
+
+fn read_pb(path: &Path) -> Result<(String, Tensor), Failure> {
+    let bytes = read_bytes(path).map_err(|e| Failure::Usage(format!("{}: cannot read: {e}", path.display())))?;
+    let t = decode_tensor(bytes, &path.display().to_string()).map_err(|e| {
+        Failure::Invalid(format!(
+            "{}: not a TensorProto (sequences, maps and optionals are not read yet): {e}",
+            path.display()
+        ))
+    })?;
+    let tensor = Tensor::from_ir(&t).map_err(|e| Failure::Invalid(format!("{}: {e}", path.display())))?;
+    Ok((t.name.as_ref().map(ToString::to_string).unwrap_or_default(), tensor))
+}
+
+/// `DIR/PREFIX_K.pb` in numeric order of K.
+fn numbered(dir: &Path, prefix: &str) -> Result<Vec<PathBuf>, Failure> {
+    let entries = std::fs::read_dir(dir).map_err(|e| Failure::Usage(format!("{}: cannot read: {e}", dir.display())))?;
+    let mut files: Vec<(usize, PathBuf)> = entries
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().to_string();
+            let k = name.strip_prefix(prefix)?.strip_suffix(".pb")?.parse().ok()?;
+            Some((k, e.path()))
+        })
+        .collect();
+    files.sort();
+    Ok(files.into_iter().map(|(_, p)| p).collect())
+}
+
+/// The inputs from the command line and `--test-data`, matched to the model's inputs; a
+/// missing one is refused with what the model expects.
+fn read_inputs(plan: &Plan<'_>, args: &Args) -> Result<Vec<(String, Value)>, Failure> {
+    let expected = plan.inputs();
+    let mut paths: Vec<(Option<String>, PathBuf)> = Vec::new();
+    if let Some(dir) = &args.test_data {
+        paths.extend(numbered(dir, "input_")?.into_iter().map(|p| (None, p)));
+    }
+    for arg in &args.inputs {
+        match arg.split_once('=') {
+            Some((name, path)) if !Path::new(arg).exists() => paths.push((Some(name.to_owned()), PathBuf::from(path))),
+            _ => paths.push((None, PathBuf::from(arg))),
+        }
+    }
+    let mut values: Vec<(String, Value)> = Vec::new();
+    for (i, (named, path)) in paths.into_iter().enumerate() {
+        if path.extension().is_some_and(|e| e == "npy") {
+            return Err(Failure::Usage(format!(
+                "{}: .npy inputs are not read yet; give a TensorProto .pb",
+                path.display()
+            )));
+        }
+        let (inside, tensor) = read_pb(&path)?;
+        let name = match named {
+            Some(n) => n,
+            None if expected.iter().any(|(n, _)| *n == inside) => inside,
+            None => expected.get(i).map(|(n, _)| n.clone()).ok_or_else(|| {
+                Failure::Usage(format!("{}: the model has only {} input(s)", path.display(), expected.len()))
+            })?,
+        };
+        values.push((name, Value::Tensor(tensor)));
+    }
+    let missing: Vec<String> = expected
+        .iter()
+        .filter(|(n, _)| !values.iter().any(|(v, _)| v == n))
+        .map(|(n, ty)| format!("  {n}: {ty}"))
+        .collect();
+    if !missing.is_empty() {
+        return Err(Failure::Usage(format!(
+            "the model needs these inputs, which were not given:\n{}",
+            missing.join("\n")
+        )));
+    }
+    Ok(values)
+}
+
+fn write_values(dir: &Path, result: &RunResult, all: bool) -> Result<(), Failure> {
+    std::fs::create_dir_all(dir).map_err(|e| Failure::Usage(format!("{}: cannot create: {e}", dir.display())))?;
+    let mut files: Vec<(String, &str, &Value)> =
+        result.outputs.iter().enumerate().map(|(k, (name, v))| (format!("output_{k}.pb"), name.as_str(), v)).collect();
+    if all {
+        // Value names are not safe file names: numbered files, and an index to find them.
+        let mut index = String::new();
+        for (k, (name, v)) in result.values.iter().enumerate() {
+            files.push((format!("value_{k}.pb"), name.as_str(), v));
+            index.push_str(&format!("value_{k}.pb\t{name}\n"));
+        }
+        write(&dir.join("values.tsv"), index.as_bytes())?;
+    }
+    for (file, name, value) in files {
+        let Value::Tensor(t) = value else {
+            return Err(Failure::Invalid(format!("value '{name}' is not a tensor; only tensors are written yet")));
+        };
+        let bytes = encode_tensor(&t.to_ir(Some(name)));
+        let path = dir.join(&file);
+        write(&path, &bytes)?;
+    }
+    Ok(())
+}
+
+/// Writes a file whole or not at all (a temporary file renamed into place).
+fn write(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
+    onnx_core::write_atomically(path, |w| w.write_all(bytes)).map_err(|e| Failure::Usage(e.to_string()))
+}
+
+/// Per output: the largest absolute and relative errors, and whether it is within tolerance.
+struct Mismatch {
+    name: String,
+    message: String,
+}
+
+fn compare(dir: &Path, result: &RunResult) -> Result<Vec<Mismatch>, Failure> {
+    let files = numbered(dir, "output_")?;
+    if files.len() != result.outputs.len() {
+        return Err(Failure::Usage(format!(
+            "{} holds {} outputs, the model has {}",
+            dir.display(),
+            files.len(),
+            result.outputs.len()
+        )));
+    }
+    let mut mismatches = Vec::new();
+    for (path, (name, got)) in files.iter().zip(&result.outputs) {
+        let (_, want) = read_pb(path)?;
+        if let Some(message) =
+            onnx_eval::compare::difference(got, &want, onnx_eval::compare::RTOL, onnx_eval::compare::ATOL)
+        {
+            mismatches.push(Mismatch { name: name.clone(), message });
+        }
+    }
+    Ok(mismatches)
+}
+
+fn report(args: &Args, plan: &Plan<'_>, result: &RunResult, times: &[Duration], mismatches: &[Mismatch]) {
+    let mut sorted: Vec<f64> = times.iter().map(|t| t.as_secs_f64() * 1e3).collect();
+    sorted.sort_by(f64::total_cmp);
+    let (min, median) = (sorted.first().copied(), sorted.get(sorted.len() / 2).copied());
+    if args.json {
+        let outputs: Vec<serde_json::Value> = result
+            .outputs
+            .iter()
+            .map(|(name, v)| {
+                let (ty, shape) = match v {
+                    Value::Tensor(t) => (t.data_type().name().to_owned(), t.shape.clone()),
+                    other => (other.describe(), Vec::new()),
+                };
+                serde_json::json!({ "name": name, "type": ty, "shape": shape })
+            })
+            .collect();
+        let mut out = serde_json::json!({ "outputs": outputs });
+        if !times.is_empty() {
+            out["timing"] = serde_json::json!({ "runs": times.len(), "min_ms": min, "median_ms": median });
+        }
+        if args.compare.is_some() {
+            out["mismatches"] =
+                mismatches.iter().map(|m| serde_json::json!({ "name": m.name, "message": m.message })).collect();
+        }
+        outln!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+        return;
+    }
+    for (name, v) in &result.outputs {
+        outln!("{name}: {}", v.describe());
+    }
+    if let (Some(min), Some(median)) = (min, median) {
+        outln!("time per run: min {min:.3} ms, median {median:.3} ms ({} runs)", times.len());
+    }
+    if args.profile {
+        profile(plan, result);
+    }
+    if let Some(dir) = &args.compare {
+        if mismatches.is_empty() {
+            outln!("all {} outputs match {}", result.outputs.len(), dir.display());
+        }
+        for m in mismatches {
+            outln!("{}: {}", m.name, m.message);
+        }
+    }
+}
+
+/// Time per operator type, largest first, with its share.
+fn profile(plan: &Plan<'_>, result: &RunResult) {
+    let total: f64 = result.timings.iter().map(|(_, t)| t.as_secs_f64()).sum();
+    let mut by_op: Vec<(String, f64, usize)> = Vec::new();
+    for (n, t) in &result.timings {
+        let op = plan.model.nodes[*n].op_type.as_ref().map(ToString::to_string).unwrap_or_default();
+        match by_op.iter_mut().find(|(o, _, _)| *o == op) {
+            Some(entry) => {
+                entry.1 += t.as_secs_f64();
+                entry.2 += 1;
+            }
+            None => by_op.push((op, t.as_secs_f64(), 1)),
+        }
+    }
+    by_op.sort_by(|a, b| b.1.total_cmp(&a.1));
+    outln!("time by operator (last run, {:.3} ms in nodes):", total * 1e3);
+    for (op, t, n) in by_op {
+        let share = if total > 0.0 { t / total * 100.0 } else { 0.0 };
+        outln!("  {op:<24} {:>10.3} ms {share:>5.1} %  ({n} node{})", t * 1e3, if n == 1 { "" } else { "s" });
+    }
+}
