@@ -35,6 +35,15 @@ pub fn kernel(op: &str) -> Option<Kernel> {
             one(Tensor::new(input(i, 0)?.shape.clone(), Data::Bool(v.iter().map(|x| !x).collect())))
         },
         "Where" => where_,
+        "BitShift" => bit_shift,
+        "BitwiseAnd" => |_, i| bitwise(i, |a, b| a & b),
+        "BitwiseOr" => |_, i| bitwise(i, |a, b| a | b),
+        "BitwiseXor" => |_, i| bitwise(i, |a, b| a ^ b),
+        "BitwiseNot" => |_, i| {
+            let t = input(i, 0)?;
+            one(integers_as(t.data_type(), t.shape.clone(), t.to_i64s()?.into_iter().map(|x| !x).collect()))
+        },
+        "Dropout" => dropout,
         "Identity" => |_, i| Ok(vec![i.first().copied().flatten().ok_or("input 0 is missing")?.clone()]),
         "Cast" => cast,
         "CastLike" => |_, i| one(cast_to(input(i, 0)?, input(i, 1)?.data_type())?),
@@ -514,6 +523,48 @@ pub fn cast_to(t: &Tensor, dt: DataType) -> Result<Tensor, String> {
         return Ok(integers_as(dt, t.shape.clone(), ints));
     }
     numeric_or_bool(dt, t.shape.clone(), t.to_f64s()?)
+}
+
+fn bitwise(inputs: &[Option<&Value>], f: fn(i64, i64) -> i64) -> Result<Vec<Value>, String> {
+    let (a, b) = (input(inputs, 0)?, input(inputs, 1)?);
+    let (shape, out) = zip(&a.to_i64s()?, &a.shape, &b.to_i64s()?, &b.shape, f)?;
+    one(integers_as(a.data_type(), shape, out))
+}
+
+fn bit_shift(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let (a, b) = (input(inputs, 0)?, input(inputs, 1)?);
+    let left = match ctx.string("direction") {
+        Some("LEFT") => true,
+        Some("RIGHT") => false,
+        other => return Err(format!("direction must be LEFT or RIGHT, not {other:?}")),
+    };
+    let shift = |x: i64, y: i64| -> i64 {
+        let (x, y) = (x as u64, u32::try_from(y).unwrap_or(u32::MAX));
+        (if left { x.checked_shl(y) } else { x.checked_shr(y) }).unwrap_or(0) as i64
+    };
+    let (shape, out) = zip(&a.to_i64s()?, &a.shape, &b.to_i64s()?, &b.shape, shift)?;
+    one(integers_as(a.data_type(), shape, out))
+}
+
+/// Dropout at inference (no `training_mode`, or false): the input, and a mask of all true.
+fn dropout(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let t = input(inputs, 0)?;
+    let training = match optional(inputs, 2)? {
+        Some(m) => matches!(&*m.data, Data::Bool(b) if b.first() == Some(&true)),
+        None => false,
+    };
+    let ratio = match optional(inputs, 1)? {
+        Some(r) => r.to_f64s()?.first().copied().unwrap_or(0.5),
+        None => f64::from(ctx.float("ratio").unwrap_or(0.5)),
+    };
+    if training && ratio != 0.0 {
+        return Err("Dropout in training mode draws random numbers; it is not supported yet".into());
+    }
+    let mut out = vec![Value::Tensor(t.clone())];
+    if ctx.node.outputs.len() > 1 {
+        out.push(Value::Tensor(Tensor::new(t.shape.clone(), Data::Bool(vec![true; t.len()]))));
+    }
+    Ok(out)
 }
 
 fn is_integer(dt: DataType) -> bool {

@@ -11,7 +11,9 @@
 pub mod elementwise;
 pub mod matmul;
 pub mod nn;
+pub mod quant;
 pub mod reduce;
+pub mod select;
 pub mod shape;
 
 use onnx_core::ir::{AttributeValue, Model, Node, Str};
@@ -38,8 +40,8 @@ pub type Family = fn(&str) -> Option<Kernel>;
 
 /// The families of the default domain; an operator is claimed by at most one (the
 /// registry's test checks it).
-pub const DEFAULT_DOMAIN: [Family; 5] =
-    [elementwise::kernel, shape::kernel, reduce::kernel, matmul::kernel, nn::kernel];
+pub const DEFAULT_DOMAIN: [Family; 7] =
+    [elementwise::kernel, shape::kernel, reduce::kernel, matmul::kernel, nn::kernel, select::kernel, quant::kernel];
 
 impl Ctx<'_> {
     pub fn op(&self) -> &str {

@@ -1,0 +1,100 @@
+//! Linear quantization: QuantizeLinear and DequantizeLinear, per tensor, per axis or per
+//! block, into and out of the 8- and 16-bit integer types (rounding half to even and
+//! saturating, as the spec says).
+
+use onnx_core::ir::DataType;
+
+use super::{Ctx, Kernel, axis, input, one, optional};
+use crate::broadcast::strides;
+use crate::kernels::elementwise::numeric_like;
+use crate::kernels::shape::dtype_attr;
+use crate::value::Tensor;
+
+pub fn kernel(op: &str) -> Option<Kernel> {
+    let k: Kernel = match op {
+        "QuantizeLinear" => |ctx, i| {
+            let (x, scale, zero) = (input(i, 0)?, input(i, 1)?, optional(i, 2)?);
+            let default = zero.map_or(DataType::Uint8, Tensor::data_type);
+            let dt = match ctx.int("output_dtype") {
+                Some(0) | None => default,
+                Some(_) => dtype_attr(ctx, "output_dtype", default)?,
+            };
+            let (lo, hi) = range(dt)?;
+            let index = scale_index(ctx, x, scale)?;
+            let (s, z) = (scale.to_f64s()?, zero.map(Tensor::to_f64s).transpose()?);
+            let v = x.to_f64s()?;
+            // The division in the input's precision (float32 inputs divide in f32, as onnx
+            // does): halves that f64 would round the other way then round as onnx's.
+            let single = x.data_type() != DataType::Double;
+            let out = v
+                .iter()
+                .enumerate()
+                .map(|(i, &x)| {
+                    let k = index(i);
+                    let q = if single { f64::from(x as f32 / s[k] as f32) } else { x / s[k] };
+                    (q.round_ties_even() + z.as_ref().map_or(0.0, |z| z[k])).clamp(lo, hi)
+                })
+                .collect();
+            one(numeric_like(dt, x.shape.clone(), out)?)
+        },
+        "DequantizeLinear" => |ctx, i| {
+            let (x, scale, zero) = (input(i, 0)?, input(i, 1)?, optional(i, 2)?);
+            let index = scale_index(ctx, x, scale)?;
+            let (s, z) = (scale.to_f64s()?, zero.map(Tensor::to_f64s).transpose()?);
+            let v = x.to_f64s()?;
+            let out = v.iter().enumerate().map(|(i, &x)| {
+                let k = index(i);
+                (x - z.as_ref().map_or(0.0, |z| z[k])) * s[k]
+            });
+            let dt = match ctx.int("output_dtype") {
+                Some(0) | None => scale.data_type(),
+                Some(_) => dtype_attr(ctx, "output_dtype", scale.data_type())?,
+            };
+            one(numeric_like(dt, x.shape.clone(), out.collect())?)
+        },
+        _ => return None,
+    };
+    Some(k)
+}
+
+/// The range of a quantized type.
+fn range(dt: DataType) -> Result<(f64, f64), String> {
+    Ok(match dt {
+        DataType::Uint8 => (0.0, 255.0),
+        DataType::Int8 => (-128.0, 127.0),
+        DataType::Uint16 => (0.0, 65535.0),
+        DataType::Int16 => (-32768.0, 32767.0),
+        DataType::Int32 => (f64::from(i32::MIN), f64::from(i32::MAX)),
+        other => return Err(format!("quantizing to {} is not supported yet", other.name())),
+    })
+}
+
+/// For each element of `x`, the index of its scale (and zero point): one scale for the
+/// tensor, one per position along `axis`, or one per block of `block_size` along it.
+fn scale_index(ctx: &Ctx<'_>, x: &Tensor, scale: &Tensor) -> Result<Box<dyn Fn(usize) -> usize>, String> {
+    if scale.len() == 1 {
+        return Ok(Box::new(|_| 0));
+    }
+    let a = axis(ctx.int("axis").unwrap_or(1), x.rank())?;
+    let block = ctx.int("block_size").unwrap_or(0);
+    let xs = strides(&x.shape);
+    if block <= 0 {
+        if scale.rank() != 1 || scale.len() != x.shape[a] {
+            return Err(format!("{} scales for an axis of {}", scale.len(), x.shape[a]));
+        }
+        let (stride, n) = (xs[a], x.shape[a]);
+        return Ok(Box::new(move |i| (i / stride) % n));
+    }
+    if scale.rank() != x.rank() {
+        return Err("blocked scales need the input's rank".into());
+    }
+    let (shape, ss, block) = (x.shape.clone(), strides(&scale.shape), block as usize);
+    Ok(Box::new(move |i| {
+        (0..shape.len())
+            .map(|ax| {
+                let c = (i / xs[ax]) % shape[ax];
+                (if ax == a { c / block } else { c }) * ss[ax]
+            })
+            .sum()
+    }))
+}

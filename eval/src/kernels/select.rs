@@ -1,0 +1,395 @@
+//! Operators that select, scatter or rearrange elements by index or by a rule: Trilu,
+//! CumSum/CumProd, TopK, OneHot, the Scatter and GatherND family, Compress, NonZero,
+//! EyeLike, DepthToSpace/SpaceToDepth, ReverseSequence, Unique.
+
+use super::{Ctx, Kernel, axis, count, input, one, optional};
+use crate::broadcast::strides;
+use crate::kernels::elementwise::numeric_like;
+use crate::kernels::shape::dtype_attr;
+use crate::value::{Data, Tensor, Value};
+
+pub fn kernel(op: &str) -> Option<Kernel> {
+    let k: Kernel = match op {
+        "Trilu" => trilu,
+        "CumSum" | "CumProd" => cumulative,
+        "TopK" => top_k,
+        "OneHot" => one_hot,
+        "ScatterElements" | "Scatter" => scatter_elements,
+        "ScatterND" => scatter_nd,
+        "GatherND" => gather_nd,
+        "Compress" => compress,
+        "NonZero" => non_zero,
+        "EyeLike" => eye_like,
+        "DepthToSpace" | "SpaceToDepth" => depth_space,
+        "ReverseSequence" => reverse_sequence,
+        _ => return None,
+    };
+    Some(k)
+}
+
+fn trilu(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let t = input(inputs, 0)?;
+    if t.rank() < 2 {
+        return Err("Trilu needs a matrix".into());
+    }
+    let k = match optional(inputs, 1)? {
+        Some(k) => k.to_i64s()?.first().copied().unwrap_or(0),
+        None => 0,
+    };
+    let upper = ctx.int("upper").unwrap_or(1) != 0;
+    let (rows, cols) = (t.shape[t.rank() - 2], t.shape[t.rank() - 1]);
+    let zero = numeric_like(t.data_type(), vec![1], vec![0.0])
+        .or_else(|_| Ok::<_, String>(Tensor::new(vec![1], Data::Bool(vec![false]))))?;
+    let mut joined = (*t.data).clone();
+    joined.extend_from(&zero.data)?;
+    let zero_at = t.len();
+    let picked = (0..t.len()).map(|i| {
+        let (r, c) = (((i / cols.max(1)) % rows.max(1)) as i64, (i % cols.max(1)) as i64);
+        let keep = if upper { c - r >= k } else { c - r <= k };
+        if keep { i } else { zero_at }
+    });
+    one(Tensor::new(t.shape.clone(), joined.pick(picked)))
+}
+
+fn cumulative(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let t = input(inputs, 0)?;
+    let a = axis(input(inputs, 1)?.to_i64s()?.first().copied().ok_or("axis is empty")?, t.rank())?;
+    let exclusive = ctx.int("exclusive").unwrap_or(0) != 0;
+    let reverse = ctx.int("reverse").unwrap_or(0) != 0;
+    let product = ctx.op() == "CumProd";
+    let (outer, n, inner) = (count(&t.shape[..a])?, t.shape[a], count(&t.shape[a + 1..])?);
+    let v = t.to_f64s()?;
+    let mut out = vec![0.0; v.len()];
+    for o in 0..outer {
+        for i in 0..inner {
+            let mut acc = if product { 1.0 } else { 0.0 };
+            for step in 0..n {
+                let k = if reverse { n - 1 - step } else { step };
+                let at = (o * n + k) * inner + i;
+                if exclusive {
+                    out[at] = acc;
+                }
+                acc = if product { acc * v[at] } else { acc + v[at] };
+                if !exclusive {
+                    out[at] = acc;
+                }
+            }
+        }
+    }
+    one(numeric_like(t.data_type(), t.shape.clone(), out)?)
+}
+
+fn top_k(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let t = input(inputs, 0)?;
+    let k = if ctx.opset >= 10 {
+        input(inputs, 1)?.to_i64s()?.first().copied().ok_or("k is empty")?
+    } else {
+        ctx.int("k").ok_or("k is missing")?
+    };
+    let a = axis(ctx.int("axis").unwrap_or(-1), t.rank())?;
+    let largest = ctx.int("largest").unwrap_or(1) != 0;
+    let n = t.shape[a];
+    let k = usize::try_from(k).ok().filter(|&k| k <= n).ok_or_else(|| format!("k = {k} for an axis of {n}"))?;
+    let (outer, inner) = (count(&t.shape[..a])?, count(&t.shape[a + 1..])?);
+    let v = t.to_f64s()?;
+    let mut picked = Vec::with_capacity(outer * k * inner);
+    let mut indices = Vec::with_capacity(outer * k * inner);
+    let mut shape = t.shape.clone();
+    shape[a] = k;
+    let out_inner = inner;
+    let mut order: Vec<usize> = Vec::with_capacity(n);
+    let mut result = vec![(0usize, 0i64); outer * k * inner];
+    for o in 0..outer {
+        for i in 0..inner {
+            order.clear();
+            order.extend(0..n);
+            let at = |j: usize| (o * n + j) * inner + i;
+            // Ties keep the lower index first, as onnx's reference does (a stable sort).
+            order.sort_by(|&x, &y| {
+                let (p, q) = (v[at(x)], v[at(y)]);
+                let ord = p.partial_cmp(&q).unwrap_or(std::cmp::Ordering::Equal);
+                if largest { ord.reverse() } else { ord }
+            });
+            for (r, &j) in order.iter().take(k).enumerate() {
+                result[(o * k + r) * out_inner + i] = (at(j), j as i64);
+            }
+        }
+    }
+    for (from, j) in result {
+        picked.push(from);
+        indices.push(j);
+    }
+    Ok(vec![
+        Value::Tensor(Tensor::new(shape.clone(), t.data.pick(picked.into_iter()))),
+        Value::Tensor(Tensor::new(shape, Data::I64(indices))),
+    ])
+}
+
+fn one_hot(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let (indices, depth, values) = (input(inputs, 0)?, input(inputs, 1)?, input(inputs, 2)?);
+    let depth = depth.to_f64s()?.first().copied().ok_or("depth is empty")? as i64;
+    let depth = usize::try_from(depth).map_err(|_| format!("depth {depth}"))?;
+    if values.len() != 2 {
+        return Err("values must hold [off, on]".into());
+    }
+    let rank = indices.rank() + 1;
+    let a = axis(ctx.int("axis").unwrap_or(-1), rank)?;
+    let mut shape = indices.shape.clone();
+    shape.insert(a, depth);
+    let n = count(&shape)?;
+    ctx.check_elements(n)?;
+    let idx = indices.to_f64s()?;
+    let (outer, inner) = (count(&indices.shape[..a])?, count(&indices.shape[a..])?);
+    let picked = (0..n).map(|p| {
+        let o = p / (depth * inner);
+        let d = (p / inner) % depth;
+        let i = p % inner;
+        let mut want = idx[o * inner + i] as i64;
+        if want < 0 {
+            want += depth as i64;
+        }
+        usize::from(want == d as i64)
+    });
+    let _ = outer;
+    one(Tensor::new(shape, values.data.pick(picked)))
+}
+
+/// How a scatter combines the existing element with the update.
+fn reduction(ctx: &Ctx<'_>) -> Result<fn(f64, f64) -> f64, String> {
+    Ok(match ctx.string("reduction").unwrap_or("none") {
+        "none" => |_, u| u,
+        "add" => |a, u| a + u,
+        "mul" => |a, u| a * u,
+        "max" => f64::max,
+        "min" => f64::min,
+        other => return Err(format!("unknown reduction '{other}'")),
+    })
+}
+
+/// Writes `updates` into a copy of `data` at `targets` (offsets), combined by the reduction;
+/// strings and bools only replace.
+fn scatter_into(
+    ctx: &Ctx<'_>,
+    data: &Tensor,
+    targets: &[usize],
+    updates: &Tensor,
+    per_target: usize,
+) -> Result<Vec<Value>, String> {
+    let combine = reduction(ctx)?;
+    let plain = ctx.string("reduction").unwrap_or("none") == "none";
+    if plain || matches!(&*data.data, Data::Str(_) | Data::Bool(_)) {
+        let mut source: Vec<usize> = (0..data.len()).collect();
+        for (u, &t) in targets.iter().enumerate() {
+            for j in 0..per_target {
+                source[t + j] = data.len() + u * per_target + j;
+            }
+        }
+        let mut joined = (*data.data).clone();
+        joined.extend_from(&updates.data)?;
+        return one(Tensor::new(data.shape.clone(), joined.pick(source.into_iter())));
+    }
+    let mut v = data.to_f64s()?;
+    let u = updates.to_f64s()?;
+    for (k, &t) in targets.iter().enumerate() {
+        for j in 0..per_target {
+            v[t + j] = combine(v[t + j], u[k * per_target + j]);
+        }
+    }
+    one(numeric_like(data.data_type(), data.shape.clone(), v)?)
+}
+
+fn scatter_elements(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let (data, idx, updates) = (input(inputs, 0)?, input(inputs, 1)?, input(inputs, 2)?);
+    let a = axis(ctx.int("axis").unwrap_or(0), data.rank())?;
+    if idx.shape != updates.shape || idx.rank() != data.rank() {
+        return Err("indices and updates must have one shape, of the data's rank".into());
+    }
+    let (ds, is) = (strides(&data.shape), strides(&idx.shape));
+    let d = data.shape[a] as i64;
+    let mut targets = Vec::with_capacity(idx.len());
+    for (n, i) in idx.to_i64s()?.into_iter().enumerate() {
+        let j = if i < 0 { i + d } else { i };
+        if !(0..d).contains(&j) {
+            return Err(format!("index {i} is out of range for size {d}"));
+        }
+        let mut offset = 0;
+        for ax in 0..idx.rank() {
+            let c = if ax == a { j as usize } else { (n / is[ax]) % idx.shape[ax] };
+            if c >= data.shape[ax] {
+                return Err("indices reach past the data".into());
+            }
+            offset += c * ds[ax];
+        }
+        targets.push(offset);
+    }
+    scatter_into(ctx, data, &targets, updates, 1)
+}
+
+/// For GatherND and ScatterND: the offset of each index tuple's slice, and the slice size.
+fn nd_offsets(data: &Tensor, idx: &Tensor, batch: usize) -> Result<(Vec<usize>, usize, usize), String> {
+    let last = *idx.shape.last().ok_or("indices need an axis")?;
+    if batch + last > data.rank() {
+        return Err("index tuples are longer than the data's rank".into());
+    }
+    let slice = count(&data.shape[batch + last..])?;
+    let ds = strides(&data.shape);
+    let batch_size = count(&data.shape[..batch])?;
+    let per_batch_data = count(&data.shape[batch..])?;
+    let tuples = idx.to_i64s()?;
+    let tuple_count = tuples.len() / last.max(1);
+    let per_batch_tuples = tuple_count / batch_size.max(1);
+    let mut offsets = Vec::with_capacity(tuple_count);
+    for (t, tuple) in tuples.chunks(last.max(1)).enumerate().take(tuple_count) {
+        let b = t.checked_div(per_batch_tuples).unwrap_or(0);
+        let mut offset = b * per_batch_data;
+        for (k, &i) in tuple.iter().enumerate().take(last) {
+            let d = data.shape[batch + k] as i64;
+            let j = if i < 0 { i + d } else { i };
+            if !(0..d).contains(&j) {
+                return Err(format!("index {i} is out of range for size {d}"));
+            }
+            offset += j as usize * ds[batch + k];
+        }
+        offsets.push(offset);
+    }
+    Ok((offsets, slice, last))
+}
+
+fn gather_nd(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let (data, idx) = (input(inputs, 0)?, input(inputs, 1)?);
+    let batch = usize::try_from(ctx.int("batch_dims").unwrap_or(0)).map_err(|_| "negative batch_dims")?;
+    let (offsets, slice, last) = nd_offsets(data, idx, batch)?;
+    let mut shape = idx.shape[..idx.rank() - 1].to_vec();
+    shape.extend_from_slice(&data.shape[batch + last..]);
+    let picked = offsets.iter().flat_map(|&o| o..o + slice).collect::<Vec<_>>();
+    one(Tensor::new(shape, data.data.pick(picked.into_iter())))
+}
+
+fn scatter_nd(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let (data, idx, updates) = (input(inputs, 0)?, input(inputs, 1)?, input(inputs, 2)?);
+    let (offsets, slice, _) = nd_offsets(data, idx, 0)?;
+    if updates.len() != offsets.len() * slice {
+        return Err("updates do not match the indices".into());
+    }
+    scatter_into(ctx, data, &offsets, updates, slice)
+}
+
+fn compress(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let (t, cond) = (input(inputs, 0)?, input(inputs, 1)?);
+    let Data::Bool(keep) = &*cond.data else { return Err("the condition must be bool".into()) };
+    match ctx.int("axis") {
+        None => {
+            let picked: Vec<usize> = (0..t.len()).filter(|&i| keep.get(i).copied().unwrap_or(false)).collect();
+            one(Tensor::new(vec![picked.len()], t.data.pick(picked.into_iter())))
+        }
+        Some(a) => {
+            let a = axis(a, t.rank())?;
+            let (outer, n, inner) = (count(&t.shape[..a])?, t.shape[a], count(&t.shape[a + 1..])?);
+            let kept: Vec<usize> = (0..n).filter(|&k| keep.get(k).copied().unwrap_or(false)).collect();
+            let picked = (0..outer)
+                .flat_map(|o| kept.iter().flat_map(move |&k| ((o * n + k) * inner)..((o * n + k + 1) * inner)))
+                .collect::<Vec<_>>();
+            let mut shape = t.shape.clone();
+            shape[a] = kept.len();
+            one(Tensor::new(shape, t.data.pick(picked.into_iter())))
+        }
+    }
+}
+
+fn non_zero(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let t = input(inputs, 0)?;
+    let nonzero: Vec<usize> = match &*t.data {
+        Data::Str(s) => (0..s.len()).filter(|&i| !s[i].is_empty()).collect(),
+        _ => t.to_f64s()?.iter().enumerate().filter(|(_, v)| **v != 0.0).map(|(i, _)| i).collect(),
+    };
+    let s = strides(&t.shape);
+    let mut out = Vec::with_capacity(t.rank() * nonzero.len());
+    for (stride, size) in s.iter().zip(&t.shape) {
+        out.extend(nonzero.iter().map(|&i| ((i / stride) % size) as i64));
+    }
+    one(Tensor::new(vec![t.rank(), nonzero.len()], Data::I64(out)))
+}
+
+fn eye_like(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let t = input(inputs, 0)?;
+    if t.rank() != 2 {
+        return Err("EyeLike takes a matrix".into());
+    }
+    let k = ctx.int("k").unwrap_or(0);
+    let dt = dtype_attr(ctx, "dtype", t.data_type())?;
+    let cols = t.shape[1];
+    let v = (0..t.len()).map(|i| if (i % cols) as i64 - (i / cols) as i64 == k { 1.0 } else { 0.0 }).collect();
+    if dt == onnx_core::ir::DataType::Bool {
+        return one(Tensor::new(
+            t.shape.clone(),
+            Data::Bool((0..t.len()).map(|i| (i % cols) as i64 - (i / cols) as i64 == k).collect()),
+        ));
+    }
+    one(numeric_like(dt, t.shape.clone(), v)?)
+}
+
+fn depth_space(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let t = input(inputs, 0)?;
+    if t.rank() != 4 {
+        return Err("expected [N, C, H, W]".into());
+    }
+    let b = usize::try_from(ctx.int("blocksize").ok_or("blocksize is required")?)
+        .ok()
+        .filter(|&b| b > 0)
+        .ok_or("blocksize must be positive")?;
+    let [n, c, h, w] = [t.shape[0], t.shape[1], t.shape[2], t.shape[3]];
+    let crd = ctx.string("mode") == Some("CRD");
+    let s = strides(&t.shape);
+    let (shape, picked): (Vec<usize>, Vec<usize>) = if ctx.op() == "DepthToSpace" {
+        if c % (b * b) != 0 {
+            return Err(format!("{c} channels do not divide by blocksize² = {}", b * b));
+        }
+        let oc = c / (b * b);
+        let shape = vec![n, oc, h * b, w * b];
+        let mut picked = Vec::with_capacity(t.len());
+        for i0 in 0..n {
+            for ch in 0..oc {
+                for y in 0..h * b {
+                    for x in 0..w * b {
+                        let (by, bx) = (y % b, x % b);
+                        let src_c = if crd { ch * b * b + by * b + bx } else { (by * b + bx) * oc + ch };
+                        picked.push(i0 * s[0] + src_c * s[1] + (y / b) * s[2] + (x / b));
+                    }
+                }
+            }
+        }
+        (shape, picked)
+    } else {
+        if h % b != 0 || w % b != 0 {
+            return Err("height and width must divide by blocksize".into());
+        }
+        let shape = vec![n, c * b * b, h / b, w / b];
+        let mut picked = Vec::with_capacity(t.len());
+        for i0 in 0..n {
+            for oc in 0..c * b * b {
+                let (block, ch) = if crd { (oc % (b * b), oc / (b * b)) } else { (oc / c, oc % c) };
+                let (by, bx) = (block / b, block % b);
+                for y in 0..h / b {
+                    for x in 0..w / b {
+                        picked.push(i0 * s[0] + ch * s[1] + (y * b + by) * s[2] + (x * b + bx));
+                    }
+                }
+            }
+        }
+        (shape, picked)
+    };
+    one(Tensor::new(shape, t.data.pick(picked.into_iter())))
+}
+
+fn reverse_sequence(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let (t, lens) = (input(inputs, 0)?, input(inputs, 1)?.to_i64s()?);
+    let time = axis(ctx.int("time_axis").unwrap_or(0), t.rank())?;
+    let batch = axis(ctx.int("batch_axis").unwrap_or(1), t.rank())?;
+    let s = strides(&t.shape);
+    let picked = (0..t.len()).map(|i| {
+        let (tt, bb) = ((i / s[time]) % t.shape[time], (i / s[batch]) % t.shape[batch]);
+        let len = lens.get(bb).copied().unwrap_or(0).clamp(0, t.shape[time] as i64) as usize;
+        if tt < len { i - tt * s[time] + (len - 1 - tt) * s[time] } else { i }
+    });
+    one(Tensor::new(t.shape.clone(), t.data.pick(picked)))
+}
