@@ -9,6 +9,7 @@
 //! indices and attributes from the model are checked.
 
 pub mod elementwise;
+pub mod loss;
 pub mod matmul;
 pub mod nn;
 pub mod quant;
@@ -40,8 +41,16 @@ pub type Family = fn(&str) -> Option<Kernel>;
 
 /// The families of the default domain; an operator is claimed by at most one (the
 /// registry's test checks it).
-pub const DEFAULT_DOMAIN: [Family; 7] =
-    [elementwise::kernel, shape::kernel, reduce::kernel, matmul::kernel, nn::kernel, select::kernel, quant::kernel];
+pub const DEFAULT_DOMAIN: [Family; 8] = [
+    elementwise::kernel,
+    shape::kernel,
+    reduce::kernel,
+    matmul::kernel,
+    nn::kernel,
+    select::kernel,
+    quant::kernel,
+    loss::kernel,
+];
 
 impl Ctx<'_> {
     pub fn op(&self) -> &str {

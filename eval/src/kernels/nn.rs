@@ -13,6 +13,12 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         "BatchNormalization" => batch_norm,
         "LayerNormalization" => layer_norm,
         "InstanceNormalization" => instance_norm,
+        "RMSNormalization" => rms_norm,
+        "GroupNormalization" => group_norm,
+        "LpNormalization" => lp_norm,
+        "MeanVarianceNormalization" => mean_variance_norm,
+        "LRN" => lrn,
+        "ConvTranspose" => conv_transpose,
         _ => return None,
     };
     Some(k)
@@ -340,4 +346,248 @@ fn instance_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>,
         }
     }
     one(numeric_like(x.data_type(), x.shape.clone(), v)?)
+}
+
+fn rms_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let x = input(inputs, 0)?;
+    let a = super::axis(ctx.int("axis").unwrap_or(-1), x.rank())?;
+    let eps = f64::from(ctx.float("epsilon").unwrap_or(1e-5));
+    let inner = count(&x.shape[a..])?;
+    let s = broadcast_to(input(inputs, 1)?, &x.shape[a..])?;
+    let mut v = x.to_f64s()?;
+    for row in v.chunks_mut(inner.max(1)) {
+        let mean_square = row.iter().map(|x| x * x).sum::<f64>() / inner as f64;
+        let inv = 1.0 / (mean_square + eps).sqrt();
+        for (k, e) in row.iter_mut().enumerate() {
+            *e = *e * inv * s[k];
+        }
+    }
+    one(numeric_like(x.data_type(), x.shape.clone(), v)?)
+}
+
+/// Channels in `num_groups` groups, each normalized over its channels and spatial axes;
+/// scale and bias per channel (opset 21) or per group (opset 18).
+fn group_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let x = input(inputs, 0)?;
+    let (scale, bias) = (input(inputs, 1)?.to_f64s()?, input(inputs, 2)?.to_f64s()?);
+    let groups = usize::try_from(ctx.int("num_groups").ok_or("num_groups is required")?)
+        .ok()
+        .filter(|&g| g > 0)
+        .ok_or("num_groups must be positive")?;
+    let eps = f64::from(ctx.float("epsilon").unwrap_or(1e-5));
+    let channels = *x.shape.get(1).ok_or("GroupNormalization needs a channel axis")?;
+    if channels % groups != 0 {
+        return Err(format!("{channels} channels do not divide into {groups} groups"));
+    }
+    let per_group = channels / groups;
+    let size = count(&x.shape[2..])?;
+    let mut v = x.to_f64s()?;
+    for (gi, group) in v.chunks_mut((per_group * size).max(1)).enumerate() {
+        let g = gi % groups;
+        let n = group.len() as f64;
+        let mean = group.iter().sum::<f64>() / n;
+        let var = group.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n;
+        for (k, e) in group.iter_mut().enumerate() {
+            let c = g * per_group + k / size.max(1);
+            let (s, b) = if scale.len() == channels { (scale[c], bias[c]) } else { (scale[g], bias[g]) };
+            *e = (*e - mean) / (var + eps).sqrt() * s + b;
+        }
+    }
+    one(numeric_like(x.data_type(), x.shape.clone(), v)?)
+}
+
+fn lp_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let x = input(inputs, 0)?;
+    let a = super::axis(ctx.int("axis").unwrap_or(-1), x.rank())?;
+    let p = ctx.int("p").unwrap_or(2);
+    let (outer, n, inner) = (count(&x.shape[..a])?, x.shape[a], count(&x.shape[a + 1..])?);
+    let mut v = x.to_f64s()?;
+    for o in 0..outer {
+        for i in 0..inner {
+            let at = |k: usize| (o * n + k) * inner + i;
+            let norm = if p == 1 {
+                (0..n).map(|k| v[at(k)].abs()).sum::<f64>()
+            } else {
+                (0..n).map(|k| v[at(k)] * v[at(k)]).sum::<f64>().sqrt()
+            };
+            for k in 0..n {
+                v[at(k)] = if norm == 0.0 { 0.0 } else { v[at(k)] / norm };
+            }
+        }
+    }
+    one(numeric_like(x.data_type(), x.shape.clone(), v)?)
+}
+
+fn mean_variance_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let x = input(inputs, 0)?;
+    let axes: Vec<usize> = match ctx.ints("axes") {
+        Some(a) => a.iter().map(|&v| super::axis(v, x.rank())).collect::<Result<_, _>>()?,
+        None => vec![0, 2, 3].into_iter().filter(|&a| a < x.rank()).collect(),
+    };
+    let strides = crate::broadcast::strides(&x.shape);
+    let kept: Vec<usize> = (0..x.rank()).filter(|a| !axes.contains(a)).collect();
+    let key = |i: usize| -> usize { kept.iter().fold(0, |k, &a| k * x.shape[a] + (i / strides[a]) % x.shape[a]) };
+    let groups = kept.iter().map(|&a| x.shape[a]).product::<usize>().max(1);
+    let v = x.to_f64s()?;
+    let (mut sum, mut square, mut n) = (vec![0.0; groups], vec![0.0; groups], vec![0usize; groups]);
+    for (i, &e) in v.iter().enumerate() {
+        let k = key(i);
+        sum[k] += e;
+        square[k] += e * e;
+        n[k] += 1;
+    }
+    let out = v
+        .iter()
+        .enumerate()
+        .map(|(i, &e)| {
+            let k = key(i);
+            let mean = sum[k] / n[k] as f64;
+            let var = square[k] / n[k] as f64 - mean * mean;
+            (e - mean) / (var.max(0.0).sqrt() + 1e-9)
+        })
+        .collect();
+    one(numeric_like(x.data_type(), x.shape.clone(), out)?)
+}
+
+fn lrn(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let x = input(inputs, 0)?;
+    let size = usize::try_from(ctx.int("size").ok_or("size is required")?)
+        .ok()
+        .filter(|&s| s > 0)
+        .ok_or("size must be positive")?;
+    let (alpha, beta, bias) = (
+        f64::from(ctx.float("alpha").unwrap_or(1e-4)),
+        f64::from(ctx.float("beta").unwrap_or(0.75)),
+        f64::from(ctx.float("bias").unwrap_or(1.0)),
+    );
+    if x.rank() < 2 {
+        return Err("LRN needs [N, C, …]".into());
+    }
+    let (n, c, inner) = (x.shape[0], x.shape[1], count(&x.shape[2..])?);
+    let v = x.to_f64s()?;
+    let (before, after) = ((size - 1) / 2, (size - 1).div_ceil(2));
+    let mut out = vec![0.0; v.len()];
+    for b in 0..n {
+        for ch in 0..c {
+            let (lo, hi) = (ch.saturating_sub(before), (ch + after).min(c - 1));
+            for i in 0..inner {
+                let square: f64 = (lo..=hi).map(|k| v[(b * c + k) * inner + i].powi(2)).sum();
+                let at = (b * c + ch) * inner + i;
+                out[at] = v[at] / (bias + alpha / size as f64 * square).powf(beta);
+            }
+        }
+    }
+    one(numeric_like(x.data_type(), x.shape.clone(), out)?)
+}
+
+/// The transpose of a convolution: every input element spreads over the output through the
+/// kernel.
+fn conv_transpose(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let (x, w) = (input(inputs, 0)?, input(inputs, 1)?);
+    if x.rank() < 3 || w.rank() != x.rank() {
+        return Err(format!("ConvTranspose of input {:?} and weights {:?}", x.shape, w.shape));
+    }
+    let group =
+        usize::try_from(ctx.int("group").unwrap_or(1)).ok().filter(|&g| g > 0).ok_or("group must be positive")?;
+    let (batch, channels, spatial) = (x.shape[0], x.shape[1], x.shape[2..].to_vec());
+    let n = spatial.len();
+    if w.shape[0] != channels || channels % group != 0 {
+        return Err(format!("weights {:?} for {channels} input channels in {group} groups", w.shape));
+    }
+    let per_group_out = w.shape[1];
+    let filters = per_group_out * group;
+    let kernel = w.shape[2..].to_vec();
+    let list = |name: &str, default: i64, len: usize| -> Result<Vec<i64>, String> {
+        match ctx.ints(name) {
+            Some(v) if v.len() == len => Ok(v.to_vec()),
+            Some(v) => Err(format!("{name} has {} values, expected {len}", v.len())),
+            None => Ok(vec![default; len]),
+        }
+    };
+    let strides = list("strides", 1, n)?;
+    let dilations = list("dilations", 1, n)?;
+    let output_padding = list("output_padding", 0, n)?;
+    let mut pads = list("pads", 0, 2 * n)?;
+    let full: Vec<i64> = (0..n)
+        .map(|i| strides[i] * (spatial[i] as i64 - 1) + output_padding[i] + (kernel[i] as i64 - 1) * dilations[i] + 1)
+        .collect();
+    let auto = ctx.string("auto_pad").unwrap_or("NOTSET");
+    let out_shape: Vec<i64> = if let Some(shape) = ctx.ints("output_shape") {
+        let shape = &shape[shape.len().saturating_sub(n)..];
+        for i in 0..n {
+            let total = full[i] - shape[i];
+            let half = total.div_euclid(2);
+            let (a, b) = if auto == "SAME_UPPER" { (half, total - half) } else { (total - half, half) };
+            pads[i] = a;
+            pads[i + n] = b;
+        }
+        shape.to_vec()
+    } else if auto == "SAME_UPPER" || auto == "SAME_LOWER" {
+        let wanted: Vec<i64> = (0..n).map(|i| spatial[i] as i64 * strides[i]).collect();
+        for i in 0..n {
+            let total = (full[i] - wanted[i]).max(0);
+            let half = total.div_euclid(2);
+            let (a, b) = if auto == "SAME_UPPER" { (half, total - half) } else { (total - half, half) };
+            pads[i] = a;
+            pads[i + n] = b;
+        }
+        wanted
+    } else {
+        (0..n).map(|i| full[i] - pads[i] - pads[i + n]).collect()
+    };
+    let out_spatial: Vec<usize> = out_shape
+        .iter()
+        .map(|&d| usize::try_from(d).map_err(|_| format!("output size {d}")))
+        .collect::<Result<_, _>>()?;
+    let out_size = count(&out_spatial)?;
+    ctx.check_elements(batch * filters * out_size)?;
+    let (xv, wv) = (x.to_f64s()?, w.to_f64s()?);
+    let bias = optional(inputs, 2)?.map(Tensor::to_f64s).transpose()?;
+    let in_size = count(&spatial)?;
+    let kernel_size = count(&kernel)?;
+    let per_group_in = channels / group;
+    let mut out = vec![0.0; batch * filters * out_size];
+    let (in_strides, k_strides, o_strides) = (
+        crate::broadcast::strides(&spatial),
+        crate::broadcast::strides(&kernel),
+        crate::broadcast::strides(&out_spatial),
+    );
+    for b in 0..batch {
+        for c in 0..channels {
+            let g = c / per_group_in;
+            for p in 0..in_size {
+                let xval = xv[(b * channels + c) * in_size + p];
+                for k in 0..kernel_size {
+                    let mut offset = 0usize;
+                    let mut inside = true;
+                    for d in 0..n {
+                        let ip = ((p / in_strides[d]) % spatial[d]) as i64;
+                        let kp = ((k / k_strides[d]) % kernel[d]) as i64;
+                        let o = ip * strides[d] + kp * dilations[d] - pads[d];
+                        if o < 0 || o >= out_spatial[d] as i64 {
+                            inside = false;
+                            break;
+                        }
+                        offset += o as usize * o_strides[d];
+                    }
+                    if !inside {
+                        continue;
+                    }
+                    for m in 0..per_group_out {
+                        let f = g * per_group_out + m;
+                        out[(b * filters + f) * out_size + offset] +=
+                            xval * wv[(c * per_group_out + m) * kernel_size + k];
+                    }
+                }
+            }
+        }
+    }
+    if let Some(bias) = bias {
+        for (i, o) in out.iter_mut().enumerate() {
+            *o += bias.get((i / out_size.max(1)) % filters).copied().unwrap_or(0.0);
+        }
+    }
+    let mut shape = vec![batch, filters];
+    shape.extend_from_slice(&out_spatial);
+    one(numeric_like(x.data_type(), shape, out)?)
 }
