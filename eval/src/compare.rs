@@ -21,7 +21,8 @@ pub fn difference(got: &Value, want: &Tensor, rtol: f64, atol: f64) -> Option<St
             Value::Tensor(want.clone()).describe()
         ));
     }
-    let float = matches!(want.data_type().name(), "float" | "double" | "float16" | "bfloat16");
+    let float = matches!(want.data_type().name(), "float" | "double" | "float16" | "bfloat16")
+        || (crate::coded::is_coded(want.data_type()) && !crate::coded::is_integer(want.data_type()));
     let (Ok(g), Ok(w), true) = (got.to_f64s(), want.to_f64s(), float) else {
         return (got.data != want.data).then(|| "values differ".to_owned());
     };

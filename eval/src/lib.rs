@@ -18,6 +18,7 @@
 //! keeps the list of those that do not pass yet, with the reason, true.
 
 pub mod broadcast;
+pub mod coded;
 pub mod compare;
 pub mod kernels;
 pub mod plan;

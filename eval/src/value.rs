@@ -25,6 +25,9 @@ pub enum Data {
     Bool(Vec<bool>),
     /// Strings as bytes: ONNX strings need not be UTF-8.
     Str(Vec<Vec<u8>>),
+    /// The float8, float4 and 2- and 4-bit integer types: one code per element
+    /// (see [`crate::coded`]).
+    Coded(DataType, Vec<u8>),
 }
 
 /// Applies `$body` to the vector inside any variant of `$data`, bound as `$v`.
@@ -46,6 +49,7 @@ macro_rules! with_data {
             $crate::value::Data::U64($v) => $body,
             $crate::value::Data::Bool($v) => $body,
             $crate::value::Data::Str($v) => $body,
+            $crate::value::Data::Coded(_, $v) => $body,
         }
     };
 }
@@ -70,6 +74,7 @@ macro_rules! map_data {
             $crate::value::Data::U64($v) => $crate::value::Data::U64($body),
             $crate::value::Data::Bool($v) => $crate::value::Data::Bool($body),
             $crate::value::Data::Str($v) => $crate::value::Data::Str($body),
+            $crate::value::Data::Coded(dt, $v) => $crate::value::Data::Coded(*dt, $body),
         }
     };
 }
@@ -99,6 +104,7 @@ impl Data {
             Data::U64(_) => DataType::Uint64,
             Data::Bool(_) => DataType::Bool,
             Data::Str(_) => DataType::String,
+            Data::Coded(dt, _) => *dt,
         }
     }
 
@@ -125,6 +131,7 @@ impl Data {
             DataType::Uint64 => Data::U64(Vec::with_capacity(capacity)),
             DataType::Bool => Data::Bool(Vec::with_capacity(capacity)),
             DataType::String => Data::Str(Vec::with_capacity(capacity)),
+            dt if crate::coded::is_coded(dt) => Data::Coded(dt, Vec::with_capacity(capacity)),
             other => return Err(format!("{} tensors are not supported yet", other.name())),
         })
     }
@@ -135,6 +142,7 @@ impl Data {
             ($($variant:ident),*) => {
                 match (self, other) {
                     $((Data::$variant(a), Data::$variant(b)) => a.extend_from_slice(b),)*
+                    (Data::Coded(x, a), Data::Coded(y, b)) if x == y => a.extend_from_slice(b),
                     (a, b) => {
                         return Err(format!(
                             "element types differ: {} and {}",
@@ -198,6 +206,9 @@ impl Tensor {
             Data::U16(v) => v.iter().map(|&x| i64::from(x)).collect(),
             Data::U32(v) => v.iter().map(|&x| i64::from(x)).collect(),
             Data::U64(v) => v.iter().map(|&x| x as i64).collect(),
+            Data::Coded(dt, v) if crate::coded::is_integer(*dt) => {
+                v.iter().map(|&c| crate::coded::decode(*dt, c) as i64).collect()
+            }
             other => return Err(format!("expected integers, got {} values", other.data_type().name())),
         })
     }
@@ -211,6 +222,7 @@ impl Tensor {
             Data::Bf16(v) => v.iter().map(|&x| f64::from(x)).collect(),
             Data::Bool(v) => v.iter().map(|&x| if x { 1.0 } else { 0.0 }).collect(),
             Data::Str(_) => return Err("expected numbers, got strings".into()),
+            Data::Coded(dt, v) => v.iter().map(|&c| crate::coded::decode(*dt, c)).collect(),
             _ => self.to_i64s()?.into_iter().map(|x| x as f64).collect(),
         })
     }
@@ -238,6 +250,7 @@ impl Tensor {
             Data::F16(v) => t.int32_data = v.iter().map(|x| i32::from(x.to_bits())).collect(),
             Data::Bf16(v) => t.int32_data = v.iter().map(|x| i32::from(x.to_bits())).collect(),
             Data::Str(v) => t.string_data = v.iter().map(|s| Str::from(s.as_slice())).collect(),
+            Data::Coded(dt, v) => t.raw_data = Some(bytes::Bytes::from(crate::coded::pack(*dt, v))),
         }
         t
     }
@@ -270,6 +283,9 @@ impl Tensor {
 }
 
 fn from_raw(dt: DataType, raw: &[u8], count: usize) -> Result<Data, String> {
+    if crate::coded::is_coded(dt) {
+        return Ok(Data::Coded(dt, crate::coded::unpack(dt, raw, count)?));
+    }
     let width = (dt.bits() / 8) as usize;
     if width == 0 || !dt.bits().is_multiple_of(8) {
         return Err(format!("{} tensors are not supported yet", dt.name()));
@@ -300,8 +316,13 @@ fn from_raw(dt: DataType, raw: &[u8], count: usize) -> Result<Data, String> {
     })
 }
 
-fn from_typed(dt: DataType, t: &IrTensor, _count: usize) -> Result<Data, String> {
+fn from_typed(dt: DataType, t: &IrTensor, count: usize) -> Result<Data, String> {
     let ints = &t.int32_data;
+    if crate::coded::is_coded(dt) {
+        // Packed like raw data, one byte per int32.
+        let bytes: Vec<u8> = ints.iter().map(|&x| x as u8).collect();
+        return Ok(Data::Coded(dt, crate::coded::unpack(dt, &bytes, count)?));
+    }
     Ok(match dt {
         DataType::Float => Data::F32(t.float_data.clone()),
         DataType::Double => Data::F64(t.double_data.clone()),

@@ -46,7 +46,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         "Dropout" => dropout,
         "Identity" => |_, i| Ok(vec![i.first().copied().flatten().ok_or("input 0 is missing")?.clone()]),
         "Cast" => cast,
-        "CastLike" => |_, i| one(cast_to(input(i, 0)?, input(i, 1)?.data_type())?),
+        "CastLike" => |ctx, i| cast_with(ctx, input(i, 0)?, input(i, 1)?.data_type()),
         "Clip" => clip,
         "IsNaN" => |_, i| float_test(input(i, 0)?, f64::is_nan),
         "IsInf" => is_inf,
@@ -305,6 +305,12 @@ fn modulo(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
 
 /// A float tensor of type `dt` from f64 values.
 fn from_f64_like(dt: DataType, shape: Vec<usize>, v: Vec<f64>) -> Result<Tensor, String> {
+    if crate::coded::is_coded(dt) {
+        return Ok(Tensor::new(
+            shape,
+            Data::Coded(dt, v.into_iter().map(|x| crate::coded::encode(dt, x, true)).collect()),
+        ));
+    }
     let data = match dt {
         DataType::Float => Data::F32(v.into_iter().map(|x| x as f32).collect()),
         DataType::Double => Data::F64(v),
@@ -496,7 +502,24 @@ pub fn erf(x: f64) -> f64 {
 fn cast(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
     let to = ctx.int("to").ok_or("Cast needs 'to'")?;
     let dt = i32::try_from(to).ok().and_then(DataType::from_code).ok_or_else(|| format!("unknown type {to}"))?;
-    one(cast_to(input(inputs, 0)?, dt)?)
+    cast_with(ctx, input(inputs, 0)?, dt)
+}
+
+/// Cast and CastLike: `t` as `dt`, with the node's `saturate` and `round_mode`.
+fn cast_with(ctx: &Ctx<'_>, t: &Tensor, dt: DataType) -> Result<Vec<Value>, String> {
+    if dt == DataType::Float8e8m0 {
+        let (mode, saturate) = (ctx.string("round_mode").unwrap_or("up"), ctx.int("saturate") != Some(0));
+        let values = cast_to(t, DataType::Float)?.to_f64s()?;
+        let codes = values.into_iter().map(|x| crate::coded::encode_e8m0(x, mode, saturate)).collect();
+        return one(Tensor::new(t.shape.clone(), Data::Coded(dt, codes)));
+    }
+    // Into a float8 type without saturation: overflow becomes infinity or NaN.
+    if crate::coded::is_coded(dt) && !crate::coded::is_integer(dt) && ctx.int("saturate") == Some(0) {
+        let codes =
+            cast_to(t, DataType::Float)?.to_f64s()?.into_iter().map(|x| crate::coded::encode(dt, x, false)).collect();
+        return one(Tensor::new(t.shape.clone(), Data::Coded(dt, codes)));
+    }
+    one(cast_to(t, dt)?)
 }
 
 /// The tensor's elements converted to `dt` (floats to integers truncate; strings parse and
@@ -517,6 +540,10 @@ pub fn cast_to(t: &Tensor, dt: DataType) -> Result<Tensor, String> {
             _ => t.to_i64s()?.iter().map(|x| x.to_string().into_bytes()).collect(),
         };
         return Ok(Tensor::new(t.shape.clone(), Data::Str(text)));
+    }
+    // Into a float8 or float4 type: through float32, as onnx does (it rounds twice).
+    if crate::coded::is_coded(dt) && !crate::coded::is_integer(dt) && t.data_type() != DataType::Float {
+        return cast_to(&cast_to(t, DataType::Float)?, dt);
     }
     // Integers to integers exactly (wrapping as numpy), without a detour through f64.
     if let (Ok(ints), true) = (t.to_i64s(), is_integer(dt)) {

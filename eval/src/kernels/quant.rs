@@ -26,13 +26,16 @@ pub fn kernel(op: &str) -> Option<Kernel> {
             // The division in the input's precision (float32 inputs divide in f32, as onnx
             // does): halves that f64 would round the other way then round as onnx's.
             let single = x.data_type() != DataType::Double;
+            let float_target = crate::coded::is_coded(dt) && !crate::coded::is_integer(dt);
             let out = v
                 .iter()
                 .enumerate()
                 .map(|(i, &x)| {
                     let k = index(i);
                     let q = if single { f64::from(x as f32 / s[k] as f32) } else { x / s[k] };
-                    (q.round_ties_even() + z.as_ref().map_or(0.0, |z| z[k])).clamp(lo, hi)
+                    // Integers round half to even; a float8 or float4 target rounds when encoded.
+                    let q = if float_target { q } else { q.round_ties_even() };
+                    (q + z.as_ref().map_or(0.0, |z| z[k])).clamp(lo, hi)
                 })
                 .collect();
             one(numeric_like(dt, x.shape.clone(), out)?)
@@ -65,6 +68,15 @@ fn range(dt: DataType) -> Result<(f64, f64), String> {
         DataType::Uint16 => (0.0, 65535.0),
         DataType::Int16 => (-32768.0, 32767.0),
         DataType::Int32 => (f64::from(i32::MIN), f64::from(i32::MAX)),
+        DataType::Int4 => (-8.0, 7.0),
+        DataType::Uint4 => (0.0, 15.0),
+        DataType::Int2 => (-2.0, 1.0),
+        DataType::Uint2 => (0.0, 3.0),
+        DataType::Float8e4m3fn => (-448.0, 448.0),
+        DataType::Float8e4m3fnuz => (-240.0, 240.0),
+        DataType::Float8e5m2 => (-57344.0, 57344.0),
+        DataType::Float8e5m2fnuz => (-57344.0, 57344.0),
+        DataType::Float4e2m1 => (-6.0, 6.0),
         other => return Err(format!("quantizing to {} is not supported yet", other.name())),
     })
 }
