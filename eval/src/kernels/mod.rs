@@ -14,6 +14,7 @@ pub mod matmul;
 pub mod nn;
 pub mod quant;
 pub mod reduce;
+pub mod resize;
 pub mod select;
 pub mod shape;
 
@@ -41,7 +42,8 @@ pub type Family = fn(&str) -> Option<Kernel>;
 
 /// The families of the default domain; an operator is claimed by at most one (the
 /// registry's test checks it).
-pub const DEFAULT_DOMAIN: [Family; 8] = [
+pub const DEFAULT_DOMAIN: [Family; 9] = [
+    resize::kernel,
     elementwise::kernel,
     shape::kernel,
     reduce::kernel,
