@@ -130,13 +130,13 @@ fn resize(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
     let total = count(&out_shape)?;
     ctx.check_elements(total)?;
     // Per axis, per output index: the (input index, weight) pairs, or None to extrapolate.
-    let taps: Vec<Vec<Option<Vec<(usize, f64)>>>> =
+    let taps: Vec<Vec<Option<Taps>>> =
         plan.iter().map(|p| (0..p.output).map(|o| axis_taps(p, o, &settings)).collect()).collect::<Result<_, _>>()?;
     let v = x.to_f64s()?;
     let (in_strides, out_strides) = (strides(&x.shape), strides(&out_shape));
     let mut out = Vec::with_capacity(total);
     for i in 0..total {
-        let per_axis: Option<Vec<&Vec<(usize, f64)>>> =
+        let per_axis: Option<Vec<&Taps>> =
             (0..rank).map(|a| taps[a][(i / out_strides[a]) % out_shape[a]].as_ref()).collect();
         let Some(per_axis) = per_axis else {
             out.push(extrapolation);
@@ -168,6 +168,9 @@ fn resize(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
     }
     Ok(vec![Value::Tensor(numeric_like(x.data_type(), out_shape, out)?)])
 }
+
+/// The input elements one output index reads along one axis, with their weights.
+type Taps = Vec<(usize, f64)>;
 
 /// The input coordinate output index `o` maps back to, or None outside the crop.
 fn source(p: &Axis, o: usize, mode: &str) -> Option<f64> {
@@ -208,7 +211,7 @@ fn source(p: &Axis, o: usize, mode: &str) -> Option<f64> {
     })
 }
 
-fn axis_taps(p: &Axis, o: usize, settings: &Settings<'_>) -> Result<Option<Vec<(usize, f64)>>, String> {
+fn axis_taps(p: &Axis, o: usize, settings: &Settings<'_>) -> Result<Option<Taps>, String> {
     if p.input == 0 {
         return Err("cannot resize an empty axis".into());
     }
