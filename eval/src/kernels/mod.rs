@@ -13,6 +13,7 @@ pub mod loss;
 pub mod matmul;
 pub mod nn;
 pub mod quant;
+pub mod recurrent;
 pub mod reduce;
 pub mod resize;
 pub mod select;
@@ -42,7 +43,8 @@ pub type Family = fn(&str) -> Option<Kernel>;
 
 /// The families of the default domain; an operator is claimed by at most one (the
 /// registry's test checks it).
-pub const DEFAULT_DOMAIN: [Family; 9] = [
+pub const DEFAULT_DOMAIN: [Family; 10] = [
+    recurrent::kernel,
     resize::kernel,
     elementwise::kernel,
     shape::kernel,

@@ -1,0 +1,323 @@
+//! RNN, GRU and LSTM, as the spec writes their equations: every direction, `layout`,
+//! `sequence_lens`, initial states, peepholes, `clip`, `linear_before_reset`,
+//! `input_forget` and the named activations with their alpha and beta. Computed in f64.
+
+use super::{Ctx, Kernel, input, optional};
+use crate::kernels::elementwise::numeric_like;
+use crate::value::{Tensor, Value};
+
+pub fn kernel(op: &str) -> Option<Kernel> {
+    let k: Kernel = match op {
+        "RNN" | "GRU" | "LSTM" => recurrent,
+        _ => return None,
+    };
+    Some(k)
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Cell {
+    Rnn,
+    Gru,
+    Lstm,
+}
+
+impl Cell {
+    fn gates(self) -> usize {
+        match self {
+            Cell::Rnn => 1,
+            Cell::Gru => 3,
+            Cell::Lstm => 4,
+        }
+    }
+
+    /// The activations when the node names none: f, g (and h).
+    fn default_activations(self) -> &'static [&'static str] {
+        match self {
+            Cell::Rnn => &["Tanh"],
+            Cell::Gru => &["Sigmoid", "Tanh"],
+            Cell::Lstm => &["Sigmoid", "Tanh", "Tanh"],
+        }
+    }
+}
+
+/// A named activation with its parameters.
+#[derive(Clone)]
+struct Activation {
+    name: String,
+    alpha: f64,
+    beta: f64,
+}
+
+impl Activation {
+    fn apply(&self, x: f64) -> Result<f64, String> {
+        let (a, b) = (self.alpha, self.beta);
+        Ok(match self.name.to_ascii_lowercase().as_str() {
+            "sigmoid" => 1.0 / (1.0 + (-x).exp()),
+            "tanh" => x.tanh(),
+            "relu" => x.max(0.0),
+            "affine" => a * x + b,
+            "leakyrelu" => {
+                if x < 0.0 {
+                    a * x
+                } else {
+                    x
+                }
+            }
+            "thresholdedrelu" => {
+                if x > a {
+                    x
+                } else {
+                    0.0
+                }
+            }
+            "scaledtanh" => a * (b * x).tanh(),
+            "hardsigmoid" => (a * x + b).clamp(0.0, 1.0),
+            "elu" => {
+                if x < 0.0 {
+                    a * (x.exp() - 1.0)
+                } else {
+                    x
+                }
+            }
+            "softsign" => x / (1.0 + x.abs()),
+            "softplus" => x.exp().ln_1p(),
+            other => return Err(format!("unknown activation '{other}'")),
+        })
+    }
+
+    /// The default alpha and beta of each activation that has them.
+    fn defaults(name: &str) -> (Option<f64>, Option<f64>) {
+        match name.to_ascii_lowercase().as_str() {
+            "affine" => (Some(1.0), Some(0.0)),
+            "leakyrelu" => (Some(0.01), None),
+            "thresholdedrelu" | "elu" => (Some(1.0), None),
+            "scaledtanh" => (Some(1.0), Some(1.0)),
+            "hardsigmoid" => (Some(0.2), Some(0.5)),
+            _ => (None, None),
+        }
+    }
+}
+
+fn activations(ctx: &Ctx<'_>, cell: Cell, directions: usize) -> Vec<Activation> {
+    let names: Vec<String> = match ctx.node.attribute("activations").and_then(|a| a.value()) {
+        Some(onnx_core::ir::AttributeValue::Strings(s)) if !s.is_empty() => s.iter().map(ToString::to_string).collect(),
+        _ => (0..directions).flat_map(|_| cell.default_activations().iter().map(|s| (*s).to_owned())).collect(),
+    };
+    let floats = |name: &str| -> Vec<f64> {
+        match ctx.node.attribute(name).and_then(|a| a.value()) {
+            Some(onnx_core::ir::AttributeValue::Floats(f)) => f.iter().map(|&v| f64::from(v)).collect(),
+            _ => Vec::new(),
+        }
+    };
+    let (alphas, betas) = (floats("activation_alpha"), floats("activation_beta"));
+    let (mut ai, mut bi) = (0, 0);
+    names
+        .into_iter()
+        .map(|name| {
+            let (da, db) = Activation::defaults(&name);
+            let alpha = da.map(|d| {
+                let v = alphas.get(ai).copied().unwrap_or(d);
+                ai += 1;
+                v
+            });
+            let beta = db.map(|d| {
+                let v = betas.get(bi).copied().unwrap_or(d);
+                bi += 1;
+                v
+            });
+            Activation { name, alpha: alpha.unwrap_or(0.0), beta: beta.unwrap_or(0.0) }
+        })
+        .collect()
+}
+
+fn recurrent(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let cell = match ctx.op() {
+        "RNN" => Cell::Rnn,
+        "GRU" => Cell::Gru,
+        _ => Cell::Lstm,
+    };
+    let (x, w, r) = (input(inputs, 0)?, input(inputs, 1)?, input(inputs, 2)?);
+    let hidden = usize::try_from(ctx.int("hidden_size").ok_or("hidden_size is required")?)
+        .map_err(|_| "hidden_size is negative")?;
+    let directions = match ctx.string("direction").unwrap_or("forward") {
+        "bidirectional" => 2,
+        "forward" | "reverse" => 1,
+        other => return Err(format!("unknown direction '{other}'")),
+    };
+    let reverse_only = ctx.string("direction") == Some("reverse");
+    let batch_first = ctx.int("layout").unwrap_or(0) != 0;
+    if x.rank() != 3 {
+        return Err("X must have rank 3".into());
+    }
+    let (seq, batch, width) =
+        if batch_first { (x.shape[1], x.shape[0], x.shape[2]) } else { (x.shape[0], x.shape[1], x.shape[2]) };
+    let g = cell.gates();
+    if w.shape != [directions, g * hidden, width] || r.shape != [directions, g * hidden, hidden] {
+        return Err(format!(
+            "W {:?} and R {:?} do not match {directions} direction(s), hidden size {hidden}, input size {width}",
+            w.shape, r.shape
+        ));
+    }
+    let xv = x.to_f64s()?;
+    let at_x = |t: usize, b: usize, i: usize| {
+        if batch_first { xv[(b * seq + t) * width + i] } else { xv[(t * batch + b) * width + i] }
+    };
+    let (wv, rv) = (w.to_f64s()?, r.to_f64s()?);
+    let bias = optional(inputs, 3)?.map(Tensor::to_f64s).transpose()?;
+    let lens: Vec<usize> = match optional(inputs, 4)? {
+        Some(l) => l.to_i64s()?.into_iter().map(|v| (v.max(0) as usize).min(seq)).collect(),
+        None => vec![seq; batch],
+    };
+    let state = |i: usize| -> Result<Option<Vec<f64>>, String> {
+        let Some(t) = optional(inputs, i)? else { return Ok(None) };
+        let v = t.to_f64s()?;
+        // Batch-first states are [batch, directions, hidden]: bring them to [directions, batch, hidden].
+        if batch_first {
+            let mut out = vec![0.0; v.len()];
+            for d in 0..directions {
+                for b in 0..batch {
+                    for h in 0..hidden {
+                        out[(d * batch + b) * hidden + h] = v[(b * directions + d) * hidden + h];
+                    }
+                }
+            }
+            return Ok(Some(out));
+        }
+        Ok(Some(v))
+    };
+    let initial_h = state(5)?;
+    let initial_c = if cell == Cell::Lstm { state(6)? } else { None };
+    let peepholes = if cell == Cell::Lstm { optional(inputs, 7)?.map(Tensor::to_f64s).transpose()? } else { None };
+    let acts = activations(ctx, cell, directions);
+    let per_direction = acts.len() / directions.max(1);
+    let clip = ctx.float("clip").map(f64::from);
+    let linear_before_reset = ctx.int("linear_before_reset").unwrap_or(0) != 0;
+    let couple = ctx.int("input_forget").unwrap_or(0) != 0;
+    let mut y = vec![0.0; seq * directions * batch * hidden];
+    let mut y_h = vec![0.0; directions * batch * hidden];
+    let mut y_c = vec![0.0; directions * batch * hidden];
+    for d in 0..directions {
+        let f = acts.get(d * per_direction).ok_or("too few activations")?;
+        let gact = acts.get(d * per_direction + 1).unwrap_or(f);
+        let hact = acts.get(d * per_direction + 2).unwrap_or(gact);
+        let backward = reverse_only || d == 1;
+        let wd = &wv[d * g * hidden * width..(d + 1) * g * hidden * width];
+        let rd = &rv[d * g * hidden * hidden..(d + 1) * g * hidden * hidden];
+        let bias_w = |k: usize| bias.as_ref().map_or(0.0, |b| b[d * 2 * g * hidden + k]);
+        let bias_r = |k: usize| bias.as_ref().map_or(0.0, |b| b[d * 2 * g * hidden + g * hidden + k]);
+        let peep = |gate: usize, h: usize| peepholes.as_ref().map_or(0.0, |p| p[d * 3 * hidden + gate * hidden + h]);
+        for b in 0..batch {
+            let mut h_prev: Vec<f64> = initial_h
+                .as_ref()
+                .map_or(vec![0.0; hidden], |v| v[(d * batch + b) * hidden..(d * batch + b + 1) * hidden].to_vec());
+            let mut c_prev: Vec<f64> = initial_c
+                .as_ref()
+                .map_or(vec![0.0; hidden], |v| v[(d * batch + b) * hidden..(d * batch + b + 1) * hidden].to_vec());
+            let len = lens.get(b).copied().unwrap_or(seq);
+            for step in 0..len {
+                let t = if backward { len - 1 - step } else { step };
+                // Gate pre-activations: x·Wᵀ + Wb (+ h·Rᵀ + Rb, except GRU's candidate).
+                let xw = |k: usize| -> f64 {
+                    (0..width).map(|i| at_x(t, b, i) * wd[k * width + i]).sum::<f64>() + bias_w(k)
+                };
+                let hr = |k: usize, h: &[f64]| -> f64 {
+                    (0..hidden).map(|j| h[j] * rd[k * hidden + j]).sum::<f64>() + bias_r(k)
+                };
+                let clipped = |v: f64| clip.map_or(v, |c| v.clamp(-c, c));
+                let mut h_new = vec![0.0; hidden];
+                match cell {
+                    Cell::Rnn => {
+                        for k in 0..hidden {
+                            h_new[k] = f.apply(clipped(xw(k) + hr(k, &h_prev)))?;
+                        }
+                    }
+                    Cell::Gru => {
+                        let mut z = vec![0.0; hidden];
+                        let mut rg = vec![0.0; hidden];
+                        for k in 0..hidden {
+                            z[k] = f.apply(clipped(xw(k) + hr(k, &h_prev)))?;
+                            rg[k] = f.apply(clipped(xw(hidden + k) + hr(hidden + k, &h_prev)))?;
+                        }
+                        let reset: Vec<f64> = (0..hidden).map(|j| rg[j] * h_prev[j]).collect();
+                        for k in 0..hidden {
+                            let candidate = if linear_before_reset {
+                                xw(2 * hidden + k) + rg[k] * hr(2 * hidden + k, &h_prev)
+                            } else {
+                                xw(2 * hidden + k) + hr(2 * hidden + k, &reset)
+                            };
+                            let hh = gact.apply(clipped(candidate))?;
+                            h_new[k] = (1.0 - z[k]) * hh + z[k] * h_prev[k];
+                        }
+                    }
+                    Cell::Lstm => {
+                        let mut c_new = vec![0.0; hidden];
+                        for k in 0..hidden {
+                            // Gate order in W, R and B: input, output, forget, cell.
+                            let i_gate = f.apply(clipped(xw(k) + hr(k, &h_prev) + peep(0, k) * c_prev[k]))?;
+                            let f_gate = if couple {
+                                1.0 - i_gate
+                            } else {
+                                f.apply(clipped(
+                                    xw(2 * hidden + k) + hr(2 * hidden + k, &h_prev) + peep(2, k) * c_prev[k],
+                                ))?
+                            };
+                            let candidate = gact.apply(clipped(xw(3 * hidden + k) + hr(3 * hidden + k, &h_prev)))?;
+                            c_new[k] = f_gate * c_prev[k] + i_gate * candidate;
+                            let o_gate =
+                                f.apply(clipped(xw(hidden + k) + hr(hidden + k, &h_prev) + peep(1, k) * c_new[k]))?;
+                            h_new[k] = o_gate * hact.apply(c_new[k])?;
+                        }
+                        c_prev = c_new;
+                    }
+                }
+                h_prev = h_new;
+                for k in 0..hidden {
+                    y[((t * directions + d) * batch + b) * hidden + k] = h_prev[k];
+                }
+            }
+            y_h[(d * batch + b) * hidden..(d * batch + b + 1) * hidden].copy_from_slice(&h_prev);
+            y_c[(d * batch + b) * hidden..(d * batch + b + 1) * hidden].copy_from_slice(&c_prev);
+        }
+    }
+    let dt = x.data_type();
+    let (y, y_shape) = if batch_first {
+        // [seq, directions, batch, hidden] → [batch, seq, directions, hidden].
+        let mut out = vec![0.0; y.len()];
+        for t in 0..seq {
+            for d in 0..directions {
+                for b in 0..batch {
+                    for k in 0..hidden {
+                        out[((b * seq + t) * directions + d) * hidden + k] =
+                            y[((t * directions + d) * batch + b) * hidden + k];
+                    }
+                }
+            }
+        }
+        (out, vec![batch, seq, directions, hidden])
+    } else {
+        (y, vec![seq, directions, batch, hidden])
+    };
+    let states = |v: Vec<f64>| -> (Vec<f64>, Vec<usize>) {
+        if !batch_first {
+            return (v, vec![directions, batch, hidden]);
+        }
+        let mut out = vec![0.0; v.len()];
+        for d in 0..directions {
+            for b in 0..batch {
+                for k in 0..hidden {
+                    out[(b * directions + d) * hidden + k] = v[(d * batch + b) * hidden + k];
+                }
+            }
+        }
+        (out, vec![batch, directions, hidden])
+    };
+    let mut out = vec![Value::Tensor(numeric_like(dt, y_shape, y)?)];
+    let (h, hs) = states(y_h);
+    out.push(Value::Tensor(numeric_like(dt, hs, h)?));
+    if cell == Cell::Lstm {
+        let (c, cs) = states(y_c);
+        out.push(Value::Tensor(numeric_like(dt, cs, c)?));
+    }
+    out.truncate(ctx.node.outputs.len().max(1));
+    Ok(out)
+}
