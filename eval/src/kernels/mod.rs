@@ -8,6 +8,7 @@
 //! runner turns into an error naming the node. Kernels never panic on bad input: shapes,
 //! indices and attributes from the model are checked.
 
+pub mod attention;
 pub mod elementwise;
 pub mod loss;
 pub mod matmul;
@@ -43,7 +44,8 @@ pub type Family = fn(&str) -> Option<Kernel>;
 
 /// The families of the default domain; an operator is claimed by at most one (the
 /// registry's test checks it).
-pub const DEFAULT_DOMAIN: [Family; 10] = [
+pub const DEFAULT_DOMAIN: [Family; 11] = [
+    attention::kernel,
     recurrent::kernel,
     resize::kernel,
     elementwise::kernel,

@@ -227,8 +227,8 @@ fn recurrent(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
                 let mut h_new = vec![0.0; hidden];
                 match cell {
                     Cell::Rnn => {
-                        for k in 0..hidden {
-                            h_new[k] = f.apply(clipped(xw(k) + hr(k, &h_prev)))?;
+                        for (k, h) in h_new.iter_mut().enumerate() {
+                            *h = f.apply(clipped(xw(k) + hr(k, &h_prev)))?;
                         }
                     }
                     Cell::Gru => {

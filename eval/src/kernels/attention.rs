@@ -1,0 +1,249 @@
+//! Attention (opsets 23–25): scaled dot-product attention over heads, with 3-D or 4-D
+//! inputs, grouped key/value heads, a key/value cache, boolean or additive masks, causal
+//! (offset-aware) and sliding-window masking, padding by `nonpad_kv_seqlen`, soft capping
+//! and the optional QK output. Computed in f64, with intermediate results rounded to the
+//! input's precision where the spec's function body materialises them, so that float16
+//! and bfloat16 results match onnx's to the element.
+
+use half::{bf16, f16};
+use onnx_core::ir::DataType;
+
+use super::{Ctx, Kernel, input, optional};
+use crate::kernels::elementwise::numeric_like;
+use crate::value::{Data, Tensor, Value};
+
+pub fn kernel(op: &str) -> Option<Kernel> {
+    let k: Kernel = match op {
+        "Attention" => attention,
+        _ => return None,
+    };
+    Some(k)
+}
+
+/// Rounds to the precision of `dt`.
+fn rounding(dt: DataType) -> fn(f64) -> f64 {
+    match dt {
+        DataType::Float16 => |x| f64::from(f16::from_f64(x)),
+        DataType::Bfloat16 => |x| f64::from(bf16::from_f64(x)),
+        DataType::Double => |x| x,
+        _ => |x| f64::from(x as f32),
+    }
+}
+
+/// A tensor as [batch, heads, sequence, head size], from 4-D, or 3-D with `heads`.
+fn heads(t: &Tensor, heads: Option<i64>) -> Result<(Vec<f64>, [usize; 4]), String> {
+    let v = t.to_f64s()?;
+    match t.rank() {
+        4 => Ok((v, [t.shape[0], t.shape[1], t.shape[2], t.shape[3]])),
+        3 => {
+            let h = usize::try_from(heads.ok_or("3-D inputs need q_num_heads and kv_num_heads")?)
+                .map_err(|_| "negative head count")?;
+            let (b, s, hidden) = (t.shape[0], t.shape[1], t.shape[2]);
+            if h == 0 || hidden % h != 0 {
+                return Err(format!("hidden size {hidden} does not divide into {h} heads"));
+            }
+            let d = hidden / h;
+            let mut out = vec![0.0; v.len()];
+            for bi in 0..b {
+                for si in 0..s {
+                    for hi in 0..h {
+                        for di in 0..d {
+                            out[((bi * h + hi) * s + si) * d + di] = v[(bi * s + si) * hidden + hi * d + di];
+                        }
+                    }
+                }
+            }
+            Ok((out, [b, h, s, d]))
+        }
+        r => Err(format!("attention inputs of rank {r}")),
+    }
+}
+
+/// `a` then `b` along the sequence axis (axis 2) of two [B, H, S, D] tensors.
+fn concat_sequence(a: &[f64], ash: [usize; 4], b: &[f64], bsh: [usize; 4]) -> (Vec<f64>, [usize; 4]) {
+    let [bn, h, sa, d] = ash;
+    let sb = bsh[2];
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    for bi in 0..bn {
+        for hi in 0..h {
+            out.extend_from_slice(&a[((bi * h + hi) * sa) * d..((bi * h + hi) * sa + sa) * d]);
+            out.extend_from_slice(&b[((bi * h + hi) * sb) * d..((bi * h + hi) * sb + sb) * d]);
+        }
+    }
+    (out, [bn, h, sa + sb, d])
+}
+
+fn attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let (q_t, k_t, v_t) = (input(inputs, 0)?, input(inputs, 1)?, input(inputs, 2)?);
+    let dt = q_t.data_type();
+    let round = rounding(dt);
+    let three_d = q_t.rank() == 3;
+    let (q, [batch, q_heads, q_len, head]) = heads(q_t, ctx.int("q_num_heads"))?;
+    let (mut k, mut k_shape) = heads(k_t, ctx.int("kv_num_heads"))?;
+    let (mut v, mut v_shape) = heads(v_t, ctx.int("kv_num_heads"))?;
+    let (past_key, past_value) = (optional(inputs, 4)?, optional(inputs, 5)?);
+    let past_len = past_key.map_or(0, |p| p.shape.get(2).copied().unwrap_or(0));
+    if let (Some(pk), Some(pv)) = (past_key, past_value) {
+        let (pkv, pks) = heads(pk, None)?;
+        let (pvv, pvs) = heads(pv, None)?;
+        (k, k_shape) = concat_sequence(&pkv, pks, &k, k_shape);
+        (v, v_shape) = concat_sequence(&pvv, pvs, &v, v_shape);
+    }
+    let [_, kv_heads, kv_len, _] = k_shape;
+    let v_head = v_shape[3];
+    if kv_heads == 0 || q_heads % kv_heads != 0 || k_shape[3] != head {
+        return Err(format!("{q_heads} query heads of size {head} and {kv_heads} key heads of size {}", k_shape[3]));
+    }
+    let group = q_heads / kv_heads;
+    let scale = match ctx.float("scale") {
+        Some(s) => f64::from(s),
+        None => 1.0 / (head as f64).sqrt(),
+    };
+    // Q and K are each scaled by √scale (as the spec says, against overflow), in their type.
+    let root = round(scale.sqrt());
+    let q: Vec<f64> = q.iter().map(|&x| round(x * root)).collect();
+    let k: Vec<f64> = k.iter().map(|&x| round(x * root)).collect();
+    let softcap = f64::from(ctx.float("softcap").unwrap_or(0.0));
+    let causal = ctx.int("is_causal").unwrap_or(0) != 0;
+    let (left, right) = (ctx.int("left_window_size").unwrap_or(-1), ctx.int("right_window_size").unwrap_or(-1));
+    let nonpad = optional(inputs, 6)?.map(Tensor::to_i64s).transpose()?;
+    let mode = ctx.int("qk_matmul_output_mode").unwrap_or(0);
+    let softmax_round = match ctx.int("softmax_precision") {
+        Some(code) => rounding(i32::try_from(code).ok().and_then(DataType::from_code).unwrap_or(dt)),
+        None => round,
+    };
+    // The mask, right-aligned against [batch, q heads, q_len, kv_len], its last axis padded.
+    let mask = optional(inputs, 3)?;
+    let mask_values = mask
+        .map(|m| -> Result<Vec<f64>, String> {
+            Ok(match &*m.data {
+                Data::Bool(b) => b.iter().map(|&x| if x { 0.0 } else { f64::NEG_INFINITY }).collect(),
+                _ => m.to_f64s()?,
+            })
+        })
+        .transpose()?;
+    let mask_at = |b: usize, h: usize, i: usize, j: usize| -> f64 {
+        let (Some(m), Some(values)) = (mask, &mask_values) else { return 0.0 };
+        let shape = &m.shape;
+        let last = *shape.last().unwrap_or(&1);
+        if j >= last && last != 1 {
+            return f64::NEG_INFINITY;
+        }
+        let full = [b, h, i, j];
+        let mut offset = 0;
+        let mut stride = 1;
+        for (axis, &size) in shape.iter().enumerate().rev() {
+            let position = full[4 - shape.len() + axis];
+            let c = if size == 1 { 0 } else { position };
+            offset += c * stride;
+            stride *= size;
+        }
+        values.get(offset).copied().unwrap_or(0.0)
+    };
+    // Where a query block starts among the keys (for causal and window masks).
+    let offset = |b: usize| -> i64 {
+        match (&nonpad, past_key) {
+            (Some(n), None) => n.get(b).copied().unwrap_or(kv_len as i64) - q_len as i64,
+            _ => past_len as i64,
+        }
+    };
+    let bias = |b: usize, h: usize, i: usize, j: usize| -> f64 {
+        let mut x = mask_at(b, h, i, j);
+        let distance = i as i64 + offset(b) - j as i64;
+        if causal && distance < 0 {
+            x = f64::NEG_INFINITY;
+        }
+        if (left >= 0 && distance > left) || (right >= 0 && -distance > right) {
+            x = f64::NEG_INFINITY;
+        }
+        if let Some(n) = &nonpad
+            && j as i64 >= n.get(b).copied().unwrap_or(kv_len as i64)
+        {
+            x = f64::NEG_INFINITY;
+        }
+        x
+    };
+    let mut y = vec![0.0; batch * q_heads * q_len * v_head];
+    let mut qk_out = vec![0.0; batch * q_heads * q_len * kv_len];
+    let mut scores = vec![0.0; kv_len];
+    for b in 0..batch {
+        for h in 0..q_heads {
+            let kh = h / group;
+            for i in 0..q_len {
+                let qrow = &q[((b * q_heads + h) * q_len + i) * head..][..head];
+                for (j, score) in scores.iter_mut().enumerate() {
+                    let krow = &k[((b * kv_heads + kh) * kv_len + j) * head..][..head];
+                    let mut s = round(qrow.iter().zip(krow).map(|(a, c)| a * c).sum::<f64>());
+                    if softcap > 0.0 {
+                        s = round(round(round(s / softcap).tanh()) * softcap);
+                    }
+                    let at = ((b * q_heads + h) * q_len + i) * kv_len + j;
+                    if mode <= 1 {
+                        qk_out[at] = s;
+                    }
+                    *score = softmax_round(s + bias(b, h, i, j));
+                    if mode == 2 {
+                        qk_out[at] = round(*score);
+                    }
+                }
+                // A row with every key masked attends nothing: zeros.
+                let all_masked = (0..kv_len).all(|j| bias(b, h, i, j) == f64::NEG_INFINITY);
+                let max = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                let base = if max == f64::NEG_INFINITY { 0.0 } else { max };
+                let exps: Vec<f64> = scores.iter().map(|&s| softmax_round((softmax_round(s - base)).exp())).collect();
+                let sum = softmax_round(exps.iter().sum::<f64>());
+                let sum = if sum == 0.0 { 1.0 } else { sum };
+                let probabilities: Vec<f64> =
+                    exps.iter().map(|&e| if all_masked { 0.0 } else { round(softmax_round(e / sum)) }).collect();
+                if mode == 3 {
+                    qk_out[((b * q_heads + h) * q_len + i) * kv_len..][..kv_len].copy_from_slice(&probabilities);
+                }
+                let out = &mut y[((b * q_heads + h) * q_len + i) * v_head..][..v_head];
+                for (j, &p) in probabilities.iter().enumerate() {
+                    if p == 0.0 {
+                        continue;
+                    }
+                    let vrow = &v[((b * kv_heads + kh) * kv_len + j) * v_head..][..v_head];
+                    for (o, &x) in out.iter_mut().zip(vrow) {
+                        *o += p * x;
+                    }
+                }
+            }
+        }
+    }
+    let (y, y_shape) = if three_d {
+        let mut out = vec![0.0; y.len()];
+        for b in 0..batch {
+            for h in 0..q_heads {
+                for i in 0..q_len {
+                    for d in 0..v_head {
+                        out[((b * q_len + i) * q_heads + h) * v_head + d] =
+                            y[((b * q_heads + h) * q_len + i) * v_head + d];
+                    }
+                }
+            }
+        }
+        (out, vec![batch, q_len, q_heads * v_head])
+    } else {
+        (y, vec![batch, q_heads, q_len, v_head])
+    };
+    // The cache: the keys and values before scaling.
+    let (present_k, present_v) = {
+        let (raw_k, raw_ks) = heads(k_t, ctx.int("kv_num_heads"))?;
+        let (raw_v, raw_vs) = heads(v_t, ctx.int("kv_num_heads"))?;
+        match (past_key, past_value) {
+            (Some(pk), Some(pv)) => {
+                let (pkv, pks) = heads(pk, None)?;
+                let (pvv, pvs) = heads(pv, None)?;
+                (concat_sequence(&pkv, pks, &raw_k, raw_ks), concat_sequence(&pvv, pvs, &raw_v, raw_vs))
+            }
+            _ => ((raw_k, raw_ks), (raw_v, raw_vs)),
+        }
+    };
+    let mut out = vec![Value::Tensor(numeric_like(dt, y_shape, y)?)];
+    out.push(Value::Tensor(numeric_like(dt, present_k.1.to_vec(), present_k.0)?));
+    out.push(Value::Tensor(numeric_like(dt, present_v.1.to_vec(), present_v.0)?));
+    out.push(Value::Tensor(numeric_like(dt, vec![batch, q_heads, q_len, kv_len], qk_out)?));
+    out.truncate(ctx.node.outputs.len().max(1));
+    Ok(out)
+}
