@@ -86,11 +86,21 @@ fn attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
     if let (Some(pk), Some(pv)) = (past_key, past_value) {
         let (pkv, pks) = heads(pk, None)?;
         let (pvv, pvs) = heads(pv, None)?;
+        let agrees = |p: [usize; 4], t: [usize; 4]| p[0] == t[0] && p[1] == t[1] && p[3] == t[3];
+        if !agrees(pks, k_shape) || !agrees(pvs, v_shape) {
+            return Err(format!("the cache {pks:?}/{pvs:?} does not match keys {k_shape:?} and values {v_shape:?}"));
+        }
         (k, k_shape) = concat_sequence(&pkv, pks, &k, k_shape);
         (v, v_shape) = concat_sequence(&pvv, pvs, &v, v_shape);
     }
     let [_, kv_heads, kv_len, _] = k_shape;
     let v_head = v_shape[3];
+    if k_shape[0] != batch || v_shape[0] != batch || v_shape[1] != kv_heads || v_shape[2] != kv_len {
+        return Err(format!(
+            "queries {:?}, keys {k_shape:?} and values {v_shape:?} do not agree",
+            [batch, q_heads, q_len, head]
+        ));
+    }
     if kv_heads == 0 || q_heads % kv_heads != 0 || k_shape[3] != head {
         return Err(format!("{q_heads} query heads of size {head} and {kv_heads} key heads of size {}", k_shape[3]));
     }
