@@ -932,3 +932,32 @@ fn info_counts_parameters_and_shortens_long_texts() {
     assert_eq!(json["constant_parameters"][0]["elements"], 6);
     assert_eq!(json["initializer_parameters"][0]["bytes"], 16);
 }
+
+#[test]
+fn run_compare_values_finds_the_first_node_that_differs() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let values = dir.path().join("values");
+    let model = corpus("real/pt_ts_romanizer_encoder.onnx");
+    let data = corpus("../fixtures/run/pt_ts_romanizer_encoder");
+    let (model, data, values_arg) =
+        (model.to_str().unwrap_or(""), data.to_str().unwrap_or(""), values.to_str().unwrap_or(""));
+    let written = run(&["run", model, "--test-data", data, "--output-dir", values_arg, "--all-values"]);
+    assert_exit(&written, 0);
+    let same = run(&["run", model, "--test-data", data, "--compare-values", values_arg]);
+    assert_exit(&same, 0);
+    assert!(
+        text(&same.stdout).contains("intermediate values compared, all within tolerance"),
+        "{}",
+        text(&same.stdout)
+    );
+    // Replace the fifth value's file with another value's: that node now differs.
+    let index = std::fs::read_to_string(values.join("values.tsv")).expect("index");
+    let lines: Vec<&str> = index.lines().collect();
+    let (fifth, fifth_name) = lines[4].split_once('\t').expect("an entry");
+    let (other, _) = lines[lines.len() - 1].split_once('\t').expect("an entry");
+    std::fs::copy(values.join(other), values.join(fifth)).expect("copy");
+    let differs = run(&["run", model, "--test-data", data, "--compare-values", values_arg]);
+    assert_exit(&differs, 1);
+    let out = text(&differs.stdout);
+    assert!(out.contains("first difference") && out.contains(&format!("output '{fifth_name}'")), "{out}");
+}

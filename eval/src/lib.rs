@@ -29,7 +29,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 pub use plan::{Plan, PlanError, Unsupported};
-pub use run::{EvalError, RunResult};
+pub use run::{Captured, EvalError, RunResult};
 pub use value::{Data, Tensor, Value};
 
 /// Bounds a run keeps to, so that a hostile or mistaken model ends with an error instead of

@@ -26,13 +26,21 @@ pub enum EvalError {
     Cancelled,
 }
 
+/// A value a node produced, kept by `capture_all`.
+#[derive(Debug, Clone)]
+pub struct Captured {
+    pub node: NodeId,
+    pub name: String,
+    pub value: Value,
+}
+
 /// What a run gives back.
 #[derive(Debug, Default)]
 pub struct RunResult {
     /// The main graph's outputs, in order, by name.
     pub outputs: Vec<(String, Value)>,
     /// With `capture_all`: every value the main graph's nodes produced, in order.
-    pub values: Vec<(String, Value)>,
+    pub values: Vec<Captured>,
     /// With `timing`: each main-graph node's time.
     pub timings: Vec<(NodeId, Duration)>,
 }
@@ -96,7 +104,7 @@ impl Plan<'_> {
             if options.capture_all {
                 for (name, value) in node.outputs.iter().zip(self.numbers.node_outputs(n, node)) {
                     if let Some(v) = runner.get(value) {
-                        result.values.push((name.to_string(), v.clone()));
+                        result.values.push(Captured { node: n, name: name.to_string(), value: v.clone() });
                     }
                 }
             }

@@ -40,6 +40,15 @@ pub struct Args {
     /// With --output-dir: also write every intermediate value of the main graph.
     #[arg(long)]
     all_values: bool,
+    /// Report the first node, in execution order, whose output holds NaN or infinity while
+    /// its inputs hold none (exit 1 if there is one).
+    #[arg(long)]
+    find_nonfinite: bool,
+    /// Compare every intermediate value that has a file in DIR (as `--all-values` writes
+    /// them: `values.tsv` maps files to value names) and report the first node whose output
+    /// differs beyond tolerance (exit 1 if one does).
+    #[arg(long, value_name = "DIR")]
+    compare_values: Option<PathBuf>,
     /// Print each operator's share of the time.
     #[arg(long)]
     profile: bool,
@@ -56,7 +65,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
         .map_err(|e| Failure::Invalid(format!("{label}: external data: {e}")))?;
     let plan = Plan::new(&model).map_err(|e| Failure::Invalid(format!("{label}: {e}")))?;
     let values = read_inputs(&plan, &args)?;
-    let options = RunOptions { capture_all: args.all_values, timing: args.profile, ..RunOptions::default() };
+    let capture = args.all_values || args.find_nonfinite || args.compare_values.is_some();
+    let options = RunOptions { capture_all: capture, timing: args.profile, ..RunOptions::default() };
     let run_once = || plan.run(values.clone(), &options).map_err(|e| Failure::Invalid(format!("{label}: {e}")));
     let mut result = run_once()?;
     let mut times = Vec::new();
@@ -75,6 +85,18 @@ pub fn run(args: Args) -> Result<(), Failure> {
         None => Vec::new(),
     };
     report(&args, &plan, &result, &times, &mismatches);
+    if args.find_nonfinite
+        && let Some(found) = first_nonfinite(&plan, &values, &result)
+    {
+        outln!("{found}");
+        return Err(Failure::Invalid("a node produces non-finite values from finite inputs".into()));
+    }
+    if let Some(dir) = &args.compare_values
+        && let Some(found) = first_divergence(dir, &plan, &result)?
+    {
+        outln!("{found}");
+        return Err(Failure::Invalid(format!("an intermediate value differs from {}", dir.display())));
+    }
     if !mismatches.is_empty() {
         return Err(Failure::Invalid(format!(
             "{} output(s) differ from {}",
@@ -169,9 +191,9 @@ fn write_values(dir: &Path, result: &RunResult, all: bool) -> Result<(), Failure
     if all {
         // Value names are not safe file names: numbered files, and an index to find them.
         let mut index = String::new();
-        for (k, (name, v)) in result.values.iter().enumerate() {
-            files.push((format!("value_{k}.pb"), name.as_str(), v));
-            index.push_str(&format!("value_{k}.pb\t{name}\n"));
+        for (k, c) in result.values.iter().enumerate() {
+            files.push((format!("value_{k}.pb"), c.name.as_str(), &c.value));
+            index.push_str(&format!("value_{k}.pb\t{}\n", c.name));
         }
         write(&dir.join("values.tsv"), index.as_bytes())?;
     }
@@ -263,6 +285,85 @@ fn report(args: &Args, plan: &Plan<'_>, result: &RunResult, times: &[Duration], 
             outln!("{}: {}", m.name, m.message);
         }
     }
+}
+
+/// NaN and infinity counts of a value (`None` when it is not a float tensor).
+fn nonfinite(v: &Value) -> Option<(usize, usize, usize)> {
+    let t = v.tensor().ok()?;
+    if !matches!(t.data_type().name(), "float" | "double" | "float16" | "bfloat16") {
+        return None;
+    }
+    let values = t.to_f64s().ok()?;
+    let nan = values.iter().filter(|x| x.is_nan()).count();
+    let inf = values.iter().filter(|x| x.is_infinite()).count();
+    Some((nan, inf, values.len()))
+}
+
+fn node_label(plan: &Plan<'_>, n: onnx_core::ir::NodeId) -> String {
+    let node = &plan.model.nodes[n];
+    let op = node.op_type.as_ref().map(ToString::to_string).unwrap_or_default();
+    match &node.name {
+        Some(name) if !name.is_empty() => format!("node '{name}' ({op})"),
+        _ => format!("node #{} ({op})", n.into_raw()),
+    }
+}
+
+/// The first node whose output holds NaN or infinity while its inputs hold none.
+fn first_nonfinite(plan: &Plan<'_>, inputs: &[(String, Value)], result: &RunResult) -> Option<String> {
+    let mut bad: std::collections::HashSet<String> = std::collections::HashSet::new();
+    for (name, v) in inputs {
+        if nonfinite(v).is_some_and(|(nan, inf, _)| nan + inf > 0) {
+            bad.insert(name.clone());
+        }
+    }
+    for (g, graph) in plan.model.graphs.iter() {
+        if g != plan.main {
+            continue;
+        }
+        for &t in &graph.initializers {
+            let tensor = &plan.model.tensors[t];
+            if let Ok(v) = Tensor::from_ir(tensor)
+                && nonfinite(&Value::Tensor(v)).is_some_and(|(nan, inf, _)| nan + inf > 0)
+            {
+                bad.insert(tensor.name.as_ref().map(ToString::to_string).unwrap_or_default());
+            }
+        }
+    }
+    for c in &result.values {
+        let Some((nan, inf, total)) = nonfinite(&c.value).filter(|(nan, inf, _)| nan + inf > 0) else { continue };
+        let node = &plan.model.nodes[c.node];
+        if node.inputs.iter().any(|i| bad.contains(&i.to_string())) {
+            bad.insert(c.name.clone());
+            continue;
+        }
+        return Some(format!(
+            "first non-finite value: {} output '{}' holds {nan} NaN and {inf} infinite of {total} values, from finite inputs",
+            node_label(plan, c.node),
+            c.name
+        ));
+    }
+    None
+}
+
+/// The first node whose output differs from the file `DIR` holds for it.
+fn first_divergence(dir: &Path, plan: &Plan<'_>, result: &RunResult) -> Result<Option<String>, Failure> {
+    let index = std::fs::read_to_string(dir.join("values.tsv"))
+        .map_err(|e| Failure::Usage(format!("{}: cannot read values.tsv: {e}", dir.display())))?;
+    let files: std::collections::HashMap<&str, &str> =
+        index.lines().filter_map(|l| l.split_once('\t')).map(|(file, name)| (name, file)).collect();
+    let mut compared = 0;
+    for c in &result.values {
+        let Some(file) = files.get(c.name.as_str()) else { continue };
+        let (_, want) = read_pb(&dir.join(file))?;
+        compared += 1;
+        if let Some(message) =
+            onnx_eval::compare::difference(&c.value, &want, onnx_eval::compare::RTOL, onnx_eval::compare::ATOL)
+        {
+            return Ok(Some(format!("first difference: {} output '{}': {message}", node_label(plan, c.node), c.name)));
+        }
+    }
+    outln!("{compared} intermediate values compared, all within tolerance");
+    Ok(None)
 }
 
 /// Time per operator type, largest first, with its share.
