@@ -20,6 +20,7 @@
 pub mod broadcast;
 pub mod coded;
 pub mod compare;
+pub mod gemm;
 pub mod kernels;
 pub mod plan;
 pub mod run;

@@ -19,6 +19,9 @@ pub enum Step {
     Kernel(Kernel),
     /// If, Loop: run by the runner through their subgraphs.
     Control,
+    /// A `Constant` node, its value made once (index into [`Plan::constant_nodes`]): in a loop
+    /// body it would otherwise be converted again on every iteration.
+    Constant(usize),
 }
 
 /// What cannot be run, found before running.
@@ -71,6 +74,8 @@ pub struct Plan<'m> {
     pub last_uses: Vec<Vec<ValueId>>,
     /// The imported version of the default domain.
     pub opset: i64,
+    /// The values of the `Constant` nodes (see [`Step::Constant`]).
+    pub constant_nodes: Vec<Vec<Value>>,
 }
 
 impl<'m> Plan<'m> {
@@ -79,6 +84,7 @@ impl<'m> Plan<'m> {
         let numbers = resolve_without_tables(model).numbers;
         let opset = model.opset_version("").unwrap_or(1);
         let mut steps = HashMap::new();
+        let mut constant_nodes = Vec::new();
         let mut missing: Vec<Unsupported> = Vec::new();
         for (g, graph) in model.graphs.iter() {
             if !numbers.graph_in_graph_space(g) {
@@ -87,6 +93,20 @@ impl<'m> Plan<'m> {
             for &n in &graph.nodes {
                 let node = &model.nodes[n];
                 match step_of(model, node) {
+                    Ok(Step::Kernel(kernel)) if node.op_type.as_ref().is_some_and(|o| o.as_bytes() == b"Constant") => {
+                        let limits = crate::Limits::default();
+                        let ctx = crate::kernels::Ctx { model, node, opset, limits: &limits };
+                        match kernel(&ctx, &[]) {
+                            Ok(values) => {
+                                steps.insert(n, Step::Constant(constant_nodes.len()));
+                                constant_nodes.push(values);
+                            }
+                            // Reported when the node runs, naming it.
+                            Err(_) => {
+                                steps.insert(n, Step::Kernel(kernel));
+                            }
+                        }
+                    }
                     Ok(step) => {
                         steps.insert(n, step);
                     }
@@ -118,7 +138,7 @@ impl<'m> Plan<'m> {
             }
         }
         let last_uses = last_uses(model, &numbers, main);
-        Ok(Plan { model, main, numbers, steps, constants, last_uses, opset })
+        Ok(Plan { model, main, numbers, steps, constants, last_uses, opset, constant_nodes })
     }
 }
 

@@ -41,14 +41,19 @@ pub struct RunResult {
     pub outputs: Vec<(String, Value)>,
     /// With `capture_all`: every value the main graph's nodes produced, in order.
     pub values: Vec<Captured>,
-    /// With `timing`: each main-graph node's time.
+    /// With `timing`: each main-graph node's time, in order.
     pub timings: Vec<(NodeId, Duration)>,
+    /// With `timing`: the time of each node inside subgraphs (If branches, Loop bodies), summed
+    /// over the times it ran; already counted in the time of the node that holds the subgraph.
+    pub nested_timings: Vec<(NodeId, Duration)>,
 }
 
 struct Runner<'p, 'm> {
     plan: &'p Plan<'m>,
     options: &'p RunOptions,
     slots: Vec<Option<Value>>,
+    /// Time per node inside subgraphs, when timing.
+    nested: std::collections::HashMap<NodeId, Duration>,
 }
 
 impl Plan<'_> {
@@ -71,7 +76,12 @@ impl Plan<'_> {
 
     /// Runs the main graph on `inputs` (by name).
     pub fn run(&self, inputs: Vec<(String, Value)>, options: &RunOptions) -> Result<RunResult, EvalError> {
-        let mut runner = Runner { plan: self, options, slots: vec![None; self.numbers.graph_value_bound()] };
+        let mut runner = Runner {
+            plan: self,
+            options,
+            slots: vec![None; self.numbers.graph_value_bound()],
+            nested: std::collections::HashMap::new(),
+        };
         for (value, constant) in &self.constants {
             runner.set(*value, constant.clone());
         }
@@ -114,6 +124,8 @@ impl Plan<'_> {
                 }
             }
         }
+        result.nested_timings = runner.nested.drain().collect();
+        result.nested_timings.sort_by_key(|(n, _)| n.into_raw());
         for (v, value) in graph.outputs.iter().zip(self.numbers.graph_outputs(self.main, graph)) {
             let name = v.name.as_ref().map(ToString::to_string).unwrap_or_default();
             let out = runner.get(value).cloned().ok_or_else(|| EvalError::Node {
@@ -173,6 +185,7 @@ impl Runner<'_, '_> {
                 let ctx = Ctx { model: plan.model, node, opset: plan.opset, limits: self.limits() };
                 kernel(&ctx, &inputs).map_err(fail)?
             }
+            Step::Constant(i) => plan.constant_nodes.get(i).cloned().unwrap_or_default(),
             Step::Control => self.control(n, depth).map_err(|e| match e {
                 ControlError::Message(m) => fail(m),
                 ControlError::Eval(e) => e,
@@ -191,7 +204,11 @@ impl Runner<'_, '_> {
         let plan = self.plan;
         let graph = &plan.model.graphs[g];
         for &m in &graph.nodes {
+            let started = self.options.timing.then(Instant::now);
             self.node(m, depth + 1).map_err(ControlError::Eval)?;
+            if let Some(started) = started {
+                *self.nested.entry(m).or_default() += started.elapsed();
+            }
         }
         plan.numbers
             .graph_outputs(g, graph)

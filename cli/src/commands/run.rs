@@ -380,10 +380,29 @@ fn profile(plan: &Plan<'_>, result: &RunResult) {
             None => by_op.push((op, t.as_secs_f64(), 1)),
         }
     }
+    let mut nested: Vec<(String, f64, usize)> = Vec::new();
+    for (n, t) in &result.nested_timings {
+        let op = plan.model.nodes[*n].op_type.as_ref().map(ToString::to_string).unwrap_or_default();
+        match nested.iter_mut().find(|(o, _, _)| *o == op) {
+            Some(entry) => {
+                entry.1 += t.as_secs_f64();
+                entry.2 += 1;
+            }
+            None => nested.push((op, t.as_secs_f64(), 1)),
+        }
+    }
     by_op.sort_by(|a, b| b.1.total_cmp(&a.1));
+    nested.sort_by(|a, b| b.1.total_cmp(&a.1));
     outln!("time by operator (last run, {:.3} ms in nodes):", total * 1e3);
     for (op, t, n) in by_op {
         let share = if total > 0.0 { t / total * 100.0 } else { 0.0 };
         outln!("  {op:<24} {:>10.3} ms {share:>5.1} %  ({n} node{})", t * 1e3, if n == 1 { "" } else { "s" });
+    }
+    if !nested.is_empty() {
+        outln!("inside subgraphs (part of the time of the nodes that hold them):");
+        for (op, t, n) in nested.into_iter().take(10) {
+            let share = if total > 0.0 { t / total * 100.0 } else { 0.0 };
+            outln!("  {op:<24} {:>10.3} ms {share:>5.1} %  ({n} node{})", t * 1e3, if n == 1 { "" } else { "s" });
+        }
     }
 }

@@ -4,6 +4,7 @@
 
 use super::{Ctx, Kernel, count, input, one, optional};
 use crate::broadcast;
+use crate::gemm::View;
 use crate::kernels::elementwise::numeric_like;
 use crate::value::{Data, Tensor, Value};
 
@@ -11,6 +12,10 @@ pub fn kernel(op: &str) -> Option<Kernel> {
     let k: Kernel = match op {
         "MatMul" => |_, i| {
             let (a, b) = (input(i, 0)?, input(i, 1)?);
+            if let (Data::F32(x), Data::F32(y)) = (&*a.data, &*b.data) {
+                let (shape, out) = matmul_f32(x, &a.shape, y, &b.shape)?;
+                return one(Tensor::new(shape, Data::F32(out)));
+            }
             let (shape, out) = matmul(&a.to_f64s()?, &a.shape, &b.to_f64s()?, &b.shape)?;
             one(numeric_like(a.data_type(), shape, out)?)
         },
@@ -36,6 +41,63 @@ fn zero_point(t: Option<&Tensor>) -> Result<f64, String> {
         Some(t) if t.len() == 1 => Ok(t.to_f64s()?[0]),
         Some(_) => Err("per-axis zero points are not supported yet".into()),
     }
+}
+
+/// The shapes of a batched product with numpy's matmul rules: the output shape, m, k, n,
+/// and per batch the offsets (in matrices) of its left and right operands.
+struct Batched {
+    shape: Vec<usize>,
+    m: usize,
+    k: usize,
+    n: usize,
+    pairs: Vec<(usize, usize)>,
+}
+
+fn batched(ash: &[usize], bsh: &[usize]) -> Result<Batched, String> {
+    if ash.is_empty() || bsh.is_empty() {
+        return Err("MatMul operands must have at least one axis".into());
+    }
+    let a_shape: Vec<usize> = if ash.len() == 1 { vec![1, ash[0]] } else { ash.to_vec() };
+    let b_shape: Vec<usize> = if bsh.len() == 1 { vec![bsh[0], 1] } else { bsh.to_vec() };
+    let (m, k) = (a_shape[a_shape.len() - 2], a_shape[a_shape.len() - 1]);
+    let (k2, n) = (b_shape[b_shape.len() - 2], b_shape[b_shape.len() - 1]);
+    if k != k2 {
+        return Err(format!("shapes {ash:?} and {bsh:?} do not multiply ({k} ≠ {k2})"));
+    }
+    let a_batch = &a_shape[..a_shape.len() - 2];
+    let b_batch = &b_shape[..b_shape.len() - 2];
+    let batch = broadcast::shape(&[a_batch, b_batch])?;
+    let ia = broadcast::offsets(&batch, &broadcast::input_strides(a_batch, &batch));
+    let ib = broadcast::offsets(&batch, &broadcast::input_strides(b_batch, &batch));
+    let pairs = ia.zip(ib).collect();
+    let mut shape = batch;
+    if ash.len() > 1 {
+        shape.push(m);
+    }
+    if bsh.len() > 1 {
+        shape.push(n);
+    }
+    count(&shape)?;
+    Ok(Batched { shape, m, k, n, pairs })
+}
+
+/// `a × b` of float32 matrices with numpy's matmul rules, through the GEMM.
+pub fn matmul_f32(a: &[f32], ash: &[usize], b: &[f32], bsh: &[usize]) -> Result<(Vec<usize>, Vec<f32>), String> {
+    let p = batched(ash, bsh)?;
+    let (m, k, n) = (p.m, p.k, p.n);
+    let mut out = vec![0.0f32; p.pairs.len() * m * n];
+    for (i, &(ia, ib)) in p.pairs.iter().enumerate() {
+        let lhs = a.get(ia * m * k..(ia + 1) * m * k).ok_or("the left operand is shorter than its shape")?;
+        let rhs = b.get(ib * k * n..(ib + 1) * k * n).ok_or("the right operand is shorter than its shape")?;
+        crate::gemm::sgemm(
+            1.0,
+            View::rows(lhs, m, k),
+            View::rows(rhs, k, n),
+            0.0,
+            &mut out[i * m * n..(i + 1) * m * n],
+        )?;
+    }
+    Ok((p.shape, out))
 }
 
 /// `a × b` with numpy's matmul rules, in f64.
@@ -99,6 +161,9 @@ fn gemm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> 
     let (ta, tb) = (ctx.int("transA").unwrap_or(0) != 0, ctx.int("transB").unwrap_or(0) != 0);
     let alpha = f64::from(ctx.float("alpha").unwrap_or(1.0));
     let beta = f64::from(ctx.float("beta").unwrap_or(1.0));
+    if let (Data::F32(x), Data::F32(y)) = (&*a.data, &*b.data) {
+        return gemm_f32(x, &a.shape, ta, y, &b.shape, tb, alpha as f32, beta as f32, optional(inputs, 2)?);
+    }
     let (mut av, mut ash) = (a.to_f64s()?, a.shape.clone());
     if ta {
         av = transposed(&av, ash[0], ash[1]);
@@ -124,4 +189,42 @@ fn gemm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> 
         }
     }
     one(numeric_like(a.data_type(), shape, out)?)
+}
+
+/// Gemm of float32 matrices: the transposes are strides, C is broadcast into the result
+/// first and scaled by beta inside the GEMM.
+#[allow(clippy::too_many_arguments)]
+fn gemm_f32(
+    a: &[f32],
+    ash: &[usize],
+    ta: bool,
+    b: &[f32],
+    bsh: &[usize],
+    tb: bool,
+    alpha: f32,
+    beta: f32,
+    c: Option<&Tensor>,
+) -> Result<Vec<Value>, String> {
+    let lhs = if ta { View::rows(a, ash[0], ash[1]).t() } else { View::rows(a, ash[0], ash[1]) };
+    let rhs = if tb { View::rows(b, bsh[0], bsh[1]).t() } else { View::rows(b, bsh[0], bsh[1]) };
+    let shape = vec![lhs.rows, rhs.cols];
+    let mut out = vec![0.0f32; lhs.rows * rhs.cols];
+    let beta = match c {
+        Some(c) => {
+            if broadcast::shape(&[&c.shape, &shape])? != shape {
+                return Err(format!("C of shape {:?} does not broadcast to {shape:?}", c.shape));
+            }
+            let values: Vec<f32> = match &*c.data {
+                Data::F32(v) => v.clone(),
+                _ => c.to_f64s()?.into_iter().map(|x| x as f32).collect(),
+            };
+            for (o, i) in out.iter_mut().zip(broadcast::offsets(&shape, &broadcast::input_strides(&c.shape, &shape))) {
+                *o = values[i];
+            }
+            beta
+        }
+        None => 0.0,
+    };
+    crate::gemm::sgemm(alpha, lhs, rhs, beta, &mut out)?;
+    one(Tensor::new(shape, Data::F32(out)))
 }

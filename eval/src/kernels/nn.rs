@@ -2,8 +2,9 @@
 //! directly from the definitions in f64 (the speed pass turns convolution into GEMM).
 
 use super::{Ctx, Kernel, count, input, one, optional};
+use crate::gemm::View;
 use crate::kernels::elementwise::numeric_like;
-use crate::value::{Tensor, Value};
+use crate::value::{Data, Tensor, Value};
 
 pub fn kernel(op: &str) -> Option<Kernel> {
     let k: Kernel = match op {
@@ -148,6 +149,14 @@ fn conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> 
     }
     let win = window(ctx, spatial, kernel)?;
     let taps = taps(&win, spatial);
+    if let (Data::F32(xv), Data::F32(wv)) = (&*x.data, &*w.data) {
+        let bias = optional(inputs, 2)?.map(Tensor::to_f64s).transpose()?;
+        let geometry = ConvGeometry { batch, channels, filters, group, in_size: spatial.iter().product() };
+        let out = conv_f32(xv, wv, bias.as_deref(), &taps, &geometry)?;
+        let mut shape = vec![batch, filters];
+        shape.extend_from_slice(&win.out);
+        return one(Tensor::new(shape, Data::F32(out)));
+    }
     let (xv, wv) = (x.to_f64s()?, w.to_f64s()?);
     let bias = optional(inputs, 2)?.map(Tensor::to_f64s).transpose()?;
     let in_size: usize = spatial.iter().product();
@@ -177,6 +186,63 @@ fn conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> 
     let mut shape = vec![batch, filters];
     shape.extend_from_slice(&win.out);
     one(numeric_like(x.data_type(), shape, out)?)
+}
+
+/// The sizes a convolution works with.
+struct ConvGeometry {
+    batch: usize,
+    channels: usize,
+    filters: usize,
+    group: usize,
+    in_size: usize,
+}
+
+/// Convolution of float32 data as one GEMM per image and group: the input patches laid out
+/// as columns (im2col: a row per channel and kernel tap, a column per output position,
+/// zeros in the padding) multiplied by the filters.
+fn conv_f32(
+    x: &[f32],
+    w: &[f32],
+    bias: Option<&[f64]>,
+    taps: &[Vec<Option<usize>>],
+    g: &ConvGeometry,
+) -> Result<Vec<f32>, String> {
+    let outputs = taps.len();
+    let kernel = taps.first().map_or(0, Vec::len);
+    let per_group = g.channels / g.group;
+    let filters_per_group = g.filters / g.group;
+    let rows = per_group * kernel;
+    let mut columns = vec![0.0f32; rows * outputs];
+    let mut out = vec![0.0f32; g.batch * g.filters * outputs];
+    for b in 0..g.batch {
+        for group in 0..g.group {
+            for c in 0..per_group {
+                let plane = &x[(b * g.channels + group * per_group + c) * g.in_size..][..g.in_size];
+                for k in 0..kernel {
+                    let row = &mut columns[(c * kernel + k) * outputs..][..outputs];
+                    for (o, slot) in row.iter_mut().enumerate() {
+                        *slot = taps[o][k].map_or(0.0, |at| plane[at]);
+                    }
+                }
+            }
+            let weights = &w[group * filters_per_group * rows..][..filters_per_group * rows];
+            let target =
+                &mut out[(b * g.filters + group * filters_per_group) * outputs..][..filters_per_group * outputs];
+            crate::gemm::sgemm(
+                1.0,
+                View::rows(weights, filters_per_group, rows),
+                View::rows(&columns, rows, outputs),
+                0.0,
+                target,
+            )?;
+        }
+    }
+    if let Some(bias) = bias {
+        for (i, o) in out.iter_mut().enumerate() {
+            *o += bias.get((i / outputs.max(1)) % g.filters).copied().unwrap_or(0.0) as f32;
+        }
+    }
+    Ok(out)
 }
 
 fn pool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
@@ -228,7 +294,7 @@ fn pool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> 
     shape.extend_from_slice(&win.out);
     let mut result = vec![Value::Tensor(numeric_like(x.data_type(), shape.clone(), out)?)];
     if op == "MaxPool" && ctx.node.outputs.len() > 1 {
-        result.push(Value::Tensor(Tensor::new(shape, crate::value::Data::I64(indices))));
+        result.push(Value::Tensor(Tensor::new(shape, Data::I64(indices))));
     }
     Ok(result)
 }

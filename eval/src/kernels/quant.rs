@@ -8,7 +8,7 @@ use super::{Ctx, Kernel, axis, input, one, optional};
 use crate::broadcast::strides;
 use crate::kernels::elementwise::numeric_like;
 use crate::kernels::shape::dtype_attr;
-use crate::value::Tensor;
+use crate::value::{Data, Tensor};
 
 pub fn kernel(op: &str) -> Option<Kernel> {
     let k: Kernel = match op {
@@ -20,6 +20,9 @@ pub fn kernel(op: &str) -> Option<Kernel> {
                 Some(_) => dtype_attr(ctx, "output_dtype", default)?,
             };
             let (lo, hi) = range(dt)?;
+            if let Some(out) = quantize_f32_per_tensor(x, scale, zero, dt, lo, hi) {
+                return one(out);
+            }
             let index = scale_index(ctx, x, scale)?;
             let (s, z) = (scale.to_f64s()?, zero.map(Tensor::to_f64s).transpose()?);
             let v = x.to_f64s()?;
@@ -42,6 +45,11 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         },
         "DequantizeLinear" => |ctx, i| {
             let (x, scale, zero) = (input(i, 0)?, input(i, 1)?, optional(i, 2)?);
+            if ctx.int("output_dtype").is_none_or(|t| t == 0)
+                && let Some(out) = dequantize_per_tensor_to_f32(x, scale, zero)
+            {
+                return one(out);
+            }
             let index = scale_index(ctx, x, scale)?;
             let (s, z) = (scale.to_f64s()?, zero.map(Tensor::to_f64s).transpose()?);
             let v = x.to_f64s()?;
@@ -109,4 +117,50 @@ fn scale_index(ctx: &Ctx<'_>, x: &Tensor, scale: &Tensor) -> Result<Box<dyn Fn(u
             })
             .sum()
     }))
+}
+
+/// The common case without detours: a float32 tensor quantized per tensor into 8 bits.
+fn quantize_f32_per_tensor(
+    x: &Tensor,
+    scale: &Tensor,
+    zero: Option<&Tensor>,
+    dt: DataType,
+    lo: f64,
+    hi: f64,
+) -> Option<Tensor> {
+    let (Data::F32(v), Data::F32(s)) = (&*x.data, &*scale.data) else { return None };
+    if s.len() != 1 || !matches!(dt, DataType::Uint8 | DataType::Int8) {
+        return None;
+    }
+    let z = match zero {
+        Some(z) if z.len() == 1 => z.to_f64s().ok()?[0] as f32,
+        Some(_) => return None,
+        None => 0.0,
+    };
+    let (s, lo, hi) = (s[0], lo as f32, hi as f32);
+    let q = v.iter().map(move |&x| ((x / s).round_ties_even() + z).clamp(lo, hi));
+    Some(Tensor::new(
+        x.shape.clone(),
+        if dt == DataType::Uint8 {
+            Data::U8(q.map(|v| v as u8).collect())
+        } else {
+            Data::I8(q.map(|v| v as i8).collect())
+        },
+    ))
+}
+
+/// The common case without detours: 8-bit integers dequantized per tensor into float32.
+fn dequantize_per_tensor_to_f32(x: &Tensor, scale: &Tensor, zero: Option<&Tensor>) -> Option<Tensor> {
+    let Data::F32(s) = &*scale.data else { return None };
+    if s.len() != 1 || zero.is_some_and(|z| z.len() != 1) {
+        return None;
+    }
+    let z = zero.map_or(Some(0.0), |z| z.to_f64s().ok().map(|v| v[0] as f32))?;
+    let s = s[0];
+    let out: Vec<f32> = match &*x.data {
+        Data::U8(v) => v.iter().map(|&q| (f32::from(q) - z) * s).collect(),
+        Data::I8(v) => v.iter().map(|&q| (f32::from(q) - z) * s).collect(),
+        _ => return None,
+    };
+    Some(Tensor::new(x.shape.clone(), Data::F32(out)))
 }

@@ -1,0 +1,121 @@
+"""Benchmark: `onnx run` against onnxruntime and onnx's ReferenceEvaluator on the real models.
+
+Usage (from the repository root; needs `pip install onnx==1.23.2 onnxruntime numpy`):
+
+    cargo build --release -p onnx-cli
+    python3 bench/run_vs_onnxruntime.py [--runs 10] [--write docs/benchmarks.md]
+
+For every model with golden data in tests/fixtures/run (the real-exporter models of
+tests/corpus/real, inputs fixed by gen_run_data.py), side by side in one run:
+
+* ours: `onnx run MODEL --test-data DIR --repeat N`, the median time per run it reports
+  (in-process, after one warm-up run; reading the model and the inputs is not timed);
+* onnxruntime: `InferenceSession.run` with one intra-op and one inter-op thread, sequential,
+  default graph optimizations (ORT_ENABLE_ALL), median of N runs after one warm-up;
+* onnx's ReferenceEvaluator: `run`, median of a few runs (it is slow).
+
+Prints a table (and with --write, replaces its section in docs/benchmarks.md): milliseconds
+per run and the ratios, with the geometric means the aims of issue 24 are stated in.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import math
+import pathlib
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import numpy_helper
+from onnx.reference import ReferenceEvaluator
+
+from common import ROOT, machine, update_section
+
+BINARY = ROOT / "target/release/onnx"
+
+
+def inputs_of(data: pathlib.Path) -> dict[str, np.ndarray]:
+    feeds = {}
+    for path in sorted(data.glob("input_*.pb"), key=lambda p: int(p.stem.split("_")[1])):
+        tensor = onnx.load_tensor(str(path))
+        feeds[tensor.name] = numpy_helper.to_array(tensor)
+    return feeds
+
+
+def ours(model: pathlib.Path, data: pathlib.Path, runs: int) -> float:
+    out = subprocess.run(
+        [str(BINARY), "run", str(model), "--test-data", str(data), "--repeat", str(runs)],
+        check=True, capture_output=True, text=True,
+    ).stdout
+    line = next(l for l in out.splitlines() if l.startswith("time per run"))
+    return float(line.split("median ")[1].split(" ms")[0])
+
+
+def timed(call, runs: int) -> float:
+    call()
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        call()
+        times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--reference-runs", type=int, default=3)
+    parser.add_argument("--write", type=pathlib.Path)
+    args = parser.parse_args()
+    ort.set_default_logger_severity(3)
+    rows = []
+    for data in sorted((ROOT / "tests/fixtures/run").iterdir()):
+        if not data.is_dir():
+            continue
+        model = ROOT / "tests/corpus/real" / f"{data.name}.onnx"
+        feeds = inputs_of(data)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+        t_ort = timed(lambda: session.run(None, feeds), args.runs)
+        try:
+            reference = ReferenceEvaluator(str(model))
+            t_ref = timed(lambda: reference.run(None, feeds), args.reference_runs)
+        except Exception as error:  # noqa: BLE001 - the reference evaluator cannot run every model
+            print(f"{data.name}: the reference evaluator fails: {str(error).splitlines()[0][:100]}", file=sys.stderr)
+            t_ref = None
+        t_ours = ours(model, data, args.runs)
+        rows.append((data.name, t_ours, t_ort, t_ref))
+        print(f"{data.name:28} ours {t_ours:9.3f} ms  onnxruntime {t_ort:9.3f} ms  reference {t_ref} ms", file=sys.stderr)
+    geo = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs))
+    lines = [
+        "## Running models: `onnx run` against onnxruntime and onnx's reference evaluator (issue 24)",
+        "",
+        f"Measured {datetime.date.today()} on {machine()}; `python3 bench/run_vs_onnxruntime.py --runs {args.runs}`;"
+        f" onnxruntime {ort.__version__} (one thread), onnx {onnx.__version__} ReferenceEvaluator.",
+        "",
+        "| model | ours (ms) | onnxruntime (ms) | reference (ms) | ours ÷ onnxruntime | reference ÷ ours |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, a, b, c in rows:
+        reference = f"{c:.3f} | {c / a:.1f}×" if c is not None else "fails | –"
+        lines.append(f"| {name} | {a:.3f} | {b:.3f} | {reference.split(' | ')[0]} | {a / b:.1f}× | {reference.split(' | ')[1]} |")
+    with_reference = [c / a for _, a, _, c in rows if c is not None]
+    lines.append(
+        f"| **geometric mean** | | | | **{geo([a / b for _, a, b, _ in rows]):.1f}×** | **{geo(with_reference):.1f}×** ({len(with_reference)} models) |"
+    )
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.write:
+        update_section(args.write, "run-vs-onnxruntime", text)
+
+
+if __name__ == "__main__":
+    main()
