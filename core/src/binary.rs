@@ -226,6 +226,68 @@ pub fn decode_tensor(data: Bytes, what: &str) -> Result<Tensor, ReadError> {
     Ok(lower::from_proto::tensor(proto))
 }
 
+/// A value a backend test stores in a `.pb` file besides plain tensors: the elements of a
+/// SequenceProto, or an OptionalProto's content.
+#[derive(Debug, Clone)]
+pub enum StoredValue {
+    Tensor(Tensor),
+    Sequence(Vec<StoredValue>),
+    Optional(Option<Box<StoredValue>>),
+}
+
+/// Decodes a standalone SequenceProto into its elements (tensors, sequences, optionals; maps
+/// and sparse tensors are refused).
+pub fn decode_sequence(data: Bytes, what: &str) -> Result<Vec<StoredValue>, ReadError> {
+    let proto: pb::SequenceProto =
+        pb::decode(data).map_err(|source| ReadError::Decode { path: what.to_owned(), source })?;
+    sequence_of(proto).ok_or_else(|| unsupported(what))
+}
+
+/// Decodes a standalone OptionalProto into its content, if it holds one.
+pub fn decode_optional(data: Bytes, what: &str) -> Result<Option<StoredValue>, ReadError> {
+    let proto: pb::OptionalProto =
+        pb::decode(data).map_err(|source| ReadError::Decode { path: what.to_owned(), source })?;
+    optional_of(proto).ok_or_else(|| unsupported(what))
+}
+
+fn unsupported(what: &str) -> ReadError {
+    ReadError::Io {
+        path: what.to_owned(),
+        source: std::io::Error::other("maps and sparse tensors in stored values are not read yet"),
+    }
+}
+
+fn sequence_of(proto: pb::SequenceProto) -> Option<Vec<StoredValue>> {
+    if !proto.map_values.is_empty() || !proto.sparse_tensor_values.is_empty() {
+        return None;
+    }
+    let mut out: Vec<StoredValue> =
+        proto.tensor_values.into_iter().map(|t| StoredValue::Tensor(lower::from_proto::tensor(t))).collect();
+    for s in proto.sequence_values {
+        out.push(StoredValue::Sequence(sequence_of(s)?));
+    }
+    for o in proto.optional_values {
+        out.push(StoredValue::Optional(optional_of(o)?.map(Box::new)));
+    }
+    Some(out)
+}
+
+fn optional_of(proto: pb::OptionalProto) -> Option<Option<StoredValue>> {
+    if proto.map_value.is_some() || proto.sparse_tensor_value.is_some() {
+        return None;
+    }
+    if let Some(t) = proto.tensor_value {
+        return Some(Some(StoredValue::Tensor(lower::from_proto::tensor(t))));
+    }
+    if let Some(s) = proto.sequence_value {
+        return Some(Some(StoredValue::Sequence(sequence_of(s)?)));
+    }
+    if let Some(o) = proto.optional_value {
+        return Some(Some(StoredValue::Optional(optional_of(*o)?.map(Box::new))));
+    }
+    Some(None)
+}
+
 pub fn encode_tensor(tensor: &Tensor) -> Vec<u8> {
     lower::to_wire::tensor(tensor)
 }

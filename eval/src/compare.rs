@@ -8,6 +8,30 @@ use crate::value::{Tensor, Value};
 pub const RTOL: f64 = 1e-3;
 pub const ATOL: f64 = 1e-7;
 
+/// How `got` differs from `want` (tensors, sequences of them, optionals); `None` when it
+/// does not.
+pub fn value_difference(got: &Value, want: &Value, rtol: f64, atol: f64) -> Option<String> {
+    match (got, want) {
+        (_, Value::Tensor(w)) => difference(got, w, rtol, atol),
+        (Value::Sequence(g), Value::Sequence(w)) => {
+            if g.len() != w.len() {
+                return Some(format!("{} elements instead of {}", g.len(), w.len()));
+            }
+            g.iter().zip(w).enumerate().find_map(|(i, (a, b))| {
+                difference(&Value::Tensor(a.clone()), b, rtol, atol).map(|e| format!("element {i}: {e}"))
+            })
+        }
+        (Value::Optional(g), Value::Optional(w)) => match (g, w) {
+            (None, None) => None,
+            (Some(a), Some(b)) => value_difference(a, b, rtol, atol),
+            _ => Some(format!("{} instead of {}", got.describe(), want.describe())),
+        },
+        // An optional output compares by its content.
+        (Value::Optional(Some(a)), w) => value_difference(a, w, rtol, atol),
+        _ => Some(format!("{} instead of {}", got.describe(), want.describe())),
+    }
+}
+
 /// How `got` differs from `want`; `None` when it does not.
 pub fn difference(got: &Value, want: &Tensor, rtol: f64, atol: f64) -> Option<String> {
     let got = match got.tensor() {

@@ -24,6 +24,7 @@ pub mod gemm;
 pub mod kernels;
 pub mod plan;
 pub mod run;
+pub mod stored;
 pub mod value;
 
 use std::sync::Arc;

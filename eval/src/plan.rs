@@ -152,7 +152,7 @@ fn step_of(model: &Model, node: &Node) -> Result<Step, Unsupported> {
     };
     match node.schema_domain() {
         Some("") => {
-            if matches!(op, "If" | "Loop") {
+            if matches!(op, "If" | "Loop" | "Scan" | "SequenceMap") {
                 return Ok(Step::Control);
             }
             if let Some(kernel) = DEFAULT_DOMAIN.iter().find_map(|family| family(op)) {

@@ -290,9 +290,153 @@ impl Runner<'_, '_> {
                 }
                 Ok(result)
             }
+            Some("SequenceMap") => {
+                let body = graph_attr("body")?;
+                let given: Vec<Value> = (0..node.inputs.len())
+                    .map(|i| input(self, i).ok_or_else(|| ControlError::Message(format!("input {i} is missing"))))
+                    .collect::<Result<_, _>>()?;
+                let Some(Value::Sequence(first)) = given.first() else {
+                    return Err(ControlError::Message("input 0 must be a sequence".into()));
+                };
+                let count = first.len();
+                let body_graph = &plan.model.graphs[body];
+                let body_inputs: Vec<ValueId> = plan.numbers.graph_inputs(body, body_graph).iter().collect();
+                let mut collected: Vec<Vec<Tensor>> = vec![Vec::new(); body_graph.outputs.len()];
+                for k in 0..count {
+                    if self.cancelled() {
+                        return Err(ControlError::Eval(EvalError::Cancelled));
+                    }
+                    for (slot, value) in body_inputs.iter().zip(&given) {
+                        let item = match value {
+                            Value::Sequence(items) => Value::Tensor(
+                                items
+                                    .get(k)
+                                    .cloned()
+                                    .ok_or_else(|| ControlError::Message("the sequences differ in length".into()))?,
+                            ),
+                            other => other.clone(),
+                        };
+                        self.set(*slot, item);
+                    }
+                    for (out, v) in collected.iter_mut().zip(self.run_graph(body, depth)?) {
+                        out.push(v.tensor().map_err(ControlError::Message)?.clone());
+                    }
+                }
+                Ok(collected.into_iter().map(Value::Sequence).collect())
+            }
+            Some("Scan") => self.scan(n, depth),
             other => Err(ControlError::Message(format!("{} is not control flow", other.unwrap_or("?")))),
         }
     }
+}
+
+impl Runner<'_, '_> {
+    /// Scan (opset 9 on): the body runs once per slice of the scan inputs along their axes
+    /// (forwards or backwards), carrying the state variables; each iteration's scan outputs
+    /// are stacked along their axes.
+    fn scan(&mut self, n: NodeId, depth: usize) -> Result<Vec<Value>, ControlError> {
+        let plan = self.plan;
+        let node = &plan.model.nodes[n];
+        let message = |m: &str| ControlError::Message(m.to_owned());
+        if plan.opset < 9 {
+            return Err(message("Scan before opset 9 (with a batch axis) is not supported yet"));
+        }
+        let Some(AttributeValue::Graph(body)) = node.attribute("body").and_then(|a| a.value()) else {
+            return Err(message("attribute 'body' is missing"));
+        };
+        let scans = usize::try_from(node.attribute("num_scan_inputs").and_then(|a| a.i).unwrap_or(0))
+            .map_err(|_| message("num_scan_inputs"))?;
+        let places = plan.numbers.node_inputs(n, node);
+        let given: Vec<Tensor> = (0..node.inputs.len())
+            .map(|i| {
+                places
+                    .get(i)
+                    .and_then(|v| self.get(v))
+                    .and_then(|v| v.tensor().ok())
+                    .cloned()
+                    .ok_or_else(|| message("a Scan input is missing"))
+            })
+            .collect::<Result<_, _>>()?;
+        let states = given.len().checked_sub(scans).ok_or_else(|| message("more scan inputs than inputs"))?;
+        let ints = |name: &str, len: usize| -> Vec<i64> {
+            match node.attribute(name).and_then(|a| a.value()) {
+                Some(AttributeValue::Ints(v)) => v.to_vec(),
+                _ => vec![0; len],
+            }
+        };
+        let (in_axes, in_dirs) = (ints("scan_input_axes", scans), ints("scan_input_directions", scans));
+        let body_graph = &plan.model.graphs[body];
+        let scan_outputs = body_graph.outputs.len().saturating_sub(states);
+        let (out_axes, out_dirs) =
+            (ints("scan_output_axes", scan_outputs), ints("scan_output_directions", scan_outputs));
+        let mut axes = Vec::with_capacity(scans);
+        let mut length = None;
+        for k in 0..scans {
+            let t = &given[states + k];
+            let a = crate::kernels::axis(in_axes.get(k).copied().unwrap_or(0), t.rank())?;
+            if length.is_some_and(|l| l != t.shape[a]) {
+                return Err(message("scan inputs differ in length"));
+            }
+            length = Some(t.shape[a]);
+            axes.push(a);
+        }
+        let length = length.unwrap_or(0);
+        let body_inputs: Vec<ValueId> = plan.numbers.graph_inputs(body, body_graph).iter().collect();
+        let mut carried: Vec<Value> = given[..states].iter().cloned().map(Value::Tensor).collect();
+        let mut stacked: Vec<Vec<Tensor>> = vec![Vec::new(); scan_outputs];
+        for step in 0..length {
+            if self.cancelled() {
+                return Err(ControlError::Eval(EvalError::Cancelled));
+            }
+            let mut feed = carried.clone();
+            for k in 0..scans {
+                let backwards = in_dirs.get(k).copied().unwrap_or(0) != 0;
+                let at = if backwards { length - 1 - step } else { step };
+                feed.push(Value::Tensor(slice_axis(&given[states + k], axes[k], at)?));
+            }
+            for (slot, v) in body_inputs.iter().zip(feed) {
+                self.set(*slot, v);
+            }
+            let mut outs = self.run_graph(body, depth)?.into_iter();
+            carried = outs.by_ref().take(states).collect();
+            for (k, v) in outs.enumerate() {
+                stacked[k].push(v.tensor().map_err(ControlError::Message)?.clone());
+            }
+        }
+        let mut result = carried;
+        for (k, mut items) in stacked.into_iter().enumerate() {
+            if out_dirs.get(k).copied().unwrap_or(0) != 0 {
+                items.reverse();
+            }
+            let joined = stack(&items).map_err(ControlError::Message)?;
+            let a = crate::kernels::axis(out_axes.get(k).copied().unwrap_or(0), joined.rank())?;
+            result.push(Value::Tensor(move_axis_from_front(&joined, a)));
+        }
+        Ok(result)
+    }
+}
+
+/// The slice of `t` at `index` along `axis`, without that axis.
+fn slice_axis(t: &Tensor, axis: usize, index: usize) -> Result<Tensor, String> {
+    let outer: usize = t.shape[..axis].iter().product();
+    let (size, inner): (usize, usize) = (t.shape[axis], t.shape[axis + 1..].iter().product());
+    let picked = (0..outer).flat_map(|o| ((o * size + index) * inner)..((o * size + index + 1) * inner));
+    let mut shape = t.shape.clone();
+    shape.remove(axis);
+    Ok(Tensor::new(shape, t.data.pick(picked)))
+}
+
+/// `t` with its first axis moved to position `axis`.
+fn move_axis_from_front(t: &Tensor, axis: usize) -> Tensor {
+    if axis == 0 {
+        return t.clone();
+    }
+    let mut perm: Vec<usize> = (1..t.rank()).collect();
+    perm.insert(axis, 0);
+    let strides = crate::broadcast::strides(&t.shape);
+    let shape: Vec<usize> = perm.iter().map(|&p| t.shape[p]).collect();
+    let moved: Vec<usize> = perm.iter().map(|&p| strides[p]).collect();
+    Tensor::new(shape.clone(), t.data.pick(crate::broadcast::offsets(&shape, &moved)))
 }
 
 enum ControlError {

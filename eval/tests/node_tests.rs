@@ -7,9 +7,10 @@
 
 use std::path::{Path, PathBuf};
 
-use onnx_core::binary::{decode_tensor, read_bytes, read_model};
-use onnx_eval::compare::{ATOL, RTOL, difference};
-use onnx_eval::{Plan, RunOptions, Tensor, Value};
+use onnx_core::binary::read_model;
+use onnx_eval::compare::{ATOL, RTOL, value_difference};
+use onnx_eval::stored::read_value;
+use onnx_eval::{Plan, RunOptions};
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/node")
@@ -33,36 +34,28 @@ fn numbered(dir: &Path, prefix: &str) -> Vec<PathBuf> {
     files.into_iter().map(|(_, p)| p).collect()
 }
 
-fn read_tensor(path: &Path) -> Result<(String, Tensor), String> {
-    let bytes = read_bytes(path).map_err(|e| e.to_string())?;
-    let t = decode_tensor(bytes, "value").map_err(|e| format!("not a TensorProto: {e}"))?;
-    let name = t.name.as_ref().map(ToString::to_string).unwrap_or_default();
-    let file = path.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default();
-    let tensor = Tensor::from_ir(&t).map_err(|e| format!("{file}: {e}"))?;
-    Ok((name, tensor))
-}
-
 fn run_test(dir: &Path) -> Result<(), String> {
     let model = read_model(&dir.join("model.onnx")).map_err(|e| format!("unreadable model: {e}"))?;
     let plan =
         Plan::new(&model).map_err(|e| e.to_string().lines().next().unwrap_or("").to_owned() + &first_missing(&e))?;
     let data = dir.join("test_data_set_0");
+    let graph = &model.graphs[plan.main];
     let expected_inputs = plan.inputs();
+    let declared = |name: &str| {
+        graph.inputs.iter().find(|v| v.name.as_ref().is_some_and(|n| n.to_string() == name)).and_then(|v| v.ty.as_ref())
+    };
     let mut inputs = Vec::new();
     for (i, path) in numbered(&data, "input_").into_iter().enumerate() {
-        let (name, tensor) = read_tensor(&path)?;
-        let name = if expected_inputs.iter().any(|(n, _)| *n == name) {
-            name
-        } else {
-            expected_inputs.get(i).map(|(n, _)| n.clone()).ok_or("more inputs than the model has")?
-        };
-        inputs.push((name, Value::Tensor(tensor)));
+        let by_position = expected_inputs.get(i).map(|(n, _)| n.clone()).ok_or("more inputs than the model has")?;
+        let (inside, value) = read_value(&path, declared(&by_position))?;
+        let name = if expected_inputs.iter().any(|(n, _)| *n == inside) { inside } else { by_position };
+        inputs.push((name, value));
     }
     let result = plan.run(inputs, &RunOptions::default()).map_err(|e| e.to_string())?;
     for (i, path) in numbered(&data, "output_").into_iter().enumerate() {
-        let (_, want) = read_tensor(&path)?;
         let (name, got) = result.outputs.get(i).ok_or("fewer outputs than expected")?;
-        if let Some(e) = difference(got, &want, RTOL, ATOL) {
+        let (_, want) = read_value(&path, graph.outputs.get(i).and_then(|v| v.ty.as_ref()))?;
+        if let Some(e) = value_difference(got, &want, RTOL, ATOL) {
             return Err(format!("output '{name}': {e}"));
         }
     }

@@ -81,7 +81,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         write_values(dir, &result, args.all_values)?;
     }
     let mismatches = match &args.compare {
-        Some(dir) => compare(dir, &result)?,
+        Some(dir) => compare(dir, &plan, &result)?,
         None => Vec::new(),
     };
     report(&args, &plan, &result, &times, &mismatches);
@@ -160,15 +160,24 @@ fn read_inputs(plan: &Plan<'_>, args: &Args) -> Result<Vec<(String, Value)>, Fai
                 path.display()
             )));
         }
-        let (inside, tensor) = read_pb(&path)?;
+        let by_position = expected.get(i).map(|(n, _)| n.clone());
+        let guess = named.clone().or(by_position.clone()).unwrap_or_default();
+        let graph = &plan.model.graphs[plan.main];
+        let declared = graph
+            .inputs
+            .iter()
+            .find(|v| v.name.as_ref().is_some_and(|n| n.to_string() == guess))
+            .and_then(|v| v.ty.as_ref());
+        let (inside, value) = onnx_eval::stored::read_value(&path, declared)
+            .map_err(|e| Failure::Invalid(format!("{}: {e}", path.display())))?;
         let name = match named {
             Some(n) => n,
             None if expected.iter().any(|(n, _)| *n == inside) => inside,
-            None => expected.get(i).map(|(n, _)| n.clone()).ok_or_else(|| {
+            None => by_position.ok_or_else(|| {
                 Failure::Usage(format!("{}: the model has only {} input(s)", path.display(), expected.len()))
             })?,
         };
-        values.push((name, Value::Tensor(tensor)));
+        values.push((name, value));
     }
     let missing: Vec<String> = expected
         .iter()
@@ -219,7 +228,7 @@ struct Mismatch {
     message: String,
 }
 
-fn compare(dir: &Path, result: &RunResult) -> Result<Vec<Mismatch>, Failure> {
+fn compare(dir: &Path, plan: &Plan<'_>, result: &RunResult) -> Result<Vec<Mismatch>, Failure> {
     let files = numbered(dir, "output_")?;
     if files.len() != result.outputs.len() {
         return Err(Failure::Usage(format!(
@@ -229,12 +238,13 @@ fn compare(dir: &Path, result: &RunResult) -> Result<Vec<Mismatch>, Failure> {
             result.outputs.len()
         )));
     }
+    let graph = &plan.model.graphs[plan.main];
     let mut mismatches = Vec::new();
-    for (path, (name, got)) in files.iter().zip(&result.outputs) {
-        let (_, want) = read_pb(path)?;
-        if let Some(message) =
-            onnx_eval::compare::difference(got, &want, onnx_eval::compare::RTOL, onnx_eval::compare::ATOL)
-        {
+    for (k, (path, (name, got))) in files.iter().zip(&result.outputs).enumerate() {
+        let declared = graph.outputs.get(k).and_then(|v| v.ty.as_ref());
+        let (_, want) = onnx_eval::stored::read_value(path, declared).map_err(Failure::Invalid)?;
+        let (rtol, atol) = (onnx_eval::compare::RTOL, onnx_eval::compare::ATOL);
+        if let Some(message) = onnx_eval::compare::value_difference(got, &want, rtol, atol) {
             mismatches.push(Mismatch { name: name.clone(), message });
         }
     }

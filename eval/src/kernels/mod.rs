@@ -18,6 +18,7 @@ pub mod recurrent;
 pub mod reduce;
 pub mod resize;
 pub mod select;
+pub mod sequence;
 pub mod shape;
 
 use onnx_core::ir::{AttributeValue, Model, Node, Str};
@@ -44,7 +45,8 @@ pub type Family = fn(&str) -> Option<Kernel>;
 
 /// The families of the default domain; an operator is claimed by at most one (the
 /// registry's test checks it).
-pub const DEFAULT_DOMAIN: [Family; 11] = [
+pub const DEFAULT_DOMAIN: [Family; 12] = [
+    sequence::kernel,
     attention::kernel,
     recurrent::kernel,
     resize::kernel,

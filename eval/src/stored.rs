@@ -1,0 +1,49 @@
+//! Values stored in `.pb` files as onnx's backend tests store them: a TensorProto, or, for an
+//! input or output declared as a sequence or an optional, a SequenceProto or OptionalProto.
+
+use std::path::Path;
+
+use onnx_core::binary::{StoredValue, decode_optional, decode_sequence, decode_tensor, read_bytes};
+use onnx_core::ir::{Type, TypeValue};
+
+use crate::value::{Tensor, Value};
+
+/// The value in `path`, read as the message `declared` calls for (a tensor when unknown),
+/// and the name stored inside it (tensors only).
+pub fn read_value(path: &Path, declared: Option<&Type>) -> Result<(String, Value), String> {
+    let file = path.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default();
+    let bytes = read_bytes(path).map_err(|e| format!("{file}: cannot read: {e}"))?;
+    let fail = |e: &dyn std::fmt::Display| format!("{file}: {e}");
+    match declared.and_then(|t| t.value.as_ref()) {
+        Some(TypeValue::Sequence(_)) => {
+            let items = decode_sequence(bytes, &file).map_err(|e| fail(&e))?;
+            Ok((String::new(), from_stored(StoredValue::Sequence(items)).map_err(|e| fail(&e))?))
+        }
+        Some(TypeValue::Optional(_)) => {
+            let content = decode_optional(bytes, &file).map_err(|e| fail(&e))?;
+            Ok((String::new(), from_stored(StoredValue::Optional(content.map(Box::new))).map_err(|e| fail(&e))?))
+        }
+        _ => {
+            let t = decode_tensor(bytes, &file).map_err(|e| fail(&e))?;
+            let name = t.name.as_ref().map(ToString::to_string).unwrap_or_default();
+            Ok((name, Value::Tensor(Tensor::from_ir(&t).map_err(|e| fail(&e))?)))
+        }
+    }
+}
+
+/// A stored value as a run-time value (sequences of tensors only).
+pub fn from_stored(v: StoredValue) -> Result<Value, String> {
+    Ok(match v {
+        StoredValue::Tensor(t) => Value::Tensor(Tensor::from_ir(&t)?),
+        StoredValue::Sequence(items) => Value::Sequence(
+            items
+                .into_iter()
+                .map(|item| match item {
+                    StoredValue::Tensor(t) => Tensor::from_ir(&t),
+                    _ => Err("sequences of sequences or optionals are not supported yet".into()),
+                })
+                .collect::<Result<_, _>>()?,
+        ),
+        StoredValue::Optional(content) => Value::Optional(content.map(|c| from_stored(*c).map(Box::new)).transpose()?),
+    })
+}
