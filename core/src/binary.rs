@@ -230,7 +230,7 @@ pub fn decode_tensor(data: Bytes, what: &str) -> Result<Tensor, ReadError> {
 /// SequenceProto, or an OptionalProto's content.
 #[derive(Debug, Clone)]
 pub enum StoredValue {
-    Tensor(Tensor),
+    Tensor(Box<Tensor>),
     Sequence(Vec<StoredValue>),
     Optional(Option<Box<StoredValue>>),
 }
@@ -262,7 +262,7 @@ fn sequence_of(proto: pb::SequenceProto) -> Option<Vec<StoredValue>> {
         return None;
     }
     let mut out: Vec<StoredValue> =
-        proto.tensor_values.into_iter().map(|t| StoredValue::Tensor(lower::from_proto::tensor(t))).collect();
+        proto.tensor_values.into_iter().map(|t| StoredValue::Tensor(Box::new(lower::from_proto::tensor(t)))).collect();
     for s in proto.sequence_values {
         out.push(StoredValue::Sequence(sequence_of(s)?));
     }
@@ -277,7 +277,7 @@ fn optional_of(proto: pb::OptionalProto) -> Option<Option<StoredValue>> {
         return None;
     }
     if let Some(t) = proto.tensor_value {
-        return Some(Some(StoredValue::Tensor(lower::from_proto::tensor(t))));
+        return Some(Some(StoredValue::Tensor(Box::new(lower::from_proto::tensor(t)))));
     }
     if let Some(s) = proto.sequence_value {
         return Some(Some(StoredValue::Sequence(sequence_of(s)?)));
