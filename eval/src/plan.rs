@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use onnx_core::ir::{AttributeValue, GraphId, Model, Node, NodeId, Str};
 use onnx_core::resolve::{ValueId, ValueNumbers, resolve_without_tables};
 
-use crate::kernels::{DEFAULT_DOMAIN, Kernel};
+use crate::kernels::{DEFAULT_DOMAIN, Kernel, OTHER_DOMAINS};
 use crate::value::{Tensor, Value};
 
 /// How a node is run.
@@ -162,6 +162,11 @@ fn step_of(model: &Model, node: &Node) -> Result<Step, Unsupported> {
                 return Err(describe("model-local functions are not run yet"));
             }
             Err(describe("no kernel yet"))
+        }
+        Some(domain)
+            if let Some(kernel) = OTHER_DOMAINS.iter().find(|(d, _)| *d == domain).and_then(|(_, f)| f(op)) =>
+        {
+            Ok(Step::Kernel(kernel))
         }
         _ if model.local_function(node).is_some() => Err(describe("model-local functions are not run yet")),
         _ => Err(describe("no kernel for this domain yet")),

@@ -42,7 +42,11 @@ fn run_test(dir: &Path) -> Result<(), String> {
     let graph = &model.graphs[plan.main];
     let expected_inputs = plan.inputs();
     let declared = |name: &str| {
-        graph.inputs.iter().find(|v| v.name.as_ref().is_some_and(|n| n.as_bytes() == name.as_bytes())).and_then(|v| v.ty.as_ref())
+        graph
+            .inputs
+            .iter()
+            .find(|v| v.name.as_ref().is_some_and(|n| n.as_bytes() == name.as_bytes()))
+            .and_then(|v| v.ty.as_ref())
     };
     let mut inputs = Vec::new();
     for (i, path) in numbered(&data, "input_").into_iter().enumerate() {

@@ -9,6 +9,7 @@
 //! indices and attributes from the model are checked.
 
 pub mod attention;
+pub mod einsum;
 pub mod elementwise;
 pub mod loss;
 pub mod matmul;
@@ -20,6 +21,7 @@ pub mod resize;
 pub mod select;
 pub mod sequence;
 pub mod shape;
+pub mod training;
 
 use onnx_core::ir::{AttributeValue, Model, Node, Str};
 
@@ -43,9 +45,13 @@ pub type Kernel = fn(&Ctx<'_>, &[Option<&Value>]) -> Result<Vec<Value>, String>;
 /// Which operators a family has a kernel for, and which kernel.
 pub type Family = fn(&str) -> Option<Kernel>;
 
+/// The families of the other domains the evaluator knows.
+pub const OTHER_DOMAINS: [(&str, Family); 1] = [("ai.onnx.preview.training", training::kernel)];
+
 /// The families of the default domain; an operator is claimed by at most one (the
 /// registry's test checks it).
-pub const DEFAULT_DOMAIN: [Family; 12] = [
+pub const DEFAULT_DOMAIN: [Family; 13] = [
+    einsum::kernel,
     sequence::kernel,
     attention::kernel,
     recurrent::kernel,
