@@ -21,6 +21,7 @@ pub mod resize;
 pub mod select;
 pub mod sequence;
 pub mod shape;
+pub mod text;
 pub mod training;
 
 use onnx_core::ir::{AttributeValue, Model, Node, Str};
@@ -50,7 +51,8 @@ pub const OTHER_DOMAINS: [(&str, Family); 1] = [("ai.onnx.preview.training", tra
 
 /// The families of the default domain; an operator is claimed by at most one (the
 /// registry's test checks it).
-pub const DEFAULT_DOMAIN: [Family; 13] = [
+pub const DEFAULT_DOMAIN: [Family; 14] = [
+    text::kernel,
     einsum::kernel,
     sequence::kernel,
     attention::kernel,
