@@ -22,6 +22,9 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         "EyeLike" => eye_like,
         "DepthToSpace" | "SpaceToDepth" => depth_space,
         "ReverseSequence" => reverse_sequence,
+        "Unique" => unique,
+        "NonMaxSuppression" => non_max_suppression,
+        "BitCast" => bit_cast,
         _ => return None,
     };
     Some(k)
@@ -392,4 +395,150 @@ fn reverse_sequence(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Valu
         if tt < len { i - tt * s[time] + (len - 1 - tt) * s[time] } else { i }
     });
     one(Tensor::new(t.shape.clone(), t.data.pick(picked)))
+}
+
+/// Unique: the distinct values (or slices along `axis`), sorted or in order of first
+/// appearance, with where each first appears, which distinct value each element is, and how
+/// often each appears.
+fn unique(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let t = input(inputs, 0)?;
+    let sorted = ctx.int("sorted").unwrap_or(1) != 0;
+    let (flat, a) = match ctx.int("axis") {
+        Some(a) => (false, axis(a, t.rank())?),
+        None => (true, 0),
+    };
+    let shape = if flat { vec![t.len()] } else { t.shape.clone() };
+    let (outer, n, inner) = (count(&shape[..a])?, shape[a], count(&shape[a + 1..])?);
+    // Each slice along the axis as its element offsets, compared by the values there.
+    let slice = |k: usize| (0..outer).flat_map(move |o| ((o * n + k) * inner)..((o * n + k + 1) * inner));
+    let keys: Vec<Vec<u64>> = match &*t.data {
+        Data::Str(s) => {
+            let mut table: Vec<&Vec<u8>> = s.iter().collect();
+            table.sort();
+            table.dedup();
+            (0..n).map(|k| slice(k).map(|i| table.binary_search(&&s[i]).unwrap_or(0) as u64).collect()).collect()
+        }
+        _ => {
+            let v = t.to_f64s()?;
+            // Order-preserving keys of f64 (total order), so slices sort as their values do.
+            let key = |x: f64| {
+                let bits = x.to_bits();
+                if bits >> 63 == 1 { !bits } else { bits | (1 << 63) }
+            };
+            (0..n).map(|k| slice(k).map(|i| key(v[i])).collect()).collect()
+        }
+    };
+    let mut first: Vec<usize> = Vec::new();
+    let mut inverse = vec![0usize; n];
+    let mut counts: Vec<i64> = Vec::new();
+    for k in 0..n {
+        match first.iter().position(|&f| keys[f] == keys[k]) {
+            Some(u) => {
+                inverse[k] = u;
+                counts[u] += 1;
+            }
+            None => {
+                inverse[k] = first.len();
+                first.push(k);
+                counts.push(1);
+            }
+        }
+    }
+    let mut order: Vec<usize> = (0..first.len()).collect();
+    if sorted {
+        order.sort_by(|&x, &y| keys[first[x]].cmp(&keys[first[y]]));
+    }
+    let mut rank = vec![0usize; order.len()];
+    for (new, &old) in order.iter().enumerate() {
+        rank[old] = new;
+    }
+    let mut picked: Vec<usize> = Vec::with_capacity(t.len());
+    for o in 0..outer {
+        for &u in &order {
+            picked.extend(((o * n + first[u]) * inner)..((o * n + first[u] + 1) * inner));
+        }
+    }
+    let mut y_shape = shape.clone();
+    y_shape[a] = order.len();
+    let y = Tensor::new(y_shape, t.data.pick(picked.into_iter()));
+    let indices = Tensor::new(vec![order.len()], Data::I64(order.iter().map(|&u| first[u] as i64).collect()));
+    let inverse = Tensor::new(vec![n], Data::I64(inverse.iter().map(|&u| rank[u] as i64).collect()));
+    let counts = Tensor::new(vec![order.len()], Data::I64(order.iter().map(|&u| counts[u]).collect()));
+    let mut out = vec![Value::Tensor(y), Value::Tensor(indices), Value::Tensor(inverse), Value::Tensor(counts)];
+    out.truncate(ctx.node.outputs.len().max(1));
+    Ok(out)
+}
+
+/// NonMaxSuppression: per batch and class, boxes above the score threshold, best first,
+/// each kept unless it overlaps a kept one by more than the IoU threshold.
+fn non_max_suppression(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let (boxes, scores) = (input(inputs, 0)?, input(inputs, 1)?);
+    if boxes.rank() != 3
+        || scores.rank() != 3
+        || boxes.shape[2] != 4
+        || boxes.shape[0] != scores.shape[0]
+        || boxes.shape[1] != scores.shape[2]
+    {
+        return Err(format!("boxes {:?} and scores {:?} do not agree", boxes.shape, scores.shape));
+    }
+    let scalar = |i: usize| -> Result<Option<f64>, String> {
+        Ok(optional(inputs, i)?.map(Tensor::to_f64s).transpose()?.and_then(|v| v.first().copied()))
+    };
+    let max_boxes = scalar(2)?.unwrap_or(0.0).max(0.0) as usize;
+    let iou_threshold = scalar(3)?.unwrap_or(0.0);
+    let score_threshold = scalar(4)?;
+    let center = ctx.int("center_point_box").unwrap_or(0) != 0;
+    let (bv, sv) = (boxes.to_f64s()?, scores.to_f64s()?);
+    let (batches, classes, n) = (scores.shape[0], scores.shape[1], scores.shape[2]);
+    // [y1, x1, y2, x2] with y1 ≤ y2 and x1 ≤ x2.
+    let corners = |b: usize, i: usize| -> [f64; 4] {
+        let v = &bv[(b * n + i) * 4..][..4];
+        if center {
+            let (xc, yc, w, h) = (v[0], v[1], v[2], v[3]);
+            [yc - h / 2.0, xc - w / 2.0, yc + h / 2.0, xc + w / 2.0]
+        } else {
+            [v[0].min(v[2]), v[1].min(v[3]), v[0].max(v[2]), v[1].max(v[3])]
+        }
+    };
+    let iou = |a: [f64; 4], b: [f64; 4]| -> f64 {
+        let h = (a[2].min(b[2]) - a[0].max(b[0])).max(0.0);
+        let w = (a[3].min(b[3]) - a[1].max(b[1])).max(0.0);
+        let inter = h * w;
+        let union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter;
+        if union <= 0.0 { 0.0 } else { inter / union }
+    };
+    let mut selected: Vec<i64> = Vec::new();
+    for b in 0..batches {
+        for c in 0..classes {
+            let score = |i: usize| sv[(b * classes + c) * n + i];
+            let mut candidates: Vec<usize> = (0..n).filter(|&i| score_threshold.is_none_or(|t| score(i) > t)).collect();
+            candidates.sort_by(|&x, &y| score(y).total_cmp(&score(x)));
+            let mut kept: Vec<usize> = Vec::new();
+            for i in candidates {
+                if kept.len() >= max_boxes {
+                    break;
+                }
+                if kept.iter().all(|&k| iou(corners(b, k), corners(b, i)) <= iou_threshold) {
+                    kept.push(i);
+                    selected.extend([b as i64, c as i64, i as i64]);
+                }
+            }
+        }
+    }
+    let count = selected.len() / 3;
+    one(Tensor::new(vec![count, 3], Data::I64(selected)))
+}
+
+/// BitCast: the same bytes read as another type of the same width.
+fn bit_cast(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let t = input(inputs, 0)?;
+    let to = dtype_attr(ctx, "to", t.data_type())?;
+    if to.bits() != t.data_type().bits() || to.bits() % 8 != 0 || matches!(&*t.data, Data::Str(_)) {
+        return Err(format!("cannot reinterpret {} as {}", t.data_type().name(), to.name()));
+    }
+    let mut ir = t.to_ir(None);
+    onnx_core::ir::tensor_data::typed_to_raw(&mut ir)
+        .or_else(|e| if ir.raw_data.is_some() { Ok(()) } else { Err(e) })?;
+    ir.data_type = Some(to.code());
+    one(Tensor::from_ir(&ir)?)
 }
