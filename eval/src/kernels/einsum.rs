@@ -96,17 +96,21 @@ fn einsum(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
     let mut result = vec![0.0; out_count];
     let mut position: BTreeMap<char, usize> = BTreeMap::new();
     for (o, slot) in result.iter_mut().enumerate() {
+        // An empty summed axis: the sum of nothing.
+        if sum_count == 0 {
+            break;
+        }
         let mut rest = o;
         for (c, &d) in output.iter().zip(&out_shape).rev() {
             position.insert(*c, rest % d);
             rest /= d;
         }
         let mut sum = 0.0;
-        for s in 0..sum_count.max(1) {
+        for s in 0..sum_count {
             let mut rest = s;
             for (c, &d) in summed.iter().zip(&sum_shape).rev() {
-                position.insert(*c, rest % d.max(1));
-                rest /= d.max(1);
+                position.insert(*c, rest % d);
+                rest /= d;
             }
             let mut product = 1.0;
             for (k, letters) in axes.iter().enumerate() {
@@ -117,9 +121,7 @@ fn einsum(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
                     .sum();
                 product *= values[k][offset];
             }
-            if sum_count > 0 {
-                sum += product;
-            }
+            sum += product;
         }
         *slot = sum;
     }
