@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import math
+import signal
 import pathlib
 import statistics
 import subprocess
@@ -37,6 +38,14 @@ from onnx.reference import ReferenceEvaluator
 from common import ROOT, machine, update_section
 
 BINARY = ROOT / "target/release/onnx"
+
+# Seconds the reference evaluator may take on one model (warm-up and runs): some models take
+# it many minutes.
+REFERENCE_BUDGET = 180
+
+
+def give_up(*_):
+    raise TimeoutError(f"more than {REFERENCE_BUDGET} s")
 
 
 def inputs_of(data: pathlib.Path) -> dict[str, np.ndarray]:
@@ -86,9 +95,13 @@ def main() -> None:
         session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
         t_ort = timed(lambda: session.run(None, feeds), args.runs)
         try:
+            signal.signal(signal.SIGALRM, give_up)
+            signal.alarm(REFERENCE_BUDGET)
             reference = ReferenceEvaluator(str(model))
             t_ref = timed(lambda: reference.run(None, feeds), args.reference_runs)
+            signal.alarm(0)
         except Exception as error:  # noqa: BLE001 - the reference evaluator cannot run every model
+            signal.alarm(0)
             print(f"{data.name}: the reference evaluator fails: {str(error).splitlines()[0][:100]}", file=sys.stderr)
             t_ref = None
         t_ours = ours(model, data, args.runs)

@@ -41,74 +41,48 @@ impl<'a, T> View<'a, T> {
     }
 }
 
-/// `c = alpha·a·b + beta·c` for f32, `c` row-major `a.rows × b.cols`.
-pub fn sgemm(alpha: f32, a: View<'_, f32>, b: View<'_, f32>, beta: f32, c: &mut [f32]) -> Result<(), String> {
-    let (m, k, n) = check(&a, &b, c.len())?;
-    if m == 0 || n == 0 {
-        return Ok(());
-    }
-    if k == 0 {
-        c.iter_mut().for_each(|x| *x *= beta);
-        return Ok(());
-    }
-    // SAFETY: `check` verified that `a` (m×k) and `b` (k×n) reach only elements inside their
-    // slices with these strides, that `c` holds exactly m×n elements (row stride n, column
-    // stride 1), and that every stride fits in an isize; `c` is borrowed mutably, so it
-    // overlaps neither input.
-    #[allow(unsafe_code)]
-    unsafe {
-        matrixmultiply::sgemm(
-            m,
-            k,
-            n,
-            alpha,
-            a.data.as_ptr(),
-            a.row_stride as isize,
-            a.col_stride as isize,
-            b.data.as_ptr(),
-            b.row_stride as isize,
-            b.col_stride as isize,
-            beta,
-            c.as_mut_ptr(),
-            n as isize,
-            1,
-        );
-    }
-    Ok(())
+macro_rules! gemm {
+    ($name:ident, $t:ty, $call:path, $what:literal) => {
+        #[doc = concat!("`c = alpha·a·b + beta·c` for ", $what, ", `c` row-major `a.rows × b.cols`.")]
+        pub fn $name(alpha: $t, a: View<'_, $t>, b: View<'_, $t>, beta: $t, c: &mut [$t]) -> Result<(), String> {
+            let (m, k, n) = check(&a, &b, c.len())?;
+            if m == 0 || n == 0 {
+                return Ok(());
+            }
+            if k == 0 {
+                c.iter_mut().for_each(|x| *x *= beta);
+                return Ok(());
+            }
+            // SAFETY: `check` verified that `a` (m×k) and `b` (k×n) reach only elements inside
+            // their slices with these strides, that `c` holds exactly m×n elements (row stride
+            // n, column stride 1), and that every stride fits in an isize; `c` is borrowed
+            // mutably, so it overlaps neither input.
+            #[allow(unsafe_code)]
+            unsafe {
+                $call(
+                    m,
+                    k,
+                    n,
+                    alpha,
+                    a.data.as_ptr(),
+                    a.row_stride as isize,
+                    a.col_stride as isize,
+                    b.data.as_ptr(),
+                    b.row_stride as isize,
+                    b.col_stride as isize,
+                    beta,
+                    c.as_mut_ptr(),
+                    n as isize,
+                    1,
+                );
+            }
+            Ok(())
+        }
+    };
 }
 
-/// [`sgemm`] for f64.
-pub fn dgemm(alpha: f64, a: View<'_, f64>, b: View<'_, f64>, beta: f64, c: &mut [f64]) -> Result<(), String> {
-    let (m, k, n) = check(&a, &b, c.len())?;
-    if m == 0 || n == 0 {
-        return Ok(());
-    }
-    if k == 0 {
-        c.iter_mut().for_each(|x| *x *= beta);
-        return Ok(());
-    }
-    // SAFETY: as in `sgemm`.
-    #[allow(unsafe_code)]
-    unsafe {
-        matrixmultiply::dgemm(
-            m,
-            k,
-            n,
-            alpha,
-            a.data.as_ptr(),
-            a.row_stride as isize,
-            a.col_stride as isize,
-            b.data.as_ptr(),
-            b.row_stride as isize,
-            b.col_stride as isize,
-            beta,
-            c.as_mut_ptr(),
-            n as isize,
-            1,
-        );
-    }
-    Ok(())
-}
+gemm!(sgemm, f32, matrixmultiply::sgemm, "f32");
+gemm!(dgemm, f64, matrixmultiply::dgemm, "f64");
 
 /// The dimensions of `a·b`, after checking that both views fit their slices and `c` holds
 /// the product.

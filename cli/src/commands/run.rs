@@ -376,11 +376,10 @@ fn first_divergence(dir: &Path, plan: &Plan<'_>, result: &RunResult) -> Result<O
     Ok(None)
 }
 
-/// Time per operator type, largest first, with its share.
-fn profile(plan: &Plan<'_>, result: &RunResult) {
-    let total: f64 = result.timings.iter().map(|(_, t)| t.as_secs_f64()).sum();
+/// Time and node count per operator type.
+fn by_operator(plan: &Plan<'_>, timings: &[(onnx_core::ir::NodeId, Duration)]) -> Vec<(String, f64, usize)> {
     let mut by_op: Vec<(String, f64, usize)> = Vec::new();
-    for (n, t) in &result.timings {
+    for (n, t) in timings {
         let op = plan.model.nodes[*n].op_type.as_ref().map(ToString::to_string).unwrap_or_default();
         match by_op.iter_mut().find(|(o, _, _)| *o == op) {
             Some(entry) => {
@@ -390,17 +389,14 @@ fn profile(plan: &Plan<'_>, result: &RunResult) {
             None => by_op.push((op, t.as_secs_f64(), 1)),
         }
     }
-    let mut nested: Vec<(String, f64, usize)> = Vec::new();
-    for (n, t) in &result.nested_timings {
-        let op = plan.model.nodes[*n].op_type.as_ref().map(ToString::to_string).unwrap_or_default();
-        match nested.iter_mut().find(|(o, _, _)| *o == op) {
-            Some(entry) => {
-                entry.1 += t.as_secs_f64();
-                entry.2 += 1;
-            }
-            None => nested.push((op, t.as_secs_f64(), 1)),
-        }
-    }
+    by_op
+}
+
+/// Time per operator type, largest first, with its share.
+fn profile(plan: &Plan<'_>, result: &RunResult) {
+    let total: f64 = result.timings.iter().map(|(_, t)| t.as_secs_f64()).sum();
+    let mut by_op = by_operator(plan, &result.timings);
+    let mut nested = by_operator(plan, &result.nested_timings);
     by_op.sort_by(|a, b| b.1.total_cmp(&a.1));
     nested.sort_by(|a, b| b.1.total_cmp(&a.1));
     outln!("time by operator (last run, {:.3} ms in nodes):", total * 1e3);

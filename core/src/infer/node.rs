@@ -45,12 +45,13 @@ pub(super) fn infer_node_in<'m>(
     let schema = operator.and_then(|o| o.schema(opset));
     let mut outputs = None;
     if let Some(operator) = operator {
-        if let Some(Handler::Control) = operator.handler {
+        let handler = operator.handler(opset);
+        if let Some(Handler::Control) = handler {
             outputs = control::infer(op, model, node, inputs, env);
         }
         if outputs.is_none() {
             let ctx = Ctx::new(model, node, inputs, env, opset);
-            if let Some(Handler::Rule(rule)) = operator.handler {
+            if let Some(Handler::Rule(rule)) = handler {
                 outputs = rule(&ctx);
             }
             if outputs.is_none()

@@ -1,11 +1,13 @@
 //! The table of operators inference knows, built once: for each operator of the schema
-//! export, keyed by (domain, name), how a node of it is inferred (a rule of [`super::ops`],
-//! or control flow) and its schema versions. Finding the rule for an operator is one
-//! lookup, here and in a reader's head; adding one is an arm in its family's `rule`.
+//! export, keyed by (domain, name), its handlers by since-version (a rule of
+//! [`super::ops`], or control flow) and its schema versions. Finding the rule for an
+//! operator at an opset is one lookup, here and in a reader's head; adding one is an arm in
+//! its family's `rule`.
 //!
-//! Versions: an operator has one handler for all its versions. Where versions differ (an
-//! attribute that became an input), the rule reads the imported version from its context;
-//! the schema in force comes from the versions kept here.
+//! Versions: a family's rule is registered from version 1 and serves every version whose
+//! differences are a line of it (an attribute that became an input: the rule reads the
+//! imported version from its context); a rule in [`super::ops::FROM_VERSION`] takes over
+//! from its since-version on. The schema in force comes from the versions kept here.
 
 use std::sync::OnceLock;
 
@@ -26,12 +28,20 @@ pub(super) enum Handler {
 
 /// One operator of the table.
 pub(super) struct Operator {
-    /// `None`: no rule; its schema's function body or type constraints serve.
-    pub handler: Option<Handler>,
+    /// By since-version, oldest first; empty: no rule, its schema's function body or type
+    /// constraints serve.
+    handlers: Vec<(i64, Handler)>,
     versions: &'static Versions,
 }
 
 impl Operator {
+    /// The handler in force at imported version `opset`: the newest registered at or before
+    /// it (an opset older than every registration still gets the oldest).
+    pub fn handler(&self, opset: i64) -> Option<Handler> {
+        let newest = self.handlers.iter().rev().find(|(since, _)| *since <= opset);
+        newest.or(self.handlers.first()).map(|(_, h)| *h)
+    }
+
     /// The schema in force at imported version `opset`.
     pub fn schema(&self, opset: i64) -> Option<&'static OpSchema> {
         registry().version_at(self.versions, opset)
@@ -54,7 +64,14 @@ impl Table {
     fn build() -> Table {
         let mut table = Table { default: HashMap::default(), others: HashMap::default() };
         for (domain, op, versions) in registry().operators() {
-            let operator = Operator { handler: handler_of(domain, op), versions };
+            let mut handlers: Vec<(i64, Handler)> = handler_of(domain, op).map(|h| (1, h)).into_iter().collect();
+            for &(d, o, since, rule) in ops::FROM_VERSION {
+                if d == domain && o == op {
+                    handlers.push((since, Handler::Rule(rule)));
+                }
+            }
+            handlers.sort_by_key(|(since, _)| *since);
+            let operator = Operator { handlers, versions };
             let ops = if domain.is_empty() { &mut table.default } else { table.others.entry(domain).or_default() };
             ops.insert(op, operator);
         }
@@ -108,10 +125,13 @@ mod tests {
     #[test]
     fn lookups_find_the_handler() {
         let t = table();
-        assert!(matches!(t.get("", "Conv").and_then(|o| o.handler), Some(Handler::Rule(_))));
-        assert!(matches!(t.get("", "Loop").and_then(|o| o.handler), Some(Handler::Control)));
-        assert!(matches!(t.get("ai.onnx.ml", "ZipMap").and_then(|o| o.handler), Some(Handler::Rule(_))));
-        assert!(matches!(t.get("ai.onnx.preview", "FlexAttention").and_then(|o| o.handler), Some(Handler::Rule(_))));
+        assert!(matches!(t.get("", "Conv").and_then(|o| o.handler(13)), Some(Handler::Rule(_))));
+        assert!(matches!(t.get("", "Loop").and_then(|o| o.handler(13)), Some(Handler::Control)));
+        assert!(matches!(t.get("ai.onnx.ml", "ZipMap").and_then(|o| o.handler(3)), Some(Handler::Rule(_))));
+        assert!(matches!(t.get("ai.onnx.preview", "FlexAttention").and_then(|o| o.handler(1)), Some(Handler::Rule(_))));
+        // DFT's rule changes at opset 20 (the axis became an input).
+        let dft = t.get("", "DFT").expect("DFT");
+        assert_eq!(dft.handlers.iter().map(|(since, _)| *since).collect::<Vec<_>>(), [1, 20]);
         assert_eq!(t.get("", "Conv").and_then(|o| o.schema(13)).map(|s| s.since_version), Some(11));
         assert!(t.get("", "NoSuchOp").is_none());
         assert!(t.get("com.microsoft", "FusedConv").is_none());

@@ -81,66 +81,37 @@ fn batched(ash: &[usize], bsh: &[usize]) -> Result<Batched, String> {
     Ok(Batched { shape, m, k, n, pairs })
 }
 
-/// `a × b` of float32 matrices with numpy's matmul rules, through the GEMM.
-pub fn matmul_f32(a: &[f32], ash: &[usize], b: &[f32], bsh: &[usize]) -> Result<(Vec<usize>, Vec<f32>), String> {
+/// A GEMM of one precision (`gemm::sgemm` or `gemm::dgemm`).
+type Gemm<T> = fn(T, View<'_, T>, View<'_, T>, T, &mut [T]) -> Result<(), String>;
+
+/// `a × b` with numpy's matmul rules, one GEMM per batch.
+fn product<T: Copy + Default>(
+    a: &[T],
+    ash: &[usize],
+    b: &[T],
+    bsh: &[usize],
+    one: T,
+    gemm: Gemm<T>,
+) -> Result<(Vec<usize>, Vec<T>), String> {
     let p = batched(ash, bsh)?;
     let (m, k, n) = (p.m, p.k, p.n);
-    let mut out = vec![0.0f32; p.pairs.len() * m * n];
+    let mut out = vec![T::default(); p.pairs.len() * m * n];
     for (i, &(ia, ib)) in p.pairs.iter().enumerate() {
         let lhs = a.get(ia * m * k..(ia + 1) * m * k).ok_or("the left operand is shorter than its shape")?;
         let rhs = b.get(ib * k * n..(ib + 1) * k * n).ok_or("the right operand is shorter than its shape")?;
-        crate::gemm::sgemm(
-            1.0,
-            View::rows(lhs, m, k),
-            View::rows(rhs, k, n),
-            0.0,
-            &mut out[i * m * n..(i + 1) * m * n],
-        )?;
+        gemm(one, View::rows(lhs, m, k), View::rows(rhs, k, n), T::default(), &mut out[i * m * n..(i + 1) * m * n])?;
     }
     Ok((p.shape, out))
 }
 
-/// `a × b` with numpy's matmul rules, in f64.
+/// `a × b` of float32 matrices with numpy's matmul rules.
+pub fn matmul_f32(a: &[f32], ash: &[usize], b: &[f32], bsh: &[usize]) -> Result<(Vec<usize>, Vec<f32>), String> {
+    product(a, ash, b, bsh, 1.0, crate::gemm::sgemm)
+}
+
+/// `a × b` with numpy's matmul rules, in f64 (every other element type).
 pub fn matmul(a: &[f64], ash: &[usize], b: &[f64], bsh: &[usize]) -> Result<(Vec<usize>, Vec<f64>), String> {
-    if ash.is_empty() || bsh.is_empty() {
-        return Err("MatMul operands must have at least one axis".into());
-    }
-    // 1-D operands: a row vector on the left, a column vector on the right.
-    let a_shape: Vec<usize> = if ash.len() == 1 { vec![1, ash[0]] } else { ash.to_vec() };
-    let b_shape: Vec<usize> = if bsh.len() == 1 { vec![bsh[0], 1] } else { bsh.to_vec() };
-    let (m, k) = (a_shape[a_shape.len() - 2], a_shape[a_shape.len() - 1]);
-    let (k2, n) = (b_shape[b_shape.len() - 2], b_shape[b_shape.len() - 1]);
-    if k != k2 {
-        return Err(format!("shapes {ash:?} and {bsh:?} do not multiply ({k} ≠ {k2})"));
-    }
-    let a_batch = &a_shape[..a_shape.len() - 2];
-    let b_batch = &b_shape[..b_shape.len() - 2];
-    let batch = broadcast::shape(&[a_batch, b_batch])?;
-    let batches = count(&batch)?;
-    let ia: Vec<usize> = broadcast::offsets(&batch, &broadcast::input_strides(a_batch, &batch)).collect();
-    let ib: Vec<usize> = broadcast::offsets(&batch, &broadcast::input_strides(b_batch, &batch)).collect();
-    let mut out = vec![0.0; batches * m * n];
-    for p in 0..batches {
-        let (ao, bo, oo) = (ia[p] * m * k, ib[p] * k * n, p * m * n);
-        for i in 0..m {
-            let row = &mut out[oo + i * n..oo + (i + 1) * n];
-            for kk in 0..k {
-                let x = a[ao + i * k + kk];
-                let b_row = &b[bo + kk * n..bo + (kk + 1) * n];
-                for (o, &y) in row.iter_mut().zip(b_row) {
-                    *o += x * y;
-                }
-            }
-        }
-    }
-    let mut shape = batch;
-    if ash.len() > 1 {
-        shape.push(m);
-    }
-    if bsh.len() > 1 {
-        shape.push(n);
-    }
-    Ok((shape, out))
+    product(a, ash, b, bsh, 1.0, crate::gemm::dgemm)
 }
 
 fn transposed(v: &[f64], rows: usize, cols: usize) -> Vec<f64> {

@@ -207,24 +207,7 @@ fn scatter_elements(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Valu
     if idx.shape != updates.shape || idx.rank() != data.rank() {
         return Err("indices and updates must have one shape, of the data's rank".into());
     }
-    let (ds, is) = (strides(&data.shape), strides(&idx.shape));
-    let d = data.shape[a] as i64;
-    let mut targets = Vec::with_capacity(idx.len());
-    for (n, i) in idx.to_i64s()?.into_iter().enumerate() {
-        let j = if i < 0 { i + d } else { i };
-        if !(0..d).contains(&j) {
-            return Err(format!("index {i} is out of range for size {d}"));
-        }
-        let mut offset = 0;
-        for ax in 0..idx.rank() {
-            let c = if ax == a { j as usize } else { (n / is[ax]) % idx.shape[ax] };
-            if c >= data.shape[ax] {
-                return Err("indices reach past the data".into());
-            }
-            offset += c * ds[ax];
-        }
-        targets.push(offset);
-    }
+    let targets = crate::kernels::shape::element_offsets(data, idx, a)?;
     scatter_into(ctx, data, &targets, updates, 1)
 }
 

@@ -256,13 +256,21 @@ fn gather(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
 fn gather_elements(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
     let (t, idx) = (input(inputs, 0)?, input(inputs, 1)?);
     let a = axis(ctx.int("axis").unwrap_or(0), t.rank())?;
-    if idx.rank() != t.rank() {
+    let picked = element_offsets(t, idx, a)?;
+    one(Tensor::new(idx.shape.clone(), t.data.pick(picked.into_iter())))
+}
+
+/// For GatherElements and ScatterElements: for each element of `idx` (same rank as `data`),
+/// the offset in `data` of the element it designates: its own position, with the
+/// coordinate along `a` replaced by its value.
+pub fn element_offsets(data: &Tensor, idx: &Tensor, a: usize) -> Result<Vec<usize>, String> {
+    if idx.rank() != data.rank() {
         return Err("indices and data differ in rank".into());
     }
-    let strides = broadcast::strides(&t.shape);
-    let out_strides = broadcast::strides(&idx.shape);
-    let d = t.shape[a] as i64;
-    let mut picked = Vec::with_capacity(idx.len());
+    let strides = broadcast::strides(&data.shape);
+    let index_strides = broadcast::strides(&idx.shape);
+    let d = data.shape[a] as i64;
+    let mut offsets = Vec::with_capacity(idx.len());
     for (n, i) in idx.to_i64s()?.into_iter().enumerate() {
         let j = if i < 0 { i + d } else { i };
         if !(0..d).contains(&j) {
@@ -270,16 +278,15 @@ fn gather_elements(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value
         }
         let mut offset = 0;
         for ax in 0..idx.rank() {
-            let coordinate = (n / out_strides[ax]) % idx.shape[ax];
-            let c = if ax == a { j as usize } else { coordinate };
-            if c >= t.shape[ax] {
-                return Err("indices are larger than the data".into());
+            let c = if ax == a { j as usize } else { (n / index_strides[ax]) % idx.shape[ax] };
+            if c >= data.shape[ax] {
+                return Err("indices reach past the data".into());
             }
             offset += c * strides[ax];
         }
-        picked.push(offset);
+        offsets.push(offset);
     }
-    one(Tensor::new(idx.shape.clone(), t.data.pick(picked.into_iter())))
+    Ok(offsets)
 }
 
 fn shape(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {

@@ -50,6 +50,11 @@ pub const DEFAULT_DOMAIN: [Family; 12] = [
     attention::rule,
 ];
 
+/// Rules that apply from a later version of their operator on, in place of its family's rule
+/// (which the table registers from version 1): (domain, operator, since-version, rule). For
+/// operators whose versions differ by more than a line of their rule.
+pub const FROM_VERSION: &[(&str, &str, i64, Rule)] = &[("", "DFT", 20, signal::dft_from_20)];
+
 /// The families of the other domains inference knows.
 pub const OTHER_DOMAINS: [(&str, Family); 3] = [
     ("ai.onnx.ml", ml::rule),

@@ -9,7 +9,18 @@ pub fn rule(op: &str) -> Option<Rule> {
     (op == "DFT").then_some(dft)
 }
 
+/// DFT before opset 20: the axis is an attribute (default 1).
 fn dft(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
+    dft_along(ctx, Some(ctx.int("axis").unwrap_or(1)))
+}
+
+/// DFT from opset 20 on: the axis moved to an input (default -2). Registered by version in
+/// the operator table ([`super::FROM_VERSION`]).
+pub fn dft_from_20(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
+    dft_along(ctx, if ctx.has_input(2) { ctx.scalar_value(2) } else { Some(-2) })
+}
+
+fn dft_along(ctx: &Ctx<'_, '_>, axis: Option<i64>) -> Option<Outputs> {
     let Some(d) = ctx.dims(0).filter(|d| d.len() >= 2) else {
         return Some(Outputs::one(tensor_of(ctx.elem(0), None)));
     };
@@ -18,12 +29,6 @@ fn dft(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
     let rank = d.len();
     let mut out = d.to_vec();
     out[rank - 1] = dim(if onesided && inverse { 1 } else { 2 });
-    // Opset 20 moved the axis from an attribute (default 1) to an input (default -2).
-    let axis = if ctx.opset >= 20 {
-        if ctx.has_input(2) { ctx.scalar_value(2) } else { Some(-2) }
-    } else {
-        Some(ctx.int("axis").unwrap_or(1))
-    };
     let Some(axis) = axis.and_then(|a| normalize_axis(a, rank)).filter(|&a| a < rank - 1) else {
         // Which axis changes is unknown: only the last is certain.
         for x in &mut out[..rank - 1] {
