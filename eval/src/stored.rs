@@ -8,6 +8,20 @@ use onnx_core::ir::{Type, TypeValue};
 
 use crate::value::{Tensor, Value};
 
+/// `DIR/PREFIX_K.pb` in numeric order of K (`input_0.pb`, `input_1.pb`, … `input_10.pb`).
+pub fn numbered(dir: &Path, prefix: &str) -> std::io::Result<Vec<std::path::PathBuf>> {
+    let mut files: Vec<(usize, std::path::PathBuf)> = std::fs::read_dir(dir)?
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().to_string();
+            let k = name.strip_prefix(prefix)?.strip_suffix(".pb")?.parse().ok()?;
+            Some((k, e.path()))
+        })
+        .collect();
+    files.sort();
+    Ok(files.into_iter().map(|(_, p)| p).collect())
+}
+
 /// The value in `path`, read as the message `declared` calls for (a tensor when unknown),
 /// and the name stored inside it (tensors only).
 pub fn read_value(path: &Path, declared: Option<&Type>) -> Result<(String, Value), String> {

@@ -18,20 +18,7 @@ fn corpus() -> PathBuf {
 
 /// The `input_*.pb` or `output_*.pb` files of a test, in numeric order.
 fn numbered(dir: &Path, prefix: &str) -> Vec<PathBuf> {
-    let mut files: Vec<(usize, PathBuf)> = std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .filter_map(|e| {
-                    let name = e.file_name().to_string_lossy().to_string();
-                    let n = name.strip_prefix(prefix)?.strip_suffix(".pb")?.parse().ok()?;
-                    Some((n, e.path()))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    files.sort();
-    files.into_iter().map(|(_, p)| p).collect()
+    onnx_eval::stored::numbered(dir, prefix).unwrap_or_default()
 }
 
 fn run_test(dir: &Path) -> Result<(), String> {

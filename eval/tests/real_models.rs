@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use onnx_core::binary::{decode_tensor, read_bytes, read_model};
+use onnx_core::binary::read_model;
 use onnx_eval::compare::difference;
 use onnx_eval::{Plan, RunOptions, Tensor, Value};
 
@@ -15,22 +15,14 @@ fn root() -> PathBuf {
 }
 
 fn numbered(dir: &Path, prefix: &str) -> Vec<PathBuf> {
-    let mut files: Vec<(usize, PathBuf)> = std::fs::read_dir(dir)
-        .expect("a data directory")
-        .filter_map(Result::ok)
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().to_string();
-            Some((name.strip_prefix(prefix)?.strip_suffix(".pb")?.parse().ok()?, e.path()))
-        })
-        .collect();
-    files.sort();
-    files.into_iter().map(|(_, p)| p).collect()
+    onnx_eval::stored::numbered(dir, prefix).unwrap_or_default()
 }
 
 fn tensor(path: &Path) -> (String, Tensor) {
-    let t = decode_tensor(read_bytes(path).expect("readable"), "value").expect("a TensorProto");
-    let name = t.name.as_ref().map(ToString::to_string).unwrap_or_default();
-    (name, Tensor::from_ir(&t).expect("a tensor the evaluator reads"))
+    match onnx_eval::stored::read_value(path, None).expect("a TensorProto the evaluator reads") {
+        (name, Value::Tensor(t)) => (name, t),
+        (_, other) => panic!("{} holds {}", path.display(), other.describe()),
+    }
 }
 
 fn run(model: &Path, data: &Path) -> Result<(), String> {

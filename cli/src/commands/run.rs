@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use onnx_core::binary::{decode_tensor, encode_tensor, read_bytes};
+use onnx_core::binary::encode_tensor;
 use onnx_eval::{Plan, RunOptions, RunResult, Tensor, Value};
 
 use crate::failure::Failure;
@@ -111,31 +111,9 @@ fn display(p: Option<&Path>) -> String {
     p.map(|p| p.display().to_string()).unwrap_or_default()
 }
 
-fn read_pb(path: &Path) -> Result<(String, Tensor), Failure> {
-    let bytes = read_bytes(path).map_err(|e| Failure::Usage(format!("{}: cannot read: {e}", path.display())))?;
-    let t = decode_tensor(bytes, &path.display().to_string()).map_err(|e| {
-        Failure::Invalid(format!(
-            "{}: not a TensorProto (sequences, maps and optionals are not read yet): {e}",
-            path.display()
-        ))
-    })?;
-    let tensor = Tensor::from_ir(&t).map_err(|e| Failure::Invalid(format!("{}: {e}", path.display())))?;
-    Ok((t.name.as_ref().map(ToString::to_string).unwrap_or_default(), tensor))
-}
-
 /// `DIR/PREFIX_K.pb` in numeric order of K.
 fn numbered(dir: &Path, prefix: &str) -> Result<Vec<PathBuf>, Failure> {
-    let entries = std::fs::read_dir(dir).map_err(|e| Failure::Usage(format!("{}: cannot read: {e}", dir.display())))?;
-    let mut files: Vec<(usize, PathBuf)> = entries
-        .filter_map(Result::ok)
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().to_string();
-            let k = name.strip_prefix(prefix)?.strip_suffix(".pb")?.parse().ok()?;
-            Some((k, e.path()))
-        })
-        .collect();
-    files.sort();
-    Ok(files.into_iter().map(|(_, p)| p).collect())
+    onnx_eval::stored::numbered(dir, prefix).map_err(|e| Failure::Usage(format!("{}: cannot read: {e}", dir.display())))
 }
 
 /// The inputs from the command line and `--test-data`, matched to the model's inputs; a
@@ -364,10 +342,10 @@ fn first_divergence(dir: &Path, plan: &Plan<'_>, result: &RunResult) -> Result<O
     let mut compared = 0;
     for c in &result.values {
         let Some(file) = files.get(c.name.as_str()) else { continue };
-        let (_, want) = read_pb(&dir.join(file))?;
+        let (_, want) = onnx_eval::stored::read_value(&dir.join(file), None).map_err(Failure::Invalid)?;
         compared += 1;
         if let Some(message) =
-            onnx_eval::compare::difference(&c.value, &want, onnx_eval::compare::RTOL, onnx_eval::compare::ATOL)
+            onnx_eval::compare::value_difference(&c.value, &want, onnx_eval::compare::RTOL, onnx_eval::compare::ATOL)
         {
             return Ok(Some(format!("first difference: {} output '{}': {message}", node_label(plan, c.node), c.name)));
         }

@@ -112,7 +112,7 @@ fn attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
     // Q and K are each scaled by √scale (as the spec says, against overflow), in their type.
     let root = round(scale.sqrt());
     let q: Vec<f64> = q.iter().map(|&x| round(x * root)).collect();
-    let k: Vec<f64> = k.iter().map(|&x| round(x * root)).collect();
+    let k_scaled: Vec<f64> = k.iter().map(|&x| round(x * root)).collect();
     let softcap = f64::from(ctx.float("softcap").unwrap_or(0.0));
     let causal = ctx.int("is_causal").unwrap_or(0) != 0;
     let (left, right) = (ctx.int("left_window_size").unwrap_or(-1), ctx.int("right_window_size").unwrap_or(-1));
@@ -182,7 +182,7 @@ fn attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
             for i in 0..q_len {
                 let qrow = &q[((b * q_heads + h) * q_len + i) * head..][..head];
                 for (j, score) in scores.iter_mut().enumerate() {
-                    let krow = &k[((b * kv_heads + kh) * kv_len + j) * head..][..head];
+                    let krow = &k_scaled[((b * kv_heads + kh) * kv_len + j) * head..][..head];
                     let mut s = round(qrow.iter().zip(krow).map(|(a, c)| a * c).sum::<f64>());
                     if softcap > 0.0 {
                         s = round(round(round(s / softcap).tanh()) * softcap);
@@ -237,22 +237,10 @@ fn attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
     } else {
         (y, vec![batch, q_heads, q_len, v_head])
     };
-    // The cache: the keys and values before scaling.
-    let (present_k, present_v) = {
-        let (raw_k, raw_ks) = heads(k_t, ctx.int("kv_num_heads"))?;
-        let (raw_v, raw_vs) = heads(v_t, ctx.int("kv_num_heads"))?;
-        match (past_key, past_value) {
-            (Some(pk), Some(pv)) => {
-                let (pkv, pks) = heads(pk, None)?;
-                let (pvv, pvs) = heads(pv, None)?;
-                (concat_sequence(&pkv, pks, &raw_k, raw_ks), concat_sequence(&pvv, pvs, &raw_v, raw_vs))
-            }
-            _ => ((raw_k, raw_ks), (raw_v, raw_vs)),
-        }
-    };
+    // The cache: the keys (before scaling) and values, with the past ones in front.
     let mut out = vec![Value::Tensor(numeric_like(dt, y_shape, y)?)];
-    out.push(Value::Tensor(numeric_like(dt, present_k.1.to_vec(), present_k.0)?));
-    out.push(Value::Tensor(numeric_like(dt, present_v.1.to_vec(), present_v.0)?));
+    out.push(Value::Tensor(numeric_like(dt, k_shape.to_vec(), k)?));
+    out.push(Value::Tensor(numeric_like(dt, v_shape.to_vec(), v)?));
     out.push(Value::Tensor(numeric_like(dt, vec![batch, q_heads, q_len, kv_len], qk_out)?));
     out.truncate(ctx.node.outputs.len().max(1));
     Ok(out)
