@@ -30,6 +30,15 @@ pub fn strides(shape: &[usize]) -> Vec<usize> {
     s
 }
 
+/// `values` laid out by `shape`, with its axes reordered: output axis `i` is input axis
+/// `perm[i]` (a transpose, as a copy in the new order).
+pub fn permute<T: Copy>(values: &[T], shape: &[usize], perm: &[usize]) -> Vec<T> {
+    let own = strides(shape);
+    let out: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+    let read: Vec<usize> = perm.iter().map(|&p| own[p]).collect();
+    offsets(&out, &read).map(|i| values[i]).collect()
+}
+
 /// The strides that read an input of shape `input` at each position of `out` (0 along
 /// axes the input broadcasts).
 pub fn input_strides(input: &[usize], out: &[usize]) -> Vec<usize> {

@@ -9,6 +9,7 @@ use half::{bf16, f16};
 use onnx_core::ir::DataType;
 
 use super::{Ctx, Kernel, input, optional};
+use crate::broadcast::permute;
 use crate::kernels::elementwise::numeric_like;
 use crate::value::{Data, Tensor, Value};
 
@@ -43,17 +44,8 @@ fn heads(t: &Tensor, heads: Option<i64>) -> Result<(Vec<f64>, [usize; 4]), Strin
                 return Err(format!("hidden size {hidden} does not divide into {h} heads"));
             }
             let d = hidden / h;
-            let mut out = vec![0.0; v.len()];
-            for bi in 0..b {
-                for si in 0..s {
-                    for hi in 0..h {
-                        for di in 0..d {
-                            out[((bi * h + hi) * s + si) * d + di] = v[(bi * s + si) * hidden + hi * d + di];
-                        }
-                    }
-                }
-            }
-            Ok((out, [b, h, s, d]))
+            // [b, s, h·d] is [b, s, h, d]: heads before the sequence.
+            Ok((permute(&v, &[b, s, h, d], &[0, 2, 1, 3]), [b, h, s, d]))
         }
         r => Err(format!("attention inputs of rank {r}")),
     }
@@ -222,18 +214,8 @@ fn attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
         }
     }
     let (y, y_shape) = if three_d {
-        let mut out = vec![0.0; y.len()];
-        for b in 0..batch {
-            for h in 0..q_heads {
-                for i in 0..q_len {
-                    for d in 0..v_head {
-                        out[((b * q_len + i) * q_heads + h) * v_head + d] =
-                            y[((b * q_heads + h) * q_len + i) * v_head + d];
-                    }
-                }
-            }
-        }
-        (out, vec![batch, q_len, q_heads * v_head])
+        // [b, heads, q, d] back to [b, q, heads·d].
+        (permute(&y, &[batch, q_heads, q_len, v_head], &[0, 2, 1, 3]), vec![batch, q_len, q_heads * v_head])
     } else {
         (y, vec![batch, q_heads, q_len, v_head])
     };

@@ -3,6 +3,7 @@
 //! `input_forget` and the named activations with their alpha and beta. Computed in f64.
 
 use super::{Ctx, Kernel, input, optional};
+use crate::broadcast::permute;
 use crate::kernels::elementwise::numeric_like;
 use crate::value::{Tensor, Value};
 
@@ -171,19 +172,11 @@ fn recurrent(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
     let state = |i: usize| -> Result<Option<Vec<f64>>, String> {
         let Some(t) = optional(inputs, i)? else { return Ok(None) };
         let v = t.to_f64s()?;
-        // Batch-first states are [batch, directions, hidden]: bring them to [directions, batch, hidden].
-        if batch_first {
-            let mut out = vec![0.0; v.len()];
-            for d in 0..directions {
-                for b in 0..batch {
-                    for h in 0..hidden {
-                        out[(d * batch + b) * hidden + h] = v[(b * directions + d) * hidden + h];
-                    }
-                }
-            }
-            return Ok(Some(out));
+        if v.len() != directions * batch * hidden {
+            return Err(format!("initial state {i} holds {} values, not {directions}×{batch}×{hidden}", v.len()));
         }
-        Ok(Some(v))
+        // Batch-first states are [batch, directions, hidden]: bring them to [directions, batch, hidden].
+        Ok(Some(if batch_first { permute(&v, &[batch, directions, hidden], &[1, 0, 2]) } else { v }))
     };
     let initial_h = state(5)?;
     let initial_c = if cell == Cell::Lstm { state(6)? } else { None };
@@ -282,18 +275,7 @@ fn recurrent(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
     let dt = x.data_type();
     let (y, y_shape) = if batch_first {
         // [seq, directions, batch, hidden] → [batch, seq, directions, hidden].
-        let mut out = vec![0.0; y.len()];
-        for t in 0..seq {
-            for d in 0..directions {
-                for b in 0..batch {
-                    for k in 0..hidden {
-                        out[((b * seq + t) * directions + d) * hidden + k] =
-                            y[((t * directions + d) * batch + b) * hidden + k];
-                    }
-                }
-            }
-        }
-        (out, vec![batch, seq, directions, hidden])
+        (permute(&y, &[seq, directions, batch, hidden], &[2, 0, 1, 3]), vec![batch, seq, directions, hidden])
     } else {
         (y, vec![seq, directions, batch, hidden])
     };
@@ -301,15 +283,7 @@ fn recurrent(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
         if !batch_first {
             return (v, vec![directions, batch, hidden]);
         }
-        let mut out = vec![0.0; v.len()];
-        for d in 0..directions {
-            for b in 0..batch {
-                for k in 0..hidden {
-                    out[(b * directions + d) * hidden + k] = v[(d * batch + b) * hidden + k];
-                }
-            }
-        }
-        (out, vec![batch, directions, hidden])
+        (permute(&v, &[directions, batch, hidden], &[1, 0, 2]), vec![batch, directions, hidden])
     };
     let mut out = vec![Value::Tensor(numeric_like(dt, y_shape, y)?)];
     let (h, hs) = states(y_h);
