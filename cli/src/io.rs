@@ -179,26 +179,15 @@ pub fn refuse_to_overwrite(output: &str, protected: &[PathBuf], what: &str) -> R
 /// annotation, a graph name); binary otherwise. A binary model starts with a field tag
 /// (`0x08` for ir_version), which no text model starts with.
 pub fn sniff_format(data: &[u8]) -> Format {
-    let first = data.iter().find(|b| !b.is_ascii_whitespace());
-    let looks_like_text =
-        first.is_some_and(|&b| b == b'<' || b == b'#' || b == b'"' || b == b'_' || b.is_ascii_alphabetic());
-    if looks_like_text && std::str::from_utf8(data).is_ok() { Format::Text } else { Format::Binary }
+    if binary::looks_like_text(data) { Format::Text } else { Format::Binary }
 }
 
-/// Files that are surely not models, named for what they are: protobuf would read an empty
-/// file as an empty model, and a Git LFS pointer (what a clone without `git lfs` leaves in
-/// place of the model) as a wire-type error.
+/// Files that are surely not models, named for what they are (see [`binary::not_a_model`]).
 pub fn not_a_model_file(label: &str, data: &[u8]) -> Result<(), Failure> {
-    if data.is_empty() {
-        return Err(Failure::Invalid(format!("{label}: the file is empty")));
+    match binary::not_a_model(data) {
+        Some(why) => Err(Failure::Invalid(format!("{label}: {why}"))),
+        None => Ok(()),
     }
-    if data.starts_with(b"version https://git-lfs.github.com/spec/") {
-        return Err(Failure::Invalid(format!(
-            "{label}: a Git LFS pointer, not the model itself; fetch the model with `git lfs pull` \
-             (or download the file rather than its pointer)"
-        )));
-    }
-    Ok(())
 }
 
 /// Writes what `fill` produces to a file atomically, or to stdout for `-`, as it is produced

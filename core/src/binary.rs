@@ -174,6 +174,32 @@ fn skip<'a>(data: &mut &'a [u8], len: usize) -> Option<&'a [u8]> {
     Some(head)
 }
 
+/// Whether bytes whose format nothing names (standard input, a file without a known
+/// extension) look like the ONNX text format rather than protobuf: UTF-8 that starts like
+/// a model text. A binary model starts with a field tag, never with one of these bytes.
+pub fn looks_like_text(data: &[u8]) -> bool {
+    let first = data.iter().find(|b| !b.is_ascii_whitespace());
+    let starts_like_text =
+        first.is_some_and(|&b| b == b'<' || b == b'#' || b == b'"' || b == b'_' || b.is_ascii_alphabetic());
+    starts_like_text && std::str::from_utf8(data).is_ok()
+}
+
+/// Why bytes are surely not a model, for files that protobuf would misread: an empty file
+/// decodes as an empty model, and a Git LFS pointer (what a clone without `git lfs` leaves
+/// in place of the model) as a wire-type error.
+pub fn not_a_model(data: &[u8]) -> Option<&'static str> {
+    if data.is_empty() {
+        return Some("the file is empty");
+    }
+    if data.starts_with(b"version https://git-lfs.github.com/spec/") {
+        return Some(
+            "a Git LFS pointer, not the model itself; fetch the model with `git lfs pull` \
+             (or download the file rather than its pointer)",
+        );
+    }
+    None
+}
+
 /// Reads a model file.
 pub fn read_model(path: &Path) -> Result<Model, ReadError> {
     let what = path.display().to_string();

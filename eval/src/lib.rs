@@ -28,7 +28,7 @@ pub mod stored;
 pub mod value;
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicUsize};
 
 pub use plan::{Plan, PlanError, Unsupported};
 pub use run::{Captured, EvalError, RunResult};
@@ -62,4 +62,7 @@ pub struct RunOptions {
     pub capture_all: bool,
     /// Measure each node's time.
     pub timing: bool,
+    /// Set to the number of main-graph nodes done after each one, for a progress display
+    /// on another thread (the total is the main graph's node count).
+    pub progress: Option<Arc<AtomicUsize>>,
 }

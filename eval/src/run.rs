@@ -110,6 +110,9 @@ impl Plan<'_> {
             if let Some(started) = started {
                 result.timings.push((n, started.elapsed()));
             }
+            if let Some(progress) = &options.progress {
+                progress.store(i + 1, Ordering::Relaxed);
+            }
             let node = &self.model.nodes[n];
             if options.capture_all {
                 for (name, value) in node.outputs.iter().zip(self.numbers.node_outputs(n, node)) {

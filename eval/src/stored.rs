@@ -45,6 +45,37 @@ pub fn read_value(path: &Path, declared: Option<&Type>) -> Result<(String, Value
     }
 }
 
+/// Reads the files given for a plan's inputs and names each value: a file given as
+/// `Some(name)` is that input; otherwise the name stored inside the file when it is an
+/// input's, else the input at the file's position among the model's inputs that need
+/// values. Errors name the file.
+pub fn read_inputs(
+    plan: &crate::Plan<'_>,
+    files: Vec<(Option<String>, std::path::PathBuf)>,
+) -> Result<Vec<(String, Value)>, String> {
+    let expected = plan.inputs();
+    let graph = &plan.model.graphs[plan.main];
+    let mut values = Vec::new();
+    for (i, (named, path)) in files.into_iter().enumerate() {
+        let by_position = expected.get(i).map(|(n, _)| n.clone());
+        let guess = named.clone().or(by_position.clone()).unwrap_or_default();
+        let declared = graph
+            .inputs
+            .iter()
+            .find(|v| v.name.as_ref().is_some_and(|n| n.to_string() == guess))
+            .and_then(|v| v.ty.as_ref());
+        let (inside, value) = read_value(&path, declared).map_err(|e| format!("{}: {e}", path.display()))?;
+        let name = match named {
+            Some(n) => n,
+            None if expected.iter().any(|(n, _)| *n == inside) => inside,
+            None => by_position
+                .ok_or_else(|| format!("{}: the model has only {} input(s)", path.display(), expected.len()))?,
+        };
+        values.push((name, value));
+    }
+    Ok(values)
+}
+
 /// A stored value as a run-time value (sequences of tensors only).
 pub fn from_stored(v: StoredValue) -> Result<Value, String> {
     Ok(match v {

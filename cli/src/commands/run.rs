@@ -130,33 +130,13 @@ fn read_inputs(plan: &Plan<'_>, args: &Args) -> Result<Vec<(String, Value)>, Fai
             _ => paths.push((None, PathBuf::from(arg))),
         }
     }
-    let mut values: Vec<(String, Value)> = Vec::new();
-    for (i, (named, path)) in paths.into_iter().enumerate() {
-        if path.extension().is_some_and(|e| e == "npy") {
-            return Err(Failure::Usage(format!(
-                "{}: .npy inputs are not read yet; give a TensorProto .pb",
-                path.display()
-            )));
-        }
-        let by_position = expected.get(i).map(|(n, _)| n.clone());
-        let guess = named.clone().or(by_position.clone()).unwrap_or_default();
-        let graph = &plan.model.graphs[plan.main];
-        let declared = graph
-            .inputs
-            .iter()
-            .find(|v| v.name.as_ref().is_some_and(|n| n.to_string() == guess))
-            .and_then(|v| v.ty.as_ref());
-        let (inside, value) = onnx_eval::stored::read_value(&path, declared)
-            .map_err(|e| Failure::Invalid(format!("{}: {e}", path.display())))?;
-        let name = match named {
-            Some(n) => n,
-            None if expected.iter().any(|(n, _)| *n == inside) => inside,
-            None => by_position.ok_or_else(|| {
-                Failure::Usage(format!("{}: the model has only {} input(s)", path.display(), expected.len()))
-            })?,
-        };
-        values.push((name, value));
+    if let Some((_, path)) = paths.iter().find(|(_, p)| p.extension().is_some_and(|e| e == "npy")) {
+        return Err(Failure::Usage(format!(
+            "{}: .npy inputs are not read yet; give a TensorProto .pb",
+            path.display()
+        )));
     }
+    let values = onnx_eval::stored::read_inputs(plan, paths).map_err(Failure::Invalid)?;
     let missing: Vec<String> = expected
         .iter()
         .filter(|(n, _)| !values.iter().any(|(v, _)| v == n))

@@ -56,6 +56,14 @@ pub fn model(m: &Model) -> String {
     p.out
 }
 
+/// One node as its statement in the canonical text (subgraphs included, two spaces of
+/// indentation), as it would appear inside its graph: for showing a node on its own.
+pub fn node(m: &Model, id: NodeId) -> String {
+    let mut p = Printer { m, out: String::new(), domain_unset_default: false, sink: None, capturing: 0 };
+    p.statement(id);
+    p.out
+}
+
 /// [`model`], written to `sink` as it is printed: the text of a big model (hundreds of
 /// megabytes of numbers) is never whole in memory, only the text of one tensor at a time.
 /// The bytes are exactly those [`model`] returns.

@@ -1,0 +1,86 @@
+//! onnx-view: a terminal browser for ONNX models, on the shared core (reading, checking,
+//! inference) and the evaluator (running).
+//!
+//! Shape (Elm-like, on plain threads): keys and worker reports change the [`app::App`]
+//! state; [`ui::draw`] draws it; anything slow leaves the state as an [`app::Effect`] that
+//! the event loop (`main.rs`) starts on a worker thread ([`worker`]). The state tests and
+//! the screen snapshots drive the same `App` without a terminal.
+//!
+//! * [`load`]: binary or text model from a path;
+//! * [`index`]: scopes, node positions, definitions and uses per scope (built before the
+//!   first frame);
+//! * [`app`]: state and update; [`keys`]: the keymap, which the help shows;
+//! * [`view`]: rows and detail lines as data; [`ui`]: drawing;
+//! * [`worker`]: checking, running, statistics, search off the UI thread;
+//! * [`search`], [`stats`], [`inputs`], [`npy`]: fuzzy search, tensor statistics, made-up
+//!   run inputs, `.npy` export;
+//! * [`sanitize`]: the one boundary model strings cross before reaching the terminal.
+
+pub mod app;
+pub mod index;
+pub mod inputs;
+pub mod keys;
+pub mod load;
+pub mod npy;
+pub mod sanitize;
+pub mod search;
+pub mod stats;
+pub mod ui;
+pub mod view;
+pub mod worker;
+
+use app::{App, Effect};
+use crossbeam_channel::Sender;
+use worker::Report;
+
+/// Starts the work an update asked for. `search` is the search thread's query channel.
+pub fn start_effects(app: &mut App, reports: &Sender<Report>, search: &Sender<(u64, String)>) {
+    for effect in std::mem::take(&mut app.effects) {
+        match effect {
+            Effect::Run(request) => {
+                let (model, dir) = (std::sync::Arc::clone(&app.model), app.model_dir.clone());
+                worker::spawn(reports, move || Report::Ran(worker::run(&model, dir, &request)));
+            }
+            Effect::Stats { key, tensor } => worker::spawn(reports, worker::stats_job(key, tensor)),
+            Effect::Search { generation, query } => {
+                let _ = search.send((generation, query));
+            }
+            Effect::Export { path, tensor } => {
+                app.flash = Some(match npy::write(&path, &tensor) {
+                    Ok(()) => format!("wrote {}", path.display()),
+                    Err(e) => e,
+                });
+            }
+        }
+    }
+}
+
+/// Does every pending effect on this thread and applies its report (for tests, which want
+/// the state after the work without a terminal or timing).
+pub fn settle(app: &mut App) {
+    let hay = search::Haystack::new(&app.model, &app.index);
+    app.search_ready = true;
+    while !app.effects.is_empty() {
+        for effect in std::mem::take(&mut app.effects) {
+            let report = match effect {
+                Effect::Run(request) => Report::Ran(worker::run(&app.model, app.model_dir.clone(), &request)),
+                Effect::Stats { key, tensor } => worker::stats_job(key, tensor)(),
+                Effect::Search { generation, query } => Report::Found { generation, hits: hay.find(&query) },
+                Effect::Export { path, tensor } => {
+                    app.flash = Some(match npy::write(&path, &tensor) {
+                        Ok(()) => format!("wrote {}", path.display()),
+                        Err(e) => e,
+                    });
+                    continue;
+                }
+            };
+            app.report(report);
+        }
+    }
+}
+
+/// Checks the model on this thread (what the worker does after the first frame).
+pub fn check_now(app: &mut App) {
+    let analysis = worker::analyse(&app.model, app.text.as_ref(), app.model_dir.clone());
+    app.report(Report::Checked(analysis));
+}

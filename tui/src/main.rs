@@ -1,0 +1,171 @@
+//! `onnx-view MODEL`: opens a model in the terminal. See the crate docs (`lib.rs`) for the
+//! shape; this file is the event loop and the terminal's lifetime.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use crossbeam_channel::{Receiver, select};
+use onnx_view::app::App;
+use onnx_view::worker::{self, Report};
+use onnx_view::{start_effects, ui};
+use ratatui::crossterm::event::{self, Event, KeyEventKind};
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// Explore and run an ONNX model in the terminal.
+#[derive(Parser, Debug)]
+#[command(version, after_help = "Keys: ? in the browser lists every key. q quits.")]
+struct Args {
+    /// A binary model (.onnx, external data beside it) or an ONNX text model
+    /// (.onnxtxt, .onnxtext, or text detected from the content).
+    model: PathBuf,
+    /// A test-data directory (input_*.pb, output_*.pb): `r` runs on its inputs and compares
+    /// the outputs with its expected ones.
+    #[arg(long, value_name = "DIR")]
+    test_data: Option<PathBuf>,
+    /// `mono` draws without colours (as NO_COLOR does).
+    #[arg(long, value_enum, default_value_t = Theme::Dark)]
+    theme: Theme,
+    /// Print how long loading, indexing and the first frame took, on leaving.
+    #[arg(long)]
+    trace_startup: bool,
+    /// Leave after the first frame (for measuring start-up).
+    #[arg(long, hide = true)]
+    exit_after_first_frame: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Theme {
+    Dark,
+    Mono,
+}
+
+fn main() {
+    let args = Args::parse();
+    let started = Instant::now();
+    let loaded = match onnx_view::load::load(&args.model) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("onnx-view: {e}");
+            std::process::exit(1);
+        }
+    };
+    if let Some(dir) = &args.test_data
+        && !dir.is_dir()
+    {
+        eprintln!("onnx-view: {}: not a directory", dir.display());
+        std::process::exit(2);
+    }
+    let loaded_at = started.elapsed();
+    let mut app = App::new(loaded, args.test_data.clone());
+    let indexed_at = started.elapsed();
+    ui::set_color(args.theme == Theme::Dark && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()));
+    match run(&mut app, &args, started) {
+        Ok(first_frame) => {
+            if args.trace_startup {
+                eprintln!(
+                    "load {:.1?} · index {:.1?} · first frame {:.1?}",
+                    loaded_at,
+                    indexed_at - loaded_at,
+                    first_frame
+                );
+            }
+        }
+        Err(e) => {
+            eprintln!("onnx-view: terminal: {e}");
+            std::process::exit(1);
+        }
+    }
+}
+
+/// The event loop. Returns when the first frame was drawn, counted from `started`.
+fn run(app: &mut App, args: &Args, started: Instant) -> std::io::Result<Duration> {
+    // ratatui::init enters raw mode and the alternate screen and installs a panic hook
+    // that restores the terminal before the panic message is printed.
+    let mut terminal = ratatui::init();
+    let result = event_loop(&mut terminal, app, args, started);
+    ratatui::restore();
+    result
+}
+
+fn event_loop(
+    terminal: &mut ratatui::DefaultTerminal,
+    app: &mut App,
+    args: &Args,
+    started: Instant,
+) -> std::io::Result<Duration> {
+    let (reports, report_rx) = crossbeam_channel::unbounded::<Report>();
+    draw(terminal, app)?;
+    let first_frame = started.elapsed();
+    if args.exit_after_first_frame {
+        return Ok(first_frame);
+    }
+    // After the first frame: checking and inference, and the search index, on workers.
+    let (model, text, dir) = (std::sync::Arc::clone(&app.model), app.text.take(), app.model_dir.clone());
+    let check_reports = reports.clone();
+    let _ = std::thread::Builder::new().name("onnx-view check".into()).spawn(move || {
+        let analysis = worker::analyse(&model, text.as_ref(), dir);
+        let _ = check_reports.send(Report::Checked(analysis));
+    });
+    let search = worker::spawn_search(std::sync::Arc::clone(&app.model), std::sync::Arc::clone(&app.index), &reports);
+    let keys = key_thread();
+    loop {
+        let busy = app.analysis.is_none() || app.progress().is_some();
+        let tick = if busy { Duration::from_millis(100) } else { Duration::from_secs(3600) };
+        select! {
+            recv(keys) -> ev => match ev {
+                Ok(ev) => handle(app, ev),
+                Err(_) => return Ok(first_frame),
+            },
+            recv(report_rx) -> r => if let Ok(r) = r { app.report(r) },
+            default(tick) => {}
+        }
+        // Coalesce: everything already waiting is applied before one draw.
+        while let Ok(ev) = keys.try_recv() {
+            handle(app, ev);
+        }
+        while let Ok(r) = report_rx.try_recv() {
+            app.report(r);
+        }
+        start_effects(app, &reports, &search);
+        if app.quit {
+            if let Some(onnx_view::app::RunState::Running { cancel, .. }) = Some(&app.run) {
+                cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            return Ok(first_frame);
+        }
+        draw(terminal, app)?;
+    }
+}
+
+fn handle(app: &mut App, ev: Event) {
+    if let Event::Key(key) = ev
+        && key.kind != KeyEventKind::Release
+    {
+        app.key(key);
+    }
+}
+
+fn draw(terminal: &mut ratatui::DefaultTerminal, app: &mut App) -> std::io::Result<()> {
+    use ratatui::crossterm::{execute, terminal as term};
+    // A synchronized update: the terminal shows the frame whole, never half drawn.
+    execute!(std::io::stdout(), term::BeginSynchronizedUpdate)?;
+    terminal.draw(|f| ui::draw(f, app))?;
+    execute!(std::io::stdout(), term::EndSynchronizedUpdate)
+}
+
+/// Reads terminal events on a thread of its own, so the loop can wait on keys and reports
+/// at once.
+fn key_thread() -> Receiver<Event> {
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let _ = std::thread::Builder::new().name("onnx-view keys".into()).spawn(move || {
+        while let Ok(ev) = event::read() {
+            if tx.send(ev).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}

@@ -1,0 +1,179 @@
+//! What the screens show, as plain data and strings: value rows, a node's row and detail
+//! lines, the run's tables. Kept apart from drawing so tests can read it and so each
+//! screen formats only the rows it draws.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use onnx_core::infer::ModelTypes;
+use onnx_core::ir::{AttributeValue, Model, NodeId, Str, Type};
+
+use crate::index::{Body, Def, Index};
+use crate::sanitize;
+use crate::worker::RunOutcome;
+
+/// A row of the Values screen.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValueRow {
+    pub name: Str,
+    pub kind: &'static str,
+    pub def: Option<Def>,
+}
+
+/// Every value of a scope: inputs, initializers, then node outputs in order (graph outputs
+/// among them, marked).
+pub fn values_of(model: &Model, index: &Index, s: usize) -> Vec<ValueRow> {
+    let Some(scope) = index.scopes.get(s) else { return Vec::new() };
+    let mut rows = Vec::new();
+    let outputs: Vec<&Str> = match scope.body {
+        Body::Graph(g) => {
+            let graph = &model.graphs[g];
+            for (i, v) in graph.inputs.iter().enumerate() {
+                if let Some(name) = &v.name {
+                    rows.push(ValueRow { name: name.clone(), kind: "input", def: Some(Def::Input(i)) });
+                }
+            }
+            for (i, &t) in graph.initializers.iter().enumerate() {
+                if let Some(name) = &model.tensors[t].name {
+                    rows.push(ValueRow { name: name.clone(), kind: "initializer", def: Some(Def::Initializer(i)) });
+                }
+            }
+            graph.outputs.iter().filter_map(|v| v.name.as_ref()).collect()
+        }
+        Body::Function(f) => {
+            let function = &model.function_store[f];
+            for (i, name) in function.inputs.iter().enumerate() {
+                rows.push(ValueRow { name: name.clone(), kind: "input", def: Some(Def::Input(i)) });
+            }
+            function.outputs.iter().collect()
+        }
+    };
+    for &n in &scope.nodes {
+        for (i, name) in model.nodes[n].outputs.iter().enumerate().filter(|(_, o)| !o.is_empty()) {
+            let kind = if outputs.contains(&name) { "output" } else { "value" };
+            rows.push(ValueRow { name: name.clone(), kind, def: Some(Def::Node(n, i)) });
+        }
+    }
+    rows
+}
+
+/// The type of a value as the model declares it or inference found it (inferred first).
+pub fn value_type(model: &Model, types: Option<&ModelTypes>, s: usize, index: &Index, row: &ValueRow) -> String {
+    let Some(scope) = index.scopes.get(s) else { return String::new() };
+    if let (Some(Def::Node(n, i)), Some(types)) = (row.def, types)
+        && let Some(t) = types.node_output(model, n, i)
+    {
+        return type_text(t);
+    }
+    match (scope.body, row.def) {
+        (Body::Graph(g), Some(Def::Input(i))) => {
+            model.graphs[g].inputs.get(i).and_then(|v| v.ty.as_ref()).map(type_text).unwrap_or_default()
+        }
+        (Body::Graph(g), Some(Def::Initializer(i))) => model.graphs[g]
+            .initializers
+            .get(i)
+            .map(|&t| type_text(&onnx_core::infer::tensor_type(&model.tensors[t])))
+            .unwrap_or_default(),
+        (Body::Graph(g), Some(Def::Node(..))) => {
+            let graph = &model.graphs[g];
+            let described = graph.outputs.iter().chain(&graph.value_info).find(|v| v.name.as_ref() == Some(&row.name));
+            described.and_then(|v| v.ty.as_ref()).map(type_text).unwrap_or_default()
+        }
+        _ => String::new(),
+    }
+}
+
+/// A type as the text format spells it, cleaned (dimension names come from the model).
+pub fn type_text(t: &Type) -> String {
+    sanitize::str(&t.to_string()).into_owned()
+}
+
+/// The types of a node's outputs, `?` where nothing is known yet.
+pub fn output_types(model: &Model, types: Option<&ModelTypes>, n: NodeId) -> String {
+    let node = &model.nodes[n];
+    let each: Vec<String> = (0..node.outputs.len())
+        .map(|i| types.and_then(|t| t.node_output(model, n, i)).map_or_else(|| "?".to_owned(), type_text))
+        .collect();
+    each.join(", ")
+}
+
+/// `op`, or `domain:op` outside the default domain, with the opset version in force.
+pub fn op_label(model: &Model, n: NodeId) -> String {
+    let node = &model.nodes[n];
+    let op = sanitize::opt(node.op_type.as_ref());
+    let domain = node.schema_domain().unwrap_or("");
+    let version = model.opset_version(domain).map(|v| format!(" v{v}")).unwrap_or_default();
+    if domain.is_empty() { format!("{op}{version}") } else { format!("{}:{op}{version}", sanitize::str(domain)) }
+}
+
+/// An attribute's value in a short text form (long lists and tensors summarised).
+pub fn attribute_value(model: &Model, value: Option<AttributeValue<'_>>) -> String {
+    fn list<T: std::fmt::Display>(items: &[T]) -> String {
+        let shown: Vec<String> = items.iter().take(16).map(ToString::to_string).collect();
+        let more = if items.len() > 16 { format!(", … ({} in all)", items.len()) } else { String::new() };
+        format!("[{}{more}]", shown.join(", "))
+    }
+    let tensor = |t: onnx_core::ir::TensorId| {
+        let t = &model.tensors[t];
+        format!("tensor {}", type_text(&onnx_core::infer::tensor_type(t)))
+    };
+    match value {
+        None => "(no value)".into(),
+        Some(AttributeValue::Float(f)) => f.to_string(),
+        Some(AttributeValue::Int(i)) => i.to_string(),
+        Some(AttributeValue::String(s)) => format!("\"{}\"", sanitize::name(s)),
+        Some(AttributeValue::Tensor(t)) => tensor(t),
+        Some(AttributeValue::Graph(g)) => format!("graph {}", sanitize::opt(model.graphs[g].name.as_ref())),
+        Some(AttributeValue::SparseTensor(_)) => "sparse tensor".into(),
+        Some(AttributeValue::TypeProto(t)) => type_text(t),
+        Some(AttributeValue::Floats(v)) => list(v),
+        Some(AttributeValue::Ints(v)) => list(v),
+        Some(AttributeValue::Strings(v)) => list(&v.iter().map(|s| sanitize::name(s).into_owned()).collect::<Vec<_>>()),
+        Some(AttributeValue::Tensors(v)) => format!("{} tensors", v.len()),
+        Some(AttributeValue::Graphs(v)) => format!("{} graphs", v.len()),
+        Some(AttributeValue::SparseTensors(v)) => format!("{} sparse tensors", v.len()),
+        Some(AttributeValue::TypeProtos(v)) => format!("{} types", v.len()),
+    }
+}
+
+/// A duration in the unit that reads best.
+pub fn duration(d: Duration) -> String {
+    let us = d.as_secs_f64() * 1e6;
+    if us < 1000.0 {
+        format!("{us:.0} µs")
+    } else if us < 1e6 {
+        format!("{:.2} ms", us / 1000.0)
+    } else {
+        format!("{:.2} s", us / 1e6)
+    }
+}
+
+/// The run's nodes, slowest first.
+pub fn slowest(o: &RunOutcome) -> Vec<(NodeId, Duration)> {
+    let mut t = o.timings.clone();
+    t.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.into_raw().cmp(&b.0.into_raw())));
+    t
+}
+
+/// Time per operator type: (op, total, node count), most time first.
+pub fn by_op(model: &Model, o: &RunOutcome) -> Vec<(String, Duration, usize)> {
+    let mut sums: HashMap<String, (Duration, usize)> = HashMap::new();
+    for &(n, d) in &o.timings {
+        let e = sums.entry(op_label(model, n)).or_default();
+        e.0 += d;
+        e.1 += 1;
+    }
+    let mut list: Vec<_> = sums.into_iter().map(|(op, (d, c))| (op, d, c)).collect();
+    list.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    list
+}
+
+/// A byte count in the unit that reads best.
+pub fn bytes(n: u64) -> String {
+    match n {
+        n if n < 1 << 10 => format!("{n} B"),
+        n if n < 1 << 20 => format!("{:.1} KiB", n as f64 / 1024.0),
+        n if n < 1 << 30 => format!("{:.1} MiB", n as f64 / (1 << 20) as f64),
+        n => format!("{:.2} GiB", n as f64 / (1u64 << 30) as f64),
+    }
+}

@@ -1,0 +1,241 @@
+//! Work that must not hold up a frame: checking and inferring the model, running it,
+//! statistics of a tensor, and search. Each job runs on a thread of its own and reports on
+//! the one channel the event loop listens to; the UI thread only reads keys and draws.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::Sender;
+use onnx_core::check::CheckOptions;
+use onnx_core::diagnostic::{Anchor, Diagnostic};
+use onnx_core::infer::ModelTypes;
+use onnx_core::ir::{Model, NodeId};
+use onnx_core::proto_path::ProtoPaths;
+use onnx_eval::{Plan, RunOptions, Tensor, Value};
+
+use crate::inputs::{Fill, make};
+use crate::load::TextSource;
+use crate::search::{Haystack, Hit};
+use crate::stats::{self, Stats};
+
+/// What a job sends back.
+#[derive(Debug)]
+pub enum Report {
+    Checked(Analysis),
+    Ran(Result<RunOutcome, String>),
+    Stats { key: String, stats: Result<Stats, String> },
+    Found { generation: u64, hits: Vec<Hit> },
+    SearchReady,
+}
+
+/// What the checker and inference found.
+#[derive(Debug, Default)]
+pub struct Analysis {
+    pub diagnostics: Vec<Finding>,
+    pub types: ModelTypes,
+    pub took: Duration,
+}
+
+/// A diagnostic with where it is, said for people, and the node it concerns (if any).
+#[derive(Debug, Clone)]
+pub struct Finding {
+    pub diagnostic: Diagnostic,
+    pub place: String,
+    pub node: Option<NodeId>,
+}
+
+/// Checks a model as `onnx check --full` does; a text model through the text pipeline, so
+/// that its findings carry line and column.
+pub fn analyse(model: &Model, text: Option<&TextSource>, model_dir: Option<PathBuf>) -> Analysis {
+    let started = Instant::now();
+    let options = CheckOptions { full_check: true, model_dir, ..CheckOptions::default() };
+    let (diagnostics, types) = match text {
+        Some(text) => {
+            let checked = onnx_core::pipeline::check_text(&text.source, &options);
+            let map = &checked.analysis.source_map;
+            let placed = checked
+                .diagnostics
+                .into_iter()
+                .map(|d| {
+                    let span = onnx_core::analysis::span_of(d.anchor);
+                    let (line, col) = line_col(&text.source, span.start as usize);
+                    let node = innermost_node(map, span.start);
+                    Finding { diagnostic: d, place: format!("line {line}:{col}"), node }
+                })
+                .collect();
+            (placed, checked.types)
+        }
+        None => {
+            let checked = onnx_core::pipeline::check_model(model, &options);
+            let paths = ProtoPaths::new(model);
+            let placed = checked
+                .diagnostics
+                .into_iter()
+                .map(|d| Finding { place: paths.path(d.anchor), node: anchored_node(d.anchor), diagnostic: d })
+                .collect();
+            (placed, checked.types.unwrap_or_default())
+        }
+    };
+    Analysis { diagnostics, types, took: started.elapsed() }
+}
+
+fn anchored_node(anchor: Anchor) -> Option<NodeId> {
+    match anchor {
+        Anchor::Node(n) | Anchor::NodeInput(n, _) | Anchor::NodeOutput(n, _) | Anchor::Attribute(n, _) => Some(n),
+        _ => None,
+    }
+}
+
+/// The node whose text holds `offset`, the innermost when subgraphs nest.
+fn innermost_node(map: &onnx_core::source_map::SourceMap, offset: u32) -> Option<NodeId> {
+    map.nodes
+        .iter()
+        .filter(|(_, s)| s.node.start <= offset && offset < s.node.end.max(s.node.start + 1))
+        .min_by_key(|(_, s)| s.node.end - s.node.start)
+        .map(|(n, _)| n)
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+pub fn line_col(source: &str, offset: usize) -> (usize, usize) {
+    let mut end = offset.min(source.len());
+    while !source.is_char_boundary(end) {
+        end -= 1;
+    }
+    let before = &source[..end];
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (before.matches('\n').count() + 1, before[line_start..].chars().count() + 1)
+}
+
+/// How a run gets its inputs.
+#[derive(Clone, Debug)]
+pub struct RunRequest {
+    /// A test-data directory (`input_*.pb`, `output_*.pb`).
+    pub test_data: Option<PathBuf>,
+    /// For inputs no file gives.
+    pub fill: Fill,
+    /// Numbers for symbolic dimensions.
+    pub dims: BTreeMap<String, usize>,
+    pub cancel: Arc<AtomicBool>,
+    pub progress: Arc<AtomicUsize>,
+}
+
+/// What a finished run left.
+#[derive(Debug, Default)]
+pub struct RunOutcome {
+    pub inputs: Vec<(String, Value)>,
+    pub outputs: Vec<(String, Value)>,
+    /// Every value the main graph computed, by name.
+    pub values: HashMap<String, Value>,
+    pub timings: Vec<(NodeId, Duration)>,
+    pub total: Duration,
+    /// Nodes that wrote NaN or infinity into an output.
+    pub nonfinite: HashSet<NodeId>,
+    /// Per expected output: its name and, when it differs, how.
+    pub comparison: Vec<(String, Option<String>)>,
+}
+
+/// Runs the model's main graph with every value kept and every node timed.
+pub fn run(model: &Model, model_dir: Option<PathBuf>, request: &RunRequest) -> Result<RunOutcome, String> {
+    let embedded;
+    let model = if onnx_core::external::external_tensors(model).next().is_some() {
+        let mut copy = model.clone();
+        onnx_core::external::embed_all(&mut copy, model_dir).map_err(|e| format!("external data: {e}"))?;
+        embedded = copy;
+        &embedded
+    } else {
+        model
+    };
+    let plan = Plan::new(model).map_err(|e| e.to_string())?;
+    let (mut inputs, expected) = match &request.test_data {
+        Some(dir) => crate::inputs::test_data(&plan, dir)?,
+        None => (Vec::new(), Vec::new()),
+    };
+    let graph = &model.graphs[plan.main];
+    for (name, _) in plan.inputs() {
+        if inputs.iter().any(|(n, _)| *n == name) {
+            continue;
+        }
+        let ty = graph.inputs.iter().find(|v| v.name.as_ref().is_some_and(|n| n.to_string() == name));
+        let ty = ty.and_then(|v| v.ty.as_ref()).ok_or_else(|| format!("input '{name}' declares no type"))?;
+        let limit = onnx_eval::Limits::default().max_tensor_elements;
+        inputs.push((name.clone(), make(ty, &request.dims, request.fill, limit).map_err(|e| format!("{name}: {e}"))?));
+    }
+    let options = RunOptions {
+        cancel: Some(Arc::clone(&request.cancel)),
+        progress: Some(Arc::clone(&request.progress)),
+        capture_all: true,
+        timing: true,
+        ..RunOptions::default()
+    };
+    let started = Instant::now();
+    let result = plan.run(inputs.clone(), &options).map_err(|e| e.to_string())?;
+    let total = started.elapsed();
+    let mut outcome = RunOutcome { total, timings: result.timings, ..RunOutcome::default() };
+    for c in result.values {
+        if has_nonfinite(&c.value) {
+            outcome.nonfinite.insert(c.node);
+        }
+        outcome.values.insert(c.name, c.value);
+    }
+    for (name, value) in &inputs {
+        outcome.values.insert(name.clone(), value.clone());
+    }
+    for (name, want) in &expected {
+        let got = result.outputs.iter().find(|(n, _)| n == name).map(|(_, v)| v);
+        let verdict = match got {
+            Some(got) => onnx_eval::compare::value_difference(got, want, 1e-3, 1e-5),
+            None => Some("the model has no output of this name".to_owned()),
+        };
+        outcome.comparison.push((name.clone(), verdict));
+    }
+    outcome.inputs = inputs;
+    outcome.outputs = result.outputs;
+    Ok(outcome)
+}
+
+fn has_nonfinite(v: &Value) -> bool {
+    let Ok(t) = v.tensor() else { return false };
+    matches!(t.data_type().name(), "float" | "double" | "float16" | "bfloat16")
+        && t.to_f64s().is_ok_and(|xs| xs.iter().any(|x| !x.is_finite()))
+}
+
+/// Starts a job on a thread of its own; its report goes to `to`.
+pub fn spawn(to: &Sender<Report>, job: impl FnOnce() -> Report + Send + 'static) {
+    let job_to = to.clone();
+    let started = std::thread::Builder::new().name("onnx-view job".into()).spawn(move || {
+        let _ = job_to.send(job());
+    });
+    if let Err(e) = started {
+        // Without a thread the job cannot run; say so rather than wait for it forever.
+        let _ = to.send(Report::Ran(Err(format!("cannot start a worker thread: {e}"))));
+    }
+}
+
+/// The search thread: builds the haystack, then answers the newest query each time
+/// (queries typed while one is matched are skipped to the last).
+pub fn spawn_search(model: Arc<Model>, index: Arc<crate::index::Index>, to: &Sender<Report>) -> Sender<(u64, String)> {
+    let (queries, incoming) = crossbeam_channel::unbounded::<(u64, String)>();
+    let to = to.clone();
+    let _ = std::thread::Builder::new().name("onnx-view search".into()).spawn(move || {
+        let hay = Haystack::new(&model, &index);
+        let _ = to.send(Report::SearchReady);
+        while let Ok(mut query) = incoming.recv() {
+            while let Ok(newer) = incoming.try_recv() {
+                query = newer;
+            }
+            let hits = hay.find(&query.1);
+            if to.send(Report::Found { generation: query.0, hits }).is_err() {
+                break;
+            }
+        }
+    });
+    queries
+}
+
+/// Statistics of a tensor as a report.
+pub fn stats_job(key: String, tensor: Tensor) -> impl FnOnce() -> Report + Send + 'static {
+    move || Report::Stats { key, stats: stats::of(&tensor) }
+}
