@@ -552,18 +552,24 @@ impl App {
         }
     }
 
+    /// The Graph screen's selected node, for a key that works on it (elsewhere it says so).
+    fn graph_node_for(&mut self, key: char) -> Option<NodeId> {
+        let n = self.selected_node().filter(|_| self.screen == Screen::Graph);
+        if n.is_none() {
+            self.flash = Some(format!("{key} works on the Graph screen's selected node"));
+        }
+        n
+    }
+
     /// `p`: the producer of the selected node's inputs (a chooser when several).
     fn producer(&mut self) {
-        let Some(n) = self.selected_node().filter(|_| self.screen == Screen::Graph) else {
-            self.flash = Some("p works on the Graph screen's selected node".into());
-            return;
-        };
+        let Some(n) = self.graph_node_for('p') else { return };
         let mut items = Vec::new();
         for name in self.model.nodes[n].inputs.iter().filter(|s| !s.is_empty()) {
             let label = crate::sanitize::name(name).into_owned();
             match self.index.def(self.scope, name) {
                 Some((_, Def::Node(p, _))) => {
-                    items.push((format!("{label} ← {}", crate::index::node_title(&self.model, p)), Target::Node(p)))
+                    items.push((format!("{label} ← {}", self.index.node_title(&self.model, p)), Target::Node(p)))
                 }
                 Some((s, _)) => items
                     .push((format!("{label} (input or initializer)"), Target::Value { scope: s, name: name.clone() })),
@@ -575,15 +581,12 @@ impl App {
 
     /// `c`: the consumers of the selected node's outputs (a chooser when several).
     fn consumers(&mut self) {
-        let Some(n) = self.selected_node().filter(|_| self.screen == Screen::Graph) else {
-            self.flash = Some("c works on the Graph screen's selected node".into());
-            return;
-        };
+        let Some(n) = self.graph_node_for('c') else { return };
         let mut items = Vec::new();
         for name in self.model.nodes[n].outputs.iter().filter(|s| !s.is_empty()) {
             for &(c, i) in self.index.consumers(self.scope, name) {
                 let label =
-                    format!("{} → {} input {i}", crate::sanitize::name(name), crate::index::node_title(&self.model, c));
+                    format!("{} → {} input {i}", crate::sanitize::name(name), self.index.node_title(&self.model, c));
                 items.push((label, Target::Node(c)));
             }
         }

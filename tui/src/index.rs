@@ -127,7 +127,7 @@ impl Index {
             for a in &node.attributes {
                 let attr = sanitize::opt(a.name.as_ref()).into_owned();
                 for sub in a.subgraphs() {
-                    let title = format!("{} ▸ {attr}", node_title(model, n));
+                    let title = format!("{} ▸ {attr}", self.node_title(model, n));
                     self.add_graph(model, sub, title, Some(s), Some(n));
                 }
             }
@@ -198,13 +198,17 @@ impl Index {
     pub fn node_count(&self) -> usize {
         self.node_at.len()
     }
-}
 
-/// A node as one short label: its name, or its op and position when it has none.
-pub fn node_title(model: &Model, n: NodeId) -> String {
-    let node = &model.nodes[n];
-    match node.name.as_ref().filter(|s| !s.is_empty()) {
-        Some(name) => sanitize::name(name).into_owned(),
-        None => format!("{}#{}", sanitize::opt(node.op_type.as_ref()), n.into_raw()),
+    /// A node as one short label: its name, or its op and row in its scope when it has
+    /// none (`If#0`).
+    pub fn node_title(&self, model: &Model, n: NodeId) -> String {
+        let node = &model.nodes[n];
+        match node.name.as_ref().filter(|s| !s.is_empty()) {
+            Some(name) => sanitize::name(name).into_owned(),
+            None => {
+                let row = self.node_at.get(&n).map_or(0, |&(_, row)| row);
+                format!("{}#{row}", sanitize::opt(node.op_type.as_ref()))
+            }
+        }
     }
 }

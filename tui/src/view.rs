@@ -136,6 +136,30 @@ pub fn attribute_value(model: &Model, value: Option<AttributeValue<'_>>) -> Stri
     }
 }
 
+/// The first few elements of a value, for a glance (`[0.5, -1, 2, …]`).
+pub fn preview(v: &onnx_eval::Value) -> String {
+    const SHOWN: usize = 6;
+    let Ok(t) = v.tensor() else { return String::new() };
+    // Only the shown elements are converted: outputs may hold millions.
+    let count = t.len().min(SHOWN);
+    let head = onnx_eval::Tensor::new(vec![count], t.data.pick(0..count));
+    let Ok(numbers) = head.to_f64s() else { return String::new() };
+    let head: Vec<String> = numbers.iter().map(|&x| number(x)).collect();
+    let more = if t.len() > SHOWN { ", …" } else { "" };
+    format!("[{}{more}]", head.join(", "))
+}
+
+/// A number in at most about ten characters.
+pub fn number(x: f64) -> String {
+    if x == x.trunc() && x.abs() < 1e9 {
+        format!("{x}")
+    } else if x.abs() >= 1e5 || (x != 0.0 && x.abs() < 1e-3) {
+        format!("{x:.3e}")
+    } else {
+        format!("{x:.5}")
+    }
+}
+
 /// A duration in the unit that reads best.
 pub fn duration(d: Duration) -> String {
     let us = d.as_secs_f64() * 1e6;

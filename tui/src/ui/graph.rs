@@ -9,7 +9,7 @@ use ratatui::widgets::{Block, Paragraph};
 
 use super::{dim, error_style, heading, position, row, warning_style};
 use crate::app::{App, DetailTab, Focus, RunState};
-use crate::index::{Def, node_title};
+use crate::index::Def;
 use crate::sanitize;
 use crate::view;
 
@@ -85,7 +85,8 @@ fn draw_detail(frame: &mut Frame<'_>, area: Rect, app: &mut App) {
         },
     };
     let scroll = u16::try_from(app.detail_scroll).unwrap_or(u16::MAX);
-    frame.render_widget(Paragraph::new(lines).block(block).scroll((scroll, 0)), area);
+    let text = Paragraph::new(lines).block(block).wrap(ratatui::widgets::Wrap { trim: false });
+    frame.render_widget(text.scroll((scroll, 0)), area);
 }
 
 fn node_lines(app: &App, n: NodeId) -> Vec<Line<'static>> {
@@ -94,7 +95,7 @@ fn node_lines(app: &App, n: NodeId) -> Vec<Line<'static>> {
     let types = app.analysis.as_ref().map(|a| &a.types);
     let mut lines = vec![Line::from(vec![
         Span::styled(view::op_label(model, n), heading()),
-        Span::raw(format!("  {}", node_title(model, n))),
+        Span::raw(format!("  {}", app.index.node_title(model, n))),
     ])];
     if let Some(doc) = node.doc_string() {
         lines.push(Line::styled(sanitize::name(doc).into_owned(), dim()));
@@ -113,7 +114,7 @@ fn node_lines(app: &App, n: NodeId) -> Vec<Line<'static>> {
             continue;
         }
         let from = match app.index.def(app.scope, name) {
-            Some((_, Def::Node(p, _))) => format!("← {}", node_title(model, p)),
+            Some((_, Def::Node(p, _))) => format!("← {}", app.index.node_title(model, p)),
             Some((_, Def::Input(_))) => "graph input".into(),
             Some((_, Def::Initializer(_))) => "initializer".into(),
             None => "undefined".into(),
@@ -133,7 +134,8 @@ fn node_lines(app: &App, n: NodeId) -> Vec<Line<'static>> {
         }
         for name in node.outputs.iter() {
             if let Some(v) = o.values.get(&name.to_string()) {
-                lines.push(Line::styled(format!("  {} = {}", sanitize::name(name), v.describe()), dim()));
+                let text = format!("  {} = {} {}", sanitize::name(name), v.describe(), view::preview(v));
+                lines.push(Line::styled(text, dim()));
             }
         }
     }

@@ -50,7 +50,7 @@ pub fn values(frame: &mut Frame<'_>, area: Rect, app: &mut App) {
             }
         }
         if let Some(Def::Node(n, _)) = r.def {
-            info.push(Line::from(format!("computed by {}", crate::index::node_title(&app.model, n))));
+            info.push(Line::from(format!("computed by {}", app.index.node_title(&app.model, n))));
         }
         let readers = app.index.consumers(scope, &r.name).len();
         info.push(Line::from(format!("read by {readers} node(s)")));
@@ -96,11 +96,10 @@ pub fn diagnostics(frame: &mut Frame<'_>, area: Rect, app: &mut App) {
         DiagFilter::Errors => "errors",
         DiagFilter::Warnings => "warnings",
     };
-    let Some(analysis) = &app.analysis else {
+    let Some(_) = &app.analysis else {
         frame.render_widget(Paragraph::new("checking…").block(focus_block(" diagnostics ".into(), true)), area);
         return;
     };
-    let took = view::duration(analysis.took);
     let len = app.diagnostics().len();
     let height = usize::from(area.height.saturating_sub(2));
     let window = app.diag_cursor.window(height, len);
@@ -124,6 +123,6 @@ pub fn diagnostics(frame: &mut Frame<'_>, area: Rect, app: &mut App) {
     if len == 0 {
         lines.push(Line::from("no findings: the checker and inference found the model valid"));
     }
-    let title = format!(" diagnostics ({filter}) · {} · checked in {took} ", position(selected, len));
+    let title = format!(" diagnostics ({filter}) · {} ", position(selected, len));
     frame.render_widget(Paragraph::new(lines).block(focus_block(title, true)), area);
 }

@@ -168,8 +168,10 @@ fn status_line(app: &App) -> Line<'static> {
     Line::from(Span::styled(hint, dim()))
 }
 
-/// One row of a list, marked when selected.
-fn row(text: Vec<Span<'static>>, is_selected: bool) -> Line<'static> {
+/// One row of a list, marked when selected (reversed, and a `›` that shows without
+/// colour or attributes too).
+fn row(mut text: Vec<Span<'static>>, is_selected: bool) -> Line<'static> {
+    text.insert(0, Span::raw(if is_selected { "›" } else { " " }));
     let line = Line::from(text);
     if is_selected { line.style(selected()) } else { line }
 }

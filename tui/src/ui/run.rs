@@ -9,7 +9,6 @@ use ratatui::widgets::{Gauge, Paragraph};
 use super::graph::focus_block;
 use super::{dim, error_style, heading, position, row};
 use crate::app::{App, RunState};
-use crate::index::node_title;
 use crate::sanitize;
 use crate::view;
 
@@ -55,7 +54,7 @@ fn done(frame: &mut Frame<'_>, area: Rect, app: &mut App) {
             let verdict = o.comparison.iter().find(|(n, _)| n == name).map(|(_, d)| d);
             let mut spans = vec![
                 Span::styled("output ", heading()),
-                Span::raw(format!("{} = {}", sanitize::str(name), sanitize::str(&value.describe()))),
+                Span::raw(format!("{} = {} {}", sanitize::str(name), value.describe(), view::preview(value))),
             ];
             match verdict {
                 Some(None) => spans.push(Span::raw("  matches")),
@@ -69,7 +68,7 @@ fn done(frame: &mut Frame<'_>, area: Rect, app: &mut App) {
             vec![
                 Span::raw(format!("{:>10} {share:>5.1}%  ", view::duration(d))),
                 Span::styled(view::op_label(&app.model, n), heading()),
-                Span::styled(format!(" {}", node_title(&app.model, n)), dim()),
+                Span::styled(format!(" {}", app.index.node_title(&app.model, n)), dim()),
             ]
         };
         lines.push(row(spans, i == selected));

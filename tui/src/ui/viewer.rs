@@ -12,6 +12,7 @@ use super::{dim, error_style, heading, selected};
 use crate::app::{App, Overlay, Viewer};
 use crate::sanitize;
 use crate::stats::unravel;
+use crate::view;
 
 const CELL: usize = 11;
 
@@ -54,9 +55,10 @@ fn stat_lines(v: &Viewer) -> Vec<Line<'static>> {
         Some(Ok(s)) => {
             let at = |p: usize| format!("{:?}", unravel(p, shape));
             let (min, max) = match (s.min, s.max) {
-                (Some(lo), Some(hi)) => {
-                    (format!("{} at {}", short(lo.0), at(lo.1)), format!("{} at {}", short(hi.0), at(hi.1)))
-                }
+                (Some(lo), Some(hi)) => (
+                    format!("{} at {}", view::number(lo.0), at(lo.1)),
+                    format!("{} at {}", view::number(hi.0), at(hi.1)),
+                ),
                 _ => ("none".into(), "none".into()),
             };
             let mut counts = vec![
@@ -69,12 +71,12 @@ fn stat_lines(v: &Viewer) -> Vec<Line<'static>> {
             }
             vec![
                 Line::from(format!("min {min}   max {max}")),
-                Line::from(format!("mean {}   std {}", short(s.mean), short(s.std))),
+                Line::from(format!("mean {}   std {}", view::number(s.mean), view::number(s.std))),
                 Line::from(format!(
                     "p1 {}   p50 {}   p99 {}",
-                    short(s.percentiles[0]),
-                    short(s.percentiles[1]),
-                    short(s.percentiles[2])
+                    view::number(s.percentiles[0]),
+                    view::number(s.percentiles[1]),
+                    view::number(s.percentiles[2])
                 )),
                 Line::from(counts),
             ]
@@ -118,10 +120,10 @@ fn draw_grid(frame: &mut Frame<'_>, area: Rect, v: &Viewer) {
 fn cell(t: &onnx_eval::Tensor, i: usize) -> String {
     use onnx_eval::Data;
     let text = match &*t.data {
-        Data::F32(v) => v.get(i).map(|x| short(f64::from(*x))),
-        Data::F64(v) => v.get(i).map(|x| short(*x)),
-        Data::F16(v) => v.get(i).map(|x| short(f64::from(*x))),
-        Data::Bf16(v) => v.get(i).map(|x| short(f64::from(*x))),
+        Data::F32(v) => v.get(i).map(|x| view::number(f64::from(*x))),
+        Data::F64(v) => v.get(i).map(|x| view::number(*x)),
+        Data::F16(v) => v.get(i).map(|x| view::number(f64::from(*x))),
+        Data::Bf16(v) => v.get(i).map(|x| view::number(f64::from(*x))),
         Data::Bool(v) => v.get(i).map(|x| x.to_string()),
         Data::Str(v) => v.get(i).map(|s| sanitize::bytes(s).chars().take(CELL - 1).collect()),
         Data::I8(v) => v.get(i).map(ToString::to_string),
@@ -132,17 +134,7 @@ fn cell(t: &onnx_eval::Tensor, i: usize) -> String {
         Data::U16(v) => v.get(i).map(ToString::to_string),
         Data::U32(v) => v.get(i).map(ToString::to_string),
         Data::U64(v) => v.get(i).map(ToString::to_string),
-        Data::Coded(dt, v) => v.get(i).map(|&c| short(onnx_eval::coded::decode(*dt, c))),
+        Data::Coded(dt, v) => v.get(i).map(|&c| view::number(onnx_eval::coded::decode(*dt, c))),
     };
     text.unwrap_or_default()
-}
-
-fn short(x: f64) -> String {
-    if x == x.trunc() && x.abs() < 1e9 {
-        format!("{x}")
-    } else if x.abs() >= 1e5 || (x != 0.0 && x.abs() < 1e-3) {
-        format!("{x:.3e}")
-    } else {
-        format!("{x:.5}")
-    }
 }

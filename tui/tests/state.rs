@@ -1,0 +1,146 @@
+//! State and key-script tests: the browser's `App` driven through the real keymap on small
+//! fixtures, without a terminal.
+
+mod common;
+
+use common::{keys, open, selected_op};
+use onnx_view::app::{Overlay, RunState, Screen};
+use onnx_view::index::Body;
+
+#[test]
+fn producer_and_consumer_jumps_walk_the_dataflow_with_history() {
+    let mut app = open("conv_relu.onnxtxt");
+    assert_eq!(app.counts(), (0, 0), "the fixture is valid");
+    keys(&mut app, "j");
+    assert_eq!(selected_op(&app), "Relu");
+    keys(&mut app, "p");
+    assert_eq!(selected_op(&app), "Conv", "p jumps to the producer of Relu's only input");
+    keys(&mut app, "c");
+    assert_eq!(selected_op(&app), "Relu", "c jumps to Conv's only consumer");
+    keys(&mut app, "H");
+    assert_eq!(selected_op(&app), "Conv", "back");
+    keys(&mut app, "H");
+    assert_eq!(selected_op(&app), "Relu", "back again");
+    keys(&mut app, "L");
+    assert_eq!(selected_op(&app), "Conv", "forward");
+}
+
+#[test]
+fn an_input_with_several_producers_opens_a_chooser() {
+    let mut app = open("conv_relu.onnxtxt");
+    keys(&mut app, "p");
+    let Some(Overlay::Chooser(c)) = app.overlays.last() else { panic!("Conv has three inputs: a chooser") };
+    assert_eq!(c.items.len(), 3);
+    keys(&mut app, "<Esc>");
+    assert!(app.overlays.is_empty());
+}
+
+#[test]
+fn search_finds_nodes_in_every_scope_and_enters_theirs() {
+    let mut app = open("control.onnxtxt");
+    keys(&mut app, "/Abs<Enter>");
+    assert_eq!(selected_op(&app), "Abs");
+    assert_eq!(app.index.scopes[app.scope].title, "If#0 ▸ else_branch", "the search left the main graph");
+    keys(&mut app, "<Esc>");
+    assert_eq!((app.scope, selected_op(&app).as_str()), (0, "If"), "Esc leaves the scope onto its holder");
+    keys(&mut app, "/zzzzqqq<Enter>");
+    assert_eq!(app.flash.as_deref(), Some("nothing matches 'zzzzqqq'"));
+}
+
+#[test]
+fn enter_makes_a_subgraph_the_scope_and_the_tree_lists_every_scope() {
+    let mut app = open("control.onnxtxt");
+    let titles: Vec<&str> = app.index.scopes.iter().map(|s| s.title.as_str()).collect();
+    assert_eq!(titles, ["main", "If#0 ▸ then_branch", "If#0 ▸ else_branch", "Loop#1 ▸ body"]);
+    keys(&mut app, "<Enter>");
+    assert_eq!(selected_op(&app), "Neg");
+    keys(&mut app, "<Esc>3jjj<Enter>");
+    assert_eq!(app.screen, Screen::Graph);
+    assert_eq!(app.index.scopes[app.scope].title, "Loop#1 ▸ body");
+    assert_eq!(selected_op(&app), "Identity");
+}
+
+#[test]
+fn functions_are_scopes_of_their_own() {
+    let mut app = open("function.onnxtxt");
+    let function = app.index.scopes.iter().position(|s| matches!(s.body, Body::Function(_))).expect("a function scope");
+    assert_eq!(app.index.scopes[function].title, "local::Square");
+    keys(&mut app, "3j<Enter>");
+    assert_eq!(app.scope, function);
+    assert_eq!(selected_op(&app), "Mul");
+}
+
+#[test]
+fn findings_mark_their_nodes_and_enter_jumps_to_them() {
+    let mut app = open("broken.onnxtxt");
+    assert_eq!(app.counts().0, 2, "both errors found");
+    let concat = app.nodes()[0];
+    assert!(app.marks.contains_key(&concat), "the Concat node is marked");
+    keys(&mut app, "4j<Enter>");
+    assert_eq!(app.screen, Screen::Graph);
+    assert_eq!(selected_op(&app), "Relu", "the second finding is the Relu's undefined input");
+    keys(&mut app, "4e");
+    assert_eq!(app.diagnostics().len(), 2, "errors only");
+    keys(&mut app, "e");
+    assert_eq!(app.diagnostics().len(), 0, "warnings only");
+}
+
+#[test]
+fn gg_g_and_pages_move_within_the_list() {
+    let mut app = open("control.onnxtxt");
+    keys(&mut app, "G");
+    assert_eq!(selected_op(&app), "Loop");
+    keys(&mut app, "gg");
+    assert_eq!(selected_op(&app), "If");
+    keys(&mut app, "<PageDown>");
+    assert_eq!(selected_op(&app), "Loop");
+}
+
+#[test]
+fn a_run_times_every_node_and_keeps_every_value() {
+    let mut app = open("control.onnxtxt");
+    keys(&mut app, "r");
+    let RunState::Done(outcome) = &app.run else { panic!("the run ended: {:?}", app.run) };
+    assert_eq!(outcome.timings.len(), 2);
+    assert!(outcome.values.contains_key("y") && outcome.values.contains_key("z"));
+    // The Loop added x to itself three times: z = 4x.
+    let (x, z) = (&outcome.values["x"], &outcome.values["z"]);
+    let (x, z) = (x.tensor().expect("x").to_f64s().expect("f"), z.tensor().expect("z").to_f64s().expect("f"));
+    assert_eq!(z, x.iter().map(|v| (*v as f32 * 4.0) as f64).collect::<Vec<_>>());
+    keys(&mut app, "2G<Enter>");
+    let Some(Overlay::Viewer(v)) = app.overlays.last() else { panic!("Enter on a value opens the viewer") };
+    assert_eq!(v.name, "z");
+    assert!(matches!(v.stats, Some(Ok(_))), "statistics arrived");
+}
+
+#[test]
+fn symbolic_dimensions_are_asked_for_before_a_run() {
+    let mut app = common::open_path(&common::repo("tests/corpus/real/p2o_ppocrv5_det.onnx"), None);
+    keys(&mut app, "r");
+    let Some(Overlay::RunDialog(d)) = app.overlays.last() else { panic!("a run dialog") };
+    assert!(!d.dims.is_empty(), "the model's input has symbolic dimensions");
+    keys(&mut app, "<Esc>");
+    assert!(matches!(app.run, RunState::Idle));
+}
+
+#[test]
+fn a_run_with_test_data_compares_with_the_expected_outputs() {
+    let model = common::repo("tests/corpus/real/cntk_mnist_conv.onnx");
+    let data = common::repo("tests/fixtures/run/cntk_mnist_conv");
+    let mut app = common::open_path(&model, Some(data));
+    keys(&mut app, "r");
+    let RunState::Done(outcome) = &app.run else { panic!("the run ended: {:?}", app.run) };
+    assert_eq!(outcome.comparison.len(), 1);
+    assert_eq!(outcome.comparison[0].1, None, "onnxruntime's output is matched");
+    assert_eq!(app.flash.as_deref().map(|f| f.ends_with("all 1 outputs match")), Some(true), "{:?}", app.flash);
+}
+
+#[test]
+fn initializers_open_in_the_viewer_without_a_run() {
+    let mut app = open("conv_relu.onnxtxt");
+    keys(&mut app, "2jj<Enter>");
+    let Some(Overlay::Viewer(v)) = app.overlays.last() else { panic!("the viewer: {:?}", app.flash) };
+    assert_eq!(v.name, "b");
+    let Some(Ok(stats)) = &v.stats else { panic!("statistics") };
+    assert_eq!((stats.min, stats.max), (Some((-0.25, 1)), Some((0.5, 0))));
+}

@@ -1,0 +1,146 @@
+//! End to end: the real `onnx-view` binary in a pseudo-terminal, driven by keys, its screen
+//! read back through a terminal emulator (vt100), as a person would see it.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+
+const ROWS: u16 = 30;
+const COLS: u16 = 100;
+const PATIENCE: Duration = Duration::from_secs(20);
+
+/// The binary running in a terminal of its own.
+struct Session {
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+    keys: Box<dyn Write + Send>,
+    output: mpsc::Receiver<Vec<u8>>,
+    screen: vt100::Parser,
+    raw: Vec<u8>,
+}
+
+impl Session {
+    fn start(args: &[&std::path::Path]) -> Session {
+        let pty = native_pty_system()
+            .openpty(PtySize { rows: ROWS, cols: COLS, pixel_width: 0, pixel_height: 0 })
+            .expect("a pseudo-terminal");
+        let mut command = CommandBuilder::new(env!("CARGO_BIN_EXE_onnx-view"));
+        for a in args {
+            command.arg(a);
+        }
+        command.env("NO_COLOR", "1");
+        command.env("TERM", "xterm-256color");
+        let child = pty.slave.spawn_command(command).expect("onnx-view starts");
+        drop(pty.slave);
+        let mut reader = pty.master.try_clone_reader().expect("a reader");
+        let keys = pty.master.take_writer().expect("a writer");
+        // The terminal's output is drained on a thread so the program never blocks on it.
+        let (tx, output) = mpsc::channel();
+        std::thread::spawn(move || {
+            let _master = pty.master;
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
+                    break;
+                }
+            }
+        });
+        Session { child, keys, output, screen: vt100::Parser::new(ROWS, COLS, 0), raw: Vec::new() }
+    }
+
+    fn pump(&mut self, wait: Duration) {
+        if let Ok(bytes) = self.output.recv_timeout(wait) {
+            self.screen.process(&bytes);
+            self.raw.extend_from_slice(&bytes);
+        }
+    }
+
+    /// Waits until the screen shows `text`.
+    fn wait_for(&mut self, text: &str) -> String {
+        let started = Instant::now();
+        loop {
+            let contents = self.screen.screen().contents();
+            if contents.contains(text) {
+                return contents;
+            }
+            assert!(started.elapsed() < PATIENCE, "waited for {text:?}; the screen shows:\n{contents}");
+            self.pump(Duration::from_millis(50));
+        }
+    }
+
+    fn type_keys(&mut self, keys: &str) {
+        self.keys.write_all(keys.as_bytes()).expect("keys sent");
+        self.keys.flush().expect("keys flushed");
+    }
+
+    /// Quits with `q` and returns the exit code.
+    fn quit(mut self) -> (u32, Vec<u8>) {
+        self.type_keys("q");
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("status") {
+                while let Ok(bytes) = self.output.recv_timeout(Duration::from_millis(200)) {
+                    self.raw.extend_from_slice(&bytes);
+                }
+                return (status.exit_code(), self.raw);
+            }
+            assert!(started.elapsed() < PATIENCE, "onnx-view did not quit on q");
+            self.pump(Duration::from_millis(50));
+        }
+    }
+}
+
+#[test]
+fn open_search_jump_run_and_quit_in_a_real_terminal() {
+    let model = common::repo("tests/corpus/real/cntk_mnist_conv.onnx");
+    let data = common::repo("tests/fixtures/run/cntk_mnist_conv");
+    let mut s = Session::start(&[&model, "--test-data".as_ref(), &data]);
+    s.wait_for("Convolution28");
+    s.wait_for("valid");
+    s.type_keys("/ReLU114");
+    s.wait_for("›Relu ReLU114");
+    s.type_keys("\r");
+    s.wait_for("Relu v8  ReLU114");
+    s.type_keys("p");
+    s.wait_for("Add v8  Plus112");
+    s.type_keys("r");
+    s.wait_for("all 1 outputs match");
+    s.type_keys("5");
+    let run = s.wait_for("time by operator");
+    assert!(run.contains("Conv v8") && run.contains("%"), "the run screen shows times per node:\n{run}");
+    let (code, raw) = s.quit();
+    assert_eq!(code, 0);
+    let tail = String::from_utf8_lossy(&raw[raw.len().saturating_sub(200)..]).to_string();
+    assert!(tail.contains("\x1b[?1049l"), "the alternate screen is left: {tail:?}");
+}
+
+#[test]
+fn a_hostile_model_sends_no_escape_sequence_of_its_own() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = common::hostile_file(dir.path(), b"\x1b]52;c;ZXZpbA==\x07\x1b[2J\x1b]0;pwned\x07evil");
+    let mut s = Session::start(&[&path]);
+    s.wait_for("evil");
+    s.type_keys("6");
+    s.wait_for("producer");
+    let (code, raw) = s.quit();
+    assert_eq!(code, 0);
+    for sequence in [b"\x1b]52".as_slice(), b"\x1b]0;", b"\x07"] {
+        assert!(!raw.windows(sequence.len()).any(|w| w == sequence), "{sequence:?} reached the terminal");
+    }
+}
+
+#[test]
+fn an_unreadable_model_is_a_clear_error_and_status_1() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("bad.onnx");
+    std::fs::write(&path, b"\xff\xff\xff\xff not protobuf").expect("written");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_onnx-view")).arg(&path).output().expect("runs");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("onnx-view: ") && err.contains("bad.onnx"), "{err}");
+    let usage = std::process::Command::new(env!("CARGO_BIN_EXE_onnx-view")).output().expect("runs");
+    assert_eq!(usage.status.code(), Some(2), "no model is a usage error");
+}
