@@ -6,7 +6,9 @@
 //! A scope sees the names of the scopes around it (a Loop body reads outer values), so a
 //! use is filed under the scope that defines the name, the nearest one outwards.
 
-use std::collections::HashMap;
+// foldhash: names are hashed several times per node while indexing; std's SipHash made
+// indexing a 100,000-node model take most of the time before the first frame.
+use foldhash::HashMap;
 
 use onnx_core::ir::{FunctionId, GraphId, Model, NodeId, Str};
 
@@ -44,7 +46,7 @@ pub struct Index {
     /// In tree order: each scope follows its parent and precedes its parent's next sibling.
     pub scopes: Vec<Scope>,
     /// A node's scope and row.
-    pub node_at: HashMap<NodeId, (usize, usize)>,
+    pub node_at: std::collections::HashMap<NodeId, (usize, usize), foldhash::fast::RandomState>,
     defs: HashMap<(usize, Str), Def>,
     uses: HashMap<(usize, Str), Vec<(NodeId, usize)>>,
 }

@@ -97,7 +97,7 @@ fn node_lines(app: &App, n: NodeId) -> Vec<Line<'static>> {
         Span::styled(view::op_label(model, n), heading()),
         Span::raw(format!("  {}", app.index.node_title(model, n))),
     ])];
-    if let Some(doc) = node.doc_string() {
+    if let Some(doc) = node.doc_string().filter(|d| !d.is_empty()) {
         lines.push(Line::styled(sanitize::name(doc).into_owned(), dim()));
     }
     if !node.attributes.is_empty() {
