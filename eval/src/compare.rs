@@ -50,24 +50,44 @@ pub fn difference(got: &Value, want: &Tensor, rtol: f64, atol: f64) -> Option<St
     let (Ok(g), Ok(w), true) = (got.to_f64s(), want.to_f64s(), float) else {
         return (got.data != want.data).then(|| "values differ".to_owned());
     };
-    let (mut worst_abs, mut worst_rel, mut bad, mut first) = (0f64, 0f64, 0usize, None);
-    for (i, (a, b)) in g.iter().zip(&w).enumerate() {
+    let c = compare_floats(&g, &w, rtol, atol);
+    let (i, a, b) = c.first?;
+    Some(format!(
+        "{} of {} values differ (first: value {i} is {a}, expected {b}); largest absolute error {:e}, relative {:e}",
+        c.differing,
+        w.len(),
+        c.largest_absolute,
+        c.largest_relative
+    ))
+}
+
+/// How two lists of numbers compare element by element.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Errors {
+    /// Elements outside `atol + rtol·|expected|` (NaN matches NaN).
+    pub differing: usize,
+    /// The first of them: position, value, expected value.
+    pub first: Option<(usize, f64, f64)>,
+    pub largest_absolute: f64,
+    pub largest_relative: f64,
+}
+
+/// Compares `got` with `want` element by element.
+pub fn compare_floats(got: &[f64], want: &[f64], rtol: f64, atol: f64) -> Errors {
+    let mut e = Errors::default();
+    for (i, (a, b)) in got.iter().zip(want).enumerate() {
         if a.is_nan() && b.is_nan() || a == b {
             continue;
         }
         let abs = (a - b).abs();
         if abs.is_nan() || abs > atol + rtol * b.abs() {
-            bad += 1;
-            first.get_or_insert((i, *a, *b));
+            e.differing += 1;
+            e.first.get_or_insert((i, *a, *b));
         }
-        worst_abs = worst_abs.max(abs);
+        e.largest_absolute = e.largest_absolute.max(abs);
         if *b != 0.0 {
-            worst_rel = worst_rel.max(abs / b.abs());
+            e.largest_relative = e.largest_relative.max(abs / b.abs());
         }
     }
-    let (i, a, b) = first?;
-    Some(format!(
-        "{bad} of {} values differ (first: value {i} is {a}, expected {b}); largest absolute error {worst_abs:e}, relative {worst_rel:e}",
-        w.len()
-    ))
+    e
 }

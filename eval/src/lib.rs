@@ -22,6 +22,7 @@ pub mod coded;
 pub mod compare;
 pub mod gemm;
 pub mod kernels;
+pub mod npy;
 pub mod plan;
 pub mod run;
 pub mod stored;
@@ -60,6 +61,9 @@ pub struct RunOptions {
     pub cancel: Option<Arc<AtomicBool>>,
     /// Keep every value of the main graph, not only the outputs.
     pub capture_all: bool,
+    /// With `capture_all`: the most bytes of values kept; once reached, later values are
+    /// not kept (`RunResult::capture_full` says so). `None`: no bound.
+    pub capture_limit: Option<usize>,
     /// Measure each node's time.
     pub timing: bool,
     /// Set to the number of main-graph nodes done after each one, for a progress display

@@ -39,8 +39,11 @@ pub struct Captured {
 pub struct RunResult {
     /// The main graph's outputs, in order, by name.
     pub outputs: Vec<(String, Value)>,
-    /// With `capture_all`: every value the main graph's nodes produced, in order.
+    /// With `capture_all`: every value the main graph's nodes produced, in order (up to
+    /// `capture_limit`).
     pub values: Vec<Captured>,
+    /// Values were left out because `capture_limit` was reached.
+    pub capture_full: bool,
     /// With `timing`: each main-graph node's time, in order.
     pub timings: Vec<(NodeId, Duration)>,
     /// With `timing`: the time of each node inside subgraphs (If branches, Loop bodies), summed
@@ -104,6 +107,7 @@ impl Plan<'_> {
             }
         }
         let mut result = RunResult::default();
+        let mut captured = 0usize;
         for (i, &n) in graph.nodes.iter().enumerate() {
             let started = options.timing.then(Instant::now);
             runner.node(n, 0)?;
@@ -117,6 +121,12 @@ impl Plan<'_> {
             if options.capture_all {
                 for (name, value) in node.outputs.iter().zip(self.numbers.node_outputs(n, node)) {
                     if let Some(v) = runner.get(value) {
+                        let size = v.byte_size();
+                        if options.capture_limit.is_some_and(|limit| captured + size > limit) {
+                            result.capture_full = true;
+                            continue;
+                        }
+                        captured += size;
                         result.values.push(Captured { node: n, name: name.to_string(), value: v.clone() });
                     }
                 }

@@ -23,9 +23,13 @@ pub fn numbered(dir: &Path, prefix: &str) -> std::io::Result<Vec<std::path::Path
 }
 
 /// The value in `path`, read as the message `declared` calls for (a tensor when unknown),
-/// and the name stored inside it (tensors only).
+/// and the name stored inside it (tensors only); a `.npy` file is read as NumPy writes it
+/// (it holds no name).
 pub fn read_value(path: &Path, declared: Option<&Type>) -> Result<(String, Value), String> {
     let file = path.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default();
+    if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy")) {
+        return Ok((String::new(), Value::Tensor(crate::npy::read(path).map_err(|e| format!("{file}: {e}"))?)));
+    }
     let bytes = read_bytes(path).map_err(|e| format!("{file}: cannot read: {e}"))?;
     let fail = |e: &dyn std::fmt::Display| format!("{file}: {e}");
     match declared.and_then(|t| t.value.as_ref()) {

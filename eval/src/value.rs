@@ -80,6 +80,16 @@ macro_rules! map_data {
 }
 
 impl Data {
+    /// The bytes the elements take in memory.
+    pub fn byte_size(&self) -> usize {
+        match self {
+            Data::Str(v) => v.iter().map(Vec::len).sum(),
+            Data::Bool(v) => v.len(),
+            Data::Coded(_, v) => v.len(),
+            other => with_data!(other, v => std::mem::size_of_val(v.as_slice())),
+        }
+    }
+
     pub fn len(&self) -> usize {
         with_data!(self, v => v.len())
     }
@@ -357,6 +367,16 @@ impl Value {
             Value::Tensor(t) => Ok(t),
             Value::Sequence(_) => Err("expected a tensor, got a sequence".into()),
             Value::Optional(_) => Err("expected a tensor, got an optional".into()),
+        }
+    }
+
+    /// The bytes its elements take in memory (strings by their length), for memory bounds.
+    pub fn byte_size(&self) -> usize {
+        match self {
+            Value::Tensor(t) => t.data.byte_size(),
+            Value::Sequence(items) => items.iter().map(|t| t.data.byte_size()).sum(),
+            Value::Optional(None) => 0,
+            Value::Optional(Some(v)) => v.byte_size(),
         }
     }
 

@@ -14,8 +14,9 @@ use onnx_core::ir::{Model, NodeId, Str};
 use onnx_eval::Tensor;
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 
+use crate::dialog::{Outcome, RunDialog};
 use crate::index::{Body, Def, Index};
-use crate::inputs::Fill;
+use crate::inputs::Source;
 use crate::keys::{self, Action, Context};
 use crate::load::{Loaded, TextSource};
 use crate::search::{Hit, Target};
@@ -135,14 +136,6 @@ pub struct Viewer {
 }
 
 #[derive(Debug)]
-pub struct RunDialog {
-    pub fill: Fill,
-    /// Symbolic dimensions and the number typed for each.
-    pub dims: Vec<(String, String)>,
-    pub selected: usize,
-}
-
-#[derive(Debug)]
 pub enum RunState {
     Idle,
     Running { started: Instant, progress: Arc<AtomicUsize>, cancel: Arc<AtomicBool>, total: usize },
@@ -197,7 +190,8 @@ pub struct App {
     pub last_hits: (Vec<Hit>, usize),
     pub test_data: Option<PathBuf>,
     pub run: RunState,
-    pub run_fill: Fill,
+    /// How inputs without test data were made last time (`None`: not chosen yet).
+    pub run_sources: Option<BTreeMap<String, Source>>,
     pub run_dims: BTreeMap<String, usize>,
     pub flash: Option<String>,
     pub effects: Vec<Effect>,
@@ -241,7 +235,7 @@ impl App {
             last_hits: (Vec::new(), 0),
             test_data,
             run: RunState::Idle,
-            run_fill: Fill::Random { seed: 0 },
+            run_sources: None,
             run_dims: BTreeMap::new(),
             flash: None,
             effects: Vec::new(),
@@ -427,6 +421,9 @@ impl App {
                 }
             }
             Action::Enter => self.enter(),
+            Action::Escape if self.screen == Screen::Run && matches!(self.run, RunState::Running { .. }) => {
+                self.cancel_run()
+            }
             Action::Escape => self.escape(),
             Action::Producer => self.producer(),
             Action::Consumers => self.consumers(),
@@ -815,22 +812,12 @@ impl App {
             self.flash = Some("a run is going on: x cancels it".into());
             return;
         }
-        let missing = self.test_data.is_none() && !self.dims_known();
-        if missing {
+        // Test data gives the inputs; otherwise the first run asks how to make them.
+        if self.test_data.is_none() && self.run_sources.is_none() {
             self.open_run_dialog();
             return;
         }
         self.launch();
-    }
-
-    /// Whether every symbolic dimension of the inputs has a number.
-    fn dims_known(&self) -> bool {
-        self.symbolic_dims().iter().all(|d| self.run_dims.contains_key(d))
-    }
-
-    fn symbolic_dims(&self) -> Vec<String> {
-        let Some(graph) = self.model.main_graph() else { return Vec::new() };
-        crate::inputs::symbolic_dims(graph.inputs.iter().filter_map(|v| v.ty.as_ref()))
     }
 
     fn launch(&mut self) {
@@ -839,7 +826,7 @@ impl App {
         let total = self.model.main_graph().map_or(0, |g| g.nodes.len());
         self.effects.push(Effect::Run(RunRequest {
             test_data: self.test_data.clone(),
-            fill: self.run_fill,
+            sources: self.run_sources.clone().unwrap_or_default(),
             dims: self.run_dims.clone(),
             cancel: Arc::clone(&cancel),
             progress: Arc::clone(&progress),
@@ -855,60 +842,25 @@ impl App {
     }
 
     fn open_run_dialog(&mut self) {
-        let dims = self
-            .symbolic_dims()
-            .into_iter()
-            .map(|d| {
-                let typed = self.run_dims.get(&d).map_or_else(|| "1".to_owned(), ToString::to_string);
-                (d, typed)
-            })
-            .collect();
-        self.overlays.push(Overlay::RunDialog(RunDialog { fill: self.run_fill, dims, selected: 0 }));
+        let sources = self.run_sources.clone().unwrap_or_default();
+        let dialog = RunDialog::new(&self.model, &sources, &self.run_dims);
+        self.overlays.push(Overlay::RunDialog(dialog));
     }
 
     fn dialog_key(&mut self, key: KeyEvent) {
         let Some(Overlay::RunDialog(d)) = self.overlays.last_mut() else { return };
-        // Row 0 chooses how inputs are filled; the rows after it are the dimensions.
-        match key.code {
-            KeyCode::Esc => {
+        match d.key(key) {
+            Outcome::Stay => {}
+            Outcome::Close => {
                 self.overlays.pop();
             }
-            KeyCode::Down | KeyCode::Tab => d.selected = (d.selected + 1).min(d.dims.len()),
-            KeyCode::Up | KeyCode::BackTab => d.selected = d.selected.saturating_sub(1),
-            KeyCode::Char(' ') | KeyCode::Left | KeyCode::Right if d.selected == 0 => {
-                d.fill = match d.fill {
-                    Fill::Zeros => Fill::Random { seed: 0 },
-                    Fill::Random { .. } => Fill::Zeros,
-                };
-            }
-            KeyCode::Char(c) if c.is_ascii_digit() && d.selected > 0 => {
-                let typed = &mut d.dims[d.selected - 1].1;
-                if typed.len() < 9 {
-                    typed.push(c);
-                }
-            }
-            KeyCode::Backspace if d.selected > 0 => {
-                d.dims[d.selected - 1].1.pop();
-            }
-            KeyCode::Enter => {
-                let mut dims = BTreeMap::new();
-                for (name, typed) in &d.dims {
-                    match typed.parse::<usize>() {
-                        Ok(v) => {
-                            dims.insert(name.clone(), v);
-                        }
-                        Err(_) => {
-                            self.flash = Some(format!("'{name}' needs a number"));
-                            return;
-                        }
-                    }
-                }
-                self.run_fill = d.fill;
+            Outcome::Invalid(why) => self.flash = Some(why),
+            Outcome::Run { sources, dims } => {
+                self.run_sources = Some(sources);
                 self.run_dims = dims;
                 self.overlays.pop();
                 self.launch();
             }
-            _ => {}
         }
     }
 
@@ -931,7 +883,7 @@ impl App {
             Report::Ran(result) => {
                 self.run = match result {
                     Ok(outcome) => {
-                        let failed = outcome.comparison.iter().filter(|(_, d)| d.is_some()).count();
+                        let failed = outcome.comparison.iter().filter(|c| c.difference.is_some()).count();
                         self.flash = Some(match (outcome.comparison.len(), failed) {
                             (0, _) => format!("ran in {:.1?}", outcome.total),
                             (n, 0) => format!("ran in {:.1?}: all {n} outputs match", outcome.total),

@@ -2,17 +2,21 @@
 //! type (zeros, or seeded random numbers) with its symbolic dimensions given numbers.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use onnx_core::ir::{DataType, DimValue, Type, TypeValue};
 use onnx_eval::kernels::elementwise::cast_to;
 use onnx_eval::{Data, Tensor, Value};
 
-/// How an input without a file gets its value.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Fill {
+/// Where an input's value comes from when no test data gives it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
     Zeros,
-    Random { seed: u64 },
+    Random {
+        seed: u64,
+    },
+    /// A TensorProto `.pb` or a NumPy `.npy` file.
+    File(PathBuf),
 }
 
 /// The symbolic dimension names of the given types, in first-seen order.
@@ -33,9 +37,15 @@ pub fn symbolic_dims<'t>(types: impl IntoIterator<Item = &'t Type>) -> Vec<Strin
     names
 }
 
-/// A tensor of the declared type filled as asked; symbolic dimensions take their number
-/// from `dims` (1 when not given), unknown ones 1.
-pub fn make(ty: &Type, dims: &BTreeMap<String, usize>, fill: Fill, limit: usize) -> Result<Value, String> {
+/// The value of an input of declared type `ty` from `source`: read from its file, or made
+/// with symbolic dimensions taking their number from `dims` (1 when not given), unknown
+/// ones 1.
+pub fn make(ty: &Type, dims: &BTreeMap<String, usize>, source: &Source, limit: usize) -> Result<Value, String> {
+    let seed = match source {
+        Source::File(path) => return onnx_eval::stored::read_value(path, Some(ty)).map(|(_, v)| v),
+        Source::Zeros => None,
+        Source::Random { seed } => Some(*seed),
+    };
     let Some(TypeValue::Tensor(t)) = &ty.value else {
         return Err(format!("only tensor inputs can be made up; this one is {ty}"));
     };
@@ -57,9 +67,9 @@ pub fn make(ty: &Type, dims: &BTreeMap<String, usize>, fill: Fill, limit: usize)
     if dt == DataType::String {
         return Ok(Value::Tensor(Tensor::new(shape, Data::Str(vec![Vec::new(); count]))));
     }
-    let numbers = match fill {
-        Fill::Zeros => vec![0.0; count],
-        Fill::Random { seed } => {
+    let numbers = match seed {
+        None => vec![0.0; count],
+        Some(seed) => {
             let mut state = seed;
             let integer = !matches!(dt.name(), "float" | "double" | "float16" | "bfloat16");
             (0..count)

@@ -9,19 +9,20 @@
 //! * [`load`]: binary or text model from a path;
 //! * [`index`]: scopes, node positions, definitions and uses per scope (built before the
 //!   first frame);
-//! * [`app`]: state and update; [`keys`]: the keymap, which the help shows;
+//! * [`app`]: state and update; [`keys`]: the keymap, which the help shows; [`dialog`]: the
+//!   run dialog;
 //! * [`view`]: rows and detail lines as data; [`ui`]: drawing;
 //! * [`worker`]: checking, running, statistics, search off the UI thread;
-//! * [`search`], [`stats`], [`inputs`], [`npy`]: fuzzy search, tensor statistics, made-up
-//!   run inputs, `.npy` export;
+//! * [`search`], [`stats`], [`inputs`]: fuzzy search, tensor statistics, made-up run
+//!   inputs;
 //! * [`sanitize`]: the one boundary model strings cross before reaching the terminal.
 
 pub mod app;
+pub mod dialog;
 pub mod index;
 pub mod inputs;
 pub mod keys;
 pub mod load;
-pub mod npy;
 pub mod sanitize;
 pub mod search;
 pub mod stats;
@@ -46,7 +47,7 @@ pub fn start_effects(app: &mut App, reports: &Sender<Report>, search: &Sender<(u
                 let _ = search.send((generation, query));
             }
             Effect::Export { path, tensor } => {
-                app.flash = Some(match npy::write(&path, &tensor) {
+                app.flash = Some(match onnx_eval::npy::write(&path, &tensor) {
                     Ok(()) => format!("wrote {}", path.display()),
                     Err(e) => e,
                 });
@@ -67,7 +68,7 @@ pub fn settle(app: &mut App) {
                 Effect::Stats { key, tensor } => worker::stats_job(key, tensor)(),
                 Effect::Search { generation, query } => Report::Found { generation, hits: hay.find(&query) },
                 Effect::Export { path, tensor } => {
-                    app.flash = Some(match npy::write(&path, &tensor) {
+                    app.flash = Some(match onnx_eval::npy::write(&path, &tensor) {
                         Ok(()) => format!("wrote {}", path.display()),
                         Err(e) => e,
                     });

@@ -16,7 +16,7 @@ use onnx_core::ir::{Model, NodeId};
 use onnx_core::proto_path::ProtoPaths;
 use onnx_eval::{Plan, RunOptions, Tensor, Value};
 
-use crate::inputs::{Fill, make};
+use crate::inputs::{Source, make};
 use crate::load::TextSource;
 use crate::search::{Haystack, Hit};
 use crate::stats::{self, Stats};
@@ -114,8 +114,9 @@ pub fn line_col(source: &str, offset: usize) -> (usize, usize) {
 pub struct RunRequest {
     /// A test-data directory (`input_*.pb`, `output_*.pb`).
     pub test_data: Option<PathBuf>,
-    /// For inputs no file gives.
-    pub fill: Fill,
+    /// For inputs the test data does not give, by name; `Random { seed: 0 }` for any not
+    /// listed.
+    pub sources: BTreeMap<String, Source>,
     /// Numbers for symbolic dimensions.
     pub dims: BTreeMap<String, usize>,
     pub cancel: Arc<AtomicBool>,
@@ -133,8 +134,29 @@ pub struct RunOutcome {
     pub total: Duration,
     /// Nodes that wrote NaN or infinity into an output.
     pub nonfinite: HashSet<NodeId>,
-    /// Per expected output: its name and, when it differs, how.
-    pub comparison: Vec<(String, Option<String>)>,
+    /// One per expected output.
+    pub comparison: Vec<OutputCheck>,
+    /// Some values were not kept: their bytes would have passed [`KEPT_BYTES`].
+    pub capture_full: bool,
+}
+
+/// How an output compares with the expected one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutputCheck {
+    pub name: String,
+    /// How it differs (count, first mismatch, largest errors); `None` when it matches.
+    pub difference: Option<String>,
+    /// The largest absolute error, for numeric outputs of the expected shape.
+    pub largest_error: Option<f64>,
+}
+
+/// The most bytes of intermediate values a run keeps for the viewer.
+pub const KEPT_BYTES: usize = 1 << 30;
+
+impl RunOutcome {
+    pub fn check(&self, name: &str) -> Option<&OutputCheck> {
+        self.comparison.iter().find(|c| c.name == name)
+    }
 }
 
 /// Runs the model's main graph with every value kept and every node timed.
@@ -161,19 +183,22 @@ pub fn run(model: &Model, model_dir: Option<PathBuf>, request: &RunRequest) -> R
         let ty = graph.inputs.iter().find(|v| v.name.as_ref().is_some_and(|n| n.to_string() == name));
         let ty = ty.and_then(|v| v.ty.as_ref()).ok_or_else(|| format!("input '{name}' declares no type"))?;
         let limit = onnx_eval::Limits::default().max_tensor_elements;
-        inputs.push((name.clone(), make(ty, &request.dims, request.fill, limit).map_err(|e| format!("{name}: {e}"))?));
+        let source = request.sources.get(&name).cloned().unwrap_or(Source::Random { seed: 0 });
+        inputs.push((name.clone(), make(ty, &request.dims, &source, limit).map_err(|e| format!("{name}: {e}"))?));
     }
     let options = RunOptions {
         cancel: Some(Arc::clone(&request.cancel)),
         progress: Some(Arc::clone(&request.progress)),
         capture_all: true,
+        capture_limit: Some(KEPT_BYTES),
         timing: true,
         ..RunOptions::default()
     };
     let started = Instant::now();
     let result = plan.run(inputs.clone(), &options).map_err(|e| e.to_string())?;
     let total = started.elapsed();
-    let mut outcome = RunOutcome { total, timings: result.timings, ..RunOutcome::default() };
+    let mut outcome =
+        RunOutcome { total, timings: result.timings, capture_full: result.capture_full, ..RunOutcome::default() };
     for c in result.values {
         if has_nonfinite(&c.value) {
             outcome.nonfinite.insert(c.node);
@@ -185,15 +210,33 @@ pub fn run(model: &Model, model_dir: Option<PathBuf>, request: &RunRequest) -> R
     }
     for (name, want) in &expected {
         let got = result.outputs.iter().find(|(n, _)| n == name).map(|(_, v)| v);
-        let verdict = match got {
-            Some(got) => onnx_eval::compare::value_difference(got, want, 1e-3, 1e-5),
-            None => Some("the model has no output of this name".to_owned()),
+        let check = match got {
+            Some(got) => OutputCheck {
+                name: name.clone(),
+                difference: onnx_eval::compare::value_difference(got, want, 1e-3, 1e-5),
+                largest_error: largest_error(got, want),
+            },
+            None => OutputCheck {
+                name: name.clone(),
+                difference: Some("the model has no output of this name".to_owned()),
+                largest_error: None,
+            },
         };
-        outcome.comparison.push((name.clone(), verdict));
+        outcome.comparison.push(check);
     }
     outcome.inputs = inputs;
     outcome.outputs = result.outputs;
     Ok(outcome)
+}
+
+/// The largest absolute difference between two numeric tensors of one shape.
+fn largest_error(got: &Value, want: &Value) -> Option<f64> {
+    let (g, w) = (got.tensor().ok()?, want.tensor().ok()?);
+    if g.shape != w.shape {
+        return None;
+    }
+    let errors = onnx_eval::compare::compare_floats(&g.to_f64s().ok()?, &w.to_f64s().ok()?, 1e-3, 1e-5);
+    Some(errors.largest_absolute)
 }
 
 fn has_nonfinite(v: &Value) -> bool {

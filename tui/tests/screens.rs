@@ -21,7 +21,7 @@ fn snap(name: &str, app: &mut App) {
 /// A run whose times are fixed, so the screens that show them can be compared.
 fn ran(fixture: &str) -> App {
     let mut app = open(fixture);
-    keys(&mut app, "r");
+    keys(&mut app, "r<Enter>");
     let RunState::Done(o) = &mut app.run else { panic!("the run ended: {:?}", app.run) };
     for (k, t) in o.timings.iter_mut().enumerate() {
         t.1 = Duration::from_micros(250 * (k as u64 + 1));

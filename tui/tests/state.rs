@@ -99,7 +99,7 @@ fn gg_g_and_pages_move_within_the_list() {
 #[test]
 fn a_run_times_every_node_and_keeps_every_value() {
     let mut app = open("control.onnxtxt");
-    keys(&mut app, "r");
+    keys(&mut app, "r<Enter>");
     let RunState::Done(outcome) = &app.run else { panic!("the run ended: {:?}", app.run) };
     assert_eq!(outcome.timings.len(), 2);
     assert!(outcome.values.contains_key("y") && outcome.values.contains_key("z"));
@@ -114,13 +114,48 @@ fn a_run_times_every_node_and_keeps_every_value() {
 }
 
 #[test]
-fn symbolic_dimensions_are_asked_for_before_a_run() {
+fn the_first_run_asks_how_to_make_inputs_and_symbolic_dimensions() {
     let mut app = common::open_path(&common::repo("tests/corpus/real/p2o_ppocrv5_det.onnx"), None);
     keys(&mut app, "r");
     let Some(Overlay::RunDialog(d)) = app.overlays.last() else { panic!("a run dialog") };
+    assert_eq!(d.inputs.len(), 1);
     assert!(!d.dims.is_empty(), "the model's input has symbolic dimensions");
     keys(&mut app, "<Esc>");
     assert!(matches!(app.run, RunState::Idle));
+
+    // dynamic.onnxtxt: x is float[N,2], k is int64[N].
+    let mut app = open("dynamic.onnxtxt");
+    keys(&mut app, "r");
+    // x: zeros (Space goes random → file → zeros); k: random with seed 7; N = 3.
+    keys(&mut app, "<Left><Down><Backspace>7<Down><Backspace>3<Enter>");
+    let RunState::Done(o) = &app.run else { panic!("the run ended: {:?} {:?}", app.run, app.flash) };
+    let x = o.values["x"].tensor().expect("x");
+    assert_eq!((x.shape.clone(), x.to_f64s().expect("f")), (vec![3, 2], vec![0.0; 6]));
+    assert_eq!(o.values["k"].tensor().expect("k").shape, vec![3]);
+    // The next r runs again with the same choices, without asking.
+    keys(&mut app, "r");
+    assert!(app.overlays.is_empty() && matches!(app.run, RunState::Done(_)));
+}
+
+#[test]
+fn run_inputs_can_come_from_npy_and_pb_files() {
+    let mut app = common::open_path(&common::repo("tests/corpus/node/test_conv_with_strides_padding/model.onnx"), None);
+    let x = common::repo("cli/tests/fixtures/npy/x.npy");
+    let w = common::repo("tests/corpus/node/test_conv_with_strides_padding/test_data_set_0/input_1.pb");
+    keys(&mut app, "r");
+    keys(&mut app, &format!("<Right>{}<Down><Right>{}<Enter>", x.display(), w.display()));
+    let RunState::Done(o) = &app.run else { panic!("the run ended: {:?} {:?}", app.run, app.flash) };
+    let want = onnx_eval::stored::read_value(
+        &common::repo("tests/corpus/node/test_conv_with_strides_padding/test_data_set_0/output_0.pb"),
+        None,
+    )
+    .expect("expected output")
+    .1;
+    assert_eq!(onnx_eval::compare::value_difference(&o.outputs[0].1, &want, 1e-5, 1e-6), None);
+    let mut app = common::open_path(&common::repo("tests/corpus/node/test_conv_with_strides_padding/model.onnx"), None);
+    keys(&mut app, "r<Right><Enter>");
+    assert_eq!(app.flash.as_deref(), Some("'x' needs a file (.pb or .npy)"));
+    assert!(matches!(app.run, RunState::Idle), "nothing ran");
 }
 
 #[test]
@@ -131,7 +166,8 @@ fn a_run_with_test_data_compares_with_the_expected_outputs() {
     keys(&mut app, "r");
     let RunState::Done(outcome) = &app.run else { panic!("the run ended: {:?}", app.run) };
     assert_eq!(outcome.comparison.len(), 1);
-    assert_eq!(outcome.comparison[0].1, None, "onnxruntime's output is matched");
+    assert_eq!(outcome.comparison[0].difference, None, "onnxruntime's output is matched");
+    assert!(outcome.comparison[0].largest_error.is_some_and(|e| e < 1e-4));
     assert_eq!(app.flash.as_deref().map(|f| f.ends_with("all 1 outputs match")), Some(true), "{:?}", app.flash);
 }
 

@@ -22,7 +22,7 @@ pub struct Args {
     /// The model (`.onnx`, or text).
     model: String,
     /// Input values: `PATH.pb` (a TensorProto, matched to a graph input by the name inside,
-    /// else by position) or `NAME=PATH.pb`.
+    /// else by position), `PATH.npy` (by position) or `NAME=PATH`.
     inputs: Vec<String>,
     /// Read `DIR/input_*.pb` in numeric order (onnx's backend-test layout).
     #[arg(long, value_name = "DIR")]
@@ -129,12 +129,6 @@ fn read_inputs(plan: &Plan<'_>, args: &Args) -> Result<Vec<(String, Value)>, Fai
             Some((name, path)) if !Path::new(arg).exists() => paths.push((Some(name.to_owned()), PathBuf::from(path))),
             _ => paths.push((None, PathBuf::from(arg))),
         }
-    }
-    if let Some((_, path)) = paths.iter().find(|(_, p)| p.extension().is_some_and(|e| e == "npy")) {
-        return Err(Failure::Usage(format!(
-            "{}: .npy inputs are not read yet; give a TensorProto .pb",
-            path.display()
-        )));
     }
     let values = onnx_eval::stored::read_inputs(plan, paths).map_err(Failure::Invalid)?;
     let missing: Vec<String> = expected

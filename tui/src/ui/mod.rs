@@ -115,7 +115,8 @@ fn title_line(app: &App) -> Line<'static> {
     if let Some(p) = &m.producer_name {
         facts.push(crate::sanitize::name(p).into_owned());
     }
-    facts.push(format!("{} nodes", app.index.node_count()));
+    let nodes = app.index.node_count();
+    facts.push(format!("{nodes} node{}", if nodes == 1 { "" } else { "s" }));
     spans.push(Span::raw(format!(" · {}", facts.join(" · "))));
     spans.push(Span::raw(" · "));
     match (&app.analysis, app.counts()) {

@@ -8,7 +8,7 @@ use ratatui::widgets::{Clear, Paragraph};
 use super::graph::focus_block;
 use super::{dim, heading, position, row};
 use crate::app::{App, Overlay};
-use crate::inputs::Fill;
+use crate::dialog::Choice;
 use crate::keys::{BINDINGS, Context};
 
 /// A box centred in `area`, `w`% wide and `h`% high.
@@ -83,24 +83,29 @@ pub fn chooser(frame: &mut Frame<'_>, area: Rect, app: &mut App, i: usize) {
 }
 
 pub fn run_dialog(frame: &mut Frame<'_>, area: Rect, app: &mut App, i: usize) {
-    let inputs = app.model.main_graph().map(|g| g.inputs.len()).unwrap_or(0);
     let Overlay::RunDialog(d) = &app.overlays[i] else { return };
-    let area = centred(area, 70, 60);
+    let area = centred(area, 80, 70);
     frame.render_widget(Clear, area);
-    let fill = match d.fill {
-        Fill::Zeros => "zeros".to_owned(),
-        Fill::Random { seed } => format!("random numbers (seed {seed})"),
-    };
-    let mut lines = vec![
-        Line::from(format!("{inputs} input(s) without test data are made from their declared types.")),
-        row(vec![Span::raw(format!("fill with: {fill}  (Space switches)"))], d.selected == 0),
-    ];
+    let mut lines = vec![Line::styled("inputs (Space or ←/→ changes where a value comes from)", heading())];
+    for (k, row) in d.inputs.iter().enumerate() {
+        let source = match row.choice {
+            Choice::Zeros => "zeros".to_owned(),
+            Choice::Random => format!("random, seed {}", row.seed),
+            Choice::File => format!("file {}▏", row.path),
+        };
+        let text = format!("  {} {}: {source}", crate::sanitize::str(&row.name), row.ty);
+        lines.push(super::row(vec![Span::raw(text)], d.selected == k));
+    }
+    if d.inputs.is_empty() {
+        lines.push(Line::from("  every input has an initializer"));
+    }
     if !d.dims.is_empty() {
         lines.push(Line::styled("symbolic dimensions (type a number)", heading()));
     }
     for (k, (name, typed)) in d.dims.iter().enumerate() {
-        lines.push(row(vec![Span::raw(format!("  {} = {typed}", crate::sanitize::str(name)))], d.selected == k + 1));
+        let text = format!("  {} = {typed}", crate::sanitize::str(name));
+        lines.push(super::row(vec![Span::raw(text)], d.selected == d.inputs.len() + k));
     }
-    lines.push(Line::styled("Enter runs · Up/Down move · Esc closes", dim()));
+    lines.push(Line::styled("Enter runs · ↑/↓ move · files: .pb (TensorProto) or .npy · Esc closes", dim()));
     frame.render_widget(Paragraph::new(lines).block(focus_block(" run ".into(), true)), area);
 }

@@ -51,14 +51,20 @@ fn done(frame: &mut Frame<'_>, area: Rect, app: &mut App) {
     let mut lines = Vec::new();
     for i in window {
         let spans = if let Some((name, value)) = o.outputs.get(i) {
-            let verdict = o.comparison.iter().find(|(n, _)| n == name).map(|(_, d)| d);
+            let check = o.check(name);
             let mut spans = vec![
                 Span::styled("output ", heading()),
                 Span::raw(format!("{} = {} {}", sanitize::str(name), value.describe(), view::preview(value))),
             ];
-            match verdict {
-                Some(None) => spans.push(Span::raw("  matches")),
-                Some(Some(d)) => spans.push(Span::styled(format!("  differs: {}", sanitize::str(d)), error_style())),
+            match check {
+                Some(c) if c.difference.is_none() => {
+                    let largest = c.largest_error.map(|e| format!(" (largest error {e:.2e})")).unwrap_or_default();
+                    spans.push(Span::raw(format!("  matches{largest}")));
+                }
+                Some(c) => {
+                    let d = c.difference.as_deref().unwrap_or_default();
+                    spans.push(Span::styled(format!("  differs: {}", sanitize::str(d)), error_style()));
+                }
                 None => {}
             }
             spans
@@ -80,6 +86,10 @@ fn done(frame: &mut Frame<'_>, area: Rect, app: &mut App) {
     for (op, d, count) in view::by_op(&app.model, o) {
         let share = d.as_secs_f64() / total * 100.0;
         summary.push(Line::from(format!("{:>10} {share:>5.1}% {count:>5}× {op}", view::duration(d))));
+    }
+    if o.capture_full {
+        let cap = view::bytes(crate::worker::KEPT_BYTES as u64);
+        summary.push(Line::styled(format!("values past the first {cap} were not kept"), dim()));
     }
     if !o.nonfinite.is_empty() {
         summary.push(Line::styled(format!("{} node(s) wrote NaN or Inf", o.nonfinite.len()), error_style()));

@@ -1,0 +1,183 @@
+//! The run dialog: for each model input without test data, where its value comes from
+//! (zeros, seeded random numbers, a `.pb` or `.npy` file), and a number for each symbolic
+//! dimension. Rows are the inputs, then the dimensions; Space (or ←/→) changes an input's
+//! source, typing edits its seed, path or dimension, Enter runs.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use onnx_core::ir::Model;
+use ratatui::crossterm::event::{KeyCode, KeyEvent};
+
+use crate::inputs::Source;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Choice {
+    Zeros,
+    Random,
+    File,
+}
+
+#[derive(Debug, Clone)]
+pub struct InputRow {
+    pub name: String,
+    /// The declared type, as text.
+    pub ty: String,
+    pub choice: Choice,
+    pub seed: String,
+    pub path: String,
+}
+
+#[derive(Debug)]
+pub struct RunDialog {
+    pub inputs: Vec<InputRow>,
+    /// Symbolic dimensions and the number typed for each.
+    pub dims: Vec<(String, String)>,
+    pub selected: usize,
+}
+
+/// What a key did to the dialog.
+#[derive(Debug, PartialEq)]
+pub enum Outcome {
+    Stay,
+    Close,
+    Run {
+        sources: BTreeMap<String, Source>,
+        dims: BTreeMap<String, usize>,
+    },
+    /// Enter with something that cannot be used; the message says what.
+    Invalid(String),
+}
+
+/// The main graph's inputs that no initializer gives, with their declared types.
+pub fn needed_inputs(model: &Model) -> Vec<(String, Option<&onnx_core::ir::Type>)> {
+    let Some(graph) = model.main_graph() else { return Vec::new() };
+    let initialized: Vec<_> = graph.initializers.iter().filter_map(|&t| model.tensors[t].name.as_ref()).collect();
+    graph
+        .inputs
+        .iter()
+        .filter(|v| v.name.as_ref().is_some_and(|n| !initialized.contains(&n)))
+        .map(|v| (v.name.as_ref().map(ToString::to_string).unwrap_or_default(), v.ty.as_ref()))
+        .collect()
+}
+
+impl RunDialog {
+    /// The dialog for `model`, showing the choices made last time.
+    pub fn new(model: &Model, sources: &BTreeMap<String, Source>, dims: &BTreeMap<String, usize>) -> RunDialog {
+        let needed = needed_inputs(model);
+        let inputs = needed
+            .iter()
+            .map(|(name, ty)| {
+                let mut row = InputRow {
+                    name: name.clone(),
+                    ty: ty.map(crate::view::type_text).unwrap_or_else(|| "(no type)".into()),
+                    choice: Choice::Random,
+                    seed: "0".into(),
+                    path: String::new(),
+                };
+                match sources.get(name) {
+                    Some(Source::Zeros) => row.choice = Choice::Zeros,
+                    Some(Source::Random { seed }) => row.seed = seed.to_string(),
+                    Some(Source::File(p)) => (row.choice, row.path) = (Choice::File, p.display().to_string()),
+                    None => {}
+                }
+                row
+            })
+            .collect();
+        let dims = crate::inputs::symbolic_dims(needed.iter().filter_map(|(_, t)| *t))
+            .into_iter()
+            .map(|d| {
+                let typed = dims.get(&d).map_or_else(|| "1".to_owned(), ToString::to_string);
+                (d, typed)
+            })
+            .collect();
+        RunDialog { inputs, dims, selected: 0 }
+    }
+
+    fn rows(&self) -> usize {
+        self.inputs.len() + self.dims.len()
+    }
+
+    pub fn key(&mut self, key: KeyEvent) -> Outcome {
+        let at = self.selected;
+        let input = at < self.inputs.len();
+        match key.code {
+            KeyCode::Esc => return Outcome::Close,
+            KeyCode::Enter => return self.finish(),
+            KeyCode::Down | KeyCode::Tab => self.selected = (at + 1).min(self.rows().saturating_sub(1)),
+            KeyCode::Up | KeyCode::BackTab => self.selected = at.saturating_sub(1),
+            KeyCode::Char(' ') | KeyCode::Right if input => {
+                let row = &mut self.inputs[at];
+                row.choice = match row.choice {
+                    Choice::Zeros => Choice::Random,
+                    Choice::Random => Choice::File,
+                    Choice::File => Choice::Zeros,
+                };
+            }
+            KeyCode::Left if input => {
+                let row = &mut self.inputs[at];
+                row.choice = match row.choice {
+                    Choice::Zeros => Choice::File,
+                    Choice::Random => Choice::Zeros,
+                    Choice::File => Choice::Random,
+                };
+            }
+            KeyCode::Backspace => {
+                if let Some(text) = self.text_at(at) {
+                    text.pop();
+                }
+            }
+            KeyCode::Char(c) if !c.is_control() => {
+                let digits_only = !(input && self.inputs[at].choice == Choice::File);
+                if let Some(text) = self.text_at(at)
+                    && (!digits_only || c.is_ascii_digit())
+                    && text.len() < 4096
+                {
+                    text.push(c);
+                }
+            }
+            _ => {}
+        }
+        Outcome::Stay
+    }
+
+    /// The text a row edits: a seed, a path or a dimension (none for zeros).
+    fn text_at(&mut self, at: usize) -> Option<&mut String> {
+        let inputs = self.inputs.len();
+        if at >= inputs {
+            return self.dims.get_mut(at - inputs).map(|(_, typed)| typed);
+        }
+        let row = &mut self.inputs[at];
+        match row.choice {
+            Choice::Zeros => None,
+            Choice::Random => Some(&mut row.seed),
+            Choice::File => Some(&mut row.path),
+        }
+    }
+
+    fn finish(&self) -> Outcome {
+        let mut sources = BTreeMap::new();
+        for row in &self.inputs {
+            let source = match row.choice {
+                Choice::Zeros => Source::Zeros,
+                Choice::Random => match row.seed.parse() {
+                    Ok(seed) => Source::Random { seed },
+                    Err(_) => return Outcome::Invalid(format!("the seed of '{}' needs a number", row.name)),
+                },
+                Choice::File if row.path.trim().is_empty() => {
+                    return Outcome::Invalid(format!("'{}' needs a file (.pb or .npy)", row.name));
+                }
+                Choice::File => Source::File(PathBuf::from(row.path.trim())),
+            };
+            sources.insert(row.name.clone(), source);
+        }
+        let mut dims = BTreeMap::new();
+        for (name, typed) in &self.dims {
+            match typed.parse::<usize>() {
+                Ok(v) => dims.insert(name.clone(), v),
+                Err(_) => return Outcome::Invalid(format!("the dimension '{name}' needs a number")),
+            };
+        }
+        Outcome::Run { sources, dims }
+    }
+}
