@@ -180,3 +180,13 @@ fn initializers_open_in_the_viewer_without_a_run() {
     let Some(Ok(stats)) = &v.stats else { panic!("statistics") };
     assert_eq!((stats.min, stats.max), (Some((-0.25, 1)), Some((0.5, 0))));
 }
+
+#[test]
+fn a_text_with_syntax_errors_opens_with_its_diagnostics() {
+    let mut app = open("syntax_error.onnxtxt");
+    assert!(app.counts().0 >= 1, "the syntax error is reported");
+    assert_eq!(selected_op(&app), "Relu", "what parsed is shown");
+    keys(&mut app, "4");
+    let first = &app.diagnostics()[0];
+    assert!(first.place.starts_with("line 5:"), "placed in the text: {}", first.place);
+}

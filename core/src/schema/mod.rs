@@ -19,6 +19,20 @@ use crate::ir::AttributeType;
 
 static EXPORT: &str = include_str!("../../schemas/onnx_schemas.json");
 
+/// Each schema's documentation (`core/schemas/gen_docs.py`), read on first use only.
+static DOCS: &str = include_str!("../../schemas/onnx_docs.json");
+
+/// The documentation onnx gives a schema (Markdown), if any.
+pub fn doc(domain: &str, op: &str, since_version: i64) -> Option<&'static str> {
+    type Docs = HashMap<(String, String, i64), String>;
+    static TABLE: OnceLock<Docs> = OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        let rows: Vec<(String, String, i64, String)> = serde_json::from_str(DOCS).unwrap_or_default();
+        rows.into_iter().map(|(d, o, v, doc)| ((d, o, v), doc)).collect()
+    });
+    table.get(&(domain.to_owned(), op.to_owned(), since_version)).map(String::as_str)
+}
+
 // `SCHEMA_SPANS`, `TYPESETS` and `EXPORT_HEADER`, made by `core/build.rs` from `EXPORT`.
 include!(concat!(env!("OUT_DIR"), "/schema_index.rs"));
 

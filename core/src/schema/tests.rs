@@ -81,3 +81,11 @@ fn every_schema_of_the_export_decodes() {
     }
     assert_eq!(decoded, r.len());
 }
+
+#[test]
+fn documentation_is_there_for_each_version() {
+    let add = super::doc("", "Add", 14).expect("Add-14 has a doc");
+    assert!(add.contains("element-wise"), "{add}");
+    assert!(super::doc("ai.onnx.ml", "LabelEncoder", 4).is_some());
+    assert_eq!(super::doc("", "Add", 15), None, "no schema of that version");
+}

@@ -190,5 +190,9 @@ fn schema_lines(app: &App, n: NodeId) -> Vec<Line<'static>> {
             lines.push(Line::from(format!("  {}{default}{required}", a.name)));
         }
     }
+    if let Some(doc) = onnx_core::schema::doc(&schema.domain, &schema.op, schema.since_version) {
+        lines.push(Line::styled("documentation", heading()));
+        lines.extend(doc.lines().map(|l| Line::from(l.to_owned())));
+    }
     lines
 }
