@@ -440,6 +440,15 @@ impl App {
                 }
             }
             Action::Search => self.overlays.push(Overlay::Search(SearchBox::default())),
+            Action::ViewOutput => {
+                if let Some(n) = self.graph_node_for('v') {
+                    let first = self.model.nodes[n].outputs.iter().position(|o| !o.is_empty());
+                    if let Some(i) = first {
+                        let name = self.model.nodes[n].outputs[i].clone();
+                        self.open_value(&name, Some(Def::Node(n, i)));
+                    }
+                }
+            }
             Action::NextHit | Action::PrevHit => self.next_hit(a == Action::NextHit),
             Action::Help => self.overlays.push(Overlay::Help { scroll: 0 }),
             Action::Quit => self.quit = true,

@@ -44,6 +44,7 @@ pub enum Action {
     AxisPrev,
     AxisNext,
     Export,
+    ViewOutput,
 }
 
 /// Where a key is read.
@@ -95,6 +96,7 @@ pub const BINDINGS: &[Binding] = &[
     b(Browse, &["n"], A::NextHit, "next search hit"),
     b(Browse, &["N"], A::PrevHit, "previous search hit"),
     b(Browse, &["[", "]"], A::NextTab, "detail tab: Node, Schema, Text"),
+    b(Browse, &["v"], A::ViewOutput, "open the selected node's output in the viewer (after a run)"),
     b(Browse, &["e"], A::CycleFilter, "diagnostics: all, errors, warnings"),
     b(Browse, &["r"], A::Run, "run the model (test data, or the run dialog)"),
     b(Browse, &["R"], A::RunDialog, "run dialog: how inputs are made"),

@@ -136,6 +136,8 @@ pub struct RunOutcome {
     pub nonfinite: HashSet<NodeId>,
     /// One per expected output.
     pub comparison: Vec<OutputCheck>,
+    /// Statistics of each output, in order (an error for non-numeric ones).
+    pub output_stats: Vec<Result<Stats, String>>,
     /// Some values were not kept: their bytes would have passed [`KEPT_BYTES`].
     pub capture_full: bool,
 }
@@ -224,6 +226,7 @@ pub fn run(model: &Model, model_dir: Option<PathBuf>, request: &RunRequest) -> R
         };
         outcome.comparison.push(check);
     }
+    outcome.output_stats = result.outputs.iter().map(|(_, v)| v.tensor().and_then(stats::of)).collect();
     outcome.inputs = inputs;
     outcome.outputs = result.outputs;
     Ok(outcome)

@@ -190,3 +190,22 @@ fn a_text_with_syntax_errors_opens_with_its_diagnostics() {
     let first = &app.diagnostics()[0];
     assert!(first.place.starts_with("line 5:"), "placed in the text: {}", first.place);
 }
+
+#[test]
+fn a_run_can_be_cancelled_and_a_node_output_viewed_after_a_run() {
+    let model = common::repo("tests/corpus/real/cntk_mnist_conv.onnx");
+    let data = common::repo("tests/fixtures/run/cntk_mnist_conv");
+    let mut app = common::open_path(&model, Some(data));
+    // r queues the run, x sets its cancel flag before the worker starts it.
+    app.key(onnx_view::keys::parse("r"));
+    app.key(onnx_view::keys::parse("x"));
+    onnx_view::settle(&mut app);
+    let RunState::Failed(why) = &app.run else { panic!("cancelled: {:?}", app.run) };
+    assert_eq!(why, "cancelled");
+    keys(&mut app, "v");
+    assert_eq!(app.flash.as_deref().map(|f| f.contains("run the model")), Some(true), "{:?}", app.flash);
+    keys(&mut app, "rjv");
+    let Some(Overlay::Viewer(v)) = app.overlays.last() else { panic!("the viewer: {:?}", app.flash) };
+    assert_eq!(v.name, "Convolution28_Output_0");
+    assert_eq!(v.tensor.shape, vec![1, 8, 28, 28]);
+}

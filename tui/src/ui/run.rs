@@ -67,6 +67,15 @@ fn done(frame: &mut Frame<'_>, area: Rect, app: &mut App) {
                 }
                 None => {}
             }
+            if let Some(Ok(st)) = o.output_stats.get(i) {
+                let (lo, hi) = (st.min.map_or(f64::NAN, |m| m.0), st.max.map_or(f64::NAN, |m| m.0));
+                let text =
+                    format!("  min {} max {} mean {}", view::number(lo), view::number(hi), view::number(st.mean));
+                spans.push(Span::styled(text, dim()));
+                if st.nan + st.pos_inf + st.neg_inf > 0 {
+                    spans.push(Span::styled(format!(" NaN {} Inf {}", st.nan, st.pos_inf + st.neg_inf), error_style()));
+                }
+            }
             spans
         } else {
             let (n, d) = slowest[i - o.outputs.len()];
