@@ -925,6 +925,16 @@ impl App {
                 }
             }
             Report::SearchReady => self.search_ready = true,
+            Report::Failed { job, message } => {
+                let what = format!("internal error in the {job}: {message} (please report it)");
+                if job == "run" && matches!(self.run, RunState::Running { .. }) {
+                    self.run = RunState::Failed(what.clone());
+                }
+                if job == "check" && self.analysis.is_none() {
+                    self.analysis = Some(crate::worker::Analysis::default());
+                }
+                self.flash = Some(what);
+            }
         }
     }
 

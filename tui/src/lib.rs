@@ -40,9 +40,9 @@ pub fn start_effects(app: &mut App, reports: &Sender<Report>, search: &Sender<(u
         match effect {
             Effect::Run(request) => {
                 let (model, dir) = (std::sync::Arc::clone(&app.model), app.model_dir.clone());
-                worker::spawn(reports, move || Report::Ran(worker::run(&model, dir, &request)));
+                worker::spawn(reports, "run", move || Report::Ran(worker::run(&model, dir, &request)));
             }
-            Effect::Stats { key, tensor } => worker::spawn(reports, worker::stats_job(key, tensor)),
+            Effect::Stats { key, tensor } => worker::spawn(reports, "statistics", worker::stats_job(key, tensor)),
             Effect::Search { generation, query } => {
                 let _ = search.send((generation, query));
             }

@@ -83,8 +83,16 @@ fn main() {
 /// The event loop. Returns when the first frame was drawn, counted from `started`.
 fn run(app: &mut App, args: &Args, started: Instant) -> std::io::Result<Duration> {
     // ratatui::init enters raw mode and the alternate screen and installs a panic hook
-    // that restores the terminal before the panic message is printed.
+    // that restores the terminal before the panic message is printed. That hook runs for
+    // any thread; a worker's panic is caught and shown on screen instead (worker::spawn),
+    // so the terminal must be restored only when the UI thread panics.
     let mut terminal = ratatui::init();
+    let restore_and_report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if std::thread::current().name() == Some("main") {
+            restore_and_report(info);
+        }
+    }));
     let result = event_loop(&mut terminal, app, args, started);
     ratatui::restore();
     result
@@ -104,11 +112,11 @@ fn event_loop(
     }
     // After the first frame: checking and inference, and the search index, on workers.
     let (model, text, dir) = (std::sync::Arc::clone(&app.model), app.text.take(), app.model_dir.clone());
-    let check_reports = reports.clone();
-    let _ = std::thread::Builder::new().name("onnx-view check".into()).spawn(move || {
-        let analysis = worker::analyse(&model, text.as_ref(), dir);
-        let _ = check_reports.send(Report::Checked(analysis));
-    });
+    worker::spawn(&reports, "check", move || Report::Checked(worker::analyse(&model, text.as_ref(), dir)));
+    if std::env::var_os("ONNX_VIEW_PANIC_AFTER_FIRST_FRAME").is_some() {
+        // For the test that the terminal is restored when the UI thread panics.
+        panic!("panic requested by ONNX_VIEW_PANIC_AFTER_FIRST_FRAME");
+    }
     let search = worker::spawn_search(std::sync::Arc::clone(&app.model), std::sync::Arc::clone(&app.index), &reports);
     let keys = key_thread();
     loop {

@@ -26,9 +26,20 @@ use crate::stats::{self, Stats};
 pub enum Report {
     Checked(Analysis),
     Ran(Result<RunOutcome, String>),
-    Stats { key: String, stats: Result<Stats, String> },
-    Found { generation: u64, hits: Vec<Hit> },
+    Stats {
+        key: String,
+        stats: Result<Stats, String>,
+    },
+    Found {
+        generation: u64,
+        hits: Vec<Hit>,
+    },
     SearchReady,
+    /// A job ended by a panic (a bug): what it was doing and the panic's message.
+    Failed {
+        job: &'static str,
+        message: String,
+    },
 }
 
 /// What the checker and inference found.
@@ -249,14 +260,24 @@ fn has_nonfinite(v: &Value) -> bool {
 }
 
 /// Starts a job on a thread of its own; its report goes to `to`.
-pub fn spawn(to: &Sender<Report>, job: impl FnOnce() -> Report + Send + 'static) {
+/// A panic inside a job becomes a [`Report::Failed`], so the screen says what broke instead
+/// of waiting for the job forever.
+pub fn spawn(to: &Sender<Report>, what: &'static str, job: impl FnOnce() -> Report + Send + 'static) {
     let job_to = to.clone();
-    let started = std::thread::Builder::new().name("onnx-view job".into()).spawn(move || {
-        let _ = job_to.send(job());
+    let started = std::thread::Builder::new().name(format!("onnx-view {what}")).spawn(move || {
+        let report = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job)).unwrap_or_else(|panic| {
+            let message = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic".into());
+            Report::Failed { job: what, message }
+        });
+        let _ = job_to.send(report);
     });
     if let Err(e) = started {
         // Without a thread the job cannot run; say so rather than wait for it forever.
-        let _ = to.send(Report::Ran(Err(format!("cannot start a worker thread: {e}"))));
+        let _ = to.send(Report::Failed { job: what, message: format!("cannot start a thread: {e}") });
     }
 }
 

@@ -209,3 +209,17 @@ fn a_run_can_be_cancelled_and_a_node_output_viewed_after_a_run() {
     assert_eq!(v.name, "Convolution28_Output_0");
     assert_eq!(v.tensor.shape, vec![1, 8, 28, 28]);
 }
+
+#[test]
+fn a_worker_that_panics_is_reported_not_waited_for() {
+    let mut app = open("conv_relu.onnxtxt");
+    app.key(onnx_view::keys::parse("r"));
+    app.key(onnx_view::keys::parse("Enter"));
+    app.effects.clear();
+    assert!(matches!(app.run, RunState::Running { .. }));
+    let (tx, rx) = crossbeam_channel::unbounded();
+    onnx_view::worker::spawn(&tx, "run", || panic!("kernel bug"));
+    app.report(rx.recv().expect("a report"));
+    let RunState::Failed(why) = &app.run else { panic!("failed: {:?}", app.run) };
+    assert_eq!(why, "internal error in the run: kernel bug (please report it)");
+}

@@ -24,6 +24,10 @@ struct Session {
 
 impl Session {
     fn start(args: &[&std::path::Path]) -> Session {
+        Session::start_with(args, &[])
+    }
+
+    fn start_with(args: &[&std::path::Path], env: &[(&str, &str)]) -> Session {
         let pty = native_pty_system()
             .openpty(PtySize { rows: ROWS, cols: COLS, pixel_width: 0, pixel_height: 0 })
             .expect("a pseudo-terminal");
@@ -33,6 +37,9 @@ impl Session {
         }
         command.env("NO_COLOR", "1");
         command.env("TERM", "xterm-256color");
+        for (k, v) in env {
+            command.env(k, v);
+        }
         let child = pty.slave.spawn_command(command).expect("onnx-view starts");
         drop(pty.slave);
         let mut reader = pty.master.try_clone_reader().expect("a reader");
@@ -79,6 +86,11 @@ impl Session {
     /// Quits with `q` and returns the exit code.
     fn quit(mut self) -> (u32, Vec<u8>) {
         self.type_keys("q");
+        self.exit()
+    }
+
+    /// Waits for the program to end; its exit code and everything it wrote.
+    fn exit(mut self) -> (u32, Vec<u8>) {
         let started = Instant::now();
         loop {
             if let Some(status) = self.child.try_wait().expect("status") {
@@ -143,4 +155,17 @@ fn an_unreadable_model_is_a_clear_error_and_status_1() {
     assert!(err.starts_with("onnx-view: ") && err.contains("bad.onnx"), "{err}");
     let usage = std::process::Command::new(env!("CARGO_BIN_EXE_onnx-view")).output().expect("runs");
     assert_eq!(usage.status.code(), Some(2), "no model is a usage error");
+}
+
+#[test]
+fn a_panic_leaves_the_terminal_as_it_found_it() {
+    let model = common::fixture("conv_relu.onnxtxt");
+    let mut s = Session::start_with(&[&model], &[("ONNX_VIEW_PANIC_AFTER_FIRST_FRAME", "1")]);
+    s.wait_for("Conv");
+    let (code, raw) = s.exit();
+    assert_ne!(code, 0, "a panic is a failure");
+    let text = String::from_utf8_lossy(&raw);
+    let left = text.rfind("\x1b[?1049l").expect("the alternate screen is left");
+    let message = text.rfind("panic requested").expect("the panic message is shown");
+    assert!(left < message, "the screen is restored before the message is printed, so it stays visible");
 }
