@@ -23,7 +23,9 @@ pub fn open(name: &str) -> App {
 }
 
 pub fn open_path(path: &Path, test_data: Option<PathBuf>) -> App {
-    let loaded = onnx_view::load::load(path).unwrap_or_else(|e| panic!("{e}"));
+    let mut loaded = onnx_view::load::load(path).unwrap_or_else(|e| panic!("{e}"));
+    // The path as a person would type it from the repository, not this checkout's place.
+    loaded.label = path.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default();
     let mut app = App::new(loaded, test_data);
     onnx_view::check_now(&mut app);
     app
