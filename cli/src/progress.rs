@@ -2,6 +2,8 @@
 //! is a terminal, so pipes, CI logs and tests see nothing.
 
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -35,5 +37,49 @@ pub struct Spinner(ProgressBar);
 impl Drop for Spinner {
     fn drop(&mut self) {
         self.0.finish_and_clear();
+    }
+}
+
+/// A bar of nodes done out of `total`, read from `done` (which the evaluator advances) by a
+/// thread of its own, from 0.3 s into the run, while the returned guard lives.
+pub fn nodes(total: usize, done: Arc<AtomicUsize>) -> NodeBar {
+    let bar = ProgressBar::new(total as u64);
+    if let Ok(style) = ProgressStyle::with_template("{spinner} running node {pos}/{len} {wide_bar} ({elapsed})") {
+        bar.set_style(style);
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let (ticking, stopping) = (bar.clone(), Arc::clone(&stop));
+    let thread = std::thread::Builder::new()
+        .name("onnx progress".into())
+        .spawn(move || {
+            // Nothing is drawn for a run shorter than this: a bar that flashes is noise.
+            let started = std::time::Instant::now();
+            while !stopping.load(Ordering::Relaxed) {
+                if started.elapsed() >= Duration::from_millis(300) {
+                    ticking.set_position(done.load(Ordering::Relaxed) as u64);
+                    ticking.tick();
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        })
+        .ok();
+    NodeBar { bar, stop, thread }
+}
+
+/// Stops and clears its bar when dropped.
+#[derive(Debug)]
+pub struct NodeBar {
+    bar: ProgressBar,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for NodeBar {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        self.bar.finish_and_clear();
     }
 }

@@ -61,6 +61,9 @@ pub struct RunOptions {
     pub cancel: Option<Arc<AtomicBool>>,
     /// Keep every value of the main graph, not only the outputs.
     pub capture_all: bool,
+    /// Keep these values of the main graph (by name), besides the outputs; with
+    /// `capture_all` every value is kept anyway.
+    pub capture_names: Vec<String>,
     /// With `capture_all`: the most bytes of values kept; once reached, later values are
     /// not kept (`RunResult::capture_full` says so). `None`: no bound.
     pub capture_limit: Option<usize>,

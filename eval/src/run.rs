@@ -39,8 +39,8 @@ pub struct Captured {
 pub struct RunResult {
     /// The main graph's outputs, in order, by name.
     pub outputs: Vec<(String, Value)>,
-    /// With `capture_all`: every value the main graph's nodes produced, in order (up to
-    /// `capture_limit`).
+    /// With `capture_all` (or `capture_names`): every value (or each chosen value) the main
+    /// graph's nodes produced, in order (up to `capture_limit`).
     pub values: Vec<Captured>,
     /// Values were left out because `capture_limit` was reached.
     pub capture_full: bool,
@@ -108,6 +108,7 @@ impl Plan<'_> {
         }
         let mut result = RunResult::default();
         let mut captured = 0usize;
+        let chosen: std::collections::HashSet<&[u8]> = options.capture_names.iter().map(|n| n.as_bytes()).collect();
         for (i, &n) in graph.nodes.iter().enumerate() {
             let started = options.timing.then(Instant::now);
             runner.node(n, 0)?;
@@ -118,8 +119,11 @@ impl Plan<'_> {
                 progress.store(i + 1, Ordering::Relaxed);
             }
             let node = &self.model.nodes[n];
-            if options.capture_all {
+            if options.capture_all || !chosen.is_empty() {
                 for (name, value) in node.outputs.iter().zip(self.numbers.node_outputs(n, node)) {
+                    if !options.capture_all && !chosen.contains(name.as_bytes()) {
+                        continue;
+                    }
                     if let Some(v) = runner.get(value) {
                         let size = v.byte_size();
                         if options.capture_limit.is_some_and(|limit| captured + size > limit) {

@@ -176,3 +176,26 @@ fn invalid_and_hostile_models_never_panic() {
     assert!(panics.is_empty(), "the evaluator panicked on {panics:#?}");
     assert!(runs > 150, "only {runs} models");
 }
+
+/// Kept values: only the chosen ones, or every one up to a byte bound (which says it was
+/// reached); progress counts every main-graph node.
+#[test]
+fn captured_values_are_the_chosen_ones_within_the_byte_bound() {
+    let m = model(
+        "<ir_version: 10, opset_import: [\"\" : 21]>\n\
+         g (float[256] x) => (float[256] y) {\n  a = Relu (x)\n  b = Neg (a)\n  c = Abs (b)\n  y = Sqrt (c)\n}\n",
+    );
+    let plan = Plan::new(&m).expect("plannable");
+    let run = |options: &RunOptions| plan.run(vec![("x".into(), floats(vec![256]))], options).expect("runs");
+    let chosen = run(&RunOptions { capture_names: vec!["b".into(), "y".into()], ..RunOptions::default() });
+    let names: Vec<&str> = chosen.values.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["b", "y"]);
+    // Each value is 1 KiB: a 2.5 KiB bound keeps the first two.
+    let bounded = run(&RunOptions { capture_all: true, capture_limit: Some(2560), ..RunOptions::default() });
+    assert_eq!(bounded.values.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+    assert!(bounded.capture_full);
+    assert!(!run(&RunOptions { capture_all: true, ..RunOptions::default() }).capture_full);
+    let done = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    run(&RunOptions { progress: Some(Arc::clone(&done)), ..RunOptions::default() });
+    assert_eq!(done.load(Ordering::Relaxed), 4);
+}

@@ -49,6 +49,10 @@ pub struct Args {
     /// differs beyond tolerance (exit 1 if one does).
     #[arg(long, value_name = "DIR")]
     compare_values: Option<PathBuf>,
+    /// Also show this value of the main graph (a node output, by name; repeatable): its
+    /// type, statistics and first elements, and, with --output-dir, its file.
+    #[arg(long = "value", value_name = "NAME")]
+    values: Vec<String>,
     /// Print each operator's share of the time.
     #[arg(long)]
     profile: bool,
@@ -66,19 +70,33 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let plan = Plan::new(&model).map_err(|e| Failure::Invalid(format!("{label}: {e}")))?;
     let values = read_inputs(&plan, &args)?;
     let capture = args.all_values || args.find_nonfinite || args.compare_values.is_some();
-    let options = RunOptions { capture_all: capture, timing: args.profile, ..RunOptions::default() };
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    check_value_names(&plan, &args.values)?;
+    let options = RunOptions {
+        capture_all: capture,
+        capture_names: args.values.clone(),
+        timing: args.profile,
+        progress: Some(std::sync::Arc::clone(&done)),
+        ..RunOptions::default()
+    };
+    let total = model.main_graph().map_or(0, |g| g.nodes.len());
     let run_once = || plan.run(values.clone(), &options).map_err(|e| Failure::Invalid(format!("{label}: {e}")));
-    let mut result = run_once()?;
-    let mut times = Vec::new();
-    if args.repeat > 1 {
-        for _ in 0..args.repeat {
-            let started = Instant::now();
-            result = run_once()?;
-            times.push(started.elapsed());
+    let (result, times) = {
+        // Drawn only on a terminal, once a run has lasted a moment; gone before the report.
+        let _bar = crate::progress::nodes(total, std::sync::Arc::clone(&done));
+        let mut result = run_once()?;
+        let mut times = Vec::new();
+        if args.repeat > 1 {
+            for _ in 0..args.repeat {
+                let started = Instant::now();
+                result = run_once()?;
+                times.push(started.elapsed());
+            }
         }
-    }
+        (result, times)
+    };
     if let Some(dir) = &args.output_dir {
-        write_values(dir, &result, args.all_values)?;
+        write_values(dir, &result, args.all_values || !args.values.is_empty())?;
     }
     let mismatches = match &args.compare {
         Some(dir) => compare(dir, &plan, &result)?,
@@ -233,6 +251,11 @@ fn report(args: &Args, plan: &Plan<'_>, result: &RunResult, times: &[Duration], 
     for (name, v) in &result.outputs {
         outln!("{name}: {}", v.describe());
     }
+    for name in &args.values {
+        if let Some(c) = result.values.iter().find(|c| c.name == *name) {
+            outln!("{name}: {}", summary(&c.value));
+        }
+    }
     if let (Some(min), Some(median)) = (min, median) {
         outln!("time per run: min {min:.3} ms, median {median:.3} ms ({} runs)", times.len());
     }
@@ -247,6 +270,40 @@ fn report(args: &Args, plan: &Plan<'_>, result: &RunResult, times: &[Duration], 
             outln!("{}: {}", m.name, m.message);
         }
     }
+}
+
+/// Every name given to `--value` must be a value some node of the main graph computes.
+fn check_value_names(plan: &Plan<'_>, names: &[String]) -> Result<(), Failure> {
+    let graph = &plan.model.graphs[plan.main];
+    let computed = |name: &String| {
+        graph.nodes.iter().any(|&n| plan.model.nodes[n].outputs.iter().any(|o| o.as_bytes() == name.as_bytes()))
+    };
+    match names.iter().find(|n| !computed(n)) {
+        Some(unknown) => {
+            Err(Failure::Usage(format!("--value {unknown}: no node of the main graph computes a value of this name")))
+        }
+        None => Ok(()),
+    }
+}
+
+/// A value's type, extremes, mean and first elements, on one line.
+fn summary(v: &Value) -> String {
+    let Ok(t) = v.tensor() else { return v.describe() };
+    let Ok(numbers) = t.to_f64s() else { return v.describe() };
+    let finite: Vec<f64> = numbers.iter().copied().filter(|x| x.is_finite()).collect();
+    let head: Vec<String> = numbers.iter().take(6).map(ToString::to_string).collect();
+    let more = if numbers.len() > 6 { ", …" } else { "" };
+    let mut text = format!("{} [{}{more}]", v.describe(), head.join(", "));
+    if !finite.is_empty() {
+        let min = finite.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = finite.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let mean = finite.iter().sum::<f64>() / finite.len() as f64;
+        text.push_str(&format!(" min {min} max {max} mean {mean}"));
+    }
+    if finite.len() < numbers.len() {
+        text.push_str(&format!(" ({} NaN or infinite)", numbers.len() - finite.len()));
+    }
+    text
 }
 
 /// NaN and infinity counts of a value (`None` when it is not a float tensor).
