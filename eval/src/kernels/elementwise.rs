@@ -22,6 +22,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         "Sum" => |_, i| variadic::<AddOp>(i),
         "Mean" => mean,
         "PRelu" => prelu,
+        "SwiGLU" => swiglu,
         "Equal" => |_, i| compare(i, |o| o == std::cmp::Ordering::Equal),
         "Less" => |_, i| compare(i, |o| o == std::cmp::Ordering::Less),
         "LessOrEqual" => |_, i| compare(i, |o| o != std::cmp::Ordering::Greater),
@@ -454,6 +455,15 @@ fn sign64(x: f64) -> f64 {
     } else {
         x
     }
+}
+
+/// SwiGLU(A, B) = Swish(A) · B, Swish(x) = x · sigmoid(alpha · x): the gate computed in
+/// the input's precision, as onnx's function body does.
+fn swiglu(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let alpha = f64::from(ctx.float("alpha").unwrap_or(1.0));
+    let gate = float(input(inputs, 0)?, |x| x * sigmoid(alpha * f64::from(x)) as f32, |x| x * sigmoid(alpha * x))?
+        .pop_tensor()?;
+    one(arith::<MulOp>(&gate, input(inputs, 1)?)?)
 }
 
 fn sigmoid(x: f64) -> f64 {

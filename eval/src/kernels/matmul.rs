@@ -10,6 +10,7 @@ use crate::value::{Data, Tensor, Value};
 
 pub fn kernel(op: &str) -> Option<Kernel> {
     let k: Kernel = match op {
+        "Det" => det,
         "MatMul" => |_, i| {
             let (a, b) = (input(i, 0)?, input(i, 1)?);
             if let (Data::F32(x), Data::F32(y)) = (&*a.data, &*b.data) {
@@ -198,4 +199,43 @@ fn gemm_f32(
     };
     crate::gemm::sgemm(alpha, lhs, rhs, beta, &mut out)?;
     one(Tensor::new(shape, Data::F32(out)))
+}
+
+/// Det: the determinant of each square matrix in the last two axes, by LU decomposition
+/// with partial pivoting in f64.
+fn det(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let x = input(inputs, 0)?;
+    let r = x.rank();
+    if r < 2 || x.shape[r - 1] != x.shape[r - 2] {
+        return Err(format!("Det needs square matrices in the last two axes, got shape {:?}", x.shape));
+    }
+    let n = x.shape[r - 1];
+    let values = x.to_f64s()?;
+    let dets = values
+        .chunks_exact((n * n).max(1))
+        .map(|m| {
+            let mut a = m.to_vec();
+            let mut det = 1.0;
+            for col in 0..n {
+                let pivot = (col..n).max_by(|&i, &j| a[i * n + col].abs().total_cmp(&a[j * n + col].abs()));
+                let Some(p) = pivot.filter(|&p| a[p * n + col] != 0.0) else { return 0.0 };
+                if p != col {
+                    for k in 0..n {
+                        a.swap(p * n + k, col * n + k);
+                    }
+                    det = -det;
+                }
+                let d = a[col * n + col];
+                det *= d;
+                for row in col + 1..n {
+                    let f = a[row * n + col] / d;
+                    for k in col..n {
+                        a[row * n + k] -= f * a[col * n + k];
+                    }
+                }
+            }
+            det
+        })
+        .collect();
+    one(numeric_like(x.data_type(), x.shape[..r - 2].to_vec(), dets)?)
 }

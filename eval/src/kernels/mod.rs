@@ -21,6 +21,7 @@ pub mod resize;
 pub mod select;
 pub mod sequence;
 pub mod shape;
+pub mod signal;
 pub mod text;
 pub mod training;
 
@@ -51,8 +52,9 @@ pub const OTHER_DOMAINS: [(&str, Family); 1] = [("ai.onnx.preview.training", tra
 
 /// The families of the default domain; an operator is claimed by at most one (the
 /// registry's test checks it).
-pub const DEFAULT_DOMAIN: [Family; 14] = [
+pub const DEFAULT_DOMAIN: [Family; 15] = [
     text::kernel,
+    signal::kernel,
     einsum::kernel,
     sequence::kernel,
     attention::kernel,

@@ -8,10 +8,12 @@ use super::{Ctx, Kernel, axis, input, one, optional};
 use crate::broadcast::strides;
 use crate::kernels::elementwise::numeric_like;
 use crate::kernels::shape::dtype_attr;
+use crate::value::Value;
 use crate::value::{Data, Tensor};
 
 pub fn kernel(op: &str) -> Option<Kernel> {
     let k: Kernel = match op {
+        "DynamicQuantizeLinear" => dynamic_quantize,
         "QuantizeLinear" => |ctx, i| {
             let (x, scale, zero) = (input(i, 0)?, input(i, 1)?, optional(i, 2)?);
             let default = zero.map_or(DataType::Uint8, Tensor::data_type);
@@ -117,6 +119,24 @@ fn scale_index(ctx: &Ctx<'_>, x: &Tensor, scale: &Tensor) -> Result<Box<dyn Fn(u
             })
             .sum()
     }))
+}
+
+/// DynamicQuantizeLinear: a float32 tensor into uint8 with a scale and zero point chosen
+/// from its range (widened to hold 0), in float32 steps as onnx's function body takes them.
+fn dynamic_quantize(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let x = input(inputs, 0)?;
+    let Data::F32(v) = &*x.data else {
+        return Err(format!("DynamicQuantizeLinear takes float32, got {}", x.data_type().name()));
+    };
+    let lo = v.iter().copied().fold(0.0f32, f32::min);
+    let hi = v.iter().copied().fold(0.0f32, f32::max);
+    let scale = (hi - lo) / 255.0;
+    let zero = (0.0 - lo / scale).clamp(0.0, 255.0).round_ties_even();
+    let scale_t = Tensor::new(vec![], Data::F32(vec![scale]));
+    let zero_t = Tensor::new(vec![], Data::U8(vec![zero as u8]));
+    let y = quantize_f32_per_tensor(x, &scale_t, Some(&zero_t), DataType::Uint8, 0.0, 255.0)
+        .ok_or("DynamicQuantizeLinear: quantizing failed")?;
+    Ok(vec![Value::Tensor(y), Value::Tensor(scale_t), Value::Tensor(zero_t)])
 }
 
 /// The common case without detours: a float32 tensor quantized per tensor into 8 bits.
