@@ -29,6 +29,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
             let (shape, out) = matmul(&av, &a.shape, &bv, &b.shape)?;
             one(Tensor::new(shape, Data::I32(out.into_iter().map(|x| x as i32).collect())))
         },
+        "QLinearMatMul" => qlinear_matmul,
         "Gemm" => gemm,
         _ => return None,
     };
@@ -238,4 +239,33 @@ fn det(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
         })
         .collect();
     one(numeric_like(x.data_type(), x.shape[..r - 2].to_vec(), dets)?)
+}
+
+/// QLinearMatMul: the integer product of the zero-point-shifted operands, rescaled by
+/// `a_scale·b_scale / y_scale`, rounded half to even, shifted by `y_zero_point` and
+/// saturated to its type (per-tensor scales and zero points).
+fn qlinear_matmul(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let scalar = |i: usize, what: &str| -> Result<f64, String> {
+        let t = input(inputs, i)?;
+        match t.to_f64s()?[..] {
+            [v] => Ok(v),
+            _ => Err(format!("{what}: per-axis values are not supported yet")),
+        }
+    };
+    let (a, b, zy) = (input(inputs, 0)?, input(inputs, 3)?, input(inputs, 7)?);
+    let (sa, za, sb, zb) =
+        (scalar(1, "a_scale")?, scalar(2, "a_zero_point")?, scalar(4, "b_scale")?, scalar(5, "b_zero_point")?);
+    let (sy, zy_value) = (scalar(6, "y_scale")?, scalar(7, "y_zero_point")?);
+    let av: Vec<f64> = a.to_f64s()?.into_iter().map(|x| x - za).collect();
+    let bv: Vec<f64> = b.to_f64s()?.into_iter().map(|x| x - zb).collect();
+    let (shape, product) = matmul(&av, &a.shape, &bv, &b.shape)?;
+    let (lo, hi) = match zy.data_type() {
+        onnx_core::ir::DataType::Uint8 => (0.0, 255.0),
+        onnx_core::ir::DataType::Int8 => (-128.0, 127.0),
+        other => return Err(format!("y_zero_point of type {} is not supported", other.name())),
+    };
+    // The rescale in float32, as onnx's reference takes it for float32 and float16 scales.
+    let multiplier = (sa as f32 * sb as f32 / sy as f32) as f64;
+    let out = product.into_iter().map(|c| ((c * multiplier).round_ties_even() + zy_value).clamp(lo, hi)).collect();
+    one(numeric_like(zy.data_type(), shape, out)?)
 }

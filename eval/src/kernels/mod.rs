@@ -18,6 +18,7 @@ pub mod quant;
 pub mod recurrent;
 pub mod reduce;
 pub mod resize;
+pub mod sample;
 pub mod select;
 pub mod sequence;
 pub mod shape;
@@ -52,9 +53,10 @@ pub const OTHER_DOMAINS: [(&str, Family); 1] = [("ai.onnx.preview.training", tra
 
 /// The families of the default domain; an operator is claimed by at most one (the
 /// registry's test checks it).
-pub const DEFAULT_DOMAIN: [Family; 15] = [
+pub const DEFAULT_DOMAIN: [Family; 16] = [
     text::kernel,
     signal::kernel,
+    sample::kernel,
     einsum::kernel,
     sequence::kernel,
     attention::kernel,

@@ -11,6 +11,7 @@ use crate::value::{Data, Tensor, Value};
 pub fn kernel(op: &str) -> Option<Kernel> {
     let k: Kernel = match op {
         "Trilu" => trilu,
+        "CenterCropPad" => center_crop_pad,
         "CumSum" | "CumProd" => cumulative,
         "TopK" => top_k,
         "OneHot" => one_hot,
@@ -30,6 +31,59 @@ pub fn kernel(op: &str) -> Option<Kernel> {
     Some(k)
 }
 
+/// `t`'s elements followed by one zero (false for booleans), and where that zero is: a
+/// gather from it can fill any position with zero.
+fn with_zero(t: &Tensor) -> Result<(Data, usize), String> {
+    let zero = numeric_like(t.data_type(), vec![1], vec![0.0])
+        .or_else(|_| Ok::<_, String>(Tensor::new(vec![1], Data::Bool(vec![false]))))?;
+    let mut joined = (*t.data).clone();
+    joined.extend_from(&zero.data)?;
+    Ok((joined, t.len()))
+}
+
+/// CenterCropPad: each listed axis cropped or zero-padded to its new size, centred (the
+/// odd element goes to the end).
+fn center_crop_pad(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let t = input(inputs, 0)?;
+    let sizes = input(inputs, 1)?.to_i64s()?;
+    let rank = t.rank();
+    let axes: Vec<usize> = match ctx.ints("axes") {
+        Some(a) => a.iter().map(|&a| axis(a, rank)).collect::<Result<_, _>>()?,
+        None => (0..rank).collect(),
+    };
+    if axes.len() != sizes.len() {
+        return Err(format!("shape has {} values for {} axes", sizes.len(), axes.len()));
+    }
+    let mut out_shape = t.shape.clone();
+    // Per axis: output index o reads input index o + shift (negative when padding).
+    let mut shift = vec![0i64; rank];
+    for (&a, &size) in axes.iter().zip(&sizes) {
+        let size = usize::try_from(size).map_err(|_| format!("size {size} is negative"))?;
+        let dim = t.shape[a];
+        shift[a] = if size <= dim { ((dim - size) / 2) as i64 } else { -(((size - dim) / 2) as i64) };
+        out_shape[a] = size;
+    }
+    let total = count(&out_shape)?;
+    ctx.check_elements(total)?;
+    let (joined, zero_at) = with_zero(t)?;
+    let in_strides = crate::broadcast::strides(&t.shape);
+    let picked = (0..total).map(|flat| {
+        let mut rest = flat;
+        let mut at = 0usize;
+        for a in (0..rank).rev() {
+            let o = (rest % out_shape[a]) as i64;
+            rest /= out_shape[a];
+            let i = o + shift[a];
+            if i < 0 || i >= t.shape[a] as i64 {
+                return zero_at;
+            }
+            at += i as usize * in_strides[a];
+        }
+        at
+    });
+    one(Tensor::new(out_shape.clone(), joined.pick(picked)))
+}
+
 fn trilu(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
     let t = input(inputs, 0)?;
     if t.rank() < 2 {
@@ -41,11 +95,7 @@ fn trilu(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String>
     };
     let upper = ctx.int("upper").unwrap_or(1) != 0;
     let (rows, cols) = (t.shape[t.rank() - 2], t.shape[t.rank() - 1]);
-    let zero = numeric_like(t.data_type(), vec![1], vec![0.0])
-        .or_else(|_| Ok::<_, String>(Tensor::new(vec![1], Data::Bool(vec![false]))))?;
-    let mut joined = (*t.data).clone();
-    joined.extend_from(&zero.data)?;
-    let zero_at = t.len();
+    let (joined, zero_at) = with_zero(t)?;
     let picked = (0..t.len()).map(|i| {
         let (r, c) = (((i / cols.max(1)) % rows.max(1)) as i64, (i % cols.max(1)) as i64);
         let keep = if upper { c - r >= k } else { c - r <= k };
