@@ -169,6 +169,7 @@ fn step_of(model: &Model, node: &Node) -> Result<Step, Unsupported> {
             Ok(Step::Kernel(kernel))
         }
         _ if model.local_function(node).is_some() => Err(describe("model-local functions are not run yet")),
+        Some(domain) if OTHER_DOMAINS.iter().any(|(d, _)| *d == domain) => Err(describe("no kernel yet")),
         _ => Err(describe("no kernel for this domain yet")),
     }
 }

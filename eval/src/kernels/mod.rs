@@ -13,6 +13,7 @@ pub mod einsum;
 pub mod elementwise;
 pub mod loss;
 pub mod matmul;
+pub mod ml;
 pub mod nn;
 pub mod quant;
 pub mod recurrent;
@@ -49,7 +50,8 @@ pub type Kernel = fn(&Ctx<'_>, &[Option<&Value>]) -> Result<Vec<Value>, String>;
 pub type Family = fn(&str) -> Option<Kernel>;
 
 /// The families of the other domains the evaluator knows.
-pub const OTHER_DOMAINS: [(&str, Family); 1] = [("ai.onnx.preview.training", training::kernel)];
+pub const OTHER_DOMAINS: [(&str, Family); 2] =
+    [("ai.onnx.preview.training", training::kernel), ("ai.onnx.ml", ml::kernel)];
 
 /// The families of the default domain; an operator is claimed by at most one (the
 /// registry's test checks it).
