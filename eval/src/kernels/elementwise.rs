@@ -300,7 +300,19 @@ fn modulo(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
     }
     ints!(I8, I16, I32, I64, U8, U16, U32, U64);
     let (x, y) = (a.to_f64s()?, b.to_f64s()?);
-    let (shape, out) = zip(&x, &a.shape, &y, &b.shape, |p, q| if fmod { p % q } else { p - q * (p / q).floor() })?;
+    // Python's modulo takes the divisor's sign: from the C remainder, so that an infinite
+    // divisor works (-3 mod inf is inf) and a zero result keeps the divisor's sign.
+    let python_mod = |p: f64, q: f64| {
+        let r = p % q;
+        if r == 0.0 {
+            0.0f64.copysign(q)
+        } else if (r < 0.0) != (q < 0.0) {
+            r + q
+        } else {
+            r
+        }
+    };
+    let (shape, out) = zip(&x, &a.shape, &y, &b.shape, |p, q| if fmod { p % q } else { python_mod(p, q) })?;
     one(from_f64_like(a.data_type(), shape, out)?)
 }
 
@@ -544,7 +556,31 @@ fn bit_shift(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
         Some("RIGHT") => false,
         other => return Err(format!("direction must be LEFT or RIGHT, not {other:?}")),
     };
+    let dt = a.data_type();
+    let signed = matches!(dt, DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64);
+    let width = match dt {
+        DataType::Int8 | DataType::Uint8 => 8,
+        DataType::Int16 | DataType::Uint16 => 16,
+        DataType::Int32 | DataType::Uint32 => 32,
+        _ => 64,
+    };
     let shift = |x: i64, y: i64| -> i64 {
+        if signed {
+            // Signed types shift arithmetically; a shift outside [0, width) leaves only the
+            // sign (right) or nothing (left), as onnx's reference does.
+            return match (left, (0..width).contains(&y)) {
+                (true, true) => x.wrapping_shl(y as u32),
+                (false, true) => x >> y,
+                (true, false) => 0,
+                (false, false) => {
+                    if x < 0 {
+                        -1
+                    } else {
+                        0
+                    }
+                }
+            };
+        }
         let (x, y) = (x as u64, u32::try_from(y).unwrap_or(u32::MAX));
         (if left { x.checked_shl(y) } else { x.checked_shr(y) }).unwrap_or(0) as i64
     };

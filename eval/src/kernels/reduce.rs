@@ -92,8 +92,10 @@ fn reduce(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
             _ => *a,
         };
     }
+    let boolean = t.data_type() == onnx_core::ir::DataType::Bool;
     if empty_reduction
         && matches!(op, "ReduceMax" | "ReduceMin")
+        && !boolean
         && !t.data_type().name().starts_with("float")
         && t.data_type().name() != "double"
     {
@@ -104,6 +106,10 @@ fn reduce(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
     } else {
         t.shape.iter().enumerate().filter(|(i, _)| !axes.contains(i)).map(|(_, &d)| d).collect()
     };
+    if boolean {
+        // Booleans reduce as 0 and 1 (an empty maximum is false, an empty minimum true).
+        return one(Tensor::new(shape, crate::value::Data::Bool(acc.iter().map(|&v| v > 0.5).collect())));
+    }
     one(numeric_like(t.data_type(), shape, acc)?)
 }
 
