@@ -19,6 +19,7 @@ pub mod quant;
 pub mod recurrent;
 pub mod reduce;
 pub mod resize;
+pub mod rotary;
 pub mod sample;
 pub mod select;
 pub mod sequence;
@@ -55,8 +56,9 @@ pub const OTHER_DOMAINS: [(&str, Family); 2] =
 
 /// The families of the default domain; an operator is claimed by at most one (the
 /// registry's test checks it).
-pub const DEFAULT_DOMAIN: [Family; 16] = [
+pub const DEFAULT_DOMAIN: [Family; 17] = [
     text::kernel,
+    rotary::kernel,
     signal::kernel,
     sample::kernel,
     einsum::kernel,
