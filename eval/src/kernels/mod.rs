@@ -21,6 +21,7 @@ pub mod reduce;
 pub mod resize;
 pub mod rotary;
 pub mod sample;
+pub mod scatter_back;
 pub mod select;
 pub mod sequence;
 pub mod shape;
@@ -56,8 +57,9 @@ pub const OTHER_DOMAINS: [(&str, Family); 2] =
 
 /// The families of the default domain; an operator is claimed by at most one (the
 /// registry's test checks it).
-pub const DEFAULT_DOMAIN: [Family; 17] = [
+pub const DEFAULT_DOMAIN: [Family; 18] = [
     text::kernel,
+    scatter_back::kernel,
     rotary::kernel,
     signal::kernel,
     sample::kernel,
