@@ -5,10 +5,13 @@ use super::{Ctx, Kernel, count, input, one, optional};
 use crate::gemm::View;
 use crate::kernels::elementwise::numeric_like;
 use crate::value::{Data, Tensor, Value};
+use onnx_core::ir::DataType;
 
 pub fn kernel(op: &str) -> Option<Kernel> {
     let k: Kernel = match op {
         "Conv" => conv,
+        "ConvInteger" => conv_integer,
+        "QLinearConv" => qlinear_conv,
         "MaxPool" | "AveragePool" | "LpPool" => pool,
         "GlobalAveragePool" | "GlobalMaxPool" => global_pool,
         "BatchNormalization" => batch_norm,
@@ -127,6 +130,73 @@ fn taps(w: &Window, spatial: &[usize]) -> Vec<Vec<Option<usize>>> {
         all.push(these);
     }
     all
+}
+
+/// `t` minus its zero point, as f64: one zero point, or one per slice of the first axis
+/// (per output channel, for weights).
+fn shifted(t: &Tensor, zero: Option<&Tensor>) -> Result<Tensor, String> {
+    let v = t.to_f64s()?;
+    let z = zero.map(Tensor::to_f64s).transpose()?.unwrap_or_else(|| vec![0.0]);
+    let per = match z.len() {
+        1 => v.len().max(1),
+        n if t.shape.first() == Some(&n) => v.len() / n.max(1),
+        n => return Err(format!("{n} zero points for a tensor of shape {:?}", t.shape)),
+    };
+    let out = v.iter().enumerate().map(|(i, x)| x - z[(i / per.max(1)).min(z.len() - 1)]).collect();
+    Ok(Tensor::new(t.shape.clone(), Data::F64(out)))
+}
+
+/// The convolution of zero-point-shifted integer operands, as f64.
+fn integer_conv(ctx: &Ctx<'_>, x: Tensor, w: Tensor) -> Result<Tensor, String> {
+    let (x, w) = (Value::Tensor(x), Value::Tensor(w));
+    match conv(ctx, &[Some(&x), Some(&w)])?.pop() {
+        Some(Value::Tensor(t)) => Ok(t),
+        _ => Err("the convolution gave no tensor".into()),
+    }
+}
+
+/// ConvInteger: the convolution of `x − x_zero_point` and `w − w_zero_point` in int32.
+fn conv_integer(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let x = shifted(input(inputs, 0)?, optional(inputs, 2)?)?;
+    let w = shifted(input(inputs, 1)?, optional(inputs, 3)?)?;
+    let y = integer_conv(ctx, x, w)?;
+    let out = y.to_f64s()?.into_iter().map(|v| v as i32).collect();
+    one(Tensor::new(y.shape.clone(), Data::I32(out)))
+}
+
+/// QLinearConv: the integer convolution (plus an int32 bias), rescaled by
+/// `x_scale·w_scale / y_scale` (w_scale per output channel or one), rounded half to even,
+/// shifted by `y_zero_point` and saturated to its type.
+fn qlinear_conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let x = shifted(input(inputs, 0)?, optional(inputs, 2)?)?;
+    let w = shifted(input(inputs, 3)?, optional(inputs, 5)?)?;
+    let filters = w.shape.first().copied().unwrap_or(0);
+    let y = integer_conv(ctx, x, w)?;
+    let bias = optional(inputs, 8)?.map(Tensor::to_f64s).transpose()?;
+    let (xs, ws, ys) = (input(inputs, 1)?.to_f64s()?, input(inputs, 4)?.to_f64s()?, input(inputs, 6)?.to_f64s()?);
+    let zy = input(inputs, 7)?;
+    let zero = zy.to_f64s()?.first().copied().unwrap_or(0.0);
+    let (lo, hi) = match zy.data_type() {
+        DataType::Uint8 => (0.0, 255.0),
+        DataType::Int8 => (-128.0, 127.0),
+        other => return Err(format!("y_zero_point of type {} is not supported", other.name())),
+    };
+    let (Some(&xs), Some(&ys)) = (xs.first(), ys.first()) else { return Err("a scale is empty".into()) };
+    let per_filter = y.len() / (y.shape.first().copied().unwrap_or(1).max(1) * filters.max(1)).max(1);
+    let out = y
+        .to_f64s()?
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let f = (i / per_filter.max(1)) % filters.max(1);
+            let scale = ws.get(f).or(ws.first()).copied().unwrap_or(1.0);
+            let biased = v + bias.as_ref().and_then(|b| b.get(f)).copied().unwrap_or(0.0);
+            // The rescale in float32, as onnx's reference takes it.
+            let m = (xs as f32 * scale as f32 / ys as f32) as f64;
+            ((biased * m).round_ties_even() + zero).clamp(lo, hi)
+        })
+        .collect();
+    one(numeric_like(zy.data_type(), y.shape.clone(), out)?)
 }
 
 fn conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
