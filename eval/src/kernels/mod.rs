@@ -27,6 +27,7 @@ pub mod sequence;
 pub mod shape;
 pub mod signal;
 pub mod text;
+pub mod tfidf;
 pub mod training;
 
 use onnx_core::ir::{AttributeValue, Model, Node, Str};
@@ -57,8 +58,9 @@ pub const OTHER_DOMAINS: [(&str, Family); 2] =
 
 /// The families of the default domain; an operator is claimed by at most one (the
 /// registry's test checks it).
-pub const DEFAULT_DOMAIN: [Family; 18] = [
+pub const DEFAULT_DOMAIN: [Family; 19] = [
     text::kernel,
+    tfidf::kernel,
     scatter_back::kernel,
     rotary::kernel,
     signal::kernel,
