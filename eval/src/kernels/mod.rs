@@ -26,6 +26,7 @@ pub mod select;
 pub mod sequence;
 pub mod shape;
 pub mod signal;
+pub mod stateful;
 pub mod text;
 pub mod tfidf;
 pub mod training;
@@ -58,8 +59,9 @@ pub const OTHER_DOMAINS: [(&str, Family); 2] =
 
 /// The families of the default domain; an operator is claimed by at most one (the
 /// registry's test checks it).
-pub const DEFAULT_DOMAIN: [Family; 19] = [
+pub const DEFAULT_DOMAIN: [Family; 20] = [
     text::kernel,
+    stateful::kernel,
     tfidf::kernel,
     scatter_back::kernel,
     rotary::kernel,
