@@ -397,10 +397,7 @@ fn global_pool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, S
 fn batch_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
     let x = input(inputs, 0)?;
     let [scale, bias, mean, var] = [1, 2, 3, 4].map(|i| input(inputs, i).and_then(Tensor::to_f64s));
-    let (scale, bias, mean, var) = (scale?, bias?, mean?, var?);
-    if ctx.int("training_mode").unwrap_or(0) != 0 {
-        return Err("training mode is not supported yet".into());
-    }
+    let (scale, bias, mut mean, mut var) = (scale?, bias?, mean?, var?);
     let eps = f64::from(ctx.float("epsilon").unwrap_or(1e-5));
     let channels = *x.shape.get(1).unwrap_or(&1);
     if [&scale, &bias, &mean, &var].iter().any(|v| v.len() != channels) {
@@ -408,11 +405,42 @@ fn batch_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, St
     }
     let inner = count(&x.shape[2.min(x.rank())..])?;
     let mut v = x.to_f64s()?;
+    // Training mode normalizes with the batch's own mean and (biased) variance per channel,
+    // and also returns the running statistics moved towards them by `1 − momentum`.
+    let training = ctx.int("training_mode").unwrap_or(0) != 0;
+    let mut running = None;
+    if training {
+        let momentum = f64::from(ctx.float("momentum").unwrap_or(0.9));
+        let per_channel = (v.len() / channels.max(1)).max(1) as f64;
+        let (mut sums, mut squares) = (vec![0.0; channels], vec![0.0; channels]);
+        for (i, e) in v.iter().enumerate() {
+            sums[(i / inner.max(1)) % channels] += e;
+        }
+        let batch_mean: Vec<f64> = sums.iter().map(|s| s / per_channel).collect();
+        for (i, e) in v.iter().enumerate() {
+            let c = (i / inner.max(1)) % channels;
+            squares[c] += (e - batch_mean[c]).powi(2);
+        }
+        let batch_var: Vec<f64> = squares.iter().map(|s| s / per_channel).collect();
+        let moved = |old: &[f64], new: &[f64]| {
+            old.iter().zip(new).map(|(o, n)| o * momentum + n * (1.0 - momentum)).collect::<Vec<_>>()
+        };
+        running = Some((moved(&mean, &batch_mean), moved(&var, &batch_var)));
+        (mean, var) = (batch_mean, batch_var);
+    }
     for (i, e) in v.iter_mut().enumerate() {
         let c = (i / inner) % channels;
         *e = (*e - mean[c]) / (var[c] + eps).sqrt() * scale[c] + bias[c];
     }
-    one(numeric_like(x.data_type(), x.shape.clone(), v)?)
+    let y = Value::Tensor(numeric_like(x.data_type(), x.shape.clone(), v)?);
+    match running {
+        Some((m, r)) => Ok(vec![
+            y,
+            Value::Tensor(numeric_like(x.data_type(), vec![channels], m)?),
+            Value::Tensor(numeric_like(x.data_type(), vec![channels], r)?),
+        ]),
+        None => Ok(vec![y]),
+    }
 }
 
 fn layer_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {

@@ -19,6 +19,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         "DFT" => dft,
         "STFT" => stft,
         "HannWindow" | "HammingWindow" | "BlackmanWindow" => window,
+        "MelWeightMatrix" => mel_weight_matrix,
         _ => return None,
     };
     Some(k)
@@ -217,4 +218,61 @@ fn window(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
         })
         .collect();
     one(numeric_like(dt, vec![size], values)?)
+}
+
+/// MelWeightMatrix: triangular filters, evenly spaced on the mel scale between the edge
+/// frequencies, over the bins of a onesided spectrum: [dft_length/2 + 1, num_mel_bins].
+fn mel_weight_matrix(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let int =
+        |i: usize, what: &str| -> Result<i64, String> { scalar(inputs, i, what)?.ok_or(format!("{what} is missing")) };
+    let float = |i: usize| -> Result<f64, String> {
+        input(inputs, i)?.to_f64s()?.first().copied().ok_or_else(|| format!("input {i} is empty"))
+    };
+    let mels = usize::try_from(int(0, "num_mel_bins")?).map_err(|_| "num_mel_bins is negative")?;
+    let dft_length = int(1, "dft_length")?;
+    let rate = int(2, "sample_rate")?;
+    if dft_length <= 0 || rate <= 0 {
+        return Err("dft_length and sample_rate must be positive".into());
+    }
+    let (low, high) = (float(3)?, float(4)?);
+    let bins = (dft_length / 2 + 1) as usize;
+    ctx.check_elements(bins.saturating_mul(mels))?;
+    let ln10 = std::f64::consts::LN_10;
+    let to_mel = |hz: f64| 2595.0 * (hz / 700.0).ln_1p() / ln10;
+    let (low_mel, high_mel) = (to_mel(low), to_mel(high));
+    // onnx spaces the mels + 2 edges by the range over mels + 2 (not mels + 1): the top
+    // edge falls short of upper_edge_hertz, as in onnx's reference.
+    let step = (high_mel - low_mel) / (mels + 2) as f64;
+    // The spectrum bin of each of the mels + 2 filter edges.
+    let edges: Vec<i64> = (0..mels + 2)
+        .map(|i| {
+            let hz = 700.0 * ((i as f64 * step + low_mel) / 2595.0 * ln10).exp_m1();
+            (((dft_length + 1) as f64 * hz) / rate as f64).floor() as i64
+        })
+        .collect();
+    let mut out = vec![0.0; bins * mels];
+    let mut set = |j: i64, i: usize, v: f64| {
+        if let Ok(j) = usize::try_from(j)
+            && j < bins
+        {
+            out[j * mels + i] = v;
+        }
+    };
+    for i in 0..mels {
+        let (left, centre, right) = (edges[i], edges[i + 1], edges[i + 2]);
+        if centre == left {
+            set(centre, i, 1.0);
+        } else {
+            for j in left..=centre {
+                set(j, i, (j - left) as f64 / (centre - left) as f64);
+            }
+        }
+        if right > centre {
+            for j in centre..right {
+                set(j, i, (right - j) as f64 / (right - centre) as f64);
+            }
+        }
+    }
+    let dt = dtype_attr(ctx, "output_datatype", DataType::Float)?;
+    one(numeric_like(dt, vec![bins, mels], out)?)
 }
