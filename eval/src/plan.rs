@@ -163,6 +163,8 @@ fn step_of(model: &Model, node: &Node) -> Result<Step, Unsupported> {
             }
             Err(describe("no kernel yet"))
         }
+        // FlexAttention runs its modifier subgraphs: the runner takes it, as control flow.
+        Some("ai.onnx.preview") if op == "FlexAttention" => Ok(Step::Control),
         Some(domain)
             if let Some(kernel) = OTHER_DOMAINS.iter().find(|(d, _)| *d == domain).and_then(|(_, f)| f(op)) =>
         {

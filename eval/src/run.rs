@@ -342,12 +342,38 @@ impl Runner<'_, '_> {
                 Ok(collected.into_iter().map(Value::Sequence).collect())
             }
             Some("Scan") => self.scan(n, depth),
+            Some("FlexAttention") => {
+                let given: Vec<Option<Value>> = (0..3).map(|i| input(self, i)).collect();
+                let given: Vec<Option<&Value>> = given.iter().map(Option::as_ref).collect();
+                let ctx = Ctx { model: plan.model, node, opset: plan.opset, limits: self.limits() };
+                let mut scores = crate::kernels::flex::scores(&ctx, &given)?;
+                if node.attribute("score_mod").is_some() {
+                    scores = self.modify(graph_attr("score_mod")?, scores, depth)?;
+                }
+                let mut probs = crate::kernels::flex::softmax(&scores)?;
+                if node.attribute("prob_mod").is_some() {
+                    probs = self.modify(graph_attr("prob_mod")?, probs, depth)?;
+                }
+                Ok(vec![Value::Tensor(crate::kernels::flex::output(&given, &probs)?)])
+            }
             other => Err(ControlError::Message(format!("{} is not control flow", other.unwrap_or("?")))),
         }
     }
 }
 
 impl Runner<'_, '_> {
+    /// Runs a one-input, one-output modifier subgraph (FlexAttention's score_mod and
+    /// prob_mod) on `t`.
+    fn modify(&mut self, g: GraphId, t: Tensor, depth: usize) -> Result<Tensor, ControlError> {
+        let graph = &self.plan.model.graphs[g];
+        let slot = self.plan.numbers.graph_inputs(g, graph).iter().next();
+        let slot = slot.ok_or_else(|| ControlError::Message("a modifier subgraph has no input".into()))?;
+        self.set(slot, Value::Tensor(t));
+        let out = self.run_graph(g, depth)?.into_iter().next();
+        let out = out.ok_or_else(|| ControlError::Message("a modifier subgraph has no output".into()))?;
+        Ok(out.tensor().map_err(ControlError::Message)?.clone())
+    }
+
     /// Scan (opset 9 on): the body runs once per slice of the scan inputs along their axes
     /// (forwards or backwards), carrying the state variables; each iteration's scan outputs
     /// are stacked along their axes.

@@ -22,7 +22,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
 }
 
 /// Rounds to the precision of `dt`.
-fn rounding(dt: DataType) -> fn(f64) -> f64 {
+pub(crate) fn rounding(dt: DataType) -> fn(f64) -> f64 {
     match dt {
         DataType::Float16 => |x| f64::from(f16::from_f64(x)),
         DataType::Bfloat16 => |x| f64::from(bf16::from_f64(x)),

@@ -11,6 +11,7 @@
 pub mod attention;
 pub mod einsum;
 pub mod elementwise;
+pub mod flex;
 pub mod loss;
 pub mod matmul;
 pub mod ml;
