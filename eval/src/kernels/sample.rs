@@ -1,6 +1,6 @@
 //! Sampling at computed coordinates: GridSample (nearest, linear and cubic interpolation
-//! in any number of spatial dimensions, zeros/border/reflection padding) and AffineGrid,
-//! which makes the grids it samples.
+//! in any number of spatial dimensions, zeros/border/reflection padding), AffineGrid,
+//! which makes the grids it samples, and RoiAlign (regions pooled from bilinear samples).
 
 use super::elementwise::numeric_like;
 use super::{Ctx, Kernel, count, input, one};
@@ -10,6 +10,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
     let k: Kernel = match op {
         "GridSample" => grid_sample,
         "AffineGrid" => affine_grid,
+        "RoiAlign" => roi_align,
         _ => return None,
     };
     Some(k)
@@ -234,4 +235,111 @@ fn affine_grid(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, S
         }
     }
     one(numeric_like(theta.data_type(), out_shape, out)?)
+}
+
+/// RoiAlign: each region of interest divided into output_height × output_width bins, each
+/// bin the average (or maximum) of a grid of bilinear samples, as onnxruntime and onnx's
+/// reference compute it (the maximum is of each sample's weighted corners).
+fn roi_align(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let (x, rois, batch) = (input(inputs, 0)?, input(inputs, 1)?, input(inputs, 2)?.to_i64s()?);
+    let [n, c, height, width] = x.shape[..] else { return Err(format!("X of shape {:?} is not 4-D", x.shape)) };
+    if height == 0 || width == 0 {
+        return Err("X has an empty spatial dimension".into());
+    }
+    let regions = rois.shape.first().copied().unwrap_or(0);
+    if rois.shape != [regions, 4] || batch.len() != regions {
+        return Err(format!("rois {:?} and batch_indices of {} do not fit", rois.shape, batch.len()));
+    }
+    let dim = |name: &str| usize::try_from(ctx.int(name).unwrap_or(1)).ok().filter(|&d| d > 0);
+    let (oh, ow) = (dim("output_height").ok_or("bad output_height")?, dim("output_width").ok_or("bad output_width")?);
+    let ratio = ctx.int("sampling_ratio").unwrap_or(0).max(0) as usize;
+    let scale = f64::from(ctx.float("spatial_scale").unwrap_or(1.0));
+    let max_mode = match ctx.string("mode").unwrap_or("avg") {
+        "avg" => false,
+        "max" => true,
+        other => return Err(format!("mode '{other}' is not avg or max")),
+    };
+    let default_mode = if ctx.opset >= 16 { "half_pixel" } else { "output_half_pixel" };
+    let half_pixel = ctx.string("coordinate_transformation_mode").unwrap_or(default_mode) == "half_pixel";
+    let out_shape = vec![regions, c, oh, ow];
+    ctx.check_elements(count(&out_shape)?)?;
+    let (values, boxes) = (x.to_f64s()?, rois.to_f64s()?);
+    let (h, w) = (height as f64, width as f64);
+    let mut out = Vec::with_capacity(count(&out_shape)?);
+    for r in 0..regions {
+        let b = usize::try_from(batch[r])
+            .ok()
+            .filter(|&b| b < n)
+            .ok_or(format!("batch index {} is out of range", batch[r]))?;
+        let offset = if half_pixel { 0.5 } else { 0.0 };
+        let [x1, y1, x2, y2] = [0, 1, 2, 3].map(|k| boxes[r * 4 + k] * scale - offset);
+        let (mut rw, mut rh) = (x2 - x1, y2 - y1);
+        if !half_pixel {
+            (rw, rh) = (rw.max(1.0), rh.max(1.0));
+        }
+        let (bin_h, bin_w) = (rh / oh as f64, rw / ow as f64);
+        let grid_h = if ratio > 0 { ratio } else { (rh / oh as f64).ceil().max(0.0) as usize };
+        let grid_w = if ratio > 0 { ratio } else { (rw / ow as f64).ceil().max(0.0) as usize };
+        let samples = (grid_h * grid_w).max(1) as f64;
+        for ch in 0..c {
+            let plane = &values[(b * c + ch) * height * width..][..height * width];
+            for ph in 0..oh {
+                for pw in 0..ow {
+                    let mut acc = if max_mode { f64::NEG_INFINITY } else { 0.0 };
+                    let mut any = false;
+                    for iy in 0..grid_h {
+                        let y = y1 + ph as f64 * bin_h + (iy as f64 + 0.5) * bin_h / grid_h as f64;
+                        for ix in 0..grid_w {
+                            let xx = x1 + pw as f64 * bin_w + (ix as f64 + 0.5) * bin_w / grid_w as f64;
+                            any = true;
+                            let corners = bilinear_corners(plane, height, width, y, xx, h, w);
+                            if max_mode {
+                                acc = corners.iter().fold(acc, |m, &v| m.max(v));
+                            } else {
+                                acc += corners.iter().sum::<f64>();
+                            }
+                        }
+                    }
+                    out.push(match (max_mode, any) {
+                        (_, false) => 0.0,
+                        (true, true) => acc,
+                        (false, true) => acc / samples,
+                    });
+                }
+            }
+        }
+    }
+    one(numeric_like(x.data_type(), out_shape, out)?)
+}
+
+/// The four weighted corner values of a bilinear sample at (y, x) of a plane (all zero
+/// outside [-1, size]).
+fn bilinear_corners(plane: &[f64], height: usize, width: usize, y: f64, x: f64, h: f64, w: f64) -> [f64; 4] {
+    if y < -1.0 || y > h || x < -1.0 || x > w {
+        return [0.0; 4];
+    }
+    let (mut y, mut x) = (y.max(0.0), x.max(0.0));
+    let (mut y_low, mut x_low) = (y as usize, x as usize);
+    let y_high = if y_low >= height - 1 {
+        y_low = height - 1;
+        y = y_low as f64;
+        y_low
+    } else {
+        y_low + 1
+    };
+    let x_high = if x_low >= width - 1 {
+        x_low = width - 1;
+        x = x_low as f64;
+        x_low
+    } else {
+        x_low + 1
+    };
+    let (ly, lx) = (y - y_low as f64, x - x_low as f64);
+    let (hy, hx) = (1.0 - ly, 1.0 - lx);
+    [
+        hy * hx * plane[y_low * width + x_low],
+        hy * lx * plane[y_low * width + x_high],
+        ly * hx * plane[y_high * width + x_low],
+        ly * lx * plane[y_high * width + x_high],
+    ]
 }
