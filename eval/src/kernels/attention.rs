@@ -193,7 +193,13 @@ fn attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
                 let max = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
                 let base = if max == f64::NEG_INFINITY { 0.0 } else { max };
                 let exps: Vec<f64> = scores.iter().map(|&s| softmax_round((softmax_round(s - base)).exp())).collect();
-                let sum = softmax_round(exps.iter().sum::<f64>());
+                // numpy sums a bfloat16 row one element at a time in bfloat16 (ml_dtypes has
+                // no pairwise float32 sum as float16 has): the same rounding at every step.
+                let sum = if dt == DataType::Bfloat16 {
+                    exps.iter().fold(0.0, |acc, &e| softmax_round(acc + e))
+                } else {
+                    softmax_round(exps.iter().sum::<f64>())
+                };
                 let sum = if sum == 0.0 { 1.0 } else { sum };
                 let probabilities: Vec<f64> =
                     exps.iter().map(|&e| if all_masked { 0.0 } else { round(softmax_round(e / sum)) }).collect();

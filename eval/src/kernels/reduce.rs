@@ -1,6 +1,8 @@
 //! Reductions over axes (ReduceSum … ReduceLogSumExp), ArgMax/ArgMin, Softmax and its kin.
 //! Sums are accumulated in f64 and rounded once to the element type.
 
+use onnx_core::ir::DataType;
+
 use super::{Ctx, Kernel, axis, count, input, one, optional};
 use crate::kernels::elementwise::numeric_like;
 use crate::value::{Data, Tensor, Value};
@@ -160,6 +162,7 @@ fn softmax(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Strin
     };
     let mut v = t.to_f64s()?;
     let op = ctx.op();
+    let bf16 = t.data_type() == DataType::Bfloat16;
     for o in 0..outer {
         for i in 0..inner {
             let at = |k: usize| (o * n + k) * inner + i;
@@ -171,10 +174,13 @@ fn softmax(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Strin
                 }
                 continue;
             }
-            let sum: f64 = (0..n).map(|k| (v[at(k)] - max).exp()).sum();
+            // bfloat16 as numpy computes it through ml_dtypes: every step rounded to
+            // bfloat16, the sum taken one element at a time (other types: f64, rounded once).
+            let r = if bf16 { crate::kernels::attention::rounding(DataType::Bfloat16) } else { |x| x };
+            let sum = (0..n).fold(0.0, |acc, k| r(acc + r(r(v[at(k)] - max).exp())));
             for k in 0..n {
-                let x = v[at(k)] - max;
-                v[at(k)] = if op == "LogSoftmax" { x - sum.ln() } else { x.exp() / sum };
+                let x = r(v[at(k)] - max);
+                v[at(k)] = if op == "LogSoftmax" { x - sum.ln() } else { r(x.exp()) / sum };
             }
         }
     }
