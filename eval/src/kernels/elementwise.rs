@@ -588,7 +588,13 @@ fn bit_shift(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
     one(integers_as(a.data_type(), shape, out))
 }
 
-/// Dropout at inference (no `training_mode`, or false): the input, and a mask of all true.
+/// A seed for an unseeded random draw.
+fn clock_seed() -> u32 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos())
+}
+
+/// Dropout: at inference (no `training_mode`, or false) the input and a mask of all true;
+/// in training, elements dropped with probability `ratio` and the rest scaled up.
 fn dropout(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
     let t = input(inputs, 0)?;
     let training = match optional(inputs, 2)? {
@@ -599,12 +605,28 @@ fn dropout(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Strin
         Some(r) => r.to_f64s()?.first().copied().unwrap_or(0.5),
         None => f64::from(ctx.float("ratio").unwrap_or(0.5)),
     };
-    if training && ratio != 0.0 {
-        return Err("Dropout in training mode draws random numbers; it is not supported yet".into());
-    }
     let mut out = vec![Value::Tensor(t.clone())];
+    let mut mask = vec![true; t.len()];
+    if training && ratio != 0.0 {
+        if !(0.0..1.0).contains(&ratio) {
+            return Err(format!("ratio {ratio} is not in [0, 1)"));
+        }
+        // With a seed, the very mask onnx's reference draws: numpy's legacy RandomState
+        // (MT19937 seeded by init_genrand) giving 53-bit uniform doubles; without one, a
+        // seed from the clock.
+        let seed = ctx.int("seed").map_or_else(clock_seed, |s| s as u32);
+        let mut mt = rand_mt::Mt::new(seed);
+        let mut uniform = || {
+            let (a, b) = (mt.next_u32() >> 5, mt.next_u32() >> 6);
+            (f64::from(a) * 67_108_864.0 + f64::from(b)) / 9_007_199_254_740_992.0
+        };
+        mask.iter_mut().for_each(|m| *m = uniform() >= ratio);
+        let scale = 1.0 / (1.0 - ratio);
+        let kept = t.to_f64s()?.into_iter().zip(&mask).map(|(x, &m)| if m { x * scale } else { 0.0 }).collect();
+        out[0] = Value::Tensor(numeric_like(t.data_type(), t.shape.clone(), kept)?);
+    }
     if ctx.node.outputs.len() > 1 {
-        out.push(Value::Tensor(Tensor::new(t.shape.clone(), Data::Bool(vec![true; t.len()]))));
+        out.push(Value::Tensor(Tensor::new(t.shape.clone(), Data::Bool(mask))));
     }
     Ok(out)
 }
