@@ -1,6 +1,7 @@
 //! Sampling at computed coordinates: GridSample (nearest, linear and cubic interpolation
 //! in any number of spatial dimensions, zeros/border/reflection padding), AffineGrid,
-//! which makes the grids it samples, and RoiAlign (regions pooled from bilinear samples).
+//! which makes the grids it samples, RoiAlign (regions pooled from bilinear samples) and
+//! DeformConv (a convolution whose taps are moved by learned offsets).
 
 use super::elementwise::numeric_like;
 use super::{Ctx, Kernel, count, input, one};
@@ -11,6 +12,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         "GridSample" => grid_sample,
         "AffineGrid" => affine_grid,
         "RoiAlign" => roi_align,
+        "DeformConv" => deform_conv,
         _ => return None,
     };
     Some(k)
@@ -342,4 +344,88 @@ fn bilinear_corners(plane: &[f64], height: usize, width: usize, y: f64, x: f64, 
         ly * hx * plane[y_high * width + x_low],
         ly * lx * plane[y_high * width + x_high],
     ]
+}
+
+/// DeformConv (2-D): each kernel tap samples the input bilinearly (zeros outside) at its
+/// usual position moved by the tap's offset for that output position and offset group,
+/// weighted by the optional mask; then the usual grouped convolution sum and bias.
+fn deform_conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let (x, w, offset) = (input(inputs, 0)?, input(inputs, 1)?, input(inputs, 2)?);
+    let (bias, mask) = (super::optional(inputs, 3)?, super::optional(inputs, 4)?);
+    let ([n, ic, ih, iw], [oc, icg, kh, kw], [_, _, oh, ow]) = (&x.shape[..], &w.shape[..], &offset.shape[..]) else {
+        return Err("DeformConv is implemented for 2-D images (X, W and offset of rank 4)".into());
+    };
+    let (n, ic, ih, iw, oc, icg, kh, kw, oh, ow) = (*n, *ic, *ih, *iw, *oc, *icg, *kh, *kw, *oh, *ow);
+    let positive = |name: &str| usize::try_from(ctx.int(name).unwrap_or(1)).ok().filter(|&v| v > 0);
+    let group = positive("group").ok_or("group must be positive")?;
+    let groups_off = positive("offset_group").ok_or("offset_group must be positive")?;
+    if ic != icg * group || oc % group != 0 || ic % groups_off != 0 {
+        return Err(format!(
+            "channels do not divide: X {:?}, W {:?}, group {group}, offset_group {groups_off}",
+            x.shape, w.shape
+        ));
+    }
+    let taps = kh * kw;
+    if offset.shape != [n, groups_off * 2 * taps, oh, ow] {
+        return Err(format!("offset of shape {:?} does not fit", offset.shape));
+    }
+    if mask.is_some_and(|m| m.shape != [n, groups_off * taps, oh, ow]) {
+        return Err("the mask's shape does not fit".into());
+    }
+    let ints = |name: &str, default: i64, len: usize| -> Result<Vec<i64>, String> {
+        match ctx.ints(name) {
+            Some(v) if v.len() == len => Ok(v.to_vec()),
+            Some(v) => Err(format!("{name} has {} values, {len} expected", v.len())),
+            None => Ok(vec![default; len]),
+        }
+    };
+    let (dil, stride, pads) = (ints("dilations", 1, 2)?, ints("strides", 1, 2)?, ints("pads", 0, 4)?);
+    let out_shape = vec![n, oc, oh, ow];
+    ctx.check_elements(count(&out_shape)?)?;
+    let (xv, wv, off) = (x.to_f64s()?, w.to_f64s()?, offset.to_f64s()?);
+    let mv = mask.map(|m| m.to_f64s()).transpose()?;
+    let bv = bias.map(|b| b.to_f64s()).transpose()?;
+    let (ocg, icpo) = (oc / group, ic / groups_off);
+    let dims = [ih, iw];
+    let mut out = vec![0.0; n * oc * oh * ow];
+    let mut at = Vec::with_capacity(2);
+    for b in 0..n {
+        for o in 0..oc {
+            let g = o / ocg;
+            for i in 0..oh {
+                for j in 0..ow {
+                    let mut sum = bv.as_ref().and_then(|v| v.get(o)).copied().unwrap_or(0.0);
+                    for c in g * icg..(g + 1) * icg {
+                        let og = c / icpo;
+                        let plane = &xv[(b * ic + c) * ih * iw..][..ih * iw];
+                        let image = Image {
+                            data: plane,
+                            dims: &dims,
+                            strides: vec![iw, 1],
+                            padding: Padding::Zeros,
+                            low: vec![0.0, 0.0],
+                            high: vec![ih as f64 - 1.0, iw as f64 - 1.0],
+                        };
+                        for ki in 0..kh {
+                            for kj in 0..kw {
+                                let tap = ki * kw + kj;
+                                let off_at =
+                                    |d: usize| ((((b * groups_off + og) * taps + tap) * 2 + d) * oh + i) * ow + j;
+                                let y = (i as i64 * stride[0] - pads[0] + ki as i64 * dil[0]) as f64 + off[off_at(0)];
+                                let xx = (j as i64 * stride[1] - pads[1] + kj as i64 * dil[1]) as f64 + off[off_at(1)];
+                                let m = mv
+                                    .as_ref()
+                                    .map_or(1.0, |m| m[(((b * groups_off + og) * taps + tap) * oh + i) * ow + j]);
+                                at.clear();
+                                let v = image.interpolate(&[y, xx], Mode::Linear, &mut at);
+                                sum += v * wv[((o * icg + (c - g * icg)) * kh + ki) * kw + kj] * m;
+                            }
+                        }
+                    }
+                    out[((b * oc + o) * oh + i) * ow + j] = sum;
+                }
+            }
+        }
+    }
+    one(numeric_like(x.data_type(), out_shape, out)?)
 }
