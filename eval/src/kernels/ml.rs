@@ -1,5 +1,5 @@
 //! The ai.onnx.ml operators the backend tests exercise: LabelEncoder, Binarizer,
-//! ArrayFeatureExtractor.
+//! ArrayFeatureExtractor, TreeEnsemble.
 
 use std::collections::HashMap;
 
@@ -14,6 +14,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         "LabelEncoder" => label_encoder,
         "Binarizer" => binarizer,
         "ArrayFeatureExtractor" => array_feature_extractor,
+        "TreeEnsemble" => tree_ensemble,
         _ => return None,
     };
     Some(k)
@@ -102,4 +103,107 @@ fn array_feature_extractor(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec
     let mut shape = if x.rank() == 1 { vec![1] } else { x.shape[..x.rank() - 1].to_vec() };
     shape.push(indices.len());
     one(Tensor::new(shape, x.data.pick(picked)))
+}
+
+/// A tensor attribute's values as f64 (empty when absent).
+fn tensor_values(ctx: &Ctx<'_>, name: &str) -> Result<Vec<f64>, String> {
+    ctx.tensor(name)?.map_or(Ok(Vec::new()), |t| t.to_f64s())
+}
+
+/// TreeEnsemble (opset 5): each row walked down every tree from its root to a leaf, the
+/// leaves' weights gathered per target by sum, average, minimum or maximum.
+fn tree_ensemble(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let x = input(inputs, 0)?;
+    let [rows, features] = x.shape[..] else { return Err(format!("X of shape {:?} is not 2-D", x.shape)) };
+    let ints = |name: &str| ctx.ints(name).map(<[i64]>::to_vec).ok_or(format!("attribute {name} is missing"));
+    let (features_of, true_ids, false_ids) =
+        (ints("nodes_featureids")?, ints("nodes_truenodeids")?, ints("nodes_falsenodeids")?);
+    let (true_leaf, false_leaf) = (ints("nodes_trueleafs")?, ints("nodes_falseleafs")?);
+    let (targets_of, roots) = (ints("leaf_targetids")?, ints("tree_roots")?);
+    let missing_true = ctx.ints("nodes_missing_value_tracks_true").map(<[i64]>::to_vec).unwrap_or_default();
+    let (splits, modes, weights) =
+        (tensor_values(ctx, "nodes_splits")?, tensor_values(ctx, "nodes_modes")?, tensor_values(ctx, "leaf_weights")?);
+    let members = tensor_values(ctx, "membership_values")?;
+    let nodes = splits.len();
+    if [features_of.len(), true_ids.len(), false_ids.len(), true_leaf.len(), false_leaf.len(), modes.len()]
+        .iter()
+        .any(|&l| l != nodes)
+        || targets_of.len() != weights.len()
+    {
+        return Err("the nodes_* (or leaf_*) attributes differ in length".into());
+    }
+    let n_targets = usize::try_from(ctx.int("n_targets").unwrap_or(1)).map_err(|_| "n_targets is negative")?;
+    // Each membership node's set, in node order (sets are separated by NaN).
+    let mut sets: HashMap<usize, Vec<f64>> = HashMap::new();
+    let mut chunks = members.split(|v| v.is_nan());
+    for (i, _) in modes.iter().enumerate().filter(|(_, m)| **m == 6.0) {
+        sets.insert(i, chunks.next().unwrap_or_default().to_vec());
+    }
+    let aggregate = ctx.int("aggregate_function").unwrap_or(1);
+    if ctx.int("post_transform").unwrap_or(0) != 0 {
+        return Err("post_transform other than NONE is not supported yet".into());
+    }
+    let index = |v: i64, len: usize, what: &str| {
+        usize::try_from(v).ok().filter(|&i| i < len).ok_or(format!("{what} {v} is out of range"))
+    };
+    let values = x.to_f64s()?;
+    let start = match aggregate {
+        0 | 1 => 0.0,
+        2 => f64::MAX,
+        3 => f64::MIN,
+        other => return Err(format!("aggregate_function {other} is not 0 to 3")),
+    };
+    let mut out = vec![start; rows * n_targets];
+    for r in 0..rows {
+        let row = &values[r * features..(r + 1) * features];
+        for &root in &roots {
+            let root = index(root, nodes, "tree root")?;
+            // A root whose two branches are the same leaf is that leaf (by its own index).
+            let mut at = if true_leaf[root] != 0 && false_leaf[root] != 0 && true_ids[root] == false_ids[root] {
+                Err(root)
+            } else {
+                Ok(root)
+            };
+            let mut steps = 0;
+            let leaf = loop {
+                let node = match at {
+                    Err(leaf) => break leaf,
+                    Ok(node) => node,
+                };
+                steps += 1;
+                if steps > nodes + 1 {
+                    return Err("a tree has a cycle".into());
+                }
+                let v = row[index(features_of[node], features, "feature")?];
+                let split = splits[node];
+                let hit = match modes[node] as i64 {
+                    0 => v <= split,
+                    1 => v < split,
+                    2 => v >= split,
+                    3 => v > split,
+                    4 => v == split,
+                    5 => v != split,
+                    6 => sets.get(&node).is_some_and(|s| s.contains(&v)),
+                    m => return Err(format!("node mode {m} is not 0 to 6")),
+                } || (v.is_nan() && missing_true.get(node).is_some_and(|&t| t != 0));
+                let (next, is_leaf) =
+                    if hit { (true_ids[node], true_leaf[node]) } else { (false_ids[node], false_leaf[node]) };
+                at = if is_leaf != 0 {
+                    Err(index(next, weights.len(), "leaf")?)
+                } else {
+                    Ok(index(next, nodes, "node")?)
+                };
+            };
+            let t = index(targets_of[leaf], n_targets, "target")?;
+            let slot = &mut out[r * n_targets + t];
+            let w = weights[leaf];
+            *slot = match aggregate {
+                0 => *slot + w / roots.len() as f64,
+                1 => *slot + w,
+                2 => slot.min(w),
+                _ => slot.max(w),
+            };
+        }
+    }
+    one(numeric_like(x.data_type(), vec![rows, n_targets], out)?)
 }
