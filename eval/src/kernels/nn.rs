@@ -35,6 +35,8 @@ struct Window {
     dilations: Vec<usize>,
     /// Padding before each spatial axis.
     begin: Vec<usize>,
+    /// Each axis's extent with its padding (what `count_include_pad` counts within).
+    padded: Vec<usize>,
     out: Vec<usize>,
 }
 
@@ -58,6 +60,7 @@ fn window(ctx: &Ctx<'_>, spatial: &[usize], kernel: Vec<usize>) -> Result<Window
     let auto = ctx.string("auto_pad").unwrap_or("NOTSET");
     let mut begin = vec![0usize; n];
     let mut out = vec![0usize; n];
+    let mut padded_extent = spatial.to_vec();
     let pads = match ctx.ints("pads") {
         Some(p) if p.len() == 2 * n => p
             .iter()
@@ -73,11 +76,13 @@ fn window(ctx: &Ctx<'_>, spatial: &[usize], kernel: Vec<usize>) -> Result<Window
                 out[i] = spatial[i].div_ceil(strides[i]);
                 let total = ((out[i].max(1) - 1) * strides[i] + extent).saturating_sub(spatial[i]);
                 begin[i] = if auto == "SAME_UPPER" { total / 2 } else { total - total / 2 };
+                padded_extent[i] = spatial[i] + total;
             }
             "VALID" => out[i] = (spatial[i].saturating_sub(extent)) / strides[i] + 1,
             _ => {
                 begin[i] = pads[i];
                 let padded = spatial[i] + pads[i] + pads[i + n];
+                padded_extent[i] = padded;
                 if padded < extent {
                     return Err("the window is larger than the padded input".into());
                 }
@@ -90,7 +95,28 @@ fn window(ctx: &Ctx<'_>, spatial: &[usize], kernel: Vec<usize>) -> Result<Window
             }
         }
     }
-    Ok(Window { kernel, strides, dilations, begin, out })
+    Ok(Window { kernel, strides, dilations, begin, padded: padded_extent, out })
+}
+
+/// For each output position, how many kernel taps fall inside the padded input (the
+/// divisor of AveragePool with `count_include_pad`: a ceil-mode window reaching past the
+/// end padding counts only what lies within it).
+fn taps_within_padding(w: &Window) -> Vec<usize> {
+    let n = w.out.len();
+    let outs = w.out.iter().product::<usize>();
+    (0..outs)
+        .map(|o| {
+            let mut rest = o;
+            let mut total = 1;
+            for i in (0..n).rev() {
+                let opos = rest % w.out[i];
+                rest /= w.out[i];
+                let start = opos * w.strides[i];
+                total *= (0..w.kernel[i]).filter(|k| start + k * w.dilations[i] < w.padded[i]).count();
+            }
+            total
+        })
+        .collect()
 }
 
 /// Every window position: for each output position (row-major over the spatial axes), the
@@ -335,10 +361,27 @@ fn pool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> 
     let include_pad = ctx.int("count_include_pad").unwrap_or(0) != 0;
     let p = ctx.int("p").unwrap_or(2) as f64;
     let mut out = Vec::with_capacity(planes * taps.len());
+    let divisors = if include_pad { taps_within_padding(&win) } else { Vec::new() };
     let mut indices = Vec::new();
+    // MaxPool's indices count within a plane in row-major order, or with storage_order 1 in
+    // column-major order (the first spatial axis fastest).
+    let column_major = ctx.int("storage_order").unwrap_or(0) == 1;
+    let row_strides = crate::broadcast::strides(spatial);
+    let index_in = |at: usize| -> usize {
+        if !column_major {
+            return at;
+        }
+        let mut stride = 1;
+        let mut flat = 0;
+        for (d, &len) in spatial.iter().enumerate() {
+            flat += (at / row_strides[d]) % len.max(1) * stride;
+            stride *= len;
+        }
+        flat
+    };
     for plane in 0..planes {
         let base = plane * in_size;
-        for tap in &taps {
+        for (o, tap) in taps.iter().enumerate() {
             let present = tap.iter().flatten().map(|&at| (at, xv[base + at]));
             out.push(match op {
                 "MaxPool" => {
@@ -348,13 +391,13 @@ fn pool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> 
                             (best, best_at) = (v, at);
                         }
                     }
-                    indices.push((base + best_at) as i64);
+                    indices.push((base + index_in(best_at)) as i64);
                     best
                 }
                 "LpPool" => present.map(|(_, v)| v.abs().powf(p)).sum::<f64>().powf(1.0 / p),
                 _ => {
                     let (sum, n) = present.fold((0.0, 0usize), |(s, n), (_, v)| (s + v, n + 1));
-                    let n = if include_pad { tap.len() } else { n };
+                    let n = if include_pad { divisors[o] } else { n };
                     if n == 0 { 0.0 } else { sum / n as f64 }
                 }
             });
