@@ -381,16 +381,18 @@ impl Runner<'_, '_> {
         let plan = self.plan;
         let node = &plan.model.nodes[n];
         let message = |m: &str| ControlError::Message(m.to_owned());
-        if plan.opset < 9 {
-            return Err(message("Scan before opset 9 (with a batch axis) is not supported yet"));
-        }
         let Some(AttributeValue::Graph(body)) = node.attribute("body").and_then(|a| a.value()) else {
             return Err(message("attribute 'body' is missing"));
         };
         let scans = usize::try_from(node.attribute("num_scan_inputs").and_then(|a| a.i).unwrap_or(0))
             .map_err(|_| message("num_scan_inputs"))?;
         let places = plan.numbers.node_inputs(n, node);
-        let given: Vec<Tensor> = (0..node.inputs.len())
+        // Scan-8 starts with an optional sequence_lens input.
+        let first = if plan.opset < 9 { 1 } else { 0 };
+        if first == 1 && !node.inputs.first().is_none_or(|s| s.is_empty()) {
+            return Err(message("Scan-8 with sequence_lens is not supported yet"));
+        }
+        let given: Vec<Tensor> = (first..node.inputs.len())
             .map(|i| {
                 places
                     .get(i)
@@ -407,24 +409,79 @@ impl Runner<'_, '_> {
                 _ => vec![0; len],
             }
         };
-        let (in_axes, in_dirs) = (ints("scan_input_axes", scans), ints("scan_input_directions", scans));
         let body_graph = &plan.model.graphs[body];
         let scan_outputs = body_graph.outputs.len().saturating_sub(states);
+        if plan.opset < 9 {
+            // Scan-8: every input has a batch axis first; each batch runs on its own, its
+            // scan inputs sliced along the axis after the batch, and the results are
+            // stacked over the batch again.
+            let directions = ints("directions", scans);
+            let batch = given.first().and_then(|t| t.shape.first()).copied().unwrap_or(0);
+            let mut per_batch: Vec<Vec<Value>> = Vec::with_capacity(batch);
+            for b in 0..batch {
+                let sliced: Vec<Tensor> = given
+                    .iter()
+                    .map(|t| slice_axis(t, 0, b))
+                    .collect::<Result<_, _>>()
+                    .map_err(ControlError::Message)?;
+                let axes = vec![0; scans];
+                let out_axes = vec![0; scan_outputs];
+                let shape = ScanShape { states, in_dirs: &directions, axes: &axes, out_dirs: &[], out_axes: &out_axes };
+                per_batch.push(self.scan_loop(body, &sliced, &shape, depth)?);
+            }
+            let outputs = states + scan_outputs;
+            return (0..outputs)
+                .map(|k| {
+                    let items: Vec<Tensor> = per_batch
+                        .iter()
+                        .map(|outs| {
+                            outs.get(k)
+                                .and_then(|v| v.tensor().ok())
+                                .cloned()
+                                .ok_or_else(|| message("a Scan output is missing"))
+                        })
+                        .collect::<Result<_, _>>()?;
+                    Ok(Value::Tensor(stack(&items).map_err(ControlError::Message)?))
+                })
+                .collect();
+        }
+        let (in_axes, in_dirs) = (ints("scan_input_axes", scans), ints("scan_input_directions", scans));
         let (out_axes, out_dirs) =
             (ints("scan_output_axes", scan_outputs), ints("scan_output_directions", scan_outputs));
         let mut axes = Vec::with_capacity(scans);
+        for k in 0..scans {
+            let t = &given[states + k];
+            axes.push(crate::kernels::axis(in_axes.get(k).copied().unwrap_or(0), t.rank())?);
+        }
+        let shape = ScanShape { states, in_dirs: &in_dirs, axes: &axes, out_dirs: &out_dirs, out_axes: &out_axes };
+        self.scan_loop(body, &given, &shape, depth)
+    }
+
+    /// The iterations of a Scan over `given` (states, then scan inputs): the final states,
+    /// then each scan output stacked along its axis.
+    fn scan_loop(
+        &mut self,
+        body: GraphId,
+        given: &[Tensor],
+        shape: &ScanShape<'_>,
+        depth: usize,
+    ) -> Result<Vec<Value>, ControlError> {
+        let message = |m: &str| ControlError::Message(m.to_owned());
+        let states = shape.states;
+        let scans = given.len() - states;
         let mut length = None;
         for k in 0..scans {
             let t = &given[states + k];
-            let a = crate::kernels::axis(in_axes.get(k).copied().unwrap_or(0), t.rank())?;
-            if length.is_some_and(|l| l != t.shape[a]) {
+            let len = t.shape[shape.axes[k]];
+            if length.is_some_and(|l| l != len) {
                 return Err(message("scan inputs differ in length"));
             }
-            length = Some(t.shape[a]);
-            axes.push(a);
+            length = Some(len);
         }
         let length = length.unwrap_or(0);
-        let body_inputs: Vec<ValueId> = plan.numbers.graph_inputs(body, body_graph).iter().collect();
+        let body_graph = &self.plan.model.graphs[body];
+        let scan_outputs = body_graph.outputs.len().saturating_sub(states);
+        let body_inputs: Vec<ValueId> = self.plan.numbers.graph_inputs(body, body_graph).iter().collect();
         let mut carried: Vec<Value> = given[..states].iter().cloned().map(Value::Tensor).collect();
         let mut stacked: Vec<Vec<Tensor>> = vec![Vec::new(); scan_outputs];
         for step in 0..length {
@@ -433,9 +490,9 @@ impl Runner<'_, '_> {
             }
             let mut feed = carried.clone();
             for k in 0..scans {
-                let backwards = in_dirs.get(k).copied().unwrap_or(0) != 0;
+                let backwards = shape.in_dirs.get(k).copied().unwrap_or(0) != 0;
                 let at = if backwards { length - 1 - step } else { step };
-                feed.push(Value::Tensor(slice_axis(&given[states + k], axes[k], at)?));
+                feed.push(Value::Tensor(slice_axis(&given[states + k], shape.axes[k], at)?));
             }
             for (slot, v) in body_inputs.iter().zip(feed) {
                 self.set(*slot, v);
@@ -448,15 +505,25 @@ impl Runner<'_, '_> {
         }
         let mut result = carried;
         for (k, mut items) in stacked.into_iter().enumerate() {
-            if out_dirs.get(k).copied().unwrap_or(0) != 0 {
+            if shape.out_dirs.get(k).copied().unwrap_or(0) != 0 {
                 items.reverse();
             }
             let joined = stack(&items).map_err(ControlError::Message)?;
-            let a = crate::kernels::axis(out_axes.get(k).copied().unwrap_or(0), joined.rank())?;
+            let a = crate::kernels::axis(shape.out_axes.get(k).copied().unwrap_or(0), joined.rank())?;
             result.push(Value::Tensor(move_axis_from_front(&joined, a)));
         }
         Ok(result)
     }
+}
+
+/// How a Scan slices and stacks: the number of state variables, each scan input's
+/// direction and axis, each scan output's direction and axis.
+struct ScanShape<'a> {
+    states: usize,
+    in_dirs: &'a [i64],
+    axes: &'a [usize],
+    out_dirs: &'a [i64],
+    out_axes: &'a [i64],
 }
 
 /// The slice of `t` at `index` along `axis`, without that axis.
