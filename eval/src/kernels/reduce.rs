@@ -162,7 +162,7 @@ fn softmax(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Strin
     };
     let mut v = t.to_f64s()?;
     let op = ctx.op();
-    let bf16 = t.data_type() == DataType::Bfloat16;
+    let half = Some(t.data_type()).filter(|d| matches!(d, DataType::Bfloat16 | DataType::Float16));
     for o in 0..outer {
         for i in 0..inner {
             let at = |k: usize| (o * n + k) * inner + i;
@@ -174,10 +174,18 @@ fn softmax(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Strin
                 }
                 continue;
             }
-            // bfloat16 as numpy computes it through ml_dtypes: every step rounded to
-            // bfloat16, the sum taken one element at a time (other types: f64, rounded once).
-            let r = if bf16 { crate::kernels::attention::rounding(DataType::Bfloat16) } else { |x| x };
-            let sum = (0..n).fold(0.0, |acc, k| r(acc + r(r(v[at(k)] - max).exp())));
+            // The 16-bit floats as numpy computes them: every step rounded to the type; a
+            // bfloat16 row (ml_dtypes) summed one element at a time in bfloat16, a float16
+            // row in float32, rounded once. Other types: f64, rounded once at the end.
+            let r = match half {
+                Some(dt) => crate::kernels::attention::rounding(dt),
+                None => |x| x,
+            };
+            let sum = if half == Some(DataType::Float16) {
+                r((0..n).fold(0.0f32, |acc, k| acc + r(r(v[at(k)] - max).exp()) as f32).into())
+            } else {
+                (0..n).fold(0.0, |acc, k| r(acc + r(r(v[at(k)] - max).exp())))
+            };
             for k in 0..n {
                 let x = r(v[at(k)] - max);
                 v[at(k)] = if op == "LogSoftmax" { x - sum.ln() } else { r(x.exp()) / sum };
