@@ -12,6 +12,7 @@ pub mod attention;
 pub mod einsum;
 pub mod elementwise;
 pub mod flex;
+pub mod image;
 pub mod loss;
 pub mod matmul;
 pub mod ml;
@@ -60,8 +61,9 @@ pub const OTHER_DOMAINS: [(&str, Family); 2] =
 
 /// The families of the default domain; an operator is claimed by at most one (the
 /// registry's test checks it).
-pub const DEFAULT_DOMAIN: [Family; 20] = [
+pub const DEFAULT_DOMAIN: [Family; 21] = [
     text::kernel,
+    image::kernel,
     stateful::kernel,
     tfidf::kernel,
     scatter_back::kernel,
