@@ -13,7 +13,7 @@ seconds="${1:-30}"
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(binary_roundtrip text_roundtrip fmt_stable check_binary check_text)
+  targets=(binary_roundtrip text_roundtrip fmt_stable check_binary check_text run_binary)
 fi
 
 # Seeds: binary models for the binary targets, texts for the text targets.
@@ -34,7 +34,7 @@ seed() {
 
 for target in "${targets[@]}"; do
   case "$target" in
-    binary_roundtrip | check_binary) seed "$target" binary ;;
+    binary_roundtrip | check_binary | run_binary) seed "$target" binary ;;
     *) seed "$target" text ;;
   esac
   echo "== fuzz $target for ${seconds}s"

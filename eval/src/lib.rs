@@ -22,6 +22,7 @@ pub mod broadcast;
 pub mod coded;
 pub mod compare;
 pub mod gemm;
+pub mod inputs;
 pub mod kernels;
 pub mod npy;
 pub mod plan;

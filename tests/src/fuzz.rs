@@ -89,6 +89,28 @@ pub fn check_text(data: &[u8]) {
     let _ = onnx_core::infer::infer_main_graph(&analysis.model);
 }
 
+/// The evaluator on a binary model, with zeros for every input (symbolic dimensions 1)
+/// and small limits: an error or a result, never a panic, a huge allocation or a hang.
+pub fn run_binary(data: &[u8]) {
+    if data.len() > MAX_INPUT {
+        return;
+    }
+    let Ok(model) = binary::decode_model(Bytes::copy_from_slice(data), "fuzz") else { return };
+    let Ok(plan) = onnx_eval::Plan::new(&model) else { return };
+    let limits = onnx_eval::Limits { max_tensor_elements: 1 << 16, max_loop_iterations: 64, max_depth: 8 };
+    let Some(graph) = model.main_graph() else { return };
+    let mut inputs = Vec::new();
+    for (name, _) in plan.inputs() {
+        let declared = graph.inputs.iter().find(|v| v.name.as_ref().is_some_and(|n| n.to_string() == name));
+        let Some(ty) = declared.and_then(|v| v.ty.as_ref()) else { return };
+        let Ok(value) = onnx_eval::inputs::made(ty, &Default::default(), None, limits.max_tensor_elements) else {
+            return;
+        };
+        inputs.push((name, value));
+    }
+    let _ = plan.run(inputs, &onnx_eval::RunOptions { limits, ..onnx_eval::RunOptions::default() });
+}
+
 /// A property: panics when it does not hold for the input.
 pub type Property = fn(&[u8]);
 
@@ -99,4 +121,5 @@ pub const TARGETS: &[(&str, Property)] = &[
     ("fmt_stable", fmt_stable),
     ("check_binary", check_binary),
     ("check_text", check_text),
+    ("run_binary", run_binary),
 ];

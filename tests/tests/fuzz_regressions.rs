@@ -42,6 +42,7 @@ fn the_seeds_hold() {
         let data = std::fs::read(model).expect("readable");
         onnx_tests::fuzz::binary_roundtrip(&data);
         onnx_tests::fuzz::check_binary(&data);
+        onnx_tests::fuzz::run_binary(&data);
     }
     for text in &texts {
         let data = std::fs::read(text).expect("readable");
