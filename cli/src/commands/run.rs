@@ -82,8 +82,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let total = model.main_graph().map_or(0, |g| g.nodes.len());
     let run_once = || plan.run(values.clone(), &options).map_err(|e| Failure::Invalid(format!("{label}: {e}")));
     let (result, times) = {
-        // Drawn only on a terminal, once a run has lasted a moment; gone before the report.
-        let _bar = crate::progress::nodes(total, std::sync::Arc::clone(&done));
+        // Drawn only on a terminal, once a run has lasted a moment, never with --json; gone
+        // before the report.
+        let _bar = (!args.json).then(|| crate::progress::nodes(total, std::sync::Arc::clone(&done)));
         let mut result = run_once()?;
         let mut times = Vec::new();
         if args.repeat > 1 {
