@@ -202,6 +202,9 @@ pub struct App {
     pub page: usize,
     /// The Text tab's node, printed once (a Constant may hold megabytes of numbers).
     text_cache: Option<(NodeId, String)>,
+    /// The Model screen's facts, gathered on its first visit (the model never changes, and
+    /// gathering walks every node).
+    summary: Option<onnx_core::summary::Summary>,
 }
 
 impl App {
@@ -244,6 +247,7 @@ impl App {
             pending_g: false,
             page: 20,
             text_cache: None,
+            summary: None,
         }
     }
 
@@ -279,6 +283,11 @@ impl App {
             self.text_cache = Some((n, lines.join("\n")));
         }
         self.text_cache.as_ref().map_or("", |(_, t)| t.as_str())
+    }
+
+    /// The model's facts for the Model screen, gathered once.
+    pub fn summary(&mut self) -> &onnx_core::summary::Summary {
+        self.summary.get_or_insert_with(|| onnx_core::summary::Summary::of(&self.model))
     }
 
     pub fn counts(&self) -> (usize, usize) {

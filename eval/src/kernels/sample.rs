@@ -314,29 +314,22 @@ fn roi_align(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
     one(numeric_like(x.data_type(), out_shape, out)?)
 }
 
+/// The two grid positions around coordinate `v` (at least 0) along an axis of `len`, and
+/// the weight of the upper one; past the last position both are the last, weight 0.
+fn neighbours(v: f64, len: usize) -> (usize, usize, f64) {
+    let v = v.max(0.0);
+    let low = v as usize;
+    if low >= len - 1 { (len - 1, len - 1, 0.0) } else { (low, low + 1, v - low as f64) }
+}
+
 /// The four weighted corner values of a bilinear sample at (y, x) of a plane (all zero
 /// outside [-1, size]).
 fn bilinear_corners(plane: &[f64], height: usize, width: usize, y: f64, x: f64, h: f64, w: f64) -> [f64; 4] {
     if y < -1.0 || y > h || x < -1.0 || x > w {
         return [0.0; 4];
     }
-    let (mut y, mut x) = (y.max(0.0), x.max(0.0));
-    let (mut y_low, mut x_low) = (y as usize, x as usize);
-    let y_high = if y_low >= height - 1 {
-        y_low = height - 1;
-        y = y_low as f64;
-        y_low
-    } else {
-        y_low + 1
-    };
-    let x_high = if x_low >= width - 1 {
-        x_low = width - 1;
-        x = x_low as f64;
-        x_low
-    } else {
-        x_low + 1
-    };
-    let (ly, lx) = (y - y_low as f64, x - x_low as f64);
+    let (y_low, y_high, ly) = neighbours(y, height);
+    let (x_low, x_high, lx) = neighbours(x, width);
     let (hy, hx) = (1.0 - ly, 1.0 - lx);
     [
         hy * hx * plane[y_low * width + x_low],

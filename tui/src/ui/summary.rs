@@ -16,11 +16,12 @@ use crate::view;
 const LONGEST_VALUE: usize = 200;
 
 pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &mut App) {
-    let s = onnx_core::summary::Summary::of(&app.model);
+    let label = app.label.clone();
+    let s = app.summary();
     let opt = |v: Option<&onnx_core::ir::Str>| sanitize::opt(v).into_owned();
     let mut lines = vec![
         Line::styled("model", heading()),
-        Line::from(format!("  file {}", sanitize::str(&app.label))),
+        Line::from(format!("  file {}", sanitize::str(&label))),
         Line::from(format!("  IR version {}", s.ir_version.map_or("unset".into(), |v| v.to_string()))),
         Line::from(format!("  producer {} {}", opt(s.producer_name.as_ref()), opt(s.producer_version.as_ref()))),
         Line::from(format!("  domain {}  model version {}", opt(s.domain.as_ref()), s.model_version.unwrap_or(0))),
