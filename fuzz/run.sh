@@ -13,10 +13,12 @@ seconds="${1:-30}"
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(binary_roundtrip text_roundtrip fmt_stable check_binary check_text run_binary)
+  targets=(binary_roundtrip text_roundtrip fmt_stable check_binary check_text run_binary lsp_messages lsp_edits)
 fi
 
-# Seeds: binary models for the binary targets, texts for the text targets.
+# Seeds: binary models for the binary targets, texts for the text targets, and for the
+# language server's targets the committed seeds of fuzz/lsp_seeds.py (message sequences,
+# documents with edit scripts).
 seed() {
   local target="$1" kind="$2" dir="corpus/$1"
   mkdir -p "$dir"
@@ -25,9 +27,10 @@ seed() {
     find ../tests/corpus/node -name 'model.onnx' | awk 'NR % 10 == 0' | while read -r m; do
       cp -n "$m" "$dir/$(basename "$(dirname "$m")").onnx"
     done
-  else
+  elif [ "$kind" = text ]; then
     find ../tests/fixtures ../lsp/tests/fixtures -name '*.onnxtxt' -size -1M -exec cp -n {} "$dir/" \;
   fi
+  cp -n "seeds/$target/"* "$dir/" 2>/dev/null || true
   cp -n "regressions/$target/"* "$dir/" 2>/dev/null || true
   rm -f "$dir/.keep"
 }
@@ -35,6 +38,7 @@ seed() {
 for target in "${targets[@]}"; do
   case "$target" in
     binary_roundtrip | check_binary | run_binary) seed "$target" binary ;;
+    lsp_messages | lsp_edits) seed "$target" own ;;
     *) seed "$target" text ;;
   esac
   echo "== fuzz $target for ${seconds}s"

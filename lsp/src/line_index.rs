@@ -27,8 +27,11 @@ impl LineIndex {
         let mut line_starts = vec![0];
         let mut wide_lines = Vec::new();
         let mut wide = false;
-        for (i, b) in text.bytes().enumerate() {
-            if b == b'\n' {
+        let bytes = text.as_bytes();
+        for (i, &b) in bytes.iter().enumerate() {
+            // Lines end at `\n`, `\r\n` or a lone `\r`, as the protocol says (LSP 3.17, "Text
+            // Documents"); a client splitting otherwise would see every later line shifted.
+            if b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n')) {
                 line_starts.push(i as u32 + 1);
                 wide_lines.push(wide);
                 wide = false;
@@ -139,6 +142,17 @@ mod tests {
         assert!(text.is_char_boundary(inside as usize));
         let inside = index.offset(text, Position { line: 1, character: 2 }, Encoding::Utf8);
         assert!(text.is_char_boundary(inside as usize));
+    }
+
+    #[test]
+    fn a_lone_carriage_return_ends_a_line() {
+        let text = "ab\rcd\r\nef";
+        let index = LineIndex::new(text);
+        assert_eq!(index.line_count(), 3);
+        assert_eq!(index.position(text, 3, Encoding::Utf16), Position { line: 1, character: 0 });
+        assert_eq!(index.offset(text, Position { line: 0, character: 10 }, Encoding::Utf16), 2);
+        assert_eq!(index.offset(text, Position { line: 1, character: 10 }, Encoding::Utf16), 5);
+        assert_eq!(index.offset(text, Position { line: 2, character: 1 }, Encoding::Utf16), 8);
     }
 
     #[test]

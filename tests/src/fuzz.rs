@@ -122,4 +122,6 @@ pub const TARGETS: &[(&str, Property)] = &[
     ("check_binary", check_binary),
     ("check_text", check_text),
     ("run_binary", run_binary),
+    ("lsp_messages", crate::fuzz_lsp::lsp_messages),
+    ("lsp_edits", crate::fuzz_lsp::lsp_edits),
 ];

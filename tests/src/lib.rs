@@ -1,6 +1,7 @@
 //! Helpers shared by the data-driven tests: where the corpus is and how to walk it.
 
 pub mod fuzz;
+pub mod fuzz_lsp;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;

@@ -49,7 +49,11 @@ pub fn full(s: &Snapshot) -> SemanticTokens {
         };
         let Some((kind, modifiers)) = classified else { continue };
         let start = s.lines.position(&s.text, token.start, s.encoding);
-        let end = s.lines.position(&s.text, token.end, s.encoding);
+        // A comment runs to the line break, which in a CRLF document begins with `\r`: the
+        // token ends before it, or it would reach past the line's end.
+        let text = token.text(&s.text);
+        let end_offset = token.end - (text.len() - text.trim_end_matches('\r').len()) as u32;
+        let end = s.lines.position(&s.text, end_offset, s.encoding);
         if end.line != start.line {
             continue; // a string with a line break: clients want one-line tokens
         }
