@@ -35,7 +35,7 @@ pub fn emit_binary(path: &str, model: &Model, diagnostics: &[Diagnostic], paths:
         let items: Vec<serde_json::Value> = diagnostics
             .iter()
             .map(|d| {
-                serde_json::json!({
+                let item = serde_json::json!({
                     "file": path,
                     "code": d.code,
                     "severity": d.severity,
@@ -44,7 +44,8 @@ pub fn emit_binary(path: &str, model: &Model, diagnostics: &[Diagnostic], paths:
                     "related": d.related.iter().map(|(a, m)| {
                         serde_json::json!({"proto_path": paths.path(*a), "message": m})
                     }).collect::<Vec<_>>(),
-                })
+                });
+                with_folded(item, d)
             })
             .collect();
         outln!("{}", serde_json::Value::Array(items));
@@ -184,13 +185,22 @@ fn line_column(source: &str, offset: usize) -> (usize, usize) {
 }
 
 /// Diagnostics as a JSON array: file, code, severity, message, byte range, line and column.
+/// A JSON diagnostic, with `folded` (how many more of its code it stands for) when the
+/// checker folded findings into it.
+fn with_folded(mut item: serde_json::Value, d: &Diagnostic) -> serde_json::Value {
+    if d.folded > 0 {
+        item["folded"] = serde_json::json!(d.folded);
+    }
+    item
+}
+
 pub fn to_json(path: &str, source: &str, diagnostics: &[Diagnostic]) -> String {
     let items: Vec<serde_json::Value> = diagnostics
         .iter()
         .map(|d| {
             let span = span_of(d.anchor);
             let (line, column) = line_column(source, span.start as usize);
-            serde_json::json!({
+            let item = serde_json::json!({
                 "file": path,
                 "code": d.code,
                 "severity": d.severity,
@@ -203,7 +213,8 @@ pub fn to_json(path: &str, source: &str, diagnostics: &[Diagnostic]) -> String {
                     let s = span_of(*a);
                     serde_json::json!({"start": s.start, "end": s.end, "message": m})
                 }).collect::<Vec<_>>(),
-            })
+            });
+            with_folded(item, d)
         })
         .collect();
     serde_json::Value::Array(items).to_string()

@@ -834,6 +834,42 @@ fn devices_fifos_and_long_reports_are_bounded() {
     assert!(stderr.contains("… and 50 more diagnostics not shown"), "{stderr}");
 }
 
+/// Empty repeated messages (2 bytes each on the wire) cost bounded memory: a graph of
+/// 30,000 empty nodes gives 60,001 findings, of which the checker keeps 1,000 per kind and
+/// folds the rest into the last one kept, while the count stays exact.
+#[test]
+fn empty_nodes_are_counted_but_not_kept_one_by_one() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let nodes = 30_000;
+    let mut graph = Vec::new();
+    for _ in 0..nodes {
+        graph.extend_from_slice(&[0x0a, 0x00]); // GraphProto.node, empty
+    }
+    let mut model = vec![0x08, 0x0a, 0x3a]; // ir_version 10, then GraphProto.graph
+    let mut len = graph.len();
+    while len >= 0x80 {
+        model.push((len as u8) | 0x80);
+        len >>= 7;
+    }
+    model.push(len as u8);
+    model.extend_from_slice(&graph);
+    model.extend_from_slice(&[0x42, 0x02, 0x10, 0x15]); // opset_import { version: 21 }
+    let path = dir.path().join("empty_nodes.onnx");
+    std::fs::write(&path, &model).expect("written");
+    let out = run(&["check", path.to_str().expect("UTF-8")]);
+    assert_exit(&out, 1);
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("invalid, 60001 errors"), "{stderr}");
+    let out = run(&["check", "--json", path.to_str().expect("UTF-8")]);
+    let listed: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(listed.len(), 2_001, "the graph's name, then 1,000 of each kind");
+    let folded: u64 = listed.iter().filter_map(|d| d["folded"].as_u64()).sum();
+    assert_eq!(listed.len() as u64 + folded, 60_001);
+    assert!(listed.iter().any(|d| d["message"].as_str().is_some_and(|m| m.contains("29000 more findings"))));
+    let out = run(&["info", path.to_str().expect("UTF-8")]);
+    assert!(text(&out.stdout).contains("(no op_type) 30000"), "{}", text(&out.stdout));
+}
+
 /// Files that are surely not models are named for what they are.
 #[test]
 fn empty_files_and_git_lfs_pointers_are_explained() {

@@ -48,6 +48,9 @@ pub struct Diagnostic {
     pub anchor: Anchor,
     /// Secondary places, each with what it is.
     pub related: Vec<(Anchor, String)>,
+    /// How many more findings of this code were left out after this one, because a model
+    /// had more than [`MAX_PER_CODE`] of them ([`Sink`]); its message says so too.
+    pub folded: usize,
 }
 
 impl Diagnostic {
@@ -58,6 +61,7 @@ impl Diagnostic {
             message: message.into(),
             anchor: anchor.into(),
             related: Vec::new(),
+            folded: 0,
         }
     }
 
@@ -68,6 +72,58 @@ impl Diagnostic {
     pub fn with_related(mut self, anchor: impl Into<Anchor>, label: impl Into<String>) -> Diagnostic {
         self.related.push((anchor.into(), label.into()));
         self
+    }
+}
+
+/// Findings of one code kept at most by a [`Sink`]. A hostile model of ten million empty
+/// nodes has twenty million findings of two kinds; kept one by one they took gigabytes. Past
+/// this many, a report lists nothing a reader would go through anyway.
+pub const MAX_PER_CODE: usize = 1000;
+
+/// Where a stage collects its diagnostics: keeps the first [`MAX_PER_CODE`] of each code
+/// and folds the rest into the last one kept (counted in `folded`, said in its message), so
+/// memory stays bounded by the number of codes, whatever the model.
+#[derive(Debug, Default)]
+pub struct Sink {
+    kept: Vec<Diagnostic>,
+    /// Per code: how many were pushed, and where the last kept one is.
+    per_code: std::collections::HashMap<&'static str, (usize, usize)>,
+}
+
+impl Sink {
+    pub fn push(&mut self, d: Diagnostic) {
+        let entry = self.per_code.entry(d.code).or_insert((0, 0));
+        entry.0 += 1;
+        if entry.0 <= MAX_PER_CODE {
+            entry.1 = self.kept.len();
+            self.kept.push(d);
+        } else {
+            self.kept[entry.1].folded += 1;
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.kept.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.kept.is_empty()
+    }
+
+    /// The kept diagnostics in the order pushed; one that others were folded into says how
+    /// many.
+    pub fn into_vec(mut self) -> Vec<Diagnostic> {
+        for &(count, last) in self.per_code.values() {
+            if count > MAX_PER_CODE {
+                let d = &mut self.kept[last];
+                let more = d.folded;
+                d.message.push_str(&format!(
+                    " (and {more} more finding{} of this kind, not listed: at most {MAX_PER_CODE} of each are)",
+                    if more == 1 { "" } else { "s" }
+                ));
+            }
+        }
+        self.kept
     }
 }
 

@@ -18,7 +18,7 @@ use foldhash::HashMap;
 use std::collections::hash_map::Entry;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
-use crate::diagnostic::{Anchor, Diagnostic};
+use crate::diagnostic::{Anchor, Diagnostic, Sink};
 use crate::ir::*;
 
 /// Where a value is defined.
@@ -482,7 +482,8 @@ pub fn worth_a_second_thread(model: &Model) -> bool {
 /// publishing its progress through the main graph as it goes.
 fn resolve_into(model: &Model, numbers: &ValueNumbers, tables: bool) -> Resolution {
     let _ready = ReadyWhenDropped(numbers);
-    let mut r = Work { out: Resolution { tables, ..Resolution::default() }, numbers, cursor: 0 };
+    let mut r =
+        Work { out: Resolution { tables, ..Resolution::default() }, found: Sink::default(), numbers, cursor: 0 };
     // Sized once (a big model's list is not regrown): a value per node output at most,
     // besides the graphs' own values.
     r.sites.reserve(numbers.graph_value_bound);
@@ -513,6 +514,7 @@ fn resolve_into(model: &Model, numbers: &ValueNumbers, tables: bool) -> Resoluti
             count.store(r.sites.len() as u32, Ordering::Relaxed);
         }
     }
+    r.out.diagnostics = r.found.into_vec();
     r.out
 }
 
@@ -520,6 +522,8 @@ fn resolve_into(model: &Model, numbers: &ValueNumbers, tables: bool) -> Resoluti
 /// places go.
 struct Work<'n> {
     out: Resolution,
+    /// What it has found (bounded per code), moved into `out` at the end.
+    found: Sink,
     numbers: &'n ValueNumbers,
     /// The next free place of `numbers`.
     cursor: usize,
@@ -585,7 +589,7 @@ fn define<'m>(scope: &mut Scope<'m, '_>, name: &'m Str, site: DefSite, r: &mut W
     if !in_this_graph && declared {
         // onnx accepts a subgraph input or initializer that reuses an outer name; uses
         // inside the subgraph then see the inner value. Legal, but easy to misread.
-        r.diagnostics.push(
+        r.found.push(
             Diagnostic::warning(
                 "shadowed-name",
                 site.anchor(),
@@ -599,7 +603,7 @@ fn define<'m>(scope: &mut Scope<'m, '_>, name: &'m Str, site: DefSite, r: &mut W
         r.define(name, site);
         return value;
     }
-    r.diagnostics.push(
+    r.found.push(
         Diagnostic::error("duplicate-definition", site.anchor(), format!("'{name}' is already defined"))
             .with_related(previous.anchor(), "first defined here"),
     );
@@ -663,7 +667,7 @@ fn graph<'m>(model: &'m Model, id: GraphId, parent: Option<&Scope<'m, '_>>, r: &
         r.use_of(Anchor::GraphOutput(id, i), site);
         match def {
             Some(def) => r.numbers.set(place + i, def),
-            None => r.diagnostics.push(Diagnostic::error(
+            None => r.found.push(Diagnostic::error(
                 "output-not-defined",
                 Anchor::GraphOutput(id, i),
                 format!("graph output '{name}' is not defined in this graph"),
@@ -687,7 +691,7 @@ fn node<'m>(model: &'m Model, id: NodeId, scope: &mut Scope<'m, '_>, r: &mut Wor
         r.use_of(Anchor::NodeInput(id, i), site);
         match def {
             Some(def) => r.numbers.set(start + i, def),
-            None => r.diagnostics.push(Diagnostic::error(
+            None => r.found.push(Diagnostic::error(
                 "undefined-value",
                 Anchor::NodeInput(id, i),
                 format!("'{name}' is not defined before this use"),
@@ -728,7 +732,7 @@ fn function(model: &Model, id: FunctionId, r: &mut Work<'_>) {
         match def {
             Some(def) => r.numbers.set(outputs + i, def),
             // A warning: onnx's checker accepts such functions (semantics spec §1.8).
-            None => r.diagnostics.push(Diagnostic::warning(
+            None => r.found.push(Diagnostic::warning(
                 "output-not-produced",
                 Anchor::FunctionOutput(id, i),
                 format!("function output '{name}' is not produced by the body"),

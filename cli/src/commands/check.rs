@@ -80,7 +80,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
             checked.diagnostics
         }
     };
-    let count = |s: Severity| diagnostics.iter().filter(|d| d.severity == s).count();
+    // A diagnostic that others of its code were folded into counts for them too.
+    let count = |s: Severity| diagnostics.iter().filter(|d| d.severity == s).map(|d| 1 + d.folded).sum::<usize>();
     let (errors, warnings) = (count(Severity::Error), count(Severity::Warning));
     let plural = |n: usize| if n == 1 { "" } else { "s" };
     if !is_valid(&diagnostics) {

@@ -160,7 +160,10 @@ fn render(label: &str, s: &Summary, full: bool) -> String {
         let value = v.as_ref().map_or_else(|| "-".to_owned(), |v| shortened(&v.escaped(), full));
         let _ = writeln!(out, "  {head:<15} {} = {value}", opt(k));
     }
-    let ops: Vec<String> = s.op_types.iter().map(|o| format!("{} {}", o.op_type, o.count)).collect();
+    // Nodes without an operator type (invalid, but a model may hold them) are counted under
+    // a label, not a blank.
+    let label = |op: &str| if op.is_empty() { "(no op_type)".to_owned() } else { op.to_owned() };
+    let ops: Vec<String> = s.op_types.iter().map(|o| format!("{} {}", label(&o.op_type), o.count)).collect();
     let _ = writeln!(out, "  {:<15} {}", "op types", if ops.is_empty() { "-".to_owned() } else { ops.join(", ") });
     out
 }

@@ -23,7 +23,7 @@ mod tensor;
 
 use std::path::PathBuf;
 
-use crate::diagnostic::{Anchor, Diagnostic, Severity};
+use crate::diagnostic::{Anchor, Diagnostic, Severity, Sink};
 use crate::external::ExternalReader;
 use crate::ir::Model;
 use crate::schema::{Registry, registry};
@@ -66,12 +66,12 @@ pub fn rules(model: &Model, options: &CheckOptions) -> Findings {
         registry: registry(),
         ir_version: 0,
         external_reader: options.model_dir.clone().map(|dir| ExternalReader::new(Some(dir))),
-        diagnostics: Vec::new(),
+        diagnostics: Sink::default(),
         scoping_at: 0,
     };
     checker.model();
     checker.ir_features();
-    Findings { diagnostics: checker.diagnostics, scoping_at: checker.scoping_at }
+    Findings { diagnostics: checker.diagnostics.into_vec(), scoping_at: checker.scoping_at }
 }
 /// The rules of the profile `options` opts into (none by default); reported after every
 /// other finding.
@@ -97,7 +97,7 @@ struct Checker<'m> {
     ir_version: i64,
     /// Opens external-data files (each once) when the model directory is known.
     external_reader: Option<ExternalReader>,
-    diagnostics: Vec<Diagnostic>,
+    diagnostics: Sink,
     /// Where in `diagnostics` name resolution's findings belong (after the model header's),
     /// which are found apart from the rules.
     scoping_at: usize,

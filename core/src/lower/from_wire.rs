@@ -43,6 +43,9 @@ pub fn model(buf: &Bytes) -> Option<Model> {
 /// How many nodes a graph needs before it is decoded in two halves at once (see
 /// `Decoder::nodes`): below it, starting a thread costs more than it saves.
 const SPLIT_NODES: usize = 4096;
+/// Below this average size a graph's nodes are decoded on one thread (see `nodes`); a real
+/// node (operator type, input and output names) takes tens of bytes.
+const MIN_SPLIT_NODE_BYTES: usize = 8;
 
 /// How far the ids of a model decoded apart move when its arenas are appended to another's.
 #[derive(Clone, Copy)]
@@ -438,7 +441,12 @@ impl<'b> Decoder<'b> {
     /// are instead of moved: only the second half, still in this core's cache, is copied
     /// (moving the other thread's half meant fetching megabytes from the other core).
     fn nodes(&mut self, ranges: Vec<Range<usize>>) -> Result<Vec<NodeId>> {
-        let pool = onnx_threads::pool().filter(|_| ranges.len() >= SPLIT_NODES);
+        // Nodes of a few bytes each (empty or nearly: a hostile file, 2 bytes a node) are not
+        // worth a thread, and the split holds both halves' arenas at once while appending:
+        // 10 million empty nodes peaked at 4.4 GB split, 3.1 GB not.
+        let bytes: usize = ranges.iter().map(|r| r.len()).sum();
+        let pool = onnx_threads::pool()
+            .filter(|_| ranges.len() >= SPLIT_NODES && bytes >= ranges.len() * MIN_SPLIT_NODE_BYTES);
         let Some(pool) = pool else {
             // Room for the nodes at once, so that a big graph's arena is not regrown: the
             // first graph to get here is the main one, which holds nearly all nodes.
