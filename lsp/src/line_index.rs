@@ -56,11 +56,18 @@ impl LineIndex {
         self.line_starts.get(line as usize).copied().unwrap_or(self.len)
     }
 
-    /// The position of a byte offset; an offset inside a character counts as its start.
+    /// The position of a byte offset; an offset inside a character counts as its start, and
+    /// one between the `\r` and the `\n` of a line break as the end of the line (a range
+    /// that takes in the `\r` ends there, not past the line).
     pub fn position(&self, text: &str, offset: u32, encoding: Encoding) -> Position {
         let offset = offset.min(self.len);
         let line = self.line_of(offset);
         let start = self.line_starts[line as usize];
+        let offset = if offset > start && text.as_bytes().get(offset as usize - 1) == Some(&b'\r') {
+            offset - 1
+        } else {
+            offset
+        };
         let character = if encoding == Encoding::Utf8 || !self.wide_lines[line as usize] {
             offset - start
         } else {
@@ -160,5 +167,7 @@ mod tests {
         let text = "ab\r\ncd";
         let index = LineIndex::new(text);
         assert_eq!(index.offset(text, Position { line: 0, character: 10 }, Encoding::Utf16), 2);
+        // Between the two characters of the break: the end of the line.
+        assert_eq!(index.position(text, 3, Encoding::Utf16), Position { line: 0, character: 2 });
     }
 }

@@ -220,8 +220,9 @@ fn position_of(text: &[char], at: usize) -> Position {
     Position::new(line, column)
 }
 
-/// Each line's length in UTF-16 code units, by the protocol's line breaks.
-struct Lines(Vec<u32>);
+/// Each line's length in UTF-16 code units, by the protocol's line breaks, and the text (for
+/// the failure messages).
+struct Lines(Vec<u32>, String);
 
 impl Lines {
     fn of(text: &[char]) -> Lines {
@@ -239,7 +240,7 @@ impl Lines {
             }
             i += 1;
         }
-        Lines(lengths)
+        Lines(lengths, text.iter().take(4000).collect())
     }
 
     fn count(&self) -> u32 {
@@ -251,8 +252,10 @@ impl Lines {
     }
 
     fn check_position(&self, p: Position, what: &str) {
-        let length = self.0.get(p.line as usize).unwrap_or_else(|| panic!("{what} at {p:?}: past the last line"));
-        assert!(p.character <= *length, "{what} at {p:?}: past the end of a line of {length} units");
+        let text = &self.1;
+        let length =
+            self.0.get(p.line as usize).unwrap_or_else(|| panic!("{what} at {p:?}: past the last line of {text:?}"));
+        assert!(p.character <= *length, "{what} at {p:?}: past the end of a line of {length} units in {text:?}");
     }
 
     fn check_range(&self, r: Range, what: &str) {
