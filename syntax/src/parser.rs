@@ -2,6 +2,9 @@
 //! `Error` nodes and a list of errors, each with a range, a stable code and a message that
 //! says what was expected and what was found.
 
+use std::cell::Cell;
+use std::rc::Rc;
+
 use lalrpop_util::{ErrorRecovery, ParseError};
 
 use crate::ast::{self, Literal, LiteralKind, Name, Span};
@@ -56,6 +59,12 @@ pub enum Tok<'a> {
 /// levels; no real model comes close to this limit.
 pub const MAX_NESTING: usize = 512;
 
+/// Syntax errors reported at most per text. Past them the rest of the text is not read:
+/// each error costs its message and the parser's recovery, and a hostile text of ten
+/// megabytes held millions (two gigabytes, seconds). Compilers stop early too (clang after
+/// 20 errors); a person reads the first few.
+pub const MAX_ERRORS: usize = 1000;
+
 /// A syntax error.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SyntaxError {
@@ -101,11 +110,15 @@ type Triple<'a> = (usize, Tok<'a>, usize);
 /// Error tokens are left out of the stream (their error is already reported). A `{…}` list
 /// of numbers becomes one `Numbers` token: tensors of millions of values then cost the
 /// parser three tokens, and the values are read once, when lowering.
-fn tokens<'a>(source: &'a str, errors: &mut Vec<SyntaxError>, floats: &mut numbers::ReadFloats) -> Vec<Triple<'a>> {
-    let mut stream = Stream { out: Vec::new(), open: Vec::new(), too_deep: false };
+fn tokens<'a>(source: &'a str, errors: &mut Vec<SyntaxError>, floats: &mut numbers::ReadFloats) -> Lexed<'a> {
+    let mut stream = Stream { out: Vec::new(), open: Vec::new(), too_deep: false, cut: None };
     let mut lexer = lexer::tokens(source);
     while let Some(token) = lexer.next() {
         if stream.too_deep {
+            break;
+        }
+        if errors.len() >= MAX_ERRORS {
+            stream.cut = Some(token.start as usize);
             break;
         }
         match token.kind {
@@ -145,7 +158,13 @@ fn tokens<'a>(source: &'a str, errors: &mut Vec<SyntaxError>, floats: &mut numbe
             }
         }
     }
-    stream.out
+    Lexed { tokens: stream.out, cut: stream.cut }
+}
+
+/// The parser tokens of a text, and where lexing stopped because of [`MAX_ERRORS`].
+struct Lexed<'a> {
+    tokens: Vec<Triple<'a>>,
+    cut: Option<usize>,
 }
 
 /// Parser tokens with the bracket depth, which is capped. The depth is the number of
@@ -156,6 +175,8 @@ struct Stream<'a> {
     out: Vec<Triple<'a>>,
     open: Vec<u8>,
     too_deep: bool,
+    /// Where lexing stopped after [`MAX_ERRORS`] errors.
+    cut: Option<usize>,
 }
 
 impl<'a> Stream<'a> {
@@ -379,46 +400,89 @@ fn convert(error: ParseError<usize, Tok<'_>, ()>, source_len: usize) -> SyntaxEr
     }
 }
 
-fn recoveries(found: Vec<ErrorRecovery<usize, Tok<'_>, ()>>, len: usize, errors: &mut Vec<SyntaxError>) {
-    errors.extend(found.into_iter().map(|r| convert(r.error, len)));
+/// Where the grammar's recovery rules put the errors they recovered from: converted at once
+/// (a recovery carries the list of every token that was expected, kilobytes each) and
+/// counted, with the lexer's errors, for the token stream to stop at [`MAX_ERRORS`].
+#[derive(Debug)]
+pub struct Recovered {
+    errors: Vec<SyntaxError>,
+    count: Rc<Cell<usize>>,
+    len: usize,
+}
+
+impl Recovered {
+    pub(crate) fn push(&mut self, recovery: ErrorRecovery<usize, Tok<'_>, ()>) {
+        self.count.set(self.count.get() + 1);
+        self.errors.push(convert(recovery.error, self.len));
+    }
+}
+
+/// The token stream as the parser reads it: ends early, where it stands, once
+/// [`MAX_ERRORS`] errors have been counted.
+struct Capped<'a> {
+    tokens: std::vec::IntoIter<Triple<'a>>,
+    count: Rc<Cell<usize>>,
+    cut: Rc<Cell<Option<usize>>>,
+}
+
+impl<'a> Iterator for Capped<'a> {
+    type Item = Triple<'a>;
+
+    fn next(&mut self) -> Option<Triple<'a>> {
+        let next = self.tokens.next()?;
+        if self.count.get() >= MAX_ERRORS {
+            self.cut.set(Some(next.0));
+            self.tokens = Vec::new().into_iter();
+            return None;
+        }
+        Some(next)
+    }
+}
+
+/// Runs a generated parser over a text's tokens, with the error cap, and gathers every
+/// error in text order.
+fn run<'a, T>(
+    source: &'a str,
+    parse: impl FnOnce(&mut Recovered, Capped<'a>) -> Result<T, ParseError<usize, Tok<'a>, ()>>,
+) -> Parse<T> {
+    let (mut errors, mut floats) = (Vec::new(), numbers::ReadFloats::default());
+    let lexed = tokens(source, &mut errors, &mut floats);
+    let count = Rc::new(Cell::new(errors.len()));
+    let cut = Rc::new(Cell::new(lexed.cut));
+    let mut recovered = Recovered { errors: Vec::new(), count: count.clone(), len: source.len() };
+    let stream = Capped { tokens: lexed.tokens.into_iter(), count, cut: cut.clone() };
+    let result = parse(&mut recovered, stream);
+    errors.append(&mut recovered.errors);
+    let tree = match result {
+        Ok(tree) => Some(tree),
+        Err(e) => {
+            errors.push(convert(e, source.len()));
+            None
+        }
+    };
+    errors.sort_by_key(|e| (e.span.start, e.span.end));
+    if let Some(at) = cut.get() {
+        // What the parser said about the text ending where it was cut is not about the text.
+        errors.retain(|e| (e.span.start as usize) < at);
+        errors.truncate(MAX_ERRORS);
+        errors.push(SyntaxError {
+            code: "too-many-errors",
+            message: format!("more than {MAX_ERRORS} syntax errors; the rest of the text is not read"),
+            span: Span::new(at, at),
+        });
+    }
+    Parse { tree, errors, floats }
 }
 
 /// Parses a text holding one function (what `onnx.printer.to_text(function)` writes, as in
 /// the function bodies of operator schemas).
 pub fn parse_function(source: &str) -> Parse<ast::Function> {
-    let (mut errors, mut floats) = (Vec::new(), numbers::ReadFloats::default());
-    let toks = tokens(source, &mut errors, &mut floats);
-    let mut recovered = Vec::new();
-    let result = generated::grammar::FunctionParser::new().parse(&mut recovered, toks);
-    finish(result, recovered, errors, floats, source.len())
-}
-
-fn finish<T>(
-    result: Result<T, ParseError<usize, Tok<'_>, ()>>,
-    recovered: Vec<ErrorRecovery<usize, Tok<'_>, ()>>,
-    mut errors: Vec<SyntaxError>,
-    floats: numbers::ReadFloats,
-    len: usize,
-) -> Parse<T> {
-    recoveries(recovered, len, &mut errors);
-    let tree = match result {
-        Ok(tree) => Some(tree),
-        Err(e) => {
-            errors.push(convert(e, len));
-            None
-        }
-    };
-    errors.sort_by_key(|e| (e.span.start, e.span.end));
-    Parse { tree, errors, floats }
+    run(source, |recovered, tokens| generated::grammar::FunctionParser::new().parse(recovered, tokens))
 }
 
 /// Parses a whole model file.
 pub fn parse_model(source: &str) -> Parse<ast::Model> {
-    let (mut errors, mut floats) = (Vec::new(), numbers::ReadFloats::default());
-    let toks = tokens(source, &mut errors, &mut floats);
-    let mut recovered = Vec::new();
-    let result = generated::grammar::ModelParser::new().parse(&mut recovered, toks);
-    finish(result, recovered, errors, floats, source.len())
+    run(source, |recovered, tokens| generated::grammar::ModelParser::new().parse(recovered, tokens))
 }
 
 #[cfg(test)]
@@ -479,6 +543,23 @@ mod tests {
         ] {
             ok(source);
         }
+    }
+
+    #[test]
+    fn reading_stops_after_the_error_cap() {
+        let header = "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float x) => (float y) {\n";
+        for (what, body) in [("grammar", "y = = = ,\n"), ("lexer", "$ "), ("strings", "\"\n")] {
+            let source = format!("{header}{}y = Relu(x)\n}}\n", body.repeat(20 * MAX_ERRORS));
+            let errors = parse_model(&source).errors;
+            assert!(errors.len() <= MAX_ERRORS + 1, "{what}: {} errors", errors.len());
+            let last = errors.last().expect("errors");
+            assert_eq!(last.code, "too-many-errors", "{what}");
+            assert!((last.span.start as usize) < source.len() / 2, "{what}: cut at {}", last.span.start);
+        }
+        // Below the cap, every error is reported and the text is read to its end.
+        let source = format!("{header}{}y = Relu(x)\n}}\n", "y = = = ,\n".repeat(10));
+        let errors = parse_model(&source).errors;
+        assert!(errors.len() >= 10 && errors.iter().all(|e| e.code != "too-many-errors"), "{errors:?}");
     }
 
     #[test]
