@@ -27,7 +27,7 @@ impl From<ReadError> for Failure {
     fn from(err: ReadError) -> Self {
         match err {
             ReadError::Io { .. } => Failure::Usage(err.to_string()),
-            ReadError::Decode { .. } => Failure::Invalid(err.to_string()),
+            ReadError::Decode { .. } | ReadError::Truncated { .. } => Failure::Invalid(err.to_string()),
         }
     }
 }

@@ -887,6 +887,22 @@ fn empty_files_and_git_lfs_pointers_are_explained() {
     assert!(text(&out.stderr).contains("git lfs pull"), "{}", text(&out.stderr));
 }
 
+/// A file cut short (an interrupted download) says so, with how much is missing, instead
+/// of protobuf's "buffer underflow".
+#[test]
+fn a_truncated_file_says_how_much_is_missing() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let whole = std::fs::read(corpus("handmade/small_cnn.onnx")).expect("corpus");
+    let cut = dir.path().join("cut.onnx");
+    std::fs::write(&cut, &whole[..30_000]).expect("written");
+    let out = run(&["info", cut.to_str().expect("UTF-8")]);
+    assert_exit(&out, 1);
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("the file is truncated: its ModelProto.graph"), "{stderr}");
+    // The graph field ends a few bytes before the file (the opset imports follow it).
+    assert!(stderr.contains("ends after 30000 bytes, 17363 short"), "{stderr}");
+}
+
 #[test]
 fn version_says_which_ir_and_opsets_the_tool_knows() {
     let out = run(&["--version"]);

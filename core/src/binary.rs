@@ -18,6 +18,13 @@ pub enum ReadError {
     Io { path: String, source: io::Error },
     #[error("{path}: not a valid ONNX protobuf: {source}")]
     Decode { path: String, source: pb::DecodeError },
+    /// The model's outermost message ends past the end of the file: the usual sign of a
+    /// download or copy that stopped early, which protobuf itself calls "buffer underflow".
+    #[error(
+        "{path}: the file is truncated: its {field} (at byte {at}) needs {needed} bytes, but the file ends \
+         after {len} bytes, {missing} short; download or copy it again"
+    )]
+    Truncated { path: String, field: String, at: usize, needed: u64, len: usize, missing: u64 },
 }
 
 /// The bytes of a file: memory-mapped when it is a regular file, read otherwise (pipes,
@@ -87,8 +94,92 @@ pub fn decode_model(data: Bytes, what: &str) -> Result<Model, ReadError> {
 
 /// Decodes with prost, then lowers: the reference the direct path is tested against.
 pub fn decode_model_with_prost(data: Bytes, what: &str) -> Result<Model, ReadError> {
-    let proto = decode_with_room(data).map_err(|source| ReadError::Decode { path: what.to_owned(), source })?;
+    let proto = decode_with_room(data.clone()).map_err(|source| match truncation(&data) {
+        Some(t) => ReadError::Truncated {
+            path: what.to_owned(),
+            field: t.field,
+            at: t.at,
+            needed: t.needed,
+            len: data.len(),
+            missing: t.needed.saturating_sub((data.len() - t.at) as u64),
+        },
+        None => ReadError::Decode { path: what.to_owned(), source },
+    })?;
     Ok(lower::from_proto::model(proto))
+}
+
+/// Where a model's top-level field runs past the end of the data.
+struct Truncation {
+    /// The field, by name (`ModelProto.graph`) or number.
+    field: String,
+    /// Where its encoding (tag included) starts.
+    at: usize,
+    /// The bytes it needs from `at` on: tag, length and payload.
+    needed: u64,
+}
+
+/// Walks the top-level fields of a `ModelProto` (tags and lengths only) and finds the one
+/// that runs past the end, if the data is cut short there. `None` for any other damage.
+fn truncation(data: &[u8]) -> Option<Truncation> {
+    use onnx_proto::fields::model as f;
+    let varint = |at: &mut usize| -> Option<u64> {
+        let mut value = 0u64;
+        for shift in (0..64).step_by(7) {
+            let byte = *data.get(*at)?;
+            *at += 1;
+            value |= u64::from(byte & 0x7f) << shift;
+            if byte < 0x80 {
+                return Some(value);
+            }
+        }
+        None
+    };
+    let mut at = 0;
+    while at < data.len() {
+        let start = at;
+        let Some(key) = varint(&mut at) else {
+            return Some(Truncation { field: "last field's tag".into(), at: start, needed: 10 });
+        };
+        let number = (key >> 3) as u32;
+        let name = match number {
+            f::IR_VERSION => "ir_version",
+            f::PRODUCER_NAME => "producer_name",
+            f::PRODUCER_VERSION => "producer_version",
+            f::DOMAIN => "domain",
+            f::MODEL_VERSION => "model_version",
+            f::DOC_STRING => "doc_string",
+            f::GRAPH => "graph",
+            f::OPSET_IMPORT => "opset_import",
+            f::METADATA_PROPS => "metadata_props",
+            f::TRAINING_INFO => "training_info",
+            f::FUNCTIONS => "functions",
+            f::CONFIGURATION => "configuration",
+            _ => "",
+        };
+        let field = if name.is_empty() { format!("ModelProto field {number}") } else { format!("ModelProto.{name}") };
+        let header = (at - start) as u64;
+        let needed = match key & 7 {
+            0 => match varint(&mut at) {
+                Some(_) => continue,
+                None => header + 1,
+            },
+            1 => header + 8,
+            2 => {
+                let length_at = at;
+                let Some(len) = varint(&mut at) else {
+                    return Some(Truncation { field, at: start, needed: header + 1 });
+                };
+                header + (at - length_at) as u64 + len
+            }
+            5 => header + 4,
+            _ => return None,
+        };
+        if start as u64 + needed > data.len() as u64 {
+            return Some(Truncation { field, at: start, needed });
+        }
+        at = start + needed as usize;
+    }
+    None
 }
 
 /// Decodes a model with room made for the main graph's nodes first. Decoded one by one into
