@@ -93,6 +93,7 @@ pub fn read_model_and_bytes(
         (None, Input::Stdin) => None,
     };
     let label = input.label();
+    let _phase = crate::settings::phase(format!("read {label}"));
     let data = match input {
         Input::File(path) => {
             use std::io::IsTerminal as _;
@@ -208,6 +209,7 @@ pub fn write_streamed(
         };
     }
     let path = Path::new(output);
+    let _phase = crate::settings::phase(format!("write {}", path.display()));
     let _progress = crate::progress::stage_for_len(size_hint, &format!("writing {}", path.display()));
     onnx_core::write_atomically(path, fill).map_err(|e| Failure::Usage(e.to_string()))
 }

@@ -26,10 +26,12 @@ macro_rules! errln {
 
 mod commands;
 mod failure;
+mod help;
 mod io;
 mod printable;
 mod progress;
 mod report;
+mod settings;
 
 use std::process::ExitCode;
 
@@ -40,21 +42,36 @@ use clap::{Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// When to colour reports: `auto` colours them on a terminal unless NO_COLOR is set.
+    #[arg(long, global = true, value_enum, default_value_t = settings::Color::Auto)]
+    color: settings::Color,
+    /// Print only results, warnings and errors: no progress, no informational lines.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    quiet: bool,
+    /// Also say how long each phase took (reading, checking, writing…), on stderr.
+    #[arg(short, long, global = true)]
+    verbose: bool,
 }
 
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Show a model's header, inputs and outputs, sizes and operator histogram.
+    #[command(after_help = help::INFO)]
     Info(commands::info::Args),
     /// Convert a model between binary (`.onnx`, `.pb`) and text (`.onnxtxt`), managing external data.
+    #[command(after_help = help::CONVERT)]
     Convert(commands::convert::Args),
     /// Check a model against every rule of onnx.checker and the operator schemas.
+    #[command(after_help = help::CHECK)]
     Check(commands::check::Args),
     /// Infer types and shapes and write them into the model as value_info.
+    #[command(after_help = help::INFER)]
     Infer(commands::infer::Args),
     /// Run a model on input values (TensorProto files) and show, write or compare its outputs.
+    #[command(after_help = help::RUN)]
     Run(commands::run::Args),
     /// Format text models in place, keeping every comment (`--check` and `--diff` write nothing).
+    #[command(after_help = help::FMT)]
     Fmt(commands::fmt::Args),
 }
 
@@ -100,6 +117,7 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    settings::set(settings::Settings { color: cli.color, quiet: cli.quiet, verbose: cli.verbose });
     let result = match cli.command {
         Command::Info(args) => commands::info::run(args),
         Command::Convert(args) => commands::convert::run(args),

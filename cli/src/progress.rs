@@ -13,7 +13,7 @@ const SHOW_FROM_BYTES: u64 = 64 << 20;
 
 /// A spinner labelled `what` while the returned guard lives, for inputs of at least 64 MiB.
 pub fn stage_for_len(len: u64, what: &str) -> Option<Spinner> {
-    if len < SHOW_FROM_BYTES {
+    if len < SHOW_FROM_BYTES || crate::settings::get().quiet {
         return None;
     }
     let bar = ProgressBar::new_spinner();
@@ -43,7 +43,7 @@ impl Drop for Spinner {
 /// A bar of nodes done out of `total`, read from `done` (which the evaluator advances) by a
 /// thread of its own, from 0.3 s into the run, while the returned guard lives.
 pub fn nodes(total: usize, done: Arc<AtomicUsize>) -> NodeBar {
-    let bar = ProgressBar::new(total as u64);
+    let bar = if crate::settings::get().quiet { ProgressBar::hidden() } else { ProgressBar::new(total as u64) };
     if let Ok(style) = ProgressStyle::with_template("{spinner} running node {pos}/{len} {wide_bar} ({elapsed})") {
         bar.set_style(style);
     }

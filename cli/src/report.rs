@@ -1,6 +1,6 @@
 //! Diagnostics for people (rustc-style: the source line, carets, labels) or for tools (JSON).
 
-use std::io::{IsTerminal, Write as _};
+use std::io::Write as _;
 
 use codespan_reporting::diagnostic::{Diagnostic as Report, Label, Severity as ReportSeverity};
 use codespan_reporting::files::SimpleFile;
@@ -52,10 +52,10 @@ pub fn emit_binary(path: &str, model: &Model, diagnostics: &[Diagnostic], paths:
         return;
     }
     for d in diagnostics.iter().take(MAX_SHOWN) {
-        let severity = severity_word(d.severity);
         let place = paths.described(model, d.anchor);
         let place = if place.is_empty() { path.to_owned() } else { format!("{path}: {place}") };
-        errln!("{severity}[{}]: {}\n  --> {place}", d.code, d.message);
+        write_severity(d.severity);
+        errln!("[{}]: {}\n  --> {place}", d.code, d.message);
         for (anchor, message) in &d.related {
             errln!("  note: {message}: {}", paths.described(model, *anchor));
         }
@@ -78,7 +78,7 @@ fn render_text(path: &str, source: &str, diagnostics: &[Diagnostic]) {
     let path = crate::printable::printable(path);
     let file = SimpleFile::new(path.as_ref(), source);
     let choice =
-        if std::io::stderr().is_terminal() { termcolor::ColorChoice::Auto } else { termcolor::ColorChoice::Never };
+        if crate::settings::colored() { termcolor::ColorChoice::Always } else { termcolor::ColorChoice::Never };
     let mut out = termcolor::StandardStream::stderr(choice);
     let config = term::Config::default();
     for d in diagnostics.iter().take(MAX_SHOWN) {
@@ -132,7 +132,6 @@ fn on_long_line(source: &str, offset: usize) -> bool {
 /// A report whose line is too long to show whole: the part of the line around the place,
 /// with a caret under it (related places are named by line and column).
 fn render_excerpt(path: &str, source: &str, d: &Diagnostic) {
-    let severity = severity_word(d.severity);
     let span = span_of(d.anchor);
     let at = (span.start as usize).min(source.len());
     let (line_start, line_end) = line_range(source, at);
@@ -151,7 +150,8 @@ fn render_excerpt(path: &str, source: &str, d: &Diagnostic) {
     let width = source[at..boundary_before((span.end as usize).clamp(at, to))].chars().count().max(1);
     let number = line.to_string();
     let pad = " ".repeat(number.len());
-    let mut text = format!("{severity}[{}]: {}\n{pad}--> {path}:{line}:{column}\n{pad} |\n", d.code, d.message);
+    write_severity(d.severity);
+    let mut text = format!("[{}]: {}\n{pad}--> {path}:{line}:{column}\n{pad} |\n", d.code, d.message);
     text += &format!("{number} | {lead}{}{tail}\n", &source[from..to]);
     text += &format!("{pad} | {}{}\n", " ".repeat(caret_column), "^".repeat(width));
     for (anchor, message) in &d.related {
@@ -159,6 +159,19 @@ fn render_excerpt(path: &str, source: &str, d: &Diagnostic) {
         text += &format!("{pad} = note: {message} ({path}:{l}:{c})\n");
     }
     let _ = writeln!(std::io::stderr(), "{text}");
+}
+
+/// The severity word that starts a report line, in bold red or yellow when reports are
+/// coloured (written apart from the line, whose control characters are escaped).
+fn write_severity(severity: Severity) {
+    use termcolor::{Color, ColorSpec, WriteColor};
+    let choice =
+        if crate::settings::colored() { termcolor::ColorChoice::Always } else { termcolor::ColorChoice::Never };
+    let mut err = termcolor::StandardStream::stderr(choice);
+    let color = if severity == Severity::Error { Color::Red } else { Color::Yellow };
+    let _ = err.set_color(ColorSpec::new().set_fg(Some(color)).set_bold(true));
+    let _ = write!(err, "{}", severity_word(severity));
+    let _ = err.reset();
 }
 
 fn severity_word(severity: Severity) -> &'static str {

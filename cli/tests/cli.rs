@@ -887,6 +887,77 @@ fn empty_files_and_git_lfs_pointers_are_explained() {
     assert!(text(&out.stderr).contains("git lfs pull"), "{}", text(&out.stderr));
 }
 
+/// `--color`, `-q` and `-v` work the same on every subcommand: colour on request (never by
+/// default when stderr is not a terminal), quiet drops informational lines, verbose adds
+/// each phase's time.
+#[test]
+fn color_quiet_and_verbose_are_shared_by_every_command() {
+    let invalid = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/check/text/node_rules.onnxtxt");
+    let plain = run(&["check", invalid]);
+    assert!(!text(&plain.stderr).contains('\u{1b}'), "no colour off a terminal");
+    for args in [&["--color", "always", "check", invalid][..], &["check", "--color=always", invalid]] {
+        let colored = run(args);
+        assert_exit(&colored, 1);
+        assert!(text(&colored.stderr).contains("\u{1b}["), "{}", text(&colored.stderr));
+    }
+    let model = corpus("handmade/small_cnn.onnx");
+    let model = model.to_str().expect("UTF-8");
+    let quiet = run(&["check", "-q", model]);
+    assert_exit(&quiet, 0);
+    assert!(quiet.stdout.is_empty() && quiet.stderr.is_empty(), "{}", text(&quiet.stdout));
+    let verbose = run(&["-v", "check", model]);
+    assert!(text(&verbose.stderr).contains("onnx: check (rules, names, inference) in "), "{}", text(&verbose.stderr));
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("m.onnxtxt");
+    let verbose = run(&["convert", "-v", model, out.to_str().expect("UTF-8")]);
+    let stderr = text(&verbose.stderr);
+    assert!(stderr.contains("onnx: read ") && stderr.contains("onnx: write "), "{stderr}");
+    assert_exit(&run(&["info", "-q", "-v", model]), 2);
+}
+
+/// `onnx fmt DIR` formats every text model below the folder (hidden folders skipped), and
+/// `--check` over a folder lists what would change.
+#[test]
+fn fmt_takes_folders() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let unformatted =
+        std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/commands/unformatted.onnxtxt"))
+            .expect("fixture");
+    let (a, hidden, b) = (dir.path().join("a"), dir.path().join("a/.git"), dir.path().join("b"));
+    for d in [&a, &hidden, &b] {
+        std::fs::create_dir_all(d).expect("folder");
+    }
+    for file in [a.join("x.onnxtxt"), hidden.join("y.onnxtxt"), b.join("z.onnxtext"), b.join("notes.txt")] {
+        std::fs::write(&file, &unformatted).expect("written");
+    }
+    let root = dir.path().to_str().expect("UTF-8");
+    let check = run(&["fmt", "--check", root]);
+    assert_exit(&check, 1);
+    let listed: Vec<String> = text(&check.stdout).lines().map(str::to_owned).collect();
+    let expected = [a.join("x.onnxtxt"), b.join("z.onnxtext")].map(|p| p.to_string_lossy().into_owned());
+    assert_eq!(listed, expected);
+    assert_exit(&run(&["fmt", root]), 0);
+    assert_exit(&run(&["fmt", "--check", root]), 0);
+    // Untouched: the hidden folder's model and the file that is not a text model.
+    assert_eq!(std::fs::read(hidden.join("y.onnxtxt")).expect("read"), unformatted);
+    assert_eq!(std::fs::read(b.join("notes.txt")).expect("read"), unformatted);
+}
+
+/// Every subcommand's help ends with examples and its exit codes.
+#[test]
+fn every_help_shows_examples_and_exit_codes() {
+    for command in ["info", "convert", "check", "infer", "run", "fmt"] {
+        let out = run(&[command, "--help"]);
+        assert_exit(&out, 0);
+        let help = text(&out.stdout);
+        assert!(
+            help.contains(&format!("Examples:\n  onnx {command} ")) || help.contains("Examples:\n  cat "),
+            "{help}"
+        );
+        assert!(help.contains("Exit codes: 0 "), "{command}: {help}");
+    }
+}
+
 /// A file cut short (an interrupted download) says so, with how much is missing, instead
 /// of protobuf's "buffer underflow".
 #[test]

@@ -60,8 +60,14 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let diagnostics = match format {
         Format::Binary => {
             crate::io::not_a_model_file(&label, &data)?;
-            let model = binary::decode_model(data, &label)?;
-            let diagnostics = check_model(&model, &options).diagnostics;
+            let model = {
+                let _phase = crate::settings::phase(format!("decode {label}"));
+                binary::decode_model(data, &label)?
+            };
+            let diagnostics = {
+                let _phase = crate::settings::phase("check (rules, names, inference)");
+                check_model(&model, &options).diagnostics
+            };
             // Proto paths are only needed to show diagnostics (building them is a walk over
             // the whole model).
             let paths = if diagnostics.is_empty() { ProtoPaths::default() } else { ProtoPaths::new(&model) };
@@ -75,7 +81,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
             let source = std::str::from_utf8(&data).map_err(|e| {
                 Failure::Invalid(format!("{label}: not UTF-8 text (invalid byte at offset {})", e.valid_up_to()))
             })?;
-            let checked = check_text(source, &options);
+            let checked = {
+                let _phase = crate::settings::phase("parse and check");
+                check_text(source, &options)
+            };
             crate::report::emit_text(&label, source, &checked.diagnostics, args.json);
             checked.diagnostics
         }
@@ -87,7 +96,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     if !is_valid(&diagnostics) {
         return Err(Failure::Invalid(format!("{label}: invalid, {errors} error{}", plural(errors))));
     }
-    if !args.json {
+    if !args.json && !crate::settings::get().quiet {
         let extra = if warnings > 0 { format!(" ({warnings} warning{})", plural(warnings)) } else { String::new() };
         outln!("{label}: valid{extra}");
     }

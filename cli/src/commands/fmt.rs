@@ -1,6 +1,8 @@
-//! `onnx fmt [--check] [--diff] [FILE|-]...`: lay out text models in the canonical style,
-//! keeping every comment.
+//! `onnx fmt [--check] [--diff] [FILE|DIR|-]...`: lay out text models in the canonical
+//! style, keeping every comment.
 //!
+//! A folder stands for every `.onnxtxt` and `.onnxtext` file below it (hidden folders, such
+//! as `.git`, are skipped), in name order.
 //! Files are rewritten in place (atomically, and only when they change); `-` formats stdin
 //! to stdout. `--check` rewrites nothing, lists the files that would change and exits 1 if
 //! any would; `--diff` prints what would change as a unified diff (and rewrites nothing).
@@ -18,8 +20,9 @@ use crate::io::{Input, write_output};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Text models to format (`-` reads stdin and writes the result to stdout).
-    #[arg(required = true, value_name = "FILE")]
+    /// Text models to format, or folders to format every text model below (`-` reads stdin
+    /// and writes the result to stdout).
+    #[arg(required = true, value_name = "FILE|DIR")]
     files: Vec<String>,
     /// Write nothing; list the files that are not formatted and exit with 1 if there are any.
     #[arg(long)]
@@ -44,7 +47,21 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let mut changed = Vec::new();
     let mut broken = 0usize;
     let mut io_errors = Vec::new();
-    for file in &args.files {
+    let mut files = Vec::new();
+    for arg in &args.files {
+        if arg != "-" && Path::new(arg).is_dir() {
+            let before = files.len();
+            if let Err(e) = text_models_below(Path::new(arg), &mut files) {
+                errln!("error: {}: cannot list: {e}", arg);
+                io_errors.push(arg.clone());
+            } else if files.len() == before && !crate::settings::get().quiet {
+                errln!("warning: {arg}: no text models (.onnxtxt, .onnxtext) below this folder");
+            }
+        } else {
+            files.push(arg.clone());
+        }
+    }
+    for file in &files {
         match format_one(file, &args) {
             Ok(Outcome::Unchanged) => {}
             Ok(Outcome::Changed) => changed.push(file.clone()),
@@ -117,6 +134,26 @@ fn format_one(file: &str, args: &Args) -> Result<Outcome, Failure> {
         }
     }
     Ok(outcome)
+}
+
+/// Every `.onnxtxt` and `.onnxtext` file below `dir`, in name order; hidden folders are
+/// skipped, and symbolic links to folders are not followed (a link cycle cannot loop).
+fn text_models_below(dir: &Path, out: &mut Vec<String>) -> std::io::Result<()> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let path = entry.path();
+        let name = entry.file_name();
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            if !name.to_string_lossy().starts_with('.') {
+                text_models_below(&path, out)?;
+            }
+        } else if matches!(path.extension().and_then(|e| e.to_str()), Some("onnxtxt" | "onnxtext")) {
+            out.push(path.to_string_lossy().into_owned());
+        }
+    }
+    Ok(())
 }
 
 fn write_file(path: &Path, text: &str, read_state: Option<onnx_core::FileState>) -> Result<(), Failure> {

@@ -63,7 +63,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
             (bytes, added)
         }
     };
-    errln!("{}: {added} value type{} inferred", input.label(), if added == 1 { "" } else { "s" });
+    if !crate::settings::get().quiet {
+        errln!("{}: {added} value type{} inferred", input.label(), if added == 1 { "" } else { "s" });
+    }
     // The process ends after the write: leave the model and the encoded bytes to it rather
     // than free them piece by piece (a tenth of the run on big models).
     std::mem::forget(model);

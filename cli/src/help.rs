@@ -1,0 +1,58 @@
+//! The examples and exit codes each subcommand's `--help` ends with (the way cargo and ruff
+//! show a command in use), kept beside each other so they read alike.
+
+pub const INFO: &str = "\
+Examples:
+  onnx info model.onnx              header, inputs and outputs, parameters, operators
+  onnx info model.onnx --json       the same facts as JSON on stdout
+  onnx info model.onnxtxt --full    long doc strings and metadata values whole
+
+Exit codes: 0 shown; 1 the file is not a model (truncated, not protobuf, syntax errors);
+2 usage or I/O error.";
+
+pub const CONVERT: &str = "\
+Examples:
+  onnx convert model.onnx model.onnxtxt                  binary to text (lossless)
+  onnx convert model.onnxtxt model.onnx                  text back to binary
+  onnx convert big.onnx big.onnxtxt --reference-input    weights left in big.onnx, referred to
+  onnx convert model.onnx out.onnx --external-data w.bin tensors over 1 KiB into w.bin
+  onnx convert model.onnx - --style onnx                 onnx's own printer's text, on stdout
+
+Exit codes: 0 written; 1 the input is not a model (or breaks the rules, with --strict);
+2 usage or I/O error (nothing is written then).";
+
+pub const CHECK: &str = "\
+Examples:
+  onnx check model.onnx                 every rule of onnx.checker, with full-check inference
+  onnx check model.onnxtxt --json       diagnostics as JSON on stdout
+  onnx check model.onnx --profile sonnx also the SONNX profile's rules
+
+Exit codes: 0 valid (warnings allowed); 1 invalid (diagnostics printed); 2 usage or I/O error.";
+
+pub const INFER: &str = "\
+Examples:
+  onnx infer model.onnx typed.onnx       inferred types written as value_info
+  onnx infer model.onnx - --to text      the annotated model as text on stdout
+
+Exit codes: 0 written; 1 the input is not a model; 2 usage or I/O error.";
+
+pub const RUN: &str = "\
+Examples:
+  onnx run model.onnx input_0.pb                    outputs summarised on stdout
+  onnx run model.onnx x=image.npy --output-dir out  outputs written as .pb files
+  onnx run model.onnx --test-data test_data_set_0 --compare test_data_set_0
+  onnx run model.onnx --test-data DIR --profile     time by operator
+
+Exit codes: 0 ran (and matched, with --compare); 1 the model cannot run or outputs differ;
+2 usage or I/O error.";
+
+pub const FMT: &str = "\
+Examples:
+  onnx fmt model.onnxtxt            formatted in place (comments kept)
+  onnx fmt models/                  every .onnxtxt and .onnxtext below the folder
+  onnx fmt --check .                list what would change; exit 1 if anything would
+  onnx fmt --diff model.onnxtxt     the change as a unified diff
+  cat model.onnxtxt | onnx fmt -    as a filter, stdin to stdout
+
+Exit codes: 0 formatted (or already so); 1 syntax errors, or --check/--diff found changes;
+2 usage or I/O error.";
