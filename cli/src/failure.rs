@@ -19,6 +19,7 @@ impl Failure {
             Failure::Usage(m) => (m, 2),
         };
         errln!("error: {message}");
+        crate::json::finish(code, Some(&message));
         ExitCode::from(code)
     }
 }

@@ -48,10 +48,9 @@ pub enum Format {
     Text,
 }
 
-/// How a read problem is reported: text diagnostics as JSON or rustc-style.
+/// How a text that breaks rules of meaning is read.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ReadOptions {
-    pub json: bool,
     /// A text that reads to a model which breaks a rule of meaning (a value used before it
     /// is defined, an output nothing computes, a name defined twice) is still that model:
     /// read it, showing those errors as warnings. Syntax errors, and anything that keeps the
@@ -126,9 +125,9 @@ pub fn read_model_and_bytes(
                 }
             }
             if !analysis.diagnostics.is_empty() {
-                crate::report::emit(&label, source, &analysis.diagnostics, options.json);
+                crate::report::emit(&label, source, &analysis.diagnostics);
             }
-            if downgraded && !options.json {
+            if downgraded && !crate::json::active() {
                 errln!(
                     "warning: {label}: the model breaks the rules above; it is converted as written \
                      (`--strict` refuses it)"

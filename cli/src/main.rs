@@ -28,6 +28,7 @@ mod commands;
 mod failure;
 mod help;
 mod io;
+mod json;
 mod printable;
 mod progress;
 mod report;
@@ -127,7 +128,10 @@ fn main() -> ExitCode {
         Command::Run(args) => commands::run::run(args),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => {
+            json::finish(0, None);
+            ExitCode::SUCCESS
+        }
         Err(failure) => failure.report(),
     }
 }

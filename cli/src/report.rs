@@ -10,28 +10,19 @@ use onnx_core::diagnostic::{Diagnostic, Severity};
 use onnx_core::ir::Model;
 use onnx_core::proto_path::ProtoPaths;
 
-/// Prints diagnostics of one text file to stderr.
-pub fn emit(path: &str, source: &str, diagnostics: &[Diagnostic], json: bool) {
-    if json {
-        errln!("{}", to_json(path, source, diagnostics));
+/// Reports the diagnostics of one text file: rustc-style on stderr, or into the command's
+/// JSON object under `--json` ([`crate::json`]).
+pub fn emit(path: &str, source: &str, diagnostics: &[Diagnostic]) {
+    if crate::json::active() {
+        crate::json::add_diagnostics(to_json(path, source, diagnostics));
         return;
     }
     render_text(path, source, diagnostics);
 }
 
-/// Diagnostics as the product of a command (`onnx check`): JSON on stdout, or rustc-style
-/// reports on stderr.
-pub fn emit_text(path: &str, source: &str, diagnostics: &[Diagnostic], json: bool) {
-    if json {
-        outln!("{}", to_json(path, source, diagnostics));
-    } else {
-        render_text(path, source, diagnostics);
-    }
-}
-
 /// Diagnostics of a binary model: each names the protobuf field path it points at.
-pub fn emit_binary(path: &str, model: &Model, diagnostics: &[Diagnostic], paths: &ProtoPaths, json: bool) {
-    if json {
+pub fn emit_binary(path: &str, model: &Model, diagnostics: &[Diagnostic], paths: &ProtoPaths) {
+    if crate::json::active() {
         let items: Vec<serde_json::Value> = diagnostics
             .iter()
             .map(|d| {
@@ -48,7 +39,7 @@ pub fn emit_binary(path: &str, model: &Model, diagnostics: &[Diagnostic], paths:
                 with_folded(item, d)
             })
             .collect();
-        outln!("{}", serde_json::Value::Array(items));
+        crate::json::add_diagnostics(items);
         return;
     }
     for d in diagnostics.iter().take(MAX_SHOWN) {
@@ -207,8 +198,8 @@ fn with_folded(mut item: serde_json::Value, d: &Diagnostic) -> serde_json::Value
     item
 }
 
-pub fn to_json(path: &str, source: &str, diagnostics: &[Diagnostic]) -> String {
-    let items: Vec<serde_json::Value> = diagnostics
+fn to_json(path: &str, source: &str, diagnostics: &[Diagnostic]) -> Vec<serde_json::Value> {
+    diagnostics
         .iter()
         .map(|d| {
             let span = span_of(d.anchor);
@@ -229,6 +220,5 @@ pub fn to_json(path: &str, source: &str, diagnostics: &[Diagnostic]) -> String {
             });
             with_folded(item, d)
         })
-        .collect();
-    serde_json::Value::Array(items).to_string()
+        .collect()
 }

@@ -54,7 +54,15 @@ fn info_json_is_machine_readable() {
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
     assert_eq!(json["counts"]["nodes"], 1);
     assert_eq!(json["op_types"][0]["op_type"], "Conv");
-    assert_eq!(json["inputs"][0]["type"], "float[1,1,7,5]");
+    assert_eq!(json["schema_version"], 1);
+    assert_eq!(json["command"], "info");
+    assert_eq!(json["ok"], true);
+    let ty = &json["inputs"][0]["type"];
+    assert_eq!(
+        (&ty["kind"], &ty["elem_type"], &ty["text"]),
+        (&"tensor".into(), &"float".into(), &"float[1,1,7,5]".into())
+    );
+    assert_eq!(ty["shape"], serde_json::json!([1, 1, 7, 5]));
 }
 
 #[test]
@@ -248,12 +256,14 @@ fn text_diagnostics_as_json() {
     let fixture = corpus("../fixtures/text/syntax_errors.onnxtxt");
     let out = run(&["info", fixture.to_str().unwrap(), "--json"]);
     assert_exit(&out, 1);
-    let first_line = text(&out.stderr).lines().next().unwrap_or("").to_owned();
-    let json: serde_json::Value = serde_json::from_str(&first_line).expect("JSON diagnostics");
-    let codes: Vec<&str> = json.as_array().unwrap().iter().map(|d| d["code"].as_str().unwrap()).collect();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object on stdout");
+    assert_eq!((&json["command"], &json["ok"], &json["exit_code"]), (&"info".into(), &false.into(), &1.into()));
+    assert!(json["error"].as_str().is_some_and(|e| e.contains("errors in the text")), "{json}");
+    let diagnostics = &json["diagnostics"];
+    let codes: Vec<&str> = diagnostics.as_array().unwrap().iter().map(|d| d["code"].as_str().unwrap()).collect();
     assert_eq!(codes, ["unexpected-token", "lone-minus", "bad-number", "unexpected-token"]);
-    assert_eq!(json[0]["line"], 5);
-    assert_eq!(json[0]["column"], 3);
+    assert_eq!(diagnostics[0]["line"], 5);
+    assert_eq!(diagnostics[0]["column"], 3);
 }
 
 #[test]
@@ -450,8 +460,9 @@ fn check_names_the_proto_path_of_each_problem_in_a_binary_model() {
     let out = run(&["check", "--json", model.to_str().unwrap()]);
     assert_exit(&out, 1);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
-    assert_eq!(json[0]["code"], "input-count");
-    assert_eq!(json[0]["proto_path"], "graph.node[0].attribute[0].g.node[0]");
+    assert_eq!((&json["valid"], &json["exit_code"]), (&false.into(), &1.into()));
+    assert_eq!(json["diagnostics"][0]["code"], "input-count");
+    assert_eq!(json["diagnostics"][0]["proto_path"], "graph.node[0].attribute[0].g.node[0]");
 }
 
 #[test]
@@ -558,7 +569,8 @@ fn long_reports_show_the_first_fifty_diagnostics() {
     assert!(stderr.contains("… and 70 more diagnostics not shown (`--json` lists them all)"), "{stderr}");
     let json = run(&["check", "--json", path.to_str().unwrap()]);
     let listed: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
-    assert_eq!(listed.as_array().map(Vec::len), Some(120));
+    assert_eq!(listed["diagnostics"].as_array().map(Vec::len), Some(120));
+    assert_eq!(listed["errors"], 120);
 }
 
 /// `onnx check bad.onnxtxt 2>&1 | head -1`: the reader goes away after one line. Writing
@@ -861,7 +873,9 @@ fn empty_nodes_are_counted_but_not_kept_one_by_one() {
     let stderr = text(&out.stderr);
     assert!(stderr.contains("invalid, 60001 errors"), "{stderr}");
     let out = run(&["check", "--json", path.to_str().expect("UTF-8")]);
-    let listed: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).expect("JSON");
+    let envelope: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(envelope["errors"], 60_001);
+    let listed = envelope["diagnostics"].as_array().expect("diagnostics").clone();
     assert_eq!(listed.len(), 2_001, "the graph's name, then 1,000 of each kind");
     let folded: u64 = listed.iter().filter_map(|d| d["folded"].as_u64()).sum();
     assert_eq!(listed.len() as u64 + folded, 60_001);
@@ -941,6 +955,48 @@ fn fmt_takes_folders() {
     // Untouched: the hidden folder's model and the file that is not a text model.
     assert_eq!(std::fs::read(hidden.join("y.onnxtxt")).expect("read"), unformatted);
     assert_eq!(std::fs::read(b.join("notes.txt")).expect("read"), unformatted);
+}
+
+/// Every command's `--json` is one object on stdout in the same envelope, on success and on
+/// failure (docs/json.md); data that would share stdout is refused.
+#[test]
+fn every_command_answers_json_in_one_envelope() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let model = corpus("handmade/small_cnn.onnx");
+    let model = model.to_str().expect("UTF-8");
+    let text_out = dir.path().join("m.onnxtxt");
+    let text_out = text_out.to_str().expect("UTF-8");
+    let typed = dir.path().join("typed.onnx");
+    let cases: Vec<(Vec<&str>, &str, u8)> = vec![
+        (vec!["info", model], "info", 0),
+        (vec!["check", model], "check", 0),
+        (vec!["convert", model, text_out], "convert", 0),
+        (vec!["fmt", "--check", text_out], "fmt", 0),
+        (vec!["infer", model, typed.to_str().expect("UTF-8")], "infer", 0),
+        (vec!["run", model, "--test-data", "/nonexistent"], "run", 2),
+        (vec!["convert", model, "-"], "convert", 2),
+        (vec!["check", "/nonexistent.onnx"], "check", 2),
+    ];
+    for (args, command, code) in cases {
+        let mut with_json = args.clone();
+        with_json.push("--json");
+        let out = run(&with_json);
+        assert_exit(&out, i32::from(code));
+        let json: serde_json::Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{args:?}: {e}: {}", text(&out.stdout)));
+        assert_eq!(json["schema_version"], 1, "{args:?}");
+        assert_eq!(json["command"], command, "{args:?}");
+        assert_eq!(json["exit_code"], code, "{args:?}");
+        assert_eq!(json["ok"], code == 0, "{args:?}");
+        assert!(json["diagnostics"].is_array(), "{args:?}");
+        assert_eq!(json["error"].is_null(), code == 0, "{args:?}: {json}");
+    }
+    let formatted: serde_json::Value =
+        serde_json::from_slice(&run(&["fmt", "--check", text_out, "--json"]).stdout).expect("JSON");
+    assert_eq!(formatted["files"][0]["status"], "unchanged");
+    let inferred: serde_json::Value =
+        serde_json::from_slice(&run(&["infer", model, typed.to_str().expect("UTF-8"), "--json"]).stdout).expect("JSON");
+    assert!(inferred["inferred"].as_u64().is_some_and(|n| n > 0), "{inferred}");
 }
 
 /// Every subcommand's help ends with examples and its exit codes.

@@ -68,8 +68,11 @@ pub struct Opset {
 pub struct Value {
     pub name: Option<Str>,
     /// Type in text-format spelling, e.g. `float[N,3,224,224]`; `None` when absent.
-    #[serde(rename = "type")]
+    #[serde(skip)]
     pub ty: Option<String>,
+    /// The type itself; as JSON, an object (see `Type`'s serialisation).
+    #[serde(rename = "type")]
+    pub typed: Option<crate::ir::Type>,
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -91,7 +94,7 @@ pub struct OpCount {
 }
 
 fn value(v: &ValueInfo) -> Value {
-    Value { name: v.name.clone(), ty: v.ty.as_ref().map(|t| t.to_string()) }
+    Value { name: v.name.clone(), ty: v.ty.as_ref().map(|t| t.to_string()), typed: v.ty.clone() }
 }
 
 impl Summary {

@@ -17,7 +17,7 @@ use crate::io::{Format, Input, format_of};
 pub struct Args {
     /// The model, binary or text (`-` reads a binary model from stdin).
     model: String,
-    /// Print the diagnostics as JSON on stdout.
+    /// Print the result as one JSON object on stdout (docs/json.md).
     #[arg(long)]
     json: bool,
     /// Also report nodes of custom domains that no schema describes.
@@ -37,6 +37,10 @@ enum ProfileArg {
 pub fn run(args: Args) -> Result<(), Failure> {
     let input = Input::parse(&args.model);
     let label = input.label();
+    if args.json {
+        crate::json::begin("check");
+        crate::json::set("file", label.clone());
+    }
     let named = match &input {
         Input::File(path) => Some(format_of(path)?),
         Input::Stdin => None,
@@ -71,7 +75,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             // Proto paths are only needed to show diagnostics (building them is a walk over
             // the whole model).
             let paths = if diagnostics.is_empty() { ProtoPaths::default() } else { ProtoPaths::new(&model) };
-            crate::report::emit_binary(&label, &model, &diagnostics, &paths, args.json);
+            crate::report::emit_binary(&label, &model, &diagnostics, &paths);
             // The process ends after the report: freeing every node, name and tensor of a
             // big model one by one would take a tenth of the run, for nothing.
             std::mem::forget(model);
@@ -85,7 +89,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
                 let _phase = crate::settings::phase("parse and check");
                 check_text(source, &options)
             };
-            crate::report::emit_text(&label, source, &checked.diagnostics, args.json);
+            crate::report::emit(&label, source, &checked.diagnostics);
             checked.diagnostics
         }
     };
@@ -93,6 +97,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let count = |s: Severity| diagnostics.iter().filter(|d| d.severity == s).map(|d| 1 + d.folded).sum::<usize>();
     let (errors, warnings) = (count(Severity::Error), count(Severity::Warning));
     let plural = |n: usize| if n == 1 { "" } else { "s" };
+    crate::json::set("valid", is_valid(&diagnostics));
+    crate::json::set("errors", errors);
+    crate::json::set("warnings", warnings);
     if !is_valid(&diagnostics) {
         return Err(Failure::Invalid(format!("{label}: invalid, {errors} error{}", plural(errors))));
     }

@@ -29,7 +29,8 @@ pub struct Args {
     /// what `onnx.printer.to_text` writes (and loses what onnx's text cannot say).
     #[arg(long, value_enum, default_value = "canonical")]
     style: Style,
-    /// Report text diagnostics as JSON (on stderr).
+    /// Print the result (and any text diagnostics) as one JSON object on stdout
+    /// (docs/json.md); the output must then be a file.
     #[arg(long)]
     json: bool,
     /// Read every tensor stored in external data into the model itself.
@@ -56,6 +57,12 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<(), Failure> {
     let input = Input::parse(&args.input);
+    if args.json {
+        crate::json::begin("convert");
+        crate::json::set("input", input.label());
+        crate::json::set("output", args.output.clone());
+        crate::json::refuse_stdout(&args.output)?;
+    }
     let out_format = match (&args.to, args.output.as_str()) {
         (Some(f), _) => *f,
         (None, "-") => Format::Binary,
@@ -65,7 +72,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     if args.reference_input {
         return convert_referencing_input(&args, &input, out_dir.as_deref(), out_format);
     }
-    let options = ReadOptions { json: args.json, meaning_errors_as_warnings: !args.strict };
+    let options = ReadOptions { meaning_errors_as_warnings: !args.strict };
     let mut model = read_model(&input, args.from, options)?;
     let has_external = external::external_tensors(&model).next().is_some();
     let protected = protected_files(&input, &model);

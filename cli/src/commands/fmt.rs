@@ -30,7 +30,8 @@ pub struct Args {
     /// Write nothing; print the changes formatting would make as a unified diff.
     #[arg(long)]
     diff: bool,
-    /// Report syntax errors as JSON (on stderr).
+    /// Print the result as one JSON object on stdout (docs/json.md): each file with what
+    /// became of it, and the syntax errors. Not with `-`.
     #[arg(long)]
     json: bool,
 }
@@ -44,7 +45,14 @@ enum Outcome {
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
+    if args.json {
+        crate::json::begin("fmt");
+        for file in &args.files {
+            crate::json::refuse_stdout(file)?;
+        }
+    }
     let mut changed = Vec::new();
+    let mut outcomes = Vec::new();
     let mut broken = 0usize;
     let mut io_errors = Vec::new();
     let mut files = Vec::new();
@@ -62,17 +70,26 @@ pub fn run(args: Args) -> Result<(), Failure> {
         }
     }
     for file in &files {
-        match format_one(file, &args) {
-            Ok(Outcome::Unchanged) => {}
-            Ok(Outcome::Changed) => changed.push(file.clone()),
-            Ok(Outcome::Broken) => broken += 1,
+        let status = match format_one(file, &args) {
+            Ok(Outcome::Unchanged) => "unchanged",
+            Ok(Outcome::Changed) => {
+                changed.push(file.clone());
+                if args.check || args.diff { "would change" } else { "formatted" }
+            }
+            Ok(Outcome::Broken) => {
+                broken += 1;
+                "syntax errors"
+            }
             Err(Failure::Usage(message) | Failure::Invalid(message)) => {
                 errln!("error: {message}");
                 io_errors.push(file.clone());
+                "unreadable"
             }
-        }
+        };
+        outcomes.push(serde_json::json!({ "file": file, "status": status }));
     }
-    if args.check && !changed.is_empty() {
+    crate::json::set("files", outcomes);
+    if args.check && !changed.is_empty() && !crate::json::active() {
         let mut stdout = std::io::stdout().lock();
         for file in &changed {
             let _ = writeln!(stdout, "{}", crate::printable::printable(if file == "-" { "<stdin>" } else { file }));
@@ -117,7 +134,7 @@ fn format_one(file: &str, args: &Args) -> Result<Outcome, Failure> {
             // Report through the analysis, which words syntax errors as every command does.
             let analysis = analyze_text(source);
             let errors: Vec<_> = analysis.diagnostics.into_iter().filter(|d| d.severity == Severity::Error).collect();
-            crate::report::emit(&label, source, &errors, args.json);
+            crate::report::emit(&label, source, &errors);
             return Ok(Outcome::Broken);
         }
     };

@@ -18,10 +18,20 @@ pub struct Args {
     /// Format of the output when the extension does not say.
     #[arg(long, value_enum)]
     to: Option<Format>,
+    /// Print the result as one JSON object on stdout (docs/json.md); the output must then
+    /// be a file.
+    #[arg(long)]
+    json: bool,
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
     let input = Input::parse(&args.input);
+    if args.json {
+        crate::json::begin("infer");
+        crate::json::set("input", input.label());
+        crate::json::set("output", args.output.clone());
+        crate::json::refuse_stdout(&args.output)?;
+    }
     let (mut model, original) = read_model_and_bytes(&input, None, ReadOptions::default())?;
     // Writing over the input itself is fine (it is replaced only once the output is whole);
     // over a side file the model's tensors live in is not, nor moving the model away from
@@ -63,7 +73,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
             (bytes, added)
         }
     };
-    if !crate::settings::get().quiet {
+    crate::json::set("inferred", added);
+    if !crate::settings::get().quiet && !crate::json::active() {
         errln!("{}: {added} value type{} inferred", input.label(), if added == 1 { "" } else { "s" });
     }
     // The process ends after the write: leave the model and the encoded bytes to it rather

@@ -12,7 +12,7 @@ use crate::io::{Input, ReadOptions, read_model};
 pub struct Args {
     /// The model (`-` reads stdin).
     model: String,
-    /// Print JSON instead of text.
+    /// Print the facts as one JSON object on stdout (docs/json.md).
     #[arg(long)]
     json: bool,
     /// Show long doc strings and metadata values whole (they are shortened otherwise).
@@ -22,14 +22,19 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<(), Failure> {
     let input = Input::parse(&args.model);
-    let model = read_model(&input, None, ReadOptions { json: args.json, ..ReadOptions::default() })?;
+    if args.json {
+        crate::json::begin("info");
+        crate::json::set("file", input.label());
+    }
+    let model = read_model(&input, None, ReadOptions::default())?;
     let summary = Summary::of(&model);
-    let out = if args.json {
-        serde_json::to_string_pretty(&summary).map_err(|e| Failure::Usage(format!("cannot format JSON: {e}")))? + "\n"
-    } else {
-        // Names and metadata come from the model: no control character reaches the terminal.
-        crate::printable::printable(&render(&input.label(), &summary, args.full)).into_owned()
-    };
+    if args.json {
+        let facts = serde_json::to_value(&summary).map_err(|e| Failure::Usage(format!("cannot format JSON: {e}")))?;
+        crate::json::set_all(facts);
+        return Ok(());
+    }
+    // Names and metadata come from the model: no control character reaches the terminal.
+    let out = crate::printable::printable(&render(&input.label(), &summary, args.full)).into_owned();
     crate::io::write_output("-", out.as_bytes())
 }
 

@@ -63,7 +63,11 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<(), Failure> {
     let input = Input::parse(&args.model);
-    let mut model = read_model(&input, None, ReadOptions { json: args.json, ..ReadOptions::default() })?;
+    if args.json {
+        crate::json::begin("run");
+        crate::json::set("file", input.label());
+    }
+    let mut model = read_model(&input, None, ReadOptions::default())?;
     let label = input.label();
     onnx_core::external::embed_all(&mut model, input.model_dir())
         .map_err(|e| Failure::Invalid(format!("{label}: external data: {e}")))?;
@@ -107,13 +111,13 @@ pub fn run(args: Args) -> Result<(), Failure> {
     if args.find_nonfinite
         && let Some(found) = first_nonfinite(&plan, &values, &result)
     {
-        outln!("{found}");
+        say_found("first_nonfinite", &found);
         return Err(Failure::Invalid("a node produces non-finite values from finite inputs".into()));
     }
     if let Some(dir) = &args.compare_values
         && let Some(found) = first_divergence(dir, &plan, &result)?
     {
-        outln!("{found}");
+        say_found("first_divergence", &found);
         return Err(Failure::Invalid(format!("an intermediate value differs from {}", dir.display())));
     }
     if !mismatches.is_empty() {
@@ -222,6 +226,16 @@ fn compare(dir: &Path, plan: &Plan<'_>, result: &RunResult) -> Result<Vec<Mismat
     Ok(mismatches)
 }
 
+/// A finding of `--find-nonfinite` or `--compare-values`: a line on stdout, or a field of the
+/// JSON object.
+fn say_found(key: &str, found: &str) {
+    if crate::json::active() {
+        crate::json::set(key, found);
+    } else {
+        outln!("{found}");
+    }
+}
+
 fn report(args: &Args, plan: &Plan<'_>, result: &RunResult, times: &[Duration], mismatches: &[Mismatch]) {
     let mut sorted: Vec<f64> = times.iter().map(|t| t.as_secs_f64() * 1e3).collect();
     sorted.sort_by(f64::total_cmp);
@@ -231,22 +245,28 @@ fn report(args: &Args, plan: &Plan<'_>, result: &RunResult, times: &[Duration], 
             .outputs
             .iter()
             .map(|(name, v)| {
-                let (ty, shape) = match v {
-                    Value::Tensor(t) => (t.data_type().name().to_owned(), t.shape.clone()),
-                    other => (other.describe(), Vec::new()),
+                let ty = match v {
+                    Value::Tensor(t) => {
+                        let (elem_type, text) = (t.data_type().name(), v.describe());
+                        serde_json::json!({ "kind": "tensor", "elem_type": elem_type, "shape": t.shape, "text": text })
+                    }
+                    Value::Sequence(items) => serde_json::json!({ "kind": "sequence", "length": items.len() }),
+                    Value::Optional(inner) => {
+                        serde_json::json!({ "kind": "optional", "present": inner.is_some(), "text": v.describe() })
+                    }
                 };
-                serde_json::json!({ "name": name, "type": ty, "shape": shape })
+                serde_json::json!({ "name": name, "type": ty })
             })
             .collect();
-        let mut out = serde_json::json!({ "outputs": outputs });
+        crate::json::set("outputs", outputs);
         if !times.is_empty() {
-            out["timing"] = serde_json::json!({ "runs": times.len(), "min_ms": min, "median_ms": median });
+            crate::json::set("timing", serde_json::json!({ "runs": times.len(), "min_ms": min, "median_ms": median }));
         }
         if args.compare.is_some() {
-            out["mismatches"] =
+            let list: Vec<_> =
                 mismatches.iter().map(|m| serde_json::json!({ "name": m.name, "message": m.message })).collect();
+            crate::json::set("mismatches", list);
         }
-        outln!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
         return;
     }
     for (name, v) in &result.outputs {

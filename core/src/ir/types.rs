@@ -127,3 +127,57 @@ impl std::fmt::Display for Type {
         }
     }
 }
+
+/// As JSON (what `--json` outputs carry): an object tagged by `kind`, with the element type
+/// by name and each dimension a number, a parameter's name or `null` when unknown, plus the
+/// text spelling:
+/// `{"kind": "tensor", "elem_type": "float", "shape": ["N", 3, null], "text": "float[N,3,?]"}`.
+/// An unknown rank is `"shape": null`; a scalar `"shape": []`.
+impl serde::Serialize for Type {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let mut map = serializer.serialize_map(None)?;
+        let elem = |code: Option<i32>| code.map(super::code_name);
+        let shape = |t: &TensorType| {
+            t.shape.as_ref().map(|s| {
+                s.dims
+                    .iter()
+                    .map(|d| match &d.value {
+                        Some(DimValue::Value(v)) => serde_json::Value::from(*v),
+                        Some(DimValue::Param(p)) => serde_json::Value::from(p.to_string()),
+                        None => serde_json::Value::Null,
+                    })
+                    .collect::<Vec<_>>()
+            })
+        };
+        match &self.value {
+            Some(TypeValue::Tensor(t)) | Some(TypeValue::SparseTensor(t)) => {
+                let kind = if matches!(self.value, Some(TypeValue::Tensor(_))) { "tensor" } else { "sparse_tensor" };
+                map.serialize_entry("kind", kind)?;
+                map.serialize_entry("elem_type", &elem(t.elem_type))?;
+                map.serialize_entry("shape", &shape(t))?;
+            }
+            Some(TypeValue::Sequence(inner)) => {
+                map.serialize_entry("kind", "sequence")?;
+                map.serialize_entry("elem", inner)?;
+            }
+            Some(TypeValue::Optional(inner)) => {
+                map.serialize_entry("kind", "optional")?;
+                map.serialize_entry("elem", inner)?;
+            }
+            Some(TypeValue::Map { key_type, value_type }) => {
+                map.serialize_entry("kind", "map")?;
+                map.serialize_entry("key_type", &elem(*key_type))?;
+                map.serialize_entry("value", value_type)?;
+            }
+            Some(TypeValue::Opaque { domain, name }) => {
+                map.serialize_entry("kind", "opaque")?;
+                map.serialize_entry("domain", &domain.as_ref().map(|d| d.to_string()))?;
+                map.serialize_entry("name", &name.as_ref().map(|n| n.to_string()))?;
+            }
+            None => map.serialize_entry("kind", &Option::<&str>::None)?,
+        }
+        map.serialize_entry("text", &self.to_string())?;
+        map.end()
+    }
+}
