@@ -31,8 +31,15 @@ impl TextAnalysis {
 
 pub fn analyze_text(source: &str) -> TextAnalysis {
     let mut parse = onnx_syntax::parse_model(source);
-    let mut diagnostics: Vec<Diagnostic> =
-        parse.errors.iter().map(|e| Diagnostic::error(e.code, e.span, e.message.clone())).collect();
+    let mut diagnostics: Vec<Diagnostic> = parse
+        .errors
+        .iter()
+        .map(|e| {
+            let mut d = Diagnostic::error(e.code, e.span, e.message.clone());
+            d.related.extend(e.related.iter().map(|(span, what)| (Anchor::Text(*span), what.clone())));
+            d
+        })
+        .collect();
     let lowered = match &parse.tree {
         Some(tree) => from_ast::model_with_floats(tree, source, std::mem::take(&mut parse.floats)),
         None => from_ast::Lowered::default(),

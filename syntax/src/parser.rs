@@ -72,6 +72,9 @@ pub struct SyntaxError {
     pub code: &'static str,
     pub message: String,
     pub span: Span,
+    /// Secondary places, each with what it is (the bracket an unexpected closer or the end
+    /// of the text leaves open).
+    pub related: Vec<(Span, String)>,
 }
 
 /// The result of parsing: always a tree (possibly partial), plus every error found.
@@ -210,6 +213,7 @@ impl<'a> Stream<'a> {
                 code: "nesting-too-deep",
                 message: format!("nesting deeper than {MAX_NESTING} levels; the rest of the text is not read"),
                 span: Span::new(triple.0, triple.2),
+                related: Vec::new(),
             });
             self.too_deep = true;
             return;
@@ -233,6 +237,7 @@ fn convert_token<'a>(source: &'a str, token: lexer::Token, errors: &mut Vec<Synt
                     code: "bad-escape",
                     message: "unknown escape; byte strings know \\n \\r \\t \\0 \\\\ \\\" and \\xNN".to_owned(),
                     span: Span { start, end: (start + 2).min(token.end) },
+                    related: Vec::new(),
                 });
             }
             Tok::Bytes(text)
@@ -273,6 +278,7 @@ fn convert_token<'a>(source: &'a str, token: lexer::Token, errors: &mut Vec<Synt
                 code: "unterminated-string",
                 message: "this string has no closing quote".to_owned(),
                 span,
+                related: Vec::new(),
             });
             return None;
         }
@@ -281,6 +287,7 @@ fn convert_token<'a>(source: &'a str, token: lexer::Token, errors: &mut Vec<Synt
                 code: "bad-number",
                 message: format!("'{text}' has an exponent without digits"),
                 span,
+                related: Vec::new(),
             });
             return None;
         }
@@ -289,6 +296,7 @@ fn convert_token<'a>(source: &'a str, token: lexer::Token, errors: &mut Vec<Synt
                 code: "lone-minus",
                 message: "'-' must be followed directly by a number, inf or nan".to_owned(),
                 span,
+                related: Vec::new(),
             });
             return None;
         }
@@ -302,6 +310,7 @@ fn convert_token<'a>(source: &'a str, token: lexer::Token, errors: &mut Vec<Synt
                 code: "unexpected-character",
                 message: format!("unexpected character {what}"),
                 span,
+                related: Vec::new(),
             });
             return None;
         }
@@ -378,25 +387,32 @@ fn convert(error: ParseError<usize, Tok<'_>, ()>, source_len: usize) -> SyntaxEr
             code: "unexpected-token",
             message: format!("expected {}, found {}", expected_list(&expected), describe_found(&tok)),
             span: Span::new(l, r),
+            related: Vec::new(),
         },
         ParseError::UnrecognizedEof { location, expected } => SyntaxError {
             code: "unexpected-end",
             message: format!("expected {}, found the end of the text", expected_list(&expected)),
             span: Span::new(location.min(source_len), location.min(source_len)),
+            related: Vec::new(),
         },
         ParseError::ExtraToken { token: (l, tok, r) } => SyntaxError {
             code: "trailing-text",
             message: format!("text after the end of the model: {}", describe_found(&tok)),
             span: Span::new(l, r),
+            related: Vec::new(),
         },
         ParseError::InvalidToken { location } => SyntaxError {
             code: "unexpected-character",
             message: "invalid token".to_owned(),
             span: Span::new(location, location),
+            related: Vec::new(),
         },
-        ParseError::User { .. } => {
-            SyntaxError { code: "syntax-error", message: "syntax error".to_owned(), span: Span::new(0, 0) }
-        }
+        ParseError::User { .. } => SyntaxError {
+            code: "syntax-error",
+            message: "syntax error".to_owned(),
+            span: Span::new(0, 0),
+            related: Vec::new(),
+        },
     }
 }
 
@@ -461,6 +477,7 @@ fn run<'a, T>(
         }
     };
     errors.sort_by_key(|e| (e.span.start, e.span.end));
+    point_at_open_brackets(source, &mut errors);
     if let Some(at) = cut.get() {
         // What the parser said about the text ending where it was cut is not about the text.
         errors.retain(|e| (e.span.start as usize) < at);
@@ -469,9 +486,75 @@ fn run<'a, T>(
             code: "too-many-errors",
             message: format!("more than {MAX_ERRORS} syntax errors; the rest of the text is not read"),
             span: Span::new(at, at),
+            related: Vec::new(),
         });
     }
     Parse { tree, errors, floats }
+}
+
+/// A syntax error at a closing bracket of another kind than the one open there, or at the
+/// end of the text, also points at the bracket left open: the cause is usually a bracket
+/// closed wrongly, or never, further up. `errors` is sorted by place; one pass over the
+/// tokens serves them all.
+fn point_at_open_brackets(source: &str, errors: &mut [SyntaxError]) {
+    let closer_at = |e: &SyntaxError| source.get(e.span.start as usize..e.span.end as usize).and_then(closer_of);
+    let wanted: Vec<usize> = (0..errors.len())
+        .filter(|&i| match errors[i].code {
+            "unexpected-end" => true,
+            "unexpected-token" => closer_at(&errors[i]).is_some(),
+            _ => false,
+        })
+        .collect();
+    if wanted.is_empty() {
+        return;
+    }
+    // The brackets open before the current token: (its closer, where it is).
+    let mut open: Vec<(char, usize)> = Vec::new();
+    let mut next = 0;
+    let note = |e: &mut SyntaxError, open: &[(char, usize)]| {
+        let Some(&(closer, at)) = open.last() else { return };
+        let opener = &source[at..at + 1];
+        let found = closer_at(e);
+        if e.code == "unexpected-end" {
+            e.related.push((Span::new(at, at + 1), format!("this '{opener}' is never closed")));
+        } else if found != Some(closer) {
+            e.related
+                .push((Span::new(at, at + 1), format!("this '{opener}' is still open: it closes with '{closer}'")));
+        }
+    };
+    for token in lexer::tokens(source) {
+        while next < wanted.len() && errors[wanted[next]].span.start <= token.start {
+            note(&mut errors[wanted[next]], &open);
+            next += 1;
+        }
+        let start = token.start as usize;
+        match token.kind {
+            TokenKind::LParen => open.push((')', start)),
+            TokenKind::LBracket => open.push((']', start)),
+            TokenKind::LBrace => open.push(('}', start)),
+            TokenKind::LAngle => open.push(('>', start)),
+            TokenKind::RParen | TokenKind::RBracket | TokenKind::RBrace | TokenKind::RAngle => {
+                // Only its own kind of bracket is closed, as the nesting count does.
+                if open.last().map(|&(c, _)| c) == closer_of(token.text(source)) {
+                    open.pop();
+                }
+            }
+            _ => {}
+        }
+    }
+    for &i in &wanted[next..] {
+        note(&mut errors[i], &open);
+    }
+}
+
+fn closer_of(text: &str) -> Option<char> {
+    match text {
+        ")" => Some(')'),
+        "]" => Some(']'),
+        "}" => Some('}'),
+        ">" => Some('>'),
+        _ => None,
+    }
 }
 
 /// Parses a text holding one function (what `onnx.printer.to_text(function)` writes, as in
@@ -543,6 +626,26 @@ mod tests {
         ] {
             ok(source);
         }
+    }
+
+    #[test]
+    fn a_wrong_or_missing_closer_points_at_the_open_bracket() {
+        let header = "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[2] x) => (float[2] y) {\n";
+        let wrong = format!("{header}  t = Relu(x]\n  y = Relu(t)\n}}\n");
+        let errors = parse_model(&wrong).errors;
+        let open = wrong.find("Relu(").map(|i| i + 4).expect("the call");
+        assert_eq!(
+            errors[0].related,
+            vec![(Span::new(open, open + 1), "this '(' is still open: it closes with ')'".into())]
+        );
+        let unclosed = format!("{header}  y = Relu(x)\n");
+        let errors = parse_model(&unclosed).errors;
+        let brace = header.rfind('{').expect("the body");
+        assert_eq!(errors[0].code, "unexpected-end");
+        assert_eq!(errors[0].related, vec![(Span::new(brace, brace + 1), "this '{' is never closed".into())]);
+        // A closer of the right kind, where something else was expected, points nowhere.
+        let right = format!("{header}  y = Relu(x,)\n}}\n");
+        assert!(parse_model(&right).errors.iter().all(|e| e.related.is_empty()));
     }
 
     #[test]
