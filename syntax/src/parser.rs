@@ -533,11 +533,11 @@ fn point_at_open_brackets(source: &str, errors: &mut [SyntaxError]) {
             TokenKind::LBracket => open.push((']', start)),
             TokenKind::LBrace => open.push(('}', start)),
             TokenKind::LAngle => open.push(('>', start)),
-            TokenKind::RParen | TokenKind::RBracket | TokenKind::RBrace | TokenKind::RAngle => {
-                // Only its own kind of bracket is closed, as the nesting count does.
-                if open.last().map(|&(c, _)| c) == closer_of(token.text(source)) {
-                    open.pop();
-                }
+            // Only its own kind of bracket is closed, as the nesting count does.
+            TokenKind::RParen | TokenKind::RBracket | TokenKind::RBrace | TokenKind::RAngle
+                if open.last().map(|&(c, _)| c) == closer_of(token.text(source)) =>
+            {
+                open.pop();
             }
             _ => {}
         }
