@@ -209,8 +209,9 @@ pub fn write_streamed(
     }
     let path = Path::new(output);
     let _phase = crate::settings::phase(format!("write {}", path.display()));
-    let _progress = crate::progress::stage_for_len(size_hint, &format!("writing {}", path.display()));
-    onnx_core::write_atomically(path, fill).map_err(|e| Failure::Usage(e.to_string()))
+    let what = format!("writing {}", path.display());
+    onnx_core::write_atomically(path, |w| fill(&mut crate::progress::bytes_written(w, size_hint, &what)))
+        .map_err(|e| Failure::Usage(e.to_string()))
 }
 
 /// Writes encoded bytes to a file atomically, or to stdout for `-`.

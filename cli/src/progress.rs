@@ -40,6 +40,63 @@ impl Drop for Spinner {
     }
 }
 
+/// A determinate bar of bytes written out of `total` (known, or estimated for printed text:
+/// the bar then stops at whatever was written), with rate and time left, for outputs of at
+/// least 64 MiB. The writer it wraps counts what passes.
+pub fn bytes_written<W: std::io::Write>(inner: W, total: u64, what: &str) -> CountingWriter<W> {
+    let bar = if total < SHOW_FROM_BYTES || crate::settings::get().quiet {
+        None
+    } else {
+        let bar = ProgressBar::new(total);
+        if let Ok(style) = ProgressStyle::with_template(
+            "{msg} {wide_bar} {binary_bytes}/{binary_total_bytes} ({binary_bytes_per_sec}, {eta} left)",
+        ) {
+            bar.set_style(style);
+        }
+        bar.set_message(what.to_owned());
+        Some(bar)
+    };
+    CountingWriter { inner, bar, since_draw: 0 }
+}
+
+/// A writer that advances its bar as bytes pass (every megabyte, not every write: printing
+/// makes many small writes).
+pub struct CountingWriter<W> {
+    inner: W,
+    bar: Option<ProgressBar>,
+    since_draw: u64,
+}
+
+impl<W: std::io::Write> std::io::Write for CountingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        if let Some(bar) = &self.bar {
+            self.since_draw += n as u64;
+            if self.since_draw >= 1 << 20 {
+                bar.inc(self.since_draw);
+                self.since_draw = 0;
+                // A printed text's size is estimated: the bar grows if the text is longer.
+                if bar.position() > bar.length().unwrap_or(0) {
+                    bar.set_length(bar.position());
+                }
+            }
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+impl<W> Drop for CountingWriter<W> {
+    fn drop(&mut self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
 /// A bar of nodes done out of `total`, read from `done` (which the evaluator advances) by a
 /// thread of its own, from 0.3 s into the run, while the returned guard lives.
 pub fn nodes(total: usize, done: Arc<AtomicUsize>) -> NodeBar {
@@ -81,5 +138,33 @@ impl Drop for NodeBar {
             let _ = t.join();
         }
         self.bar.finish_and_clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write as _;
+
+    use super::*;
+
+    #[test]
+    fn the_bytes_bar_passes_everything_through_and_counts_it() {
+        let mut out = Vec::new();
+        {
+            let mut writer = bytes_written(&mut out, 100 << 20, "writing");
+            let chunk = vec![7u8; 3 << 20];
+            writer.write_all(&chunk).expect("written");
+            let bar = writer.bar.as_ref().expect("a bar for 100 MiB");
+            assert_eq!(bar.position(), 3 << 20);
+            // Past the estimate, the bar's length follows.
+            for _ in 0..40 {
+                writer.write_all(&chunk).expect("written");
+            }
+            let bar = writer.bar.as_ref().expect("a bar");
+            assert_eq!(bar.length(), Some(123 << 20));
+        }
+        assert_eq!(out.len(), 123 << 20);
+        let small = bytes_written(Vec::new(), 1 << 20, "writing");
+        assert!(small.bar.is_none(), "no bar below 64 MiB");
     }
 }
