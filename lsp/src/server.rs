@@ -28,6 +28,11 @@ pub struct Backend {
     workspace: Arc<Mutex<Workspace>>,
     /// Documents whose text changed, for the diagnostics task.
     dirty: mpsc::UnboundedSender<Uri>,
+    /// The semantic tokens last sent for each document, with their result id, which a
+    /// `semanticTokens/full/delta` request names to get only what changed since.
+    tokens_sent: Mutex<std::collections::HashMap<Uri, (String, Vec<SemanticToken>)>>,
+    /// Numbers the result ids.
+    results: std::sync::atomic::AtomicU64,
 }
 
 /// The service a transport serves: stdio in `main`, in-process in the tests.
@@ -36,7 +41,7 @@ pub fn service() -> (LspService<Backend>, tower_lsp_server::ClientSocket) {
         let workspace = Arc::new(Mutex::new(Workspace::default()));
         let (dirty, queue) = mpsc::unbounded_channel();
         tokio::spawn(publish_diagnostics(client.clone(), workspace.clone(), queue));
-        Backend { client, workspace, dirty }
+        Backend { client, workspace, dirty, tokens_sent: Mutex::default(), results: Default::default() }
     })
     .custom_method(BINARY_TO_TEXT, Backend::binary_to_text)
     .custom_method(CONVERT, Backend::convert)
@@ -128,6 +133,14 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> T) -> Result<T, String> {
 }
 
 impl Backend {
+    /// Gives full tokens a result id and keeps them, for the next delta request.
+    fn remember_tokens(&self, uri: &Uri, mut tokens: SemanticTokens) -> SemanticTokens {
+        let id = self.results.fetch_add(1, std::sync::atomic::Ordering::Relaxed).to_string();
+        tokens.result_id = Some(id.clone());
+        self.tokens_sent.lock().unwrap_or_else(|p| p.into_inner()).insert(uri.clone(), (id, tokens.data.clone()));
+        tokens
+    }
+
     /// Runs a feature on the current snapshot of a document, behind the panic guard.
     async fn with_snapshot<T>(
         &self,
@@ -221,6 +234,7 @@ impl LanguageServer for Backend {
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
         let uri = params.text_document.uri;
         lock(&self.workspace).close(&uri);
+        self.tokens_sent.lock().unwrap_or_else(|p| p.into_inner()).remove(&uri);
         self.client.publish_diagnostics(uri, Vec::new(), None).await;
     }
 
@@ -286,8 +300,41 @@ impl LanguageServer for Backend {
     }
 
     async fn semantic_tokens_full(&self, params: SemanticTokensParams) -> RpcResult<Option<SemanticTokensResult>> {
+        let uri = params.text_document.uri;
+        let tokens = self.with_snapshot(&uri, "semanticTokens", |s| Some(features::semantic_tokens::full(s))).await?;
+        Ok(tokens.map(|t| self.remember_tokens(&uri, t).into()))
+    }
+
+    async fn semantic_tokens_full_delta(
+        &self,
+        params: SemanticTokensDeltaParams,
+    ) -> RpcResult<Option<SemanticTokensFullDeltaResult>> {
+        let uri = params.text_document.uri;
+        let Some(tokens) =
+            self.with_snapshot(&uri, "semanticTokens", |s| Some(features::semantic_tokens::full(s))).await?
+        else {
+            return Ok(None);
+        };
+        let previous = {
+            let sent = self.tokens_sent.lock().unwrap_or_else(|p| p.into_inner());
+            sent.get(&uri).filter(|(id, _)| *id == params.previous_result_id).map(|(_, data)| data.clone())
+        };
+        let tokens = self.remember_tokens(&uri, tokens);
+        Ok(Some(match previous {
+            Some(old) => SemanticTokensFullDeltaResult::TokensDelta(SemanticTokensDelta {
+                result_id: tokens.result_id.clone(),
+                edits: vec![features::semantic_tokens::delta(&old, &tokens.data)],
+            }),
+            None => SemanticTokensFullDeltaResult::Tokens(tokens),
+        }))
+    }
+
+    async fn semantic_tokens_range(
+        &self,
+        params: SemanticTokensRangeParams,
+    ) -> RpcResult<Option<SemanticTokensRangeResult>> {
         self.with_snapshot(&params.text_document.uri, "semanticTokens", |s| {
-            Some(features::semantic_tokens::full(s).into())
+            Some(features::semantic_tokens::range(s, params.range).into())
         })
         .await
     }

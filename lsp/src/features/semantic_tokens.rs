@@ -3,7 +3,7 @@
 //! dimension parameter), so a value and an operator of the same spelling look different.
 
 use onnx_core::resolve::DefSite;
-use onnx_syntax::lexer::{TokenKind, WordClass, classify_word, lex};
+use onnx_syntax::lexer::{TokenKind, WordClass, classify_word};
 
 use crate::index::Target;
 use crate::lsp::*;
@@ -35,10 +35,33 @@ pub fn legend() -> SemanticTokensLegend {
 }
 
 pub fn full(s: &Snapshot) -> SemanticTokens {
+    SemanticTokens { result_id: None, data: tokens(s, 0, s.text.len()) }
+}
+
+/// The tokens of the lines `range` touches (`semanticTokens/range`): what an editor asks for
+/// the part of a big document on screen. Lexing starts at the first of those lines (a
+/// comment ends with its line; only a string broken over lines could be read differently
+/// from there, and is not coloured anyway).
+pub fn range(s: &Snapshot, range: Range) -> SemanticTokens {
+    let start = s.lines.line_start(range.start.line.min(s.lines.line_count().saturating_sub(1))) as usize;
+    let end = s.lines.line_start(range.end.line.saturating_add(1)) as usize;
+    SemanticTokens { result_id: None, data: tokens(s, start, end.max(start)) }
+}
+
+/// The tokens starting in `from..to` (a line start, and a line start or the end), encoded
+/// relative to one another, the first relative to the document's start.
+fn tokens(s: &Snapshot, from: usize, to: usize) -> Vec<SemanticToken> {
     let mut data = Vec::new();
     let mut previous = Position::default();
-    let mut occurrences = s.index().occurrences.iter().peekable();
-    for token in lex(&s.text) {
+    let occurrences = &s.index().occurrences;
+    let first = occurrences.partition_point(|o| (o.span.start as usize) < from);
+    let mut occurrences = occurrences[first..].iter().peekable();
+    for token in onnx_syntax::lexer::tokens(&s.text[from..]) {
+        let token =
+            onnx_syntax::lexer::Token { start: token.start + from as u32, end: token.end + from as u32, ..token };
+        if token.start as usize >= to {
+            break;
+        }
         while occurrences.peek().is_some_and(|o| o.span.start < token.start) {
             occurrences.next();
         }
@@ -68,7 +91,26 @@ pub fn full(s: &Snapshot) -> SemanticTokens {
         });
         previous = start;
     }
-    SemanticTokens { result_id: None, data }
+    data
+}
+
+/// `semanticTokens/full/delta`: the one edit that turns the tokens sent before into `new`
+/// (the run between their common start and their common end), so that a one-character edit
+/// of a big document sends a few numbers instead of all of them again. Tokens are compared
+/// as the protocol's integers, five per token.
+pub fn delta(old: &[SemanticToken], new: &[SemanticToken]) -> SemanticTokensEdit {
+    let same = |a: &SemanticToken, b: &SemanticToken| {
+        (a.delta_line, a.delta_start, a.length, a.token_type, a.token_modifiers_bitset)
+            == (b.delta_line, b.delta_start, b.length, b.token_type, b.token_modifiers_bitset)
+    };
+    let prefix = old.iter().zip(new).take_while(|(a, b)| same(a, b)).count();
+    let suffix = old[prefix..].iter().rev().zip(new[prefix..].iter().rev()).take_while(|(a, b)| same(a, b)).count();
+    let replaced = &new[prefix..new.len() - suffix];
+    SemanticTokensEdit {
+        start: (prefix * 5) as u32,
+        delete_count: ((old.len() - suffix - prefix) * 5) as u32,
+        data: (!replaced.is_empty()).then(|| replaced.to_vec()),
+    }
 }
 
 fn of_target(target: &Target, is_def: bool) -> (u32, u32) {
