@@ -244,15 +244,15 @@ fn conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> 
         return Err("kernel_shape differs from the weights' shape".into());
     }
     let win = window(ctx, spatial, kernel)?;
-    let taps = taps(&win, spatial);
     if let (Data::F32(xv), Data::F32(wv)) = (&*x.data, &*w.data) {
         let bias = optional(inputs, 2)?.map(Tensor::to_f64s).transpose()?;
         let geometry = ConvGeometry { batch, channels, filters, group, in_size: spatial.iter().product() };
-        let out = conv_f32(xv, wv, bias.as_deref(), &taps, &geometry)?;
+        let out = conv_f32(xv, wv, bias.as_deref(), &win, spatial, &geometry)?;
         let mut shape = vec![batch, filters];
         shape.extend_from_slice(&win.out);
         return one(Tensor::new(shape, Data::F32(out)));
     }
+    let taps = taps(&win, spatial);
     let (xv, wv) = (x.to_f64s()?, w.to_f64s()?);
     let bias = optional(inputs, 2)?.map(Tensor::to_f64s).transpose()?;
     let in_size: usize = spatial.iter().product();
@@ -300,11 +300,12 @@ fn conv_f32(
     x: &[f32],
     w: &[f32],
     bias: Option<&[f64]>,
-    taps: &[Vec<Option<usize>>],
+    win: &Window,
+    spatial: &[usize],
     g: &ConvGeometry,
 ) -> Result<Vec<f32>, String> {
-    let outputs = taps.len();
-    let kernel = taps.first().map_or(0, Vec::len);
+    let outputs: usize = win.out.iter().product();
+    let kernel: usize = win.kernel.iter().product();
     let per_group = g.channels / g.group;
     let filters_per_group = g.filters / g.group;
     let rows = per_group * kernel;
@@ -316,9 +317,7 @@ fn conv_f32(
                 let plane = &x[(b * g.channels + group * per_group + c) * g.in_size..][..g.in_size];
                 for k in 0..kernel {
                     let row = &mut columns[(c * kernel + k) * outputs..][..outputs];
-                    for (o, slot) in row.iter_mut().enumerate() {
-                        *slot = taps[o][k].map_or(0.0, |at| plane[at]);
-                    }
+                    im2col_row(plane, spatial, win, k, row);
                 }
             }
             let weights = &w[group * filters_per_group * rows..][..filters_per_group * rows];
@@ -334,11 +333,68 @@ fn conv_f32(
         }
     }
     if let Some(bias) = bias {
-        for (i, o) in out.iter_mut().enumerate() {
-            *o += bias.get((i / outputs.max(1)) % g.filters).copied().unwrap_or(0.0) as f32;
+        // One row of outputs per image and filter.
+        for (row, values) in out.chunks_mut(outputs.max(1)).enumerate() {
+            let b = bias.get(row % g.filters.max(1)).copied().unwrap_or(0.0) as f32;
+            values.iter_mut().for_each(|o| *o += b);
         }
     }
     Ok(out)
+}
+
+/// One row of the im2col matrix: for kernel tap `k` (row-major over the kernel), the input
+/// value under that tap at every output position (row-major), zero in the padding. The last
+/// axis is done as a strided copy between the first and last positions whose tap lands
+/// inside the input, so the cost is that of the copy, not of an index computation per value.
+fn im2col_row(plane: &[f32], spatial: &[usize], win: &Window, k: usize, row: &mut [f32]) {
+    let n = spatial.len();
+    // The tap's offset along each axis.
+    let mut tap = vec![0usize; n];
+    let mut rest = k;
+    for i in (0..n).rev() {
+        tap[i] = rest % win.kernel[i].max(1) * win.dilations[i];
+        rest /= win.kernel[i].max(1);
+    }
+    let last = n - 1;
+    let (len, stride, shift) = (win.out[last], win.strides[last], tap[last] as i64 - win.begin[last] as i64);
+    // Output positions o along the last axis read input o·stride + shift: inside for o in lo..hi.
+    let lo = if shift >= 0 { 0 } else { ((-shift) as usize).div_ceil(stride) };
+    let hi = if (spatial[last] as i64 - shift) <= 0 {
+        0
+    } else {
+        (((spatial[last] as i64 - shift - 1) as usize) / stride + 1).min(len)
+    };
+    let (lo, hi) = (lo.min(len), hi.max(lo.min(len)));
+    let mut outer = vec![0usize; last];
+    for segment in row.chunks_mut(len.max(1)) {
+        // Where this segment's outer output position reads, or nowhere (padding).
+        let mut offset = Some(0i64);
+        let mut step = spatial[last] as i64;
+        for i in (0..last).rev() {
+            let at = (outer[i] * win.strides[i] + tap[i]) as i64 - win.begin[i] as i64;
+            offset = offset.filter(|_| at >= 0 && (at as usize) < spatial[i]).map(|off| off + at * step);
+            step *= spatial[i] as i64;
+        }
+        match offset {
+            Some(base) if lo < hi => {
+                segment[..lo].fill(0.0);
+                let start = (base + (lo * stride) as i64 + shift) as usize;
+                for (slot, value) in segment[lo..hi].iter_mut().zip(plane[start..].iter().step_by(stride)) {
+                    *slot = *value;
+                }
+                segment[hi..].fill(0.0);
+            }
+            _ => segment.fill(0.0),
+        }
+        // The next outer position (odometer over all axes but the last).
+        for i in (0..last).rev() {
+            outer[i] += 1;
+            if outer[i] < win.out[i] {
+                break;
+            }
+            outer[i] = 0;
+        }
+    }
 }
 
 fn pool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
