@@ -44,6 +44,12 @@ BINARY = ROOT / "target/release/onnx"
 REFERENCE_BUDGET = 180
 
 
+# Bytes of address space the whole benchmark process may use: the reference evaluator takes
+# over 20 GB on some models, and the kernel's out-of-memory killer then ends the benchmark
+# with no table; under the limit it raises MemoryError, which counts as "fails".
+MEMORY_LIMIT = 12 << 30
+
+
 def give_up(*_):
     raise TimeoutError(f"more than {REFERENCE_BUDGET} s")
 
@@ -76,6 +82,9 @@ def timed(call, runs: int) -> float:
 
 
 def main() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--reference-runs", type=int, default=3)

@@ -169,6 +169,10 @@ fn truncation(data: &[u8]) -> Option<Truncation> {
                 let Some(len) = varint(&mut at) else {
                     return Some(Truncation { field, at: start, needed: header + 1 });
                 };
+                // A length past protobuf's 2 GiB limit is damage, not a file cut short.
+                if len > i32::MAX as u64 {
+                    return None;
+                }
                 header + (at - length_at) as u64 + len
             }
             5 => header + 4,
