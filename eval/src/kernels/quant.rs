@@ -48,7 +48,10 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         "DequantizeLinear" => |ctx, i| {
             let (x, scale, zero) = (input(i, 0)?, input(i, 1)?, optional(i, 2)?);
             if ctx.int("output_dtype").is_none_or(|t| t == 0)
-                && let Some(out) = dequantize_per_tensor_to_f32(x, scale, zero)
+                && let Some(out) = dequantize_per_tensor_to_f32(x, scale, zero).or_else(|| {
+                    let a = axis(ctx.int("axis").unwrap_or(1), x.rank()).ok()?;
+                    (ctx.int("block_size").unwrap_or(0) <= 0).then(|| dequantize_per_axis_to_f32(x, scale, zero, a))?
+                })
             {
                 return one(out);
             }
@@ -167,6 +170,39 @@ fn quantize_f32_per_tensor(
             Data::I8(q.map(|v| v as i8).collect())
         },
     ))
+}
+
+/// The other common case: weights dequantized per output channel (one float32 scale per
+/// position along `axis`), 8-bit or 32-bit integers (biases) into float32. Each run of
+/// elements sharing a scale is one loop; the arithmetic is the general path's (in f64,
+/// rounded once), so the results are the same.
+fn dequantize_per_axis_to_f32(x: &Tensor, scale: &Tensor, zero: Option<&Tensor>, axis: usize) -> Option<Tensor> {
+    let Data::F32(s) = &*scale.data else { return None };
+    let n = *x.shape.get(axis)?;
+    if scale.rank() != 1 || s.len() != n || zero.is_some_and(|z| z.len() != n) {
+        return None;
+    }
+    let z = match zero {
+        Some(z) => z.to_f64s().ok()?,
+        None => vec![0.0; n],
+    };
+    let inner: usize = x.shape[axis + 1..].iter().product();
+    fn run<T: Copy>(v: &[T], inner: usize, s: &[f32], z: &[f64], to: impl Fn(T) -> f64) -> Vec<f32> {
+        let mut out = Vec::with_capacity(v.len());
+        for (block, values) in v.chunks(inner.max(1)).enumerate() {
+            let k = block % s.len();
+            let (scale, zero) = (f64::from(s[k]), z[k]);
+            out.extend(values.iter().map(|&q| ((to(q) - zero) * scale) as f32));
+        }
+        out
+    }
+    let out = match &*x.data {
+        Data::U8(v) => run(v, inner, s, &z, f64::from),
+        Data::I8(v) => run(v, inner, s, &z, f64::from),
+        Data::I32(v) => run(v, inner, s, &z, f64::from),
+        _ => return None,
+    };
+    Some(Tensor::new(x.shape.clone(), Data::F32(out)))
 }
 
 /// The common case without detours: 8-bit integers dequantized per tensor into float32.
