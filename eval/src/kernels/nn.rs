@@ -121,41 +121,66 @@ fn taps_within_padding(w: &Window) -> Vec<usize> {
 
 /// Every window position: for each output position (row-major over the spatial axes), the
 /// input positions under each kernel tap (row-major over the kernel), `None` in padding.
-fn taps(w: &Window, spatial: &[usize]) -> Vec<Vec<Option<usize>>> {
-    let outs = w.out.iter().product::<usize>();
-    let taps = w.kernel.iter().product::<usize>();
+/// One flat list (a row per output position), offsets as `u32`: a 3-D pooling window over a
+/// 32³ input has four million taps, which as a vector per position of `Option<usize>` took
+/// 65 MB and a million allocations.
+struct Taps {
+    outputs: usize,
+    per_output: usize,
+    at: Vec<Option<u32>>,
+}
+
+impl Taps {
+    fn len(&self) -> usize {
+        self.outputs
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &[Option<u32>]> {
+        (0..self.outputs).map(|o| &self.at[o * self.per_output..(o + 1) * self.per_output])
+    }
+}
+
+fn taps(w: &Window, spatial: &[usize]) -> Result<Taps, String> {
+    let outputs = w.out.iter().product::<usize>();
+    let per_output = w.kernel.iter().product::<usize>();
     let n = spatial.len();
-    let mut all = Vec::with_capacity(outs);
-    for o in 0..outs {
-        let mut opos = vec![0; n];
-        let mut rest = o;
-        for i in (0..n).rev() {
-            opos[i] = rest % w.out[i];
-            rest /= w.out[i];
-        }
-        let mut these = Vec::with_capacity(taps);
-        for t in 0..taps {
+    if spatial.iter().product::<usize>() > u32::MAX as usize {
+        return Err("a spatial plane of more than 2^32 elements".into());
+    }
+    // Each tap's offset along each axis, once.
+    let offsets: Vec<Vec<usize>> = (0..per_output)
+        .map(|t| {
             let mut rest = t;
-            let mut offset = Some(0usize);
-            let mut stride = 1;
             let mut kpos = vec![0; n];
             for i in (0..n).rev() {
-                kpos[i] = rest % w.kernel[i];
+                kpos[i] = rest % w.kernel[i] * w.dilations[i];
                 rest /= w.kernel[i];
             }
+            kpos
+        })
+        .collect();
+    let mut at = Vec::with_capacity(outputs.saturating_mul(per_output));
+    let mut opos = vec![0usize; n];
+    for _ in 0..outputs {
+        for kpos in &offsets {
+            let mut offset = Some(0usize);
+            let mut stride = 1;
             for i in (0..n).rev() {
-                let at = (opos[i] * w.strides[i] + kpos[i] * w.dilations[i]) as i64 - w.begin[i] as i64;
-                offset = match offset {
-                    Some(off) if at >= 0 && (at as usize) < spatial[i] => Some(off + at as usize * stride),
-                    _ => None,
-                };
+                let p = (opos[i] * w.strides[i] + kpos[i]) as i64 - w.begin[i] as i64;
+                offset = offset.filter(|_| p >= 0 && (p as usize) < spatial[i]).map(|off| off + p as usize * stride);
                 stride *= spatial[i];
             }
-            these.push(offset);
+            at.push(offset.map(|v| v as u32));
         }
-        all.push(these);
+        for i in (0..n).rev() {
+            opos[i] += 1;
+            if opos[i] < w.out[i] {
+                break;
+            }
+            opos[i] = 0;
+        }
     }
-    all
+    Ok(Taps { outputs, per_output, at })
 }
 
 /// `t` minus its zero point, as f64: one zero point, or one per slice of the first axis
@@ -252,7 +277,7 @@ fn conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> 
         shape.extend_from_slice(&win.out);
         return one(Tensor::new(shape, Data::F32(out)));
     }
-    let taps = taps(&win, spatial);
+    let taps = taps(&win, spatial)?;
     let (xv, wv) = (x.to_f64s()?, w.to_f64s()?);
     let bias = optional(inputs, 2)?.map(Tensor::to_f64s).transpose()?;
     let in_size: usize = spatial.iter().product();
@@ -271,7 +296,7 @@ fn conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> 
                     let wc = (f * per_group + c) * kernel_size;
                     for (k, at) in tap.iter().enumerate() {
                         if let Some(at) = at {
-                            sum += xv[xc + at] * wv[wc + k];
+                            sum += xv[xc + *at as usize] * wv[wc + k];
                         }
                     }
                 }
@@ -409,7 +434,7 @@ fn pool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> 
         return Err("kernel_shape does not match the spatial axes".into());
     }
     let win = window(ctx, spatial, kernel)?;
-    let taps = taps(&win, spatial);
+    let taps = taps(&win, spatial)?;
     let xv = x.to_f64s()?;
     let planes = x.shape[0] * x.shape[1];
     let in_size: usize = spatial.iter().product();
@@ -438,7 +463,7 @@ fn pool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> 
     for plane in 0..planes {
         let base = plane * in_size;
         for (o, tap) in taps.iter().enumerate() {
-            let present = tap.iter().flatten().map(|&at| (at, xv[base + at]));
+            let present = tap.iter().flatten().map(|&at| (at as usize, xv[base + at as usize]));
             out.push(match op {
                 "MaxPool" => {
                     let (mut best, mut best_at) = (f64::NEG_INFINITY, 0);
