@@ -165,6 +165,11 @@ fn recurrent(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
     };
     let (wv, rv) = (w.to_f64s()?, r.to_f64s()?);
     let bias = optional(inputs, 3)?.map(Tensor::to_f64s).transpose()?;
+    if let Some(b) = &bias
+        && b.len() != directions * 2 * g * hidden
+    {
+        return Err(format!("B holds {} values, not {directions}×{}", b.len(), 2 * g * hidden));
+    }
     let lens: Vec<usize> = match optional(inputs, 4)? {
         Some(l) => l.to_i64s()?.into_iter().map(|v| (v.max(0) as usize).min(seq)).collect(),
         None => vec![seq; batch],
@@ -181,6 +186,11 @@ fn recurrent(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
     let initial_h = state(5)?;
     let initial_c = if cell == Cell::Lstm { state(6)? } else { None };
     let peepholes = if cell == Cell::Lstm { optional(inputs, 7)?.map(Tensor::to_f64s).transpose()? } else { None };
+    if let Some(p) = &peepholes
+        && p.len() != directions * 3 * hidden
+    {
+        return Err(format!("P holds {} values, not {directions}×{}", p.len(), 3 * hidden));
+    }
     let acts = activations(ctx, cell, directions);
     let per_direction = acts.len() / directions.max(1);
     let clip = ctx.float("clip").map(f64::from);
