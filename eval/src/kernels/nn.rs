@@ -668,6 +668,18 @@ fn group_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, St
         return Err(format!("{channels} channels do not divide into {groups} groups"));
     }
     let per_group = channels / groups;
+    // Scale and bias come per channel (opset 21) or per group (opset 18).
+    for (name, values) in [("scale", &scale), ("bias", &bias)] {
+        if values.len() != channels && values.len() != groups {
+            return Err(format!(
+                "{name} holds {} values, not {channels} (channels) or {groups} (groups)",
+                values.len()
+            ));
+        }
+    }
+    if scale.len() != bias.len() {
+        return Err(format!("scale holds {} values and bias {}", scale.len(), bias.len()));
+    }
     let size = count(&x.shape[2..])?;
     let mut v = x.to_f64s()?;
     for (gi, group) in v.chunks_mut((per_group * size).max(1)).enumerate() {
