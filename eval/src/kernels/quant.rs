@@ -27,6 +27,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
             }
             let index = scale_index(ctx, x, scale)?;
             let (s, z) = (scale.to_f64s()?, zero.map(Tensor::to_f64s).transpose()?);
+            same_count(&s, z.as_deref())?;
             let v = x.to_f64s()?;
             // The division in the input's precision (float32 inputs divide in f32, as onnx
             // does): halves that f64 would round the other way then round as onnx's.
@@ -57,6 +58,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
             }
             let index = scale_index(ctx, x, scale)?;
             let (s, z) = (scale.to_f64s()?, zero.map(Tensor::to_f64s).transpose()?);
+            same_count(&s, z.as_deref())?;
             let v = x.to_f64s()?;
             let out = v.iter().enumerate().map(|(i, &x)| {
                 let k = index(i);
@@ -71,6 +73,17 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         _ => return None,
     };
     Some(k)
+}
+
+/// The zero point has the scale's shape (ONNX: "same shape as y_scale"); a mismatch would
+/// index past one of them.
+fn same_count(scale: &[f64], zero: Option<&[f64]>) -> Result<(), String> {
+    match zero {
+        Some(z) if z.len() != scale.len() => {
+            Err(format!("{} zero points for {} scales: they must match", z.len(), scale.len()))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The range of a quantized type.
