@@ -122,23 +122,11 @@ struct Truncation {
 /// that runs past the end, if the data is cut short there. `None` for any other damage.
 fn truncation(data: &[u8]) -> Option<Truncation> {
     use onnx_proto::fields::model as f;
-    let varint = |at: &mut usize| -> Option<u64> {
-        let mut value = 0u64;
-        for shift in (0..64).step_by(7) {
-            let byte = *data.get(*at)?;
-            *at += 1;
-            value |= u64::from(byte & 0x7f) << shift;
-            if byte < 0x80 {
-                return Some(value);
-            }
-        }
-        None
-    };
-    let mut at = 0;
-    while at < data.len() {
-        let start = at;
-        let Some(key) = varint(&mut at) else {
-            return Some(Truncation { field: "last field's tag".into(), at: start, needed: 10 });
+    let mut rest = data;
+    while !rest.is_empty() {
+        let at = data.len() - rest.len();
+        let Some(key) = varint(&mut rest) else {
+            return Some(Truncation { field: "last field's tag".into(), at, needed: 10 });
         };
         let number = (key >> 3) as u32;
         let name = match number {
@@ -157,31 +145,31 @@ fn truncation(data: &[u8]) -> Option<Truncation> {
             _ => "",
         };
         let field = if name.is_empty() { format!("ModelProto field {number}") } else { format!("ModelProto.{name}") };
-        let header = (at - start) as u64;
+        // Bytes read so far of this field (its key, then its length for length-delimited ones).
+        let read = |rest: &[u8]| (data.len() - rest.len() - at) as u64;
         let needed = match key & 7 {
-            0 => match varint(&mut at) {
+            0 => match varint(&mut rest) {
                 Some(_) => continue,
-                None => header + 1,
+                None => read(rest) + 1,
             },
-            1 => header + 8,
+            1 => read(rest) + 8,
             2 => {
-                let length_at = at;
-                let Some(len) = varint(&mut at) else {
-                    return Some(Truncation { field, at: start, needed: header + 1 });
+                let Some(len) = varint(&mut rest) else {
+                    return Some(Truncation { field, at, needed: read(rest) + 1 });
                 };
                 // A length past protobuf's 2 GiB limit is damage, not a file cut short.
                 if len > i32::MAX as u64 {
                     return None;
                 }
-                header + (at - length_at) as u64 + len
+                read(rest) + len
             }
-            5 => header + 4,
+            5 => read(rest) + 4,
             _ => return None,
         };
-        if start as u64 + needed > data.len() as u64 {
-            return Some(Truncation { field, at: start, needed });
+        if needed > (data.len() - at) as u64 {
+            return Some(Truncation { field, at, needed });
         }
-        at = start + needed as usize;
+        rest = &data[at + needed as usize..];
     }
     None
 }

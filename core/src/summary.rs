@@ -67,12 +67,10 @@ pub struct Opset {
 #[derive(Debug, Serialize)]
 pub struct Value {
     pub name: Option<Str>,
-    /// Type in text-format spelling, e.g. `float[N,3,224,224]`; `None` when absent.
-    #[serde(skip)]
-    pub ty: Option<String>,
-    /// The type itself; as JSON, an object (see `Type`'s serialisation).
+    /// The declared type, `None` when absent; its `Display` is the text-format spelling
+    /// (`float[N,3,224,224]`), as JSON an object (see `Type`'s serialisation).
     #[serde(rename = "type")]
-    pub typed: Option<crate::ir::Type>,
+    pub ty: Option<crate::ir::Type>,
 }
 
 #[derive(Debug, Default, Serialize)]
@@ -94,7 +92,7 @@ pub struct OpCount {
 }
 
 fn value(v: &ValueInfo) -> Value {
-    Value { name: v.name.clone(), ty: v.ty.as_ref().map(|t| t.to_string()), typed: v.ty.clone() }
+    Value { name: v.name.clone(), ty: v.ty.clone() }
 }
 
 impl Summary {

@@ -315,9 +315,10 @@ impl LanguageServer for Backend {
         else {
             return Ok(None);
         };
+        // Taken out, not copied: `remember_tokens` puts the new ones in its place.
         let previous = {
-            let sent = self.tokens_sent.lock().unwrap_or_else(|p| p.into_inner());
-            sent.get(&uri).filter(|(id, _)| *id == params.previous_result_id).map(|(_, data)| data.clone())
+            let mut sent = self.tokens_sent.lock().unwrap_or_else(|p| p.into_inner());
+            sent.remove(&uri).filter(|(id, _)| *id == params.previous_result_id).map(|(_, data)| data)
         };
         let tokens = self.remember_tokens(&uri, tokens);
         Ok(Some(match previous {

@@ -59,7 +59,7 @@ fn values(out: &mut String, label: &str, list: &[Value]) {
         let _ = writeln!(out, "  {label:<15} -");
     }
     for (i, v) in list.iter().enumerate() {
-        let ty = v.ty.as_deref().unwrap_or("<no type>");
+        let ty = v.ty.as_ref().map_or_else(|| "<no type>".to_owned(), ToString::to_string);
         let head = if i == 0 { label } else { "" };
         let _ = writeln!(out, "  {head:<15} {}: {ty}", opt(&v.name));
     }

@@ -99,12 +99,8 @@ fn tokens(s: &Snapshot, from: usize, to: usize) -> Vec<SemanticToken> {
 /// of a big document sends a few numbers instead of all of them again. Tokens are compared
 /// as the protocol's integers, five per token.
 pub fn delta(old: &[SemanticToken], new: &[SemanticToken]) -> SemanticTokensEdit {
-    let same = |a: &SemanticToken, b: &SemanticToken| {
-        (a.delta_line, a.delta_start, a.length, a.token_type, a.token_modifiers_bitset)
-            == (b.delta_line, b.delta_start, b.length, b.token_type, b.token_modifiers_bitset)
-    };
-    let prefix = old.iter().zip(new).take_while(|(a, b)| same(a, b)).count();
-    let suffix = old[prefix..].iter().rev().zip(new[prefix..].iter().rev()).take_while(|(a, b)| same(a, b)).count();
+    let prefix = old.iter().zip(new).take_while(|(a, b)| a == b).count();
+    let suffix = old[prefix..].iter().rev().zip(new[prefix..].iter().rev()).take_while(|(a, b)| a == b).count();
     let replaced = &new[prefix..new.len() - suffix];
     SemanticTokensEdit {
         start: (prefix * 5) as u32,
