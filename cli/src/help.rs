@@ -12,8 +12,10 @@ Exit codes: 0 shown; 1 the file is not a model (truncated, not protobuf, syntax 
 
 pub const CONVERT: &str = "\
 Examples:
-  onnx convert model.onnx model.onnxtxt                  binary to text (lossless)
-  onnx convert model.onnxtxt model.onnx                  text back to binary
+  onnx convert model.onnx model.onnxtxt                  an outline: nodes first, big tensors
+                                                         referred to in model.onnx
+  onnx convert model.onnx model.onnxtxt --inline         every number in the text (lossless)
+  onnx convert model.onnxtxt model.onnx                  text back to binary (the same bytes)
   onnx convert big.onnx big.onnxtxt --reference-input    weights left in big.onnx, referred to
   onnx convert model.onnx out.onnx --external-data w.bin tensors over 1 KiB into w.bin
   onnx convert model.onnx - --style onnx                 onnx's own printer's text, on stdout

@@ -295,7 +295,7 @@ fn convert_canonical_text_reads_back_to_the_same_bytes() {
         let original = corpus(model);
         let text_path = dir.path().join("m.onnxtxt");
         let back = dir.path().join("back.onnx");
-        let out = run(&["convert", original.to_str().unwrap(), text_path.to_str().unwrap()]);
+        let out = run(&["convert", original.to_str().unwrap(), text_path.to_str().unwrap(), "--inline"]);
         assert_exit(&out, 0);
         assert!(out.stderr.is_empty(), "{model}: {}", text(&out.stderr));
         assert_exit(&run(&["convert", text_path.to_str().unwrap(), back.to_str().unwrap()]), 0);
@@ -703,13 +703,17 @@ fn writes_never_destroy_the_input_or_the_data_it_refers_to() {
     assert!(text(&out.stderr).contains("refusing to write"), "{}", text(&out.stderr));
     // The output is the input.
     assert_exit(&run(&["convert", m, m]), 2);
-    // The text view refers into big.onnx; converting it back over big.onnx would destroy the
-    // very bytes it refers to.
+    // The text view refers into big.onnx; converting it back over big.onnx while keeping the
+    // references would destroy the very bytes they refer to.
     let view = dir.path().join("big.onnxtxt");
     assert_exit(&run(&["convert", m, view.to_str().unwrap(), "--reference-input"]), 0);
-    let out = run(&["convert", view.to_str().unwrap(), m]);
+    let out = run(&["convert", view.to_str().unwrap(), m, "--keep-external"]);
     assert_exit(&out, 2);
     assert!(text(&out.stderr).contains("big.onnx"), "{}", text(&out.stderr));
+    // By default the referenced bytes are read back in first: the documented round trip
+    // writes the same file again.
+    assert_exit(&run(&["convert", view.to_str().unwrap(), m]), 0);
+    assert_eq!(std::fs::read(&model).unwrap(), original);
     // --external-data naming the input.
     let elsewhere = dir.path().join("other.onnx");
     assert_exit(&run(&["convert", m, elsewhere.to_str().unwrap(), "--external-data", "big.onnx"]), 2);
@@ -1139,4 +1143,115 @@ fn run_compare_values_finds_the_first_node_that_differs() {
     assert_exit(&differs, 1);
     let out = text(&differs.stdout);
     assert!(out.contains("first difference") && out.contains(&format!("output '{fifth_name}'")), "{out}");
+}
+
+/// The line (from 1) of the first node of the main graph in a text model.
+fn first_node_line(source: &str) -> usize {
+    let parsed = onnx_syntax::parse_model(source);
+    let graph = parsed.tree.and_then(|m| m.graph).expect("the text has a main graph");
+    let first = graph.nodes.first().map_or(graph.span.end, |n| match n {
+        onnx_syntax::ast::NodeItem::Node(n) => n.span.start,
+        onnx_syntax::ast::NodeItem::Error(s) => s.start,
+    });
+    source[..first as usize].matches('\n').count() + 1
+}
+
+#[test]
+fn a_binary_model_becomes_an_outline_beside_it_and_comes_back_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = model_with_weights(dir.path());
+    let original = std::fs::read(&model).unwrap();
+    let view = dir.path().join("big.onnxtxt");
+    let out = run(&["convert", model.to_str().unwrap(), view.to_str().unwrap()]);
+    assert_exit(&out, 0);
+    assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
+    let outline = std::fs::read_to_string(&view).unwrap();
+    // Nodes first; the weights after them, by reference, with their size and range.
+    assert!(
+        outline.contains("  y = Add (x, w)\n\n  @initializers <\n    # 8.0 KiB; min 0, max 6, mean 2.997\n"),
+        "{outline}"
+    );
+    assert!(outline.contains("\"location\": \"big.onnx\""), "{outline}");
+    assert!(outline.len() < 1000, "no numbers inline:\n{outline}");
+    assert_exit(&run(&["fmt", "--check", view.to_str().unwrap()]), 0);
+    // Back to binary: the referenced bytes are read in again, the same file comes out.
+    let back = dir.path().join("back.onnx");
+    assert_exit(&run(&["convert", view.to_str().unwrap(), back.to_str().unwrap()]), 0);
+    assert_eq!(std::fs::read(&back).unwrap(), original);
+    // --keep-external keeps the references (the output then depends on big.onnx).
+    let kept = dir.path().join("kept.onnx");
+    assert_exit(&run(&["convert", view.to_str().unwrap(), kept.to_str().unwrap(), "--keep-external"]), 0);
+    assert!(std::fs::metadata(&kept).unwrap().len() < 1000);
+    // --inline writes every number, where onnx reads them.
+    let inline = dir.path().join("inline.onnxtxt");
+    assert_exit(&run(&["convert", model.to_str().unwrap(), inline.to_str().unwrap(), "--inline"]), 0);
+    let inline = std::fs::read_to_string(&inline).unwrap();
+    assert!(!inline.contains("@initializers") && inline.contains("0, 1, 2, 3, 4, 5, 6, 0, 1"), "{inline}");
+    // Written elsewhere, the text cannot refer to big.onnx: every number goes in, and it says so.
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let away = sub.join("big.onnxtxt");
+    let out = run(&["convert", model.to_str().unwrap(), away.to_str().unwrap()]);
+    assert_exit(&out, 0);
+    assert!(text(&out.stderr).contains("every number is written into the text"), "{}", text(&out.stderr));
+    assert!(!std::fs::read_to_string(&away).unwrap().contains("@initializers"));
+}
+
+#[test]
+fn an_outline_moved_away_from_its_model_gives_one_error_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = "<ir_version: 8, opset_import: [\"\" : 17]>\ng (float[512] x) => (float[512] y) {\n  a = Add (x, w1)\n  b = Add (a, w2)\n  y = Add (b, w3)\n}\n";
+    let text_path = dir.path().join("three.onnxtxt");
+    let weights = (1..=3).map(|i| format!("#@ storage: raw\nfloat[512] w{i} = {{}}")).collect::<Vec<_>>().join(",\n");
+    std::fs::write(&text_path, source.replace("{\n  a", &format!("<\n{weights}\n> {{\n  a"))).unwrap();
+    // Three weights of 2 KiB each, as a binary, then its outline moved to another directory.
+    let with_values = (1..=3).fold(std::fs::read_to_string(&text_path).unwrap(), |t, i| {
+        let values = vec![format!("{i}"); 512].join(", ");
+        t.replacen("= {}", &format!("= {{{values}}}"), 1)
+    });
+    std::fs::write(&text_path, with_values).unwrap();
+    let model = dir.path().join("three.onnx");
+    assert_exit(&run(&["convert", text_path.to_str().unwrap(), model.to_str().unwrap()]), 0);
+    let view = dir.path().join("view.onnxtxt");
+    assert_exit(&run(&["convert", model.to_str().unwrap(), view.to_str().unwrap()]), 0);
+    let sub = dir.path().join("moved");
+    std::fs::create_dir(&sub).unwrap();
+    let moved = sub.join("view.onnxtxt");
+    std::fs::rename(&view, &moved).unwrap();
+    let out = run(&["check", moved.to_str().unwrap()]);
+    assert_exit(&out, 1);
+    let report = text(&out.stderr);
+    assert_eq!(report.matches("error[external-data]").count(), 1, "{report}");
+    assert!(report.contains("'three.onnx'") && report.contains("2 more tensors"), "{report}");
+    assert!(report.contains("invalid, 1 error"), "{report}");
+    let out = run(&["convert", moved.to_str().unwrap(), sub.join("x.onnx").to_str().unwrap()]);
+    assert_exit(&out, 1);
+    let report = text(&out.stderr);
+    assert_eq!(report.lines().filter(|l| l.contains("three.onnx")).count(), 1, "{report}");
+}
+
+#[test]
+fn every_real_model_outline_shows_its_first_node_early_and_converts_back_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = corpus("real");
+    let mut models: Vec<PathBuf> = std::fs::read_dir(&real)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "onnx"))
+        .collect();
+    models.sort();
+    assert!(models.len() >= 12, "the real corpus is missing: {}", real.display());
+    for original in models {
+        let name = original.file_name().unwrap().to_str().unwrap();
+        let model = dir.path().join(name);
+        std::fs::copy(&original, &model).unwrap();
+        let view = model.with_extension("onnxtxt");
+        assert_exit(&run(&["convert", model.to_str().unwrap(), view.to_str().unwrap()]), 0);
+        let outline = std::fs::read_to_string(&view).unwrap();
+        let line = first_node_line(&outline);
+        assert!(line <= 200, "{name}: the first node is on line {line}");
+        let back = dir.path().join("back.onnx");
+        assert_exit(&run(&["convert", view.to_str().unwrap(), back.to_str().unwrap()]), 0);
+        assert!(std::fs::read(&back).unwrap() == std::fs::read(&original).unwrap(), "{name}: not the same bytes");
+    }
 }

@@ -88,6 +88,9 @@ pub struct Sink {
     kept: Vec<Diagnostic>,
     /// Per code: how many were pushed, and where the last kept one is.
     per_code: std::collections::HashMap<&'static str, (usize, usize)>,
+    /// Per group of [`Sink::push_grouped`]: the kept finding, how many more came, and what
+    /// its message adds about them.
+    groups: std::collections::HashMap<String, (usize, usize, String)>,
 }
 
 impl Sink {
@@ -102,6 +105,19 @@ impl Sink {
         }
     }
 
+    /// Pushes `d` unless a finding of the same `group` was pushed before (one cause, such as
+    /// a missing side file, behind many findings): that one then says how many others came
+    /// and `more` about them. They are one error, not many, so they are not counted as folded.
+    pub fn push_grouped(&mut self, d: Diagnostic, group: String, more: impl FnOnce() -> String) {
+        match self.groups.get_mut(&group) {
+            Some((_, count, _)) => *count += 1,
+            None => {
+                self.groups.insert(group, (self.kept.len(), 0, more()));
+                self.push(d);
+            }
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.kept.len()
     }
@@ -113,6 +129,12 @@ impl Sink {
     /// The kept diagnostics in the order pushed; one that others were folded into says how
     /// many.
     pub fn into_vec(mut self) -> Vec<Diagnostic> {
+        for (kept, count, more) in self.groups.values() {
+            if *count > 0 {
+                let d = &mut self.kept[*kept];
+                d.message.push_str(&format!(" ({count} more {more})"));
+            }
+        }
         for &(count, last) in self.per_code.values() {
             if count > MAX_PER_CODE {
                 let d = &mut self.kept[last];

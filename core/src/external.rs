@@ -278,14 +278,31 @@ pub fn external_tensors(model: &Model) -> impl Iterator<Item = TensorId> + '_ {
 /// Moves every external tensor's bytes into `raw_data` and drops the references, so the
 /// model no longer needs its side files. Returns how many tensors were embedded.
 pub fn embed_all(model: &mut Model, base_dir: Option<PathBuf>) -> Result<usize, ExternalDataError> {
+    embed_where(model, base_dir, |_| true)
+}
+
+/// Whether a location names a binary model (`….onnx`): references into it are a view of that
+/// model's own bytes (an outline's, `--reference-input`'s), not a side file of weights.
+pub fn is_model_file(location: &Str) -> bool {
+    location.as_str().is_some_and(|l| l.to_ascii_lowercase().ends_with(".onnx"))
+}
+
+/// [`embed_all`] for the external tensors whose location `which` accepts.
+pub fn embed_where(
+    model: &mut Model,
+    base_dir: Option<PathBuf>,
+    which: impl Fn(&Str) -> bool,
+) -> Result<usize, ExternalDataError> {
     let mut reader = ExternalReader::new(base_dir);
-    let ids: Vec<TensorId> = external_tensors(model).collect();
+    let ids: Vec<TensorId> = external_tensors(model)
+        .filter(|&id| model.tensors[id].external_value("location").is_some_and(&which))
+        .collect();
     for &id in &ids {
         let data = reader.read(&model.tensors[id])?;
         let t = &mut model.tensors[id];
         t.raw_data = Some(data);
         t.external_data.clear();
-        t.data_location = None;
+        t.data_location = t.data_location_once_embedded.take();
     }
     Ok(ids.len())
 }
@@ -376,12 +393,12 @@ pub fn externalize(
 /// external reference to that very file: `location` (the model's file name), the offset of
 /// its bytes and their length. Nothing is written: the text then points into the original
 /// `.onnx` file, which onnx and our reader load as ordinary external data. Tensors stored in
-/// typed fields are not in the file as raw bytes and stay inline. Returns how many moved.
-pub fn reference_source(model: &mut Model, source: &Bytes, location: &str, threshold: u64) -> usize {
+/// typed fields are not in the file as raw bytes and stay inline. Returns the tensors moved.
+pub fn reference_source(model: &mut Model, source: &Bytes, location: &str, threshold: u64) -> Vec<TensorId> {
     let base = source.as_ptr() as usize;
     let end = base + source.len();
     let ids: Vec<TensorId> = model.graphs.iter().flat_map(|(_, g)| g.initializers.iter().copied()).collect();
-    let mut moved = 0;
+    let mut moved = Vec::new();
     for id in ids {
         let t = &mut model.tensors[id];
         let Some(raw) = &t.raw_data else { continue };
@@ -393,10 +410,11 @@ pub fn reference_source(model: &mut Model, source: &Bytes, location: &str, thres
         }
         let offset = start - base;
         t.raw_data = None;
+        t.data_location_once_embedded = t.data_location;
         t.external_data =
             vec![pair("location", location), pair("offset", &offset.to_string()), pair("length", &len.to_string())];
         t.data_location = Some(DATA_LOCATION_EXTERNAL);
-        moved += 1;
+        moved.push(id);
     }
     moved
 }

@@ -201,7 +201,7 @@ impl SyntaxWalk<'_> {
         if let Some(id) = id {
             self.index.push(g.name.span, Target::Graph(id), true);
         }
-        for decl in g.inputs.iter().flatten().chain(&g.outputs).chain(g.locals.iter().flatten()) {
+        for decl in g.inputs.iter().flatten().chain(&g.outputs).chain(g.local_decls()) {
             self.decl(decl);
         }
         self.nodes(&g.nodes);

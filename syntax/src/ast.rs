@@ -126,7 +126,19 @@ pub struct Graph {
     /// The `< … >` list of initializers and value infos.
     pub locals: Option<Vec<ValueDecl>>,
     pub nodes: Vec<NodeItem>,
+    /// The same kind of list written after the nodes, inside the braces (our extension, so
+    /// that a big model's text shows its structure before its weights); its entries come
+    /// after those of `locals` in the model. With its span, `@initializers` to `>`.
+    pub locals_after_nodes: Option<(Vec<ValueDecl>, Span)>,
     pub span: Span,
+}
+
+impl Graph {
+    /// Every initializer and value info declaration, in model order: the list before the
+    /// nodes, then the one after them.
+    pub fn local_decls(&self) -> impl Iterator<Item = &ValueDecl> {
+        self.locals.iter().flatten().chain(self.locals_after_nodes.iter().flat_map(|(decls, _)| decls))
+    }
 }
 
 /// A value declaration: graph input/output, local value info, initializer, function I/O.

@@ -431,6 +431,18 @@ impl Recovered {
         self.count.set(self.count.get() + 1);
         self.errors.push(convert(recovery.error, self.len));
     }
+
+    /// A keyword the grammar reads as a name (`@initializers`) that is not the word
+    /// expected there.
+    pub(crate) fn expected_word(&mut self, span: Span, word: &str, why: &str) {
+        self.count.set(self.count.get() + 1);
+        self.errors.push(SyntaxError {
+            code: "unexpected-token",
+            message: format!("expected `{word}` here: {why}"),
+            span,
+            related: Vec::new(),
+        });
+    }
 }
 
 /// The token stream as the parser reads it: ends early, where it stands, once

@@ -6,6 +6,8 @@ use std::path::Path;
 use onnx_core::binary;
 use onnx_core::external;
 use onnx_core::ir::Model;
+use onnx_core::print::canonical::Layout;
+use onnx_core::print::outline::{DEFAULT_THRESHOLD, refer_to_source};
 
 use crate::failure::Failure;
 use crate::io::{
@@ -46,12 +48,23 @@ pub struct Args {
     /// input's directory; `--embed-external` puts the data back in.
     #[arg(long, conflicts_with_all = ["external_data", "embed_external"])]
     reference_input: bool,
+    /// Write every number into the text, even for a model with big tensors: the text
+    /// onnx's parser reads. Without it, a binary model converted to a text file beside it
+    /// becomes an outline: nodes first, then `@initializers < … >` with each big tensor as a
+    /// reference into the model and a comment giving its size and range (docs/syntax.md).
+    #[arg(long, conflicts_with_all = ["external_data", "reference_input"])]
+    inline: bool,
+    /// Converting to binary, keep references into another .onnx file (an outline's) as
+    /// external data instead of reading their bytes into the output.
+    #[arg(long, conflicts_with = "embed_external")]
+    keep_external: bool,
     /// Refuse a text model that breaks a rule of meaning (undefined values, outputs nothing
     /// computes, names defined twice) instead of converting it with warnings.
     #[arg(long)]
     strict: bool,
-    /// Smallest initializer, in bytes, that --external-data or --reference-input moves out.
-    #[arg(long, default_value_t = 1024, value_name = "BYTES")]
+    /// Smallest initializer, in bytes, that --external-data, --reference-input or the
+    /// outline moves out of the text.
+    #[arg(long, default_value_t = DEFAULT_THRESHOLD, value_name = "BYTES")]
     size_threshold: u64,
 }
 
@@ -69,11 +82,29 @@ pub fn run(args: Args) -> Result<(), Failure> {
         (None, path) => format_of(Path::new(path))?,
     };
     let out_dir = (args.output != "-").then(|| binary::model_dir(Path::new(&args.output)));
-    if args.reference_input {
-        return convert_referencing_input(&args, &input, out_dir.as_deref(), out_format);
+    let outline = Outline::choose(&args, &input, out_format, out_dir.as_deref())?;
+    if args.reference_input || outline == Outline::Written {
+        return convert_referencing_input(&args, &input, out_dir.as_deref(), out_format, outline == Outline::Written);
     }
     let options = ReadOptions { meaning_errors_as_warnings: !args.strict };
     let mut model = read_model(&input, args.from, options)?;
+    if outline == Outline::Elsewhere
+        && !crate::settings::get().quiet
+        && !crate::json::active()
+        && big_initializers(&model, args.size_threshold)
+    {
+        errln!(
+            "note: {}: every number is written into the text; the outline (nodes first, big tensors \
+             by reference) is written only beside {} (--inline says you want the numbers)",
+            if args.output == "-" { "<stdout>" } else { &args.output },
+            input.label()
+        );
+    }
+    if out_format == Format::Binary && !args.keep_external && !args.embed_external {
+        // An outline's references are a view of a model's own bytes: the binary gets them back.
+        external::embed_where(&mut model, input.model_dir(), external::is_model_file)
+            .map_err(|e| Failure::Invalid(format!("{}: {e}", input.label())))?;
+    }
     let has_external = external::external_tensors(&model).next().is_some();
     let protected = protected_files(&input, &model);
     refuse_to_overwrite(&args.output, &protected, "the output")?;
@@ -110,13 +141,57 @@ pub fn run(args: Args) -> Result<(), Failure> {
     write_converted(&model, out_format, args.style, &args.output)
 }
 
+/// Whether the text is the outline of a binary model (see `--inline`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Outline {
+    /// Not asked for: a binary output, another style, a flag that says where tensors go.
+    No,
+    /// Written: a binary model converted to a text file in its own directory.
+    Written,
+    /// Wanted but impossible: the text goes elsewhere (stdout, another directory) or the
+    /// model comes from stdin, where references into the model would not resolve.
+    Elsewhere,
+}
+
+impl Outline {
+    fn choose(args: &Args, input: &Input, out_format: Format, out_dir: Option<&Path>) -> Result<Outline, Failure> {
+        let default_text = out_format == Format::Text
+            && args.style == Style::Canonical
+            && !(args.inline || args.reference_input || args.embed_external || args.external_data.is_some());
+        let binary_input = match (input, args.from) {
+            (_, Some(format)) => format == Format::Binary,
+            (Input::File(path), None) => format_of(path)? == Format::Binary,
+            (Input::Stdin, None) => true,
+        };
+        Ok(match (default_text && binary_input, input) {
+            (false, _) => Outline::No,
+            (true, Input::File(_)) if same_dir(input.model_dir().as_deref(), out_dir) => Outline::Written,
+            (true, _) => Outline::Elsewhere,
+        })
+    }
+}
+
+/// Whether some initializer is big enough to be shown by reference in an outline.
+fn big_initializers(model: &Model, threshold: u64) -> bool {
+    model
+        .graphs
+        .iter()
+        .flat_map(|(_, g)| &g.initializers)
+        .any(|&t| model.tensors[t].raw_data.as_ref().is_some_and(|r| r.len() as u64 >= threshold.max(1)))
+}
+
 /// Writes the model in the output format. The canonical text is streamed to its file as it
 /// is printed (a model's text can be several times the size of the model).
 fn write_converted(model: &Model, format: Format, style: Style, output: &str) -> Result<(), Failure> {
+    write_laid_out(model, format, style, &Layout::default(), output)
+}
+
+/// [`write_converted`] with the canonical text in a chosen layout.
+fn write_laid_out(model: &Model, format: Format, style: Style, layout: &Layout, output: &str) -> Result<(), Failure> {
     match (format, style) {
         (Format::Text, Style::Canonical) => {
             write_streamed(output, onnx_core::print::estimated_len(model) as u64, |out| {
-                onnx_core::print::canonical::write_model(model, out)
+                onnx_core::print::canonical::write_model_with(model, layout, out)
             })
         }
         (Format::Text, Style::Onnx) => write_output(output, &text_of(model, style, output)?),
@@ -124,12 +199,15 @@ fn write_converted(model: &Model, format: Format, style: Style, output: &str) ->
     }
 }
 
-/// `--reference-input`: big initializers become references into the input file itself.
+/// `--reference-input` and the outline: big initializers become references into the input
+/// file itself, each with a comment giving its size and range; the outline also puts every
+/// graph's `< … >` list after its nodes.
 fn convert_referencing_input(
     args: &Args,
     input: &Input,
     out_dir: Option<&Path>,
     out_format: Format,
+    outline: bool,
 ) -> Result<(), Failure> {
     let Input::File(path) = input else {
         return Err(Failure::Usage("--reference-input needs the input model as a file, not stdin".to_owned()));
@@ -154,9 +232,8 @@ fn convert_referencing_input(
     let data = binary::read_bytes(path).map_err(|e| Failure::Usage(format!("{label}: cannot read: {e}")))?;
     crate::io::not_a_model_file(&label, &data)?;
     let mut model = binary::decode_model(data.clone(), &label)?;
-    // References the model already has are relative to the same directory: they stay valid.
-    external::reference_source(&mut model, &data, location, args.size_threshold);
-    write_converted(&model, out_format, args.style, &args.output)
+    let layout = refer_to_source(&mut model, &data, location, args.size_threshold, outline);
+    write_laid_out(&model, out_format, args.style, &layout, &args.output)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use onnx_core::ir::Str;
-use onnx_core::summary::{Parameters, Summary, Value};
+use onnx_core::summary::{Parameters, Summary, Value, human_bytes};
 
 use crate::failure::Failure;
 use crate::io::{Input, ReadOptions, read_model};
@@ -40,18 +40,6 @@ pub fn run(args: Args) -> Result<(), Failure> {
 
 fn opt(s: &Option<Str>) -> String {
     s.as_ref().map_or_else(|| "-".to_owned(), Str::escaped)
-}
-
-/// Bytes in the largest binary unit that keeps the number above one.
-pub fn human_bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut value = n as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 { format!("{n} B") } else { format!("{value:.1} {}", UNITS[unit]) }
 }
 
 fn values(out: &mut String, label: &str, list: &[Value]) {

@@ -2,7 +2,7 @@
 //! values, and external data under the path rules of §1.9; sparse tensors and their indices.
 
 use super::Checker;
-use crate::diagnostic::Anchor;
+use crate::diagnostic::{Anchor, Diagnostic};
 use crate::external;
 use crate::ir::{DataType, SparseTensor, Str, Tensor, TensorId, TypedField};
 
@@ -156,7 +156,12 @@ impl Checker<'_> {
             (other, _) => other.map(drop),
         };
         if let Err(e) = result {
-            self.error("external-data", anchor, e.to_string());
+            // A side file that is missing (or refused) fails every tensor in it the same way:
+            // one finding names the file, and says how many more tensors it fails.
+            let group = format!("{}\0{}", e.location, e.reason);
+            let location = e.location.clone();
+            let more = move || format!("tensors that refer to '{location}' fail the same way");
+            self.diagnostics.push_grouped(Diagnostic::error("external-data", anchor, e.to_string()), group, more);
         }
     }
 

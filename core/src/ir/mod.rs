@@ -415,6 +415,10 @@ pub struct Tensor {
     pub raw_data: Option<Bytes>,
     pub external_data: Vec<StringPair>,
     pub data_location: Option<i32>,
+    /// Not in onnx.proto: for a reference into a model's own file (an outline's), the
+    /// `data_location` the tensor had there, which it gets back when its bytes are read in
+    /// again (PyTorch's dynamo exporter sets DEFAULT explicitly).
+    pub data_location_once_embedded: Option<i32>,
     pub double_data: Vec<f64>,
     pub uint64_data: Vec<u64>,
     pub metadata_props: Vec<StringPair>,

@@ -417,7 +417,7 @@ impl Cx<'_> {
                 spans.outputs.push(name.span);
             }
         }
-        for decl in g.locals.iter().flatten() {
+        for decl in g.local_decls() {
             let ast::ValueDecl::Decl { annotations, ty, name, init, span } = decl else { continue };
             match init {
                 Some(payload) => {
@@ -539,18 +539,19 @@ impl Cx<'_> {
                 value => t.name = r.text(value),
             },
             // A data_location set although the data is not external: `default` (0) or a number.
-            "data_location" => match &entry.value {
-                ast::AnnotationValue::Word(_) => {
-                    if r.word(&entry.value, "default").is_some() {
-                        t.data_location = Some(0);
+            // On a reference: the one the tensor gets back once its bytes are read in.
+            "data_location" => {
+                let value = match &entry.value {
+                    ast::AnnotationValue::Word(_) => r.word(&entry.value, "default").map(|_| 0),
+                    value => r.int(value).and_then(|v| i32::try_from(v).ok()),
+                };
+                if value.is_some() {
+                    match t.is_external() {
+                        true => t.data_location_once_embedded = value,
+                        false => t.data_location = value,
                     }
                 }
-                value => {
-                    if let Some(v) = r.int(value) {
-                        t.data_location = i32::try_from(v).ok();
-                    }
-                }
-            },
+            }
             // The whole tensor, embedded; what the text wrote is a placeholder.
             "tensor_proto" => {
                 if let Some(bytes) = r.text(&entry.value) {

@@ -84,6 +84,7 @@ pub fn tensor(proto: pb::TensorProto) -> Tensor {
         raw_data,
         external_data: pairs(external_data),
         data_location,
+        data_location_once_embedded: None,
         double_data,
         uint64_data,
         metadata_props: pairs(metadata_props),

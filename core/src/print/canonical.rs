@@ -21,7 +21,9 @@
 //! that the caller embeds that part instead; it never leaves this module.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::sync::LazyLock;
 
 use onnx_syntax::format::{Fragment, format_fragment};
 
@@ -51,15 +53,30 @@ const OP_PLACEHOLDER: &str = "_";
 /// Prints a model in the canonical style. Every model prints, and reads back to the same
 /// model (see the module comment for how unusual fields are written).
 pub fn model(m: &Model) -> String {
-    let mut p = Printer { m, out: super::output_for(m), domain_unset_default: false, sink: None, capturing: 0 };
+    let mut p = Printer::new(m, super::output_for(m), &INLINE, None);
     p.model();
     p.out
 }
 
+/// Where a graph's `< … >` list goes and what is said about tensors kept elsewhere.
+#[derive(Debug, Default)]
+pub struct Layout {
+    /// Every graph's initializers and value infos after its nodes, as `@initializers < … >`
+    /// (our extension, which onnx's parser does not read), so that the text of a big model
+    /// shows its structure first. Otherwise before the nodes, where onnx writes them.
+    pub initializers_after_nodes: bool,
+    /// A comment line before a tensor's declaration, for tensors whose numbers the text does
+    /// not hold (a size and statistics of the values, see [`super::digest`]).
+    pub digests: HashMap<TensorId, String>,
+}
+
+/// The layout of [`model`]: onnx's placement, every number in the text.
+static INLINE: LazyLock<Layout> = LazyLock::new(Layout::default);
+
 /// One node as its statement in the canonical text (subgraphs included, two spaces of
 /// indentation), as it would appear inside its graph: for showing a node on its own.
 pub fn node(m: &Model, id: NodeId) -> String {
-    let mut p = Printer { m, out: String::new(), domain_unset_default: false, sink: None, capturing: 0 };
+    let mut p = Printer::new(m, String::new(), &INLINE, None);
     p.statement(id);
     p.out
 }
@@ -68,8 +85,13 @@ pub fn node(m: &Model, id: NodeId) -> String {
 /// megabytes of numbers) is never whole in memory, only the text of one tensor at a time.
 /// The bytes are exactly those [`model`] returns.
 pub fn write_model(m: &Model, sink: &mut dyn std::io::Write) -> std::io::Result<()> {
+    write_model_with(m, &INLINE, sink)
+}
+
+/// [`write_model`] in a chosen [`Layout`].
+pub fn write_model_with(m: &Model, layout: &Layout, sink: &mut dyn std::io::Write) -> std::io::Result<()> {
     let sink = Sink { out: sink, error: None };
-    let mut p = Printer { m, out: String::new(), domain_unset_default: false, sink: Some(sink), capturing: 0 };
+    let mut p = Printer::new(m, String::new(), layout, Some(sink));
     p.model();
     let (rest, sink) = (p.out, p.sink);
     match sink {
@@ -109,6 +131,13 @@ struct Printer<'m, 's> {
     sink: Option<Sink<'s>>,
     /// While a subgraph is printed into a buffer of its own, nothing may be written out.
     capturing: usize,
+    layout: &'m Layout,
+}
+
+impl<'m, 's> Printer<'m, 's> {
+    fn new(m: &'m Model, out: String, layout: &'m Layout, sink: Option<Sink<'s>>) -> Self {
+        Printer { m, out, domain_unset_default: false, sink, capturing: 0, layout }
+    }
 }
 
 /// A name as text; names that are not UTF-8 have no text form yet.
@@ -361,15 +390,11 @@ impl Printer<'_, '_> {
         self.list("(", ")", &inputs, indent);
         self.out.push_str(" => ");
         self.list("(", ")", &outputs, indent);
-        let (initializers, value_info) = (g.initializers.len(), g.value_info.len());
-        if initializers + value_info > 0 {
+        let locals = g.initializers.len() + g.value_info.len();
+        let after_nodes = self.layout.initializers_after_nodes;
+        if locals > 0 && !after_nodes {
             self.out.push(' ');
-            self.list_with("<", ">", initializers + value_info, indent, |p, i| {
-                Cow::Owned(match g.initializers.get(i) {
-                    Some(&t) => p.initializer(&p.m.tensors[t], indent + 2),
-                    None => p.value_info(&g.value_info[i - initializers], indent + 2),
-                })
-            });
+            self.locals(id, indent);
         }
         self.out.push_str(" {\n");
         for &n in &g.nodes {
@@ -380,8 +405,47 @@ impl Printer<'_, '_> {
             }
             self.drain();
         }
+        if locals > 0 && after_nodes {
+            if !g.nodes.is_empty() {
+                self.out.push('\n');
+            }
+            self.out.push_str(&" ".repeat(indent + 2));
+            self.out.push_str("@initializers ");
+            self.locals(id, indent + 2);
+            self.out.push('\n');
+        }
         self.out.push_str(&" ".repeat(indent));
         self.out.push('}');
+    }
+
+    /// A graph's `< … >` list (initializers first, then value infos) for a list whose first
+    /// line is indented by `indent`.
+    fn locals(&mut self, id: GraphId, indent: usize) {
+        let g = &self.m.graphs[id];
+        let initializers = g.initializers.len();
+        self.list_with("<", ">", initializers + g.value_info.len(), indent, |p, i| {
+            Cow::Owned(match g.initializers.get(i) {
+                Some(&t) => p.initializer_with_digest(t, indent + 2),
+                None => p.value_info(&g.value_info[i - initializers], indent + 2),
+            })
+        });
+    }
+
+    /// An initializer, after a comment line with its digest if the layout has one for it.
+    fn initializer_with_digest(&self, id: TensorId, indent: usize) -> String {
+        let item = self.initializer(&self.m.tensors[id], indent);
+        match self.layout.digests.get(&id) {
+            Some(digest) => {
+                // Laid out here, without the comment, which the formatter would move into the
+                // declaration's brackets.
+                let first = if item.starts_with(' ') { 0 } else { indent };
+                let item = if too_wide(&item, first) { relayout(Fragment::Declaration, item, indent) } else { item };
+                let pad = " ".repeat(indent);
+                let item = if item.starts_with(' ') { item } else { format!("{pad}{item}") };
+                format!("{pad}# {digest}\n{item}")
+            }
+            None => item,
+        }
     }
 
     /// `open items close` on one line when it fits and no item carries an annotation line,
@@ -649,6 +713,12 @@ impl Printer<'_, '_> {
         if t.is_external() || !t.external_data.is_empty() {
             if !t.is_external() || typed_fields > 0 || t.raw_data.is_some() {
                 return unsupported("external data references mixed with other data");
+            }
+            // On a reference, the data_location the tensor gets back once its bytes are read in.
+            match t.data_location_once_embedded {
+                None => {}
+                Some(0) => notes.raw("data_location: default".into()),
+                Some(other) => notes.raw(format!("data_location: {other}")),
             }
             return Ok((ty, Some(format!("[{}]", external_pairs(&t.external_data)?))));
         }

@@ -6,8 +6,10 @@
 
 pub mod bulk;
 pub mod canonical;
+pub mod digest;
 pub mod number;
 pub mod onnx_style;
+pub mod outline;
 mod shortest_f32;
 
 /// About how long a model's text will be, to size the output once: a big model's text is

@@ -7,7 +7,7 @@ use std::path::Path;
 use onnx_core::analysis::{analyze_text, span_of};
 use onnx_core::binary;
 use onnx_core::diagnostic::Severity;
-use onnx_core::print::canonical;
+use onnx_core::print::{canonical, outline};
 use onnx_core::write_atomically;
 use serde::{Deserialize, Serialize};
 
@@ -35,12 +35,26 @@ fn regular_file(path: &Path) -> Result<(), String> {
     }
 }
 
+/// The model's outline, as `onnx convert model.onnx model.onnxtxt` writes it: nodes first,
+/// big tensors as references into the model file with their size and range in a comment. The
+/// text is for a document beside the model; saved there, it converts back to the same file.
 pub fn binary_to_text(params: &BinaryToTextParams) -> Result<BinaryToTextResult, String> {
     let path = file_path(&params.uri).ok_or_else(|| format!("{}: not a file URI", params.uri.as_str()))?;
     regular_file(&path)?;
-    let model = binary::read_model(&path).map_err(|e| e.to_string())?;
-    let text = canonical::model(&model);
-    Ok(BinaryToTextResult { text })
+    let label = path.display().to_string();
+    let data = binary::read_bytes(&path).map_err(|e| format!("{label}: {e}"))?;
+    if let Some(why) = binary::not_a_model(&data) {
+        return Err(format!("{label}: {why}"));
+    }
+    let mut model = binary::decode_model(data.clone(), &label).map_err(|e| e.to_string())?;
+    let layout = match path.file_name().and_then(|n| n.to_str()) {
+        Some(location) => outline::refer_to_source(&mut model, &data, location, outline::DEFAULT_THRESHOLD, true),
+        // A file name that is not UTF-8 cannot be a location: every number goes inline.
+        None => canonical::Layout::default(),
+    };
+    let mut text = Vec::new();
+    canonical::write_model_with(&model, &layout, &mut text).map_err(|e| e.to_string())?;
+    Ok(BinaryToTextResult { text: String::from_utf8_lossy(&text).into_owned() })
 }
 
 #[derive(Debug, Deserialize, Serialize)]
@@ -102,9 +116,15 @@ pub fn convert(params: &ConvertParams) -> Result<ConvertResult, String> {
             analysis.model
         }
     };
+    let source_dir = binary::model_dir(&source);
+    let mut model = model;
+    if form_of(&destination)? == Form::Binary {
+        // As `onnx convert` does: an outline's references into a model file are read back in.
+        onnx_core::external::embed_where(&mut model, Some(source_dir.clone()), onnx_core::external::is_model_file)
+            .map_err(|e| format!("{}: {e}", source.display()))?;
+    }
     // As `onnx convert` does: never write over the source or a side file it refers to, and
     // never move a model away from the side files its references are relative to.
-    let source_dir = binary::model_dir(&source);
     let side_files = onnx_core::external::referenced_files(&model, &source_dir);
     let mut protected = side_files.clone();
     protected.push(source.clone());

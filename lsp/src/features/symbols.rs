@@ -70,8 +70,10 @@ fn symbol(
 
 fn graph_symbol(s: &Snapshot, g: &ast::Graph, what: &str) -> DocumentSymbol {
     let mut children = decl_symbols(s, g.inputs.iter().flatten().chain(&g.outputs), SymbolKind::VARIABLE);
+    // In the order of the text: a `< … >` list after the nodes is listed after them.
     children.extend(decl_symbols(s, g.locals.iter().flatten(), SymbolKind::CONSTANT));
     children.extend(node_symbols(s, &g.nodes));
+    children.extend(decl_symbols(s, g.locals_after_nodes.iter().flat_map(|(d, _)| d), SymbolKind::CONSTANT));
     symbol(s, g.name.text.clone(), Some(what.into()), SymbolKind::MODULE, g.span, g.name.span, children)
 }
 
@@ -195,7 +197,7 @@ pub fn folding_ranges(s: &Snapshot) -> Vec<FoldingRange> {
 
 fn graph_folds(g: &ast::Graph, out: &mut Vec<Span>) {
     out.push(g.span);
-    for decl in g.locals.iter().flatten() {
+    for decl in g.local_decls() {
         if let ast::ValueDecl::Decl { span, .. } = decl {
             out.push(*span);
         }

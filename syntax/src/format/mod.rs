@@ -142,6 +142,19 @@ struct ListStyle {
     space_before_close: bool,
 }
 
+/// What stands between a graph's or function's braces.
+#[derive(Clone, Copy)]
+struct Body<'a> {
+    nodes: &'a [NodeItem],
+    locals_after: Option<&'a (Vec<ValueDecl>, Span)>,
+}
+
+/// One statement of a [`Body`]: a node, or the `< … >` list after the nodes.
+enum BodyItem<'a> {
+    Node(&'a NodeItem),
+    Locals(&'a [ValueDecl], Span),
+}
+
 const STATEMENTS: ListStyle = ListStyle {
     open: "{",
     close: "}",
@@ -354,7 +367,8 @@ impl<'s> Formatter<'s> {
         self.comments_before(&mut parts, g.span.start, false);
         parts.push(self.name(&g.name));
         parts.push(Doc::text(" "));
-        self.signature_and_body(&mut parts, g.span, g.inputs.as_deref(), &g.outputs, g.locals.as_deref(), &g.nodes);
+        let body = Body { nodes: &g.nodes, locals_after: g.locals_after_nodes.as_ref() };
+        self.signature_and_body(&mut parts, g.span, g.inputs.as_deref(), &g.outputs, g.locals.as_deref(), body);
         Doc::Concat(parts)
     }
 
@@ -366,7 +380,7 @@ impl<'s> Formatter<'s> {
         inputs: Option<&[ValueDecl]>,
         outputs: &[ValueDecl],
         locals: Option<&[ValueDecl]>,
-        nodes: &[NodeItem],
+        body: Body,
     ) {
         // The lists end where the next part begins; find each closing bracket from there.
         if let Some(inputs) = inputs {
@@ -383,7 +397,7 @@ impl<'s> Formatter<'s> {
             parts.push(self.decls(&DECLS_ANGLE, locals, end));
         }
         parts.push(Doc::text(" "));
-        parts.push(self.nodes(nodes, span.end.saturating_sub(1)));
+        parts.push(self.body(body, span.end.saturating_sub(1)));
     }
 
     fn function(&mut self, f: &Function) -> Doc {
@@ -403,7 +417,8 @@ impl<'s> Formatter<'s> {
             parts.push(self.list(&style, params, attr_item_start, |fm, p| fm.attr_item(p), end));
             parts.push(Doc::text(" "));
         }
-        self.signature_and_body(&mut parts, f.span, Some(&f.inputs), &f.outputs, f.locals.as_deref(), &f.nodes);
+        let body = Body { nodes: &f.nodes, locals_after: None };
+        self.signature_and_body(&mut parts, f.span, Some(&f.inputs), &f.outputs, f.locals.as_deref(), body);
         Doc::Concat(parts)
     }
 
@@ -467,17 +482,29 @@ impl<'s> Formatter<'s> {
         }
     }
 
-    fn nodes(&mut self, nodes: &[NodeItem], end: u32) -> Doc {
+    /// The braces of a graph or function: its nodes, then a `< … >` list written after them.
+    fn body(&mut self, body: Body, end: u32) -> Doc {
+        let items: Vec<BodyItem> = body
+            .nodes
+            .iter()
+            .map(BodyItem::Node)
+            .chain(body.locals_after.map(|(decls, span)| BodyItem::Locals(decls, *span)))
+            .collect();
         self.list(
             &STATEMENTS,
-            nodes,
-            |n| match n {
-                NodeItem::Node(n) => start_with(&n.annotations, n.span),
-                NodeItem::Error(s) => s.start,
+            &items,
+            |item| match item {
+                BodyItem::Node(NodeItem::Node(n)) => start_with(&n.annotations, n.span),
+                BodyItem::Node(NodeItem::Error(s)) => s.start,
+                BodyItem::Locals(_, span) => span.start,
             },
-            |f, n| match n {
-                NodeItem::Node(n) => f.node(n),
-                NodeItem::Error(s) => Doc::text(f.verbatim(*s)),
+            |f, item| match item {
+                BodyItem::Node(NodeItem::Node(n)) => f.node(n),
+                BodyItem::Node(NodeItem::Error(s)) => Doc::text(f.verbatim(*s)),
+                BodyItem::Locals(decls, span) => Doc::Concat(vec![
+                    Doc::text("@initializers "),
+                    f.decls(&DECLS_ANGLE, decls, span.end.saturating_sub(1)),
+                ]),
             },
             end,
         )

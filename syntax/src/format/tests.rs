@@ -139,3 +139,25 @@ fn lists_with_comments_or_strings_keep_their_tokens() {
     assert!(out.contains("string[2] s = {\"}\", \"{,\"}"), "{out}");
     assert!(out.contains("y = Add (x, a)"), "{out}");
 }
+
+#[test]
+fn the_initializer_list_after_the_nodes_stays_after_them() {
+    let source = "<ir_version: 10, opset_import: [\"\": 21]>\ng (float[2] x) => (float[2] y) {\n  y = Add (x, w) <a = 1>\n  # the weights\n  @initializers <float[2] w = {1, 2}, # trailing\n float[2] v>\n}\n";
+    let out = fmt_stable(source);
+    assert!(
+        out.contains(
+            "  y = Add (x, w) <a = 1>\n  # the weights\n  @initializers <\n    float[2] w = {1, 2}, # trailing\n    float[2] v\n  >\n}\n"
+        ),
+        "{out}"
+    );
+    let flat = fmt_stable(
+        "<ir_version: 10, opset_import: [\"\": 21]>\ng (float[2] x) => (float[2] y) {\n  y = Add (x, w)\n  @initializers<float[2] w = {1, 2}>}",
+    );
+    assert!(flat.contains("  y = Add (x, w)\n  @initializers <float[2] w = {1, 2}>\n}\n"), "{flat}");
+}
+
+#[test]
+fn only_the_word_initializers_opens_a_list_after_the_nodes() {
+    let errors = format_model("g (float x) => (float y) {\n  y = Relu (x)\n  @weights <float w>\n}\n").unwrap_err();
+    assert!(errors.iter().any(|e| e.message.contains("`@initializers < … >`")), "{errors:?}");
+}
