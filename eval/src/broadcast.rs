@@ -2,7 +2,8 @@
 //! and for each input the element that lands at each output position, as strides that are
 //! 0 along broadcast axes. One helper for every kernel that broadcasts.
 
-/// The broadcast shape of `shapes`, or a message naming the axis where two sizes clash.
+/// The broadcast shape of `shapes`, or a message naming the axis where two sizes clash (or
+/// saying that its element count overflows).
 pub fn shape(shapes: &[&[usize]]) -> Result<Vec<usize>, String> {
     let rank = shapes.iter().map(|s| s.len()).max().unwrap_or(0);
     let mut out = vec![1usize; rank];
@@ -18,14 +19,22 @@ pub fn shape(shapes: &[&[usize]]) -> Result<Vec<usize>, String> {
             }
         }
     }
+    crate::kernels::count(&out)?;
     Ok(out)
 }
 
-/// Row-major strides of `shape`.
+/// The number of elements of `shape`: 0 when any dimension is 0, even if the others
+/// multiply past `usize` (an empty tensor may declare any other dimensions).
+pub fn elements(shape: &[usize]) -> usize {
+    if shape.contains(&0) { 0 } else { shape.iter().fold(1usize, |n, &d| n.saturating_mul(d)) }
+}
+
+/// Row-major strides of `shape`. An empty tensor's other dimensions may multiply past
+/// `usize`; its strides are never used to read, so they wrap instead of overflowing.
 pub fn strides(shape: &[usize]) -> Vec<usize> {
     let mut s = vec![1usize; shape.len()];
     for i in (0..shape.len().saturating_sub(1)).rev() {
-        s[i] = s[i + 1] * shape[i + 1];
+        s[i] = s[i + 1].wrapping_mul(shape[i + 1]);
     }
     s
 }
@@ -49,7 +58,7 @@ pub fn input_strides(input: &[usize], out: &[usize]) -> Vec<usize> {
 
 /// The input offsets, in output order, of an input read with `strides` over `out`.
 pub fn offsets(out: &[usize], strides: &[usize]) -> Offsets {
-    let count = out.iter().product();
+    let count = elements(out);
     Offsets { shape: out.to_vec(), strides: strides.to_vec(), index: vec![0; out.len()], offset: 0, left: count }
 }
 

@@ -303,7 +303,7 @@ impl Runner<'_, '_> {
                 let scan_count = body_graph.outputs.len().saturating_sub(1 + result.len());
                 scans.resize(scan_count, Vec::new());
                 for items in scans {
-                    result.push(Value::Tensor(stack(&items).map_err(ControlError::Message)?));
+                    result.push(Value::Tensor(stack(&items, self.limits()).map_err(ControlError::Message)?));
                 }
                 Ok(result)
             }
@@ -417,6 +417,27 @@ impl Runner<'_, '_> {
             // stacked over the batch again.
             let directions = ints("directions", scans);
             let batch = given.first().and_then(|t| t.shape.first()).copied().unwrap_or(0);
+            // Every input is sliced along its batch axis, and every scan input then along
+            // the axis after it.
+            for (k, t) in given.iter().enumerate() {
+                let needed = if k < states { 1 } else { 2 };
+                if t.rank() < needed || t.shape[0] != batch {
+                    return Err(ControlError::Message(format!(
+                        "Scan input {k} of shape {:?} does not have the batch axis of {batch}{}",
+                        t.shape,
+                        if k < states { "" } else { " and a scan axis" }
+                    )));
+                }
+            }
+            // The body runs once per batch entry and step.
+            let length = given.get(states).map_or(0, |t| t.shape[1]);
+            let runs = batch.saturating_mul(length.max(1));
+            if runs as u64 > self.limits().max_loop_iterations {
+                return Err(ControlError::Message(format!(
+                    "{batch} batch entries of {length} steps: more than {} iterations",
+                    self.limits().max_loop_iterations
+                )));
+            }
             let mut per_batch: Vec<Vec<Value>> = Vec::with_capacity(batch);
             for b in 0..batch {
                 let sliced: Vec<Tensor> = given
@@ -441,7 +462,7 @@ impl Runner<'_, '_> {
                                 .ok_or_else(|| message("a Scan output is missing"))
                         })
                         .collect::<Result<_, _>>()?;
-                    Ok(Value::Tensor(stack(&items).map_err(ControlError::Message)?))
+                    Ok(Value::Tensor(stack(&items, self.limits()).map_err(ControlError::Message)?))
                 })
                 .collect();
         }
@@ -479,6 +500,12 @@ impl Runner<'_, '_> {
             length = Some(len);
         }
         let length = length.unwrap_or(0);
+        if length as u64 > self.limits().max_loop_iterations {
+            return Err(ControlError::Message(format!(
+                "{length} steps: more than {} iterations",
+                self.limits().max_loop_iterations
+            )));
+        }
         let body_graph = &self.plan.model.graphs[body];
         let scan_outputs = body_graph.outputs.len().saturating_sub(states);
         let body_inputs: Vec<ValueId> = self.plan.numbers.graph_inputs(body, body_graph).iter().collect();
@@ -508,7 +535,7 @@ impl Runner<'_, '_> {
             if shape.out_dirs.get(k).copied().unwrap_or(0) != 0 {
                 items.reverse();
             }
-            let joined = stack(&items).map_err(ControlError::Message)?;
+            let joined = stack(&items, self.limits()).map_err(ControlError::Message)?;
             let a = crate::kernels::axis(shape.out_axes.get(k).copied().unwrap_or(0), joined.rank())?;
             result.push(Value::Tensor(move_axis_from_front(&joined, a)));
         }
@@ -528,8 +555,9 @@ struct ScanShape<'a> {
 
 /// The slice of `t` at `index` along `axis`, without that axis.
 fn slice_axis(t: &Tensor, axis: usize, index: usize) -> Result<Tensor, String> {
-    let outer: usize = t.shape[..axis].iter().product();
-    let (size, inner): (usize, usize) = (t.shape[axis], t.shape[axis + 1..].iter().product());
+    // An empty tensor's other axes may multiply past usize: its slices are empty.
+    let outer = if t.is_empty() { 0 } else { crate::broadcast::elements(&t.shape[..axis]) };
+    let (size, inner) = (t.shape[axis], crate::broadcast::elements(&t.shape[axis + 1..]));
     let picked = (0..outer).flat_map(|o| ((o * size + index) * inner)..((o * size + index + 1) * inner));
     let mut shape = t.shape.clone();
     shape.remove(axis);
@@ -576,10 +604,20 @@ fn scalar_i64(v: &Value) -> Result<i64, ControlError> {
         .ok_or_else(|| ControlError::Message("expected one integer".into()))
 }
 
-/// Tensors of one shape stacked along a new first axis (a Loop's scan outputs).
-fn stack(items: &[Tensor]) -> Result<Tensor, String> {
+/// Tensors of one shape stacked along a new first axis (a Loop's scan outputs): as many
+/// elements as the limit allows (the iterations share one value until they are stacked).
+fn stack(items: &[Tensor], limits: &Limits) -> Result<Tensor, String> {
     let Some(first) = items.first() else { return Ok(Tensor::new(vec![0], Data::F32(Vec::new()))) };
-    let mut data = Data::empty(first.data_type(), first.len() * items.len())?;
+    let total = first.len().saturating_mul(items.len());
+    if items.len() > 1 && total > limits.max_tensor_elements {
+        return Err(format!(
+            "{} iterations' outputs of {} elements would hold {total} elements, more than the limit of {}",
+            items.len(),
+            first.len(),
+            limits.max_tensor_elements
+        ));
+    }
+    let mut data = Data::empty(first.data_type(), total)?;
     for t in items {
         if t.shape != first.shape {
             return Err(format!("scan outputs change shape: {:?} then {:?}", first.shape, t.shape));

@@ -8,7 +8,7 @@
 use half::{bf16, f16};
 use onnx_core::ir::DataType;
 
-use super::{Ctx, Kernel, input, optional};
+use super::{Ctx, Kernel, count, input, optional};
 use crate::broadcast::permute;
 use crate::kernels::elementwise::numeric_like;
 use crate::value::{Data, Tensor, Value};
@@ -109,6 +109,15 @@ fn attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
     let causal = ctx.int("is_causal").unwrap_or(0) != 0;
     let (left, right) = (ctx.int("left_window_size").unwrap_or(-1), ctx.int("right_window_size").unwrap_or(-1));
     let nonpad = optional(inputs, 6)?.map(Tensor::to_i64s).transpose()?;
+    // The valid keys per batch entry: at most every key.
+    if let Some(n) = &nonpad {
+        if n.len() != batch {
+            return Err(format!("nonpad_kv_seqlen holds {} values for a batch of {batch}", n.len()));
+        }
+        if let Some(bad) = n.iter().find(|&&v| !(0..=kv_len as i64).contains(&v)) {
+            return Err(format!("nonpad_kv_seqlen holds {bad}, outside 0 to {kv_len} keys"));
+        }
+    }
     let mode = ctx.int("qk_matmul_output_mode").unwrap_or(0);
     let softmax_round = match ctx.int("softmax_precision") {
         Some(code) => rounding(i32::try_from(code).ok().and_then(DataType::from_code).unwrap_or(dt)),
@@ -116,6 +125,19 @@ fn attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
     };
     // The mask, right-aligned against [batch, q heads, q_len, kv_len], its last axis padded.
     let mask = optional(inputs, 3)?;
+    // The mask broadcasts (right-aligned) to [batch, q heads, q_len, kv_len], its last axis
+    // shorter (padding) or longer than the keys.
+    if let Some(m) = mask {
+        let full = [batch, q_heads, q_len, kv_len];
+        if m.rank() > 4 {
+            return Err(format!("attn_mask of shape {:?} has more axes than {full:?}", m.shape));
+        }
+        let leading = m.rank().saturating_sub(1);
+        let fits = m.shape[..leading].iter().zip(&full[4 - m.rank().max(1)..3]).all(|(&d, &want)| d == 1 || d == want);
+        if !fits {
+            return Err(format!("attn_mask of shape {:?} does not broadcast to {full:?}", m.shape));
+        }
+    }
     let mask_values = mask
         .map(|m| -> Result<Vec<f64>, String> {
             Ok(match &*m.data {
@@ -165,9 +187,17 @@ fn attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
         }
         x
     };
-    let mut y = vec![0.0; batch * q_heads * q_len * v_head];
-    let mut qk_out = vec![0.0; batch * q_heads * q_len * kv_len];
-    let mut scores = vec![0.0; kv_len];
+    // Outputs and query rows: empty queries may declare any number of heads and rows.
+    let y_count = count(&[batch, q_heads, q_len, v_head])?;
+    let qk_count = count(&[batch, q_heads, q_len, kv_len])?;
+    let existing = q.len().max(k.len()).max(v.len());
+    for n in [y_count, qk_count, count(&[batch, q_heads, q_len])?] {
+        ctx.check_grown(n, existing)?;
+    }
+    let mut y = vec![0.0; y_count];
+    let mut qk_out = vec![0.0; qk_count];
+    // A row of scores, when there are rows (empty queries may declare any number of keys).
+    let mut scores = vec![0.0; if qk_count == 0 { 0 } else { kv_len }];
     for b in 0..batch {
         for h in 0..q_heads {
             let kh = h / group;

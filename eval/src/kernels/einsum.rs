@@ -24,11 +24,18 @@ fn einsum(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
         Some((l, r)) => (l.to_owned(), Some(r.to_owned())),
         None => (equation.clone(), None),
     };
+    // Axes are named by letters; anything else (digits, say) would also clash with the names
+    // the ellipsis's axes get below.
+    let named = |part: &str| part.replace("...", "").chars().all(|c| c.is_ascii_alphabetic());
+    if !lhs.split(',').chain(rhs.as_deref()).all(named) {
+        return Err(format!("equation '{equation}': axes must be named by letters (with '...' and ',')"));
+    }
     let terms: Vec<&str> = lhs.split(',').collect();
     if terms.len() != operands.len() {
         return Err(format!("the equation has {} operands, the node {}", terms.len(), operands.len()));
     }
-    // Each operand's axes as letters; `...` becomes digits '0'…, right-aligned across operands.
+    // Each operand's axes as letters; `...` becomes characters no equation holds (the
+    // private-use area), right-aligned across operands.
     let ellipsis_rank = terms
         .iter()
         .zip(&operands)
@@ -36,7 +43,9 @@ fn einsum(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
         .map(|(t, o)| o.rank().saturating_sub(t.replace("...", "").len()))
         .max()
         .unwrap_or(0);
-    let ellipsis: Vec<char> = (0..ellipsis_rank).map(|i| char::from(b'0' + i as u8)).collect();
+    let ellipsis: Vec<char> = (0..ellipsis_rank)
+        .map(|i| u32::try_from(i).ok().and_then(|i| char::from_u32(0xF0000 + i)).ok_or("too many axes under '...'"))
+        .collect::<Result<_, _>>()?;
     let mut axes: Vec<Vec<char>> = Vec::new();
     let mut sizes: BTreeMap<char, usize> = BTreeMap::new();
     for (term, operand) in terms.iter().zip(&operands) {
@@ -82,7 +91,9 @@ fn einsum(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
             ellipsis.iter().copied().chain(once).collect()
         }
     };
-    let summed: Vec<char> = sizes.keys().copied().filter(|c| !output.contains(c)).collect();
+    let mut summed: Vec<char> = sizes.keys().copied().filter(|c| !output.contains(c)).collect();
+    // The ellipsis's axes first (the order the sums are taken in).
+    summed.sort_by_key(|c| (!ellipsis.contains(c), *c));
     let out_shape: Vec<usize> = output
         .iter()
         .map(|c| sizes.get(c).copied().ok_or_else(|| format!("output axis '{c}' is not in any operand")))

@@ -11,35 +11,35 @@ use crate::value::{Data, Tensor, Value};
 
 pub fn kernel(op: &str) -> Option<Kernel> {
     let k: Kernel = match op {
-        "Add" => |_, i| binary::<AddOp>(i),
-        "Sub" => |_, i| binary::<SubOp>(i),
-        "Mul" => |_, i| binary::<MulOp>(i),
-        "Div" => |_, i| binary::<DivOp>(i),
+        "Add" => |ctx, i| binary::<AddOp>(ctx, i),
+        "Sub" => |ctx, i| binary::<SubOp>(ctx, i),
+        "Mul" => |ctx, i| binary::<MulOp>(ctx, i),
+        "Div" => |ctx, i| binary::<DivOp>(ctx, i),
         "Pow" => pow,
         "Mod" => modulo,
-        "Max" => |_, i| variadic::<MaxOp>(i),
-        "Min" => |_, i| variadic::<MinOp>(i),
-        "Sum" => |_, i| variadic::<AddOp>(i),
+        "Max" => |ctx, i| variadic::<MaxOp>(ctx, i),
+        "Min" => |ctx, i| variadic::<MinOp>(ctx, i),
+        "Sum" => |ctx, i| variadic::<AddOp>(ctx, i),
         "Mean" => mean,
         "PRelu" => prelu,
         "SwiGLU" => swiglu,
-        "Equal" => |_, i| compare(i, |o| o == std::cmp::Ordering::Equal),
-        "Less" => |_, i| compare(i, |o| o == std::cmp::Ordering::Less),
-        "LessOrEqual" => |_, i| compare(i, |o| o != std::cmp::Ordering::Greater),
-        "Greater" => |_, i| compare(i, |o| o == std::cmp::Ordering::Greater),
-        "GreaterOrEqual" => |_, i| compare(i, |o| o != std::cmp::Ordering::Less),
-        "And" => |_, i| logic(i, |a, b| a && b),
-        "Or" => |_, i| logic(i, |a, b| a || b),
-        "Xor" => |_, i| logic(i, |a, b| a != b),
+        "Equal" => |ctx, i| compare(ctx, i, |o| o == std::cmp::Ordering::Equal),
+        "Less" => |ctx, i| compare(ctx, i, |o| o == std::cmp::Ordering::Less),
+        "LessOrEqual" => |ctx, i| compare(ctx, i, |o| o != std::cmp::Ordering::Greater),
+        "Greater" => |ctx, i| compare(ctx, i, |o| o == std::cmp::Ordering::Greater),
+        "GreaterOrEqual" => |ctx, i| compare(ctx, i, |o| o != std::cmp::Ordering::Less),
+        "And" => |ctx, i| logic(ctx, i, |a, b| a && b),
+        "Or" => |ctx, i| logic(ctx, i, |a, b| a || b),
+        "Xor" => |ctx, i| logic(ctx, i, |a, b| a != b),
         "Not" => |_, i| {
             let Data::Bool(v) = &*input(i, 0)?.data else { return Err("Not takes booleans".into()) };
             one(Tensor::new(input(i, 0)?.shape.clone(), Data::Bool(v.iter().map(|x| !x).collect())))
         },
         "Where" => where_,
         "BitShift" => bit_shift,
-        "BitwiseAnd" => |_, i| bitwise(i, |a, b| a & b),
-        "BitwiseOr" => |_, i| bitwise(i, |a, b| a | b),
-        "BitwiseXor" => |_, i| bitwise(i, |a, b| a ^ b),
+        "BitwiseAnd" => |ctx, i| bitwise(ctx, i, |a, b| a & b),
+        "BitwiseOr" => |ctx, i| bitwise(ctx, i, |a, b| a | b),
+        "BitwiseXor" => |ctx, i| bitwise(ctx, i, |a, b| a ^ b),
         "BitwiseNot" => |_, i| {
             let t = input(i, 0)?;
             one(integers_as(t.data_type(), t.shape.clone(), t.to_i64s()?.into_iter().map(|x| !x).collect()))
@@ -192,6 +192,7 @@ impl NumOp for MinOp {
 
 /// `f` over `a` and `b` broadcast, with fast paths for equal shapes and scalars.
 pub fn zip<T: Copy, U>(
+    ctx: &Ctx<'_>,
     a: &[T],
     ash: &[usize],
     b: &[T],
@@ -199,6 +200,8 @@ pub fn zip<T: Copy, U>(
     f: impl Fn(T, T) -> U,
 ) -> Result<(Vec<usize>, Vec<U>), String> {
     let shape = broadcast::shape(&[ash, bsh])?;
+    // Broadcasting can make far more elements than either input holds ([n, 1] with [1, n]).
+    ctx.check_grown(broadcast::elements(&shape), a.len().max(b.len()))?;
     let out = if ash == bsh {
         a.iter().zip(b).map(|(&x, &y)| f(x, y)).collect()
     } else if b.len() == 1 && shape == ash {
@@ -213,20 +216,20 @@ pub fn zip<T: Copy, U>(
     Ok((shape, out))
 }
 
-fn arith<O: NumOp>(a: &Tensor, b: &Tensor) -> Result<Tensor, String> {
+fn arith<O: NumOp>(ctx: &Ctx<'_>, a: &Tensor, b: &Tensor) -> Result<Tensor, String> {
     macro_rules! go {
         ($($v:ident),*) => {
             match (&*a.data, &*b.data) {
                 $((Data::$v(x), Data::$v(y)) => {
-                    let (shape, out) = zip(x, &a.shape, y, &b.shape, O::apply)?;
+                    let (shape, out) = zip(ctx, x, &a.shape, y, &b.shape, O::apply)?;
                     Tensor::new(shape, Data::$v(out))
                 })*
                 (Data::F16(x), Data::F16(y)) => {
-                    let (shape, out) = zip(x, &a.shape, y, &b.shape, |p, q| f16::from_f32(O::apply(p.to_f32(), q.to_f32())))?;
+                    let (shape, out) = zip(ctx, x, &a.shape, y, &b.shape, |p, q| f16::from_f32(O::apply(p.to_f32(), q.to_f32())))?;
                     Tensor::new(shape, Data::F16(out))
                 }
                 (Data::Bf16(x), Data::Bf16(y)) => {
-                    let (shape, out) = zip(x, &a.shape, y, &b.shape, |p, q| bf16::from_f32(O::apply(p.to_f32(), q.to_f32())))?;
+                    let (shape, out) = zip(ctx, x, &a.shape, y, &b.shape, |p, q| bf16::from_f32(O::apply(p.to_f32(), q.to_f32())))?;
                     Tensor::new(shape, Data::Bf16(out))
                 }
                 (x, y) => return Err(format!("element types {} and {} do not combine", x.data_type().name(), y.data_type().name())),
@@ -236,20 +239,20 @@ fn arith<O: NumOp>(a: &Tensor, b: &Tensor) -> Result<Tensor, String> {
     Ok(go!(F32, F64, I8, I16, I32, I64, U8, U16, U32, U64))
 }
 
-fn binary<O: NumOp>(inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
-    one(arith::<O>(input(inputs, 0)?, input(inputs, 1)?)?)
+fn binary<O: NumOp>(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    one(arith::<O>(ctx, input(inputs, 0)?, input(inputs, 1)?)?)
 }
 
-fn variadic<O: NumOp>(inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn variadic<O: NumOp>(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
     let mut acc = input(inputs, 0)?.clone();
     for i in 1..inputs.len() {
-        acc = arith::<O>(&acc, input(inputs, i)?)?;
+        acc = arith::<O>(ctx, &acc, input(inputs, i)?)?;
     }
     one(acc)
 }
 
-fn mean(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
-    let [Value::Tensor(sum)] = &variadic::<AddOp>(inputs)?[..] else { return Err("Mean: no sum".into()) };
+fn mean(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+    let [Value::Tensor(sum)] = &variadic::<AddOp>(ctx, inputs)?[..] else { return Err("Mean: no sum".into()) };
     let n = inputs.len() as f64;
     one(float(sum, |x| (f64::from(x) / n) as f32, |x| x / n)?.pop_tensor()?)
 }
@@ -268,9 +271,9 @@ impl PopTensor for Vec<Value> {
 }
 
 /// Pow: computed in f64 and rounded once to the base's type (integer results truncate).
-fn pow(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn pow(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
     let (a, b) = (input(inputs, 0)?, input(inputs, 1)?);
-    let (shape, out) = zip(&a.to_f64s()?, &a.shape, &b.to_f64s()?, &b.shape, f64::powf)?;
+    let (shape, out) = zip(ctx, &a.to_f64s()?, &a.shape, &b.to_f64s()?, &b.shape, f64::powf)?;
     one(numeric_like(a.data_type(), shape, out)?)
 }
 
@@ -283,7 +286,7 @@ fn modulo(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
         ($($v:ident),*) => {
             match (&*a.data, &*b.data) {
                 $((Data::$v(x), Data::$v(y)) => {
-                    let (shape, out) = zip(x, &a.shape, y, &b.shape, |p, q| {
+                    let (shape, out) = zip(ctx, x, &a.shape, y, &b.shape, |p, q| {
                         if q == 0 {
                             return 0;
                         }
@@ -312,7 +315,7 @@ fn modulo(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
             r
         }
     };
-    let (shape, out) = zip(&x, &a.shape, &y, &b.shape, |p, q| if fmod { p % q } else { python_mod(p, q) })?;
+    let (shape, out) = zip(ctx, &x, &a.shape, &y, &b.shape, |p, q| if fmod { p % q } else { python_mod(p, q) })?;
     one(from_f64_like(a.data_type(), shape, out)?)
 }
 
@@ -334,11 +337,11 @@ fn from_f64_like(dt: DataType, shape: Vec<usize>, v: Vec<f64>) -> Result<Tensor,
     Ok(Tensor::new(shape, data))
 }
 
-fn prelu(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn prelu(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
     let (x, slope) = (input(inputs, 0)?, input(inputs, 1)?);
     let (a, b) = (x.to_f64s()?, slope.to_f64s()?);
     // The slope broadcasts to X (unidirectionally).
-    let (shape, out) = zip(&a, &x.shape, &b, &slope.shape, |v, s| if v < 0.0 { v * s } else { v })?;
+    let (shape, out) = zip(ctx, &a, &x.shape, &b, &slope.shape, |v, s| if v < 0.0 { v * s } else { v })?;
     if shape != x.shape {
         return Err(format!("slope of shape {:?} does not broadcast to {:?}", slope.shape, x.shape));
     }
@@ -360,17 +363,21 @@ pub fn numeric_like(dt: DataType, shape: Vec<usize>, v: Vec<f64>) -> Result<Tens
 }
 
 /// Orders two elements of the same type (strings byte-wise); `None` when incomparable (NaN).
-fn compare(inputs: &[Option<&Value>], keep: fn(std::cmp::Ordering) -> bool) -> Result<Vec<Value>, String> {
+fn compare(
+    ctx: &Ctx<'_>,
+    inputs: &[Option<&Value>],
+    keep: fn(std::cmp::Ordering) -> bool,
+) -> Result<Vec<Value>, String> {
     let (a, b) = (input(inputs, 0)?, input(inputs, 1)?);
     let test = |o: Option<std::cmp::Ordering>| o.is_some_and(keep);
     macro_rules! go {
         ($($v:ident),*) => {
             match (&*a.data, &*b.data) {
-                $((Data::$v(x), Data::$v(y)) => zip(x, &a.shape, y, &b.shape, |p, q| test(p.partial_cmp(&q)))?,)*
+                $((Data::$v(x), Data::$v(y)) => zip(ctx, x, &a.shape, y, &b.shape, |p, q| test(p.partial_cmp(&q)))?,)*
                 (Data::Str(x), Data::Str(y)) => {
                     let xi: Vec<usize> = (0..x.len()).collect();
                     let yi: Vec<usize> = (0..y.len()).collect();
-                    zip(&xi, &a.shape, &yi, &b.shape, |p, q| test(Some(x[p].cmp(&y[q]))))?
+                    zip(ctx, &xi, &a.shape, &yi, &b.shape, |p, q| test(Some(x[p].cmp(&y[q]))))?
                 }
                 (x, y) => return Err(format!("cannot compare {} with {}", x.data_type().name(), y.data_type().name())),
             }
@@ -380,20 +387,21 @@ fn compare(inputs: &[Option<&Value>], keep: fn(std::cmp::Ordering) -> bool) -> R
     one(Tensor::new(shape, Data::Bool(out)))
 }
 
-fn logic(inputs: &[Option<&Value>], f: fn(bool, bool) -> bool) -> Result<Vec<Value>, String> {
+fn logic(ctx: &Ctx<'_>, inputs: &[Option<&Value>], f: fn(bool, bool) -> bool) -> Result<Vec<Value>, String> {
     let (a, b) = (input(inputs, 0)?, input(inputs, 1)?);
     let (Data::Bool(x), Data::Bool(y)) = (&*a.data, &*b.data) else {
         return Err("logic operators take booleans".into());
     };
-    let (shape, out) = zip(x, &a.shape, y, &b.shape, f)?;
+    let (shape, out) = zip(ctx, x, &a.shape, y, &b.shape, f)?;
     one(Tensor::new(shape, Data::Bool(out)))
 }
 
 #[allow(clippy::clone_on_copy)] // one macro arm per element type, strings included
-fn where_(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn where_(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
     let (c, x, y) = (input(inputs, 0)?, input(inputs, 1)?, input(inputs, 2)?);
     let Data::Bool(cond) = &*c.data else { return Err("Where's condition must be bool".into()) };
     let shape = broadcast::shape(&[&c.shape, &x.shape, &y.shape])?;
+    ctx.check_grown(broadcast::elements(&shape), c.len().max(x.len()).max(y.len()))?;
     let ic = broadcast::offsets(&shape, &broadcast::input_strides(&c.shape, &shape));
     let ix = broadcast::offsets(&shape, &broadcast::input_strides(&x.shape, &shape));
     let iy = broadcast::offsets(&shape, &broadcast::input_strides(&y.shape, &shape));
@@ -475,7 +483,7 @@ fn swiglu(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
     let alpha = f64::from(ctx.float("alpha").unwrap_or(1.0));
     let gate = float(input(inputs, 0)?, |x| x * sigmoid(alpha * f64::from(x)) as f32, |x| x * sigmoid(alpha * x))?
         .pop_tensor()?;
-    one(arith::<MulOp>(&gate, input(inputs, 1)?)?)
+    one(arith::<MulOp>(ctx, &gate, input(inputs, 1)?)?)
 }
 
 fn sigmoid(x: f64) -> f64 {
@@ -543,9 +551,9 @@ pub fn cast_to(t: &Tensor, dt: DataType) -> Result<Tensor, String> {
     numeric_or_bool(dt, t.shape.clone(), t.to_f64s()?)
 }
 
-fn bitwise(inputs: &[Option<&Value>], f: fn(i64, i64) -> i64) -> Result<Vec<Value>, String> {
+fn bitwise(ctx: &Ctx<'_>, inputs: &[Option<&Value>], f: fn(i64, i64) -> i64) -> Result<Vec<Value>, String> {
     let (a, b) = (input(inputs, 0)?, input(inputs, 1)?);
-    let (shape, out) = zip(&a.to_i64s()?, &a.shape, &b.to_i64s()?, &b.shape, f)?;
+    let (shape, out) = zip(ctx, &a.to_i64s()?, &a.shape, &b.to_i64s()?, &b.shape, f)?;
     one(integers_as(a.data_type(), shape, out))
 }
 
@@ -584,7 +592,7 @@ fn bit_shift(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
         let (x, y) = (x as u64, u32::try_from(y).unwrap_or(u32::MAX));
         (if left { x.checked_shl(y) } else { x.checked_shr(y) }).unwrap_or(0) as i64
     };
-    let (shape, out) = zip(&a.to_i64s()?, &a.shape, &b.to_i64s()?, &b.shape, shift)?;
+    let (shape, out) = zip(ctx, &a.to_i64s()?, &a.shape, &b.to_i64s()?, &b.shape, shift)?;
     one(integers_as(a.data_type(), shape, out))
 }
 

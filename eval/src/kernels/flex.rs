@@ -11,7 +11,7 @@ use onnx_core::ir::DataType;
 
 use super::attention::rounding;
 use super::elementwise::numeric_like;
-use super::{Ctx, input};
+use super::{Ctx, count, input};
 use crate::value::{Tensor, Value};
 
 /// The checked shapes: batch, query heads, kv heads, query length, kv length, head size,
@@ -62,6 +62,12 @@ pub fn precision(ctx: &Ctx<'_>, input: DataType) -> DataType {
 pub fn scores(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Tensor, String> {
     let (q, k, v) = (input(inputs, 0)?, input(inputs, 1)?, input(inputs, 2)?);
     let sh = shapes(q, k, v)?;
+    // The scores, the output and the query rows: empty queries (head size 0) may declare
+    // any number of heads and rows.
+    let existing = q.len().max(k.len()).max(v.len());
+    for n in [count(&[sh.b, sh.hq, sh.l, sh.s])?, count(&[sh.b, sh.hq, sh.l, sh.dv])?, count(&[sh.b, sh.hq, sh.l])?] {
+        ctx.check_grown(n, existing)?;
+    }
     let dt = q.data_type();
     let round = rounding(dt);
     let scale = match ctx.float("scale") {
@@ -73,7 +79,7 @@ pub fn scores(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Tensor, String
     let ks: Vec<f64> = k.to_f64s()?.into_iter().map(|x| round(x * root)).collect();
     let p = precision(ctx, dt);
     let to_p = rounding(p);
-    let mut out = Vec::with_capacity(sh.b * sh.hq * sh.l * sh.s);
+    let mut out = Vec::with_capacity(count(&[sh.b, sh.hq, sh.l, sh.s])?);
     each_row(&sh, |b, h, kh, i| {
         let qrow = &qs[((b * sh.hq + h) * sh.l + i) * sh.d..][..sh.d];
         for j in 0..sh.s {
@@ -113,7 +119,7 @@ pub fn output(inputs: &[Option<&Value>], probs: &Tensor) -> Result<Tensor, Strin
     }
     let to_p = rounding(probs.data_type());
     let (p, vv) = (probs.to_f64s()?, v.to_f64s()?);
-    let mut out = Vec::with_capacity(sh.b * sh.hq * sh.l * sh.dv);
+    let mut out = Vec::with_capacity(count(&[sh.b, sh.hq, sh.l, sh.dv])?);
     each_row(&sh, |b, h, kh, i| {
         let prow = &p[((b * sh.hq + h) * sh.l + i) * sh.s..][..sh.s];
         for e in 0..sh.dv {

@@ -22,6 +22,8 @@ pub fn kernel(op: &str) -> Option<Kernel> {
             }
             let (n, c, inner) = (shape[0], shape[1], count(&shape[2..])?);
             let mut log_prob = scores.to_f64s()?;
+            // Empty scores (no classes, say) may declare any batch: nothing to normalize.
+            let n = if log_prob.is_empty() { 0 } else { n };
             for b in 0..n {
                 for d in 0..inner {
                     let at = |k: usize| (b * c + k) * inner + d;
@@ -58,8 +60,9 @@ fn nll(
     }
     let (n, c, inner) = (shape[0], shape[1], count(&shape[2..])?);
     let targets = target.to_i64s()?;
-    if targets.len() != n * inner {
-        return Err(format!("{} targets for {} positions", targets.len(), n * inner));
+    let positions = count(&[n, inner])?;
+    if targets.len() != positions {
+        return Err(format!("{} targets for {positions} positions", targets.len()));
     }
     let ignore = ctx.int("ignore_index");
     let mut loss = Vec::with_capacity(targets.len());

@@ -11,8 +11,9 @@ use crate::value::{Data, Tensor, Value};
 pub fn kernel(op: &str) -> Option<Kernel> {
     let k: Kernel = match op {
         "Det" => det,
-        "MatMul" => |_, i| {
+        "MatMul" => |ctx, i| {
             let (a, b) = (input(i, 0)?, input(i, 1)?);
+            check_product(ctx, a, b)?;
             if let (Data::F32(x), Data::F32(y)) = (&*a.data, &*b.data) {
                 let (shape, out) = matmul_f32(x, &a.shape, y, &b.shape)?;
                 return one(Tensor::new(shape, Data::F32(out)));
@@ -20,8 +21,9 @@ pub fn kernel(op: &str) -> Option<Kernel> {
             let (shape, out) = matmul(&a.to_f64s()?, &a.shape, &b.to_f64s()?, &b.shape)?;
             one(numeric_like(a.data_type(), shape, out)?)
         },
-        "MatMulInteger" => |_, i| {
+        "MatMulInteger" => |ctx, i| {
             let (a, b) = (input(i, 0)?, input(i, 1)?);
+            check_product(ctx, a, b)?;
             let za = zero_point(optional(i, 2)?)?;
             let zb = zero_point(optional(i, 3)?)?;
             let av: Vec<f64> = a.to_f64s()?.into_iter().map(|x| x - za).collect();
@@ -34,6 +36,13 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         _ => return None,
     };
     Some(k)
+}
+
+/// Fails when `a × b` would hold more elements than the run allows and than either operand
+/// holds ([n, 1] × [1, n] makes n² from 2n).
+fn check_product(ctx: &Ctx<'_>, a: &Tensor, b: &Tensor) -> Result<(), String> {
+    let p = batched(&a.shape, &b.shape, false)?;
+    ctx.check_grown(count(&p.shape)?, a.len().max(b.len()))
 }
 
 /// A scalar zero point (per-tensor); per-axis zero points are not read yet.
@@ -55,7 +64,8 @@ struct Batched {
     pairs: Vec<(usize, usize)>,
 }
 
-fn batched(ash: &[usize], bsh: &[usize]) -> Result<Batched, String> {
+/// The batch pairs are listed only `with_pairs`.
+fn batched(ash: &[usize], bsh: &[usize], with_pairs: bool) -> Result<Batched, String> {
     if ash.is_empty() || bsh.is_empty() {
         return Err("MatMul operands must have at least one axis".into());
     }
@@ -69,17 +79,21 @@ fn batched(ash: &[usize], bsh: &[usize]) -> Result<Batched, String> {
     let a_batch = &a_shape[..a_shape.len() - 2];
     let b_batch = &b_shape[..b_shape.len() - 2];
     let batch = broadcast::shape(&[a_batch, b_batch])?;
-    let ia = broadcast::offsets(&batch, &broadcast::input_strides(a_batch, &batch));
-    let ib = broadcast::offsets(&batch, &broadcast::input_strides(b_batch, &batch));
-    let pairs = ia.zip(ib).collect();
-    let mut shape = batch;
+    let mut shape = batch.clone();
     if ash.len() > 1 {
         shape.push(m);
     }
     if bsh.len() > 1 {
         shape.push(n);
     }
-    count(&shape)?;
+    // An empty product has no pairs to list (and its batch may be of any size).
+    let pairs = if with_pairs && count(&shape)? > 0 {
+        let ia = broadcast::offsets(&batch, &broadcast::input_strides(a_batch, &batch));
+        let ib = broadcast::offsets(&batch, &broadcast::input_strides(b_batch, &batch));
+        ia.zip(ib).collect()
+    } else {
+        Vec::new()
+    };
     Ok(Batched { shape, m, k, n, pairs })
 }
 
@@ -95,9 +109,9 @@ fn product<T: Copy + Default>(
     one: T,
     gemm: Gemm<T>,
 ) -> Result<(Vec<usize>, Vec<T>), String> {
-    let p = batched(ash, bsh)?;
+    let p = batched(ash, bsh, true)?;
     let (m, k, n) = (p.m, p.k, p.n);
-    let mut out = vec![T::default(); p.pairs.len() * m * n];
+    let mut out = vec![T::default(); count(&p.shape)?];
     for (i, &(ia, ib)) in p.pairs.iter().enumerate() {
         let lhs = a.get(ia * m * k..(ia + 1) * m * k).ok_or("the left operand is shorter than its shape")?;
         let rhs = b.get(ib * k * n..(ib + 1) * k * n).ok_or("the right operand is shorter than its shape")?;
@@ -118,6 +132,8 @@ pub fn matmul(a: &[f64], ash: &[usize], b: &[f64], bsh: &[usize]) -> Result<(Vec
 
 fn transposed(v: &[f64], rows: usize, cols: usize) -> Vec<f64> {
     let mut out = vec![0.0; v.len()];
+    // An empty matrix may have any number of rows (or columns): nothing to move.
+    let rows = if v.is_empty() { 0 } else { rows };
     for r in 0..rows {
         for c in 0..cols {
             out[c * rows + r] = v[r * cols + c];
@@ -134,6 +150,8 @@ fn gemm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> 
     let (ta, tb) = (ctx.int("transA").unwrap_or(0) != 0, ctx.int("transB").unwrap_or(0) != 0);
     let alpha = f64::from(ctx.float("alpha").unwrap_or(1.0));
     let beta = f64::from(ctx.float("beta").unwrap_or(1.0));
+    let (m, n) = (a.shape[usize::from(ta)], b.shape[usize::from(!tb)]);
+    ctx.check_grown(count(&[m, n])?, a.len().max(b.len()))?;
     if let (Data::F32(x), Data::F32(y)) = (&*a.data, &*b.data) {
         return gemm_f32(x, &a.shape, ta, y, &b.shape, tb, alpha as f32, beta as f32, optional(inputs, 2)?);
     }
@@ -153,10 +171,10 @@ fn gemm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> 
     }
     if let Some(c) = optional(inputs, 2)? {
         let cv = c.to_f64s()?;
-        let offsets = broadcast::offsets(&shape, &broadcast::input_strides(&c.shape, &shape));
         if broadcast::shape(&[&c.shape, &shape])? != shape {
             return Err(format!("C of shape {:?} does not broadcast to {shape:?}", c.shape));
         }
+        let offsets = broadcast::offsets(&shape, &broadcast::input_strides(&c.shape, &shape));
         for (o, i) in out.iter_mut().zip(offsets) {
             *o += beta * cv[i];
         }
@@ -181,7 +199,7 @@ fn gemm_f32(
     let lhs = if ta { View::rows(a, ash[0], ash[1]).t() } else { View::rows(a, ash[0], ash[1]) };
     let rhs = if tb { View::rows(b, bsh[0], bsh[1]).t() } else { View::rows(b, bsh[0], bsh[1]) };
     let shape = vec![lhs.rows, rhs.cols];
-    let mut out = vec![0.0f32; lhs.rows * rhs.cols];
+    let mut out = vec![0.0f32; count(&shape)?];
     let beta = match c {
         Some(c) => {
             if broadcast::shape(&[&c.shape, &shape])? != shape {
@@ -204,16 +222,23 @@ fn gemm_f32(
 
 /// Det: the determinant of each square matrix in the last two axes, by LU decomposition
 /// with partial pivoting in f64.
-fn det(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn det(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
     let x = input(inputs, 0)?;
     let r = x.rank();
     if r < 2 || x.shape[r - 1] != x.shape[r - 2] {
         return Err(format!("Det needs square matrices in the last two axes, got shape {:?}", x.shape));
     }
     let n = x.shape[r - 1];
+    if n == 0 {
+        // The determinant of a 0×0 matrix is 1, for every one of the batch (whose other
+        // axes may be of any size).
+        let batch = count(&x.shape[..r - 2])?;
+        ctx.check_grown(batch, x.len())?;
+        return one(numeric_like(x.data_type(), x.shape[..r - 2].to_vec(), vec![1.0; batch])?);
+    }
     let values = x.to_f64s()?;
     let dets = values
-        .chunks_exact((n * n).max(1))
+        .chunks_exact(n.saturating_mul(n))
         .map(|m| {
             let mut a = m.to_vec();
             let mut det = 1.0;

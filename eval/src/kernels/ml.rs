@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use onnx_core::ir::AttributeValue;
 
 use super::elementwise::numeric_like;
-use super::{Ctx, Kernel, input, one};
+use super::{Ctx, Kernel, count, input, one};
 use crate::value::{Data, Tensor, Value};
 
 pub fn kernel(op: &str) -> Option<Kernel> {
@@ -64,6 +64,8 @@ fn label_encoder(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>,
         return Err(format!("{} keys for {} values", keys.len(), values.len()));
     }
     let default = match ctx.tensor("default_tensor")? {
+        // The value of every unknown key: one, no more and no fewer.
+        Some(t) if t.len() != 1 => return Err(format!("default_tensor holds {} values, not one", t.len())),
         Some(t) => (*t.data).clone(),
         None => match &values {
             Data::Str(_) => Data::Str(vec![ctx.string("default_string").unwrap_or("_Unused").as_bytes().to_vec()]),
@@ -91,7 +93,7 @@ fn binarizer(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
 
 /// ArrayFeatureExtractor: the elements of X's last axis at the given indices (a 1-D X
 /// reads as one row).
-fn array_feature_extractor(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn array_feature_extractor(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
     let (x, y) = (input(inputs, 0)?, input(inputs, 1)?.to_i64s()?);
     let last = *x.shape.last().ok_or("X is a scalar")?;
     let indices: Vec<usize> = y
@@ -99,6 +101,8 @@ fn array_feature_extractor(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec
         .map(|&i| usize::try_from(i).ok().filter(|&i| i < last).ok_or(format!("index {i} is out of range for {last}")))
         .collect::<Result<_, _>>()?;
     let rows = x.len() / last.max(1);
+    // Every row reads every index: many indices into many rows make a large result.
+    ctx.check_grown(count(&[rows, indices.len()])?, x.len().max(y.len()))?;
     let picked = (0..rows).flat_map(|r| indices.iter().map(move |&i| r * last + i));
     let mut shape = if x.rank() == 1 { vec![1] } else { x.shape[..x.rank() - 1].to_vec() };
     shape.push(indices.len());
@@ -153,6 +157,10 @@ fn tree_ensemble(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>,
         3 => f64::MIN,
         other => return Err(format!("aggregate_function {other} is not 0 to 3")),
     };
+    // One value per row and target: n_targets comes from the model, and an empty X may
+    // declare any number of rows.
+    let total = count(&[rows, n_targets.max(1)])?;
+    ctx.check_grown(total, x.len())?;
     let mut out = vec![start; rows * n_targets];
     for r in 0..rows {
         let row = &values[r * features..(r + 1) * features];

@@ -135,6 +135,14 @@ impl Ctx<'_> {
         }
         Ok(())
     }
+
+    /// [`Ctx::check_elements`] for a result made from inputs that already hold `existing`
+    /// elements: only a result larger than them is checked (inputs past the limit came in
+    /// from outside, and a result no larger than them is no new allocation the model asks
+    /// for).
+    pub fn check_grown(&self, count: usize, existing: usize) -> Result<(), String> {
+        if count > existing { self.check_elements(count) } else { Ok(()) }
+    }
 }
 
 /// Input `i`, which must be present and a tensor.
@@ -165,8 +173,11 @@ pub fn axis(axis: i64, rank: usize) -> Result<usize, String> {
     if (0..r).contains(&a) { Ok(a as usize) } else { Err(format!("axis {axis} is out of range for rank {rank}")) }
 }
 
-/// The product of `dims`, checked.
+/// The product of `dims`, checked (0 when any is 0, whatever the others).
 pub fn count(dims: &[usize]) -> Result<usize, String> {
+    if dims.contains(&0) {
+        return Ok(0);
+    }
     dims.iter().try_fold(1usize, |n, &d| n.checked_mul(d)).ok_or_else(|| "the element count overflows".into())
 }
 

@@ -69,19 +69,29 @@ fn window(ctx: &Ctx<'_>, spatial: &[usize], kernel: Vec<usize>) -> Result<Window
         Some(p) => return Err(format!("pads has {} values for {n} spatial axes", p.len())),
         None => vec![0; 2 * n],
     };
+    // Every position a window reaches (and the padded extent) must fit in an i64, where
+    // the taps are placed; kernel sizes, dilations, strides and pads come from the model.
+    let too_far = |i: usize| {
+        format!(
+            "the window along spatial axis {i} (kernel {}, stride {}, dilation {}) reaches past 2^63 positions",
+            kernel[i], strides[i], dilations[i]
+        )
+    };
+    let fits = |v: Option<usize>, i: usize| v.filter(|&v| i64::try_from(v).is_ok()).ok_or_else(|| too_far(i));
     for i in 0..n {
-        let extent = dilations[i] * (kernel[i].max(1) - 1) + 1;
+        let extent = fits(dilations[i].checked_mul(kernel[i].max(1) - 1).and_then(|e| e.checked_add(1)), i)?;
         match auto {
             "SAME_UPPER" | "SAME_LOWER" => {
                 out[i] = spatial[i].div_ceil(strides[i]);
-                let total = ((out[i].max(1) - 1) * strides[i] + extent).saturating_sub(spatial[i]);
+                let reach = fits((out[i].max(1) - 1).checked_mul(strides[i]).and_then(|r| r.checked_add(extent)), i)?;
+                let total = reach.saturating_sub(spatial[i]);
                 begin[i] = if auto == "SAME_UPPER" { total / 2 } else { total - total / 2 };
-                padded_extent[i] = spatial[i] + total;
+                padded_extent[i] = fits(spatial[i].checked_add(total), i)?;
             }
             "VALID" => out[i] = (spatial[i].saturating_sub(extent)) / strides[i] + 1,
             _ => {
                 begin[i] = pads[i];
-                let padded = spatial[i] + pads[i] + pads[i + n];
+                let padded = fits(spatial[i].checked_add(pads[i]).and_then(|p| p.checked_add(pads[i + n])), i)?;
                 padded_extent[i] = padded;
                 if padded < extent {
                     return Err("the window is larger than the padded input".into());
@@ -89,11 +99,13 @@ fn window(ctx: &Ctx<'_>, spatial: &[usize], kernel: Vec<usize>) -> Result<Window
                 let span = padded - extent;
                 out[i] = if ceil { span.div_ceil(strides[i]) + 1 } else { span / strides[i] + 1 };
                 // A window that would start in the end padding only is dropped (ceil mode).
-                if ceil && (out[i] - 1) * strides[i] >= spatial[i] + pads[i] {
+                if ceil && (out[i] - 1).checked_mul(strides[i]).is_none_or(|start| start >= spatial[i] + pads[i]) {
                     out[i] -= 1;
                 }
             }
         }
+        // The last window's last tap, where the taps are computed.
+        fits((out[i].max(1) - 1).checked_mul(strides[i]).and_then(|r| r.checked_add(extent)), i)?;
     }
     Ok(Window { kernel, strides, dilations, begin, padded: padded_extent, out })
 }
@@ -103,7 +115,7 @@ fn window(ctx: &Ctx<'_>, spatial: &[usize], kernel: Vec<usize>) -> Result<Window
 /// end padding counts only what lies within it).
 fn taps_within_padding(w: &Window) -> Vec<usize> {
     let n = w.out.len();
-    let outs = w.out.iter().product::<usize>();
+    let outs = crate::broadcast::elements(&w.out);
     (0..outs)
         .map(|o| {
             let mut rest = o;
@@ -140,13 +152,16 @@ impl Taps {
     }
 }
 
-fn taps(w: &Window, spatial: &[usize]) -> Result<Taps, String> {
-    let outputs = w.out.iter().product::<usize>();
-    let per_output = w.kernel.iter().product::<usize>();
+fn taps(ctx: &Ctx<'_>, w: &Window, spatial: &[usize]) -> Result<Taps, String> {
+    let outputs = count(&w.out)?;
+    let per_output = count(&w.kernel)?;
     let n = spatial.len();
-    if spatial.iter().product::<usize>() > u32::MAX as usize {
+    if count(spatial)? > u32::MAX as usize {
         return Err("a spatial plane of more than 2^32 elements".into());
     }
+    // One entry per output position and kernel tap: both sizes come from the model.
+    let entries = outputs.checked_mul(per_output).ok_or("the window's taps overflow")?;
+    ctx.check_elements(entries).map_err(|e| format!("{e} (window taps)"))?;
     // Each tap's offset along each axis, once.
     let offsets: Vec<Vec<usize>> = (0..per_output)
         .map(|t| {
@@ -159,7 +174,7 @@ fn taps(w: &Window, spatial: &[usize]) -> Result<Taps, String> {
             kpos
         })
         .collect();
-    let mut at = Vec::with_capacity(outputs.saturating_mul(per_output));
+    let mut at = Vec::with_capacity(entries);
     let mut opos = vec![0usize; n];
     for _ in 0..outputs {
         for kpos in &offsets {
@@ -168,7 +183,8 @@ fn taps(w: &Window, spatial: &[usize]) -> Result<Taps, String> {
             for i in (0..n).rev() {
                 let p = (opos[i] * w.strides[i] + kpos[i]) as i64 - w.begin[i] as i64;
                 offset = offset.filter(|_| p >= 0 && (p as usize) < spatial[i]).map(|off| off + p as usize * stride);
-                stride *= spatial[i];
+                // An empty plane's other axes may multiply past usize; no tap lands in it.
+                stride = stride.wrapping_mul(spatial[i]);
             }
             at.push(offset.map(|v| v as u32));
         }
@@ -259,7 +275,7 @@ fn conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> 
         usize::try_from(ctx.int("group").unwrap_or(1)).ok().filter(|&g| g > 0).ok_or("group must be positive")?;
     let (batch, channels, spatial) = (x.shape[0], x.shape[1], &x.shape[2..]);
     let (filters, per_group) = (w.shape[0], w.shape[1]);
-    if channels != per_group * group || filters % group != 0 {
+    if per_group.checked_mul(group) != Some(channels) || filters % group != 0 {
         return Err(format!("{channels} input channels, {per_group} per group × {group} groups, {filters} filters"));
     }
     let kernel = w.shape[2..].to_vec();
@@ -268,23 +284,36 @@ fn conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> 
     {
         return Err("kernel_shape differs from the weights' shape".into());
     }
+    let bias = optional(inputs, 2)?.map(Tensor::to_f64s).transpose()?;
+    if let Some(b) = &bias
+        && b.len() != filters
+    {
+        return Err(format!("B holds {} values, not one per filter ({filters})", b.len()));
+    }
     let win = window(ctx, spatial, kernel)?;
+    let mut shape = vec![batch, filters];
+    shape.extend_from_slice(&win.out);
+    let out_count = count(&shape)?;
+    ctx.check_grown(out_count, x.len().max(w.len()))?;
+    if out_count == 0 {
+        return one(numeric_like(x.data_type(), shape, Vec::new())?);
+    }
+    let in_size = count(spatial)?;
     if let (Data::F32(xv), Data::F32(wv)) = (&*x.data, &*w.data) {
-        let bias = optional(inputs, 2)?.map(Tensor::to_f64s).transpose()?;
-        let geometry = ConvGeometry { batch, channels, filters, group, in_size: spatial.iter().product() };
+        // The im2col matrix: a row per channel of a group and kernel tap, a column per
+        // output position.
+        let columns = count(&[per_group, count(&win.kernel)?, count(&win.out)?])?;
+        ctx.check_grown(columns, x.len()).map_err(|e| format!("{e} (the im2col matrix)"))?;
+        let geometry = ConvGeometry { batch, channels, filters, group, in_size };
         let out = conv_f32(xv, wv, bias.as_deref(), &win, spatial, &geometry)?;
-        let mut shape = vec![batch, filters];
-        shape.extend_from_slice(&win.out);
         return one(Tensor::new(shape, Data::F32(out)));
     }
-    let taps = taps(&win, spatial)?;
+    let taps = taps(ctx, &win, spatial)?;
     let (xv, wv) = (x.to_f64s()?, w.to_f64s()?);
-    let bias = optional(inputs, 2)?.map(Tensor::to_f64s).transpose()?;
-    let in_size: usize = spatial.iter().product();
     let out_size = taps.len();
-    let kernel_size: usize = win.kernel.iter().product();
+    let kernel_size = count(&win.kernel)?;
     let per_out_group = filters / group;
-    let mut out = vec![0.0; batch * filters * out_size];
+    let mut out = vec![0.0; out_count];
     for b in 0..batch {
         for f in 0..filters {
             let g = f / per_out_group;
@@ -304,8 +333,6 @@ fn conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> 
             }
         }
     }
-    let mut shape = vec![batch, filters];
-    shape.extend_from_slice(&win.out);
     one(numeric_like(x.data_type(), shape, out)?)
 }
 
@@ -329,8 +356,8 @@ fn conv_f32(
     spatial: &[usize],
     g: &ConvGeometry,
 ) -> Result<Vec<f32>, String> {
-    let outputs: usize = win.out.iter().product();
-    let kernel: usize = win.kernel.iter().product();
+    let outputs = crate::broadcast::elements(&win.out);
+    let kernel = crate::broadcast::elements(&win.kernel);
     let per_group = g.channels / g.group;
     let filters_per_group = g.filters / g.group;
     let rows = per_group * kernel;
@@ -398,7 +425,8 @@ fn im2col_row(plane: &[f32], spatial: &[usize], win: &Window, k: usize, row: &mu
         for i in (0..last).rev() {
             let at = (outer[i] * win.strides[i] + tap[i]) as i64 - win.begin[i] as i64;
             offset = offset.filter(|_| at >= 0 && (at as usize) < spatial[i]).map(|off| off + at * step);
-            step *= spatial[i] as i64;
+            // An empty plane's other axes may multiply past i64; no tap lands in it.
+            step = step.wrapping_mul(spatial[i] as i64);
         }
         match offset {
             Some(base) if lo < hi => {
@@ -434,11 +462,22 @@ fn pool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> 
         return Err("kernel_shape does not match the spatial axes".into());
     }
     let win = window(ctx, spatial, kernel)?;
-    let taps = taps(&win, spatial)?;
+    let mut shape = x.shape[..2].to_vec();
+    shape.extend_from_slice(&win.out);
+    let out_count = count(&shape)?;
+    ctx.check_grown(out_count, x.len())?;
+    let op = ctx.op();
+    if out_count == 0 {
+        let mut result = vec![Value::Tensor(numeric_like(x.data_type(), shape.clone(), Vec::new())?)];
+        if op == "MaxPool" && ctx.node.outputs.len() > 1 {
+            result.push(Value::Tensor(Tensor::new(shape, Data::I64(Vec::new()))));
+        }
+        return Ok(result);
+    }
+    let taps = taps(ctx, &win, spatial)?;
     let xv = x.to_f64s()?;
     let planes = x.shape[0] * x.shape[1];
-    let in_size: usize = spatial.iter().product();
-    let op = ctx.op();
+    let in_size = count(spatial)?;
     let include_pad = ctx.int("count_include_pad").unwrap_or(0) != 0;
     let p = ctx.int("p").unwrap_or(2) as f64;
     let mut out = Vec::with_capacity(planes * taps.len());
@@ -484,8 +523,6 @@ fn pool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> 
             });
         }
     }
-    let mut shape = x.shape[..2].to_vec();
-    shape.extend_from_slice(&win.out);
     let mut result = vec![Value::Tensor(numeric_like(x.data_type(), shape.clone(), out)?)];
     if op == "MaxPool" && ctx.node.outputs.len() > 1 {
         result.push(Value::Tensor(Tensor::new(shape, Data::I64(indices))));
@@ -498,7 +535,9 @@ fn global_pool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, S
     if x.rank() < 2 {
         return Err("global pooling needs batch and channel axes".into());
     }
-    let planes = x.shape[0] * x.shape[1];
+    // An empty input may declare any batch and channels: one output each.
+    let planes = count(&x.shape[..2])?;
+    ctx.check_grown(planes, x.len())?;
     let size = count(&x.shape[2..])?;
     let xv = x.to_f64s()?;
     let max = ctx.op() == "GlobalMaxPool";
@@ -572,13 +611,15 @@ fn layer_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, St
     let a = super::axis(ctx.int("axis").unwrap_or(-1), x.rank())?;
     let eps = f64::from(ctx.float("epsilon").unwrap_or(1e-5));
     let (outer, inner) = (count(&x.shape[..a])?, count(&x.shape[a..])?);
+    // One mean and one deviation per row: an empty input may still have many rows.
+    ctx.check_grown(outer, x.len())?;
     let scale = input(inputs, 1)?;
     let bias = optional(inputs, 2)?;
     let norm_shape = &x.shape[a..];
-    let s = broadcast_to(scale, norm_shape)?;
+    let s = broadcast_to(scale, norm_shape, x)?;
     let b = match bias {
-        Some(b) => broadcast_to(b, norm_shape)?,
-        None => vec![0.0; inner],
+        Some(b) => broadcast_to(b, norm_shape, x)?,
+        None => vec![0.0; s.len()],
     };
     let mut v = x.to_f64s()?;
     let (mut means, mut inv_stds) = (Vec::with_capacity(outer), Vec::with_capacity(outer));
@@ -606,11 +647,15 @@ fn layer_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, St
     Ok(out)
 }
 
-/// `t`'s values broadcast to `shape`.
-fn broadcast_to(t: &Tensor, shape: &[usize]) -> Result<Vec<f64>, String> {
+/// `t`'s values broadcast to `shape`, the shape of each row of `x`: none when `x` is empty
+/// (no row reads them, and its rows may declare any size).
+fn broadcast_to(t: &Tensor, shape: &[usize], x: &Tensor) -> Result<Vec<f64>, String> {
     let v = t.to_f64s()?;
     if crate::broadcast::shape(&[&t.shape, shape])? != shape {
         return Err(format!("shape {:?} does not broadcast to {shape:?}", t.shape));
+    }
+    if x.is_empty() {
+        return Ok(Vec::new());
     }
     Ok(crate::broadcast::offsets(shape, &crate::broadcast::input_strides(&t.shape, shape)).map(|i| v[i]).collect())
 }
@@ -641,7 +686,7 @@ fn rms_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Stri
     let a = super::axis(ctx.int("axis").unwrap_or(-1), x.rank())?;
     let eps = f64::from(ctx.float("epsilon").unwrap_or(1e-5));
     let inner = count(&x.shape[a..])?;
-    let s = broadcast_to(input(inputs, 1)?, &x.shape[a..])?;
+    let s = broadcast_to(input(inputs, 1)?, &x.shape[a..], x)?;
     let mut v = x.to_f64s()?;
     for row in v.chunks_mut(inner.max(1)) {
         let mean_square = row.iter().map(|x| x * x).sum::<f64>() / inner as f64;
@@ -682,7 +727,7 @@ fn group_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, St
     }
     let size = count(&x.shape[2..])?;
     let mut v = x.to_f64s()?;
-    for (gi, group) in v.chunks_mut((per_group * size).max(1)).enumerate() {
+    for (gi, group) in v.chunks_mut(per_group.saturating_mul(size).max(1)).enumerate() {
         let g = gi % groups;
         let n = group.len() as f64;
         let mean = group.iter().sum::<f64>() / n;
@@ -700,6 +745,10 @@ fn lp_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Strin
     let x = input(inputs, 0)?;
     let a = super::axis(ctx.int("axis").unwrap_or(-1), x.rank())?;
     let p = ctx.int("p").unwrap_or(2);
+    if x.is_empty() {
+        // Nothing to normalize (and the other axes may be of any size).
+        return one(x.clone());
+    }
     let (outer, n, inner) = (count(&x.shape[..a])?, x.shape[a], count(&x.shape[a + 1..])?);
     let mut v = x.to_f64s()?;
     for o in 0..outer {
@@ -724,6 +773,10 @@ fn mean_variance_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Va
         Some(a) => a.iter().map(|&v| super::axis(v, x.rank())).collect::<Result<_, _>>()?,
         None => vec![0, 2, 3].into_iter().filter(|&a| a < x.rank()).collect(),
     };
+    if x.is_empty() {
+        // No groups to normalize (and the kept axes may be of any size).
+        return one(x.clone());
+    }
     let strides = crate::broadcast::strides(&x.shape);
     let kept: Vec<usize> = (0..x.rank()).filter(|a| !axes.contains(a)).collect();
     let key = |i: usize| -> usize { kept.iter().fold(0, |k, &a| k * x.shape[a] + (i / strides[a]) % x.shape[a]) };
@@ -763,13 +816,17 @@ fn lrn(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
     if x.rank() < 2 {
         return Err("LRN needs [N, C, …]".into());
     }
+    if x.is_empty() {
+        // Nothing to normalize (and the other axes may be of any size).
+        return one(x.clone());
+    }
     let (n, c, inner) = (x.shape[0], x.shape[1], count(&x.shape[2..])?);
     let v = x.to_f64s()?;
     let (before, after) = ((size - 1) / 2, (size - 1).div_ceil(2));
     let mut out = vec![0.0; v.len()];
     for b in 0..n {
         for ch in 0..c {
-            let (lo, hi) = (ch.saturating_sub(before), (ch + after).min(c - 1));
+            let (lo, hi) = (ch.saturating_sub(before), ch.saturating_add(after).min(c - 1));
             for i in 0..inner {
                 let square: f64 = (lo..=hi).map(|k| v[(b * c + k) * inner + i].powi(2)).sum();
                 let at = (b * c + ch) * inner + i;
@@ -795,7 +852,7 @@ fn conv_transpose(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>
         return Err(format!("weights {:?} for {channels} input channels in {group} groups", w.shape));
     }
     let per_group_out = w.shape[1];
-    let filters = per_group_out * group;
+    let filters = per_group_out.checked_mul(group).ok_or("the number of filters overflows")?;
     let kernel = w.shape[2..].to_vec();
     let list = |name: &str, default: i64, len: usize| -> Result<Vec<i64>, String> {
         match ctx.ints(name) {
@@ -808,14 +865,38 @@ fn conv_transpose(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>
     let dilations = list("dilations", 1, n)?;
     let output_padding = list("output_padding", 0, n)?;
     let mut pads = list("pads", 0, 2 * n)?;
+    if strides.iter().chain(&dilations).any(|&v| v < 1) {
+        return Err(format!("strides {strides:?} and dilations {dilations:?} must be positive"));
+    }
+    if output_padding.iter().chain(&pads).any(|&v| v < 0) {
+        return Err(format!("pads {pads:?} and output_padding {output_padding:?} cannot be negative"));
+    }
+    // The full output extent per axis; every position a tap reaches lies below it, so the
+    // arithmetic below cannot overflow once this does not.
+    let overflow = |i: usize| format!("the output extent along spatial axis {i} overflows");
     let full: Vec<i64> = (0..n)
-        .map(|i| strides[i] * (spatial[i] as i64 - 1) + output_padding[i] + (kernel[i] as i64 - 1) * dilations[i] + 1)
-        .collect();
+        .map(|i| {
+            let (len, k) = (i64::try_from(spatial[i]).ok()?, i64::try_from(kernel[i]).ok()?);
+            strides[i]
+                .checked_mul(len - 1)?
+                .checked_add(output_padding[i])?
+                .checked_add((k - 1).checked_mul(dilations[i])?)?
+                .checked_add(1)
+        })
+        .enumerate()
+        .map(|(i, f)| f.ok_or_else(|| overflow(i)))
+        .collect::<Result<_, _>>()?;
     let auto = ctx.string("auto_pad").unwrap_or("NOTSET");
     let out_shape: Vec<i64> = if let Some(shape) = ctx.ints("output_shape") {
-        let shape = &shape[shape.len().saturating_sub(n)..];
+        if shape.len() < n {
+            return Err(format!("output_shape has {} values for {n} spatial axes", shape.len()));
+        }
+        let shape = &shape[shape.len() - n..];
+        if let Some(d) = shape.iter().find(|&&d| d < 0) {
+            return Err(format!("output_shape holds {d}"));
+        }
         for i in 0..n {
-            let total = full[i] - shape[i];
+            let total = full[i].checked_sub(shape[i]).ok_or_else(|| overflow(i))?;
             let half = total.div_euclid(2);
             let (a, b) = if auto == "SAME_UPPER" { (half, total - half) } else { (total - half, half) };
             pads[i] = a;
@@ -823,9 +904,11 @@ fn conv_transpose(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>
         }
         shape.to_vec()
     } else if auto == "SAME_UPPER" || auto == "SAME_LOWER" {
-        let wanted: Vec<i64> = (0..n).map(|i| spatial[i] as i64 * strides[i]).collect();
+        let wanted: Vec<i64> = (0..n)
+            .map(|i| i64::try_from(spatial[i]).ok().and_then(|s| s.checked_mul(strides[i])).ok_or_else(|| overflow(i)))
+            .collect::<Result<_, _>>()?;
         for i in 0..n {
-            let total = (full[i] - wanted[i]).max(0);
+            let total = full[i].checked_sub(wanted[i]).ok_or_else(|| overflow(i))?.max(0);
             let half = total.div_euclid(2);
             let (a, b) = if auto == "SAME_UPPER" { (half, total - half) } else { (total - half, half) };
             pads[i] = a;
@@ -833,26 +916,36 @@ fn conv_transpose(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>
         }
         wanted
     } else {
-        (0..n).map(|i| full[i] - pads[i] - pads[i + n]).collect()
+        (0..n)
+            .map(|i| full[i].checked_sub(pads[i]).and_then(|f| f.checked_sub(pads[i + n])).ok_or_else(|| overflow(i)))
+            .collect::<Result<_, _>>()?
     };
     let out_spatial: Vec<usize> = out_shape
         .iter()
         .map(|&d| usize::try_from(d).map_err(|_| format!("output size {d}")))
         .collect::<Result<_, _>>()?;
     let out_size = count(&out_spatial)?;
-    ctx.check_elements(batch * filters * out_size)?;
+    let total = count(&[batch, filters, out_size])?;
+    ctx.check_elements(total)?;
     let (xv, wv) = (x.to_f64s()?, w.to_f64s()?);
     let bias = optional(inputs, 2)?.map(Tensor::to_f64s).transpose()?;
+    if let Some(b) = &bias
+        && b.len() != filters
+    {
+        return Err(format!("B holds {} values, not one per filter ({filters})", b.len()));
+    }
     let in_size = count(&spatial)?;
     let kernel_size = count(&kernel)?;
     let per_group_in = channels / group;
-    let mut out = vec![0.0; batch * filters * out_size];
+    let mut out = vec![0.0; total];
+    // An empty input or kernel spreads nothing (and its other axes may be of any size).
+    let spread = !(xv.is_empty() || wv.is_empty() || total == 0);
     let (in_strides, k_strides, o_strides) = (
         crate::broadcast::strides(&spatial),
         crate::broadcast::strides(&kernel),
         crate::broadcast::strides(&out_spatial),
     );
-    for b in 0..batch {
+    for b in 0..if spread { batch } else { 0 } {
         for c in 0..channels {
             let g = c / per_group_in;
             for p in 0..in_size {
@@ -863,7 +956,8 @@ fn conv_transpose(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>
                     for d in 0..n {
                         let ip = ((p / in_strides[d]) % spatial[d]) as i64;
                         let kp = ((k / k_strides[d]) % kernel[d]) as i64;
-                        let o = ip * strides[d] + kp * dilations[d] - pads[d];
+                        // Below `full`: no overflow; a pad from output_shape may be negative.
+                        let o = (ip * strides[d] + kp * dilations[d]).checked_sub(pads[d]).unwrap_or(i64::MAX);
                         if o < 0 || o >= out_spatial[d] as i64 {
                             inside = false;
                             break;

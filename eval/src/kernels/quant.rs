@@ -123,10 +123,17 @@ fn scale_index(ctx: &Ctx<'_>, x: &Tensor, scale: &Tensor) -> Result<Box<dyn Fn(u
         let (stride, n) = (xs[a], x.shape[a]);
         return Ok(Box::new(move |i| (i / stride) % n));
     }
-    if scale.rank() != x.rank() {
-        return Err("blocked scales need the input's rank".into());
+    let block = usize::try_from(block).map_err(|_| format!("block_size {block} is too large"))?;
+    // Blocked scales: the input's shape, with ⌈size / block_size⌉ blocks along the axis.
+    let blocked: Vec<usize> =
+        x.shape.iter().enumerate().map(|(ax, &d)| if ax == a { d.div_ceil(block) } else { d }).collect();
+    if scale.shape != blocked {
+        return Err(format!(
+            "scales of shape {:?} for input {:?} in blocks of {block} along axis {a}: {blocked:?} expected",
+            scale.shape, x.shape
+        ));
     }
-    let (shape, ss, block) = (x.shape.clone(), strides(&scale.shape), block as usize);
+    let (shape, ss) = (x.shape.clone(), strides(&scale.shape));
     Ok(Box::new(move |i| {
         (0..shape.len())
             .map(|ax| {
@@ -199,7 +206,7 @@ fn dequantize_per_axis_to_f32(x: &Tensor, scale: &Tensor, zero: Option<&Tensor>,
         Some(z) => z.to_f64s().ok()?,
         None => vec![0.0; n],
     };
-    let inner: usize = x.shape[axis + 1..].iter().product();
+    let inner = super::count(&x.shape[axis + 1..]).ok()?;
     fn run<T: Copy>(v: &[T], inner: usize, s: &[f32], z: &[f64], to: impl Fn(T) -> f64) -> Vec<f32> {
         let mut out = Vec::with_capacity(v.len());
         for (block, values) in v.chunks(inner.max(1)).enumerate() {

@@ -2,7 +2,7 @@
 //! `sequence_lens`, initial states, peepholes, `clip`, `linear_before_reset`,
 //! `input_forget` and the named activations with their alpha and beta. Computed in f64.
 
-use super::{Ctx, Kernel, input, optional};
+use super::{Ctx, Kernel, count, input, optional};
 use crate::broadcast::permute;
 use crate::kernels::elementwise::numeric_like;
 use crate::value::{Tensor, Value};
@@ -153,7 +153,8 @@ fn recurrent(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
     let (seq, batch, width) =
         if batch_first { (x.shape[1], x.shape[0], x.shape[2]) } else { (x.shape[0], x.shape[1], x.shape[2]) };
     let g = cell.gates();
-    if w.shape != [directions, g * hidden, width] || r.shape != [directions, g * hidden, hidden] {
+    let gates = g.checked_mul(hidden).ok_or_else(|| format!("hidden_size {hidden} is too large"))?;
+    if w.shape != [directions, gates, width] || r.shape != [directions, gates, hidden] {
         return Err(format!(
             "W {:?} and R {:?} do not match {directions} direction(s), hidden size {hidden}, input size {width}",
             w.shape, r.shape
@@ -170,14 +171,23 @@ fn recurrent(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
     {
         return Err(format!("B holds {} values, not {directions}×{}", b.len(), 2 * g * hidden));
     }
+    // Y's elements (and the steps run): an empty X may declare any sequence and batch.
+    let outputs = count(&[seq, directions, batch, hidden])?;
+    ctx.check_grown(outputs, x.len())?;
+    let per_state = count(&[directions, batch, hidden])?;
+    ctx.check_grown(per_state, x.len())?;
     let lens: Vec<usize> = match optional(inputs, 4)? {
+        Some(l) if l.len() != batch => {
+            return Err(format!("sequence_lens holds {} values for a batch of {batch}", l.len()));
+        }
         Some(l) => l.to_i64s()?.into_iter().map(|v| (v.max(0) as usize).min(seq)).collect(),
-        None => vec![seq; batch],
+        // Every batch entry runs the whole sequence (the lookup below defaults to it).
+        None => Vec::new(),
     };
     let state = |i: usize| -> Result<Option<Vec<f64>>, String> {
         let Some(t) = optional(inputs, i)? else { return Ok(None) };
         let v = t.to_f64s()?;
-        if v.len() != directions * batch * hidden {
+        if v.len() != per_state {
             return Err(format!("initial state {i} holds {} values, not {directions}×{batch}×{hidden}", v.len()));
         }
         // Batch-first states are [batch, directions, hidden]: bring them to [directions, batch, hidden].
@@ -194,11 +204,18 @@ fn recurrent(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
     let acts = activations(ctx, cell, directions);
     let per_direction = acts.len() / directions.max(1);
     let clip = ctx.float("clip").map(f64::from);
+    if let Some(c) = clip
+        && c.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater)
+    {
+        return Err(format!("clip {c} is not a positive threshold"));
+    }
     let linear_before_reset = ctx.int("linear_before_reset").unwrap_or(0) != 0;
     let couple = ctx.int("input_forget").unwrap_or(0) != 0;
-    let mut y = vec![0.0; seq * directions * batch * hidden];
-    let mut y_h = vec![0.0; directions * batch * hidden];
-    let mut y_c = vec![0.0; directions * batch * hidden];
+    let mut y = vec![0.0; outputs];
+    let mut y_h = vec![0.0; per_state];
+    let mut y_c = vec![0.0; per_state];
+    // With no hidden units every output is empty: no steps to run (however long the batch).
+    let runs = if hidden == 0 { 0 } else { batch };
     for d in 0..directions {
         let f = acts.get(d * per_direction).ok_or("too few activations")?;
         let gact = acts.get(d * per_direction + 1).unwrap_or(f);
@@ -209,7 +226,7 @@ fn recurrent(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
         let bias_w = |k: usize| bias.as_ref().map_or(0.0, |b| b[d * 2 * g * hidden + k]);
         let bias_r = |k: usize| bias.as_ref().map_or(0.0, |b| b[d * 2 * g * hidden + g * hidden + k]);
         let peep = |gate: usize, h: usize| peepholes.as_ref().map_or(0.0, |p| p[d * 3 * hidden + gate * hidden + h]);
-        for b in 0..batch {
+        for b in 0..runs {
             let mut h_prev: Vec<f64> = initial_h
                 .as_ref()
                 .map_or(vec![0.0; hidden], |v| v[(d * batch + b) * hidden..(d * batch + b + 1) * hidden].to_vec());

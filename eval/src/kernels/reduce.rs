@@ -47,6 +47,8 @@ fn reduce(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
     let out_shape_kept: Vec<usize> =
         t.shape.iter().enumerate().map(|(i, &d)| if axes.contains(&i) { 1 } else { d }).collect();
     let out_count = count(&out_shape_kept)?;
+    // Reducing an empty axis gives values: the other axes of an empty input may be large.
+    ctx.check_grown(out_count, values.len())?;
     let strides = crate::broadcast::strides(&t.shape);
     let out_strides = crate::broadcast::strides(&out_shape_kept);
     let op = ctx.op();
@@ -126,7 +128,9 @@ fn arg(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
     if n == 0 {
         return Err("the axis is empty".into());
     }
-    let mut out = Vec::with_capacity(outer * inner);
+    let mut out = Vec::with_capacity(values.len() / n);
+    // An empty input (another axis of size 0) may declare any number of rows.
+    let outer = if values.is_empty() { 0 } else { outer };
     for o in 0..outer {
         for i in 0..inner {
             let mut best = 0usize;
@@ -163,6 +167,8 @@ fn softmax(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Strin
     let mut v = t.to_f64s()?;
     let op = ctx.op();
     let half = Some(t.data_type()).filter(|d| matches!(d, DataType::Bfloat16 | DataType::Float16));
+    // An empty input may declare any number of rows: nothing to compute.
+    let outer = if v.is_empty() { 0 } else { outer };
     for o in 0..outer {
         for i in 0..inner {
             let at = |k: usize| (o * n + k) * inner + i;

@@ -81,7 +81,7 @@ fn resize(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
             }
             for (k, &a) in axes.iter().enumerate() {
                 let p = &mut plan[a];
-                if scales[k] <= 0.0 {
+                if scales[k].partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
                     return Err(format!("scale {} is not positive", scales[k]));
                 }
                 p.scale = scales[k];
@@ -129,7 +129,17 @@ fn resize(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
     let out_shape: Vec<usize> = plan.iter().map(|p| p.output).collect();
     let total = count(&out_shape)?;
     ctx.check_elements(total)?;
+    if total == 0 {
+        // Nothing to sample (and the other axes may be of any size).
+        return Ok(vec![Value::Tensor(numeric_like(x.data_type(), out_shape, Vec::new())?)]);
+    }
     // Per axis, per output index: the (input index, weight) pairs, or None to extrapolate.
+    // An antialiased downscale reads more input per output the smaller its scale.
+    for p in &plan {
+        let per_output =
+            footprint(p, &settings).ok_or_else(|| format!("scale {} is too small to resample", p.scale))?;
+        ctx.check_elements(p.output.saturating_mul(per_output)).map_err(|e| format!("{e} (resampling taps)"))?;
+    }
     let taps: Vec<Vec<Option<Taps>>> =
         plan.iter().map(|p| (0..p.output).map(|o| axis_taps(p, o, &settings)).collect()).collect::<Result<_, _>>()?;
     let v = x.to_f64s()?;
@@ -138,7 +148,7 @@ fn resize(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
     for i in 0..total {
         let per_axis: Option<Vec<&Taps>> =
             (0..rank).map(|a| taps[a][(i / out_strides[a]) % out_shape[a]].as_ref()).collect();
-        let Some(per_axis) = per_axis else {
+        let Some(per_axis) = per_axis.filter(|taps| taps.iter().all(|t| !t.is_empty())) else {
             out.push(extrapolation);
             continue;
         };
@@ -171,6 +181,25 @@ fn resize(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
 
 /// The input elements one output index reads along one axis, with their weights.
 type Taps = Vec<(usize, f64)>;
+
+/// How many input positions each output index of axis `p` reads (before any falls outside),
+/// or `None` when an antialiased downscale is so small that the count passes `i64`.
+fn footprint(p: &Axis, settings: &Settings<'_>) -> Option<usize> {
+    if p.output == p.input && p.scale == 1.0 && settings.coordinates != "tf_crop_and_resize" {
+        return Some(1);
+    }
+    let antialias = settings.antialias && p.scale < 1.0;
+    // The filter's reach on each side, in input positions: 1 (linear) or 2 (cubic), over
+    // the scale when antialiasing.
+    let reach = match settings.mode {
+        "linear" if antialias => 1.0 / p.scale,
+        "cubic" if antialias => 2.0 / p.scale,
+        "cubic" => return Some(4),
+        _ => return Some(2),
+    };
+    let taps = 2.0 * (reach.floor() + 1.0);
+    (taps.is_finite() && taps < 2f64.powi(62)).then_some(taps as usize)
+}
 
 /// The input coordinate output index `o` maps back to, or None outside the crop.
 fn source(p: &Axis, o: usize, mode: &str) -> Option<f64> {

@@ -55,13 +55,15 @@ fn rotary_embedding(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Valu
             }
             None => bi * s + si,
         };
-        if (r + 1) * width > cos.len() || (r + 1) * width > sin.len() {
+        if r.checked_add(1).and_then(|rows| rows.checked_mul(width)).is_none_or(|end| end > cos.len().min(sin.len())) {
             return Err(format!("position {r} is past the caches"));
         }
         Ok(r * width)
     };
     let values = x.to_f64s()?;
     let mut out = values.clone();
+    // An empty input may declare any batch, length and heads: nothing to rotate.
+    let b = if values.is_empty() { 0 } else { b };
     for bi in 0..b {
         for si in 0..s {
             let r = row(bi, si)?;

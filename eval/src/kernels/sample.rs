@@ -68,13 +68,14 @@ impl Image<'_> {
         }
         let base = x[d].floor();
         let t = x[d] - base;
+        // A coordinate far outside (or infinite) saturates; its taps all read as padding.
         let (first, weights): (i64, Vec<f64>) = match mode {
             Mode::Linear => (base as i64, vec![1.0 - t, t]),
-            _ => (base as i64 - 1, cubic_weights(t).to_vec()),
+            _ => ((base as i64).saturating_sub(1), cubic_weights(t).to_vec()),
         };
         let mut sum = 0.0;
         for (k, w) in weights.iter().enumerate() {
-            at.push(first + k as i64);
+            at.push(first.saturating_add(k as i64));
             sum += w * self.interpolate(x, mode, at);
             at.pop();
         }
@@ -144,7 +145,15 @@ fn grid_sample(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, S
     let points = count(out_dims)?;
     let mut out_shape = vec![n, c];
     out_shape.extend_from_slice(out_dims);
-    ctx.check_elements(count(&out_shape)?)?;
+    let total = count(&out_shape)?;
+    ctx.check_elements(total)?;
+    if total == 0 {
+        // Nothing to sample (and the batch and channels may be of any size).
+        return one(numeric_like(x.data_type(), out_shape, Vec::new())?);
+    }
+    if dims.contains(&0) {
+        return Err(format!("X of shape {:?} has an empty spatial axis to sample from", x.shape));
+    }
     let (values, coords) = (x.to_f64s()?, grid.to_f64s()?);
     let plane = count(dims)?;
     let (low, high): (Vec<f64>, Vec<f64>) =
@@ -267,22 +276,51 @@ fn roi_align(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
     ctx.check_elements(count(&out_shape)?)?;
     let (values, boxes) = (x.to_f64s()?, rois.to_f64s()?);
     let (h, w) = (height as f64, width as f64);
-    let mut out = Vec::with_capacity(count(&out_shape)?);
+    // Each region's sampling grid per bin, from sampling_ratio or the region's size: the
+    // samples of every region and bin together are bounded like a tensor's elements.
+    let mut grids = Vec::with_capacity(regions);
+    let mut samples_total = 0usize;
     for r in 0..regions {
-        let b = usize::try_from(batch[r])
-            .ok()
-            .filter(|&b| b < n)
-            .ok_or(format!("batch index {} is out of range", batch[r]))?;
         let offset = if half_pixel { 0.5 } else { 0.0 };
         let [x1, y1, x2, y2] = [0, 1, 2, 3].map(|k| boxes[r * 4 + k] * scale - offset);
         let (mut rw, mut rh) = (x2 - x1, y2 - y1);
         if !half_pixel {
             (rw, rh) = (rw.max(1.0), rh.max(1.0));
         }
+        let adaptive = |extent: f64, bins: usize| {
+            let g = (extent / bins as f64).ceil().max(0.0);
+            // NaN (from infinite coordinates) takes no samples.
+            if g.is_nan() {
+                0
+            } else if g >= usize::MAX as f64 {
+                usize::MAX
+            } else {
+                g as usize
+            }
+        };
+        let grid_h = if ratio > 0 { ratio } else { adaptive(rh, oh) };
+        let grid_w = if ratio > 0 { ratio } else { adaptive(rw, ow) };
+        let samples = count(&[c, oh, ow, grid_h, grid_w])
+            .ok()
+            .and_then(|n| samples_total.checked_add(n))
+            .filter(|&n| n <= ctx.limits.max_tensor_elements)
+            .ok_or_else(|| {
+                format!(
+                    "region {r} samples a {grid_h}×{grid_w} grid per bin: more samples than the limit of {}",
+                    ctx.limits.max_tensor_elements
+                )
+            })?;
+        samples_total = samples;
+        grids.push((x1, y1, rw, rh, grid_h, grid_w));
+    }
+    let mut out = Vec::with_capacity(count(&out_shape)?);
+    for (r, &(x1, y1, rw, rh, grid_h, grid_w)) in grids.iter().enumerate() {
+        let b = usize::try_from(batch[r])
+            .ok()
+            .filter(|&b| b < n)
+            .ok_or(format!("batch index {} is out of range", batch[r]))?;
         let (bin_h, bin_w) = (rh / oh as f64, rw / ow as f64);
-        let grid_h = if ratio > 0 { ratio } else { (rh / oh as f64).ceil().max(0.0) as usize };
-        let grid_w = if ratio > 0 { ratio } else { (rw / ow as f64).ceil().max(0.0) as usize };
-        let samples = (grid_h * grid_w).max(1) as f64;
+        let samples = grid_h.saturating_mul(grid_w).max(1) as f64;
         for ch in 0..c {
             let plane = &values[(b * c + ch) * height * width..][..height * width];
             for ph in 0..oh {
@@ -352,17 +390,18 @@ fn deform_conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, S
     let positive = |name: &str| usize::try_from(ctx.int(name).unwrap_or(1)).ok().filter(|&v| v > 0);
     let group = positive("group").ok_or("group must be positive")?;
     let groups_off = positive("offset_group").ok_or("offset_group must be positive")?;
-    if ic != icg * group || oc % group != 0 || ic % groups_off != 0 {
+    if icg.checked_mul(group) != Some(ic) || oc % group != 0 || ic % groups_off != 0 {
         return Err(format!(
             "channels do not divide: X {:?}, W {:?}, group {group}, offset_group {groups_off}",
             x.shape, w.shape
         ));
     }
-    let taps = kh * kw;
-    if offset.shape != [n, groups_off * 2 * taps, oh, ow] {
+    let taps = count(&[kh, kw])?;
+    let offset_channels = count(&[groups_off, 2, taps])?;
+    if offset.shape != [n, offset_channels, oh, ow] {
         return Err(format!("offset of shape {:?} does not fit", offset.shape));
     }
-    if mask.is_some_and(|m| m.shape != [n, groups_off * taps, oh, ow]) {
+    if mask.is_some_and(|m| m.shape != [n, offset_channels / 2, oh, ow]) {
         return Err("the mask's shape does not fit".into());
     }
     let ints = |name: &str, default: i64, len: usize| -> Result<Vec<i64>, String> {
@@ -374,13 +413,18 @@ fn deform_conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, S
     };
     let (dil, stride, pads) = (ints("dilations", 1, 2)?, ints("strides", 1, 2)?, ints("pads", 0, 4)?);
     let out_shape = vec![n, oc, oh, ow];
-    ctx.check_elements(count(&out_shape)?)?;
+    let total = count(&out_shape)?;
+    ctx.check_elements(total)?;
+    if total == 0 {
+        // Nothing to compute (and the batch and channels may be of any size).
+        return one(numeric_like(x.data_type(), out_shape, Vec::new())?);
+    }
     let (xv, wv, off) = (x.to_f64s()?, w.to_f64s()?, offset.to_f64s()?);
     let mv = mask.map(|m| m.to_f64s()).transpose()?;
     let bv = bias.map(|b| b.to_f64s()).transpose()?;
     let (ocg, icpo) = (oc / group, ic / groups_off);
     let dims = [ih, iw];
-    let mut out = vec![0.0; n * oc * oh * ow];
+    let mut out = vec![0.0; count(&out_shape)?];
     let mut at = Vec::with_capacity(2);
     for b in 0..n {
         for o in 0..oc {
@@ -404,8 +448,13 @@ fn deform_conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, S
                                 let tap = ki * kw + kj;
                                 let off_at =
                                     |d: usize| ((((b * groups_off + og) * taps + tap) * 2 + d) * oh + i) * ow + j;
-                                let y = (i as i64 * stride[0] - pads[0] + ki as i64 * dil[0]) as f64 + off[off_at(0)];
-                                let xx = (j as i64 * stride[1] - pads[1] + kj as i64 * dil[1]) as f64 + off[off_at(1)];
+                                // In i128: strides, pads and dilations are any i64.
+                                let base = |o: usize, d: usize, k: usize| {
+                                    (o as i128 * i128::from(stride[d]) - i128::from(pads[d])
+                                        + k as i128 * i128::from(dil[d])) as f64
+                                };
+                                let y = base(i, 0, ki) + off[off_at(0)];
+                                let xx = base(j, 1, kj) + off[off_at(1)];
                                 let m = mv
                                     .as_ref()
                                     .map_or(1.0, |m| m[(((b * groups_off + og) * taps + tap) * oh + i) * ow + j]);

@@ -44,20 +44,28 @@ fn col2im(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
         Some(p) => return Err(format!("pads has {} values for {dims} dimensions", p.len())),
         None => vec![0; 2 * dims],
     };
+    if dil.iter().chain(&stride).any(|&v| v < 1) || pads.iter().any(|&p| p < 0) {
+        return Err(format!("dilations {dil:?} and strides {stride:?} must be positive, pads {pads:?} not negative"));
+    }
     let k = count(&block)?;
     let (n, ck, l) = (x.shape[0], x.shape[1], x.shape[2]);
     if k == 0 || ck % k != 0 {
         return Err(format!("{ck} channels are not a multiple of the block's {k} elements"));
     }
     let c = ck / k;
-    // Blocks along each dimension.
+    // Blocks along each dimension (in i128: sizes and attributes are any i64). Every
+    // position a block reaches then lies inside the padded image, which fits an i64.
     let blocks: Vec<usize> = (0..dims)
         .map(|d| {
-            let span = dil[d] * (block[d] as i64 - 1) + 1;
-            let room = image[d] as i64 + pads[d] + pads[d + dims] - span;
-            if room < 0 || stride[d] <= 0 { 0 } else { (room / stride[d] + 1) as usize }
+            let span = i128::from(dil[d]) * (block[d] as i128 - 1) + 1;
+            let padded = image[d] as i128 + i128::from(pads[d]) + i128::from(pads[d + dims]);
+            if padded > i128::from(i64::MAX) {
+                return Err(format!("the padded image is too large along dimension {d}"));
+            }
+            let room = padded - span;
+            Ok(if room < 0 { 0 } else { (room / i128::from(stride[d]) + 1) as usize })
         })
-        .collect();
+        .collect::<Result<_, String>>()?;
     if count(&blocks)? != l {
         return Err(format!("the input holds {l} blocks, the shapes give {}", count(&blocks)?));
     }
@@ -68,6 +76,8 @@ fn col2im(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
     let (image_strides, block_strides, blocks_strides) = (strides(&image), strides(&block), strides(&blocks));
     let values = x.to_f64s()?;
     let mut out = vec![0.0; n * c * plane];
+    // An empty input has no blocks to add (and its other axes may be of any size).
+    let n = if values.is_empty() { 0 } else { n };
     for b in 0..n {
         for ch in 0..c {
             for kf in 0..k {
@@ -110,8 +120,11 @@ fn max_unpool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, St
     };
     let mut inferred = x.shape[..2].to_vec();
     for d in 0..dims {
-        let size = (x.shape[d + 2] as i64 - 1) * stride[d] - pads[d] - pads[d + dims] + kernel[d];
-        inferred.push(usize::try_from(size).map_err(|_| format!("output dimension {size} is negative"))?);
+        // In i128: sizes and attributes are any i64.
+        let size =
+            (x.shape[d + 2] as i128 - 1) * i128::from(stride[d]) - i128::from(pads[d]) - i128::from(pads[d + dims])
+                + i128::from(kernel[d]);
+        inferred.push(usize::try_from(size).map_err(|_| format!("output dimension {size} is out of range"))?);
     }
     let out_shape = match optional(inputs, 2)? {
         Some(shape) => sizes(shape.to_i64s()?, "output_shape")?,
@@ -144,13 +157,13 @@ fn tensor_scatter(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>
         return Err(format!("update {:?} does not fit cache {:?} outside axis {ax}", update.shape, cache.shape));
     }
     let batch = cache.shape[0];
+    // Without write indices every batch entry writes at 0 (an empty cache may declare any
+    // batch, so no list of zeros is made).
     let starts = match optional(inputs, 2)? {
+        Some(w) if w.len() != batch => return Err(format!("{} write indices for a batch of {batch}", w.len())),
         Some(w) => w.to_i64s()?,
-        None => vec![0; batch],
+        None => Vec::new(),
     };
-    if starts.len() != batch {
-        return Err(format!("{} write indices for a batch of {batch}", starts.len()));
-    }
     let circular = match ctx.string("mode").unwrap_or("linear") {
         "linear" => false,
         "circular" => true,
@@ -167,8 +180,9 @@ fn tensor_scatter(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>
             let i = (u / update_strides[d]) % update.shape[d];
             let i = if d == ax {
                 let b = (u / update_strides[0]) % batch;
-                let p = starts[b] + i as i64;
-                let p = if circular { p.rem_euclid(max.max(1) as i64) } else { p };
+                // In i128: a write index may be any i64.
+                let p = i128::from(starts.get(b).copied().unwrap_or(0)) + i as i128;
+                let p = if circular { p.rem_euclid(max.max(1) as i128) } else { p };
                 usize::try_from(p).ok().filter(|&p| p < max).ok_or(format!("write position {p} is past the cache"))?
             } else {
                 i

@@ -2,6 +2,8 @@
 //! CumSum/CumProd, TopK, OneHot, the Scatter and GatherND family, Compress, NonZero,
 //! EyeLike, DepthToSpace/SpaceToDepth, ReverseSequence, Unique.
 
+use std::collections::HashMap;
+
 use super::{Ctx, Kernel, axis, count, input, one, optional};
 use crate::broadcast::strides;
 use crate::kernels::elementwise::numeric_like;
@@ -113,6 +115,8 @@ fn cumulative(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, St
     let (outer, n, inner) = (count(&t.shape[..a])?, t.shape[a], count(&t.shape[a + 1..])?);
     let v = t.to_f64s()?;
     let mut out = vec![0.0; v.len()];
+    // An empty input may declare any number of rows: nothing to accumulate.
+    let outer = if v.is_empty() { 0 } else { outer };
     for o in 0..outer {
         for i in 0..inner {
             let mut acc = if product { 1.0 } else { 0.0 };
@@ -145,10 +149,17 @@ fn top_k(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String>
     let k = usize::try_from(k).ok().filter(|&k| k <= n).ok_or_else(|| format!("k = {k} for an axis of {n}"))?;
     let (outer, inner) = (count(&t.shape[..a])?, count(&t.shape[a + 1..])?);
     let v = t.to_f64s()?;
-    let mut picked = Vec::with_capacity(outer * k * inner);
-    let mut indices = Vec::with_capacity(outer * k * inner);
     let mut shape = t.shape.clone();
     shape[a] = k;
+    if v.is_empty() {
+        // No rows to sort (and the other axes may be of any size); k ≤ n keeps it empty.
+        return Ok(vec![
+            Value::Tensor(Tensor::new(shape.clone(), Data::empty(t.data_type(), 0)?)),
+            Value::Tensor(Tensor::new(shape, Data::I64(Vec::new()))),
+        ]);
+    }
+    let mut picked = Vec::with_capacity(outer * k * inner);
+    let mut indices = Vec::with_capacity(outer * k * inner);
     let out_inner = inner;
     let mut order: Vec<usize> = Vec::with_capacity(n);
     let mut result = vec![(0usize, 0i64); outer * k * inner];
@@ -262,23 +273,34 @@ fn scatter_elements(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Valu
 }
 
 /// For GatherND and ScatterND: the offset of each index tuple's slice, and the slice size.
-fn nd_offsets(data: &Tensor, idx: &Tensor, batch: usize) -> Result<(Vec<usize>, usize, usize), String> {
+/// The first `batch` axes of data and indices must agree; each tuple (the last axis of the
+/// indices) indexes the axes after them, and an empty tuple takes the whole batch entry.
+fn nd_offsets(ctx: &Ctx<'_>, data: &Tensor, idx: &Tensor, batch: usize) -> Result<(Vec<usize>, usize, usize), String> {
     let last = *idx.shape.last().ok_or("indices need an axis")?;
-    if batch + last > data.rank() {
-        return Err("index tuples are longer than the data's rank".into());
+    if batch >= idx.rank() || batch.checked_add(last).is_none_or(|used| used > data.rank()) {
+        return Err(format!(
+            "index tuples of {last} after {batch} batch axes do not fit data of rank {} and indices of rank {}",
+            data.rank(),
+            idx.rank()
+        ));
+    }
+    if data.shape[..batch] != idx.shape[..batch] {
+        return Err(format!("the batch axes of data {:?} and indices {:?} differ", data.shape, idx.shape));
     }
     let slice = count(&data.shape[batch + last..])?;
     let ds = strides(&data.shape);
-    let batch_size = count(&data.shape[..batch])?;
     let per_batch_data = count(&data.shape[batch..])?;
     let tuples = idx.to_i64s()?;
-    let tuple_count = tuples.len() / last.max(1);
-    let per_batch_tuples = tuple_count / batch_size.max(1);
+    let tuple_count = count(&idx.shape[..idx.rank() - 1])?;
+    // Each tuple selects a slice: the result (and the list of tuples) may be large.
+    ctx.check_grown(tuple_count.saturating_mul(slice.max(1)), data.len().max(idx.len()))?;
+    let per_batch_tuples = count(&idx.shape[batch..idx.rank() - 1])?;
     let mut offsets = Vec::with_capacity(tuple_count);
-    for (t, tuple) in tuples.chunks(last.max(1)).enumerate().take(tuple_count) {
+    for t in 0..tuple_count {
+        let tuple = &tuples[t * last..(t + 1) * last];
         let b = t.checked_div(per_batch_tuples).unwrap_or(0);
         let mut offset = b * per_batch_data;
-        for (k, &i) in tuple.iter().enumerate().take(last) {
+        for (k, &i) in tuple.iter().enumerate() {
             let d = data.shape[batch + k] as i64;
             let j = if i < 0 { i + d } else { i };
             if !(0..d).contains(&j) {
@@ -294,7 +316,7 @@ fn nd_offsets(data: &Tensor, idx: &Tensor, batch: usize) -> Result<(Vec<usize>, 
 fn gather_nd(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
     let (data, idx) = (input(inputs, 0)?, input(inputs, 1)?);
     let batch = usize::try_from(ctx.int("batch_dims").unwrap_or(0)).map_err(|_| "negative batch_dims")?;
-    let (offsets, slice, last) = nd_offsets(data, idx, batch)?;
+    let (offsets, slice, last) = nd_offsets(ctx, data, idx, batch)?;
     let mut shape = idx.shape[..idx.rank() - 1].to_vec();
     shape.extend_from_slice(&data.shape[batch + last..]);
     let picked = offsets.iter().flat_map(|&o| o..o + slice).collect::<Vec<_>>();
@@ -303,7 +325,7 @@ fn gather_nd(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
 
 fn scatter_nd(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
     let (data, idx, updates) = (input(inputs, 0)?, input(inputs, 1)?, input(inputs, 2)?);
-    let (offsets, slice, _) = nd_offsets(data, idx, 0)?;
+    let (offsets, slice, _) = nd_offsets(ctx, data, idx, 0)?;
     if updates.len() != offsets.len() * slice {
         return Err("updates do not match the indices".into());
     }
@@ -321,7 +343,10 @@ fn compress(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Stri
         Some(a) => {
             let a = axis(a, t.rank())?;
             let (outer, n, inner) = (count(&t.shape[..a])?, t.shape[a], count(&t.shape[a + 1..])?);
-            let kept: Vec<usize> = (0..n).filter(|&k| keep.get(k).copied().unwrap_or(false)).collect();
+            // The condition names positions along the axis: no more of them than it has.
+            let kept: Vec<usize> = (0..n.min(keep.len())).filter(|&k| keep[k]).collect();
+            // An empty input may declare any number of rows: nothing to copy.
+            let outer = if t.is_empty() { 0 } else { outer };
             let picked = (0..outer)
                 .flat_map(|o| kept.iter().flat_map(move |&k| ((o * n + k) * inner)..((o * n + k + 1) * inner)))
                 .collect::<Vec<_>>();
@@ -376,12 +401,19 @@ fn depth_space(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, S
     let [n, c, h, w] = [t.shape[0], t.shape[1], t.shape[2], t.shape[3]];
     let crd = ctx.string("mode") == Some("CRD");
     let s = strides(&t.shape);
+    let too_large = || format!("blocksize {b} is too large for input {:?}", t.shape);
+    let bb = b.checked_mul(b).ok_or_else(too_large)?;
     let (shape, picked): (Vec<usize>, Vec<usize>) = if ctx.op() == "DepthToSpace" {
-        if c % (b * b) != 0 {
-            return Err(format!("{c} channels do not divide by blocksize² = {}", b * b));
+        if c % bb != 0 {
+            return Err(format!("{c} channels do not divide by blocksize² = {bb}"));
         }
-        let oc = c / (b * b);
-        let shape = vec![n, oc, h * b, w * b];
+        let oc = c / bb;
+        let shape = vec![n, oc, h.checked_mul(b).ok_or_else(too_large)?, w.checked_mul(b).ok_or_else(too_large)?];
+        count(&shape)?;
+        if t.is_empty() {
+            // Nothing to move (and the other axes may be of any size).
+            return one(Tensor::new(shape, Data::empty(t.data_type(), 0)?));
+        }
         let mut picked = Vec::with_capacity(t.len());
         for i0 in 0..n {
             for ch in 0..oc {
@@ -399,7 +431,12 @@ fn depth_space(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, S
         if h % b != 0 || w % b != 0 {
             return Err("height and width must divide by blocksize".into());
         }
-        let shape = vec![n, c * b * b, h / b, w / b];
+        let shape = vec![n, c.checked_mul(bb).ok_or_else(too_large)?, h / b, w / b];
+        count(&shape)?;
+        if t.is_empty() {
+            // Nothing to move (and the other axes may be of any size).
+            return one(Tensor::new(shape, Data::empty(t.data_type(), 0)?));
+        }
         let mut picked = Vec::with_capacity(t.len());
         for i0 in 0..n {
             for oc in 0..c * b * b {
@@ -442,6 +479,10 @@ fn unique(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
     };
     let shape = if flat { vec![t.len()] } else { t.shape.clone() };
     let (outer, n, inner) = (count(&shape[..a])?, shape[a], count(&shape[a + 1..])?);
+    // One key, inverse index and count per position along the axis, however empty the
+    // slices are; an empty input's slices hold nothing (whatever its other axes).
+    ctx.check_grown(n, t.len())?;
+    let outer = if t.is_empty() { 0 } else { outer };
     // Each slice along the axis as its element offsets, compared by the values there.
     let slice = |k: usize| (0..outer).flat_map(move |o| ((o * n + k) * inner)..((o * n + k + 1) * inner));
     let keys: Vec<Vec<u64>> = match &*t.data {
@@ -464,13 +505,17 @@ fn unique(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
     let mut first: Vec<usize> = Vec::new();
     let mut inverse = vec![0usize; n];
     let mut counts: Vec<i64> = Vec::new();
-    for k in 0..n {
-        match first.iter().position(|&f| keys[f] == keys[k]) {
-            Some(u) => {
+    // Each distinct key's number, found by hashing: comparing every key with every distinct
+    // one before it took quadratic time.
+    let mut numbers: HashMap<&[u64], usize> = HashMap::with_capacity(n);
+    for (k, key) in keys.iter().enumerate() {
+        match numbers.get(key.as_slice()) {
+            Some(&u) => {
                 inverse[k] = u;
                 counts[u] += 1;
             }
             None => {
+                numbers.insert(key, first.len());
                 inverse[k] = first.len();
                 first.push(k);
                 counts.push(1);
@@ -523,6 +568,8 @@ fn non_max_suppression(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<V
     let center = ctx.int("center_point_box").unwrap_or(0) != 0;
     let (bv, sv) = (boxes.to_f64s()?, scores.to_f64s()?);
     let (batches, classes, n) = (scores.shape[0], scores.shape[1], scores.shape[2]);
+    // Without scores there is nothing to select (and batches and classes may be any size).
+    let batches = if sv.is_empty() { 0 } else { batches };
     // [y1, x1, y2, x2] with y1 ≤ y2 and x1 ≤ x2.
     let corners = |b: usize, i: usize| -> [f64; 4] {
         let v = &bv[(b * n + i) * 4..][..4];

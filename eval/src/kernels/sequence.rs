@@ -96,15 +96,24 @@ fn split_to_sequence(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Val
     let (sizes, squeeze): (Vec<usize>, bool) = match optional(inputs, 1)? {
         Some(s) if s.rank() == 0 => {
             let each = usize::try_from(s.to_i64s()?[0]).ok().filter(|&e| e > 0).ok_or("split must be positive")?;
-            ((0..total.div_ceil(each)).map(|k| each.min(total - k * each)).collect(), false)
+            // One tensor per piece: an empty input may declare a long axis.
+            let pieces = total.div_ceil(each);
+            ctx.check_grown(pieces, t.len()).map_err(|e| format!("{e} (tensors in the sequence)"))?;
+            ((0..pieces).map(|k| each.min(total - k * each)).collect(), false)
         }
         Some(s) => (s.to_i64s()?.into_iter().map(|v| v.max(0) as usize).collect(), false),
-        None => (vec![1; total], !keep),
+        None => {
+            // One tensor per position: an empty input may declare a long axis.
+            ctx.check_grown(total, t.len()).map_err(|e| format!("{e} (tensors in the sequence)"))?;
+            (vec![1; total], !keep)
+        }
     };
-    if sizes.iter().sum::<usize>() != total {
+    if sizes.iter().try_fold(0usize, |sum, &s| sum.checked_add(s)) != Some(total) {
         return Err(format!("split sizes {sizes:?} do not add up to {total}"));
     }
     let (outer, inner) = (count(&t.shape[..a])?, count(&t.shape[a + 1..])?);
+    // An empty input may declare any number of rows: nothing to copy.
+    let outer = if t.is_empty() { 0 } else { outer };
     let mut start = 0;
     let mut items = Vec::with_capacity(sizes.len());
     for size in sizes {
@@ -140,14 +149,19 @@ fn concat_from_sequence(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<
         items.to_vec()
     };
     let mut shape = parts[0].shape.clone();
-    shape[a] = parts.iter().map(|p| p.shape.get(a).copied().unwrap_or(0)).sum();
-    let outer = count(&shape[..a])?;
-    let mut data = Data::empty(first.data_type(), count(&shape)?)?;
+    shape[a] = 0;
+    for p in &parts {
+        if p.rank() != shape.len() || p.shape.iter().enumerate().any(|(i, &d)| i != a && d != shape[i]) {
+            return Err(format!("shapes {:?} and {:?} do not concatenate on axis {a}", parts[0].shape, p.shape));
+        }
+        shape[a] = shape[a].checked_add(p.shape[a]).ok_or("the concatenated axis overflows")?;
+    }
+    let total = count(&shape)?;
+    // An empty result may declare any number of rows: nothing to copy.
+    let outer = if total == 0 { 0 } else { count(&shape[..a])? };
+    let mut data = Data::empty(first.data_type(), total)?;
     for o in 0..outer {
         for p in &parts {
-            if p.rank() != shape.len() || p.shape.iter().enumerate().any(|(i, &d)| i != a && d != shape[i]) {
-                return Err(format!("shapes {:?} and {:?} do not concatenate on axis {a}", parts[0].shape, p.shape));
-            }
             let block = count(&p.shape[a..])?;
             data.extend_from(&p.data.pick(o * block..(o + 1) * block))?;
         }

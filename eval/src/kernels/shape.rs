@@ -147,10 +147,12 @@ fn concat(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
         if p.rank() != first.rank() || p.shape.iter().enumerate().any(|(i, &d)| i != a && d != first.shape[i]) {
             return Err(format!("shapes {:?} and {:?} do not concatenate on axis {a}", first.shape, p.shape));
         }
-        shape[a] += p.shape[a];
+        shape[a] = shape[a].checked_add(p.shape[a]).ok_or("the concatenated axis overflows")?;
     }
-    let outer = count(&shape[..a])?;
-    let mut data = Data::empty(first.data_type(), count(&shape)?)?;
+    let total = count(&shape)?;
+    // An empty result may declare any number of rows: nothing to copy.
+    let outer = if total == 0 { 0 } else { count(&shape[..a])? };
+    let mut data = Data::empty(first.data_type(), total)?;
     for o in 0..outer {
         for p in &parts {
             let block = count(&p.shape[a..])?;
@@ -199,10 +201,19 @@ fn slice(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String>
         } else {
             (clamp(norm(starts[k]), -1, d - 1), clamp(norm(ends[k]), -1, d - 1))
         };
-        let n = if step > 0 { (end - start + step - 1) / step } else { (start - end - step - 1) / -step };
-        plan[a] = (start, step, n.max(0) as usize);
+        // The count of start, start + step, … before end (in i128: steps may be ±2^63).
+        let (span, step_len) = if step > 0 {
+            (i128::from(end) - i128::from(start), i128::from(step))
+        } else {
+            (i128::from(start) - i128::from(end), -i128::from(step))
+        };
+        let n = ((span + step_len - 1) / step_len).max(0);
+        plan[a] = (start, step, usize::try_from(n).map_err(|_| "the slice is too long")?);
     }
     let shape: Vec<usize> = plan.iter().map(|p| p.2).collect();
+    if count(&shape)? == 0 {
+        return one(Tensor::new(shape, Data::empty(t.data_type(), 0)?));
+    }
     let strides = broadcast::strides(&t.shape);
     let base: i64 = plan.iter().zip(&strides).map(|(p, &s)| p.0 * s as i64).sum();
     let total = count(&shape)?;
@@ -238,18 +249,24 @@ fn gather(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
                 .ok_or_else(|| format!("index {i} is out of range for size {d}"))
         })
         .collect::<Result<Vec<_>, _>>()?;
+    let mut shape = t.shape[..a].to_vec();
+    shape.extend_from_slice(&idx.shape);
+    shape.extend_from_slice(&t.shape[a + 1..]);
+    // Each index copies a slice: many indices into a large slice make a large result.
+    let total = count(&shape)?;
+    ctx.check_grown(total, t.len().max(idx.len()))?;
+    if total == 0 {
+        return one(Tensor::new(shape, Data::empty(t.data_type(), 0)?));
+    }
     let outer = count(&t.shape[..a])?;
     let inner = count(&t.shape[a + 1..])?;
-    let mut picked = Vec::with_capacity(outer * indices.len() * inner);
+    let mut picked = Vec::with_capacity(total);
     for o in 0..outer {
         for &i in &indices {
             let start = (o * t.shape[a] + i) * inner;
             picked.extend(start..start + inner);
         }
     }
-    let mut shape = t.shape[..a].to_vec();
-    shape.extend_from_slice(&idx.shape);
-    shape.extend_from_slice(&t.shape[a + 1..]);
     one(Tensor::new(shape, t.data.pick(picked.into_iter())))
 }
 
@@ -390,15 +407,23 @@ fn split(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String>
     let sizes: Vec<usize> = match ints_from(ctx, inputs, 1, "split")? {
         Some(s) => dims(&s, "split")?,
         None => {
-            let parts = ctx.int("num_outputs").map_or(outputs, |n| n.max(1) as usize);
+            let parts = match ctx.int("num_outputs") {
+                None => outputs,
+                // One part per output: the spec asks for as many as the node has.
+                Some(n) => usize::try_from(n)
+                    .ok()
+                    .filter(|&n| (1..=outputs.max(1)).contains(&n))
+                    .ok_or_else(|| format!("num_outputs is {n}, the node has {outputs} outputs"))?,
+            };
             let each = total.div_ceil(parts.max(1));
             (0..parts).map(|k| each.min(total.saturating_sub(k * each))).collect()
         }
     };
-    if sizes.iter().sum::<usize>() != total {
+    if sizes.iter().try_fold(0usize, |sum, &s| sum.checked_add(s)) != Some(total) {
         return Err(format!("split sizes {sizes:?} do not add up to {total}"));
     }
-    let outer = count(&t.shape[..a])?;
+    // An empty input may declare any number of rows: nothing to copy.
+    let outer = if t.is_empty() { 0 } else { count(&t.shape[..a])? };
     let inner = count(&t.shape[a + 1..])?;
     let mut start = 0;
     let mut out = Vec::new();
@@ -432,16 +457,25 @@ fn pad(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
     for (k, &a) in axes.iter().enumerate() {
         before[a] = pads[k];
         after[a] = pads[k + axes.len()];
+        // A negative pad removes elements, at most the whole axis.
+        let d = i64::try_from(t.shape[a]).unwrap_or(i64::MAX);
+        if before[a] < -d || after[a] < -d {
+            return Err(format!("pads {} and {} remove more than axis {a}'s {}", before[a], after[a], t.shape[a]));
+        }
     }
     let shape: Vec<usize> = (0..rank)
         .map(|a| {
-            usize::try_from(t.shape[a] as i64 + before[a] + after[a])
-                .map_err(|_| "pads remove more than the axis".to_string())
+            let size = i128::from(before[a]) + i128::from(after[a]) + t.shape[a] as i128;
+            usize::try_from(size)
+                .map_err(|_| format!("pads {} and {} make axis {a} of size {size}", before[a], after[a]))
         })
         .collect::<Result<_, _>>()?;
     let n = count(&shape)?;
     ctx.check_elements(n)?;
     let fill = match optional(inputs, 2)? {
+        Some(v) if ctx.opset >= 11 && v.len() != 1 => {
+            return Err(format!("constant_value holds {} values, not one", v.len()));
+        }
         Some(v) if ctx.opset >= 11 => Some(v.clone()),
         _ => None,
     };

@@ -138,7 +138,12 @@ fn dft(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
     let mut out_shape = x.shape.clone();
     out_shape[ax] = kept;
     out_shape[rank - 1] = out_parts;
-    ctx.check_elements(count(&out_shape)?)?;
+    let total = count(&out_shape)?;
+    ctx.check_elements(total)?;
+    if total == 0 {
+        // No lines to transform (and the other axes may be of any size).
+        return one(numeric_like(x.data_type(), out_shape, Vec::new())?);
+    }
     let line = Line { m, n, kept, inverse, onesided, parts, out_parts };
     // onnx's reference takes a float32 input's inverse transform in float32 and its forward
     // transform in double; doing the same keeps the rounding noise near zero (which the
@@ -247,7 +252,7 @@ fn mel_weight_matrix(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Val
     let edges: Vec<i64> = (0..mels + 2)
         .map(|i| {
             let hz = 700.0 * ((i as f64 * step + low_mel) / 2595.0 * ln10).exp_m1();
-            (((dft_length + 1) as f64 * hz) / rate as f64).floor() as i64
+            (((dft_length as f64 + 1.0) * hz) / rate as f64).floor() as i64
         })
         .collect();
     let mut out = vec![0.0; bins * mels];
@@ -258,18 +263,21 @@ fn mel_weight_matrix(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Val
             out[j * mels + i] = v;
         }
     };
+    // Edges may lie far outside the spectrum (extreme frequencies saturate to ±2^63): only
+    // the bins inside it are visited, and the slopes are taken in f64, which cannot overflow.
+    let inside = |from: i64, to: i64| from.max(0)..=to.min(bins as i64 - 1);
     for i in 0..mels {
         let (left, centre, right) = (edges[i], edges[i + 1], edges[i + 2]);
         if centre == left {
             set(centre, i, 1.0);
         } else {
-            for j in left..=centre {
-                set(j, i, (j - left) as f64 / (centre - left) as f64);
+            for j in inside(left, centre) {
+                set(j, i, (j as f64 - left as f64) / (centre as f64 - left as f64));
             }
         }
         if right > centre {
-            for j in centre..right {
-                set(j, i, (right - j) as f64 / (right - centre) as f64);
+            for j in inside(centre, right - 1) {
+                set(j, i, (right as f64 - j as f64) / (right as f64 - centre as f64));
             }
         }
     }

@@ -5,7 +5,7 @@
 //! the input's type.
 
 use super::elementwise::numeric_like;
-use super::{Ctx, Kernel, input, optional};
+use super::{Ctx, Kernel, count, input, optional};
 use crate::value::Value;
 
 pub fn kernel(op: &str) -> Option<Kernel> {
@@ -41,19 +41,26 @@ fn causal_conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, S
         Some(s) => return Err(format!("past_state of shape {:?} does not fit the input", s.shape)),
         None => (None, k - 1),
     };
-    let padded_len = p + t;
+    let padded_len = p.checked_add(t).ok_or("the past and the input are too long together")?;
     if padded_len < k {
         return Err(format!("{padded_len} positions are fewer than the kernel's {k}"));
     }
+    // The output and the next state: an empty input may declare any batch.
+    let out_len = padded_len - k + 1;
+    let existing = x.len().max(w.len()).max(past.as_ref().map_or(0, Vec::len));
+    for n in [count(&[b, c, out_len])?, count(&[b, c, k - 1])?] {
+        ctx.check_grown(n, existing)?;
+    }
+    // Without channels there is nothing to convolve, however large the batch.
+    let b_runs = if c == 0 { 0 } else { b };
     let (xv, wv) = (x.to_f64s()?, w.to_f64s()?);
     // The padded row of (batch, channel): the past (zeros without one), then the input.
     let padded = |bi: usize, ci: usize, i: usize| -> f64 {
         if i < p { past.as_ref().map_or(0.0, |s| s[(bi * c + ci) * p + i]) } else { xv[(bi * c + ci) * t + i - p] }
     };
-    let out_len = padded_len - k + 1;
     let mut out = Vec::with_capacity(b * c * out_len);
     let mut state = Vec::with_capacity(b * c * (k - 1));
-    for bi in 0..b {
+    for bi in 0..b_runs {
         for ci in 0..c {
             for o in 0..out_len {
                 let mut y = bias.as_ref().map_or(0.0, |v| v.get(ci).copied().unwrap_or(0.0));
@@ -112,25 +119,38 @@ fn linear_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Valu
     };
     let past = optional(inputs, 3)?;
     let state_type = past.map_or(q.data_type(), |p| p.data_type());
+    // The output, the state and the steps: empty inputs may declare any batch, length and
+    // head count.
+    let existing = q.len().max(k.len()).max(v.len());
+    let out_count = count(&[b, t, hq, dv])?;
+    let state_count = count(&[b, hkv, dk, dv])?;
+    for n in [out_count, state_count, count(&[b, t, hq.max(hkv)])?] {
+        ctx.check_grown(n, existing)?;
+    }
     let mut state = match past {
         Some(p) if p.shape == [b, hkv, dk, dv] => p.to_f64s()?,
         Some(p) => return Err(format!("past_state of shape {:?} is not [{b}, {hkv}, {dk}, {dv}]", p.shape)),
-        None => vec![0.0; b * hkv * dk * dv],
+        None => vec![0.0; state_count],
     };
-    // Per (batch, step, kv head): the decay of each key dimension, and beta.
-    let decay = optional(inputs, 4)?
-        .map(|d| Ok::<_, String>((d.to_f64s()?, d.shape.last().copied().unwrap_or(1))))
-        .transpose()?;
-    let beta = optional(inputs, 5)?
-        .map(|d| Ok::<_, String>((d.to_f64s()?, d.shape.last().copied().unwrap_or(1))))
-        .transpose()?;
+    // Per (batch, step, kv head): the decay of each key dimension, and beta; the last axis
+    // holds one value per head (or, for the decay, per key dimension), or one shared.
+    let per_step = |i: usize, name: &str| -> Result<Option<(Vec<f64>, usize)>, String> {
+        let Some(d) = optional(inputs, i)? else { return Ok(None) };
+        let width = d.shape.last().copied().unwrap_or(1);
+        if width == 0 || count(&[b, t, width])? != d.len() {
+            return Err(format!("{name} of shape {:?} does not hold values per batch and step ({b}, {t})", d.shape));
+        }
+        Ok(Some((d.to_f64s()?, width)))
+    };
+    let decay = per_step(4, "decay")?;
+    let beta = per_step(5, "beta")?;
     let gated = matches!(rule, Rule::Gated | Rule::GatedDelta);
     let delta = matches!(rule, Rule::Delta | Rule::GatedDelta);
     if gated && decay.is_none() {
         return Err("the gated rules need a decay input".into());
     }
     let (qv, kv, vv) = (q.to_f64s()?, k.to_f64s()?, v.to_f64s()?);
-    let mut out = vec![0.0; b * t * hq * dv];
+    let mut out = vec![0.0; out_count];
     let group = hq / hkv;
     let mut kvec = vec![0.0; dv];
     for bi in 0..b {

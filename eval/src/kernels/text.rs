@@ -9,13 +9,14 @@ use crate::value::{Data, Tensor, Value};
 
 pub fn kernel(op: &str) -> Option<Kernel> {
     let k: Kernel = match op {
-        "StringConcat" => |_, i| {
+        "StringConcat" => |ctx, i| {
             let (a, b) = (input(i, 0)?, input(i, 1)?);
             let (Data::Str(x), Data::Str(y)) = (&*a.data, &*b.data) else {
                 return Err("StringConcat takes strings".into());
             };
             let (xi, yi): (Vec<usize>, Vec<usize>) = ((0..x.len()).collect(), (0..y.len()).collect());
-            let (shape, out) = zip(&xi, &a.shape, &yi, &b.shape, |p, q| [x[p].as_slice(), y[q].as_slice()].concat())?;
+            let (shape, out) =
+                zip(ctx, &xi, &a.shape, &yi, &b.shape, |p, q| [x[p].as_slice(), y[q].as_slice()].concat())?;
             one(Tensor::new(shape, Data::Str(out)))
         },
         "StringSplit" => string_split,
@@ -103,7 +104,11 @@ fn string_split(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, 
         })
         .collect();
     let widest = pieces.iter().map(Vec::len).max().unwrap_or(0);
-    let mut flat = Vec::with_capacity(pieces.len() * widest);
+    // Every string padded to the most pieces: one long string among many makes a large
+    // result.
+    let total = pieces.len().checked_mul(widest).ok_or("the split strings overflow")?;
+    ctx.check_grown(total, t.len())?;
+    let mut flat = Vec::with_capacity(total);
     let mut counts = Vec::with_capacity(pieces.len());
     for p in pieces {
         counts.push(p.len() as i64);

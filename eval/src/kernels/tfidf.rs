@@ -62,7 +62,10 @@ fn tfidf(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String>
             ordinal += 1;
         }
     }
-    let width = columns.iter().map(|&c| c as usize + 1).max().unwrap_or(0);
+    let width = columns
+        .iter()
+        .map(|&c| usize::try_from(c).ok().and_then(|c| c.checked_add(1)).ok_or(format!("ngram_indexes holds {c}")))
+        .try_fold(0usize, |widest, c| c.map(|c| widest.max(c)))?;
     let (rows, row_len) = match x.shape[..] {
         [c] => (1, c),
         [n, c] => (n, c),
@@ -74,13 +77,16 @@ fn tfidf(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String>
     for r in 0..rows {
         let row = &all[r * row_len..(r + 1) * row_len];
         let counts = &mut out[r * width..(r + 1) * width];
-        for n in min_n..=max_n {
+        // The pool holds n-grams up to ngram_counts' length; none longer fits the row.
+        for n in min_n..=max_n.min(starts.len()).min(row.len()) {
             // Unigrams have no gaps to skip: each token counts once.
             let skips = if n == 1 { 0 } else { max_skip };
             for skip in 0..=skips {
                 let step = skip + 1;
+                // An n-gram this widely spaced no longer fits the row; wider ones neither.
+                let Some(reach) = (n - 1).checked_mul(step).filter(|&r| r < row.len()) else { break };
                 for start in 0..row.len() {
-                    if start + (n - 1) * step >= row.len() {
+                    if start + reach >= row.len() {
                         break;
                     }
                     let gram: Vec<Token> = (0..n).map(|k| row[start + k * step].clone()).collect();
