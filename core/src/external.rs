@@ -388,7 +388,7 @@ pub fn externalize(
     Ok(chunks.len())
 }
 
-/// Turns every initializer (in every graph) of at least `threshold` bytes whose raw bytes lie
+/// Turns every initializer and attribute tensor (in every graph) of at least `threshold` bytes whose raw bytes lie
 /// inside `source` (the mapped bytes of the binary model it was decoded from) into an
 /// external reference to that very file: `location` (the model's file name), the offset of
 /// its bytes and their length. Nothing is written: the text then points into the original
@@ -397,7 +397,11 @@ pub fn externalize(
 pub fn reference_source(model: &mut Model, source: &Bytes, location: &str, threshold: u64) -> Vec<TensorId> {
     let base = source.as_ptr() as usize;
     let end = base + source.len();
-    let ids: Vec<TensorId> = model.graphs.iter().flat_map(|(_, g)| g.initializers.iter().copied()).collect();
+    // Initializers, and the tensors of attributes (a `Constant`'s value): where weights live.
+    let initializers = model.graphs.iter().flat_map(|(_, g)| g.initializers.iter().copied());
+    let attributes =
+        model.nodes.iter().flat_map(|(_, n)| &n.attributes).flat_map(|a| a.t.iter().chain(&a.tensors).copied());
+    let ids: Vec<TensorId> = initializers.chain(attributes).collect();
     let mut moved = Vec::new();
     for id in ids {
         let t = &mut model.tensors[id];

@@ -757,9 +757,11 @@ impl Printer<'_, '_> {
     /// inside), so that printed text is formatted text. Nodes inside those graphs are laid
     /// out with the node that holds them.
     fn statement(&mut self, id: NodeId) {
+        // The digest comments stay out of the relayout, which would move them into the node.
+        self.digest_lines(id, 2);
         let start = self.out.len();
         self.capturing += 1;
-        self.node(id, 2);
+        self.node_body(id, 2);
         self.capturing -= 1;
         let text = &self.out[start..];
         if holds_graph(&self.m.nodes[id]) || too_wide(text, 0) {
@@ -770,7 +772,28 @@ impl Printer<'_, '_> {
         }
     }
 
+    /// A node inside a graph attribute, after the comments on the tensors it refers to.
     fn node(&mut self, id: NodeId, indent: usize) {
+        self.digest_lines(id, indent);
+        self.node_body(id, indent);
+    }
+
+    /// A comment line for each tensor of the node's attributes that the layout has a digest
+    /// for (a `Constant` whose value the outline refers to).
+    fn digest_lines(&mut self, id: NodeId, indent: usize) {
+        if self.layout.digests.is_empty() {
+            return;
+        }
+        for a in &self.m.nodes[id].attributes {
+            for t in a.t.iter().chain(&a.tensors) {
+                if let Some(digest) = self.layout.digests.get(t) {
+                    let _ = writeln!(self.out, "{}# {digest}", " ".repeat(indent));
+                }
+            }
+        }
+    }
+
+    fn node_body(&mut self, id: NodeId, indent: usize) {
         let n = &self.m.nodes[id];
         let mut notes = Notes::default();
         notes.text("doc_string", n.doc_string());
@@ -1040,6 +1063,12 @@ impl Printer<'_, '_> {
             Some(n) => notes.text("tensor_name", Some(n)),
         }
         match payload {
+            // `float[2] […]` would read as a type followed by a list: `=` makes it a tensor
+            // whose data is external (a `Constant`'s value in an outline).
+            Some(p) if !named && p.starts_with('[') => {
+                text.push_str(" = ");
+                text.push_str(&p);
+            }
             Some(p) => {
                 text.push(' ');
                 text.push_str(&p);
