@@ -2,12 +2,14 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use bytes::Bytes;
-use onnx_core::analysis::analyze_text;
+use onnx_core::analysis::analyze_text_with_progress;
 use onnx_core::binary;
 use onnx_core::diagnostic::Severity;
 use onnx_core::ir::Model;
+use onnx_syntax::progress::Progress;
 
 use crate::failure::Failure;
 
@@ -117,7 +119,10 @@ pub fn read_model_and_bytes(
             let source = std::str::from_utf8(&data).map_err(|e| {
                 Failure::Invalid(format!("{label}: not UTF-8 text (invalid byte at offset {})", e.valid_up_to()))
             })?;
-            let mut analysis = analyze_text(source);
+            let progress = Arc::new(Progress::default());
+            let bar = crate::progress::reading_text(source.len(), &label, Arc::clone(&progress));
+            let mut analysis = analyze_text_with_progress(source, Some(&progress));
+            drop(bar);
             let downgraded = options.meaning_errors_as_warnings && analysis.readable && analysis.has_errors();
             if downgraded {
                 for d in &mut analysis.diagnostics {

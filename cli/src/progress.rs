@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
+use onnx_syntax::progress::Progress;
 
 /// Below this size, reading or writing is too quick for a spinner to be worth drawing.
 const SHOW_FROM_BYTES: u64 = 64 << 20;
@@ -141,11 +142,57 @@ impl Drop for NodeBar {
     }
 }
 
+/// A determinate bar for reading a text of `len` bytes (scanning, parsing, building the
+/// model: each from 0 to `len`, with rate and time left; then "checking"), for texts of at
+/// least 64 MiB, drawn by a thread of its own from what `progress` records, while the
+/// returned guard lives.
+pub fn reading_text(len: usize, label: &str, progress: Arc<Progress>) -> Option<NodeBar> {
+    if (len as u64) < SHOW_FROM_BYTES || crate::settings::get().quiet || crate::json::active() {
+        return None;
+    }
+    let bar = ProgressBar::new(len as u64);
+    if let Ok(style) = ProgressStyle::with_template(
+        "{msg} {wide_bar} {binary_bytes}/{binary_total_bytes} ({binary_bytes_per_sec}, {eta} left)",
+    ) {
+        bar.set_style(style);
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let (drawing, stopping, label) = (bar.clone(), Arc::clone(&stop), label.to_owned());
+    let thread = std::thread::Builder::new()
+        .name("onnx progress".into())
+        .spawn(move || {
+            let mut shown = None;
+            while !stopping.load(Ordering::Relaxed) {
+                let (stage, at) = progress.get();
+                if shown != Some(stage) {
+                    // Each stage runs over the text again: its own rate and time left.
+                    drawing.reset();
+                    drawing.set_message(format!("{} {label}", stage.describe()));
+                    shown = Some(stage);
+                }
+                drawing.set_position(if stage.has_position() { at as u64 } else { len as u64 });
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        })
+        .ok();
+    Some(NodeBar { bar, stop, thread })
+}
+
 #[cfg(test)]
 mod tests {
     use std::io::Write as _;
 
     use super::*;
+
+    #[test]
+    fn the_text_bar_is_made_for_big_texts_only_and_stops_when_dropped() {
+        let progress = Arc::new(Progress::default());
+        assert!(reading_text(1 << 20, "small.onnxtxt", Arc::clone(&progress)).is_none());
+        let bar = reading_text(64 << 20, "big.onnxtxt", Arc::clone(&progress));
+        assert!(bar.is_some());
+        progress.reached(1 << 20);
+        drop(bar);
+    }
 
     #[test]
     fn the_bytes_bar_passes_everything_through_and_counts_it() {

@@ -3,6 +3,7 @@
 //! [`crate::pipeline::check_text`], which the front ends call.
 
 use onnx_syntax::ast;
+use onnx_syntax::progress::{Progress, Stage};
 
 use crate::diagnostic::{Anchor, Diagnostic, Severity, Span};
 use crate::ir::Model;
@@ -30,7 +31,18 @@ impl TextAnalysis {
 }
 
 pub fn analyze_text(source: &str) -> TextAnalysis {
-    let mut parse = onnx_syntax::parse_model(source);
+    analyze_text_with_progress(source, None)
+}
+
+/// [`analyze_text`], recording how far it has come in `progress`, for a progress bar.
+pub fn analyze_text_with_progress(source: &str, progress: Option<&Progress>) -> TextAnalysis {
+    let mut parse = match progress {
+        Some(p) => onnx_syntax::parse_model_with_progress(source, p),
+        None => onnx_syntax::parse_model(source),
+    };
+    if let Some(p) = progress {
+        p.enter(Stage::Lowering);
+    }
     let mut diagnostics: Vec<Diagnostic> = parse
         .errors
         .iter()
@@ -41,11 +53,14 @@ pub fn analyze_text(source: &str) -> TextAnalysis {
         })
         .collect();
     let lowered = match &parse.tree {
-        Some(tree) => from_ast::model_with_floats(tree, source, std::mem::take(&mut parse.floats)),
+        Some(tree) => from_ast::model_with_progress(tree, source, std::mem::take(&mut parse.floats), progress),
         None => from_ast::Lowered::default(),
     };
     diagnostics.extend(lowered.diagnostics);
     let readable = parse.tree.is_some() && !diagnostics.iter().any(|d| d.severity == Severity::Error);
+    if let Some(p) = progress {
+        p.enter(Stage::Checking);
+    }
     let mut resolution = resolve::resolve(&lowered.model);
     // Names the parser could not read leave holes that resolution would report again;
     // those follow-on errors only add noise while the text has syntax errors.

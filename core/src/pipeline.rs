@@ -15,12 +15,13 @@
 //! start from an empty allocator heap, and be slower). A text's names are resolved by its
 //! analysis already; inference and the rules then run side by side.
 
-use crate::analysis::{TextAnalysis, analyze_text, place, sort_placed};
+use crate::analysis::{TextAnalysis, analyze_text_with_progress, place, sort_placed};
 use crate::check::{CheckOptions, Findings, profile_rules, rules};
 use crate::diagnostic::Diagnostic;
 use crate::infer::{ModelTypes, conflicts, infer_all, infer_model_numbered};
 use crate::ir::Model;
 use crate::resolve::{ValueNumbers, resolve_beside, resolve_without_tables, worth_a_second_thread};
+use onnx_syntax::progress::Progress;
 
 /// What checking a model found.
 #[derive(Debug, Default)]
@@ -94,7 +95,12 @@ pub struct CheckedText {
 /// syntax errors, the checker's findings would be about holes the parser left, so only the
 /// analysis's are reported.
 pub fn check_text(source: &str, options: &CheckOptions) -> CheckedText {
-    let mut analysis = analyze_text(source);
+    check_text_with_progress(source, options, None)
+}
+
+/// [`check_text`], recording how far reading the text has come in `progress`.
+pub fn check_text_with_progress(source: &str, options: &CheckOptions, progress: Option<&Progress>) -> CheckedText {
+    let mut analysis = analyze_text_with_progress(source, progress);
     let mut diagnostics = analysis.diagnostics.clone();
     let mut types = ModelTypes::default();
     if analysis.readable {

@@ -11,5 +11,6 @@ pub mod format;
 pub mod lexer;
 pub mod numbers;
 pub mod parser;
+pub mod progress;
 
-pub use parser::{Parse, SyntaxError, parse_function, parse_model};
+pub use parser::{Parse, SyntaxError, parse_function, parse_model, parse_model_with_progress};

@@ -2,6 +2,7 @@
 //! `Error` nodes and a list of errors, each with a range, a stable code and a message that
 //! says what was expected and what was found.
 
+use crate::progress::{Progress, Stage, TOKENS_PER_RECORD};
 use std::cell::Cell;
 use std::rc::Rc;
 
@@ -113,10 +114,23 @@ type Triple<'a> = (usize, Tok<'a>, usize);
 /// Error tokens are left out of the stream (their error is already reported). A `{…}` list
 /// of numbers becomes one `Numbers` token: tensors of millions of values then cost the
 /// parser three tokens, and the values are read once, when lowering.
-fn tokens<'a>(source: &'a str, errors: &mut Vec<SyntaxError>, floats: &mut numbers::ReadFloats) -> Lexed<'a> {
+fn tokens<'a>(
+    source: &'a str,
+    errors: &mut Vec<SyntaxError>,
+    floats: &mut numbers::ReadFloats,
+    progress: Option<&Progress>,
+) -> Lexed<'a> {
     let mut stream = Stream { out: Vec::new(), open: Vec::new(), too_deep: false, cut: None };
     let mut lexer = lexer::tokens(source);
+    let mut seen = 0usize;
     while let Some(token) = lexer.next() {
+        seen += 1;
+        // Every so many tokens, and at every `{` (a number list can be most of the text).
+        if let Some(p) = progress
+            && (seen.is_multiple_of(TOKENS_PER_RECORD) || token.kind == TokenKind::LBrace)
+        {
+            p.reached(token.start as usize);
+        }
         if stream.too_deep {
             break;
         }
@@ -451,6 +465,9 @@ struct Capped<'a> {
     tokens: std::vec::IntoIter<Triple<'a>>,
     count: Rc<Cell<usize>>,
     cut: Rc<Cell<Option<usize>>>,
+    progress: Option<&'a Progress>,
+    /// Tokens handed to the parser, to record the position every so many.
+    passed: usize,
 }
 
 impl<'a> Iterator for Capped<'a> {
@@ -458,6 +475,12 @@ impl<'a> Iterator for Capped<'a> {
 
     fn next(&mut self) -> Option<Triple<'a>> {
         let next = self.tokens.next()?;
+        self.passed += 1;
+        if let Some(p) = self.progress
+            && self.passed.is_multiple_of(TOKENS_PER_RECORD)
+        {
+            p.reached(next.0);
+        }
         if self.count.get() >= MAX_ERRORS {
             self.cut.set(Some(next.0));
             self.tokens = Vec::new().into_iter();
@@ -471,14 +494,21 @@ impl<'a> Iterator for Capped<'a> {
 /// error in text order.
 fn run<'a, T>(
     source: &'a str,
+    progress: Option<&'a Progress>,
     parse: impl FnOnce(&mut Recovered, Capped<'a>) -> Result<T, ParseError<usize, Tok<'a>, ()>>,
 ) -> Parse<T> {
     let (mut errors, mut floats) = (Vec::new(), numbers::ReadFloats::default());
-    let lexed = tokens(source, &mut errors, &mut floats);
+    if let Some(p) = progress {
+        p.enter(Stage::Scanning);
+    }
+    let lexed = tokens(source, &mut errors, &mut floats, progress);
     let count = Rc::new(Cell::new(errors.len()));
     let cut = Rc::new(Cell::new(lexed.cut));
     let mut recovered = Recovered { errors: Vec::new(), count: count.clone(), len: source.len() };
-    let stream = Capped { tokens: lexed.tokens.into_iter(), count, cut: cut.clone() };
+    if let Some(p) = progress {
+        p.enter(Stage::Parsing);
+    }
+    let stream = Capped { tokens: lexed.tokens.into_iter(), count, cut: cut.clone(), progress, passed: 0 };
     let result = parse(&mut recovered, stream);
     errors.append(&mut recovered.errors);
     let tree = match result {
@@ -572,12 +602,17 @@ fn closer_of(text: &str) -> Option<char> {
 /// Parses a text holding one function (what `onnx.printer.to_text(function)` writes, as in
 /// the function bodies of operator schemas).
 pub fn parse_function(source: &str) -> Parse<ast::Function> {
-    run(source, |recovered, tokens| generated::grammar::FunctionParser::new().parse(recovered, tokens))
+    run(source, None, |recovered, tokens| generated::grammar::FunctionParser::new().parse(recovered, tokens))
 }
 
 /// Parses a whole model file.
 pub fn parse_model(source: &str) -> Parse<ast::Model> {
-    run(source, |recovered, tokens| generated::grammar::ModelParser::new().parse(recovered, tokens))
+    run(source, None, |recovered, tokens| generated::grammar::ModelParser::new().parse(recovered, tokens))
+}
+
+/// [`parse_model`], recording how far it has come in `progress` (scanning, then parsing).
+pub fn parse_model_with_progress(source: &str, progress: &Progress) -> Parse<ast::Model> {
+    run(source, Some(progress), |recovered, tokens| generated::grammar::ModelParser::new().parse(recovered, tokens))
 }
 
 #[cfg(test)]

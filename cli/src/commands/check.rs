@@ -4,11 +4,14 @@
 //! Text models get rustc-style reports on their source lines; binary models name the
 //! protobuf field path of each problem (`graph.node[3].input[1]`).
 
+use std::sync::Arc;
+
 use onnx_core::binary;
 use onnx_core::check::{CheckOptions, Profile, is_valid};
 use onnx_core::diagnostic::Severity;
-use onnx_core::pipeline::{check_model, check_text};
+use onnx_core::pipeline::{check_model, check_text_with_progress};
 use onnx_core::proto_path::ProtoPaths;
+use onnx_syntax::progress::Progress;
 
 use crate::failure::Failure;
 use crate::io::{Format, Input, format_of};
@@ -87,7 +90,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
             })?;
             let checked = {
                 let _phase = crate::settings::phase("parse and check");
-                check_text(source, &options)
+                let progress = Arc::new(Progress::default());
+                let _bar = crate::progress::reading_text(source.len(), &label, Arc::clone(&progress));
+                check_text_with_progress(source, &options, Some(&progress))
             };
             crate::report::emit(&label, source, &checked.diagnostics);
             checked.diagnostics

@@ -10,10 +10,12 @@
 
 use std::io::Write;
 use std::path::Path;
+use std::sync::Arc;
 
 use onnx_core::analysis::analyze_text;
 use onnx_core::diagnostic::Severity;
-use onnx_syntax::format::format_model;
+use onnx_syntax::format::format_model_with_progress;
+use onnx_syntax::progress::Progress;
 
 use crate::failure::Failure;
 use crate::io::{Input, write_output};
@@ -128,7 +130,11 @@ fn format_one(file: &str, args: &Args) -> Result<Outcome, Failure> {
     let source = std::str::from_utf8(&data).map_err(|e| {
         Failure::Invalid(format!("{label}: not UTF-8 text (invalid byte at offset {})", e.valid_up_to()))
     })?;
-    let formatted = match format_model(source) {
+    let progress = Arc::new(Progress::default());
+    let bar = crate::progress::reading_text(source.len(), &label, Arc::clone(&progress));
+    let formatted = format_model_with_progress(source, &progress);
+    drop(bar);
+    let formatted = match formatted {
         Ok(text) => text,
         Err(_) => {
             // Report through the analysis, which words syntax errors as every command does.

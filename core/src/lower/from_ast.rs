@@ -9,6 +9,7 @@
 
 use onnx_syntax::ast::{self, AttrValue as V, Literal, LiteralKind, LiteralRef, Span};
 use onnx_syntax::numbers::{self, ReadFloats};
+use onnx_syntax::progress::Progress;
 
 use super::annotations::{self, Reader};
 use super::from_proto::embedded;
@@ -46,7 +47,18 @@ pub fn model(tree: &ast::Model, source: &str) -> Lowered {
 /// Lowers a tree, taking the float lists the parser already read (`Parse::floats`)
 /// instead of reading them again.
 pub fn model_with_floats(tree: &ast::Model, source: &str, floats: ReadFloats) -> Lowered {
-    let mut cx = Cx { floats, source, ..Cx::default() };
+    model_with_progress(tree, source, floats, None)
+}
+
+/// [`model_with_floats`], recording in `progress` where in the text it has come (the start of
+/// each node and initializer lowered).
+pub fn model_with_progress(
+    tree: &ast::Model,
+    source: &str,
+    floats: ReadFloats,
+    progress: Option<&Progress>,
+) -> Lowered {
+    let mut cx = Cx { floats, source, progress, ..Cx::default() };
     let mut graph_unset = false;
     let mut annotated_metadata = None;
     let mut opset_unset = OpsetUnset::default();
@@ -124,6 +136,7 @@ struct Cx<'s> {
     node_domain_unset: bool,
     /// Float lists read by the parser, taken by the tensors that hold them.
     floats: ReadFloats,
+    progress: Option<&'s Progress>,
 }
 
 fn s(text: &str) -> Str {
@@ -419,6 +432,9 @@ impl Cx<'_> {
         }
         for decl in g.local_decls() {
             let ast::ValueDecl::Decl { annotations, ty, name, init, span } = decl else { continue };
+            if let Some(p) = self.progress {
+                p.reached(span.start as usize);
+            }
             match init {
                 Some(payload) => {
                     let t = self.initializer(ty.as_ref(), name, payload.as_ref(), *span);
@@ -602,6 +618,9 @@ impl Cx<'_> {
     }
 
     fn node(&mut self, n: &ast::Node) -> NodeId {
+        if let Some(p) = self.progress {
+            p.reached(n.span.start as usize);
+        }
         let slot = |slot: &ast::Slot| match slot {
             ast::Slot::Name(name) => (name_str(name), name.span),
             ast::Slot::Empty(span) => (Str::new(), *span),

@@ -15,18 +15,26 @@
 mod comments;
 mod doc;
 
+use crate::progress::{Progress, Stage};
 use comments::{Comments, blank_line_before};
 use doc::Doc;
 
 use crate::ast::*;
 use crate::lexer::{self, TokenKind};
-use crate::parser::{SyntaxError, parse_model};
+use crate::parser::{SyntaxError, parse_model, parse_model_with_progress};
 
 pub use doc::WIDTH;
 
 /// Formats a model's text. Fails with the syntax errors when the text does not parse cleanly.
 pub fn format_model(source: &str) -> Result<String, Vec<SyntaxError>> {
-    let parse = parse_model(source);
+    format_model_with_progress(source, &Progress::default())
+}
+
+/// [`format_model`], recording in `progress` how far parsing has come, then
+/// [`Stage::Formatting`].
+pub fn format_model_with_progress(source: &str, progress: &Progress) -> Result<String, Vec<SyntaxError>> {
+    let parse = parse_model_with_progress(source, progress);
+    progress.enter(Stage::Formatting);
     let tree = match parse.tree {
         Some(tree) if parse.errors.is_empty() => tree,
         _ => return Err(parse.errors),
