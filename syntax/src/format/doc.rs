@@ -8,6 +8,8 @@
 //! broke the line before it), and breaks that are no-ops at the start of a line (so a comment,
 //! which must end its line, composes with the list separators around it).
 
+use crate::ast::NumberRun;
+
 /// Width the formatter wraps at.
 pub const WIDTH: usize = 100;
 /// Indentation per nesting level.
@@ -34,28 +36,59 @@ pub enum Doc {
     Concat(Vec<Doc>),
 }
 
-/// The items of a [`Doc::Fill`], kept as one text and where each item ends: the values of a
-/// big tensor are millions of items, and a `String` each took ten times their size.
-#[derive(Debug, Default)]
-pub struct FillItems {
-    text: String,
-    ends: Vec<usize>,
+/// The items of a [`Doc::Fill`]: the values of a big tensor are millions of items, and a
+/// `String` each took ten times their size.
+#[derive(Debug)]
+pub enum FillItems {
+    /// Kept as one text and where each item ends.
+    Owned { text: String, ends: Vec<usize> },
+    /// The numbers of a run in the source being formatted, each followed by a comma but the
+    /// last: read from the source when rendered, so formatting a text of a gigabyte of
+    /// numbers holds no copy of them. `width` is their flat width, items joined by spaces.
+    Run { run: NumberRun, width: usize },
+}
+
+impl Default for FillItems {
+    fn default() -> Self {
+        FillItems::Owned { text: String::new(), ends: Vec::new() }
+    }
 }
 
 impl FillItems {
     /// Adds an item made of `parts` (a value and its comma, say).
     pub fn push(&mut self, parts: &[&str]) {
-        parts.iter().for_each(|p| self.text.push_str(p));
-        self.ends.push(self.text.len());
+        if let FillItems::Owned { text, ends } = self {
+            parts.iter().for_each(|p| text.push_str(p));
+            ends.push(text.len());
+        }
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = &str> {
-        let starts = std::iter::once(0).chain(self.ends.iter().copied());
-        starts.zip(self.ends.iter().copied()).map(|(a, b)| &self.text[a..b])
+    /// The numbers of `run`, in `source` (the text the document is rendered with).
+    pub fn run(run: &NumberRun, source: &str) -> FillItems {
+        let count = run.count as usize;
+        let digits: usize = run.iter(source).map(|l| l.text.chars().count()).sum();
+        FillItems::Run { run: run.clone(), width: digits + 2 * count.saturating_sub(1) }
     }
 
-    fn count(&self) -> usize {
-        self.ends.len()
+    /// Each item as its parts (a value, and its comma if one follows).
+    fn for_each(&self, source: &str, mut item: impl FnMut(&str, &str)) {
+        match self {
+            FillItems::Owned { text, ends } => {
+                let starts = std::iter::once(0).chain(ends.iter().copied());
+                starts.zip(ends.iter().copied()).for_each(|(a, b)| item(&text[a..b], ""));
+            }
+            FillItems::Run { run, .. } => {
+                let last = (run.count as usize).saturating_sub(1);
+                run.iter(source).enumerate().for_each(|(i, l)| item(l.text, if i < last { "," } else { "" }));
+            }
+        }
+    }
+
+    fn flat_width(&self) -> usize {
+        match self {
+            FillItems::Owned { text, ends } => text.chars().count() + ends.len().saturating_sub(1),
+            FillItems::Run { width, .. } => *width,
+        }
     }
 }
 
@@ -78,7 +111,7 @@ impl Doc {
             Doc::Hard | Doc::Blank => None,
             Doc::Nest(parts) | Doc::Concat(parts) => flat_width_of(parts),
             Doc::Group(_, width) => *width,
-            Doc::Fill(items) => Some(items.text.chars().count() + items.count().saturating_sub(1)),
+            Doc::Fill(items) => Some(items.flat_width()),
         }
     }
 }
@@ -90,19 +123,21 @@ fn flat_width_of(parts: &[Doc]) -> Option<usize> {
 /// Lays the document out in [`WIDTH`] columns.
 #[cfg(test)]
 pub fn render(doc: &Doc) -> String {
-    render_into(doc, String::new())
+    render_into(doc, "", String::new())
 }
 
 /// Lays the document out in [`WIDTH`] columns, into `out` (sized by the caller: a formatted
 /// text is about as long as its source, and growing a 100 MB string by doubling copies it
 /// twice).
-pub fn render_into(doc: &Doc, out: String) -> String {
-    let mut r = Renderer { out, column: 0, line_start: true, line_empty_before: true };
+pub fn render_into(doc: &Doc, source: &str, out: String) -> String {
+    let mut r = Renderer { source, out, column: 0, line_start: true, line_empty_before: true };
     r.doc(doc, 0, false);
     r.out
 }
 
-struct Renderer {
+struct Renderer<'s> {
+    /// The text being formatted, which [`FillItems::Run`] items are read from.
+    source: &'s str,
     out: String,
     column: usize,
     /// Nothing but (not yet written) indentation on the current line.
@@ -111,7 +146,7 @@ struct Renderer {
     line_empty_before: bool,
 }
 
-impl Renderer {
+impl Renderer<'_> {
     fn doc(&mut self, doc: &Doc, indent: usize, flat: bool) {
         match doc {
             Doc::Text(t) => self.text(t, indent),
@@ -133,17 +168,20 @@ impl Renderer {
                 parts.iter().for_each(|d| self.doc(d, indent, fits));
             }
             Doc::Fill(items) => {
-                for (i, item) in items.iter().enumerate() {
-                    let width = item.chars().count();
-                    if i > 0 {
+                let mut first = true;
+                items.for_each(self.source, |value, comma| {
+                    let width = value.chars().count() + comma.len();
+                    if !first {
                         if flat || self.column + 1 + width <= WIDTH {
                             self.text(" ", indent);
                         } else {
                             self.newline();
                         }
                     }
-                    self.text(item, indent);
-                }
+                    first = false;
+                    self.text(value, indent);
+                    self.text(comma, indent);
+                });
             }
         }
     }

@@ -43,7 +43,7 @@ pub fn format_model_with_progress(source: &str, progress: &Progress) -> Result<S
     let mut out = String::new();
     // About the source's length; if that much cannot be had, the text grows as it goes.
     let _ = out.try_reserve(source.len() + source.len() / 8 + 64);
-    let mut text = doc::render_into(&doc, out);
+    let mut text = doc::render_into(&doc, source, out);
     text.truncate(text.trim_end_matches('\n').len());
     text.push('\n');
     Ok(text)
@@ -99,7 +99,7 @@ pub fn format_fragment(fragment: Fragment, text: &str, indent: usize) -> Option<
         Fragment::Declaration => f.decl(tree.graph?.locals.as_ref()?.first()?),
     };
     let doc = (0..indent / 2).fold(doc, |d, _| Doc::Nest(vec![d]));
-    let text = doc::render_into(&Doc::Concat(vec![Doc::Hard, doc]), String::new());
+    let text = doc::render_into(&Doc::Concat(vec![Doc::Hard, doc]), &source, String::new());
     Some(text.trim_end_matches('\n').to_owned())
 }
 
@@ -676,12 +676,18 @@ impl<'s> Formatter<'s> {
                     );
                 }
                 // Many values: packed into as few lines as fit.
-                let count = values.len();
-                let mut items = doc::FillItems::default();
-                for (i, l) in values.iter(self.src).enumerate() {
-                    let text = self.verbatim(l.span);
-                    items.push(&[text, if i + 1 < count { "," } else { "" }]);
-                }
+                let items = match values {
+                    Values::Run(run) => doc::FillItems::run(run, self.src),
+                    Values::Listed(_) => {
+                        let count = values.len();
+                        let mut items = doc::FillItems::default();
+                        for (i, l) in values.iter(self.src).enumerate() {
+                            let text = self.verbatim(l.span);
+                            items.push(&[text, if i + 1 < count { "," } else { "" }]);
+                        }
+                        items
+                    }
+                };
                 Doc::group(vec![
                     Doc::text("{"),
                     Doc::Nest(vec![Doc::SoftLine, Doc::Fill(items)]),
