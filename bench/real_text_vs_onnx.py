@@ -55,7 +55,7 @@ def main() -> None:
     out.mkdir(exist_ok=True)
     onnx_text = out / "onnx-printed.onnxtxt"
     tasks = {
-        "print: ours": [str(OURS), "convert", str(MODEL), str(out / "ours.onnxtxt")],
+        "print: ours": [str(OURS), "convert", str(MODEL), str(out / "ours.onnxtxt"), "--inline"],
         "print: onnx": [sys.executable, "-c", ONNX_PRINT, str(MODEL), str(onnx_text)],
         "parse: ours": [str(OURS), "convert", str(onnx_text), str(out / "ours.onnx")],
         "parse: onnx": [sys.executable, "-c", ONNX_PARSE, str(onnx_text), str(out / "onnx.onnx")],

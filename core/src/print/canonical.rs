@@ -473,7 +473,8 @@ impl Printer<'_, '_> {
         while made.len() < count {
             let item = make(self, made.len());
             flat_len += item.len();
-            fits = current + flat_len + 2 <= WIDTH && !item.contains('\n');
+            // A streamed tensor's values are many lines, whatever its placeholder's length.
+            fits = current + flat_len + 2 <= WIDTH && !item.contains('\n') && !item.contains(STREAM_MARK);
             made.push(item);
             if !fits {
                 break;
@@ -516,12 +517,19 @@ impl Printer<'_, '_> {
         if !item.starts_with(' ') {
             self.out.push_str(&" ".repeat(indent + 2));
         }
+        let m = self.m;
         match self.sink.as_mut() {
-            // A big item goes straight out, after what is before it on its line.
-            Some(sink) if self.capturing == 0 && item.len() >= DRAIN_AT => {
+            // A big item goes straight out, after what is before it on its line; a tensor
+            // left to stream is printed a chunk at a time where its marker stands.
+            Some(sink) if self.capturing == 0 && (item.len() >= DRAIN_AT || item.contains(STREAM_MARK)) => {
                 sink.write(&self.out);
                 self.out.clear();
-                sink.write(item);
+                let mut parts = item.split(STREAM_MARK);
+                sink.write(parts.next().unwrap_or_default());
+                while let (Some(marker), Some(after)) = (parts.next(), parts.next()) {
+                    stream_values(m, marker, sink);
+                    sink.write(after);
+                }
             }
             _ => self.out.push_str(item),
         }
@@ -530,6 +538,14 @@ impl Printer<'_, '_> {
         }
         self.out.push('\n');
         self.drain();
+    }
+
+    /// Whether a tensor's values are left to [`stream_values`]: when streaming at the top
+    /// level, for a big tensor whose every value reads back exactly.
+    fn streams(&self, t: &Tensor, dt: DataType) -> bool {
+        self.sink.is_some()
+            && self.capturing == 0
+            && stream_source(t, dt).is_some_and(|(_, count)| count >= STREAM_FROM)
     }
 
     /// When streaming, writes the finished lines held once there are enough of them; the
@@ -732,6 +748,10 @@ impl Printer<'_, '_> {
             if typed_fields > 0 {
                 return unsupported("a tensor with both raw_data and typed values");
             }
+            if self.streams(t, dt) {
+                notes.raw("storage: raw".into());
+                return Ok((ty, Some(stream_marker(t, indent))));
+            }
             if let Some(typed) = tensor_data::raw_to_typed(t)
                 && let Some(values) = typed_values(&typed, dt, indent)
             {
@@ -743,6 +763,9 @@ impl Printer<'_, '_> {
         }
         if typed_fields == 0 {
             return Ok((ty, None));
+        }
+        if self.streams(t, dt) {
+            return Ok((ty, Some(stream_marker(t, indent))));
         }
         match typed_values(t, dt, indent) {
             Some(values) => Ok((ty, Some(values))),
@@ -1147,6 +1170,120 @@ impl Printer<'_, '_> {
     }
 }
 
+/// Tensors of at least this many values are printed a chunk at a time when streaming, so the
+/// text of a big model's biggest tensor is never whole in memory either.
+const STREAM_FROM: usize = if cfg!(test) { 1000 } else { 1 << 20 };
+
+/// Values formatted at once when a tensor is streamed.
+const STREAM_CHUNK: usize = if cfg!(test) { 777 } else { 1 << 20 };
+
+/// Brackets a placeholder for a tensor's values in an item (`\u{1}address:indent\u{1}`): a
+/// character printed text never holds (control characters are always escaped).
+const STREAM_MARK: char = '\u{1}';
+
+/// Tensors [`stream_values`] printed, for the tests to see that streaming happened.
+#[cfg(test)]
+static STREAMED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn stream_marker(t: &Tensor, indent: usize) -> String {
+    format!("{STREAM_MARK}{:x}:{indent}{STREAM_MARK}", std::ptr::from_ref(t) as usize)
+}
+
+/// Where a streamed tensor's values are: raw bytes of `width` per value, or its typed field.
+#[derive(Clone, Copy)]
+enum StreamSource {
+    Raw { width: usize },
+    Typed(TypedField),
+}
+
+/// How a tensor's values would be streamed and how many there are; `None` when they cannot be
+/// cut into chunks that print as the whole does (strings, mixed fields, NaN payloads, raw
+/// bytes of sub-byte types or not a whole number of values).
+fn stream_source(t: &Tensor, dt: DataType) -> Option<(StreamSource, usize)> {
+    use DataType as D;
+    let no_payloads_f32 = |v: &[f32]| !v.iter().any(|&x| nan_with_payload_f32(x));
+    let no_payloads_f64 = |v: &[f64]| !v.iter().any(|&x| nan_with_payload_f64(x));
+    if let Some(raw) = &t.raw_data {
+        let width = match dt {
+            D::Complex64 => 4,
+            D::Complex128 => 8,
+            _ => (dt.bits() / 8) as usize,
+        };
+        let typed_values = !(t.float_data.is_empty()
+            && t.int32_data.is_empty()
+            && t.string_data.is_empty()
+            && t.int64_data.is_empty()
+            && t.double_data.is_empty()
+            && t.uint64_data.is_empty());
+        if typed_values || !tensor_data::converts_raw(dt) || width == 0 || !raw.len().is_multiple_of(width) {
+            return None;
+        }
+        let payloads = match width {
+            4 if matches!(dt, D::Float | D::Complex64) => {
+                raw.chunks_exact(4).any(|c| nan_with_payload_f32(f32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+            }
+            8 if matches!(dt, D::Double | D::Complex128) => {
+                raw.chunks_exact(8).any(|c| nan_with_payload_f64(f64::from_le_bytes(c.try_into().unwrap_or([0; 8]))))
+            }
+            _ => false,
+        };
+        return (!payloads).then_some((StreamSource::Raw { width }, raw.len() / width));
+    }
+    let field = dt.typed_field();
+    let count = match field {
+        TypedField::FloatData => no_payloads_f32(&t.float_data).then_some(t.float_data.len())?,
+        TypedField::DoubleData => no_payloads_f64(&t.double_data).then_some(t.double_data.len())?,
+        TypedField::Int32Data => t.int32_data.len(),
+        TypedField::Int64Data => t.int64_data.len(),
+        TypedField::Uint64Data => t.uint64_data.len(),
+        TypedField::StringData | TypedField::None => return None,
+    };
+    let lengths = [t.float_data.len(), t.int32_data.len(), t.string_data.len(), t.int64_data.len()];
+    let others: usize = lengths.iter().sum::<usize>() + t.double_data.len() + t.uint64_data.len() - count;
+    (others == 0).then_some((StreamSource::Typed(field), count))
+}
+
+/// The texts of values `range` of a tensor, as [`value_texts`] gives them for the whole.
+fn chunk_texts(t: &Tensor, dt: DataType, source: StreamSource, range: std::ops::Range<usize>) -> Option<bulk::Texts> {
+    let mut chunk = Tensor { data_type: t.data_type, ..Tensor::default() };
+    match source {
+        StreamSource::Raw { width } => {
+            let raw = t.raw_data.as_ref()?;
+            chunk.raw_data = Some(raw.slice(range.start * width..range.end * width));
+            chunk = tensor_data::raw_to_typed(&chunk)?;
+        }
+        StreamSource::Typed(TypedField::FloatData) => chunk.float_data = t.float_data[range].to_vec(),
+        StreamSource::Typed(TypedField::DoubleData) => chunk.double_data = t.double_data[range].to_vec(),
+        StreamSource::Typed(TypedField::Int32Data) => chunk.int32_data = t.int32_data[range].to_vec(),
+        StreamSource::Typed(TypedField::Int64Data) => chunk.int64_data = t.int64_data[range].to_vec(),
+        StreamSource::Typed(TypedField::Uint64Data) => chunk.uint64_data = t.uint64_data[range].to_vec(),
+        StreamSource::Typed(_) => return None,
+    }
+    value_texts(&chunk, dt)
+}
+
+/// Writes the values a [`stream_marker`] stands for, laid out as [`pack`] lays them out, a
+/// chunk of [`STREAM_CHUNK`] values at a time.
+fn stream_values(m: &Model, marker: &str, sink: &mut Sink<'_>) {
+    let Some((address, indent)) = marker.split_once(':') else { return };
+    let (Ok(address), Ok(indent)) = (usize::from_str_radix(address, 16), indent.parse::<usize>()) else { return };
+    let Some((_, t)) = m.tensors.iter().find(|(_, t)| std::ptr::from_ref(*t) as usize == address) else { return };
+    let Some((dt, (source, count))) = t.elem_type().and_then(|dt| Some((dt, stream_source(t, dt)?))) else { return };
+    #[cfg(test)]
+    STREAMED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut packer = Packer::new(indent, count);
+    let mut out = String::new();
+    packer.start(&mut out);
+    for start in (0..count).step_by(STREAM_CHUNK) {
+        let Some(texts) = chunk_texts(t, dt, source, start..(start + STREAM_CHUNK).min(count)) else { return };
+        packer.feed(&texts, &mut out);
+        sink.write(&out);
+        out.clear();
+    }
+    packer.finish(&mut out);
+    sink.write(&out);
+}
+
 /// The largest printed part whose lines are measured for [`relayout`]: bigger ones are the
 /// values of big tensors, which the printer packs into lines as the formatter does.
 const RELAYOUT_LIMIT: usize = 1 << 16;
@@ -1156,6 +1293,7 @@ const RELAYOUT_LIMIT: usize = 1 << 16;
 /// Widths are counted in characters, as the formatter counts them.
 fn too_wide(text: &str, first: usize) -> bool {
     text.len() <= RELAYOUT_LIMIT
+        && !text.contains(STREAM_MARK)
         && text.lines().enumerate().any(|(i, l)| if i == 0 { first } else { 0 } + l.chars().count() > WIDTH)
 }
 
@@ -1259,6 +1397,12 @@ fn nan_with_payload_f64(v: f64) -> bool {
 /// `{v, v, …}` from the typed field the data type selects, when the text reads back exactly;
 /// long lists are filled into lines of at most 100 columns below the item at `indent`.
 fn typed_values(t: &Tensor, dt: DataType, indent: usize) -> Option<String> {
+    value_texts(t, dt).map(|texts| pack(&texts, indent))
+}
+
+/// The text of each value of a tensor held in its typed field; `None` when other typed
+/// fields hold values too or a float is a NaN with a payload (neither reads back exactly).
+fn value_texts(t: &Tensor, dt: DataType) -> Option<bulk::Texts> {
     let others_empty = |field: TypedField| {
         (field == TypedField::FloatData || t.float_data.is_empty())
             && (field == TypedField::Int32Data || t.int32_data.is_empty())
@@ -1276,20 +1420,20 @@ fn typed_values(t: &Tensor, dt: DataType, indent: usize) -> Option<String> {
             if t.float_data.iter().any(|v| nan_with_payload_f32(*v)) {
                 return None;
             }
-            Some(pack(&bulk::texts(&t.float_data, |out, v| push_f32(out, *v)), indent))
+            Some(bulk::texts(&t.float_data, |out, v| push_f32(out, *v)))
         }
         TypedField::DoubleData => {
             if t.double_data.iter().any(|v| nan_with_payload_f64(*v)) {
                 return None;
             }
-            Some(pack(&bulk::texts(&t.double_data, |out, v| push_f64(out, *v)), indent))
+            Some(bulk::texts(&t.double_data, |out, v| push_f64(out, *v)))
         }
-        TypedField::Int32Data => Some(pack(&bulk::texts(&t.int32_data, push_int), indent)),
-        TypedField::Int64Data => Some(pack(&bulk::texts(&t.int64_data, push_int), indent)),
+        TypedField::Int32Data => Some(bulk::texts(&t.int32_data, push_int)),
+        TypedField::Int64Data => Some(bulk::texts(&t.int64_data, push_int)),
         // The parser stores uint32 values in uint64_data too; a value above 2^32 still reads back.
-        TypedField::Uint64Data => Some(pack(&bulk::texts(&t.uint64_data, push_int), indent)),
+        TypedField::Uint64Data => Some(bulk::texts(&t.uint64_data, push_int)),
         TypedField::StringData => {
-            Some(pack(&bulk::texts(&t.string_data, |out, v| out.extend_from_slice(string(v).as_bytes())), indent))
+            Some(bulk::texts(&t.string_data, |out, v| out.extend_from_slice(string(v).as_bytes())))
         }
         TypedField::None => None,
     }
@@ -1314,52 +1458,83 @@ fn pack(texts: &bulk::Texts, indent: usize) -> String {
         flat.push('}');
         return flat;
     }
-    let pad = indent + 2;
-    let count = texts.count();
-    // The texts come joined by `, `, as they are written inside a line: each line is one
-    // copy of a run of them (a value at a time would be millions of small copies).
     // Room in front too: the item's head (`float[…] name =`) and annotations are inserted
     // before the values, which must not make a hundred megabytes move to a new allocation.
+    let pad = indent + 2;
     let mut lines = String::with_capacity(joined_len + joined_len / 80 * (pad + 2) + pad + indent + 8 + HEAD_ROOM);
-    lines.push_str("{\n");
-    let mut line_len = 0usize;
-    let mut seen = 0usize;
-    for (text, ends) in texts.pieces() {
-        // The part of the current line in this piece not written yet.
-        let (mut run_start, mut run_end) = (0, 0);
-        for (i, &end) in ends.iter().enumerate() {
-            let start = bulk::text_start(ends, i);
-            seen += 1;
-            // The text and, but for the last, its comma.
-            let piece_len = end - start + usize::from(seen < count);
-            if line_len > 0 && pad + line_len + 1 + piece_len > WIDTH {
-                lines.push_str(&text[run_start..run_end]);
-                lines.push_str(",\n");
-                line_len = 0;
-            }
-            if line_len == 0 {
-                lines.extend(std::iter::repeat_n(' ', pad));
-                run_start = start;
-            } else {
-                // The line goes on: `, ` is in the run, except between two pieces.
-                if i == 0 {
-                    lines.push_str(bulk::TEXT_SEPARATOR);
-                    run_start = start;
-                }
-                line_len += 1;
-            }
-            run_end = end;
-            line_len += piece_len;
-        }
-        lines.push_str(&text[run_start..run_end]);
-    }
-    if line_len == 0 {
-        lines.extend(std::iter::repeat_n(' ', pad));
-    }
-    lines.push('\n');
-    lines.extend(std::iter::repeat_n(' ', indent));
-    lines.push('}');
+    let mut packer = Packer::new(indent, texts.count());
+    packer.start(&mut lines);
+    packer.feed(texts, &mut lines);
+    packer.finish(&mut lines);
     lines
+}
+
+/// Lays a long value list out in lines, `{` to `}`, fed the texts of its values in order, a
+/// batch at a time: [`pack`] feeds them all at once; streaming a big tensor feeds a chunk at
+/// a time and writes out what each made, so the text is never whole in memory.
+struct Packer {
+    indent: usize,
+    /// Every value of the list, fed or not: the last one has no comma.
+    count: usize,
+    /// Values laid out so far.
+    seen: usize,
+    /// Columns taken on the current line after its indentation (0: nothing on it yet).
+    line_len: usize,
+}
+
+impl Packer {
+    fn new(indent: usize, count: usize) -> Packer {
+        Packer { indent, count, seen: 0, line_len: 0 }
+    }
+
+    fn start(&self, out: &mut String) {
+        out.push_str("{\n");
+    }
+
+    /// Lays out the next values. The texts come joined by `, `, as they are written inside a
+    /// line: each line is one copy of a run of them (a value at a time would be millions of
+    /// small copies). What is written is final: later batches only add to it.
+    fn feed(&mut self, texts: &bulk::Texts, out: &mut String) {
+        let pad = self.indent + 2;
+        for (text, ends) in texts.pieces() {
+            // The part of the current line in this piece not written yet.
+            let (mut run_start, mut run_end) = (0, 0);
+            for (i, &end) in ends.iter().enumerate() {
+                let start = bulk::text_start(ends, i);
+                self.seen += 1;
+                // The text and, but for the last, its comma.
+                let piece_len = end - start + usize::from(self.seen < self.count);
+                if self.line_len > 0 && pad + self.line_len + 1 + piece_len > WIDTH {
+                    out.push_str(&text[run_start..run_end]);
+                    out.push_str(",\n");
+                    self.line_len = 0;
+                }
+                if self.line_len == 0 {
+                    out.extend(std::iter::repeat_n(' ', pad));
+                    run_start = start;
+                } else {
+                    // The line goes on: `, ` is in the run, except between two pieces.
+                    if i == 0 {
+                        out.push_str(bulk::TEXT_SEPARATOR);
+                        run_start = start;
+                    }
+                    self.line_len += 1;
+                }
+                run_end = end;
+                self.line_len += piece_len;
+            }
+            out.push_str(&text[run_start..run_end]);
+        }
+    }
+
+    fn finish(&self, out: &mut String) {
+        if self.line_len == 0 {
+            out.extend(std::iter::repeat_n(' ', self.indent + 2));
+        }
+        out.push('\n');
+        out.extend(std::iter::repeat_n(' ', self.indent));
+        out.push('}');
+    }
 }
 
 #[cfg(test)]
@@ -1396,10 +1571,17 @@ mod tests {
         // Big tensors at the top level (written straight out) and in a subgraph (printed into
         // a buffer of its own, which must not leak out early), and enough nodes to drain.
         let big = |n: usize| (0..n).map(|i| (i % 97).to_string()).collect::<Vec<_>>().join(", ");
+        // Typed floats, raw floats, raw int64 and typed int64: each streamed a chunk at a
+        // time (of 777 values under test), the layout carried across chunks.
         let mut text = format!(
             "<ir_version: 8, opset_import: [\"\" : 17]>\ng (bool c, float[300000] x) => (float[300000] y) <\n  \
-             float[300000] w = {{{}}},\n  float[3] small = {{1, 2, 3}}\n> {{\n  t = Add(x, w)\n",
-            big(300_000)
+             float[300000] w = {{{}}},\n  #@ storage: raw\n  float[5000] r = {{{}}},\n  \
+             #@ storage: raw\n  int64[4000] i = {{{}}},\n  int64[3000] j = {{{}}},\n  \
+             float[3] small = {{1, 2, 3}}\n> {{\n  t = Add(x, w)\n",
+            big(300_000),
+            big(5000).replace(", 1,", ", 1.5e-7,"),
+            big(4000).replace(", 2,", ", -9223372036854775808,"),
+            big(3000)
         );
         for i in 0..20_000 {
             text.push_str(&format!("  t{i} = Relu(t)\n"));
@@ -1415,7 +1597,9 @@ mod tests {
         let whole = model(&analysis.model);
         assert!(whole.len() > 2 * DRAIN_AT);
         let mut streamed = Vec::new();
+        let before = STREAMED.load(std::sync::atomic::Ordering::Relaxed);
         write_model(&analysis.model, &mut streamed).expect("writes to memory");
+        assert!(STREAMED.load(std::sync::atomic::Ordering::Relaxed) >= before + 4, "the big tensors were not streamed");
         assert!(streamed == whole.as_bytes(), "the streamed text differs");
     }
 
