@@ -8,6 +8,8 @@
 //! place that calls them, after checking that every element the strides reach lies inside
 //! the slices.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 /// A matrix read from a slice with row and column strides (in elements).
 #[derive(Clone, Copy, Debug)]
 pub struct View<'a, T> {
@@ -53,36 +55,100 @@ macro_rules! gemm {
                 c.iter_mut().for_each(|x| *x *= beta);
                 return Ok(());
             }
-            // SAFETY: `check` verified that `a` (m×k) and `b` (k×n) reach only elements inside
-            // their slices with these strides, that `c` holds exactly m×n elements (row stride
-            // n, column stride 1), and that every stride fits in an isize; `c` is borrowed
-            // mutably, so it overlaps neither input.
-            #[allow(unsafe_code)]
-            unsafe {
-                $call(
-                    m,
-                    k,
-                    n,
-                    alpha,
-                    a.data.as_ptr(),
-                    a.row_stride as isize,
-                    a.col_stride as isize,
-                    b.data.as_ptr(),
-                    b.row_stride as isize,
-                    b.col_stride as isize,
-                    beta,
-                    c.as_mut_ptr(),
-                    n as isize,
-                    1,
-                );
-            }
-            Ok(())
+            FLOPS.fetch_add(2 * (m as u64) * (k as u64) * (n as u64), Ordering::Relaxed);
+            // The product of `rows` rows of `a` from `first` on, into `c` (those rows of the
+            // result).
+            let product = |first: usize, rows: usize, c: &mut [$t]| {
+                let a = View { data: &a.data[first * a.row_stride..], rows, ..a };
+                check(&a, &b, c.len())?;
+                // SAFETY: `check` verified that `a` (rows×k) and `b` (k×n) reach only
+                // elements inside their slices with these strides, that `c` holds exactly
+                // rows×n elements (row stride n, column stride 1), and that every stride fits
+                // in an isize; `c` is borrowed mutably, so it overlaps neither input.
+                #[allow(unsafe_code)]
+                unsafe {
+                    $call(
+                        rows,
+                        k,
+                        n,
+                        alpha,
+                        a.data.as_ptr(),
+                        a.row_stride as isize,
+                        a.col_stride as isize,
+                        b.data.as_ptr(),
+                        b.row_stride as isize,
+                        b.col_stride as isize,
+                        beta,
+                        c.as_mut_ptr(),
+                        n as isize,
+                        1,
+                    );
+                }
+                Ok(())
+            };
+            // A big product is cut into bands of rows, one per core: each band of `c` is the
+            // product of the same band of `a` with all of `b`, computed as the whole would
+            // compute it (the sum over k runs in the same order).
+            let rows = m.div_ceil(bands(m, k, n));
+            in_bands(c, rows * n, |i, c| product(i * rows, c.len() / n, c))
         }
     };
 }
 
 gemm!(sgemm, f32, matrixmultiply::sgemm, "f32");
 gemm!(dgemm, f64, matrixmultiply::dgemm, "f64");
+
+/// Floating-point operations of every matrix product so far (2·m·k·n each), for the
+/// per-node rates of a profile. Process-wide: runs at the same time in one process would
+/// count each other's work.
+pub static FLOPS: AtomicU64 = AtomicU64::new(0);
+
+/// Products of fewer multiply-adds than this run on the calling thread: handing a band over
+/// costs more than computing it.
+const MIN_PARALLEL: usize = 1 << 20;
+
+/// How many bands of rows an `m×k` by `k×n` product is cut into (1: not cut).
+fn bands(m: usize, k: usize, n: usize) -> usize {
+    let work = m.saturating_mul(k).saturating_mul(n);
+    if work < MIN_PARALLEL || onnx_threads::pool().is_none() {
+        return 1;
+    }
+    onnx_threads::cores().min(m).min(work / MIN_PARALLEL).max(1)
+}
+
+/// Runs `band(i, chunk)` over the chunks of `c` of `len` elements, on the pool's threads and
+/// this one; the first error (in band order) is returned.
+fn in_bands<T: Send>(
+    c: &mut [T],
+    len: usize,
+    band: impl Fn(usize, &mut [T]) -> Result<(), String> + Sync,
+) -> Result<(), String> {
+    let Some(pool) = onnx_threads::pool().filter(|_| c.len() > len) else {
+        return c.chunks_mut(len).enumerate().try_for_each(|(i, chunk)| band(i, chunk));
+    };
+    let mut chunks: Vec<(usize, &mut [T])> = c.chunks_mut(len).enumerate().collect();
+    let mine = chunks.pop();
+    let mut results: Vec<Result<(), String>> = Vec::new();
+    let band = &band;
+    pool.in_place_scope(|scope| {
+        let (sender, receiver) = std::sync::mpsc::channel();
+        for (i, chunk) in chunks {
+            let sender = sender.clone();
+            scope.spawn(move |_| {
+                let _ = sender.send((i, band(i, chunk)));
+            });
+        }
+        drop(sender);
+        // This thread takes the last band rather than waiting.
+        if let Some((i, chunk)) = mine {
+            results.push(band(i, chunk));
+        }
+        let mut theirs: Vec<(usize, Result<(), String>)> = receiver.iter().collect();
+        theirs.sort_by_key(|(i, _)| *i);
+        results.splice(0..0, theirs.into_iter().map(|(_, r)| r));
+    });
+    results.into_iter().collect()
+}
 
 /// The dimensions of `a·b`, after checking that both views fit their slices and `c` holds
 /// the product.
@@ -120,6 +186,23 @@ mod tests {
         let mut d = vec![0.0; 8];
         sgemm(1.0, View::rows(&at, 3, 2).t(), View::rows(&b, 3, 4), 0.0, &mut d).expect("fits");
         assert_eq!(c, d);
+    }
+
+    #[test]
+    fn a_product_cut_into_bands_is_the_whole_product() {
+        // 301×257 by 257×129: big enough to be cut into bands, rows not a multiple of them.
+        let (m, k, n) = (301, 257, 129);
+        let a: Vec<f32> = (0..m * k).map(|x| ((x * 7) % 13) as f32 - 6.0).collect();
+        let b: Vec<f32> = (0..k * n).map(|x| ((x * 5) % 11) as f32 * 0.25).collect();
+        assert!(bands(m, k, n) > 1 || onnx_threads::pool().is_none());
+        let mut c = vec![1.0f32; m * n];
+        sgemm(1.0, View::rows(&a, m, k), View::rows(&b, k, n), 0.5, &mut c).expect("fits");
+        for i in [0, 1, 150, 299, 300] {
+            for j in [0, 64, 128] {
+                let want: f32 = (0..k).map(|l| a[i * k + l] * b[l * n + j]).sum::<f32>() + 0.5;
+                assert!((c[i * n + j] - want).abs() <= want.abs() * 1e-5, "({i}, {j}): {} vs {want}", c[i * n + j]);
+            }
+        }
     }
 
     #[test]

@@ -49,6 +49,9 @@ pub struct RunResult {
     /// With `timing`: the time of each node inside subgraphs (If branches, Loop bodies), summed
     /// over the times it ran; already counted in the time of the node that holds the subgraph.
     pub nested_timings: Vec<(NodeId, Duration)>,
+    /// With `timing`: the floating-point operations of each main-graph node's matrix products
+    /// (MatMul, Gemm, convolutions; 2·m·k·n each, subgraphs included), in order.
+    pub flops: Vec<(NodeId, u64)>,
 }
 
 struct Runner<'p, 'm> {
@@ -110,10 +113,11 @@ impl Plan<'_> {
         let mut captured = 0usize;
         let chosen: std::collections::HashSet<&[u8]> = options.capture_names.iter().map(|n| n.as_bytes()).collect();
         for (i, &n) in graph.nodes.iter().enumerate() {
-            let started = options.timing.then(Instant::now);
+            let started = options.timing.then(|| (Instant::now(), crate::gemm::FLOPS.load(Ordering::Relaxed)));
             runner.node(n, 0)?;
-            if let Some(started) = started {
+            if let Some((started, flops)) = started {
                 result.timings.push((n, started.elapsed()));
+                result.flops.push((n, crate::gemm::FLOPS.load(Ordering::Relaxed).wrapping_sub(flops)));
             }
             if let Some(progress) = &options.progress {
                 progress.store(i + 1, Ordering::Relaxed);

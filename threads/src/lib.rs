@@ -21,11 +21,18 @@ pub use rayon;
 /// gets on Linux (a spawned thread gets 2 MiB). Only touched pages are ever backed by memory.
 const STACK: usize = 8 << 20;
 
+static CORES: OnceLock<usize> = OnceLock::new();
+
+/// Sets how many threads bulk work may use (a command line's `--threads`), before anything
+/// has asked: false once [`cores`] has answered (the pool, if started, keeps its size).
+pub fn set_cores(n: usize) -> bool {
+    CORES.set(n.clamp(1, 64)).is_ok()
+}
+
 /// How many threads bulk work may use: `ONNX_THREADS` if set to a positive number, else the
 /// cores available to the process (read once: it is a system call, more on Linux with
 /// cgroups).
 pub fn cores() -> usize {
-    static CORES: OnceLock<usize> = OnceLock::new();
     *CORES.get_or_init(|| {
         let wanted = std::env::var("ONNX_THREADS").ok().and_then(|n| n.trim().parse::<usize>().ok());
         match wanted {

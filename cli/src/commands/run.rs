@@ -53,15 +53,25 @@ pub struct Args {
     /// type, statistics and first elements, and, with --output-dir, its file.
     #[arg(long = "value", value_name = "NAME")]
     values: Vec<String>,
-    /// Print each operator's share of the time.
+    /// Print each operator's share of the time (and the rate of matrix products in GFLOP/s).
     #[arg(long)]
     profile: bool,
+    /// Threads for the run's matrix products (and the rest of the process); default: every
+    /// core (the environment variable ONNX_THREADS says the same for every command).
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
     /// Print one JSON object on stdout.
     #[arg(long)]
     json: bool,
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
+    if let Some(n) = args.threads {
+        if n == 0 {
+            return Err(Failure::Usage("--threads needs at least 1".to_owned()));
+        }
+        onnx_threads::set_cores(n);
+    }
     let input = Input::parse(&args.model);
     if args.json {
         crate::json::begin("run");
@@ -429,10 +439,33 @@ fn profile(plan: &Plan<'_>, result: &RunResult) {
     let mut nested = by_operator(plan, &result.nested_timings);
     by_op.sort_by(|a, b| b.1.total_cmp(&a.1));
     nested.sort_by(|a, b| b.1.total_cmp(&a.1));
-    outln!("time by operator (last run, {:.3} ms in nodes):", total * 1e3);
+    // Floating-point operations of the matrix products per operator type, for their rate.
+    let mut flops: Vec<(String, u64)> = Vec::new();
+    for (node, f) in result.flops.iter().filter(|(_, f)| *f > 0) {
+        let op = plan.model.nodes[*node].op_type.as_ref().map(ToString::to_string).unwrap_or_default();
+        match flops.iter_mut().find(|(o, _)| *o == op) {
+            Some(entry) => entry.1 += f,
+            None => flops.push((op, *f)),
+        }
+    }
+    let all_flops: u64 = flops.iter().map(|(_, f)| f).sum();
+    outln!(
+        "time by operator (last run, {:.3} ms in nodes, threads {}{}):",
+        total * 1e3,
+        onnx_threads::cores(),
+        if all_flops > 0 && total > 0.0 {
+            format!(", matrix products {:.1} GFLOP/s overall", all_flops as f64 / total / 1e9)
+        } else {
+            String::new()
+        }
+    );
     for (op, t, n) in by_op {
         let share = if total > 0.0 { t / total * 100.0 } else { 0.0 };
-        outln!("  {op:<24} {:>10.3} ms {share:>5.1} %  ({n} node{})", t * 1e3, if n == 1 { "" } else { "s" });
+        let rate = match flops.iter().find(|(o, _)| *o == op) {
+            Some((_, f)) if t > 0.0 => format!("  {:.1} GFLOP/s", *f as f64 / t / 1e9),
+            _ => String::new(),
+        };
+        outln!("  {op:<24} {:>10.3} ms {share:>5.1} %  ({n} node{}){rate}", t * 1e3, if n == 1 { "" } else { "s" });
     }
     if !nested.is_empty() {
         outln!("inside subgraphs (part of the time of the nodes that hold them):");
