@@ -1250,11 +1250,12 @@ fn every_real_model_outline_shows_its_first_node_early_and_converts_back_whole()
         let outline = std::fs::read_to_string(&view).unwrap();
         let line = first_node_line(&outline);
         assert!(line <= 200, "{name}: the first node is on line {line}");
-        // Every raw tensor of 1 KiB or more is shown by reference (typed ones stay inline).
+        // Every tensor of 1 KiB or more in raw bytes or packed floats is shown by reference.
         let decoded = onnx_core::binary::read_model(&original).unwrap();
-        let big_raw =
-            decoded.tensors.iter().filter(|(_, t)| t.raw_data.as_ref().is_some_and(|r| r.len() >= 1024)).count();
-        assert_eq!(outline.matches("\"location\"").count(), big_raw, "{name}: not every big tensor by reference");
+        let in_file =
+            |t: &onnx_core::ir::Tensor| t.raw_data.as_ref().or(onnx_core::external::packed_values(t)).map(|r| r.len());
+        let big = decoded.tensors.iter().filter(|(_, t)| in_file(t).is_some_and(|len| len >= 1024)).count();
+        assert_eq!(outline.matches("\"location\"").count(), big, "{name}: not every big tensor by reference");
         let back = dir.path().join("back.onnx");
         assert_exit(&run(&["convert", view.to_str().unwrap(), back.to_str().unwrap()]), 0);
         assert!(std::fs::read(&back).unwrap() == std::fs::read(&original).unwrap(), "{name}: not the same bytes");

@@ -18,7 +18,7 @@ use std::path::{Component, Path, PathBuf};
 
 use bytes::Bytes;
 
-use crate::ir::{DATA_LOCATION_EXTERNAL, Model, Str, StringPair, Tensor, TensorId};
+use crate::ir::{DATA_LOCATION_EXTERNAL, DataType, Model, Str, StringPair, Tensor, TensorId};
 
 /// Keys onnx defines for `external_data` entries. Others are kept but ignored.
 pub const KNOWN_KEYS: &[&str] = &["location", "offset", "length", "checksum", "basepath"];
@@ -300,9 +300,22 @@ pub fn embed_where(
     for &id in &ids {
         let data = reader.read(&model.tensors[id])?;
         let t = &mut model.tensors[id];
-        t.raw_data = Some(data);
         t.external_data.clear();
         t.data_location = t.data_location_once_embedded.take();
+        if std::mem::take(&mut t.typed_once_embedded) {
+            // Back into the typed field the reference was made from.
+            match t.elem_type() {
+                Some(DataType::Double | DataType::Complex128) => {
+                    t.double_data =
+                        data.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap_or([0; 8]))).collect();
+                }
+                _ => {
+                    t.float_data = data.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+                }
+            }
+        } else {
+            t.raw_data = Some(data);
+        }
     }
     Ok(ids.len())
 }
@@ -405,7 +418,9 @@ pub fn reference_source(model: &mut Model, source: &Bytes, location: &str, thres
     let mut moved = Vec::new();
     for id in ids {
         let t = &mut model.tensors[id];
-        let Some(raw) = &t.raw_data else { continue };
+        // Raw data, or typed values packed in the file as little-endian bytes.
+        let typed = t.raw_data.is_none() && packed_values(t).is_some();
+        let Some(raw) = t.raw_data.as_ref().or(packed_values(t)) else { continue };
         let (start, len) = (raw.as_ptr() as usize, raw.len());
         // Zero-copy decoding leaves raw_data a slice of the source; anything else (a copy,
         // an empty tensor) cannot be referred to.
@@ -414,6 +429,12 @@ pub fn reference_source(model: &mut Model, source: &Bytes, location: &str, thres
         }
         let offset = start - base;
         t.raw_data = None;
+        if typed {
+            t.float_data = Vec::new();
+            t.double_data = Vec::new();
+            t.packed_source = crate::ir::PackedSource::default();
+            t.typed_once_embedded = true;
+        }
         t.data_location_once_embedded = t.data_location;
         t.external_data =
             vec![pair("location", location), pair("offset", &offset.to_string()), pair("length", &len.to_string())];
@@ -421,6 +442,19 @@ pub fn reference_source(model: &mut Model, source: &Bytes, location: &str, thres
         moved.push(id);
     }
     moved
+}
+
+/// The file's bytes of a tensor whose only values are one packed `float_data` or
+/// `double_data` field: what an outline can refer to.
+pub fn packed_values(t: &Tensor) -> Option<&Bytes> {
+    let packed = t.packed_source.0.as_ref()?;
+    let others_empty = t.int32_data.is_empty() && t.string_data.is_empty() && t.int64_data.is_empty();
+    let fits = match (t.float_data.is_empty(), t.double_data.is_empty()) {
+        (false, true) => t.float_data.len() * 4 == packed.len(),
+        (true, false) => t.double_data.len() * 8 == packed.len(),
+        _ => false,
+    };
+    (others_empty && fits && t.uint64_data.is_empty() && t.raw_data.is_none()).then_some(packed)
 }
 
 fn pair(key: &str, value: &str) -> StringPair {

@@ -419,9 +419,27 @@ pub struct Tensor {
     /// `data_location` the tensor had there, which it gets back when its bytes are read in
     /// again (PyTorch's dynamo exporter sets DEFAULT explicitly).
     pub data_location_once_embedded: Option<i32>,
+    /// Not in onnx.proto: the bytes of `float_data` or `double_data` as the file holds them
+    /// (one packed field, little-endian values), kept from decoding without a copy, so that
+    /// an outline can refer to them as it refers to raw data.
+    pub packed_source: PackedSource,
+    /// Not in onnx.proto: on a reference made from `packed_source`, the values go back into
+    /// their typed field once the bytes are read in (`#@ storage: typed`).
+    pub typed_once_embedded: bool,
     pub double_data: Vec<f64>,
     pub uint64_data: Vec<u64>,
     pub metadata_props: Vec<StringPair>,
+}
+
+/// Where a tensor's typed values lie in the file it was decoded from. Not part of the
+/// tensor's value: two tensors are equal whatever their sources.
+#[derive(Clone, Debug, Default)]
+pub struct PackedSource(pub Option<Bytes>);
+
+impl PartialEq for PackedSource {
+    fn eq(&self, _: &PackedSource) -> bool {
+        true
+    }
 }
 
 impl Tensor {

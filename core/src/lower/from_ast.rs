@@ -577,13 +577,18 @@ impl Cx<'_> {
                     }
                 }
             }
-            "storage" => {
-                if r.word(&entry.value, "raw").is_some()
-                    && let Err(message) = tensor_data::typed_to_raw(t)
-                {
-                    self.error("bad-raw-storage", entry.span, message);
+            // `raw`: the values are stored as raw bytes; on a reference, `typed`: they go back
+            // into their typed field once the bytes are read in.
+            "storage" => match &entry.value {
+                ast::AnnotationValue::Word(w) if w.text == "typed" && t.is_external() => t.typed_once_embedded = true,
+                value => {
+                    if r.word(value, "raw").is_some()
+                        && let Err(message) = tensor_data::typed_to_raw(t)
+                    {
+                        self.error("bad-raw-storage", entry.span, message);
+                    }
                 }
-            }
+            },
             _ => r.unknown(entry, "tensor", TENSOR_KEYS),
         }
     }

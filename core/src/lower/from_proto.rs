@@ -85,6 +85,8 @@ pub fn tensor(proto: pb::TensorProto) -> Tensor {
         external_data: pairs(external_data),
         data_location,
         data_location_once_embedded: None,
+        packed_source: PackedSource::default(),
+        typed_once_embedded: false,
         double_data,
         uint64_data,
         metadata_props: pairs(metadata_props),

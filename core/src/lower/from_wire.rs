@@ -263,6 +263,14 @@ impl<'b> Decoder<'b> {
         payload(value).map(|range| self.buf.slice(range))
     }
 
+    /// The bytes of a packed fixed-width field (a slice of the source, no copy).
+    fn packed(&self, value: Wire) -> Option<Bytes> {
+        match value {
+            Wire::Len(start, end) => Some(self.buf.slice(start..end)),
+            _ => None,
+        }
+    }
+
     /// A repeated varint field, unpacked (one value) or packed (a run of them).
     fn varints(&self, value: Wire, mut push: impl FnMut(u64)) -> Result<()> {
         match value {
@@ -625,13 +633,21 @@ impl<'b> Decoder<'b> {
                 tensor::SEGMENT if t.segment.is_none() => {
                     t.segment = Some(self.nested(|d| d.segment(payload(value)?))?)
                 }
-                tensor::FLOAT_DATA => self.fixed::<4>(value, |b| t.float_data.push(f32::from_le_bytes(b)))?,
+                tensor::FLOAT_DATA => {
+                    let first = t.float_data.is_empty();
+                    self.fixed::<4>(value, |b| t.float_data.push(f32::from_le_bytes(b)))?;
+                    t.packed_source = PackedSource(if first { self.packed(value) } else { None });
+                }
                 tensor::INT32_DATA => self.varints(value, |v| t.int32_data.push(v as i32))?,
                 tensor::STRING_DATA => t.string_data.push(self.str(value)?),
                 tensor::INT64_DATA => self.int64s(value, &mut t.int64_data)?,
                 tensor::NAME => t.name = Some(self.str(value)?),
                 tensor::RAW_DATA => t.raw_data = Some(self.bytes(value)?),
-                tensor::DOUBLE_DATA => self.fixed::<8>(value, |b| t.double_data.push(f64::from_le_bytes(b)))?,
+                tensor::DOUBLE_DATA => {
+                    let first = t.double_data.is_empty();
+                    self.fixed::<8>(value, |b| t.double_data.push(f64::from_le_bytes(b)))?;
+                    t.packed_source = PackedSource(if first { self.packed(value) } else { None });
+                }
                 tensor::UINT64_DATA => self.varints(value, |v| t.uint64_data.push(v))?,
                 tensor::DOC_STRING => t.doc_string = Some(self.str(value)?),
                 tensor::EXTERNAL_DATA => t.external_data.push(self.nested(|d| d.pair(payload(value)?))?),

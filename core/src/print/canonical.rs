@@ -730,6 +730,10 @@ impl Printer<'_, '_> {
             if !t.is_external() || typed_fields > 0 || t.raw_data.is_some() {
                 return unsupported("external data references mixed with other data");
             }
+            // On a reference, where the values go once its bytes are read in.
+            if t.typed_once_embedded {
+                notes.raw("storage: typed".into());
+            }
             // On a reference, the data_location the tensor gets back once its bytes are read in.
             match t.data_location_once_embedded {
                 None => {}

@@ -25,7 +25,9 @@ pub fn refer_to_source(model: &mut Model, source: &Bytes, location: &str, thresh
     let mut digests: HashMap<TensorId, String> = model
         .tensors
         .iter()
-        .filter(|(_, t)| t.raw_data.as_ref().is_some_and(|r| r.len() as u64 >= threshold))
+        .filter(|(_, t)| {
+            t.raw_data.as_ref().or(external::packed_values(t)).is_some_and(|r| r.len() as u64 >= threshold)
+        })
         .filter_map(|(id, t)| Some((id, tensor_digest(t)?)))
         .collect();
     let moved: HashSet<TensorId> = external::reference_source(model, source, location, threshold).into_iter().collect();
