@@ -1269,17 +1269,28 @@ fn chunk_texts(t: &Tensor, dt: DataType, source: StreamSource, range: std::ops::
 /// Writes the values a [`stream_marker`] stands for, laid out as [`pack`] lays them out, a
 /// chunk of [`STREAM_CHUNK`] values at a time.
 fn stream_values(m: &Model, marker: &str, sink: &mut Sink<'_>) {
-    let Some((address, indent)) = marker.split_once(':') else { return };
-    let (Ok(address), Ok(indent)) = (usize::from_str_radix(address, 16), indent.parse::<usize>()) else { return };
-    let Some((_, t)) = m.tensors.iter().find(|(_, t)| std::ptr::from_ref(*t) as usize == address) else { return };
-    let Some((dt, (source, count))) = t.elem_type().and_then(|dt| Some((dt, stream_source(t, dt)?))) else { return };
+    // The marker was made from a tensor `stream_source` accepted: none of this fails, but a
+    // text missing its values must end in an error, never be written as if whole.
+    let broken = |sink: &mut Sink<'_>| {
+        sink.error.get_or_insert_with(|| std::io::Error::other("a streamed tensor could not be printed"));
+    };
+    let parsed = marker.split_once(':').and_then(|(a, i)| Some((usize::from_str_radix(a, 16).ok()?, i.parse().ok()?)));
+    let Some((address, indent)) = parsed else { return broken(sink) };
+    let Some((_, t)) = m.tensors.iter().find(|(_, t)| std::ptr::from_ref(*t) as usize == address) else {
+        return broken(sink);
+    };
+    let Some((dt, (source, count))) = t.elem_type().and_then(|dt| Some((dt, stream_source(t, dt)?))) else {
+        return broken(sink);
+    };
     #[cfg(test)]
     STREAMED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut packer = Packer::new(indent, count);
     let mut out = String::new();
     packer.start(&mut out);
     for start in (0..count).step_by(STREAM_CHUNK) {
-        let Some(texts) = chunk_texts(t, dt, source, start..(start + STREAM_CHUNK).min(count)) else { return };
+        let Some(texts) = chunk_texts(t, dt, source, start..(start + STREAM_CHUNK).min(count)) else {
+            return broken(sink);
+        };
         packer.feed(&texts, &mut out);
         sink.write(&out);
         out.clear();
