@@ -1252,8 +1252,7 @@ fn every_real_model_outline_shows_its_first_node_early_and_converts_back_whole()
         assert!(line <= 200, "{name}: the first node is on line {line}");
         // Every tensor of 1 KiB or more in raw bytes or packed floats is shown by reference.
         let decoded = onnx_core::binary::read_model(&original).unwrap();
-        let in_file =
-            |t: &onnx_core::ir::Tensor| t.raw_data.as_ref().or(onnx_core::external::packed_values(t)).map(|r| r.len());
+        let in_file = |t: &onnx_core::ir::Tensor| onnx_core::print::outline::bytes_in_file(t).map(|r| r.len());
         let big = decoded.tensors.iter().filter(|(_, t)| in_file(t).is_some_and(|len| len >= 1024)).count();
         assert_eq!(outline.matches("\"location\"").count(), big, "{name}: not every big tensor by reference");
         let back = dir.path().join("back.onnx");

@@ -7,7 +7,7 @@ use onnx_core::binary;
 use onnx_core::external;
 use onnx_core::ir::Model;
 use onnx_core::print::canonical::Layout;
-use onnx_core::print::outline::{DEFAULT_THRESHOLD, refer_to_source};
+use onnx_core::print::outline::{DEFAULT_THRESHOLD, bytes_in_file, refer_to_source};
 
 use crate::failure::Failure;
 use crate::io::{
@@ -171,13 +171,9 @@ impl Outline {
     }
 }
 
-/// Whether some initializer is big enough to be shown by reference in an outline.
+/// Whether some tensor is big enough to be shown by reference in an outline.
 fn big_initializers(model: &Model, threshold: u64) -> bool {
-    model
-        .graphs
-        .iter()
-        .flat_map(|(_, g)| &g.initializers)
-        .any(|&t| model.tensors[t].raw_data.as_ref().is_some_and(|r| r.len() as u64 >= threshold.max(1)))
+    model.tensors.iter().any(|(_, t)| bytes_in_file(t).is_some_and(|r| r.len() as u64 >= threshold.max(1)))
 }
 
 /// Writes the model in the output format. The canonical text is streamed to its file as it

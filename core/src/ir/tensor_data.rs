@@ -80,7 +80,7 @@ pub fn raw_to_typed(t: &Tensor) -> Option<Tensor> {
     Some(typed)
 }
 
-fn has_no_typed_values(t: &Tensor) -> bool {
+pub(crate) fn has_no_typed_values(t: &Tensor) -> bool {
     t.float_data.is_empty()
         && t.int32_data.is_empty()
         && t.string_data.is_empty()

@@ -1213,13 +1213,11 @@ fn stream_source(t: &Tensor, dt: DataType) -> Option<(StreamSource, usize)> {
             D::Complex128 => 8,
             _ => (dt.bits() / 8) as usize,
         };
-        let typed_values = !(t.float_data.is_empty()
-            && t.int32_data.is_empty()
-            && t.string_data.is_empty()
-            && t.int64_data.is_empty()
-            && t.double_data.is_empty()
-            && t.uint64_data.is_empty());
-        if typed_values || !tensor_data::converts_raw(dt) || width == 0 || !raw.len().is_multiple_of(width) {
+        if !tensor_data::has_no_typed_values(t)
+            || !tensor_data::converts_raw(dt)
+            || width == 0
+            || !raw.len().is_multiple_of(width)
+        {
             return None;
         }
         let payloads = match width {

@@ -11,7 +11,7 @@ use crate::summary::human_bytes;
 /// mean of its values and how many are NaN or infinite. `None` when the tensor has no raw data
 /// in memory.
 pub fn tensor_digest(t: &Tensor) -> Option<String> {
-    let raw = t.raw_data.as_ref().or(crate::external::packed_values(t))?;
+    let raw = super::outline::bytes_in_file(t)?;
     let size = human_bytes(raw.len() as u64);
     let stats = match t.elem_type() {
         Some(DataType::Float) => Stats::of(raw, 4, |b| f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))),

@@ -11,10 +11,16 @@ use bytes::Bytes;
 use super::canonical::Layout;
 use super::digest::tensor_digest;
 use crate::external;
-use crate::ir::{Model, TensorId};
+use crate::ir::{Model, Tensor, TensorId};
 
 /// Smallest initializer, in bytes, that the outline shows by reference.
 pub const DEFAULT_THRESHOLD: u64 = 1024;
+
+/// The file's bytes of a tensor the outline shows by reference when they are at least the
+/// threshold: its raw data, or its floats packed in one typed field.
+pub fn bytes_in_file(t: &Tensor) -> Option<&Bytes> {
+    t.raw_data.as_ref().or(external::packed_values(t))
+}
 
 /// Makes the initializers of at least `threshold` bytes of `model`, decoded without copies
 /// from `source` (the bytes of the file `location` names, beside the text), references into
@@ -25,9 +31,7 @@ pub fn refer_to_source(model: &mut Model, source: &Bytes, location: &str, thresh
     let mut digests: HashMap<TensorId, String> = model
         .tensors
         .iter()
-        .filter(|(_, t)| {
-            t.raw_data.as_ref().or(external::packed_values(t)).is_some_and(|r| r.len() as u64 >= threshold)
-        })
+        .filter(|(_, t)| bytes_in_file(t).is_some_and(|r| r.len() as u64 >= threshold))
         .filter_map(|(id, t)| Some((id, tensor_digest(t)?)))
         .collect();
     let moved: HashSet<TensorId> = external::reference_source(model, source, location, threshold).into_iter().collect();
