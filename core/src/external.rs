@@ -401,12 +401,14 @@ pub fn externalize(
     Ok(chunks.len())
 }
 
-/// Turns every initializer and attribute tensor (in every graph) of at least `threshold` bytes whose raw bytes lie
-/// inside `source` (the mapped bytes of the binary model it was decoded from) into an
-/// external reference to that very file: `location` (the model's file name), the offset of
-/// its bytes and their length. Nothing is written: the text then points into the original
-/// `.onnx` file, which onnx and our reader load as ordinary external data. Tensors stored in
-/// typed fields are not in the file as raw bytes and stay inline. Returns the tensors moved.
+/// Turns every initializer and attribute tensor (in every graph) of at least `threshold`
+/// bytes whose bytes lie inside `source` (the mapped bytes of the binary model it was decoded
+/// from) into an external reference to that very file: `location` (the model's file name),
+/// the offset of its bytes and their length. Those bytes are its raw data, or its floats
+/// packed in one typed field ([`packed_values`]; marked to go back there when read in).
+/// Nothing is written: the text then points into the original `.onnx` file, which onnx and
+/// our reader load as ordinary external data. Tensors in varint fields stay inline. Returns
+/// the tensors moved.
 pub fn reference_source(model: &mut Model, source: &Bytes, location: &str, threshold: u64) -> Vec<TensorId> {
     let base = source.as_ptr() as usize;
     let end = base + source.len();
