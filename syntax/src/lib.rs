@@ -8,6 +8,7 @@
 
 pub mod ast;
 pub mod format;
+pub mod incremental;
 pub mod lexer;
 pub mod numbers;
 pub mod parser;

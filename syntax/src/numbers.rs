@@ -47,6 +47,11 @@ impl ReadFloats {
     pub fn take(&mut self, start: u32) -> Option<Vec<f32>> {
         self.0.remove(&start)
     }
+
+    /// Every list, with where it starts.
+    pub fn into_entries(self) -> impl Iterator<Item = (u32, Vec<f32>)> {
+        self.0.into_iter()
+    }
 }
 
 /// Scans a list of numbers starting at `from` (just after a `{`) up to its `}`; `None` when

@@ -119,8 +119,11 @@ fn tokens<'a>(
     errors: &mut Vec<SyntaxError>,
     floats: &mut numbers::ReadFloats,
     progress: Option<&Progress>,
+    depth: usize,
 ) -> Lexed<'a> {
-    let mut stream = Stream { out: Vec::new(), open: Vec::new(), too_deep: false, cut: None };
+    // Brackets open around the text (when it is one node of a bigger text): stand-ins that
+    // no closer matches, so the nesting limit counts as in the whole text.
+    let mut stream = Stream { out: Vec::new(), open: vec![0; depth], too_deep: false, cut: None };
     let mut lexer = lexer::tokens(source);
     let mut seen = 0usize;
     while let Some(token) = lexer.next() {
@@ -495,13 +498,14 @@ impl<'a> Iterator for Capped<'a> {
 fn run<'a, T>(
     source: &'a str,
     progress: Option<&'a Progress>,
+    depth: usize,
     parse: impl FnOnce(&mut Recovered, Capped<'a>) -> Result<T, ParseError<usize, Tok<'a>, ()>>,
 ) -> Parse<T> {
     let (mut errors, mut floats) = (Vec::new(), numbers::ReadFloats::default());
     if let Some(p) = progress {
         p.enter(Stage::Scanning);
     }
-    let lexed = tokens(source, &mut errors, &mut floats, progress);
+    let lexed = tokens(source, &mut errors, &mut floats, progress, depth);
     let count = Rc::new(Cell::new(errors.len()));
     let cut = Rc::new(Cell::new(lexed.cut));
     let mut recovered = Recovered { errors: Vec::new(), count: count.clone(), len: source.len() };
@@ -602,17 +606,23 @@ fn closer_of(text: &str) -> Option<char> {
 /// Parses a text holding one function (what `onnx.printer.to_text(function)` writes, as in
 /// the function bodies of operator schemas).
 pub fn parse_function(source: &str) -> Parse<ast::Function> {
-    run(source, None, |recovered, tokens| generated::grammar::FunctionParser::new().parse(recovered, tokens))
+    run(source, None, 0, |recovered, tokens| generated::grammar::FunctionParser::new().parse(recovered, tokens))
 }
 
 /// Parses a whole model file.
 pub fn parse_model(source: &str) -> Parse<ast::Model> {
-    run(source, None, |recovered, tokens| generated::grammar::ModelParser::new().parse(recovered, tokens))
+    run(source, None, 0, |recovered, tokens| generated::grammar::ModelParser::new().parse(recovered, tokens))
+}
+
+/// Parses the text of one node that sits inside `depth` open brackets of a bigger text
+/// (for [`crate::incremental`]).
+pub(crate) fn parse_node_at_depth(source: &str, depth: usize) -> Parse<ast::Node> {
+    run(source, None, depth, |recovered, tokens| generated::grammar::NodeParser::new().parse(recovered, tokens))
 }
 
 /// [`parse_model`], recording how far it has come in `progress` (scanning, then parsing).
 pub fn parse_model_with_progress(source: &str, progress: &Progress) -> Parse<ast::Model> {
-    run(source, Some(progress), |recovered, tokens| generated::grammar::ModelParser::new().parse(recovered, tokens))
+    run(source, Some(progress), 0, |recovered, tokens| generated::grammar::ModelParser::new().parse(recovered, tokens))
 }
 
 #[cfg(test)]

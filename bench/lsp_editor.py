@@ -1,0 +1,258 @@
+#!/usr/bin/env python3
+"""Benchmark: onnx-lsp driven the way an editor drives it (issue 27).
+
+    cargo build --release -p onnx-lsp -p onnx-cli
+    python3 bench/lsp_editor.py [--server BIN] [--before BIN] [--edits 30] [--pace 0.1]
+                                [--documents 10k,100k,real] [--write docs/benchmarks.md]
+
+For each document, sync kind and request mix, the server is started afresh, the document
+opened, and then `--edits` one-character edits are typed at `--pace` seconds apart (a space
+after a node's `=` put in, then taken out again, in the middle of the document). Each edit
+is measured from sending `didChange` to the first `publishDiagnostics` for that version.
+
+* sync: `incremental` sends the edited range only (VS Code, Neovim's default); `full`
+  sends the whole text on every change (Helix and several Neovim set-ups);
+* requests: `none` sends nothing else; `mix` sends, right after each change and without
+  waiting, what VS Code asks for then: `semanticTokens/full/delta` (with the last result id),
+  `inlayHint` and `codeAction` for the visible screen, `documentSymbol` and `foldingRange`.
+
+Documents: `10k` and `100k` are chains of `MatMul → Add → Relu → Mul` blocks (10,001 and
+100,001 nodes); `real` is `tests/corpus/real/ortquant_smart_turn_v3_2.onnx` converted to
+text with every number inline (`onnx convert --inline`), a real exporter's model.
+
+With `--before BIN`, every configuration runs on both servers, alternately, and the table
+puts them side by side. Reports median and p95 in milliseconds. No packages needed.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import pathlib
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+from common import ROOT, machine, update_section
+import lsp_latency
+
+SERVER = ROOT / "target" / "release" / "onnx-lsp"
+CLI = ROOT / "target" / "release" / "onnx"
+REAL_MODEL = ROOT / "tests" / "corpus" / "real" / "ortquant_smart_turn_v3_2.onnx"
+URI = "file:///bench/model.onnxtxt"
+
+
+class Editor:
+    """A client that timestamps every message as it arrives, so diagnostics and responses
+    can be waited for in any order while requests are in flight."""
+
+    def __init__(self, server: pathlib.Path) -> None:
+        self.proc = subprocess.Popen([str(server)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.cond = threading.Condition()
+        self.responses: dict[int, tuple[float, dict]] = {}
+        self.diagnostics: dict[int, float] = {}  # version → arrival of its first publication
+        self.next_id = 0
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        out = self.proc.stdout
+        assert out is not None
+        while True:
+            length = 0
+            while True:
+                line = out.readline()
+                if not line:
+                    return
+                if line in (b"\r\n", b"\n"):
+                    break
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            message = json.loads(out.read(length))
+            now = time.perf_counter()
+            with self.cond:
+                if "id" in message and "method" not in message:
+                    self.responses[message["id"]] = (now, message)
+                elif message.get("method") == "textDocument/publishDiagnostics":
+                    version = message["params"].get("version")
+                    if version is not None:
+                        self.diagnostics.setdefault(version, now)
+                self.cond.notify_all()
+
+    def send(self, message: dict) -> None:
+        body = json.dumps(message).encode()
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.proc.stdin.flush()
+
+    def start_request(self, method: str, params: dict) -> int:
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        return self.next_id
+
+    def response(self, id_: int, timeout: float = 120) -> dict:
+        with self.cond:
+            if not self.cond.wait_for(lambda: id_ in self.responses, timeout):
+                raise TimeoutError(f"no response to request {id_}")
+            return self.responses.pop(id_)[1]
+
+    def request(self, method: str, params: dict) -> dict:
+        return self.response(self.start_request(method, params))
+
+    def notify(self, method: str, params: dict) -> None:
+        self.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def diagnostics_time(self, version: int, timeout: float = 120) -> float:
+        with self.cond:
+            if not self.cond.wait_for(lambda: version in self.diagnostics, timeout):
+                raise TimeoutError(f"no diagnostics for version {version}")
+            return self.diagnostics[version]
+
+    def close(self) -> None:
+        try:
+            self.request("shutdown", {})
+            self.notify("exit", {})
+            self.proc.wait(timeout=30)
+        except Exception:
+            self.proc.kill()
+
+
+def chain(blocks: int) -> str:
+    lsp_latency.BLOCKS = blocks
+    return lsp_latency.document()
+
+
+def real_text() -> str:
+    if not CLI.exists():
+        sys.exit(f"{CLI} is missing: cargo build --release -p onnx-cli")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = pathlib.Path(tmp) / "model.onnxtxt"
+        subprocess.run([str(CLI), "convert", "--inline", str(REAL_MODEL), str(out)], check=True, capture_output=True)
+        return out.read_text()
+
+
+def edit_line(text: str) -> tuple[int, int]:
+    """The line and column just after `=` of the node line nearest the middle."""
+    lines = text.split("\n")
+    middle = len(lines) // 2
+    for distance in range(len(lines)):
+        for k in (middle + distance, middle - distance):
+            if 0 <= k < len(lines):
+                line = lines[k]
+                stripped = line.lstrip()
+                if " = " in line and "(" in line and not stripped.startswith(("<", "#", "@")) and "{" not in line and "[" not in line.split(" = ")[0]:
+                    return k, line.index(" = ") + 2
+    raise ValueError("no node line")
+
+
+def whole_range(text: str) -> dict:
+    lines = text.split("\n")
+    return {"start": {"line": 0, "character": 0}, "end": {"line": len(lines), "character": 0}}
+
+
+def session(server: pathlib.Path, text: str, sync: str, mix: bool, edits: int, pace: float) -> list[float]:
+    """One server, one document: the change → diagnostics times of every edit, in seconds."""
+    editor = Editor(server)
+    editor.request("initialize", {"processId": None, "rootUri": None, "capabilities": {}})
+    editor.notify("initialized", {})
+    doc = {"uri": URI}
+    editor.notify("textDocument/didOpen", {"textDocument": {"uri": URI, "languageId": "onnx", "version": 1, "text": text}})
+    editor.diagnostics_time(1, timeout=600)
+    line, column = edit_line(text)
+    screen = {"start": {"line": max(0, line - 30), "character": 0}, "end": {"line": line + 30, "character": 0}}
+    result_id = None
+    if mix:
+        tokens = editor.request("textDocument/semanticTokens/full", {"textDocument": doc})
+        result_id = (tokens.get("result") or {}).get("resultId")
+    lines = text.split("\n")
+    times = []
+    for k in range(edits):
+        version = k + 2
+        insert = k % 2 == 0
+        if sync == "incremental":
+            end = column if insert else column + 1
+            change = {
+                "range": {"start": {"line": line, "character": column}, "end": {"line": line, "character": end}},
+                "text": " " if insert else "",
+            }
+        else:
+            edited = list(lines)
+            if insert:
+                edited[line] = lines[line][:column] + " " + lines[line][column:]
+            change = {"text": "\n".join(edited)}
+        start = time.perf_counter()
+        editor.notify("textDocument/didChange", {"textDocument": {"uri": URI, "version": version}, "contentChanges": [change]})
+        pending = []
+        if mix:
+            pending.append(editor.start_request("textDocument/semanticTokens/full/delta", {"textDocument": doc, "previousResultId": result_id}))
+            pending.append(editor.start_request("textDocument/inlayHint", {"textDocument": doc, "range": screen}))
+            pending.append(editor.start_request("textDocument/codeAction", {"textDocument": doc, "range": {"start": {"line": line, "character": column}, "end": {"line": line, "character": column}}, "context": {"diagnostics": []}}))
+            pending.append(editor.start_request("textDocument/documentSymbol", {"textDocument": doc}))
+            pending.append(editor.start_request("textDocument/foldingRange", {"textDocument": doc}))
+        arrived = editor.diagnostics_time(version)
+        times.append(arrived - start)
+        for id_ in pending:
+            answer = editor.response(id_)
+            if "error" in answer:
+                raise RuntimeError(f"request failed: {answer['error']}")
+            result = answer.get("result")
+            if isinstance(result, dict) and result.get("resultId"):
+                result_id = result["resultId"]
+        time.sleep(pace)
+    editor.close()
+    return times
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p * (len(ordered) - 1))))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--server", help="the onnx-lsp to measure (default: target/release/onnx-lsp)")
+    parser.add_argument("--before", help="an onnx-lsp of the build before the change, run side by side")
+    parser.add_argument("--edits", type=int, default=30)
+    parser.add_argument("--pace", type=float, default=0.1, help="seconds between edits (typing pace)")
+    parser.add_argument("--documents", default="10k,100k,real")
+    parser.add_argument("--syncs", default="full,incremental")
+    parser.add_argument("--mixes", default="mix,none")
+    parser.add_argument("--write", help="update this Markdown file's lsp-editor section")
+    args = parser.parse_args()
+    server = pathlib.Path(args.server) if args.server else SERVER
+    servers = [("after", server)] + ([("before", pathlib.Path(args.before))] if args.before else [])
+    for _, path in servers:
+        if not path.exists():
+            sys.exit(f"{path} is missing: cargo build --release -p onnx-lsp")
+
+    makers = {"10k": lambda: chain(2500), "100k": lambda: chain(25000), "real": real_text}
+    header = "| document | sync | requests after each change | " + " | ".join(
+        f"{name}: median / p95" for name, _ in reversed(servers)) + " |"
+    rows = [header, "|---|---|---|" + "---|" * len(servers)]
+    sizes = []
+    for name in args.documents.split(","):
+        text = makers[name]()
+        sizes.append(f"`{name}` {len(text) / 1e6:.1f} MB, {text.count(chr(10)):,} lines")
+        for sync in args.syncs.split(","):
+            for mix in args.mixes.split(","):
+                cells = []
+                for label, path in reversed(servers):
+                    times = session(path, text, sync, mix == "mix", args.edits, args.pace)
+                    ms = [t * 1e3 for t in times]
+                    cells.append(f"{statistics.median(ms):.1f} / {percentile(ms, 0.95):.1f} ms")
+                    print(f"{name} {sync} {mix} {label}: {cells[-1]}", file=sys.stderr, flush=True)
+                rows.append(f"| {name} | {sync} | {mix} | " + " | ".join(cells) + " |")
+    command = "python3 bench/lsp_editor.py" + (" --before BIN" if args.before else "") + f" --edits {args.edits} --pace {args.pace}"
+    table = "\n".join(rows)
+    text = (f"Measured {datetime.date.today()} with `{command}`; change → first diagnostics for that "
+            f"version, {args.edits} one-character edits {args.pace} s apart. Documents: {'; '.join(sizes)}. "
+            f"{machine()}.\n\n{table}")
+    print(text)
+    if args.write:
+        update_section(ROOT / args.write, "lsp-editor", "## Language server as an editor drives it (issue 27)\n\n" + text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,240 @@
+//! The incremental reparse gives what a full parse gives: random edits are applied to
+//! real texts of the repository (and one with nested graphs and functions), each new text
+//! is parsed both ways, and the trees must be equal. The edits are chained: each reparse
+//! starts from the tree the previous step produced, so ranges that drift would show.
+
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+
+use onnx_syntax::ast::{Model, NodeItem, Span};
+use onnx_syntax::incremental::{Edit, reparse_model};
+use onnx_syntax::parse_model;
+
+/// A small deterministic generator (xorshift): the same edits on every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// What people type, and what breaks the grammar or the lexer's context.
+const SNIPPETS: &[&str] = &[
+    " ",
+    "x",
+    "7",
+    ",",
+    "(",
+    ")",
+    "<",
+    ">",
+    "{",
+    "}",
+    "[",
+    "]",
+    "=",
+    ".",
+    ":",
+    "@",
+    "\n",
+    "#",
+    "\"",
+    "#@ k: 1\n",
+    "1.5e3",
+    "-",
+    "a = Relu(b)\n",
+    ", y",
+    "<alpha = 0.5>",
+    "float[2] t = {1, 2}",
+    "é",
+    "b\"\\x01\"",
+    "# note\n",
+    "\"quoted name\"",
+    "{1, 2, 3}",
+    "=>",
+];
+
+const NESTED: &str = r#"<ir_version: 10, opset_import: ["" : 21, "local" : 1]>
+main (float[N, 4] x, bool c) => (float[N, 4] y) <float[4] w = {1, 2, 3, 4}> {
+  #@ doc_string: "first"
+  [first] a = Add (x, w)
+  b = If (c) <then_branch: graph = then_g () => (float[N, 4] t) {
+      t = Relu (a)
+    }, else_branch: graph = else_g () => (float[N, 4] e) {
+      e = Neg (a)
+    }>
+  l = Loop (m, "", a) <body: graph = body (int64 i, bool k, float[N, 4] v) => (bool k2, float[N, 4] v2) {
+      k2 = Identity (k)
+      v2 = local.Twice <scale = 2.0> (v)
+    }>
+  y = Mul (b, l) <note = "x,y">
+}
+<domain: "local", opset_import: ["" : 21]>
+Twice <scale: float = 1.0> (x) => (y) {
+  s = Constant <value_float: float = @scale> ()
+  y = Mul (x, s)
+}
+"#;
+
+fn texts() -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let dirs = [
+        "lsp/tests/fixtures",
+        "tui/tests/fixtures",
+        "syntax/tests/fixtures/parser",
+        "syntax/tests/fixtures/format",
+        "tests/fixtures/text",
+        "tests/fixtures/check/text",
+        "tests/corpus/golden/onnx-text/handmade",
+        "cli/tests/fixtures/commands",
+    ];
+    let mut found: Vec<PathBuf> = Vec::new();
+    for dir in dirs {
+        let entries = std::fs::read_dir(root.join(dir)).unwrap_or_else(|e| panic!("{dir}: {e}"));
+        for entry in entries {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "onnxtxt") {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    let mut texts: Vec<(String, String)> =
+        found.into_iter().map(|p| (p.display().to_string(), std::fs::read_to_string(&p).unwrap())).collect();
+    texts.push(("nested".into(), NESTED.into()));
+    assert!(texts.len() > 40, "{} texts", texts.len());
+    texts
+}
+
+/// Where edits land: mostly inside a node of the main graph (where the reparse applies),
+/// the rest anywhere.
+fn position(rng: &mut Rng, text: &str, tree: &Option<Model>) -> usize {
+    let nodes: Vec<Span> = tree
+        .iter()
+        .filter_map(|m| m.graph.as_ref())
+        .flat_map(|g| &g.nodes)
+        .filter_map(|n| match n {
+            NodeItem::Node(n) => Some(n.span),
+            NodeItem::Error(_) => None,
+        })
+        .collect();
+    let mut at = match nodes.get(rng.below(nodes.len())) {
+        Some(span) if rng.below(4) != 0 => span.start as usize + rng.below(span.len() as usize + 1),
+        _ => rng.below(text.len() + 1),
+    };
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// What is typed: mostly what keeps a text readable (name characters, spaces), the rest
+/// anything.
+fn typed(rng: &mut Rng) -> &'static str {
+    match rng.below(8) {
+        0..=1 => "",
+        2..=4 => ["x", " ", "7", "_"][rng.below(4)],
+        _ => SNIPPETS[rng.below(SNIPPETS.len())],
+    }
+}
+
+#[test]
+fn random_edits_reparse_to_the_full_parse() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let (mut spliced, mut fell_back, mut steps) = (0usize, 0usize, 0usize);
+    for (name, original) in texts() {
+        let mut text = original.clone();
+        let mut tree = parse_model(&text);
+        for step in 0..120 {
+            // Start again from the file now and then, and when the text no longer reads, so
+            // that texts do not drift into noise.
+            if step % 40 == 0 || (step % 4 == 0 && !tree.errors.is_empty()) {
+                text = original.clone();
+                tree = parse_model(&text);
+            }
+            let start = position(&mut rng, &text, &tree.tree);
+            let mut end = (start + rng.below(4)).min(text.len());
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            let insert = typed(&mut rng);
+            let mut edited = text.clone();
+            edited.replace_range(start..end, insert);
+            let full = parse_model(&edited);
+            steps += 1;
+            // As the language server does: the smallest edit between the two texts, and an
+            // incremental step only from a tree without errors.
+            let edit = Edit::between(&text, &edited);
+            let incremental = match (&tree.tree, tree.errors.is_empty()) {
+                (Some(previous), true) => reparse_model(previous, &edited, edit),
+                _ => None,
+            };
+            match incremental {
+                Some(parse) => {
+                    spliced += 1;
+                    assert!(
+                        full.errors.is_empty(),
+                        "{name} step {step}: spliced, but the full parse has errors {:?}\n{edited}",
+                        full.errors
+                    );
+                    assert_eq!(
+                        parse.tree, full.tree,
+                        "{name} step {step}: edit {edit:?} ({insert:?} at {start}..{end})\n{edited}"
+                    );
+                    assert!(parse.errors.is_empty());
+                    tree = parse;
+                }
+                None => {
+                    fell_back += 1;
+                    tree = full;
+                }
+            }
+            text = edited;
+        }
+    }
+    // Both paths must be exercised, or the comparison proves nothing. (Most texts break
+    // within a few random edits, and a text with errors is always parsed whole.)
+    assert!(spliced > steps / 20, "only {spliced} of {steps} edits were reparsed incrementally");
+    assert!(fell_back > steps / 10, "only {fell_back} of {steps} edits fell back");
+}
+
+#[test]
+fn an_edit_inside_a_node_of_a_subgraph_reparses_that_node() {
+    let at = NESTED.find("Neg (a)").unwrap() + "Neg (".len();
+    let edited = format!("{}{}{}", &NESTED[..at], "x", &NESTED[at + 1..]);
+    let previous = parse_model(NESTED).tree.unwrap();
+    let parse = reparse_model(&previous, &edited, Edit::between(NESTED, &edited)).expect("reparsed");
+    assert_eq!(parse.tree, parse_model(&edited).tree);
+    // Growing the text moves what follows.
+    let grown = NESTED.replacen("Relu (a)", "Relu (a_much_longer_name)", 1);
+    let parse = reparse_model(&previous, &grown, Edit::between(NESTED, &grown)).expect("reparsed");
+    assert_eq!(parse.tree, parse_model(&grown).tree);
+}
+
+#[test]
+fn edits_outside_one_node_or_that_break_it_fall_back() {
+    let previous = parse_model(NESTED).tree.unwrap();
+    for (from, to) in [
+        ("main (float[N, 4] x", "main (float[N, 5] x"), // the graph's signature
+        ("y = Mul (b, l)", "y = Mul (b, l))"),          // a stray closer
+        ("t = Relu (a)", "t = Relu (a"),                // an unclosed bracket swallows what follows
+        ("e = Neg (a)", "e = Neg (\"a)"),               // a string that runs on
+        ("[first] a", "[first]\n  z = Relu(x)\n a"),    // two nodes where there was one
+    ] {
+        let edited = NESTED.replacen(from, to, 1);
+        let edit = Edit::between(NESTED, &edited);
+        match reparse_model(&previous, &edited, edit) {
+            None => {}
+            Some(parse) => panic!("{from:?} → {to:?} was reparsed: {:?}", parse.tree == parse_model(&edited).tree),
+        }
+    }
+}
