@@ -53,7 +53,7 @@ class Editor:
         self.proc = subprocess.Popen([str(server)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self.cond = threading.Condition()
         self.responses: dict[int, tuple[float, dict]] = {}
-        self.diagnostics: dict[int, float] = {}  # version → arrival of its first publication
+        self.diagnostics: dict[int, list[float]] = {}  # version → arrivals of its publications
         self.next_id = 0
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -78,7 +78,7 @@ class Editor:
                 elif message.get("method") == "textDocument/publishDiagnostics":
                     version = message["params"].get("version")
                     if version is not None:
-                        self.diagnostics.setdefault(version, now)
+                        self.diagnostics.setdefault(version, []).append(now)
                 self.cond.notify_all()
 
     def send(self, message: dict) -> None:
@@ -108,7 +108,7 @@ class Editor:
         with self.cond:
             if not self.cond.wait_for(lambda: version in self.diagnostics, timeout):
                 raise TimeoutError(f"no diagnostics for version {version}")
-            return self.diagnostics[version]
+            return self.diagnostics[version][0]
 
     def close(self) -> None:
         try:
@@ -152,8 +152,11 @@ def whole_range(text: str) -> dict:
     return {"start": {"line": 0, "character": 0}, "end": {"line": len(lines), "character": 0}}
 
 
-def session(server: pathlib.Path, text: str, sync: str, mix: bool, edits: int, pace: float) -> list[float]:
-    """One server, one document: the change → diagnostics times of every edit, in seconds."""
+def session(server: pathlib.Path, text: str, sync: str, mix: bool, edits: int, pace: float) -> tuple[list[float], list[float]]:
+    """One server, one document: for every edit, change → first diagnostics, and change →
+    complete diagnostics for the edits whose complete diagnostics came (a big document's
+    first publication is the syntax-first one; a version superseded before its analysis
+    ended gets no other), in seconds."""
     editor = Editor(server)
     editor.request("initialize", {"processId": None, "rootUri": None, "capabilities": {}})
     editor.notify("initialized", {})
@@ -168,6 +171,7 @@ def session(server: pathlib.Path, text: str, sync: str, mix: bool, edits: int, p
         result_id = (tokens.get("result") or {}).get("resultId")
     lines = text.split("\n")
     times = []
+    sent: dict[int, float] = {}
     for k in range(edits):
         version = k + 2
         insert = k % 2 == 0
@@ -183,6 +187,7 @@ def session(server: pathlib.Path, text: str, sync: str, mix: bool, edits: int, p
                 edited[line] = lines[line][:column] + " " + lines[line][column:]
             change = {"text": "\n".join(edited)}
         start = time.perf_counter()
+        sent[version] = start
         editor.notify("textDocument/didChange", {"textDocument": {"uri": URI, "version": version}, "contentChanges": [change]})
         pending = []
         if mix:
@@ -201,8 +206,15 @@ def session(server: pathlib.Path, text: str, sync: str, mix: bool, edits: int, p
             if isinstance(result, dict) and result.get("resultId"):
                 result_id = result["resultId"]
         time.sleep(pace)
+    time.sleep(1.0)
     editor.close()
-    return times
+    big = len(text) >= 256 * 1024  # the server's syntax-first threshold
+    complete = []
+    for version, start in sent.items():
+        arrivals = editor.diagnostics.get(version, [])
+        if arrivals and (not big or len(arrivals) >= 2):
+            complete.append(arrivals[-1] - start)
+    return times, complete
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -239,9 +251,14 @@ def main() -> None:
             for mix in args.mixes.split(","):
                 cells = []
                 for label, path in reversed(servers):
-                    times = session(path, text, sync, mix == "mix", args.edits, args.pace)
+                    times, complete = session(path, text, sync, mix == "mix", args.edits, args.pace)
                     ms = [t * 1e3 for t in times]
-                    cells.append(f"{statistics.median(ms):.1f} / {percentile(ms, 0.95):.1f} ms")
+                    cell = f"{statistics.median(ms):.1f} / {percentile(ms, 0.95):.1f} ms"
+                    if len(complete) != len(times) or complete != times:
+                        done = [t * 1e3 for t in complete]
+                        cell += (f"; complete {statistics.median(done):.0f} / {percentile(done, 0.95):.0f} ms"
+                                 f" ({len(done)} of {len(times)})" if done else f"; complete: none of {len(times)}")
+                    cells.append(cell)
                     print(f"{name} {sync} {mix} {label}: {cells[-1]}", file=sys.stderr, flush=True)
                 rows.append(f"| {name} | {sync} | {mix} | " + " | ".join(cells) + " |")
     command = "python3 bench/lsp_editor.py" + (" --before BIN" if args.before else "") + f" --edits {args.edits} --pace {args.pace}"

@@ -11,7 +11,7 @@ use crate::lower::from_ast;
 use crate::resolve::{self, Resolution};
 use crate::source_map::SourceMap;
 
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct TextAnalysis {
     pub tree: Option<ast::Model>,
     pub model: Model,
@@ -22,6 +22,8 @@ pub struct TextAnalysis {
     /// No syntax or lowering error: the model is exactly what the text says. Name-resolution
     /// errors (undefined values, …) leave it readable: they are about the model, not the text.
     pub readable: bool,
+    /// The parse found no error: the tree can be the start of an incremental reparse.
+    pub syntax_clean: bool,
 }
 
 impl TextAnalysis {
@@ -36,13 +38,75 @@ pub fn analyze_text(source: &str) -> TextAnalysis {
 
 /// [`analyze_text`], recording how far it has come in `progress`, for a progress bar.
 pub fn analyze_text_with_progress(source: &str, progress: Option<&Progress>) -> TextAnalysis {
-    let mut parse = match progress {
+    // Without a `stale` question the analysis never stops, so the default is never used.
+    analyze_text_staged(source, &Stages { progress, ..Stages::default() }).unwrap_or_default()
+}
+
+/// How an analysis runs, for the language server: what it may start from, when to give up,
+/// and whom to tell the syntax errors before the rest is done.
+#[derive(Default)]
+pub struct Stages<'a> {
+    pub progress: Option<&'a Progress>,
+    /// The analysis of the text before the latest edits, and that text: when its parse was
+    /// clean, only the node the edits fall inside is parsed again
+    /// ([`onnx_syntax::incremental`]).
+    pub previous: Option<(&'a TextAnalysis, &'a str)>,
+    /// Asked between stages (parse, lowering, name resolution, checking): `true` when the
+    /// result is no longer wanted (the text changed again), and the work stops there.
+    pub stale: Option<&'a (dyn Fn() -> bool + Sync)>,
+    /// Told the syntax diagnostics (placed, sorted) as soon as parsing ends.
+    pub on_parsed: Option<&'a OnParsed<'a>>,
+}
+
+/// What [`Stages::on_parsed`] calls.
+pub type OnParsed<'a> = dyn Fn(&[Diagnostic]) + 'a;
+
+impl std::fmt::Debug for Stages<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stages")
+            .field("progress", &self.progress.is_some())
+            .field("previous", &self.previous.is_some())
+            .field("stale", &self.stale.is_some())
+            .field("on_parsed", &self.on_parsed.is_some())
+            .finish()
+    }
+}
+
+impl Stages<'_> {
+    pub fn check(&self) -> Result<(), Stopped> {
+        match self.stale {
+            Some(stale) if stale() => Err(Stopped),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// An analysis given up because its result was no longer wanted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stopped;
+
+/// The text's parse: incremental from `previous` when that can be done, whole otherwise.
+fn parse(source: &str, stages: &Stages) -> onnx_syntax::Parse<ast::Model> {
+    if let Some((previous, old_source)) = stages.previous
+        && previous.syntax_clean
+        && let Some(tree) = &previous.tree
+    {
+        let edit = onnx_syntax::incremental::Edit::between(old_source, source);
+        if let Some(parse) = onnx_syntax::incremental::reparse_model(tree, source, edit) {
+            return parse;
+        }
+    }
+    match stages.progress {
         Some(p) => onnx_syntax::parse_model_with_progress(source, p),
         None => onnx_syntax::parse_model(source),
-    };
-    if let Some(p) = progress {
-        p.enter(Stage::Lowering);
     }
+}
+
+/// [`analyze_text`] in stages (see [`Stages`]).
+pub fn analyze_text_staged(source: &str, stages: &Stages) -> Result<TextAnalysis, Stopped> {
+    let progress = stages.progress;
+    let mut parse = parse(source, stages);
+    let syntax_clean = parse.tree.is_some() && parse.errors.is_empty();
     let mut diagnostics: Vec<Diagnostic> = parse
         .errors
         .iter()
@@ -52,12 +116,20 @@ pub fn analyze_text_with_progress(source: &str, progress: Option<&Progress>) -> 
             d
         })
         .collect();
+    if let Some(tell) = stages.on_parsed {
+        tell(&diagnostics);
+    }
+    stages.check()?;
+    if let Some(p) = progress {
+        p.enter(Stage::Lowering);
+    }
     let lowered = match &parse.tree {
         Some(tree) => from_ast::model_with_progress(tree, source, std::mem::take(&mut parse.floats), progress),
         None => from_ast::Lowered::default(),
     };
     diagnostics.extend(lowered.diagnostics);
     let readable = parse.tree.is_some() && !diagnostics.iter().any(|d| d.severity == Severity::Error);
+    stages.check()?;
     if let Some(p) = progress {
         p.enter(Stage::Checking);
     }
@@ -72,7 +144,15 @@ pub fn analyze_text_with_progress(source: &str, progress: Option<&Progress>) -> 
         place(d, &source_map);
     }
     sort_placed(&mut diagnostics);
-    TextAnalysis { tree: parse.tree, model: lowered.model, source_map, resolution, diagnostics, readable }
+    Ok(TextAnalysis {
+        tree: parse.tree,
+        model: lowered.model,
+        source_map,
+        resolution,
+        diagnostics,
+        readable,
+        syntax_clean,
+    })
 }
 
 /// Turns IR anchors into text ranges where the source map knows them.

@@ -15,7 +15,7 @@
 //! start from an empty allocator heap, and be slower). A text's names are resolved by its
 //! analysis already; inference and the rules then run side by side.
 
-use crate::analysis::{TextAnalysis, analyze_text_with_progress, place, sort_placed};
+use crate::analysis::{Stages, Stopped, TextAnalysis, analyze_text_staged, place, sort_placed};
 use crate::check::{CheckOptions, Findings, profile_rules, rules};
 use crate::diagnostic::Diagnostic;
 use crate::infer::{ModelTypes, conflicts, infer_all, infer_model_numbered};
@@ -79,7 +79,7 @@ fn merge(
 }
 
 /// A text, analysed and checked.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct CheckedText {
     pub analysis: TextAnalysis,
     /// The analysis's diagnostics and the checker's, placed in the text, sorted by place
@@ -100,10 +100,20 @@ pub fn check_text(source: &str, options: &CheckOptions) -> CheckedText {
 
 /// [`check_text`], recording how far reading the text has come in `progress`.
 pub fn check_text_with_progress(source: &str, options: &CheckOptions, progress: Option<&Progress>) -> CheckedText {
-    let mut analysis = analyze_text_with_progress(source, progress);
+    let stages = Stages { progress, ..Stages::default() };
+    // Without a `stale` question nothing stops, so the default is never used.
+    check_text_staged(source, options, &stages).unwrap_or_default()
+}
+
+/// [`check_text`] in stages, for the language server: from the previous version's
+/// analysis where it can, telling the syntax errors first, and stopping between stages
+/// once the result is no longer wanted (see [`Stages`]).
+pub fn check_text_staged(source: &str, options: &CheckOptions, stages: &Stages) -> Result<CheckedText, Stopped> {
+    let mut analysis = analyze_text_staged(source, stages)?;
     let mut diagnostics = analysis.diagnostics.clone();
     let mut types = ModelTypes::default();
     if analysis.readable {
+        stages.check()?;
         // The numbers move into the types, which keep them for lookups by definition site
         // (nothing else reads them after resolution).
         let numbers = std::mem::take(&mut analysis.resolution.numbers);
@@ -115,5 +125,5 @@ pub fn check_text_with_progress(source: &str, options: &CheckOptions, progress: 
         types = checked.types.unwrap_or_default();
     }
     sort_placed(&mut diagnostics);
-    CheckedText { analysis, diagnostics, types }
+    Ok(CheckedText { analysis, diagnostics, types })
 }

@@ -12,10 +12,10 @@ pub use tower_lsp_server::ls_types as lsp;
 use tower_lsp_server::{Client, LanguageServer, LspService};
 
 use crate::features;
-use crate::line_index::Encoding;
+use crate::line_index::{Encoding, LineIndex};
 use crate::lsp::*;
 use crate::snapshot::Snapshot;
-use crate::workspace::Workspace;
+use crate::workspace::{Job, Missing, Workspace};
 
 /// The custom request that returns a binary model as text.
 pub const BINARY_TO_TEXT: &str = "onnx/binaryToText";
@@ -55,9 +55,16 @@ pub async fn serve_stdio() -> i32 {
     crate::transport::serve(tokio::io::stdin(), tokio::io::stdout(), service, socket).await
 }
 
+/// Documents at least this big get their syntax errors published as soon as parsing ends,
+/// with the previous version's semantic diagnostics moved through the edit, before the
+/// rest of the analysis is done (below it the whole analysis takes a few milliseconds).
+pub const SYNTAX_FIRST_BYTES: usize = 256 * 1024;
+
 /// Analyses each changed document and publishes its diagnostics, one document at a time,
 /// so the client always ends with the diagnostics of the newest version. Changes that
-/// arrive while a version is being analysed are picked up by the next round.
+/// arrive while a version is being analysed make that analysis stop at its next stage, and
+/// are picked up by the next round. This task is the only one that analyses: requests wait
+/// for its result.
 async fn publish_diagnostics(
     client: Client,
     workspace: Arc<Mutex<Workspace>>,
@@ -71,14 +78,33 @@ async fn publish_diagnostics(
             }
         }
         for uri in uris {
-            let ws = workspace.clone();
+            // Closed meanwhile, or this version was analysed by an earlier round.
+            let Some(job) = Workspace::start(&workspace, &uri) else { continue };
+            let version = job.version;
+            let finished = job.analysis.clone();
+            let (early, mut syntax_first) = mpsc::unbounded_channel();
             let target = uri.clone();
-            let analysed =
-                tokio::task::spawn_blocking(move || guarded("analysis", || Workspace::snapshot(&ws, &target))).await;
-            let snapshot = match analysed {
-                Ok(Ok(Some(snapshot))) => snapshot,
-                Ok(Ok(None)) => continue, // closed meanwhile
-                Ok(Err(message)) => {
+            let analysing = tokio::task::spawn_blocking(move || analyse(job, &target, early));
+            tokio::pin!(analysing);
+            let outcome = loop {
+                tokio::select! {
+                    // The syntax-first list, sent before the analysis ends, goes out first.
+                    biased;
+                    Some(diagnostics) = syntax_first.recv() => {
+                        if lock(&workspace).version(&uri) == Some(version) {
+                            client.publish_diagnostics(uri.clone(), diagnostics, Some(version)).await;
+                        }
+                    }
+                    outcome = &mut analysing => break outcome,
+                }
+            };
+            // Requests waiting for this version go ahead once its diagnostics are out.
+            let _release = Released(&finished);
+            let snapshot = match outcome {
+                Ok(Ok(snapshot)) => snapshot,
+                // A newer version is queued already: its own round publishes.
+                Ok(Err(Missing::Stale)) => continue,
+                Ok(Err(Missing::Failed(message))) => {
                     report_failure(&client, &workspace, uri, message).await;
                     continue;
                 }
@@ -87,14 +113,46 @@ async fn publish_diagnostics(
                     continue;
                 }
             };
-            // A newer version is queued already: its own round publishes.
             if lock(&workspace).version(&uri) != Some(snapshot.version) {
                 continue;
             }
             let diagnostics = features::diagnostics::to_lsp(&snapshot, &uri);
             client.publish_diagnostics(uri, diagnostics, Some(snapshot.version)).await;
         }
+        // Replaced analyses are freed now that the diagnostics are out, off the runtime.
+        let retired = Workspace::take_retired(&workspace);
+        if !retired.is_empty() {
+            drop(tokio::task::spawn_blocking(move || drop(retired)));
+        }
     }
+}
+
+/// Tells a version's waiting requests to go ahead when the diagnostics task is done with
+/// it, whichever way the round ends.
+struct Released<'a>(&'a crate::workspace::VersionAnalysis);
+
+impl Drop for Released<'_> {
+    fn drop(&mut self) {
+        self.0.done();
+    }
+}
+
+/// Makes one version's analysis (on a blocking thread), sending the syntax-first
+/// diagnostics of a big document to `early`. A panic ends the analysis as failed, so
+/// that requests waiting for it are answered.
+fn analyse(job: Job, uri: &Uri, early: mpsc::UnboundedSender<Vec<Diagnostic>>) -> Result<Arc<Snapshot>, Missing> {
+    let big = job.text.len() >= SYNTAX_FIRST_BYTES;
+    let (analysis, base, encoding) = (job.analysis.clone(), job.base.clone(), job.encoding);
+    let on_parsed = |new_text: &str, lines: &LineIndex, found: &[onnx_core::diagnostic::Diagnostic]| {
+        if big {
+            let place = features::diagnostics::Placing { text: new_text, lines, encoding, uri };
+            let _ = early.send(features::diagnostics::syntax_first(&place, found, base.as_deref()));
+        }
+    };
+    guarded("analysis", || job.run(uri, &on_parsed)).unwrap_or_else(|message| {
+        analysis.fail(message.clone());
+        Err(Missing::Failed(message))
+    })
 }
 
 /// An analysis that failed still ends with diagnostics for the version: one that says so.
@@ -141,25 +199,34 @@ impl Backend {
         tokens
     }
 
-    /// Runs a feature on the current snapshot of a document, behind the panic guard.
-    async fn with_snapshot<T>(
+    /// Runs a feature on the current version's analysis of a document, behind the panic
+    /// guard and on a blocking thread (never on the runtime's, which publish diagnostics
+    /// and read messages). It waits for the analysis the diagnostics task is making; a
+    /// version that changed before its analysis was done is answered `ContentModified`,
+    /// as the protocol asks, and the client asks again.
+    async fn with_snapshot<T: Send + 'static>(
         &self,
         uri: &Uri,
-        what: &str,
-        f: impl FnOnce(&Snapshot) -> Option<T>,
+        what: &'static str,
+        f: impl FnOnce(&Snapshot) -> Option<T> + Send + 'static,
     ) -> RpcResult<Option<T>> {
-        let result = guarded(what, || Workspace::snapshot(&self.workspace, uri).and_then(|s| f(&s)));
-        match result {
-            Ok(value) => Ok(value),
-            Err(message) => {
-                self.client.log_message(MessageType::ERROR, &message).await;
-                Err(RpcError {
-                    code: tower_lsp_server::jsonrpc::ErrorCode::InternalError,
-                    message: message.into(),
+        let Some(analysis) = Workspace::analysis(&self.workspace, uri) else { return Ok(None) };
+        let outcome = tokio::task::spawn_blocking(move || analysis.wait().map(|s| guarded(what, || f(&s))))
+            .await
+            .unwrap_or_else(|e| Err(Missing::Failed(format!("onnx-lsp: {what}: the request's thread failed: {e}"))));
+        let message = match outcome {
+            Ok(Ok(value)) => return Ok(value),
+            Err(Missing::Stale) => {
+                return Err(RpcError {
+                    code: tower_lsp_server::jsonrpc::ErrorCode::ContentModified,
+                    message: "the document changed".into(),
                     data: None,
-                })
+                });
             }
-        }
+            Ok(Err(message)) | Err(Missing::Failed(message)) => message,
+        };
+        self.client.log_message(MessageType::ERROR, &message).await;
+        Err(RpcError { code: tower_lsp_server::jsonrpc::ErrorCode::InternalError, message: message.into(), data: None })
     }
 
     async fn binary_to_text(
@@ -240,31 +307,36 @@ impl LanguageServer for Backend {
 
     async fn hover(&self, params: HoverParams) -> RpcResult<Option<Hover>> {
         let at = params.text_document_position_params;
-        self.with_snapshot(&at.text_document.uri, "hover", |s| features::hover::hover(s, at.position)).await
+        self.with_snapshot(&at.text_document.uri, "hover", move |s| features::hover::hover(s, at.position)).await
     }
 
     async fn goto_definition(&self, params: GotoDefinitionParams) -> RpcResult<Option<GotoDefinitionResponse>> {
         let at = params.text_document_position_params;
-        let uri = at.text_document.uri.clone();
-        self.with_snapshot(&uri, "definition", |s| features::navigation::definition(s, &uri, at.position)).await
+        let uri = at.text_document.uri;
+        self.with_snapshot(&uri.clone(), "definition", move |s| features::navigation::definition(s, &uri, at.position))
+            .await
     }
 
     async fn references(&self, params: ReferenceParams) -> RpcResult<Option<Vec<Location>>> {
         let at = params.text_document_position;
-        let uri = at.text_document.uri.clone();
+        let uri = at.text_document.uri;
         let include = params.context.include_declaration;
-        self.with_snapshot(&uri, "references", |s| features::navigation::references(s, &uri, at.position, include))
-            .await
+        self.with_snapshot(&uri.clone(), "references", move |s| {
+            features::navigation::references(s, &uri, at.position, include)
+        })
+        .await
     }
 
     async fn document_highlight(&self, params: DocumentHighlightParams) -> RpcResult<Option<Vec<DocumentHighlight>>> {
         let at = params.text_document_position_params;
-        self.with_snapshot(&at.text_document.uri, "highlight", |s| features::navigation::highlights(s, at.position))
-            .await
+        self.with_snapshot(&at.text_document.uri, "highlight", move |s| {
+            features::navigation::highlights(s, at.position)
+        })
+        .await
     }
 
     async fn prepare_rename(&self, params: TextDocumentPositionParams) -> RpcResult<Option<PrepareRenameResponse>> {
-        self.with_snapshot(&params.text_document.uri, "prepareRename", |s| {
+        self.with_snapshot(&params.text_document.uri, "prepareRename", move |s| {
             features::rename::prepare(s, params.position)
         })
         .await
@@ -272,9 +344,12 @@ impl LanguageServer for Backend {
 
     async fn rename(&self, params: RenameParams) -> RpcResult<Option<WorkspaceEdit>> {
         let at = params.text_document_position;
-        let uri = at.text_document.uri.clone();
+        let uri = at.text_document.uri;
+        let new_name = params.new_name;
         let outcome = self
-            .with_snapshot(&uri, "rename", |s| Some(features::rename::rename(s, &uri, at.position, &params.new_name)))
+            .with_snapshot(&uri.clone(), "rename", move |s| {
+                Some(features::rename::rename(s, &uri, at.position, &new_name))
+            })
             .await?;
         match outcome {
             Some(Err(message)) => Err(RpcError {
@@ -288,20 +363,23 @@ impl LanguageServer for Backend {
     }
 
     async fn document_symbol(&self, params: DocumentSymbolParams) -> RpcResult<Option<DocumentSymbolResponse>> {
-        self.with_snapshot(&params.text_document.uri, "documentSymbol", |s| {
+        self.with_snapshot(&params.text_document.uri, "documentSymbol", move |s| {
             Some(features::symbols::document_symbols(s))
         })
         .await
     }
 
     async fn folding_range(&self, params: FoldingRangeParams) -> RpcResult<Option<Vec<FoldingRange>>> {
-        self.with_snapshot(&params.text_document.uri, "foldingRange", |s| Some(features::symbols::folding_ranges(s)))
-            .await
+        self.with_snapshot(&params.text_document.uri, "foldingRange", move |s| {
+            Some(features::symbols::folding_ranges(s))
+        })
+        .await
     }
 
     async fn semantic_tokens_full(&self, params: SemanticTokensParams) -> RpcResult<Option<SemanticTokensResult>> {
         let uri = params.text_document.uri;
-        let tokens = self.with_snapshot(&uri, "semanticTokens", |s| Some(features::semantic_tokens::full(s))).await?;
+        let tokens =
+            self.with_snapshot(&uri, "semanticTokens", move |s| Some(features::semantic_tokens::full(s))).await?;
         Ok(tokens.map(|t| self.remember_tokens(&uri, t).into()))
     }
 
@@ -311,7 +389,7 @@ impl LanguageServer for Backend {
     ) -> RpcResult<Option<SemanticTokensFullDeltaResult>> {
         let uri = params.text_document.uri;
         let Some(tokens) =
-            self.with_snapshot(&uri, "semanticTokens", |s| Some(features::semantic_tokens::full(s))).await?
+            self.with_snapshot(&uri, "semanticTokens", move |s| Some(features::semantic_tokens::full(s))).await?
         else {
             return Ok(None);
         };
@@ -334,7 +412,7 @@ impl LanguageServer for Backend {
         &self,
         params: SemanticTokensRangeParams,
     ) -> RpcResult<Option<SemanticTokensRangeResult>> {
-        self.with_snapshot(&params.text_document.uri, "semanticTokens", |s| {
+        self.with_snapshot(&params.text_document.uri, "semanticTokens", move |s| {
             Some(features::semantic_tokens::range(s, params.range).into())
         })
         .await
@@ -342,20 +420,20 @@ impl LanguageServer for Backend {
 
     async fn completion(&self, params: CompletionParams) -> RpcResult<Option<CompletionResponse>> {
         let at = params.text_document_position;
-        self.with_snapshot(&at.text_document.uri, "completion", |s| features::completion::complete(s, at.position))
+        self.with_snapshot(&at.text_document.uri, "completion", move |s| features::completion::complete(s, at.position))
             .await
     }
 
     async fn signature_help(&self, params: SignatureHelpParams) -> RpcResult<Option<SignatureHelp>> {
         let at = params.text_document_position_params;
-        self.with_snapshot(&at.text_document.uri, "signatureHelp", |s| {
+        self.with_snapshot(&at.text_document.uri, "signatureHelp", move |s| {
             features::signature::signature_help(s, at.position)
         })
         .await
     }
 
     async fn inlay_hint(&self, params: InlayHintParams) -> RpcResult<Option<Vec<InlayHint>>> {
-        self.with_snapshot(&params.text_document.uri, "inlayHint", |s| {
+        self.with_snapshot(&params.text_document.uri, "inlayHint", move |s| {
             Some(features::inlay::inlay_hints(s, params.range))
         })
         .await
@@ -366,8 +444,10 @@ impl LanguageServer for Backend {
     }
 
     async fn code_action(&self, params: CodeActionParams) -> RpcResult<Option<CodeActionResponse>> {
-        let uri = params.text_document.uri.clone();
-        self.with_snapshot(&uri, "codeAction", |s| Some(features::actions::code_actions(s, &uri, params.range))).await
+        let uri = params.text_document.uri;
+        let range = params.range;
+        self.with_snapshot(&uri.clone(), "codeAction", move |s| Some(features::actions::code_actions(s, &uri, range)))
+            .await
     }
 }
 

@@ -1,12 +1,12 @@
 //! One analysed version of a document: everything the features read, computed once per
 //! version and shared (behind an `Arc`) by the requests that arrive for it.
 
-use onnx_core::analysis::TextAnalysis;
+use onnx_core::analysis::{Stages, Stopped, TextAnalysis};
 use onnx_core::check::CheckOptions;
 use onnx_core::diagnostic::Diagnostic;
 use onnx_core::facts::Scopes;
 use onnx_core::infer::ModelTypes;
-use onnx_core::pipeline::{CheckedText, check_text};
+use onnx_core::pipeline::{CheckedText, check_text_staged};
 
 use crate::index::Index;
 use crate::line_index::{Encoding, LineIndex};
@@ -27,6 +27,9 @@ pub struct Snapshot {
     /// Syntax, lowering, name resolution, checker and inference (declared types that
     /// contradict inferred ones) diagnostics, placed.
     pub diagnostics: Vec<Diagnostic>,
+    /// Those of `diagnostics` that the parse found (the rest are semantic), for the next
+    /// version's syntax-first publication to tell apart.
+    pub syntax_diagnostics: Vec<Diagnostic>,
     pub types: ModelTypes,
     /// Every name occurrence, for hover, definition, references, rename and tokens: built
     /// on the first request that needs it, not before diagnostics are published (it costs
@@ -36,24 +39,48 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    pub fn analyse(text: String, version: i32, encoding: Encoding, options: &CheckOptions) -> Snapshot {
+    /// Analyses one version of a text. `base`, an analysis of an earlier version, lets the
+    /// parse redo only the node the edits fall inside; `stale` is asked between stages, and
+    /// the analysis stops once it says yes; `on_parsed` is told the syntax diagnostics as
+    /// soon as parsing ends.
+    pub fn analyse(
+        text: String,
+        version: i32,
+        encoding: Encoding,
+        options: &CheckOptions,
+        base: Option<&Snapshot>,
+        stale: &(dyn Fn() -> bool + Sync),
+        on_parsed: &dyn Fn(&str, &LineIndex, &[Diagnostic]),
+    ) -> Result<Snapshot, Stopped> {
         ANALYSES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let lines = LineIndex::new(&text);
         // The server's checker always infers: hover shows the types, and declared types
         // that inference contradicts are diagnostics.
         let options = CheckOptions { full_check: true, ..options.clone() };
-        let CheckedText { analysis, diagnostics, types } = check_text(&text, &options);
-        Snapshot {
+        let syntax = std::sync::OnceLock::new();
+        let parsed = |found: &[Diagnostic]| {
+            let _ = syntax.set(found.to_vec());
+            on_parsed(&text, &lines, found);
+        };
+        let stages = Stages {
+            previous: base.map(|b| (&b.analysis, b.text.as_str())),
+            stale: Some(stale),
+            on_parsed: Some(&parsed),
+            ..Stages::default()
+        };
+        let CheckedText { analysis, diagnostics, types } = check_text_staged(&text, &options, &stages)?;
+        Ok(Snapshot {
             text,
             version,
             lines,
             encoding,
             analysis,
             diagnostics,
+            syntax_diagnostics: syntax.into_inner().unwrap_or_default(),
             types,
             scopes: std::sync::OnceLock::new(),
             index: std::sync::OnceLock::new(),
-        }
+        })
     }
 
     /// Which graph or function each node and subgraph belongs to, built on first use.

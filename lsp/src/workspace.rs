@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use onnx_core::check::CheckOptions;
@@ -16,36 +17,147 @@ use crate::snapshot::Snapshot;
 struct Document {
     text: String,
     version: i32,
-    /// The analysis of `version`: made once, by whoever asks first (the diagnostics task or
-    /// a request), and shared; a caller that asks while it is being made waits for it
-    /// instead of analysing the same text again. A change starts a new cell.
-    snapshot: Arc<OnceLock<Arc<Snapshot>>>,
+    /// The analysis of `version`, made once by the diagnostics task and shared with every
+    /// request, which waits for it. A change starts a new one.
+    analysis: Arc<VersionAnalysis>,
+    /// The newest analysis of an earlier version: the next analysis starts from it
+    /// (reparsing only what the edits touched) and shows its semantic diagnostics, moved
+    /// through the edits, until its own are ready.
+    base: Option<Arc<Snapshot>>,
 }
 
-/// Drops a replaced analysis on another thread: freeing a big document's analysis took
-/// tens of milliseconds, which an edit under the workspace lock must not wait for.
-fn drop_elsewhere(cell: Arc<OnceLock<Arc<Snapshot>>>) {
-    if cell.get().is_some() {
-        std::thread::spawn(move || drop(cell));
+/// One version's analysis: made, being made, or given up.
+#[derive(Debug, Default)]
+pub struct VersionAnalysis {
+    result: OnceLock<Result<Arc<Snapshot>, Missing>>,
+    /// The diagnostics task has taken it (only that task analyses).
+    started: AtomicBool,
+    /// A newer version exists: an analysis under way stops at its next stage.
+    stale: AtomicBool,
+    /// The diagnostics task is done with this version (published its diagnostics, or
+    /// found it superseded): requests start their own work only then, so that on two
+    /// cores the diagnostics a person waits for are not slowed by the tokens, symbols and
+    /// hints an editor asks for in the same breath.
+    published: OnceLock<()>,
+}
+
+/// Why a version has no analysis.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Missing {
+    /// The text changed (or the document closed) before it was done.
+    Stale,
+    /// The analysis failed (a bug: the message says where).
+    Failed(String),
+}
+
+impl VersionAnalysis {
+    /// Waits until the analysis is made or given up and, when it is made, its diagnostics
+    /// are published.
+    pub fn wait(&self) -> Result<Arc<Snapshot>, Missing> {
+        let result = self.result.wait().clone();
+        if result.is_ok() {
+            self.published.wait();
+        }
+        result
+    }
+
+    /// Says the diagnostics task is done with this version, whatever became of it.
+    pub fn done(&self) {
+        let _ = self.published.set(());
+    }
+
+    pub fn is_stale(&self) -> bool {
+        self.stale.load(Ordering::Relaxed)
+    }
+
+    /// Ends the analysis without a snapshot (it failed), waking whoever waits.
+    pub fn fail(&self, message: String) {
+        let _ = self.result.set(Err(Missing::Failed(message)));
+    }
+
+    /// Makes the analysis (on the caller's thread) unless it is made already.
+    pub fn make(
+        &self,
+        make: impl FnOnce() -> Result<Snapshot, onnx_core::analysis::Stopped>,
+    ) -> Result<Arc<Snapshot>, Missing> {
+        self.result.get_or_init(|| make().map(Arc::new).map_err(|_| Missing::Stale)).clone()
+    }
+
+    /// Marks it superseded. One that nobody has started is ended now (its waiters get
+    /// `Stale`); one under way stops at its next stage. Called under the workspace lock,
+    /// which the diagnostics task holds when it starts one, so the two cannot cross.
+    fn supersede(&self) {
+        self.stale.store(true, Ordering::Relaxed);
+        if !self.started.load(Ordering::Relaxed) {
+            let _ = self.result.set(Err(Missing::Stale));
+        }
+    }
+
+    fn snapshot(&self) -> Option<Arc<Snapshot>> {
+        self.result.get().and_then(|r| r.as_ref().ok()).cloned()
     }
 }
+
+/// What the diagnostics task needs to analyse a document's current version.
+#[derive(Debug)]
+pub struct Job {
+    pub analysis: Arc<VersionAnalysis>,
+    pub text: String,
+    pub version: i32,
+    pub encoding: Encoding,
+    pub base: Option<Arc<Snapshot>>,
+}
+
+impl Job {
+    /// Makes the analysis on the caller's thread, telling `on_parsed` the syntax
+    /// diagnostics as soon as the text is parsed.
+    pub fn run(self, uri: &Uri, on_parsed: &OnParsed) -> Result<Arc<Snapshot>, Missing> {
+        let Job { analysis, text, version, encoding, base } = self;
+        let options = CheckOptions { model_dir: model_dir(uri), ..CheckOptions::default() };
+        let stale = || analysis.is_stale();
+        analysis.make(|| Snapshot::analyse(text, version, encoding, &options, base.as_deref(), &stale, on_parsed))
+    }
+}
+
+/// What [`Job::run`] tells the syntax diagnostics: with the new text and its lines.
+pub type OnParsed<'a> = dyn Fn(&str, &LineIndex, &[onnx_core::diagnostic::Diagnostic]) + 'a;
+
+/// Something the workspace no longer needs, to be freed later.
+type Retired = Box<dyn std::any::Any + Send>;
 
 #[derive(Debug, Default)]
 pub struct Workspace {
     documents: HashMap<Uri, Document>,
     pub encoding: Encoding,
+    /// Replaced analyses, freed by the diagnostics task once it has published (see
+    /// [`Workspace::take_retired`]): freeing a big document's analysis takes tens of
+    /// milliseconds, which neither an edit under the lock nor the next analysis should wait
+    /// for or share the cores with.
+    retired: Vec<Retired>,
 }
 
 impl Workspace {
+    fn retire<T: Send + 'static>(&mut self, old: T) {
+        self.retired.push(Box::new(old));
+    }
+
+    /// What was replaced since the last call, for the caller to free elsewhere.
+    pub fn take_retired(workspace: &Mutex<Workspace>) -> Vec<Retired> {
+        std::mem::take(&mut workspace.lock().unwrap_or_else(|p| p.into_inner()).retired)
+    }
+
     pub fn open(&mut self, uri: Uri, text: String, version: i32) {
-        if let Some(old) = self.documents.insert(uri, Document { text, version, snapshot: Arc::default() }) {
-            drop_elsewhere(old.snapshot);
+        let doc = Document { text, version, analysis: Arc::default(), base: None };
+        if let Some(old) = self.documents.insert(uri, doc) {
+            old.analysis.supersede();
+            self.retire((old.analysis, old.base));
         }
     }
 
     pub fn close(&mut self, uri: &Uri) {
         if let Some(old) = self.documents.remove(uri) {
-            drop_elsewhere(old.snapshot);
+            old.analysis.supersede();
+            self.retire((old.analysis, old.base));
         }
     }
 
@@ -65,6 +177,7 @@ impl Workspace {
         changes: Vec<TextDocumentContentChangeEvent>,
     ) -> Result<(), String> {
         let encoding = self.encoding;
+        let retired = &mut self.retired;
         let Some(doc) = self.documents.get_mut(uri) else {
             return Err(format!("onnx-lsp: change to a document that is not open: {}", uri.as_str()));
         };
@@ -81,25 +194,52 @@ impl Workspace {
         }
         doc.text = text;
         doc.version = version;
-        drop_elsewhere(std::mem::take(&mut doc.snapshot));
+        let old = std::mem::take(&mut doc.analysis);
+        old.supersede();
+        // The newest finished analysis stays as the next one's base.
+        if let Some(done) = old.snapshot()
+            && let Some(replaced) = doc.base.replace(done)
+        {
+            retired.push(Box::new(replaced));
+        }
+        retired.push(Box::new(old));
         Ok(())
     }
 
-    /// The analysis of the current version of a document, made now if needed, once per
-    /// version whoever asks. The lock is not held while analysing, so edits keep arriving;
-    /// an analysis of a version that is no longer current is returned to those who asked
-    /// for it and then dropped with its cell.
-    pub fn snapshot(workspace: &Mutex<Workspace>, uri: &Uri) -> Option<Arc<Snapshot>> {
-        let (cell, text, version, encoding) = {
-            let ws = workspace.lock().unwrap_or_else(|p| p.into_inner());
-            let doc = ws.documents.get(uri)?;
-            if let Some(s) = doc.snapshot.get() {
-                return Some(s.clone());
-            }
-            (doc.snapshot.clone(), doc.text.clone(), doc.version, ws.encoding)
-        };
-        let options = CheckOptions { model_dir: model_dir(uri), ..CheckOptions::default() };
-        Some(cell.get_or_init(|| Arc::new(Snapshot::analyse(text, version, encoding, &options))).clone())
+    /// The current version's analysis, for a request to wait for.
+    pub fn analysis(workspace: &Mutex<Workspace>, uri: &Uri) -> Option<Arc<VersionAnalysis>> {
+        let ws = workspace.lock().unwrap_or_else(|p| p.into_inner());
+        ws.documents.get(uri).map(|d| d.analysis.clone())
+    }
+
+    /// Analyses the current version on the caller's thread unless that is done or under way,
+    /// and returns it (for tests and fuzzing; the server's diagnostics task does the same on
+    /// a blocking thread, publishing in between).
+    pub fn analyse_now(workspace: &Mutex<Workspace>, uri: &Uri) -> Option<Result<Arc<Snapshot>, Missing>> {
+        if let Some(job) = Workspace::start(workspace, uri) {
+            let analysis = job.analysis.clone();
+            let made = job.run(uri, &|_, _, _| {});
+            analysis.done();
+            return Some(made);
+        }
+        Workspace::analysis(workspace, uri).map(|a| a.wait())
+    }
+
+    /// Takes the current version's analysis for the diagnostics task to make: `None` when
+    /// the document is closed or its analysis was taken already.
+    pub fn start(workspace: &Mutex<Workspace>, uri: &Uri) -> Option<Job> {
+        let ws = workspace.lock().unwrap_or_else(|p| p.into_inner());
+        let doc = ws.documents.get(uri)?;
+        if doc.analysis.started.swap(true, Ordering::Relaxed) {
+            return None;
+        }
+        Some(Job {
+            analysis: doc.analysis.clone(),
+            text: doc.text.clone(),
+            version: doc.version,
+            encoding: ws.encoding,
+            base: doc.base.clone(),
+        })
     }
 }
 
@@ -132,6 +272,32 @@ mod tests {
             range_length: None,
             text: text.to_owned(),
         }
+    }
+
+    #[test]
+    fn a_version_superseded_before_its_analysis_started_answers_stale_at_once() {
+        let uri: Uri = "file:///m.onnxtxt".parse().unwrap();
+        let ws = Mutex::new(Workspace::default());
+        ws.lock().unwrap().open(uri.clone(), "g () => () {}\n".into(), 1);
+        let first = Workspace::analysis(&ws, &uri).unwrap();
+        ws.lock().unwrap().change(&uri, 2, vec![change(None, "h () => () {}\n")]).unwrap();
+        // Nobody started it: a request waiting for it is answered now, not left waiting.
+        assert_eq!(first.wait().unwrap_err(), Missing::Stale);
+        // The current version is taken once, by the diagnostics task.
+        let job = Workspace::start(&ws, &uri).unwrap();
+        assert_eq!(job.version, 2);
+        assert!(Workspace::start(&ws, &uri).is_none());
+        // Superseded while under way: the analysis stops and says so.
+        ws.lock().unwrap().change(&uri, 3, vec![change(None, "i () => () {}\n")]).unwrap();
+        assert!(job.analysis.is_stale());
+        let made = job.analysis.make(|| Err(onnx_core::analysis::Stopped));
+        assert_eq!(made.unwrap_err(), Missing::Stale);
+        assert_eq!(job.analysis.wait().unwrap_err(), Missing::Stale);
+        // A failure wakes whoever waits, with the message.
+        let current = Workspace::start(&ws, &uri).unwrap();
+        current.analysis.fail("boom".into());
+        assert_eq!(current.analysis.wait().unwrap_err(), Missing::Failed("boom".into()));
+        assert!(!Workspace::take_retired(&ws).is_empty());
     }
 
     #[test]

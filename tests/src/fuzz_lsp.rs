@@ -142,13 +142,24 @@ pub fn lsp_edits(data: &[u8]) {
         reference.splice(at..end, inserted.chars());
         version += 1;
         let change = TextDocumentContentChangeEvent { range: Some(range), range_length: None, text: inserted };
-        let mut ws = workspace.lock().expect("unpoisoned");
-        ws.change(&uri, version, vec![change]).expect("the document is open");
-        let expected: String = reference.iter().collect();
-        assert!(ws.text(&uri) == Some(expected.as_str()), "the edited text differs from the reference");
+        {
+            let mut ws = workspace.lock().expect("unpoisoned");
+            ws.change(&uri, version, vec![change]).expect("the document is open");
+            let expected: String = reference.iter().collect();
+            assert!(ws.text(&uri) == Some(expected.as_str()), "the edited text differs from the reference");
+        }
+        // Each version is analysed, as the server does while someone types: the next one
+        // starts from it (the incremental reparse).
+        let analysed = Workspace::analyse_now(&workspace, &uri).expect("the document is open");
+        assert!(analysed.is_ok(), "{analysed:?}");
         places.push(position_of(&reference, at));
     }
-    let snapshot = Workspace::snapshot(&workspace, &uri).expect("the document is open");
+    let snapshot =
+        Workspace::analyse_now(&workspace, &uri).expect("the document is open").expect("the current version analysed");
+    // Made from the previous versions' trees, it finds what a fresh analysis finds.
+    let options = onnx_core::check::CheckOptions { full_check: true, ..Default::default() };
+    let fresh = onnx_core::pipeline::check_text(&snapshot.text, &options);
+    assert!(fresh.diagnostics == snapshot.diagnostics, "the incremental analysis differs from a fresh one");
     let lines = Lines::of(&reference);
     for diagnostic in features::diagnostics::to_lsp(&snapshot, &uri) {
         lines.check_range(diagnostic.range, "diagnostic");

@@ -70,6 +70,19 @@ impl Harness {
         serde_json::to_value(response).unwrap()
     }
 
+    /// Sends a request and returns its answer to be awaited later, so that more messages
+    /// can be sent meanwhile, as an editor does.
+    pub async fn start_request(
+        &mut self,
+        method: &'static str,
+        params: Value,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Value> + Send>> {
+        self.next_id += 1;
+        let request = Request::build(method).params(params).id(self.next_id).finish();
+        let call = self.service.ready().await.unwrap().call(request);
+        Box::pin(async move { serde_json::to_value(call.await.unwrap()).unwrap() })
+    }
+
     pub async fn notify(&mut self, method: &'static str, params: Value) {
         let request = Request::build(method).params(params).finish();
         let response = self.service.ready().await.unwrap().call(request).await.unwrap();
@@ -102,7 +115,8 @@ impl Harness {
     }
 
     /// Waits for the diagnostics published for the current version (earlier versions'
-    /// diagnostics may arrive first and are skipped).
+    /// diagnostics may arrive first and are skipped). A big document's version is published
+    /// twice, syntax first and then complete: this returns the complete list.
     pub async fn diagnostics(&mut self) -> Value {
         let wanted = self.version;
         if let Some((version, diagnostics)) = &self.published
@@ -110,6 +124,18 @@ impl Harness {
         {
             return diagnostics.clone();
         }
+        let publications = self.publications().await;
+        let last = publications.last().cloned().unwrap_or(Value::Null);
+        self.published = Some((wanted, last.clone()));
+        last
+    }
+
+    /// Every list published for the current version: one, or for a big document the
+    /// syntax-first list and then the complete one.
+    pub async fn publications(&mut self) -> Vec<Value> {
+        let wanted = self.version;
+        let expected = if self.text.len() >= onnx_lsp::server::SYNTAX_FIRST_BYTES { 2 } else { 1 };
+        let mut found = Vec::new();
         let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
         loop {
             let message = tokio::time::timeout_at(deadline, self.notifications.recv())
@@ -120,8 +146,10 @@ impl Harness {
             let params = params.unwrap_or(Value::Null);
             match method.as_ref() {
                 "textDocument/publishDiagnostics" if params["version"] == json!(wanted) => {
-                    self.published = Some((wanted, params["diagnostics"].clone()));
-                    return params["diagnostics"].clone();
+                    found.push(params["diagnostics"].clone());
+                    if found.len() == expected {
+                        return found;
+                    }
                 }
                 "window/logMessage" => self.logs.push(params["message"].as_str().unwrap_or("").to_owned()),
                 _ => {}
