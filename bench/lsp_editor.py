@@ -208,13 +208,42 @@ def session(server: pathlib.Path, text: str, sync: str, mix: bool, edits: int, p
         time.sleep(pace)
     time.sleep(1.0)
     editor.close()
-    big = len(text) >= 256 * 1024  # the server's syntax-first threshold
+    # A server that publishes syntax first sends two lists for a version it finishes (the
+    # opened version among them), one for a version superseded before its analysis ended.
+    twice = any(len(arrivals) >= 2 for arrivals in editor.diagnostics.values())
     complete = []
     for version, start in sent.items():
         arrivals = editor.diagnostics.get(version, [])
-        if arrivals and (not big or len(arrivals) >= 2):
+        if arrivals and (not twice or len(arrivals) >= 2):
             complete.append(arrivals[-1] - start)
     return times, complete
+
+
+def navigation(server: pathlib.Path, text: str, repeat: int) -> dict[str, list[float]]:
+    """Hover, definition and references on a value used in the middle of the document, each
+    `repeat` times on one version, in seconds; `first` is the very first request, which
+    builds the name index."""
+    editor = Editor(server)
+    editor.request("initialize", {"processId": None, "rootUri": None, "capabilities": {}})
+    editor.notify("initialized", {})
+    editor.notify("textDocument/didOpen", {"textDocument": {"uri": URI, "languageId": "onnx", "version": 1, "text": text}})
+    editor.diagnostics_time(1, timeout=600)
+    line, column = edit_line(text)
+    use = text.split("\n")[line].index("(", column) + 1  # the node's first input
+    at = {"textDocument": {"uri": URI}, "position": {"line": line, "character": use}}
+    times: dict[str, list[float]] = {"first": [], "hover": [], "definition": [], "references": []}
+    methods = {"hover": "textDocument/hover", "definition": "textDocument/definition", "references": "textDocument/references"}
+    for k in range(repeat):
+        for name, method in methods.items():
+            params = dict(at, context={"includeDeclaration": True}) if name == "references" else at
+            start = time.perf_counter()
+            answer = editor.request(method, params)
+            elapsed = time.perf_counter() - start
+            if "error" in answer or answer.get("result") is None:
+                raise RuntimeError(f"{name}: {answer}")
+            times["first" if k == 0 and name == "hover" else name].append(elapsed)
+    editor.close()
+    return times
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -231,6 +260,7 @@ def main() -> None:
     parser.add_argument("--documents", default="10k,100k,real")
     parser.add_argument("--syncs", default="full,incremental")
     parser.add_argument("--mixes", default="mix,none")
+    parser.add_argument("--navigation", default="real", help="documents to time hover, definition and references on")
     parser.add_argument("--write", help="update this Markdown file's lsp-editor section")
     args = parser.parse_args()
     server = pathlib.Path(args.server) if args.server else SERVER
@@ -261,8 +291,20 @@ def main() -> None:
                     cells.append(cell)
                     print(f"{name} {sync} {mix} {label}: {cells[-1]}", file=sys.stderr, flush=True)
                 rows.append(f"| {name} | {sync} | {mix} | " + " | ".join(cells) + " |")
+    nav_rows = ["| document | request | " + " | ".join(f"{name}: median / p95" for name, _ in reversed(servers)) + " |",
+                "|---|---|" + "---|" * len(servers)]
+    for name in [n for n in args.navigation.split(",") if n]:
+        text = makers[name]()
+        results = [navigation(path, text, 20) for _, path in reversed(servers)]
+        for request in ("first", "hover", "definition", "references"):
+            cells = []
+            for times in results:
+                ms = [t * 1e3 for t in times[request]]
+                cells.append(f"{statistics.median(ms):.1f} / {percentile(ms, 0.95):.1f} ms")
+            label = "first hover (builds the name index)" if request == "first" else request
+            nav_rows.append(f"| {name} | {label} | " + " | ".join(cells) + " |")
     command = "python3 bench/lsp_editor.py" + (" --before BIN" if args.before else "") + f" --edits {args.edits} --pace {args.pace}"
-    table = "\n".join(rows)
+    table = "\n".join(rows) + "\n\nHover, definition and references on one version (20 each):\n\n" + "\n".join(nav_rows)
     text = (f"Measured {datetime.date.today()} with `{command}`; change → first diagnostics for that "
             f"version, {args.edits} one-character edits {args.pace} s apart. Documents: {'; '.join(sizes)}. "
             f"{machine()}.\n\n{table}")

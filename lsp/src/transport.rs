@@ -35,17 +35,9 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let (out_tx, out_rx) = mpsc::unbounded_channel::<String>();
-    let writer = tokio::spawn(write_messages(output, out_rx));
-    // Requests and notifications the server sends the client.
-    let (mut to_client, mut client_responses) = socket.split();
-    let forward_tx = out_tx.clone();
-    let forward = tokio::spawn(async move {
-        while let Some(request) = to_client.next().await {
-            if let Ok(text) = serde_json::to_string(&request) {
-                let _ = forward_tx.send(text);
-            }
-        }
-    });
+    // Requests and notifications the server sends the client go out through the writer.
+    let (to_client, mut client_responses) = socket.split();
+    let writer = tokio::spawn(write_messages(output, out_rx, to_client));
     // Handled requests, `CONCURRENCY` at a time, in the order they came.
     let (mut calls_tx, calls_rx) = fmpsc::channel::<Call>(100);
     let respond_tx = out_tx.clone();
@@ -109,7 +101,6 @@ where
     // Let the requests under way answer, then flush what is written.
     calls_tx.close_channel();
     let _ = calls.await;
-    forward.abort();
     drop(out_tx);
     let _ = writer.await;
     status
@@ -229,8 +220,28 @@ async fn read_message<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> Result
     }
 }
 
-async fn write_messages<W: AsyncWrite + Unpin>(mut output: W, mut bodies: mpsc::UnboundedReceiver<String>) {
-    while let Some(body) = bodies.recv().await {
+/// Writes responses (`bodies`) and what the server sends on its own (`to_client`: published
+/// diagnostics, log messages) until `bodies` closes. The server's own messages go first
+/// whenever both wait: the language server lets a version's requests answer only after its
+/// diagnostics are published, and the diagnostics must then reach the client first, not
+/// behind a megabyte of document symbols.
+async fn write_messages<W, S>(mut output: W, mut bodies: mpsc::UnboundedReceiver<String>, mut to_client: S)
+where
+    W: AsyncWrite + Unpin,
+    S: futures::Stream<Item = Request> + Unpin,
+{
+    loop {
+        let body = tokio::select! {
+            biased;
+            Some(message) = to_client.next() => match serde_json::to_string(&message) {
+                Ok(text) => text,
+                Err(_) => continue,
+            },
+            body = bodies.recv() => match body {
+                Some(body) => body,
+                None => return,
+            },
+        };
         let header = format!("Content-Length: {}\r\n\r\n", body.len());
         let written = async {
             output.write_all(header.as_bytes()).await?;

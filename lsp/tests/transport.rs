@@ -33,25 +33,30 @@ fn send(child: &mut Child, message: Value) {
 /// The next message the server writes that is a response (notifications are skipped).
 fn next_response(stdout: &mut BufReader<ChildStdout>) -> Value {
     loop {
-        let mut length = 0;
-        loop {
-            let mut line = String::new();
-            assert!(stdout.read_line(&mut line).unwrap() > 0, "the server closed its output");
-            let line = line.trim_end();
-            if line.is_empty() {
-                break;
-            }
-            if let Some(v) = line.strip_prefix("Content-Length: ") {
-                length = v.parse().unwrap();
-            }
-        }
-        let mut body = vec![0; length];
-        stdout.read_exact(&mut body).unwrap();
-        let message: Value = serde_json::from_slice(&body).unwrap();
+        let message = next_message(stdout);
         if message.get("method").is_none() {
             return message;
         }
     }
+}
+
+/// The next message the server writes.
+fn next_message(stdout: &mut BufReader<ChildStdout>) -> Value {
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "the server closed its output");
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some(v) = line.strip_prefix("Content-Length: ") {
+            length = v.parse().unwrap();
+        }
+    }
+    let mut body = vec![0; length];
+    stdout.read_exact(&mut body).unwrap();
+    serde_json::from_slice(&body).unwrap()
 }
 
 fn initialize(child: &mut Child, stdout: &mut BufReader<ChildStdout>) {
@@ -112,4 +117,43 @@ fn help_and_version_answer_without_starting_a_server() {
     }
     let out = Command::new(env!("CARGO_BIN_EXE_onnx-lsp")).arg("--bogus").stdin(Stdio::null()).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn a_versions_diagnostics_are_written_before_the_answers_to_requests_about_it() {
+    let (mut child, mut stdout) = start();
+    initialize(&mut child, &mut stdout);
+    let mut text = String::from("<ir_version: 10, opset_import: [\"\" : 21]>\nmain (float[N] x) => (float[N] y) {\n");
+    for i in 0..3000 {
+        text.push_str(&format!("  v{} = Relu(v{i})\n", i + 1));
+    }
+    text.push_str("  y = Identity(v3000)\n}\n");
+    let text = text.replacen("Relu(v0)", "Relu(x)", 1);
+    let uri = "file:///order.onnxtxt";
+    let doc = json!({ "uri": uri, "languageId": "onnx", "version": 1, "text": text });
+    send(&mut child, json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": { "textDocument": doc }}));
+    // Asked with the change, as editors do: symbols, folding and tokens of the new version.
+    for (id, method) in
+        [(2, "textDocument/documentSymbol"), (3, "textDocument/foldingRange"), (4, "textDocument/semanticTokens/full")]
+    {
+        send(
+            &mut child,
+            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": { "textDocument": { "uri": uri } }}),
+        );
+    }
+    let mut order = Vec::new();
+    while order.len() < 4 {
+        let message = next_message(&mut stdout);
+        if message["method"] == json!("textDocument/publishDiagnostics") {
+            order.push("diagnostics".to_owned());
+        } else if message.get("id").is_some() && message.get("method").is_none() {
+            assert!(message.get("error").is_none(), "{message}");
+            order.push(format!("response {}", message["id"]));
+        }
+    }
+    assert_eq!(order[0], "diagnostics", "{order:?}");
+    send(&mut child, json!({"jsonrpc": "2.0", "id": 9, "method": "shutdown"}));
+    next_response(&mut stdout);
+    send(&mut child, json!({"jsonrpc": "2.0", "method": "exit"}));
+    assert_eq!(child.wait().unwrap().code(), Some(0));
 }
