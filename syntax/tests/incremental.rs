@@ -238,3 +238,20 @@ fn edits_outside_one_node_or_that_break_it_fall_back() {
         }
     }
 }
+
+#[test]
+fn a_big_graph_is_copied_on_every_core_and_still_equals_the_full_parse() {
+    // Past the size at which the nodes are copied in pieces on the pool.
+    let mut text = String::from("<ir_version: 10, opset_import: [\"\" : 21]>\nmain (float[N] v0) => (float[N] y) {\n");
+    for i in 0..20_000 {
+        text.push_str(&format!("  v{} = Relu (v{i})\n", i + 1));
+    }
+    text.push_str("  y = Identity (v20000)\n}\n");
+    let previous = parse_model(&text).tree.unwrap();
+    for (from, to) in [("v10001 = Relu (v10000)", "v10001 = Relu (v10000, extra)"), ("v3 = Relu (v2)", "v3 = Relu (v)")]
+    {
+        let edited = text.replacen(from, to, 1);
+        let parse = reparse_model(&previous, &edited, Edit::between(&text, &edited)).expect("one node");
+        assert!(parse.tree == parse_model(&edited).tree, "{from} → {to}");
+    }
+}

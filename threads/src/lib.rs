@@ -94,6 +94,22 @@ pub fn map_in_order<J: Send, R: Send>(jobs: Vec<J>, work: impl Fn(J) -> R + Sync
     mine.into_iter().chain(rest.into_iter().flatten()).collect()
 }
 
+/// `work` applied to every item of a slice on the pool, in pieces of at least `piece`
+/// items, the results in order and written straight into one vector (no pieces joined
+/// afterwards: for big items, moving them again cost as much as making them). On this
+/// thread alone when there is no pool or the slice is one piece.
+pub fn map_slice<T: Sync, R: Send>(items: &[T], piece: usize, work: impl Fn(&T) -> R + Sync + Send) -> Vec<R> {
+    use rayon::prelude::*;
+    match pool() {
+        Some(pool) if items.len() > piece => pool.install(|| {
+            let mut out = Vec::new();
+            items.par_iter().with_min_len(piece).map(work).collect_into_vec(&mut out);
+            out
+        }),
+        _ => items.iter().map(work).collect(),
+    }
+}
+
 /// A thread of its own, with the pool's stack size: for work that another thread waits on
 /// while it runs (see the module's documentation), and for tests that need a known stack.
 pub fn dedicated() -> std::thread::Builder {

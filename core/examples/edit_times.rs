@@ -1,0 +1,76 @@
+//! Times what the language server does after a one-character edit, in-process: the parse
+//! alone (whole, then incremental from the previous tree), and the whole staged check
+//! (parse, lowering, resolution, rules and inference) both ways:
+//! `cargo run --release -p onnx-core --example edit_times -- (TEXT | --chain NODES) [REPEAT]`.
+//! `--chain N` makes a chain of N `Relu` nodes. The edit puts a space after the `=` of the
+//! node line nearest the middle.
+
+use std::time::{Duration, Instant};
+
+use onnx_core::analysis::{Stages, analyze_text};
+use onnx_core::check::CheckOptions;
+use onnx_core::pipeline::check_text_staged;
+use onnx_syntax::incremental::{Edit, reparse_model};
+
+// The allocator the language server ships with.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+fn best<T>(repeat: usize, mut f: impl FnMut() -> T) -> Duration {
+    (0..repeat)
+        .map(|_| {
+            let start = Instant::now();
+            let out = f();
+            let t = start.elapsed();
+            drop(out);
+            t
+        })
+        .min()
+        .unwrap_or_default()
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (source, rest) = match args.first().map(String::as_str) {
+        Some("--chain") => {
+            let n: usize = args.get(1).and_then(|n| n.parse().ok()).unwrap_or(100_000);
+            let mut text =
+                String::from("<ir_version: 10, opset_import: [\"\" : 21]>\nmain (float[N] v0) => (float[N] y) {\n");
+            for i in 0..n {
+                text.push_str(&format!("  v{} = Relu (v{i})\n", i + 1));
+            }
+            text.push_str(&format!("  y = Identity (v{n})\n}}\n"));
+            (text, &args[2.min(args.len())..])
+        }
+        Some(path) => match std::fs::read_to_string(path) {
+            Ok(text) => (text, &args[1..]),
+            Err(e) => {
+                eprintln!("{path}: {e}");
+                std::process::exit(1);
+            }
+        },
+        None => {
+            eprintln!("usage: edit_times (TEXT | --chain NODES) [REPEAT]");
+            std::process::exit(2);
+        }
+    };
+    let repeat: usize = rest.first().and_then(|r| r.parse().ok()).unwrap_or(5);
+    let middle = source.len() / 2;
+    let at = source[middle..].find(" = ").map(|i| middle + i + 2).unwrap_or(middle);
+    let edited = format!("{} {}", &source[..at], &source[at..]);
+    let previous = analyze_text(&source);
+    let edit = Edit::between(&source, &edited);
+    let tree = previous.tree.as_ref().expect("a tree");
+    let options = CheckOptions { full_check: true, ..CheckOptions::default() };
+    let incremental = Stages { previous: Some((&previous, &source)), ..Stages::default() };
+    let rows = [
+        ("parse, whole", best(repeat, || onnx_syntax::parse_model(&edited))),
+        ("parse, incremental", best(repeat, || reparse_model(tree, &edited, edit).expect("one node"))),
+        ("check, whole", best(repeat, || check_text_staged(&edited, &options, &Stages::default()))),
+        ("check, incremental", best(repeat, || check_text_staged(&edited, &options, &incremental))),
+    ];
+    println!("{:.1} MB, best of {repeat}:", source.len() as f64 / 1e6);
+    for (what, t) in rows {
+        println!("  {what:<20} {:8.1} ms", t.as_secs_f64() * 1e3);
+    }
+}
