@@ -142,7 +142,9 @@ def edit_line(text: str) -> tuple[int, int]:
             if 0 <= k < len(lines):
                 line = lines[k]
                 stripped = line.lstrip()
-                if " = " in line and "(" in line and not stripped.startswith(("<", "#", "@")) and "{" not in line and "[" not in line.split(" = ")[0]:
+                before, _, after = stripped.partition(" = ")
+                typed = "]" in before and not before.startswith("[")  # `float[2] w = …`, not `[label] y = Op (`
+                if after and "(" in after and not stripped.startswith(("<", "#", "@")) and "{" not in line and not typed:
                     return k, line.index(" = ") + 2
     raise ValueError("no node line")
 
@@ -229,8 +231,15 @@ def navigation(server: pathlib.Path, text: str, repeat: int) -> dict[str, list[f
     editor.notify("textDocument/didOpen", {"textDocument": {"uri": URI, "languageId": "onnx", "version": 1, "text": text}})
     editor.diagnostics_time(1, timeout=600)
     line, column = edit_line(text)
-    use = text.split("\n")[line].index("(", column) + 1  # the node's first input
-    at = {"textDocument": {"uri": URI}, "position": {"line": line, "character": use}}
+    # The node's first output: after its label when it has one, inside the quotes of a
+    # quoted name.
+    body = text.split("\n")[line]
+    output = len(body) - len(body.lstrip())
+    if body[output] == "[":
+        output = body.index("]", output) + 2
+    if body[output] == '"':
+        output += 1
+    at = {"textDocument": {"uri": URI}, "position": {"line": line, "character": output}}
     times: dict[str, list[float]] = {"first": [], "hover": [], "definition": [], "references": []}
     methods = {"hover": "textDocument/hover", "definition": "textDocument/definition", "references": "textDocument/references"}
     for k in range(repeat):
@@ -274,7 +283,7 @@ def main() -> None:
         f"{name}: median / p95" for name, _ in reversed(servers)) + " |"
     rows = [header, "|---|---|---|" + "---|" * len(servers)]
     sizes = []
-    for name in args.documents.split(","):
+    for name in [n for n in args.documents.split(",") if n]:
         text = makers[name]()
         sizes.append(f"`{name}` {len(text) / 1e6:.1f} MB, {text.count(chr(10)):,} lines")
         for sync in args.syncs.split(","):

@@ -29,6 +29,31 @@ fn best<T>(repeat: usize, mut f: impl FnMut() -> T) -> Duration {
         .unwrap_or_default()
 }
 
+/// Just after the `=` of the node nearest the middle line.
+fn node_edit_place(source: &str) -> usize {
+    let starts: Vec<usize> =
+        std::iter::once(0).chain(source.match_indices('\n').map(|(i, _)| i + 1)).collect();
+    // `[label] out = Op (` is a node; `float[2] w = …` is not.
+    let is_node = |line: &str| {
+        let body = line.trim_start();
+        let Some((before, after)) = body.split_once(" = ") else { return false };
+        let typed = before.contains(']') && !before.starts_with('[');
+        !body.starts_with(['<', '#', '@']) && !typed && !line.contains('{') && after.contains('(')
+    };
+    let middle = starts.len() / 2;
+    for distance in 0..starts.len() {
+        for k in [middle + distance, middle.wrapping_sub(distance)] {
+            let Some(&start) = starts.get(k) else { continue };
+            let end = starts.get(k + 1).map_or(source.len(), |e| e - 1);
+            let line = &source[start..end];
+            if is_node(line) {
+                return start + line.find(" = ").unwrap_or(0) + 2;
+            }
+        }
+    }
+    source.len() / 2
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (source, rest) = match args.first().map(String::as_str) {
@@ -55,14 +80,13 @@ fn main() {
         }
     };
     let repeat: usize = rest.first().and_then(|r| r.parse().ok()).unwrap_or(5);
-    let middle = source.len() / 2;
-    let at = source[middle..].find(" = ").map(|i| middle + i + 2).unwrap_or(middle);
+    let at = node_edit_place(&source);
     let edited = format!("{} {}", &source[..at], &source[at..]);
     let previous = analyze_text(&source);
     let edit = Edit::between(&source, &edited);
     let tree = previous.tree.as_ref().expect("a tree");
     let options = CheckOptions { full_check: true, ..CheckOptions::default() };
-    let incremental = Stages { previous: Some((&previous, &source)), ..Stages::default() };
+    let incremental = Stages { previous: Some((tree, &source)), ..Stages::default() };
     let rows = [
         ("parse, whole", best(repeat, || onnx_syntax::parse_model(&edited))),
         ("parse, incremental", best(repeat, || reparse_model(tree, &edited, edit).expect("one node"))),

@@ -47,10 +47,9 @@ pub fn analyze_text_with_progress(source: &str, progress: Option<&Progress>) -> 
 #[derive(Default)]
 pub struct Stages<'a> {
     pub progress: Option<&'a Progress>,
-    /// The analysis of the text before the latest edits, and that text: when its parse was
-    /// clean, only the node the edits fall inside is parsed again
-    /// ([`onnx_syntax::incremental`]).
-    pub previous: Option<(&'a TextAnalysis, &'a str)>,
+    /// A tree that an earlier text parsed to without errors, and that text: only the node
+    /// the edits since fall inside is parsed again ([`onnx_syntax::incremental`]).
+    pub previous: Option<(&'a ast::Model, &'a str)>,
     /// Asked between stages (parse, lowering, name resolution, checking): `true` when the
     /// result is no longer wanted (the text changed again), and the work stops there.
     pub stale: Option<&'a (dyn Fn() -> bool + Sync)>,
@@ -73,24 +72,29 @@ impl std::fmt::Debug for Stages<'_> {
 }
 
 impl Stages<'_> {
-    pub fn check(&self) -> Result<(), Stopped> {
-        match self.stale {
-            Some(stale) if stale() => Err(Stopped),
-            _ => Ok(()),
-        }
+    /// Whether the result is no longer wanted.
+    pub fn is_stale(&self) -> bool {
+        self.stale.is_some_and(|stale| stale())
     }
 }
 
-/// An analysis given up because its result was no longer wanted.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Stopped;
+/// An analysis given up because its result was no longer wanted. It still gives its tree
+/// when the text parsed without errors: the next version's parse can start from it.
+#[derive(Debug, Default)]
+pub struct Stopped {
+    pub clean_tree: Option<Box<ast::Model>>,
+}
+
+impl Stopped {
+    /// Stopped after parsing: the tree goes with it if it is clean.
+    pub fn with_tree(tree: Option<ast::Model>, syntax_clean: bool) -> Stopped {
+        Stopped { clean_tree: tree.filter(|_| syntax_clean).map(Box::new) }
+    }
+}
 
 /// The text's parse: incremental from `previous` when that can be done, whole otherwise.
 fn parse(source: &str, stages: &Stages) -> onnx_syntax::Parse<ast::Model> {
-    if let Some((previous, old_source)) = stages.previous
-        && previous.syntax_clean
-        && let Some(tree) = &previous.tree
-    {
+    if let Some((tree, old_source)) = stages.previous {
         let edit = onnx_syntax::incremental::Edit::between(old_source, source);
         if let Some(parse) = onnx_syntax::incremental::reparse_model(tree, source, edit) {
             return parse;
@@ -119,7 +123,9 @@ pub fn analyze_text_staged(source: &str, stages: &Stages) -> Result<TextAnalysis
     if let Some(tell) = stages.on_parsed {
         tell(&diagnostics);
     }
-    stages.check()?;
+    if stages.is_stale() {
+        return Err(Stopped::with_tree(parse.tree, syntax_clean));
+    }
     if let Some(p) = progress {
         p.enter(Stage::Lowering);
     }
@@ -129,7 +135,9 @@ pub fn analyze_text_staged(source: &str, stages: &Stages) -> Result<TextAnalysis
     };
     diagnostics.extend(lowered.diagnostics);
     let readable = parse.tree.is_some() && !diagnostics.iter().any(|d| d.severity == Severity::Error);
-    stages.check()?;
+    if stages.is_stale() {
+        return Err(Stopped::with_tree(parse.tree, syntax_clean));
+    }
     if let Some(p) = progress {
         p.enter(Stage::Checking);
     }

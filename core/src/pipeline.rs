@@ -113,7 +113,9 @@ pub fn check_text_staged(source: &str, options: &CheckOptions, stages: &Stages) 
     let mut diagnostics = analysis.diagnostics.clone();
     let mut types = ModelTypes::default();
     if analysis.readable {
-        stages.check()?;
+        if stages.is_stale() {
+            return Err(Stopped::with_tree(analysis.tree, analysis.syntax_clean));
+        }
         // The numbers move into the types, which keep them for lookups by definition site
         // (nothing else reads them after resolution).
         let numbers = std::mem::take(&mut analysis.resolution.numbers);

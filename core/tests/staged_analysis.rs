@@ -26,7 +26,7 @@ fn an_analysis_from_the_previous_tree_equals_a_fresh_one() {
     for (from, to) in [("Relu (x)", "Relu (q)"), ("perm = [1, 0]", "perm = [1, 0, 2]"), ("Add (b, w)", "Add (b,w, w)")]
     {
         let edited = TEXT.replacen(from, to, 1);
-        let stages = Stages { previous: Some((&previous, TEXT)), ..Stages::default() };
+        let stages = Stages { previous: Some((previous.tree.as_ref().unwrap(), TEXT)), ..Stages::default() };
         let options = CheckOptions { full_check: true, ..CheckOptions::default() };
         let staged = check_text_staged(&edited, &options, &stages).unwrap();
         let fresh = check_text(&edited, &options);
@@ -45,8 +45,12 @@ fn syntax_errors_are_told_first_and_a_stale_analysis_stops() {
         |found: &[onnx_core::diagnostic::Diagnostic]| told.borrow_mut().extend(found.iter().map(|d| d.code));
     let stale = || true;
     let stages = Stages { on_parsed: Some(&on_parsed), stale: Some(&stale), ..Stages::default() };
-    assert_eq!(analyze_text_staged(&broken, &stages).unwrap_err(), Stopped);
+    let stopped = analyze_text_staged(&broken, &stages).unwrap_err();
+    assert!(stopped.clean_tree.is_none(), "a tree with errors is no start for the next parse");
     assert!(!told.borrow().is_empty(), "the syntax errors were told before stopping");
+    // A clean text stopped after its parse gives its tree, for the next version to start from.
+    let Stopped { clean_tree } = analyze_text_staged(TEXT, &stages).unwrap_err();
+    assert_eq!(clean_tree.map(|t| *t), analyze_text(TEXT).tree);
     // Not stale: it goes to the end.
     let fresh = || false;
     let stages = Stages { stale: Some(&fresh), ..Stages::default() };

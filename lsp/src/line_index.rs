@@ -24,22 +24,23 @@ pub struct LineIndex {
 
 impl LineIndex {
     pub fn new(text: &str) -> LineIndex {
+        let bytes = text.as_bytes();
         let mut line_starts = vec![0];
         let mut wide_lines = Vec::new();
-        let mut wide = false;
-        let bytes = text.as_bytes();
-        for (i, &b) in bytes.iter().enumerate() {
-            // Lines end at `\n`, `\r\n` or a lone `\r`, as the protocol says (LSP 3.17, "Text
-            // Documents"); a client splitting otherwise would see every later line shifted.
-            if b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n')) {
-                line_starts.push(i as u32 + 1);
-                wide_lines.push(wide);
-                wide = false;
-            } else if b >= 0x80 {
-                wide = true;
+        let mut start = 0;
+        // Lines end at `\n`, `\r\n` or a lone `\r`, as the protocol says (LSP 3.17, "Text
+        // Documents"); a client splitting otherwise would see every later line shifted.
+        // Line breaks are found with memchr and each line is checked for non-ASCII bytes a
+        // word at a time: a byte-by-byte loop took 40 ms on a 36 MB document, on each change.
+        for i in memchr::memchr2_iter(b'\n', b'\r', bytes) {
+            if bytes[i] == b'\r' && bytes.get(i + 1) == Some(&b'\n') {
+                continue;
             }
+            wide_lines.push(!bytes[start..i].is_ascii());
+            start = i + 1;
+            line_starts.push(start as u32);
         }
-        wide_lines.push(wide);
+        wide_lines.push(!bytes[start..].is_ascii());
         LineIndex { line_starts, wide_lines, len: text.len() as u32 }
     }
 

@@ -79,6 +79,7 @@ async fn publish_diagnostics(
         }
         for uri in uris {
             // Closed meanwhile, or this version was analysed by an earlier round.
+            let t0 = std::time::Instant::now();
             let Some(job) = Workspace::start(&workspace, &uri) else { continue };
             let version = job.version;
             let finished = job.analysis.clone();
@@ -116,8 +117,10 @@ async fn publish_diagnostics(
             if lock(&workspace).version(&uri) != Some(snapshot.version) {
                 continue;
             }
+            eprintln!("TRACE v{version} analysed {:?}", t0.elapsed());
             let diagnostics = features::diagnostics::to_lsp(&snapshot, &uri);
             client.publish_diagnostics(uri, diagnostics, Some(snapshot.version)).await;
+            eprintln!("TRACE v{version} published {:?}", t0.elapsed());
         }
         // Replaced analyses are freed now that the diagnostics are out, off the runtime.
         let retired = Workspace::take_retired(&workspace);
@@ -143,7 +146,9 @@ impl Drop for Released<'_> {
 fn analyse(job: Job, uri: &Uri, early: mpsc::UnboundedSender<Vec<Diagnostic>>) -> Result<Arc<Snapshot>, Missing> {
     let big = job.text.len() >= SYNTAX_FIRST_BYTES;
     let (analysis, base, encoding) = (job.analysis.clone(), job.base.clone(), job.encoding);
+    let t0 = std::time::Instant::now();
     let on_parsed = |new_text: &str, lines: &LineIndex, found: &[onnx_core::diagnostic::Diagnostic]| {
+        eprintln!("TRACE parsed {:?}", t0.elapsed());
         if big {
             let place = features::diagnostics::Placing { text: new_text, lines, encoding, uri };
             let _ = early.send(features::diagnostics::syntax_first(&place, found, base.as_deref()));
@@ -290,8 +295,10 @@ impl LanguageServer for Backend {
     }
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
+        let t0 = std::time::Instant::now();
         let uri = params.text_document.uri;
         let applied = lock(&self.workspace).change(&uri, params.text_document.version, params.content_changes);
+        eprintln!("TRACE change applied {:?}", t0.elapsed());
         match applied {
             Ok(()) => self.changed(uri),
             Err(message) => self.client.log_message(MessageType::WARNING, message).await,

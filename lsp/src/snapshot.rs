@@ -9,6 +9,7 @@ use onnx_core::infer::ModelTypes;
 use onnx_core::pipeline::{CheckedText, check_text_staged};
 
 use crate::index::Index;
+use crate::workspace::ParseBase;
 use crate::line_index::{Encoding, LineIndex};
 use crate::lsp::{Position, Range};
 use onnx_core::diagnostic::Span;
@@ -39,19 +40,20 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// Analyses one version of a text. `base`, an analysis of an earlier version, lets the
-    /// parse redo only the node the edits fall inside; `stale` is asked between stages, and
-    /// the analysis stops once it says yes; `on_parsed` is told the syntax diagnostics as
-    /// soon as parsing ends.
+    /// Analyses one version of a text. `parse_from`, an earlier version's clean tree and
+    /// text, lets the parse redo only the node the edits fall inside; `stale` is asked
+    /// between stages, and the analysis stops once it says yes, giving back its text and
+    /// clean tree if it got that far (the next version's parse starts from them);
+    /// `on_parsed` is told the syntax diagnostics as soon as parsing ends.
     pub fn analyse(
         text: String,
         version: i32,
         encoding: Encoding,
         options: &CheckOptions,
-        base: Option<&Snapshot>,
+        parse_from: Option<(&onnx_syntax::ast::Model, &str)>,
         stale: &(dyn Fn() -> bool + Sync),
         on_parsed: &dyn Fn(&str, &LineIndex, &[Diagnostic]),
-    ) -> Result<Snapshot, Stopped> {
+    ) -> Result<Snapshot, Option<ParseBase>> {
         ANALYSES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let lines = LineIndex::new(&text);
         // The server's checker always infers: hover shows the types, and declared types
@@ -63,12 +65,18 @@ impl Snapshot {
             on_parsed(&text, &lines, found);
         };
         let stages = Stages {
-            previous: base.map(|b| (&b.analysis, b.text.as_str())),
+            previous: parse_from,
             stale: Some(stale),
             on_parsed: Some(&parsed),
             ..Stages::default()
         };
-        let CheckedText { analysis, diagnostics, types } = check_text_staged(&text, &options, &stages)?;
+        let t0 = std::time::Instant::now();
+        let checked = check_text_staged(&text, &options, &stages);
+        let CheckedText { analysis, diagnostics, types } = match checked {
+            Ok(checked) => checked,
+            Err(Stopped { clean_tree }) => return Err(clean_tree.map(|tree| ParseBase { text, tree })),
+        };
+        eprintln!("TRACE check_text_staged {:?}", t0.elapsed());
         Ok(Snapshot {
             text,
             version,
@@ -81,6 +89,11 @@ impl Snapshot {
             scopes: std::sync::OnceLock::new(),
             index: std::sync::OnceLock::new(),
         })
+    }
+
+    /// The tree, when the text parsed without errors (a start for the next version's parse).
+    pub fn clean_tree(&self) -> Option<&onnx_syntax::ast::Model> {
+        self.analysis.tree.as_ref().filter(|_| self.analysis.syntax_clean)
     }
 
     /// Which graph or function each node and subgraph belongs to, built on first use.

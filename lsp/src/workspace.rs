@@ -20,10 +20,29 @@ struct Document {
     /// The analysis of `version`, made once by the diagnostics task and shared with every
     /// request, which waits for it. A change starts a new one.
     analysis: Arc<VersionAnalysis>,
-    /// The newest analysis of an earlier version: the next analysis starts from it
-    /// (reparsing only what the edits touched) and shows its semantic diagnostics, moved
-    /// through the edits, until its own are ready.
+    /// The newest finished analysis of an earlier version: a big document shows its
+    /// semantic diagnostics, moved through the edits, until the current version's are
+    /// ready, and the next parse starts from its tree unless `parsed` is newer.
     base: Option<Arc<Snapshot>>,
+    /// The clean parse of a version newer than `base` whose analysis was given up after
+    /// parsing (typing started while a big document was being analysed).
+    parsed: Option<Arc<ParseBase>>,
+    /// Superseded versions whose analysis had started: the next start looks at what they
+    /// left (a snapshot, a parse) to update `base` and `parsed`. Oldest first.
+    earlier: Vec<Arc<VersionAnalysis>>,
+}
+
+/// A text and the tree it parsed to without errors: where a later version's parse starts.
+#[derive(Debug)]
+pub struct ParseBase {
+    pub text: String,
+    pub tree: Box<onnx_syntax::ast::Model>,
+}
+
+impl Document {
+    fn new(text: String, version: i32) -> Document {
+        Document { text, version, analysis: Arc::default(), base: None, parsed: None, earlier: Vec::new() }
+    }
 }
 
 /// One version's analysis: made, being made, or given up.
@@ -34,6 +53,8 @@ pub struct VersionAnalysis {
     started: AtomicBool,
     /// A newer version exists: an analysis under way stops at its next stage.
     stale: AtomicBool,
+    /// The clean parse of an analysis given up after parsing.
+    parsed: OnceLock<Arc<ParseBase>>,
     /// The diagnostics task is done with this version (published its diagnostics, or
     /// found it superseded): requests start their own work only then, so that on two
     /// cores the diagnostics a person waits for are not slowed by the tokens, symbols and
@@ -76,11 +97,17 @@ impl VersionAnalysis {
     }
 
     /// Makes the analysis (on the caller's thread) unless it is made already.
-    pub fn make(
-        &self,
-        make: impl FnOnce() -> Result<Snapshot, onnx_core::analysis::Stopped>,
-    ) -> Result<Arc<Snapshot>, Missing> {
-        self.result.get_or_init(|| make().map(Arc::new).map_err(|_| Missing::Stale)).clone()
+    pub fn make(&self, make: impl FnOnce() -> Result<Snapshot, Option<ParseBase>>) -> Result<Arc<Snapshot>, Missing> {
+        self.result
+            .get_or_init(|| {
+                make().map(Arc::new).map_err(|parsed| {
+                    if let Some(parsed) = parsed {
+                        let _ = self.parsed.set(Arc::new(parsed));
+                    }
+                    Missing::Stale
+                })
+            })
+            .clone()
     }
 
     /// Marks it superseded. One that nobody has started is ended now (its waiters get
@@ -106,16 +133,23 @@ pub struct Job {
     pub version: i32,
     pub encoding: Encoding,
     pub base: Option<Arc<Snapshot>>,
+    pub parsed: Option<Arc<ParseBase>>,
 }
 
 impl Job {
     /// Makes the analysis on the caller's thread, telling `on_parsed` the syntax
     /// diagnostics as soon as the text is parsed.
     pub fn run(self, uri: &Uri, on_parsed: &OnParsed) -> Result<Arc<Snapshot>, Missing> {
-        let Job { analysis, text, version, encoding, base } = self;
+        let Job { analysis, text, version, encoding, base, parsed } = self;
         let options = CheckOptions { model_dir: model_dir(uri), ..CheckOptions::default() };
         let stale = || analysis.is_stale();
-        analysis.make(|| Snapshot::analyse(text, version, encoding, &options, base.as_deref(), &stale, on_parsed))
+        // The newest clean parse: a given-up version's, else the base's.
+        let parse_from = match (&parsed, &base) {
+            (Some(p), _) => Some((&*p.tree, p.text.as_str())),
+            (None, Some(b)) => b.clean_tree().map(|tree| (tree, b.text.as_str())),
+            (None, None) => None,
+        };
+        analysis.make(|| Snapshot::analyse(text, version, encoding, &options, parse_from, &stale, on_parsed))
     }
 }
 
@@ -147,17 +181,16 @@ impl Workspace {
     }
 
     pub fn open(&mut self, uri: Uri, text: String, version: i32) {
-        let doc = Document { text, version, analysis: Arc::default(), base: None };
-        if let Some(old) = self.documents.insert(uri, doc) {
+        if let Some(old) = self.documents.insert(uri, Document::new(text, version)) {
             old.analysis.supersede();
-            self.retire((old.analysis, old.base));
+            self.retire(old);
         }
     }
 
     pub fn close(&mut self, uri: &Uri) {
         if let Some(old) = self.documents.remove(uri) {
             old.analysis.supersede();
-            self.retire((old.analysis, old.base));
+            self.retire(old);
         }
     }
 
@@ -196,13 +229,13 @@ impl Workspace {
         doc.version = version;
         let old = std::mem::take(&mut doc.analysis);
         old.supersede();
-        // The newest finished analysis stays as the next one's base.
-        if let Some(done) = old.snapshot()
-            && let Some(replaced) = doc.base.replace(done)
-        {
-            retired.push(Box::new(replaced));
+        // What a started analysis leaves (a snapshot, a parse) is looked at when the next
+        // one starts; it may still be running now.
+        if old.started.load(Ordering::Relaxed) {
+            doc.earlier.push(old);
+        } else {
+            retired.push(Box::new(old));
         }
-        retired.push(Box::new(old));
         Ok(())
     }
 
@@ -228,10 +261,32 @@ impl Workspace {
     /// Takes the current version's analysis for the diagnostics task to make: `None` when
     /// the document is closed or its analysis was taken already.
     pub fn start(workspace: &Mutex<Workspace>, uri: &Uri) -> Option<Job> {
-        let ws = workspace.lock().unwrap_or_else(|p| p.into_inner());
-        let doc = ws.documents.get(uri)?;
+        let mut guard = workspace.lock().unwrap_or_else(|p| p.into_inner());
+        let ws = &mut *guard;
+        let doc = ws.documents.get_mut(uri)?;
         if doc.analysis.started.swap(true, Ordering::Relaxed) {
             return None;
+        }
+        // Oldest first, so that what is left is the newest of each.
+        for earlier in std::mem::take(&mut doc.earlier) {
+            if earlier.result.get().is_none() {
+                // Still stopping (only when analyses are run from more than one place).
+                doc.earlier.push(earlier);
+                continue;
+            }
+            if let Some(done) = earlier.snapshot() {
+                if let Some(old) = doc.base.replace(done) {
+                    ws.retired.push(Box::new(old));
+                }
+                if let Some(old) = doc.parsed.take() {
+                    ws.retired.push(Box::new(old));
+                }
+            } else if let Some(parsed) = earlier.parsed.get()
+                && let Some(old) = doc.parsed.replace(parsed.clone())
+            {
+                ws.retired.push(Box::new(old));
+            }
+            ws.retired.push(Box::new(earlier));
         }
         Some(Job {
             analysis: doc.analysis.clone(),
@@ -239,6 +294,7 @@ impl Workspace {
             version: doc.version,
             encoding: ws.encoding,
             base: doc.base.clone(),
+            parsed: doc.parsed.clone(),
         })
     }
 }
@@ -290,11 +346,15 @@ mod tests {
         // Superseded while under way: the analysis stops and says so.
         ws.lock().unwrap().change(&uri, 3, vec![change(None, "i () => () {}\n")]).unwrap();
         assert!(job.analysis.is_stale());
-        let made = job.analysis.make(|| Err(onnx_core::analysis::Stopped));
+        let (text, tree) = ("h () => () {}\n".to_owned(), onnx_syntax::parse_model("h () => () {}\n").tree.unwrap());
+        let made = job.analysis.make(|| Err(Some(ParseBase { text, tree: Box::new(tree) })));
         assert_eq!(made.unwrap_err(), Missing::Stale);
         assert_eq!(job.analysis.wait().unwrap_err(), Missing::Stale);
-        // A failure wakes whoever waits, with the message.
+        // Given up after its parse: the next version's parse starts from that one.
         let current = Workspace::start(&ws, &uri).unwrap();
+        assert_eq!(current.parsed.as_ref().map(|p| p.text.as_str()), Some("h () => () {}\n"));
+        assert!(current.base.is_none());
+        // A failure wakes whoever waits, with the message.
         current.analysis.fail("boom".into());
         assert_eq!(current.analysis.wait().unwrap_err(), Missing::Failed("boom".into()));
         assert!(!Workspace::take_retired(&ws).is_empty());
