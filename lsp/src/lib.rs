@@ -6,12 +6,14 @@
 //! * [`snapshot`]: one analysed version (core's text analysis, checker and inference);
 //! * [`index`]: every name in the text and what it refers to;
 //! * [`features`]: one module per LSP feature, plain functions of a snapshot;
-//! * [`line_index`]: byte offsets ⇄ UTF-8/UTF-16 positions.
+//! * [`line_index`]: byte offsets ⇄ UTF-8/UTF-16 positions;
+//! * [`reaper`]: frees replaced analyses on a thread of the lowest priority.
 
 pub mod features;
 pub mod index;
 pub mod line_index;
 pub mod ops;
+pub mod reaper;
 pub mod server;
 pub mod snapshot;
 pub mod transport;

@@ -4,8 +4,38 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// How long (ms) mimalloc keeps freed memory before returning it to the system. Each edit
+/// frees the analysis of an earlier version and builds a new one of the same size; returned
+/// at once (the default), that memory was faulted in again page by page, which cost a third
+/// of an edit's time on a 100,000-node document (first diagnostics 40 → 25 ms, complete
+/// 133 → 100 ms). Ten seconds keeps it through a burst of typing and gives it back after.
+const PURGE_DELAY_MS: &str = "10000";
+
+/// mimalloc reads its options from the environment as the process starts, before `main`:
+/// the only safe way to set one is to start again with it set (`exec` replaces this process,
+/// keeping its id, stdin and stdout). A user's own setting is left alone, and if `exec` fails
+/// the server runs with the defaults.
+#[cfg(unix)]
+fn restart_with_allocator_options() {
+    use std::os::unix::process::CommandExt;
+    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_some() {
+        return;
+    }
+    let Ok(me) = std::env::current_exe() else { return };
+    let _failed = std::process::Command::new(me)
+        .args(std::env::args_os().skip(1))
+        .env("MIMALLOC_PURGE_DELAY", PURGE_DELAY_MS)
+        .exec();
+}
+
+fn main() {
+    #[cfg(unix)]
+    restart_with_allocator_options();
+    serve();
+}
+
 #[tokio::main]
-async fn main() {
+async fn serve() {
     match std::env::args().nth(1).as_deref() {
         Some("--version" | "-V") => {
             println!("onnx-lsp {}", env!("CARGO_PKG_VERSION"));

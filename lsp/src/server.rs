@@ -79,7 +79,6 @@ async fn publish_diagnostics(
         }
         for uri in uris {
             // Closed meanwhile, or this version was analysed by an earlier round.
-            let t0 = std::time::Instant::now();
             let Some(job) = Workspace::start(&workspace, &uri) else { continue };
             let version = job.version;
             let finished = job.analysis.clone();
@@ -96,11 +95,16 @@ async fn publish_diagnostics(
                             client.publish_diagnostics(uri.clone(), diagnostics, Some(version)).await;
                         }
                     }
-                    outcome = &mut analysing => break outcome,
+                    outcome = &mut analysing => break Some(outcome),
+                    // Superseded: the analysis stops at its next stage on its own, and the
+                    // new version's need not wait for that (a stage of a big document
+                    // takes tens of milliseconds).
+                    () = finished.superseded() => break None,
                 }
             };
             // Requests waiting for this version go ahead once its diagnostics are out.
             let _release = Released(&finished);
+            let Some(outcome) = outcome else { continue };
             let snapshot = match outcome {
                 Ok(Ok(snapshot)) => snapshot,
                 // A newer version is queued already: its own round publishes.
@@ -117,15 +121,13 @@ async fn publish_diagnostics(
             if lock(&workspace).version(&uri) != Some(snapshot.version) {
                 continue;
             }
-            eprintln!("TRACE v{version} analysed {:?}", t0.elapsed());
             let diagnostics = features::diagnostics::to_lsp(&snapshot, &uri);
             client.publish_diagnostics(uri, diagnostics, Some(snapshot.version)).await;
-            eprintln!("TRACE v{version} published {:?}", t0.elapsed());
         }
-        // Replaced analyses are freed now that the diagnostics are out, off the runtime.
+        // Replaced analyses are freed now that the diagnostics are out, at low priority.
         let retired = Workspace::take_retired(&workspace);
         if !retired.is_empty() {
-            drop(tokio::task::spawn_blocking(move || drop(retired)));
+            crate::reaper::free(Box::new(retired));
         }
     }
 }
@@ -146,9 +148,7 @@ impl Drop for Released<'_> {
 fn analyse(job: Job, uri: &Uri, early: mpsc::UnboundedSender<Vec<Diagnostic>>) -> Result<Arc<Snapshot>, Missing> {
     let big = job.text.len() >= SYNTAX_FIRST_BYTES;
     let (analysis, base, encoding) = (job.analysis.clone(), job.base.clone(), job.encoding);
-    let t0 = std::time::Instant::now();
     let on_parsed = |new_text: &str, lines: &LineIndex, found: &[onnx_core::diagnostic::Diagnostic]| {
-        eprintln!("TRACE parsed {:?}", t0.elapsed());
         if big {
             let place = features::diagnostics::Placing { text: new_text, lines, encoding, uri };
             let _ = early.send(features::diagnostics::syntax_first(&place, found, base.as_deref()));
@@ -295,10 +295,8 @@ impl LanguageServer for Backend {
     }
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
-        let t0 = std::time::Instant::now();
         let uri = params.text_document.uri;
         let applied = lock(&self.workspace).change(&uri, params.text_document.version, params.content_changes);
-        eprintln!("TRACE change applied {:?}", t0.elapsed());
         match applied {
             Ok(()) => self.changed(uri),
             Err(message) => self.client.log_message(MessageType::WARNING, message).await,

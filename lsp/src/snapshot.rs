@@ -9,9 +9,9 @@ use onnx_core::infer::ModelTypes;
 use onnx_core::pipeline::{CheckedText, check_text_staged};
 
 use crate::index::Index;
-use crate::workspace::ParseBase;
 use crate::line_index::{Encoding, LineIndex};
 use crate::lsp::{Position, Range};
+use crate::workspace::ParseBase;
 use onnx_core::diagnostic::Span;
 
 /// How many analyses this process has made (each document version should cost one, however
@@ -64,19 +64,12 @@ impl Snapshot {
             let _ = syntax.set(found.to_vec());
             on_parsed(&text, &lines, found);
         };
-        let stages = Stages {
-            previous: parse_from,
-            stale: Some(stale),
-            on_parsed: Some(&parsed),
-            ..Stages::default()
-        };
-        let t0 = std::time::Instant::now();
+        let stages = Stages { previous: parse_from, stale: Some(stale), on_parsed: Some(&parsed), ..Stages::default() };
         let checked = check_text_staged(&text, &options, &stages);
         let CheckedText { analysis, diagnostics, types } = match checked {
             Ok(checked) => checked,
             Err(Stopped { clean_tree }) => return Err(clean_tree.map(|tree| ParseBase { text, tree })),
         };
-        eprintln!("TRACE check_text_staged {:?}", t0.elapsed());
         Ok(Snapshot {
             text,
             version,

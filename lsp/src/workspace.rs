@@ -55,6 +55,9 @@ pub struct VersionAnalysis {
     stale: AtomicBool,
     /// The clean parse of an analysis given up after parsing.
     parsed: OnceLock<Arc<ParseBase>>,
+    /// Told when the version is superseded, for the diagnostics task to go on with the new
+    /// one while this analysis runs to its next stage and stops.
+    superseded: tokio::sync::Notify,
     /// The diagnostics task is done with this version (published its diagnostics, or
     /// found it superseded): requests start their own work only then, so that on two
     /// cores the diagnostics a person waits for are not slowed by the tokens, symbols and
@@ -91,6 +94,11 @@ impl VersionAnalysis {
         self.stale.load(Ordering::Relaxed)
     }
 
+    /// Returns once the version is superseded.
+    pub async fn superseded(&self) {
+        self.superseded.notified().await;
+    }
+
     /// Ends the analysis without a snapshot (it failed), waking whoever waits.
     pub fn fail(&self, message: String) {
         let _ = self.result.set(Err(Missing::Failed(message)));
@@ -115,6 +123,8 @@ impl VersionAnalysis {
     /// which the diagnostics task holds when it starts one, so the two cannot cross.
     fn supersede(&self) {
         self.stale.store(true, Ordering::Relaxed);
+        // A permit is kept if nobody waits yet.
+        self.superseded.notify_one();
         if !self.started.load(Ordering::Relaxed) {
             let _ = self.result.set(Err(Missing::Stale));
         }
@@ -156,8 +166,8 @@ impl Job {
 /// What [`Job::run`] tells the syntax diagnostics: with the new text and its lines.
 pub type OnParsed<'a> = dyn Fn(&str, &LineIndex, &[onnx_core::diagnostic::Diagnostic]) + 'a;
 
-/// Something the workspace no longer needs, to be freed later.
-type Retired = Box<dyn std::any::Any + Send>;
+/// Something the workspace no longer needs, to be freed later (see [`crate::reaper`]).
+type Retired = crate::reaper::Garbage;
 
 #[derive(Debug, Default)]
 pub struct Workspace {

@@ -157,3 +157,17 @@ fn a_versions_diagnostics_are_written_before_the_answers_to_requests_about_it() 
     send(&mut child, json!({"jsonrpc": "2.0", "method": "exit"}));
     assert_eq!(child.wait().unwrap().code(), Some(0));
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn the_server_runs_with_the_allocator_keeping_freed_memory_a_while() {
+    let (mut child, mut stdout) = start();
+    // Answering means the restart with the option set (an `exec`, same process) is done.
+    initialize(&mut child, &mut stdout);
+    let environ = std::fs::read(format!("/proc/{}/environ", child.id())).unwrap();
+    assert!(environ.split(|&b| b == 0).any(|v| v == b"MIMALLOC_PURGE_DELAY=10000"), "the option is not set");
+    send(&mut child, json!({"jsonrpc": "2.0", "id": 9, "method": "shutdown"}));
+    next_response(&mut stdout);
+    send(&mut child, json!({"jsonrpc": "2.0", "method": "exit"}));
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}
