@@ -2,6 +2,7 @@
 section of docs/benchmarks.md."""
 from __future__ import annotations
 
+import json
 import os
 import pathlib
 import platform
@@ -50,3 +51,19 @@ def update_section(path: pathlib.Path, name: str, section: str) -> None:
     else:
         text = text.rstrip("\n") + "\n\n" + body + "\n"
     path.write_text(text)
+
+
+def lsp_messages(stream):
+    """The messages a language server writes on `stream` (its stdout), parsed, until it
+    closes: the protocol's `Content-Length` framing."""
+    while True:
+        length = 0
+        while True:
+            line = stream.readline()
+            if not line:
+                return
+            if line in (b"\r\n", b"\n"):
+                break
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":")[1])
+        yield json.loads(stream.read(length))

@@ -37,7 +37,7 @@ import tempfile
 import threading
 import time
 
-from common import ROOT, machine, update_section
+from common import ROOT, lsp_messages, machine, update_section
 import lsp_latency
 
 SERVER = ROOT / "target" / "release" / "onnx-lsp"
@@ -59,19 +59,8 @@ class Editor:
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
-        out = self.proc.stdout
-        assert out is not None
-        while True:
-            length = 0
-            while True:
-                line = out.readline()
-                if not line:
-                    return
-                if line in (b"\r\n", b"\n"):
-                    break
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":")[1])
-            message = json.loads(out.read(length))
+        assert self.proc.stdout is not None
+        for message in lsp_messages(self.proc.stdout):
             now = time.perf_counter()
             with self.cond:
                 if "id" in message and "method" not in message:

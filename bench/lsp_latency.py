@@ -29,7 +29,7 @@ import sys
 import threading
 import time
 
-from common import ROOT, machine, update_section
+from common import ROOT, lsp_messages, machine, update_section
 
 BLOCKS = 2500
 SERVER = ROOT / "target" / "release" / "onnx-lsp"
@@ -63,19 +63,9 @@ class Client:
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
-        out = self.proc.stdout
-        assert out is not None
-        while True:
-            length = 0
-            while True:
-                line = out.readline()
-                if not line:
-                    return
-                if line in (b"\r\n", b"\n"):
-                    break
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":")[1])
-            self.messages.put(json.loads(out.read(length)))
+        assert self.proc.stdout is not None
+        for message in lsp_messages(self.proc.stdout):
+            self.messages.put(message)
 
     def send(self, message: dict) -> None:
         body = json.dumps(message).encode()

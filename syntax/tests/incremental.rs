@@ -11,20 +11,14 @@ use onnx_syntax::ast::{Model, NodeItem, Span};
 use onnx_syntax::incremental::{Edit, reparse_model};
 use onnx_syntax::parse_model;
 
-/// A small deterministic generator (xorshift): the same edits on every run.
-struct Rng(u64);
+/// The same edits on every run: a seeded generator.
+fn rng() -> fastrand::Rng {
+    fastrand::Rng::with_seed(0x9e37_79b9_7f4a_7c15)
+}
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
+/// A number below `n` (below 1 when `n` is 0).
+fn below(rng: &mut fastrand::Rng, n: usize) -> usize {
+    rng.usize(..n.max(1))
 }
 
 /// What people type, and what breaks the grammar or the lexer's context.
@@ -117,7 +111,7 @@ fn texts() -> Vec<(String, String)> {
 
 /// Where edits land: mostly inside a node of the main graph (where the reparse applies),
 /// the rest anywhere.
-fn position(rng: &mut Rng, text: &str, tree: &Option<Model>) -> usize {
+fn position(rng: &mut fastrand::Rng, text: &str, tree: &Option<Model>) -> usize {
     let nodes: Vec<Span> = tree
         .iter()
         .filter_map(|m| m.graph.as_ref())
@@ -127,9 +121,9 @@ fn position(rng: &mut Rng, text: &str, tree: &Option<Model>) -> usize {
             NodeItem::Error(_) => None,
         })
         .collect();
-    let mut at = match nodes.get(rng.below(nodes.len())) {
-        Some(span) if rng.below(4) != 0 => span.start as usize + rng.below(span.len() as usize + 1),
-        _ => rng.below(text.len() + 1),
+    let mut at = match nodes.get(below(rng, nodes.len())) {
+        Some(span) if below(rng, 4) != 0 => span.start as usize + below(rng, span.len() as usize + 1),
+        _ => below(rng, text.len() + 1),
     };
     while !text.is_char_boundary(at) {
         at -= 1;
@@ -139,17 +133,17 @@ fn position(rng: &mut Rng, text: &str, tree: &Option<Model>) -> usize {
 
 /// What is typed: mostly what keeps a text readable (name characters, spaces), the rest
 /// anything.
-fn typed(rng: &mut Rng) -> &'static str {
-    match rng.below(8) {
+fn typed(rng: &mut fastrand::Rng) -> &'static str {
+    match below(rng, 8) {
         0..=1 => "",
-        2..=4 => ["x", " ", "7", "_"][rng.below(4)],
-        _ => SNIPPETS[rng.below(SNIPPETS.len())],
+        2..=4 => ["x", " ", "7", "_"][below(rng, 4)],
+        _ => SNIPPETS[below(rng, SNIPPETS.len())],
     }
 }
 
 #[test]
 fn random_edits_reparse_to_the_full_parse() {
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut rng = rng();
     let (mut spliced, mut fell_back, mut steps) = (0usize, 0usize, 0usize);
     for (name, original) in texts() {
         let mut text = original.clone();
@@ -162,7 +156,7 @@ fn random_edits_reparse_to_the_full_parse() {
                 tree = parse_model(&text);
             }
             let start = position(&mut rng, &text, &tree.tree);
-            let mut end = (start + rng.below(4)).min(text.len());
+            let mut end = (start + below(&mut rng, 4)).min(text.len());
             while !text.is_char_boundary(end) {
                 end += 1;
             }
