@@ -1,6 +1,7 @@
-//! Incremental reparsing: after an edit inside one node, only that node's new text is parsed,
-//! and the new node is spliced into a copy of the previous tree whose later ranges are moved
-//! by the edit's length change. The result is the tree a full parse of the new text gives
+//! Incremental reparsing: after an edit inside one node (or one declaration of the main
+//! graph: an input, output, initializer or value info), only its new text is parsed, and it
+//! is spliced into a copy of the previous tree whose later ranges are moved by the edit's
+//! length change. The result is the tree a full parse of the new text gives
 //! (the property test in `tests/incremental.rs` applies random edits both ways); whenever
 //! that cannot be known from the node alone, [`reparse_model`] says so and the caller parses
 //! the whole text.
@@ -15,7 +16,7 @@
 
 use crate::ast::*;
 use crate::numbers::ReadFloats;
-use crate::parser::{Parse, parse_node_at_depth};
+use crate::parser::{Parse, parse_node_at_depth, parse_value_decl_at_depth};
 
 /// One edit, in bytes of the previous text: `start..old_end` was replaced by `new_len` bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -98,28 +99,100 @@ pub fn reparse_model(previous: &Model, new_source: &str, edit: Edit) -> Option<P
         // Nothing changed (a client may send the same text again).
         return Some(Parse { tree: Some(previous.clone()), errors: Vec::new(), floats: ReadFloats::default() });
     }
-    let (path, depth) = innermost_node(previous, edit)?;
-    let old = node_at(previous, &path)?;
-    let start = old.span.start;
-    let new_end = u32::try_from(i64::from(old.span.end) + edit.delta()).ok()?;
-    let text = new_source.get(start as usize..new_end as usize)?;
-    let parse = parse_node_at_depth(text, depth);
-    let mut node = parse.tree?;
-    // A clean parse that read the node's whole text, and nothing before its first token.
-    if !parse.errors.is_empty() || !node.annotations.is_empty() || node.span != Span::new(0, text.len()) {
+    if let Some((path, depth)) = innermost_node(previous, edit) {
+        let old = node_at(previous, &path)?;
+        let (text, start) = new_text(old.span, new_source, edit)?;
+        let parse = parse_node_at_depth(text, depth);
+        let mut node = parse.tree?;
+        // A clean parse that read the node's whole text, and nothing before its first token.
+        if !parse.errors.is_empty() || !node.annotations.is_empty() || node.span != Span::new(0, text.len()) {
+            return None;
+        }
+        node.shift(&|at| at + start);
+        let mut tree = moved_copy(previous, edit);
+        // The annotations were moved with the copy; the node itself is replaced whole.
+        let slot = node_at_mut(&mut tree, &path)?;
+        node.annotations = std::mem::take(&mut slot.annotations);
+        *slot = node;
+        return Some(Parse { tree: Some(tree), errors: Vec::new(), floats: moved_floats(parse.floats, start) });
+    }
+    // A declaration of the main graph: an input, an output, an initializer or value info.
+    let (list, index, depth) = innermost_declaration(previous, edit)?;
+    let graph = previous.graph.as_ref()?;
+    let old = declarations(graph, list)?.get(index)?;
+    let ValueDecl::Decl { span, .. } = old else { return None };
+    let (text, start) = new_text(*span, new_source, edit)?;
+    let parse = parse_value_decl_at_depth(text, depth);
+    let mut decl = parse.tree?;
+    let ValueDecl::Decl { annotations, span, .. } = &decl else { return None };
+    if !parse.errors.is_empty() || !annotations.is_empty() || *span != Span::new(0, text.len()) {
         return None;
     }
-    node.shift(&|at| at + start);
+    decl.shift(&|at| at + start);
     let mut tree = moved_copy(previous, edit);
-    // The annotations were moved with the copy; the node itself is replaced whole.
-    let slot = node_at_mut(&mut tree, &path)?;
-    node.annotations = std::mem::take(&mut slot.annotations);
-    *slot = node;
+    let slot = declarations_mut(tree.graph.as_mut()?, list)?.get_mut(index)?;
+    if let (ValueDecl::Decl { annotations: new, .. }, ValueDecl::Decl { annotations: moved, .. }) =
+        (&mut decl, &mut *slot)
+    {
+        *new = std::mem::take(moved);
+    }
+    *slot = decl;
+    Some(Parse { tree: Some(tree), errors: Vec::new(), floats: moved_floats(parse.floats, start) })
+}
+
+/// The new text of a statement whose old range was `span` (the edit being inside it), and
+/// where it starts.
+fn new_text(span: Span, new_source: &str, edit: Edit) -> Option<(&str, u32)> {
+    let new_end = u32::try_from(i64::from(span.end) + edit.delta()).ok()?;
+    Some((new_source.get(span.start as usize..new_end as usize)?, span.start))
+}
+
+/// The float lists a statement's parse read, keyed by where they start in the whole text.
+fn moved_floats(read: ReadFloats, start: u32) -> ReadFloats {
     let mut floats = ReadFloats::default();
-    for (at, values) in parse.floats.into_entries() {
+    for (at, values) in read.into_entries() {
         floats.insert(at + start, values);
     }
-    Some(Parse { tree: Some(tree), errors: Vec::new(), floats })
+    floats
+}
+
+/// The lists of declarations a graph has.
+#[derive(Clone, Copy, Debug)]
+enum Declarations {
+    Inputs,
+    Outputs,
+    Locals,
+    AfterNodes,
+}
+
+fn declarations(graph: &Graph, list: Declarations) -> Option<&Vec<ValueDecl>> {
+    match list {
+        Declarations::Inputs => graph.inputs.as_ref(),
+        Declarations::Outputs => Some(&graph.outputs),
+        Declarations::Locals => graph.locals.as_ref(),
+        Declarations::AfterNodes => graph.locals_after_nodes.as_ref().map(|(decls, _)| decls),
+    }
+}
+
+fn declarations_mut(graph: &mut Graph, list: Declarations) -> Option<&mut Vec<ValueDecl>> {
+    match list {
+        Declarations::Inputs => graph.inputs.as_mut(),
+        Declarations::Outputs => Some(&mut graph.outputs),
+        Declarations::Locals => graph.locals.as_mut(),
+        Declarations::AfterNodes => graph.locals_after_nodes.as_mut().map(|(decls, _)| decls),
+    }
+}
+
+/// The main graph's declaration that holds the edit strictly inside it, with the brackets
+/// open where it starts: `(` or `<` around the lists before the body, `{` and `<` around
+/// the list after the nodes.
+fn innermost_declaration(model: &Model, edit: Edit) -> Option<(Declarations, usize, usize)> {
+    let graph = model.graph.as_ref()?;
+    let inside =
+        |d: &ValueDecl| matches!(d, ValueDecl::Decl { span, .. } if span.start < edit.start && edit.old_end < span.end);
+    [(Declarations::Inputs, 1), (Declarations::Outputs, 1), (Declarations::Locals, 1), (Declarations::AfterNodes, 2)]
+        .into_iter()
+        .find_map(|(list, depth)| Some((list, declarations(graph, list)?.iter().position(inside)?, depth)))
 }
 
 /// A copy of the previous tree with every range moved by the edit. The main graph's nodes,

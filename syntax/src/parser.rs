@@ -614,6 +614,12 @@ pub fn parse_model(source: &str) -> Parse<ast::Model> {
     run(source, None, 0, |recovered, tokens| generated::grammar::ModelParser::new().parse(recovered, tokens))
 }
 
+/// Parses the text of one value declaration that sits inside `depth` open brackets of a
+/// bigger text (for [`crate::incremental`]).
+pub(crate) fn parse_value_decl_at_depth(source: &str, depth: usize) -> Parse<ast::ValueDecl> {
+    run(source, None, depth, |recovered, tokens| generated::grammar::ValueDeclParser::new().parse(recovered, tokens))
+}
+
 /// Parses the text of one node that sits inside `depth` open brackets of a bigger text
 /// (for [`crate::incremental`]).
 pub(crate) fn parse_node_at_depth(source: &str, depth: usize) -> Parse<ast::Node> {

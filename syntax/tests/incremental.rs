@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use onnx_syntax::ast::{Model, NodeItem, Span};
+use onnx_syntax::ast::{Model, NodeItem, Span, ValueDecl};
 use onnx_syntax::incremental::{Edit, reparse_model};
 use onnx_syntax::parse_model;
 
@@ -109,18 +109,20 @@ fn texts() -> Vec<(String, String)> {
     texts
 }
 
-/// Where edits land: mostly inside a node of the main graph (where the reparse applies),
-/// the rest anywhere.
+/// Where edits land: mostly inside a node or declaration of the main graph (where the
+/// reparse applies), the rest anywhere.
 fn position(rng: &mut fastrand::Rng, text: &str, tree: &Option<Model>) -> usize {
-    let nodes: Vec<Span> = tree
-        .iter()
-        .filter_map(|m| m.graph.as_ref())
-        .flat_map(|g| &g.nodes)
-        .filter_map(|n| match n {
-            NodeItem::Node(n) => Some(n.span),
-            NodeItem::Error(_) => None,
-        })
-        .collect();
+    let graph = tree.as_ref().and_then(|m| m.graph.as_ref());
+    let nodes = graph.iter().flat_map(|g| &g.nodes).filter_map(|n| match n {
+        NodeItem::Node(n) => Some(n.span),
+        NodeItem::Error(_) => None,
+    });
+    let declarations = graph.iter().flat_map(|g| g.inputs.iter().flatten().chain(&g.outputs).chain(g.local_decls()));
+    let declarations = declarations.filter_map(|d| match d {
+        ValueDecl::Decl { span, .. } => Some(*span),
+        ValueDecl::Error(_) => None,
+    });
+    let nodes: Vec<Span> = nodes.chain(declarations).collect();
     let mut at = match nodes.get(below(rng, nodes.len())) {
         Some(span) if below(rng, 4) != 0 => span.start as usize + below(rng, span.len() as usize + 1),
         _ => below(rng, text.len() + 1),
@@ -215,14 +217,29 @@ fn an_edit_inside_a_node_of_a_subgraph_reparses_that_node() {
 }
 
 #[test]
+fn an_edit_inside_a_declaration_reparses_that_declaration() {
+    let previous = parse_model(NESTED).tree.unwrap();
+    for (from, to) in [
+        ("float[4] w = {1, 2, 3, 4}", "float[4] w = {1, 2, 30, 4}"),
+        ("float[N, 4] x, bool c", "float[M, 4] x, bool c"),
+        ("=> (float[N, 4] y)", "=> (float[N, 44] y)"),
+    ] {
+        let edited = NESTED.replacen(from, to, 1);
+        let parse = reparse_model(&previous, &edited, Edit::between(NESTED, &edited)).expect(from);
+        assert_eq!(parse.tree, parse_model(&edited).tree, "{from} → {to}");
+    }
+}
+
+#[test]
 fn edits_outside_one_node_or_that_break_it_fall_back() {
     let previous = parse_model(NESTED).tree.unwrap();
     for (from, to) in [
-        ("main (float[N, 4] x", "main (float[N, 5] x"), // the graph's signature
-        ("y = Mul (b, l)", "y = Mul (b, l))"),          // a stray closer
-        ("t = Relu (a)", "t = Relu (a"),                // an unclosed bracket swallows what follows
-        ("e = Neg (a)", "e = Neg (\"a)"),               // a string that runs on
-        ("[first] a", "[first]\n  z = Relu(x)\n a"),    // two nodes where there was one
+        ("main (float[N, 4] x", "mainx (float[N, 4] x"), // the graph's name
+        ("float[4] w = {1, 2", "float[4] w = {1, 2}, float[1] v = {1"), // one declaration becomes two
+        ("y = Mul (b, l)", "y = Mul (b, l))"),           // a stray closer
+        ("t = Relu (a)", "t = Relu (a"),                 // an unclosed bracket swallows what follows
+        ("e = Neg (a)", "e = Neg (\"a)"),                // a string that runs on
+        ("[first] a", "[first]\n  z = Relu(x)\n a"),     // two nodes where there was one
     ] {
         let edited = NESTED.replacen(from, to, 1);
         let edit = Edit::between(NESTED, &edited);
