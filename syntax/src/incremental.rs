@@ -85,12 +85,13 @@ fn common_suffix(a: &[u8], b: &[u8]) -> usize {
 }
 
 /// The parse of `new_source`, made from `previous` (the error-free tree of the text before
-/// `edit`) by reparsing the one node the edit falls strictly inside; `None` when the edit is
-/// not inside one node, or the node's new text does not read cleanly as one node: the
-/// caller then parses the whole text.
+/// `edit`) by reparsing the one statement the edit falls strictly inside: the innermost
+/// node, else a declaration of the main graph; `None` when the edit is inside neither, or
+/// the statement's new text does not read cleanly as one statement: the caller then parses
+/// the whole text.
 ///
-/// The float lists read while scanning ([`Parse::floats`]) hold only the new node's: the
-/// rest of the tree's lists are read again from the text when lowering.
+/// The float lists read while scanning ([`Parse::floats`]) hold only the new statement's:
+/// the rest of the tree's lists are read again from the text when lowering.
 pub fn reparse_model(previous: &Model, new_source: &str, edit: Edit) -> Option<Parse<Model>> {
     if edit.old_end < edit.start {
         return None;
