@@ -9,6 +9,8 @@
 //! * [`line_index`]: byte offsets ⇄ UTF-8/UTF-16 positions;
 //! * [`reaper`]: frees replaced analyses on a thread of the lowest priority.
 
+pub mod analyser;
+pub mod delivery;
 pub mod features;
 pub mod index;
 pub mod line_index;
@@ -16,6 +18,7 @@ pub mod ops;
 pub mod reaper;
 pub mod server;
 pub mod snapshot;
+pub mod trace;
 pub mod transport;
 pub mod workspace;
 

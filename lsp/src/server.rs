@@ -11,6 +11,7 @@ use tower_lsp_server::jsonrpc::{Error as RpcError, Result as RpcResult};
 pub use tower_lsp_server::ls_types as lsp;
 use tower_lsp_server::{Client, LanguageServer, LspService};
 
+use crate::delivery::Delivery;
 use crate::features;
 use crate::line_index::{Encoding, LineIndex};
 use crate::lsp::*;
@@ -33,6 +34,8 @@ pub struct Backend {
     tokens_sent: Mutex<std::collections::HashMap<Uri, (String, Vec<SemanticToken>)>>,
     /// Numbers the result ids.
     results: std::sync::atomic::AtomicU64,
+    /// Which diagnostics the transport has written (see [`crate::delivery`]).
+    pub delivery: Arc<Delivery>,
 }
 
 /// The service a transport serves: stdio in `main`, in-process in the tests.
@@ -40,8 +43,9 @@ pub fn service() -> (LspService<Backend>, tower_lsp_server::ClientSocket) {
     LspService::build(|client| {
         let workspace = Arc::new(Mutex::new(Workspace::default()));
         let (dirty, queue) = mpsc::unbounded_channel();
-        tokio::spawn(publish_diagnostics(client.clone(), workspace.clone(), queue));
-        Backend { client, workspace, dirty, tokens_sent: Mutex::default(), results: Default::default() }
+        let delivery = Arc::new(Delivery::default());
+        tokio::spawn(publish_diagnostics(client.clone(), workspace.clone(), queue, delivery.clone()));
+        Backend { client, workspace, dirty, tokens_sent: Mutex::default(), results: Default::default(), delivery }
     })
     .custom_method(BINARY_TO_TEXT, Backend::binary_to_text)
     .custom_method(CONVERT, Backend::convert)
@@ -69,6 +73,7 @@ async fn publish_diagnostics(
     client: Client,
     workspace: Arc<Mutex<Workspace>>,
     mut queue: mpsc::UnboundedReceiver<Uri>,
+    delivery: Arc<Delivery>,
 ) {
     while let Some(first) = queue.recv().await {
         let mut uris = vec![first];
@@ -81,10 +86,11 @@ async fn publish_diagnostics(
             // Closed meanwhile, or this version was analysed by an earlier round.
             let Some(job) = Workspace::start(&workspace, &uri) else { continue };
             let version = job.version;
+            crate::trace::event("analysis start", version);
             let finished = job.analysis.clone();
             let (early, mut syntax_first) = mpsc::unbounded_channel();
             let target = uri.clone();
-            let analysing = tokio::task::spawn_blocking(move || analyse(job, &target, early));
+            let analysing = crate::analyser::run(move || analyse(job, &target, early));
             tokio::pin!(analysing);
             let outcome = loop {
                 tokio::select! {
@@ -93,6 +99,7 @@ async fn publish_diagnostics(
                     Some(diagnostics) = syntax_first.recv() => {
                         if lock(&workspace).version(&uri) == Some(version) {
                             client.publish_diagnostics(uri.clone(), diagnostics, Some(version)).await;
+                            crate::trace::event("syntax-first queued", version);
                         }
                     }
                     outcome = &mut analysing => break Some(outcome),
@@ -102,8 +109,9 @@ async fn publish_diagnostics(
                     () = finished.superseded() => break None,
                 }
             };
-            // Requests waiting for this version go ahead once its diagnostics are out.
-            let _release = Released(&finished);
+            // Requests waiting for this version go ahead once its diagnostics are out
+            // (written, below, when they are published; at once otherwise).
+            let release = Released(finished.clone());
             let Some(outcome) = outcome else { continue };
             let snapshot = match outcome {
                 Ok(Ok(snapshot)) => snapshot,
@@ -113,16 +121,27 @@ async fn publish_diagnostics(
                     report_failure(&client, &workspace, uri, message).await;
                     continue;
                 }
-                Err(join) => {
-                    report_failure(&client, &workspace, uri, format!("onnx-lsp: analysis task failed: {join}")).await;
+                Err(why) => {
+                    let message = format!("onnx-lsp: analysis failed: {why}");
+                    // Requests waiting for this version are answered with it.
+                    finished.fail(message.clone());
+                    report_failure(&client, &workspace, uri, message).await;
                     continue;
                 }
             };
             if lock(&workspace).version(&uri) != Some(snapshot.version) {
                 continue;
             }
+            crate::trace::event("analysis end", version);
             let diagnostics = features::diagnostics::to_lsp(&snapshot, &uri);
-            client.publish_diagnostics(uri, diagnostics, Some(snapshot.version)).await;
+            client.publish_diagnostics(uri.clone(), diagnostics, Some(version)).await;
+            crate::trace::event("diagnostics queued", version);
+            // Waited for beside this task, which goes on with the next document or version.
+            let delivery = delivery.clone();
+            tokio::spawn(async move {
+                delivery.written(uri.as_str(), version).await;
+                drop(release);
+            });
         }
         // Replaced analyses are freed now that the diagnostics are out, at low priority.
         let retired = Workspace::take_retired(&workspace);
@@ -134,9 +153,9 @@ async fn publish_diagnostics(
 
 /// Tells a version's waiting requests to go ahead when the diagnostics task is done with
 /// it, whichever way the round ends.
-struct Released<'a>(&'a crate::workspace::VersionAnalysis);
+struct Released(Arc<crate::workspace::VersionAnalysis>);
 
-impl Drop for Released<'_> {
+impl Drop for Released {
     fn drop(&mut self) {
         self.0.done();
     }
@@ -216,9 +235,16 @@ impl Backend {
         f: impl FnOnce(&Snapshot) -> Option<T> + Send + 'static,
     ) -> RpcResult<Option<T>> {
         let Some(analysis) = Workspace::analysis(&self.workspace, uri) else { return Ok(None) };
-        let outcome = tokio::task::spawn_blocking(move || analysis.wait().map(|s| guarded(what, || f(&s))))
-            .await
-            .unwrap_or_else(|e| Err(Missing::Failed(format!("onnx-lsp: {what}: the request's thread failed: {e}"))));
+        let outcome = tokio::task::spawn_blocking(move || {
+            analysis.wait().map(|s| {
+                crate::trace::event("request starts", what);
+                let answer = guarded(what, || f(&s));
+                crate::trace::event("request ends", what);
+                answer
+            })
+        })
+        .await
+        .unwrap_or_else(|e| Err(Missing::Failed(format!("onnx-lsp: {what}: the request's thread failed: {e}"))));
         let message = match outcome {
             Ok(Ok(value)) => return Ok(value),
             Err(Missing::Stale) => {
@@ -296,7 +322,10 @@ impl LanguageServer for Backend {
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
         let uri = params.text_document.uri;
-        let applied = lock(&self.workspace).change(&uri, params.text_document.version, params.content_changes);
+        let version = params.text_document.version;
+        crate::trace::event("change read", version);
+        let applied = lock(&self.workspace).change(&uri, version, params.content_changes);
+        crate::trace::event("change applied", version);
         match applied {
             Ok(()) => self.changed(uri),
             Err(message) => self.client.log_message(MessageType::WARNING, message).await,

@@ -61,6 +61,7 @@ impl Snapshot {
         let options = CheckOptions { full_check: true, ..options.clone() };
         let syntax = std::sync::OnceLock::new();
         let parsed = |found: &[Diagnostic]| {
+            crate::trace::event("parsed", version);
             let _ = syntax.set(found.to_vec());
             on_parsed(&text, &lines, found);
         };

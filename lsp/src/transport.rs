@@ -18,6 +18,7 @@ use tower::{Service, ServiceExt};
 use tower_lsp_server::jsonrpc::{Request, Response};
 use tower_lsp_server::{ClientSocket, LspService};
 
+use crate::delivery::Delivery;
 use crate::server::Backend;
 
 /// Requests handled at once, as tower-lsp-server's own transport does.
@@ -37,7 +38,12 @@ where
     let (out_tx, out_rx) = mpsc::unbounded_channel::<String>();
     // Requests and notifications the server sends the client go out through the writer.
     let (to_client, mut client_responses) = socket.split();
-    let writer = tokio::spawn(write_messages(output, out_rx, to_client));
+    let delivery = service.inner().delivery.clone();
+    delivery.attach();
+    let writer = tokio::spawn(async move {
+        write_messages(output, out_rx, to_client, &delivery).await;
+        delivery.detach();
+    });
     // Handled requests, `CONCURRENCY` at a time, in the order they came.
     let (mut calls_tx, calls_rx) = fmpsc::channel::<Call>(100);
     let respond_tx = out_tx.clone();
@@ -225,20 +231,24 @@ async fn read_message<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> Result
 /// whenever both wait: the language server lets a version's requests answer only after its
 /// diagnostics are published, and the diagnostics must then reach the client first, not
 /// behind a megabyte of document symbols.
-async fn write_messages<W, S>(mut output: W, mut bodies: mpsc::UnboundedReceiver<String>, mut to_client: S)
-where
+async fn write_messages<W, S>(
+    mut output: W,
+    mut bodies: mpsc::UnboundedReceiver<String>,
+    mut to_client: S,
+    delivery: &Delivery,
+) where
     W: AsyncWrite + Unpin,
     S: futures::Stream<Item = Request> + Unpin,
 {
     loop {
-        let body = tokio::select! {
+        let (body, published) = tokio::select! {
             biased;
             Some(message) = to_client.next() => match serde_json::to_string(&message) {
-                Ok(text) => text,
+                Ok(text) => (text, publication(&message)),
                 Err(_) => continue,
             },
             body = bodies.recv() => match body {
-                Some(body) => body,
+                Some(body) => (body, None),
                 None => return,
             },
         };
@@ -252,5 +262,23 @@ where
             // The client is gone: nothing more can be said to it.
             return;
         }
+        match published {
+            Some((uri, version)) => {
+                crate::trace::event("diagnostics written", version);
+                delivery.note(&uri, version);
+            }
+            None => crate::trace::event("written", body.len()),
+        }
     }
+}
+
+/// The document and version of a `publishDiagnostics` notification that has one.
+fn publication(message: &Request) -> Option<(String, i32)> {
+    if message.method() != "textDocument/publishDiagnostics" {
+        return None;
+    }
+    let params = message.params()?;
+    let uri = params.get("uri")?.as_str()?.to_owned();
+    let version = i32::try_from(params.get("version")?.as_i64()?).ok()?;
+    Some((uri, version))
 }

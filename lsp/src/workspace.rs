@@ -152,7 +152,10 @@ impl Job {
     pub fn run(self, uri: &Uri, on_parsed: &OnParsed) -> Result<Arc<Snapshot>, Missing> {
         let Job { analysis, text, version, encoding, base, parsed } = self;
         let options = CheckOptions { model_dir: model_dir(uri), ..CheckOptions::default() };
-        let stale = || analysis.is_stale();
+        let stale = || {
+            crate::trace::event("stage", version);
+            analysis.is_stale()
+        };
         // The newest clean parse: a given-up version's, else the base's.
         let parse_from = match (&parsed, &base) {
             (Some(p), _) => Some((&*p.tree, p.text.as_str())),

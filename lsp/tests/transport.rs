@@ -10,7 +10,12 @@ use std::process::{Child, ChildStdout, Command, Stdio};
 use serde_json::{Value, json};
 
 fn start() -> (Child, BufReader<ChildStdout>) {
+    start_with(&[])
+}
+
+fn start_with(environment: &[(&str, &str)]) -> (Child, BufReader<ChildStdout>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_onnx-lsp"))
+        .envs(environment.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -121,7 +126,9 @@ fn help_and_version_answer_without_starting_a_server() {
 
 #[test]
 fn a_versions_diagnostics_are_written_before_the_answers_to_requests_about_it() {
-    let (mut child, mut stdout) = start();
+    // The trace says when each request starts its work: only once the diagnostics are
+    // written, so that on two cores they do not compete with the writer.
+    let (mut child, mut stdout) = start_with(&[("ONNX_LSP_TRACE", "1")]);
     initialize(&mut child, &mut stdout);
     let mut text = String::from("<ir_version: 10, opset_import: [\"\" : 21]>\nmain (float[N] x) => (float[N] y) {\n");
     for i in 0..3000 {
@@ -156,6 +163,13 @@ fn a_versions_diagnostics_are_written_before_the_answers_to_requests_about_it() 
     next_response(&mut stdout);
     send(&mut child, json!({"jsonrpc": "2.0", "method": "exit"}));
     assert_eq!(child.wait().unwrap().code(), Some(0));
+    let mut trace = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut trace).unwrap();
+    let events: Vec<&str> = trace.lines().filter(|l| l.starts_with("[trace")).collect();
+    let written = events.iter().position(|e| e.contains("] diagnostics written 1 "));
+    let first_request = events.iter().position(|e| e.contains("] request starts "));
+    assert!(written.is_some() && first_request.is_some(), "{trace}");
+    assert!(written < first_request, "a request started before the diagnostics were written:\n{trace}");
 }
 
 #[cfg(target_os = "linux")]
@@ -165,7 +179,10 @@ fn the_server_runs_with_the_allocator_keeping_freed_memory_a_while() {
     // Answering means the restart with the option set (an `exec`, same process) is done.
     initialize(&mut child, &mut stdout);
     let environ = std::fs::read(format!("/proc/{}/environ", child.id())).unwrap();
-    assert!(environ.split(|&b| b == 0).any(|v| v == b"MIMALLOC_PURGE_DELAY=10000"), "the option is not set");
+    for option in [&b"MIMALLOC_PURGE_DELAY=10000"[..], b"MIMALLOC_ALLOW_THP=0"] {
+        let shown = String::from_utf8_lossy(option);
+        assert!(environ.split(|&b| b == 0).any(|v| v == option), "{shown} is not set");
+    }
     send(&mut child, json!({"jsonrpc": "2.0", "id": 9, "method": "shutdown"}));
     next_response(&mut stdout);
     send(&mut child, json!({"jsonrpc": "2.0", "method": "exit"}));
