@@ -1,6 +1,7 @@
 //! Times what the language server does after a one-character edit, in-process: the parse
 //! alone (whole, then incremental from the previous tree), and the whole staged check
-//! (parse, lowering, resolution, rules and inference) both ways:
+//! (parse, lowering, resolution, rules and inference) both ways, and once more with the
+//! number lists the edit left alone taken from the previous lowering:
 //! `cargo run --release -p onnx-core --example edit_times -- (TEXT | --chain NODES) [REPEAT]`.
 //! `--chain N` makes a chain of N `Relu` nodes. The edit puts a space after the `=` of the
 //! node line nearest the middle.
@@ -86,11 +87,18 @@ fn main() {
     let tree = previous.tree.as_ref().expect("a tree");
     let options = CheckOptions { full_check: true, ..CheckOptions::default() };
     let incremental = Stages { previous: Some((tree, &source)), ..Stages::default() };
+    let reusing = Stages {
+        previous: Some((tree, &source)),
+        earlier: Some(&previous),
+        earlier_text: &source,
+        ..Stages::default()
+    };
     let rows = [
         ("parse, whole", best(repeat, || onnx_syntax::parse_model(&edited))),
         ("parse, incremental", best(repeat, || reparse_model(tree, &edited, edit).expect("one node"))),
         ("check, whole", best(repeat, || check_text_staged(&edited, &options, &Stages::default()))),
         ("check, incremental", best(repeat, || check_text_staged(&edited, &options, &incremental))),
+        ("check, reusing lists", best(repeat, || check_text_staged(&edited, &options, &reusing))),
     ];
     let checked = check_text_staged(&edited, &options, &incremental);
     let start = Instant::now();

@@ -3,6 +3,7 @@
 //! [`crate::pipeline::check_text`], which the front ends call.
 
 use onnx_syntax::ast;
+use onnx_syntax::incremental::Edit;
 use onnx_syntax::progress::{Progress, Stage};
 
 use crate::diagnostic::{Anchor, Diagnostic, Severity, Span};
@@ -55,6 +56,11 @@ pub struct Stages<'a> {
     pub stale: Option<&'a (dyn Fn() -> bool + Sync)>,
     /// Told the syntax diagnostics (placed, sorted) as soon as parsing ends.
     pub on_parsed: Option<&'a OnParsed<'a>>,
+    /// An earlier version's analysis: lowering takes the values of number lists the edits
+    /// since left alone from its model instead of reading them again.
+    pub earlier: Option<&'a TextAnalysis>,
+    /// The text `earlier` was made from.
+    pub earlier_text: &'a str,
 }
 
 /// What [`Stages::on_parsed`] calls.
@@ -67,6 +73,7 @@ impl std::fmt::Debug for Stages<'_> {
             .field("previous", &self.previous.is_some())
             .field("stale", &self.stale.is_some())
             .field("on_parsed", &self.on_parsed.is_some())
+            .field("earlier", &self.earlier.is_some())
             .finish()
     }
 }
@@ -92,24 +99,35 @@ impl Stopped {
     }
 }
 
+/// The edit from `old` to `new`, found once for the parse and the lowering when both start
+/// from the same earlier text.
+fn edit_from(old: &str, new: &str, known: Option<(&str, Edit)>) -> Edit {
+    match known {
+        Some((text, edit)) if std::ptr::eq(text, old) => edit,
+        _ => Edit::between(old, new),
+    }
+}
+
 /// The text's parse: incremental from `previous` when that can be done, whole otherwise.
-fn parse(source: &str, stages: &Stages) -> onnx_syntax::Parse<ast::Model> {
+/// Returns the edit it found, with the text it is from.
+fn parse<'a>(source: &str, stages: &Stages<'a>) -> (onnx_syntax::Parse<ast::Model>, Option<(&'a str, Edit)>) {
     if let Some((tree, old_source)) = stages.previous {
-        let edit = onnx_syntax::incremental::Edit::between(old_source, source);
+        let edit = Edit::between(old_source, source);
         if let Some(parse) = onnx_syntax::incremental::reparse_model(tree, source, edit) {
-            return parse;
+            return (parse, Some((old_source, edit)));
         }
     }
-    match stages.progress {
+    let parse = match stages.progress {
         Some(p) => onnx_syntax::parse_model_with_progress(source, p),
         None => onnx_syntax::parse_model(source),
-    }
+    };
+    (parse, None)
 }
 
 /// [`analyze_text`] in stages (see [`Stages`]).
 pub fn analyze_text_staged(source: &str, stages: &Stages) -> Result<TextAnalysis, Stopped> {
     let progress = stages.progress;
-    let mut parse = parse(source, stages);
+    let (mut parse, parse_edit) = parse(source, stages);
     let syntax_clean = parse.tree.is_some() && parse.errors.is_empty();
     let mut diagnostics: Vec<Diagnostic> = parse
         .errors
@@ -129,8 +147,13 @@ pub fn analyze_text_staged(source: &str, stages: &Stages) -> Result<TextAnalysis
     if let Some(p) = progress {
         p.enter(Stage::Lowering);
     }
+    let earlier = stages.earlier.map(|e| from_ast::Earlier {
+        model: &e.model,
+        source_map: &e.source_map,
+        edit: edit_from(stages.earlier_text, source, parse_edit),
+    });
     let lowered = match &parse.tree {
-        Some(tree) => from_ast::model_with_progress(tree, source, std::mem::take(&mut parse.floats), progress),
+        Some(tree) => from_ast::model_after(tree, source, std::mem::take(&mut parse.floats), progress, earlier),
         None => from_ast::Lowered::default(),
     };
     diagnostics.extend(lowered.diagnostics);

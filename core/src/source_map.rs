@@ -4,7 +4,7 @@
 use la_arena::ArenaMap;
 
 use crate::diagnostic::{Anchor, Span};
-use crate::ir::{FunctionId, GraphId, NodeId};
+use crate::ir::{FunctionId, GraphId, NodeId, TensorId};
 
 #[derive(Debug, Default)]
 pub struct SourceMap {
@@ -15,6 +15,10 @@ pub struct SourceMap {
     pub functions: ArenaMap<FunctionId, Span>,
     /// Name ranges of a function's inputs and outputs.
     pub function_io: ArenaMap<FunctionId, (Vec<Span>, Vec<Span>)>,
+    /// The tensors whose values were read from a list of plain numbers in one go, by where
+    /// the list starts: the next version's lowering takes the values of a list the edit did
+    /// not touch from here instead of reading them again (see `from_ast::Earlier`).
+    pub number_lists: std::collections::HashMap<u32, TensorId>,
 }
 
 #[derive(Debug, Default, Clone)]

@@ -56,3 +56,84 @@ fn syntax_errors_are_told_first_and_a_stale_analysis_stops() {
     let stages = Stages { stale: Some(&fresh), ..Stages::default() };
     assert!(analyze_text_staged(TEXT, &stages).is_ok());
 }
+
+/// Tensors of every kind of storage a number list can end in: typed values, raw bytes
+/// (`#@ storage: raw`), a value out of its type's range, a whole embedded tensor, and a
+/// tensor in a node's attribute.
+const TENSORS: &str = "<ir_version: 10, opset_import: [\"\" : 21]>
+main (float[4] x) => (float[4] y) <
+  float[4] w = {1, 2, 3, 4},
+  #@ storage: raw
+  float[4] r = {0.5, 1.5, 2.5, 3.5},
+  #@ storage: raw
+  int8[3] q = {1, -2, 300},
+  int8[3] p = {5, 6, 7},
+  int64[2] s = {2, 2},
+  double[2] d = {0.25, 0.75}
+> {
+  c = Constant <value = float[4] {9, 8, 7, 6}> ()
+  a = Add (x, w)
+  b = Mul (a, r)
+  y = Add (b, c)
+}
+";
+
+#[test]
+fn lowering_that_takes_untouched_number_lists_from_the_previous_version_equals_a_fresh_one() {
+    let options = CheckOptions { full_check: true, ..CheckOptions::default() };
+    // Each edit applies to the text the one before left, as typing does; each version starts
+    // from the previous version's analysis, as the language server's do.
+    let edits = [
+        ("{1, 2, 3, 4}", "{1, 2, 3, 5}"),                    // inside a list: read again
+        ("Mul (a, r)", "Mul (a, w)"),                        // elsewhere: every list taken
+        ("  #@ storage: raw\n  float[4] r", "  float[4] r"), // raw before, values now
+        ("  float[4] r", "  #@ storage: raw\n  float[4] r"), // and back
+        ("  #@ storage: raw\n  int8[3] q", "  int8[3] q"),   // 300 does not fit: read again
+        ("int8[3] p", "uint8[3] p"),                         // another type: read again
+        ("int64[2] s", "int32[2] s"),
+        ("double[2] d", "float[2] d"),
+        ("{9, 8, 7, 6}", "{9, 8, 7, 6.5}"),
+        ("Add (x, w)", "Add (x,  w)"),
+    ];
+    let mut text = TENSORS.to_owned();
+    let mut previous = check_text(&text, &options);
+    for (from, to) in edits {
+        assert!(text.contains(from), "{from}");
+        let edited = text.replacen(from, to, 1);
+        let stages = Stages {
+            previous: Some((previous.analysis.tree.as_ref().unwrap(), &text)),
+            earlier: Some(&previous.analysis),
+            earlier_text: &text,
+            ..Stages::default()
+        };
+        let staged = check_text_staged(&edited, &options, &stages).unwrap();
+        let fresh = check_text(&edited, &options);
+        assert_eq!(staged.analysis.model, fresh.analysis.model, "{from} → {to}");
+        assert_eq!(staged.diagnostics, fresh.diagnostics, "{from} → {to}");
+        assert_eq!(staged.analysis.source_map.number_lists, fresh.analysis.source_map.number_lists, "{from} → {to}");
+        text = edited;
+        previous = staged;
+    }
+    // The lists were taken, not read: the last version's tensors share the first version's
+    // raw bytes.
+    let first = check_text(TENSORS, &options);
+    let raw_of = |checked: &onnx_core::pipeline::CheckedText| {
+        let model = &checked.analysis.model;
+        let main = &model.graphs[model.graph.unwrap()];
+        main.initializers
+            .iter()
+            .map(|&t| &model.tensors[t])
+            .find(|t| t.name.as_ref().is_some_and(|n| *n == "r"))
+            .and_then(|t| t.raw_data.clone())
+            .unwrap()
+    };
+    let edited = TENSORS.replacen("Mul (a, r)", "Mul (a, w)", 1);
+    let stages = Stages {
+        previous: Some((first.analysis.tree.as_ref().unwrap(), TENSORS)),
+        earlier: Some(&first.analysis),
+        earlier_text: TENSORS,
+        ..Stages::default()
+    };
+    let next = check_text_staged(&edited, &options, &stages).unwrap();
+    assert_eq!(raw_of(&next).as_ptr(), raw_of(&first).as_ptr(), "the bytes were read again");
+}

@@ -18,6 +18,15 @@ use onnx_core::diagnostic::Span;
 /// many requests ask for it: the tests count them).
 pub static ANALYSES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
+/// What an analysis may start from: an earlier version's clean tree and its text, where the
+/// parse starts; an earlier version's analysis and its text, whose number lists lowering
+/// takes where the edits left them alone.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StartFrom<'a> {
+    pub parse: Option<(&'a onnx_syntax::ast::Model, &'a str)>,
+    pub earlier: Option<(&'a TextAnalysis, &'a str)>,
+}
+
 #[derive(Debug)]
 pub struct Snapshot {
     pub text: String,
@@ -40,8 +49,9 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// Analyses one version of a text. `parse_from`, an earlier version's clean tree and
-    /// text, lets the parse redo only the node the edits fall inside; `stale` is asked
+    /// Analyses one version of a text. `from.parse`, an earlier version's clean tree and
+    /// text, lets the parse redo only the node the edits fall inside; `from.earlier` lets
+    /// lowering take the number lists the edits left alone; `stale` is asked
     /// between stages, and the analysis stops once it says yes, giving back its text and
     /// clean tree if it got that far (the next version's parse starts from them);
     /// `on_parsed` is told the syntax diagnostics as soon as parsing ends.
@@ -50,7 +60,7 @@ impl Snapshot {
         version: i32,
         encoding: Encoding,
         options: &CheckOptions,
-        parse_from: Option<(&onnx_syntax::ast::Model, &str)>,
+        from: StartFrom<'_>,
         stale: &(dyn Fn() -> bool + Sync),
         on_parsed: &dyn Fn(&str, &LineIndex, &[Diagnostic]),
     ) -> Result<Snapshot, Option<ParseBase>> {
@@ -65,7 +75,14 @@ impl Snapshot {
             let _ = syntax.set(found.to_vec());
             on_parsed(&text, &lines, found);
         };
-        let stages = Stages { previous: parse_from, stale: Some(stale), on_parsed: Some(&parsed), ..Stages::default() };
+        let stages = Stages {
+            previous: from.parse,
+            earlier: from.earlier.map(|(analysis, _)| analysis),
+            earlier_text: from.earlier.map_or("", |(_, text)| text),
+            stale: Some(stale),
+            on_parsed: Some(&parsed),
+            ..Stages::default()
+        };
         let checked = check_text_staged(&text, &options, &stages);
         let CheckedText { analysis, diagnostics, types } = match checked {
             Ok(checked) => checked,

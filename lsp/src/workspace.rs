@@ -162,7 +162,10 @@ impl Job {
             (None, Some(b)) => b.clean_tree().map(|tree| (tree, b.text.as_str())),
             (None, None) => None,
         };
-        analysis.make(|| Snapshot::analyse(text, version, encoding, &options, parse_from, &stale, on_parsed))
+        // The base's lowering gives the values of the number lists the edits left alone.
+        let earlier = base.as_deref().map(|b| (&b.analysis, b.text.as_str()));
+        let from = crate::snapshot::StartFrom { parse: parse_from, earlier };
+        analysis.make(|| Snapshot::analyse(text, version, encoding, &options, from, &stale, on_parsed))
     }
 }
 

@@ -58,6 +58,19 @@ impl Edit {
     pub fn moved(self, at: u32) -> u32 {
         if at >= self.old_end { (i64::from(at) + self.delta()) as u32 } else { at }
     }
+
+    /// Where the range `start..end` of the new text was in the previous one, when the edit
+    /// left it alone (it lies wholly before or wholly after the inserted text).
+    pub fn untouched_before(self, start: u32, end: u32) -> Option<u32> {
+        let new_end = self.start + self.new_len;
+        if end <= self.start {
+            Some(start)
+        } else if start >= new_end {
+            Some((i64::from(start) - self.delta()) as u32)
+        } else {
+            None
+        }
+    }
 }
 
 /// Byte length of the common start, compared a block at a time (memcmp) before the last

@@ -8,6 +8,7 @@
 //! keep their elements; quoted names are accepted wherever a name stands.
 
 use onnx_syntax::ast::{self, AttrValue as V, Literal, LiteralKind, LiteralRef, Span};
+use onnx_syntax::incremental::Edit;
 use onnx_syntax::numbers::{self, ReadFloats};
 use onnx_syntax::progress::Progress;
 
@@ -58,7 +59,29 @@ pub fn model_with_progress(
     floats: ReadFloats,
     progress: Option<&Progress>,
 ) -> Lowered {
-    let mut cx = Cx { floats, source, progress, ..Cx::default() };
+    model_after(tree, source, floats, progress, None)
+}
+
+/// An earlier version's lowering, and the edit from its text to the one being lowered.
+#[derive(Clone, Copy, Debug)]
+pub struct Earlier<'a> {
+    pub model: &'a Model,
+    pub source_map: &'a SourceMap,
+    pub edit: Edit,
+}
+
+/// [`model_with_progress`] of a text that an `earlier` version was lowered from before the
+/// edit: the values of number lists the edit left alone are copied from that version's
+/// tensors instead of being read from the text again (a model with its weights inline is
+/// mostly numbers: 36 MB of them took tens of milliseconds to read on every keystroke).
+pub fn model_after(
+    tree: &ast::Model,
+    source: &str,
+    floats: ReadFloats,
+    progress: Option<&Progress>,
+    earlier: Option<Earlier<'_>>,
+) -> Lowered {
+    let mut cx = Cx { floats, source, progress, earlier, ..Cx::default() };
     let mut graph_unset = false;
     let mut annotated_metadata = None;
     let mut opset_unset = OpsetUnset::default();
@@ -115,6 +138,7 @@ pub fn model_with_progress(
         let id = cx.function(f);
         cx.out.model.functions.push(id);
     }
+    cx.finish_tensors();
     cx.out
 }
 
@@ -123,6 +147,7 @@ pub fn function(tree: &ast::Function, source: &str) -> Lowered {
     let mut cx = Cx { source, ..Cx::default() };
     let id = cx.function(tree);
     cx.out.model.functions.push(id);
+    cx.finish_tensors();
     cx.out
 }
 
@@ -137,6 +162,20 @@ struct Cx<'s> {
     /// Float lists read by the parser, taken by the tensors that hold them.
     floats: ReadFloats,
     progress: Option<&'s Progress>,
+    earlier: Option<Earlier<'s>>,
+    /// Where the number list of the tensor being lowered starts, when its values were read
+    /// in one go (recorded in `lists` once the tensor has its id).
+    bulk_list: Option<u32>,
+    /// The earlier version's raw bytes of the tensor being lowered, taken instead of its
+    /// values (that version stored them raw, `#@ storage: raw`), and its number list.
+    earlier_raw: Option<(bytes::Bytes, ast::NumberRun)>,
+    /// Where each tensor's number list starts, for those read (or taken) in one go and not
+    /// replaced by an annotation since; the source map's `number_lists` at the end.
+    lists: std::collections::HashMap<TensorId, u32>,
+    /// Tensors holding an earlier version's raw bytes, with their number list: they stay raw
+    /// if their own annotations say `storage: raw`, and their list is read at the end
+    /// otherwise.
+    raw_from_earlier: std::collections::HashMap<TensorId, ast::NumberRun>,
 }
 
 fn s(text: &str) -> Str {
@@ -544,7 +583,10 @@ impl Cx<'_> {
                 Some(_) => self.error("annotation-type-mismatch", entry.span, "a segment is [begin, end]"),
                 None => {}
             },
-            "raw_data" => t.raw_data = r.text(&entry.value).map(Str::into_bytes),
+            "raw_data" => {
+                t.raw_data = r.text(&entry.value).map(Str::into_bytes);
+                self.lists.remove(&id);
+            }
             // `unset`, or a name that onnx's parser would not take where the literal has it.
             "tensor_name" => match &entry.value {
                 ast::AnnotationValue::Word(_) => {
@@ -572,7 +614,11 @@ impl Cx<'_> {
             "tensor_proto" => {
                 if let Some(bytes) = r.text(&entry.value) {
                     match embedded::tensor(bytes.into_bytes()) {
-                        Ok(decoded) => *t = decoded,
+                        Ok(decoded) => {
+                            *t = decoded;
+                            self.lists.remove(&id);
+                            self.raw_from_earlier.remove(&id);
+                        }
                         Err(e) => self.bad_embedded(entry, &e),
                     }
                 }
@@ -582,7 +628,9 @@ impl Cx<'_> {
             "storage" => match &entry.value {
                 ast::AnnotationValue::Word(w) if w.text == "typed" && t.is_external() => t.typed_once_embedded = true,
                 value => {
+                    // Holding the earlier version's bytes already: stored raw as they were.
                     if r.word(value, "raw").is_some()
+                        && self.raw_from_earlier.remove(&id).is_none()
                         && let Err(message) = tensor_data::typed_to_raw(t)
                     {
                         self.error("bad-raw-storage", entry.span, message);
@@ -1000,14 +1048,52 @@ impl Cx<'_> {
                 Tensor { name: Some(name_str(name)), ..Tensor::default() }
             }
         };
-        self.out.model.tensors.alloc(tensor)
+        self.alloc_tensor(tensor)
+    }
+
+    /// Adds a lowered tensor to the model, recording where its number list starts.
+    fn alloc_tensor(&mut self, mut tensor: Tensor) -> TensorId {
+        let raw = self.earlier_raw.take();
+        let from_earlier = raw.as_ref().map(|(_, run)| run.clone());
+        if let Some((bytes, _)) = raw {
+            tensor.raw_data = Some(bytes);
+        }
+        let id = self.out.model.tensors.alloc(tensor);
+        if let Some(run) = from_earlier {
+            self.raw_from_earlier.insert(id, run);
+        }
+        if let Some(start) = self.bulk_list.take() {
+            self.lists.insert(id, start);
+        }
+        id
+    }
+
+    /// The end of lowering: the number lists recorded in the source map, and the tensors
+    /// that took an earlier version's raw bytes but are not stored raw now given their
+    /// values, read from the text (bytes back to values would not give back a value that
+    /// did not fit the type).
+    fn finish_tensors(&mut self) {
+        let earlier = self.earlier.take();
+        for (id, run) in std::mem::take(&mut self.raw_from_earlier) {
+            let mut tensor = std::mem::take(&mut self.out.model.tensors[id]);
+            tensor.raw_data = None;
+            if let Some(dt) = tensor.elem_type() {
+                self.tensor_values(&mut tensor, dt, &ast::Values::Run(run));
+            }
+            self.out.model.tensors[id] = tensor;
+        }
+        self.bulk_list = None;
+        self.earlier = earlier;
+        for (id, start) in self.lists.drain() {
+            self.out.source_map.number_lists.insert(start, id);
+        }
     }
 
     fn tensor_literal(&mut self, t: &ast::TensorLit) -> TensorId {
         // onnx sets the name, to "" when none is written.
         let name = Some(t.name.as_ref().map_or_else(Str::new, name_str));
         let tensor = self.tensor(&t.ty, name, t.payload.as_ref());
-        let id = self.out.model.tensors.alloc(tensor);
+        let id = self.alloc_tensor(tensor);
         for entry in annotations::entries(&t.annotations) {
             self.tensor_annotation(entry, id);
         }
@@ -1015,6 +1101,8 @@ impl Cx<'_> {
     }
 
     fn tensor(&mut self, ty: &ast::TypeExpr, name: Option<Str>, payload: Option<&ast::TensorPayload>) -> Tensor {
+        self.bulk_list = None;
+        self.earlier_raw = None;
         let mut tensor = Tensor { name, ..Tensor::default() };
         let ast::TypeKind::Tensor { elem, shape } = &ty.kind else {
             self.error("tensor-needs-tensor-type", ty.span, "a tensor value needs a tensor type such as float[2, 3]");
@@ -1068,6 +1156,14 @@ impl Cx<'_> {
             ast::Values::Run(run) => Some(run),
             ast::Values::Listed(_) => None,
         };
+        if let Some(run) = run
+            && self.values_from_earlier(tensor, dt, run)
+        {
+            self.bulk_list = Some(run.start);
+            return;
+        }
+        // Read in one go below (the per-value paths return without this).
+        self.bulk_list = run.map(|r| r.start);
         match dt.typed_field() {
             TypedField::FloatData => {
                 let read = run.and_then(|r| self.floats.take(r.start)).filter(|v| v.len() == count);
@@ -1143,6 +1239,40 @@ impl Cx<'_> {
             },
             TypedField::None => {}
         }
+        // Read value by value (or not at all): the list is not one to take from next time.
+        self.bulk_list = None;
+    }
+
+    /// Takes the values of `run` from the earlier version's tensor that read the same
+    /// list, when the edit left the list alone and the element type is the same; `false`
+    /// when they must be read.
+    fn values_from_earlier(&mut self, tensor: &mut Tensor, dt: DataType, run: &ast::NumberRun) -> bool {
+        let Some(earlier) = self.earlier else { return false };
+        let Some(old_start) = earlier.edit.untouched_before(run.start, run.end) else { return false };
+        let Some(&id) = earlier.source_map.number_lists.get(&old_start) else { return false };
+        let old = &earlier.model.tensors[id];
+        if old.data_type != tensor.data_type {
+            return false;
+        }
+        let count = run.count as usize;
+        // Stored raw there (`#@ storage: raw`): the bytes are shared, not copied.
+        if let Some(raw) = &old.raw_data
+            && tensor_data::has_no_typed_values(old)
+            && tensor_data::converts_raw(dt)
+            && raw.len() == count * (dt.bits() as usize / 8)
+            && !matches!(dt, DataType::Complex64 | DataType::Complex128)
+        {
+            self.earlier_raw = Some((raw.clone(), run.clone()));
+            return true;
+        }
+        match dt.typed_field() {
+            TypedField::FloatData if old.float_data.len() == count => tensor.float_data = old.float_data.clone(),
+            TypedField::DoubleData if old.double_data.len() == count => tensor.double_data = old.double_data.clone(),
+            TypedField::Int64Data if old.int64_data.len() == count => tensor.int64_data = old.int64_data.clone(),
+            TypedField::Int32Data if old.int32_data.len() == count => tensor.int32_data = old.int32_data.clone(),
+            _ => return false,
+        }
+        true
     }
 
     /// Unsigned values; a negative literal wraps as onnx's `stoull` does (`-1` → 2^64−1).
