@@ -61,12 +61,14 @@ pub(super) fn infer_node_in<'m>(
             }
         }
     }
+    // A node whose outputs cannot be inferred still gives its schema: its attributes and
+    // inputs are judged all the same (a Cast to no type, a Constant without a value).
     let outputs = match outputs {
         Some(outputs) => outputs,
-        None => {
-            let function = model.local_function(node)?;
-            call::infer_call(function, node, inputs, env)?
-        }
+        None => match model.local_function(node).and_then(|f| call::infer_call(f, node, inputs, env)) {
+            Some(outputs) => outputs,
+            None => return schema,
+        },
     };
     let defined = numbers.node_outputs(id, node);
     record(defined, outputs, env);

@@ -54,7 +54,70 @@ pub(super) fn node_rule_violations<'t>(
                 v.axis(node, "axis", 1, d.len(), true);
             }
         }
-        "Conv" | "MaxPool" | "AveragePool" | "LpPool" => conv_pool(node, op, &dims, &mut v),
+        "Conv" | "MaxPool" | "AveragePool" | "LpPool" => {
+            auto_pad(node, &mut v);
+            conv_pool(node, op, &dims, &mut v);
+        }
+        "ConvTranspose" => {
+            auto_pad(node, &mut v);
+            conv_transpose(node, &dims, &mut v);
+        }
+        // onnxruntime reads these when it creates the kernel, and refuses other spellings.
+        "ConvInteger" | "QLinearConv" => auto_pad(node, &mut v),
+        "BatchNormalization" if since_version >= 14 => batch_normalization(node, &dims, &mut v),
+        "LayerNormalization" => {
+            if let Some(d) = dims(0) {
+                v.axis(node, "axis", -1, d.len(), false);
+            }
+        }
+        // The `axes` attribute (an input from version 13 for ReduceSum, 18 for the rest).
+        "ReduceMax" | "ReduceMin" | "ReduceMean" | "ReduceSum" | "ReduceProd" | "ReduceL1" | "ReduceL2"
+        | "ReduceLogSum" | "ReduceLogSumExp" | "ReduceSumSquare" => {
+            if let (Some(d), Some(axes)) = (dims(0), ints(node, "axes")) {
+                v.axes(node, "axes", axes, d.len());
+            }
+        }
+        "DepthToSpace" | "SpaceToDepth" => {
+            v.positive_int(node, "blocksize");
+            if op == "DepthToSpace" {
+                v.one_of(node, "mode", &["DCR", "CRD"]);
+            }
+        }
+        "RNN" | "GRU" | "LSTM" => {
+            v.one_of(node, "direction", &["forward", "reverse", "bidirectional"]);
+            v.positive_int(node, "hidden_size");
+        }
+        "LRN" => v.positive_int(node, "size"),
+        "Pad" => v.one_of(node, "mode", &["constant", "reflect", "edge", "wrap"]),
+        "Resize" | "Upsample" => {
+            v.one_of(node, "mode", &["nearest", "linear", "cubic", "bilinear", "trilinear"]);
+            v.one_of(node, "nearest_mode", &["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"]);
+            v.one_of(
+                node,
+                "coordinate_transformation_mode",
+                &[
+                    "half_pixel",
+                    "half_pixel_symmetric",
+                    "pytorch_half_pixel",
+                    "align_corners",
+                    "asymmetric",
+                    "tf_half_pixel_for_nn",
+                    "tf_crop_and_resize",
+                ],
+            );
+        }
+        "Cast" => {
+            if let Some(to) = int(node, "to")
+                && i32::try_from(to)
+                    .ok()
+                    .and_then(crate::ir::DataType::from_code)
+                    .is_none_or(|t| t == crate::ir::DataType::Undefined)
+            {
+                let at = v.attribute_anchor(node, "to");
+                v.error("invalid-attribute-value", at, format!("to = {to} is not an element type"));
+            }
+        }
+        "Constant" => constant(node, &mut v),
         "MatMul" => matmul(&dims, &mut v),
         "Gemm" => {
             for i in 0..2 {
@@ -114,6 +177,167 @@ impl Violations<'_, '_> {
                 ),
             );
         }
+    }
+}
+
+impl Violations<'_, '_> {
+    /// Every value of `list` (the attribute `name`) in `[-rank, rank-1]`, none twice.
+    fn axes(&mut self, node: &Node, name: &str, list: &[i64], rank: usize) {
+        let r = rank as i64;
+        if let Some(&bad) = list.iter().find(|&&a| a < -r || a >= r) {
+            let at = self.attribute_anchor(node, name);
+            let op = self.op;
+            let message = format!(
+                "{name} {list:?} holds {bad}, out of range for {op} on an input of rank {rank}: each must be in [{}, {}]",
+                -r,
+                r - 1
+            );
+            self.error("invalid-axis", at, message);
+        }
+    }
+
+    /// The integer attribute `name`, when written, is 1 or more.
+    fn positive_int(&mut self, node: &Node, name: &str) {
+        if let Some(value) = int(node, name)
+            && value <= 0
+        {
+            let at = self.attribute_anchor(node, name);
+            let op = self.op;
+            self.error("invalid-attribute-value", at, format!("{name} = {value}: {op} needs a positive {name}"));
+        }
+    }
+
+    /// The string attribute `name`, when written, is one of `allowed` (spelled exactly: the
+    /// runtime compares case and all).
+    fn one_of(&mut self, node: &Node, name: &str, allowed: &[&str]) {
+        let Some(attribute) = node.attribute(name) else { return };
+        let Some(AttributeValue::String(value)) = attribute.value() else { return };
+        if allowed.iter().any(|a| *value == *a) {
+            return;
+        }
+        let at = self.attribute_anchor(node, name);
+        let op = self.op;
+        let shown = String::from_utf8_lossy(value.as_bytes());
+        self.error(
+            "invalid-attribute-value",
+            at,
+            format!("{name} = \"{shown}\" is not one {op} knows: it must be one of {}", allowed.join(", ")),
+        );
+    }
+}
+
+/// `auto_pad` of the convolutions and pools: one of the four spellings onnxruntime reads.
+fn auto_pad(node: &Node, v: &mut Violations<'_, '_>) {
+    v.one_of(node, "auto_pad", &["NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"]);
+}
+
+/// ConvTranspose (onnx's `convTransposeShapeInference`): `group` positive, input and weight
+/// of rank 3 or more, attribute lists one value per spatial axis (two for `pads`), kernel
+/// sizes, strides and dilations positive, no negative pads, output padding or output shape,
+/// and no explicit `pads` beside an `auto_pad` other than NOTSET.
+fn conv_transpose<'d>(node: &Node, dims: &impl Fn(usize) -> Option<&'d [Dimension]>, v: &mut Violations<'_, '_>) {
+    let (Some(x), Some(w)) = (dims(0), dims(1)) else { return };
+    if let Some(group) = int(node, "group")
+        && group <= 0
+    {
+        let at = v.attribute_anchor(node, "group");
+        v.error("invalid-attribute-value", at, format!("group = {group}: ConvTranspose needs a positive group"));
+        return;
+    }
+    for (i, shape, what) in [(0, x, "input"), (1, w, "weight")] {
+        if shape.len() < 3 {
+            let message = format!("the {what} of ConvTranspose must have rank 3 or more, it has rank {}", shape.len());
+            v.error("input-rank", Anchor::NodeInput(v.n, i), message);
+            return;
+        }
+    }
+    let spatial = x.len() - 2;
+    let checks: [(&str, usize, Option<bool>); 6] = [
+        ("dilations", 1, Some(true)),
+        ("strides", 1, Some(true)),
+        ("kernel_shape", 1, Some(true)),
+        ("pads", 2, Some(false)),
+        ("output_shape", 1, Some(false)),
+        ("output_padding", 1, Some(false)),
+    ];
+    for (name, per_axis, positive) in checks {
+        let Some(list) = ints(node, name) else { continue };
+        let at = v.attribute_anchor(node, name);
+        if list.len() != spatial * per_axis {
+            let message = format!(
+                "{name} has {} value{}; ConvTranspose on an input of rank {} ({spatial} spatial axes) needs {}",
+                list.len(),
+                if list.len() == 1 { "" } else { "s" },
+                x.len(),
+                spatial * per_axis
+            );
+            v.error("attribute-size", at, message);
+            return;
+        }
+        let strictly = positive == Some(true);
+        if list.iter().any(|&x| if strictly { x <= 0 } else { x < 0 }) {
+            let rule = if strictly { "positive" } else { "zero or more" };
+            v.error("invalid-attribute-value", at, format!("{name} {list:?}: every value must be {rule}"));
+            return;
+        }
+    }
+    if ints(node, "pads").is_some()
+        && let Some(AttributeValue::String(pad)) = node.attribute("auto_pad").and_then(|a| a.value())
+        && *pad != "NOTSET"
+    {
+        let at = v.attribute_anchor(node, "pads");
+        v.error("invalid-attribute-value", at, "pads cannot be written beside an auto_pad other than NOTSET");
+    }
+}
+
+/// BatchNormalization from version 14: scale, bias, mean and variance of rank 1 with one
+/// value per channel, and three outputs in training mode, one otherwise.
+fn batch_normalization<'d>(node: &Node, dims: &impl Fn(usize) -> Option<&'d [Dimension]>, v: &mut Violations<'_, '_>) {
+    let training = int(node, "training_mode").is_some_and(|t| t != 0);
+    let (wanted, mode) = if training { (3, "in training mode") } else { (1, "outside training mode") };
+    if node.outputs.len() != wanted {
+        let plural = if wanted == 1 { "" } else { "s" };
+        let message =
+            format!("BatchNormalization {mode} needs {wanted} output{plural}; this node has {}", node.outputs.len());
+        v.error("output-count", Anchor::Node(v.n), message);
+    }
+    // The channel count, as input 0 gives it (1 for an input of rank 1 or less).
+    let mut channels = dims(0).map(|x| if x.len() > 1 { known_dim(&x[1]) } else { Some(1) }).unwrap_or(None);
+    for i in 1..5.min(node.inputs.len()) {
+        let Some(d) = dims(i) else { continue };
+        if d.len() != 1 {
+            let message = format!("input {i} of BatchNormalization must have rank 1, it has rank {}", d.len());
+            v.error("input-rank", Anchor::NodeInput(v.n, i), message);
+            continue;
+        }
+        match (channels, known_dim(&d[0])) {
+            (Some(c), Some(n)) if c != n => {
+                let message = format!("input {i} of BatchNormalization has {n} values for {c} channels");
+                v.error("incompatible-shapes", Anchor::NodeInput(v.n, i), message);
+            }
+            (None, Some(n)) => channels = Some(n),
+            _ => {}
+        }
+    }
+}
+
+/// Constant: exactly one of `value`, `value_*` and `sparse_value`.
+fn constant(node: &Node, v: &mut Violations<'_, '_>) {
+    const VALUES: [&str; 8] = [
+        "value",
+        "value_float",
+        "value_floats",
+        "value_int",
+        "value_ints",
+        "value_string",
+        "value_strings",
+        "sparse_value",
+    ];
+    let given =
+        node.attributes.iter().filter(|a| a.name.as_ref().is_some_and(|n| VALUES.iter().any(|k| *n == *k))).count();
+    if given != 1 {
+        let message = format!("a Constant has exactly one of {}; this one has {given}", VALUES.join(", "));
+        v.error("constant-value", Anchor::Node(v.n), message);
     }
 }
 
@@ -179,6 +403,14 @@ fn concat<'d>(
 fn transpose<'d>(node: &Node, dims: &impl Fn(usize) -> Option<&'d [Dimension]>, v: &mut Violations<'_, '_>) {
     let (Some(d), Some(perm)) = (dims(0), ints(node, "perm")) else { return };
     let rank = d.len();
+    // onnxruntime, creating the kernel, refuses a value outside [0, perm's length) (it
+    // takes a shorter perm otherwise, and so does onnx's inference).
+    if let Some(&p) = perm.iter().find(|&&p| p < 0 || p >= perm.len() as i64) {
+        let at = v.attribute_anchor(node, "perm");
+        let message = format!("perm {perm:?} holds {p}: a perm of {} values holds 0..{}", perm.len(), perm.len());
+        v.error("invalid-attribute-value", at, message);
+        return;
+    }
     let mut seen = vec![false; rank];
     for &p in perm {
         let bad = match usize::try_from(p).ok().filter(|&p| p < rank) {
@@ -247,6 +479,7 @@ fn conv_pool<'d>(node: &Node, op: &str, dims: &impl Fn(usize) -> Option<&'d [Dim
         }
     };
     positive("dilations", true, v);
+    positive("strides", true, v);
     positive("kernel_shape", true, v);
     positive("pads", false, v);
     if let Some(w) = w
