@@ -196,6 +196,37 @@ impl Violations<'_, '_> {
         }
     }
 
+    /// The list attribute `name` of a convolution or pool has `per_axis` values per spatial
+    /// axis of an input of rank `rank`; says so and returns `false` otherwise.
+    fn one_per_axis(&mut self, node: &Node, name: &str, list: &[i64], rank: usize, per_axis: usize) -> bool {
+        let spatial = rank.saturating_sub(2);
+        if list.len() == spatial * per_axis {
+            return true;
+        }
+        let at = self.attribute_anchor(node, name);
+        let op = self.op;
+        let plural = if list.len() == 1 { "" } else { "s" };
+        let message = format!(
+            "{name} has {} value{plural}; {op} on an input of rank {rank} ({spatial} spatial axes) needs {}",
+            list.len(),
+            spatial * per_axis
+        );
+        self.error("attribute-size", at, message);
+        false
+    }
+
+    /// Every value of the list attribute `name` is positive (`strictly`) or zero or more;
+    /// says so and returns `false` otherwise.
+    fn signs(&mut self, node: &Node, name: &str, list: &[i64], strictly: bool) -> bool {
+        if !list.iter().any(|&x| if strictly { x <= 0 } else { x < 0 }) {
+            return true;
+        }
+        let at = self.attribute_anchor(node, name);
+        let rule = if strictly { "positive" } else { "zero or more" };
+        self.error("invalid-attribute-value", at, format!("{name} {list:?}: every value must be {rule}"));
+        false
+    }
+
     /// The integer attribute `name`, when written, is 1 or more.
     fn positive_int(&mut self, node: &Node, name: &str) {
         if let Some(value) = int(node, name)
@@ -251,7 +282,6 @@ fn conv_transpose<'d>(node: &Node, dims: &impl Fn(usize) -> Option<&'d [Dimensio
             return;
         }
     }
-    let spatial = x.len() - 2;
     let checks: [(&str, usize, Option<bool>); 6] = [
         ("dilations", 1, Some(true)),
         ("strides", 1, Some(true)),
@@ -262,22 +292,7 @@ fn conv_transpose<'d>(node: &Node, dims: &impl Fn(usize) -> Option<&'d [Dimensio
     ];
     for (name, per_axis, positive) in checks {
         let Some(list) = ints(node, name) else { continue };
-        let at = v.attribute_anchor(node, name);
-        if list.len() != spatial * per_axis {
-            let message = format!(
-                "{name} has {} value{}; ConvTranspose on an input of rank {} ({spatial} spatial axes) needs {}",
-                list.len(),
-                if list.len() == 1 { "" } else { "s" },
-                x.len(),
-                spatial * per_axis
-            );
-            v.error("attribute-size", at, message);
-            return;
-        }
-        let strictly = positive == Some(true);
-        if list.iter().any(|&x| if strictly { x <= 0 } else { x < 0 }) {
-            let rule = if strictly { "positive" } else { "zero or more" };
-            v.error("invalid-attribute-value", at, format!("{name} {list:?}: every value must be {rule}"));
+        if !v.one_per_axis(node, name, list, x.len(), per_axis) || !v.signs(node, name, list, positive == Some(true)) {
             return;
         }
     }
@@ -450,38 +465,16 @@ fn conv_pool<'d>(node: &Node, op: &str, dims: &impl Fn(usize) -> Option<&'d [Dim
         return;
     }
     let spatial = x.len() - 2;
-    let sized = |name: &str, per_axis: usize, v: &mut Violations<'_, '_>| {
-        if let Some(list) = ints(node, name)
-            && list.len() != spatial * per_axis
-        {
-            let at = v.attribute_anchor(node, name);
-            let message = format!(
-                "{name} has {} value{}; {op} on an input of rank {} ({spatial} spatial axes) needs {}",
-                list.len(),
-                if list.len() == 1 { "" } else { "s" },
-                x.len(),
-                spatial * per_axis
-            );
-            v.error("attribute-size", at, message);
+    for (name, per_axis) in [("dilations", 1), ("strides", 1), ("kernel_shape", 1), ("pads", 2)] {
+        if let Some(list) = ints(node, name) {
+            v.one_per_axis(node, name, list, x.len(), per_axis);
         }
-    };
-    for name in ["dilations", "strides", "kernel_shape"] {
-        sized(name, 1, v);
     }
-    sized("pads", 2, v);
-    let positive = |name: &str, strictly: bool, v: &mut Violations<'_, '_>| {
-        if let Some(list) = ints(node, name)
-            && list.iter().any(|&x| if strictly { x <= 0 } else { x < 0 })
-        {
-            let at = v.attribute_anchor(node, name);
-            let rule = if strictly { "positive" } else { "zero or more" };
-            v.error("invalid-attribute-value", at, format!("{name} {list:?}: every value must be {rule}"));
+    for (name, strictly) in [("dilations", true), ("strides", true), ("kernel_shape", true), ("pads", false)] {
+        if let Some(list) = ints(node, name) {
+            v.signs(node, name, list, strictly);
         }
-    };
-    positive("dilations", true, v);
-    positive("strides", true, v);
-    positive("kernel_shape", true, v);
-    positive("pads", false, v);
+    }
     if let Some(w) = w
         && ints(node, "kernel_shape").is_none()
         && w.len() >= 2
