@@ -105,3 +105,30 @@ fn every_code_of_the_invalid_set_is_documented() {
     }
     assert!(undocumented.is_empty(), "codes missing from docs/diagnostics.md: {undocumented:?}");
 }
+
+/// The checklist of onnx's inference conditions (onnx_conditions.tsv, written by
+/// gen_checklist.py from onnx's sources): every condition it says we enforce names a
+/// documented code and a file of ours that exists, and each code of the node rules
+/// (`core/src/infer/validate.rs`) is claimed by some row.
+#[test]
+fn the_checklist_of_onnx_conditions_names_documented_codes_and_real_places() {
+    let doc = std::fs::read_to_string(tests_dir().join("../docs/diagnostics.md")).expect("docs/diagnostics.md");
+    let rows = table("onnx_conditions.tsv");
+    assert!(rows.len() >= 700, "{} conditions: the checklist covers every call", rows.len());
+    let mut claimed = BTreeSet::new();
+    for row in &rows {
+        let [place, _call, _owner, _message, code, ours] = row.as_slice() else {
+            panic!("a checklist row has 6 fields: {row:?}");
+        };
+        if code.is_empty() {
+            continue;
+        }
+        assert!(doc.contains(&format!("`{code}`")), "{place}: code {code} is not in docs/diagnostics.md");
+        let file = ours.split(' ').next().unwrap_or_default();
+        assert!(tests_dir().join("..").join(file).is_file(), "{place}: {file} does not exist");
+        claimed.insert(code.clone());
+    }
+    for code in ["invalid-axis", "attribute-size", "invalid-attribute-value", "input-rank", "output-count"] {
+        assert!(claimed.contains(code), "no condition of the checklist is enforced as {code}");
+    }
+}
