@@ -21,6 +21,7 @@ pub fn conflicts(model: &Model, types: &ModelTypes) -> Vec<Diagnostic> {
     // Graphs in model order, so diagnostics come out in a stable order.
     for (g, _) in model.graphs.iter().filter(|&(g, _)| types.inferred(g)) {
         let graph = &model.graphs[g];
+        initializer_conflicts(model, g, &mut found);
         let numbers = &types.numbers;
         // A graph output's value is known by number (resolution numbered it); a
         // `value_info` entry only by name. Producers are looked for only for those, and by
@@ -78,6 +79,40 @@ pub fn conflicts(model: &Model, types: &ModelTypes) -> Vec<Diagnostic> {
         }
     }
     found
+}
+
+/// An initializer whose tensor contradicts the type a graph input or `value_info` entry of
+/// the same name declares for it (onnx merges the two, and fails: "Inferred shape and
+/// existing shape differ"; onnxruntime refuses such a model too). Models of IR version 3
+/// list every weight as a graph input, exporters often describe weights in `value_info`.
+fn initializer_conflicts(model: &Model, g: crate::ir::GraphId, found: &mut Vec<Diagnostic>) {
+    let graph = &model.graphs[g];
+    if graph.initializers.is_empty() || (graph.inputs.is_empty() && graph.value_info.is_empty()) {
+        return;
+    }
+    let inputs = graph.inputs.iter().enumerate().map(|(i, v)| (v, Anchor::GraphInput(g, i)));
+    let described = graph.value_info.iter().enumerate().map(|(i, v)| (v, Anchor::ValueInfo(g, i)));
+    let declared: foldhash::HashMap<&Str, (&Type, Anchor)> =
+        inputs.chain(described).filter_map(|(v, at)| Some((v.name.as_ref()?, (v.ty.as_ref()?, at)))).collect();
+    if declared.is_empty() {
+        return;
+    }
+    for (i, &t) in graph.initializers.iter().enumerate() {
+        let tensor = &model.tensors[t];
+        let Some(name) = tensor.name.as_ref() else { continue };
+        let Some(&(written, at)) = declared.get(name) else { continue };
+        let held = super::types::tensor_type(tensor);
+        if let Some(why) = contradiction(written, &held) {
+            found.push(
+                Diagnostic::error(
+                    "type-conflict",
+                    at,
+                    format!("'{name}' is declared {written} but its initializer is {held}: {why}"),
+                )
+                .with_related(Anchor::Initializer(g, i), format!("the initializer, {held}")),
+            );
+        }
+    }
 }
 
 /// Why two types cannot describe the same value, if they cannot.
