@@ -54,8 +54,13 @@ pub(super) fn node_rule_violations<'t>(
                 v.axis(node, "axis", 1, d.len(), true);
             }
         }
-        "Conv" | "MaxPool" | "AveragePool" | "LpPool" => {
+        "MaxPool" | "AveragePool" | "LpPool" => {
             auto_pad(node, &mut v);
+            conv_pool(node, op, &dims, &mut v);
+        }
+        "Conv" => {
+            auto_pad(node, &mut v);
+            pads_beside_auto_pad(node, &mut v);
             conv_pool(node, op, &dims, &mut v);
         }
         "ConvTranspose" => {
@@ -63,7 +68,10 @@ pub(super) fn node_rule_violations<'t>(
             conv_transpose(node, &dims, &mut v);
         }
         // onnxruntime reads these when it creates the kernel, and refuses other spellings.
-        "ConvInteger" | "QLinearConv" => auto_pad(node, &mut v),
+        "ConvInteger" | "QLinearConv" => {
+            auto_pad(node, &mut v);
+            pads_beside_auto_pad(node, &mut v);
+        }
         "BatchNormalization" if since_version >= 14 => batch_normalization(node, &dims, &mut v),
         "LayerNormalization" => {
             if let Some(d) = dims(0) {
@@ -86,6 +94,13 @@ pub(super) fn node_rule_violations<'t>(
         "RNN" | "GRU" | "LSTM" => {
             v.one_of(node, "direction", &["forward", "reverse", "bidirectional"]);
             v.positive_int(node, "hidden_size");
+            if let Some(x) = dims(0)
+                && x.len() != 3
+            {
+                let message =
+                    format!("the input of {op} must have rank 3 (sequence, batch, features), it has rank {}", x.len());
+                v.error("input-rank", Anchor::NodeInput(n, 0), message);
+            }
         }
         "LRN" => v.positive_int(node, "size"),
         "Pad" => v.one_of(node, "mode", &["constant", "reflect", "edge", "wrap"]),
@@ -296,6 +311,13 @@ fn conv_transpose<'d>(node: &Node, dims: &impl Fn(usize) -> Option<&'d [Dimensio
             return;
         }
     }
+    pads_beside_auto_pad(node, v);
+}
+
+/// `pads` and an `auto_pad` other than NOTSET on one convolution: the operator's definition
+/// forbids it; onnx's inference fails ConvTranspose for it, onnxruntime refuses every
+/// convolution that has both.
+fn pads_beside_auto_pad(node: &Node, v: &mut Violations<'_, '_>) {
     if ints(node, "pads").is_some()
         && let Some(AttributeValue::String(pad)) = node.attribute("auto_pad").and_then(|a| a.value())
         && *pad != "NOTSET"
