@@ -67,7 +67,7 @@ pub(super) fn infer_node_in<'m>(
         Some(outputs) => outputs,
         None => match model.local_function(node).and_then(|f| call::infer_call(f, node, inputs, env)) {
             Some(outputs) => outputs,
-            None => return schema,
+            None => return schema.filter(|_| default_domain),
         },
     };
     let defined = numbers.node_outputs(id, node);
