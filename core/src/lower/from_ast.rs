@@ -1053,11 +1053,10 @@ impl Cx<'_> {
 
     /// Adds a lowered tensor to the model, recording where its number list starts.
     fn alloc_tensor(&mut self, mut tensor: Tensor) -> TensorId {
-        let raw = self.earlier_raw.take();
-        let from_earlier = raw.as_ref().map(|(_, run)| run.clone());
-        if let Some((bytes, _)) = raw {
+        let from_earlier = self.earlier_raw.take().map(|(bytes, run)| {
             tensor.raw_data = Some(bytes);
-        }
+            run
+        });
         let id = self.out.model.tensors.alloc(tensor);
         if let Some(run) = from_earlier {
             self.raw_from_earlier.insert(id, run);
