@@ -439,14 +439,65 @@ fn check_accepts_a_valid_model() {
 fn check_with_the_sonnx_profile_adds_its_graph_rules() {
     let model = corpus("handmade/functions.onnx");
     assert_exit(&run(&["check", model.to_str().unwrap()]), 0);
+    // The profile's findings are warnings (onnx and onnxruntime accept the model) …
     let out = run(&["check", "--profile", "sonnx", model.to_str().unwrap()]);
-    assert_exit(&out, 1);
+    assert_exit(&out, 0);
     let stderr = text(&out.stderr);
-    assert!(stderr.contains("error[sonnx-dead-node]: no output of Scale node computing 'scaled2' is used"), "{stderr}");
+    assert!(
+        stderr.contains("warning[sonnx-dead-node]: no output of Scale node computing 'scaled2' is used"),
+        "{stderr}"
+    );
     assert!(stderr.contains("graph.node[1]"), "{stderr}");
+    // … that `--strict` makes errors.
+    let out = run(&["check", "--profile", "sonnx", "--strict", model.to_str().unwrap()]);
+    assert_exit(&out, 1);
+    assert!(text(&out.stderr).contains("error[sonnx-dead-node]"), "{}", text(&out.stderr));
     let clean = corpus("handmade/small_cnn.onnx");
     assert_exit(&run(&["check", "--profile", "sonnx", clean.to_str().unwrap()]), 0);
     assert_exit(&run(&["check", "--profile", "strict", clean.to_str().unwrap()]), 2);
+}
+
+#[test]
+fn a_declaration_only_deeper_inference_contradicts_is_a_warning_that_strict_fails_and_infer_rewrites() {
+    let model = fixture("check/invalid/type-conflict-beyond-onnx--reshape-rank-before-version-14.onnx");
+    let model = model.to_str().unwrap();
+    // onnx and onnxruntime accept the model: a warning, exit 0, with the fix named.
+    let out = run(&["check", model]);
+    assert_exit(&out, 0);
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("warning[type-conflict-beyond-onnx]: 'y' is declared float[1,seqlen]"), "{stderr}");
+    assert!(stderr.contains("onnx infer --overwrite-declared"), "{stderr}");
+    assert!(text(&out.stdout).contains("valid (1 warning)"), "{}", text(&out.stdout));
+    // `--strict` makes it an error.
+    let out = run(&["check", "--strict", model]);
+    assert_exit(&out, 1);
+    assert!(text(&out.stderr).contains("error[type-conflict-beyond-onnx]"), "{}", text(&out.stderr));
+    // The same as text, where the language server and `onnx check` read it alike.
+    let dir = tempfile::tempdir().unwrap();
+    let as_text = dir.path().join("m.onnxtxt");
+    assert_exit(&run(&["convert", model, as_text.to_str().unwrap()]), 0);
+    let out = run(&["check", as_text.to_str().unwrap()]);
+    assert_exit(&out, 0);
+    assert!(text(&out.stderr).contains("warning[type-conflict-beyond-onnx]"), "{}", text(&out.stderr));
+    assert_exit(&run(&["check", "--strict", as_text.to_str().unwrap()]), 1);
+    // `onnx infer --overwrite-declared` rewrites the declaration from inference: nothing is
+    // left even for `--strict`, and the output keeps the inferred shape.
+    for out_name in ["fixed.onnx", "fixed.onnxtxt"] {
+        let fixed = dir.path().join(out_name);
+        let out = run(&["infer", "--overwrite-declared", model, fixed.to_str().unwrap()]);
+        assert_exit(&out, 0);
+        assert!(text(&out.stderr).contains("1 declared type rewritten from inference"), "{}", text(&out.stderr));
+        let out = run(&["check", "--strict", fixed.to_str().unwrap()]);
+        assert_exit(&out, 0);
+        assert!(text(&out.stderr).is_empty(), "{}", text(&out.stderr));
+    }
+    let printed = std::fs::read_to_string(dir.path().join("fixed.onnxtxt")).unwrap();
+    assert!(printed.contains("float[N, 3, 4] y"), "{printed}");
+    // An element type our inference finds is onnx's finding too: an error without `--strict`.
+    let wrong_type = fixture("check/invalid/type-conflict--element-type-after-shape-computation.onnx");
+    let out = run(&["check", wrong_type.to_str().unwrap()]);
+    assert_exit(&out, 1);
+    assert!(text(&out.stderr).contains("error[type-conflict]"), "{}", text(&out.stderr));
 }
 
 #[test]

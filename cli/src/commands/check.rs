@@ -1,5 +1,6 @@
-//! `onnx check MODEL [--profile sonnx] [--json]`: every checker rule (onnx.checker's and ours), reported all
-//! at once. Exit 0 valid (warnings allowed), 1 invalid, 2 usage or I/O error.
+//! `onnx check MODEL [--profile sonnx] [--strict] [--json]`: every checker rule (onnx.checker's and
+//! ours), reported all at once. Exit 0 valid (warnings allowed), 1 invalid (a rule onnx's full check
+//! or onnxruntime's loader enforces is broken; with `--strict`, anything found), 2 usage or I/O error.
 //!
 //! Text models get rustc-style reports on their source lines; binary models name the
 //! protobuf field path of each problem (`graph.node[3].input[1]`).
@@ -8,7 +9,7 @@ use std::sync::Arc;
 
 use onnx_core::binary;
 use onnx_core::check::{CheckOptions, Profile, is_valid};
-use onnx_core::diagnostic::Severity;
+use onnx_core::diagnostic::{Diagnostic, Severity};
 use onnx_core::pipeline::{check_model, check_text_with_progress};
 use onnx_core::proto_path::ProtoPaths;
 use onnx_syntax::progress::Progress;
@@ -30,6 +31,10 @@ pub struct Args {
     /// constraints C1–C6 and restriction R1 (no dead node).
     #[arg(long, value_enum)]
     profile: Option<ProfileArg>,
+    /// Make every warning an error: exit 1 on anything found, not only on what onnx's full
+    /// check or onnxruntime's loader refuses (docs/diagnostics.md, "Verdicts").
+    #[arg(long)]
+    strict: bool,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -73,7 +78,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             };
             let diagnostics = {
                 let _phase = crate::settings::phase("check (rules, names, inference)");
-                check_model(&model, &options).diagnostics
+                strictly(check_model(&model, &options).diagnostics, args.strict)
             };
             // Proto paths are only needed to show diagnostics (building them is a walk over
             // the whole model).
@@ -94,8 +99,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
                 let _bar = crate::progress::reading_text(source.len(), &label, Arc::clone(&progress));
                 check_text_with_progress(source, &options, Some(&progress))
             };
-            crate::report::emit(&label, source, &checked.diagnostics);
-            checked.diagnostics
+            let diagnostics = strictly(checked.diagnostics, args.strict);
+            crate::report::emit(&label, source, &diagnostics);
+            diagnostics
         }
     };
     // A diagnostic that others of its code were folded into counts for them too.
@@ -113,4 +119,12 @@ pub fn run(args: Args) -> Result<(), Failure> {
         outln!("{label}: valid{extra}");
     }
     Ok(())
+}
+
+/// Under `--strict`, every warning is an error (and is shown as one).
+fn strictly(mut diagnostics: Vec<Diagnostic>, strict: bool) -> Vec<Diagnostic> {
+    if strict {
+        diagnostics.iter_mut().filter(|d| d.severity == Severity::Warning).for_each(|d| d.severity = Severity::Error);
+    }
+    diagnostics
 }

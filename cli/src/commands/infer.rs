@@ -1,6 +1,7 @@
 //! `onnx infer IN OUT`: writes the model with the types and shapes inference found, as
 //! `value_info` entries of the main graph (text or binary by OUT's extension). Declared
-//! types are kept; only values without one get an entry.
+//! types are kept, unless `--overwrite-declared` rewrites those inference contradicts;
+//! values without one get an entry.
 
 use std::path::Path;
 
@@ -22,6 +23,10 @@ pub struct Args {
     /// be a file.
     #[arg(long)]
     json: bool,
+    /// Also rewrite the declared types (graph outputs, value_info entries) that inference
+    /// contradicts, with the inferred ones (what `type-conflict` findings suggest).
+    #[arg(long)]
+    overwrite_declared: bool,
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
@@ -58,8 +63,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
     // A binary model is written back as it came, with the new entries appended to its
     // graph (nothing else is re-encoded, and the entries are encoded straight from the
     // inferred types); otherwise the model is annotated, then encoded or printed.
+    let overwritten = if args.overwrite_declared { onnx_core::infer::overwrite_declared(&mut model) } else { 0 };
     let appended = match (format, &original) {
-        (Format::Binary, Some(bytes)) => onnx_core::infer::annotated_bytes(&model, bytes),
+        (Format::Binary, Some(bytes)) if overwritten == 0 => onnx_core::infer::annotated_bytes(&model, bytes),
         _ => None,
     };
     let (bytes, added) = match appended {
@@ -74,8 +80,15 @@ pub fn run(args: Args) -> Result<(), Failure> {
         }
     };
     crate::json::set("inferred", added);
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    if args.overwrite_declared {
+        crate::json::set("overwritten", overwritten);
+    }
     if !crate::settings::get().quiet && !crate::json::active() {
-        errln!("{}: {added} value type{} inferred", input.label(), if added == 1 { "" } else { "s" });
+        errln!("{}: {added} value type{} inferred", input.label(), plural(added));
+        if args.overwrite_declared {
+            errln!("{}: {overwritten} declared type{} rewritten from inference", input.label(), plural(overwritten));
+        }
     }
     // The process ends after the write: leave the model and the encoded bytes to it rather
     // than free them piece by piece (a tenth of the run on big models).

@@ -12,6 +12,10 @@
 //! * C6 a node output may feed nodes, be a graph output or be unused: nothing to check;
 //! * R1 no node has all its outputs unused, a dead node (`sonnx-dead-node`).
 //!
+//! Findings are warnings: onnx and onnxruntime accept such models, and the verdict
+//! contract (docs/diagnostics.md) fails a model only for what they refuse; `onnx check
+//! --strict` makes them errors for a pipeline that holds models to the profile.
+//!
 //! A value a subgraph uses from the main graph (an If branch reading a graph input) counts
 //! as used by the node holding the subgraph. The draft says nothing of initializers; they
 //! count as sources for C5, as they are constant graph inputs.
@@ -48,7 +52,7 @@ pub fn check(model: &Model) -> Vec<Diagnostic> {
         if let Some(name) = &input.name
             && !used.contains(name)
         {
-            out.push(Diagnostic::error(
+            out.push(Diagnostic::warning(
                 "sonnx-unused-input",
                 Anchor::GraphInput(g, i),
                 format!("graph input '{}' feeds no node (SONNX C1)", name.escaped()),
@@ -60,7 +64,7 @@ pub fn check(model: &Model) -> Vec<Diagnostic> {
         if let Some(name) = &output.name
             && !producer.contains_key(name)
         {
-            out.push(Diagnostic::error(
+            out.push(Diagnostic::warning(
                 "sonnx-output-not-computed",
                 Anchor::GraphOutput(g, i),
                 format!("graph output '{}' is not computed by a node (SONNX C2)", name.escaped()),
@@ -70,7 +74,7 @@ pub fn check(model: &Model) -> Vec<Diagnostic> {
     // C3
     if let Some(cycle) = find_cycle(model, g, &producer) {
         let names: Vec<String> = cycle.iter().map(|&n| node_label(model, n)).collect();
-        out.push(Diagnostic::error(
+        out.push(Diagnostic::warning(
             "sonnx-cycle",
             Anchor::Node(cycle[0]),
             format!("the graph has a cycle: {} (SONNX C3)", names.join(" → ")),
@@ -88,7 +92,7 @@ pub fn check(model: &Model) -> Vec<Diagnostic> {
         let node = &model.nodes[n];
         // C4
         if node.outputs.iter().all(Str::is_empty) {
-            out.push(Diagnostic::error(
+            out.push(Diagnostic::warning(
                 "sonnx-node-without-output",
                 Anchor::Node(n),
                 format!("{} has no output (SONNX C4)", node_label(model, n)),
@@ -99,7 +103,7 @@ pub fn check(model: &Model) -> Vec<Diagnostic> {
         for (i, input) in node.inputs.iter().enumerate().filter(|(_, i)| !i.is_empty()) {
             let from_other_node = producer.get(input).is_some_and(|&p| p != n);
             if !from_other_node && !sources.contains(input) {
-                out.push(Diagnostic::error(
+                out.push(Diagnostic::warning(
                     "sonnx-unconnected-input",
                     Anchor::NodeInput(n, i),
                     format!(
@@ -114,7 +118,7 @@ pub fn check(model: &Model) -> Vec<Diagnostic> {
         let feeds_something =
             node.outputs.iter().any(|o| !o.is_empty() && (used.contains(o) || graph_outputs.contains(o)));
         if !feeds_something {
-            out.push(Diagnostic::error(
+            out.push(Diagnostic::warning(
                 "sonnx-dead-node",
                 Anchor::Node(n),
                 format!("no output of {} is used: a dead node (SONNX R1)", node_label(model, n)),

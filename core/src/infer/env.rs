@@ -23,6 +23,10 @@ pub struct Env<'m> {
     /// Known values (shape computations), by number like `types`; empty until the first
     /// one is known, so a model without shape computations pays nothing for it.
     values: Vec<Option<Known>>,
+    /// Whether to infer as onnx's `check_model(full_check=True)` does, without data
+    /// propagation: rules read only the values of initializers and `Constant` outputs, and
+    /// go no further than onnx's rule of the same version (see [`super::merge`]).
+    as_onnx: bool,
     /// Values that are a constant tensor of the model (initializers, `Constant` outputs),
     /// for rules that read non-integer constants (Resize's scales).
     constants: HashMap<ValueId, TensorId>,
@@ -73,6 +77,7 @@ impl<'m> Env<'m> {
             numbers,
             types: vec![None; count],
             values: Vec::new(),
+            as_onnx: false,
             constants: HashMap::default(),
             inferred: Vec::new(),
             function: None,
@@ -114,7 +119,7 @@ impl<'m> Env<'m> {
         let mut calls = self.calls.clone();
         calls.push(pointer);
         let body = Self::with_values(model, numbers, opset, numbers.function_value_count(id));
-        Some(Env { function: Some(function), calls, ..body })
+        Some(Env { function: Some(function), calls, as_onnx: self.as_onnx, ..body })
     }
 
     /// The imported version of a non-default domain, for the graph or function body being
@@ -218,6 +223,23 @@ impl<'m> Env<'m> {
 
     pub fn value(&self, value: ValueId) -> Option<&Known> {
         self.values.get(value as usize).and_then(Option::as_ref)
+    }
+
+    /// Infer as onnx's full check does, without data propagation (see `as_onnx`).
+    pub fn infer_as_onnx(&mut self) {
+        self.as_onnx = true;
+    }
+
+    /// Whether this environment infers as onnx's full check does.
+    pub fn as_onnx(&self) -> bool {
+        self.as_onnx
+    }
+
+    /// Whether `value` is known only through a shape computation: known, and neither an
+    /// initializer nor a `Constant` (the values onnx's inference reads without data
+    /// propagation).
+    pub fn known_by_propagation(&self, value: ValueId) -> bool {
+        self.value(value).is_some() && self.constant(value).is_none()
     }
 
     /// Records that `value` is the constant tensor `id`.

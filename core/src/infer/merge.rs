@@ -2,7 +2,12 @@
 //! output or a `value_info` entry) that contradicts what inference derives from the graph
 //! is a `type-conflict`: onnx's strict shape inference (and so `check_model(full_check=True)`)
 //! rejects such models. Reported on the declaration, with the node output that produces
-//! the value as related place.
+//! the value as related place. Where only inference that goes further than onnx's finds the
+//! contradiction (a shape read from a shape computation, which onnx's full check does not
+//! follow), onnx accepts the model: that is a `type-conflict-beyond-onnx` warning. Which is
+//! which is decided by inferring a second time as onnx does ([`super::Env::infer_as_onnx`]),
+//! only for models with a shape contradiction.
+//! [`contradicted`] lists the declarations for `onnx infer --overwrite-declared` too.
 //!
 //! Only contradictions count, as in onnx's merge: different element types, different ranks,
 //! two different concrete sizes of one dimension, different kinds of type. A symbolic or
@@ -15,8 +20,57 @@ use super::ModelTypes;
 use super::types::tensor;
 use crate::resolve::{NO_VALUE, ValueId};
 
-/// Every declared type in every inferred graph that contradicts inference.
+/// A declaration (a graph output, a `value_info` entry, or a graph input an initializer
+/// feeds) whose type contradicts the type inference found, or the initializer holds.
+#[derive(Debug)]
+pub struct Contradicted {
+    /// The declaration.
+    pub at: Anchor,
+    /// What contradicts it: the node output that produces the value, or the initializer.
+    pub source: Anchor,
+    pub name: Str,
+    pub declared: Type,
+    /// The type inference found, or the initializer's.
+    pub found: Type,
+    /// Why the two cannot describe one value.
+    pub why: String,
+    /// Whether onnx's own inference would not find it: only the shape is contradicted, and
+    /// the type onnx's inference finds (see [`super::Env::infer_as_onnx`]) does not
+    /// contradict the declaration.
+    pub beyond_onnx: bool,
+}
+
+/// Every declared type in every inferred graph that contradicts inference: a
+/// `type-conflict` error where onnx's full check finds it too, a
+/// `type-conflict-beyond-onnx` warning where only inference that goes further than onnx's
+/// does (onnx and onnxruntime accept such a model). Each names the fix.
 pub fn conflicts(model: &Model, types: &ModelTypes) -> Vec<Diagnostic> {
+    contradicted(model, types).into_iter().map(diagnostic).collect()
+}
+
+/// The diagnostic of one contradicted declaration.
+fn diagnostic(c: Contradicted) -> Diagnostic {
+    let Contradicted { at, source, name, declared, found, why, beyond_onnx } = c;
+    let fix = "`onnx infer --overwrite-declared` rewrites the declaration from inference";
+    if matches!(source, Anchor::Initializer(..)) {
+        let message = format!("'{name}' is declared {declared} but its initializer is {found}: {why} ({fix})");
+        return Diagnostic::error("type-conflict", at, message)
+            .with_related(source, format!("the initializer, {found}"));
+    }
+    let related = format!("inferred here as {found}");
+    if beyond_onnx {
+        let message = format!(
+            "'{name}' is declared {declared} but inferred {found}: {why} (onnx's own inference stops short of \
+             this, so onnx and onnxruntime accept the model; {fix})"
+        );
+        return Diagnostic::warning("type-conflict-beyond-onnx", at, message).with_related(source, related);
+    }
+    let message = format!("'{name}' is declared {declared} but inferred {found}: {why} ({fix})");
+    Diagnostic::error("type-conflict", at, message).with_related(source, related)
+}
+
+/// Every declaration in every inferred graph that contradicts inference, in model order.
+pub fn contradicted(model: &Model, types: &ModelTypes) -> Vec<Contradicted> {
     let mut found = Vec::new();
     // Graphs in model order, so diagnostics come out in a stable order.
     for (g, _) in model.graphs.iter().filter(|&(g, _)| types.inferred(g)) {
@@ -64,28 +118,63 @@ pub fn conflicts(model: &Model, types: &ModelTypes) -> Vec<Diagnostic> {
         for (info, at, producer) in outputs.chain(described) {
             let (Some(name), Some(written)) = (&info.name, &info.ty) else { continue };
             // Graph inputs and initializers have no producer: they are where types come from.
-            let Some(&producer @ Anchor::NodeOutput(n, i)) = producer else { continue };
+            let Some(&source @ Anchor::NodeOutput(n, i)) = producer else { continue };
             let Some(inferred) = types.node_output(model, n, i) else { continue };
             if let Some(why) = contradiction(written, inferred) {
-                found.push(
-                    Diagnostic::error(
-                        "type-conflict",
-                        at,
-                        format!("'{name}' is declared {written} but inferred {inferred}: {why}"),
-                    )
-                    .with_related(producer, format!("inferred here as {inferred}")),
-                );
+                // Element types and kinds of type onnx infers without data propagation; a
+                // contradiction in those is onnx's finding whatever the shapes. Shape-only
+                // ones are judged again below, against onnx's own inference.
+                let beyond_onnx = contradiction(written, &without_shapes(inferred)).is_none();
+                found.push(Contradicted {
+                    at,
+                    source,
+                    name: name.clone(),
+                    declared: written.clone(),
+                    found: inferred.clone(),
+                    why,
+                    beyond_onnx,
+                });
+            }
+        }
+    }
+    // A shape contradiction is onnx's finding too when onnx's own inference finds it: run
+    // that (a second inference, only for models with such a contradiction) and ask.
+    if found.iter().any(|c| c.beyond_onnx) {
+        let as_onnx = super::infer_as_onnx(model, types);
+        for c in found.iter_mut().filter(|c| c.beyond_onnx) {
+            let Anchor::NodeOutput(n, i) = c.source else { continue };
+            let value = types.numbers.node_outputs(n, &model.nodes[n]).get(i);
+            let onnx_finds = value.and_then(|v| as_onnx.get(v as usize)?.as_ref());
+            if onnx_finds.is_some_and(|t| contradiction(&c.declared, t).is_some()) {
+                c.beyond_onnx = false;
             }
         }
     }
     found
 }
 
+/// `ty` with every tensor shape unknown.
+fn without_shapes(ty: &Type) -> Type {
+    let strip = |t: &TensorType| TensorType { elem_type: t.elem_type, shape: None };
+    let inner = |t: &Option<Box<Type>>| t.as_deref().map(|t| Box::new(without_shapes(t)));
+    let value = ty.value.as_ref().map(|v| match v {
+        TypeValue::Tensor(t) => TypeValue::Tensor(strip(t)),
+        TypeValue::SparseTensor(t) => TypeValue::SparseTensor(strip(t)),
+        TypeValue::Sequence(t) => TypeValue::Sequence(inner(t)),
+        TypeValue::Optional(t) => TypeValue::Optional(inner(t)),
+        TypeValue::Map { key_type, value_type } => {
+            TypeValue::Map { key_type: *key_type, value_type: inner(value_type) }
+        }
+        other @ TypeValue::Opaque { .. } => other.clone(),
+    });
+    Type { value, denotation: None }
+}
+
 /// An initializer whose tensor contradicts the type a graph input or `value_info` entry of
 /// the same name declares for it (onnx merges the two, and fails: "Inferred shape and
 /// existing shape differ"; onnxruntime refuses such a model too). Models of IR version 3
 /// list every weight as a graph input, exporters often describe weights in `value_info`.
-fn initializer_conflicts(model: &Model, g: crate::ir::GraphId, found: &mut Vec<Diagnostic>) {
+fn initializer_conflicts(model: &Model, g: crate::ir::GraphId, found: &mut Vec<Contradicted>) {
     let graph = &model.graphs[g];
     if graph.initializers.is_empty() || (graph.inputs.is_empty() && graph.value_info.is_empty()) {
         return;
@@ -103,14 +192,15 @@ fn initializer_conflicts(model: &Model, g: crate::ir::GraphId, found: &mut Vec<D
         let Some(&(written, at)) = declared.get(name) else { continue };
         let held = super::types::tensor_type(tensor);
         if let Some(why) = contradiction(written, &held) {
-            found.push(
-                Diagnostic::error(
-                    "type-conflict",
-                    at,
-                    format!("'{name}' is declared {written} but its initializer is {held}: {why}"),
-                )
-                .with_related(Anchor::Initializer(g, i), format!("the initializer, {held}")),
-            );
+            found.push(Contradicted {
+                at,
+                source: Anchor::Initializer(g, i),
+                name: name.clone(),
+                declared: written.clone(),
+                found: held,
+                why,
+                beyond_onnx: false,
+            });
         }
     }
 }

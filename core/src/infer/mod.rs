@@ -33,7 +33,7 @@ mod validate;
 
 pub use constraints::constraint_spelling;
 pub use env::Env;
-pub use merge::{conflicts, contradiction};
+pub use merge::{Contradicted, conflicts, contradicted, contradiction};
 pub use types::{Known, tensor_type};
 
 use crate::diagnostic::Diagnostic;
@@ -172,6 +172,17 @@ pub(crate) fn infer_all(model: &Model, numbers: &ValueNumbers) -> Inferred {
     Inferred { main: Some(g), found: env.into_found(), violations }
 }
 
+/// The types onnx's own inference finds, run as `check_model(full_check=True)` runs it
+/// (without data propagation), by the value numbers of `types`: what tells a declared type
+/// onnx rejects from one only our inference contradicts (see [`merge`]).
+fn infer_as_onnx(model: &Model, types: &ModelTypes) -> Vec<Option<Type>> {
+    let Some(g) = model.graph else { return Vec::new() };
+    let mut env = Env::new(model, &types.numbers, model.opset_version("").unwrap_or(1));
+    env.infer_as_onnx();
+    infer_graph(model, g, &mut env);
+    env.into_found().types
+}
+
 /// Infers a subgraph (outer values visible) and returns the types of its outputs: declared
 /// types refined by inference (as onnx merges them), inferred types where nothing is
 /// declared. A subgraph inferred again (a loop body) starts from nothing.
@@ -308,6 +319,39 @@ fn undescribed<'m>(
         }
     }
     entries
+}
+
+/// Rewrites every declaration whose type contradicts inference (graph outputs and
+/// `value_info` entries of every inferred graph, graph inputs an initializer feeds) with
+/// the type inference found, keeping what the declaration adds where the two agree (a
+/// symbolic dimension name where inference knows no size); returns how many were
+/// rewritten. Repeated while a rewrite reveals another (a subgraph's declared outputs feed
+/// its owner's inference), at most a few times.
+pub fn overwrite_declared(model: &mut Model) -> usize {
+    use crate::diagnostic::Anchor;
+    let mut rewritten = 0;
+    for _ in 0..4 {
+        let found = merge::contradicted(model, &infer_model(model));
+        if found.is_empty() {
+            break;
+        }
+        for c in found {
+            let graphs = &mut model.graphs;
+            let slot = match c.at {
+                Anchor::GraphOutput(g, i) => graphs[g].outputs.get_mut(i),
+                Anchor::ValueInfo(g, i) => graphs[g].value_info.get_mut(i),
+                Anchor::GraphInput(g, i) => graphs[g].inputs.get_mut(i),
+                _ => None,
+            };
+            if let Some(slot) = slot {
+                let mut ty = merge::refine(&c.found, &c.declared);
+                ty.denotation = c.declared.denotation;
+                slot.ty = Some(ty);
+                rewritten += 1;
+            }
+        }
+    }
+    rewritten
 }
 
 /// Records inferred types in the main graph's `value_info` for every node output that is

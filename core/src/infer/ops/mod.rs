@@ -79,6 +79,12 @@ impl<'a, 'm> Ctx<'a, 'm> {
         Ctx { model, node, inputs, env, opset }
     }
 
+    /// Whether to infer as onnx's full check does (without data propagation, and no further
+    /// than onnx's rule of the operator's version goes): see [`super::merge`].
+    pub fn as_onnx(&self) -> bool {
+        self.env.as_onnx()
+    }
+
     /// The number of input `i`'s value (`NO_VALUE` when absent or undefined).
     fn input_value(&self, i: usize) -> ValueId {
         self.inputs.get(i).unwrap_or(NO_VALUE)
@@ -110,8 +116,14 @@ impl<'a, 'm> Ctx<'a, 'm> {
         self.node.inputs.get(i).is_some_and(|n| !n.is_empty())
     }
 
+    /// The known value of input `i`: computed by data propagation, or a constant's (only
+    /// those when inferring as onnx's full check does).
     pub fn value(&self, i: usize) -> Option<&Known> {
-        self.env.value(self.input_value(i))
+        let value = self.input_value(i);
+        if self.env.as_onnx() && self.env.known_by_propagation(value) {
+            return None;
+        }
+        self.env.value(value)
     }
 
     pub fn int(&self, name: &str) -> Option<i64> {

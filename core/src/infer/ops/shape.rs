@@ -166,6 +166,10 @@ fn shape(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
 fn reshape(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
     let elem = ctx.elem(0);
     let Some(target) = ctx.value(1) else {
+        // onnx takes the rank from the shape input's length only from Reshape-14 on.
+        if ctx.as_onnx() && ctx.opset < 14 {
+            return Some(Outputs::one(tensor_of(elem, None)));
+        }
         let rank = ctx.input(1).and_then(|(_, d)| d).and_then(|d| d.first()).and_then(known_dim);
         let dims = rank.and_then(|r| unknown_dims(r.max(0)));
         return Some(Outputs::one(tensor_of(elem, dims)));
