@@ -18,7 +18,7 @@
 use crate::analysis::{Stages, Stopped, TextAnalysis, analyze_text_staged, place, sort_placed};
 use crate::check::{CheckOptions, Findings, profile_rules, rules};
 use crate::diagnostic::Diagnostic;
-use crate::infer::{ModelTypes, conflicts, infer_all, infer_model_numbered};
+use crate::infer::{ModelTypes, findings, infer_all, infer_model_numbered};
 use crate::ir::Model;
 use crate::resolve::{ValueNumbers, resolve_beside, resolve_without_tables, worth_a_second_thread};
 use onnx_syntax::progress::Progress;
@@ -71,8 +71,7 @@ fn merge(
     let Findings { mut diagnostics, scoping_at } = found;
     diagnostics.splice(scoping_at..scoping_at, scoping);
     if let Some(types) = &types {
-        diagnostics.extend(types.violations.iter().cloned());
-        diagnostics.extend(conflicts(model, types));
+        diagnostics.extend(findings(model, types));
     }
     diagnostics.extend(profile_rules(model, options));
     Checked { diagnostics, types }

@@ -27,6 +27,13 @@ pub struct Env<'m> {
     /// propagation: rules read only the values of initializers and `Constant` outputs, and
     /// go no further than onnx's rule of the same version (see [`super::merge`]).
     as_onnx: bool,
+    /// When inferring as onnx does: the types the model declares for node outputs (graph
+    /// outputs, `value_info`), which onnx's inference starts from and merges what it infers
+    /// into, so that nodes downstream see them.
+    declared: HashMap<ValueId, &'m Type>,
+    /// When inferring as onnx does: the node outputs whose inferred type contradicts the
+    /// declared one (where onnx's merge fails).
+    contradicted: Vec<ValueId>,
     /// Values that are a constant tensor of the model (initializers, `Constant` outputs),
     /// for rules that read non-integer constants (Resize's scales).
     constants: HashMap<ValueId, TensorId>,
@@ -78,6 +85,8 @@ impl<'m> Env<'m> {
             types: vec![None; count],
             values: Vec::new(),
             as_onnx: false,
+            declared: HashMap::default(),
+            contradicted: Vec::new(),
             constants: HashMap::default(),
             inferred: Vec::new(),
             function: None,
@@ -225,9 +234,30 @@ impl<'m> Env<'m> {
         self.values.get(value as usize).and_then(Option::as_ref)
     }
 
-    /// Infer as onnx's full check does, without data propagation (see `as_onnx`).
-    pub fn infer_as_onnx(&mut self) {
+    /// Infer as onnx's full check does, without data propagation (see `as_onnx`), from
+    /// the declared types of node outputs (see `declared`).
+    pub fn infer_as_onnx(&mut self, declared: HashMap<ValueId, &'m Type>) {
         self.as_onnx = true;
+        self.declared = declared;
+    }
+
+    /// A node output's type as onnx's inference keeps it: what was inferred merged into
+    /// what is declared (see `declared`); a contradiction is noted (see `contradicted`).
+    pub(super) fn merged_with_declared(&mut self, value: ValueId, inferred: Option<Type>) -> Option<Type> {
+        let Some(&declared) = self.declared.get(&value) else { return inferred };
+        match inferred {
+            Some(inferred) if super::merge::contradiction(declared, &inferred).is_some() => {
+                self.contradicted.push(value);
+                Some(inferred)
+            }
+            Some(inferred) => Some(super::merge::refine(declared, &inferred)),
+            None => Some(declared.clone()),
+        }
+    }
+
+    /// The node outputs whose inferred type contradicted the declared one.
+    pub(super) fn take_contradicted(&mut self) -> Vec<ValueId> {
+        std::mem::take(&mut self.contradicted)
     }
 
     /// Whether this environment infers as onnx's full check does.

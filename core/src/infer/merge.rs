@@ -49,7 +49,7 @@ pub fn conflicts(model: &Model, types: &ModelTypes) -> Vec<Diagnostic> {
 }
 
 /// The diagnostic of one contradicted declaration.
-fn diagnostic(c: Contradicted) -> Diagnostic {
+pub(super) fn diagnostic(c: Contradicted) -> Diagnostic {
     let Contradicted { at, source, name, declared, found, why, beyond_onnx } = c;
     let fix = "`onnx infer --overwrite-declared` rewrites the declaration from inference";
     if matches!(source, Anchor::Initializer(..)) {
@@ -69,8 +69,19 @@ fn diagnostic(c: Contradicted) -> Diagnostic {
     Diagnostic::error("type-conflict", at, message).with_related(source, related)
 }
 
-/// Every declaration in every inferred graph that contradicts inference, in model order.
+/// Every declaration in every inferred graph that contradicts inference, in model order,
+/// each judged against onnx's own inference (see [`Contradicted::beyond_onnx`]).
 pub fn contradicted(model: &Model, types: &ModelTypes) -> Vec<Contradicted> {
+    let mut found = candidates(model, types);
+    if found.iter().any(|c| c.beyond_onnx) {
+        judge(model, types, &super::contradicted_as_onnx(model, types), &mut found);
+    }
+    found
+}
+
+/// Every declaration that contradicts inference, in model order; a shape-only one is
+/// `beyond_onnx` until [`judge`] finds onnx's inference contradicts it too.
+pub(super) fn candidates(model: &Model, types: &ModelTypes) -> Vec<Contradicted> {
     let mut found = Vec::new();
     // Graphs in model order, so diagnostics come out in a stable order.
     for (g, _) in model.graphs.iter().filter(|&(g, _)| types.inferred(g)) {
@@ -137,20 +148,20 @@ pub fn contradicted(model: &Model, types: &ModelTypes) -> Vec<Contradicted> {
             }
         }
     }
-    // A shape contradiction is onnx's finding too when onnx's own inference finds it: run
-    // that (a second inference, only for models with such a contradiction) and ask.
-    if found.iter().any(|c| c.beyond_onnx) {
-        let as_onnx = super::infer_as_onnx(model, types);
-        for c in found.iter_mut().filter(|c| c.beyond_onnx) {
-            let Anchor::NodeOutput(n, i) = c.source else { continue };
-            let value = types.numbers.node_outputs(n, &model.nodes[n]).get(i);
-            let onnx_finds = value.and_then(|v| as_onnx.get(v as usize)?.as_ref());
-            if onnx_finds.is_some_and(|t| contradiction(&c.declared, t).is_some()) {
-                c.beyond_onnx = false;
-            }
+    found
+}
+
+/// A shape contradiction is onnx's finding too when onnx's own inference finds it:
+/// `as_onnx` lists the node outputs (sorted) whose type that inference found contradicting
+/// their declaration.
+pub(super) fn judge(model: &Model, types: &ModelTypes, as_onnx: &[ValueId], found: &mut [Contradicted]) {
+    for c in found.iter_mut().filter(|c| c.beyond_onnx) {
+        let Anchor::NodeOutput(n, i) = c.source else { continue };
+        let value = types.numbers.node_outputs(n, &model.nodes[n]).get(i);
+        if value.is_some_and(|v| as_onnx.binary_search(&v).is_ok()) {
+            c.beyond_onnx = false;
         }
     }
-    found
 }
 
 /// `ty` with every tensor shape unknown.

@@ -172,15 +172,65 @@ pub(crate) fn infer_all(model: &Model, numbers: &ValueNumbers) -> Inferred {
     Inferred { main: Some(g), found: env.into_found(), violations }
 }
 
-/// The types onnx's own inference finds, run as `check_model(full_check=True)` runs it
-/// (without data propagation), by the value numbers of `types`: what tells a declared type
-/// onnx rejects from one only our inference contradicts (see [`merge`]).
-fn infer_as_onnx(model: &Model, types: &ModelTypes) -> Vec<Option<Type>> {
+/// The node outputs (sorted, by the value numbers of `types`) whose type onnx's own
+/// inference, run as `check_model(full_check=True)` runs it (without data propagation,
+/// from the declared types), finds contradicting their declaration: what tells a declared
+/// type onnx rejects from one only our inference contradicts (see [`merge`]).
+fn contradicted_as_onnx(model: &Model, types: &ModelTypes) -> Vec<ValueId> {
     let Some(g) = model.graph else { return Vec::new() };
     let mut env = Env::new(model, &types.numbers, model.opset_version("").unwrap_or(1));
-    env.infer_as_onnx();
+    env.infer_as_onnx(declared_node_outputs(model, types));
     infer_graph(model, g, &mut env);
-    env.into_found().types
+    let mut contradicted = env.take_contradicted();
+    contradicted.sort_unstable();
+    contradicted
+}
+
+/// The type each graph declares (as a graph output or in `value_info`) for a node output
+/// of its own, by value number.
+fn declared_node_outputs<'m>(model: &'m Model, types: &ModelTypes) -> foldhash::HashMap<ValueId, &'m Type> {
+    let mut declared = foldhash::HashMap::default();
+    for (_, graph) in model.graphs.iter().filter(|&(g, _)| types.inferred(g)) {
+        let written: foldhash::HashMap<&Str, &Type> = graph
+            .outputs
+            .iter()
+            .chain(&graph.value_info)
+            .filter_map(|v| Some((v.name.as_ref()?, v.ty.as_ref()?)))
+            .collect();
+        if written.is_empty() {
+            continue;
+        }
+        for &n in &graph.nodes {
+            let node = &model.nodes[n];
+            if !types.numbers.node_in_graph_space(n) {
+                continue;
+            }
+            for (name, value) in node.outputs.iter().zip(types.numbers.node_outputs(n, node)) {
+                if let Some(&ty) = written.get(name) {
+                    declared.entry(value).or_insert(ty);
+                }
+            }
+        }
+    }
+    declared
+}
+
+/// What inference finds wrong in a model, as `onnx check` reports it: node inputs that
+/// operators' constraints reject, node rules that cannot hold, declared types inference
+/// contradicts. A declared shape that only our inference contradicts, because it follows
+/// shape computations onnx's full check does not, is a warning (onnx accepts the model, and
+/// onnxruntime falls back to a lenient merge of shapes): the verdict contract of
+/// docs/diagnostics.md. Telling them apart takes a second inference, as onnx's, run only
+/// when a declared shape is contradicted. Node rules stay errors: onnxruntime's loader
+/// follows shape computations itself, and refuses what they break.
+pub fn findings(model: &Model, types: &ModelTypes) -> Vec<Diagnostic> {
+    let mut contradicted = merge::candidates(model, types);
+    if contradicted.iter().any(|c| c.beyond_onnx) {
+        merge::judge(model, types, &contradicted_as_onnx(model, types), &mut contradicted);
+    }
+    let mut found = types.violations.clone();
+    found.extend(contradicted.into_iter().map(merge::diagnostic));
+    found
 }
 
 /// Infers a subgraph (outer values visible) and returns the types of its outputs: declared

@@ -67,7 +67,17 @@ pub(super) fn infer_node_in<'m>(
         Some(outputs) => outputs,
         None => match model.local_function(node).and_then(|f| call::infer_call(f, node, inputs, env)) {
             Some(outputs) => outputs,
-            None => return schema.filter(|_| default_domain),
+            None => {
+                // onnx's inference keeps the declared types of outputs it cannot infer.
+                if env.as_onnx() {
+                    for value in numbers.node_outputs(id, node).iter() {
+                        if let Some(ty) = env.merged_with_declared(value, None) {
+                            env.set_type(value, ty);
+                        }
+                    }
+                }
+                return schema.filter(|_| default_domain);
+            }
         },
     };
     let defined = numbers.node_outputs(id, node);
@@ -87,6 +97,7 @@ fn record(defined: Places<'_>, outputs: Outputs, env: &mut Env<'_>) {
     // A type whose element type is unknown says nothing useful: leave the value untyped.
     let typed = |t: &Type| !matches!(tensor_parts(t), Some((None | Some(0), _)));
     for (value, ty) in defined.iter().zip(outputs.types) {
+        let ty = if env.as_onnx() { env.merged_with_declared(value, ty) } else { ty };
         // Checked in place, then moved in whole (not unwrapped and wrapped again).
         if ty.as_ref().is_some_and(typed) {
             env.set_found_type(value, ty);

@@ -146,11 +146,12 @@ pub(super) fn node_rule_violations<'t>(
         }
         // Multidirectional broadcasting (version 7 on; earlier ones had a `broadcast` flag).
         "Add" | "Sub" | "Mul" | "Div" | "Pow" | "Mod" | "BitShift" | "And" | "Or" | "Xor" | "Equal" | "Greater"
-        | "Less" | "GreaterOrEqual" | "LessOrEqual" | "Where" | "Max" | "Min" | "Sum" | "Mean" | "PRelu"
+        | "Less" | "GreaterOrEqual" | "LessOrEqual" | "Where" | "Max" | "Min" | "Sum" | "Mean"
             if since_version >= 7 =>
         {
             broadcast(node, &dims, &mut v)
         }
+        "PRelu" if since_version >= 7 => slope(&dims, &mut v),
         _ => {}
     }
 }
@@ -164,6 +165,12 @@ struct Violations<'f, 'o> {
 impl Violations<'_, '_> {
     fn error(&mut self, code: &'static str, at: Anchor, message: impl Into<String>) {
         self.found.push(Diagnostic::error(code, at, message));
+    }
+
+    /// A defect neither onnx's full check nor onnxruntime's loader refuses the model for
+    /// (running it fails): a warning, by the verdict contract (docs/diagnostics.md).
+    fn warning(&mut self, code: &'static str, at: Anchor, message: impl Into<String>) {
+        self.found.push(Diagnostic::warning(code, at, message));
     }
 
     /// The attribute at its index in the node, for the diagnostic's place.
@@ -438,33 +445,28 @@ fn concat<'d>(
 }
 
 fn transpose<'d>(node: &Node, dims: &impl Fn(usize) -> Option<&'d [Dimension]>, v: &mut Violations<'_, '_>) {
-    let (Some(d), Some(perm)) = (dims(0), ints(node, "perm")) else { return };
-    let rank = d.len();
+    let Some(perm) = ints(node, "perm") else { return };
     // onnxruntime, creating the kernel, refuses a value outside [0, perm's length) (it
-    // takes a shorter perm otherwise, and so does onnx's inference).
+    // takes a shorter perm otherwise, and so does onnx's inference) and a value twice,
+    // whatever the input's shape.
     if let Some(&p) = perm.iter().find(|&&p| p < 0 || p >= perm.len() as i64) {
         let at = v.attribute_anchor(node, "perm");
         let message = format!("perm {perm:?} holds {p}: a perm of {} values holds 0..{}", perm.len(), perm.len());
         v.error("invalid-attribute-value", at, message);
         return;
     }
-    let mut seen = vec![false; rank];
-    for &p in perm {
-        let bad = match usize::try_from(p).ok().filter(|&p| p < rank) {
-            None => {
-                Some(format!("perm {perm:?} holds {p}, outside [0, {}] for an input of rank {rank}", rank as i64 - 1))
-            }
-            Some(p) if seen[p] => Some(format!("perm {perm:?} holds {p} twice: it must be a permutation of 0..{rank}")),
-            Some(p) => {
-                seen[p] = true;
-                None
-            }
-        };
-        if let Some(message) = bad {
-            let at = v.attribute_anchor(node, "perm");
-            v.error("invalid-attribute-value", at, message);
-            return;
-        }
+    if let Some((i, &p)) = perm.iter().enumerate().find(|&(i, p)| perm[..i].contains(p)) {
+        let at = v.attribute_anchor(node, "perm");
+        let message = format!("perm {perm:?} holds {p} twice (at {i}): it must be a permutation");
+        v.error("invalid-attribute-value", at, message);
+        return;
+    }
+    let Some(d) = dims(0) else { return };
+    let rank = d.len() as i64;
+    if let Some(&p) = perm.iter().find(|&&p| p >= rank) {
+        let at = v.attribute_anchor(node, "perm");
+        let message = format!("perm {perm:?} holds {p}, outside [0, {}] for an input of rank {rank}", rank - 1);
+        v.error("invalid-attribute-value", at, message);
     }
 }
 
@@ -528,6 +530,34 @@ fn matmul<'d>(dims: &impl Fn(usize) -> Option<&'d [Dimension]>, v: &mut Violatio
 }
 
 /// Multidirectional broadcasting: aligned from the last axis, known dims must be equal or 1.
+/// PRelu's slope must broadcast to X one way (each of its dims, right-aligned, 1 or X's).
+/// onnx's inference does not check it and onnxruntime loads the model; the run fails.
+fn slope<'d>(dims: &impl Fn(usize) -> Option<&'d [Dimension]>, v: &mut Violations<'_, '_>) {
+    let (Some(x), Some(slope)) = (dims(0), dims(1)) else { return };
+    let at = Anchor::NodeInput(v.n, 1);
+    if slope.len() > x.len() {
+        let message =
+            format!("PRelu's slope has rank {}, more than X's {}: it cannot broadcast to X", slope.len(), x.len());
+        v.warning("incompatible-shapes", at, message);
+        return;
+    }
+    let offset = x.len() - slope.len();
+    for (k, s) in slope.iter().enumerate() {
+        if let (Some(s), Some(d)) = (known_dim(s), known_dim(&x[offset + k]))
+            && s != 1
+            && s != d
+        {
+            let axis = offset + k;
+            let message = format!(
+                "PRelu's slope is {s} on axis {axis} (right-aligned), where X is {d}: it cannot broadcast to X \
+                 (onnx and onnxruntime load the model; running it fails)"
+            );
+            v.warning("incompatible-shapes", at, message);
+            return;
+        }
+    }
+}
+
 fn broadcast<'d>(node: &Node, dims: &impl Fn(usize) -> Option<&'d [Dimension]>, v: &mut Violations<'_, '_>) {
     let shapes: Vec<(usize, &[Dimension])> =
         (0..node.inputs.len()).filter(|&i| !node.inputs[i].is_empty()).filter_map(|i| Some((i, dims(i)?))).collect();

@@ -78,9 +78,11 @@ fn family(op: &str) -> Option<Family> {
         | "CumProd"
         | "Scatter"
         | "ScatterElements"
-        | "ScatterND" => Some(Family::Unary),
+        | "ScatterND"
+        // The slope broadcasts to X one way: the output is X's type, as onnx infers it.
+        | "PRelu" => Some(Family::Unary),
         "Add" | "Sub" | "Mul" | "Div" | "Pow" | "Mod" | "BitShift" | "BitwiseAnd" | "BitwiseOr" | "BitwiseXor"
-        | "Max" | "Min" | "Sum" | "Mean" | "PRelu" => Some(Family::Broadcast),
+        | "Max" | "Min" | "Sum" | "Mean" => Some(Family::Broadcast),
         "Equal" | "Less" | "Greater" | "LessOrEqual" | "GreaterOrEqual" | "And" | "Or" | "Xor" => Some(Family::Compare),
         _ => None,
     }

@@ -53,6 +53,10 @@ pub fn rule(op: &str) -> Option<Rule> {
                     Some(p) => p.to_vec(),
                     None => (0..d.len() as i64).rev().collect(),
                 };
+                // A perm that is no permutation gives no shape (the node is reported).
+                if perm.iter().enumerate().any(|(i, p)| perm[..i].contains(p)) {
+                    return None;
+                }
                 perm.iter().map(|&p| normalize_axis(p, d.len()).map(|a| d[a].clone())).collect::<Option<Vec<_>>>()
             });
             Some(Outputs::one(tensor_of(ctx.elem(0), out)))
