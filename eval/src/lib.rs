@@ -15,8 +15,9 @@
 //!
 //! Status: 1,874 of onnx's 1,884 backend node tests pass; `tests/node_tests.rs` runs them all
 //! and keeps the list of those that do not pass, with the reason, true (JPEG pixels, JPEG
-//! 2000, the random generators). Model-local functions and schema function bodies of
-//! operators without a kernel are not run yet.
+//! 2000, the random generators). Model-local functions run (their bodies, called by the
+//! runner in a value space of their own); schema function bodies of operators without a
+//! kernel are not run yet.
 
 pub mod broadcast;
 pub mod coded;

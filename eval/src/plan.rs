@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use onnx_core::ir::{AttributeValue, GraphId, Model, Node, NodeId, Str};
+use onnx_core::ir::{AttributeValue, FunctionId, GraphId, Model, Node, NodeId, Str};
 use onnx_core::resolve::{ValueId, ValueNumbers, resolve_without_tables};
 
 use crate::kernels::{DEFAULT_DOMAIN, Kernel, OTHER_DOMAINS};
@@ -22,6 +22,9 @@ pub enum Step {
     /// A `Constant` node, its value made once (index into [`Plan::constant_nodes`]): in a loop
     /// body it would otherwise be converted again on every iteration.
     Constant(usize),
+    /// A call of a model-local function: the runner runs its body, in the function's own
+    /// value space, with the body's attribute references bound to the call.
+    Call(FunctionId),
 }
 
 /// What cannot be run, found before running.
@@ -83,43 +86,31 @@ impl<'m> Plan<'m> {
         let main = model.graph.ok_or(PlanError::NoGraph)?;
         let numbers = resolve_without_tables(model).numbers;
         let opset = model.opset_version("").unwrap_or(1);
-        let mut steps = HashMap::new();
-        let mut constant_nodes = Vec::new();
-        let mut missing: Vec<Unsupported> = Vec::new();
+        let mut planner =
+            Planner { model, opset, steps: HashMap::new(), constant_nodes: Vec::new(), missing: Vec::new() };
+        let mut called = Vec::new();
         for (g, graph) in model.graphs.iter() {
             if !numbers.graph_in_graph_space(g) {
                 continue;
             }
             for &n in &graph.nodes {
-                let node = &model.nodes[n];
-                match step_of(model, node) {
-                    Ok(Step::Kernel(kernel)) if node.op_type.as_ref().is_some_and(|o| o.as_bytes() == b"Constant") => {
-                        let limits = crate::Limits::default();
-                        let ctx = crate::kernels::Ctx { model, node, opset, limits: &limits };
-                        match kernel(&ctx, &[]) {
-                            Ok(values) => {
-                                steps.insert(n, Step::Constant(constant_nodes.len()));
-                                constant_nodes.push(values);
-                            }
-                            // Reported when the node runs, naming it.
-                            Err(_) => {
-                                steps.insert(n, Step::Kernel(kernel));
-                            }
-                        }
-                    }
-                    Ok(step) => {
-                        steps.insert(n, step);
-                    }
-                    Err(why) => {
-                        let name = node.name.as_ref().map(ToString::to_string).unwrap_or_default();
-                        match missing.iter_mut().find(|u| u.op == why.op && u.reason == why.reason) {
-                            Some(u) => u.nodes.push(name),
-                            None => missing.push(Unsupported { nodes: vec![name], ..why }),
-                        }
-                    }
-                }
+                called.extend(planner.plan(n));
             }
         }
+        // The bodies of the functions called, and of those they call, with their subgraphs.
+        let mut planned: Vec<FunctionId> = Vec::new();
+        while let Some(f) = called.pop() {
+            if planned.contains(&f) {
+                continue;
+            }
+            planned.push(f);
+            let mut nodes = model.function_store[f].nodes.clone();
+            while let Some(n) = nodes.pop() {
+                called.extend(planner.plan(n));
+                nodes.extend(subgraph_nodes(model, &model.nodes[n]));
+            }
+        }
+        let Planner { steps, constant_nodes, missing, .. } = planner;
         if !missing.is_empty() {
             return Err(PlanError::Unsupported(missing));
         }
@@ -142,6 +133,73 @@ impl<'m> Plan<'m> {
     }
 }
 
+/// The steps found so far, and what cannot run.
+struct Planner<'m> {
+    model: &'m Model,
+    opset: i64,
+    steps: HashMap<NodeId, Step>,
+    constant_nodes: Vec<Vec<Value>>,
+    missing: Vec<Unsupported>,
+}
+
+impl Planner<'_> {
+    /// Plans node `n`; returns the function it calls, if it calls one.
+    fn plan(&mut self, n: NodeId) -> Option<FunctionId> {
+        let (model, opset) = (self.model, self.opset);
+        let node = &model.nodes[n];
+        match step_of(model, node) {
+            // A `Constant` whose value is an attribute reference (in a function body) is
+            // made at each call, from the call's attribute.
+            Ok(Step::Kernel(kernel))
+                if node.op_type.as_ref().is_some_and(|o| o.as_bytes() == b"Constant")
+                    && node.attributes.iter().all(|a| a.ref_attr_name.is_none()) =>
+            {
+                let limits = crate::Limits::default();
+                let ctx = crate::kernels::Ctx { model, node, opset, limits: &limits };
+                match kernel(&ctx, &[]) {
+                    Ok(values) => {
+                        self.steps.insert(n, Step::Constant(self.constant_nodes.len()));
+                        self.constant_nodes.push(values);
+                    }
+                    // Reported when the node runs, naming it.
+                    Err(_) => {
+                        self.steps.insert(n, Step::Kernel(kernel));
+                    }
+                }
+                None
+            }
+            Ok(step) => {
+                self.steps.insert(n, step);
+                match step {
+                    Step::Call(f) => Some(f),
+                    _ => None,
+                }
+            }
+            Err(why) => {
+                let name = node.name.as_ref().map(ToString::to_string).unwrap_or_default();
+                match self.missing.iter_mut().find(|u| u.op == why.op && u.reason == why.reason) {
+                    Some(u) => u.nodes.push(name),
+                    None => self.missing.push(Unsupported { nodes: vec![name], ..why }),
+                }
+                None
+            }
+        }
+    }
+}
+
+/// The nodes of the subgraphs `node` holds (If branches, Loop bodies).
+fn subgraph_nodes(model: &Model, node: &Node) -> Vec<NodeId> {
+    let mut nodes = Vec::new();
+    for a in &node.attributes {
+        match a.value() {
+            Some(AttributeValue::Graph(g)) => nodes.extend(&model.graphs[g].nodes),
+            Some(AttributeValue::Graphs(gs)) => gs.iter().for_each(|&g| nodes.extend(&model.graphs[g].nodes)),
+            _ => {}
+        }
+    }
+    nodes
+}
+
 /// The step of `node`, or why there is none (its `nodes` left empty).
 fn step_of(model: &Model, node: &Node) -> Result<Step, Unsupported> {
     let op = node.op_type.as_ref().and_then(Str::as_str).unwrap_or("");
@@ -158,8 +216,8 @@ fn step_of(model: &Model, node: &Node) -> Result<Step, Unsupported> {
             if let Some(kernel) = DEFAULT_DOMAIN.iter().find_map(|family| family(op)) {
                 return Ok(Step::Kernel(kernel));
             }
-            if model.local_function(node).is_some() {
-                return Err(describe("model-local functions are not run yet"));
+            if let Some(f) = model.local_function(node) {
+                return Ok(Step::Call(f));
             }
             Err(describe("no kernel yet"))
         }
@@ -170,7 +228,7 @@ fn step_of(model: &Model, node: &Node) -> Result<Step, Unsupported> {
         {
             Ok(Step::Kernel(kernel))
         }
-        _ if model.local_function(node).is_some() => Err(describe("model-local functions are not run yet")),
+        _ if let Some(f) = model.local_function(node) => Ok(Step::Call(f)),
         Some(domain) if OTHER_DOMAINS.iter().any(|(d, _)| *d == domain) => Err(describe("no kernel yet")),
         _ => Err(describe("no kernel for this domain yet")),
     }

@@ -5,7 +5,7 @@
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use onnx_core::ir::{AttributeValue, GraphId, NodeId, Str};
+use onnx_core::ir::{AttributeValue, FunctionId, GraphId, Node, NodeId, Str};
 use onnx_core::resolve::{NO_VALUE, ValueId};
 
 use crate::kernels::Ctx;
@@ -181,11 +181,17 @@ impl Runner<'_, '_> {
 
     /// Runs node `n`, storing its outputs.
     fn node(&mut self, n: NodeId, depth: usize) -> Result<(), EvalError> {
+        let plan = self.plan;
+        self.node_as(n, &plan.model.nodes[n], depth)
+    }
+
+    /// Runs node `n` as `node` says (the node itself, or a copy of a function body's node
+    /// bound to a call), storing its outputs.
+    fn node_as(&mut self, n: NodeId, node: &Node, depth: usize) -> Result<(), EvalError> {
         if self.cancelled() {
             return Err(EvalError::Cancelled);
         }
         let plan = self.plan;
-        let node = &plan.model.nodes[n];
         let fail = |message: String| EvalError::Node {
             node: node.name.as_ref().map_or_else(|| format!("#{}", n.into_raw()), |s| format!("'{s}'")),
             op: node.op_type.as_ref().map(ToString::to_string).unwrap_or_default(),
@@ -211,11 +217,65 @@ impl Runner<'_, '_> {
                 ControlError::Message(m) => fail(m),
                 ControlError::Eval(e) => e,
             })?,
+            Step::Call(f) => self.call(n, node, f, depth).map_err(|e| match e {
+                ControlError::Message(m) => fail(m),
+                ControlError::Eval(e) => e,
+            })?,
         };
         for (value, v) in plan.numbers.node_outputs(n, node).iter().zip(outputs) {
             self.set(value, v);
         }
         Ok(())
+    }
+
+    /// Runs the call `caller` (node `n`) makes of model-local function `f`: its body in the
+    /// function's own value space (functions see no outer scope), each body node with its
+    /// attribute references bound to the call, as inference binds them.
+    fn call(&mut self, n: NodeId, caller: &Node, f: FunctionId, depth: usize) -> Result<Vec<Value>, ControlError> {
+        if depth >= self.limits().max_depth {
+            return Err(ControlError::Message(format!("function calls nest deeper than {}", self.limits().max_depth)));
+        }
+        let plan = self.plan;
+        let function = &plan.model.function_store[f];
+        let places = plan.numbers.node_inputs(n, caller);
+        let arguments: Vec<Option<Value>> = (0..caller.inputs.len())
+            .map(|i| if caller.inputs[i].is_empty() { None } else { places.get(i).and_then(|v| self.get(v)).cloned() })
+            .collect();
+        // The caller's values wait here while the body runs in slots of its own.
+        let caller_slots = std::mem::replace(&mut self.slots, vec![None; plan.numbers.function_value_count(f)]);
+        for (formal, argument) in plan.numbers.function_inputs(f, function).iter().zip(arguments) {
+            if let Some(argument) = argument {
+                self.set(formal, argument);
+            }
+        }
+        let ran = function.nodes.iter().try_for_each(|&m| {
+            let body_node = &plan.model.nodes[m];
+            let started = self.options.timing.then(Instant::now);
+            match onnx_core::infer::bound_for_call(body_node, caller, function) {
+                Some(bound) => self.node_as(m, &bound, depth + 1),
+                None => self.node_as(m, body_node, depth + 1),
+            }?;
+            if let Some(started) = started {
+                *self.nested.entry(m).or_default() += started.elapsed();
+            }
+            Ok(())
+        });
+        let results = ran.map_err(ControlError::Eval).and_then(|()| {
+            let outputs = plan.numbers.function_outputs(f, function);
+            outputs
+                .iter()
+                .zip(&function.outputs)
+                .map(|(v, name)| {
+                    self.get(v).cloned().ok_or_else(|| {
+                        ControlError::Message(format!(
+                            "function output '{name}' has no value: no body node produced it"
+                        ))
+                    })
+                })
+                .collect()
+        });
+        self.slots = caller_slots;
+        results
     }
 
     fn run_graph(&mut self, g: GraphId, depth: usize) -> Result<Vec<Value>, ControlError> {

@@ -66,13 +66,7 @@ fn infer_call_of<'m>(callee: &Callee<'m, '_>, caller: &Node, inputs: Places<'_>,
     }
     // Parameters the caller leaves out are absent inputs inside the body too (onnx's
     // unbound values): a node there sees an empty input, not an untyped value.
-    let omitted: Vec<&Str> = function
-        .inputs
-        .iter()
-        .enumerate()
-        .filter(|&(i, _)| caller.inputs.get(i).is_none_or(Str::is_empty))
-        .map(|(_, formal)| formal)
-        .collect();
+    let omitted = omitted_parameters(caller, function);
     for &n in &function.nodes {
         let node = &callee.model.nodes[n];
         match bind(node, caller, function, callee.defaults, same_model, &omitted) {
@@ -84,6 +78,25 @@ fn infer_call_of<'m>(callee: &Callee<'m, '_>, caller: &Node, inputs: Places<'_>,
     let types = results.iter().map(|o| body.ty(o).cloned()).collect();
     let values = results.iter().map(|o| body.value(o).cloned()).collect();
     Some(Outputs { types, values })
+}
+
+/// Body node `node` of model-local function `function` as one call by `caller` runs it
+/// (see [`bind`]): `None` when it runs as written. What the evaluator runs a call with, so
+/// that inference and evaluation bind attribute references one way.
+pub fn bound_for_call(node: &Node, caller: &Node, function: &Function) -> Option<Node> {
+    let omitted = omitted_parameters(caller, function);
+    bind(node, caller, function, &[], true, &omitted)
+}
+
+/// The function's parameters the caller leaves out (absent inputs inside the body too).
+fn omitted_parameters<'f>(caller: &Node, function: &'f Function) -> Vec<&'f Str> {
+    function
+        .inputs
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| caller.inputs.get(i).is_none_or(Str::is_empty))
+        .map(|(_, formal)| formal)
+        .collect()
 }
 
 /// A copy of a body node bound to one call: its inputs that name an `omitted` parameter
