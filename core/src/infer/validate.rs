@@ -90,7 +90,49 @@ pub(super) fn node_rule_violations<'t>(
             if op == "DepthToSpace" {
                 v.one_of(node, "mode", &["DCR", "CRD"]);
             }
+            v.rank_within(0, dims(0), 4, 4, "the input");
         }
+        // Inputs of a least rank (a matrix, or a batch of them; a signal with its complex axis).
+        "Trilu" | "Det" => v.rank_within(0, dims(0), 2, usize::MAX, "the input"),
+        "DFT" if since_version >= 20 => v.rank_within(0, dims(0), 2, usize::MAX, "the input"),
+        "NegativeLogLikelihoodLoss" => v.rank_within(0, dims(0), 2, usize::MAX, "the input"),
+        "ReverseSequence" => {
+            v.rank_within(0, dims(0), 2, usize::MAX, "the input");
+            v.rank_within(1, dims(1), 1, 1, "sequence_lens");
+        }
+        "GatherND" => {
+            v.rank_within(0, dims(0), 1, usize::MAX, "the data");
+            v.rank_within(1, dims(1), 1, usize::MAX, "the indices");
+            if let (Some(data), Some(indices)) = (dims(0), dims(1))
+                && let Some(last) = indices.last().and_then(known_dim)
+                && last > data.len() as i64
+            {
+                let message = format!(
+                    "the indices of GatherND index {last} axes (their last dimension), more than the data's rank {}",
+                    data.len()
+                );
+                v.error("incompatible-shapes", Anchor::NodeInput(n, 1), message);
+            }
+        }
+        // The ratio and the training flag are scalars (version 12 on, where they are inputs).
+        "Dropout" if since_version >= 12 => {
+            v.rank_within(1, dims(1), 0, 0, "ratio");
+            v.rank_within(2, dims(2), 0, 0, "training_mode");
+        }
+        "Unique" => {
+            if let Some(d) = dims(0)
+                && int(node, "axis").is_some()
+            {
+                v.axis(node, "axis", 0, d.len(), false);
+            }
+        }
+        // Negative axes from version 11.
+        "Split" if since_version >= 11 => {
+            if let Some(d) = dims(0) {
+                v.axis(node, "axis", 0, d.len(), false);
+            }
+        }
+
         "RNN" | "GRU" | "LSTM" => {
             v.one_of(node, "direction", &["forward", "reverse", "bidirectional"]);
             v.positive_int(node, "hidden_size");
@@ -203,6 +245,23 @@ impl Violations<'_, '_> {
 }
 
 impl Violations<'_, '_> {
+    /// Input `i` (`what`, for the message), when its rank is known, has a rank in
+    /// `[least, most]`.
+    fn rank_within(&mut self, i: usize, dims: Option<&[Dimension]>, least: usize, most: usize, what: &str) {
+        let Some(rank) = dims.map(<[Dimension]>::len) else { return };
+        if (least..=most).contains(&rank) {
+            return;
+        }
+        let op = self.op;
+        let wanted = match (least, most) {
+            (l, m) if l == m => format!("rank {l}"),
+            (l, usize::MAX) => format!("rank {l} or more"),
+            (l, m) => format!("a rank from {l} to {m}"),
+        };
+        let message = format!("{what} of {op} (input {i}) must have {wanted}, it has rank {rank}");
+        self.error("input-rank", Anchor::NodeInput(self.n, i), message);
+    }
+
     /// Every value of `list` (the attribute `name`) in `[-rank, rank-1]`, none twice.
     fn axes(&mut self, node: &Node, name: &str, list: &[i64], rank: usize) {
         let r = rank as i64;
