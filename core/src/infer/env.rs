@@ -169,7 +169,14 @@ impl<'m> Env<'m> {
         let lookup = |i: usize| inputs.get(i).and_then(|v| self.ty(v));
         super::constraints::node_violations(self.model, n, schema, lookup, &mut bindings, &mut new);
         if let Some(schema) = schema {
-            super::validate::node_rule_violations(self.model, n, schema.since_version, lookup, &mut new);
+            // Only the values onnx's inference reads (initializers, `Constant` outputs), not
+            // those of shape computations: a node judged on them is judged as onnx judges it.
+            let constant = |i: usize| {
+                let value = inputs.get(i).filter(|&v| self.constant(v).is_some())?;
+                self.value(value).and_then(super::types::Known::ints)
+            };
+            let node = super::validate::Judged { lookup, constant };
+            super::validate::node_rule_violations(self.model, n, schema.since_version, node, &mut new);
         }
         self.bindings = bindings;
         if let Some(found) = &mut self.violations

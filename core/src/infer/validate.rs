@@ -13,15 +13,24 @@ use super::types::{known_dim, tensor_parts};
 use crate::diagnostic::{Anchor, Diagnostic};
 use crate::ir::{AttributeValue, Dimension, Model, Node, NodeId, Type};
 
+/// What is known of a node's inputs when it is judged: `lookup` gives input `i`'s type,
+/// `constant` its values when it is a small integer constant (an initializer or a
+/// `Constant` output, what onnx's inference reads).
+pub(super) struct Judged<L, C> {
+    pub lookup: L,
+    pub constant: C,
+}
+
 /// Checks default-domain node `n` (whose operator's schema at the imported opset has
-/// `since_version`), `lookup` giving its input types.
+/// `since_version`) from what is known of its inputs.
 pub(super) fn node_rule_violations<'t>(
     model: &Model,
     n: NodeId,
     since_version: i64,
-    lookup: impl Fn(usize) -> Option<&'t Type>,
+    known: Judged<impl Fn(usize) -> Option<&'t Type>, impl Fn(usize) -> Option<Vec<i64>>>,
     found: &mut Vec<Diagnostic>,
 ) {
+    let Judged { lookup, constant: constant_input } = known;
     let node = &model.nodes[n];
     let Some(op) = node.op_type.as_ref().and_then(|o| o.as_str()) else { return };
     let dims = |i: usize| lookup(i).and_then(tensor_parts).and_then(|(_, d)| d);
@@ -118,6 +127,23 @@ pub(super) fn node_rule_violations<'t>(
         "Dropout" if since_version >= 12 => {
             v.rank_within(1, dims(1), 0, 0, "ratio");
             v.rank_within(2, dims(2), 0, 0, "training_mode");
+        }
+        "Reshape" if since_version >= 5 => {
+            if let Some(shape) = constant_input(1) {
+                reshape_target(node, &shape, dims(0).map(<[_]>::len), &mut v);
+            }
+        }
+        "Slice" if since_version >= 10 => slice([1, 2, 3, 4].map(&constant_input), &mut v),
+        "Squeeze" => {
+            let axes = if since_version >= 13 { constant_input(1) } else { ints(node, "axes").map(<[_]>::to_vec) };
+            if let (Some(d), Some(axes)) = (dims(0), axes) {
+                squeeze(&axes, d, &mut v);
+            }
+        }
+        "Tile" if since_version >= 6 => {
+            if let Some(repeats) = constant_input(1) {
+                tile(&repeats, dims(0).map(<[_]>::len), &mut v);
+            }
         }
         "Unique" => {
             if let Some(d) = dims(0)
@@ -614,6 +640,78 @@ fn slope<'d>(dims: &impl Fn(usize) -> Option<&'d [Dimension]>, v: &mut Violation
             v.warning("incompatible-shapes", at, message);
             return;
         }
+    }
+}
+
+/// Reshape's constant target shape: one `-1` at most, no value below it, a `0` (copy the
+/// input's dimension, unless `allowzero`) only where the input has a dimension, and not
+/// both `0` and `-1` under `allowzero`.
+fn reshape_target(node: &Node, shape: &[i64], input_rank: Option<usize>, v: &mut Violations<'_, '_>) {
+    let at = Anchor::NodeInput(v.n, 1);
+    let allow_zero = int(node, "allowzero").unwrap_or(0) != 0;
+    let message = if shape.iter().filter(|&&d| d == -1).count() > 1 {
+        format!("the target shape {shape:?} of Reshape has more than one -1")
+    } else if let Some(&bad) = shape.iter().find(|&&d| d < -1) {
+        format!("the target shape {shape:?} of Reshape holds {bad}: a dimension is -1 (inferred), 0 or positive")
+    } else if let (false, Some(rank), Some(at)) = (allow_zero, input_rank, shape.iter().rposition(|&d| d == 0))
+        && at >= rank
+    {
+        format!(
+            "the target shape {shape:?} of Reshape copies dimension {at} (a 0 there), which the input of rank {rank} does not have"
+        )
+    } else if allow_zero && shape.contains(&0) && shape.contains(&-1) {
+        format!("the target shape {shape:?} of Reshape has both 0 and -1 under allowzero: the -1 cannot be inferred")
+    } else {
+        return;
+    };
+    v.error("invalid-input-value", at, message);
+}
+
+/// Slice's constant starts, ends, axes and steps (`lists`, in input order): onnx judges
+/// them once starts and ends are constants: one length for all, no step of 0.
+fn slice(lists: [Option<Vec<i64>>; 4], v: &mut Violations<'_, '_>) {
+    let [Some(starts), Some(_), ..] = &lists else { return };
+    for (i, what) in [(1, "ends"), (2, "axes"), (3, "steps")] {
+        if let Some(other) = &lists[i]
+            && other.len() != starts.len()
+        {
+            let message =
+                format!("Slice has {} starts but {} {what}: they go one per sliced axis", starts.len(), other.len());
+            v.error("incompatible-shapes", Anchor::NodeInput(v.n, i + 1), message);
+            return;
+        }
+    }
+    if let Some(steps) = &lists[3]
+        && steps.contains(&0)
+    {
+        v.error("invalid-input-value", Anchor::NodeInput(v.n, 4), format!("Slice's steps {steps:?} hold 0"));
+    }
+}
+
+/// Squeeze removes only dimensions of size 1.
+fn squeeze(axes: &[i64], dims: &[Dimension], v: &mut Violations<'_, '_>) {
+    for &axis in axes {
+        let Some(a) = usize::try_from(if axis < 0 { axis + dims.len() as i64 } else { axis }).ok() else { continue };
+        if let Some(size) = dims.get(a).and_then(known_dim)
+            && size != 1
+        {
+            let message = format!("Squeeze removes axis {axis}, whose size is {size}, not 1");
+            v.error("incompatible-shapes", Anchor::NodeInput(v.n, 0), message);
+            return;
+        }
+    }
+}
+
+/// Tile's constant repeats: one per input dimension, none negative.
+fn tile(repeats: &[i64], rank: Option<usize>, v: &mut Violations<'_, '_>) {
+    let at = Anchor::NodeInput(v.n, 1);
+    if let Some(rank) = rank
+        && repeats.len() != rank
+    {
+        let message = format!("Tile's repeats {repeats:?} hold {} values for an input of rank {rank}", repeats.len());
+        v.error("incompatible-shapes", at, message);
+    } else if let Some(&bad) = repeats.iter().find(|&&r| r < 0) {
+        v.error("invalid-input-value", at, format!("Tile's repeats {repeats:?} hold {bad}, below 0"));
     }
 }
 
