@@ -145,6 +145,7 @@ pub(super) fn node_rule_violations<'t>(
                 tile(&repeats, dims(0).map(<[_]>::len), &mut v);
             }
         }
+        "MaxUnpool" if since_version >= 9 => max_unpool(node, &dims, &mut v),
         "Unique" => {
             if let Some(d) = dims(0)
                 && int(node, "axis").is_some()
@@ -156,6 +157,9 @@ pub(super) fn node_rule_violations<'t>(
         "Split" if since_version >= 11 => {
             if let Some(d) = dims(0) {
                 v.axis(node, "axis", 0, d.len(), false);
+            }
+            if since_version >= 18 {
+                split_18(node, dims(0), constant_input(1), &mut v);
             }
         }
 
@@ -685,6 +689,80 @@ fn slice(lists: [Option<Vec<i64>>; 4], v: &mut Violations<'_, '_>) {
         && steps.contains(&0)
     {
         v.error("invalid-input-value", Anchor::NodeInput(v.n, 4), format!("Slice's steps {steps:?} hold 0"));
+    }
+}
+
+/// Split-18 sizes its outputs from the `split` input or the `num_outputs` attribute, one
+/// of them; judged, as onnx judges it, once the split dimension's size is known.
+fn split_18(node: &Node, input: Option<&[Dimension]>, split: Option<Vec<i64>>, v: &mut Violations<'_, '_>) {
+    let Some(d) = input else { return };
+    let axis = int(node, "axis").unwrap_or(0);
+    let rank = d.len() as i64;
+    let Some(size) = (-rank..rank).contains(&axis).then(|| &d[(axis + if axis < 0 { rank } else { 0 }) as usize])
+    else {
+        return;
+    };
+    let Some(size) = known_dim(size) else { return };
+    let has_split = node.inputs.get(1).is_some_and(|i| !i.is_empty());
+    let num_outputs = int(node, "num_outputs");
+    let outputs = node.outputs.len();
+    match (has_split, num_outputs) {
+        (true, Some(_)) => {
+            let at = v.attribute_anchor(node, "num_outputs");
+            v.error("invalid-attribute-value", at, "Split has both the split input and num_outputs: give one");
+        }
+        (true, None) => {
+            let Some(split) = split else { return };
+            let at = Anchor::NodeInput(v.n, 1);
+            if split.len() != outputs {
+                let message = format!("Split's split {split:?} has {} sizes for {outputs} outputs", split.len());
+                v.error("incompatible-shapes", at, message);
+            } else if split.iter().sum::<i64>() != size {
+                let message =
+                    format!("Split's split {split:?} sums to {}, the split axis has {size}", split.iter().sum::<i64>());
+                v.error("incompatible-shapes", at, message);
+            }
+        }
+        (false, Some(count)) if count < 1 => {
+            let at = v.attribute_anchor(node, "num_outputs");
+            v.error("invalid-attribute-value", at, format!("num_outputs = {count}: Split makes at least 1 output"));
+        }
+        (false, Some(_)) => {}
+        (false, None) => {
+            let message = "Split (version 18 on) needs the split input or the num_outputs attribute";
+            v.error("missing-required-attribute", Anchor::Node(v.n), message);
+        }
+    }
+}
+
+/// MaxUnpool: X of rank 2 or more, its attributes one (pads: two) per spatial axis, and the
+/// output shape a list of X's rank, or else indices of rank 2 or more.
+fn max_unpool<'d>(node: &Node, dims: &impl Fn(usize) -> Option<&'d [Dimension]>, v: &mut Violations<'_, '_>) {
+    let Some(x) = dims(0) else { return };
+    if x.len() < 2 {
+        v.rank_within(0, Some(x), 2, usize::MAX, "X");
+        return;
+    }
+    for (name, per_axis) in [("pads", 2), ("strides", 1), ("kernel_shape", 1)] {
+        if let Some(list) = ints(node, name)
+            && !v.one_per_axis(node, name, list, x.len(), per_axis)
+        {
+            return;
+        }
+    }
+    if node.inputs.len() == 3 {
+        if let Some(shape) = dims(2) {
+            v.rank_within(2, Some(shape), 1, 1, "output_shape");
+            if let [length] = shape
+                && let Some(length) = known_dim(length)
+                && length != x.len() as i64
+            {
+                let message = format!("MaxUnpool's output_shape has {length} values, X has rank {}", x.len());
+                v.error("incompatible-shapes", Anchor::NodeInput(v.n, 2), message);
+            }
+        }
+    } else {
+        v.rank_within(1, dims(1), 2, usize::MAX, "I");
     }
 }
 
