@@ -146,6 +146,8 @@ pub(super) fn node_rule_violations<'t>(
             }
         }
         "MaxUnpool" if since_version >= 9 => max_unpool(node, &dims, &mut v),
+        "Einsum" => einsum(node, &dims, &mut v),
+        "STFT" => v.rank_within(0, dims(0), 2, usize::MAX, "the signal"),
         "Unique" => {
             if let Some(d) = dims(0)
                 && int(node, "axis").is_some()
@@ -763,6 +765,40 @@ fn max_unpool<'d>(node: &Node, dims: &impl Fn(usize) -> Option<&'d [Dimension]>,
         }
     } else {
         v.rank_within(1, dims(1), 2, usize::MAX, "I");
+    }
+}
+
+/// Einsum's equation against its inputs, judged (as onnx judges it) when every input's
+/// rank is known: a term per input, each with one letter per axis (at most as many as the
+/// axes where the term has an ellipsis).
+fn einsum<'d>(node: &Node, dims: &impl Fn(usize) -> Option<&'d [Dimension]>, v: &mut Violations<'_, '_>) {
+    let Some(equation) = node.attribute("equation").and_then(|a| a.s.as_ref()).and_then(|s| s.as_str()) else {
+        return;
+    };
+    let Some(ranks) = (0..node.inputs.len()).map(|i| dims(i).map(<[Dimension]>::len)).collect::<Option<Vec<_>>>()
+    else {
+        return;
+    };
+    let left = equation.split("->").next().unwrap_or_default();
+    let terms: Vec<&str> = left.split(',').collect();
+    if terms.len() > ranks.len() {
+        let message = format!(
+            "Einsum's equation '{equation}' names {} operands, the node has {} inputs",
+            terms.len(),
+            ranks.len()
+        );
+        v.error("input-count", Anchor::Node(v.n), message);
+        return;
+    }
+    for (i, (term, &rank)) in terms.iter().zip(&ranks).enumerate() {
+        let letters = term.chars().filter(char::is_ascii_alphabetic).count();
+        let fits = if term.contains("...") { rank >= letters } else { rank == letters };
+        if !fits {
+            let message =
+                format!("Einsum's term '{}' of input {i} names {letters} axes, the input has rank {rank}", term.trim());
+            v.error("input-rank", Anchor::NodeInput(v.n, i), message);
+            return;
+        }
     }
 }
 
