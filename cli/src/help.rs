@@ -27,14 +27,18 @@ pub const CHECK: &str = "\
 Examples:
   onnx check model.onnx                 every rule of onnx.checker, with full-check inference
   onnx check model.onnxtxt --json       diagnostics as JSON on stdout
-  onnx check model.onnx --profile sonnx also the SONNX profile's rules
+  onnx check model.onnx --profile sonnx also the SONNX profile's rules (as warnings)
+  onnx check model.onnx --strict        fail on warnings too
 
-Exit codes: 0 valid (warnings allowed); 1 invalid (diagnostics printed); 2 usage or I/O error.";
+Exit codes: 0 valid (warnings allowed); 1 invalid: a rule onnx's full check or onnxruntime's
+loader enforces is broken (with --strict, anything was found); 2 usage or I/O error.";
 
 pub const INFER: &str = "\
 Examples:
   onnx infer model.onnx typed.onnx       inferred types written as value_info
   onnx infer model.onnx - --to text      the annotated model as text on stdout
+  onnx infer --overwrite-declared model.onnx fixed.onnx
+                                         also rewrite declared types inference contradicts
 
 Exit codes: 0 written; 1 the input is not a model; 2 usage or I/O error.";
 
