@@ -5,7 +5,7 @@
 //! pointing at the outer slot), converts the initializers once, and finds each main-graph
 //! value's last use so that the runner can drop it there.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use onnx_core::ir::{AttributeValue, FunctionId, GraphId, Model, Node, NodeId, Str};
 use onnx_core::resolve::{ValueId, ValueNumbers, resolve_without_tables};
@@ -98,14 +98,16 @@ impl<'m> Plan<'m> {
             }
         }
         // The bodies of the functions called, and of those they call, with their subgraphs.
-        let mut planned: Vec<FunctionId> = Vec::new();
+        let mut planned: HashSet<FunctionId> = HashSet::new();
         while let Some(f) = called.pop() {
-            if planned.contains(&f) {
+            if !planned.insert(f) {
                 continue;
             }
-            planned.push(f);
+            // In body order (unsupported nodes are listed in model order), subgraphs after.
             let mut nodes = model.function_store[f].nodes.clone();
-            while let Some(n) = nodes.pop() {
+            let mut next = 0;
+            while let Some(&n) = nodes.get(next) {
+                next += 1;
                 called.extend(planner.plan(n));
                 nodes.extend(subgraph_nodes(model, &model.nodes[n]));
             }

@@ -175,8 +175,8 @@ impl<'m> Env<'m> {
                 let value = inputs.get(i).filter(|&v| self.constant(v).is_some())?;
                 self.value(value).and_then(super::types::Known::ints)
             };
-            let node = super::validate::Judged { lookup, constant };
-            super::validate::node_rule_violations(self.model, n, schema.since_version, node, &mut new);
+            let known = super::validate::Judged { lookup, constant };
+            super::validate::node_rule_violations(self.model, n, schema.since_version, known, &mut new);
         }
         self.bindings = bindings;
         if let Some(found) = &mut self.violations
@@ -243,7 +243,7 @@ impl<'m> Env<'m> {
 
     /// Infer as onnx's full check does, without data propagation (see `as_onnx`), from
     /// the declared types of node outputs (see `declared`).
-    pub fn infer_as_onnx(&mut self, declared: HashMap<ValueId, &'m Type>) {
+    pub(super) fn infer_as_onnx(&mut self, declared: HashMap<ValueId, &'m Type>) {
         self.as_onnx = true;
         self.declared = declared;
     }
@@ -268,14 +268,14 @@ impl<'m> Env<'m> {
     }
 
     /// Whether this environment infers as onnx's full check does.
-    pub fn as_onnx(&self) -> bool {
+    pub(super) fn as_onnx(&self) -> bool {
         self.as_onnx
     }
 
     /// Whether `value` is known only through a shape computation: known, and neither an
     /// initializer nor a `Constant` (the values onnx's inference reads without data
     /// propagation).
-    pub fn known_by_propagation(&self, value: ValueId) -> bool {
+    pub(super) fn known_by_propagation(&self, value: ValueId) -> bool {
         self.value(value).is_some() && self.constant(value).is_none()
     }
 

@@ -49,7 +49,7 @@ pub fn conflicts(model: &Model, types: &ModelTypes) -> Vec<Diagnostic> {
 }
 
 /// The diagnostic of one contradicted declaration.
-pub(super) fn diagnostic(c: Contradicted) -> Diagnostic {
+fn diagnostic(c: Contradicted) -> Diagnostic {
     let Contradicted { at, source, name, declared, found, why, beyond_onnx } = c;
     let fix = "`onnx infer --overwrite-declared` rewrites the declaration from inference";
     if matches!(source, Anchor::Initializer(..)) {
@@ -81,7 +81,7 @@ pub fn contradicted(model: &Model, types: &ModelTypes) -> Vec<Contradicted> {
 
 /// Every declaration that contradicts inference, in model order; a shape-only one is
 /// `beyond_onnx` until [`judge`] finds onnx's inference contradicts it too.
-pub(super) fn candidates(model: &Model, types: &ModelTypes) -> Vec<Contradicted> {
+fn candidates(model: &Model, types: &ModelTypes) -> Vec<Contradicted> {
     let mut found = Vec::new();
     // Graphs in model order, so diagnostics come out in a stable order.
     for (g, _) in model.graphs.iter().filter(|&(g, _)| types.inferred(g)) {
@@ -154,7 +154,7 @@ pub(super) fn candidates(model: &Model, types: &ModelTypes) -> Vec<Contradicted>
 /// A shape contradiction is onnx's finding too when onnx's own inference finds it:
 /// `as_onnx` lists the node outputs (sorted) whose type that inference found contradicting
 /// their declaration.
-pub(super) fn judge(model: &Model, types: &ModelTypes, as_onnx: &[ValueId], found: &mut [Contradicted]) {
+fn judge(model: &Model, types: &ModelTypes, as_onnx: &[ValueId], found: &mut [Contradicted]) {
     for c in found.iter_mut().filter(|c| c.beyond_onnx) {
         let Anchor::NodeOutput(n, i) = c.source else { continue };
         let value = types.numbers.node_outputs(n, &model.nodes[n]).get(i);

@@ -225,12 +225,8 @@ fn declared_node_outputs<'m>(model: &'m Model, types: &ModelTypes) -> foldhash::
 /// when a declared shape is contradicted. Node rules stay errors: onnxruntime's loader
 /// follows shape computations itself, and refuses what they break.
 pub fn findings(model: &Model, types: &ModelTypes) -> Vec<Diagnostic> {
-    let mut contradicted = merge::candidates(model, types);
-    if contradicted.iter().any(|c| c.beyond_onnx) {
-        merge::judge(model, types, &contradicted_as_onnx(model, types), &mut contradicted);
-    }
     let mut found = types.violations.clone();
-    found.extend(contradicted.into_iter().map(merge::diagnostic));
+    found.extend(merge::conflicts(model, types));
     found
 }
 
