@@ -9,6 +9,7 @@
 //! functions (`onnx/defs/tensor/defs.cc`, `nn/defs.cc`, `math/defs.cc`,
 //! `shape_inference.h`); `docs/diagnostics.md` lists each with its code.
 
+use super::ops::normalize_axis;
 use super::types::{known_dim, tensor_parts};
 use crate::diagnostic::{Anchor, Diagnostic};
 use crate::ir::{AttributeValue, Dimension, Model, Node, NodeId, Type};
@@ -101,10 +102,10 @@ pub(super) fn node_rule_violations<'t>(
             }
             v.rank_within(0, dims(0), 4, 4, "the input");
         }
-        // Inputs of a least rank (a matrix, or a batch of them; a signal with its complex axis).
-        "Trilu" | "Det" => v.rank_within(0, dims(0), 2, usize::MAX, "the input"),
+        // Inputs of at least rank 2 (a matrix, or a batch of them; a signal with its complex
+        // axis; scores by class).
+        "Trilu" | "Det" | "NegativeLogLikelihoodLoss" => v.rank_within(0, dims(0), 2, usize::MAX, "the input"),
         "DFT" if since_version >= 20 => v.rank_within(0, dims(0), 2, usize::MAX, "the input"),
-        "NegativeLogLikelihoodLoss" => v.rank_within(0, dims(0), 2, usize::MAX, "the input"),
         "ReverseSequence" => {
             v.rank_within(0, dims(0), 2, usize::MAX, "the input");
             v.rank_within(1, dims(1), 1, 1, "sequence_lens");
@@ -698,13 +699,8 @@ fn slice(lists: [Option<Vec<i64>>; 4], v: &mut Violations<'_, '_>) {
 /// of them; judged, as onnx judges it, once the split dimension's size is known.
 fn split_18(node: &Node, input: Option<&[Dimension]>, split: Option<Vec<i64>>, v: &mut Violations<'_, '_>) {
     let Some(d) = input else { return };
-    let axis = int(node, "axis").unwrap_or(0);
-    let rank = d.len() as i64;
-    let Some(size) = (-rank..rank).contains(&axis).then(|| &d[(axis + if axis < 0 { rank } else { 0 }) as usize])
-    else {
-        return;
-    };
-    let Some(size) = known_dim(size) else { return };
+    let Some(axis) = normalize_axis(int(node, "axis").unwrap_or(0), d.len()) else { return };
+    let Some(size) = known_dim(&d[axis]) else { return };
     let has_split = node.inputs.get(1).is_some_and(|i| !i.is_empty());
     let num_outputs = int(node, "num_outputs");
     let outputs = node.outputs.len();
@@ -805,8 +801,8 @@ fn einsum<'d>(node: &Node, dims: &impl Fn(usize) -> Option<&'d [Dimension]>, v: 
 /// Squeeze removes only dimensions of size 1.
 fn squeeze(axes: &[i64], dims: &[Dimension], v: &mut Violations<'_, '_>) {
     for &axis in axes {
-        let Some(a) = usize::try_from(if axis < 0 { axis + dims.len() as i64 } else { axis }).ok() else { continue };
-        if let Some(size) = dims.get(a).and_then(known_dim)
+        let Some(a) = normalize_axis(axis, dims.len()) else { continue };
+        if let Some(size) = known_dim(&dims[a])
             && size != 1
         {
             let message = format!("Squeeze removes axis {axis}, whose size is {size}, not 1");
