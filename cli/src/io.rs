@@ -116,7 +116,7 @@ pub fn read_model_and_bytes(
             Ok((binary::decode_model(data.clone(), &label)?, Some(data)))
         }
         Format::Text => {
-            let source = std::str::from_utf8(&data).map_err(|e| {
+            let source = simdutf8::compat::from_utf8(&data).map_err(|e| {
                 Failure::Invalid(format!("{label}: not UTF-8 text (invalid byte at offset {})", e.valid_up_to()))
             })?;
             let progress = Arc::new(Progress::default());

@@ -22,6 +22,51 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+/// A file being written that asks the system to start writing what it holds to disk every
+/// [`WRITEBACK_EVERY`] bytes, so that the `fsync` before the rename has little left to do:
+/// the disk works while the rest of the output is still being made. For a 239 MB text the
+/// final `fsync` took about 100 ms of the 520 ms a conversion took.
+struct WritebackAhead<'f> {
+    file: &'f File,
+    written: u64,
+    /// Where the bytes not yet handed to writeback start.
+    pending_from: u64,
+}
+
+/// How many written bytes are handed to writeback at once.
+const WRITEBACK_EVERY: u64 = 8 << 20;
+
+impl<'f> WritebackAhead<'f> {
+    fn new(file: &'f File) -> Self {
+        WritebackAhead { file, written: 0, pending_from: 0 }
+    }
+}
+
+impl Write for WritebackAhead<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = (&mut &*self.file).write(buf)?;
+        self.written += n as u64;
+        let pending = self.written - self.pending_from;
+        if pending >= WRITEBACK_EVERY {
+            // "Not needed soon" starts writeback of the range's dirty pages without waiting
+            // for it (and drops only pages already clean, none here: they were just
+            // written). Only a hint: a failure changes nothing, the fsync still follows.
+            let _hint = rustix::fs::fadvise(
+                self.file,
+                self.pending_from,
+                std::num::NonZeroU64::new(pending),
+                rustix::fs::Advice::DontNeed,
+            );
+            self.pending_from = self.written;
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 #[error("{path}: cannot write: {source}")]
 pub struct WriteError {
@@ -120,7 +165,7 @@ pub fn write_file(
         err(io::Error::new(e.kind(), format!("cannot create a file in {}: {}", dir.display(), e.kind())))
     })?;
     {
-        let mut out = io::BufWriter::with_capacity(1 << 20, tmp.file());
+        let mut out = io::BufWriter::with_capacity(1 << 20, WritebackAhead::new(tmp.file()));
         fill(&mut out).map_err(err)?;
         out.flush().map_err(err)?;
     }

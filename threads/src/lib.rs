@@ -94,6 +94,139 @@ pub fn map_in_order<J: Send, R: Send>(jobs: Vec<J>, work: impl Fn(J) -> R + Sync
     mine.into_iter().chain(rest.into_iter().flatten()).collect()
 }
 
+/// `work(0)`, …, `work(count - 1)` made on this thread and the pool, each result handed to
+/// `consume` on this thread in order as soon as it and every one before it are made: the
+/// shape of streaming output (format pieces on every core, write them in order). At most
+/// `ahead` results are made but not yet consumed, so memory stays bounded however long the
+/// stream. `consume` returning false stops the stream: nothing more is started.
+///
+/// This thread makes results too whenever the next one to consume is not ready and the
+/// window has room, so it only waits for a result a pool thread is already making (never for
+/// a task that has not started), and the pool threads wait only for this thread to consume.
+pub fn pipeline<R: Send>(
+    count: usize,
+    ahead: usize,
+    work: impl Fn(usize) -> R + Sync,
+    mut consume: impl FnMut(R) -> bool,
+) {
+    let ahead = ahead.max(1);
+    let helpers = cores().saturating_sub(1).min(count.saturating_sub(1));
+    let Some(pool) = pool().filter(|_| helpers > 0) else {
+        for i in 0..count {
+            if !consume(work(i)) {
+                return;
+            }
+        }
+        return;
+    };
+    let shared = Pipeline {
+        state: std::sync::Mutex::new(PipelineState {
+            next: 0,
+            consumed: 0,
+            stopped: false,
+            made: std::iter::repeat_with(|| None).take(count).collect(),
+        }),
+        changed: std::sync::Condvar::new(),
+    };
+    pool.in_place_scope(|scope| {
+        for _ in 0..helpers {
+            let (shared, work) = (&shared, &work);
+            scope.spawn(move |_| {
+                // A panic in `work` stops the stream, so this thread never waits for a result
+                // that will not come; the scope then resumes the panic.
+                let stop_on_panic = StopOnDrop(shared);
+                let mut state = shared.lock();
+                while !state.stopped && state.next < count {
+                    if state.next < state.consumed + ahead {
+                        state = shared.make_next(state, work);
+                    } else {
+                        state = shared.wait(state);
+                    }
+                }
+                drop(state);
+                std::mem::forget(stop_on_panic);
+            });
+        }
+        // Stops the helpers however this loop ends, a panic in `work` here included (they
+        // would otherwise wait for room in the window for ever).
+        let _stop = StopOnDrop(&shared);
+        let mut state = shared.lock();
+        let mut k = 0;
+        while k < count && !state.stopped {
+            if let Some(result) = state.made[k].take() {
+                drop(state);
+                let go_on = consume(result);
+                state = shared.lock();
+                k += 1;
+                state.consumed = k;
+                state.stopped |= !go_on;
+                shared.changed.notify_all();
+            } else if state.next < count && state.next < k + ahead {
+                state = shared.make_next(state, &work);
+            } else {
+                state = shared.wait(state);
+            }
+        }
+    });
+}
+
+/// What [`pipeline`]'s threads share.
+struct Pipeline<R> {
+    state: std::sync::Mutex<PipelineState<R>>,
+    changed: std::sync::Condvar,
+}
+
+struct PipelineState<R> {
+    /// The next result nobody has started making.
+    next: usize,
+    /// How many results the calling thread has consumed.
+    consumed: usize,
+    /// Set when the stream ends early or a pool thread panicked.
+    stopped: bool,
+    /// Results made and not yet consumed.
+    made: Vec<Option<R>>,
+}
+
+impl<R> Pipeline<R> {
+    /// The state, also after a panic elsewhere (which only ever sets `stopped`).
+    fn lock(&self) -> std::sync::MutexGuard<'_, PipelineState<R>> {
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Claims the next result, makes it without holding the lock, and stores it.
+    fn make_next<'a>(
+        &'a self,
+        mut state: std::sync::MutexGuard<'a, PipelineState<R>>,
+        work: &impl Fn(usize) -> R,
+    ) -> std::sync::MutexGuard<'a, PipelineState<R>> {
+        let i = state.next;
+        state.next += 1;
+        drop(state);
+        let result = work(i);
+        let mut state = self.lock();
+        state.made[i] = Some(result);
+        self.changed.notify_all();
+        state
+    }
+
+    fn wait<'a>(
+        &self,
+        guard: std::sync::MutexGuard<'a, PipelineState<R>>,
+    ) -> std::sync::MutexGuard<'a, PipelineState<R>> {
+        self.changed.wait(guard).unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Stops a [`pipeline`] when dropped (a pool thread's panic unwinding past it).
+struct StopOnDrop<'a, R>(&'a Pipeline<R>);
+
+impl<R> Drop for StopOnDrop<'_, R> {
+    fn drop(&mut self) {
+        self.0.lock().stopped = true;
+        self.0.changed.notify_all();
+    }
+}
+
 /// `work` applied to every item of a slice on the pool, in pieces of at least `piece`
 /// items, the results in order and written straight into one vector (no pieces joined
 /// afterwards: for big items, moving them again cost as much as making them). On this
@@ -124,6 +257,64 @@ mod tests {
     fn results_come_back_in_order() {
         let jobs: Vec<usize> = (0..1000).collect();
         assert_eq!(map_in_order(jobs.clone(), |j| j * 2), jobs.iter().map(|j| j * 2).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_pipeline_consumes_every_result_in_order() {
+        for ahead in [1, 2, 7] {
+            let mut seen = Vec::new();
+            pipeline(
+                500,
+                ahead,
+                |i| {
+                    // Uneven work, so results are made out of order.
+                    std::hint::black_box((0..(i * 37) % 1000).sum::<usize>());
+                    i * 3
+                },
+                |r| {
+                    seen.push(r);
+                    true
+                },
+            );
+            assert_eq!(seen, (0..500).map(|i| i * 3).collect::<Vec<_>>(), "ahead {ahead}");
+        }
+    }
+
+    #[test]
+    fn a_pipeline_stops_when_asked_and_starts_nothing_beyond_its_window() {
+        let started = std::sync::atomic::AtomicUsize::new(0);
+        let mut seen = Vec::new();
+        pipeline(
+            1000,
+            3,
+            |i| {
+                started.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                i
+            },
+            |r| {
+                seen.push(r);
+                r < 9
+            },
+        );
+        assert_eq!(seen, (0..10).collect::<Vec<_>>());
+        // Ten consumed, and at most the window beyond the last.
+        assert!(started.load(std::sync::atomic::Ordering::Relaxed) <= 10 + 3);
+    }
+
+    #[test]
+    fn a_panic_in_a_pipeline_reaches_the_caller_instead_of_hanging() {
+        let outcome = std::panic::catch_unwind(|| {
+            pipeline(
+                100,
+                2,
+                |i| {
+                    assert!(i != 50, "piece 50");
+                    i
+                },
+                |_| true,
+            );
+        });
+        assert!(outcome.is_err());
     }
 
     #[test]

@@ -147,8 +147,18 @@ pub fn text_start(ends: &[usize], i: usize) -> usize {
     if i == 0 { 0 } else { ends[i - 1] + TEXT_SEPARATOR.len() }
 }
 
-/// Formats every value (on all cores for long lists) for a caller that lays them out.
-pub fn texts<T: Sync>(values: &[T], write: impl Fn(&mut Vec<u8>, &T) + Sync) -> Texts {
+/// How [`texts`] may spread its work.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Spread {
+    /// Long lists on every core.
+    AllCores,
+    /// On the calling thread only: the caller is already one of several running at once.
+    ThisThread,
+}
+
+/// Formats every value (on all cores for long lists, if `spread` allows) for a caller that
+/// lays them out.
+pub fn texts<T: Sync>(values: &[T], spread: Spread, write: impl Fn(&mut Vec<u8>, &T) + Sync) -> Texts {
     let format = |values: &[T]| {
         let mut text = Vec::with_capacity(values.len() * 14);
         let mut ends = Vec::with_capacity(values.len());
@@ -165,6 +175,9 @@ pub fn texts<T: Sync>(values: &[T], write: impl Fn(&mut Vec<u8>, &T) + Sync) -> 
             Err(_) => (String::new(), Vec::new()),
         }
     };
+    if spread == Spread::ThisThread {
+        return Texts { pieces: vec![format(values)] };
+    }
     let pieces = pieces(values.len()).into_iter().map(|r| &values[r]).collect::<Vec<_>>();
     Texts { pieces: map_in_order(pieces, format) }
 }

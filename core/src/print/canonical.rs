@@ -1176,10 +1176,13 @@ impl Printer<'_, '_> {
 
 /// Tensors of at least this many values are printed a chunk at a time when streaming, so the
 /// text of a big model's biggest tensor is never whole in memory either.
-const STREAM_FROM: usize = if cfg!(test) { 1000 } else { 1 << 20 };
+const STREAM_FROM: usize = if cfg!(test) { 1000 } else { 1 << 16 };
 
 /// Values formatted at once when a tensor is streamed.
-const STREAM_CHUNK: usize = if cfg!(test) { 777 } else { 1 << 20 };
+const STREAM_CHUNK: usize = if cfg!(test) { 777 } else { 1 << 16 };
+
+/// Chunks of a streamed tensor formatted but not yet written, at most.
+const STREAMS_AHEAD: usize = 8;
 
 /// Brackets a placeholder for a tensor's values in an item (`\u{1}address:indent\u{1}`): a
 /// character printed text never holds (control characters are always escaped).
@@ -1261,7 +1264,7 @@ fn chunk_texts(t: &Tensor, dt: DataType, source: StreamSource, range: std::ops::
         StreamSource::Typed(TypedField::Uint64Data) => chunk.uint64_data = t.uint64_data[range].to_vec(),
         StreamSource::Typed(_) => return None,
     }
-    value_texts(&chunk, dt)
+    value_texts(&chunk, dt, bulk::Spread::ThisThread)
 }
 
 /// Writes the values a [`stream_marker`] stands for, laid out as [`pack`] lays them out, a
@@ -1285,13 +1288,28 @@ fn stream_values(m: &Model, marker: &str, sink: &mut Sink<'_>) {
     let mut packer = Packer::new(indent, count);
     let mut out = String::new();
     packer.start(&mut out);
-    for start in (0..count).step_by(STREAM_CHUNK) {
-        let Some(texts) = chunk_texts(t, dt, source, start..(start + STREAM_CHUNK).min(count)) else {
-            return broken(sink);
-        };
-        packer.feed(&texts, &mut out);
-        sink.write(&out);
-        out.clear();
+    // Chunks are formatted on every core, a few ahead of the one being laid out and written
+    // here; each is small enough to still be in the cache when it is copied into lines and
+    // then into the file (measured: 1 MiB-value chunks spent a third of the print in the
+    // kernel copying cold text, 64 Ki-value ones a fortieth).
+    let mut whole = true;
+    onnx_threads::pipeline(
+        count.div_ceil(STREAM_CHUNK),
+        STREAMS_AHEAD,
+        |i| chunk_texts(t, dt, source, i * STREAM_CHUNK..((i + 1) * STREAM_CHUNK).min(count)),
+        |texts| {
+            let Some(texts) = texts else {
+                whole = false;
+                return false;
+            };
+            packer.feed(&texts, &mut out);
+            sink.write(&out);
+            out.clear();
+            sink.error.is_none()
+        },
+    );
+    if !whole {
+        return broken(sink);
     }
     packer.finish(&mut out);
     sink.write(&out);
@@ -1410,12 +1428,12 @@ fn nan_with_payload_f64(v: f64) -> bool {
 /// `{v, v, …}` from the typed field the data type selects, when the text reads back exactly;
 /// long lists are filled into lines of at most 100 columns below the item at `indent`.
 fn typed_values(t: &Tensor, dt: DataType, indent: usize) -> Option<String> {
-    value_texts(t, dt).map(|texts| pack(&texts, indent))
+    value_texts(t, dt, bulk::Spread::AllCores).map(|texts| pack(&texts, indent))
 }
 
 /// The text of each value of a tensor held in its typed field; `None` when other typed
 /// fields hold values too or a float is a NaN with a payload (neither reads back exactly).
-fn value_texts(t: &Tensor, dt: DataType) -> Option<bulk::Texts> {
+fn value_texts(t: &Tensor, dt: DataType, spread: bulk::Spread) -> Option<bulk::Texts> {
     let others_empty = |field: TypedField| {
         (field == TypedField::FloatData || t.float_data.is_empty())
             && (field == TypedField::Int32Data || t.int32_data.is_empty())
@@ -1433,20 +1451,20 @@ fn value_texts(t: &Tensor, dt: DataType) -> Option<bulk::Texts> {
             if t.float_data.iter().any(|v| nan_with_payload_f32(*v)) {
                 return None;
             }
-            Some(bulk::texts(&t.float_data, |out, v| push_f32(out, *v)))
+            Some(bulk::texts(&t.float_data, spread, |out, v| push_f32(out, *v)))
         }
         TypedField::DoubleData => {
             if t.double_data.iter().any(|v| nan_with_payload_f64(*v)) {
                 return None;
             }
-            Some(bulk::texts(&t.double_data, |out, v| push_f64(out, *v)))
+            Some(bulk::texts(&t.double_data, spread, |out, v| push_f64(out, *v)))
         }
-        TypedField::Int32Data => Some(bulk::texts(&t.int32_data, push_int)),
-        TypedField::Int64Data => Some(bulk::texts(&t.int64_data, push_int)),
+        TypedField::Int32Data => Some(bulk::texts(&t.int32_data, spread, push_int)),
+        TypedField::Int64Data => Some(bulk::texts(&t.int64_data, spread, push_int)),
         // The parser stores uint32 values in uint64_data too; a value above 2^32 still reads back.
-        TypedField::Uint64Data => Some(bulk::texts(&t.uint64_data, push_int)),
+        TypedField::Uint64Data => Some(bulk::texts(&t.uint64_data, spread, push_int)),
         TypedField::StringData => {
-            Some(bulk::texts(&t.string_data, |out, v| out.extend_from_slice(string(v).as_bytes())))
+            Some(bulk::texts(&t.string_data, spread, |out, v| out.extend_from_slice(string(v).as_bytes())))
         }
         TypedField::None => None,
     }
@@ -1622,7 +1640,7 @@ mod tests {
         for count in [0usize, 1, 2, 5, 17, 300, 70_001, 100_000] {
             let values: Vec<i64> =
                 (0..count as i64).map(|i| (i * 7919) % 100_003 - 5_000 + i * i % 13 * 1_000_000).collect();
-            let texts = bulk::texts(&values, push_int);
+            let texts = bulk::texts(&values, bulk::Spread::AllCores, push_int);
             let listed: Vec<&str> = texts.iter().collect();
             assert_eq!(listed.len(), count);
             for indent in [0, 4, 58, 70] {
