@@ -160,7 +160,8 @@ pub enum Spread {
 /// lays them out.
 pub fn texts<T: Sync>(values: &[T], spread: Spread, write: impl Fn(&mut Vec<u8>, &T) + Sync) -> Texts {
     let format = |values: &[T]| {
-        let mut text = Vec::with_capacity(values.len() * 14);
+        // Room for the longest common texts (`-0.012345678, `) so the buffer is not moved.
+        let mut text = Vec::with_capacity(values.len() * 16);
         let mut ends = Vec::with_capacity(values.len());
         for (i, v) in values.iter().enumerate() {
             if i > 0 {
