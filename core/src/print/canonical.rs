@@ -1607,7 +1607,7 @@ mod tests {
         assert!(!any_payload_nan_f32(std::iter::empty()));
         // As bytes: in a block of sixteen and in the values after the last block.
         for at in [0, 5, 15, 16, 17, 20] {
-            let mut values = vec![1.5f32; 21];
+            let mut values = [1.5f32; 21];
             values[at] = f32::from_bits(0x7fc0_0001);
             let raw: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
             assert!(any_payload_nan_f32_le(&raw), "at {at}");
