@@ -214,6 +214,14 @@ fn f32_through_f64(bytes: &[u8], pos: usize) -> Option<(f32, usize)> {
 /// wraps past 19 digits; callers check the count).
 #[inline]
 fn digit_run(bytes: &[u8], mut pos: usize, mut value: u64) -> (usize, u64) {
+    // Eight digits at a time while eight follow (a printed f32 has eight or nine after its
+    // point), then one at a time.
+    while let Some(eight) = bytes.get(pos..pos + 8).and_then(|b| <[u8; 8]>::try_from(b).ok())
+        && let Some(digits) = eight_digits(u64::from_le_bytes(eight))
+    {
+        value = value.wrapping_mul(100_000_000).wrapping_add(digits);
+        pos += 8;
+    }
     while let Some(&b) = bytes.get(pos)
         && b.is_ascii_digit()
     {
@@ -221,6 +229,25 @@ fn digit_run(bytes: &[u8], mut pos: usize, mut value: u64) -> (usize, u64) {
         pos += 1;
     }
     (pos, value)
+}
+
+/// The value of eight ASCII digits read as a little-endian word (the first digit in the low
+/// byte), or `None` if a byte is not a digit; computed in the word, without a loop.
+#[inline]
+fn eight_digits(word: u64) -> Option<u64> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    // A byte is a digit when its high nibble is 3 and adding 6 to it does not carry into
+    // that nibble (0x30..=0x39).
+    let high_nibbles = word & (0xF0 * ONES);
+    let carried = (word.wrapping_add(0x06 * ONES) & (0xF0 * ONES)) >> 4;
+    if high_nibbles | carried != 0x33 * ONES {
+        return None;
+    }
+    let d = word - 0x30 * ONES;
+    // Pairs, then quads, then all eight: each step joins neighbours as tens and ones.
+    let pairs = (d * 10 + (d >> 8)) & 0x00FF_00FF_00FF_00FF;
+    let quads = (pairs * 100 + (pairs >> 16)) & 0x0000_FFFF_0000_FFFF;
+    Some((quads * 10_000 + (quads >> 32)) & 0xFFFF_FFFF)
 }
 
 /// Converts the values of a list [`scan_list`] accepted (`text` from its first value to
@@ -482,6 +509,30 @@ fn pieces(bytes: &[u8], a: usize, b: usize, threads: usize) -> Vec<(usize, usize
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn eight_digits_at_once_read_as_one_at_a_time() {
+        let samples = (0..100_000_000u64).step_by(9_999_991).chain([0, 1, 10_000_000, 99_999_999, 12_345_678]);
+        for n in samples {
+            let text = format!("{n:08}");
+            let word = u64::from_le_bytes(text.as_bytes().try_into().unwrap());
+            assert_eq!(eight_digits(word), Some(n), "{text}");
+        }
+        for bad in ["1234567a", "/2345678", ":2345678", "1234 678", "-1234567", "12345.78"] {
+            let word = u64::from_le_bytes(bad.as_bytes().try_into().unwrap());
+            assert_eq!(eight_digits(word), None, "{bad}");
+        }
+        // Every single byte in every place: only '0'..='9' pass.
+        for place in 0..8 {
+            for byte in 0..=255u8 {
+                let mut text = *b"55555555";
+                text[place] = byte;
+                let expected =
+                    byte.is_ascii_digit().then(|| std::str::from_utf8(&text).unwrap().parse::<u64>().unwrap());
+                assert_eq!(eight_digits(u64::from_le_bytes(text)), expected, "{place} {byte}");
+            }
+        }
+    }
     use crate::lexer::{self, TokenKind};
 
     #[test]

@@ -251,15 +251,22 @@ impl Writer<'_> {
     }
 
     /// A packed repeated fixed-width field, given as little-endian bytes per value.
-    fn packed_fixed<const N: usize, T: Copy>(&mut self, field: u32, values: &[T], le: impl Fn(T) -> [u8; N]) {
+    fn packed_fixed<const N: usize, T: bytemuck::Pod>(&mut self, field: u32, values: &[T], le: impl Fn(T) -> [u8; N]) {
         if values.is_empty() {
             return;
         }
         self.key(field, LEN);
         self.varint((values.len() * N) as u64);
-        self.out.reserve(values.len() * N);
-        for &v in values {
-            self.out.extend_from_slice(&le(v));
+        if cfg!(target_endian = "little") {
+            // In memory the values already are their little-endian bytes: one copy (value
+            // by value, each with its capacity check, was the encoding's slowest part for a
+            // parsed text, whose floats are in typed fields).
+            self.out.extend_from_slice(bytemuck::cast_slice(values));
+        } else {
+            self.out.reserve(values.len() * N);
+            for &v in values {
+                self.out.extend_from_slice(&le(v));
+            }
         }
     }
 
