@@ -295,6 +295,12 @@ pub fn encode_model(model: &Model) -> Vec<u8> {
     lower::to_wire::model(model)
 }
 
+/// [`encode_model`] for writing to a file: the big runs of tensor bytes are written from
+/// the model instead of copied into the encoding first ([`lower::to_wire::model_spliced`]).
+pub fn encode_model_spliced(model: &Model) -> lower::to_wire::Encoded<'_> {
+    lower::to_wire::model_spliced(model)
+}
+
 /// The bytes of the model `original` holds with `added` appended to its main graph's
 /// `value_info` (what `onnx infer` writes): everything else is kept byte for byte, in the
 /// order and encoding it came in, and only the graph's length and the new entries are

@@ -191,7 +191,10 @@ fn write_laid_out(model: &Model, format: Format, style: Style, layout: &Layout, 
             })
         }
         (Format::Text, Style::Onnx) => write_output(output, &text_of(model, style, output)?),
-        (Format::Binary, _) => write_output(output, &binary::encode_model(model)),
+        (Format::Binary, _) => {
+            let encoded = binary::encode_model_spliced(model);
+            write_streamed(output, encoded.len() as u64, |out| encoded.write_to(out))
+        }
     }
 }
 

@@ -27,16 +27,79 @@ const FIXED32: u32 = 5;
 
 /// Encodes a whole model.
 pub fn model(model: &Model) -> Vec<u8> {
-    let mut w = Writer { model, out: Vec::with_capacity(size_hint(model)) };
+    let mut w = Writer::new(model, Vec::with_capacity(size_hint(model)));
     w.model();
     w.out
+}
+
+/// Encodes a whole model for writing out: the same bytes as [`model`], but runs of tensor
+/// values of at least [`SPLICE_FROM`] bytes (raw data, and typed floats on little-endian
+/// machines) are not copied into the encoding: it refers to them where they are in the
+/// model, and [`Encoded::write_to`] writes them from there. A parsed text's values are then
+/// written straight from where the parser put them, without a second buffer the size of
+/// the model.
+pub fn model_spliced(model: &Model) -> Encoded<'_> {
+    let mut w = Writer::new(model, Vec::with_capacity(size_hint(model).min(64 << 20)));
+    w.splices = Some(Splices::default());
+    w.model();
+    Encoded { head: w.out, runs: w.splices.map(|s| s.runs).unwrap_or_default() }
+}
+
+/// A model's encoding as bytes of its own with runs of the model's bytes spliced in.
+#[derive(Debug)]
+pub struct Encoded<'m> {
+    head: Vec<u8>,
+    /// Where in `head` each run goes (in order), and the run.
+    runs: Vec<(usize, &'m [u8])>,
+}
+
+impl Encoded<'_> {
+    /// The length of the encoding.
+    pub fn len(&self) -> usize {
+        self.head.len() + self.runs.iter().map(|(_, run)| run.len()).sum::<usize>()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Writes the encoding, runs from where they are.
+    pub fn write_to(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let mut written = 0;
+        for &(at, run) in &self.runs {
+            out.write_all(&self.head[written..at])?;
+            out.write_all(run)?;
+            written = at;
+        }
+        out.write_all(&self.head[written..])
+    }
+
+    /// The encoding in one buffer.
+    pub fn to_vec(&self) -> Vec<u8> {
+        let mut all = Vec::with_capacity(self.len());
+        // Writing into a vector cannot fail.
+        let _infallible = self.write_to(&mut all);
+        all
+    }
+}
+
+/// Runs of tensor bytes at least this long are spliced rather than copied (short in the
+/// unit tests, so that every corpus model has runs in messages of every length width).
+pub const SPLICE_FROM: usize = if cfg!(test) { 64 } else { 1 << 20 };
+
+/// The runs an encoding refers to instead of copying them.
+#[derive(Default)]
+struct Splices<'m> {
+    runs: Vec<(usize, &'m [u8])>,
+    /// Their total length.
+    len: usize,
 }
 
 /// Encodes a standalone tensor.
 pub fn tensor(t: &Tensor) -> Vec<u8> {
     // The tensor is in no model; an empty one (no allocation) stands in, never read.
     let model = Model::default();
-    let mut w = Writer { model: &model, out: Vec::new() };
+    let mut w = Writer::new(&model, Vec::new());
     w.tensor_fields(t);
     w.out
 }
@@ -55,7 +118,7 @@ pub fn value_info_pieces(field: u32, values: &[ValueInfo]) -> Vec<Vec<u8>> {
 pub fn described_values<'t>(field: u32, values: impl Iterator<Item = (&'t Str, &'t Type)>, out: Vec<u8>) -> Vec<u8> {
     // Value descriptions hold no ids: an empty model (no allocation) stands in, never read.
     let model = Model::default();
-    let mut w = Writer { model: &model, out };
+    let mut w = Writer::new(&model, out);
     w.described_values(field, values);
     w.out
 }
@@ -81,7 +144,7 @@ impl<'t> RecentTypes<'t> {
             let at = self.next;
             self.next = (at + 1) % RECENT_TYPES;
             let (seen, bytes) = &mut self.entries[at];
-            let mut w = Writer { model, out: std::mem::take(bytes) };
+            let mut w = Writer::new(model, std::mem::take(bytes));
             w.out.clear();
             w.ty(ty);
             *seen = Some(ty);
@@ -97,7 +160,7 @@ fn in_pieces<T: Sync>(values: &[T], write: impl Fn(&mut Writer<'_>, &[T]) + Sync
     let encode = |(values, out): (&[T], Vec<u8>)| {
         // Value descriptions hold no ids: an empty model (no allocation) stands in, never read.
         let model = Model::default();
-        let mut w = Writer { model: &model, out };
+        let mut w = Writer::new(&model, out);
         write(&mut w, values);
         w.out
     };
@@ -169,9 +232,31 @@ fn varint_len(value: u64) -> usize {
 struct Writer<'m> {
     model: &'m Model,
     out: Vec<u8>,
+    /// When set, long runs of the model's bytes are referred to, not copied.
+    splices: Option<Splices<'m>>,
 }
 
-impl Writer<'_> {
+impl<'m> Writer<'m> {
+    fn new(model: &'m Model, out: Vec<u8>) -> Self {
+        Writer { model, out, splices: None }
+    }
+
+    /// The length of what is encoded so far, spliced runs included.
+    fn len(&self) -> usize {
+        self.out.len() + self.splices.as_ref().map_or(0, |s| s.len)
+    }
+
+    /// Appends a run of the model's bytes: referred to when splicing and long, else copied.
+    fn run(&mut self, bytes: &'m [u8]) {
+        match &mut self.splices {
+            Some(splices) if bytes.len() >= SPLICE_FROM => {
+                splices.runs.push((self.out.len(), bytes));
+                splices.len += bytes.len();
+            }
+            _ => self.out.extend_from_slice(bytes),
+        }
+    }
+
     fn varint(&mut self, value: u64) {
         push_varint(&mut self.out, value);
     }
@@ -251,7 +336,12 @@ impl Writer<'_> {
     }
 
     /// A packed repeated fixed-width field, given as little-endian bytes per value.
-    fn packed_fixed<const N: usize, T: bytemuck::Pod>(&mut self, field: u32, values: &[T], le: impl Fn(T) -> [u8; N]) {
+    fn packed_fixed<const N: usize, T: bytemuck::Pod>(
+        &mut self,
+        field: u32,
+        values: &'m [T],
+        le: impl Fn(T) -> [u8; N],
+    ) {
         if values.is_empty() {
             return;
         }
@@ -261,7 +351,7 @@ impl Writer<'_> {
             // In memory the values already are their little-endian bytes: one copy (value
             // by value, each with its capacity check, was the encoding's slowest part for a
             // parsed text, whose floats are in typed fields).
-            self.out.extend_from_slice(bytemuck::cast_slice(values));
+            self.run(bytemuck::cast_slice(values));
         } else {
             self.out.reserve(values.len() * N);
             for &v in values {
@@ -274,15 +364,23 @@ impl Writer<'_> {
     fn message(&mut self, field: u32, fill: impl FnOnce(&mut Self)) {
         self.key(field, LEN);
         let at = self.out.len();
+        let start = self.len();
         self.out.push(0);
         fill(self);
-        let body = self.out.len() - at - 1;
+        let body = self.len() - start - 1;
         let width = varint_len(body as u64);
         if width > 1 {
             // Move the body right to make room for the longer length (rare: only bodies of
-            // 128 bytes and more, and each is moved once per enclosing level).
+            // 128 bytes and more, and each is moved once per enclosing level), and the runs
+            // spliced into it with it.
+            let own_bytes = self.out.len() - at - 1;
             self.out.resize(self.out.len() + width - 1, 0);
-            self.out.copy_within(at + 1..at + 1 + body, at + width);
+            self.out.copy_within(at + 1..at + 1 + own_bytes, at + width);
+            if let Some(splices) = &mut self.splices {
+                for (run_at, _) in splices.runs.iter_mut().rev().take_while(|(run_at, _)| *run_at > at) {
+                    *run_at += width - 1;
+                }
+            }
         }
         let mut value = body as u64;
         for slot in &mut self.out[at..at + width] {
@@ -432,7 +530,7 @@ impl Writer<'_> {
         self.tensor_fields(&self.model.tensors[id]);
     }
 
-    fn tensor_fields(&mut self, t: &Tensor) {
+    fn tensor_fields(&mut self, t: &'m Tensor) {
         self.unpacked_int64s(tensor::DIMS, &t.dims);
         self.int32(tensor::DATA_TYPE, t.data_type);
         if let Some(s) = &t.segment {
@@ -447,7 +545,9 @@ impl Writer<'_> {
         self.packed_varints(tensor::INT64_DATA, t.int64_data.iter().map(|&v| v as u64));
         self.text(tensor::NAME, &t.name);
         if let Some(raw) = &t.raw_data {
-            self.bytes(tensor::RAW_DATA, raw);
+            self.key(tensor::RAW_DATA, LEN);
+            self.varint(raw.len() as u64);
+            self.run(raw);
         }
         self.packed_fixed(tensor::DOUBLE_DATA, &t.double_data, f64::to_le_bytes);
         self.packed_varints(tensor::UINT64_DATA, t.uint64_data.iter().copied());
@@ -651,12 +751,13 @@ mod tests {
 
     /// The output buffer is made once at the hint's size: a hint below the encoding made a
     /// big model's buffer grow by copying all of it into fresh memory (a third of `onnx
-    /// convert` text → binary). Held against every real exported model, its values both as
-    /// the file has them and in typed fields (as a parsed text has them).
+    /// convert` text → binary). And the encoding written with runs spliced in is the same
+    /// bytes. Held against every real exported model, its values both as the file has them
+    /// and in typed fields (as a parsed text has them).
     #[test]
-    fn the_size_hint_covers_every_real_model_with_raw_or_typed_values() {
+    fn the_size_hint_covers_and_splicing_keeps_every_real_model_with_raw_or_typed_values() {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/corpus/real");
-        let mut seen = 0;
+        let (mut seen, mut with_runs) = (0, 0);
         for entry in std::fs::read_dir(dir).expect("the real corpus") {
             let path = entry.expect("a directory entry").path();
             if path.extension().is_none_or(|e| e != "onnx") {
@@ -665,21 +766,27 @@ mod tests {
             let bytes = std::fs::read(&path).expect("a corpus model");
             let mut m = crate::binary::decode_model(bytes.into(), &path.display().to_string()).expect("decodes");
             assert!(size_hint(&m) >= model(&m).len(), "{} (raw values)", path.display());
+            assert!(model_spliced(&m).to_vec() == model(&m), "{}: spliced (raw values)", path.display());
             for t in m.tensors.values_mut() {
                 if let Some(typed) = crate::ir::tensor_data::raw_to_typed(t) {
                     *t = typed;
                 }
             }
             assert!(size_hint(&m) >= model(&m).len(), "{} (typed values)", path.display());
+            let spliced = model_spliced(&m);
+            with_runs += usize::from(!spliced.runs.is_empty());
+            assert!(spliced.to_vec() == model(&m), "{}: spliced (typed values)", path.display());
             seen += 1;
         }
+        assert!(with_runs >= 8, "only {with_runs} models had runs to splice");
         assert!(seen >= 10, "only {seen} real models");
     }
 
     #[test]
     fn varint_lengths_match_the_encoding() {
         for value in [0u64, 1, 127, 128, 16_383, 16_384, u32::MAX as u64, u64::MAX - 1, u64::MAX] {
-            let mut w = Writer { model: &Model::default(), out: Vec::new() };
+            let empty = Model::default();
+            let mut w = Writer::new(&empty, Vec::new());
             w.varint(value);
             assert_eq!(w.out.len(), varint_len(value), "{value}");
         }
@@ -690,7 +797,8 @@ mod tests {
         // Bodies around each length-width boundary: the length must be the minimal varint
         // and the body must follow it intact.
         for len in [0usize, 1, 127, 128, 129, 16_383, 16_384, 70_000] {
-            let mut w = Writer { model: &Model::default(), out: vec![0xAA] };
+            let empty = Model::default();
+            let mut w = Writer::new(&empty, vec![0xAA]);
             let body: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
             w.message(3, |w| w.out.extend_from_slice(&body));
             let mut expected = vec![0xAA, 3 << 3 | LEN as u8];
