@@ -33,6 +33,9 @@ struct WritebackAhead<'f> {
     pending_from: u64,
 }
 
+/// The write buffer: small writes are gathered, bigger ones pass through.
+const WRITE_BUFFER: usize = 128 << 10;
+
 /// How many written bytes are handed to writeback at once.
 const WRITEBACK_EVERY: u64 = 8 << 20;
 
@@ -165,7 +168,9 @@ pub fn write_file(
         err(io::Error::new(e.kind(), format!("cannot create a file in {}: {}", dir.display(), e.kind())))
     })?;
     {
-        let mut out = io::BufWriter::with_capacity(1 << 20, WritebackAhead::new(tmp.file()));
+        // Writes of at least the buffer's size go straight to the file: the printer hands
+        // over its text in pieces of about a megabyte, which a 1 MiB buffer copied once more.
+        let mut out = io::BufWriter::with_capacity(WRITE_BUFFER, WritebackAhead::new(tmp.file()));
         fill(&mut out).map_err(err)?;
         out.flush().map_err(err)?;
     }

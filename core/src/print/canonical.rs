@@ -1284,7 +1284,9 @@ fn stream_values(m: &Model, marker: &str, sink: &mut Sink<'_>) {
     #[cfg(test)]
     STREAMED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut packer = Packer::new(indent, count);
-    let mut out = String::new();
+    // Room for a chunk laid out (values, separators, line ends and indentation), so that it
+    // is not grown by copying, chunk after chunk into fresh memory.
+    let mut out = String::with_capacity(STREAM_CHUNK * 20 + 1024);
     packer.start(&mut out);
     // Chunks are formatted on every core, a few ahead of the one being laid out and written
     // here; each is small enough to still be in the cache when it is copied into lines and
