@@ -1248,6 +1248,13 @@ fn stream_source(t: &Tensor, dt: DataType) -> Option<(StreamSource, usize)> {
 
 /// The texts of values `range` of a tensor, as [`value_texts`] gives them for the whole.
 fn chunk_texts(t: &Tensor, dt: DataType, source: StreamSource, range: std::ops::Range<usize>) -> Option<bulk::Texts> {
+    // The common case, raw float32 (`stream_source` has checked it for NaN payloads), is
+    // formatted from the bytes where they are: no chunk copied into a tensor of its own.
+    if let (StreamSource::Raw { width: 4 }, DataType::Float) = (source, dt) {
+        let bytes = t.raw_data.as_ref()?.get(range.start * 4..range.end * 4)?;
+        let values: &[[u8; 4]] = bytemuck::cast_slice(bytes);
+        return Some(bulk::texts(values, bulk::Spread::ThisThread, |out, v| push_f32(out, f32::from_le_bytes(*v))));
+    }
     let mut chunk = Tensor { data_type: t.data_type, ..Tensor::default() };
     match source {
         StreamSource::Raw { width } => {
