@@ -1252,7 +1252,7 @@ fn chunk_texts(t: &Tensor, dt: DataType, source: StreamSource, range: std::ops::
     // formatted from the bytes where they are: no chunk copied into a tensor of its own.
     if let (StreamSource::Raw { width: 4 }, DataType::Float) = (source, dt) {
         let bytes = t.raw_data.as_ref()?.get(range.start * 4..range.end * 4)?;
-        let values: &[[u8; 4]] = bytemuck::cast_slice(bytes);
+        let values: &[[u8; 4]] = bytemuck::try_cast_slice(bytes).ok()?;
         return Some(bulk::texts(values, bulk::Spread::ThisThread, |out, v| push_f32(out, f32::from_le_bytes(*v))));
     }
     let mut chunk = Tensor { data_type: t.data_type, ..Tensor::default() };
