@@ -509,6 +509,7 @@ fn pieces(bytes: &[u8], a: usize, b: usize, threads: usize) -> Vec<(usize, usize
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lexer::{self, TokenKind};
 
     #[test]
     fn eight_digits_at_once_read_as_one_at_a_time() {
@@ -533,7 +534,6 @@ mod tests {
             }
         }
     }
-    use crate::lexer::{self, TokenKind};
 
     #[test]
     fn kinds_match_the_lexer() {
