@@ -98,6 +98,56 @@ impl Iterator for Offsets {
     }
 }
 
+/// Two inputs broadcast to `out`, walked as runs: the longest trailing block of output
+/// positions along which each input either moves one element at a time or stays on one
+/// element. A bias added to every row, or a per-channel scale over an image, is then a
+/// loop over whole rows that the compiler vectorizes, instead of an odometer step per
+/// element.
+#[derive(Debug)]
+pub struct Runs {
+    /// The output positions in one run.
+    pub len: usize,
+    /// Whether each input moves along a run (else it repeats one element).
+    pub moves: [bool; 2],
+    outer: Vec<usize>,
+    outer_strides: [Vec<usize>; 2],
+}
+
+impl Runs {
+    /// The runs of inputs read with `strides` (as [`input_strides`] gives them) over `out`.
+    pub fn new(out: &[usize], strides: [&[usize]; 2]) -> Runs {
+        let mut len = 1usize;
+        let mut moves: Option<[bool; 2]> = None;
+        let mut split = out.len();
+        for axis in (0..out.len()).rev() {
+            if out[axis] == 1 {
+                split = axis;
+                continue;
+            }
+            let here = strides.map(|s| s[axis] != 0);
+            // A moving input must be contiguous across the run so far.
+            let fits = moves.is_none_or(|m| m == here) && (0..2).all(|i| !here[i] || strides[i][axis] == len);
+            if !fits {
+                break;
+            }
+            moves = Some(here);
+            len = len.saturating_mul(out[axis]);
+            split = axis;
+        }
+        Runs {
+            len,
+            moves: moves.unwrap_or([false, false]),
+            outer: out[..split].to_vec(),
+            outer_strides: strides.map(|s| s[..split].to_vec()),
+        }
+    }
+
+    /// Where each run starts in each input, in output order.
+    pub fn starts(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        offsets(&self.outer, &self.outer_strides[0]).zip(offsets(&self.outer, &self.outer_strides[1]))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,5 +175,38 @@ mod tests {
             }
         }
         assert_eq!(got, want);
+    }
+
+    /// Runs against the odometer: every pair of offsets, for shapes that broadcast in
+    /// each way (rows, columns, scalars, inner and outer ones, size-1 axes between).
+    #[test]
+    fn runs_visit_the_same_offsets_as_the_odometer() {
+        let cases: [(&[usize], &[usize]); 9] = [
+            (&[2, 3, 4], &[4]),
+            (&[2, 3, 4], &[3, 1]),
+            (&[2, 3, 4], &[]),
+            (&[2, 3, 4], &[2, 3, 4]),
+            (&[1, 3, 1, 5], &[2, 1, 4, 1]),
+            (&[4, 1], &[1, 4]),
+            (&[2, 1, 3], &[2, 5, 3]),
+            (&[1], &[1]),
+            (&[2, 0, 3], &[3]),
+        ];
+        for (a, b) in cases {
+            let out = shape(&[a, b]).unwrap();
+            let (sa, sb) = (input_strides(a, &out), input_strides(b, &out));
+            let want: Vec<(usize, usize)> = offsets(&out, &sa).zip(offsets(&out, &sb)).collect();
+            let runs = Runs::new(&out, [&sa, &sb]);
+            let mut got = Vec::new();
+            if elements(&out) > 0 {
+                for (x, y) in runs.starts() {
+                    for k in 0..runs.len {
+                        let step = |moves: bool| if moves { k } else { 0 };
+                        got.push((x + step(runs.moves[0]), y + step(runs.moves[1])));
+                    }
+                }
+            }
+            assert_eq!(got, want, "{a:?} with {b:?}");
+        }
     }
 }

@@ -25,6 +25,7 @@ pub mod compare;
 pub mod gemm;
 pub mod inputs;
 pub mod kernels;
+pub mod math;
 pub mod npy;
 pub mod plan;
 pub mod run;

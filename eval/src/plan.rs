@@ -130,8 +130,83 @@ impl<'m> Plan<'m> {
                 constants.push((value, Value::Tensor(converted)));
             }
         }
-        let last_uses = last_uses(model, &numbers, main);
-        Ok(Plan { model, main, numbers, steps, constants, last_uses, opset, constant_nodes })
+        let mut plan = Plan { model, main, numbers, steps, constants, last_uses: Vec::new(), opset, constant_nodes };
+        plan.fold_constants();
+        plan.last_uses = last_uses(model, &plan.numbers, main);
+        Ok(plan)
+    }
+}
+
+/// Operators whose result is not a function of their inputs alone: never folded.
+const UNFOLDABLE: [&str; 7] =
+    ["RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli", "Dropout"];
+
+/// A folded node may keep this many times its inputs' bytes (dequantizing 8-bit weights to
+/// float32 takes four), plus [`FOLD_SLACK`]: folding must not hold a large tensor for the
+/// whole run that the node would make and drop at once (an Expand or ConstantOfShape).
+const FOLD_GROWTH: usize = 4;
+const FOLD_SLACK: usize = 64 << 10;
+
+impl Plan<'_> {
+    /// Constant folding: each main-graph node whose inputs are all constant (initializers
+    /// that no input can replace, `Constant` nodes, nodes folded before it) is run once
+    /// here and becomes a [`Step::Constant`]; each run then only hands out its values. In a
+    /// quantized model this takes the dequantization of every weight out of the run, as
+    /// onnxruntime does when it builds a session. A node whose kernel fails is left to fail
+    /// when it runs, where the error names it.
+    fn fold_constants(&mut self) {
+        let model = self.model;
+        let graph = &model.graphs[self.main];
+        // An initializer that is also a graph input is only a default.
+        let inputs: HashSet<&[u8]> = graph.inputs.iter().filter_map(|v| v.name.as_ref()).map(Str::as_bytes).collect();
+        let mut known: HashMap<ValueId, Value> = HashMap::new();
+        let initializers = self.numbers.graph_initializers(self.main, graph);
+        for (&t, value) in graph.initializers.iter().zip(initializers) {
+            if model.tensors[t].name.as_ref().is_some_and(|n| inputs.contains(n.as_bytes())) {
+                continue;
+            }
+            if let Some((_, v)) = self.constants.iter().find(|(c, _)| *c == value) {
+                known.insert(value, v.clone());
+            }
+        }
+        let limits = crate::Limits::default();
+        for &n in &graph.nodes {
+            let node = &model.nodes[n];
+            let values = match self.steps.get(&n) {
+                Some(Step::Constant(i)) => self.constant_nodes[*i].clone(),
+                Some(Step::Kernel(kernel)) => {
+                    let op = node.op_type.as_ref().and_then(Str::as_str).unwrap_or("");
+                    let places = self.numbers.node_inputs(n, node);
+                    let given: Option<Vec<Option<&Value>>> =
+                        (0..node.inputs.len())
+                            .map(|i| {
+                                if node.inputs[i].is_empty() {
+                                    Some(None)
+                                } else {
+                                    known.get(&places.get(i)?).map(Some)
+                                }
+                            })
+                            .collect();
+                    let Some(given) = given.filter(|g| g.iter().any(Option::is_some)) else { continue };
+                    if UNFOLDABLE.contains(&op) || node.attributes.iter().any(|a| a.ref_attr_name.is_some()) {
+                        continue;
+                    }
+                    let ctx = crate::kernels::Ctx { model, node, opset: self.opset, limits: &limits };
+                    let Ok(values) = kernel(&ctx, &given) else { continue };
+                    let taken: usize = given.iter().flatten().map(|v| v.byte_size()).sum();
+                    if values.iter().map(Value::byte_size).sum::<usize>() > taken * FOLD_GROWTH + FOLD_SLACK {
+                        continue;
+                    }
+                    self.steps.insert(n, Step::Constant(self.constant_nodes.len()));
+                    self.constant_nodes.push(values.clone());
+                    values
+                }
+                _ => continue,
+            };
+            for (value, v) in self.numbers.node_outputs(n, node).iter().zip(values) {
+                known.insert(value, v);
+            }
+        }
     }
 }
 

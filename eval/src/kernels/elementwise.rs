@@ -55,7 +55,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         "Neg" => |_, i| signed(input(i, 0)?, |x| -x, |x| -x, i64::wrapping_neg),
         "Sign" => |_, i| signed(input(i, 0)?, sign32, sign64, i64::signum),
         "Relu" => |_, i| signed(input(i, 0)?, |x| x.max(0.0), |x| x.max(0.0), |x| x.max(0)),
-        "Exp" => |_, i| float(input(i, 0)?, f32::exp, f64::exp),
+        "Exp" => |_, i| float(input(i, 0)?, crate::math::exp, f64::exp),
         "Log" => |_, i| float(input(i, 0)?, f32::ln, f64::ln),
         "Sqrt" => |_, i| float(input(i, 0)?, f32::sqrt, f64::sqrt),
         "Reciprocal" => |_, i| float(input(i, 0)?, f32::recip, f64::recip),
@@ -74,8 +74,8 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         "Floor" => |_, i| float(input(i, 0)?, f32::floor, f64::floor),
         "Ceil" => |_, i| float(input(i, 0)?, f32::ceil, f64::ceil),
         "Round" => |_, i| float(input(i, 0)?, f32::round_ties_even, f64::round_ties_even),
-        "Erf" => |_, i| float(input(i, 0)?, libm::erff, libm::erf),
-        "Sigmoid" => |_, i| float(input(i, 0)?, |x| sigmoid(f64::from(x)) as f32, sigmoid),
+        "Erf" => |_, i| float(input(i, 0)?, crate::math::erf, libm::erf),
+        "Sigmoid" => |_, i| float(input(i, 0)?, sigmoid32, sigmoid),
         "Softplus" => |_, i| float(input(i, 0)?, |x| softplus(f64::from(x)) as f32, softplus),
         "Softsign" => |_, i| float(input(i, 0)?, |x| x / (1.0 + x.abs()), |x| x / (1.0 + x.abs())),
         "Mish" => |_, i| float(input(i, 0)?, |x| mish(f64::from(x)) as f32, mish),
@@ -209,9 +209,22 @@ pub fn zip<T: Copy, U>(
     } else if a.len() == 1 && shape == bsh {
         b.iter().map(|&y| f(a[0], y)).collect()
     } else {
-        let ia = broadcast::offsets(&shape, &broadcast::input_strides(ash, &shape));
-        let ib = broadcast::offsets(&shape, &broadcast::input_strides(bsh, &shape));
-        ia.zip(ib).map(|(i, j)| f(a[i], b[j])).collect()
+        let (sa, sb) = (broadcast::input_strides(ash, &shape), broadcast::input_strides(bsh, &shape));
+        let runs = broadcast::Runs::new(&shape, [&sa, &sb]);
+        let total = broadcast::elements(&shape);
+        let mut out = Vec::with_capacity(total);
+        if total > 0 {
+            let n = runs.len;
+            for (i, j) in runs.starts() {
+                match runs.moves {
+                    [true, true] => out.extend(a[i..i + n].iter().zip(&b[j..j + n]).map(|(&x, &y)| f(x, y))),
+                    [true, false] => out.extend(a[i..i + n].iter().map(|&x| f(x, b[j]))),
+                    [false, true] => out.extend(b[j..j + n].iter().map(|&y| f(a[i], y))),
+                    [false, false] => out.extend((0..n).map(|_| f(a[i], b[j]))),
+                }
+            }
+        }
+        out
     };
     Ok((shape, out))
 }
@@ -484,6 +497,13 @@ fn swiglu(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
     let gate = float(input(inputs, 0)?, |x| x * sigmoid(alpha * f64::from(x)) as f32, |x| x * sigmoid(alpha * x))?
         .pop_tensor()?;
     one(arith::<MulOp>(ctx, &gate, input(inputs, 1)?)?)
+}
+
+/// The logistic function in f32 with the vectorized exp: e^(−|x|) never overflows, and
+/// a negative x takes `e / (1 + e)`, accurate where the result is tiny.
+fn sigmoid32(x: f32) -> f32 {
+    let e = crate::math::exp(-x.abs());
+    if x >= 0.0 { 1.0 / (1.0 + e) } else { e / (1.0 + e) }
 }
 
 fn sigmoid(x: f64) -> f64 {

@@ -164,8 +164,15 @@ fn softmax(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Strin
     } else {
         (count(&t.shape[..a])?, count(&t.shape[a..])?, 1)
     };
-    let mut v = t.to_f64s()?;
     let op = ctx.op();
+    if let Data::F32(x) = &*t.data
+        && inner == 1
+        && n > 0
+        && op != "Hardmax"
+    {
+        return one(Tensor::new(t.shape.clone(), Data::F32(softmax_rows_f32(x, n, op == "LogSoftmax"))));
+    }
+    let mut v = t.to_f64s()?;
     let half = Some(t.data_type()).filter(|d| matches!(d, DataType::Bfloat16 | DataType::Float16));
     // An empty input may declare any number of rows: nothing to compute.
     let outer = if v.is_empty() { 0 } else { outer };
@@ -199,4 +206,37 @@ fn softmax(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Strin
         }
     }
     one(numeric_like(t.data_type(), t.shape.clone(), v)?)
+}
+
+/// Softmax (or LogSoftmax) of each run of `n` float32 values, in float32 as numpy computes
+/// onnx's reference (`exp(x - max) / sum`), with the vectorized exp and the sum kept in
+/// eight lanes (which vectorizes too; a single running sum cannot be reordered).
+fn softmax_rows_f32(x: &[f32], n: usize, log: bool) -> Vec<f32> {
+    let mut out = vec![0.0f32; x.len()];
+    for (row, y) in x.chunks_exact(n).zip(out.chunks_exact_mut(n)) {
+        let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        for (&v, e) in row.iter().zip(y.iter_mut()) {
+            *e = crate::math::exp(v - max);
+        }
+        let mut lanes = [0.0f32; 8];
+        let mut chunks = y.chunks_exact(8);
+        for c in &mut chunks {
+            for (l, &e) in lanes.iter_mut().zip(c) {
+                *l += e;
+            }
+        }
+        let sum = lanes.iter().chain(chunks.remainder()).map(|&e| f64::from(e)).sum::<f64>();
+        if log {
+            let log_sum = sum.ln() as f32;
+            for (&v, e) in row.iter().zip(y.iter_mut()) {
+                *e = v - max - log_sum;
+            }
+        } else {
+            let sum = sum as f32;
+            for e in y.iter_mut() {
+                *e /= sum;
+            }
+        }
+    }
+    out
 }

@@ -1,0 +1,83 @@
+//! Constant folding when a plan is made: nodes whose inputs are all fixed run once, and a
+//! run only hands out their values. What must hold: a folded node gives the value it would
+//! give when run; an initializer that a graph input may replace is not fixed; random
+//! operators (training-mode Dropout) and nodes that would keep a much larger tensor are not folded.
+
+use onnx_core::analysis::analyze_text;
+use onnx_eval::plan::Step;
+use onnx_eval::{Data, Plan, RunOptions, Tensor, Value};
+
+fn model(text: &str) -> onnx_core::ir::Model {
+    let analysis = analyze_text(text);
+    assert!(!analysis.has_errors(), "{text}\n{:?}", analysis.diagnostics);
+    analysis.model
+}
+
+/// Whether the node that writes `output` was folded.
+fn folded(plan: &Plan<'_>, output: &str) -> bool {
+    let model = plan.model;
+    let node = model.graphs[plan.main]
+        .nodes
+        .iter()
+        .copied()
+        .find(|&n| model.nodes[n].outputs.iter().any(|o| o.to_string() == output))
+        .unwrap_or_else(|| panic!("no node writes {output}"));
+    matches!(plan.steps[&node], Step::Constant(_))
+}
+
+fn floats(outputs: &[(String, Value)], name: &str) -> Vec<f32> {
+    match outputs.iter().find(|(n, _)| n == name).map(|(_, v)| v) {
+        Some(Value::Tensor(t)) => match t.data.as_ref() {
+            Data::F32(v) => v.clone(),
+            other => panic!("{name}: {other:?}"),
+        },
+        other => panic!("{name}: {other:?}"),
+    }
+}
+
+const QUANTIZED: &str = r#"<ir_version: 10, opset_import: ["" : 21]>
+main (float[2] x, float[2] b) => (float[2] y, float[2] shifted, float[2] noise, float[256,256] big)
+  <int8[2] wq = {-3, 100}, float scale = {0.5}, int8 zero = {1}, float[2] b = {10, 20},
+   float[1,1] w2 = {7}, int64[2] shape = {256, 256},
+   float ratio = {0.5}, bool training = {1}> {
+    w = DequantizeLinear (wq, scale, zero)
+    y = Mul (x, w)
+    shifted = Add (x, b)
+    noise = Dropout (w, ratio, training)
+    big = Expand (w2, shape)
+}
+"#;
+
+#[test]
+fn fixed_nodes_are_folded_and_give_their_value() {
+    let m = model(QUANTIZED);
+    let plan = Plan::new(&m).expect("plan");
+    assert!(folded(&plan, "w"), "DequantizeLinear of an initializer is folded");
+    assert!(!folded(&plan, "y"), "a node reading a graph input is not");
+    assert!(!folded(&plan, "shifted"), "b is a graph input too: its initializer is only a default");
+    assert!(!folded(&plan, "noise"), "training-mode Dropout draws a new mask each run: not folded");
+    assert!(!folded(&plan, "big"), "an Expand to 65,536 values (256 KiB) from 3 is not kept for the run");
+
+    let x = Value::Tensor(Tensor::new(vec![2], Data::F32(vec![1.0, 2.0])));
+    let run = plan.run(vec![("x".into(), x.clone())], &RunOptions::default()).expect("run");
+    // (q - zero) * scale: (-3 - 1) * 0.5 = -2, (100 - 1) * 0.5 = 49.5.
+    assert_eq!(floats(&run.outputs, "y"), [-2.0, 99.0]);
+    assert_eq!(floats(&run.outputs, "shifted"), [11.0, 22.0]);
+    assert_eq!(floats(&run.outputs, "big"), vec![7.0; 256 * 256]);
+
+    // The default replaced: the folding did not bake it in.
+    let b = Value::Tensor(Tensor::new(vec![2], Data::F32(vec![100.0, 200.0])));
+    let run = plan.run(vec![("x".into(), x), ("b".into(), b)], &RunOptions::default()).expect("run");
+    assert_eq!(floats(&run.outputs, "shifted"), [101.0, 202.0]);
+}
+
+#[test]
+fn folded_values_are_captured_like_any_other() {
+    let m = model(QUANTIZED);
+    let plan = Plan::new(&m).expect("plan");
+    let x = Value::Tensor(Tensor::new(vec![2], Data::F32(vec![1.0, 2.0])));
+    let options = RunOptions { capture_all: true, ..RunOptions::default() };
+    let run = plan.run(vec![("x".into(), x)], &options).expect("run");
+    let w = run.values.iter().find(|c| c.name == "w").expect("w captured");
+    assert_eq!(w.value.describe(), "float[2]");
+}
