@@ -20,7 +20,7 @@ fn folded(plan: &Plan<'_>, output: &str) -> bool {
         .nodes
         .iter()
         .copied()
-        .find(|&n| model.nodes[n].outputs.iter().any(|o| o.to_string() == output))
+        .find(|&n| model.nodes[n].outputs.iter().any(|o| o.as_bytes() == output.as_bytes()))
         .unwrap_or_else(|| panic!("no node writes {output}"));
     matches!(plan.steps[&node], Step::Constant(_))
 }
