@@ -43,6 +43,12 @@ impl<'a, T> View<'a, T> {
     }
 }
 
+/// Counts `flops` floating-point operations of a matrix product done outside this module
+/// (a single-filter convolution's weighted sum), for the profile's rates.
+pub fn count_flops(flops: usize) {
+    FLOPS.fetch_add(flops as u64, Ordering::Relaxed);
+}
+
 macro_rules! gemm {
     ($name:ident, $t:ty, $call:path, $what:literal) => {
         #[doc = concat!("`c = alpha·a·b + beta·c` for ", $what, ", `c` row-major `a.rows × b.cols`.")]

@@ -27,6 +27,7 @@ pub mod inputs;
 pub mod kernels;
 pub mod math;
 pub mod npy;
+pub mod peak;
 pub mod plan;
 pub mod run;
 pub mod stored;

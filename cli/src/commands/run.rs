@@ -432,6 +432,66 @@ fn by_operator(plan: &Plan<'_>, timings: &[(onnx_core::ir::NodeId, Duration)]) -
     by_op
 }
 
+/// How many nodes the profile lists one by one.
+const SLOWEST: usize = 15;
+
+/// The nodes that took longest in the last run, largest first, with their share and, for
+/// matrix products, their rate.
+fn slowest_nodes(plan: &Plan<'_>, result: &RunResult, total: f64, peak: &Peak) {
+    let mut nodes: Vec<(onnx_core::ir::NodeId, f64, u64)> =
+        result.timings.iter().zip(&result.flops).map(|((n, t), (_, f))| (*n, t.as_secs_f64(), *f)).collect();
+    nodes.sort_by(|a, b| b.1.total_cmp(&a.1));
+    outln!("slowest nodes ({} of {}):", nodes.len().min(SLOWEST), nodes.len());
+    for (n, t, f) in nodes.into_iter().take(SLOWEST) {
+        let share = if total > 0.0 { t / total * 100.0 } else { 0.0 };
+        let rate = if f > 0 && t > 0.0 { format!("  {}", peak.rate(f as f64 / t)) } else { String::new() };
+        outln!("  {:>10.3} ms {share:>5.1} %  {}{rate}", t * 1e3, short_label(plan, n));
+    }
+    outln!(
+        "peak: {:.1} GFLOP/s per core (float32 FMA loop, measured now) × {} thread{}",
+        peak.per_core / 1e9,
+        peak.cores,
+        if peak.cores == 1 { "" } else { "s" }
+    );
+}
+
+/// The most characters of a node's name a profile line shows.
+const NAME_SHOWN: usize = 60;
+
+/// [`node_label`] with a long name cut in the middle (exporters such as tf2onnx join a
+/// dozen scope paths into one name).
+fn short_label(plan: &Plan<'_>, n: onnx_core::ir::NodeId) -> String {
+    let node = &plan.model.nodes[n];
+    let name = node.name.as_ref().map(ToString::to_string).unwrap_or_default();
+    let chars: Vec<char> = name.chars().collect();
+    if chars.len() <= NAME_SHOWN {
+        return node_label(plan, n);
+    }
+    let op = node.op_type.as_ref().map(ToString::to_string).unwrap_or_default();
+    let head: String = chars[..NAME_SHOWN / 2].iter().collect();
+    let tail: String = chars[chars.len() - NAME_SHOWN / 2..].iter().collect();
+    format!("node '{head}…{tail}' ({op})")
+}
+
+/// This machine's float32 peak for the threads the run used: what a rate is measured
+/// against.
+struct Peak {
+    per_core: f64,
+    cores: usize,
+}
+
+impl Peak {
+    fn measure() -> Peak {
+        Peak { per_core: onnx_eval::peak::flops_per_core(), cores: onnx_threads::cores() }
+    }
+
+    /// `45.2 GFLOP/s (25 % of peak)`.
+    fn rate(&self, flops_per_second: f64) -> String {
+        let peak = self.per_core * self.cores as f64;
+        format!("{:.1} GFLOP/s ({:.0} % of peak)", flops_per_second / 1e9, flops_per_second / peak * 100.0)
+    }
+}
+
 /// Time per operator type, largest first, with its share.
 fn profile(plan: &Plan<'_>, result: &RunResult) {
     let total: f64 = result.timings.iter().map(|(_, t)| t.as_secs_f64()).sum();
@@ -449,12 +509,13 @@ fn profile(plan: &Plan<'_>, result: &RunResult) {
         }
     }
     let all_flops: u64 = flops.iter().map(|(_, f)| f).sum();
+    let peak = Peak::measure();
     outln!(
         "time by operator (last run, {:.3} ms in nodes, threads {}{}):",
         total * 1e3,
-        onnx_threads::cores(),
+        peak.cores,
         if all_flops > 0 && total > 0.0 {
-            format!(", matrix products {:.1} GFLOP/s overall", all_flops as f64 / total / 1e9)
+            format!(", matrix products {} overall", peak.rate(all_flops as f64 / total))
         } else {
             String::new()
         }
@@ -462,11 +523,12 @@ fn profile(plan: &Plan<'_>, result: &RunResult) {
     for (op, t, n) in by_op {
         let share = if total > 0.0 { t / total * 100.0 } else { 0.0 };
         let rate = match flops.iter().find(|(o, _)| *o == op) {
-            Some((_, f)) if t > 0.0 => format!("  {:.1} GFLOP/s", *f as f64 / t / 1e9),
+            Some((_, f)) if t > 0.0 => format!("  {}", peak.rate(*f as f64 / t)),
             _ => String::new(),
         };
         outln!("  {op:<24} {:>10.3} ms {share:>5.1} %  ({n} node{}){rate}", t * 1e3, if n == 1 { "" } else { "s" });
     }
+    slowest_nodes(plan, result, total, &peak);
     if !nested.is_empty() {
         outln!("inside subgraphs (part of the time of the nodes that hold them):");
         for (op, t, n) in nested.into_iter().take(10) {
