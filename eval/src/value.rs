@@ -148,11 +148,54 @@ impl Data {
 
     /// Appends all of `other`, which must be of the same element type.
     pub fn extend_from(&mut self, other: &Data) -> Result<(), String> {
+        self.extend_from_range(other, 0..other.len())
+    }
+
+    /// Concat's layout: for each of `outer` rows, each part's next `block` elements in turn,
+    /// the element type matched once rather than per block (Concat along a late axis
+    /// copies blocks of one or a few elements).
+    pub fn interleave(parts: &[(&Data, usize)], outer: usize) -> Result<Data, String> {
+        let Some(&(first, _)) = parts.first() else { return Err("nothing to join".into()) };
+        let total = parts.iter().map(|(_, block)| block).sum::<usize>().saturating_mul(outer);
+        let differ = |other: &Data| {
+            format!("element types differ: {} and {}", first.data_type().name(), other.data_type().name())
+        };
+        macro_rules! arms {
+            ($($variant:ident),*) => {
+                match first {
+                    $(Data::$variant(_) => {
+                        let slices = parts
+                            .iter()
+                            .map(|&(d, block)| match d {
+                                Data::$variant(v) => Ok((v.as_slice(), block)),
+                                other => Err(differ(other)),
+                            })
+                            .collect::<Result<Vec<_>, String>>()?;
+                        Data::$variant(interleave_slices(&slices, outer, total))
+                    })*
+                    Data::Coded(dt, _) => {
+                        let slices = parts
+                            .iter()
+                            .map(|&(d, block)| match d {
+                                Data::Coded(other, v) if other == dt => Ok((v.as_slice(), block)),
+                                other => Err(differ(other)),
+                            })
+                            .collect::<Result<Vec<_>, String>>()?;
+                        Data::Coded(*dt, interleave_slices(&slices, outer, total))
+                    }
+                }
+            };
+        }
+        Ok(arms!(F32, F64, F16, Bf16, I8, I16, I32, I64, U8, U16, U32, U64, Bool, Str))
+    }
+
+    /// Appends `other[range]`, copied as a slice (no per-element step, no temporary).
+    pub fn extend_from_range(&mut self, other: &Data, range: std::ops::Range<usize>) -> Result<(), String> {
         macro_rules! arms {
             ($($variant:ident),*) => {
                 match (self, other) {
-                    $((Data::$variant(a), Data::$variant(b)) => a.extend_from_slice(b),)*
-                    (Data::Coded(x, a), Data::Coded(y, b)) if x == y => a.extend_from_slice(b),
+                    $((Data::$variant(a), Data::$variant(b)) => a.extend_from_slice(&b[range]),)*
+                    (Data::Coded(x, a), Data::Coded(y, b)) if x == y => a.extend_from_slice(&b[range]),
                     (a, b) => {
                         return Err(format!(
                             "element types differ: {} and {}",
@@ -166,6 +209,17 @@ impl Data {
         arms!(F32, F64, F16, Bf16, I8, I16, I32, I64, U8, U16, U32, U64, Bool, Str);
         Ok(())
     }
+}
+
+/// See [`Data::interleave`].
+fn interleave_slices<T: Clone>(slices: &[(&[T], usize)], outer: usize, total: usize) -> Vec<T> {
+    let mut out = Vec::with_capacity(total);
+    for o in 0..outer {
+        for &(v, block) in slices {
+            out.extend_from_slice(&v[o * block..(o + 1) * block]);
+        }
+    }
+    out
 }
 
 /// A tensor: a concrete shape and row-major data.

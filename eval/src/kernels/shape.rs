@@ -152,15 +152,9 @@ fn concat(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
     let total = count(&shape)?;
     // An empty result may declare any number of rows: nothing to copy.
     let outer = if total == 0 { 0 } else { count(&shape[..a])? };
-    let mut data = Data::empty(first.data_type(), total)?;
-    for o in 0..outer {
-        for p in &parts {
-            let block = count(&p.shape[a..])?;
-            let piece = p.data.pick(o * block..(o + 1) * block);
-            data.extend_from(&piece)?;
-        }
-    }
-    one(Tensor::new(shape, data))
+    let blocks: Vec<(&Data, usize)> =
+        parts.iter().map(|p| Ok((&*p.data, count(&p.shape[a..])?))).collect::<Result<_, String>>()?;
+    one(Tensor::new(shape, Data::interleave(&blocks, outer)?))
 }
 
 fn slice(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
@@ -215,23 +209,14 @@ fn slice(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String>
         return one(Tensor::new(shape, Data::empty(t.data_type(), 0)?));
     }
     let strides = broadcast::strides(&t.shape);
-    let base: i64 = plan.iter().zip(&strides).map(|(p, &s)| p.0 * s as i64).sum();
-    let total = count(&shape)?;
-    let mut index = vec![0usize; shape.len()];
-    let mut picked = Vec::with_capacity(total);
-    for _ in 0..total {
-        let offset: i64 =
-            base + index.iter().zip(&plan).zip(&strides).map(|((&i, p), &s)| i as i64 * p.1 * s as i64).sum::<i64>();
-        picked.push(offset as usize);
-        for ax in (0..shape.len()).rev() {
-            index[ax] += 1;
-            if index[ax] < shape[ax] {
-                break;
-            }
-            index[ax] = 0;
-        }
-    }
-    one(Tensor::new(shape, t.data.pick(picked.into_iter())))
+    // Per axis, the offset of each index taken (start + i·step, inside the axis).
+    let along: Vec<Vec<Option<usize>>> = plan
+        .iter()
+        .zip(&strides)
+        .map(|(&(start, step, n), &s)| (0..n as i64).map(|i| Some((start + i * step) as usize * s)).collect())
+        .collect();
+    let picked = broadcast::offsets_by_axis(&along);
+    one(Tensor::new(shape, t.data.pick(picked.into_iter().flatten())))
 }
 
 fn gather(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
@@ -481,35 +466,33 @@ fn pad(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
     };
     let fill_value = ctx.float("value").unwrap_or(0.0);
     let strides = broadcast::strides(&t.shape);
-    let out_strides = broadcast::strides(&shape);
-    // Each output element: the input element it copies, or none (the constant).
-    let mut source: Vec<Option<usize>> = Vec::with_capacity(n);
-    for i in 0..n {
-        let mut offset = Some(0usize);
-        for a in 0..rank {
-            let c = ((i / out_strides[a]) % shape[a]) as i64 - before[a];
+    // Per axis, the input index each output index copies, or none (the constant).
+    let along: Vec<Vec<Option<usize>>> = (0..rank)
+        .map(|a| {
             let d = t.shape[a] as i64;
-            let c = if (0..d).contains(&c) {
-                Some(c)
-            } else {
-                match mode {
-                    "edge" if d > 0 => Some(c.clamp(0, d - 1)),
-                    "reflect" if d > 1 => {
-                        let period = 2 * (d - 1);
-                        let m = c.rem_euclid(period);
-                        Some(if m < d { m } else { period - m })
-                    }
-                    "wrap" if d > 0 => Some(c.rem_euclid(d)),
-                    _ => None,
-                }
-            };
-            offset = match (offset, c) {
-                (Some(o), Some(c)) => Some(o + c as usize * strides[a]),
-                _ => None,
-            };
-        }
-        source.push(offset);
-    }
+            (0..shape[a] as i64)
+                .map(|j| {
+                    let c = j - before[a];
+                    let c = if (0..d).contains(&c) {
+                        Some(c)
+                    } else {
+                        match mode {
+                            "edge" if d > 0 => Some(c.clamp(0, d - 1)),
+                            "reflect" if d > 1 => {
+                                let period = 2 * (d - 1);
+                                let m = c.rem_euclid(period);
+                                Some(if m < d { m } else { period - m })
+                            }
+                            "wrap" if d > 0 => Some(c.rem_euclid(d)),
+                            _ => None,
+                        }
+                    };
+                    c.map(|c| c as usize * strides[a])
+                })
+                .collect()
+        })
+        .collect();
+    let source = if n == 0 { Vec::new() } else { broadcast::offsets_by_axis(&along) };
     let fill = match fill {
         Some(f) => f,
         None => super::elementwise::numeric_like(t.data_type(), vec![1], vec![f64::from(fill_value)])?,
