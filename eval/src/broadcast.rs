@@ -41,11 +41,26 @@ pub fn strides(shape: &[usize]) -> Vec<usize> {
 
 /// `values` laid out by `shape`, with its axes reordered: output axis `i` is input axis
 /// `perm[i]` (a transpose, as a copy in the new order).
-pub fn permute<T: Copy>(values: &[T], shape: &[usize], perm: &[usize]) -> Vec<T> {
+pub fn permute<T: Clone>(values: &[T], shape: &[usize], perm: &[usize]) -> Vec<T> {
     let own = strides(shape);
     let out: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
     let read: Vec<usize> = perm.iter().map(|&p| own[p]).collect();
-    offsets(&out, &read).map(|i| values[i]).collect()
+    let Some((&last, outer)) = out.split_last() else { return values.to_vec() };
+    let total = elements(&out);
+    let mut permuted = Vec::with_capacity(total);
+    if total == 0 {
+        return permuted;
+    }
+    let step = read[read.len() - 1];
+    // An odometer over all output axes but the last; along the last, a strided read.
+    for base in offsets(outer, &read[..outer.len()]) {
+        if step == 1 {
+            permuted.extend_from_slice(&values[base..base + last]);
+        } else {
+            permuted.extend((0..last).map(|k| values[base + k * step].clone()));
+        }
+    }
+    permuted
 }
 
 /// The strides that read an input of shape `input` at each position of `out` (0 along
@@ -236,5 +251,20 @@ mod tests {
             .collect();
         assert_eq!(offsets_by_axis(&along), want);
         assert_eq!(offsets_by_axis(&[]), vec![Some(0)]);
+    }
+
+    /// Every permutation of a 4-D block, against reading each element by its index.
+    #[test]
+    fn permute_moves_every_element_to_its_place() {
+        let shape = [3usize, 37, 5, 70];
+        let values: Vec<usize> = (0..elements(&shape)).collect();
+        let own = strides(&shape);
+        let perms = [[0, 1, 2, 3], [0, 1, 3, 2], [3, 2, 1, 0], [1, 3, 0, 2], [2, 0, 3, 1], [0, 3, 1, 2]];
+        for perm in perms {
+            let out: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+            let read: Vec<usize> = perm.iter().map(|&p| own[p]).collect();
+            let want: Vec<usize> = offsets(&out, &read).map(|i| values[i]).collect();
+            assert_eq!(permute(&values, &shape, &perm), want, "{perm:?}");
+        }
     }
 }

@@ -30,6 +30,7 @@ pub mod npy;
 pub mod peak;
 pub mod plan;
 pub mod run;
+pub mod simd;
 pub mod stored;
 pub mod value;
 

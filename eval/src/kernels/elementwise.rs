@@ -202,16 +202,35 @@ pub fn zip<T: Copy, U>(
     let shape = broadcast::shape(&[ash, bsh])?;
     // Broadcasting can make far more elements than either input holds ([n, 1] with [1, n]).
     ctx.check_grown(broadcast::elements(&shape), a.len().max(b.len()))?;
-    let out = if ash == bsh {
+    // Compiled for the widest vectors too (`simd`): Add, Mul and the rest of the
+    // element-by-element arithmetic of a model.
+    let out = crate::simd::widest(
+        #[inline(always)]
+        || zip_broadcast(a, ash, b, bsh, &shape, &f),
+    );
+    Ok((shape, out))
+}
+
+/// See [`zip`].
+#[inline(always)]
+fn zip_broadcast<T: Copy, U>(
+    a: &[T],
+    ash: &[usize],
+    b: &[T],
+    bsh: &[usize],
+    shape: &[usize],
+    f: &impl Fn(T, T) -> U,
+) -> Vec<U> {
+    if ash == bsh {
         a.iter().zip(b).map(|(&x, &y)| f(x, y)).collect()
     } else if b.len() == 1 && shape == ash {
         a.iter().map(|&x| f(x, b[0])).collect()
     } else if a.len() == 1 && shape == bsh {
         b.iter().map(|&y| f(a[0], y)).collect()
     } else {
-        let (sa, sb) = (broadcast::input_strides(ash, &shape), broadcast::input_strides(bsh, &shape));
-        let runs = broadcast::Runs::new(&shape, [&sa, &sb]);
-        let total = broadcast::elements(&shape);
+        let (sa, sb) = (broadcast::input_strides(ash, shape), broadcast::input_strides(bsh, shape));
+        let runs = broadcast::Runs::new(shape, [&sa, &sb]);
+        let total = broadcast::elements(shape);
         let mut out = Vec::with_capacity(total);
         if total > 0 {
             let n = runs.len;
@@ -225,8 +244,7 @@ pub fn zip<T: Copy, U>(
             }
         }
         out
-    };
-    Ok((shape, out))
+    }
 }
 
 fn arith<O: NumOp>(ctx: &Ctx<'_>, a: &Tensor, b: &Tensor) -> Result<Tensor, String> {
@@ -434,7 +452,20 @@ fn where_(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
 /// `f` over float data (float16 and bfloat16 through f32).
 pub fn float(t: &Tensor, f32f: impl Fn(f32) -> f32, f64f: impl Fn(f64) -> f64) -> Result<Vec<Value>, String> {
     let data = match &*t.data {
-        Data::F32(v) => Data::F32(v.iter().map(|&x| f32f(x)).collect()),
+        Data::F32(v) => {
+            // A loop here rather than `collect`, whose loop would be compiled elsewhere,
+            // without the wider instructions.
+            let mut out = vec![0.0f32; v.len()];
+            crate::simd::widest(
+                #[inline(always)]
+                || {
+                    for (o, &x) in out.iter_mut().zip(v) {
+                        *o = f32f(x);
+                    }
+                },
+            );
+            Data::F32(out)
+        }
         Data::F64(v) => Data::F64(v.iter().map(|&x| f64f(x)).collect()),
         Data::F16(v) => Data::F16(v.iter().map(|&x| f16::from_f32(f32f(x.to_f32()))).collect()),
         Data::Bf16(v) => Data::Bf16(v.iter().map(|&x| bf16::from_f32(f32f(x.to_f32()))).collect()),

@@ -212,6 +212,15 @@ fn softmax(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Strin
 /// onnx's reference (`exp(x - max) / sum`), with the vectorized exp and the sum kept in
 /// eight lanes (which vectorizes too; a single running sum cannot be reordered).
 fn softmax_rows_f32(x: &[f32], n: usize, log: bool) -> Vec<f32> {
+    crate::simd::widest(
+        #[inline(always)]
+        || softmax_rows_f32_here(x, n, log),
+    )
+}
+
+/// See [`softmax_rows_f32`].
+#[inline(always)]
+fn softmax_rows_f32_here(x: &[f32], n: usize, log: bool) -> Vec<f32> {
     let mut out = vec![0.0f32; x.len()];
     for (row, y) in x.chunks_exact(n).zip(out.chunks_exact_mut(n)) {
         let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);

@@ -115,13 +115,6 @@ fn unsqueeze(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
 }
 
 /// The element offsets of `t` read in the order of its axes permuted by `perm`.
-fn permuted_offsets(shape: &[usize], perm: &[usize]) -> (Vec<usize>, broadcast::Offsets) {
-    let own = broadcast::strides(shape);
-    let out: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
-    let strides: Vec<usize> = perm.iter().map(|&p| own[p]).collect();
-    (out.clone(), broadcast::offsets(&out, &strides))
-}
-
 fn transpose(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
     let t = input(inputs, 0)?;
     let perm: Vec<usize> = match ctx.ints("perm") {
@@ -133,8 +126,8 @@ fn transpose(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
     if seen != (0..t.rank()).collect::<Vec<_>>() {
         return Err(format!("perm {perm:?} is not a permutation of the {} axes", t.rank()));
     }
-    let (shape, offsets) = permuted_offsets(&t.shape, &perm);
-    one(Tensor::new(shape, t.data.pick(offsets)))
+    let shape: Vec<usize> = perm.iter().map(|&p| t.shape[p]).collect();
+    one(Tensor::new(shape, crate::map_data!(&*t.data, v => broadcast::permute(v, &t.shape, &perm))))
 }
 
 fn concat(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {

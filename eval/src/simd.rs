@@ -1,0 +1,77 @@
+//! Loops compiled for the widest vector instructions the processor has, chosen when they
+//! run. The crate is built for the baseline x86-64 (SSE2, four float32 lanes) so that the
+//! binary runs on any machine; a loop over a tensor handed to [`widest`] is compiled a
+//! second and third time with AVX2 and AVX-512 enabled (eight and sixteen lanes) and the
+//! copy the processor supports runs. On the machine the benchmarks run on, the float32
+//! exp and erf of `math` take 1.2 and 3.5 ns per value with SSE2.
+//!
+//! Results do not depend on the copy that runs: the same IEEE operations in the same order
+//! per element (Rust never fuses a multiply and an add unless asked to with `mul_add`).
+//!
+//! How: the body is a closure called from a function with the target features enabled;
+//! the closure has none of its own, so the compiler inlines it there and compiles it with
+//! them. (This is how the `multiversion` and `pulp` crates work; a dependency for three
+//! short functions was not worth it.)
+
+/// Runs `body`, compiled for AVX-512 or AVX2 when the processor has them. Mark the closure
+/// `#[inline(always)]` (and the functions it calls, if not small): a closure the compiler
+/// does not inline into the copies runs with the baseline instructions in all of them.
+#[inline(always)]
+pub fn widest<R>(body: impl FnOnce() -> R) -> R {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if x86::has_avx512() {
+            // SAFETY: the processor has every feature `x86::avx512` enables (checked above).
+            #[allow(unsafe_code)]
+            return unsafe { x86::avx512(body) };
+        }
+        if x86::has_avx2() {
+            // SAFETY: the processor has every feature `x86::avx2` enables (checked above).
+            #[allow(unsafe_code)]
+            return unsafe { x86::avx2(body) };
+        }
+    }
+    body()
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    pub fn has_avx512() -> bool {
+        std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512bw")
+            && std::is_x86_feature_detected!("avx512dq")
+            && std::is_x86_feature_detected!("avx512vl")
+            && has_avx2()
+    }
+
+    pub fn has_avx2() -> bool {
+        std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")
+    }
+
+    #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
+    #[inline]
+    pub fn avx512<R>(body: impl FnOnce() -> R) -> R {
+        body()
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    pub fn avx2<R>(body: impl FnOnce() -> R) -> R {
+        body()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The vector copies give the bits the baseline loop gives.
+    #[test]
+    fn every_copy_computes_the_same_bits() {
+        let x: Vec<f32> = (0..10_000).map(|i| (i as f32 - 5000.0) * 0.013).collect();
+        let plain: Vec<f32> = x.iter().map(|&v| crate::math::erf(v) + crate::math::exp(v)).collect();
+        let wide: Vec<f32> = super::widest(
+            #[inline(always)]
+            || x.iter().map(|&v| crate::math::erf(v) + crate::math::exp(v)).collect(),
+        );
+        assert!(plain.iter().zip(&wide).all(|(a, b)| a.to_bits() == b.to_bits()));
+    }
+}
