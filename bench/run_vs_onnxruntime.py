@@ -8,10 +8,12 @@ Usage (from the repository root; needs `pip install onnx==1.23.2 onnxruntime num
 For every model with golden data in tests/fixtures/run (the real-exporter models of
 tests/corpus/real, inputs fixed by gen_run_data.py), side by side in one run:
 
-* ours: `onnx run MODEL --test-data DIR --repeat N`, the median time per run it reports
-  (in-process, after one warm-up run; reading the model and the inputs is not timed);
+* ours: `onnx run MODEL --test-data DIR --repeat N --threads 1`, the median time per run it
+  reports (in-process, after one warm-up run; reading the model and the inputs is not timed);
 * onnxruntime: `InferenceSession.run` with one intra-op and one inter-op thread, sequential,
   default graph optimizations (ORT_ENABLE_ALL), median of N runs after one warm-up;
+* both again with every core (ours without `--threads`, onnxruntime with its default thread
+  counts), in a second table;
 * onnx's ReferenceEvaluator: `run`, median of a few runs (it is slow).
 
 Prints a table (and with --write, replaces its section in docs/benchmarks.md): milliseconds
@@ -22,6 +24,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import math
+import os
 import signal
 import pathlib
 import statistics
@@ -62,9 +65,9 @@ def inputs_of(data: pathlib.Path) -> dict[str, np.ndarray]:
     return feeds
 
 
-def ours(model: pathlib.Path, data: pathlib.Path, runs: int) -> float:
+def ours(model: pathlib.Path, data: pathlib.Path, runs: int, threads: list[str]) -> float:
     out = subprocess.run(
-        [str(BINARY), "run", str(model), "--test-data", str(data), "--repeat", str(runs)],
+        [str(BINARY), "run", str(model), "--test-data", str(data), "--repeat", str(runs), *threads],
         check=True, capture_output=True, text=True,
     ).stdout
     line = next(l for l in out.splitlines() if l.startswith("time per run"))
@@ -92,6 +95,7 @@ def main() -> None:
     args = parser.parse_args()
     ort.set_default_logger_severity(3)
     rows = []
+    all_cores = []
     for data in sorted((ROOT / "tests/fixtures/run").iterdir()):
         if not data.is_dir():
             continue
@@ -103,6 +107,8 @@ def main() -> None:
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
         t_ort = timed(lambda: session.run(None, feeds), args.runs)
+        every_core = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+        t_ort_all = timed(lambda: every_core.run(None, feeds), args.runs)
         try:
             signal.signal(signal.SIGALRM, give_up)
             signal.alarm(REFERENCE_BUDGET)
@@ -113,15 +119,17 @@ def main() -> None:
             signal.alarm(0)
             print(f"{data.name}: the reference evaluator fails: {str(error).splitlines()[0][:100]}", file=sys.stderr)
             t_ref = None
-        t_ours = ours(model, data, args.runs)
+        t_ours = ours(model, data, args.runs, ["--threads", "1"])
+        t_ours_all = ours(model, data, args.runs, [])
         rows.append((data.name, t_ours, t_ort, t_ref))
+        all_cores.append((data.name, t_ours_all, t_ort_all))
         print(f"{data.name:28} ours {t_ours:9.3f} ms  onnxruntime {t_ort:9.3f} ms  reference {t_ref} ms", file=sys.stderr)
     geo = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs))
     lines = [
         "## Running models: `onnx run` against onnxruntime and onnx's reference evaluator (issue 24)",
         "",
         f"Measured {datetime.date.today()} on {machine()}; `python3 bench/run_vs_onnxruntime.py --runs {args.runs}`;"
-        f" onnxruntime {ort.__version__} (one thread), onnx {onnx.__version__} ReferenceEvaluator.",
+        f" onnxruntime {ort.__version__} (one thread; ours `--threads 1`), onnx {onnx.__version__} ReferenceEvaluator.",
         "",
         "| model | ours (ms) | onnxruntime (ms) | reference (ms) | ours ÷ onnxruntime | reference ÷ ours |",
         "|---|---|---|---|---|---|",
@@ -133,6 +141,16 @@ def main() -> None:
     lines.append(
         f"| **geometric mean** | | | | **{geo([a / b for _, a, b, _ in rows]):.1f}×** | **{geo(with_reference):.1f}×** ({len(with_reference)} models) |"
     )
+    lines += [
+        "",
+        f"The same with every core ({os.cpu_count()}): ours without `--threads`, onnxruntime with its default thread counts.",
+        "",
+        "| model | ours (ms) | onnxruntime (ms) | ours ÷ onnxruntime |",
+        "|---|---|---|---|",
+    ]
+    for name, a, b in all_cores:
+        lines.append(f"| {name} | {a:.3f} | {b:.3f} | {a / b:.1f}× |")
+    lines.append(f"| **geometric mean** | | | **{geo([a / b for _, a, b in all_cores]):.1f}×** |")
     text = "\n".join(lines) + "\n"
     print(text)
     if args.write:

@@ -142,8 +142,33 @@ fn resize(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
     }
     let taps: Vec<Vec<Option<Taps>>> =
         plan.iter().map(|p| (0..p.output).map(|o| axis_taps(p, o, &settings)).collect()).collect::<Result<_, _>>()?;
-    let v = x.to_f64s()?;
     let (in_strides, out_strides) = (strides(&x.shape), strides(&out_shape));
+    // Every output reads one input element whole (nearest, or an axis left as it is): a
+    // gather in the input's own type, its offsets built axis by axis.
+    let single: Option<Vec<Vec<Option<usize>>>> = taps
+        .iter()
+        .zip(&in_strides)
+        .map(|(axis, &stride)| {
+            axis.iter()
+                .map(|t| {
+                    // Nearest lists its two neighbours, one of weight 0.
+                    let mut read = t.as_ref()?.iter().filter(|(_, w)| *w != 0.0);
+                    match (read.next(), read.next()) {
+                        (Some(&(at, weight)), None) if weight == 1.0 => Some(Some(at * stride)),
+                        _ => None,
+                    }
+                })
+                .collect::<Option<Vec<_>>>()
+        })
+        .collect();
+    if let Some(along) = single {
+        let offsets = crate::broadcast::offsets_by_axis(&along);
+        return Ok(vec![Value::Tensor(crate::value::Tensor::new(
+            out_shape,
+            x.data.pick(offsets.into_iter().flatten()),
+        ))]);
+    }
+    let v = x.to_f64s()?;
     let mut out = Vec::with_capacity(total);
     for i in 0..total {
         let per_axis: Option<Vec<&Taps>> =
