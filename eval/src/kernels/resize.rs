@@ -154,7 +154,7 @@ fn resize(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
                     // Nearest lists its two neighbours, one of weight 0.
                     let mut read = t.as_ref()?.iter().filter(|(_, w)| *w != 0.0);
                     match (read.next(), read.next()) {
-                        (Some(&(at, weight)), None) if weight == 1.0 => Some(Some(at * stride)),
+                        (Some(&(at, 1.0)), None) => Some(Some(at * stride)),
                         _ => None,
                     }
                 })
