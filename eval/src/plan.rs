@@ -159,16 +159,15 @@ impl Plan<'_> {
         let graph = &model.graphs[self.main];
         // An initializer that is also a graph input is only a default.
         let inputs: HashSet<&[u8]> = graph.inputs.iter().filter_map(|v| v.name.as_ref()).map(Str::as_bytes).collect();
-        let mut known: HashMap<ValueId, Value> = HashMap::new();
-        let initializers = self.numbers.graph_initializers(self.main, graph);
-        for (&t, value) in graph.initializers.iter().zip(initializers) {
-            if model.tensors[t].name.as_ref().is_some_and(|n| inputs.contains(n.as_bytes())) {
-                continue;
-            }
-            if let Some((_, v)) = self.constants.iter().find(|(c, _)| *c == value) {
-                known.insert(value, v.clone());
-            }
-        }
+        let fixed: HashSet<ValueId> = graph
+            .initializers
+            .iter()
+            .zip(self.numbers.graph_initializers(self.main, graph))
+            .filter(|(t, _)| !model.tensors[**t].name.as_ref().is_some_and(|n| inputs.contains(n.as_bytes())))
+            .map(|(_, value)| value)
+            .collect();
+        let mut known: HashMap<ValueId, Value> =
+            self.constants.iter().filter(|(value, _)| fixed.contains(value)).map(|(k, v)| (*k, v.clone())).collect();
         let limits = crate::Limits::default();
         for &n in &graph.nodes {
             let node = &model.nodes[n];
