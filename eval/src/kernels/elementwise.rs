@@ -202,35 +202,16 @@ pub fn zip<T: Copy, U>(
     let shape = broadcast::shape(&[ash, bsh])?;
     // Broadcasting can make far more elements than either input holds ([n, 1] with [1, n]).
     ctx.check_grown(broadcast::elements(&shape), a.len().max(b.len()))?;
-    // Compiled for the widest vectors too (`simd`): Add, Mul and the rest of the
-    // element-by-element arithmetic of a model.
-    let out = crate::simd::widest(
-        #[inline(always)]
-        || zip_broadcast(a, ash, b, bsh, &shape, &f),
-    );
-    Ok((shape, out))
-}
-
-/// See [`zip`].
-#[inline(always)]
-fn zip_broadcast<T: Copy, U>(
-    a: &[T],
-    ash: &[usize],
-    b: &[T],
-    bsh: &[usize],
-    shape: &[usize],
-    f: &impl Fn(T, T) -> U,
-) -> Vec<U> {
-    if ash == bsh {
+    let out = if ash == bsh {
         a.iter().zip(b).map(|(&x, &y)| f(x, y)).collect()
     } else if b.len() == 1 && shape == ash {
         a.iter().map(|&x| f(x, b[0])).collect()
     } else if a.len() == 1 && shape == bsh {
         b.iter().map(|&y| f(a[0], y)).collect()
     } else {
-        let (sa, sb) = (broadcast::input_strides(ash, shape), broadcast::input_strides(bsh, shape));
-        let runs = broadcast::Runs::new(shape, [&sa, &sb]);
-        let total = broadcast::elements(shape);
+        let (sa, sb) = (broadcast::input_strides(ash, &shape), broadcast::input_strides(bsh, &shape));
+        let runs = broadcast::Runs::new(&shape, [&sa, &sb]);
+        let total = broadcast::elements(&shape);
         let mut out = Vec::with_capacity(total);
         if total > 0 {
             let n = runs.len;
@@ -244,7 +225,8 @@ fn zip_broadcast<T: Copy, U>(
             }
         }
         out
-    }
+    };
+    Ok((shape, out))
 }
 
 fn arith<O: NumOp>(ctx: &Ctx<'_>, a: &Tensor, b: &Tensor) -> Result<Tensor, String> {
