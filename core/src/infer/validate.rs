@@ -54,8 +54,40 @@ pub(super) fn node_rule_violations<'t>(
         // Version 11 on (version 1 checks nothing); only an axis written out: the default
         // changed (1, then -1 from version 13).
         "Softmax" | "LogSoftmax" | "Hardmax" if since_version >= 11 => {
+            v.rank_within(0, dims(0), 1, usize::MAX, "the input");
             if let (Some(d), Some(_)) = (dims(0), int(node, "axis")) {
                 v.axis(node, "axis", 0, d.len(), false);
+            }
+        }
+        // Only an axis written out is judged.
+        "ArgMax" | "ArgMin" => {
+            if let (Some(d), Some(_)) = (dims(0), int(node, "axis")) {
+                v.axis(node, "axis", 0, d.len(), false);
+            }
+        }
+        "TopK" => top_k(node, since_version, &dims, &constant_input, &mut v),
+        "OneHot" => one_hot(node, &dims, &mut v),
+        "GridSample" if since_version >= 20 => grid_sample(&dims, &mut v),
+        "Col2Im" => {
+            if let Some(pads) = ints(node, "pads")
+                && pads.len() % 2 != 0
+            {
+                let at = v.attribute_anchor(node, "pads");
+                let message = format!("pads {pads:?} of Col2Im: a begin and an end per axis, so an even count");
+                v.error("attribute-size", at, message);
+            }
+            v.rank_within(0, dims(0), 3, 3, "the input");
+            if let Some(block) = constant_input(2) {
+                v.signs_at(Anchor::NodeInput(n, 2), "block_shape", &block, true);
+            }
+        }
+        "HannWindow" | "HammingWindow" | "BlackmanWindow" => {
+            if let Some(size) = constant_input(0) {
+                v.rank_within(0, dims(0), 0, 0, "size");
+                if size.first().is_some_and(|&s| s <= 0) {
+                    let message = format!("the size of {op} is {}: it must be greater than 0", size[0]);
+                    v.error("invalid-input-value", Anchor::NodeInput(n, 0), message);
+                }
             }
         }
         // Negative axes from version 11; before, only an axis past the rank fails.
@@ -94,6 +126,10 @@ pub(super) fn node_rule_violations<'t>(
         // The `axes` attribute (an input from version 13 for ReduceSum, 18 for the rest).
         "ReduceMax" | "ReduceMin" | "ReduceMean" | "ReduceSum" | "ReduceProd" | "ReduceL1" | "ReduceL2"
         | "ReduceLogSum" | "ReduceLogSumExp" | "ReduceSumSquare" => {
+            if node.inputs.get(1).is_some_and(|name| !name.is_empty()) && node.attribute("axes").is_some() {
+                let at = v.attribute_anchor(node, "axes");
+                v.error("invalid-attribute-value", at, format!("{op} has axes both as an input and as an attribute"));
+            }
             if let (Some(d), Some(axes)) = (dims(0), ints(node, "axes")) {
                 v.axes(node, "axes", axes, d.len());
             }
@@ -160,11 +196,9 @@ pub(super) fn node_rule_violations<'t>(
                 v.axes_once(at, "axes", &axes, d.len() + axes.len(), true);
             }
         }
-        "Pad" if since_version >= 18 => {
+        "Pad" => {
             v.one_of(node, "mode", &["constant", "reflect", "edge", "wrap"]);
-            if let (Some(d), Some(axes)) = (dims(0), constant_input(3)) {
-                v.axes_once(Anchor::NodeInput(n, 3), "axes", &axes, d.len(), true);
-            }
+            pad(node, since_version, &dims, &constant_input, &mut v);
         }
         "CenterCropPad" => {
             if let (Some(d), Some(axes)) = (dims(0), ints(node, "axes")) {
@@ -194,8 +228,11 @@ pub(super) fn node_rule_violations<'t>(
             }
             if since_version >= 18 {
                 split_18(node, dims(0), constant_input(1), &mut v);
+            } else {
+                split_before_18(node, since_version, &dims, &constant_input, &mut v);
             }
         }
+        "Split" => split_before_18(node, since_version, &dims, &constant_input, &mut v),
 
         "RNN" | "GRU" | "LSTM" => {
             v.one_of(node, "direction", &["forward", "reverse", "bidirectional"]);
@@ -219,7 +256,6 @@ pub(super) fn node_rule_violations<'t>(
                 v.unsupported(at, "LRN with an even size");
             }
         }
-        "Pad" => v.one_of(node, "mode", &["constant", "reflect", "edge", "wrap"]),
         "Resize" | "Upsample" => {
             v.one_of(node, "mode", &["nearest", "linear", "cubic", "bilinear", "trilinear"]);
             v.one_of(node, "nearest_mode", &["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"]);
@@ -430,12 +466,18 @@ impl Violations<'_, '_> {
     /// Every value of the list attribute `name` is positive (`strictly`) or zero or more;
     /// says so and returns `false` otherwise.
     fn signs(&mut self, node: &Node, name: &str, list: &[i64], strictly: bool) -> bool {
+        let at = self.attribute_anchor(node, name);
+        self.signs_at(at, name, list, strictly)
+    }
+
+    /// [`Self::signs`] of a list placed at `at` (an attribute or a constant input).
+    fn signs_at(&mut self, at: Anchor, name: &str, list: &[i64], strictly: bool) -> bool {
         if !list.iter().any(|&x| if strictly { x <= 0 } else { x < 0 }) {
             return true;
         }
-        let at = self.attribute_anchor(node, name);
         let rule = if strictly { "positive" } else { "zero or more" };
-        self.error("invalid-attribute-value", at, format!("{name} {list:?}: every value must be {rule}"));
+        let code = if matches!(at, Anchor::NodeInput(..)) { "invalid-input-value" } else { "invalid-attribute-value" };
+        self.error(code, at, format!("{name} {list:?}: every value must be {rule}"));
         false
     }
 
@@ -1044,6 +1086,167 @@ fn squeeze(axes: &[i64], dims: &[Dimension], v: &mut Violations<'_, '_>) {
             return;
         }
     }
+}
+
+/// TopK: the axis (default -1) within the input's rank; a constant K is one int64 no larger
+/// than the axis's known size (version 1: the `k` attribute, positive).
+fn top_k<'d>(
+    node: &Node,
+    since_version: i64,
+    dims: &impl Fn(usize) -> Option<&'d [Dimension]>,
+    constant_input: &impl Fn(usize) -> Option<Vec<i64>>,
+    v: &mut Violations<'_, '_>,
+) {
+    let Some(x) = dims(0) else { return };
+    let rank = x.len();
+    v.axis(node, "axis", -1, rank, false);
+    let Some(axis) = normalize_axis(int(node, "axis").unwrap_or(-1), rank) else { return };
+    let (k, at) = if since_version < 10 {
+        (int(node, "k"), v.attribute_anchor(node, "k"))
+    } else {
+        let k = constant_input(1);
+        if k.is_some() && dims(1).is_some_and(|d| d.len() != 1 || known_dim(&d[0]).is_some_and(|n| n != 1)) {
+            v.error("input-rank", Anchor::NodeInput(v.n, 1), "K of TopK must be a 1-D tensor of one value");
+            return;
+        }
+        (k.and_then(|k| k.first().copied()), Anchor::NodeInput(v.n, 1))
+    };
+    if let (Some(k), Some(size)) = (k, known_dim(&x[axis]))
+        && k > size
+    {
+        v.error("invalid-input-value", at, format!("TopK asks for k = {k} of the {size} values along axis {axis}"));
+    }
+}
+
+/// Split before version 18: the sizes (the `split` attribute, an input from version 13)
+/// one per output and summing to the split axis's known size; without sizes, an axis that
+/// the outputs divide evenly.
+fn split_before_18<'d>(
+    node: &Node,
+    since_version: i64,
+    dims: &impl Fn(usize) -> Option<&'d [Dimension]>,
+    constant_input: &impl Fn(usize) -> Option<Vec<i64>>,
+    v: &mut Violations<'_, '_>,
+) {
+    let Some(x) = dims(0) else { return };
+    let Some(axis) = normalize_axis(int(node, "axis").unwrap_or(0), x.len()) else { return };
+    let Some(size) = known_dim(&x[axis]) else { return };
+    let outputs = node.outputs.len() as i64;
+    let given_input = since_version >= 13 && node.inputs.get(1).is_some_and(|name| !name.is_empty());
+    let (split, at) = if given_input {
+        match constant_input(1) {
+            Some(split) => (Some(split), Anchor::NodeInput(v.n, 1)),
+            // Sizes that are not a constant are not judged.
+            None => return,
+        }
+    } else {
+        (ints(node, "split").filter(|s| !s.is_empty()).map(<[_]>::to_vec), v.attribute_anchor(node, "split"))
+    };
+    let message = match split {
+        Some(split) if split.len() as i64 != outputs => {
+            format!("Split has {} sizes in split {split:?} for {outputs} outputs: one per output", split.len())
+        }
+        Some(split) if split.iter().sum::<i64>() != size => {
+            format!("the sizes {split:?} of Split sum to {}, but axis {axis} has {size}", split.iter().sum::<i64>())
+        }
+        None if outputs > 0 && size % outputs != 0 => {
+            format!("Split cannot cut axis {axis} of size {size} into {outputs} equal parts; give the sizes")
+        }
+        _ => return,
+    };
+    v.error("incompatible-shapes", at, message);
+}
+
+/// Pad: its constant pads are two per padded axis (every axis, or those of the `axes` input
+/// from version 18, which must be in range and once); version 2 reads them from the `pads`
+/// attribute.
+fn pad<'d>(
+    node: &Node,
+    since_version: i64,
+    dims: &impl Fn(usize) -> Option<&'d [Dimension]>,
+    constant_input: &impl Fn(usize) -> Option<Vec<i64>>,
+    v: &mut Violations<'_, '_>,
+) {
+    let Some(x) = dims(0) else { return };
+    let mut padded = x.len();
+    if since_version >= 18 && node.inputs.get(3).is_some_and(|name| !name.is_empty()) {
+        let Some(axes) = constant_input(3) else { return };
+        if !v.axes_once(Anchor::NodeInput(v.n, 3), "axes", &axes, x.len(), true) {
+            return;
+        }
+        padded = axes.len();
+    }
+    let (pads, at) = if since_version < 11 {
+        (ints(node, "pads").map(<[_]>::to_vec), v.attribute_anchor(node, "pads"))
+    } else {
+        (constant_input(1), Anchor::NodeInput(v.n, 1))
+    };
+    if let Some(pads) = pads
+        && pads.len() != 2 * padded
+    {
+        let message =
+            format!("Pad has {} pads for {padded} padded axes: it needs two per axis, {}", pads.len(), 2 * padded);
+        v.error("attribute-size", at, message);
+    }
+}
+
+/// OneHot: indices of rank 1 or more, a depth of at most one value, two values (off, on),
+/// and an axis within the output's rank.
+fn one_hot<'d>(node: &Node, dims: &impl Fn(usize) -> Option<&'d [Dimension]>, v: &mut Violations<'_, '_>) {
+    if let Some(depth) = dims(1) {
+        v.rank_within(1, Some(depth), 0, 1, "the depth");
+        if let [d] = depth
+            && known_dim(d).is_some_and(|n| n > 1)
+        {
+            v.error("incompatible-shapes", Anchor::NodeInput(v.n, 1), "the depth of OneHot must be one value");
+        }
+    }
+    if let Some(values) = dims(2) {
+        v.rank_within(2, Some(values), 1, 1, "the values");
+        if let [d] = values
+            && known_dim(d).is_some_and(|n| n != 2)
+        {
+            let message = "the values of OneHot are two: the off value, then the on value";
+            v.error("incompatible-shapes", Anchor::NodeInput(v.n, 2), message);
+        }
+    }
+    if let Some(indices) = dims(0) {
+        v.rank_within(0, Some(indices), 1, usize::MAX, "the indices");
+        // The output has one axis more than the indices.
+        let (axis, r) = (int(node, "axis").unwrap_or(-1), indices.len() as i64 + 1);
+        if !indices.is_empty() && (axis < -r || axis >= r) {
+            let at = v.attribute_anchor(node, "axis");
+            let message = format!(
+                "axis = {axis} is out of range for OneHot on indices of rank {}: it must be in [{}, {}]",
+                r - 1,
+                -r,
+                r - 1
+            );
+            v.error("invalid-axis", at, message);
+        }
+    }
+}
+
+/// GridSample from version 20: input and grid of one rank, 3 or more, the grid's last
+/// dimension the number of spatial axes.
+fn grid_sample<'d>(dims: &impl Fn(usize) -> Option<&'d [Dimension]>, v: &mut Violations<'_, '_>) {
+    let (Some(x), Some(grid)) = (dims(0), dims(1)) else { return };
+    let message = if x.len() != grid.len() {
+        format!("GridSample's input has rank {} and its grid rank {}: they must be equal", x.len(), grid.len())
+    } else if x.len() < 3 {
+        format!("GridSample's input and grid must have rank 3 or more, they have rank {}", x.len())
+    } else if let Some(last) = grid.last().and_then(known_dim)
+        && last != grid.len() as i64 - 2
+    {
+        format!(
+            "the grid of GridSample ends in {last} coordinates; a grid of rank {} needs {}",
+            grid.len(),
+            grid.len() - 2
+        )
+    } else {
+        return;
+    };
+    v.error("incompatible-shapes", Anchor::NodeInput(v.n, 1), message);
 }
 
 /// The axes of Squeeze and Unsqueeze: the constant input from version 13 on, the attribute
