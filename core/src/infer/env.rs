@@ -175,7 +175,8 @@ impl<'m> Env<'m> {
                 let value = inputs.get(i).filter(|&v| self.constant(v).is_some())?;
                 self.value(value).and_then(super::types::Known::ints)
             };
-            let known = super::validate::Judged { lookup, constant };
+            let tensor = |i: usize| inputs.get(i).and_then(|v| self.constant(v));
+            let known = super::validate::Judged { lookup, constant, tensor };
             super::validate::node_rule_violations(self.model, n, schema.since_version, known, &mut new);
         } else if self.function.is_none() && self.model.nodes[n].schema_domain() == Some("ai.onnx.ml") {
             let ml_opset = self.domain_opset("ai.onnx.ml").unwrap_or(1);

@@ -19,9 +19,12 @@ use crate::ir::{AttributeValue, Dimension, Model, Node, NodeId, Type};
 /// What is known of a node's inputs when it is judged: `lookup` gives input `i`'s type,
 /// `constant` its values when it is a small integer constant (an initializer or a
 /// `Constant` output, what onnx's inference reads).
-pub(super) struct Judged<L, C> {
+pub(super) struct Judged<L, C, T> {
     pub lookup: L,
     pub constant: C,
+    /// The tensor behind input `i` when it is an initializer or a `Constant` output, of any
+    /// size or element type (`constant` gives small integer values only).
+    pub tensor: T,
 }
 
 /// Checks default-domain node `n` (whose operator's schema at the imported opset has
@@ -30,10 +33,19 @@ pub(super) fn node_rule_violations<'t>(
     model: &Model,
     n: NodeId,
     since_version: i64,
-    known: Judged<impl Fn(usize) -> Option<&'t Type>, impl Fn(usize) -> Option<Vec<i64>>>,
+    known: Judged<
+        impl Fn(usize) -> Option<&'t Type>,
+        impl Fn(usize) -> Option<Vec<i64>>,
+        impl Fn(usize) -> Option<crate::ir::TensorId>,
+    >,
     found: &mut Vec<Diagnostic>,
 ) {
-    let Judged { lookup, constant: constant_input } = known;
+    let Judged { lookup, constant: constant_input, tensor: constant_tensor } = known;
+    // How many elements a constant input holds.
+    let constant_count = |i: usize| {
+        let t = &model.tensors[constant_tensor(i)?];
+        t.dims.iter().try_fold(1i64, |a, &d| a.checked_mul(d))
+    };
     let node = &model.nodes[n];
     let Some(op) = node.op_type.as_ref().and_then(|o| o.as_str()) else { return };
     let dims = |i: usize| lookup(i).and_then(tensor_parts).and_then(|(_, d)| d);
@@ -201,9 +213,19 @@ pub(super) fn node_rule_violations<'t>(
             pad(node, since_version, &dims, &constant_input, &mut v);
         }
         "CenterCropPad" => {
-            if let (Some(d), Some(axes)) = (dims(0), ints(node, "axes")) {
+            if let Some(d) = dims(0) {
+                let axes = ints(node, "axes");
                 let at = v.attribute_anchor(node, "axes");
-                v.axes_once(at, "axes", axes, d.len(), true);
+                if axes.is_none_or(|axes| v.axes_once(at, "axes", axes, d.len(), true))
+                    && let Some(count) = constant_count(1)
+                    && count != axes.map_or(d.len(), <[_]>::len) as i64
+                {
+                    let message = format!(
+                        "CenterCropPad has {count} values in its shape for {} axes: one per axis",
+                        axes.map_or(d.len(), <[_]>::len)
+                    );
+                    v.error("incompatible-shapes", Anchor::NodeInput(n, 1), message);
+                }
             }
         }
         "Tile" if since_version >= 6 => {
@@ -272,8 +294,21 @@ pub(super) fn node_rule_violations<'t>(
                     "tf_crop_and_resize",
                 ],
             );
+            // Upsample 7 to 9: the scales attribute, one per axis.
+            if op == "Upsample"
+                && (7..9).contains(&since_version)
+                && let (Some(d), Some(scales)) = (dims(0), node.attribute("scales").map(|a| a.floats.len()))
+                && scales != d.len()
+            {
+                let at = v.attribute_anchor(node, "scales");
+                let message = format!("Upsample has {scales} scales for an input of rank {}: one per axis", d.len());
+                v.error("attribute-size", at, message);
+            }
             if op == "Resize" {
                 resize_exclude_outside(node, &mut v);
+                if since_version >= 13 {
+                    resize_scales_or_sizes(node, dims(0).map(<[_]>::len), &constant_count, &mut v);
+                }
                 if let (Some(d), Some(axes)) = (dims(0), ints(node, "axes")) {
                     let at = v.attribute_anchor(node, "axes");
                     v.axes_once(at, "axes", axes, d.len(), true);
@@ -760,6 +795,56 @@ fn pool_pads(node: &Node, v: &mut Violations<'_, '_>) {
             kernel[axis]
         );
         v.error("invalid-attribute-value", at, message);
+    }
+}
+
+/// Resize from version 13: scales or sizes, exactly one (an empty constant counts as not
+/// given), judged once the input's rank is known; a constant one holds a value per axis
+/// (those of the `axes` attribute, or all); scales only with the `stretch` aspect policy.
+fn resize_scales_or_sizes(
+    node: &Node,
+    rank: Option<usize>,
+    constant_count: &impl Fn(usize) -> Option<i64>,
+    v: &mut Violations<'_, '_>,
+) {
+    let Some(rank) = rank else { return };
+    let given = |i: usize| node.inputs.get(i).is_some_and(|name| !name.is_empty()) && constant_count(i) != Some(0);
+    let (scales, sizes) = (given(2), given(3));
+    if scales == sizes {
+        let message = if scales {
+            "Resize has both scales and sizes: give one"
+        } else {
+            "Resize needs scales or sizes (a non-empty one)"
+        };
+        v.error("invalid-input-value", Anchor::NodeInput(v.n, if scales { 3 } else { 0 }), message);
+        return;
+    }
+    v.one_of(node, "keep_aspect_ratio_policy", &["stretch", "not_larger", "not_smaller"]);
+    let policy = match node.attribute("keep_aspect_ratio_policy").and_then(|a| a.value()) {
+        Some(AttributeValue::String(p)) => String::from_utf8_lossy(p.as_bytes()).into_owned(),
+        _ => "stretch".to_owned(),
+    };
+    if scales && policy != "stretch" {
+        let at = v.attribute_anchor(node, "keep_aspect_ratio_policy");
+        let message = format!("Resize with keep_aspect_ratio_policy = \"{policy}\" takes sizes, not scales");
+        v.error("invalid-attribute-value", at, message);
+        return;
+    }
+    let input = if scales { 2 } else { 3 };
+    let axes = ints(node, "axes").map(<[_]>::len);
+    if let Some(count) = constant_count(input)
+        && count != axes.unwrap_or(rank) as i64
+    {
+        let what = if scales { "scales" } else { "sizes" };
+        let per = match axes {
+            Some(n) => format!("one per axis of its axes attribute, {n}"),
+            None => format!("one per axis of the input, {rank}"),
+        };
+        v.error(
+            "incompatible-shapes",
+            Anchor::NodeInput(v.n, input),
+            format!("Resize has {count} {what}; it needs {per}"),
+        );
     }
 }
 
