@@ -327,6 +327,27 @@ pub(super) fn node_rule_violations<'t>(
             }
         }
         "Constant" => constant(node, &mut v),
+        // From version 21: an output_dtype written must be the zero point's type.
+        "QuantizeLinear" if since_version >= 21 => {
+            let zero_point = lookup(2).and_then(tensor_parts).and_then(|(e, _)| e);
+            if let (Some(dtype), Some(zero_point)) = (int(node, "output_dtype").filter(|&d| d != 0), zero_point)
+                && dtype != i64::from(zero_point)
+            {
+                let name = |code: i64| {
+                    i32::try_from(code)
+                        .ok()
+                        .and_then(crate::ir::DataType::from_code)
+                        .map_or_else(|| code.to_string(), |t| t.name().to_owned())
+                };
+                let at = v.attribute_anchor(node, "output_dtype");
+                let message = format!(
+                    "output_dtype is {}, the zero point {}: QuantizeLinear's output has the zero point's type",
+                    name(dtype),
+                    name(i64::from(zero_point))
+                );
+                v.error("invalid-attribute-value", at, message);
+            }
+        }
         "MatMul" => matmul(&dims, &mut v),
         "Gemm" => {
             for i in 0..2 {
