@@ -155,7 +155,7 @@ pub(super) fn node_rule_violations<'t>(
         }
         // Inputs of at least rank 2 (a matrix, or a batch of them; a signal with its complex
         // axis; scores by class).
-        "Trilu" | "Det" | "NegativeLogLikelihoodLoss" => v.rank_within(0, dims(0), 2, usize::MAX, "the input"),
+        "Trilu" => v.rank_within(0, dims(0), 2, usize::MAX, "the input"),
         "DFT" if since_version >= 20 => v.rank_within(0, dims(0), 2, usize::MAX, "the input"),
         "ReverseSequence" => {
             v.rank_within(0, dims(0), 2, usize::MAX, "the input");
@@ -327,6 +327,59 @@ pub(super) fn node_rule_violations<'t>(
             }
         }
         "Constant" => constant(node, &mut v),
+        "EyeLike" => v.rank_within(0, dims(0), 2, 2, "the input"),
+        "Multinomial" => {
+            v.rank_within(0, dims(0), 2, 2, "the input");
+            if let Some(dtype) = int(node, "dtype")
+                && dtype != crate::ir::DataType::Int32 as i64
+                && dtype != crate::ir::DataType::Int64 as i64
+            {
+                let at = v.attribute_anchor(node, "dtype");
+                v.error(
+                    "invalid-attribute-value",
+                    at,
+                    format!("dtype = {dtype}: Multinomial's output is int32 (6) or int64 (7)"),
+                );
+            }
+        }
+        "Expand" if (8..13).contains(&since_version) => v.rank_within(1, dims(1), 1, 1, "the shape"),
+        "NegativeLogLikelihoodLoss" => {
+            v.rank_within(0, dims(0), 2, usize::MAX, "the input");
+            negative_log_likelihood_loss(&dims, &mut v);
+        }
+        "Det" => {
+            v.rank_within(0, dims(0), 2, usize::MAX, "the input");
+            if let Some(d) = dims(0)
+                && let [.., rows, cols] = d
+                && let (Some(rows), Some(cols)) = (known_dim(rows), known_dim(cols))
+                && rows != cols
+            {
+                let message = format!("Det of {rows}×{cols} matrices: they must be square");
+                v.error("incompatible-shapes", Anchor::NodeInput(n, 0), message);
+            }
+        }
+        "MaxRoiPool" => {
+            v.rank_within(0, dims(0), 4, usize::MAX, "the input");
+            v.rank_within(1, dims(1), 2, 2, "the regions of interest");
+            if let Some(pooled) = ints(node, "pooled_shape")
+                && (pooled.len() == 2 || v.one_per_axis(node, "pooled_shape", pooled, 4, 1))
+            {
+                v.signs(node, "pooled_shape", pooled, true);
+            }
+        }
+        "TfIdfVectorizer" => {
+            v.rank_within(0, dims(0), 1, 2, "the input");
+            if let Some(indexes) = ints(node, "ngram_indexes")
+                && (indexes.is_empty() || indexes.iter().any(|&i| i < 0))
+            {
+                let at = v.attribute_anchor(node, "ngram_indexes");
+                v.error(
+                    "invalid-attribute-value",
+                    at,
+                    "ngram_indexes of TfIdfVectorizer must be non-empty, none negative",
+                );
+            }
+        }
         // From version 21: an output_dtype written must be the zero point's type.
         "QuantizeLinear" if since_version >= 21 => {
             let zero_point = lookup(2).and_then(tensor_parts).and_then(|(e, _)| e);
@@ -591,6 +644,20 @@ fn conv_transpose<'d>(node: &Node, dims: &impl Fn(usize) -> Option<&'d [Dimensio
             v.error("input-rank", Anchor::NodeInput(v.n, i), message);
             return;
         }
+    }
+    let group = int(node, "group").unwrap_or(1);
+    if let Some(channels) = known_dim(&x[1])
+        && channels % group != 0
+    {
+        let message = format!("ConvTranspose's input has {channels} channels, which its {group} groups do not divide");
+        v.error("incompatible-shapes", Anchor::NodeInput(v.n, 0), message);
+        return;
+    }
+    if ints(node, "kernel_shape").is_none() && w[2..].iter().all(|d| known_dim(d).is_some()) && w.len() != x.len() {
+        let message =
+            format!("the weight has {} spatial axes, the input {}: they must be the same", w.len() - 2, x.len() - 2);
+        v.error("incompatible-shapes", Anchor::NodeInput(v.n, 1), message);
+        return;
     }
     let checks: [(&str, usize, Option<bool>); 6] = [
         ("dilations", 1, Some(true)),
@@ -1192,6 +1259,38 @@ fn squeeze(axes: &[i64], dims: &[Dimension], v: &mut Violations<'_, '_>) {
             return;
         }
     }
+}
+
+/// NegativeLogLikelihoodLoss: a target of one rank less than the input, whose dimensions
+/// are the input's without the classes (the second), and a 1-D weight.
+fn negative_log_likelihood_loss<'d>(dims: &impl Fn(usize) -> Option<&'d [Dimension]>, v: &mut Violations<'_, '_>) {
+    if let (Some(input), Some(target)) = (dims(0), dims(1))
+        && input.len() >= 2
+    {
+        if target.len() + 1 != input.len() {
+            let message = format!(
+                "the target of NegativeLogLikelihoodLoss has rank {}, the input {}: the target has one axis less",
+                target.len(),
+                input.len()
+            );
+            v.error("input-rank", Anchor::NodeInput(v.n, 1), message);
+            return;
+        }
+        // The input is [N, C, d1, …], the target [N, d1, …].
+        let input_without_classes = std::iter::once(&input[0]).chain(&input[2..]);
+        for (i, (a, b)) in input_without_classes.zip(target).enumerate() {
+            if let (Some(a), Some(b)) = (known_dim(a), known_dim(b))
+                && a != b
+            {
+                let message = format!(
+                    "dimension {i} of NegativeLogLikelihoodLoss's target is {b}, but the input's matching dimension is {a}"
+                );
+                v.error("incompatible-shapes", Anchor::NodeInput(v.n, 1), message);
+                return;
+            }
+        }
+    }
+    v.rank_within(2, dims(2), 1, 1, "the weight");
 }
 
 /// TopK: the axis (default -1) within the input's rank; a constant K is one int64 no larger
