@@ -130,6 +130,31 @@ pub(super) fn node_rule_violations<'t>(
             pads_beside_auto_pad(node, &mut v);
         }
         "BatchNormalization" if since_version >= 14 => batch_normalization(node, &dims, &mut v),
+        "RotaryEmbedding" => {
+            v.rank_within(0, dims(0), 3, 4, "the input");
+            if dims(0).is_some_and(|d| d.len() == 3) && node.attribute("num_heads").is_none() {
+                let message = "RotaryEmbedding of a 3-D input needs num_heads, to split the hidden axis into heads";
+                v.error("missing-required-attribute", Anchor::Node(n), message);
+            }
+        }
+        // Judged once all three are constants, as onnx does.
+        "Range" => {
+            let tensors = [0, 1, 2].map(&constant_tensor);
+            if tensors.iter().all(Option::is_some)
+                && let Some(i) = tensors.iter().flatten().position(|&t| !model.tensors[t].dims.is_empty())
+            {
+                let message = format!("input {i} of Range is not a scalar: start, limit and delta are scalars");
+                v.error("input-rank", Anchor::NodeInput(n, i), message);
+            }
+        }
+        // onnx judges only an axis below -rank (an axis past the rank normalizes nothing).
+        "RMSNormalization" => {
+            if let (Some(d), Some(axis)) = (dims(0), int(node, "axis"))
+                && axis < -(d.len() as i64)
+            {
+                v.axis(node, "axis", -1, d.len(), false);
+            }
+        }
         "LayerNormalization" => {
             if let Some(d) = dims(0) {
                 v.axis(node, "axis", -1, d.len(), false);
