@@ -163,7 +163,7 @@ pub(super) fn node_rule_violations<'t>(
         // The `axes` attribute (an input from version 13 for ReduceSum, 18 for the rest).
         "ReduceMax" | "ReduceMin" | "ReduceMean" | "ReduceSum" | "ReduceProd" | "ReduceL1" | "ReduceL2"
         | "ReduceLogSum" | "ReduceLogSumExp" | "ReduceSumSquare" => {
-            if node.inputs.get(1).is_some_and(|name| !name.is_empty()) && node.attribute("axes").is_some() {
+            if node.has_input(1) && node.attribute("axes").is_some() {
                 let at = v.attribute_anchor(node, "axes");
                 v.error("invalid-attribute-value", at, format!("{op} has axes both as an input and as an attribute"));
             }
@@ -212,9 +212,8 @@ pub(super) fn node_rule_violations<'t>(
         }
         "Slice" if since_version >= 10 => {
             // onnx judges the lists only when every axes or steps input given is a constant.
-            let given = |i: usize| node.inputs.get(i).is_some_and(|name| !name.is_empty());
             let lists = [1, 2, 3, 4].map(&constant_input);
-            if (3..5).all(|i| !given(i) || lists[i - 1].is_some()) {
+            if (3..5).all(|i| !node.has_input(i) || lists[i - 1].is_some()) {
                 slice(lists, dims(0).map(<[_]>::len), &mut v);
             }
         }
@@ -411,17 +410,11 @@ pub(super) fn node_rule_violations<'t>(
             if let (Some(dtype), Some(zero_point)) = (int(node, "output_dtype").filter(|&d| d != 0), zero_point)
                 && dtype != i64::from(zero_point)
             {
-                let name = |code: i64| {
-                    i32::try_from(code)
-                        .ok()
-                        .and_then(crate::ir::DataType::from_code)
-                        .map_or_else(|| code.to_string(), |t| t.name().to_owned())
-                };
                 let at = v.attribute_anchor(node, "output_dtype");
                 let message = format!(
                     "output_dtype is {}, the zero point {}: QuantizeLinear's output has the zero point's type",
-                    name(dtype),
-                    name(i64::from(zero_point))
+                    type_name(dtype),
+                    type_name(i64::from(zero_point))
                 );
                 v.error("invalid-attribute-value", at, message);
             }
@@ -462,6 +455,14 @@ pub(super) fn ml_rule_violations<'t>(
     let Some(op) = node.op_type.as_ref().and_then(|o| o.as_str()) else { return };
     let mut v = Violations { n, op, found };
     ml::node_rule_violations(model, node, op, ml_opset, lookup, &mut v);
+}
+
+/// An element type's name for a message, or its number when it names none.
+fn type_name(code: i64) -> String {
+    i32::try_from(code)
+        .ok()
+        .and_then(crate::ir::DataType::from_code)
+        .map_or_else(|| code.to_string(), |t| t.name().to_owned())
 }
 
 struct Violations<'f, 'o> {
@@ -921,7 +922,7 @@ fn resize_scales_or_sizes(
     v: &mut Violations<'_, '_>,
 ) {
     let Some(rank) = rank else { return };
-    let given = |i: usize| node.inputs.get(i).is_some_and(|name| !name.is_empty()) && constant_count(i) != Some(0);
+    let given = |i: usize| node.has_input(i) && constant_count(i) != Some(0);
     let (scales, sizes) = (given(2), given(3));
     if scales == sizes {
         let message = if scales {
@@ -1175,7 +1176,7 @@ fn split_18(node: &Node, input: Option<&[Dimension]>, split: Option<Vec<i64>>, v
     let Some(d) = input else { return };
     let Some(axis) = normalize_axis(int(node, "axis").unwrap_or(0), d.len()) else { return };
     let Some(size) = known_dim(&d[axis]) else { return };
-    let has_split = node.inputs.get(1).is_some_and(|i| !i.is_empty());
+    let has_split = node.has_input(1);
     let num_outputs = int(node, "num_outputs");
     let outputs = node.outputs.len();
     match (has_split, num_outputs) {
@@ -1362,7 +1363,7 @@ fn split_before_18<'d>(
     let Some(axis) = normalize_axis(int(node, "axis").unwrap_or(0), x.len()) else { return };
     let Some(size) = known_dim(&x[axis]) else { return };
     let outputs = node.outputs.len() as i64;
-    let given_input = since_version >= 13 && node.inputs.get(1).is_some_and(|name| !name.is_empty());
+    let given_input = since_version >= 13 && node.has_input(1);
     let (split, at) = if given_input {
         match constant_input(1) {
             Some(split) => (Some(split), Anchor::NodeInput(v.n, 1)),
@@ -1399,7 +1400,7 @@ fn pad<'d>(
 ) {
     let Some(x) = dims(0) else { return };
     let mut padded = x.len();
-    if since_version >= 18 && node.inputs.get(3).is_some_and(|name| !name.is_empty()) {
+    if since_version >= 18 && node.has_input(3) {
         let Some(axes) = constant_input(3) else { return };
         if !v.axes_once(Anchor::NodeInput(v.n, 3), "axes", &axes, x.len(), true) {
             return;

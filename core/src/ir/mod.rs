@@ -174,6 +174,11 @@ pub fn schema_domain(domain: &str) -> &str {
 }
 
 impl Node {
+    /// Whether input `i` is given: present and not an empty name (an omitted optional input).
+    pub fn has_input(&self, i: usize) -> bool {
+        self.inputs.get(i).is_some_and(|n| !n.is_empty())
+    }
+
     /// The operator domain as ONNX resolves it: unset and `""` both mean the default domain.
     pub fn domain_str(&self) -> &[u8] {
         self.domain.as_ref().map_or(&[], Str::as_bytes)

@@ -113,7 +113,7 @@ impl<'a, 'm> Ctx<'a, 'm> {
     }
 
     pub fn has_input(&self, i: usize) -> bool {
-        self.node.inputs.get(i).is_some_and(|n| !n.is_empty())
+        self.node.has_input(i)
     }
 
     /// The known value of input `i`: computed by data propagation, or a constant's (only

@@ -193,7 +193,7 @@ fn typed_length(model: &Model, attribute: &Attribute) -> Result<Option<(i32, usi
 }
 
 fn type_name(code: i32) -> String {
-    DataType::from_code(code).map_or_else(|| code.to_string(), |t| t.name().to_owned())
+    super::type_name(i64::from(code))
 }
 
 /// LabelEncoder from ai.onnx.ml version 4: one keys attribute, of the input's element type;
