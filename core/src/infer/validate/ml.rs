@@ -290,11 +290,10 @@ fn tree_ensemble(model: &Model, node: &Node, input: Option<i32>, v: &mut Violati
         v.error("missing-required-attribute", Anchor::Node(v.n), "TreeEnsemble needs nodes_splits");
         return;
     };
-    let at = |v: &Violations<'_, '_>, name: &str| v.attribute_anchor(node, name);
     let (split_type, count) = match typed_length(model, splits) {
         Ok(Some(found)) => found,
         Ok(None) | Err(_) => {
-            let at = at(v, "nodes_splits");
+            let at = v.attribute_anchor(node, "nodes_splits");
             v.error("invalid-attribute-value", at, "nodes_splits of TreeEnsemble must be a 1-D tensor");
             return;
         }
