@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use bytes::Bytes;
 use onnx_proto as pb;
 
-use crate::ir::{Model, Tensor, ValueInfo};
+use crate::ir::{DataType, Model, Tensor, ValueInfo};
 use crate::lower;
 
 /// Why a binary model could not be read. Always names the file.
@@ -342,65 +342,192 @@ pub fn decode_tensor(data: Bytes, what: &str) -> Result<Tensor, ReadError> {
 }
 
 /// A value a backend test stores in a `.pb` file besides plain tensors: the elements of a
-/// SequenceProto, or an OptionalProto's content.
+/// SequenceProto, a MapProto's entries, or an OptionalProto's content.
 #[derive(Debug, Clone)]
 pub enum StoredValue {
     Tensor(Box<Tensor>),
     Sequence(Vec<StoredValue>),
+    Map(StoredMap),
     Optional(Option<Box<StoredValue>>),
 }
 
-/// Decodes a standalone SequenceProto into its elements (tensors, sequences, optionals; maps
-/// and sparse tensors are refused).
+/// A MapProto: keys of one integer type or strings, and a value per key.
+#[derive(Debug, Clone)]
+pub struct StoredMap {
+    pub keys: MapKeys,
+    pub values: Vec<StoredValue>,
+}
+
+/// The keys of a map: integers of the element type named, or strings (bytes: ONNX strings
+/// need not be UTF-8).
+#[derive(Debug, Clone, PartialEq)]
+pub enum MapKeys {
+    Ints(DataType, Vec<i64>),
+    Strings(Vec<Bytes>),
+}
+
+impl MapKeys {
+    pub fn len(&self) -> usize {
+        match self {
+            MapKeys::Ints(_, keys) => keys.len(),
+            MapKeys::Strings(keys) => keys.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Decodes a standalone SequenceProto into its elements (tensors, sequences, maps,
+/// optionals; sparse tensors are refused).
 pub fn decode_sequence(data: Bytes, what: &str) -> Result<Vec<StoredValue>, ReadError> {
     let proto: pb::SequenceProto =
         pb::decode(data).map_err(|source| ReadError::Decode { path: what.to_owned(), source })?;
-    sequence_of(proto).ok_or_else(|| unsupported(what))
+    sequence_of(proto).map_err(|why| unsupported(what, why))
 }
 
 /// Decodes a standalone OptionalProto into its content, if it holds one.
 pub fn decode_optional(data: Bytes, what: &str) -> Result<Option<StoredValue>, ReadError> {
     let proto: pb::OptionalProto =
         pb::decode(data).map_err(|source| ReadError::Decode { path: what.to_owned(), source })?;
-    optional_of(proto).ok_or_else(|| unsupported(what))
+    optional_of(proto).map_err(|why| unsupported(what, why))
 }
 
-fn unsupported(what: &str) -> ReadError {
-    ReadError::Io {
-        path: what.to_owned(),
-        source: std::io::Error::other("maps and sparse tensors in stored values are not read yet"),
-    }
+/// Decodes a standalone MapProto.
+pub fn decode_map(data: Bytes, what: &str) -> Result<StoredMap, ReadError> {
+    let proto: pb::MapProto = pb::decode(data).map_err(|source| ReadError::Decode { path: what.to_owned(), source })?;
+    map_of(proto).map_err(|why| unsupported(what, why))
 }
 
-fn sequence_of(proto: pb::SequenceProto) -> Option<Vec<StoredValue>> {
-    if !proto.map_values.is_empty() || !proto.sparse_tensor_values.is_empty() {
-        return None;
+fn unsupported(what: &str, why: String) -> ReadError {
+    ReadError::Io { path: what.to_owned(), source: std::io::Error::other(why) }
+}
+
+fn sequence_of(proto: pb::SequenceProto) -> Result<Vec<StoredValue>, String> {
+    if !proto.sparse_tensor_values.is_empty() {
+        return Err("sparse tensors in stored values are not read yet".into());
     }
     let mut out: Vec<StoredValue> =
         proto.tensor_values.into_iter().map(|t| StoredValue::Tensor(Box::new(lower::from_proto::tensor(t)))).collect();
     for s in proto.sequence_values {
         out.push(StoredValue::Sequence(sequence_of(s)?));
     }
+    for m in proto.map_values {
+        out.push(StoredValue::Map(map_of(m)?));
+    }
     for o in proto.optional_values {
         out.push(StoredValue::Optional(optional_of(o)?.map(Box::new)));
     }
-    Some(out)
+    Ok(out)
 }
 
-fn optional_of(proto: pb::OptionalProto) -> Option<Option<StoredValue>> {
-    if proto.map_value.is_some() || proto.sparse_tensor_value.is_some() {
-        return None;
+fn map_of(proto: pb::MapProto) -> Result<StoredMap, String> {
+    let code = proto.key_type.unwrap_or(0);
+    let Some(key_type) = DataType::from_code(code) else {
+        return Err(format!("a map's key type {code} is not an element type"));
+    };
+    let keys = match key_type {
+        DataType::String => MapKeys::Strings(proto.string_keys),
+        DataType::Int8
+        | DataType::Int16
+        | DataType::Int32
+        | DataType::Int64
+        | DataType::Uint8
+        | DataType::Uint16
+        | DataType::Uint32
+        | DataType::Uint64 => MapKeys::Ints(key_type, proto.keys),
+        other => return Err(format!("a map's keys are {}, not an integer type or string", other.name())),
+    };
+    let values = proto.values.map(sequence_of).transpose()?.unwrap_or_default();
+    if values.len() != keys.len() {
+        return Err(format!("a map has {} keys and {} values", keys.len(), values.len()));
+    }
+    Ok(StoredMap { keys, values })
+}
+
+fn optional_of(proto: pb::OptionalProto) -> Result<Option<StoredValue>, String> {
+    if proto.sparse_tensor_value.is_some() {
+        return Err("sparse tensors in stored values are not read yet".into());
     }
     if let Some(t) = proto.tensor_value {
-        return Some(Some(StoredValue::Tensor(Box::new(lower::from_proto::tensor(t)))));
+        return Ok(Some(StoredValue::Tensor(Box::new(lower::from_proto::tensor(t)))));
     }
     if let Some(s) = proto.sequence_value {
-        return Some(Some(StoredValue::Sequence(sequence_of(s)?)));
+        return Ok(Some(StoredValue::Sequence(sequence_of(s)?)));
+    }
+    if let Some(m) = proto.map_value {
+        return Ok(Some(StoredValue::Map(map_of(m)?)));
     }
     if let Some(o) = proto.optional_value {
-        return Some(Some(StoredValue::Optional(optional_of(*o)?.map(Box::new))));
+        return Ok(Some(StoredValue::Optional(optional_of(*o)?.map(Box::new))));
     }
-    Some(None)
+    Ok(None)
+}
+
+/// A stored value as the message onnx's backend tests write for it: a TensorProto, a
+/// SequenceProto, a MapProto or an OptionalProto, named `name`.
+pub fn encode_stored(value: &StoredValue, name: Option<&str>) -> Vec<u8> {
+    let name = name.map(|n| Bytes::copy_from_slice(n.as_bytes()));
+    match value {
+        StoredValue::Tensor(t) => {
+            let mut proto = lower::to_proto::tensor(t);
+            proto.name = name;
+            pb::encode(&proto)
+        }
+        StoredValue::Sequence(items) => pb::encode(&pb::SequenceProto { name, ..sequence_proto(items) }),
+        StoredValue::Map(map) => pb::encode(&pb::MapProto { name, ..map_proto(map) }),
+        StoredValue::Optional(content) => pb::encode(&pb::OptionalProto { name, ..optional_proto(content.as_deref()) }),
+    }
+}
+
+/// The codes of SequenceProto's and OptionalProto's `elem_type`.
+fn element_kind(value: &StoredValue) -> i32 {
+    match value {
+        StoredValue::Tensor(_) => 1,
+        StoredValue::Sequence(_) => 3,
+        StoredValue::Map(_) => 4,
+        StoredValue::Optional(_) => 5,
+    }
+}
+
+fn sequence_proto(items: &[StoredValue]) -> pb::SequenceProto {
+    let mut proto = pb::SequenceProto { elem_type: Some(items.first().map_or(1, element_kind)), ..Default::default() };
+    for item in items {
+        match item {
+            StoredValue::Tensor(t) => proto.tensor_values.push(lower::to_proto::tensor(t)),
+            StoredValue::Sequence(s) => proto.sequence_values.push(sequence_proto(s)),
+            StoredValue::Map(m) => proto.map_values.push(map_proto(m)),
+            StoredValue::Optional(o) => proto.optional_values.push(optional_proto(o.as_deref())),
+        }
+    }
+    proto
+}
+
+fn map_proto(map: &StoredMap) -> pb::MapProto {
+    let (key_type, keys, string_keys) = match &map.keys {
+        MapKeys::Ints(dt, keys) => (*dt, keys.clone(), Vec::new()),
+        MapKeys::Strings(keys) => (DataType::String, Vec::new(), keys.clone()),
+    };
+    pb::MapProto {
+        name: None,
+        key_type: Some(key_type as i32),
+        keys,
+        string_keys,
+        values: Some(sequence_proto(&map.values)),
+    }
+}
+
+fn optional_proto(content: Option<&StoredValue>) -> pb::OptionalProto {
+    let mut proto = pb::OptionalProto { elem_type: Some(content.map_or(0, element_kind)), ..Default::default() };
+    match content {
+        None => {}
+        Some(StoredValue::Tensor(t)) => proto.tensor_value = Some(lower::to_proto::tensor(t)),
+        Some(StoredValue::Sequence(s)) => proto.sequence_value = Some(sequence_proto(s)),
+        Some(StoredValue::Map(m)) => proto.map_value = Some(map_proto(m)),
+        Some(StoredValue::Optional(o)) => proto.optional_value = Some(Box::new(optional_proto(o.as_deref()))),
+    }
+    proto
 }
 
 pub fn encode_tensor(tensor: &Tensor) -> Vec<u8> {

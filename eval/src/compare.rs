@@ -2,7 +2,7 @@
 //! `atol + rtol·|expected|` (NaN equal to NaN), everything else exactly. Used by `onnx run
 //! --compare` and by the node tests.
 
-use crate::value::{Tensor, Value};
+use crate::value::{Map, Tensor, Value};
 
 /// onnx's backend-test tolerances.
 pub const RTOL: f64 = 1e-3;
@@ -21,6 +21,20 @@ pub fn value_difference(got: &Value, want: &Value, rtol: f64, atol: f64) -> Opti
                 difference(&Value::Tensor(a.clone()), b, rtol, atol).map(|e| format!("element {i}: {e}"))
             })
         }
+        (Value::Map(g), Value::Map(w)) => map_difference(g, w, rtol, atol),
+        (Value::Maps(g), Value::Maps(w)) => {
+            if g.len() != w.len() {
+                return Some(format!("{} maps instead of {}", g.len(), w.len()));
+            }
+            g.iter()
+                .zip(w)
+                .enumerate()
+                .find_map(|(i, (a, b))| map_difference(a, b, rtol, atol).map(|e| format!("map {i}: {e}")))
+        }
+        // An empty sequence reads back without its element type.
+        (Value::Maps(g), Value::Sequence(w)) if w.is_empty() => {
+            (!g.is_empty()).then(|| format!("{} maps instead of none", g.len()))
+        }
         (Value::Optional(g), Value::Optional(w)) => match (g, w) {
             (None, None) => None,
             (Some(a), Some(b)) => value_difference(a, b, rtol, atol),
@@ -30,6 +44,27 @@ pub fn value_difference(got: &Value, want: &Value, rtol: f64, atol: f64) -> Opti
         (Value::Optional(Some(a)), w) => value_difference(a, w, rtol, atol),
         _ => Some(format!("{} instead of {}", got.describe(), want.describe())),
     }
+}
+
+/// How two maps differ: the same keys (in any order: runtimes keep maps sorted or not),
+/// and each key's value within tolerance.
+fn map_difference(got: &Map, want: &Map, rtol: f64, atol: f64) -> Option<String> {
+    let by_key = |m: &Map| -> Vec<usize> {
+        let mut order: Vec<usize> = (0..m.len()).collect();
+        match (&*m.keys.data, m.keys.to_i64s()) {
+            (crate::value::Data::Str(keys), _) => order.sort_by(|&a, &b| keys[a].cmp(&keys[b])),
+            (_, Ok(keys)) => order.sort_by_key(|&i| keys[i]),
+            _ => {}
+        }
+        order
+    };
+    let (g, w) = (by_key(got), by_key(want));
+    let keys_of = |m: &Map, order: &[usize]| m.keys.data.pick(order.iter().copied());
+    if got.keys.data_type() != want.keys.data_type() || keys_of(got, &g) != keys_of(want, &w) {
+        return Some(format!("keys differ: {} instead of {}", got.describe(), want.describe()));
+    }
+    let values = |m: &Map, order: &[usize]| Tensor::new(vec![order.len()], m.values.data.pick(order.iter().copied()));
+    difference(&Value::Tensor(values(got, &g)), &values(want, &w), rtol, atol)
 }
 
 /// How `got` differs from `want`; `None` when it does not.

@@ -3,10 +3,12 @@
 
 use std::path::Path;
 
-use onnx_core::binary::{StoredValue, decode_optional, decode_sequence, decode_tensor, read_bytes};
+use onnx_core::binary::{
+    MapKeys, StoredMap, StoredValue, decode_map, decode_optional, decode_sequence, decode_tensor, read_bytes,
+};
 use onnx_core::ir::{Type, TypeValue};
 
-use crate::value::{Tensor, Value};
+use crate::value::{Data, Map, Tensor, Value};
 
 /// `DIR/PREFIX_K.pb` in numeric order of K (`input_0.pb`, `input_1.pb`, … `input_10.pb`).
 pub fn numbered(dir: &Path, prefix: &str) -> std::io::Result<Vec<std::path::PathBuf>> {
@@ -36,6 +38,10 @@ pub fn read_value(path: &Path, declared: Option<&Type>) -> Result<(String, Value
         Some(TypeValue::Sequence(_)) => {
             let items = decode_sequence(bytes, &file).map_err(|e| fail(&e))?;
             Ok((String::new(), from_stored(StoredValue::Sequence(items)).map_err(|e| fail(&e))?))
+        }
+        Some(TypeValue::Map { .. }) => {
+            let map = decode_map(bytes, &file).map_err(|e| fail(&e))?;
+            Ok((String::new(), from_stored(StoredValue::Map(map)).map_err(|e| fail(&e))?))
         }
         Some(TypeValue::Optional(_)) => {
             let content = decode_optional(bytes, &file).map_err(|e| fail(&e))?;
@@ -80,10 +86,20 @@ pub fn read_inputs(
     Ok(values)
 }
 
-/// A stored value as a run-time value (sequences of tensors only).
+/// A stored value as a run-time value (sequences of tensors or of maps; maps of scalar
+/// values).
 pub fn from_stored(v: StoredValue) -> Result<Value, String> {
     Ok(match v {
         StoredValue::Tensor(t) => Value::Tensor(Tensor::from_ir(&t)?),
+        StoredValue::Sequence(items) if items.iter().any(|i| matches!(i, StoredValue::Map(_))) => Value::Maps(
+            items
+                .into_iter()
+                .map(|item| match item {
+                    StoredValue::Map(m) => map_from_stored(m),
+                    _ => Err("a sequence mixes maps with other values".into()),
+                })
+                .collect::<Result<_, _>>()?,
+        ),
         StoredValue::Sequence(items) => Value::Sequence(
             items
                 .into_iter()
@@ -93,6 +109,62 @@ pub fn from_stored(v: StoredValue) -> Result<Value, String> {
                 })
                 .collect::<Result<_, _>>()?,
         ),
+        StoredValue::Map(m) => Value::Map(map_from_stored(m)?),
         StoredValue::Optional(content) => Value::Optional(content.map(|c| from_stored(*c).map(Box::new)).transpose()?),
     })
+}
+
+/// A stored map whose values are each one element (what the ai.onnx.ml operators take).
+fn map_from_stored(map: StoredMap) -> Result<Map, String> {
+    let keys = match map.keys {
+        MapKeys::Strings(keys) => Data::Str(keys.iter().map(|k| k.to_vec()).collect()),
+        MapKeys::Ints(dt, keys) => {
+            let t = Tensor::new(vec![keys.len()], Data::I64(keys));
+            (*crate::kernels::elementwise::cast_to(&t, dt)?.data).clone()
+        }
+    };
+    let mut values: Option<Data> = None;
+    for (i, v) in map.values.into_iter().enumerate() {
+        let StoredValue::Tensor(t) = v else { return Err(format!("map value {i} is not a tensor")) };
+        let t = Tensor::from_ir(&t)?;
+        if t.len() != 1 {
+            return Err(format!("map value {i} holds {} elements; only one-element values are supported", t.len()));
+        }
+        match &mut values {
+            None => values = Some((*t.data).clone()),
+            Some(all) => all.extend_from(&t.data).map_err(|e| format!("map value {i}: {e}"))?,
+        }
+    }
+    Ok(Map::new(keys, values.unwrap_or(Data::F32(Vec::new()))))
+}
+
+/// A run-time value as the message onnx's backend tests store it in.
+pub fn to_stored(value: &Value, name: &str) -> StoredValue {
+    let tensor = |t: &Tensor| StoredValue::Tensor(Box::new(t.to_ir(Some(name))));
+    match value {
+        Value::Tensor(t) => tensor(t),
+        Value::Sequence(items) => StoredValue::Sequence(items.iter().map(tensor).collect()),
+        Value::Map(m) => StoredValue::Map(map_to_stored(m)),
+        Value::Maps(maps) => StoredValue::Sequence(maps.iter().map(|m| StoredValue::Map(map_to_stored(m))).collect()),
+        Value::Optional(content) => StoredValue::Optional(content.as_deref().map(|c| Box::new(to_stored(c, name)))),
+    }
+}
+
+fn map_to_stored(map: &Map) -> StoredMap {
+    let keys = match &*map.keys.data {
+        Data::Str(keys) => MapKeys::Strings(keys.iter().map(|k| bytes::Bytes::copy_from_slice(k)).collect()),
+        _ => MapKeys::Ints(map.keys.data_type(), map.keys.to_i64s().unwrap_or_default()),
+    };
+    let values = (0..map.values.len())
+        .map(|i| {
+            let one = Tensor::scalar(map.values.data.pick(std::iter::once(i)));
+            StoredValue::Tensor(Box::new(one.to_ir(None)))
+        })
+        .collect();
+    StoredMap { keys, values }
+}
+
+/// The bytes of a `.pb` file holding `value`, named `name`.
+pub fn encode(value: &Value, name: &str) -> Vec<u8> {
+    onnx_core::binary::encode_stored(&to_stored(value, name), Some(name))
 }

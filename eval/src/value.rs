@@ -411,24 +411,63 @@ fn from_typed(dt: DataType, t: &IrTensor, count: usize) -> Result<Data, String> 
 pub enum Value {
     Tensor(Tensor),
     Sequence(Vec<Tensor>),
+    /// A map (the ai.onnx.ml operators': DictVectorizer's and CastMap's inputs).
+    Map(Map),
+    /// A sequence of maps (ZipMap's output: one map per row). Kept apart from `Sequence`,
+    /// whose operators take tensors only.
+    Maps(Vec<Map>),
     /// An optional: `None` holds no value.
     Optional(Option<Box<Value>>),
+}
+
+/// A map of ONNX's `map(K, V)` type as the ai.onnx.ml operators use it: integer or string
+/// keys, and one scalar value per key, in the order they were made.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Map {
+    /// 1-D: int64 (or another integer type) or string.
+    pub keys: Tensor,
+    /// 1-D, one value per key.
+    pub values: Tensor,
+}
+
+impl Map {
+    pub fn new(keys: Data, values: Data) -> Map {
+        let (k, v) = (keys.len(), values.len());
+        Map { keys: Tensor::new(vec![k], keys), values: Tensor::new(vec![v], values) }
+    }
+
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// `map(int64,float)`, with its size.
+    pub fn describe(&self) -> String {
+        format!("map({},{}; {} entries)", self.keys.data_type().name(), self.values.data_type().name(), self.len())
+    }
 }
 
 impl Value {
     pub fn tensor(&self) -> Result<&Tensor, String> {
         match self {
             Value::Tensor(t) => Ok(t),
-            Value::Sequence(_) => Err("expected a tensor, got a sequence".into()),
+            Value::Sequence(_) | Value::Maps(_) => Err("expected a tensor, got a sequence".into()),
+            Value::Map(_) => Err("expected a tensor, got a map".into()),
             Value::Optional(_) => Err("expected a tensor, got an optional".into()),
         }
     }
 
     /// The bytes its elements take in memory (strings by their length), for memory bounds.
     pub fn byte_size(&self) -> usize {
+        let map_size = |m: &Map| m.keys.data.byte_size() + m.values.data.byte_size();
         match self {
             Value::Tensor(t) => t.data.byte_size(),
             Value::Sequence(items) => items.iter().map(|t| t.data.byte_size()).sum(),
+            Value::Map(m) => map_size(m),
+            Value::Maps(maps) => maps.iter().map(map_size).sum(),
             Value::Optional(None) => 0,
             Value::Optional(Some(v)) => v.byte_size(),
         }
@@ -442,6 +481,16 @@ impl Value {
                 format!("{}[{}]", t.data_type().name(), dims.join(","))
             }
             Value::Sequence(items) => format!("sequence({} tensors)", items.len()),
+            Value::Map(m) => m.describe(),
+            Value::Maps(maps) => match maps.first() {
+                Some(m) => format!(
+                    "sequence({} maps of {},{})",
+                    maps.len(),
+                    m.keys.data_type().name(),
+                    m.values.data_type().name()
+                ),
+                None => "sequence(0 maps)".into(),
+            },
             Value::Optional(None) => "optional(none)".into(),
             Value::Optional(Some(v)) => format!("optional({})", v.describe()),
         }

@@ -4,7 +4,6 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use onnx_core::binary::encode_tensor;
 use onnx_eval::{Plan, RunOptions, RunResult, Tensor, Value};
 
 use crate::failure::Failure;
@@ -192,12 +191,7 @@ fn write_values(dir: &Path, result: &RunResult, all: bool) -> Result<(), Failure
         write(&dir.join("values.tsv"), index.as_bytes())?;
     }
     for (file, name, value) in files {
-        let Value::Tensor(t) = value else {
-            return Err(Failure::Invalid(format!("value '{name}' is not a tensor; only tensors are written yet")));
-        };
-        let bytes = encode_tensor(&t.to_ir(Some(name)));
-        let path = dir.join(&file);
-        write(&path, &bytes)?;
+        write(&dir.join(&file), &onnx_eval::stored::encode(value, name))?;
     }
     Ok(())
 }
@@ -261,6 +255,10 @@ fn report(args: &Args, plan: &Plan<'_>, result: &RunResult, times: &[Duration], 
                         serde_json::json!({ "kind": "tensor", "elem_type": elem_type, "shape": t.shape, "text": text })
                     }
                     Value::Sequence(items) => serde_json::json!({ "kind": "sequence", "length": items.len() }),
+                    Value::Maps(maps) => {
+                        serde_json::json!({ "kind": "sequence", "length": maps.len(), "text": v.describe() })
+                    }
+                    Value::Map(m) => serde_json::json!({ "kind": "map", "length": m.len(), "text": v.describe() }),
                     Value::Optional(inner) => {
                         serde_json::json!({ "kind": "optional", "present": inner.is_some(), "text": v.describe() })
                     }

@@ -1,5 +1,13 @@
-//! The ai.onnx.ml operators the backend tests exercise: LabelEncoder, Binarizer,
-//! ArrayFeatureExtractor, TreeEnsemble.
+//! The ai.onnx.ml operators: here LabelEncoder, Binarizer, ArrayFeatureExtractor and
+//! TreeEnsemble (the ones onnx's backend tests exercise); the classifiers' and regressors'
+//! shared scoring in `scores`, linear models and SVMs in `linear`, the older tree ensembles
+//! in `trees`, feature preparation in `features`, and the operators of maps in `maps`.
+
+mod features;
+mod linear;
+mod maps;
+mod scores;
+mod trees;
 
 use std::collections::HashMap;
 
@@ -15,6 +23,21 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         "Binarizer" => binarizer,
         "ArrayFeatureExtractor" => array_feature_extractor,
         "TreeEnsemble" => tree_ensemble,
+        "TreeEnsembleClassifier" => trees::tree_ensemble_classifier,
+        "TreeEnsembleRegressor" => trees::tree_ensemble_regressor,
+        "LinearClassifier" => linear::linear_classifier,
+        "LinearRegressor" => linear::linear_regressor,
+        "SVMClassifier" => linear::svm_classifier,
+        "SVMRegressor" => linear::svm_regressor,
+        "Normalizer" => features::normalizer,
+        "Scaler" => features::scaler,
+        "Imputer" => features::imputer,
+        "OneHotEncoder" => features::one_hot_encoder,
+        "CategoryMapper" => features::category_mapper,
+        "FeatureVectorizer" => features::feature_vectorizer,
+        "ZipMap" => maps::zip_map,
+        "DictVectorizer" => maps::dict_vectorizer,
+        "CastMap" => maps::cast_map,
         _ => return None,
     };
     Some(k)

@@ -111,6 +111,21 @@ impl Ctx<'_> {
         }
     }
 
+    pub fn floats(&self, name: &str) -> Option<&[f32]> {
+        match self.node.attribute(name)?.value()? {
+            AttributeValue::Floats(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// A list of strings as bytes (ONNX strings need not be UTF-8).
+    pub fn strings(&self, name: &str) -> Option<Vec<Vec<u8>>> {
+        match self.node.attribute(name)?.value()? {
+            AttributeValue::Strings(v) => Some(v.iter().map(|s| s.as_bytes().to_vec()).collect()),
+            _ => None,
+        }
+    }
+
     pub fn string(&self, name: &str) -> Option<&str> {
         self.node.attribute(name)?.s.as_ref()?.as_str()
     }
