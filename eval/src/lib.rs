@@ -37,7 +37,7 @@ pub mod value;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
 
-pub use plan::{Plan, PlanError, Unsupported};
+pub use plan::{Plan, PlanError, PlanOptions, Unsupported};
 pub use run::{Captured, EvalError, RunResult};
 pub use value::{Data, Tensor, Value};
 

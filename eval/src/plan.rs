@@ -25,6 +25,25 @@ pub enum Step {
     /// A call of a model-local function: the runner runs its body, in the function's own
     /// value space, with the body's attribute references bound to the call.
     Call(FunctionId),
+    /// An operator run through its schema's function body (index into [`Plan::bodies`]):
+    /// one without a kernel, or any that has a body when [`PlanOptions`] asks for it.
+    Body(usize),
+}
+
+/// How a plan is made.
+#[derive(Clone, Debug, Default)]
+pub struct PlanOptions {
+    /// Run every operator whose schema has a function body through that body, even when it
+    /// has a kernel: a check of the kernels against onnx's own definitions.
+    pub expand_function_bodies: bool,
+}
+
+/// An operator's schema function body, planned: `plan` runs the body's function (its
+/// `main` names no graph: a body plan is entered through [`BodyPlan::body`]'s function).
+#[derive(Debug)]
+pub struct BodyPlan {
+    pub body: onnx_core::infer::SchemaBody,
+    pub plan: Plan<'static>,
 }
 
 /// What cannot be run, found before running.
@@ -79,15 +98,20 @@ pub struct Plan<'m> {
     pub opset: i64,
     /// The values of the `Constant` nodes (see [`Step::Constant`]).
     pub constant_nodes: Vec<Vec<Value>>,
+    /// The schema function bodies operators run through (see [`Step::Body`]).
+    pub bodies: Vec<BodyPlan>,
 }
 
 impl<'m> Plan<'m> {
     pub fn new(model: &'m Model) -> Result<Plan<'m>, PlanError> {
+        Plan::with_options(model, &PlanOptions::default())
+    }
+
+    pub fn with_options(model: &'m Model, options: &PlanOptions) -> Result<Plan<'m>, PlanError> {
         let main = model.graph.ok_or(PlanError::NoGraph)?;
         let numbers = resolve_without_tables(model).numbers;
         let opset = model.opset_version("").unwrap_or(1);
-        let mut planner =
-            Planner { model, opset, steps: HashMap::new(), constant_nodes: Vec::new(), missing: Vec::new() };
+        let mut planner = Planner::new(model, opset, options, Vec::new());
         let mut called = Vec::new();
         for (g, graph) in model.graphs.iter() {
             if !numbers.graph_in_graph_space(g) {
@@ -97,22 +121,8 @@ impl<'m> Plan<'m> {
                 called.extend(planner.plan(n));
             }
         }
-        // The bodies of the functions called, and of those they call, with their subgraphs.
-        let mut planned: HashSet<FunctionId> = HashSet::new();
-        while let Some(f) = called.pop() {
-            if !planned.insert(f) {
-                continue;
-            }
-            // In body order (unsupported nodes are listed in model order), subgraphs after.
-            let mut nodes = model.function_store[f].nodes.clone();
-            let mut next = 0;
-            while let Some(&n) = nodes.get(next) {
-                next += 1;
-                called.extend(planner.plan(n));
-                nodes.extend(subgraph_nodes(model, &model.nodes[n]));
-            }
-        }
-        let Planner { steps, constant_nodes, missing, .. } = planner;
+        planner.plan_functions(called);
+        let Planner { steps, constant_nodes, missing, bodies, .. } = planner;
         if !missing.is_empty() {
             return Err(PlanError::Unsupported(missing));
         }
@@ -130,7 +140,8 @@ impl<'m> Plan<'m> {
                 constants.push((value, Value::Tensor(converted)));
             }
         }
-        let mut plan = Plan { model, main, numbers, steps, constants, last_uses: Vec::new(), opset, constant_nodes };
+        let mut plan =
+            Plan { model, main, numbers, steps, constants, last_uses: Vec::new(), opset, constant_nodes, bodies };
         plan.fold_constants();
         plan.last_uses = last_uses(model, &plan.numbers, main);
         Ok(plan)
@@ -213,17 +224,70 @@ impl Plan<'_> {
 struct Planner<'m> {
     model: &'m Model,
     opset: i64,
+    options: &'m PlanOptions,
     steps: HashMap<NodeId, Step>,
     constant_nodes: Vec<Vec<Value>>,
     missing: Vec<Unsupported>,
+    bodies: Vec<BodyPlan>,
+    /// Each body planned, by (domain, operator, body version): nodes of one operator share it.
+    body_index: HashMap<(String, String, i64), usize>,
+    /// The operators whose bodies are being planned around this one: a body that needs
+    /// itself is not expanded again.
+    expanding: Vec<(String, String)>,
 }
 
-impl Planner<'_> {
+impl<'m> Planner<'m> {
+    fn new(model: &'m Model, opset: i64, options: &'m PlanOptions, expanding: Vec<(String, String)>) -> Planner<'m> {
+        Planner {
+            model,
+            opset,
+            options,
+            steps: HashMap::new(),
+            constant_nodes: Vec::new(),
+            missing: Vec::new(),
+            bodies: Vec::new(),
+            body_index: HashMap::new(),
+            expanding,
+        }
+    }
+
+    /// Plans the bodies of the functions called, and of those they call, with their
+    /// subgraphs.
+    fn plan_functions(&mut self, mut called: Vec<FunctionId>) {
+        let model = self.model;
+        let mut planned: HashSet<FunctionId> = HashSet::new();
+        while let Some(f) = called.pop() {
+            if !planned.insert(f) {
+                continue;
+            }
+            // In body order (unsupported nodes are listed in model order), subgraphs after.
+            let mut nodes = model.function_store[f].nodes.clone();
+            let mut next = 0;
+            while let Some(&n) = nodes.get(next) {
+                next += 1;
+                called.extend(self.plan(n));
+                nodes.extend(subgraph_nodes(model, &model.nodes[n]));
+            }
+        }
+    }
+
     /// Plans node `n`; returns the function it calls, if it calls one.
     fn plan(&mut self, n: NodeId) -> Option<FunctionId> {
         let (model, opset) = (self.model, self.opset);
         let node = &model.nodes[n];
-        match step_of(model, node) {
+        let step = match step_of(model, node) {
+            Ok(Step::Kernel(_)) if self.options.expand_function_bodies => match self.body_step(node) {
+                Ok(Some(step)) => Ok(step),
+                _ => step_of(model, node),
+            },
+            Err(why) => match self.body_step(node) {
+                Ok(Some(step)) => Ok(step),
+                Ok(None) => Err(why),
+                Err(body_why) => Err(body_why),
+            },
+            found => found,
+        };
+        match step {
             // A `Constant` whose value is an attribute reference (in a function body) is
             // made at each call, from the call's attribute.
             Ok(Step::Kernel(kernel))
@@ -261,6 +325,80 @@ impl Planner<'_> {
             }
         }
     }
+
+    /// The step that runs `node` through its schema's function body: `None` when its
+    /// schema has no body for the imported version (or the body would expand itself), an
+    /// error naming what the body needs when the body cannot run either.
+    fn body_step(&mut self, node: &Node) -> Result<Option<Step>, Unsupported> {
+        let Some(domain) = node.schema_domain() else { return Ok(None) };
+        let op = node.op_type.as_ref().and_then(Str::as_str).unwrap_or("");
+        let version = self.model.opset_version(domain).unwrap_or(1);
+        let Some(schema) = onnx_core::schema::registry().lookup(domain, op, version) else { return Ok(None) };
+        let Some(&(body_version, _)) = schema.function_bodies.iter().rev().find(|(v, _)| *v <= version) else {
+            return Ok(None);
+        };
+        let key = (domain.to_owned(), op.to_owned(), body_version);
+        if let Some(&i) = self.body_index.get(&key) {
+            return Ok(Some(Step::Body(i)));
+        }
+        if self.expanding.contains(&(key.0.clone(), key.1.clone())) {
+            return Ok(None);
+        }
+        let Some(body) = onnx_core::infer::schema_function_body(schema, version) else { return Ok(None) };
+        let mut expanding = self.expanding.clone();
+        expanding.push((key.0.clone(), key.1.clone()));
+        let plan = plan_body(&body, self.options, expanding).map_err(|missing| {
+            let needs: Vec<String> = missing.iter().map(|u| u.op.clone()).collect();
+            let shown = if domain.is_empty() { op.to_owned() } else { format!("{domain}::{op}") };
+            Unsupported {
+                op: shown,
+                reason: format!("no kernel yet, and its function body needs {}", needs.join(", ")),
+                nodes: Vec::new(),
+            }
+        })?;
+        self.bodies.push(BodyPlan { body, plan });
+        self.body_index.insert(key, self.bodies.len() - 1);
+        Ok(Some(Step::Body(self.bodies.len() - 1)))
+    }
+}
+
+/// A plan of a schema function body: every node of its function (and of what it calls),
+/// or what cannot run there.
+fn plan_body(
+    body: &onnx_core::infer::SchemaBody,
+    options: &PlanOptions,
+    expanding: Vec<(String, String)>,
+) -> Result<Plan<'static>, Vec<Unsupported>> {
+    let model: &'static Model = body.model;
+    let function = &model.function_store[body.function];
+    // The body's own import of the default domain, which its nodes are written against.
+    let opset = function
+        .opset_import
+        .iter()
+        .find(|o| o.domain.as_ref().is_none_or(|d| d.is_empty()))
+        .and_then(|o| o.version)
+        .or_else(|| model.opset_version(""))
+        .unwrap_or(1);
+    // The options live as long as this call; a body plan keeps none of them.
+    let owned = options.clone();
+    let mut planner = Planner::new(model, opset, &owned, expanding);
+    planner.plan_functions(vec![body.function]);
+    let Planner { steps, constant_nodes, missing, bodies, .. } = planner;
+    if !missing.is_empty() {
+        return Err(missing);
+    }
+    Ok(Plan {
+        model,
+        // Never read: a body plan is entered through its function, not a graph.
+        main: GraphId::from_raw(la_arena::RawIdx::from(0u32)),
+        numbers: resolve_without_tables(model).numbers,
+        steps,
+        constants: Vec::new(),
+        last_uses: Vec::new(),
+        opset,
+        constant_nodes,
+        bodies,
+    })
 }
 
 /// The nodes of the subgraphs `node` holds (If branches, Loop bodies).

@@ -9,7 +9,7 @@ use onnx_core::ir::{AttributeValue, FunctionId, GraphId, Node, NodeId, Str};
 use onnx_core::resolve::{NO_VALUE, ValueId};
 
 use crate::kernels::Ctx;
-use crate::plan::{Plan, Step};
+use crate::plan::{BodyPlan, Plan, Step};
 use crate::value::{Data, Tensor, Value};
 use crate::{Limits, RunOptions};
 
@@ -221,11 +221,66 @@ impl Runner<'_, '_> {
                 ControlError::Message(m) => fail(m),
                 ControlError::Eval(e) => e,
             })?,
+            Step::Body(i) => self.schema_call(n, node, &plan.bodies[i], depth).map_err(fail)?,
         };
         for (value, v) in plan.numbers.node_outputs(n, node).iter().zip(outputs) {
             self.set(value, v);
         }
         Ok(())
+    }
+
+    /// The values node `n` (as `caller`) passes: `None` for an omitted input.
+    fn arguments(&self, n: NodeId, caller: &Node) -> Vec<Option<Value>> {
+        let places = self.plan.numbers.node_inputs(n, caller);
+        (0..caller.inputs.len())
+            .map(|i| if caller.inputs[i].is_empty() { None } else { places.get(i).and_then(|v| self.get(v)).cloned() })
+            .collect()
+    }
+
+    /// The values of function `f`'s outputs once its body has run.
+    fn function_results(&self, f: FunctionId) -> Result<Vec<Value>, String> {
+        let function = &self.plan.model.function_store[f];
+        let outputs = self.plan.numbers.function_outputs(f, function);
+        outputs
+            .iter()
+            .zip(&function.outputs)
+            .map(|(v, name)| {
+                self.get(v)
+                    .cloned()
+                    .ok_or_else(|| format!("function output '{name}' has no value: no body node produced it"))
+            })
+            .collect()
+    }
+
+    /// Runs node `n` (`caller`) through its schema's function body, planned in `body`: the
+    /// body's nodes in a value space of their own, attribute references bound to the call.
+    fn schema_call(&mut self, n: NodeId, caller: &Node, body: &BodyPlan, depth: usize) -> Result<Vec<Value>, String> {
+        if depth >= self.limits().max_depth {
+            return Err(format!("function bodies nest deeper than {}", self.limits().max_depth));
+        }
+        let arguments = self.arguments(n, caller);
+        let (plan, f) = (&body.plan, body.body.function);
+        let function = &plan.model.function_store[f];
+        let mut inner = Runner {
+            plan,
+            options: self.options,
+            slots: vec![None; plan.numbers.function_value_count(f)],
+            nested: std::collections::HashMap::new(),
+        };
+        for (formal, argument) in plan.numbers.function_inputs(f, function).iter().zip(arguments) {
+            if let Some(argument) = argument {
+                inner.set(formal, argument);
+            }
+        }
+        for &m in &function.nodes {
+            let node = &plan.model.nodes[m];
+            match body.body.bound(node, caller) {
+                Some(bound) => inner.node_as(m, &bound, depth + 1),
+                None => inner.node_as(m, node, depth + 1),
+            }
+            .map_err(|e| format!("in its function body: {e}"))?;
+        }
+        inner.function_results(f)
     }
 
     /// Runs the call `caller` (node `n`) makes of model-local function `f`: its body in the
@@ -237,10 +292,7 @@ impl Runner<'_, '_> {
         }
         let plan = self.plan;
         let function = &plan.model.function_store[f];
-        let places = plan.numbers.node_inputs(n, caller);
-        let arguments: Vec<Option<Value>> = (0..caller.inputs.len())
-            .map(|i| if caller.inputs[i].is_empty() { None } else { places.get(i).and_then(|v| self.get(v)).cloned() })
-            .collect();
+        let arguments = self.arguments(n, caller);
         // The caller's values wait here while the body runs in slots of its own.
         let caller_slots = std::mem::replace(&mut self.slots, vec![None; plan.numbers.function_value_count(f)]);
         for (formal, argument) in plan.numbers.function_inputs(f, function).iter().zip(arguments) {
@@ -260,20 +312,7 @@ impl Runner<'_, '_> {
             }
             Ok(())
         });
-        let results = ran.map_err(ControlError::Eval).and_then(|()| {
-            let outputs = plan.numbers.function_outputs(f, function);
-            outputs
-                .iter()
-                .zip(&function.outputs)
-                .map(|(v, name)| {
-                    self.get(v).cloned().ok_or_else(|| {
-                        ControlError::Message(format!(
-                            "function output '{name}' has no value: no body node produced it"
-                        ))
-                    })
-                })
-                .collect()
-        });
+        let results = ran.map_err(ControlError::Eval).and_then(|()| Ok(self.function_results(f)?));
         self.slots = caller_slots;
         results
     }

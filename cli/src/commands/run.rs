@@ -55,6 +55,11 @@ pub struct Args {
     /// Print each operator's share of the time (and the rate of matrix products in GFLOP/s).
     #[arg(long)]
     profile: bool,
+    /// Run every operator whose schema defines it by a function body (Celu, HardSwish,
+    /// MeanVarianceNormalization, …) through that body instead of its kernel: onnx's own
+    /// definition, to check a result against. Operators without a kernel always run so.
+    #[arg(long)]
+    expand_functions: bool,
     /// Threads for the run's matrix products (and the rest of the process); default: every
     /// core (the environment variable ONNX_THREADS says the same for every command).
     #[arg(long, value_name = "N")]
@@ -80,7 +85,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let label = input.label();
     onnx_core::external::embed_all(&mut model, input.model_dir())
         .map_err(|e| Failure::Invalid(format!("{label}: external data: {e}")))?;
-    let plan = Plan::new(&model).map_err(|e| Failure::Invalid(format!("{label}: {e}")))?;
+    let plan_options = onnx_eval::PlanOptions { expand_function_bodies: args.expand_functions };
+    let plan = Plan::with_options(&model, &plan_options).map_err(|e| Failure::Invalid(format!("{label}: {e}")))?;
     let values = read_inputs(&plan, &args)?;
     let capture = args.all_values || args.find_nonfinite || args.compare_values.is_some();
     let done = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));

@@ -185,16 +185,35 @@ fn parse_body(text: &str) -> ParsedBody {
     Some(Box::leak(Box::new((lowered.model, numbers))))
 }
 
-/// Infers `node` (an operator without a rule of its own, whose schema at the imported
-/// version `opset` is `schema`) through the schema's function body, when it has one: the
-/// body of the largest version not above `opset`.
-pub(super) fn schema_body(
-    schema: &OpSchema,
-    opset: i64,
-    node: &Node,
-    inputs: Places<'_>,
-    env: &Env<'_>,
-) -> Option<Outputs> {
+/// An operator's schema function body, parsed once: a model of its own holding the body as
+/// its one function, with its value numbers and the schema's attribute defaults. What
+/// inference infers an operator without a rule through, and what the evaluator runs an
+/// operator without a kernel through.
+#[derive(Debug)]
+pub struct SchemaBody {
+    pub model: &'static Model,
+    pub numbers: &'static ValueNumbers,
+    pub function: FunctionId,
+    /// The schema's defaults, for attribute references neither the caller nor the body
+    /// gives.
+    pub defaults: Vec<Attribute>,
+}
+
+impl SchemaBody {
+    /// Body node `node` as the call `caller` runs it: its attribute references bound to
+    /// the caller's attributes or the defaults (never to attributes that live in the
+    /// caller's model's arenas: tensors and graphs), inputs of left-out parameters empty.
+    /// `None` when it runs as written.
+    pub fn bound(&self, node: &Node, caller: &Node) -> Option<Node> {
+        let function = &self.model.function_store[self.function];
+        let omitted = omitted_parameters(caller, function);
+        bind(node, caller, function, &self.defaults, false, &omitted)
+    }
+}
+
+/// The function body `schema` gives for imported version `opset` (the body of the largest
+/// version not above it), parsed; `None` when it has none.
+pub fn schema_function_body(schema: &OpSchema, opset: i64) -> Option<SchemaBody> {
     let (version, text) = schema.function_bodies.iter().rev().find(|(v, _)| *v <= opset)?;
     let key = (schema.domain.clone(), schema.op.clone(), *version);
     let body = {
@@ -202,8 +221,20 @@ pub(super) fn schema_body(
         *cache.entry(key).or_insert_with(|| parse_body(text))
     }?;
     let (model, numbers) = body;
-    let defaults = schema_defaults(schema);
-    let callee = Callee { model, numbers, id: *model.functions.first()?, defaults: &defaults };
+    Some(SchemaBody { model, numbers, function: *model.functions.first()?, defaults: schema_defaults(schema) })
+}
+
+/// Infers `node` (an operator without a rule of its own, whose schema at the imported
+/// version `opset` is `schema`) through the schema's function body, when it has one.
+pub(super) fn schema_body(
+    schema: &OpSchema,
+    opset: i64,
+    node: &Node,
+    inputs: Places<'_>,
+    env: &Env<'_>,
+) -> Option<Outputs> {
+    let body = schema_function_body(schema, opset)?;
+    let callee = Callee { model: body.model, numbers: body.numbers, id: body.function, defaults: &body.defaults };
     infer_call_of(&callee, node, inputs, env)
 }
 

@@ -31,7 +31,7 @@ mod tests;
 mod types;
 mod validate;
 
-pub use call::bound_for_call;
+pub use call::{SchemaBody, bound_for_call, schema_function_body};
 pub use constraints::constraint_spelling;
 pub use env::Env;
 pub use merge::{Contradicted, conflicts, contradicted, contradiction};
