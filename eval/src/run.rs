@@ -18,6 +18,10 @@ use crate::{Limits, RunOptions};
 pub enum EvalError {
     #[error("input '{0}' is not an input of the model")]
     UnknownInput(String),
+    #[error(
+        "input '{0}' is an initializer of a model of IR version 3 or older, which lists every initializer among its inputs: it is a constant, not an input (onnxruntime refuses a value for it too)"
+    )]
+    ConstantInput(String),
     #[error("input '{name}' is missing (the model expects {expected})")]
     MissingInput { name: String, expected: String },
     #[error("node {node} ({op}): {message}")]
@@ -99,7 +103,15 @@ impl Plan<'_> {
                 .inputs
                 .iter()
                 .position(|v| v.name.as_ref().is_some_and(|n| n.as_bytes() == name.as_bytes()))
-                .ok_or(EvalError::UnknownInput(name))?;
+                .ok_or_else(|| EvalError::UnknownInput(name.clone()))?;
+            if !crate::plan::initializers_are_inputs(self.model)
+                && graph
+                    .initializers
+                    .iter()
+                    .any(|&t| self.model.tensors[t].name.as_ref().is_some_and(|n| n.as_bytes() == name.as_bytes()))
+            {
+                return Err(EvalError::ConstantInput(name));
+            }
             given[i] = true;
             runner.set(slots.get(i).unwrap_or(NO_VALUE), value);
         }

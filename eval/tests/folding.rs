@@ -1,7 +1,8 @@
 //! Constant folding when a plan is made: nodes whose inputs are all fixed run once, and a
 //! run only hands out their values. What must hold: a folded node gives the value it would
 //! give when run; an initializer that a graph input may replace is not fixed; random
-//! operators (training-mode Dropout) and nodes that would keep a much larger tensor are not folded.
+//! operators (training-mode Dropout) are not folded, and nodes that would keep a much larger
+//! tensor only while such tensors stay within a budget (64 MiB).
 
 use onnx_core::analysis::analyze_text;
 use onnx_eval::plan::Step;
@@ -36,15 +37,17 @@ fn floats(outputs: &[(String, Value)], name: &str) -> Vec<f32> {
 }
 
 const QUANTIZED: &str = r#"<ir_version: 10, opset_import: ["" : 21]>
-main (float[2] x, float[2] b) => (float[2] y, float[2] shifted, float[2] noise, float[256,256] big)
+main (float[2] x, float[2] b) => (float[2] y, float[2] shifted, float[2] noise, float[256,256] big,
+    float[4100,4096] huge)
   <int8[2] wq = {-3, 100}, float scale = {0.5}, int8 zero = {1}, float[2] b = {10, 20},
-   float[1,1] w2 = {7}, int64[2] shape = {256, 256},
+   float[1,1] w2 = {7}, int64[2] shape = {256, 256}, int64[2] huge_shape = {4100, 4096},
    float ratio = {0.5}, bool training = {1}> {
     w = DequantizeLinear (wq, scale, zero)
     y = Mul (x, w)
     shifted = Add (x, b)
     noise = Dropout (w, ratio, training)
     big = Expand (w2, shape)
+    huge = Expand (w2, huge_shape)
 }
 "#;
 
@@ -56,7 +59,8 @@ fn fixed_nodes_are_folded_and_give_their_value() {
     assert!(!folded(&plan, "y"), "a node reading a graph input is not");
     assert!(!folded(&plan, "shifted"), "b is a graph input too: its initializer is only a default");
     assert!(!folded(&plan, "noise"), "training-mode Dropout draws a new mask each run: not folded");
-    assert!(!folded(&plan, "big"), "an Expand to 65,536 values (256 KiB) from 3 is not kept for the run");
+    assert!(folded(&plan, "big"), "an Expand to 65,536 values (256 KiB) is kept: within the budget");
+    assert!(!folded(&plan, "huge"), "an Expand to 16.8 million values (64 MiB) is beyond the budget");
 
     let x = Value::Tensor(Tensor::new(vec![2], Data::F32(vec![1.0, 2.0])));
     let run = plan.run(vec![("x".into(), x.clone())], &RunOptions::default()).expect("run");
@@ -64,6 +68,8 @@ fn fixed_nodes_are_folded_and_give_their_value() {
     assert_eq!(floats(&run.outputs, "y"), [-2.0, 99.0]);
     assert_eq!(floats(&run.outputs, "shifted"), [11.0, 22.0]);
     assert_eq!(floats(&run.outputs, "big"), vec![7.0; 256 * 256]);
+    let huge = floats(&run.outputs, "huge");
+    assert!(huge.len() == 4100 * 4096 && huge.iter().all(|&v| v == 7.0));
 
     // The default replaced: the folding did not bake it in.
     let b = Value::Tensor(Tensor::new(vec![2], Data::F32(vec![100.0, 200.0])));
@@ -80,4 +86,27 @@ fn folded_values_are_captured_like_any_other() {
     let run = plan.run(vec![("x".into(), x)], &options).expect("run");
     let w = run.values.iter().find(|c| c.name == "w").expect("w captured");
     assert_eq!(w.value.describe(), "float[2]");
+}
+
+/// Before IR version 4 every initializer is listed among the inputs; onnxruntime takes them
+/// as constants (it refuses a value for one), and so do we: folded, and not replaceable.
+#[test]
+fn initializers_of_ir_3_models_are_constants() {
+    let m = model(
+        r#"<ir_version: 3, opset_import: ["" : 9]>
+main (float[2] x, float[2] b) => (float[2] y, float[2] doubled) <float[2] b = {10, 20}> {
+    doubled = Add (b, b)
+    y = Add (x, doubled)
+}
+"#,
+    );
+    let plan = Plan::new(&m).expect("plan");
+    assert!(folded(&plan, "doubled"), "an IR 3 initializer is fixed, so what it alone feeds is folded");
+    assert_eq!(plan.inputs().len(), 1, "only x is an input to give: {:?}", plan.inputs());
+    let x = Value::Tensor(Tensor::new(vec![2], Data::F32(vec![1.0, 2.0])));
+    let run = plan.run(vec![("x".into(), x.clone())], &RunOptions::default()).expect("run");
+    assert_eq!(floats(&run.outputs, "y"), [21.0, 42.0]);
+    let b = Value::Tensor(Tensor::new(vec![2], Data::F32(vec![0.0, 0.0])));
+    let refused = plan.run(vec![("x".into(), x), ("b".into(), b)], &RunOptions::default());
+    assert!(matches!(refused, Err(onnx_eval::EvalError::ConstantInput(ref name)) if name == "b"), "{refused:?}");
 }

@@ -574,10 +574,30 @@ fn pool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> 
         }
         return Ok(result);
     }
-    let taps = taps(ctx, &win, spatial)?;
-    let xv = x.to_f64s()?;
     let planes = x.shape[0] * x.shape[1];
     let in_size = count(spatial)?;
+    // The maximum of float32 values is one of them: found in float32, without widening
+    // the input and narrowing the result (a third of a GoogLeNet's time went there).
+    if let (Data::F32(xv), "MaxPool", 1) = (&*x.data, op, ctx.node.outputs.len())
+        && spatial.len() == 2
+        && win.dilations.iter().all(|&d| d == 1)
+    {
+        return one(Tensor::new(shape, Data::F32(max_pool_2d(xv, planes, spatial, &win))));
+    }
+    let taps = taps(ctx, &win, spatial)?;
+    if let (Data::F32(xv), "MaxPool", 1) = (&*x.data, op, ctx.node.outputs.len()) {
+        let mut out = Vec::with_capacity(planes * taps.len());
+        for plane in xv.chunks(in_size.max(1)).take(planes) {
+            out.extend(taps.iter().map(|tap| {
+                tap.iter().flatten().fold(f32::NEG_INFINITY, |best, &at| {
+                    let v = plane[at as usize];
+                    if v > best { v } else { best }
+                })
+            }));
+        }
+        return one(Tensor::new(shape, Data::F32(out)));
+    }
+    let xv = x.to_f64s()?;
     let include_pad = ctx.int("count_include_pad").unwrap_or(0) != 0;
     let p = ctx.int("p").unwrap_or(2) as f64;
     let mut out = Vec::with_capacity(planes * taps.len());
@@ -628,6 +648,113 @@ fn pool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> 
         result.push(Value::Tensor(Tensor::new(shape, Data::I64(indices))));
     }
     Ok(result)
+}
+
+/// The input positions `lo..hi` along one axis under window `o` (empty in padding only).
+fn window_span(o: usize, stride: usize, begin: usize, kernel: usize, len: usize) -> std::ops::Range<usize> {
+    let start = (o * stride) as i64 - begin as i64;
+    let lo = start.clamp(0, len as i64) as usize;
+    let hi = (start + kernel as i64).clamp(0, len as i64) as usize;
+    lo..hi.max(lo)
+}
+
+/// 2-D max pooling of float32 planes without dilation, in two passes: the maximum along
+/// each row under every horizontal window, then the maximum of those rows under every
+/// vertical window. Both read contiguous runs, where the tap list reads one offset per
+/// kernel position. NaN never wins, as in the general path.
+fn max_pool_2d(xv: &[f32], planes: usize, spatial: &[usize], win: &Window) -> Vec<f32> {
+    crate::simd::widest(
+        #[inline(always)]
+        || max_pool_2d_passes(xv, planes, spatial, win),
+    )
+}
+
+#[inline(always)]
+fn max_pool_2d_passes(xv: &[f32], planes: usize, spatial: &[usize], win: &Window) -> Vec<f32> {
+    let larger = |best: f32, v: f32| if v > best { v } else { best };
+    let (h, w) = (spatial[0], spatial[1]);
+    let (oh, ow) = (win.out[0], win.out[1]);
+    if win.strides == [1, 1] && (oh, ow) == (h, w) {
+        return same_size_max_pool(xv, planes, (h, w), win);
+    }
+    let columns: Vec<std::ops::Range<usize>> =
+        (0..ow).map(|o| window_span(o, win.strides[1], win.begin[1], win.kernel[1], w)).collect();
+    // The windows wholly inside the row: there the pass is one strided sweep per tap.
+    let (stride, begin, kernel) = (win.strides[1], win.begin[1], win.kernel[1]);
+    let inside = |o: &usize| o * stride >= begin && o * stride - begin + kernel <= w;
+    let first = (0..ow).find(inside).unwrap_or(ow);
+    let last = (first..ow).take_while(inside).last().map_or(first, |o| o + 1);
+    let mut rows = vec![f32::NEG_INFINITY; h * ow];
+    let mut out = Vec::with_capacity(planes * oh * ow);
+    for plane in xv.chunks(h * w).take(planes) {
+        for (row, maxima) in plane.chunks(w.max(1)).zip(rows.chunks_mut(ow.max(1))) {
+            for o in (0..first).chain(last..ow) {
+                maxima[o] = row[columns[o].clone()].iter().copied().fold(f32::NEG_INFINITY, larger);
+            }
+            let middle = &mut maxima[first..last];
+            middle.fill(f32::NEG_INFINITY);
+            for k in (0..kernel).take_while(|_| first < last) {
+                let from = first * stride + k - begin;
+                if stride == 1 {
+                    let taps = &row[from..from + middle.len()];
+                    middle.iter_mut().zip(taps).for_each(|(m, &v)| *m = larger(*m, v));
+                } else {
+                    let taps = row[from..].iter().step_by(stride);
+                    middle.iter_mut().zip(taps).for_each(|(m, &v)| *m = larger(*m, v));
+                }
+            }
+        }
+        for o in 0..oh {
+            let start = out.len();
+            out.resize(start + ow, f32::NEG_INFINITY);
+            for r in window_span(o, win.strides[0], win.begin[0], win.kernel[0], h) {
+                let line = &rows[r * ow..(r + 1) * ow];
+                out[start..].iter_mut().zip(line).for_each(|(best, &v)| *best = larger(*best, v));
+            }
+        }
+    }
+    out
+}
+
+/// Max pooling with stride 1 whose output is the input's size (an inception block's 3×3
+/// pool): each pass is a sweep over the whole plane per kernel tap, the plane shifted by
+/// the tap (small planes no longer pay a loop per row); the horizontal sweep also reads
+/// across row ends, so the few columns within the kernel of a row's ends are done again
+/// window by window.
+#[inline(always)]
+fn same_size_max_pool(xv: &[f32], planes: usize, (h, w): (usize, usize), win: &Window) -> Vec<f32> {
+    let larger = |best: f32, v: f32| if v > best { v } else { best };
+    let len = h * w;
+    // `target[i] = max(target[i], source[i + shift])` wherever `i + shift` is in the plane.
+    let sweep = |target: &mut [f32], source: &[f32], shift: isize| {
+        let (from, to) = if shift < 0 { (shift.unsigned_abs(), len) } else { (0, len - (shift as usize).min(len)) };
+        if from < to {
+            let shifted = &source[(from as isize + shift) as usize..(to as isize + shift) as usize];
+            target[from..to].iter_mut().zip(shifted).for_each(|(t, &v)| *t = larger(*t, v));
+        }
+    };
+    let (kh, kw) = (win.kernel[0], win.kernel[1]);
+    let (bh, bw) = (win.begin[0] as isize, win.begin[1] as isize);
+    let edges: Vec<usize> =
+        (0..w).filter(|&c| (c as isize) < bw || c as isize + kw as isize - bw > w as isize).collect();
+    let mut rows = vec![f32::NEG_INFINITY; len];
+    let mut out = vec![f32::NEG_INFINITY; planes * len];
+    for (plane, result) in xv.chunks(len.max(1)).zip(out.chunks_mut(len.max(1))).take(planes) {
+        rows.fill(f32::NEG_INFINITY);
+        for t in 0..kw as isize {
+            sweep(&mut rows, plane, t - bw);
+        }
+        for (row, maxima) in plane.chunks(w.max(1)).zip(rows.chunks_mut(w.max(1))) {
+            for &c in &edges {
+                let span = window_span(c, 1, win.begin[1], kw, w);
+                maxima[c] = row[span].iter().copied().fold(f32::NEG_INFINITY, larger);
+            }
+        }
+        for t in 0..kh as isize {
+            sweep(result, &rows, (t - bh) * w as isize);
+        }
+    }
+    out
 }
 
 fn global_pool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
@@ -920,21 +1047,72 @@ fn lrn(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
         // Nothing to normalize (and the other axes may be of any size).
         return one(x.clone());
     }
-    let (n, c, inner) = (x.shape[0], x.shape[1], count(&x.shape[2..])?);
-    let v = x.to_f64s()?;
-    let (before, after) = ((size - 1) / 2, (size - 1).div_ceil(2));
-    let mut out = vec![0.0; v.len()];
-    for b in 0..n {
-        for ch in 0..c {
-            let (lo, hi) = (ch.saturating_sub(before), ch.saturating_add(after).min(c - 1));
-            for i in 0..inner {
-                let square: f64 = (lo..=hi).map(|k| v[(b * c + k) * inner + i].powi(2)).sum();
-                let at = (b * c + ch) * inner + i;
-                out[at] = v[at] / (bias + alpha / size as f64 * square).powf(beta);
-            }
-        }
+    let dims = (x.shape[0], x.shape[1], count(&x.shape[2..])?);
+    let params = LrnParams { size, alpha, beta, bias };
+    // Float32 is read and written as it is: widened copies of the input, its squares and
+    // the output were most of the time (fresh pages for each).
+    if let Data::F32(v) = &*x.data {
+        return one(Tensor::new(x.shape.clone(), Data::F32(lrn_values(v, dims, &params, |y| y as f32))));
     }
+    let out = lrn_values(&x.to_f64s()?, dims, &params, |y| y);
     one(numeric_like(x.data_type(), x.shape.clone(), out)?)
+}
+
+struct LrnParams {
+    size: usize,
+    alpha: f64,
+    beta: f64,
+    bias: f64,
+}
+
+/// LRN over `[n, c, inner]` values, computed in f64 and narrowed once by `narrow`:
+/// `x / (bias + alpha/size · Σ x²)^beta`, the sum over the channels around each one.
+fn lrn_values<T: Copy + Into<f64>, O: Copy + Default>(
+    v: &[T],
+    (n, c, inner): (usize, usize, usize),
+    p: &LrnParams,
+    narrow: impl Fn(f64) -> O,
+) -> Vec<O> {
+    let (before, after) = ((p.size - 1) / 2, (p.size - 1).div_ceil(2));
+    let scale = p.alpha / p.size as f64;
+    let mut out = vec![O::default(); v.len()];
+    let mut window = vec![0.0f64; inner];
+    // Compiled for the widest vectors: square roots and divisions are most of the work.
+    crate::simd::widest(
+        #[inline(always)]
+        || {
+            for b in 0..n {
+                for ch in 0..c {
+                    let (lo, hi) = (ch.saturating_sub(before), ch.saturating_add(after).min(c - 1));
+                    // The squares of the channels around `ch`, summed plane by plane in
+                    // channel order.
+                    window.fill(0.0);
+                    for k in lo..=hi {
+                        let plane = &v[(b * c + k) * inner..(b * c + k + 1) * inner];
+                        window.iter_mut().zip(plane).for_each(|(sum, &x)| {
+                            let x: f64 = x.into();
+                            *sum += x * x;
+                        });
+                    }
+                    let at = (b * c + ch) * inner;
+                    let values = out[at..at + inner].iter_mut().zip(&v[at..at + inner]).zip(&window);
+                    // `b^0.75` (every LRN of AlexNet and GoogLeNet) as `√b·√√b`: two square
+                    // roots, which vectorize, for a `powf` per element (within an ulp of it).
+                    if p.beta == 0.75 {
+                        for ((o, &x), &square) in values {
+                            let base = p.bias + scale * square;
+                            *o = narrow(x.into() / (base.sqrt() * base.sqrt().sqrt()));
+                        }
+                    } else {
+                        for ((o, &x), &square) in values {
+                            *o = narrow(x.into() / (p.bias + scale * square).powf(p.beta));
+                        }
+                    }
+                }
+            }
+        },
+    );
+    out
 }
 
 /// The transpose of a convolution: every input element spreads over the output through the
@@ -1160,7 +1338,7 @@ fn conv_transpose_f32(x: &[f32], w: &[f32], l: &TransposedLayout, landings: &[us
 
 #[cfg(test)]
 mod tests {
-    use super::{ConvGeometry, Window, conv_f32_in_tiles};
+    use super::{ConvGeometry, Window, conv_f32_in_tiles, max_pool_2d};
 
     /// A convolution by its definition, one output value at a time.
     fn by_definition(x: &[f32], w: &[f32], win: &Window, spatial: &[usize], g: &ConvGeometry) -> Vec<f32> {
@@ -1190,6 +1368,67 @@ mod tests {
             }
         }
         out
+    }
+
+    /// The two-pass max pooling (and its same-size sweep) gives the maximum under every
+    /// window by its definition, for kernels, strides and pads (uneven ones included)
+    /// over small and odd planes, with NaN among the values.
+    #[test]
+    fn two_pass_max_pooling_is_the_definition() {
+        let larger = |best: f32, v: f32| if v > best { v } else { best };
+        let mut checked = 0;
+        for (h, w) in [(1, 1), (2, 5), (5, 7), (7, 3), (13, 13)] {
+            let values: Vec<f32> =
+                (0..2 * h * w).map(|i| if i % 11 == 7 { f32::NAN } else { ((i * 37 % 23) as f32) - 11.0 }).collect();
+            for (kh, kw) in [(1, 1), (2, 2), (3, 3), (2, 3), (5, 5)] {
+                for stride in [1, 2, 3] {
+                    for (before, after) in [(0, 0), (1, 1), (0, 1), (1, 0), (2, 2)] {
+                        if before >= kh.min(kw) || after >= kh.min(kw) {
+                            continue;
+                        }
+                        let size = |len: usize, k: usize| (len + before + after).checked_sub(k).map(|s| s / stride + 1);
+                        let (Some(oh), Some(ow)) = (size(h, kh), size(w, kw)) else { continue };
+                        let win = Window {
+                            kernel: vec![kh, kw],
+                            strides: vec![stride, stride],
+                            dilations: vec![1, 1],
+                            begin: vec![before, before],
+                            padded: vec![h + before + after, w + before + after],
+                            out: vec![oh, ow],
+                        };
+                        let got = max_pool_2d(&values, 2, &[h, w], &win);
+                        let mut want = Vec::new();
+                        for plane in values.chunks(h * w) {
+                            for oy in 0..oh {
+                                for ox in 0..ow {
+                                    let mut best = f32::NEG_INFINITY;
+                                    for ky in 0..kh {
+                                        for kx in 0..kw {
+                                            let (y, x) = (
+                                                (oy * stride + ky) as i64 - before as i64,
+                                                (ox * stride + kx) as i64 - before as i64,
+                                            );
+                                            if (0..h as i64).contains(&y) && (0..w as i64).contains(&x) {
+                                                best = larger(best, plane[y as usize * w + x as usize]);
+                                            }
+                                        }
+                                    }
+                                    want.push(best);
+                                }
+                            }
+                        }
+                        let same =
+                            got.len() == want.len() && got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits());
+                        assert!(
+                            same,
+                            "{h}x{w} kernel {kh}x{kw} stride {stride} pads {before},{after}: {got:?} vs {want:?}"
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 100, "only {checked} geometries");
     }
 
     /// Tiles of every width, cutting rows of the output anywhere, with padding, strides,
