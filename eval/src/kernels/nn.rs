@@ -364,10 +364,85 @@ fn conv_f32(
     g: &ConvGeometry,
 ) -> Result<Vec<f32>, String> {
     let rows = g.channels / g.group * crate::broadcast::elements(&win.kernel);
-    conv_f32_in_tiles(x, w, bias, win, spatial, g, (COLUMNS_TILE / rows.max(1)).max(MIN_TILE))
+    let tile = (COLUMNS_TILE / rows.max(1)).max(MIN_TILE);
+    let shares = if onnx_threads::pool().is_some() { onnx_threads::cores() } else { 1 };
+    conv_f32_in_tiles(x, w, bias, win, spatial, g, tile, shares)
 }
 
-/// [`conv_f32`] with tiles of `tile` output positions.
+/// The buffers one thread makes a convolution's tiles in.
+#[derive(Default)]
+struct TileScratch {
+    columns: Vec<f32>,
+    product: Vec<f32>,
+}
+
+/// One tile of a convolution: output positions `start..start + width` of every image and
+/// filter, each row of `width` values handed to `emit` with its row (image × filters +
+/// filter) of the output.
+#[allow(clippy::too_many_arguments)] // the convolution's inputs and geometry, and the tile
+fn conv_tile(
+    x: &[f32],
+    w: &[f32],
+    win: &Window,
+    spatial: &[usize],
+    g: &ConvGeometry,
+    start: usize,
+    width: usize,
+    scratch: &mut TileScratch,
+    mut emit: impl FnMut(usize, &[f32]),
+) -> Result<(), String> {
+    let kernel = crate::broadcast::elements(&win.kernel);
+    let per_group = g.channels / g.group;
+    let filters_per_group = g.filters / g.group;
+    let rows = per_group * kernel;
+    scratch.columns.resize(rows * width, 0.0);
+    scratch.product.resize(filters_per_group * width, 0.0);
+    // What each tap reads for this tile, the same for every image, group and channel.
+    let taps: Vec<Vec<Run>> = (0..kernel).map(|k| im2col_runs(spatial, win, k, start, width)).collect();
+    for b in 0..g.batch {
+        for group in 0..g.group {
+            let weights = &w[group * filters_per_group * rows..][..filters_per_group * rows];
+            let first_filter = b * g.filters + group * filters_per_group;
+            let columns = &mut scratch.columns[..rows * width];
+            for c in 0..per_group {
+                let plane = &x[(b * g.channels + group * per_group + c) * g.in_size..][..g.in_size];
+                for (k, runs) in taps.iter().enumerate() {
+                    let row = &mut columns[(c * kernel + k) * width..][..width];
+                    fill_im2col_row(plane, runs, win.strides[spatial.len() - 1], row);
+                }
+            }
+            let product = &mut scratch.product[..filters_per_group * width];
+            if filters_per_group == 1 {
+                // One filter (a depthwise convolution's groups): the columns weighted and
+                // summed row by row. A GEMM call per group of a few values cost more in
+                // its set-up than in its arithmetic.
+                product.fill(0.0);
+                for (&weight, column) in weights.iter().zip(columns.chunks_exact(width)) {
+                    for (p, &c) in product.iter_mut().zip(column) {
+                        *p += weight * c;
+                    }
+                }
+                crate::gemm::count_flops(2 * rows * width);
+            } else {
+                crate::gemm::sgemm(
+                    1.0,
+                    View::rows(weights, filters_per_group, rows),
+                    View::rows(columns, rows, width),
+                    0.0,
+                    product,
+                )?;
+            }
+            for (f, values) in product.chunks_exact(width).enumerate() {
+                emit(first_filter + f, values);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// [`conv_f32`] with tiles of `tile` output positions, spread over up to `shares` shares
+/// (the cores).
+#[allow(clippy::too_many_arguments)] // the convolution's inputs and geometry, and how it is cut
 fn conv_f32_in_tiles(
     x: &[f32],
     w: &[f32],
@@ -376,55 +451,46 @@ fn conv_f32_in_tiles(
     spatial: &[usize],
     g: &ConvGeometry,
     tile: usize,
+    shares: usize,
 ) -> Result<Vec<f32>, String> {
     let outputs = crate::broadcast::elements(&win.out);
-    let kernel = crate::broadcast::elements(&win.kernel);
-    let per_group = g.channels / g.group;
-    let filters_per_group = g.filters / g.group;
-    let rows = per_group * kernel;
     let tile = tile.clamp(1, outputs.max(1));
-    let mut columns = vec![0.0f32; rows * tile];
-    let mut product = vec![0.0f32; filters_per_group * tile];
+    let starts: Vec<usize> = (0..outputs).step_by(tile).collect();
     let mut out = vec![0.0f32; g.batch * g.filters * outputs];
-    for start in (0..outputs).step_by(tile) {
-        let width = tile.min(outputs - start);
-        // What each tap reads for this tile, the same for every image, group and channel.
-        let taps: Vec<Vec<Run>> = (0..kernel).map(|k| im2col_runs(spatial, win, k, start, width)).collect();
-        for b in 0..g.batch {
-            for group in 0..g.group {
-                let weights = &w[group * filters_per_group * rows..][..filters_per_group * rows];
-                let first_filter = b * g.filters + group * filters_per_group;
-                let columns = &mut columns[..rows * width];
-                for c in 0..per_group {
-                    let plane = &x[(b * g.channels + group * per_group + c) * g.in_size..][..g.in_size];
-                    for (k, runs) in taps.iter().enumerate() {
-                        let row = &mut columns[(c * kernel + k) * width..][..width];
-                        fill_im2col_row(plane, runs, win.strides[spatial.len() - 1], row);
-                    }
+    // Tiles are independent: with several, each core takes a share of them (its own
+    // columns, products made on it alone), and the results are placed in order. Every
+    // output is computed the same way whatever the number of shares.
+    let shares = shares.min(starts.len());
+    if shares <= 1 {
+        let mut scratch = TileScratch::default();
+        for &start in &starts {
+            let width = tile.min(outputs - start);
+            conv_tile(x, w, win, spatial, g, start, width, &mut scratch, |row, values| {
+                out[row * outputs + start..][..width].copy_from_slice(values);
+            })?;
+        }
+    } else {
+        let jobs: Vec<Vec<usize>> =
+            (0..shares).map(|s| starts.iter().copied().skip(s).step_by(shares).collect()).collect();
+        let made = onnx_threads::map_in_order(jobs, |share| {
+            crate::gemm::serial(|| {
+                let mut scratch = TileScratch::default();
+                let mut blocks = Vec::with_capacity(share.len());
+                for start in share {
+                    let width = tile.min(outputs - start);
+                    let mut block = vec![0.0f32; g.batch * g.filters * width];
+                    conv_tile(x, w, win, spatial, g, start, width, &mut scratch, |row, values| {
+                        block[row * width..][..width].copy_from_slice(values);
+                    })?;
+                    blocks.push((start, width, block));
                 }
-                let product = &mut product[..filters_per_group * width];
-                if filters_per_group == 1 {
-                    // One filter (a depthwise convolution's groups): the columns weighted and
-                    // summed row by row. A GEMM call per group of a few values cost more in
-                    // its set-up than in its arithmetic.
-                    product.fill(0.0);
-                    for (&weight, column) in weights.iter().zip(columns.chunks_exact(width)) {
-                        for (p, &c) in product.iter_mut().zip(column) {
-                            *p += weight * c;
-                        }
-                    }
-                    crate::gemm::count_flops(2 * rows * width);
-                } else {
-                    crate::gemm::sgemm(
-                        1.0,
-                        View::rows(weights, filters_per_group, rows),
-                        View::rows(columns, rows, width),
-                        0.0,
-                        product,
-                    )?;
-                }
-                for (f, values) in product.chunks_exact(width).enumerate() {
-                    out[(first_filter + f) * outputs + start..][..width].copy_from_slice(values);
+                Ok::<_, String>(blocks)
+            })
+        });
+        for blocks in made {
+            for (start, width, block) in blocks? {
+                for (row, values) in block.chunks_exact(width).enumerate() {
+                    out[row * outputs + start..][..width].copy_from_slice(values);
                 }
             }
         }
@@ -1461,9 +1527,21 @@ mod tests {
             let want = by_definition(&x, &w, &win, &spatial, &g);
             let outputs = win.out[0] * win.out[1];
             for tile in [1, 3, 7, outputs - 1, outputs, outputs + 5] {
-                let got = conv_f32_in_tiles(&x, &w, None, &win, &spatial, &g, tile).expect("conv");
-                // Small integers: every order of summation is exact.
-                assert_eq!(got, want, "tile {tile}, case {channels} channels, {filters} filters, group {group}");
+                for shares in [1, 2, 3] {
+                    let got = conv_f32_in_tiles(&x, &w, None, &win, &spatial, &g, tile, shares).expect("conv");
+                    // Small integers: every order of summation is exact.
+                    assert_eq!(
+                        got, want,
+                        "tile {tile}, {shares} shares, {channels} channels, {filters} filters, group {group}"
+                    );
+                }
+            }
+            // Values that round: the shares give the same bits as one.
+            let x: Vec<f32> = x.iter().map(|v| v * 0.37 + 0.011).collect();
+            let one = conv_f32_in_tiles(&x, &w, None, &win, &spatial, &g, 5, 1).expect("conv");
+            for shares in [2, 3, 8] {
+                let got = conv_f32_in_tiles(&x, &w, None, &win, &spatial, &g, 5, shares).expect("conv");
+                assert!(got.iter().zip(&one).all(|(a, b)| a.to_bits() == b.to_bits()), "{shares} shares");
             }
         }
     }
