@@ -1196,6 +1196,48 @@ fn run_compare_values_finds_the_first_node_that_differs() {
     assert!(out.contains("first difference") && out.contains(&format!("output '{fifth_name}'")), "{out}");
 }
 
+/// A classifier whose second output is a sequence of maps (ZipMap): `--compare` reads
+/// onnxruntime's maps, `--output-dir` writes ours, and they read back equal.
+#[test]
+fn run_writes_and_compares_sequences_of_maps() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let model = corpus("real/onnxmltools_logreg_iris.onnx");
+    let data = corpus("../fixtures/run/onnxmltools_logreg_iris");
+    let ours = dir.path().join("ours");
+    let (model, data, ours_arg) =
+        (model.to_str().unwrap_or(""), data.to_str().unwrap_or(""), ours.to_str().unwrap_or(""));
+    let compared = run(&["run", model, "--test-data", data, "--compare", data, "--output-dir", ours_arg]);
+    assert_exit(&compared, 0);
+    assert!(
+        text(&compared.stdout).contains("probabilities: sequence(3 maps of int64,float)"),
+        "{}",
+        text(&compared.stdout)
+    );
+    let again = run(&["run", model, "--test-data", data, "--compare", ours_arg]);
+    assert_exit(&again, 0);
+    // The last value of the last map negated (its raw bytes end the file; the top byte
+    // holds the sign): the comparison names the map.
+    let mut changed = std::fs::read(ours.join("output_1.pb")).expect("written");
+    let last = changed.len() - 1;
+    changed[last] ^= 0x80;
+    std::fs::write(ours.join("output_1.pb"), changed).expect("write");
+    let differs = run(&["run", model, "--test-data", data, "--compare", ours_arg]);
+    assert_exit(&differs, 1);
+    assert!(text(&differs.stdout).contains("map 2"), "{}", text(&differs.stdout));
+}
+
+/// `--expand-functions` runs an operator through its schema's function body, with the
+/// same result as its kernel.
+#[test]
+fn run_through_function_bodies_matches() {
+    let data = corpus("node/test_mvn/test_data_set_0");
+    let model = corpus("node/test_mvn/model.onnx");
+    let (model, data) = (model.to_str().unwrap_or(""), data.to_str().unwrap_or(""));
+    let out = run(&["run", model, "--test-data", data, "--compare", data, "--expand-functions"]);
+    assert_exit(&out, 0);
+    assert!(text(&out.stdout).contains("all 1 outputs match"), "{}", text(&out.stdout));
+}
+
 /// The line (from 1) of the first node of the main graph in a text model.
 fn first_node_line(source: &str) -> usize {
     let parsed = onnx_syntax::parse_model(source);
