@@ -299,9 +299,9 @@ impl<'m> Planner<'m> {
         let (model, opset) = (self.model, self.opset);
         let node = &model.nodes[n];
         let step = match step_of(model, node) {
-            Ok(Step::Kernel(_)) if self.options.expand_function_bodies => match self.body_step(node) {
+            Ok(Step::Kernel(kernel)) if self.options.expand_function_bodies => match self.body_step(node) {
                 Ok(Some(step)) => Ok(step),
-                _ => step_of(model, node),
+                _ => Ok(Step::Kernel(kernel)),
             },
             Err(why) => match self.body_step(node) {
                 Ok(Some(step)) => Ok(step),
@@ -357,9 +357,7 @@ impl<'m> Planner<'m> {
         let op = node.op_type.as_ref().and_then(Str::as_str).unwrap_or("");
         let version = self.model.opset_version(domain).unwrap_or(1);
         let Some(schema) = onnx_core::schema::registry().lookup(domain, op, version) else { return Ok(None) };
-        let Some(&(body_version, _)) = schema.function_bodies.iter().rev().find(|(v, _)| *v <= version) else {
-            return Ok(None);
-        };
+        let Some(&(body_version, _)) = schema.function_body_at(version) else { return Ok(None) };
         let key = (domain.to_owned(), op.to_owned(), body_version);
         if let Some(&i) = self.body_index.get(&key) {
             return Ok(Some(Step::Body(i)));
@@ -402,9 +400,7 @@ fn plan_body(
         .and_then(|o| o.version)
         .or_else(|| model.opset_version(""))
         .unwrap_or(1);
-    // The options live as long as this call; a body plan keeps none of them.
-    let owned = options.clone();
-    let mut planner = Planner::new(model, opset, &owned, expanding);
+    let mut planner = Planner::new(model, opset, options, expanding);
     planner.plan_functions(vec![body.function]);
     let Planner { steps, constant_nodes, missing, bodies, .. } = planner;
     if !missing.is_empty() {

@@ -30,7 +30,7 @@ fn bodied_ops(model: &onnx_core::ir::Model) -> Vec<String> {
             let op = node.op_type.as_ref().and_then(Str::as_str)?;
             let version = model.opset_version(domain).unwrap_or(1);
             let schema = onnx_core::schema::registry().lookup(domain, op, version)?;
-            schema.function_bodies.iter().any(|(v, _)| *v <= version).then(|| op.to_owned())
+            schema.function_body_at(version).map(|_| op.to_owned())
         })
         .collect()
 }

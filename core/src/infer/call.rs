@@ -214,7 +214,7 @@ impl SchemaBody {
 /// The function body `schema` gives for imported version `opset` (the body of the largest
 /// version not above it), parsed; `None` when it has none.
 pub fn schema_function_body(schema: &OpSchema, opset: i64) -> Option<SchemaBody> {
-    let (version, text) = schema.function_bodies.iter().rev().find(|(v, _)| *v <= opset)?;
+    let (version, text) = schema.function_body_at(opset)?;
     let key = (schema.domain.clone(), schema.op.clone(), *version);
     let body = {
         let mut cache = parsed_bodies().lock().unwrap_or_else(std::sync::PoisonError::into_inner);

@@ -140,6 +140,12 @@ impl OpSchema {
 
     /// The address of the operator's page on onnx.ai (`onnx__Add.html`,
     /// `onnx_aionnxml_LabelEncoder.html`).
+    /// The function body (its version and text) that defines the operator at imported
+    /// version `opset`: the body of the largest version not above it.
+    pub fn function_body_at(&self, opset: i64) -> Option<&(i64, String)> {
+        self.function_bodies.iter().rev().find(|(v, _)| *v <= opset)
+    }
+
     pub fn doc_url(&self) -> String {
         let prefix = if self.domain.is_empty() { "_".to_owned() } else { self.domain.replace('.', "") + "_" };
         format!("https://onnx.ai/onnx/operators/onnx_{prefix}{}.html", self.op)
