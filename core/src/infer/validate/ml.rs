@@ -6,7 +6,7 @@
 
 use super::Violations;
 use crate::diagnostic::Anchor;
-use crate::infer::types::tensor_parts;
+use crate::infer::types::{known_dim, tensor_parts};
 use crate::ir::{Attribute, DataType, Model, Node, Type};
 
 /// The spellings onnxruntime reads for `post_transform` (and onnx's schemas list).
@@ -32,6 +32,8 @@ pub(super) fn node_rule_violations<'t>(
         "LinearClassifier" => {
             linear_classifier(node, v);
             v.rank_within(0, dims(0), 1, 2, "the input");
+            let features = dims(0).and_then(|d| d.last()).and_then(known_dim).and_then(|f| usize::try_from(f).ok());
+            coefficients_per_class(node, features, v);
         }
         "LinearRegressor" | "SVMClassifier" | "SVMRegressor" => v.one_of(node, "post_transform", &POST_TRANSFORMS),
         "TreeEnsembleRegressor" => {
@@ -117,6 +119,28 @@ fn list_or_tensor(node: &Node, name: &str, v: &mut Violations<'_, '_>) {
         let op = v.op;
         v.error("invalid-attribute-value", at, format!("{op} has both {name} and {tensor}: give one"));
     }
+}
+
+/// A LinearClassifier's coefficients are one row of the input's features per class
+/// (intercept). Neither onnx nor onnxruntime checks it: onnxruntime reads the rows it needs
+/// and ignores the rest, or reads past the list. A warning (a real onnxmltools export has
+/// 12 coefficients for 3 classes of 2 features).
+fn coefficients_per_class(node: &Node, features: Option<usize>, v: &mut Violations<'_, '_>) {
+    let classes = node.attribute("intercepts").map_or(0, |a| a.floats.len());
+    let (Some(features), Some(coefficients)) = (features, node.attribute("coefficients").map(|a| a.floats.len()))
+    else {
+        return;
+    };
+    let wanted = classes * features;
+    if classes == 0 || coefficients == wanted {
+        return;
+    }
+    let what = if coefficients > wanted { "reads the first ones and ignores the rest" } else { "cannot run it" };
+    let message = format!(
+        "LinearClassifier has {coefficients} coefficients, but {classes} classes (one per intercept) of {features} input features need {wanted}: onnxruntime {what}"
+    );
+    let at = v.attribute_anchor(node, "coefficients");
+    v.warning("attribute-size", at, message);
 }
 
 /// onnxruntime's LinearClassifier: intercepts (one per class) are given; with more than one
