@@ -429,14 +429,7 @@ fn map_of(proto: pb::MapProto) -> Result<StoredMap, String> {
     };
     let keys = match key_type {
         DataType::String => MapKeys::Strings(proto.string_keys),
-        DataType::Int8
-        | DataType::Int16
-        | DataType::Int32
-        | DataType::Int64
-        | DataType::Uint8
-        | DataType::Uint16
-        | DataType::Uint32
-        | DataType::Uint64 => MapKeys::Ints(key_type, proto.keys),
+        integer if integer.is_integer() => MapKeys::Ints(integer, proto.keys),
         other => return Err(format!("a map's keys are {}, not an integer type or string", other.name())),
     };
     let values = proto.values.map(sequence_of).transpose()?.unwrap_or_default();

@@ -108,6 +108,22 @@ impl DataType {
         self as i32
     }
 
+    /// The whole-byte integer types, signed and unsigned (not bool, not the 2- and 4-bit
+    /// ones): what map keys may be, and what integer arithmetic runs on.
+    pub fn is_integer(self) -> bool {
+        matches!(
+            self,
+            DataType::Int8
+                | DataType::Int16
+                | DataType::Int32
+                | DataType::Int64
+                | DataType::Uint8
+                | DataType::Uint16
+                | DataType::Uint32
+                | DataType::Uint64
+        )
+    }
+
     /// Bytes that `count` elements take in `raw_data`: sub-byte types are packed, so this is
     /// `ceil(count * bits / 8)`. `None` on overflow or for types without a raw form.
     pub fn raw_byte_size(self, count: u64) -> Option<u64> {

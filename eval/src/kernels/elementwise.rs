@@ -585,7 +585,7 @@ pub fn cast_to(t: &Tensor, dt: DataType) -> Result<Tensor, String> {
         return cast_to(&cast_to(t, DataType::Float)?, dt);
     }
     // Integers to integers exactly (wrapping as numpy), without a detour through f64.
-    if let (Ok(ints), true) = (t.to_i64s(), is_integer(dt)) {
+    if let (Ok(ints), true) = (t.to_i64s(), dt.is_integer()) {
         return Ok(integers_as(dt, t.shape.clone(), ints));
     }
     numeric_or_bool(dt, t.shape.clone(), t.to_f64s()?)
@@ -679,20 +679,6 @@ fn dropout(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Strin
     Ok(out)
 }
 
-fn is_integer(dt: DataType) -> bool {
-    matches!(
-        dt,
-        DataType::Int8
-            | DataType::Int16
-            | DataType::Int32
-            | DataType::Int64
-            | DataType::Uint8
-            | DataType::Uint16
-            | DataType::Uint32
-            | DataType::Uint64
-    )
-}
-
 fn integers_as(dt: DataType, shape: Vec<usize>, v: Vec<i64>) -> Tensor {
     let data = match dt {
         DataType::Int8 => Data::I8(v.into_iter().map(|x| x as i8).collect()),
@@ -712,7 +698,7 @@ fn numeric_or_bool(dt: DataType, shape: Vec<usize>, v: Vec<f64>) -> Result<Tenso
         return Ok(Tensor::new(shape, Data::Bool(v.into_iter().map(|x| x != 0.0).collect())));
     }
     // Out-of-range floats to integers: numpy's result on x86 is the integer minimum; NaN too.
-    if is_integer(dt) {
+    if dt.is_integer() {
         let ints = v
             .into_iter()
             .map(|x| if x.is_finite() && x.abs() < 9.2e18 { x.trunc() as i64 } else { i64::MIN })
