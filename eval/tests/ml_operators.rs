@@ -9,44 +9,15 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use onnx_core::binary::read_model;
-use onnx_eval::compare::value_difference;
-use onnx_eval::stored::{numbered, read_value};
-use onnx_eval::{Plan, RunOptions};
+
+mod common;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/ml")
 }
 
-fn run_case(dir: &Path) -> Result<(), String> {
-    let model = read_model(&dir.join("model.onnx")).map_err(|e| e.to_string())?;
-    let plan = Plan::new(&model).map_err(|e| e.to_string().replace('\n', "; "))?;
-    let graph = &model.graphs[plan.main];
-    let mut inputs = Vec::new();
-    for (k, path) in numbered(dir, "input_").map_err(|e| e.to_string())?.into_iter().enumerate() {
-        let declared = graph.inputs.get(k).and_then(|v| v.ty.as_ref());
-        let (_, value) = read_value(&path, declared)?;
-        inputs.push((plan.inputs()[k].0.clone(), value));
-    }
-    let result = plan.run(inputs, &RunOptions::default()).map_err(|e| e.to_string())?;
-    for (k, path) in numbered(dir, "output_").map_err(|e| e.to_string())?.into_iter().enumerate() {
-        let (name, got) = result.outputs.get(k).ok_or("fewer outputs than onnxruntime gave")?;
-        let (_, want) = read_value(&path, graph.outputs.get(k).and_then(|v| v.ty.as_ref()))?;
-        if let Some(e) = value_difference(got, &want, 1e-4, 1e-5) {
-            return Err(format!("output '{name}': {e}"));
-        }
-    }
-    Ok(())
-}
-
 fn case_dirs() -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(fixtures())
-        .expect("tests/fixtures/ml")
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.is_dir())
-        .collect();
-    dirs.sort();
-    dirs
+    common::case_dirs(&fixtures())
 }
 
 #[test]
@@ -57,7 +28,7 @@ fn ml_operators_match_onnxruntime() {
     let mut matched = 0;
     for dir in &dirs {
         let name = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-        match std::panic::catch_unwind(|| run_case(dir)) {
+        match std::panic::catch_unwind(|| common::run_case(dir, 1e-4, 1e-5)) {
             Ok(Ok(())) => {
                 matched += 1;
                 lines.push(format!("{name}: matches"));

@@ -46,11 +46,42 @@ fn run_test(dir: &Path) -> Result<(), String> {
     for (i, path) in numbered(&data, "output_").into_iter().enumerate() {
         let (name, got) = result.outputs.get(i).ok_or("fewer outputs than expected")?;
         let (_, want) = read_value(&path, graph.outputs.get(i).and_then(|v| v.ty.as_ref()))?;
+        if random_draws(dir) {
+            zeros_and_ones_like(got, &want).map_err(|e| format!("output '{name}': {e}"))?;
+            return Err(RANDOM_REASON.into());
+        }
         if let Some(e) = value_difference(got, &want, RTOL, ATOL) {
             return Err(format!("output '{name}': {e}"));
         }
     }
     Ok(())
+}
+
+/// Tests whose expected values are draws from numpy's global random state (onnx's case
+/// generator ignores the node's seed), which no implementation reproduces; onnx's own
+/// backend tests skip them. Ours are checked for what can be: shape, type, zeros and ones.
+/// Seeded draws are compared exactly with the reference evaluator's in `random_operators.rs`.
+fn random_draws(dir: &Path) -> bool {
+    dir.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("test_bernoulli"))
+}
+
+const RANDOM_REASON: &str = "expected values are draws of numpy's global state; shape, type and 0/1 values match";
+
+fn zeros_and_ones_like(got: &onnx_eval::Value, want: &onnx_eval::Value) -> Result<(), String> {
+    let (got, want) = (got.tensor()?, want.tensor()?);
+    if (got.data_type(), &got.shape) != (want.data_type(), &want.shape) {
+        return Err(format!(
+            "{} {:?} where {} {:?} was expected",
+            got.data_type().name(),
+            got.shape,
+            want.data_type().name(),
+            want.shape
+        ));
+    }
+    match got.to_f64s()?.into_iter().find(|&x| x != 0.0 && x != 1.0) {
+        Some(x) => Err(format!("drew {x}, not 0 or 1")),
+        None => Ok(()),
+    }
 }
 
 fn first_missing(e: &onnx_eval::PlanError) -> String {

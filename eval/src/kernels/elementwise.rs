@@ -636,11 +636,6 @@ fn bit_shift(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
     one(integers_as(a.data_type(), shape, out))
 }
 
-/// A seed for an unseeded random draw.
-fn clock_seed() -> u32 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos())
-}
-
 /// Dropout: at inference (no `training_mode`, or false) the input and a mask of all true;
 /// in training, elements dropped with probability `ratio` and the rest scaled up.
 fn dropout(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
@@ -662,13 +657,9 @@ fn dropout(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Strin
         // With a seed, the very mask onnx's reference draws: numpy's legacy RandomState
         // (MT19937 seeded by init_genrand) giving 53-bit uniform doubles; without one, a
         // seed from the clock.
-        let seed = ctx.int("seed").map_or_else(clock_seed, |s| s as u32);
-        let mut mt = rand_mt::Mt::new(seed);
-        let mut uniform = || {
-            let (a, b) = (mt.next_u32() >> 5, mt.next_u32() >> 6);
-            (f64::from(a) * 67_108_864.0 + f64::from(b)) / 9_007_199_254_740_992.0
-        };
-        mask.iter_mut().for_each(|m| *m = uniform() >= ratio);
+        let seed = ctx.int("seed").map_or_else(super::random::clock_seed, |s| s as u32);
+        let mut rng = super::random::LegacyRandom::new(seed);
+        mask.iter_mut().for_each(|m| *m = rng.uniform() >= ratio);
         let scale = 1.0 / (1.0 - ratio);
         let kept = t.to_f64s()?.into_iter().zip(&mask).map(|(x, &m)| if m { x * scale } else { 0.0 }).collect();
         out[0] = Value::Tensor(numeric_like(t.data_type(), t.shape.clone(), kept)?);

@@ -18,6 +18,7 @@ pub mod matmul;
 pub mod ml;
 pub mod nn;
 pub mod quant;
+pub mod random;
 pub mod recurrent;
 pub mod reduce;
 pub mod resize;
@@ -61,7 +62,7 @@ pub const OTHER_DOMAINS: [(&str, Family); 2] =
 
 /// The families of the default domain; an operator is claimed by at most one (the
 /// registry's test checks it).
-pub const DEFAULT_DOMAIN: [Family; 21] = [
+pub const DEFAULT_DOMAIN: [Family; 22] = [
     text::kernel,
     image::kernel,
     stateful::kernel,
@@ -83,6 +84,7 @@ pub const DEFAULT_DOMAIN: [Family; 21] = [
     select::kernel,
     quant::kernel,
     loss::kernel,
+    random::kernel,
 ];
 
 impl Ctx<'_> {
