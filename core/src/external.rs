@@ -336,15 +336,36 @@ fn raw_bytes(t: &Tensor) -> Option<Bytes> {
         D::Int32 => t.int32_data.iter().for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
         D::Int64 => t.int64_data.iter().for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
         D::Uint64 => t.uint64_data.iter().for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
+        D::Uint32 => t.uint64_data.iter().for_each(|&v| out.extend_from_slice(&(v as u32).to_le_bytes())),
+        // int32_data holds one element per entry for the narrower types (the bits of a
+        // float16 or bfloat16, the code of a float8): its low bytes are the element.
+        D::Int8
+        | D::Uint8
+        | D::Bool
+        | D::Float8e4m3fn
+        | D::Float8e4m3fnuz
+        | D::Float8e5m2
+        | D::Float8e5m2fnuz
+        | D::Float8e8m0 => out.extend(t.int32_data.iter().map(|&v| v as u8)),
+        D::Int16 | D::Uint16 | D::Float16 | D::Bfloat16 => {
+            t.int32_data.iter().for_each(|&v| out.extend_from_slice(&(v as u16).to_le_bytes()))
+        }
         _ => return None,
     }
     Some(Bytes::from(out))
 }
 
+/// Where each tensor of a side file starts: a multiple of this many bytes (zeros between).
+/// A reader that maps the file (our evaluator; onnxruntime) can then use every tensor where
+/// it lies, whatever its element type and the widest vector load, instead of copying it;
+/// packed back to back, a tensor after one of odd length would be misaligned.
+pub const SIDE_FILE_ALIGNMENT: u64 = 64;
+
 /// Moves the data of every initializer (in every graph) of at least `threshold` bytes into
 /// one side file at `location`, relative to `out_dir`, the directory the model will be
-/// written to. The side file is written atomically. Tensors already external are embedded
-/// first by the caller. Returns the number of tensors moved.
+/// written to, each at an offset that is a multiple of [`SIDE_FILE_ALIGNMENT`]. The side
+/// file is written atomically. Tensors already external are embedded first by the caller.
+/// Returns the number of tensors moved.
 pub fn externalize(
     model: &mut Model,
     out_dir: &Path,
@@ -376,15 +397,24 @@ pub fn externalize(
             chunks.push((id, bytes));
         }
     }
+    let mut offsets = Vec::with_capacity(chunks.len());
+    let mut end = 0u64;
+    for (_, bytes) in &chunks {
+        let offset = end.next_multiple_of(SIDE_FILE_ALIGNMENT);
+        offsets.push(offset);
+        end = offset + bytes.len() as u64;
+    }
     crate::write_atomically(&target, |out: &mut dyn Write| {
-        for (_, bytes) in &chunks {
+        let mut written = 0u64;
+        for ((_, bytes), &offset) in chunks.iter().zip(&offsets) {
+            out.write_all(&[0; SIDE_FILE_ALIGNMENT as usize][..(offset - written) as usize])?;
             out.write_all(bytes)?;
+            written = offset + bytes.len() as u64;
         }
         Ok(())
     })
     .map_err(|e| fail(Reason::Io(e.source)))?;
-    let mut offset = 0u64;
-    for (id, bytes) in &chunks {
+    for ((id, bytes), offset) in chunks.iter().zip(offsets) {
         let t = &mut model.tensors[*id];
         let len = bytes.len() as u64;
         t.raw_data = None;
@@ -396,7 +426,6 @@ pub fn externalize(
         t.external_data =
             vec![pair("location", location), pair("offset", &offset.to_string()), pair("length", &len.to_string())];
         t.data_location = Some(DATA_LOCATION_EXTERNAL);
-        offset += len;
     }
     Ok(chunks.len())
 }

@@ -71,7 +71,7 @@ pub fn made(ty: &Type, dims: &BTreeMap<String, usize>, seed: Option<u64>, limit:
                 .collect()
         }
     };
-    Ok(Value::Tensor(cast_to(&Tensor::new(shape, Data::F64(numbers)), dt)?))
+    Ok(Value::Tensor(cast_to(&Tensor::new(shape, Data::F64(numbers.into())), dt)?))
 }
 
 /// splitmix64: a seed gives the same numbers on every machine and version, which a

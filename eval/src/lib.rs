@@ -20,6 +20,7 @@
 //! kernel are not run yet.
 
 pub mod broadcast;
+pub mod buf;
 pub mod coded;
 pub mod compare;
 pub mod gemm;
@@ -37,7 +38,7 @@ pub mod value;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
 
-pub use plan::{Plan, PlanError, PlanOptions, Unsupported};
+pub use plan::{InitializerBytes, Plan, PlanError, PlanOptions, Unsupported};
 pub use run::{Captured, EvalError, RunResult};
 pub use value::{Data, Tensor, Value};
 

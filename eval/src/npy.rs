@@ -115,7 +115,7 @@ pub fn decode(bytes: &[u8]) -> Result<Tensor, String> {
         ("<i" | "=i", 2) => le!(i16, I16),
         ("<i" | "=i", 4) => le!(i32, I32),
         ("<i" | "=i", 8) => le!(i64, I64),
-        ("|u" | "<u" | "=u", 1) => Data::U8(body.to_vec()),
+        ("|u" | "<u" | "=u", 1) => Data::U8(body.to_vec().into()),
         ("<u" | "=u", 2) => le!(u16, U16),
         ("<u" | "=u", 4) => le!(u32, U32),
         ("<u" | "=u", 8) => le!(u64, U64),
@@ -144,7 +144,7 @@ mod tests {
 
     #[test]
     fn header_is_padded_and_data_follows() {
-        let t = Tensor::new(vec![2, 1], Data::I64(vec![3, -1]));
+        let t = Tensor::new(vec![2, 1], Data::I64(vec![3, -1].into()));
         let bytes = encode(&t).expect("encodes");
         let header_len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
         assert_eq!((10 + header_len) % 64, 0);
@@ -163,7 +163,7 @@ mod tests {
         for x in [1.5f32, -2.0, 0.25] {
             file.extend_from_slice(&x.to_le_bytes());
         }
-        assert_eq!(decode(&file), Ok(Tensor::new(vec![1, 3], Data::F32(vec![1.5, -2.0, 0.25]))));
+        assert_eq!(decode(&file), Ok(Tensor::new(vec![1, 3], Data::F32(vec![1.5, -2.0, 0.25].into()))));
         let scalar = encode(&Tensor::new(vec![], Data::Bool(vec![true]))).expect("encodes");
         assert_eq!(decode(&scalar), Ok(Tensor::new(vec![], Data::Bool(vec![true]))));
         assert!(decode(b"PK\x03\x04").is_err_and(|e| e.contains("magic")));

@@ -102,7 +102,28 @@ pub struct Plan<'m> {
     pub bodies: Vec<BodyPlan>,
 }
 
+/// How a plan holds its initializers' elements (see [`crate::buf`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InitializerBytes {
+    /// Bytes used where they lie in the model (or its external-data files).
+    pub in_place: usize,
+    /// Bytes copied: values stored in typed fields, misaligned bytes, strings and bools.
+    pub copied: usize,
+}
+
 impl<'m> Plan<'m> {
+    /// The initializers' bytes, used in place and copied.
+    pub fn initializer_bytes(&self) -> InitializerBytes {
+        let mut bytes = InitializerBytes::default();
+        for (_, value) in &self.constants {
+            if let Value::Tensor(t) = value {
+                let size = t.data.byte_size();
+                if t.data.is_view() { bytes.in_place += size } else { bytes.copied += size }
+            }
+        }
+        bytes
+    }
+
     pub fn new(model: &'m Model) -> Result<Plan<'m>, PlanError> {
         Plan::with_options(model, &PlanOptions::default())
     }

@@ -394,7 +394,7 @@ impl Runner<'_, '_> {
                         )));
                     }
                     let mut feed = vec![
-                        Value::Tensor(Tensor::scalar(Data::I64(vec![i]))),
+                        Value::Tensor(Tensor::scalar(Data::I64(vec![i].into()))),
                         Value::Tensor(Tensor::scalar(Data::Bool(vec![keep_going]))),
                     ];
                     feed.extend(carried.iter().cloned());
@@ -722,7 +722,7 @@ fn scalar_i64(v: &Value) -> Result<i64, ControlError> {
 /// Tensors of one shape stacked along a new first axis (a Loop's scan outputs): as many
 /// elements as the limit allows (the iterations share one value until they are stacked).
 fn stack(items: &[Tensor], limits: &Limits) -> Result<Tensor, String> {
-    let Some(first) = items.first() else { return Ok(Tensor::new(vec![0], Data::F32(Vec::new()))) };
+    let Some(first) = items.first() else { return Ok(Tensor::new(vec![0], Data::F32(Vec::new().into()))) };
     let total = first.len().saturating_mul(items.len());
     if items.len() > 1 && total > limits.max_tensor_elements {
         return Err(format!(

@@ -119,7 +119,7 @@ fn map_from_stored(map: StoredMap) -> Result<Map, String> {
     let keys = match map.keys {
         MapKeys::Strings(keys) => Data::Str(keys.iter().map(|k| k.to_vec()).collect()),
         MapKeys::Ints(dt, keys) => {
-            let t = Tensor::new(vec![keys.len()], Data::I64(keys));
+            let t = Tensor::new(vec![keys.len()], Data::I64(keys.into()));
             (*crate::kernels::elementwise::cast_to(&t, dt)?.data).clone()
         }
     };
@@ -135,7 +135,7 @@ fn map_from_stored(map: StoredMap) -> Result<Map, String> {
             Some(all) => all.extend_from(&t.data).map_err(|e| format!("map value {i}: {e}"))?,
         }
     }
-    Ok(Map::new(keys, values.unwrap_or(Data::F32(Vec::new()))))
+    Ok(Map::new(keys, values.unwrap_or(Data::F32(Vec::new().into()))))
 }
 
 /// A run-time value as the message onnx's backend tests store it in.

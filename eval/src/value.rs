@@ -1,27 +1,34 @@
 //! Run-time values: tensors of concrete shape, sequences and optionals. Tensor data is
-//! row-major and contiguous, one `Vec` per element type, behind an `Arc` so that Reshape,
-//! Identity, Squeeze and the like share it instead of copying.
+//! row-major and contiguous, one buffer per element type (a vector, or for initializers a
+//! view of the model's bytes: [`crate::buf`]), behind an `Arc` so that Reshape, Identity,
+//! Squeeze and the like share it instead of copying.
 
 use std::sync::Arc;
 
 use half::{bf16, f16};
 use onnx_core::ir::{DataType, Str, Tensor as IrTensor};
 
+use bytes::Bytes;
+
+use crate::buf::Buf;
+
 /// The elements of a tensor, one variant per element type the evaluator computes with.
+/// Numeric elements are a [`Buf`]: made by a kernel, or viewed where an initializer's bytes
+/// lie in the model.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Data {
-    F32(Vec<f32>),
-    F64(Vec<f64>),
-    F16(Vec<f16>),
-    Bf16(Vec<bf16>),
-    I8(Vec<i8>),
-    I16(Vec<i16>),
-    I32(Vec<i32>),
-    I64(Vec<i64>),
-    U8(Vec<u8>),
-    U16(Vec<u16>),
-    U32(Vec<u32>),
-    U64(Vec<u64>),
+    F32(Buf<f32>),
+    F64(Buf<f64>),
+    F16(Buf<f16>),
+    Bf16(Buf<bf16>),
+    I8(Buf<i8>),
+    I16(Buf<i16>),
+    I32(Buf<i32>),
+    I64(Buf<i64>),
+    U8(Buf<u8>),
+    U16(Buf<u16>),
+    U32(Buf<u32>),
+    U64(Buf<u64>),
     Bool(Vec<bool>),
     /// Strings as bytes: ONNX strings need not be UTF-8.
     Str(Vec<Vec<u8>>),
@@ -60,18 +67,18 @@ macro_rules! with_data {
 macro_rules! map_data {
     ($data:expr, $v:ident => $body:expr) => {
         match $data {
-            $crate::value::Data::F32($v) => $crate::value::Data::F32($body),
-            $crate::value::Data::F64($v) => $crate::value::Data::F64($body),
-            $crate::value::Data::F16($v) => $crate::value::Data::F16($body),
-            $crate::value::Data::Bf16($v) => $crate::value::Data::Bf16($body),
-            $crate::value::Data::I8($v) => $crate::value::Data::I8($body),
-            $crate::value::Data::I16($v) => $crate::value::Data::I16($body),
-            $crate::value::Data::I32($v) => $crate::value::Data::I32($body),
-            $crate::value::Data::I64($v) => $crate::value::Data::I64($body),
-            $crate::value::Data::U8($v) => $crate::value::Data::U8($body),
-            $crate::value::Data::U16($v) => $crate::value::Data::U16($body),
-            $crate::value::Data::U32($v) => $crate::value::Data::U32($body),
-            $crate::value::Data::U64($v) => $crate::value::Data::U64($body),
+            $crate::value::Data::F32($v) => $crate::value::Data::F32(($body).into()),
+            $crate::value::Data::F64($v) => $crate::value::Data::F64(($body).into()),
+            $crate::value::Data::F16($v) => $crate::value::Data::F16(($body).into()),
+            $crate::value::Data::Bf16($v) => $crate::value::Data::Bf16(($body).into()),
+            $crate::value::Data::I8($v) => $crate::value::Data::I8(($body).into()),
+            $crate::value::Data::I16($v) => $crate::value::Data::I16(($body).into()),
+            $crate::value::Data::I32($v) => $crate::value::Data::I32(($body).into()),
+            $crate::value::Data::I64($v) => $crate::value::Data::I64(($body).into()),
+            $crate::value::Data::U8($v) => $crate::value::Data::U8(($body).into()),
+            $crate::value::Data::U16($v) => $crate::value::Data::U16(($body).into()),
+            $crate::value::Data::U32($v) => $crate::value::Data::U32(($body).into()),
+            $crate::value::Data::U64($v) => $crate::value::Data::U64(($body).into()),
             $crate::value::Data::Bool($v) => $crate::value::Data::Bool($body),
             $crate::value::Data::Str($v) => $crate::value::Data::Str($body),
             $crate::value::Data::Coded(dt, $v) => $crate::value::Data::Coded(*dt, $body),
@@ -92,6 +99,25 @@ impl Data {
 
     pub fn len(&self) -> usize {
         with_data!(self, v => v.len())
+    }
+
+    /// Whether the elements are a view of the model's bytes rather than a copy.
+    pub fn is_view(&self) -> bool {
+        match self {
+            Data::F32(v) => v.is_view(),
+            Data::F64(v) => v.is_view(),
+            Data::F16(v) => v.is_view(),
+            Data::Bf16(v) => v.is_view(),
+            Data::I8(v) => v.is_view(),
+            Data::I16(v) => v.is_view(),
+            Data::I32(v) => v.is_view(),
+            Data::I64(v) => v.is_view(),
+            Data::U8(v) => v.is_view(),
+            Data::U16(v) => v.is_view(),
+            Data::U32(v) => v.is_view(),
+            Data::U64(v) => v.is_view(),
+            Data::Bool(_) | Data::Str(_) | Data::Coded(..) => false,
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -121,24 +147,24 @@ impl Data {
     /// The elements at `indices`, in that order (gathers, transposes, slices).
     #[allow(clippy::clone_on_copy)] // one macro arm per element type, strings included
     pub fn pick(&self, indices: impl Iterator<Item = usize>) -> Data {
-        map_data!(self, v => indices.map(|i| v[i].clone()).collect())
+        map_data!(self, v => indices.map(|i| v[i].clone()).collect::<Vec<_>>())
     }
 
     /// Empty data of element type `dt`, with room for `capacity` elements.
     pub fn empty(dt: DataType, capacity: usize) -> Result<Data, String> {
         Ok(match dt {
-            DataType::Float => Data::F32(Vec::with_capacity(capacity)),
-            DataType::Double => Data::F64(Vec::with_capacity(capacity)),
-            DataType::Float16 => Data::F16(Vec::with_capacity(capacity)),
-            DataType::Bfloat16 => Data::Bf16(Vec::with_capacity(capacity)),
-            DataType::Int8 => Data::I8(Vec::with_capacity(capacity)),
-            DataType::Int16 => Data::I16(Vec::with_capacity(capacity)),
-            DataType::Int32 => Data::I32(Vec::with_capacity(capacity)),
-            DataType::Int64 => Data::I64(Vec::with_capacity(capacity)),
-            DataType::Uint8 => Data::U8(Vec::with_capacity(capacity)),
-            DataType::Uint16 => Data::U16(Vec::with_capacity(capacity)),
-            DataType::Uint32 => Data::U32(Vec::with_capacity(capacity)),
-            DataType::Uint64 => Data::U64(Vec::with_capacity(capacity)),
+            DataType::Float => Data::F32(Vec::with_capacity(capacity).into()),
+            DataType::Double => Data::F64(Vec::with_capacity(capacity).into()),
+            DataType::Float16 => Data::F16(Vec::with_capacity(capacity).into()),
+            DataType::Bfloat16 => Data::Bf16(Vec::with_capacity(capacity).into()),
+            DataType::Int8 => Data::I8(Vec::with_capacity(capacity).into()),
+            DataType::Int16 => Data::I16(Vec::with_capacity(capacity).into()),
+            DataType::Int32 => Data::I32(Vec::with_capacity(capacity).into()),
+            DataType::Int64 => Data::I64(Vec::with_capacity(capacity).into()),
+            DataType::Uint8 => Data::U8(Vec::with_capacity(capacity).into()),
+            DataType::Uint16 => Data::U16(Vec::with_capacity(capacity).into()),
+            DataType::Uint32 => Data::U32(Vec::with_capacity(capacity).into()),
+            DataType::Uint64 => Data::U64(Vec::with_capacity(capacity).into()),
             DataType::Bool => Data::Bool(Vec::with_capacity(capacity)),
             DataType::String => Data::Str(Vec::with_capacity(capacity)),
             dt if crate::coded::is_coded(dt) => Data::Coded(dt, Vec::with_capacity(capacity)),
@@ -171,7 +197,7 @@ impl Data {
                                 other => Err(differ(other)),
                             })
                             .collect::<Result<Vec<_>, String>>()?;
-                        Data::$variant(interleave_slices(&slices, outer, total))
+                        Data::$variant(interleave_slices(&slices, outer, total).into())
                     })*
                     Data::Coded(dt, _) => {
                         let slices = parts
@@ -262,7 +288,7 @@ impl Tensor {
     /// The elements as `i64`, for integer tensors (shapes, axes, indices).
     pub fn to_i64s(&self) -> Result<Vec<i64>, String> {
         Ok(match &*self.data {
-            Data::I64(v) => v.clone(),
+            Data::I64(v) => v.to_vec(),
             Data::I32(v) => v.iter().map(|&x| i64::from(x)).collect(),
             Data::I16(v) => v.iter().map(|&x| i64::from(x)).collect(),
             Data::I8(v) => v.iter().map(|&x| i64::from(x)).collect(),
@@ -281,7 +307,7 @@ impl Tensor {
     pub fn to_f64s(&self) -> Result<Vec<f64>, String> {
         Ok(match &*self.data {
             Data::F32(v) => v.iter().map(|&x| f64::from(x)).collect(),
-            Data::F64(v) => v.clone(),
+            Data::F64(v) => v.to_vec(),
             Data::F16(v) => v.iter().map(|&x| f64::from(x)).collect(),
             Data::Bf16(v) => v.iter().map(|&x| f64::from(x)).collect(),
             Data::Bool(v) => v.iter().map(|&x| if x { 1.0 } else { 0.0 }).collect(),
@@ -300,12 +326,12 @@ impl Tensor {
             ..IrTensor::default()
         };
         match &*self.data {
-            Data::F32(v) => t.float_data = v.clone(),
-            Data::F64(v) => t.double_data = v.clone(),
-            Data::I64(v) => t.int64_data = v.clone(),
-            Data::U64(v) => t.uint64_data = v.clone(),
+            Data::F32(v) => t.float_data = v.to_vec(),
+            Data::F64(v) => t.double_data = v.to_vec(),
+            Data::I64(v) => t.int64_data = v.to_vec(),
+            Data::U64(v) => t.uint64_data = v.to_vec(),
             Data::U32(v) => t.uint64_data = v.iter().map(|&x| u64::from(x)).collect(),
-            Data::I32(v) => t.int32_data = v.clone(),
+            Data::I32(v) => t.int32_data = v.to_vec(),
             Data::I16(v) => t.int32_data = v.iter().map(|&x| i32::from(x)).collect(),
             Data::I8(v) => t.int32_data = v.iter().map(|&x| i32::from(x)).collect(),
             Data::U16(v) => t.int32_data = v.iter().map(|&x| i32::from(x)).collect(),
@@ -346,7 +372,7 @@ impl Tensor {
     }
 }
 
-fn from_raw(dt: DataType, raw: &[u8], count: usize) -> Result<Data, String> {
+fn from_raw(dt: DataType, raw: &Bytes, count: usize) -> Result<Data, String> {
     if crate::coded::is_coded(dt) {
         return Ok(Data::Coded(dt, crate::coded::unpack(dt, raw, count)?));
     }
@@ -357,24 +383,22 @@ fn from_raw(dt: DataType, raw: &[u8], count: usize) -> Result<Data, String> {
     if raw.len() != count.saturating_mul(width) {
         return Err(format!("raw_data holds {} bytes, {count} {} values need {}", raw.len(), dt.name(), count * width));
     }
-    macro_rules! le {
-        ($t:ty, $n:expr) => {
-            raw.chunks_exact($n).map(|c| <$t>::from_le_bytes(c.try_into().unwrap_or([0; $n]))).collect()
-        };
+    fn view<T: bytemuck::Pod>(raw: &Bytes) -> Result<Buf<T>, String> {
+        Buf::from_le_bytes(raw).ok_or_else(|| "raw_data is not a whole number of values".to_owned())
     }
     Ok(match dt {
-        DataType::Float => Data::F32(le!(f32, 4)),
-        DataType::Double => Data::F64(le!(f64, 8)),
-        DataType::Float16 => Data::F16(raw.chunks_exact(2).map(|c| f16::from_le_bytes([c[0], c[1]])).collect()),
-        DataType::Bfloat16 => Data::Bf16(raw.chunks_exact(2).map(|c| bf16::from_le_bytes([c[0], c[1]])).collect()),
-        DataType::Int8 => Data::I8(raw.iter().map(|&b| b as i8).collect()),
-        DataType::Int16 => Data::I16(le!(i16, 2)),
-        DataType::Int32 => Data::I32(le!(i32, 4)),
-        DataType::Int64 => Data::I64(le!(i64, 8)),
-        DataType::Uint8 => Data::U8(raw.to_vec()),
-        DataType::Uint16 => Data::U16(le!(u16, 2)),
-        DataType::Uint32 => Data::U32(le!(u32, 4)),
-        DataType::Uint64 => Data::U64(le!(u64, 8)),
+        DataType::Float => Data::F32(view(raw)?),
+        DataType::Double => Data::F64(view(raw)?),
+        DataType::Float16 => Data::F16(view(raw)?),
+        DataType::Bfloat16 => Data::Bf16(view(raw)?),
+        DataType::Int8 => Data::I8(view(raw)?),
+        DataType::Int16 => Data::I16(view(raw)?),
+        DataType::Int32 => Data::I32(view(raw)?),
+        DataType::Int64 => Data::I64(view(raw)?),
+        DataType::Uint8 => Data::U8(view(raw)?),
+        DataType::Uint16 => Data::U16(view(raw)?),
+        DataType::Uint32 => Data::U32(view(raw)?),
+        DataType::Uint64 => Data::U64(view(raw)?),
         DataType::Bool => Data::Bool(raw.iter().map(|&b| b != 0).collect()),
         other => return Err(format!("{} tensors are not supported yet", other.name())),
     })
@@ -388,12 +412,12 @@ fn from_typed(dt: DataType, t: &IrTensor, count: usize) -> Result<Data, String> 
         return Ok(Data::Coded(dt, crate::coded::unpack(dt, &bytes, count)?));
     }
     Ok(match dt {
-        DataType::Float => Data::F32(t.float_data.clone()),
-        DataType::Double => Data::F64(t.double_data.clone()),
-        DataType::Int64 => Data::I64(t.int64_data.clone()),
-        DataType::Uint64 => Data::U64(t.uint64_data.clone()),
+        DataType::Float => Data::F32(t.float_data.clone().into()),
+        DataType::Double => Data::F64(t.double_data.clone().into()),
+        DataType::Int64 => Data::I64(t.int64_data.clone().into()),
+        DataType::Uint64 => Data::U64(t.uint64_data.clone().into()),
         DataType::Uint32 => Data::U32(t.uint64_data.iter().map(|&x| x as u32).collect()),
-        DataType::Int32 => Data::I32(ints.clone()),
+        DataType::Int32 => Data::I32(ints.clone().into()),
         DataType::Int16 => Data::I16(ints.iter().map(|&x| x as i16).collect()),
         DataType::Int8 => Data::I8(ints.iter().map(|&x| x as i8).collect()),
         DataType::Uint16 => Data::U16(ints.iter().map(|&x| x as u16).collect()),

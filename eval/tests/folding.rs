@@ -29,7 +29,7 @@ fn folded(plan: &Plan<'_>, output: &str) -> bool {
 fn floats(outputs: &[(String, Value)], name: &str) -> Vec<f32> {
     match outputs.iter().find(|(n, _)| n == name).map(|(_, v)| v) {
         Some(Value::Tensor(t)) => match t.data.as_ref() {
-            Data::F32(v) => v.clone(),
+            Data::F32(v) => v.to_vec(),
             other => panic!("{name}: {other:?}"),
         },
         other => panic!("{name}: {other:?}"),
@@ -62,7 +62,7 @@ fn fixed_nodes_are_folded_and_give_their_value() {
     assert!(folded(&plan, "big"), "an Expand to 65,536 values (256 KiB) is kept: within the budget");
     assert!(!folded(&plan, "huge"), "an Expand to 16.8 million values (64 MiB) is beyond the budget");
 
-    let x = Value::Tensor(Tensor::new(vec![2], Data::F32(vec![1.0, 2.0])));
+    let x = Value::Tensor(Tensor::new(vec![2], Data::F32(vec![1.0, 2.0].into())));
     let run = plan.run(vec![("x".into(), x.clone())], &RunOptions::default()).expect("run");
     // (q - zero) * scale: (-3 - 1) * 0.5 = -2, (100 - 1) * 0.5 = 49.5.
     assert_eq!(floats(&run.outputs, "y"), [-2.0, 99.0]);
@@ -72,7 +72,7 @@ fn fixed_nodes_are_folded_and_give_their_value() {
     assert!(huge.len() == 4100 * 4096 && huge.iter().all(|&v| v == 7.0));
 
     // The default replaced: the folding did not bake it in.
-    let b = Value::Tensor(Tensor::new(vec![2], Data::F32(vec![100.0, 200.0])));
+    let b = Value::Tensor(Tensor::new(vec![2], Data::F32(vec![100.0, 200.0].into())));
     let run = plan.run(vec![("x".into(), x), ("b".into(), b)], &RunOptions::default()).expect("run");
     assert_eq!(floats(&run.outputs, "shifted"), [101.0, 202.0]);
 }
@@ -81,7 +81,7 @@ fn fixed_nodes_are_folded_and_give_their_value() {
 fn folded_values_are_captured_like_any_other() {
     let m = model(QUANTIZED);
     let plan = Plan::new(&m).expect("plan");
-    let x = Value::Tensor(Tensor::new(vec![2], Data::F32(vec![1.0, 2.0])));
+    let x = Value::Tensor(Tensor::new(vec![2], Data::F32(vec![1.0, 2.0].into())));
     let options = RunOptions { capture_all: true, ..RunOptions::default() };
     let run = plan.run(vec![("x".into(), x)], &options).expect("run");
     let w = run.values.iter().find(|c| c.name == "w").expect("w captured");
@@ -103,10 +103,10 @@ main (float[2] x, float[2] b) => (float[2] y, float[2] doubled) <float[2] b = {1
     let plan = Plan::new(&m).expect("plan");
     assert!(folded(&plan, "doubled"), "an IR 3 initializer is fixed, so what it alone feeds is folded");
     assert_eq!(plan.inputs().len(), 1, "only x is an input to give: {:?}", plan.inputs());
-    let x = Value::Tensor(Tensor::new(vec![2], Data::F32(vec![1.0, 2.0])));
+    let x = Value::Tensor(Tensor::new(vec![2], Data::F32(vec![1.0, 2.0].into())));
     let run = plan.run(vec![("x".into(), x.clone())], &RunOptions::default()).expect("run");
     assert_eq!(floats(&run.outputs, "y"), [21.0, 42.0]);
-    let b = Value::Tensor(Tensor::new(vec![2], Data::F32(vec![0.0, 0.0])));
+    let b = Value::Tensor(Tensor::new(vec![2], Data::F32(vec![0.0, 0.0].into())));
     let refused = plan.run(vec![("x".into(), x), ("b".into(), b)], &RunOptions::default());
     assert!(matches!(refused, Err(onnx_eval::EvalError::ConstantInput(ref name)) if name == "b"), "{refused:?}");
 }

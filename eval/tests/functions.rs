@@ -14,14 +14,14 @@ fn model(text: &str) -> onnx_core::ir::Model {
 }
 
 fn floats(shape: Vec<usize>, values: &[f32]) -> Value {
-    Value::Tensor(Tensor::new(shape, Data::F32(values.to_vec())))
+    Value::Tensor(Tensor::new(shape, Data::F32(values.to_vec().into())))
 }
 
 fn output_floats(outputs: &[(String, Value)], name: &str) -> Vec<f32> {
     let (_, value) = outputs.iter().find(|(n, _)| n == name).unwrap_or_else(|| panic!("no output {name}"));
     match value {
         Value::Tensor(t) => match t.data.as_ref() {
-            Data::F32(v) => v.clone(),
+            Data::F32(v) => v.to_vec(),
             other => panic!("{name}: not float: {other:?}"),
         },
         other => panic!("{name}: not a tensor: {other:?}"),

@@ -61,23 +61,23 @@ fn elements(shape: &[usize]) -> usize {
 }
 
 fn floats(shape: &[usize]) -> Value {
-    Value::Tensor(Tensor::new(shape.to_vec(), Data::F32(vec![1.0; elements(shape)])))
+    Value::Tensor(Tensor::new(shape.to_vec(), Data::F32(vec![1.0; elements(shape)].into())))
 }
 
 fn doubles(shape: &[usize]) -> Value {
-    Value::Tensor(Tensor::new(shape.to_vec(), Data::F64(vec![1.0; elements(shape)])))
+    Value::Tensor(Tensor::new(shape.to_vec(), Data::F64(vec![1.0; elements(shape)].into())))
 }
 
 fn f32s(shape: &[usize], v: Vec<f32>) -> Value {
-    Value::Tensor(Tensor::new(shape.to_vec(), Data::F32(v)))
+    Value::Tensor(Tensor::new(shape.to_vec(), Data::F32(v.into())))
 }
 
 fn i64s(shape: &[usize], v: Vec<i64>) -> Value {
-    Value::Tensor(Tensor::new(shape.to_vec(), Data::I64(v)))
+    Value::Tensor(Tensor::new(shape.to_vec(), Data::I64(v.into())))
 }
 
 fn scalar_i64(v: i64) -> Value {
-    Value::Tensor(Tensor::scalar(Data::I64(vec![v])))
+    Value::Tensor(Tensor::scalar(Data::I64(vec![v].into())))
 }
 
 // Broadcasting and the shared helpers.
@@ -278,7 +278,7 @@ fn det_of_empty_matrices_is_one_per_matrix_or_refused() {
     let text = r#"<ir_version: 10, opset_import: ["" : 21]>
         g (float x) => (float y) { y = Det (x) }"#;
     let ones = run(text, vec![("x", floats(&[3, 0, 0]))]).expect("runs");
-    assert_eq!(ones[0].tensor().expect("tensor").data.as_ref(), &Data::F32(vec![1.0; 3]));
+    assert_eq!(ones[0].tensor().expect("tensor").data.as_ref(), &Data::F32(vec![1.0; 3].into()));
     refused(run(text, vec![("x", floats(&[BIG, 0, 0]))]), &["limit"]);
     assert_eq!(shape_of(run(text, vec![("x", floats(&[0, 1 << 33, 1 << 33]))])), [0]);
 }
@@ -305,7 +305,7 @@ fn recurrent_layers_with_a_clip_that_is_not_positive_are_refused() {
 fn recurrent_layers_with_sequence_lens_of_the_wrong_length_are_refused() {
     let text = r#"<ir_version: 10, opset_import: ["" : 21]>
         g (float x, float w, float r, int32 lens) => (float y) { y = RNN <hidden_size = 1> (x, w, r, "", lens) }"#;
-    let lens = Value::Tensor(Tensor::new(vec![3], Data::I32(vec![1, 1, 1])));
+    let lens = Value::Tensor(Tensor::new(vec![3], Data::I32(vec![1, 1, 1].into())));
     let inputs = vec![("x", floats(&[1, 2, 1])), ("w", floats(&[1, 1, 1])), ("r", floats(&[1, 1, 1])), ("lens", lens)];
     refused(run(text, inputs), &["sequence_lens holds 3 values", "batch of 2"]);
 }
@@ -590,7 +590,7 @@ fn grid_sample_at_coordinates_past_2_63_reads_padding() {
         g (float x, float grid) => (float y) { y = GridSample <mode = "cubic"> (x, grid) }"#;
     let grid = f32s(&[1, 1, 2, 2], vec![-1e30, 0.0, 1e30, 0.5]);
     let out = run(text, vec![("x", floats(&[1, 1, 4, 4])), ("grid", grid)]).expect("runs");
-    assert_eq!(out[0].tensor().expect("tensor").data.as_ref(), &Data::F32(vec![0.0, 0.0]));
+    assert_eq!(out[0].tensor().expect("tensor").data.as_ref(), &Data::F32(vec![0.0, 0.0].into()));
 }
 
 #[test]
@@ -652,7 +652,7 @@ fn mel_weight_matrix_with_extreme_edges_runs() {
 fn blocked_scales_of_the_wrong_shape_are_refused() {
     let text = r#"<ir_version: 10, opset_import: ["" : 21]>
         g (int8 x, float s) => (float y) { y = DequantizeLinear <axis = 1, block_size = 2> (x, s) }"#;
-    let x = Value::Tensor(Tensor::new(vec![4, 8], Data::I8(vec![1; 32])));
+    let x = Value::Tensor(Tensor::new(vec![4, 8], Data::I8(vec![1; 32].into())));
     refused(run(text, vec![("x", x), ("s", floats(&[4, 1]))]), &["[4, 4] expected"]);
 }
 
@@ -660,7 +660,7 @@ fn blocked_scales_of_the_wrong_shape_are_refused() {
 fn per_axis_dequantization_of_an_empty_input_with_huge_axes_runs() {
     let text = r#"<ir_version: 10, opset_import: ["" : 21]>
         g (uint8 x, float s) => (float y) { y = DequantizeLinear <axis = 1> (x, s) }"#;
-    let x = Value::Tensor(Tensor::new(vec![0, 3, BIG, BIG], Data::U8(Vec::new())));
+    let x = Value::Tensor(Tensor::new(vec![0, 3, BIG, BIG], Data::U8(Vec::new().into())));
     assert_eq!(shape_of(run(text, vec![("x", x), ("s", floats(&[3]))])), [0, 3, BIG, BIG]);
 }
 
@@ -753,7 +753,7 @@ fn tfidf_with_negative_indexes_or_huge_lengths_is_refused_or_bounded() {
         g (int64 x) => (float y) { y = TfIdfVectorizer <mode = "TF", min_gram_length = 1, max_gram_length = 9223372036854775807, max_skip_count = 9223372036854775807, ngram_counts = [0, 1], ngram_indexes = [0, 1], pool_int64s = [5, 5, 5]> (x) }"#;
     let out = run(long, vec![("x", i64s(&[3], vec![5, 5, 5]))]).expect("runs");
     // Three unigrams; bigrams with no gap (two) and with one skipped (one).
-    assert_eq!(out[0].tensor().expect("tensor").data.as_ref(), &Data::F32(vec![3.0, 3.0]));
+    assert_eq!(out[0].tensor().expect("tensor").data.as_ref(), &Data::F32(vec![3.0, 3.0].into()));
 }
 
 #[test]

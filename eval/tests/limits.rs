@@ -19,7 +19,7 @@ fn model(text: &str) -> onnx_core::ir::Model {
 
 fn floats(shape: Vec<usize>) -> Value {
     let n = shape.iter().product();
-    Value::Tensor(Tensor::new(shape, Data::F32(vec![1.0; n])))
+    Value::Tensor(Tensor::new(shape, Data::F32(vec![1.0; n].into())))
 }
 
 #[test]

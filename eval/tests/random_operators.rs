@@ -39,7 +39,7 @@ fn run(text: &str, inputs: Vec<(String, Value)>) -> Tensor {
 }
 
 fn probabilities(p: f64, n: usize) -> Vec<(String, Value)> {
-    vec![("p".into(), Value::Tensor(Tensor::new(vec![n], Data::F64(vec![p; n]))))]
+    vec![("p".into(), Value::Tensor(Tensor::new(vec![n], Data::F64(vec![p; n].into()))))]
 }
 
 const UNSEEDED_BERNOULLI: &str = r#"<ir_version: 10, opset_import: ["" : 22]>
@@ -94,7 +94,7 @@ fn multinomial_draws_each_class_at_its_softmax_probability() {
     let y = run(
         r#"<ir_version: 10, opset_import: ["" : 22]>
         main (float[2, 3] x) => (int64[2, 20000] y) { y = Multinomial <sample_size = 20000, dtype = 7, seed = 1.0> (x) }"#,
-        vec![("x".into(), Value::Tensor(Tensor::new(vec![2, 3], Data::F32(logits.to_vec()))))],
+        vec![("x".into(), Value::Tensor(Tensor::new(vec![2, 3], Data::F32(logits.to_vec().into()))))],
     );
     assert_eq!(y.shape, [2, 20000]);
     let Data::I64(v) = &*y.data else { panic!("not int64: {:?}", y.data_type()) };

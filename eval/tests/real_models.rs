@@ -27,7 +27,11 @@ fn tensor(path: &Path) -> (String, Tensor) {
 
 fn run(model: &Path, data: &Path) -> Result<(), String> {
     let model = read_model(model).map_err(|e| e.to_string())?;
-    let plan = Plan::new(&model).map_err(|e| e.to_string().replace('\n', "; "))?;
+    run_read(&model, data)
+}
+
+fn run_read(model: &onnx_core::ir::Model, data: &Path) -> Result<(), String> {
+    let plan = Plan::new(model).map_err(|e| e.to_string().replace('\n', "; "))?;
     let inputs = numbered(data, "input_").iter().map(|p| tensor(p)).map(|(n, t)| (n, Value::Tensor(t))).collect();
     let result = plan.run(inputs, &RunOptions::default()).map_err(|e| e.to_string())?;
     let declared = &plan.model.graphs[plan.main].outputs;
@@ -68,4 +72,37 @@ fn real_models_match_onnxruntime() {
         }
     }
     insta::assert_snapshot!("results", format!("{matched} of {} match\n\n{}", dirs.len(), lines.join("\n")));
+}
+
+/// A model whose weights live in a side file `onnx convert --external-data` wrote (each
+/// tensor at an aligned offset) runs them where they lie in the mapped file: no initializer
+/// of the side file is copied, and the results are the same.
+#[test]
+fn weights_in_an_aligned_side_file_are_used_where_they_lie() {
+    let name = "ortquant_smart_turn_v3_2";
+    let source = root().join("tests/corpus/real").join(format!("{name}.onnx"));
+    let mut model = read_model(&source).expect("the corpus model");
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let threshold = 1024;
+    let moved = onnx_core::external::externalize(&mut model, dir.path(), "weights.bin", threshold).expect("written");
+    assert!(moved > 50, "only {moved} tensors moved");
+    let path = dir.path().join("model.onnx");
+    std::fs::write(&path, onnx_core::binary::encode_model(&model)).expect("model written");
+
+    let mut reread = read_model(&path).expect("the model reads back");
+    onnx_core::external::embed_all(&mut reread, Some(dir.path().to_owned())).expect("side file read");
+    let plan = Plan::new(&reread).expect("plannable");
+    let held = plan.initializer_bytes();
+    let side_file = std::fs::metadata(dir.path().join("weights.bin")).expect("side file").len() as usize;
+    // Everything in the side file is in place; what is copied is the small tensors left in
+    // the model (under the threshold each).
+    assert!(held.in_place + 64 * moved >= side_file, "{held:?} of a {side_file}-byte side file");
+    let small: usize = reread.graphs[reread.graph.expect("a graph")]
+        .initializers
+        .iter()
+        .map(|&t| reread.tensors[t].expected_raw_size().unwrap_or(0) as usize)
+        .filter(|&n| n < threshold as usize)
+        .sum();
+    assert!(held.copied <= small, "{held:?}: more copied than the {small} bytes of small tensors");
+    run_read(&reread, &root().join("tests/fixtures/run").join(name)).expect("the same outputs");
 }

@@ -233,3 +233,64 @@ fn a_location_given_twice_is_checked_both_times() {
     assert!(check("\"location\": \"w.bin\", \"location\": \"../outside.bin\"") > 0, "the used location escapes");
     assert!(check("\"location\": \"../outside.bin\", \"location\": \"w.bin\"") > 0, "the first location escapes");
 }
+
+/// Each tensor of a side file starts at a multiple of 64 bytes, whatever the lengths before
+/// it, so that a reader mapping the file can use every tensor in place; the gaps are zeros,
+/// and embedding again gives the model back.
+#[test]
+fn externalized_tensors_start_at_aligned_offsets() {
+    let dir = tempfile::tempdir().unwrap();
+    let tensor = |name: &str, dt: DataType, dims: Vec<i64>, raw: Vec<u8>| Tensor {
+        name: Some(Str::from(name)),
+        dims,
+        data_type: Some(dt.code()),
+        raw_data: Some(Bytes::from(raw)),
+        ..Tensor::default()
+    };
+    let original = model_with_initializers(vec![
+        tensor("bytes", DataType::Uint8, vec![3], vec![1, 2, 3]),
+        tensor("floats", DataType::Float, vec![5], floats(&[1.0, 2.0, 3.0, 4.0, 5.0])),
+        tensor("longs", DataType::Int64, vec![2], [7i64, -8].iter().flat_map(|v| v.to_le_bytes()).collect()),
+    ]);
+    let mut model = original.clone();
+    assert_eq!(external::externalize(&mut model, dir.path(), "w.bin", 0).unwrap(), 3);
+    let offsets: Vec<String> = model
+        .tensors
+        .iter()
+        .map(|(_, t)| t.external_value("offset").map(ToString::to_string).unwrap_or_default())
+        .collect();
+    assert_eq!(offsets, ["0", "64", "128"]);
+    let side = std::fs::read(dir.path().join("w.bin")).unwrap();
+    assert_eq!(side.len(), 128 + 16);
+    assert_eq!(&side[..3], [1, 2, 3]);
+    assert!(side[3..64].iter().all(|&b| b == 0) && side[84..128].iter().all(|&b| b == 0));
+    assert_eq!(&side[64..84], floats(&[1.0, 2.0, 3.0, 4.0, 5.0]));
+    let mut back = binary::decode_model(Bytes::from(binary::encode_model(&model)), "m.onnx").unwrap();
+    external::embed_all(&mut back, Some(dir.path().to_owned())).unwrap();
+    assert_eq!(binary::encode_model(&back), binary::encode_model(&original));
+}
+
+/// Typed values of the narrow types (int32_data holds one int8, uint8, int16, float16… per
+/// entry) move to the side file as their little-endian bytes, as float_data does.
+#[test]
+fn narrow_typed_values_move_to_the_side_file_as_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let typed = |name: &str, dt: DataType, values: Vec<i32>| Tensor {
+        name: Some(Str::from(name)),
+        dims: vec![values.len() as i64],
+        data_type: Some(dt.code()),
+        int32_data: values,
+        ..Tensor::default()
+    };
+    let mut model = model_with_initializers(vec![
+        typed("int8", DataType::Int8, vec![-1, 2, -128]),
+        typed("half", DataType::Float16, vec![0x3c00, 0xc000]),
+        typed("flags", DataType::Bool, vec![1, 0, 1]),
+    ]);
+    assert_eq!(external::externalize(&mut model, dir.path(), "w.bin", 0).unwrap(), 3);
+    let side = std::fs::read(dir.path().join("w.bin")).unwrap();
+    assert_eq!(&side[..3], [0xff, 2, 0x80]);
+    assert_eq!(&side[64..68], [0x00, 0x3c, 0x00, 0xc0]);
+    assert_eq!(&side[128..131], [1, 0, 1]);
+    assert!(model.tensors.iter().all(|(_, t)| t.int32_data.is_empty() && t.is_external()));
+}

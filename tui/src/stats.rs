@@ -95,7 +95,7 @@ mod tests {
 
     #[test]
     fn extremes_counts_and_percentiles() {
-        let t = Tensor::new(vec![2, 3], Data::F32(vec![0.0, -2.0, 5.0, f32::NAN, f32::INFINITY, 1.0]));
+        let t = Tensor::new(vec![2, 3], Data::F32(vec![0.0, -2.0, 5.0, f32::NAN, f32::INFINITY, 1.0].into()));
         let s = of(&t).expect("numeric");
         assert_eq!((s.count, s.nan, s.pos_inf, s.neg_inf, s.zeros), (6, 1, 1, 0, 1));
         assert_eq!(s.min, Some((-2.0, 1)));

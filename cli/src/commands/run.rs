@@ -497,6 +497,10 @@ impl Peak {
 }
 
 /// Time per operator type, largest first, with its share.
+fn mebibytes(bytes: usize) -> String {
+    format!("{:.1} MiB", bytes as f64 / f64::from(1 << 20))
+}
+
 fn profile(plan: &Plan<'_>, result: &RunResult) {
     let total: f64 = result.timings.iter().map(|(_, t)| t.as_secs_f64()).sum();
     let mut by_op = by_operator(plan, &result.timings);
@@ -533,6 +537,14 @@ fn profile(plan: &Plan<'_>, result: &RunResult) {
         outln!("  {op:<24} {:>10.3} ms {share:>5.1} %  ({n} node{}){rate}", t * 1e3, if n == 1 { "" } else { "s" });
     }
     slowest_nodes(plan, result, total, &peak);
+    let held = plan.initializer_bytes();
+    if held.in_place + held.copied > 0 {
+        outln!(
+            "initializers: {} used where they lie in the model's file, {} copied (typed fields, unaligned bytes)",
+            mebibytes(held.in_place),
+            mebibytes(held.copied)
+        );
+    }
     if !nested.is_empty() {
         outln!("inside subgraphs (part of the time of the nodes that hold them):");
         for (op, t, n) in nested.into_iter().take(10) {

@@ -235,15 +235,15 @@ fn arith<O: NumOp>(ctx: &Ctx<'_>, a: &Tensor, b: &Tensor) -> Result<Tensor, Stri
             match (&*a.data, &*b.data) {
                 $((Data::$v(x), Data::$v(y)) => {
                     let (shape, out) = zip(ctx, x, &a.shape, y, &b.shape, O::apply)?;
-                    Tensor::new(shape, Data::$v(out))
+                    Tensor::new(shape, Data::$v(out.into()))
                 })*
                 (Data::F16(x), Data::F16(y)) => {
                     let (shape, out) = zip(ctx, x, &a.shape, y, &b.shape, |p, q| f16::from_f32(O::apply(p.to_f32(), q.to_f32())))?;
-                    Tensor::new(shape, Data::F16(out))
+                    Tensor::new(shape, Data::F16(out.into()))
                 }
                 (Data::Bf16(x), Data::Bf16(y)) => {
                     let (shape, out) = zip(ctx, x, &a.shape, y, &b.shape, |p, q| bf16::from_f32(O::apply(p.to_f32(), q.to_f32())))?;
-                    Tensor::new(shape, Data::Bf16(out))
+                    Tensor::new(shape, Data::Bf16(out.into()))
                 }
                 (x, y) => return Err(format!("element types {} and {} do not combine", x.data_type().name(), y.data_type().name())),
             }
@@ -308,7 +308,7 @@ fn modulo(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
                         let opposite = (r < 0) != (q < 0);
                         if !fmod && r != 0 && opposite { r.wrapping_add(q) } else { r }
                     })?;
-                    return one(Tensor::new(shape, Data::$v(out)));
+                    return one(Tensor::new(shape, Data::$v(out.into())));
                 })*
                 _ => {}
             }
@@ -342,7 +342,7 @@ fn from_f64_like(dt: DataType, shape: Vec<usize>, v: Vec<f64>) -> Result<Tensor,
     }
     let data = match dt {
         DataType::Float => Data::F32(v.into_iter().map(|x| x as f32).collect()),
-        DataType::Double => Data::F64(v),
+        DataType::Double => Data::F64(v.into()),
         DataType::Float16 => Data::F16(v.into_iter().map(f16::from_f64).collect()),
         DataType::Bfloat16 => Data::Bf16(v.into_iter().map(bf16::from_f64).collect()),
         other => return Err(format!("{} is not a float type", other.name())),
@@ -446,7 +446,7 @@ pub fn float(t: &Tensor, f32f: impl Fn(f32) -> f32, f64f: impl Fn(f64) -> f64) -
                     }
                 },
             );
-            Data::F32(out)
+            Data::F32(out.into())
         }
         Data::F64(v) => Data::F64(v.iter().map(|&x| f64f(x)).collect()),
         Data::F16(v) => Data::F16(v.iter().map(|&x| f16::from_f32(f32f(x.to_f32()))).collect()),
@@ -679,7 +679,7 @@ fn integers_as(dt: DataType, shape: Vec<usize>, v: Vec<i64>) -> Tensor {
         DataType::Uint16 => Data::U16(v.into_iter().map(|x| x as u16).collect()),
         DataType::Uint32 => Data::U32(v.into_iter().map(|x| x as u32).collect()),
         DataType::Uint64 => Data::U64(v.into_iter().map(|x| x as u64).collect()),
-        _ => Data::I64(v),
+        _ => Data::I64(v.into()),
     };
     Tensor::new(shape, data)
 }

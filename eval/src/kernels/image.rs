@@ -43,5 +43,5 @@ fn image_decoder(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>,
         ),
         other => return Err(format!("pixel_format '{other}' is not RGB, BGR or Grayscale")),
     };
-    one(Tensor::new(vec![h, w, channels], Data::U8(data)))
+    one(Tensor::new(vec![h, w, channels], Data::U8(data.into())))
 }

@@ -16,7 +16,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
             check_product(ctx, a, b)?;
             if let (Data::F32(x), Data::F32(y)) = (&*a.data, &*b.data) {
                 let (shape, out) = matmul_f32(x, &a.shape, y, &b.shape)?;
-                return one(Tensor::new(shape, Data::F32(out)));
+                return one(Tensor::new(shape, Data::F32(out.into())));
             }
             let (shape, out) = matmul(&a.to_f64s()?, &a.shape, &b.to_f64s()?, &b.shape)?;
             one(numeric_like(a.data_type(), shape, out)?)
@@ -206,7 +206,7 @@ fn gemm_f32(
                 return Err(format!("C of shape {:?} does not broadcast to {shape:?}", c.shape));
             }
             let values: Vec<f32> = match &*c.data {
-                Data::F32(v) => v.clone(),
+                Data::F32(v) => v.to_vec(),
                 _ => c.to_f64s()?.into_iter().map(|x| x as f32).collect(),
             };
             for (o, i) in out.iter_mut().zip(broadcast::offsets(&shape, &broadcast::input_strides(&c.shape, &shape))) {
@@ -217,7 +217,7 @@ fn gemm_f32(
         None => 0.0,
     };
     crate::gemm::sgemm(alpha, lhs, rhs, beta, &mut out)?;
-    one(Tensor::new(shape, Data::F32(out)))
+    one(Tensor::new(shape, Data::F32(out.into())))
 }
 
 /// Det: the determinant of each square matrix in the last two axes, by LU decomposition

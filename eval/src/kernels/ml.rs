@@ -73,8 +73,8 @@ fn listed(ctx: &Ctx<'_>, name: &str) -> Result<Option<Data>, String> {
     let attr = |suffix: &str| ctx.node.attribute(&format!("{name}_{suffix}")).and_then(|a| a.value());
     Ok(match (attr("strings"), attr("int64s"), attr("floats")) {
         (Some(AttributeValue::Strings(v)), ..) => Some(Data::Str(v.iter().map(|s| s.as_bytes().to_vec()).collect())),
-        (_, Some(AttributeValue::Ints(v)), _) => Some(Data::I64(v.to_vec())),
-        (_, _, Some(AttributeValue::Floats(v))) => Some(Data::F32(v.to_vec())),
+        (_, Some(AttributeValue::Ints(v)), _) => Some(Data::I64(v.to_vec().into())),
+        (_, _, Some(AttributeValue::Floats(v))) => Some(Data::F32(v.to_vec().into())),
         _ => None,
     })
 }
@@ -92,8 +92,8 @@ fn label_encoder(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>,
         Some(t) => (*t.data).clone(),
         None => match &values {
             Data::Str(_) => Data::Str(vec![ctx.string("default_string").unwrap_or("_Unused").as_bytes().to_vec()]),
-            Data::I64(_) => Data::I64(vec![ctx.int("default_int64").unwrap_or(-1)]),
-            _ => Data::F32(vec![ctx.float("default_float").unwrap_or(-0.0)]),
+            Data::I64(_) => Data::I64(vec![ctx.int("default_int64").unwrap_or(-1)].into()),
+            _ => Data::F32(vec![ctx.float("default_float").unwrap_or(-0.0)].into()),
         },
     };
     let mut table: HashMap<Key, usize> = HashMap::new();

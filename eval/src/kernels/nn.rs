@@ -308,7 +308,7 @@ fn conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> 
         ctx.check_grown(columns, x.len()).map_err(|e| format!("{e} (the im2col matrix)"))?;
         let geometry = ConvGeometry { batch, channels, filters, group, in_size };
         let out = conv_f32(xv, wv, bias.as_deref(), &win, spatial, &geometry)?;
-        return one(Tensor::new(shape, Data::F32(out)));
+        return one(Tensor::new(shape, Data::F32(out.into())));
     }
     let taps = taps(ctx, &win, spatial)?;
     let (xv, wv) = (x.to_f64s()?, w.to_f64s()?);
@@ -636,7 +636,7 @@ fn pool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> 
     if out_count == 0 {
         let mut result = vec![Value::Tensor(numeric_like(x.data_type(), shape.clone(), Vec::new())?)];
         if op == "MaxPool" && ctx.node.outputs.len() > 1 {
-            result.push(Value::Tensor(Tensor::new(shape, Data::I64(Vec::new()))));
+            result.push(Value::Tensor(Tensor::new(shape, Data::I64(Vec::new().into()))));
         }
         return Ok(result);
     }
@@ -648,7 +648,7 @@ fn pool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> 
         && spatial.len() == 2
         && win.dilations.iter().all(|&d| d == 1)
     {
-        return one(Tensor::new(shape, Data::F32(max_pool_2d(xv, planes, spatial, &win))));
+        return one(Tensor::new(shape, Data::F32(max_pool_2d(xv, planes, spatial, &win).into())));
     }
     let taps = taps(ctx, &win, spatial)?;
     if let (Data::F32(xv), "MaxPool", 1) = (&*x.data, op, ctx.node.outputs.len()) {
@@ -661,7 +661,7 @@ fn pool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> 
                 })
             }));
         }
-        return one(Tensor::new(shape, Data::F32(out)));
+        return one(Tensor::new(shape, Data::F32(out.into())));
     }
     let xv = x.to_f64s()?;
     let include_pad = ctx.int("count_include_pad").unwrap_or(0) != 0;
@@ -711,7 +711,7 @@ fn pool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> 
     }
     let mut result = vec![Value::Tensor(numeric_like(x.data_type(), shape.clone(), out)?)];
     if op == "MaxPool" && ctx.node.outputs.len() > 1 {
-        result.push(Value::Tensor(Tensor::new(shape, Data::I64(indices))));
+        result.push(Value::Tensor(Tensor::new(shape, Data::I64(indices.into()))));
     }
     Ok(result)
 }
@@ -1118,7 +1118,7 @@ fn lrn(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
     // Float32 is read and written as it is: widened copies of the input, its squares and
     // the output were most of the time (fresh pages for each).
     if let Data::F32(v) = &*x.data {
-        return one(Tensor::new(x.shape.clone(), Data::F32(lrn_values(v, dims, &params, |y| y as f32))));
+        return one(Tensor::new(x.shape.clone(), Data::F32(lrn_values(v, dims, &params, |y| y as f32).into())));
     }
     let out = lrn_values(&x.to_f64s()?, dims, &params, |y| y);
     one(numeric_like(x.data_type(), x.shape.clone(), out)?)
@@ -1319,7 +1319,7 @@ fn conv_transpose(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>
                 values.iter_mut().for_each(|o| *o += b);
             }
         }
-        return one(Tensor::new(shape, Data::F32(out)));
+        return one(Tensor::new(shape, Data::F32(out.into())));
     }
     let (xv, wv) = (x.to_f64s()?, w.to_f64s()?);
     let mut out = vec![0.0; total];

@@ -155,8 +155,8 @@ fn dynamic_quantize(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>
     let hi = v.iter().copied().fold(0.0f32, f32::max);
     let scale = (hi - lo) / 255.0;
     let zero = (0.0 - lo / scale).clamp(0.0, 255.0).round_ties_even();
-    let scale_t = Tensor::new(vec![], Data::F32(vec![scale]));
-    let zero_t = Tensor::new(vec![], Data::U8(vec![zero as u8]));
+    let scale_t = Tensor::new(vec![], Data::F32(vec![scale].into()));
+    let zero_t = Tensor::new(vec![], Data::U8(vec![zero as u8].into()));
     let y = quantize_f32_per_tensor(x, &scale_t, Some(&zero_t), DataType::Uint8, 0.0, 255.0)
         .ok_or("DynamicQuantizeLinear: quantizing failed")?;
     Ok(vec![Value::Tensor(y), Value::Tensor(scale_t), Value::Tensor(zero_t)])
@@ -189,7 +189,11 @@ fn quantize_f32_per_tensor(
     }
     Some(Tensor::new(
         x.shape.clone(),
-        if dt == DataType::Uint8 { Data::U8(bytes) } else { Data::I8(bytes.into_iter().map(|b| b as i8).collect()) },
+        if dt == DataType::Uint8 {
+            Data::U8(bytes.into())
+        } else {
+            Data::I8(bytes.into_iter().map(|b| b as i8).collect())
+        },
     ))
 }
 
@@ -260,7 +264,7 @@ fn dequantize_per_axis_to_f32(x: &Tensor, scale: &Tensor, zero: Option<&Tensor>,
         Data::I32(v) => run(v, inner, s, &z, f64::from),
         _ => return None,
     };
-    Some(Tensor::new(x.shape.clone(), Data::F32(out)))
+    Some(Tensor::new(x.shape.clone(), Data::F32(out.into())))
 }
 
 /// The common case without detours: 8-bit integers dequantized per tensor into float32.
@@ -276,7 +280,7 @@ fn dequantize_per_tensor_to_f32(x: &Tensor, scale: &Tensor, zero: Option<&Tensor
         Data::I8(v) => v.iter().map(|&q| (f32::from(q) - z) * s).collect(),
         _ => return None,
     };
-    Some(Tensor::new(x.shape.clone(), Data::F32(out)))
+    Some(Tensor::new(x.shape.clone(), Data::F32(out.into())))
 }
 
 #[cfg(test)]

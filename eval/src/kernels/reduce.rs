@@ -150,7 +150,7 @@ fn arg(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
     } else {
         shape.remove(a);
     }
-    one(Tensor::new(shape, Data::I64(out)))
+    one(Tensor::new(shape, Data::I64(out.into())))
 }
 
 /// Softmax, LogSoftmax, Hardmax: over one axis from opset 13, over the flattened trailing
@@ -170,7 +170,7 @@ fn softmax(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Strin
         && n > 0
         && op != "Hardmax"
     {
-        return one(Tensor::new(t.shape.clone(), Data::F32(softmax_rows_f32(x, n, op == "LogSoftmax"))));
+        return one(Tensor::new(t.shape.clone(), Data::F32(softmax_rows_f32(x, n, op == "LogSoftmax").into())));
     }
     let mut v = t.to_f64s()?;
     let half = Some(t.data_type()).filter(|d| matches!(d, DataType::Bfloat16 | DataType::Float16));

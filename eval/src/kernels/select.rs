@@ -155,7 +155,7 @@ fn top_k(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String>
         // No rows to sort (and the other axes may be of any size); k ≤ n keeps it empty.
         return Ok(vec![
             Value::Tensor(Tensor::new(shape.clone(), Data::empty(t.data_type(), 0)?)),
-            Value::Tensor(Tensor::new(shape, Data::I64(Vec::new()))),
+            Value::Tensor(Tensor::new(shape, Data::I64(Vec::new().into()))),
         ]);
     }
     let mut picked = Vec::with_capacity(outer * k * inner);
@@ -185,7 +185,7 @@ fn top_k(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String>
     }
     Ok(vec![
         Value::Tensor(Tensor::new(shape.clone(), t.data.pick(picked.into_iter()))),
-        Value::Tensor(Tensor::new(shape, Data::I64(indices))),
+        Value::Tensor(Tensor::new(shape, Data::I64(indices.into()))),
     ])
 }
 
@@ -368,7 +368,7 @@ fn non_zero(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
     for (stride, size) in s.iter().zip(&t.shape) {
         out.extend(nonzero.iter().map(|&i| ((i / stride) % size) as i64));
     }
-    one(Tensor::new(vec![t.rank(), nonzero.len()], Data::I64(out)))
+    one(Tensor::new(vec![t.rank(), nonzero.len()], Data::I64(out.into())))
 }
 
 fn eye_like(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
@@ -606,7 +606,7 @@ fn non_max_suppression(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<V
         }
     }
     let count = selected.len() / 3;
-    one(Tensor::new(vec![count, 3], Data::I64(selected)))
+    one(Tensor::new(vec![count, 3], Data::I64(selected.into())))
 }
 
 /// BitCast: the same bytes read as another type of the same width.

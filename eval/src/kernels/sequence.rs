@@ -39,7 +39,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
             items.remove(at);
             Ok(vec![Value::Sequence(items)])
         },
-        "SequenceLength" => |_, i| one(Tensor::scalar(Data::I64(vec![sequence(i, 0)?.len() as i64]))),
+        "SequenceLength" => |_, i| one(Tensor::scalar(Data::I64(vec![sequence(i, 0)?.len() as i64].into()))),
         "SplitToSequence" => split_to_sequence,
         "ConcatFromSequence" => concat_from_sequence,
         "Optional" => |ctx, i| match i.first().copied().flatten() {

@@ -20,7 +20,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         "Gather" => gather,
         "GatherElements" => gather_elements,
         "Shape" => shape,
-        "Size" => |_, i| one(Tensor::scalar(Data::I64(vec![input(i, 0)?.len() as i64]))),
+        "Size" => |_, i| one(Tensor::scalar(Data::I64(vec![input(i, 0)?.len() as i64].into()))),
         "Constant" => constant,
         "ConstantOfShape" => constant_of_shape,
         "Expand" => expand,
@@ -291,7 +291,7 @@ fn shape(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String>
     let start = clamp(ctx.int("start").unwrap_or(0));
     let end = clamp(ctx.int("end").unwrap_or(r));
     let dims: Vec<i64> = t.shape[start..end.max(start)].iter().map(|&d| d as i64).collect();
-    one(Tensor::new(vec![dims.len()], Data::I64(dims)))
+    one(Tensor::new(vec![dims.len()], Data::I64(dims.into())))
 }
 
 fn constant(ctx: &Ctx<'_>, _: &[Option<&Value>]) -> Result<Vec<Value>, String> {
@@ -300,10 +300,10 @@ fn constant(ctx: &Ctx<'_>, _: &[Option<&Value>]) -> Result<Vec<Value>, String> {
     }
     let attr = |name: &str| ctx.node.attribute(name).and_then(|a| a.value());
     let t = match (attr("value_float"), attr("value_floats"), attr("value_int"), attr("value_ints")) {
-        (Some(AttributeValue::Float(f)), ..) => Tensor::scalar(Data::F32(vec![f])),
-        (_, Some(AttributeValue::Floats(f)), ..) => Tensor::new(vec![f.len()], Data::F32(f.to_vec())),
-        (_, _, Some(AttributeValue::Int(i)), _) => Tensor::scalar(Data::I64(vec![i])),
-        (_, _, _, Some(AttributeValue::Ints(i))) => Tensor::new(vec![i.len()], Data::I64(i.to_vec())),
+        (Some(AttributeValue::Float(f)), ..) => Tensor::scalar(Data::F32(vec![f].into())),
+        (_, Some(AttributeValue::Floats(f)), ..) => Tensor::new(vec![f.len()], Data::F32(f.to_vec().into())),
+        (_, _, Some(AttributeValue::Int(i)), _) => Tensor::scalar(Data::I64(vec![i].into())),
+        (_, _, _, Some(AttributeValue::Ints(i))) => Tensor::new(vec![i.len()], Data::I64(i.to_vec().into())),
         _ => match (attr("value_string"), attr("value_strings")) {
             (Some(AttributeValue::String(s)), _) => Tensor::scalar(Data::Str(vec![s.as_bytes().to_vec()])),
             (_, Some(AttributeValue::Strings(s))) => {
@@ -319,7 +319,7 @@ fn constant_of_shape(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Val
     let shape = dims(&input(inputs, 0)?.to_i64s()?, "the shape")?;
     let n = count(&shape)?;
     ctx.check_elements(n)?;
-    let fill = ctx.tensor("value")?.unwrap_or_else(|| Tensor::new(vec![1], Data::F32(vec![0.0])));
+    let fill = ctx.tensor("value")?.unwrap_or_else(|| Tensor::new(vec![1], Data::F32(vec![0.0].into())));
     if fill.len() != 1 {
         return Err("'value' must hold one element".into());
     }

@@ -120,7 +120,7 @@ fn string_split(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, 
     shape.push(widest);
     Ok(vec![
         Value::Tensor(Tensor::new(shape, Data::Str(flat))),
-        Value::Tensor(Tensor::new(t.shape.clone(), Data::I64(counts))),
+        Value::Tensor(Tensor::new(t.shape.clone(), Data::I64(counts.into()))),
     ])
 }
 

@@ -108,5 +108,5 @@ fn tfidf(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String>
         }
     }
     let shape = if x.rank() == 1 { vec![width] } else { vec![rows, width] };
-    one(Tensor::new(shape, Data::F32(out)))
+    one(Tensor::new(shape, Data::F32(out.into())))
 }

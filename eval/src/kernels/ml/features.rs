@@ -9,7 +9,7 @@ use crate::value::{Data, Tensor, Value};
 /// The input's values as float32.
 fn f32s(x: &Tensor) -> Result<Vec<f32>, String> {
     Ok(match &*x.data {
-        Data::F32(v) => v.clone(),
+        Data::F32(v) => v.to_vec(),
         _ => x.to_f64s()?.into_iter().map(|v| v as f32).collect(),
     })
 }
@@ -24,7 +24,7 @@ fn stride(x: &Tensor) -> Result<usize, String> {
 }
 
 fn f32_tensor(shape: Vec<usize>, values: Vec<f32>) -> Result<Vec<Value>, String> {
-    one(Tensor::new(shape, Data::F32(values)))
+    one(Tensor::new(shape, Data::F32(values.into())))
 }
 
 /// Normalizer: each row divided by its maximum, its L1 norm, or (keeping signs) its L2

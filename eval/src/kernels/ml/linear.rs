@@ -30,7 +30,7 @@ fn affine(x: &Rows, weights: &[f32], bias: impl Fn(usize) -> f32, outputs: usize
 }
 
 fn classified(labels: Tensor, scores: Vec<f32>, rows: usize, columns: usize) -> Result<Vec<Value>, String> {
-    Ok(vec![Value::Tensor(labels), Value::Tensor(Tensor::new(vec![rows, columns], Data::F32(scores)))])
+    Ok(vec![Value::Tensor(labels), Value::Tensor(Tensor::new(vec![rows, columns], Data::F32(scores.into())))])
 }
 
 /// LinearClassifier: a score per class (`intercepts` says how many), the label of the
@@ -69,7 +69,7 @@ pub fn linear_regressor(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<
     let bias = |t: usize| if intercepts.len() == targets { intercepts[t] } else { 0.0 };
     let mut y = affine(&x, floats(ctx, "coefficients"), bias, targets)?;
     transform_rows(&mut y, targets, post_transform(ctx)?);
-    Ok(vec![Value::Tensor(Tensor::new(vec![x.rows, targets], Data::F32(y)))])
+    Ok(vec![Value::Tensor(Tensor::new(vec![x.rows, targets], Data::F32(y.into())))])
 }
 
 /// An SVM's kernel function of a row and a support vector.
@@ -310,5 +310,5 @@ pub fn svm_regressor(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Val
     if ctx.int("one_class").unwrap_or(0) != 0 {
         y.iter_mut().for_each(|v| *v = if *v > 0.0 { 1.0 } else { -1.0 });
     }
-    Ok(vec![Value::Tensor(Tensor::new(vec![x.rows, 1], Data::F32(y)))])
+    Ok(vec![Value::Tensor(Tensor::new(vec![x.rows, 1], Data::F32(y.into())))])
 }

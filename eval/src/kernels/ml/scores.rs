@@ -131,7 +131,7 @@ pub fn rows(inputs: &[Option<&Value>]) -> Result<Rows, String> {
         _ => return Err(format!("X of shape {:?} is neither 1-D nor 2-D", x.shape)),
     };
     let values = match &*x.data {
-        Data::F32(v) => v.clone(),
+        Data::F32(v) => v.to_vec(),
         _ => x.to_f64s()?.into_iter().map(|v| v as f32).collect(),
     };
     Ok(Rows { values, rows, features })
@@ -179,7 +179,7 @@ impl Labels {
     /// A label the model has no list for: the number itself, or its digits as a string.
     pub fn literal(&self, picked: &[i64]) -> Tensor {
         let data = match self {
-            Labels::Ints(_) => Data::I64(picked.to_vec()),
+            Labels::Ints(_) => Data::I64(picked.to_vec().into()),
             Labels::Strings(_) => Data::Str(picked.iter().map(|i| i.to_string().into_bytes()).collect()),
         };
         Tensor::new(vec![picked.len()], data)

@@ -223,7 +223,7 @@ pub fn tree_ensemble_regressor(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Resu
         }
     }
     transform_rows(&mut out, targets, post);
-    Ok(vec![Value::Tensor(Tensor::new(vec![rows, targets], Data::F32(out)))])
+    Ok(vec![Value::Tensor(Tensor::new(vec![rows, targets], Data::F32(out.into())))])
 }
 
 /// TreeEnsembleClassifier: per row, a summed score per class and the label of the best;
@@ -319,5 +319,5 @@ pub fn tree_ensemble_classifier(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Res
         (Labels::Ints(_), false) => labels.literal(&picked.iter().map(|&p| p as i64).collect::<Vec<_>>()),
         _ => labels.pick(&picked)?,
     };
-    Ok(vec![Value::Tensor(label), Value::Tensor(Tensor::new(vec![rows, columns], Data::F32(scores)))])
+    Ok(vec![Value::Tensor(label), Value::Tensor(Tensor::new(vec![rows, columns], Data::F32(scores.into())))])
 }
