@@ -67,6 +67,9 @@ macro_rules! gemm {
             let product = |first: usize, rows: usize, c: &mut [$t]| {
                 let a = View { data: &a.data[first * a.row_stride..], rows, ..a };
                 check(&a, &b, c.len())?;
+                if thin_product(alpha, &a, &b, beta, c) {
+                    return Ok(());
+                }
                 // SAFETY: `check` verified that `a` (rows×k) and `b` (k×n) reach only
                 // elements inside their slices with these strides, that `c` holds exactly
                 // rows×n elements (row stride n, column stride 1), and that every stride fits
@@ -99,6 +102,100 @@ macro_rules! gemm {
             in_bands(c, rows * n, |i, c| product(i * rows, c.len() / n, c))
         }
     };
+}
+
+/// A product with one column (matrix × vector) or one row (vector × matrix) over contiguous
+/// data, done directly: packing the matrix into panels, as a GEMM does to reuse each element
+/// many times, is pure cost when each element is used once (a convolution over one position,
+/// a dense layer on one row: 60 % of a small sequence model's time). `false` when the
+/// product is of neither shape, for the GEMM. The caller has checked the views.
+fn thin_product<T: Element>(alpha: T, a: &View<'_, T>, b: &View<'_, T>, beta: T, c: &mut [T]) -> bool {
+    let k = a.cols;
+    if b.cols == 1 && a.col_stride == 1 && b.row_stride == 1 {
+        let column = &b.data[..k];
+        for (i, out) in c.iter_mut().enumerate() {
+            let row = &a.data[i * a.row_stride..][..k];
+            *out = T::scaled(alpha, T::dot(row, column), beta, *out);
+        }
+        return true;
+    }
+    if a.rows == 1 && b.col_stride == 1 {
+        let n = b.cols;
+        let mut sums = vec![T::default(); n];
+        for j in 0..k {
+            T::add_scaled(&mut sums, a.data[j * a.col_stride], &b.data[j * b.row_stride..][..n]);
+        }
+        for (out, sum) in c.iter_mut().zip(sums) {
+            *out = T::scaled(alpha, sum, beta, *out);
+        }
+        return true;
+    }
+    false
+}
+
+/// What the direct products need of an element type.
+trait Element: Copy + Default + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> + PartialEq {
+    const ZERO: Self;
+    const ONE: Self;
+
+    /// `alpha·product + beta·old`, not reading `old` when `beta` is zero (as a GEMM
+    /// overwrites its output then, whatever it held).
+    #[inline(always)]
+    fn scaled(alpha: Self, product: Self, beta: Self, old: Self) -> Self {
+        let p = if alpha == Self::ONE { product } else { alpha * product };
+        if beta == Self::ZERO { p } else { p + beta * old }
+    }
+
+    /// The dot product of two rows, summed in sixteen lanes (one running sum would wait on
+    /// each addition), compiled for the widest vectors the processor has.
+    fn dot(a: &[Self], b: &[Self]) -> Self {
+        crate::simd::widest(
+            #[inline(always)]
+            || {
+                let mut lanes = [Self::ZERO; 16];
+                let (a16, b16) = (a.chunks_exact(16), b.chunks_exact(16));
+                let mut tail = Self::ZERO;
+                for (&x, &y) in a16.remainder().iter().zip(b16.remainder()) {
+                    tail = tail + x * y;
+                }
+                for (x, y) in a16.zip(b16) {
+                    for l in 0..16 {
+                        lanes[l] = lanes[l] + x[l] * y[l];
+                    }
+                }
+                let mut width = 16;
+                while width > 1 {
+                    width /= 2;
+                    for l in 0..width {
+                        lanes[l] = lanes[l] + lanes[l + width];
+                    }
+                }
+                lanes[0] + tail
+            },
+        )
+    }
+
+    /// `sums += scale·row`.
+    fn add_scaled(sums: &mut [Self], scale: Self, row: &[Self]) {
+        crate::simd::widest(
+            #[inline(always)]
+            || {
+                for (s, &r) in sums.iter_mut().zip(row) {
+                    *s = *s + scale * r;
+                }
+            },
+        )
+    }
+}
+
+impl Element for f32 {
+    const ZERO: f32 = 0.0;
+    const ONE: f32 = 1.0;
+}
+
+impl Element for f64 {
+    const ZERO: f64 = 0.0;
+    const ONE: f64 = 1.0;
 }
 
 gemm!(sgemm, f32, matrixmultiply::sgemm, "f32");
@@ -224,6 +321,38 @@ mod tests {
                 assert!((c[i * n + j] - want).abs() <= want.abs() * 1e-5, "({i}, {j}): {} vs {want}", c[i * n + j]);
             }
         }
+    }
+
+    /// One column or one row (done directly, without packing) gives what the definition
+    /// gives, with alpha and beta, and a zero beta ignores what the output held (NaN).
+    #[test]
+    fn thin_products_match_the_definition() {
+        let (m, k) = (37, 45);
+        let a: Vec<f64> = (0..m * k).map(|x| ((x * 7) % 13) as f64 - 6.0).collect();
+        let v: Vec<f64> = (0..k).map(|x| ((x * 5) % 11) as f64 * 0.25).collect();
+        let want: Vec<f64> = (0..m).map(|i| (0..k).map(|l| a[i * k + l] * v[l]).sum()).collect();
+        let close =
+            |got: &[f64], want: &[f64]| got.iter().zip(want).all(|(g, w)| (g - w).abs() <= 1e-9 * w.abs().max(1.0));
+        // Matrix × column.
+        let mut c = vec![f64::NAN; m];
+        dgemm(1.0, View::rows(&a, m, k), View::rows(&v, k, 1), 0.0, &mut c).expect("fits");
+        assert!(close(&c, &want), "{c:?}");
+        let mut c = vec![1.0; m];
+        dgemm(2.0, View::rows(&a, m, k), View::rows(&v, k, 1), 3.0, &mut c).expect("fits");
+        assert!(close(&c, &want.iter().map(|w| 2.0 * w + 3.0).collect::<Vec<_>>()));
+        // Row × matrix: vᵀ·aᵀ is the same numbers.
+        let mut c = vec![f64::NAN; m];
+        dgemm(1.0, View::rows(&v, 1, k), View::rows(&a, m, k).t(), 0.0, &mut c).expect("fits");
+        assert!(close(&c, &want), "strided: {c:?}");
+        let at: Vec<f64> = (0..k * m).map(|x| a[(x % m) * k + x / m]).collect(); // k×m, row-major
+        let mut c = vec![f64::NAN; m];
+        dgemm(1.0, View::rows(&v, 1, k), View::rows(&at, k, m), 0.0, &mut c).expect("fits");
+        assert!(close(&c, &want), "row: {c:?}");
+        let (a32, v32): (Vec<f32>, Vec<f32>) =
+            (a.iter().map(|&x| x as f32).collect(), v.iter().map(|&x| x as f32).collect());
+        let mut c = vec![f32::NAN; m];
+        sgemm(1.0, View::rows(&a32, m, k), View::rows(&v32, k, 1), 0.0, &mut c).expect("fits");
+        assert!(c.iter().zip(&want).all(|(&g, &w)| (f64::from(g) - w).abs() <= 1e-4 * w.abs().max(1.0)), "{c:?}");
     }
 
     #[test]
