@@ -170,7 +170,7 @@ impl<'m> Plan<'m> {
 }
 
 /// Operators whose result is not a function of their inputs alone: never folded.
-const UNFOLDABLE: [&str; 7] =
+pub(crate) const UNFOLDABLE: [&str; 7] =
     ["RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli", "Dropout"];
 
 /// A folded node may keep this many times its inputs' bytes (dequantizing 8-bit weights to

@@ -2,6 +2,8 @@
 //! through their subgraphs (which read outer values from the same slots), each value
 //! dropped after its last use unless every value is captured.
 
+use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -64,6 +66,66 @@ struct Runner<'p, 'm> {
     slots: Vec<Option<Value>>,
     /// Time per node inside subgraphs, when timing.
     nested: std::collections::HashMap<NodeId, Duration>,
+    /// What subgraph nodes computed last time (see [`repeated`]).
+    repeats: std::collections::HashMap<NodeId, Repeat>,
+}
+
+/// A subgraph node's last inputs and outputs, kept while its inputs stay the same.
+enum Repeat {
+    Held {
+        inputs: Vec<Option<Tensor>>,
+        outputs: Vec<Value>,
+    },
+    /// Its inputs changed between two runs of the body: computed every time from then on.
+    Varies,
+}
+
+/// The outputs node `n` gave last time, if its inputs are the same tensors now; a node
+/// whose inputs changed is not held again.
+fn repeated(repeats: &mut HashMap<NodeId, Repeat>, n: NodeId, inputs: &[Option<&Value>]) -> Option<Vec<Value>> {
+    match repeats.get(&n)? {
+        Repeat::Held { inputs: held, outputs }
+            if held.len() == inputs.len() && held.iter().zip(inputs).all(|(h, &now)| same_input(h, now)) =>
+        {
+            Some(outputs.clone())
+        }
+        Repeat::Held { .. } => {
+            repeats.insert(n, Repeat::Varies);
+            None
+        }
+        Repeat::Varies => None,
+    }
+}
+
+/// Keeps node `n`'s inputs and outputs for [`repeated`] the first time it runs
+/// (tensor inputs only).
+fn hold(repeats: &mut HashMap<NodeId, Repeat>, n: NodeId, inputs: &[Option<&Value>], outputs: &[Value]) {
+    if repeats.contains_key(&n) {
+        return;
+    }
+    let tensors: Option<Vec<Option<Tensor>>> = inputs
+        .iter()
+        .map(|v| match v {
+            None => Some(None),
+            Some(Value::Tensor(t)) => Some(Some(t.clone())),
+            Some(_) => None,
+        })
+        .collect();
+    let repeat = match tensors {
+        Some(inputs) => Repeat::Held { inputs, outputs: outputs.to_vec() },
+        None => Repeat::Varies,
+    };
+    repeats.insert(n, repeat);
+}
+
+/// Whether two inputs are the same tensor: the same shared elements (not equal ones: the
+/// test must cost nothing) under the same shape.
+fn same_input(held: &Option<Tensor>, now: Option<&Value>) -> bool {
+    match (held, now) {
+        (None, None) => true,
+        (Some(h), Some(Value::Tensor(t))) => Arc::ptr_eq(&h.data, &t.data) && h.shape == t.shape,
+        _ => false,
+    }
 }
 
 impl Plan<'_> {
@@ -91,6 +153,7 @@ impl Plan<'_> {
             options,
             slots: vec![None; self.numbers.graph_value_bound()],
             nested: std::collections::HashMap::new(),
+            repeats: std::collections::HashMap::new(),
         };
         for (value, constant) in &self.constants {
             runner.set(*value, constant.clone());
@@ -213,16 +276,41 @@ impl Runner<'_, '_> {
         let places = plan.numbers.node_inputs(n, node);
         let outputs = match step {
             Step::Kernel(kernel) => {
+                let slots = &self.slots;
                 let inputs: Vec<Option<&Value>> = (0..node.inputs.len())
-                    .map(|i| if node.inputs[i].is_empty() { None } else { places.get(i).and_then(|v| self.get(v)) })
+                    .map(|i| {
+                        if node.inputs[i].is_empty() {
+                            None
+                        } else {
+                            places.get(i).and_then(|v| slots.get(v as usize)?.as_ref())
+                        }
+                    })
                     .collect();
                 for (i, input) in inputs.iter().enumerate() {
                     if input.is_none() && !node.inputs[i].is_empty() {
                         return Err(fail(format!("input '{}' has no value", node.inputs[i])));
                     }
                 }
-                let ctx = Ctx { model: plan.model, node, opset: plan.opset, limits: self.limits() };
-                kernel(&ctx, &inputs).map_err(fail)?
+                // A loop body's node whose inputs are what they were last time (weights a
+                // Loop carries unchanged, and what is computed from them) gives what it
+                // gave: onnxruntime fuses the Transposes of such weights into MatMul; here
+                // they are made once (a real PaddleOCR table model transposed two weight
+                // matrices in each of its 501 steps, 60 % of its run).
+                let repeatable = depth > 0
+                    && std::ptr::eq(node, &plan.model.nodes[n])
+                    && !crate::plan::UNFOLDABLE.contains(&node.op_type.as_ref().and_then(Str::as_str).unwrap_or(""));
+                let held = if repeatable { repeated(&mut self.repeats, n, &inputs) } else { None };
+                match held {
+                    Some(outputs) => outputs,
+                    None => {
+                        let ctx = Ctx { model: plan.model, node, opset: plan.opset, limits: &self.options.limits };
+                        let outputs = kernel(&ctx, &inputs).map_err(fail)?;
+                        if repeatable {
+                            hold(&mut self.repeats, n, &inputs, &outputs);
+                        }
+                        outputs
+                    }
+                }
             }
             Step::Constant(i) => plan.constant_nodes.get(i).cloned().unwrap_or_default(),
             Step::Control => self.control(n, depth).map_err(|e| match e {
@@ -278,6 +366,7 @@ impl Runner<'_, '_> {
             options: self.options,
             slots: vec![None; plan.numbers.function_value_count(f)],
             nested: std::collections::HashMap::new(),
+            repeats: std::collections::HashMap::new(),
         };
         for (formal, argument) in plan.numbers.function_inputs(f, function).iter().zip(arguments) {
             if let Some(argument) = argument {

@@ -2,7 +2,8 @@
 //! run only hands out their values. What must hold: a folded node gives the value it would
 //! give when run; an initializer that a graph input may replace is not fixed; random
 //! operators (training-mode Dropout) are not folded, and nodes that would keep a much larger
-//! tensor only while such tensors stay within a budget (64 MiB).
+//! tensor only while such tensors stay within a budget (64 MiB). Inside loop bodies, a node
+//! whose inputs are the very tensors of the step before gives its held result.
 
 use onnx_core::analysis::analyze_text;
 use onnx_eval::plan::Step;
@@ -109,4 +110,36 @@ main (float[2] x, float[2] b) => (float[2] y, float[2] doubled) <float[2] b = {1
     let b = Value::Tensor(Tensor::new(vec![2], Data::F32(vec![0.0, 0.0].into())));
     let refused = plan.run(vec![("x".into(), x), ("b".into(), b)], &RunOptions::default());
     assert!(matches!(refused, Err(onnx_eval::EvalError::ConstantInput(ref name)) if name == "b"), "{refused:?}");
+}
+
+/// Inside a loop body, a node whose inputs are the same tensors as on the step before
+/// (here the Transpose of a weight the Loop carries unchanged) gives its held result, and a
+/// node whose inputs change is computed again: the state after three steps is
+/// x·(wᵀ)³ + 1·(wᵀ)² + 1·wᵀ + 1, computed as it should be.
+#[test]
+fn loop_body_nodes_with_unchanged_inputs_give_the_same_results() {
+    let m = model(
+        r#"<ir_version: 10, opset_import: ["" : 21]>
+        main (float[1, 2] x, float[2, 2] w) => (float[1, 2] y, float[2, 2] w_out) <int64 trips = {3}, bool go = {1}> {
+            y, w_out = Loop (trips, go, x, w) <body = step (int64 i, bool c, float[1, 2] s, float[2, 2] weights) => (bool c_out, float[1, 2] s_out, float[2, 2] weights_out) {
+                c_out = Identity (c)
+                wt = Transpose <perm = [1, 0]> (weights)
+                product = MatMul (s, wt)
+                one = Constant <value = float {1.0}> ()
+                s_out = Add (product, one)
+                weights_out = Identity (weights)
+            }>
+        }"#,
+    );
+    let plan = Plan::new(&m).expect("plannable");
+    let x = Value::Tensor(Tensor::new(vec![1, 2], Data::F32(vec![1.0, 2.0].into())));
+    let w = Value::Tensor(Tensor::new(vec![2, 2], Data::F32(vec![1.0, 2.0, 3.0, 4.0].into())));
+    let result = plan.run(vec![("x".into(), x), ("w".into(), w)], &RunOptions::default()).expect("runs");
+    // wᵀ = [[1, 3], [2, 4]]; s ↦ s·wᵀ + 1, three times from [1, 2].
+    let mut s = [1.0f32, 2.0];
+    for _ in 0..3 {
+        s = [s[0] + 2.0 * s[1] + 1.0, 3.0 * s[0] + 4.0 * s[1] + 1.0];
+    }
+    assert_eq!(floats(&result.outputs, "y"), s);
+    assert_eq!(floats(&result.outputs, "w_out"), [1.0, 2.0, 3.0, 4.0]);
 }
