@@ -17,13 +17,11 @@ use bytes::Bytes;
 
 /// A tensor's elements of type `T`, owned or viewed in place (see the module's comment).
 pub struct Buf<T> {
-    repr: Repr<T>,
-}
-
-enum Repr<T> {
-    Owned(Vec<T>),
-    /// Bytes aligned for `T`, a whole number of elements long.
-    Viewed(Bytes),
+    /// The elements, when not viewed.
+    owned: Vec<T>,
+    /// The bytes the elements are read from in place: aligned for `T`, a whole number of
+    /// elements long. `owned` is empty then.
+    viewed: Option<Bytes>,
 }
 
 impl<T: Pod> Buf<T> {
@@ -36,7 +34,7 @@ impl<T: Pod> Buf<T> {
             return None;
         }
         if cfg!(target_endian = "little") && bytemuck::try_cast_slice::<u8, T>(le).is_ok() {
-            return Some(Buf { repr: Repr::Viewed(le.clone()) });
+            return Some(Buf { owned: Vec::new(), viewed: Some(le.clone()) });
         }
         let mut owned: Vec<T> = vec![T::zeroed(); le.len() / width];
         let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut owned);
@@ -46,23 +44,20 @@ impl<T: Pod> Buf<T> {
                 element.reverse();
             }
         }
-        Some(Buf { repr: Repr::Owned(owned) })
+        Some(Buf::from(owned))
     }
 
     /// Whether the elements are a view of bytes read from the model (no copy was made).
     pub fn is_view(&self) -> bool {
-        matches!(self.repr, Repr::Viewed(_))
+        self.viewed.is_some()
     }
 
     /// The elements as an owned vector, copying a view once.
     pub fn as_mut_vec(&mut self) -> &mut Vec<T> {
-        if let Repr::Viewed(bytes) = &self.repr {
-            self.repr = Repr::Owned(bytemuck::cast_slice(bytes).to_vec());
+        if let Some(bytes) = self.viewed.take() {
+            self.owned = bytemuck::cast_slice(&bytes).to_vec();
         }
-        match &mut self.repr {
-            Repr::Owned(v) => v,
-            Repr::Viewed(_) => unreachable!("a view was just replaced by a vector"),
-        }
+        &mut self.owned
     }
 
     pub fn as_slice(&self) -> &[T] {
@@ -75,11 +70,8 @@ impl<T: Pod> Buf<T> {
     }
 
     /// The elements as a vector: an owned one as it is, a view copied.
-    pub fn into_vec(self) -> Vec<T> {
-        match self.repr {
-            Repr::Owned(v) => v,
-            Repr::Viewed(bytes) => bytemuck::cast_slice(&bytes).to_vec(),
-        }
+    pub fn into_vec(mut self) -> Vec<T> {
+        std::mem::take(self.as_mut_vec())
     }
 }
 
@@ -87,10 +79,10 @@ impl<T: Pod> Deref for Buf<T> {
     type Target = [T];
 
     fn deref(&self) -> &[T] {
-        match &self.repr {
-            Repr::Owned(v) => v,
+        match &self.viewed {
             // Checked when the view was made: the bytes are aligned and of a whole length.
-            Repr::Viewed(bytes) => bytemuck::cast_slice(bytes),
+            Some(bytes) => bytemuck::cast_slice(bytes),
+            None => &self.owned,
         }
     }
 }
@@ -102,25 +94,21 @@ impl<T: Pod> DerefMut for Buf<T> {
 }
 
 impl<T> From<Vec<T>> for Buf<T> {
-    fn from(v: Vec<T>) -> Buf<T> {
-        Buf { repr: Repr::Owned(v) }
+    fn from(owned: Vec<T>) -> Buf<T> {
+        Buf { owned, viewed: None }
     }
 }
 
 impl<T> FromIterator<T> for Buf<T> {
     fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Buf<T> {
-        Buf { repr: Repr::Owned(iter.into_iter().collect()) }
+        Buf::from(iter.into_iter().collect::<Vec<T>>())
     }
 }
 
 impl<T: Pod> Clone for Buf<T> {
     /// A view stays a view (the bytes are shared); a vector is copied.
     fn clone(&self) -> Buf<T> {
-        let repr = match &self.repr {
-            Repr::Owned(v) => Repr::Owned(v.clone()),
-            Repr::Viewed(bytes) => Repr::Viewed(bytes.clone()),
-        };
-        Buf { repr }
+        Buf { owned: self.owned.clone(), viewed: self.viewed.clone() }
     }
 }
 
