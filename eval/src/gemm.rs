@@ -122,9 +122,7 @@ fn thin_product<T: Element>(alpha: T, a: &View<'_, T>, b: &View<'_, T>, beta: T,
     if a.rows == 1 && b.col_stride == 1 {
         let n = b.cols;
         let mut sums = vec![T::default(); n];
-        for j in 0..k {
-            T::add_scaled(&mut sums, a.data[j * a.col_stride], &b.data[j * b.row_stride..][..n]);
-        }
+        T::combine_rows(&mut sums, |j| a.data[j * a.col_stride], |j| &b.data[j * b.row_stride..][..n], k);
         for (out, sum) in c.iter_mut().zip(sums) {
             *out = T::scaled(alpha, sum, beta, *out);
         }
@@ -175,13 +173,25 @@ trait Element: Copy + Default + std::ops::Add<Output = Self> + std::ops::Mul<Out
         )
     }
 
-    /// `sums += scale·row`.
-    fn add_scaled(sums: &mut [Self], scale: Self, row: &[Self]) {
+    /// `sums += Σ scale(j)·row(j)` over `j < rows`, in order of `j`, all in one call
+    /// compiled for the widest vectors (a call per row cost as much as the row's work on
+    /// the small products of a loop body).
+    fn combine_rows<'r>(
+        sums: &mut [Self],
+        scale: impl Fn(usize) -> Self,
+        row: impl Fn(usize) -> &'r [Self],
+        rows: usize,
+    ) where
+        Self: 'r,
+    {
         crate::simd::widest(
             #[inline(always)]
             || {
-                for (s, &r) in sums.iter_mut().zip(row) {
-                    *s = *s + scale * r;
+                for j in 0..rows {
+                    let (factor, values) = (scale(j), row(j));
+                    for (s, &r) in sums.iter_mut().zip(values) {
+                        *s = *s + factor * r;
+                    }
                 }
             },
         )
