@@ -66,8 +66,11 @@ struct Runner<'p, 'm> {
     slots: Vec<Option<Value>>,
     /// Time per node inside subgraphs, when timing.
     nested: std::collections::HashMap<NodeId, Duration>,
-    /// What subgraph nodes computed last time (see [`repeated`]).
-    repeats: std::collections::HashMap<NodeId, Repeat>,
+    /// What the nodes of each body being run repeatedly (Loop, Scan, SequenceMap; the
+    /// innermost last) computed on the step before (see [`repeated`]). A table lasts as
+    /// long as its loop: what an If branch or a finished loop held would otherwise be kept
+    /// alive until the run ends.
+    repeats: Vec<HashMap<NodeId, Repeat>>,
 }
 
 /// A subgraph node's last inputs and outputs, kept while its inputs stay the same.
@@ -146,18 +149,24 @@ impl Plan<'_> {
             .collect()
     }
 
-    /// Runs the main graph on `inputs` (by name).
-    pub fn run(&self, inputs: Vec<(String, Value)>, options: &RunOptions) -> Result<RunResult, EvalError> {
+    /// A runner of the main graph, its constants in place.
+    fn runner<'p>(&'p self, options: &'p RunOptions) -> Runner<'p, 'p> {
         let mut runner = Runner {
             plan: self,
             options,
             slots: vec![None; self.numbers.graph_value_bound()],
             nested: std::collections::HashMap::new(),
-            repeats: std::collections::HashMap::new(),
+            repeats: Vec::new(),
         };
         for (value, constant) in &self.constants {
             runner.set(*value, constant.clone());
         }
+        runner
+    }
+
+    /// Runs the main graph on `inputs` (by name).
+    pub fn run(&self, inputs: Vec<(String, Value)>, options: &RunOptions) -> Result<RunResult, EvalError> {
+        let mut runner = self.runner(options);
         let graph = &self.model.graphs[self.main];
         let slots = self.numbers.graph_inputs(self.main, graph);
         let mut given = vec![false; graph.inputs.len()];
@@ -296,17 +305,20 @@ impl Runner<'_, '_> {
                 // gave: onnxruntime fuses the Transposes of such weights into MatMul; here
                 // they are made once (a real PaddleOCR table model transposed two weight
                 // matrices in each of its 501 steps, 60 % of its run).
-                let repeatable = depth > 0
+                let repeatable = !self.repeats.is_empty()
                     && std::ptr::eq(node, &plan.model.nodes[n])
                     && !crate::plan::UNFOLDABLE.contains(&node.op_type.as_ref().and_then(Str::as_str).unwrap_or(""));
-                let held = if repeatable { repeated(&mut self.repeats, n, &inputs) } else { None };
+                let held = match self.repeats.last_mut() {
+                    Some(table) if repeatable => repeated(table, n, &inputs),
+                    _ => None,
+                };
                 match held {
                     Some(outputs) => outputs,
                     None => {
                         let ctx = Ctx { model: plan.model, node, opset: plan.opset, limits: &self.options.limits };
                         let outputs = kernel(&ctx, &inputs).map_err(fail)?;
-                        if repeatable {
-                            hold(&mut self.repeats, n, &inputs, &outputs);
+                        if let Some(table) = self.repeats.last_mut().filter(|_| repeatable) {
+                            hold(table, n, &inputs, &outputs);
                         }
                         outputs
                     }
@@ -366,7 +378,7 @@ impl Runner<'_, '_> {
             options: self.options,
             slots: vec![None; plan.numbers.function_value_count(f)],
             nested: std::collections::HashMap::new(),
-            repeats: std::collections::HashMap::new(),
+            repeats: Vec::new(),
         };
         for (formal, argument) in plan.numbers.function_inputs(f, function).iter().zip(arguments) {
             if let Some(argument) = argument {
@@ -439,6 +451,20 @@ impl Runner<'_, '_> {
     }
 
     fn control(&mut self, n: NodeId, depth: usize) -> Result<Vec<Value>, ControlError> {
+        let op = self.plan.model.nodes[n].op_type.as_ref().and_then(Str::as_str);
+        if !matches!(op, Some("Loop" | "Scan" | "SequenceMap")) {
+            return self.control_once(n, depth);
+        }
+        // A body run step after step: its nodes may give what they gave on the step before,
+        // for as long as this node runs.
+        self.repeats.push(HashMap::new());
+        let result = self.control_once(n, depth);
+        self.repeats.pop();
+        result
+    }
+
+    /// Runs control-flow node `n`.
+    fn control_once(&mut self, n: NodeId, depth: usize) -> Result<Vec<Value>, ControlError> {
         let plan = self.plan;
         let node = &plan.model.nodes[n];
         let graph_attr = |name: &str| match node.attribute(name).and_then(|a| a.value()) {
@@ -831,4 +857,47 @@ fn stack(items: &[Tensor], limits: &Limits) -> Result<Tensor, String> {
     let mut shape = vec![items.len()];
     shape.extend_from_slice(&first.shape);
     Ok(Tensor::new(shape, data))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An If branch runs once and a finished loop runs no more: neither keeps what its
+    /// nodes computed (a branch's Transpose of a big weight would otherwise stay alive to
+    /// the end of the run). Inside the loop, the Transpose of the unchanged weights is
+    /// computed once.
+    #[test]
+    fn what_a_body_holds_lasts_only_while_its_loop_runs() {
+        let text = r#"<ir_version: 10, opset_import: ["" : 21]>
+        main (float[2, 2] w, bool flag) => (float[2, 2] y, float[2, 2] z) <int64 trips = {3}, bool go = {1}> {
+            y = If (flag) <then_branch = yes () => (float[2, 2] t) { t = Transpose <perm = [1, 0]> (w) },
+                           else_branch = no () => (float[2, 2] u) { u = Identity (w) }>
+            z = Loop (trips, go, w) <body = step (int64 i, bool c, float[2, 2] s) => (bool c_out, float[2, 2] s_out) {
+                c_out = Identity (c)
+                wt = Transpose <perm = [1, 0]> (w)
+                s_out = Add (s, wt)
+            }>
+        }"#;
+        let analysis = onnx_core::analysis::analyze_text(text);
+        assert!(!analysis.has_errors(), "{:?}", analysis.diagnostics);
+        let model = analysis.model;
+        let plan = Plan::new(&model).expect("plannable");
+        let options = RunOptions::default();
+        let mut runner = plan.runner(&options);
+        let graph = &model.graphs[plan.main];
+        let w = Value::Tensor(Tensor::new(vec![2, 2], Data::F32(vec![1.0, 2.0, 3.0, 4.0].into())));
+        let flag = Value::Tensor(Tensor::scalar(Data::Bool(vec![true])));
+        let slots: Vec<ValueId> = plan.numbers.graph_inputs(plan.main, graph).iter().collect();
+        runner.set(slots[0], w);
+        runner.set(slots[1], flag);
+        for &n in &graph.nodes {
+            runner.node(n, 0).expect("runs");
+            assert!(runner.repeats.is_empty(), "a table outlives its node: {:?}", runner.repeats.len());
+        }
+        let z = plan.numbers.graph_outputs(plan.main, graph).get(1).expect("z");
+        let Some(Value::Tensor(z)) = runner.get(z) else { panic!("z has no value") };
+        // w + 3·wᵀ
+        assert_eq!(z.to_f64s().expect("floats"), [4.0, 11.0, 9.0, 16.0]);
+    }
 }
