@@ -99,7 +99,8 @@ fn common_suffix(a: &[u8], b: &[u8]) -> usize {
 
 /// The parse of `new_source`, made from `previous` (the error-free tree of the text before
 /// `edit`) by reparsing the one statement the edit falls strictly inside: the innermost
-/// node, else a declaration of the main graph; `None` when the edit is inside neither, or
+/// node, else a function, else a declaration of the main graph (a subgraph's declarations
+/// are inside the node that holds it); `None` when the edit is inside none, or
 /// the statement's new text does not read cleanly as one statement: the caller then parses
 /// the whole text.
 ///
@@ -130,6 +131,9 @@ pub fn reparse_model(previous: &Model, new_source: &str, edit: Edit) -> Option<P
         *slot = node;
         return Some(Parse { tree: Some(tree), errors: Vec::new(), floats: moved_floats(parse.floats, start) });
     }
+    if let Some(k) = previous.functions.iter().position(|f| f.span.start < edit.start && edit.old_end < f.span.end) {
+        return reparse_function(previous, k, new_source, edit);
+    }
     // A declaration of the main graph: an input, an output, an initializer or value info.
     let (list, index, depth) = innermost_declaration(previous, edit)?;
     let graph = previous.graph.as_ref()?;
@@ -151,6 +155,24 @@ pub fn reparse_model(previous: &Model, new_source: &str, edit: Edit) -> Option<P
         *new = std::mem::take(moved);
     }
     *slot = decl;
+    Some(Parse { tree: Some(tree), errors: Vec::new(), floats: moved_floats(parse.floats, start) })
+}
+
+/// [`reparse_model`] of an edit inside function `k` but in none of its nodes (its
+/// signature, parameters, opset imports or value declarations): the function is the
+/// statement read again.
+fn reparse_function(previous: &Model, k: usize, new_source: &str, edit: Edit) -> Option<Parse<Model>> {
+    let (text, start) = new_text(previous.functions.get(k)?.span, new_source, edit)?;
+    let parse = crate::parser::parse_model_function(text);
+    let mut function = parse.tree?;
+    if !parse.errors.is_empty() || !function.annotations.is_empty() || function.span != Span::new(0, text.len()) {
+        return None;
+    }
+    function.shift(&|at| at + start);
+    let mut tree = moved_copy(previous, edit);
+    let slot = tree.functions.get_mut(k)?;
+    function.annotations = std::mem::take(&mut slot.annotations);
+    *slot = function;
     Some(Parse { tree: Some(tree), errors: Vec::new(), floats: moved_floats(parse.floats, start) })
 }
 

@@ -109,8 +109,8 @@ fn texts() -> Vec<(String, String)> {
     texts
 }
 
-/// Where edits land: mostly inside a node or declaration of the main graph (where the
-/// reparse applies), the rest anywhere.
+/// Where edits land: mostly inside a node or declaration of the main graph or a function
+/// (where the reparse applies), the rest anywhere.
 fn position(rng: &mut fastrand::Rng, text: &str, tree: &Option<Model>) -> usize {
     let graph = tree.as_ref().and_then(|m| m.graph.as_ref());
     let nodes = graph.iter().flat_map(|g| &g.nodes).filter_map(|n| match n {
@@ -122,7 +122,8 @@ fn position(rng: &mut fastrand::Rng, text: &str, tree: &Option<Model>) -> usize 
         ValueDecl::Decl { span, .. } => Some(*span),
         ValueDecl::Error(_) => None,
     });
-    let nodes: Vec<Span> = nodes.chain(declarations).collect();
+    let functions = tree.iter().flat_map(|m| &m.functions).map(|f| f.span);
+    let nodes: Vec<Span> = nodes.chain(declarations).chain(functions).collect();
     let mut at = match nodes.get(below(rng, nodes.len())) {
         Some(span) if below(rng, 4) != 0 => span.start as usize + below(rng, span.len() as usize + 1),
         _ => below(rng, text.len() + 1),
@@ -228,6 +229,25 @@ fn an_edit_inside_a_declaration_reparses_that_declaration() {
         let parse = reparse_model(&previous, &edited, Edit::between(NESTED, &edited)).expect(from);
         assert_eq!(parse.tree, parse_model(&edited).tree, "{from} → {to}");
     }
+}
+
+#[test]
+fn an_edit_in_a_function_outside_its_nodes_reparses_that_function() {
+    let previous = parse_model(NESTED).tree.unwrap();
+    for (from, to) in [
+        ("Twice <scale: float = 1.0>", "Twice <scale: float = 1.5>"), // a parameter's default
+        ("(x) => (y) {\n  s", "(x, z) => (y) {\n  s"),                // its signature
+        ("<domain: \"local\", opset_import: [\"\" : 21]>", "<domain: \"local\", opset_import: [\"\" : 20]>"),
+        ("body (int64 i, bool k", "body (int64 j, bool k"), // a subgraph's declaration: its node
+    ] {
+        let edited = NESTED.replacen(from, to, 1);
+        assert_ne!(edited, NESTED, "{from}");
+        let parse = reparse_model(&previous, &edited, Edit::between(NESTED, &edited)).expect(from);
+        assert_eq!(parse.tree, parse_model(&edited).tree, "{from} → {to}");
+    }
+    // A function that no longer reads as one is parsed with the whole text.
+    let edited = NESTED.replacen("(x) => (y) {\n  s", "(x) => (y) {{\n  s", 1);
+    assert!(reparse_model(&previous, &edited, Edit::between(NESTED, &edited)).is_none());
 }
 
 #[test]
