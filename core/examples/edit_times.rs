@@ -1,16 +1,19 @@
 //! Times what the language server does after a one-character edit, in-process: the parse
 //! alone (whole, then incremental from the previous tree), and the whole staged check
-//! (parse, lowering, resolution, rules and inference) both ways, and once more with the
-//! number lists the edit left alone taken from the previous lowering:
+//! (parse, lowering, resolution, rules and inference) both ways, once more with the
+//! number lists the edit left alone taken from the previous lowering, and once with the
+//! previous check given too (the model being the same, its verdict is taken as it is).
+//! A last row makes an edit that changes the model (a letter typed into a node's input
+//! name, which is then undefined), with everything the previous version gives:
 //! `cargo run --release -p onnx-core --example edit_times -- (TEXT | --chain NODES) [REPEAT]`.
 //! `--chain N` makes a chain of N `Relu` nodes. The edit puts a space after the `=` of the
 //! node line nearest the middle.
 
 use std::time::{Duration, Instant};
 
-use onnx_core::analysis::{Stages, analyze_text};
+use onnx_core::analysis::Stages;
 use onnx_core::check::CheckOptions;
-use onnx_core::pipeline::check_text_staged;
+use onnx_core::pipeline::{EarlierCheck, check_text, check_text_staged};
 use onnx_syntax::incremental::{Edit, reparse_model};
 
 // The allocator the language server ships with.
@@ -82,25 +85,36 @@ fn main() {
     let repeat: usize = rest.first().and_then(|r| r.parse().ok()).unwrap_or(5);
     let at = node_edit_place(&source);
     let edited = format!("{} {}", &source[..at], &source[at..]);
-    let previous = analyze_text(&source);
+    // The letter goes at the end of the node's first input name (`… (v7` → `… (v7x`).
+    let renamed = match source[at..].find('(').map(|open| at + open + 1) {
+        Some(name) => {
+            let mut end = name + source[name..].find([',', ')']).unwrap_or(0);
+            if source[..end].ends_with('"') {
+                end -= 1; // inside the quotes of a quoted name
+            }
+            format!("{}x{}", &source[..end], &source[end..])
+        }
+        None => edited.clone(),
+    };
+    let options = CheckOptions { full_check: true, ..CheckOptions::default() };
+    let checked = check_text(&source, &options);
+    let previous = &checked.analysis;
     let edit = Edit::between(&source, &edited);
     let tree = previous.tree.as_ref().expect("a tree");
-    let options = CheckOptions { full_check: true, ..CheckOptions::default() };
     let incremental = Stages { previous: Some((tree, &source)), ..Stages::default() };
-    let reusing = Stages {
-        previous: Some((tree, &source)),
-        earlier: Some(&previous),
-        earlier_text: &source,
-        ..Stages::default()
-    };
+    let reusing =
+        Stages { previous: Some((tree, &source)), earlier: Some(previous), earlier_text: &source, ..Stages::default() };
+    let verdict = Some(EarlierCheck::of(&checked));
     let rows = [
         ("parse, whole", best(repeat, || onnx_syntax::parse_model(&edited))),
         ("parse, incremental", best(repeat, || reparse_model(tree, &edited, edit).expect("one node"))),
-        ("check, whole", best(repeat, || check_text_staged(&edited, &options, &Stages::default()))),
-        ("check, incremental", best(repeat, || check_text_staged(&edited, &options, &incremental))),
-        ("check, reusing lists", best(repeat, || check_text_staged(&edited, &options, &reusing))),
+        ("check, whole", best(repeat, || check_text_staged(&edited, &options, &Stages::default(), None))),
+        ("check, incremental", best(repeat, || check_text_staged(&edited, &options, &incremental, None))),
+        ("check, reusing lists", best(repeat, || check_text_staged(&edited, &options, &reusing, None))),
+        ("check, same model", best(repeat, || check_text_staged(&edited, &options, &reusing, verdict))),
+        ("check, name typed", best(repeat, || check_text_staged(&renamed, &options, &reusing, verdict))),
     ];
-    let checked = check_text_staged(&edited, &options, &incremental);
+    let checked = check_text_staged(&edited, &options, &incremental, None);
     let start = Instant::now();
     drop(checked);
     let freeing = start.elapsed();

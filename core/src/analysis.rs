@@ -2,6 +2,8 @@
 //! resolution, and every diagnostic placed in the text. The checker and inference follow in
 //! [`crate::pipeline::check_text`], which the front ends call.
 
+use std::sync::Arc;
+
 use onnx_syntax::ast;
 use onnx_syntax::incremental::Edit;
 use onnx_syntax::progress::{Progress, Stage};
@@ -17,7 +19,10 @@ pub struct TextAnalysis {
     pub tree: Option<ast::Model>,
     pub model: Model,
     pub source_map: SourceMap,
-    pub resolution: Resolution,
+    /// Shared with the earlier version's analysis when the model is the same (see
+    /// [`TextAnalysis::same_model`]). Its diagnostics stay in it, on IR anchors; placed
+    /// copies are in `diagnostics`.
+    pub resolution: Arc<Resolution>,
     /// Every diagnostic, anchored to text (`Anchor::Text`), sorted and de-duplicated.
     pub diagnostics: Vec<Diagnostic>,
     /// No syntax or lowering error: the model is exactly what the text says. Name-resolution
@@ -25,6 +30,11 @@ pub struct TextAnalysis {
     pub readable: bool,
     /// The parse found no error: the tree can be the start of an incremental reparse.
     pub syntax_clean: bool,
+    /// The text lowers to the very model the earlier version's did ([`Stages::earlier`]),
+    /// an edit of layout or comments: what was found about that model (name resolution,
+    /// the checker's verdict, inference) holds as it is, and is taken instead of found
+    /// again.
+    pub same_model: bool,
 }
 
 impl TextAnalysis {
@@ -164,11 +174,15 @@ pub fn analyze_text_staged(source: &str, stages: &Stages) -> Result<TextAnalysis
     if let Some(p) = progress {
         p.enter(Stage::Checking);
     }
-    let mut resolution = resolve::resolve(&lowered.model);
+    let same_model = syntax_clean && readable && stages.earlier.is_some_and(|e| same_model(e, &lowered.model));
+    let resolution = match stages.earlier {
+        Some(earlier) if same_model => Arc::clone(&earlier.resolution),
+        _ => Arc::new(resolve::resolve(&lowered.model)),
+    };
     // Names the parser could not read leave holes that resolution would report again;
     // those follow-on errors only add noise while the text has syntax errors.
     if parse.errors.is_empty() {
-        diagnostics.append(&mut resolution.diagnostics);
+        diagnostics.extend(resolution.diagnostics.iter().cloned());
     }
     let source_map = lowered.source_map;
     for d in &mut diagnostics {
@@ -183,7 +197,18 @@ pub fn analyze_text_staged(source: &str, stages: &Stages) -> Result<TextAnalysis
         diagnostics,
         readable,
         syntax_clean,
+        same_model,
     })
+}
+
+/// Whether `model`, just lowered without errors from a text that parsed cleanly, is the
+/// model of `earlier`, which was too. A model with external data never is: the checker
+/// reads the files it names, which may have changed since.
+fn same_model(earlier: &TextAnalysis, model: &Model) -> bool {
+    earlier.syntax_clean
+        && earlier.readable
+        && !model.tensors.iter().any(|(_, t)| t.is_external())
+        && earlier.model == *model
 }
 
 /// Turns IR anchors into text ranges where the source map knows them.

@@ -22,6 +22,7 @@ use crate::infer::{ModelTypes, findings, infer_all, infer_model_numbered};
 use crate::ir::Model;
 use crate::resolve::{ValueNumbers, resolve_beside, resolve_without_tables, worth_a_second_thread};
 use onnx_syntax::progress::Progress;
+use std::sync::Arc;
 
 /// What checking a model found.
 #[derive(Debug, Default)]
@@ -85,8 +86,33 @@ pub struct CheckedText {
     /// and de-duplicated.
     pub diagnostics: Vec<Diagnostic>,
     /// What inference found (empty while the text has syntax errors or without
-    /// `full_check`).
-    pub types: ModelTypes,
+    /// `full_check`). Shared with the earlier version's check when the model is the same.
+    pub types: Arc<ModelTypes>,
+    /// What the checker and inference found about the model, on IR anchors, and with which
+    /// options: the next version takes it as it is when its model is the same.
+    pub verdict: Arc<Verdict>,
+}
+
+/// The checker's and inference's findings about a model, before they are placed in a text
+/// (see [`CheckedText::verdict`]).
+#[derive(Debug, Default)]
+pub struct Verdict {
+    options: CheckOptions,
+    findings: Vec<Diagnostic>,
+}
+
+/// An earlier version's check, for [`check_text_staged`] to take its verdict and types
+/// from when the model has not changed ([`TextAnalysis::same_model`]).
+#[derive(Clone, Copy, Debug)]
+pub struct EarlierCheck<'a> {
+    pub types: &'a Arc<ModelTypes>,
+    pub verdict: &'a Arc<Verdict>,
+}
+
+impl<'a> EarlierCheck<'a> {
+    pub fn of(checked: &'a CheckedText) -> Self {
+        EarlierCheck { types: &checked.types, verdict: &checked.verdict }
+    }
 }
 
 /// Analyses a text and, when it reads as a model (no syntax or lowering error), checks it
@@ -101,30 +127,53 @@ pub fn check_text(source: &str, options: &CheckOptions) -> CheckedText {
 pub fn check_text_with_progress(source: &str, options: &CheckOptions, progress: Option<&Progress>) -> CheckedText {
     let stages = Stages { progress, ..Stages::default() };
     // Without a `stale` question nothing stops, so the default is never used.
-    check_text_staged(source, options, &stages).unwrap_or_default()
+    check_text_staged(source, options, &stages, None).unwrap_or_default()
 }
 
 /// [`check_text`] in stages, for the language server: from the previous version's
 /// analysis where it can, telling the syntax errors first, and stopping between stages
-/// once the result is no longer wanted (see [`Stages`]).
-pub fn check_text_staged(source: &str, options: &CheckOptions, stages: &Stages) -> Result<CheckedText, Stopped> {
+/// once the result is no longer wanted (see [`Stages`]). When the text lowers to the model
+/// `earlier` checked (`stages.earlier` being that check's analysis) with the same options,
+/// its verdict and types are taken as they are.
+pub fn check_text_staged(
+    source: &str,
+    options: &CheckOptions,
+    stages: &Stages,
+    earlier: Option<EarlierCheck<'_>>,
+) -> Result<CheckedText, Stopped> {
     let mut analysis = analyze_text_staged(source, stages)?;
     let mut diagnostics = analysis.diagnostics.clone();
-    let mut types = ModelTypes::default();
+    let mut types = Arc::default();
+    let mut verdict = Arc::default();
     if analysis.readable {
         if stages.is_stale() {
             return Err(Stopped::with_tree(analysis.tree, analysis.syntax_clean));
         }
-        // The numbers move into the types, which keep them for lookups by definition site
-        // (nothing else reads them after resolution).
-        let numbers = std::mem::take(&mut analysis.resolution.numbers);
-        let checked = check_resolved(&analysis.model, options, numbers);
-        for mut d in checked.diagnostics {
+        match earlier.filter(|e| analysis.same_model && e.verdict.options == *options) {
+            Some(earlier) => {
+                types = Arc::clone(earlier.types);
+                verdict = Arc::clone(earlier.verdict);
+            }
+            None => {
+                // The numbers move into the types, which keep them for lookups by definition
+                // site (nothing else reads them after resolution). A resolution shared with
+                // the earlier version (the same model, checked with other options) gave its
+                // numbers to that version's types: they are found again.
+                let numbers = match Arc::get_mut(&mut analysis.resolution) {
+                    Some(resolution) => std::mem::take(&mut resolution.numbers),
+                    None => resolve_without_tables(&analysis.model).numbers,
+                };
+                let checked = check_resolved(&analysis.model, options, numbers);
+                types = Arc::new(checked.types.unwrap_or_default());
+                verdict = Arc::new(Verdict { options: options.clone(), findings: checked.diagnostics });
+            }
+        }
+        for d in &verdict.findings {
+            let mut d = d.clone();
             place(&mut d, &analysis.source_map);
             diagnostics.push(d);
         }
-        types = checked.types.unwrap_or_default();
     }
     sort_placed(&mut diagnostics);
-    Ok(CheckedText { analysis, diagnostics, types })
+    Ok(CheckedText { analysis, diagnostics, types, verdict })
 }

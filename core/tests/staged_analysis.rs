@@ -8,7 +8,7 @@ use std::cell::RefCell;
 
 use onnx_core::analysis::{Stages, Stopped, analyze_text, analyze_text_staged};
 use onnx_core::check::CheckOptions;
-use onnx_core::pipeline::{check_text, check_text_staged};
+use onnx_core::pipeline::{CheckedText, EarlierCheck, check_text, check_text_staged};
 
 const TEXT: &str = "<ir_version: 10, opset_import: [\"\" : 21]>
 main (float[N, 4] x) => (float[N, 4] y) <float[4] w = {1, 2, 3, 4}> {
@@ -28,7 +28,7 @@ fn an_analysis_from_the_previous_tree_equals_a_fresh_one() {
         let edited = TEXT.replacen(from, to, 1);
         let stages = Stages { previous: Some((previous.tree.as_ref().unwrap(), TEXT)), ..Stages::default() };
         let options = CheckOptions { full_check: true, ..CheckOptions::default() };
-        let staged = check_text_staged(&edited, &options, &stages).unwrap();
+        let staged = check_text_staged(&edited, &options, &stages, None).unwrap();
         let fresh = check_text(&edited, &options);
         assert_eq!(staged.analysis.tree, fresh.analysis.tree, "{from} → {to}");
         assert_eq!(staged.analysis.model, fresh.analysis.model, "{from} → {to}");
@@ -106,7 +106,7 @@ fn lowering_that_takes_untouched_number_lists_from_the_previous_version_equals_a
             earlier_text: &text,
             ..Stages::default()
         };
-        let staged = check_text_staged(&edited, &options, &stages).unwrap();
+        let staged = check_text_staged(&edited, &options, &stages, Some(EarlierCheck::of(&previous))).unwrap();
         let fresh = check_text(&edited, &options);
         assert_eq!(staged.analysis.model, fresh.analysis.model, "{from} → {to}");
         assert_eq!(staged.diagnostics, fresh.diagnostics, "{from} → {to}");
@@ -134,6 +134,82 @@ fn lowering_that_takes_untouched_number_lists_from_the_previous_version_equals_a
         earlier_text: TENSORS,
         ..Stages::default()
     };
-    let next = check_text_staged(&edited, &options, &stages).unwrap();
+    let next = check_text_staged(&edited, &options, &stages, None).unwrap();
     assert_eq!(raw_of(&next).as_ptr(), raw_of(&first).as_ptr(), "the bytes were read again");
+}
+
+/// A model with findings of each kind: a name that is not defined (name resolution), inputs
+/// an operator's constraint rejects together (inference), and an unknown attribute (the
+/// checker's rules).
+const FLAWED: &str = "<ir_version: 10, opset_import: [\"\" : 21]>
+main (float[N, 4] x, int64[4] k) => (float[N, 4] y) {
+  a = Relu (x)
+  b = Add (a, k)
+  c = Relu <gamma = 1.0> (b)
+  y = Mul (c, nowhere)
+}
+";
+
+/// The next version of `before` after `edit`, from everything `before` gives.
+fn next_version(before: &CheckedText, text: &str, edited: &str, options: &CheckOptions) -> CheckedText {
+    let stages = Stages {
+        previous: Some((before.analysis.tree.as_ref().unwrap(), text)),
+        earlier: Some(&before.analysis),
+        earlier_text: text,
+        ..Stages::default()
+    };
+    check_text_staged(edited, options, &stages, Some(EarlierCheck::of(before))).unwrap()
+}
+
+#[test]
+fn an_edit_that_leaves_the_model_as_it_was_takes_the_earlier_verdict_placed_anew() {
+    let options = CheckOptions { full_check: true, ..CheckOptions::default() };
+    let before = check_text(FLAWED, &options);
+    let codes: Vec<&str> = before.diagnostics.iter().map(|d| d.code).collect();
+    for code in ["undefined-value", "type-parameter-mismatch", "unknown-attribute"] {
+        assert!(codes.contains(&code), "{code} is among {codes:?}");
+    }
+    // Layout and comments before every finding: each must move with the text.
+    for (from, to) in [("  a = Relu", "\n  # a comment\n  a = Relu"), ("(x)", "( x )"), ("main (", "main  (")] {
+        let edited = FLAWED.replacen(from, to, 1);
+        let next = next_version(&before, FLAWED, &edited, &options);
+        assert!(next.analysis.same_model, "{from} → {to}");
+        assert!(std::sync::Arc::ptr_eq(&next.verdict, &before.verdict), "{from} → {to}: the verdict was found again");
+        assert!(std::sync::Arc::ptr_eq(&next.types, &before.types), "{from} → {to}");
+        assert!(std::sync::Arc::ptr_eq(&next.analysis.resolution, &before.analysis.resolution), "{from} → {to}");
+        let fresh = check_text(&edited, &options);
+        assert_eq!(next.diagnostics, fresh.diagnostics, "{from} → {to}");
+        assert_ne!(next.diagnostics, before.diagnostics, "{from} → {to}: the findings moved");
+    }
+    // An edit of the model is checked again.
+    let edited = FLAWED.replacen("nowhere", "a", 1);
+    let next = next_version(&before, FLAWED, &edited, &options);
+    assert!(!next.analysis.same_model);
+    assert!(!std::sync::Arc::ptr_eq(&next.verdict, &before.verdict));
+    assert_eq!(next.diagnostics, check_text(&edited, &options).diagnostics);
+    // The same model checked with other options is checked again.
+    let edited = FLAWED.replacen("(x)", "( x)", 1);
+    let other = CheckOptions { full_check: true, check_custom_domain: true, ..CheckOptions::default() };
+    let next = next_version(&before, FLAWED, &edited, &other);
+    assert!(next.analysis.same_model);
+    assert!(!std::sync::Arc::ptr_eq(&next.verdict, &before.verdict));
+    assert_eq!(next.diagnostics, check_text(&edited, &other).diagnostics);
+    assert_eq!(format!("{:?}", next.types), format!("{:?}", check_text(&edited, &other).types));
+}
+
+#[test]
+fn a_model_with_external_data_is_always_checked_again() {
+    // The file it names may have appeared or changed since the last version.
+    let text = "<ir_version: 10, opset_import: [\"\" : 21]>
+main (float[4] x) => (float[4] y) <float[4] w = [\"location\": \"weights.bin\"]> {
+  y = Add (x, w)
+}
+";
+    let options = CheckOptions { full_check: true, ..CheckOptions::default() };
+    let before = check_text(text, &options);
+    assert!(before.analysis.model.tensors.iter().any(|(_, t)| t.is_external()), "{:?}", before.diagnostics);
+    let edited = text.replacen("Add (x, w)", "Add (x,  w)", 1);
+    let next = next_version(&before, text, &edited, &options);
+    assert!(!next.analysis.same_model);
+    assert_eq!(next.diagnostics, check_text(&edited, &options).diagnostics);
 }

@@ -6,7 +6,8 @@ use onnx_core::check::CheckOptions;
 use onnx_core::diagnostic::Diagnostic;
 use onnx_core::facts::Scopes;
 use onnx_core::infer::ModelTypes;
-use onnx_core::pipeline::{CheckedText, check_text_staged};
+use onnx_core::pipeline::{CheckedText, EarlierCheck, Verdict, check_text_staged};
+use std::sync::Arc;
 
 use crate::index::Index;
 use crate::line_index::{Encoding, LineIndex};
@@ -19,12 +20,13 @@ use onnx_core::diagnostic::Span;
 pub static ANALYSES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// What an analysis may start from: an earlier version's clean tree and its text, where the
-/// parse starts; an earlier version's analysis and its text, whose number lists lowering
-/// takes where the edits left them alone.
+/// parse starts; an earlier version's analysis, whose number lists lowering takes where the
+/// edits left them alone, and whose resolution, verdict and types are taken whole when the
+/// model is the same (an edit of layout or comments).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct StartFrom<'a> {
     pub parse: Option<(&'a onnx_syntax::ast::Model, &'a str)>,
-    pub earlier: Option<(&'a TextAnalysis, &'a str)>,
+    pub earlier: Option<&'a Snapshot>,
 }
 
 #[derive(Debug)]
@@ -40,7 +42,10 @@ pub struct Snapshot {
     /// Those of `diagnostics` that the parse found (the rest are semantic), for the next
     /// version's syntax-first publication to tell apart.
     pub syntax_diagnostics: Vec<Diagnostic>,
-    pub types: ModelTypes,
+    pub types: Arc<ModelTypes>,
+    /// What the checker and inference found about the model before it was placed in the
+    /// text, for the next version to take when its model is the same.
+    pub verdict: Arc<Verdict>,
     /// Every name occurrence, for hover, definition, references, rename and tokens: built
     /// on the first request that needs it, not before diagnostics are published (it costs
     /// more than inference on big documents, and diagnostics do not need it).
@@ -77,14 +82,15 @@ impl Snapshot {
         };
         let stages = Stages {
             previous: from.parse,
-            earlier: from.earlier.map(|(analysis, _)| analysis),
-            earlier_text: from.earlier.map_or("", |(_, text)| text),
+            earlier: from.earlier.map(|e| &e.analysis),
+            earlier_text: from.earlier.map_or("", |e| e.text.as_str()),
             stale: Some(stale),
             on_parsed: Some(&parsed),
             ..Stages::default()
         };
-        let checked = check_text_staged(&text, &options, &stages);
-        let CheckedText { analysis, diagnostics, types } = match checked {
+        let earlier = from.earlier.map(|e| EarlierCheck { types: &e.types, verdict: &e.verdict });
+        let checked = check_text_staged(&text, &options, &stages, earlier);
+        let CheckedText { analysis, diagnostics, types, verdict } = match checked {
             Ok(checked) => checked,
             Err(Stopped { clean_tree }) => return Err(clean_tree.map(|tree| ParseBase { text, tree })),
         };
@@ -97,6 +103,7 @@ impl Snapshot {
             diagnostics,
             syntax_diagnostics: syntax.into_inner().unwrap_or_default(),
             types,
+            verdict,
             scopes: std::sync::OnceLock::new(),
             index: std::sync::OnceLock::new(),
         })

@@ -162,8 +162,9 @@ impl Job {
             (None, Some(b)) => b.clean_tree().map(|tree| (tree, b.text.as_str())),
             (None, None) => None,
         };
-        // The base's lowering gives the values of the number lists the edits left alone.
-        let earlier = base.as_deref().map(|b| (&b.analysis, b.text.as_str()));
+        // The base's lowering gives the values of the number lists the edits left alone, and
+        // its check the verdict on a model the edits left as it was.
+        let earlier = base.as_deref();
         let from = crate::snapshot::StartFrom { parse: parse_from, earlier };
         analysis.make(|| Snapshot::analyse(text, version, encoding, &options, from, &stale, on_parsed))
     }

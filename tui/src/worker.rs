@@ -46,7 +46,7 @@ pub enum Report {
 #[derive(Debug, Default)]
 pub struct Analysis {
     pub diagnostics: Vec<Finding>,
-    pub types: ModelTypes,
+    pub types: std::sync::Arc<ModelTypes>,
     pub took: Duration,
 }
 
@@ -87,7 +87,7 @@ pub fn analyse(model: &Model, text: Option<&TextSource>, model_dir: Option<PathB
                 .into_iter()
                 .map(|d| Finding { place: paths.path(d.anchor), node: anchored_node(d.anchor), diagnostic: d })
                 .collect();
-            (placed, checked.types.unwrap_or_default())
+            (placed, std::sync::Arc::new(checked.types.unwrap_or_default()))
         }
     };
     Analysis { diagnostics, types, took: started.elapsed() }

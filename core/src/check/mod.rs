@@ -33,7 +33,7 @@ pub use opsets::Opsets;
 pub use sonnx::Profile;
 
 /// What the checker is asked to do beyond the rules that always apply.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CheckOptions {
     /// The directory external data is resolved against (the model file's directory). Without
     /// it, external tensors are checked for their path rules only.

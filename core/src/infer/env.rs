@@ -4,9 +4,10 @@
 
 use foldhash::HashMap;
 
-use super::types::{Known, MAX_TRACKED_ELEMENTS, tensor_type, tensor_values};
+use super::types::{Known, MAX_TRACKED_ELEMENTS, Outputs, tensor_type, tensor_values};
 use crate::diagnostic::Diagnostic;
-use crate::ir::{Function, FunctionId, GraphId, Model, NodeId, TensorId, Type};
+use crate::ir::{Function, FunctionId, GraphId, Model, Node, NodeId, TensorId, Type};
+use crate::resolve::Places;
 use crate::resolve::{ValueId, ValueNumbers};
 use crate::schema::OpSchema;
 
@@ -52,6 +53,22 @@ pub struct Env<'m> {
     model_opset: Option<i64>,
     /// How far name resolution had got when last asked (see [`Env::wait_for_main`]).
     resolved: usize,
+    /// What nodes without attributes and without a known input gave, by operator (see
+    /// [`Env::untyped_key`]).
+    untyped: HashMap<UntypedKey, Option<Outputs>>,
+}
+
+/// A node with no attributes none of whose inputs has a known type or value: its outputs
+/// follow from its operator's schema at one version and which of its inputs are given, and
+/// nothing else.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) struct UntypedKey {
+    schema: *const OpSchema,
+    opset: i64,
+    /// Bit `i`: input `i` is given (not omitted).
+    given: u64,
+    inputs: usize,
+    outputs: usize,
 }
 
 /// Calls nested deeper than this are not expanded (their callers get no types): a bound on
@@ -95,6 +112,7 @@ impl<'m> Env<'m> {
             bindings: Default::default(),
             model_opset: model.opset_version(""),
             resolved: 0,
+            untyped: HashMap::default(),
         }
     }
 
@@ -129,6 +147,44 @@ impl<'m> Env<'m> {
         calls.push(pointer);
         let body = Self::with_values(model, numbers, opset, numbers.function_value_count(id));
         Some(Env { function: Some(function), calls, as_onnx: self.as_onnx, ..body })
+    }
+
+    /// The key under which what `node` gives is kept, when it has no attributes and none of
+    /// its inputs is known (see [`UntypedKey`]).
+    pub(super) fn untyped_key(
+        &self,
+        schema: &OpSchema,
+        opset: i64,
+        node: &Node,
+        inputs: Places<'_>,
+    ) -> Option<UntypedKey> {
+        if !node.attributes.is_empty() || node.inputs.len() > 64 {
+            return None;
+        }
+        let mut given = 0u64;
+        for (i, name) in node.inputs.iter().enumerate() {
+            if name.is_empty() {
+                continue;
+            }
+            let value = inputs.get(i)?;
+            if self.ty(value).is_some() || self.value(value).is_some() {
+                return None;
+            }
+            given |= 1 << i;
+        }
+        Some(UntypedKey { schema, opset, given, inputs: node.inputs.len(), outputs: node.outputs.len() })
+    }
+
+    /// What a node of `key` gave before, if one did.
+    pub(super) fn untyped_outputs(&self, key: &UntypedKey) -> Option<Option<Outputs>> {
+        let found = self.untyped.get(key)?;
+        Some(found.as_ref().map(|o| Outputs { types: o.types.clone(), values: o.values.clone() }))
+    }
+
+    /// Keeps what a node of `key` gave.
+    pub(super) fn remember_untyped(&mut self, key: UntypedKey, found: Option<&Outputs>) {
+        let kept = found.map(|o| Outputs { types: o.types.clone(), values: o.values.clone() });
+        self.untyped.insert(key, kept);
     }
 
     /// The imported version of a non-default domain, for the graph or function body being

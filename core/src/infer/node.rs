@@ -57,7 +57,21 @@ pub(super) fn infer_node_in<'m>(
             if outputs.is_none()
                 && let Some(schema) = schema
             {
-                outputs = call::schema_body(schema, opset, node, inputs, env).or_else(|| from_schema(schema, &ctx));
+                // A node none of whose inputs is known, after a name that is not defined
+                // yet (what typing one leaves), gives what the last such node of its
+                // operator gave: expanding a function body per node tripled inference.
+                let untyped = env.untyped_key(schema, opset, node, inputs);
+                outputs = match untyped.and_then(|key| env.untyped_outputs(&key)) {
+                    Some(found) => found,
+                    None => {
+                        let found =
+                            call::schema_body(schema, opset, node, inputs, env).or_else(|| from_schema(schema, &ctx));
+                        if let Some(key) = untyped {
+                            env.remember_untyped(key, found.as_ref());
+                        }
+                        found
+                    }
+                };
             }
         }
     }

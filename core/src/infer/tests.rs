@@ -387,3 +387,42 @@ fn annotating_a_big_model_describes_what_inference_after_resolution_types() {
     assert!(found.len() > model.nodes.len() / 2);
     assert_eq!(found, expected);
 }
+
+/// Nodes share what they give only when nothing tells them apart: no attributes, no input
+/// known, the same operator at the same version, the same inputs given.
+#[test]
+fn untyped_nodes_share_outputs_only_when_nothing_tells_them_apart() {
+    let text = model(
+        21,
+        "(float[2] x) => (float[2] y)",
+        "a = Relu (x)
+        b = Relu (nowhere)
+        c = Relu (elsewhere)
+        d = Clip (nowhere, , elsewhere)
+        e = Clip (nowhere, elsewhere)
+        f = LeakyRelu <alpha: float = 0.5> (nowhere)
+        g = Abs (nowhere)
+        y = Identity (a)",
+    );
+    let analysis = analyze_text(&text);
+    let model = &analysis.model;
+    let numbers = crate::resolve::resolve_without_tables(model).numbers;
+    let mut env = super::Env::new(model, &numbers, 21);
+    let g = model.graph.expect("a main graph");
+    super::infer_graph(model, g, &mut env);
+    let keys: Vec<_> = model.graphs[g]
+        .nodes
+        .iter()
+        .map(|&n| {
+            let node = &model.nodes[n];
+            let op = node.op_type.as_ref().and_then(crate::ir::Str::as_str).unwrap_or("");
+            let schema = crate::schema::registry().lookup("", op, 21).expect("a schema");
+            env.untyped_key(schema, 21, node, numbers.node_inputs(n, node))
+        })
+        .collect();
+    assert!(keys[0].is_none(), "its input is known");
+    assert!(keys[1].is_some() && keys[1] == keys[2], "two Relu of unknown inputs");
+    assert!(keys[3].is_some() && keys[4].is_some() && keys[3] != keys[4], "other inputs given");
+    assert!(keys[5].is_none(), "attributes");
+    assert!(keys[6].is_some() && keys[6] != keys[1], "another operator");
+}

@@ -25,7 +25,7 @@ fn draw_list(frame: &mut Frame<'_>, area: Rect, app: &mut App) {
     let scope = app.scope;
     let window = app.graph_cursor[scope].window(height, len);
     let selected = app.graph_cursor[scope].selected;
-    let types = app.analysis.as_ref().map(|a| &a.types);
+    let types = app.analysis.as_ref().map(|a| &*a.types);
     let timings = match &app.run {
         RunState::Done(o) if scope == 0 => Some(o),
         _ => None,
@@ -92,7 +92,7 @@ fn draw_detail(frame: &mut Frame<'_>, area: Rect, app: &mut App) {
 fn node_lines(app: &App, n: NodeId) -> Vec<Line<'static>> {
     let model = &app.model;
     let node = &model.nodes[n];
-    let types = app.analysis.as_ref().map(|a| &a.types);
+    let types = app.analysis.as_ref().map(|a| &*a.types);
     let mut lines = vec![Line::from(vec![
         Span::styled(view::op_label(model, n), heading()),
         Span::raw(format!("  {}", app.index.node_title(model, n))),
@@ -154,7 +154,7 @@ fn input_type(app: &App, n: NodeId, i: usize) -> Option<String> {
     let name = app.model.nodes[n].inputs.get(i)?;
     let (s, def) = app.index.def(app.scope, name)?;
     let row = view::ValueRow { name: name.clone(), kind: "", def: Some(def) };
-    let text = view::value_type(&app.model, app.analysis.as_ref().map(|a| &a.types), s, &app.index, &row);
+    let text = view::value_type(&app.model, app.analysis.as_ref().map(|a| &*a.types), s, &app.index, &row);
     (!text.is_empty()).then_some(text)
 }
 

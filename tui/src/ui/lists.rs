@@ -20,7 +20,7 @@ pub fn values(frame: &mut Frame<'_>, area: Rect, app: &mut App) {
     let height = usize::from(list.height.saturating_sub(2));
     let window = app.values_cursor.window(height, len);
     let selected = app.values_cursor.selected;
-    let types = app.analysis.as_ref().map(|a| &a.types);
+    let types = app.analysis.as_ref().map(|a| &*a.types);
     let mut lines = Vec::new();
     for i in window {
         let r = &app.values.1[i];
