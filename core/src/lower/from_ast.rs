@@ -82,6 +82,11 @@ pub fn model_after(
     earlier: Option<Earlier<'_>>,
 ) -> Lowered {
     let mut cx = Cx { floats, source, progress, earlier, ..Cx::default() };
+    // The node tables sized once: grown node by node, a big graph's were copied as they
+    // doubled (a tenth of lowering 100,000 nodes). Subgraphs' nodes are few and not counted.
+    let nodes = tree.graph.iter().map(|g| g.nodes.len()).chain(tree.functions.iter().map(|f| f.nodes.len())).sum();
+    cx.out.model.nodes = la_arena::Arena::with_capacity(nodes);
+    cx.out.source_map.nodes = la_arena::ArenaMap::with_capacity(nodes);
     let mut graph_unset = false;
     let mut annotated_metadata = None;
     let mut opset_unset = OpsetUnset::default();
