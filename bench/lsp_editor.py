@@ -6,9 +6,14 @@
                                 [--documents 10k,100k,real] [--write docs/benchmarks.md]
 
 For each document, sync kind and request mix, the server is started afresh, the document
-opened, and then `--edits` one-character edits are typed at `--pace` seconds apart (a space
-after a node's `=` put in, then taken out again, in the middle of the document). Each edit
-is measured from sending `didChange` to the first `publishDiagnostics` for that version.
+opened, and then `--edits` one-character edits are typed at `--pace` seconds apart, in the
+middle of the document, put in and taken out again. Each edit is measured from sending
+`didChange` to the first `publishDiagnostics` for that version. `--typing` says which:
+
+* `layout`: a space after a node's `=`, which leaves the model as it was (the server then
+  takes the previous version's verdict);
+* `name`: a letter at the end of the node's first input name, which changes the model (the
+  name is then not defined, and every node after it loses its types), as typing a name does.
 
 * sync: `incremental` sends the edited range only (VS Code, Neovim's default); `full`
   sends the whole text on every change (Helix and several Neovim set-ups);
@@ -18,7 +23,9 @@ is measured from sending `didChange` to the first `publishDiagnostics` for that 
 
 Documents: `10k` and `100k` are chains of `MatMul → Add → Relu → Mul` blocks (10,001 and
 100,001 nodes); `real` is `tests/corpus/real/ortquant_smart_turn_v3_2.onnx` converted to
-text with every number inline (`onnx convert --inline`), a real exporter's model.
+text with every number inline (`onnx convert --inline`), a real exporter's model; `vgg` is
+the 65.5 MB tf2onnx VGG16 that `tests/corpus/real/fetch.py --big` fetches, 239 MB as text
+(bigger than the issue's 71 MB document), for `--navigation vgg`.
 
 With `--before BIN`, every configuration runs on both servers, alternately, and the table
 puts them side by side. Reports median and p95 in milliseconds. No packages needed.
@@ -43,6 +50,8 @@ import lsp_latency
 SERVER = ROOT / "target" / "release" / "onnx-lsp"
 CLI = ROOT / "target" / "release" / "onnx"
 REAL_MODEL = ROOT / "tests" / "corpus" / "real" / "ortquant_smart_turn_v3_2.onnx"
+# Fetched, not in the repository (`tests/corpus/real/fetch.py --big`): 65.5 MB, 239 MB as text.
+BIG_MODEL = ROOT / "bench-data" / "real" / "tf2onnx_vgg16_tumor.onnx"
 URI = "file:///bench/model.onnxtxt"
 
 
@@ -114,13 +123,28 @@ def chain(blocks: int) -> str:
     return lsp_latency.document()
 
 
-def real_text() -> str:
+def real_text(model: pathlib.Path = REAL_MODEL) -> str:
     if not CLI.exists():
         sys.exit(f"{CLI} is missing: cargo build --release -p onnx-cli")
+    if not model.exists():
+        sys.exit(f"{model} is missing: python3 tests/corpus/real/fetch.py --big")
     with tempfile.TemporaryDirectory() as tmp:
         out = pathlib.Path(tmp) / "model.onnxtxt"
-        subprocess.run([str(CLI), "convert", "--inline", str(REAL_MODEL), str(out)], check=True, capture_output=True)
+        subprocess.run([str(CLI), "convert", "--inline", str(model), str(out)], check=True, capture_output=True)
         return out.read_text()
+
+
+def name_end(text: str, line: int) -> tuple[int, int]:
+    """The line and column just after the first input name of the node on `line` (its
+    inputs may start on a later line)."""
+    lines = text.split("\n")
+    start = sum(len(l) + 1 for l in lines[:line])
+    opened = text.index("(", text.index(" = ", start)) + 1
+    end = min(i for i in (text.find(",", opened), text.find(")", opened)) if i >= 0)
+    if text[end - 1] == '"':
+        end -= 1  # inside the quotes of a quoted name
+    line_of_end = text.count("\n", 0, end)
+    return line_of_end, end - (text.rfind("\n", 0, end) + 1)
 
 
 def edit_line(text: str) -> tuple[int, int]:
@@ -144,7 +168,7 @@ def whole_range(text: str) -> dict:
     return {"start": {"line": 0, "character": 0}, "end": {"line": len(lines), "character": 0}}
 
 
-def session(server: pathlib.Path, text: str, sync: str, mix: bool, edits: int, pace: float) -> tuple[list[float], list[float]]:
+def session(server: pathlib.Path, text: str, sync: str, mix: bool, edits: int, pace: float, typing: str) -> tuple[list[float], list[float]]:
     """One server, one document: for every edit, change → first diagnostics, and change →
     complete diagnostics for the edits whose complete diagnostics came (a big document's
     first publication is the syntax-first one; a version superseded before its analysis
@@ -157,6 +181,9 @@ def session(server: pathlib.Path, text: str, sync: str, mix: bool, edits: int, p
     editor.notify("textDocument/didOpen", {"textDocument": {"uri": URI, "languageId": "onnx", "version": 1, "text": text}})
     editor.diagnostics_time(1, timeout=600)
     line, column = edit_line(text)
+    letter = " "
+    if typing == "name":
+        (line, column), letter = name_end(text, line), "x"
     screen = {"start": {"line": max(0, line - 30), "character": 0}, "end": {"line": line + 30, "character": 0}}
     result_id = None
     if mix:
@@ -172,12 +199,12 @@ def session(server: pathlib.Path, text: str, sync: str, mix: bool, edits: int, p
             end = column if insert else column + 1
             change = {
                 "range": {"start": {"line": line, "character": column}, "end": {"line": line, "character": end}},
-                "text": " " if insert else "",
+                "text": letter if insert else "",
             }
         else:
             edited = list(lines)
             if insert:
-                edited[line] = lines[line][:column] + " " + lines[line][column:]
+                edited[line] = lines[line][:column] + letter + lines[line][column:]
             change = {"text": "\n".join(edited)}
         start = time.perf_counter()
         sent[version] = start
@@ -267,6 +294,7 @@ def main() -> None:
     parser.add_argument("--documents", default="10k,100k,real")
     parser.add_argument("--syncs", default="full,incremental")
     parser.add_argument("--mixes", default="mix,none")
+    parser.add_argument("--typing", default="layout,name", help="which edits: layout (a space), name (a letter in a name)")
     parser.add_argument("--navigation", default="real", help="documents to time hover, definition and references on")
     parser.add_argument("--write", help="update this Markdown file's lsp-editor section")
     args = parser.parse_args()
@@ -276,32 +304,36 @@ def main() -> None:
         if not path.exists():
             sys.exit(f"{path} is missing: cargo build --release -p onnx-lsp")
 
-    makers = {"10k": lambda: chain(2500), "100k": lambda: chain(25000), "real": real_text}
-    header = "| document | sync | requests after each change | " + " | ".join(
+    makers = {"10k": lambda: chain(2500), "100k": lambda: chain(25000), "real": real_text,
+              "vgg": lambda: real_text(BIG_MODEL)}
+    header = "| document | edit | sync | requests after each change | " + " | ".join(
         f"{name}: median / p95" for name, _ in reversed(servers)) + " |"
-    rows = [header, "|---|---|---|" + "---|" * len(servers)]
+    rows = [header, "|---|---|---|---|" + "---|" * len(servers)]
     sizes = []
     for name in [n for n in args.documents.split(",") if n]:
         text = makers[name]()
         sizes.append(f"`{name}` {len(text) / 1e6:.1f} MB, {text.count(chr(10)):,} lines")
-        for sync in args.syncs.split(","):
-            for mix in args.mixes.split(","):
-                cells = []
-                for label, path in reversed(servers):
-                    times, complete = session(path, text, sync, mix == "mix", args.edits, args.pace)
-                    ms = [t * 1e3 for t in times]
-                    cell = f"{statistics.median(ms):.1f} / {percentile(ms, 0.95):.1f} ms"
-                    if len(complete) != len(times) or complete != times:
-                        done = [t * 1e3 for t in complete]
-                        cell += (f"; complete {statistics.median(done):.0f} / {percentile(done, 0.95):.0f} ms"
-                                 f" ({len(done)} of {len(times)})" if done else f"; complete: none of {len(times)}")
-                    cells.append(cell)
-                    print(f"{name} {sync} {mix} {label}: {cells[-1]}", file=sys.stderr, flush=True)
-                rows.append(f"| {name} | {sync} | {mix} | " + " | ".join(cells) + " |")
+        for typing in args.typing.split(","):
+            for sync in args.syncs.split(","):
+                for mix in args.mixes.split(","):
+                    cells = []
+                    for label, path in reversed(servers):
+                        times, complete = session(path, text, sync, mix == "mix", args.edits, args.pace, typing)
+                        ms = [t * 1e3 for t in times]
+                        cell = f"{statistics.median(ms):.1f} / {percentile(ms, 0.95):.1f} ms"
+                        if len(complete) != len(times) or complete != times:
+                            done = [t * 1e3 for t in complete]
+                            cell += (f"; complete {statistics.median(done):.0f} / {percentile(done, 0.95):.0f} ms"
+                                     f" ({len(done)} of {len(times)})" if done else f"; complete: none of {len(times)}")
+                        cells.append(cell)
+                        print(f"{name} {typing} {sync} {mix} {label}: {cells[-1]}", file=sys.stderr, flush=True)
+                    rows.append(f"| {name} | {typing} | {sync} | {mix} | " + " | ".join(cells) + " |")
     nav_rows = ["| document | request | " + " | ".join(f"{name}: median / p95" for name, _ in reversed(servers)) + " |",
                 "|---|---|" + "---|" * len(servers)]
     for name in [n for n in args.navigation.split(",") if n]:
         text = makers[name]()
+        if name not in args.documents.split(","):
+            sizes.append(f"`{name}` (navigation only) {len(text) / 1e6:.1f} MB, {text.count(chr(10)):,} lines")
         results = [navigation(path, text, 20) for _, path in reversed(servers)]
         for request in ("first", "hover", "definition", "references"):
             cells = []
@@ -310,7 +342,9 @@ def main() -> None:
                 cells.append(f"{statistics.median(ms):.1f} / {percentile(ms, 0.95):.1f} ms")
             label = "first hover (builds the name index)" if request == "first" else request
             nav_rows.append(f"| {name} | {label} | " + " | ".join(cells) + " |")
-    command = "python3 bench/lsp_editor.py" + (" --before BIN" if args.before else "") + f" --edits {args.edits} --pace {args.pace}"
+    command = ("python3 bench/lsp_editor.py" + (" --before BIN" if args.before else "")
+               + f" --edits {args.edits} --pace {args.pace} --typing {args.typing} --syncs {args.syncs} --mixes {args.mixes}"
+               + f" --navigation {args.navigation}")
     table = "\n".join(rows) + "\n\nHover, definition and references on one version (20 each):\n\n" + "\n".join(nav_rows)
     text = (f"Measured {datetime.date.today()} with `{command}`; change → first diagnostics for that "
             f"version, {args.edits} one-character edits {args.pace} s apart. Documents: {'; '.join(sizes)}. "
