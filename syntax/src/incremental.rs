@@ -16,7 +16,7 @@
 
 use crate::ast::*;
 use crate::numbers::ReadFloats;
-use crate::parser::{Parse, parse_node_at_depth, parse_value_decl_at_depth};
+use crate::parser::{Parse, parse_function, parse_node_at_depth, parse_value_decl_at_depth};
 
 /// One edit, in bytes of the previous text: `start..old_end` was replaced by `new_len` bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -116,63 +116,95 @@ pub fn reparse_model(previous: &Model, new_source: &str, edit: Edit) -> Option<P
     }
     if let Some((path, depth)) = innermost_node(previous, edit) {
         let old = node_at(previous, &path)?;
-        let (text, start) = new_text(old.span, new_source, edit)?;
-        let parse = parse_node_at_depth(text, depth);
-        let mut node = parse.tree?;
-        // A clean parse that read the node's whole text, and nothing before its first token.
-        if !parse.errors.is_empty() || !node.annotations.is_empty() || node.span != Span::new(0, text.len()) {
-            return None;
-        }
-        node.shift(&|at| at + start);
-        let mut tree = moved_copy(previous, edit);
-        // The annotations were moved with the copy; the node itself is replaced whole.
-        let slot = node_at_mut(&mut tree, &path)?;
-        node.annotations = std::mem::take(&mut slot.annotations);
-        *slot = node;
-        return Some(Parse { tree: Some(tree), errors: Vec::new(), floats: moved_floats(parse.floats, start) });
+        let parse = |text: &str| parse_node_at_depth(text, depth);
+        return splice(previous, old, new_source, edit, parse, |tree| node_at_mut(tree, &path));
     }
-    if let Some(k) = previous.functions.iter().position(|f| f.span.start < edit.start && edit.old_end < f.span.end) {
-        return reparse_function(previous, k, new_source, edit);
+    let inside = |span: Span| span.start < edit.start && edit.old_end < span.end;
+    if let Some(k) = previous.functions.iter().position(|f| inside(f.span)) {
+        return splice(previous, &previous.functions[k], new_source, edit, parse_function, |tree| {
+            tree.functions.get_mut(k)
+        });
     }
     // A declaration of the main graph: an input, an output, an initializer or value info.
     let (list, index, depth) = innermost_declaration(previous, edit)?;
-    let graph = previous.graph.as_ref()?;
-    let old = declarations(graph, list)?.get(index)?;
-    let ValueDecl::Decl { span, .. } = old else { return None };
-    let (text, start) = new_text(*span, new_source, edit)?;
-    let parse = parse_value_decl_at_depth(text, depth);
-    let mut decl = parse.tree?;
-    let ValueDecl::Decl { annotations, span, .. } = &decl else { return None };
-    if !parse.errors.is_empty() || !annotations.is_empty() || *span != Span::new(0, text.len()) {
-        return None;
-    }
-    decl.shift(&|at| at + start);
-    let mut tree = moved_copy(previous, edit);
-    let slot = declarations_mut(tree.graph.as_mut()?, list)?.get_mut(index)?;
-    if let (ValueDecl::Decl { annotations: new, .. }, ValueDecl::Decl { annotations: moved, .. }) =
-        (&mut decl, &mut *slot)
-    {
-        *new = std::mem::take(moved);
-    }
-    *slot = decl;
-    Some(Parse { tree: Some(tree), errors: Vec::new(), floats: moved_floats(parse.floats, start) })
+    let old = declarations(previous.graph.as_ref()?, list)?.get(index)?;
+    let parse = |text: &str| parse_value_decl_at_depth(text, depth);
+    splice(previous, old, new_source, edit, parse, |tree| declarations_mut(tree.graph.as_mut()?, list)?.get_mut(index))
 }
 
-/// [`reparse_model`] of an edit inside function `k` but in none of its nodes (its
-/// signature, parameters, opset imports or value declarations): the function is the
-/// statement read again.
-fn reparse_function(previous: &Model, k: usize, new_source: &str, edit: Edit) -> Option<Parse<Model>> {
-    let (text, start) = new_text(previous.functions.get(k)?.span, new_source, edit)?;
-    let parse = crate::parser::parse_model_function(text);
-    let mut function = parse.tree?;
-    if !parse.errors.is_empty() || !function.annotations.is_empty() || function.span != Span::new(0, text.len()) {
+/// A statement that can be read again alone: a node, a function, a value declaration.
+trait Statement: Shift {
+    /// Its range, without its annotations (`None` for an error item).
+    fn span(&self) -> Option<Span>;
+    /// Its annotations (`None` for an error item).
+    fn annotations_mut(&mut self) -> Option<&mut Vec<Annotation>>;
+}
+
+impl Statement for Node {
+    fn span(&self) -> Option<Span> {
+        Some(self.span)
+    }
+
+    fn annotations_mut(&mut self) -> Option<&mut Vec<Annotation>> {
+        Some(&mut self.annotations)
+    }
+}
+
+impl Statement for Function {
+    fn span(&self) -> Option<Span> {
+        Some(self.span)
+    }
+
+    fn annotations_mut(&mut self) -> Option<&mut Vec<Annotation>> {
+        Some(&mut self.annotations)
+    }
+}
+
+impl Statement for ValueDecl {
+    fn span(&self) -> Option<Span> {
+        match self {
+            ValueDecl::Decl { span, .. } => Some(*span),
+            ValueDecl::Error(_) => None,
+        }
+    }
+
+    fn annotations_mut(&mut self) -> Option<&mut Vec<Annotation>> {
+        match self {
+            ValueDecl::Decl { annotations, .. } => Some(annotations),
+            ValueDecl::Error(_) => None,
+        }
+    }
+}
+
+/// The tree of `new_source`: a copy of `previous` moved by `edit`, with statement `old` (which
+/// the edit falls strictly inside, and which `slot` finds in the copy) replaced by its new
+/// text read with `parse`. `None` unless that text reads cleanly as exactly one statement.
+fn splice<T: Statement>(
+    previous: &Model,
+    old: &T,
+    new_source: &str,
+    edit: Edit,
+    parse: impl FnOnce(&str) -> Parse<T>,
+    slot: impl FnOnce(&mut Model) -> Option<&mut T>,
+) -> Option<Parse<Model>> {
+    let (text, start) = new_text(old.span()?, new_source, edit)?;
+    let parse = parse(text);
+    let mut new = parse.tree?;
+    // A clean parse that read the statement's whole text, and nothing before its first token.
+    if !parse.errors.is_empty()
+        || new.annotations_mut().is_none_or(|a| !a.is_empty())
+        || new.span() != Some(Span::new(0, text.len()))
+    {
         return None;
     }
-    function.shift(&|at| at + start);
+    new.shift(&|at| at + start);
     let mut tree = moved_copy(previous, edit);
-    let slot = tree.functions.get_mut(k)?;
-    function.annotations = std::mem::take(&mut slot.annotations);
-    *slot = function;
+    let slot = slot(&mut tree)?;
+    // The annotations were moved with the copy; the statement itself is replaced whole.
+    if let (Some(new), Some(moved)) = (new.annotations_mut(), slot.annotations_mut()) {
+        *new = std::mem::take(moved);
+    }
+    *slot = new;
     Some(Parse { tree: Some(tree), errors: Vec::new(), floats: moved_floats(parse.floats, start) })
 }
 

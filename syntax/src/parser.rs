@@ -620,12 +620,6 @@ pub(crate) fn parse_value_decl_at_depth(source: &str, depth: usize) -> Parse<ast
     run(source, None, depth, |recovered, tokens| generated::grammar::ValueDeclParser::new().parse(recovered, tokens))
 }
 
-/// Parses the text of one function of a model file, without its annotations (for
-/// [`crate::incremental`]; functions sit inside no bracket).
-pub(crate) fn parse_model_function(source: &str) -> Parse<ast::Function> {
-    parse_function(source)
-}
-
 /// Parses the text of one node that sits inside `depth` open brackets of a bigger text
 /// (for [`crate::incremental`]).
 pub(crate) fn parse_node_at_depth(source: &str, depth: usize) -> Parse<ast::Node> {

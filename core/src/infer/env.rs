@@ -7,8 +7,7 @@ use foldhash::HashMap;
 use super::types::{Known, MAX_TRACKED_ELEMENTS, Outputs, tensor_type, tensor_values};
 use crate::diagnostic::Diagnostic;
 use crate::ir::{Function, FunctionId, GraphId, Model, Node, NodeId, TensorId, Type};
-use crate::resolve::Places;
-use crate::resolve::{ValueId, ValueNumbers};
+use crate::resolve::{Places, ValueId, ValueNumbers};
 use crate::schema::OpSchema;
 
 /// What inference knows about the values of one number space (see [`ValueNumbers`]): the
@@ -177,14 +176,12 @@ impl<'m> Env<'m> {
 
     /// What a node of `key` gave before, if one did.
     pub(super) fn untyped_outputs(&self, key: &UntypedKey) -> Option<Option<Outputs>> {
-        let found = self.untyped.get(key)?;
-        Some(found.as_ref().map(|o| Outputs { types: o.types.clone(), values: o.values.clone() }))
+        self.untyped.get(key).cloned()
     }
 
     /// Keeps what a node of `key` gave.
-    pub(super) fn remember_untyped(&mut self, key: UntypedKey, found: Option<&Outputs>) {
-        let kept = found.map(|o| Outputs { types: o.types.clone(), values: o.values.clone() });
-        self.untyped.insert(key, kept);
+    pub(super) fn remember_untyped(&mut self, key: UntypedKey, found: &Option<Outputs>) {
+        self.untyped.insert(key, found.clone());
     }
 
     /// The imported version of a non-default domain, for the graph or function body being

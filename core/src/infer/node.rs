@@ -67,7 +67,7 @@ pub(super) fn infer_node_in<'m>(
                         let found =
                             call::schema_body(schema, opset, node, inputs, env).or_else(|| from_schema(schema, &ctx));
                         if let Some(key) = untyped {
-                            env.remember_untyped(key, found.as_ref());
+                            env.remember_untyped(key, &found);
                         }
                         found
                     }

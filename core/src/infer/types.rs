@@ -41,7 +41,7 @@ pub const MAX_TRACKED_ELEMENTS: usize = 64;
 pub const MAX_RANK: usize = 1024;
 
 /// What a rule found: a type (and maybe a known value) per output.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Outputs {
     pub types: Types,
     pub values: Vec<Option<Known>>,
