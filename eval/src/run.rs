@@ -865,8 +865,7 @@ mod tests {
 
     /// An If branch runs once and a finished loop runs no more: neither keeps what its
     /// nodes computed (a branch's Transpose of a big weight would otherwise stay alive to
-    /// the end of the run). Inside the loop, the Transpose of the unchanged weights is
-    /// computed once.
+    /// the end of the run), and the loop's result is still right.
     #[test]
     fn what_a_body_holds_lasts_only_while_its_loop_runs() {
         let text = r#"<ir_version: 10, opset_import: ["" : 21]>
