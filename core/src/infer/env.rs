@@ -229,7 +229,8 @@ impl<'m> Env<'m> {
                 self.value(value).and_then(super::types::Known::ints)
             };
             let tensor = |i: usize| inputs.get(i).and_then(|v| self.constant(v));
-            let known = super::validate::Judged { lookup, constant, tensor };
+            let body = |g: GraphId| super::graph_output_types(self.model, g, self);
+            let known = super::validate::Judged { lookup, constant, tensor, body };
             super::validate::node_rule_violations(self.model, n, schema.since_version, known, &mut new);
         } else if self.function.is_none() && self.model.nodes[n].schema_domain() == Some("ai.onnx.ml") {
             let ml_opset = self.domain_opset("ai.onnx.ml").unwrap_or(1);

@@ -249,9 +249,16 @@ pub(crate) fn infer_subgraph<'m>(
         }
     }
     infer_body(model, id, env);
+    graph_output_types(model, id, env)
+}
+
+/// The types of subgraph `id`'s outputs as last inferred, refined by what they declare:
+/// what its node sees of it.
+pub(crate) fn graph_output_types(model: &Model, id: GraphId, env: &Env<'_>) -> Vec<Option<Type>> {
+    let g = &model.graphs[id];
     g.outputs
         .iter()
-        .zip(numbers.graph_outputs(id, g).iter().chain(std::iter::repeat(crate::resolve::NO_VALUE)))
+        .zip(env.numbers.graph_outputs(id, g).iter().chain(std::iter::repeat(crate::resolve::NO_VALUE)))
         .map(|(v, value)| match (v.ty.as_ref(), env.ty(value)) {
             (Some(declared), Some(inferred)) => Some(merge::refine(declared, inferred)),
             (declared, inferred) => inferred.or(declared).cloned(),

@@ -9,22 +9,27 @@
 //! functions (`onnx/defs/tensor/defs.cc`, `nn/defs.cc`, `math/defs.cc`,
 //! `shape_inference.h`); `docs/diagnostics.md` lists each with its code.
 
+mod control;
 mod ml;
+mod sequence;
 
 use super::ops::normalize_axis;
 use super::types::{known_dim, tensor_parts};
 use crate::diagnostic::{Anchor, Diagnostic};
-use crate::ir::{AttributeValue, Dimension, Model, Node, NodeId, Type};
+use crate::ir::{AttributeValue, Dimension, GraphId, Model, Node, NodeId, Type};
 
 /// What is known of a node's inputs when it is judged: `lookup` gives input `i`'s type,
 /// `constant` its values when it is a small integer constant (an initializer or a
 /// `Constant` output, what onnx's inference reads).
-pub(super) struct Judged<L, C, T> {
+pub(super) struct Judged<L, C, T, B> {
     pub lookup: L,
     pub constant: C,
     /// The tensor behind input `i` when it is an initializer or a `Constant` output, of any
     /// size or element type (`constant` gives small integer values only).
     pub tensor: T,
+    /// The types of a subgraph attribute's outputs, as inferred for this node (If, Loop,
+    /// Scan and SequenceMap are judged on what their bodies give).
+    pub body: B,
 }
 
 /// Checks default-domain node `n` (whose operator's schema at the imported opset has
@@ -37,10 +42,11 @@ pub(super) fn node_rule_violations<'t>(
         impl Fn(usize) -> Option<&'t Type>,
         impl Fn(usize) -> Option<Vec<i64>>,
         impl Fn(usize) -> Option<crate::ir::TensorId>,
+        impl Fn(GraphId) -> Vec<Option<Type>>,
     >,
     found: &mut Vec<Diagnostic>,
 ) {
-    let Judged { lookup, constant: constant_input, tensor: constant_tensor } = known;
+    let Judged { lookup, constant: constant_input, tensor: constant_tensor, body } = known;
     // How many elements a constant input holds.
     let constant_count = |i: usize| {
         let t = &model.tensors[constant_tensor(i)?];
@@ -438,6 +444,12 @@ pub(super) fn node_rule_violations<'t>(
             broadcast(node, &dims, &mut v)
         }
         "PRelu" if since_version >= 7 => slope(&dims, &mut v),
+        "If" | "Loop" | "Scan" | "SequenceMap" => {
+            control::subgraph_rules(model, node, op, since_version, &lookup, &body, &mut v);
+        }
+        "SequenceEmpty" | "SequenceInsert" | "ConcatFromSequence" | "SplitToSequence" | "Optional" => {
+            sequence::sequence_rules(node, op, &lookup, &dims, &constant_input, &mut v);
+        }
         _ => {}
     }
 }

@@ -1,0 +1,412 @@
+//! If, Loop, Scan and SequenceMap: what onnx's inference functions fail them for
+//! (`onnx/defs/controlflow/{utils,old}.cc`, `sequence/defs.cc`), judged on the counts the
+//! node and its bodies declare and on the types inference found for the bodies' outputs:
+//! how many outputs a body gives against how many the node has, which kinds of value a body
+//! may give (tensors; sequences and optionals as a Loop's carried values from versions 13
+//! and 16), the two branches of an If giving the same kinds, and Scan's axis lists.
+
+use super::{Violations, int, ints};
+use crate::diagnostic::Anchor;
+use crate::infer::merge::contradiction;
+use crate::infer::types::tensor;
+use crate::infer::types::tensor_parts;
+use crate::ir::{AttributeValue, DataType, Dimension, GraphId, Model, Node, Shape, Type, TypeValue};
+
+/// Checks If, Loop, Scan or SequenceMap node `node` (`op`, whose schema is `since_version`);
+/// `body` gives the types of a subgraph's outputs as inferred for this node.
+pub(super) fn subgraph_rules<'t>(
+    model: &Model,
+    node: &Node,
+    op: &str,
+    since_version: i64,
+    lookup: &impl Fn(usize) -> Option<&'t Type>,
+    body: &impl Fn(GraphId) -> Vec<Option<Type>>,
+    v: &mut Violations<'_, '_>,
+) {
+    body_inputs(model, node, op, since_version, lookup, v);
+    match op {
+        "If" => if_branches(node, body, v),
+        "Loop" => loop_body(node, since_version, body, v),
+        "Scan" => {
+            let dims = |i: usize| lookup(i).and_then(tensor_parts).and_then(|(_, d)| d);
+            scan(node, since_version, &dims, body, v);
+        }
+        "SequenceMap" => {
+            if let Some((g, at)) = graph(node, "body", v) {
+                body_output_count(at, body(g).len(), node.outputs.len(), v);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The subgraph attribute `name` and its place.
+fn graph(node: &Node, name: &str, v: &Violations<'_, '_>) -> Option<(GraphId, Anchor)> {
+    match node.attribute(name)?.value()? {
+        AttributeValue::Graph(g) => Some((g, v.attribute_anchor(node, name))),
+        _ => None,
+    }
+}
+
+/// A body (at `at`) that gives `given` outputs where its node needs `needed`. onnx judges
+/// only a body that gives any.
+fn body_output_count(at: Anchor, given: usize, needed: usize, v: &mut Violations<'_, '_>) -> bool {
+    if given == 0 || given == needed {
+        return true;
+    }
+    let op = v.op;
+    let message = format!("the body of {op} gives {}; this node needs {needed}", outputs(given));
+    v.error("output-count", at, message);
+    false
+}
+
+/// "1 output", "2 outputs".
+fn outputs(count: usize) -> String {
+    format!("{count} output{}", if count == 1 { "" } else { "s" })
+}
+
+/// The kind of value a type holds, for messages.
+fn kind(t: &Type) -> &'static str {
+    match &t.value {
+        Some(TypeValue::Tensor(_)) => "a tensor",
+        Some(TypeValue::Sequence(_)) => "a sequence",
+        Some(TypeValue::Map { .. }) => "a map",
+        Some(TypeValue::Optional(_)) => "an optional",
+        Some(TypeValue::SparseTensor(_)) => "a sparse tensor",
+        Some(TypeValue::Opaque { .. }) => "an opaque value",
+        None => "a value of no type",
+    }
+}
+
+/// Where two branch types cannot be one output's type, as onnx's `UnionTypeInfo` judges
+/// them: different kinds, or tensors (of sequences, of optionals) of different element
+/// types. Only what both types know is compared.
+fn branch_mismatch(a: &Type, b: &Type) -> Option<String> {
+    let element = |e: Option<i32>| super::type_name(e.unwrap_or_default().into());
+    match (&a.value, &b.value) {
+        (Some(TypeValue::Tensor(x)), Some(TypeValue::Tensor(y)))
+        | (Some(TypeValue::SparseTensor(x)), Some(TypeValue::SparseTensor(y))) => {
+            let differ = x.elem_type.is_some() && y.elem_type.is_some() && x.elem_type != y.elem_type;
+            differ.then(|| format!("{} elements against {}", element(x.elem_type), element(y.elem_type)))
+        }
+        (Some(TypeValue::Sequence(x)), Some(TypeValue::Sequence(y)))
+        | (Some(TypeValue::Optional(x)), Some(TypeValue::Optional(y))) => match (x, y) {
+            (Some(x), Some(y)) => branch_mismatch(x, y),
+            _ => None,
+        },
+        (
+            Some(TypeValue::Map { key_type: k1, value_type: v1 }),
+            Some(TypeValue::Map { key_type: k2, value_type: v2 }),
+        ) => {
+            if k1.is_some() && k2.is_some() && k1 != k2 {
+                return Some(format!("map keys {} against {}", element(*k1), element(*k2)));
+            }
+            match (v1, v2) {
+                (Some(x), Some(y)) => branch_mismatch(x, y),
+                _ => None,
+            }
+        }
+        (Some(TypeValue::Opaque { .. }), Some(TypeValue::Opaque { .. })) => None,
+        (Some(_), Some(_)) => Some(format!("{} against {}", kind(a), kind(b))),
+        _ => None,
+    }
+}
+
+/// If: both branches give as many outputs as the node has, and of the same kinds and
+/// element types.
+fn if_branches(node: &Node, body: &impl Fn(GraphId) -> Vec<Option<Type>>, v: &mut Violations<'_, '_>) {
+    let (Some((then_g, _)), Some((else_g, else_at))) = (graph(node, "then_branch", v), graph(node, "else_branch", v))
+    else {
+        return;
+    };
+    let (then_types, else_types) = (body(then_g), body(else_g));
+    if then_types.len() != else_types.len() {
+        let message = format!(
+            "then_branch gives {} and else_branch {}: both branches of If must give the same number",
+            outputs(then_types.len()),
+            else_types.len()
+        );
+        v.error("output-count", else_at, message);
+        return;
+    }
+    if then_types.len() != node.outputs.len() {
+        let message = format!("If has {} but its branches give {}", outputs(node.outputs.len()), then_types.len());
+        v.error("output-count", Anchor::Node(v.n), message);
+        return;
+    }
+    for (i, (t, e)) in then_types.iter().zip(&else_types).enumerate() {
+        if let (Some(t), Some(e)) = (t, e)
+            && let Some(what) = branch_mismatch(t, e)
+        {
+            let message = format!("output {i} of If: then_branch gives {what} from else_branch");
+            v.error("subgraph-output-type", Anchor::GraphOutput(else_g, i), message);
+        }
+    }
+}
+
+/// Loop: the body gives the condition, then one value per output of the node; carried
+/// values are tensors (version 13 on also sequences, version 16 on also optionals), scan
+/// outputs tensors.
+fn loop_body(
+    node: &Node,
+    since_version: i64,
+    body: &impl Fn(GraphId) -> Vec<Option<Type>>,
+    v: &mut Violations<'_, '_>,
+) {
+    let Some((g, at)) = graph(node, "body", v) else { return };
+    let types = body(g);
+    if !body_output_count(at, types.len(), node.outputs.len() + 1, v) || types.is_empty() {
+        return;
+    }
+    let carried = node.inputs.len().saturating_sub(2);
+    for (i, t) in types.iter().enumerate().skip(1) {
+        let Some(t) = t else { continue };
+        let (is_tensor, is_sequence, is_optional) = (
+            matches!(t.value, Some(TypeValue::Tensor(_))),
+            matches!(t.value, Some(TypeValue::Sequence(_))),
+            matches!(t.value, Some(TypeValue::Optional(_))),
+        );
+        let output = i - 1;
+        let wanted = if output >= carried {
+            (!is_tensor).then_some("a scan output of Loop must be a tensor")
+        } else if since_version >= 16 {
+            (!(is_tensor || is_sequence || is_optional))
+                .then_some("a carried value of Loop must be a tensor, a sequence or an optional")
+        } else if since_version >= 13 {
+            (!(is_tensor || is_sequence)).then_some("a carried value of Loop must be a tensor or a sequence")
+        } else {
+            (!is_tensor).then_some("a carried value of Loop must be a tensor before version 13")
+        };
+        if let Some(wanted) = wanted {
+            let message = format!("body output {i} is {}: {wanted}", kind(t));
+            v.error("subgraph-output-type", Anchor::GraphOutput(g, i), message);
+        }
+    }
+}
+
+/// Scan: `num_scan_inputs` within the inputs (after `sequence_lens` in version 8), no more
+/// carried values than outputs, axis lists of one value per scan input or output and in
+/// range, and a body giving one tensor per output.
+fn scan<'d>(
+    node: &Node,
+    since_version: i64,
+    dims: &impl Fn(usize) -> Option<&'d [Dimension]>,
+    body: &impl Fn(GraphId) -> Vec<Option<Type>>,
+    v: &mut Violations<'_, '_>,
+) {
+    let Some(scan_inputs) = int(node, "num_scan_inputs") else { return };
+    // Version 8's first input is the sequence lengths.
+    let lead = usize::from(since_version < 9);
+    let inputs = node.inputs.len();
+    let Some(states) = usize::try_from(scan_inputs).ok().and_then(|m| inputs.checked_sub(m + lead)) else {
+        let at = v.attribute_anchor(node, "num_scan_inputs");
+        let after = if lead == 1 { " after sequence_lens" } else { "" };
+        let plural = if inputs - lead == 1 { "" } else { "s" };
+        let message =
+            format!("num_scan_inputs = {scan_inputs}, but this Scan has {} input{plural}{after}", inputs - lead);
+        v.error("invalid-attribute-value", at, message);
+        return;
+    };
+    let count = node.outputs.len();
+    if lead == 0 && states > count {
+        let message = format!(
+            "this Scan carries {states} values (its inputs less num_scan_inputs) but has {}: it needs one per carried value, then its scan outputs",
+            outputs(count)
+        );
+        v.error("output-count", Anchor::Node(v.n), message);
+        return;
+    }
+    let scan_outputs = count.saturating_sub(states);
+    let Some((g, at)) = graph(node, "body", v) else { return };
+    let types = body(g);
+    if lead == 0 {
+        let input_axes = ints(node, "scan_input_axes");
+        let output_axes = ints(node, "scan_output_axes");
+        for (name, list, count) in
+            [("scan_input_axes", input_axes, scan_inputs as usize), ("scan_output_axes", output_axes, scan_outputs)]
+        {
+            if let Some(list) = list.filter(|l| l.len() != count) {
+                let at = v.attribute_anchor(node, name);
+                let message = format!("{name} has {} values; this Scan has {count}", list.len());
+                v.error("attribute-size", at, message);
+                return;
+            }
+        }
+        for k in 0..scan_inputs as usize {
+            if let Some(d) = dims(states + k) {
+                let axis = input_axes.and_then(|a| a.get(k).copied()).unwrap_or(0);
+                scan_axis(node, "scan_input_axes", axis, d.len(), v);
+            }
+        }
+    }
+    if !body_output_count(at, types.len(), count, v) {
+        return;
+    }
+    for (i, t) in types.iter().enumerate() {
+        if let Some(t) = t.as_ref().filter(|t| !matches!(t.value, Some(TypeValue::Tensor(_)))) {
+            let message = format!("body output {i} is {}: every output of a Scan body must be a tensor", kind(t));
+            v.error("subgraph-output-type", Anchor::GraphOutput(g, i), message);
+        }
+    }
+    if lead == 0 {
+        scan_output_axes(node, &types[states.min(types.len())..], v);
+    }
+}
+
+/// Each scan output's axis within the rank its body output gets with the scan axis.
+fn scan_output_axes(node: &Node, scanned: &[Option<Type>], v: &mut Violations<'_, '_>) {
+    let axes = ints(node, "scan_output_axes");
+    for (k, t) in scanned.iter().enumerate() {
+        let Some(rank) = t.as_ref().and_then(tensor_parts).and_then(|(_, d)| d).map(|d| d.len() + 1) else {
+            continue;
+        };
+        let axis = axes.and_then(|a| a.get(k).copied()).unwrap_or(0);
+        scan_axis(node, "scan_output_axes", axis, rank, v);
+    }
+}
+
+/// `axis` of the list `name` in `[-rank, rank-1]`.
+fn scan_axis(node: &Node, name: &str, axis: i64, rank: usize, v: &mut Violations<'_, '_>) {
+    let r = rank as i64;
+    if axis < -r || axis >= r {
+        let at = v.attribute_anchor(node, name);
+        let message = if rank == 0 {
+            format!("{name} holds {axis}, but the value is a scalar: it has no axis to scan")
+        } else {
+            format!("{name} holds {axis}, out of range for a value of rank {rank}: it must be in [{}, {}]", -r, r - 1)
+        };
+        v.error("invalid-axis", at, message);
+    }
+}
+
+/// What a node hands its body: one type per body input (`None` where nothing is known),
+/// as onnx's inference functions build it.
+fn given_to_body<'t>(
+    node: &Node,
+    op: &str,
+    since_version: i64,
+    lookup: &impl Fn(usize) -> Option<&'t Type>,
+) -> Vec<Option<Type>> {
+    let inputs = node.inputs.len();
+    let given = |i: usize| lookup(i).cloned();
+    match op {
+        // The iteration number (an int64 tensor of no known shape), the condition, then the
+        // carried values without their shapes (they may change from one iteration to the next).
+        "Loop" => {
+            let mut types = vec![Some(tensor(DataType::Int64.code(), None)), given(1)];
+            types.extend((2..inputs).map(|i| given(i).map(|t| without_shape(&t))));
+            types
+        }
+        // Carried values whole; scan inputs less their scan axis.
+        "Scan" if since_version >= 9 => {
+            let scan_inputs = int(node, "num_scan_inputs").and_then(|m| usize::try_from(m).ok()).unwrap_or(0);
+            let states = inputs.saturating_sub(scan_inputs);
+            let axes = ints(node, "scan_input_axes");
+            (0..inputs)
+                .map(|i| {
+                    let t = given(i)?;
+                    if i < states {
+                        return Some(t);
+                    }
+                    let axis = axes.and_then(|a| a.get(i - states).copied()).unwrap_or(0);
+                    Some(without_axis(&t, axis))
+                })
+                .collect()
+        }
+        // Version 8: after sequence_lens, carried values less their batch axis, scan inputs
+        // less their batch and sequence axes.
+        "Scan" => {
+            let scan_inputs = int(node, "num_scan_inputs").and_then(|m| usize::try_from(m).ok()).unwrap_or(0);
+            let states = inputs.saturating_sub(1 + scan_inputs);
+            (1..inputs).map(|i| given(i).map(|t| without_leading(&t, if i - 1 < states { 1 } else { 2 }))).collect()
+        }
+        // A sequence's elements; other inputs whole.
+        "SequenceMap" => (0..inputs)
+            .map(|i| {
+                let t = given(i)?;
+                match t.value {
+                    Some(TypeValue::Sequence(e)) => e.map(|e| *e),
+                    _ => Some(t),
+                }
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// A tensor type with its shape forgotten; other types as they are.
+fn without_shape(t: &Type) -> Type {
+    match &t.value {
+        Some(TypeValue::Tensor(x)) => tensor(x.elem_type.unwrap_or_default(), None),
+        _ => t.clone(),
+    }
+}
+
+/// A tensor type less axis `axis`, its shape forgotten when the axis is not one of it.
+fn without_axis(t: &Type, axis: i64) -> Type {
+    let mut t = t.clone();
+    if let Some(TypeValue::Tensor(x)) = &mut t.value
+        && let Some(shape) = &mut x.shape
+    {
+        let r = shape.dims.len() as i64;
+        let a = if axis < 0 { axis + r } else { axis };
+        if (0..r).contains(&a) {
+            shape.dims.remove(a as usize);
+        } else {
+            x.shape = None;
+        }
+    }
+    t
+}
+
+/// A tensor type less its first `count` axes (its shape forgotten if it has fewer).
+fn without_leading(t: &Type, count: usize) -> Type {
+    let mut t = t.clone();
+    if let Some(TypeValue::Tensor(x)) = &mut t.value {
+        x.shape =
+            x.shape.take().and_then(|s| (s.dims.len() >= count).then(|| Shape { dims: s.dims[count..].to_vec() }));
+    }
+    t
+}
+
+/// The body takes as many inputs as its node hands it (from IR version 4; before, a body
+/// may list more, its initializers), each of a type that agrees with what it is handed.
+fn body_inputs<'t>(
+    model: &Model,
+    node: &Node,
+    op: &str,
+    since_version: i64,
+    lookup: &impl Fn(usize) -> Option<&'t Type>,
+    v: &mut Violations<'_, '_>,
+) {
+    let names: &[&str] = if op == "If" { &["then_branch", "else_branch"] } else { &["body"] };
+    let given = given_to_body(node, op, since_version, lookup);
+    let exact = model.ir_version.is_none_or(|ir| ir >= 4);
+    for name in names {
+        let Some((g, at)) = graph(node, name, v) else { continue };
+        let taken = &model.graphs[g].inputs;
+        if taken.len() != given.len() && (exact || given.len() > taken.len()) {
+            let plural = if taken.len() == 1 { "" } else { "s" };
+            let message = format!(
+                "{name} of {} takes {} input{plural}, but this node hands it {}",
+                v.op,
+                taken.len(),
+                given.len()
+            );
+            v.error("input-count", at, message);
+            continue;
+        }
+        for (i, (input, handed)) in taken.iter().zip(&given).enumerate() {
+            if let (Some(declared), Some(handed)) = (&input.ty, handed)
+                && let Some(why) = contradiction(declared, handed)
+            {
+                let called = input.name.as_ref().map(|n| format!(" ('{n}')")).unwrap_or_default();
+                let message = format!(
+                    "input {i}{called} of {name} is declared {declared}, but {} hands it {handed}: {why}",
+                    v.op
+                );
+                v.error("type-conflict", Anchor::GraphInput(g, i), message);
+            }
+        }
+    }
+}
