@@ -12,6 +12,7 @@
 mod control;
 mod ml;
 mod sequence;
+mod signal;
 
 use super::ops::normalize_axis;
 use super::types::{known_dim, tensor_parts};
@@ -48,6 +49,7 @@ pub(super) fn node_rule_violations<'t>(
 ) {
     let Judged { lookup, constant: constant_input, tensor: constant_tensor, body } = known;
     // How many elements a constant input holds.
+    let constant_rank = |i: usize| constant_tensor(i).map(|t| model.tensors[t].dims.len());
     let constant_count = |i: usize| {
         let t = &model.tensors[constant_tensor(i)?];
         t.dims.iter().try_fold(1i64, |a, &d| a.checked_mul(d))
@@ -84,7 +86,10 @@ pub(super) fn node_rule_violations<'t>(
             }
         }
         "TopK" => top_k(node, since_version, &dims, &constant_input, &mut v),
-        "OneHot" => one_hot(node, &dims, &mut v),
+        "OneHot" => {
+            one_hot(node, &dims, &mut v);
+            one_hot_values(since_version, &dims, &constant_input, &mut v);
+        }
         "GridSample" if since_version >= 20 => grid_sample(&dims, &mut v),
         "Col2Im" => {
             if let Some(pads) = ints(node, "pads")
@@ -118,22 +123,22 @@ pub(super) fn node_rule_violations<'t>(
         }
         "MaxPool" | "AveragePool" | "LpPool" => {
             auto_pad(node, &mut v);
-            conv_pool(node, op, &dims, &mut v);
+            conv_pool(node, op, None, &dims, &mut v);
             pool_pads(node, &mut v);
         }
-        "Conv" => {
+        "Conv" | "ConvInteger" => {
             auto_pad(node, &mut v);
             pads_beside_auto_pad(node, &mut v);
-            conv_pool(node, op, &dims, &mut v);
+            conv_pool(node, op, Some(1), &dims, &mut v);
+        }
+        "QLinearConv" => {
+            auto_pad(node, &mut v);
+            pads_beside_auto_pad(node, &mut v);
+            conv_pool(node, op, Some(3), &dims, &mut v);
         }
         "ConvTranspose" => {
             auto_pad(node, &mut v);
             conv_transpose(node, &dims, &mut v);
-        }
-        // onnxruntime reads these when it creates the kernel, and refuses other spellings.
-        "ConvInteger" | "QLinearConv" => {
-            auto_pad(node, &mut v);
-            pads_beside_auto_pad(node, &mut v);
         }
         "BatchNormalization" if since_version >= 14 => batch_normalization(node, &dims, &mut v),
         "RotaryEmbedding" => {
@@ -187,7 +192,13 @@ pub(super) fn node_rule_violations<'t>(
         // Inputs of at least rank 2 (a matrix, or a batch of them; a signal with its complex
         // axis; scores by class).
         "Trilu" => v.rank_within(0, dims(0), 2, usize::MAX, "the input"),
-        "DFT" if since_version >= 20 => v.rank_within(0, dims(0), 2, usize::MAX, "the input"),
+        "DFT" => {
+            if since_version >= 20 {
+                v.rank_within(0, dims(0), 2, usize::MAX, "the input");
+            }
+            let known = signal::Inputs { dims: &dims, constant: &constant_input, constant_rank: &constant_rank };
+            signal::signal_rules(node, op, since_version, known, &mut v);
+        }
         "ReverseSequence" => {
             v.rank_within(0, dims(0), 2, usize::MAX, "the input");
             v.rank_within(1, dims(1), 1, 1, "sequence_lens");
@@ -240,7 +251,16 @@ pub(super) fn node_rule_violations<'t>(
         }
         "Pad" => {
             v.one_of(node, "mode", &["constant", "reflect", "edge", "wrap"]);
-            pad(node, since_version, &dims, &constant_input, &mut v);
+            if since_version >= 11
+                && dims(0).is_some()
+                && let Some(rank) = constant_rank(1).filter(|&r| r != 1)
+            {
+                let message =
+                    format!("the pads of Pad must be a 1-D constant, two per padded axis; it has rank {rank}");
+                v.error("input-rank", Anchor::NodeInput(n, 1), message);
+            } else {
+                pad(node, since_version, &dims, &constant_input, &mut v);
+            }
         }
         "CenterCropPad" => {
             if let Some(d) = dims(0) {
@@ -259,13 +279,56 @@ pub(super) fn node_rule_violations<'t>(
             }
         }
         "Tile" if since_version >= 6 => {
-            if let Some(repeats) = constant_input(1) {
+            if dims(0).is_some()
+                && let Some(rank) = constant_rank(1).filter(|&r| r != 1)
+            {
+                let message = format!("the repeats of Tile must be a 1-D constant, one per axis; it has rank {rank}");
+                v.error("input-rank", Anchor::NodeInput(n, 1), message);
+            } else if let Some(repeats) = constant_input(1) {
                 tile(&repeats, dims(0).map(<[_]>::len), &mut v);
             }
         }
         "MaxUnpool" if since_version >= 9 => max_unpool(node, &dims, &mut v),
         "Einsum" => einsum(node, &dims, &mut v),
-        "STFT" => v.rank_within(0, dims(0), 2, usize::MAX, "the signal"),
+        "STFT" | "MelWeightMatrix" => {
+            if op == "STFT" {
+                v.rank_within(0, dims(0), 2, usize::MAX, "the signal");
+            }
+            let known = signal::Inputs { dims: &dims, constant: &constant_input, constant_rank: &constant_rank };
+            signal::signal_rules(node, op, since_version, known, &mut v);
+        }
+        "Compress" => {
+            if let Some(d) = dims(0) {
+                if d.is_empty() {
+                    v.error("input-rank", Anchor::NodeInput(n, 0), "the input of Compress must have rank 1 or more");
+                } else if int(node, "axis").is_some() {
+                    v.axis(node, "axis", 0, d.len(), false);
+                }
+            }
+        }
+        "AffineGrid" => {
+            if let Some(size) = constant_input(1)
+                && size.len() != 4
+                && size.len() != 5
+            {
+                let message = format!(
+                    "the size of AffineGrid has {} values: 4 (N, C, H, W) for a 2-D grid or 5 (N, C, D, H, W) for a 3-D one",
+                    size.len()
+                );
+                v.error("invalid-input-value", Anchor::NodeInput(n, 1), message);
+            }
+        }
+        // [C] or [1, C], the 1 known.
+        "StringNormalizer" => {
+            if let Some(d) = dims(0)
+                && !(d.len() == 1 || (d.len() == 2 && known_dim(&d[0]) == Some(1)))
+            {
+                let message =
+                    format!("the input of StringNormalizer must have dims [C] or [1, C], it has [{}]", shown(d));
+                v.error("input-rank", Anchor::NodeInput(n, 0), message);
+            }
+        }
+        "ImageDecoder" => v.rank_within(0, dims(0), 1, 1, "the encoded stream"),
         "Unique" => {
             if let Some(d) = dims(0)
                 && int(node, "axis").is_some()
@@ -863,17 +926,21 @@ fn transpose<'d>(node: &Node, dims: &impl Fn(usize) -> Option<&'d [Dimension]>, 
     }
 }
 
-fn conv_pool<'d>(node: &Node, op: &str, dims: &impl Fn(usize) -> Option<&'d [Dimension]>, v: &mut Violations<'_, '_>) {
-    let is_conv = op == "Conv";
+fn conv_pool<'d>(
+    node: &Node,
+    op: &str,
+    weight: Option<usize>,
+    dims: &impl Fn(usize) -> Option<&'d [Dimension]>,
+    v: &mut Violations<'_, '_>,
+) {
     let Some(x) = dims(0) else { return };
-    // Conv with its weight's shape unknown is not judged (onnx returns early there).
-    let w = if is_conv {
-        match dims(1) {
-            Some(w) => Some(w),
+    // A convolution with its weight's shape unknown is not judged (onnx returns early there).
+    let w = match weight {
+        Some(i) => match dims(i) {
+            Some(w) => Some((i, w)),
             None => return,
-        }
-    } else {
-        None
+        },
+        None => None,
     };
     if x.len() < 3 {
         let message =
@@ -892,15 +959,21 @@ fn conv_pool<'d>(node: &Node, op: &str, dims: &impl Fn(usize) -> Option<&'d [Dim
             v.signs(node, name, list, strictly);
         }
     }
-    if let Some(w) = w
-        && ints(node, "kernel_shape").is_none()
-        && w.len() >= 2
-        && w[2..].iter().all(|d| known_dim(d).is_some())
-        && w.len() - 2 != spatial
-    {
+    let Some((i, w)) = w else { return };
+    let weight_spatial = w.get(2..).unwrap_or_default();
+    if ints(node, "kernel_shape").is_none() {
+        if weight_spatial.iter().all(|d| known_dim(d).is_some()) && weight_spatial.len() != spatial {
+            let message = format!(
+                "the weight (dims [{}]) has {} spatial axes, the input {spatial}: they must be the same",
+                shown(w),
+                weight_spatial.len()
+            );
+            v.error("incompatible-shapes", Anchor::NodeInput(v.n, i), message);
+        }
+    } else if w.is_empty() {
         let message =
-            format!("the weight has {} spatial axes, the input {spatial}: they must be the same", w.len() - 2);
-        v.error("incompatible-shapes", Anchor::NodeInput(v.n, 1), message);
+            format!("the weight of {op} must have rank 1 or more (its output channels first), it is a scalar");
+        v.error("input-rank", Anchor::NodeInput(v.n, i), message);
     }
 }
 
@@ -1264,7 +1337,7 @@ fn einsum<'d>(node: &Node, dims: &impl Fn(usize) -> Option<&'d [Dimension]>, v: 
     };
     let left = equation.split("->").next().unwrap_or_default();
     let terms: Vec<&str> = left.split(',').collect();
-    if terms.len() > ranks.len() {
+    if terms.len() != ranks.len() {
         let message = format!(
             "Einsum's equation '{equation}' names {} operands, the node has {} inputs",
             terms.len(),
@@ -1273,6 +1346,8 @@ fn einsum<'d>(node: &Node, dims: &impl Fn(usize) -> Option<&'d [Dimension]>, v: 
         v.error("input-count", Anchor::Node(v.n), message);
         return;
     }
+    // How many axes the ellipsis stands for, in the first term that has one.
+    let mut ellipsis: Option<(usize, usize)> = None;
     for (i, (term, &rank)) in terms.iter().zip(&ranks).enumerate() {
         let letters = term.chars().filter(char::is_ascii_alphabetic).count();
         let fits = if term.contains("...") { rank >= letters } else { rank == letters };
@@ -1282,6 +1357,28 @@ fn einsum<'d>(node: &Node, dims: &impl Fn(usize) -> Option<&'d [Dimension]>, v: 
             v.error("input-rank", Anchor::NodeInput(v.n, i), message);
             return;
         }
+        if term.contains("...") {
+            let count = rank - letters;
+            match ellipsis {
+                Some((first, axes)) if axes != count => {
+                    let message = format!(
+                        "the ellipsis of Einsum stands for {axes} axes in input {first} but {count} in input {i}: it must stand for as many in every term"
+                    );
+                    v.error("incompatible-shapes", Anchor::NodeInput(v.n, i), message);
+                    return;
+                }
+                None => ellipsis = Some((i, count)),
+                _ => {}
+            }
+        }
+    }
+    if let Some(output) = equation.split_once("->").map(|(_, right)| right)
+        && let Some(missing) = output.chars().find(|c| c.is_ascii_alphabetic() && !left.contains(*c))
+    {
+        let at = v.attribute_anchor(node, "equation");
+        let message =
+            format!("the output of Einsum's equation '{equation}' names '{missing}', which no input term has");
+        v.error("invalid-attribute-value", at, message);
     }
 }
 
@@ -1435,6 +1532,31 @@ fn pad<'d>(
 
 /// OneHot: indices of rank 1 or more, a depth of at most one value, two values (off, on),
 /// and an axis within the output's rank.
+/// OneHot's constant inputs: a depth below 0, or (before version 11) negative indices.
+fn one_hot_values<'d>(
+    since_version: i64,
+    dims: &impl Fn(usize) -> Option<&'d [Dimension]>,
+    constant_input: &impl Fn(usize) -> Option<Vec<i64>>,
+    v: &mut Violations<'_, '_>,
+) {
+    if since_version < 11
+        && let Some(&index) = constant_input(0).as_ref().and_then(|i| i.iter().find(|&&i| i < 0))
+    {
+        let message = format!("OneHot before version 11 takes no negative index, and its indices hold {index}");
+        v.error("invalid-input-value", Anchor::NodeInput(v.n, 0), message);
+    }
+    if dims(1).is_some()
+        && let Some(&depth) = constant_input(1).as_ref().and_then(|d| d.first())
+        && depth < 0
+    {
+        v.error(
+            "invalid-input-value",
+            Anchor::NodeInput(v.n, 1),
+            format!("the depth of OneHot is {depth}: it must be 0 or more"),
+        );
+    }
+}
+
 fn one_hot<'d>(node: &Node, dims: &impl Fn(usize) -> Option<&'d [Dimension]>, v: &mut Violations<'_, '_>) {
     if let Some(depth) = dims(1) {
         v.rank_within(1, Some(depth), 0, 1, "the depth");

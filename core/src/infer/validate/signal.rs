@@ -1,0 +1,149 @@
+//! DFT, STFT and MelWeightMatrix: what onnx's inference functions fail them for
+//! (`onnx/defs/math/defs.cc`) beyond the signal's rank: a one-sided transform's last axis
+//! (1 for real input, 2 for complex input to the inverse), the DFT axis, and the scalars
+//! among their constant inputs (axis, lengths, bin counts), with STFT's window of rank 1 and
+//! as long as its frame. Like onnx, only constant inputs (initializers, `Constant` outputs)
+//! are judged, and only once the shapes they depend on are known.
+
+use super::{Violations, int};
+use crate::diagnostic::Anchor;
+use crate::infer::types::known_dim;
+use crate::ir::Dimension;
+
+/// What is known of a node's inputs: their dims, their small integer values when constant,
+/// and the rank of a constant one.
+pub(super) struct Inputs<'a, D, C, R> {
+    pub dims: &'a D,
+    pub constant: &'a C,
+    pub constant_rank: &'a R,
+}
+
+/// Checks DFT, STFT or MelWeightMatrix node `node` (whose schema is `since_version`).
+pub(super) fn signal_rules<'d, D, C, R>(
+    node: &crate::ir::Node,
+    op: &str,
+    since_version: i64,
+    known: Inputs<'_, D, C, R>,
+    v: &mut Violations<'_, '_>,
+) where
+    D: Fn(usize) -> Option<&'d [Dimension]>,
+    C: Fn(usize) -> Option<Vec<i64>>,
+    R: Fn(usize) -> Option<usize>,
+{
+    match op {
+        "DFT" => dft(node, since_version, &known, v),
+        "STFT" => stft(node, &known, v),
+        "MelWeightMatrix" => {
+            // Judged once both are constants of known shape.
+            let both = (known.constant)(0).is_some() && (known.constant)(1).is_some();
+            if both && scalar(&known, 0, "num_mel_bins", v) {
+                scalar(&known, 1, "dft_length", v);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Constant input `i` (named `what`) is a scalar; says so and returns `false` otherwise.
+fn scalar<D, C, R: Fn(usize) -> Option<usize>>(
+    known: &Inputs<'_, D, C, R>,
+    i: usize,
+    what: &str,
+    v: &mut Violations<'_, '_>,
+) -> bool {
+    match (known.constant_rank)(i) {
+        Some(rank) if rank != 0 => {
+            let op = v.op;
+            let message = format!("{what} of {op} (input {i}) must be a scalar, it has rank {rank}");
+            v.error("input-rank", Anchor::NodeInput(v.n, i), message);
+            false
+        }
+        _ => true,
+    }
+}
+
+/// DFT: a one-sided transform's last axis, the axis (from version 20 a constant input, a
+/// scalar; before, the `axis` attribute, default 1) in `[-rank, rank-2]` but not -1 (the
+/// last axis holds the real and imaginary parts), and a constant dft_length (a scalar).
+fn dft<'d, D, C, R>(node: &crate::ir::Node, since_version: i64, known: &Inputs<'_, D, C, R>, v: &mut Violations<'_, '_>)
+where
+    D: Fn(usize) -> Option<&'d [Dimension]>,
+    C: Fn(usize) -> Option<Vec<i64>>,
+    R: Fn(usize) -> Option<usize>,
+{
+    let Some(x) = (known.dims)(0).filter(|d| d.len() >= 2) else { return };
+    let rank = x.len() as i64;
+    if int(node, "onesided").unwrap_or(0) != 0
+        && let Some(last) = x.last().and_then(known_dim)
+    {
+        let inverse = int(node, "inverse").unwrap_or(0) != 0;
+        let (wanted, what) =
+            if inverse { (2, "complex input, a last axis of 2") } else { (1, "real input, a last axis of 1") };
+        if last != wanted {
+            let kind = if inverse { "an inverse one-sided DFT" } else { "a one-sided DFT" };
+            let message = format!("{kind} takes {what}; the input's last axis is {last}");
+            v.error("incompatible-shapes", Anchor::NodeInput(v.n, 0), message);
+            return;
+        }
+    }
+    let has = |i: usize| node.inputs.get(i).is_some_and(|name| !name.is_empty());
+    let (axis, at) = if since_version < 20 {
+        (Some(int(node, "axis").unwrap_or(1)), v.attribute_anchor(node, "axis"))
+    } else if has(2) {
+        // An axis that is not a constant leaves the rest unjudged, as in onnx.
+        if (known.constant)(2).is_none() || !scalar(known, 2, "axis", v) {
+            return;
+        }
+        ((known.constant)(2).and_then(|a| a.first().copied()), Anchor::NodeInput(v.n, 2))
+    } else {
+        (Some(-2), Anchor::Node(v.n))
+    };
+    if let Some(axis) = axis
+        && !(-rank <= axis && axis != -1 && axis < rank - 1)
+    {
+        let message = format!(
+            "the DFT axis is {axis}; for an input of rank {rank} it must be in [{}, {}] and not -1 (the last axis holds the real and imaginary parts)",
+            -rank,
+            rank - 2
+        );
+        v.error("invalid-axis", at, message);
+        return;
+    }
+    if has(1) && (known.constant)(1).is_some() {
+        scalar(known, 1, "dft_length", v);
+    }
+}
+
+/// STFT, once the signal's length and the frame step are known: a constant frame_length is
+/// a scalar, a window of known shape has rank 1 and, beside a frame_length, its length.
+fn stft<'d, D, C, R>(node: &crate::ir::Node, known: &Inputs<'_, D, C, R>, v: &mut Violations<'_, '_>)
+where
+    D: Fn(usize) -> Option<&'d [Dimension]>,
+    C: Fn(usize) -> Option<Vec<i64>>,
+    R: Fn(usize) -> Option<usize>,
+{
+    let Some(signal) = (known.dims)(0).filter(|d| d.len() >= 2) else { return };
+    if known_dim(&signal[1]).is_none() || (known.constant)(1).is_none() {
+        return;
+    }
+    let frame_given = node.inputs.get(3).is_some_and(|name| !name.is_empty());
+    let frame = (known.constant)(3);
+    if frame_given && frame.is_none() {
+        return;
+    }
+    if frame.is_some() && !scalar(known, 3, "frame_length", v) {
+        return;
+    }
+    let Some(window) = (known.dims)(2) else { return };
+    if window.len() != 1 {
+        let message = format!("the window of STFT (input 2) must have rank 1, it has rank {}", window.len());
+        v.error("input-rank", Anchor::NodeInput(v.n, 2), message);
+        return;
+    }
+    if let (Some(frame), Some(length)) = (frame.and_then(|f| f.first().copied()), known_dim(&window[0]))
+        && frame != length
+    {
+        let message = format!("the window of STFT has {length} values, but frame_length is {frame}: they must match");
+        v.error("incompatible-shapes", Anchor::NodeInput(v.n, 2), message);
+    }
+}
