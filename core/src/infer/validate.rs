@@ -9,6 +9,7 @@
 //! functions (`onnx/defs/tensor/defs.cc`, `nn/defs.cc`, `math/defs.cc`,
 //! `shape_inference.h`); `docs/diagnostics.md` lists each with its code.
 
+mod attention;
 mod control;
 mod ml;
 mod sequence;
@@ -507,6 +508,57 @@ pub(super) fn node_rule_violations<'t>(
             broadcast(node, &dims, &mut v)
         }
         "PRelu" if since_version >= 7 => slope(&dims, &mut v),
+        "Attention" => attention::attention(node, since_version, &dims, &mut v),
+        "CausalConvWithState" => {
+            v.one_of(node, "activation", &["none", "silu", "swish"]);
+            if let Some(kernel) = dims(1).filter(|w| w.len() == 3).and_then(|w| known_dim(&w[2]))
+                && kernel < 1
+            {
+                let message =
+                    format!("the weight of CausalConvWithState has a kernel of {kernel}: it must be 1 or more");
+                v.error("incompatible-shapes", Anchor::NodeInput(n, 1), message);
+            }
+        }
+        "TensorScatter" => {
+            if let (Some(cache), Some(update)) = (dims(0), dims(1)) {
+                let r = cache.len() as i64;
+                let axis = int(node, "axis").unwrap_or(-2);
+                let normalized = if axis < 0 { axis + r } else { axis };
+                if cache.len() != update.len() {
+                    let message = format!(
+                        "the update of TensorScatter has rank {}, its past_cache rank {r}: they must be the same",
+                        update.len()
+                    );
+                    v.error("input-rank", Anchor::NodeInput(n, 1), message);
+                } else if normalized <= 0 || normalized >= r {
+                    let at = v.attribute_anchor(node, "axis");
+                    let message = format!(
+                        "axis = {axis} of TensorScatter on a cache of rank {r}: it must name an axis after the first (the batch)"
+                    );
+                    v.error("invalid-axis", at, message);
+                }
+            }
+        }
+        "BitCast" => {
+            let bits =
+                |code: i64| i32::try_from(code).ok().and_then(crate::ir::DataType::from_code).map_or(0, |t| t.bits());
+            if let (Some(from), Some(to)) = (lookup(0).and_then(tensor_parts).and_then(|(e, _)| e), int(node, "to"))
+                && bits(from.into()) != 0
+                && bits(to) != 0
+                && bits(from.into()) != bits(to)
+            {
+                let at = v.attribute_anchor(node, "to");
+                let message = format!(
+                    "BitCast from {} ({} bits) to {} ({} bits): both element types must have the same width",
+                    type_name(from.into()),
+                    bits(from.into()),
+                    type_name(to),
+                    bits(to)
+                );
+                v.error("invalid-attribute-value", at, message);
+            }
+        }
+        "LinearAttention" => attention::linear_attention(node, &dims, &mut v),
         "If" | "Loop" | "Scan" | "SequenceMap" => {
             control::subgraph_rules(model, node, op, since_version, &lookup, &body, &mut v);
         }
