@@ -224,6 +224,7 @@ pub(super) fn node_rule_violations<'t>(
             v.rank_within(2, dims(2), 0, 0, "training_mode");
         }
         "Reshape" if since_version >= 5 => {
+            v.shape_input(1, constant_tensor(1).is_some(), dims(1));
             if let Some(shape) = constant_input(1) {
                 reshape_target(node, &shape, dims(0), &mut v);
             }
@@ -403,25 +404,30 @@ pub(super) fn node_rule_violations<'t>(
                 if since_version >= 13 {
                     resize_scales_or_sizes(node, dims(0).map(<[_]>::len), &constant_count, &mut v);
                 }
+                if since_version >= 11 && dims(0).is_some() && node.has_input(3) {
+                    v.shape_input(3, constant_tensor(3).is_some(), dims(3));
+                }
                 if let (Some(d), Some(axes)) = (dims(0), ints(node, "axes")) {
                     let at = v.attribute_anchor(node, "axes");
                     v.axes_once(at, "axes", axes, d.len(), true);
                 }
             }
         }
-        "Cast" => {
-            if let Some(to) = int(node, "to")
-                && i32::try_from(to)
-                    .ok()
-                    .and_then(crate::ir::DataType::from_code)
-                    .is_none_or(|t| t == crate::ir::DataType::Undefined)
-            {
-                let at = v.attribute_anchor(node, "to");
-                v.error("invalid-attribute-value", at, format!("to = {to} is not an element type"));
+        "Cast" => v.element_type(node, "to", false),
+        "Constant" => constant(node, &mut v),
+        "EyeLike" => {
+            v.rank_within(0, dims(0), 2, 2, "the input");
+            v.element_type(node, "dtype", false);
+        }
+        "RandomNormalLike" | "RandomUniformLike" | "Bernoulli" => v.element_type(node, "dtype", false),
+        // onnx's propagateShapeFromAttributeToOutput: no negative size.
+        "RandomNormal" | "RandomUniform" => {
+            v.element_type(node, "dtype", false);
+            if let Some(shape) = ints(node, "shape") {
+                v.signs(node, "shape", shape, false);
             }
         }
-        "Constant" => constant(node, &mut v),
-        "EyeLike" => v.rank_within(0, dims(0), 2, 2, "the input"),
+        "DequantizeLinear" => v.element_type(node, "output_dtype", true),
         "Multinomial" => {
             v.rank_within(0, dims(0), 2, 2, "the input");
             if let Some(dtype) = int(node, "dtype")
@@ -437,6 +443,14 @@ pub(super) fn node_rule_violations<'t>(
             }
         }
         "Expand" if (8..13).contains(&since_version) => v.rank_within(1, dims(1), 1, 1, "the shape"),
+        "Expand" => v.shape_input(1, constant_tensor(1).is_some(), dims(1)),
+        // onnx's getShapeInput, told to refuse negative sizes.
+        "ConstantOfShape" => {
+            v.shape_input(0, constant_tensor(0).is_some(), dims(0));
+            if let Some(shape) = constant_input(0) {
+                v.signs_at(Anchor::NodeInput(n, 0), "the shape of ConstantOfShape", &shape, false);
+            }
+        }
         "NegativeLogLikelihoodLoss" => {
             v.rank_within(0, dims(0), 2, usize::MAX, "the input");
             negative_log_likelihood_loss(&dims, &mut v);
@@ -476,6 +490,7 @@ pub(super) fn node_rule_violations<'t>(
         }
         // From version 21: an output_dtype written must be the zero point's type.
         "QuantizeLinear" if since_version >= 21 => {
+            v.element_type(node, "output_dtype", true);
             let zero_point = lookup(2).and_then(tensor_parts).and_then(|(e, _)| e);
             if let (Some(dtype), Some(zero_point)) = (int(node, "output_dtype").filter(|&d| d != 0), zero_point)
                 && dtype != i64::from(zero_point)
@@ -540,6 +555,7 @@ pub(super) fn node_rule_violations<'t>(
             }
         }
         "BitCast" => {
+            v.element_type(node, "to", false);
             let bits =
                 |code: i64| i32::try_from(code).ok().and_then(crate::ir::DataType::from_code).map_or(0, |t| t.bits());
             if let (Some(from), Some(to)) = (lookup(0).and_then(tensor_parts).and_then(|(e, _)| e), int(node, "to"))
@@ -751,6 +767,26 @@ impl Violations<'_, '_> {
             let at = self.attribute_anchor(node, name);
             let op = self.op;
             self.error("invalid-attribute-value", at, format!("{name} = {value}: {op} needs a positive {name}"));
+        }
+    }
+
+    /// The integer attribute `name`, when written, names an element type (0, undefined, only
+    /// where it stands for "unset": `zero_unset`), as onnx's propagateElemTypeFromAttributeToOutput
+    /// and its checker of the types found judge it.
+    fn element_type(&mut self, node: &Node, name: &str, zero_unset: bool) {
+        let Some(code) = int(node, name) else { return };
+        let known = i32::try_from(code).ok().and_then(crate::ir::DataType::from_code);
+        if known.is_none_or(|t| t == crate::ir::DataType::Undefined && !zero_unset) {
+            let at = self.attribute_anchor(node, name);
+            self.error("invalid-attribute-value", at, format!("{name} = {code} is not an element type"));
+        }
+    }
+
+    /// A shape input (onnx's getShapeInput) that is not a constant is 1-D when its rank is
+    /// known; a constant one is read as its values.
+    fn shape_input(&mut self, i: usize, constant: bool, dims: Option<&[Dimension]>) {
+        if !constant {
+            self.rank_within(i, dims, 1, 1, "the shape");
         }
     }
 

@@ -7,7 +7,7 @@
 use super::{Violations, int, type_name};
 use crate::diagnostic::Anchor;
 use crate::infer::types::{known_dim, tensor_parts};
-use crate::ir::{DataType, Dimension, Node, Type, TypeValue};
+use crate::ir::{Dimension, Node, Type, TypeValue};
 
 /// Checks sequence or optional node `node` (`op`) from its input types `lookup`, their dims
 /// `dims` and the small integer constants among its inputs `constant`.
@@ -20,18 +20,7 @@ pub(super) fn sequence_rules<'t, 'd>(
     v: &mut Violations<'_, '_>,
 ) {
     match op {
-        "SequenceEmpty" => {
-            if let Some(dtype) = int(node, "dtype")
-                && i32::try_from(dtype).ok().and_then(DataType::from_code).is_none_or(|t| t == DataType::Undefined)
-            {
-                let at = v.attribute_anchor(node, "dtype");
-                v.error(
-                    "invalid-attribute-value",
-                    at,
-                    format!("dtype = {dtype} of SequenceEmpty names no element type"),
-                );
-            }
-        }
+        "SequenceEmpty" => v.element_type(node, "dtype", false),
         "SequenceInsert" => {
             let held = lookup(0).and_then(element).and_then(tensor_parts).and_then(|(e, _)| e);
             let inserted = lookup(1).and_then(tensor_parts).and_then(|(e, _)| e);
