@@ -236,6 +236,26 @@ pub(super) fn node_rule_violations<'t>(
                 slice(lists, dims(0).map(<[_]>::len), &mut v);
             }
         }
+        // Version 1: starts, ends and axes are attributes of one length.
+        "Slice" if since_version < 10 && dims(0).is_some() => {
+            if let (Some(starts), Some(ends)) = (ints(node, "starts"), ints(node, "ends")) {
+                let axes = ints(node, "axes").filter(|a| a.len() != starts.len());
+                if starts.len() != ends.len() {
+                    let at = v.attribute_anchor(node, "ends");
+                    let message = format!(
+                        "Slice has {} starts and {} ends: one of each per sliced axis",
+                        starts.len(),
+                        ends.len()
+                    );
+                    v.error("attribute-size", at, message);
+                } else if let Some(axes) = axes {
+                    let at = v.attribute_anchor(node, "axes");
+                    let message =
+                        format!("Slice has {} axes for {} starts: one per sliced axis", axes.len(), starts.len());
+                    v.error("attribute-size", at, message);
+                }
+            }
+        }
         "Squeeze" => {
             let (axes, at) = axes_of(node, since_version >= 13, &constant_input, &v);
             if let (Some(d), Some(axes)) = (dims(0), axes)
@@ -1530,7 +1550,12 @@ fn top_k<'d>(
     v.axis(node, "axis", -1, rank, false);
     let Some(axis) = normalize_axis(int(node, "axis").unwrap_or(-1), rank) else { return };
     let (k, at) = if since_version < 10 {
-        (int(node, "k"), v.attribute_anchor(node, "k"))
+        let at = v.attribute_anchor(node, "k");
+        if let Some(k) = int(node, "k").filter(|&k| k <= 0) {
+            v.error("invalid-attribute-value", at, format!("k = {k}: TopK needs a positive k"));
+            return;
+        }
+        (int(node, "k"), at)
     } else {
         let k = constant_input(1);
         if k.is_some() && dims(1).is_some_and(|d| d.len() != 1 || known_dim(&d[0]).is_some_and(|n| n != 1)) {
