@@ -419,6 +419,14 @@ pub(super) fn node_rule_violations<'t>(
                 let message = format!("Upsample has {scales} scales for an input of rank {}: one per axis", d.len());
                 v.error("attribute-size", at, message);
             }
+            // Upsample 9 and Resize 10: the scales input, one per axis when a constant.
+            if ((op == "Upsample" && since_version >= 9) || (op == "Resize" && since_version == 10))
+                && let (Some(d), Some(count)) = (dims(0), constant_count(1))
+                && count != d.len() as i64
+            {
+                let message = format!("{op} has {count} scales for an input of rank {}: one per axis", d.len());
+                v.error("invalid-input-value", Anchor::NodeInput(n, 1), message);
+            }
             if op == "Resize" {
                 resize_exclude_outside(node, &mut v);
                 if since_version >= 13 {
