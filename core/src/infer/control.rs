@@ -7,7 +7,7 @@ use super::types::{Outputs, tensor, tensor_parts};
 use crate::ir::{AttributeValue, DataType, Dimension, GraphId, Model, Node, Type, TypeValue};
 use crate::resolve::Places;
 
-fn graph_attr(node: &Node, name: &str) -> Option<GraphId> {
+pub(crate) fn graph_attr(node: &Node, name: &str) -> Option<GraphId> {
     match node.attribute(name)?.value()? {
         AttributeValue::Graph(g) => Some(g),
         _ => None,
@@ -123,7 +123,7 @@ fn loop_outputs<'m>(model: &'m Model, node: &Node, inputs: Places<'_>, env: &mut
 }
 
 /// The type with every tensor shape in it forgotten (element types kept).
-fn without_shapes(t: &Type) -> Type {
+pub(crate) fn without_shapes(t: &Type) -> Type {
     let value = match &t.value {
         Some(TypeValue::Tensor(x)) => {
             Some(TypeValue::Tensor(crate::ir::TensorType { elem_type: x.elem_type, shape: None }))

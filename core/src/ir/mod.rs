@@ -179,6 +179,11 @@ impl Node {
         self.inputs.get(i).is_some_and(|n| !n.is_empty())
     }
 
+    /// Whether optional output `i` is asked for (present with a name that is not empty).
+    pub fn has_output(&self, i: usize) -> bool {
+        self.outputs.get(i).is_some_and(|n| !n.is_empty())
+    }
+
     /// The operator domain as ONNX resolves it: unset and `""` both mean the default domain.
     pub fn domain_str(&self) -> &[u8] {
         self.domain.as_ref().map_or(&[], Str::as_bytes)

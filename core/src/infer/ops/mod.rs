@@ -12,7 +12,7 @@ mod ml;
 mod nn;
 mod recurrent;
 mod select;
-mod sequence;
+pub(super) mod sequence;
 mod shape;
 mod signal;
 mod text;

@@ -11,7 +11,7 @@ fn optional_of(element: Type) -> Type {
 }
 
 /// The element type of a sequence type.
-fn element(t: &Type) -> Option<&Type> {
+pub(crate) fn element(t: &Type) -> Option<&Type> {
     match &t.value {
         Some(TypeValue::Sequence(Some(e))) => Some(e),
         _ => None,

@@ -8,16 +8,6 @@ use crate::diagnostic::Anchor;
 use crate::infer::types::known_dim;
 use crate::ir::{AttributeValue, Dimension, Node};
 
-/// Whether optional input `i` is given (a name that is not empty).
-fn has_input(node: &Node, i: usize) -> bool {
-    node.inputs.get(i).is_some_and(|name| !name.is_empty())
-}
-
-/// Whether optional output `i` is asked for.
-fn has_output(node: &Node, i: usize) -> bool {
-    node.outputs.get(i).is_some_and(|name| !name.is_empty())
-}
-
 /// Attention (versions 23 to 25).
 pub(super) fn attention<'d>(
     node: &Node,
@@ -51,7 +41,7 @@ pub(super) fn attention<'d>(
             positive_heads(node, v);
         }
     }
-    if has_output(node, 1) && has_output(node, 2) && has_input(node, 4) && has_input(node, 5) {
+    if node.has_output(1) && node.has_output(2) && node.has_input(4) && node.has_input(5) {
         for (i, what) in [(4, "past_key"), (5, "past_value")] {
             if let Some(d) = dims(i).filter(|d| d.len() != 4) {
                 let message = format!("the {what} of Attention (input {i}) must have rank 4, it has rank {}", d.len());
@@ -93,17 +83,17 @@ fn attention_25<'d>(node: &Node, dims: &impl Fn(usize) -> Option<&'d [Dimension]
         let message = "Attention of a 4-D query takes its heads from the query's axis 1: q_num_heads and kv_num_heads must not be given";
         v.error("invalid-attribute-value", Anchor::Node(v.n), message);
     }
-    let (past_key, past_value) = (has_input(node, 4), has_input(node, 5));
+    let (past_key, past_value) = (node.has_input(4), node.has_input(5));
     if past_key != past_value {
         let message = "past_key and past_value of Attention go together: give both or neither";
         v.error("missing-required-input", Anchor::Node(v.n), message);
     }
-    let (present_key, present_value) = (has_output(node, 1), has_output(node, 2));
+    let (present_key, present_value) = (node.has_output(1), node.has_output(2));
     if present_key != present_value {
         let message = "present_key and present_value of Attention go together: ask for both or neither";
         v.error("missing-required-output", Anchor::Node(v.n), message);
     }
-    if has_input(node, 6) && (past_key || present_key) {
+    if node.has_input(6) && (past_key || present_key) {
         let message = "nonpad_kv_seqlen of Attention cannot be combined with a past or present cache";
         v.error("input-count", Anchor::NodeInput(v.n, 6), message);
     }
@@ -155,7 +145,7 @@ pub(super) fn linear_attention<'d>(
         }
     };
     for (i, what, needed) in [(4, "decay", needs_decay), (5, "beta", needs_beta)] {
-        if has_input(node, i) != needed {
+        if node.has_input(i) != needed {
             let (code, verb) = if needed { ("missing-required-input", "needs") } else { ("input-count", "takes no") };
             v.error(code, Anchor::Node(v.n), format!("update_rule \"{rule}\" of LinearAttention {verb} {what} input"));
             return;
@@ -177,7 +167,7 @@ pub(super) fn linear_attention<'d>(
             }
         }
     }
-    if has_input(node, 4)
+    if node.has_input(4)
         && let Some(decay) = last(4)
     {
         let fits = match head_size {
@@ -191,7 +181,7 @@ pub(super) fn linear_attention<'d>(
             v.error("incompatible-shapes", Anchor::NodeInput(v.n, 4), message);
         }
     }
-    if has_input(node, 5)
+    if node.has_input(5)
         && let Some(beta) = last(5)
         && beta != 1
         && beta != kv_heads

@@ -7,10 +7,11 @@
 
 use super::{Violations, int, ints};
 use crate::diagnostic::Anchor;
+use crate::infer::control::{graph_attr, without_shapes};
 use crate::infer::merge::contradiction;
 use crate::infer::types::tensor;
 use crate::infer::types::tensor_parts;
-use crate::ir::{AttributeValue, DataType, Dimension, GraphId, Model, Node, Shape, Type, TypeValue};
+use crate::ir::{DataType, Dimension, GraphId, Model, Node, Shape, Type, TypeValue};
 
 /// Checks If, Loop, Scan or SequenceMap node `node` (`op`, whose schema is `since_version`);
 /// `body` gives the types of a subgraph's outputs as inferred for this node.
@@ -42,10 +43,7 @@ pub(super) fn subgraph_rules<'t>(
 
 /// The subgraph attribute `name` and its place.
 fn graph(node: &Node, name: &str, v: &Violations<'_, '_>) -> Option<(GraphId, Anchor)> {
-    match node.attribute(name)?.value()? {
-        AttributeValue::Graph(g) => Some((g, v.attribute_anchor(node, name))),
-        _ => None,
-    }
+    Some((graph_attr(node, name)?, v.attribute_anchor(node, name)))
 }
 
 /// A body (at `at`) that gives `given` outputs where its node needs `needed`. onnx judges
@@ -294,7 +292,7 @@ fn given_to_body<'t>(
         // carried values without their shapes (they may change from one iteration to the next).
         "Loop" => {
             let mut types = vec![Some(tensor(DataType::Int64.code(), None)), given(1)];
-            types.extend((2..inputs).map(|i| given(i).map(|t| without_shape(&t))));
+            types.extend((2..inputs).map(|i| given(i).map(|t| without_shapes(&t))));
             types
         }
         // Carried values whole; scan inputs less their scan axis.
@@ -331,14 +329,6 @@ fn given_to_body<'t>(
             })
             .collect(),
         _ => Vec::new(),
-    }
-}
-
-/// A tensor type with its shape forgotten; other types as they are.
-fn without_shape(t: &Type) -> Type {
-    match &t.value {
-        Some(TypeValue::Tensor(x)) => tensor(x.elem_type.unwrap_or_default(), None),
-        _ => t.clone(),
     }
 }
 

@@ -6,8 +6,9 @@
 
 use super::{Violations, int, type_name};
 use crate::diagnostic::Anchor;
+use crate::infer::ops::sequence::element;
 use crate::infer::types::{known_dim, tensor_parts};
-use crate::ir::{Dimension, Node, Type, TypeValue};
+use crate::ir::{Dimension, Node, Type};
 
 /// Checks sequence or optional node `node` (`op`) from its input types `lookup`, their dims
 /// `dims` and the small integer constants among its inputs `constant`.
@@ -51,14 +52,6 @@ pub(super) fn sequence_rules<'t, 'd>(
             v.error("missing-required-attribute", Anchor::Node(v.n), message);
         }
         _ => {}
-    }
-}
-
-/// The element type of a sequence type.
-fn element(t: &Type) -> Option<&Type> {
-    match &t.value {
-        Some(TypeValue::Sequence(e)) => e.as_deref(),
-        _ => None,
     }
 }
 

@@ -86,10 +86,9 @@ where
             return;
         }
     }
-    let has = |i: usize| node.inputs.get(i).is_some_and(|name| !name.is_empty());
     let (axis, at) = if since_version < 20 {
         (Some(int(node, "axis").unwrap_or(1)), v.attribute_anchor(node, "axis"))
-    } else if has(2) {
+    } else if node.has_input(2) {
         // An axis that is not a constant leaves the rest unjudged, as in onnx.
         if (known.constant)(2).is_none() || !scalar(known, 2, "axis", v) {
             return;
@@ -109,7 +108,7 @@ where
         v.error("invalid-axis", at, message);
         return;
     }
-    if has(1) && (known.constant)(1).is_some() {
+    if node.has_input(1) && (known.constant)(1).is_some() {
         scalar(known, 1, "dft_length", v);
     }
 }
@@ -126,7 +125,7 @@ where
     if known_dim(&signal[1]).is_none() || (known.constant)(1).is_none() {
         return;
     }
-    let frame_given = node.inputs.get(3).is_some_and(|name| !name.is_empty());
+    let frame_given = node.has_input(3);
     let frame = (known.constant)(3);
     if frame_given && frame.is_none() {
         return;
