@@ -6,6 +6,7 @@
 
 use super::{Violations, int, type_name};
 use crate::diagnostic::Anchor;
+use crate::infer::ops::normalize_axis;
 use crate::infer::ops::sequence::element;
 use crate::infer::types::{known_dim, tensor_parts};
 use crate::ir::{Dimension, Node, Type};
@@ -86,25 +87,16 @@ fn split_to_sequence(
     split: Option<Vec<i64>>,
     v: &mut Violations<'_, '_>,
 ) {
-    let r = input.len() as i64;
-    let axis = int(node, "axis").unwrap_or(0);
-    if axis < -r || axis >= r {
-        let at = v.attribute_anchor(node, "axis");
-        let message = format!(
-            "axis = {axis} is out of range for SplitToSequence on an input of rank {r}: it must be in [{}, {}]",
-            -r,
-            r - 1
-        );
-        v.error("invalid-axis", at, message);
+    let Some(axis) = normalize_axis(int(node, "axis").unwrap_or(0), input.len()) else {
+        v.axis(node, "axis", 0, input.len(), false);
         return;
-    }
+    };
     let (Some(split), Some(split_dims)) = (split, split_dims) else { return };
     let at = Anchor::NodeInput(v.n, 1);
     if split.is_empty() {
         v.error("invalid-input-value", at, "the split of SplitToSequence is empty: it needs one size or more");
         return;
     }
-    let axis = if axis < 0 { axis + r } else { axis } as usize;
     let Some(size) = known_dim(&input[axis]) else { return };
     if split_dims.is_empty() {
         if split[0] <= 0 {
