@@ -45,41 +45,49 @@ pub fn permute<T: Clone>(values: &[T], shape: &[usize], perm: &[usize]) -> Vec<T
     let own = strides(shape);
     let out: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
     let read: Vec<usize> = perm.iter().map(|&p| own[p]).collect();
-    let Some((&last, outer)) = out.split_last() else { return values.to_vec() };
-    let total = elements(&out);
-    let mut permuted = Vec::with_capacity(total);
+    gather(values, &out, 0, &read)
+}
+
+/// The elements of a strided view, row-major: position (i0, …) of `out` reads
+/// `values[base + Σ i_a·read[a]]`. The caller guarantees every such index lies inside
+/// `values` ([`crate::view`] builds views only so).
+pub fn gather<T: Clone>(values: &[T], out: &[usize], base: usize, read: &[usize]) -> Vec<T> {
+    let Some((&last, outer)) = out.split_last() else { return vec![values[base].clone()] };
+    let total = elements(out);
+    let mut gathered = Vec::with_capacity(total);
     if total == 0 {
-        return permuted;
+        return gathered;
     }
     let step = read[read.len() - 1];
-    // The input's rows become columns: done in square tiles (see `permute_in_tiles`).
+    // The input's rows become columns: done in square tiles (see `gather_in_tiles`).
     if step != 1
         && last > 1
         && let Some(q) = (0..outer.len()).find(|&a| read[a] == 1 && out[a] > 1)
     {
-        return permute_in_tiles(values, &out, &read, q);
+        return gather_in_tiles(values, out, base, read, q);
     }
     // An odometer over all output axes but the last; along the last, a strided read.
-    for base in offsets(outer, &read[..outer.len()]) {
-        if step == 1 {
-            permuted.extend_from_slice(&values[base..base + last]);
-        } else {
-            permuted.extend((0..last).map(|k| values[base + k * step].clone()));
+    for start in offsets(outer, &read[..outer.len()]) {
+        let start = base + start;
+        match step {
+            1 => gathered.extend_from_slice(&values[start..start + last]),
+            0 => gathered.extend(std::iter::repeat_n(values[start].clone(), last)),
+            _ => gathered.extend((0..last).map(|k| values[start + k * step].clone())),
         }
     }
-    permuted
+    gathered
 }
 
-/// Side of the square tiles [`permute_in_tiles`] copies: 32 rows of 32 values touch 32 cache
+/// Side of the square tiles [`gather_in_tiles`] copies: 32 rows of 32 values touch 32 cache
 /// lines on each side, which stay in the first-level cache while the tile is copied.
 const TILE: usize = 32;
 
-/// [`permute`] when output axis `q` runs along the input's rows (it reads with stride 1)
+/// [`gather`] when output axis `q` runs along the input's rows (it reads with stride 1)
 /// and the output's last axis across them: a transpose of each (`q`, last) plane. Copied
 /// an output row at a time, each value would be read from another cache line, and a big
 /// weight matrix transposed in a loop body (a real PaddleOCR table model does three per
 /// step) took 65 % of the run; square tiles read and write whole lines.
-fn permute_in_tiles<T: Clone>(values: &[T], out: &[usize], read: &[usize], q: usize) -> Vec<T> {
+fn gather_in_tiles<T: Clone>(values: &[T], out: &[usize], base: usize, read: &[usize], q: usize) -> Vec<T> {
     let last = out.len() - 1;
     let write = strides(out);
     let (rows, cols, step, row_write) = (out[q], out[last], read[last], write[q]);
@@ -87,8 +95,9 @@ fn permute_in_tiles<T: Clone>(values: &[T], out: &[usize], read: &[usize], q: us
     let other_out: Vec<usize> = others.iter().map(|&a| out[a]).collect();
     let other_read: Vec<usize> = others.iter().map(|&a| read[a]).collect();
     let other_write: Vec<usize> = others.iter().map(|&a| write[a]).collect();
-    let mut permuted = vec![values[0].clone(); elements(out)];
+    let mut permuted = vec![values[base].clone(); elements(out)];
     for (from, to) in offsets(&other_out, &other_read).zip(offsets(&other_out, &other_write)) {
+        let from = base + from;
         for a0 in (0..rows).step_by(TILE) {
             for b0 in (0..cols).step_by(TILE) {
                 for a in a0..(a0 + TILE).min(rows) {

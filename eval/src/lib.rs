@@ -34,6 +34,7 @@ pub mod run;
 pub mod simd;
 pub mod stored;
 pub mod value;
+pub mod view;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize};

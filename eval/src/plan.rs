@@ -100,6 +100,9 @@ pub struct Plan<'m> {
     pub constant_nodes: Vec<Vec<Value>>,
     /// The schema function bodies operators run through (see [`Step::Body`]).
     pub bodies: Vec<BodyPlan>,
+    /// The Transpose, Slice and Expand nodes whose result is a strided view of their input
+    /// rather than a copy ([`crate::view`]), in model order.
+    pub views: Vec<NodeId>,
 }
 
 /// How a plan holds its initializers' elements (see [`crate::buf`]).
@@ -161,8 +164,19 @@ impl<'m> Plan<'m> {
                 constants.push((value, Value::Tensor(converted)));
             }
         }
-        let mut plan =
-            Plan { model, main, numbers, steps, constants, last_uses: Vec::new(), opset, constant_nodes, bodies };
+        let mut plan = Plan {
+            model,
+            main,
+            numbers,
+            steps,
+            constants,
+            last_uses: Vec::new(),
+            opset,
+            constant_nodes,
+            bodies,
+            views: Vec::new(),
+        };
+        plan.make_views();
         plan.fold_constants();
         plan.last_uses = last_uses(model, &plan.numbers, main);
         Ok(plan)
@@ -235,7 +249,7 @@ impl Plan<'_> {
                         continue;
                     }
                     let ctx = crate::kernels::Ctx { model, node, opset: self.opset, limits: &limits };
-                    let Ok(values) = kernel(&ctx, &given) else { continue };
+                    let Ok(values) = crate::kernels::call(*kernel, &ctx, &given) else { continue };
                     let taken: usize = given.iter().flatten().map(|v| v.byte_size()).sum();
                     let made: usize = values.iter().map(Value::byte_size).sum();
                     if made > taken * FOLD_GROWTH + FOLD_SLACK {
@@ -254,6 +268,58 @@ impl Plan<'_> {
                 known.insert(value, v);
             }
         }
+    }
+}
+
+impl Plan<'_> {
+    /// Makes each Transpose, Slice and Expand whose result only view-reading kernels read
+    /// (no graph output, no control flow or call) a strided view of its input
+    /// ([`crate::view`]): a transpose feeding a MatMul is read through the GEMM's strides
+    /// instead of copied.
+    fn make_views(&mut self) {
+        let model = self.model;
+        let op_of = |n: NodeId| {
+            let node = &model.nodes[n];
+            match node.schema_domain() {
+                Some("") => node.op_type.as_ref().and_then(Str::as_str).unwrap_or(""),
+                _ => "",
+            }
+        };
+        let mut readers: HashMap<ValueId, Vec<NodeId>> = HashMap::new();
+        let mut kept: HashSet<ValueId> = HashSet::new();
+        let graphs: Vec<GraphId> =
+            model.graphs.iter().map(|(g, _)| g).filter(|&g| self.numbers.graph_in_graph_space(g)).collect();
+        for &g in &graphs {
+            let graph = &model.graphs[g];
+            kept.extend(self.numbers.graph_outputs(g, graph).iter());
+            for &n in &graph.nodes {
+                for v in self.numbers.node_inputs(n, &model.nodes[n]).iter() {
+                    readers.entry(v).or_default().push(n);
+                }
+            }
+        }
+        let reads_views =
+            |n: NodeId| matches!(self.steps.get(&n), Some(Step::Kernel(_))) && crate::view::reads_views(op_of(n));
+        let mut views = Vec::new();
+        for &g in &graphs {
+            for &n in &model.graphs[g].nodes {
+                let Some(kernel) = crate::kernels::shape::view_kernel(op_of(n)) else { continue };
+                if !matches!(self.steps.get(&n), Some(Step::Kernel(_))) {
+                    continue;
+                }
+                let only_views_read =
+                    self.numbers.node_outputs(n, &model.nodes[n]).iter().all(|v| {
+                        !kept.contains(&v) && readers.get(&v).is_some_and(|r| r.iter().all(|&m| reads_views(m)))
+                    });
+                if only_views_read {
+                    views.push((n, kernel));
+                }
+            }
+        }
+        for &(n, kernel) in &views {
+            self.steps.insert(n, Step::Kernel(kernel));
+        }
+        self.views = views.into_iter().map(|(n, _)| n).collect();
     }
 }
 
@@ -438,6 +504,7 @@ fn plan_body(
         opset,
         constant_nodes,
         bodies,
+        views: Vec::new(),
     })
 }
 

@@ -122,11 +122,13 @@ fn hold(repeats: &mut HashMap<NodeId, Repeat>, n: NodeId, inputs: &[Option<&Valu
 }
 
 /// Whether two inputs are the same tensor: the same shared elements (not equal ones: the
-/// test must cost nothing) under the same shape.
+/// test must cost nothing) under the same shape and layout.
 fn same_input(held: &Option<Tensor>, now: Option<&Value>) -> bool {
     match (held, now) {
         (None, None) => true,
-        (Some(h), Some(Value::Tensor(t))) => Arc::ptr_eq(&h.data, &t.data) && h.shape == t.shape,
+        (Some(h), Some(Value::Tensor(t))) => {
+            Arc::ptr_eq(&h.data, &t.data) && h.shape == t.shape && h.layout == t.layout
+        }
         _ => false,
     }
 }
@@ -219,7 +221,8 @@ impl Plan<'_> {
                             continue;
                         }
                         captured += size;
-                        result.values.push(Captured { node: n, name: name.to_string(), value: v.clone() });
+                        let value = crate::view::contiguous_value(v.clone());
+                        result.values.push(Captured { node: n, name: name.to_string(), value });
                     }
                 }
             }
@@ -238,7 +241,7 @@ impl Plan<'_> {
                 op: "graph".into(),
                 message: "no node produced this output".into(),
             })?;
-            result.outputs.push((name, out));
+            result.outputs.push((name, crate::view::contiguous_value(out)));
         }
         Ok(result)
     }
@@ -316,7 +319,7 @@ impl Runner<'_, '_> {
                     Some(outputs) => outputs,
                     None => {
                         let ctx = Ctx { model: plan.model, node, opset: plan.opset, limits: &self.options.limits };
-                        let outputs = kernel(&ctx, &inputs).map_err(fail)?;
+                        let outputs = crate::kernels::call(kernel, &ctx, &inputs).map_err(fail)?;
                         if let Some(table) = self.repeats.last_mut().filter(|_| repeatable) {
                             hold(table, n, &inputs, &outputs);
                         }

@@ -1,7 +1,9 @@
 //! Run-time values: tensors of concrete shape, sequences and optionals. Tensor data is
-//! row-major and contiguous, one buffer per element type (a vector, or for initializers a
-//! view of the model's bytes: [`crate::buf`]), behind an `Arc` so that Reshape, Identity,
-//! Squeeze and the like share it instead of copying.
+//! one buffer per element type (a vector, or for initializers a view of the model's bytes:
+//! [`crate::buf`]), behind an `Arc` so that Reshape, Identity, Squeeze and the like share
+//! it instead of copying. It is read row-major and contiguous, except by the few kernels
+//! that take strided views ([`crate::view`]: what Transpose, Slice and Expand make when
+//! only such kernels read their result).
 
 use std::sync::Arc;
 
@@ -11,6 +13,7 @@ use onnx_core::ir::{DataType, Str, Tensor as IrTensor};
 use bytes::Bytes;
 
 use crate::buf::Buf;
+use crate::view::Layout;
 
 /// The elements of a tensor, one variant per element type the evaluator computes with.
 /// Numeric elements are a [`Buf`]: made by a kernel, or viewed where an initializer's bytes
@@ -248,16 +251,20 @@ fn interleave_slices<T: Clone>(slices: &[(&[T], usize)], outer: usize, total: us
     out
 }
 
-/// A tensor: a concrete shape and row-major data.
+/// A tensor: a concrete shape and its data, row-major unless `layout` says where each
+/// element lies.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Tensor {
     pub shape: Vec<usize>,
     pub data: Arc<Data>,
+    /// `None`: the data is the elements, row-major. Some: a strided view of the data
+    /// ([`crate::view`]), which only view-reading kernels are handed.
+    pub layout: Option<Arc<Layout>>,
 }
 
 impl Tensor {
     pub fn new(shape: Vec<usize>, data: Data) -> Tensor {
-        Tensor { shape, data: Arc::new(data) }
+        Tensor { shape, data: Arc::new(data), layout: None }
     }
 
     pub fn scalar(data: Data) -> Tensor {
@@ -269,25 +276,28 @@ impl Tensor {
     }
 
     pub fn len(&self) -> usize {
-        self.data.len()
+        match self.layout {
+            None => self.data.len(),
+            Some(_) => crate::broadcast::elements(&self.shape),
+        }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.data.is_empty()
+        self.len() == 0
     }
 
     pub fn rank(&self) -> usize {
         self.shape.len()
     }
 
-    /// The same data under another shape (no copy).
+    /// The same elements under another shape (no copy, unless this is a strided view).
     pub fn reshaped(&self, shape: Vec<usize>) -> Tensor {
-        Tensor { shape, data: Arc::clone(&self.data) }
+        Tensor { shape, data: Arc::clone(&self.contiguous().data), layout: None }
     }
 
     /// The elements as `i64`, for integer tensors (shapes, axes, indices).
     pub fn to_i64s(&self) -> Result<Vec<i64>, String> {
-        Ok(match &*self.data {
+        Ok(match &*self.contiguous().data {
             Data::I64(v) => v.to_vec(),
             Data::I32(v) => v.iter().map(|&x| i64::from(x)).collect(),
             Data::I16(v) => v.iter().map(|&x| i64::from(x)).collect(),
@@ -305,7 +315,7 @@ impl Tensor {
 
     /// The elements as `f64`, for numeric tensors (scales, bounds, scalars of any type).
     pub fn to_f64s(&self) -> Result<Vec<f64>, String> {
-        Ok(match &*self.data {
+        Ok(match &*self.contiguous().data {
             Data::F32(v) => v.iter().map(|&x| f64::from(x)).collect(),
             Data::F64(v) => v.to_vec(),
             Data::F16(v) => v.iter().map(|&x| f64::from(x)).collect(),
@@ -325,7 +335,7 @@ impl Tensor {
             name: name.map(Str::from),
             ..IrTensor::default()
         };
-        match &*self.data {
+        match &*self.contiguous().data {
             Data::F32(v) => t.float_data = v.to_vec(),
             Data::F64(v) => t.double_data = v.to_vec(),
             Data::I64(v) => t.int64_data = v.to_vec(),

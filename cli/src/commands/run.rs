@@ -545,6 +545,17 @@ fn profile(plan: &Plan<'_>, result: &RunResult) {
             mebibytes(held.copied)
         );
     }
+    if !plan.views.is_empty() {
+        let mut ops: Vec<&str> =
+            plan.views.iter().filter_map(|&n| plan.model.nodes[n].op_type.as_ref()?.as_str()).collect();
+        ops.sort_unstable();
+        ops.dedup();
+        outln!(
+            "views: {} {} node(s) read in place by the nodes after them (strides, no copy)",
+            plan.views.len(),
+            ops.join("/")
+        );
+    }
     if !nested.is_empty() {
         outln!("inside subgraphs (part of the time of the nodes that hold them):");
         for (op, t, n) in nested.into_iter().take(10) {

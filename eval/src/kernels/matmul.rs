@@ -14,8 +14,10 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         "MatMul" => |ctx, i| {
             let (a, b) = (input(i, 0)?, input(i, 1)?);
             check_product(ctx, a, b)?;
+            // Operands may be strided views (a transposed or sliced operand read through
+            // the GEMM's strides, not copied first: `crate::view`).
             if let (Data::F32(x), Data::F32(y)) = (&*a.data, &*b.data) {
-                let (shape, out) = matmul_f32(x, &a.shape, y, &b.shape)?;
+                let (shape, out) = product(Operand::of(x, a), Operand::of(y, b), 1.0, crate::gemm::sgemm)?;
                 return one(Tensor::new(shape, Data::F32(out.into())));
             }
             let (shape, out) = matmul(&a.to_f64s()?, &a.shape, &b.to_f64s()?, &b.shape)?;
@@ -41,7 +43,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
 /// Fails when `a × b` would hold more elements than the run allows and than either operand
 /// holds ([n, 1] × [1, n] makes n² from 2n).
 fn check_product(ctx: &Ctx<'_>, a: &Tensor, b: &Tensor) -> Result<(), String> {
-    let p = batched(&a.shape, &b.shape, false)?;
+    let p = batched(&a.shape, &b.shape)?;
     ctx.check_grown(count(&p.shape)?, a.len().max(b.len()))
 }
 
@@ -54,18 +56,17 @@ fn zero_point(t: Option<&Tensor>) -> Result<f64, String> {
     }
 }
 
-/// The shapes of a batched product with numpy's matmul rules: the output shape, m, k, n,
-/// and per batch the offsets (in matrices) of its left and right operands.
+/// The shapes of a batched product with numpy's matmul rules: the output shape, the
+/// broadcast batch axes, m, k and n.
 struct Batched {
     shape: Vec<usize>,
+    batch: Vec<usize>,
     m: usize,
     k: usize,
     n: usize,
-    pairs: Vec<(usize, usize)>,
 }
 
-/// The batch pairs are listed only `with_pairs`.
-fn batched(ash: &[usize], bsh: &[usize], with_pairs: bool) -> Result<Batched, String> {
+fn batched(ash: &[usize], bsh: &[usize]) -> Result<Batched, String> {
     if ash.is_empty() || bsh.is_empty() {
         return Err("MatMul operands must have at least one axis".into());
     }
@@ -76,9 +77,7 @@ fn batched(ash: &[usize], bsh: &[usize], with_pairs: bool) -> Result<Batched, St
     if k != k2 {
         return Err(format!("shapes {ash:?} and {bsh:?} do not multiply ({k} ≠ {k2})"));
     }
-    let a_batch = &a_shape[..a_shape.len() - 2];
-    let b_batch = &b_shape[..b_shape.len() - 2];
-    let batch = broadcast::shape(&[a_batch, b_batch])?;
+    let batch = broadcast::shape(&[&a_shape[..a_shape.len() - 2], &b_shape[..b_shape.len() - 2]])?;
     let mut shape = batch.clone();
     if ash.len() > 1 {
         shape.push(m);
@@ -86,48 +85,86 @@ fn batched(ash: &[usize], bsh: &[usize], with_pairs: bool) -> Result<Batched, St
     if bsh.len() > 1 {
         shape.push(n);
     }
-    // An empty product has no pairs to list (and its batch may be of any size).
-    let pairs = if with_pairs && count(&shape)? > 0 {
-        let ia = broadcast::offsets(&batch, &broadcast::input_strides(a_batch, &batch));
-        let ib = broadcast::offsets(&batch, &broadcast::input_strides(b_batch, &batch));
-        ia.zip(ib).collect()
-    } else {
-        Vec::new()
-    };
-    Ok(Batched { shape, m, k, n, pairs })
+    Ok(Batched { shape, batch, m, k, n })
+}
+
+/// An operand of a product: its elements, shape, and where each element lies (a
+/// row-major tensor, or a strided view of one).
+struct Operand<'a, T> {
+    data: &'a [T],
+    shape: &'a [usize],
+    offset: usize,
+    strides: Vec<usize>,
+}
+
+impl<'a, T> Operand<'a, T> {
+    /// `t`, whose elements are `data`.
+    fn of(data: &'a [T], t: &'a Tensor) -> Operand<'a, T> {
+        let (offset, strides) = t.placement();
+        Operand { data, shape: &t.shape, offset, strides }
+    }
+
+    fn rows(data: &'a [T], shape: &'a [usize]) -> Operand<'a, T> {
+        Operand { data, shape, offset: 0, strides: broadcast::strides(shape) }
+    }
+
+    /// The strides of its matrices' rows and columns (a vector promoted as numpy promotes
+    /// it: a row on the left, a column on the right), and of each axis of `batch` (0 where
+    /// it broadcasts).
+    fn steps(&self, left: bool, batch: &[usize]) -> (usize, usize, Vec<usize>) {
+        let r = self.shape.len();
+        let (row, col) = match (r, left) {
+            (1, true) => (0, self.strides[0]),
+            (1, false) => (self.strides[0], 0),
+            _ => (self.strides[r - 2], self.strides[r - 1]),
+        };
+        let own = &self.shape[..r.saturating_sub(2)];
+        let lead = batch.len() - own.len();
+        let batch_strides =
+            (0..batch.len()).map(|a| if a < lead || own[a - lead] == 1 { 0 } else { self.strides[a - lead] }).collect();
+        (row, col, batch_strides)
+    }
 }
 
 /// A GEMM of one precision (`gemm::sgemm` or `gemm::dgemm`).
 type Gemm<T> = fn(T, View<'_, T>, View<'_, T>, T, &mut [T]) -> Result<(), String>;
 
-/// `a × b` with numpy's matmul rules, one GEMM per batch.
+/// `a × b` with numpy's matmul rules, one GEMM per batch, each operand read through its
+/// strides.
 fn product<T: Copy + Default>(
-    a: &[T],
-    ash: &[usize],
-    b: &[T],
-    bsh: &[usize],
+    a: Operand<'_, T>,
+    b: Operand<'_, T>,
     one: T,
     gemm: Gemm<T>,
 ) -> Result<(Vec<usize>, Vec<T>), String> {
-    let p = batched(ash, bsh, true)?;
+    let p = batched(a.shape, b.shape)?;
     let (m, k, n) = (p.m, p.k, p.n);
     let mut out = vec![T::default(); count(&p.shape)?];
-    for (i, &(ia, ib)) in p.pairs.iter().enumerate() {
-        let lhs = a.get(ia * m * k..(ia + 1) * m * k).ok_or("the left operand is shorter than its shape")?;
-        let rhs = b.get(ib * k * n..(ib + 1) * k * n).ok_or("the right operand is shorter than its shape")?;
-        gemm(one, View::rows(lhs, m, k), View::rows(rhs, k, n), T::default(), &mut out[i * m * n..(i + 1) * m * n])?;
+    // An empty product has nothing to compute (and its batch may be of any size).
+    if out.is_empty() {
+        return Ok((p.shape, out));
+    }
+    let (a_row, a_col, a_batch) = a.steps(true, &p.batch);
+    let (b_row, b_col, b_batch) = b.steps(false, &p.batch);
+    let pairs = broadcast::offsets(&p.batch, &a_batch).zip(broadcast::offsets(&p.batch, &b_batch));
+    for (i, (ia, ib)) in pairs.enumerate() {
+        let lhs = a.data.get(a.offset + ia..).ok_or("the left operand is shorter than its shape")?;
+        let rhs = b.data.get(b.offset + ib..).ok_or("the right operand is shorter than its shape")?;
+        let lhs = View { data: lhs, rows: m, cols: k, row_stride: a_row, col_stride: a_col };
+        let rhs = View { data: rhs, rows: k, cols: n, row_stride: b_row, col_stride: b_col };
+        gemm(one, lhs, rhs, T::default(), &mut out[i * m * n..(i + 1) * m * n])?;
     }
     Ok((p.shape, out))
 }
 
 /// `a × b` of float32 matrices with numpy's matmul rules.
 pub fn matmul_f32(a: &[f32], ash: &[usize], b: &[f32], bsh: &[usize]) -> Result<(Vec<usize>, Vec<f32>), String> {
-    product(a, ash, b, bsh, 1.0, crate::gemm::sgemm)
+    product(Operand::rows(a, ash), Operand::rows(b, bsh), 1.0, crate::gemm::sgemm)
 }
 
 /// `a × b` with numpy's matmul rules, in f64 (every other element type).
 pub fn matmul(a: &[f64], ash: &[usize], b: &[f64], bsh: &[usize]) -> Result<(Vec<usize>, Vec<f64>), String> {
-    product(a, ash, b, bsh, 1.0, crate::gemm::dgemm)
+    product(Operand::rows(a, ash), Operand::rows(b, bsh), 1.0, crate::gemm::dgemm)
 }
 
 fn transposed(v: &[f64], rows: usize, cols: usize) -> Vec<f64> {

@@ -14,16 +14,16 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         "Flatten" => flatten,
         "Squeeze" => squeeze,
         "Unsqueeze" => unsqueeze,
-        "Transpose" => transpose,
+        "Transpose" => |ctx, i| copied(transposed(ctx, i)?),
         "Concat" => concat,
-        "Slice" => slice,
+        "Slice" => |ctx, i| copied(sliced(ctx, i)?),
         "Gather" => gather,
         "GatherElements" => gather_elements,
         "Shape" => shape,
         "Size" => |_, i| one(Tensor::scalar(Data::I64(vec![input(i, 0)?.len() as i64].into()))),
         "Constant" => constant,
         "ConstantOfShape" => constant_of_shape,
-        "Expand" => expand,
+        "Expand" => |ctx, i| copied(expanded(ctx, i)?),
         "Range" => range,
         "Tile" => tile,
         "Split" => split,
@@ -31,6 +31,24 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         _ => return None,
     };
     Some(k)
+}
+
+/// The kernel of a node whose result only view-reading kernels read
+/// ([`crate::view::reads_views`]): its result stays a strided view of its input.
+pub fn view_kernel(op: &str) -> Option<Kernel> {
+    let k: Kernel = match op {
+        "Transpose" => |ctx, i| one(transposed(ctx, i)?),
+        "Slice" => |ctx, i| one(sliced(ctx, i)?),
+        "Expand" => |ctx, i| one(expanded(ctx, i)?),
+        _ => return None,
+    };
+    Some(k)
+}
+
+/// A view made by Transpose, Slice or Expand, copied row-major for readers of elements
+/// (one copy from the first tensor of a chain of views).
+fn copied(view: Tensor) -> Result<Vec<Value>, String> {
+    one(view.contiguous().into_owned())
 }
 
 /// The integers of input `i` (shapes, axes), or of attribute `attr` for older opsets.
@@ -114,8 +132,8 @@ fn unsqueeze(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
     one(t.reshaped(shape))
 }
 
-/// The element offsets of `t` read in the order of its axes permuted by `perm`.
-fn transpose(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+/// Transpose's result, as a view of its input.
+fn transposed(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Tensor, String> {
     let t = input(inputs, 0)?;
     let perm: Vec<usize> = match ctx.ints("perm") {
         Some(p) => p.iter().map(|&a| axis(a, t.rank())).collect::<Result<_, _>>()?,
@@ -126,8 +144,7 @@ fn transpose(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
     if seen != (0..t.rank()).collect::<Vec<_>>() {
         return Err(format!("perm {perm:?} is not a permutation of the {} axes", t.rank()));
     }
-    let shape: Vec<usize> = perm.iter().map(|&p| t.shape[p]).collect();
-    one(Tensor::new(shape, crate::map_data!(&*t.data, v => broadcast::permute(v, &t.shape, &perm))))
+    Ok(crate::view::transpose(t, &perm))
 }
 
 fn concat(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
@@ -150,7 +167,8 @@ fn concat(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
     one(Tensor::new(shape, Data::interleave(&blocks, outer)?))
 }
 
-fn slice(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+/// Slice's result: a view of its input when every step is positive, else a copy.
+fn sliced(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Tensor, String> {
     let t = input(inputs, 0)?;
     let (starts, ends, axes, steps) = if ctx.opset >= 10 {
         (
@@ -199,8 +217,15 @@ fn slice(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String>
     }
     let shape: Vec<usize> = plan.iter().map(|p| p.2).collect();
     if count(&shape)? == 0 {
-        return one(Tensor::new(shape, Data::empty(t.data_type(), 0)?));
+        return Ok(Tensor::new(shape, Data::empty(t.data_type(), 0)?));
     }
+    if plan.iter().all(|&(_, step, _)| step > 0) {
+        // Each start lies inside its axis (the count is not 0), and steps fit in usize.
+        let along: Vec<(usize, usize, usize)> =
+            plan.iter().map(|&(start, step, n)| (start as usize, step as usize, n)).collect();
+        return Ok(crate::view::slice(t, &along));
+    }
+    let t = t.contiguous();
     let strides = broadcast::strides(&t.shape);
     // Per axis, the offset of each index taken (start + i·step, inside the axis).
     let along: Vec<Vec<Option<usize>>> = plan
@@ -209,7 +234,7 @@ fn slice(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String>
         .map(|(&(start, step, n), &s)| (0..n as i64).map(|i| Some((start + i * step) as usize * s)).collect())
         .collect();
     let picked = broadcast::offsets_by_axis(&along);
-    one(Tensor::new(shape, t.data.pick(picked.into_iter().flatten())))
+    Ok(Tensor::new(shape, t.data.pick(picked.into_iter().flatten())))
 }
 
 fn gather(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
@@ -326,13 +351,14 @@ fn constant_of_shape(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Val
     one(Tensor::new(shape, fill.data.pick(std::iter::repeat_n(0, n))))
 }
 
-fn expand(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+/// Expand's result, as a view of its input (checked against the run's limits as if made:
+/// a reader of elements will make it).
+fn expanded(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Tensor, String> {
     let t = input(inputs, 0)?;
     let wanted = dims(&input(inputs, 1)?.to_i64s()?, "the shape")?;
     let shape = broadcast::shape(&[&t.shape, &wanted])?;
     ctx.check_elements(count(&shape)?)?;
-    let offsets = broadcast::offsets(&shape, &broadcast::input_strides(&t.shape, &shape));
-    one(Tensor::new(shape, t.data.pick(offsets)))
+    Ok(crate::view::expand(t, &shape))
 }
 
 fn range(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {

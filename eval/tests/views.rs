@@ -1,0 +1,109 @@
+//! Strided views: a Transpose, Slice or Expand whose result only view-reading kernels read
+//! (MatMul, Shape, Size, and other views) is planned as a view of its input, not a copy;
+//! one that anything else reads (an elementwise kernel, a graph output, control flow) copies
+//! as before. What must hold: the plan makes exactly those views, and every result is what
+//! the copies would give.
+
+use onnx_core::analysis::analyze_text;
+use onnx_eval::{Data, Plan, RunOptions, Tensor, Value};
+
+fn model(text: &str) -> onnx_core::ir::Model {
+    let analysis = analyze_text(text);
+    assert!(!analysis.has_errors(), "{text}\n{:?}", analysis.diagnostics);
+    analysis.model
+}
+
+fn floats(outputs: &[(String, Value)], name: &str) -> (Vec<usize>, Vec<f32>) {
+    match outputs.iter().find(|(n, _)| n == name).map(|(_, v)| v) {
+        Some(Value::Tensor(t)) => {
+            assert!(!t.is_strided(), "{name}: a graph output leaves the run row-major");
+            match t.data.as_ref() {
+                Data::F32(v) => (t.shape.clone(), v.to_vec()),
+                other => panic!("{name}: {other:?}"),
+            }
+        }
+        other => panic!("{name}: {other:?}"),
+    }
+}
+
+fn ints(outputs: &[(String, Value)], name: &str) -> Vec<i64> {
+    match outputs.iter().find(|(n, _)| n == name).map(|(_, v)| v) {
+        Some(Value::Tensor(t)) => t.to_i64s().expect("integers"),
+        other => panic!("{name}: {other:?}"),
+    }
+}
+
+/// The names of the outputs of the nodes planned as views.
+fn views(plan: &Plan<'_>) -> Vec<String> {
+    plan.views.iter().map(|&n| plan.model.nodes[n].outputs[0].to_string()).collect()
+}
+
+const ATTENTION_LIKE: &str = r#"<ir_version: 10, opset_import: ["" : 18]>
+main (float[2,3] x, float[4,3] w, float[1,3] b) => (float[2,4] y, float[2,2] z, float[2,1] z2,
+    int64[2] size, float[3,2] relu, float[3,2] xt, float[2,2] chain)
+  <int64[1] zero = {0}, int64[1] two = {2}, int64[1] one = {1}, int64[2] wide = {2, 3}> {
+    wt = Transpose <perm = [1, 0]> (w)
+    y = MatMul (x, wt)
+    cols = Slice (x, one, two, one)
+    rows = Slice (w, zero, two, zero)
+    rows_t = Transpose (rows)
+    wide_x = Slice (x, zero, two, one)
+    wide_x_t = Transpose (wide_x)
+    z = MatMul (wide_x, wide_x_t)
+    z2 = MatMul (wide_x, cols)
+    wide_b = Expand (b, wide)
+    size = Shape (wide_b)
+    x_t = Transpose (x)
+    relu = Relu (x_t)
+    xt = Transpose (x)
+    sliced_t = Slice (wt, zero, two, one)
+    chain = MatMul (x, sliced_t)
+}
+"#;
+
+#[test]
+fn nodes_read_only_by_view_readers_are_views_and_give_what_copies_give() {
+    let m = model(ATTENTION_LIKE);
+    let plan = Plan::new(&m).expect("plan");
+    let mut made = views(&plan);
+    made.sort();
+    // rows is read by a Transpose (a view of a view); rows_t by nothing, so it is no view
+    // (a view needs readers that take views); x_t feeds Relu and xt is a graph output: both
+    // copy.
+    assert_eq!(made, ["cols", "rows", "sliced_t", "wide_b", "wide_x", "wide_x_t", "wt"]);
+
+    let x: Vec<f32> = (1..=6).map(|v| v as f32).collect();
+    let w: Vec<f32> = (0..12).map(|v| v as f32 - 3.0).collect();
+    let inputs = vec![
+        ("x".to_owned(), Value::Tensor(Tensor::new(vec![2, 3], Data::F32(x.clone().into())))),
+        ("w".to_owned(), Value::Tensor(Tensor::new(vec![4, 3], Data::F32(w.clone().into())))),
+        ("b".to_owned(), Value::Tensor(Tensor::new(vec![1, 3], Data::F32(vec![1.0, 2.0, 3.0].into())))),
+    ];
+    let result = plan.run(inputs, &RunOptions::default()).expect("run");
+    let out = &result.outputs;
+
+    // y = x · wᵀ, written out.
+    let mut y = vec![0.0f32; 8];
+    for i in 0..2 {
+        for j in 0..4 {
+            y[i * 4 + j] = (0..3).map(|k| x[i * 3 + k] * w[j * 3 + k]).sum();
+        }
+    }
+    assert_eq!(floats(out, "y"), (vec![2, 4], y.clone()));
+    // wide_x = x[:, 0:2] and cols = x[:, 1:2], both views of x.
+    let wide = [[x[0], x[1]], [x[3], x[4]]];
+    let col = [x[1], x[4]];
+    let z: Vec<f32> =
+        (0..2).flat_map(|i| (0..2).map(move |j| wide[i][0] * wide[j][0] + wide[i][1] * wide[j][1])).collect();
+    assert_eq!(floats(out, "z"), (vec![2, 2], z));
+    let z2: Vec<f32> = (0..2).map(|i| wide[i][0] * col[0] + wide[i][1] * col[1]).collect();
+    assert_eq!(floats(out, "z2"), (vec![2, 1], z2));
+    assert_eq!(ints(out, "size"), [2, 3]);
+    let transposed = vec![x[0], x[3], x[1], x[4], x[2], x[5]];
+    assert_eq!(floats(out, "relu"), (vec![3, 2], transposed.clone()));
+    assert_eq!(floats(out, "xt"), (vec![3, 2], transposed));
+    // chain = x · wᵀ[:, 0:2] (a slice of a transpose): y's first two columns.
+    let (chain_shape, chain) = floats(out, "chain");
+    assert_eq!(chain_shape, [2, 2]);
+    assert_eq!(chain, [y[0], y[1], y[4], y[5]]);
+}
