@@ -119,6 +119,16 @@ fn thin_product<T: Element>(alpha: T, a: &View<'_, T>, b: &View<'_, T>, beta: T,
         }
         return true;
     }
+    // A row times a transposed matrix (a transpose read in place, `crate::view`): each
+    // column of `b` lies contiguous, a dot product with the row.
+    if a.rows == 1 && a.col_stride == 1 && b.row_stride == 1 && b.cols > 1 {
+        let row = &a.data[..k];
+        for (j, out) in c.iter_mut().enumerate() {
+            let column = &b.data[j * b.col_stride..][..k];
+            *out = T::scaled(alpha, T::dot(row, column), beta, *out);
+        }
+        return true;
+    }
     if a.rows == 1 && b.col_stride == 1 {
         let n = b.cols;
         let mut sums = vec![T::default(); n];

@@ -272,12 +272,18 @@ impl Plan<'_> {
 }
 
 impl Plan<'_> {
-    /// Makes each Transpose, Slice and Expand whose result only view-reading kernels read
-    /// (no graph output, no control flow or call) a strided view of its input
-    /// ([`crate::view`]): a transpose feeding a MatMul is read through the GEMM's strides
-    /// instead of copied.
+    /// Makes each main-graph Transpose, Slice and Expand whose result only main-graph
+    /// view-reading kernels read (no graph output, no control flow, call or subgraph) a
+    /// strided view of its input ([`crate::view`]): a transpose feeding a MatMul is read
+    /// through the GEMM's strides instead of copied.
+    ///
+    /// Not inside subgraphs, and not for values a subgraph reads: a loop body's node whose
+    /// inputs do not change is made once and held for every step (`run::repeated`), and
+    /// products read a held row-major copy faster, step after step, than a view (a real
+    /// PaddleOCR table model: 83 ms with copies, 121 with views read in its loop).
     fn make_views(&mut self) {
         let model = self.model;
+        let main = &model.graphs[self.main];
         let op_of = |n: NodeId| {
             let node = &model.nodes[n];
             match node.schema_domain() {
@@ -285,35 +291,35 @@ impl Plan<'_> {
                 _ => "",
             }
         };
+        let in_main: HashSet<NodeId> = main.nodes.iter().copied().collect();
         let mut readers: HashMap<ValueId, Vec<NodeId>> = HashMap::new();
-        let mut kept: HashSet<ValueId> = HashSet::new();
-        let graphs: Vec<GraphId> =
-            model.graphs.iter().map(|(g, _)| g).filter(|&g| self.numbers.graph_in_graph_space(g)).collect();
-        for &g in &graphs {
-            let graph = &model.graphs[g];
-            kept.extend(self.numbers.graph_outputs(g, graph).iter());
-            for &n in &graph.nodes {
-                for v in self.numbers.node_inputs(n, &model.nodes[n]).iter() {
-                    readers.entry(v).or_default().push(n);
-                }
+        for &n in &main.nodes {
+            let mut read = Vec::new();
+            uses_of(model, &self.numbers, n, &mut read);
+            for v in read {
+                readers.entry(v).or_default().push(n);
             }
         }
-        let reads_views =
-            |n: NodeId| matches!(self.steps.get(&n), Some(Step::Kernel(_))) && crate::view::reads_views(op_of(n));
+        let kept: HashSet<ValueId> = self.numbers.graph_outputs(self.main, main).iter().collect();
+        // A node holding subgraphs reads through them: it is no view reader.
+        let reads_views = |n: NodeId| {
+            in_main.contains(&n)
+                && matches!(self.steps.get(&n), Some(Step::Kernel(_)))
+                && crate::view::reads_views(op_of(n))
+        };
         let mut views = Vec::new();
-        for &g in &graphs {
-            for &n in &model.graphs[g].nodes {
-                let Some(kernel) = crate::kernels::shape::view_kernel(op_of(n)) else { continue };
-                if !matches!(self.steps.get(&n), Some(Step::Kernel(_))) {
-                    continue;
-                }
-                let only_views_read =
-                    self.numbers.node_outputs(n, &model.nodes[n]).iter().all(|v| {
-                        !kept.contains(&v) && readers.get(&v).is_some_and(|r| r.iter().all(|&m| reads_views(m)))
-                    });
-                if only_views_read {
-                    views.push((n, kernel));
-                }
+        for &n in &main.nodes {
+            let Some(kernel) = crate::kernels::shape::view_kernel(op_of(n)) else { continue };
+            if !matches!(self.steps.get(&n), Some(Step::Kernel(_))) {
+                continue;
+            }
+            let only_views_read = self
+                .numbers
+                .node_outputs(n, &model.nodes[n])
+                .iter()
+                .all(|v| !kept.contains(&v) && readers.get(&v).is_some_and(|r| r.iter().all(|&m| reads_views(m))));
+            if only_views_read {
+                views.push((n, kernel));
             }
         }
         for &(n, kernel) in &views {

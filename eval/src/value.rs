@@ -218,6 +218,33 @@ impl Data {
         Ok(arms!(F32, F64, F16, Bf16, I8, I16, I32, I64, U8, U16, U32, U64, Bool, Str))
     }
 
+    /// Sets element `to` to `from[at]` for each pair (`to`, `at`), both in range, `from`
+    /// of the same element type: a scatter, in place.
+    pub fn assign(&mut self, pairs: impl Iterator<Item = (usize, usize)>, from: &Data) -> Result<(), String> {
+        macro_rules! arms {
+            ($($variant:ident),*) => {
+                match (self, from) {
+                    $((Data::$variant(a), Data::$variant(b)) => {
+                        let a = a.as_mut_vec();
+                        pairs.for_each(|(to, at)| a[to] = b[at]);
+                    })*
+                    (Data::Bool(a), Data::Bool(b)) => pairs.for_each(|(to, at)| a[to] = b[at]),
+                    (Data::Str(a), Data::Str(b)) => pairs.for_each(|(to, at)| a[to].clone_from(&b[at])),
+                    (Data::Coded(x, a), Data::Coded(y, b)) if x == y => pairs.for_each(|(to, at)| a[to] = b[at]),
+                    (a, b) => {
+                        return Err(format!(
+                            "element types differ: {} and {}",
+                            a.data_type().name(),
+                            b.data_type().name()
+                        ))
+                    }
+                }
+            };
+        }
+        arms!(F32, F64, F16, Bf16, I8, I16, I32, I64, U8, U16, U32, U64);
+        Ok(())
+    }
+
     /// Appends `other[range]`, copied as a slice (no per-element step, no temporary).
     pub fn extend_from_range(&mut self, other: &Data, range: std::ops::Range<usize>) -> Result<(), String> {
         macro_rules! arms {

@@ -40,7 +40,8 @@ fn views(plan: &Plan<'_>) -> Vec<String> {
 
 const ATTENTION_LIKE: &str = r#"<ir_version: 10, opset_import: ["" : 18]>
 main (float[2,3] x, float[4,3] w, float[1,3] b) => (float[2,4] y, float[2,2] z, float[2,1] z2,
-    int64[2] size, float[3,2] relu, float[3,2] xt, float[2,2] chain)
+    int64[2] size, float[3,2] relu, float[3,2] xt, float[2,2] chain, float[2,3] shifted,
+    float[3,2] squares, float[2,3] less)
   <int64[1] zero = {0}, int64[1] two = {2}, int64[1] one = {1}, int64[2] wide = {2, 3}> {
     wt = Transpose <perm = [1, 0]> (w)
     y = MatMul (x, wt)
@@ -58,6 +59,12 @@ main (float[2,3] x, float[4,3] w, float[1,3] b) => (float[2,4] y, float[2,2] z, 
     xt = Transpose (x)
     sliced_t = Slice (wt, zero, two, one)
     chain = MatMul (x, sliced_t)
+    b_rows = Expand (b, wide)
+    shifted = Add (x, b_rows)
+    x_t2 = Transpose (x)
+    squares = Mul (x_t2, x_t2)
+    b_rows2 = Expand (b, wide)
+    less = Sub (b_rows2, x)
 }
 "#;
 
@@ -70,7 +77,7 @@ fn nodes_read_only_by_view_readers_are_views_and_give_what_copies_give() {
     // rows is read by a Transpose (a view of a view); rows_t by nothing, so it is no view
     // (a view needs readers that take views); x_t feeds Relu and xt is a graph output: both
     // copy.
-    assert_eq!(made, ["cols", "rows", "sliced_t", "wide_b", "wide_x", "wide_x_t", "wt"]);
+    assert_eq!(made, ["b_rows", "b_rows2", "cols", "rows", "sliced_t", "wide_b", "wide_x", "wide_x_t", "wt", "x_t2"]);
 
     let x: Vec<f32> = (1..=6).map(|v| v as f32).collect();
     let w: Vec<f32> = (0..12).map(|v| v as f32 - 3.0).collect();
@@ -106,4 +113,42 @@ fn nodes_read_only_by_view_readers_are_views_and_give_what_copies_give() {
     let (chain_shape, chain) = floats(out, "chain");
     assert_eq!(chain_shape, [2, 2]);
     assert_eq!(chain, [y[0], y[1], y[4], y[5]]);
+    // Elementwise arithmetic reads an expanded view as a broadcast and a transposed one
+    // through its strides.
+    let b = [1.0f32, 2.0, 3.0];
+    let shifted: Vec<f32> = (0..6).map(|i| x[i] + b[i % 3]).collect();
+    assert_eq!(floats(out, "shifted"), (vec![2, 3], shifted));
+    let less: Vec<f32> = (0..6).map(|i| b[i % 3] - x[i]).collect();
+    assert_eq!(floats(out, "less"), (vec![2, 3], less));
+    let squares: Vec<f32> = [0, 3, 1, 4, 2, 5].iter().map(|&i| x[i] * x[i]).collect();
+    assert_eq!(floats(out, "squares"), (vec![3, 2], squares));
+}
+
+const READ_IN_A_BRANCH: &str = r#"<ir_version: 10, opset_import: ["" : 18]>
+main (float[2,3] x, bool c) => (float[2,2] r) {
+    xt = Transpose (x)
+    r = If (c) <
+        then_branch = yes () => (float[2,2] p) { p = MatMul (x, xt) },
+        else_branch = no () => (float[2,2] q) { q = MatMul (x, xt) }
+    >
+}
+"#;
+
+/// A value a subgraph reads is no view, even when the readers there would take one (a
+/// loop body reads it on every step: a row-major copy made once serves better).
+#[test]
+fn values_read_inside_subgraphs_are_copies() {
+    let m = model(READ_IN_A_BRANCH);
+    let plan = Plan::new(&m).expect("plan");
+    assert!(views(&plan).is_empty(), "{:?}", views(&plan));
+    let x: Vec<f32> = (1..=6).map(|v| v as f32).collect();
+    let inputs = vec![
+        ("x".to_owned(), Value::Tensor(Tensor::new(vec![2, 3], Data::F32(x.clone().into())))),
+        ("c".to_owned(), Value::Tensor(Tensor::scalar(Data::Bool(vec![true])))),
+    ];
+    let result = plan.run(inputs, &RunOptions::default()).expect("run");
+    let x = &x;
+    let gram: Vec<f32> =
+        (0..2).flat_map(|i| (0..2).map(move |j| (0..3).map(|k| x[i * 3 + k] * x[j * 3 + k]).sum())).collect();
+    assert_eq!(floats(&result.outputs, "r"), (vec![2, 2], gram));
 }

@@ -8,6 +8,7 @@ use onnx_core::ir::DataType;
 use super::{Ctx, Kernel, input, one, optional};
 use crate::broadcast;
 use crate::value::{Data, Tensor, Value};
+use crate::view::Layout;
 
 pub fn kernel(op: &str) -> Option<Kernel> {
     let k: Kernel = match op {
@@ -199,23 +200,67 @@ pub fn zip<T: Copy, U>(
     bsh: &[usize],
     f: impl Fn(T, T) -> U,
 ) -> Result<(Vec<usize>, Vec<U>), String> {
-    let shape = broadcast::shape(&[ash, bsh])?;
+    zip_sides(ctx, Side { data: a, shape: ash, layout: None }, Side { data: b, shape: bsh, layout: None }, f)
+}
+
+/// An operand of [`zip_sides`]: its elements and shape, and where each element lies when
+/// it is a strided view ([`crate::view`]) rather than row-major.
+#[derive(Debug)]
+pub struct Side<'a, T> {
+    pub data: &'a [T],
+    pub shape: &'a [usize],
+    pub layout: Option<&'a Layout>,
+}
+
+impl<'a, T> Side<'a, T> {
+    fn of(data: &'a [T], t: &'a Tensor) -> Side<'a, T> {
+        Side { data, shape: &t.shape, layout: t.layout.as_deref() }
+    }
+
+    /// Where it starts, and its stride along each axis of `out` (0 where it broadcasts).
+    fn placed_on(&self, out: &[usize]) -> (usize, Vec<usize>) {
+        match self.layout {
+            None => (0, broadcast::input_strides(self.shape, out)),
+            Some(layout) => {
+                let lead = out.len() - self.shape.len();
+                let strides = (0..out.len())
+                    .map(|a| if a < lead || self.shape[a - lead] == 1 { 0 } else { layout.strides[a - lead] })
+                    .collect();
+                (layout.offset, strides)
+            }
+        }
+    }
+}
+
+/// [`zip`] over operands that may be strided views (an Expand or a Transpose read in
+/// place by Add, Sub, Mul or Div).
+pub fn zip_sides<T: Copy, U>(
+    ctx: &Ctx<'_>,
+    a: Side<'_, T>,
+    b: Side<'_, T>,
+    f: impl Fn(T, T) -> U,
+) -> Result<(Vec<usize>, Vec<U>), String> {
+    let shape = broadcast::shape(&[a.shape, b.shape])?;
     // Broadcasting can make far more elements than either input holds ([n, 1] with [1, n]).
-    ctx.check_grown(broadcast::elements(&shape), a.len().max(b.len()))?;
-    let out = if ash == bsh {
-        a.iter().zip(b).map(|(&x, &y)| f(x, y)).collect()
-    } else if b.len() == 1 && shape == ash {
-        a.iter().map(|&x| f(x, b[0])).collect()
-    } else if a.len() == 1 && shape == bsh {
-        b.iter().map(|&y| f(a[0], y)).collect()
+    ctx.check_grown(broadcast::elements(&shape), a.data.len().max(b.data.len()))?;
+    let rows = a.layout.is_none() && b.layout.is_none();
+    let (ash, bsh) = (a.shape, b.shape);
+    let out = if rows && ash == bsh {
+        a.data.iter().zip(b.data).map(|(&x, &y)| f(x, y)).collect()
+    } else if rows && b.data.len() == 1 && shape == ash {
+        a.data.iter().map(|&x| f(x, b.data[0])).collect()
+    } else if rows && a.data.len() == 1 && shape == bsh {
+        b.data.iter().map(|&y| f(a.data[0], y)).collect()
     } else {
-        let (sa, sb) = (broadcast::input_strides(ash, &shape), broadcast::input_strides(bsh, &shape));
+        let ((a0, sa), (b0, sb)) = (a.placed_on(&shape), b.placed_on(&shape));
+        let (a, b) = (a.data, b.data);
         let runs = broadcast::Runs::new(&shape, [&sa, &sb]);
         let total = broadcast::elements(&shape);
         let mut out = Vec::with_capacity(total);
         if total > 0 {
             let n = runs.len;
             for (i, j) in runs.starts() {
+                let (i, j) = (a0 + i, b0 + j);
                 match runs.moves {
                     [true, true] => out.extend(a[i..i + n].iter().zip(&b[j..j + n]).map(|(&x, &y)| f(x, y))),
                     [true, false] => out.extend(a[i..i + n].iter().map(|&x| f(x, b[j]))),
@@ -234,15 +279,15 @@ fn arith<O: NumOp>(ctx: &Ctx<'_>, a: &Tensor, b: &Tensor) -> Result<Tensor, Stri
         ($($v:ident),*) => {
             match (&*a.data, &*b.data) {
                 $((Data::$v(x), Data::$v(y)) => {
-                    let (shape, out) = zip(ctx, x, &a.shape, y, &b.shape, O::apply)?;
+                    let (shape, out) = zip_sides(ctx, Side::of(x, a), Side::of(y, b), O::apply)?;
                     Tensor::new(shape, Data::$v(out.into()))
                 })*
                 (Data::F16(x), Data::F16(y)) => {
-                    let (shape, out) = zip(ctx, x, &a.shape, y, &b.shape, |p, q| f16::from_f32(O::apply(p.to_f32(), q.to_f32())))?;
+                    let (shape, out) = zip_sides(ctx, Side::of(x, a), Side::of(y, b), |p, q| f16::from_f32(O::apply(p.to_f32(), q.to_f32())))?;
                     Tensor::new(shape, Data::F16(out.into()))
                 }
                 (Data::Bf16(x), Data::Bf16(y)) => {
-                    let (shape, out) = zip(ctx, x, &a.shape, y, &b.shape, |p, q| bf16::from_f32(O::apply(p.to_f32(), q.to_f32())))?;
+                    let (shape, out) = zip_sides(ctx, Side::of(x, a), Side::of(y, b), |p, q| bf16::from_f32(O::apply(p.to_f32(), q.to_f32())))?;
                     Tensor::new(shape, Data::Bf16(out.into()))
                 }
                 (x, y) => return Err(format!("element types {} and {} do not combine", x.data_type().name(), y.data_type().name())),

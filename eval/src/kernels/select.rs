@@ -242,15 +242,12 @@ fn scatter_into(
     let combine = reduction(ctx)?;
     let plain = ctx.string("reduction").unwrap_or("none") == "none";
     if plain || matches!(&*data.data, Data::Str(_) | Data::Bool(_)) {
-        let mut source: Vec<usize> = (0..data.len()).collect();
-        for (u, &t) in targets.iter().enumerate() {
-            for j in 0..per_target {
-                source[t + j] = data.len() + u * per_target + j;
-            }
-        }
-        let mut joined = (*data.data).clone();
-        joined.extend_from(&updates.data)?;
-        return one(Tensor::new(data.shape.clone(), joined.pick(source.into_iter())));
+        // Later updates of one target win, as in onnx's reference.
+        let mut out = (*data.data).clone();
+        let pairs =
+            targets.iter().enumerate().flat_map(|(u, &t)| (0..per_target).map(move |j| (t + j, u * per_target + j)));
+        out.assign(pairs, &updates.data)?;
+        return one(Tensor::new(data.shape.clone(), out));
     }
     let mut v = data.to_f64s()?;
     let u = updates.to_f64s()?;
