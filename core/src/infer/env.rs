@@ -235,6 +235,8 @@ impl<'m> Env<'m> {
         } else if self.function.is_none() && self.model.nodes[n].schema_domain() == Some("ai.onnx.ml") {
             let ml_opset = self.domain_opset("ai.onnx.ml").unwrap_or(1);
             super::validate::ml_rule_violations(self.model, n, ml_opset, lookup, &mut new);
+        } else if self.function.is_none() && self.model.nodes[n].schema_domain() == Some("ai.onnx.preview") {
+            super::validate::preview_rule_violations(self.model, n, lookup, &mut new);
         }
         self.bindings = bindings;
         if let Some(found) = &mut self.violations

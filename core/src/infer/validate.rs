@@ -628,6 +628,22 @@ pub(super) fn ml_rule_violations<'t>(
     ml::node_rule_violations(model, node, op, ml_opset, lookup, &mut v);
 }
 
+/// Checks ai.onnx.preview node `n` (FlexAttention, [`attention::flex_attention`]) from what
+/// is known of its inputs.
+pub(super) fn preview_rule_violations<'t>(
+    model: &Model,
+    n: NodeId,
+    lookup: impl Fn(usize) -> Option<&'t Type>,
+    found: &mut Vec<Diagnostic>,
+) {
+    let node = &model.nodes[n];
+    let Some(op @ "FlexAttention") = node.op_type.as_ref().and_then(|o| o.as_str()) else { return };
+    let dims = |i: usize| lookup(i).and_then(tensor_parts).and_then(|(_, d)| d);
+    let elem = |i: usize| lookup(i).and_then(tensor_parts).and_then(|(e, _)| e);
+    let mut v = Violations { n, op, found };
+    attention::flex_attention(model, node, &dims, &elem, &mut v);
+}
+
 /// An element type's name for a message, or its number when it names none.
 fn type_name(code: i64) -> String {
     i32::try_from(code)

@@ -1,12 +1,12 @@
 //! Attention and LinearAttention: what onnx's inference functions fail them for
 //! (`onnx/defs/nn/{defs,old,utils}.cc`): the ranks of query, key, value and the past cache,
 //! the head counts a 3-D (packed) input needs, and which optional inputs and outputs go
-//! together. Only what is known is judged.
+//! together; FlexAttention's inputs and modifier graphs. Only what is known is judged.
 
 use super::{Violations, int};
 use crate::diagnostic::Anchor;
-use crate::infer::types::known_dim;
-use crate::ir::{AttributeValue, Dimension, Node};
+use crate::infer::types::{known_dim, tensor_parts};
+use crate::ir::{AttributeValue, DataType, Dimension, Model, Node, Type};
 
 /// Attention (versions 23 to 25).
 pub(super) fn attention<'d>(
@@ -188,5 +188,152 @@ pub(super) fn linear_attention<'d>(
     {
         let message = format!("the beta's last axis is {beta}; it must be 1 or kv_num_heads ({kv_heads})");
         v.error("incompatible-shapes", Anchor::NodeInput(v.n, 5), message);
+    }
+}
+
+/// FlexAttention (ai.onnx.preview 1, `onnx/defs/preview/defs.cc`): rank-4 query, key and
+/// value whose heads, lengths and widths agree, a softmax precision that is a float type,
+/// and modifier graphs (`score_mod`, `prob_mod`) of one rank-4 input and one output of
+/// that precision and shape. The element types of query, key and value are the type
+/// constraints' to judge. A node none of these fails is still one onnxruntime has no
+/// kernel for (it implements no ai.onnx.preview operator): a warning.
+pub(super) fn flex_attention<'d>(
+    model: &Model,
+    node: &Node,
+    dims: &impl Fn(usize) -> Option<&'d [Dimension]>,
+    elem: &impl Fn(usize) -> Option<i32>,
+    v: &mut Violations<'_, '_>,
+) {
+    flex_attention_inputs(dims, v);
+    // The scores' element type: softmax_precision, else double for double inputs and float
+    // for the rest.
+    let precision = int(node, "softmax_precision").or_else(|| {
+        elem(0).map(|e| if e == DataType::Double.code() { e.into() } else { DataType::Float.code().into() })
+    });
+    if let Some(p) = int(node, "softmax_precision")
+        && !matches!(
+            i32::try_from(p).ok().and_then(DataType::from_code),
+            Some(DataType::Float | DataType::Float16 | DataType::Bfloat16 | DataType::Double)
+        )
+    {
+        let at = v.attribute_anchor(node, "softmax_precision");
+        let message = format!(
+            "softmax_precision = {} of FlexAttention: the scores must be float, float16, bfloat16 or double",
+            super::type_name(p)
+        );
+        v.error("invalid-attribute-value", at, message);
+    } else {
+        for name in ["score_mod", "prob_mod"] {
+            modifier_graph(model, node, name, precision, v);
+        }
+    }
+    // Only a node nothing else fails is "valid" (its type constraints were judged before;
+    // its input count and attribute types are the schema check's).
+    let graphs = ["score_mod", "prob_mod"]
+        .iter()
+        .all(|name| node.attribute(name).is_none_or(|a| matches!(a.value(), Some(AttributeValue::Graph(_)))));
+    if node.inputs.len() == 3 && graphs && !v.found.iter().any(|d| d.severity == crate::diagnostic::Severity::Error) {
+        v.unsupported(Anchor::Node(v.n), "FlexAttention (ai.onnx.preview)");
+    }
+}
+
+/// Query (B, Hq, L, D), key (B, Hkv, S, D) and value (B, Hkv, S, Dv): ranks 4, key and value
+/// of one head count and length, query and key of one width, and query heads a multiple of
+/// key heads.
+fn flex_attention_inputs<'d>(dims: &impl Fn(usize) -> Option<&'d [Dimension]>, v: &mut Violations<'_, '_>) {
+    for (i, what) in [(0, "query"), (1, "key"), (2, "value")] {
+        if let Some(d) = dims(i)
+            && d.len() != 4
+        {
+            let message = format!(
+                "the {what} of FlexAttention (input {i}) has rank {}: query (B, Hq, L, D), key (B, Hkv, S, D) and value (B, Hkv, S, Dv) have rank 4",
+                d.len()
+            );
+            v.error("input-rank", Anchor::NodeInput(v.n, i), message);
+            return;
+        }
+    }
+    let (Some(q), Some(k), Some(val)) = (dims(0), dims(1), dims(2)) else { return };
+    let at = |d: &[Dimension], axis: usize| known_dim(&d[axis]);
+    let pairs = [
+        (2, k, val, 1, "key and value have {} and {} heads: they must have the same"),
+        (2, k, val, 2, "key and value have lengths {} and {}: they must be the same"),
+        (1, q, k, 3, "query and key have widths {} and {}: they must be the same"),
+    ];
+    for (input, a, b, axis, text) in pairs {
+        if let (Some(x), Some(y)) = (at(a, axis), at(b, axis))
+            && x != y
+        {
+            let message =
+                format!("FlexAttention: {}", text.replacen("{}", &x.to_string(), 1).replacen("{}", &y.to_string(), 1));
+            v.error("incompatible-shapes", Anchor::NodeInput(v.n, input), message);
+            return;
+        }
+    }
+    if let (Some(hq), Some(hkv)) = (at(q, 1), at(k, 1))
+        && hq != hkv
+        && (hkv <= 0 || hq % hkv != 0)
+    {
+        let message =
+            format!("FlexAttention: the query's {hq} heads are not a multiple of the key's and value's {hkv}");
+        v.error("incompatible-shapes", Anchor::NodeInput(v.n, 1), message);
+    }
+}
+
+/// A modifier graph `name` of FlexAttention: one input and one output, tensors of the
+/// scores' element type `precision` where declared, rank 4 where their shapes are
+/// declared, of the same dimensions where both are known.
+fn modifier_graph(model: &Model, node: &Node, name: &str, precision: Option<i64>, v: &mut Violations<'_, '_>) {
+    let Some(Some(AttributeValue::Graph(g))) = node.attribute(name).map(|a| a.value()) else { return };
+    let graph = &model.graphs[g];
+    let at = v.attribute_anchor(node, name);
+    let fail = |v: &mut Violations<'_, '_>, code: &'static str, what: String| {
+        v.error(code, at, format!("the {name} graph of FlexAttention {what}"));
+    };
+    if graph.inputs.len() != 1 {
+        return fail(
+            v,
+            "input-count",
+            format!("takes {} inputs: a modifier takes one, the scores", graph.inputs.len()),
+        );
+    }
+    if graph.outputs.len() != 1 {
+        return fail(
+            v,
+            "output-count",
+            format!("gives {} outputs: a modifier gives one, the scores", graph.outputs.len()),
+        );
+    }
+    let declared = |vi: &crate::ir::ValueInfo| vi.ty.clone();
+    let (input, output) = (declared(&graph.inputs[0]), declared(&graph.outputs[0]));
+    let parts = |t: &Option<Type>| t.as_ref().and_then(|t| tensor_parts(t).map(|(e, d)| (e, d.map(<[_]>::to_vec))));
+    let wanted = precision.map(super::type_name).unwrap_or_default();
+    if let (Some((Some(e), _)), Some(p)) = (parts(&input), precision)
+        && i64::from(e) != p
+    {
+        return fail(v, "type-conflict", format!("takes {}: the scores are {wanted}", super::type_name(e.into())));
+    }
+    if output.as_ref().is_some_and(|t| t.value.is_some() && tensor_parts(t).is_none()) {
+        return fail(v, "subgraph-output-type", "gives no tensor: it must give the scores, a tensor".into());
+    }
+    if let (Some((e, _)), Some(p)) = (parts(&output), precision)
+        && e.map_or(0, i64::from) != p
+    {
+        let given = e.map_or_else(|| "no element type".to_owned(), |e| super::type_name(e.into()));
+        return fail(v, "subgraph-output-type", format!("gives {given}: the scores are {wanted}"));
+    }
+    for (what, t, code) in [("input", &input, "type-conflict"), ("output", &output, "subgraph-output-type")] {
+        if let Some((_, Some(d))) = parts(t)
+            && d.len() != 4
+        {
+            return fail(v, code, format!("declares its {what} of rank {}: the scores have rank 4", d.len()));
+        }
+    }
+    if let (Some((_, Some(a))), Some((_, Some(b)))) = (parts(&input), parts(&output))
+        && let Some(axis) = (0..a.len().min(b.len()))
+            .find(|&i| matches!((known_dim(&a[i]), known_dim(&b[i])), (Some(x), Some(y)) if x != y))
+    {
+        let what = format!("gives a shape other than it takes (axis {axis}): a modifier keeps the scores' shape");
+        fail(v, "subgraph-output-type", what);
     }
 }
