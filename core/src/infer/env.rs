@@ -235,7 +235,9 @@ impl<'m> Env<'m> {
         } else if self.function.is_none() && self.model.nodes[n].schema_domain() == Some("ai.onnx.ml") {
             let ml_opset = self.domain_opset("ai.onnx.ml").unwrap_or(1);
             super::validate::ml_rule_violations(self.model, n, ml_opset, lookup, &mut new);
-        } else if self.function.is_none() && self.model.nodes[n].schema_domain() == Some("ai.onnx.preview") {
+        } else if self.function.is_none()
+            && matches!(self.model.nodes[n].schema_domain(), Some("ai.onnx.preview" | "ai.onnx.preview.training"))
+        {
             super::validate::preview_rule_violations(self.model, n, lookup, &mut new);
         }
         self.bindings = bindings;

@@ -628,8 +628,8 @@ pub(super) fn ml_rule_violations<'t>(
     ml::node_rule_violations(model, node, op, ml_opset, lookup, &mut v);
 }
 
-/// Checks ai.onnx.preview node `n` (FlexAttention, [`attention::flex_attention`]) from what
-/// is known of its inputs.
+/// Checks ai.onnx.preview node `n` (FlexAttention, [`attention::flex_attention`]) or
+/// ai.onnx.preview.training node `n` (the optimizers) from what is known of its inputs.
 pub(super) fn preview_rule_violations<'t>(
     model: &Model,
     n: NodeId,
@@ -637,11 +637,35 @@ pub(super) fn preview_rule_violations<'t>(
     found: &mut Vec<Diagnostic>,
 ) {
     let node = &model.nodes[n];
-    let Some(op @ "FlexAttention") = node.op_type.as_ref().and_then(|o| o.as_str()) else { return };
+    let Some(op) = node.op_type.as_ref().and_then(|o| o.as_str()) else { return };
     let dims = |i: usize| lookup(i).and_then(tensor_parts).and_then(|(_, d)| d);
     let elem = |i: usize| lookup(i).and_then(tensor_parts).and_then(|(e, _)| e);
     let mut v = Violations { n, op, found };
-    attention::flex_attention(model, node, &dims, &elem, &mut v);
+    match (node.schema_domain(), op) {
+        (Some("ai.onnx.preview"), "FlexAttention") => attention::flex_attention(model, node, &dims, &elem, &mut v),
+        (Some("ai.onnx.preview.training"), "Momentum" | "Adam" | "Adagrad") => optimizer(node, op, &mut v),
+        _ => {}
+    }
+}
+
+/// Momentum, Adam and Adagrad (ai.onnx.preview.training): after the rate and the step
+/// count, their inputs come in groups, one of each kind per optimized tensor (tensors,
+/// gradients, and Momentum's momenta; Adam's momenta and squared-gradient sums), as
+/// onnx's inference requires of Momentum and Adam. onnxruntime implements none of them.
+fn optimizer(node: &Node, op: &str, v: &mut Violations<'_, '_>) {
+    let kinds = match op {
+        "Momentum" => 3,
+        "Adam" => 4,
+        _ => 0,
+    };
+    let adjusted = node.inputs.len().saturating_sub(2);
+    if kinds > 0 && adjusted % kinds != 0 {
+        let message = format!(
+            "{op} takes, after the rate and the step count, {kinds} inputs per optimized tensor; this node has {adjusted}"
+        );
+        return v.error("input-count", Anchor::Node(v.n), message);
+    }
+    v.unsupported(Anchor::Node(v.n), format!("{op} (ai.onnx.preview.training)"));
 }
 
 /// An element type's name for a message, or its number when it names none.
@@ -1030,6 +1054,25 @@ fn concat<'d>(
             }
         }
     }
+    // The concatenated axis's length, as onnx sums it over the inputs whose length there
+    // is known.
+    if shapes.iter().any(|shape| shape.len() != rank) {
+        return;
+    }
+    let mut total = 0i64;
+    for (i, shape) in shapes.iter().enumerate() {
+        let Some(length) = known_dim(&shape[axis]) else { continue };
+        if length < 0 {
+            let message =
+                format!("input {i} of Concat has the negative length {length} on the concatenated axis {axis}");
+            return v.error("negative-dimension", Anchor::NodeInput(v.n, i), message);
+        }
+        let Some(sum) = total.checked_add(length) else {
+            let message = format!("the lengths of Concat's inputs on the concatenated axis {axis} add up past 2^63");
+            return v.error("dimension-overflow", Anchor::NodeInput(v.n, i), message);
+        };
+        total = sum;
+    }
 }
 
 fn transpose<'d>(node: &Node, dims: &impl Fn(usize) -> Option<&'d [Dimension]>, v: &mut Violations<'_, '_>) {
@@ -1297,12 +1340,49 @@ fn reshape_target(node: &Node, shape: &[i64], input: Option<&[Dimension]>, v: &m
         )
     } else if allow_zero && shape.contains(&0) && shape.contains(&-1) {
         format!("the target shape {shape:?} of Reshape has both 0 and -1 under allowzero: the -1 cannot be inferred")
+    } else if reshape_overflows(shape, input, allow_zero) {
+        let message = format!(
+            "the target shape {shape:?} of Reshape, or the input's dimensions it is measured against, multiply past 2^63"
+        );
+        return v.error("dimension-overflow", at, message);
     } else if let Some(message) = minus_one_fits(shape, input, allow_zero) {
         message
     } else {
         return;
     };
     v.error("invalid-input-value", at, message);
+}
+
+/// Whether onnx's Reshape inference overflows 64 bits: multiplying the target's dimensions
+/// (a 0 counts as the input dimension it copies, when known), and, when the target has a
+/// -1, the input's known dimensions up to the first unknown one a 0 does not copy.
+fn reshape_overflows(shape: &[i64], input: Option<&[Dimension]>, allow_zero: bool) -> bool {
+    let mut product = 1i64;
+    for (i, &d) in shape.iter().enumerate() {
+        let factor = match d {
+            0 if !allow_zero => match input.and_then(|x| x.get(i)).and_then(known_dim) {
+                Some(copied) => copied,
+                None => continue,
+            },
+            d if d >= 0 => d,
+            _ => continue,
+        };
+        let Some(p) = product.checked_mul(factor) else { return true };
+        product = p;
+    }
+    let Some(input) = input.filter(|_| shape.contains(&-1) && product != 0) else { return false };
+    let mut size = 1i64;
+    for (i, d) in input.iter().enumerate() {
+        match known_dim(d) {
+            Some(x) => match size.checked_mul(x) {
+                Some(s) => size = s,
+                None => return true,
+            },
+            None if !allow_zero && shape.get(i) == Some(&0) => {}
+            None => return false,
+        }
+    }
+    false
 }
 
 /// When the target `shape` has a `-1`: the rest of the target must not hold no elements,
