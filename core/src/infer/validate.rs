@@ -659,7 +659,7 @@ fn optimizer(node: &Node, op: &str, v: &mut Violations<'_, '_>) {
         _ => 0,
     };
     let adjusted = node.inputs.len().saturating_sub(2);
-    if kinds > 0 && adjusted % kinds != 0 {
+    if kinds > 0 && !adjusted.is_multiple_of(kinds) {
         let message = format!(
             "{op} takes, after the rate and the step count, {kinds} inputs per optimized tensor; this node has {adjusted}"
         );
