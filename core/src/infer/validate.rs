@@ -106,6 +106,7 @@ pub(super) fn node_rule_violations<'t>(
             }
         }
         "HannWindow" | "HammingWindow" | "BlackmanWindow" => {
+            v.element_type(node, "output_datatype", false);
             if let Some(size) = constant_input(0) {
                 v.rank_within(0, dims(0), 0, 0, "size");
                 if size.first().is_some_and(|&s| s <= 0) {
@@ -315,6 +316,8 @@ pub(super) fn node_rule_violations<'t>(
         "STFT" | "MelWeightMatrix" => {
             if op == "STFT" {
                 v.rank_within(0, dims(0), 2, usize::MAX, "the signal");
+            } else {
+                v.element_type(node, "output_datatype", false);
             }
             let known = signal::Inputs { dims: &dims, constant: &constant_input, constant_rank: &constant_rank };
             signal::signal_rules(node, op, since_version, known, &mut v);
