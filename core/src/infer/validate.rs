@@ -101,6 +101,18 @@ pub(super) fn node_rule_violations<'t>(
                 v.error("attribute-size", at, message);
             }
             v.rank_within(0, dims(0), 3, 3, "the input");
+            // image_shape and block_shape: one value per spatial axis each, both 1-D.
+            if let (Some([a, ..]), Some([b, ..])) = (dims(1), dims(2))
+                && let (Some(x), Some(y)) = (known_dim(a), known_dim(b))
+                && x != y
+            {
+                let message = format!(
+                    "Col2Im has an image_shape of {x} values and a block_shape of {y}: one value per spatial axis in each"
+                );
+                v.error("incompatible-shapes", Anchor::NodeInput(n, 2), message);
+            }
+            v.rank_within(1, dims(1), 1, 1, "image_shape");
+            v.rank_within(2, dims(2), 1, 1, "block_shape");
             if let Some(block) = constant_input(2) {
                 v.signs_at(Anchor::NodeInput(n, 2), "block_shape", &block, true);
             }
@@ -332,6 +344,7 @@ pub(super) fn node_rule_violations<'t>(
             }
         }
         "AffineGrid" => {
+            v.rank_within(1, dims(1), 1, 1, "size");
             if let Some(size) = constant_input(1)
                 && size.len() != 4
                 && size.len() != 5
@@ -497,6 +510,11 @@ pub(super) fn node_rule_violations<'t>(
                 v.error("incompatible-shapes", Anchor::NodeInput(n, 0), message);
             }
         }
+        "RoiAlign" => {
+            v.rank_within(0, dims(0), 4, 4, "the input");
+            v.rank_within(1, dims(1), 2, 2, "rois");
+            v.rank_within(2, dims(2), 1, 1, "batch_indices");
+        }
         "MaxRoiPool" => {
             v.rank_within(0, dims(0), 4, usize::MAX, "the input");
             v.rank_within(1, dims(1), 2, 2, "the regions of interest");
@@ -566,6 +584,7 @@ pub(super) fn node_rule_violations<'t>(
             }
         }
         "TensorScatter" => {
+            v.rank_within(2, dims(2), 1, 1, "write_indices");
             if let (Some(cache), Some(update)) = (dims(0), dims(1)) {
                 let r = cache.len() as i64;
                 let axis = int(node, "axis").unwrap_or(-2);

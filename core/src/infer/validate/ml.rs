@@ -39,6 +39,7 @@ pub(super) fn node_rule_violations<'t>(
         "TreeEnsembleRegressor" => {
             v.one_of(node, "post_transform", &POST_TRANSFORMS);
             if ml_opset >= 3 {
+                v.rank_within(0, dims(0), 2, 2, "the input");
                 for name in ["nodes_values", "nodes_hitrates", "target_weights", "base_values"] {
                     list_or_tensor(node, name, v);
                 }
@@ -56,6 +57,7 @@ pub(super) fn node_rule_violations<'t>(
         "TreeEnsembleClassifier" => {
             v.one_of(node, "post_transform", &POST_TRANSFORMS);
             if ml_opset >= 3 {
+                v.rank_within(0, dims(0), 2, 2, "the input");
                 for name in ["nodes_values", "nodes_hitrates", "class_weights", "base_values"] {
                     list_or_tensor(node, name, v);
                 }
