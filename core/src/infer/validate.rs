@@ -516,7 +516,7 @@ pub(super) fn node_rule_violations<'t>(
             v.rank_within(2, dims(2), 1, 1, "batch_indices");
         }
         "MaxRoiPool" => {
-            v.rank_within(0, dims(0), 4, usize::MAX, "the input");
+            v.rank_within(0, dims(0), 4, 4, "the input");
             v.rank_within(1, dims(1), 2, 2, "the regions of interest");
             if let Some(pooled) = ints(node, "pooled_shape")
                 && (pooled.len() == 2 || v.one_per_axis(node, "pooled_shape", pooled, 4, 1))
@@ -574,6 +574,13 @@ pub(super) fn node_rule_violations<'t>(
         "PRelu" if since_version >= 7 => slope(&dims, &mut v),
         "Attention" => attention::attention(node, since_version, &dims, &mut v),
         "CausalConvWithState" => {
+            // onnx unifies input [B, C, L], weight [C, 1, K], bias [C], state [B, C, K-1].
+            for (i, rank, what) in [(0, 3, "the input"), (1, 3, "the weight"), (2, 1, "the bias"), (3, 3, "past_state")]
+            {
+                if node.has_input(i) {
+                    v.rank_within(i, dims(i), rank, rank, what);
+                }
+            }
             v.one_of(node, "activation", &["none", "silu", "swish"]);
             if let Some(kernel) = dims(1).filter(|w| w.len() == 3).and_then(|w| known_dim(&w[2]))
                 && kernel < 1

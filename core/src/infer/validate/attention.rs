@@ -108,6 +108,25 @@ pub(super) fn linear_attention<'d>(
     dims: &impl Fn(usize) -> Option<&'d [Dimension]>,
     v: &mut Violations<'_, '_>,
 ) {
+    // onnx unifies query, key and value with [B, T, packed], the state with
+    // [B, Hkv, Dk, Dv], decay and beta with [B, T, last]: those ranks first.
+    let ranks = [
+        (0, 3, "the query"),
+        (1, 3, "the key"),
+        (2, 3, "the value"),
+        (3, 4, "past_state"),
+        (4, 3, "decay"),
+        (5, 3, "beta"),
+    ];
+    let before = v.found.len();
+    for (i, rank, what) in ranks {
+        if node.has_input(i) {
+            v.rank_within(i, dims(i), rank, rank, what);
+        }
+    }
+    if v.found.len() > before {
+        return;
+    }
     let q_heads = int(node, "q_num_heads").unwrap_or(0);
     let kv_heads = int(node, "kv_num_heads").unwrap_or(0);
     for (name, heads) in [("q_num_heads", q_heads), ("kv_num_heads", kv_heads)] {
