@@ -115,9 +115,14 @@ fn gather_in_tiles<T: Clone>(values: &[T], out: &[usize], base: usize, read: &[u
 /// The strides that read an input of shape `input` at each position of `out` (0 along
 /// axes the input broadcasts).
 pub fn input_strides(input: &[usize], out: &[usize]) -> Vec<usize> {
-    let own = strides(input);
-    let offset = out.len() - input.len();
-    (0..out.len()).map(|axis| if axis < offset || input[axis - offset] == 1 { 0 } else { own[axis - offset] }).collect()
+    placed_strides(input, &strides(input), out.len())
+}
+
+/// [`input_strides`] for an input of shape `input` laid out with `own` strides (a strided
+/// view, [`crate::view`]) read over an output of rank `out_rank`.
+pub fn placed_strides(input: &[usize], own: &[usize], out_rank: usize) -> Vec<usize> {
+    let offset = out_rank - input.len();
+    (0..out_rank).map(|axis| if axis < offset || input[axis - offset] == 1 { 0 } else { own[axis - offset] }).collect()
 }
 
 /// The input offsets, in output order, of an input read with `strides` over `out`.

@@ -86,9 +86,7 @@ pub fn slice(t: &Tensor, along: &[(usize, usize, usize)]) -> Tensor {
 /// `t` broadcast to `shape` (which numpy's rules allow).
 pub fn expand(t: &Tensor, shape: &[usize]) -> Tensor {
     let (offset, strides) = t.placement();
-    let lead = shape.len() - t.rank();
-    let strides =
-        (0..shape.len()).map(|a| if a < lead || t.shape[a - lead] == 1 { 0 } else { strides[a - lead] }).collect();
+    let strides = broadcast::placed_strides(&t.shape, &strides, shape.len());
     if broadcast::elements(shape) == 0 {
         return t.viewed(shape.to_vec(), 0, vec![0; shape.len()]);
     }

@@ -1383,9 +1383,37 @@ fn reshape_target(node: &Node, shape: &[i64], input: Option<&[Dimension]>, v: &m
 }
 
 /// Whether onnx's Reshape inference overflows 64 bits: multiplying the target's dimensions
-/// (a 0 counts as the input dimension it copies, when known), and, when the target has a
-/// -1, the input's known dimensions up to the first unknown one a 0 does not copy.
+/// ([`target_product`]), and, when the target has a -1, the input's ([`input_size`]).
 fn reshape_overflows(shape: &[i64], input: Option<&[Dimension]>, allow_zero: bool) -> bool {
+    let Some(product) = target_product(shape, input, allow_zero) else { return true };
+    shape.contains(&-1) && product != 0 && input.is_some_and(|d| input_size(shape, d, allow_zero).is_none())
+}
+
+/// When the target `shape` has a `-1`: the rest of the target must not hold no elements,
+/// and, where the input's size is known (every dimension, apart from those a `0` copies),
+/// that size must be a multiple of the rest, as onnx's Reshape inference requires.
+fn minus_one_fits(shape: &[i64], input: Option<&[Dimension]>, allow_zero: bool) -> Option<String> {
+    if !shape.contains(&-1) {
+        return None;
+    }
+    let rest = target_product(shape, input, allow_zero)?;
+    if rest == 0 {
+        return Some(format!(
+            "the target shape {shape:?} of Reshape leaves no elements beside its -1, which then cannot be inferred"
+        ));
+    }
+    let size = input_size(shape, input?, allow_zero)??;
+    (size % rest != 0).then(|| {
+        format!(
+            "the target shape {shape:?} of Reshape cannot hold the input's {size} elements: they are not a multiple of the {rest} the other dimensions make"
+        )
+    })
+}
+
+/// The product of Reshape's target dimensions but its -1s, as onnx's inference multiplies
+/// them: a 0 counts as the input dimension it copies (and is skipped when that is not
+/// known), or as 0 under `allowzero`. `None` past 2^63.
+fn target_product(shape: &[i64], input: Option<&[Dimension]>, allow_zero: bool) -> Option<i64> {
     let mut product = 1i64;
     for (i, &d) in shape.iter().enumerate() {
         let factor = match d {
@@ -1396,66 +1424,24 @@ fn reshape_overflows(shape: &[i64], input: Option<&[Dimension]>, allow_zero: boo
             d if d >= 0 => d,
             _ => continue,
         };
-        let Some(p) = product.checked_mul(factor) else { return true };
-        product = p;
+        product = product.checked_mul(factor)?;
     }
-    let Some(input) = input.filter(|_| shape.contains(&-1) && product != 0) else { return false };
+    Some(product)
+}
+
+/// The input's size as onnx's Reshape inference multiplies it, skipping the unknown
+/// dimensions a 0 of the target copies: `Some(None)` when another dimension is not known
+/// (onnx stops there), `None` past 2^63.
+fn input_size(shape: &[i64], input: &[Dimension], allow_zero: bool) -> Option<Option<i64>> {
     let mut size = 1i64;
     for (i, d) in input.iter().enumerate() {
         match known_dim(d) {
-            Some(x) => match size.checked_mul(x) {
-                Some(s) => size = s,
-                None => return true,
-            },
-            None if !allow_zero && shape.get(i) == Some(&0) => {}
-            None => return false,
-        }
-    }
-    false
-}
-
-/// When the target `shape` has a `-1`: the rest of the target must not hold no elements,
-/// and, where the input's size is known (every dimension, apart from those a `0` copies),
-/// that size must be a multiple of the rest, as onnx's Reshape inference requires.
-fn minus_one_fits(shape: &[i64], input: Option<&[Dimension]>, allow_zero: bool) -> Option<String> {
-    if !shape.contains(&-1) {
-        return None;
-    }
-    let mut rest = 1i64;
-    // Positions where a 0 copies an input dimension that is not known.
-    let mut copied_unknown = vec![false; shape.len()];
-    for (i, &d) in shape.iter().enumerate() {
-        let factor = match d {
-            0 if !allow_zero => match input.and_then(|x| x.get(i)).and_then(known_dim) {
-                Some(copied) => copied,
-                None => {
-                    copied_unknown[i] = true;
-                    continue;
-                }
-            },
-            -1 => continue,
-            d => d,
-        };
-        rest = rest.checked_mul(factor)?;
-    }
-    if rest == 0 {
-        return Some(format!(
-            "the target shape {shape:?} of Reshape leaves no elements beside its -1, which then cannot be inferred"
-        ));
-    }
-    let mut size = 1i64;
-    for (i, d) in input?.iter().enumerate() {
-        match known_dim(d) {
             Some(x) => size = size.checked_mul(x)?,
-            None if copied_unknown.get(i) == Some(&true) => {}
-            None => return None,
+            None if !allow_zero && shape.get(i) == Some(&0) => {}
+            None => return Some(None),
         }
     }
-    (size % rest != 0).then(|| {
-        format!(
-            "the target shape {shape:?} of Reshape cannot hold the input's {size} elements: they are not a multiple of the {rest} the other dimensions make"
-        )
-    })
+    Some(Some(size))
 }
 
 /// Slice's constant starts, ends, axes and steps (`lists`, in input order): onnx judges

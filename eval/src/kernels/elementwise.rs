@@ -221,13 +221,7 @@ impl<'a, T> Side<'a, T> {
     fn placed_on(&self, out: &[usize]) -> (usize, Vec<usize>) {
         match self.layout {
             None => (0, broadcast::input_strides(self.shape, out)),
-            Some(layout) => {
-                let lead = out.len() - self.shape.len();
-                let strides = (0..out.len())
-                    .map(|a| if a < lead || self.shape[a - lead] == 1 { 0 } else { layout.strides[a - lead] })
-                    .collect();
-                (layout.offset, strides)
-            }
+            Some(layout) => (layout.offset, broadcast::placed_strides(self.shape, &layout.strides, out.len())),
         }
     }
 }

@@ -119,10 +119,7 @@ impl<'a, T> Operand<'a, T> {
             _ => (self.strides[r - 2], self.strides[r - 1]),
         };
         let own = &self.shape[..r.saturating_sub(2)];
-        let lead = batch.len() - own.len();
-        let batch_strides =
-            (0..batch.len()).map(|a| if a < lead || own[a - lead] == 1 { 0 } else { self.strides[a - lead] }).collect();
-        (row, col, batch_strides)
+        (row, col, broadcast::placed_strides(own, &self.strides, batch.len()))
     }
 }
 
