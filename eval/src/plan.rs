@@ -291,7 +291,8 @@ impl Plan<'_> {
                 _ => "",
             }
         };
-        let in_main: HashSet<NodeId> = main.nodes.iter().copied().collect();
+        // Readers are main-graph nodes: a node holding subgraphs counts as reading what they
+        // read, and, being control flow, reads no views.
         let mut readers: HashMap<ValueId, Vec<NodeId>> = HashMap::new();
         for &n in &main.nodes {
             let mut read = Vec::new();
@@ -301,12 +302,8 @@ impl Plan<'_> {
             }
         }
         let kept: HashSet<ValueId> = self.numbers.graph_outputs(self.main, main).iter().collect();
-        // A node holding subgraphs reads through them: it is no view reader.
-        let reads_views = |n: NodeId| {
-            in_main.contains(&n)
-                && matches!(self.steps.get(&n), Some(Step::Kernel(_)))
-                && crate::view::reads_views(op_of(n))
-        };
+        let reads_views =
+            |n: NodeId| matches!(self.steps.get(&n), Some(Step::Kernel(_))) && crate::view::reads_views(op_of(n));
         let mut views = Vec::new();
         for &n in &main.nodes {
             let Some(kernel) = crate::kernels::shape::view_kernel(op_of(n)) else { continue };
