@@ -39,9 +39,11 @@ fn typed_requirement(ty: DataType, n: u64) -> Option<(&'static str, u64)> {
     };
     let needed = match ty {
         DataType::Complex64 | DataType::Complex128 => n.saturating_mul(2),
-        // Sub-byte types pack 8 (4-bit) or 16 (2-bit) values into each int32.
-        _ if ty.bits() == 4 => n.div_ceil(8),
-        _ if ty.bits() == 2 => n.div_ceil(16),
+        // Sub-byte types fill one byte of each int32 entry: two 4-bit or four 2-bit values,
+        // as onnx.helper.make_tensor packs them and onnxruntime reads them (onnx's checker
+        // asks only for the bits' worth, 8 or 16 values an entry, so it lets short ones pass).
+        _ if ty.bits() == 4 => n.div_ceil(2),
+        _ if ty.bits() == 2 => n.div_ceil(4),
         _ => n,
     };
     Some((field, needed))
@@ -106,6 +108,12 @@ impl Checker<'_> {
                     anchor,
                     format!("tensor '{name}' needs {needed} bytes of raw_data for {n} {ty} values, it has {have}"),
                 );
+            } else if have > needed {
+                self.data_too_long(
+                    id,
+                    anchor,
+                    format!("tensor '{name}' holds {have} bytes of raw_data; its {n} {ty} values take {needed}"),
+                );
             }
             return;
         }
@@ -127,7 +135,38 @@ impl Checker<'_> {
                 anchor,
                 format!("tensor '{name}' needs {needed} entries in {field} for {n} {ty} values, it has {have}"),
             );
+        } else if have > needed {
+            self.data_too_long(
+                id,
+                anchor,
+                format!("tensor '{name}' holds {have} entries in {field}; its {n} {ty} values take {needed}"),
+            );
         }
+    }
+
+    /// More data than the dims hold. onnx's checker lets it pass (its inference refuses it
+    /// only where it parses a constant input), but onnxruntime refuses to load a model
+    /// whose node reads such a tensor: an error then. An initializer nothing reads,
+    /// which onnxruntime drops unread, keeps the model loadable: a warning.
+    fn data_too_long(&mut self, id: TensorId, anchor: Anchor, message: String) {
+        let unread_initializer = matches!(anchor, Anchor::Initializer(..)) && !self.read_anywhere(id);
+        if unread_initializer {
+            self.warning(
+                "tensor-data-long",
+                anchor,
+                format!("{message} (the initializer is unread, so the runtimes load the model)"),
+            );
+        } else {
+            self.error("tensor-data-long", anchor, format!("{message}; onnxruntime refuses to load it"));
+        }
+    }
+
+    /// Whether some node of the model reads the tensor's name, or some graph outputs it.
+    /// Scans the model: asked only of a tensor that holds too much data.
+    fn read_anywhere(&self, id: TensorId) -> bool {
+        let Some(name) = &self.model.tensors[id].name else { return false };
+        self.model.nodes.iter().any(|(_, node)| node.inputs.contains(name))
+            || self.model.graphs.iter().any(|(_, g)| g.outputs.iter().any(|o| o.name.as_ref() == Some(name)))
     }
 
     /// An external tensor: a location under the path rules, and, when the model directory

@@ -14,6 +14,7 @@ mod control;
 mod ml;
 mod sequence;
 mod signal;
+mod unify;
 
 use super::ops::normalize_axis;
 use super::types::{known_dim, tensor_parts};
@@ -91,7 +92,16 @@ pub(super) fn node_rule_violations<'t>(
             one_hot(node, &dims, &mut v);
             one_hot_values(since_version, &dims, &constant_input, &mut v);
         }
-        "GridSample" if since_version >= 20 => grid_sample(&dims, &mut v),
+        // The batch size N from version 16; ranks and the grid's last axis from version 20.
+        "GridSample" if since_version >= 16 => {
+            let before = v.found.len();
+            if since_version >= 20 {
+                grid_sample(&dims, &mut v);
+            }
+            if v.found.len() == before {
+                unify::agree(&mut v, "the batch size N", &dims, &[(0, 0), (1, 0)]);
+            }
+        }
         "Col2Im" => {
             if let Some(pads) = ints(node, "pads")
                 && pads.len() % 2 != 0
@@ -101,16 +111,7 @@ pub(super) fn node_rule_violations<'t>(
                 v.error("attribute-size", at, message);
             }
             v.rank_within(0, dims(0), 3, 3, "the input");
-            // image_shape and block_shape: one value per spatial axis each, both 1-D.
-            if let (Some([a, ..]), Some([b, ..])) = (dims(1), dims(2))
-                && let (Some(x), Some(y)) = (known_dim(a), known_dim(b))
-                && x != y
-            {
-                let message = format!(
-                    "Col2Im has an image_shape of {x} values and a block_shape of {y}: one value per spatial axis in each"
-                );
-                v.error("incompatible-shapes", Anchor::NodeInput(n, 2), message);
-            }
+            col2im_spatial_axes(node, &dims, &constant_input, &mut v);
             v.rank_within(1, dims(1), 1, 1, "image_shape");
             v.rank_within(2, dims(2), 1, 1, "block_shape");
             if let Some(block) = constant_input(2) {
@@ -497,7 +498,12 @@ pub(super) fn node_rule_violations<'t>(
         }
         "NegativeLogLikelihoodLoss" => {
             v.rank_within(0, dims(0), 2, usize::MAX, "the input");
+            let before = v.found.len();
             negative_log_likelihood_loss(&dims, &mut v);
+            // From version 22 the weight holds one value per class.
+            if since_version >= 22 && v.found.len() == before && dims(0).is_some_and(|d| d.len() >= 2) {
+                unify::agree(&mut v, "the class count C", &dims, &[(0, 1), (2, 0)]);
+            }
         }
         "Det" => {
             v.rank_within(0, dims(0), 2, usize::MAX, "the input");
@@ -511,13 +517,23 @@ pub(super) fn node_rule_violations<'t>(
             }
         }
         "RoiAlign" => {
+            let before = v.found.len();
             v.rank_within(0, dims(0), 4, 4, "the input");
             v.rank_within(1, dims(1), 2, 2, "rois");
             v.rank_within(2, dims(2), 1, 1, "batch_indices");
+            if v.found.len() == before
+                && unify::agree(&mut v, "the number of regions", &dims, &[(1, 0), (2, 0)])
+                && since_version >= 22
+            {
+                unify::fixed(&mut v, 1, dims(1), 1, 4, "the 4 coordinates of a region");
+            }
         }
         "MaxRoiPool" => {
             v.rank_within(0, dims(0), 4, 4, "the input");
             v.rank_within(1, dims(1), 2, 2, "the regions of interest");
+            if since_version >= 22 && dims(1).is_some_and(|d| d.len() == 2) {
+                unify::fixed(&mut v, 1, dims(1), 1, 5, "a region's batch index and 4 coordinates");
+            }
             if let Some(pooled) = ints(node, "pooled_shape")
                 && (pooled.len() == 2 || v.one_per_axis(node, "pooled_shape", pooled, 4, 1))
             {
@@ -563,6 +579,12 @@ pub(super) fn node_rule_violations<'t>(
                     v.error("input-rank", Anchor::NodeInput(n, i), message);
                 }
             }
+            // From version 13 the inner dimensions must agree (version 11 infers without it).
+            if since_version >= 13 && [0, 1].iter().all(|&i| dims(i).is_some_and(|d| d.len() == 2)) {
+                let a = if int(node, "transA").unwrap_or(0) != 0 { 0 } else { 1 };
+                let b = if int(node, "transB").unwrap_or(0) != 0 { 1 } else { 0 };
+                unify::agree(&mut v, "the inner dimension K", &dims, &[(0, a), (1, b)]);
+            }
         }
         // Multidirectional broadcasting (version 7 on; earlier ones had a `broadcast` flag).
         "Add" | "Sub" | "Mul" | "Div" | "Pow" | "Mod" | "BitShift" | "And" | "Or" | "Xor" | "Equal" | "Greater"
@@ -582,6 +604,7 @@ pub(super) fn node_rule_violations<'t>(
                 }
             }
             v.one_of(node, "activation", &["none", "silu", "swish"]);
+            causal_conv_sizes(&dims, &mut v);
             if let Some(kernel) = dims(1).filter(|w| w.len() == 3).and_then(|w| known_dim(&w[2]))
                 && kernel < 1
             {
@@ -608,7 +631,22 @@ pub(super) fn node_rule_violations<'t>(
                         "axis = {axis} of TensorScatter on a cache of rank {r}: it must name an axis after the first (the batch)"
                     );
                     v.error("invalid-axis", at, message);
+                } else {
+                    // Every axis but the sequence axis is the cache's.
+                    for i in (0..cache.len()).filter(|&i| i as i64 != normalized) {
+                        if !unify::agree(
+                            &mut v,
+                            format!("axis {i}, which the update shares with the cache (all but the sequence axis)"),
+                            &dims,
+                            &[(0, i), (1, i)],
+                        ) {
+                            break;
+                        }
+                    }
                 }
+            }
+            if dims(2).is_some_and(|d| d.len() == 1) {
+                unify::agree(&mut v, "the batch size", &dims, &[(0, 0), (2, 0)]);
             }
         }
         "BitCast" => {
@@ -1003,6 +1041,55 @@ fn batch_normalization<'d>(node: &Node, dims: &impl Fn(usize) -> Option<&'d [Dim
             (None, Some(n)) => channels = Some(n),
             _ => {}
         }
+    }
+}
+
+/// Col2Im's number of spatial axes, once all three input shapes are known (as onnx judges
+/// it): the lengths of image_shape and block_shape, of a constant image_shape or
+/// block_shape, and of `pads` (two per axis), `dilations` and `strides` all name it.
+fn col2im_spatial_axes<'d>(
+    node: &Node,
+    dims: &impl Fn(usize) -> Option<&'d [Dimension]>,
+    constant_input: &impl Fn(usize) -> Option<Vec<i64>>,
+    v: &mut Violations<'_, '_>,
+) {
+    if (0..3).any(|i| dims(i).is_none()) {
+        return;
+    }
+    let mut axes = unify::SharedSize::new("the number of spatial axes");
+    let n = v.n;
+    let mut lengths = vec![];
+    if let Some(image) = constant_input(1) {
+        lengths.push((image.len(), "the values of image_shape", Anchor::NodeInput(n, 1)));
+    }
+    for (name, per_axis) in [("pads", 2), ("dilations", 1), ("strides", 1)] {
+        if let Some(list) = ints(node, name)
+            && list.len() % per_axis == 0
+        {
+            lengths.push((list.len() / per_axis, name, v.attribute_anchor(node, name)));
+        }
+    }
+    if let Some(block) = constant_input(2) {
+        lengths.push((block.len(), "the values of block_shape", Anchor::NodeInput(n, 2)));
+    }
+    let _ = axes.input(v, 1, dims(1), 0)
+        && axes.input(v, 2, dims(2), 0)
+        && lengths.into_iter().all(|(len, what, at)| axes.value(v, len as i64, format!("the count of {what}"), at));
+}
+
+/// CausalConvWithState's shared sizes: input [B, C, L], weight [C, 1, K], bias [C] and
+/// past_state [B, C, K-1], judged once every present input has its rank.
+fn causal_conv_sizes<'d>(dims: &impl Fn(usize) -> Option<&'d [Dimension]>, v: &mut Violations<'_, '_>) {
+    let ranks = [3, 3, 1, 3];
+    if (0..4).any(|i| dims(i).is_some_and(|d| d.len() != ranks[i])) {
+        return;
+    }
+    let _ = unify::agree(v, "the batch size B", dims, &[(0, 0), (3, 0)])
+        && unify::agree(v, "the channel count C", dims, &[(0, 1), (1, 0), (2, 0), (3, 1)])
+        && unify::fixed(v, 1, dims(1), 1, 1, "one filter per channel");
+    if let Some(kernel) = dims(1).and_then(|w| known_dim(&w[2])).filter(|&k| k >= 1) {
+        let why = format!("one less than the kernel size {kernel} of the weight");
+        unify::fixed(v, 3, dims(3), 2, kernel - 1, &why);
     }
 }
 

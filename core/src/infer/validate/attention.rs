@@ -3,6 +3,7 @@
 //! the head counts a 3-D (packed) input needs, and which optional inputs and outputs go
 //! together; FlexAttention's inputs and modifier graphs. Only what is known is judged.
 
+use super::unify::{self, SharedSize};
 use super::{Violations, int};
 use crate::diagnostic::Anchor;
 use crate::infer::types::{known_dim, tensor_parts};
@@ -173,19 +174,37 @@ pub(super) fn linear_attention<'d>(
     // The packed last axes: the query's holds q_num_heads heads, the key's and value's
     // kv_num_heads.
     let last = |i: usize| dims(i).filter(|d| d.len() == 3).and_then(|d| known_dim(&d[2]));
-    let mut head_size = None;
     for (i, what, heads) in [(0, "query", q_heads), (1, "key", kv_heads), (2, "value", kv_heads)] {
-        if let Some(size) = last(i) {
-            if size % heads != 0 {
-                let message = format!("the packed {what}'s last axis is {size}, which {heads} heads do not divide");
-                v.error("incompatible-shapes", Anchor::NodeInput(v.n, i), message);
-                return;
-            }
-            if i < 2 {
-                head_size = head_size.or(Some(size / heads));
-            }
+        if let Some(size) = last(i)
+            && size % heads != 0
+        {
+            let message = format!("the packed {what}'s last axis is {size}, which {heads} heads do not divide");
+            v.error("incompatible-shapes", Anchor::NodeInput(v.n, i), message);
+            return;
         }
     }
+    // The sizes onnx unifies: B across every input, T across all but the state, and the
+    // state [B, kv_num_heads, Dk, Dv] whose Dk is the query's and key's head size and Dv the
+    // value's.
+    let state = dims(3);
+    let mut dk = SharedSize::new("the head size Dk");
+    let mut dv = SharedSize::new("the value's head size Dv");
+    let mut agreed = unify::agree(v, "the batch size B", dims, &[(0, 0), (1, 0), (2, 0), (3, 0), (4, 0), (5, 0)])
+        && unify::agree(v, "the sequence length T", dims, &[(0, 1), (1, 1), (2, 1), (4, 1), (5, 1)])
+        && unify::fixed(v, 3, state, 1, kv_heads, "kv_num_heads")
+        && dk.input(v, 3, state, 2)
+        && dv.input(v, 3, state, 3);
+    for (i, what, heads) in [(0, "query", q_heads), (1, "key", kv_heads), (2, "value", kv_heads)] {
+        if agreed && let Some(packed) = last(i) {
+            let from = format!("the {what}'s head size (its last axis {packed} over {heads} heads)");
+            let size = if i == 2 { &mut dv } else { &mut dk };
+            agreed = size.value(v, packed / heads, from, Anchor::NodeInput(v.n, i));
+        }
+    }
+    if !agreed {
+        return;
+    }
+    let head_size = dk.known();
     if node.has_input(4)
         && let Some(decay) = last(4)
     {
