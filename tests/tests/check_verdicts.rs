@@ -123,6 +123,11 @@ fn the_checklist_of_onnx_conditions_names_documented_codes_and_real_places() {
         if code.is_empty() {
             continue;
         }
+        // A condition no model reaches names the reason instead of a place of ours.
+        if code == "(out of reach)" {
+            assert!(ours.len() > 20, "{place}: a condition out of reach needs its reason");
+            continue;
+        }
         assert!(doc.contains(&format!("`{code}`")), "{place}: code {code} is not in docs/diagnostics.md");
         let file = ours.split(' ').next().unwrap_or_default();
         assert!(tests_dir().join("..").join(file).is_file(), "{place}: {file} does not exist");

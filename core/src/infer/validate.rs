@@ -12,6 +12,7 @@
 mod attention;
 mod control;
 mod ml;
+mod overflow;
 mod sequence;
 mod signal;
 mod unify;
@@ -114,8 +115,10 @@ pub(super) fn node_rule_violations<'t>(
             col2im_spatial_axes(node, &dims, &constant_input, &mut v);
             v.rank_within(1, dims(1), 1, 1, "image_shape");
             v.rank_within(2, dims(2), 1, 1, "block_shape");
-            if let Some(block) = constant_input(2) {
-                v.signs_at(Anchor::NodeInput(n, 2), "block_shape", &block, true);
+            if let Some(block) = constant_input(2)
+                && v.signs_at(Anchor::NodeInput(n, 2), "block_shape", &block, true)
+            {
+                overflow::block_product(&block, &mut v);
             }
         }
         "HannWindow" | "HammingWindow" | "BlackmanWindow" => {
@@ -199,6 +202,7 @@ pub(super) fn node_rule_violations<'t>(
         }
         "DepthToSpace" | "SpaceToDepth" => {
             v.positive_int(node, "blocksize");
+            overflow::block_area(node, &mut v);
             if op == "DepthToSpace" {
                 v.one_of(node, "mode", &["DCR", "CRD"]);
             }
@@ -221,15 +225,21 @@ pub(super) fn node_rule_violations<'t>(
         "GatherND" => {
             v.rank_within(0, dims(0), 1, usize::MAX, "the data");
             v.rank_within(1, dims(1), 1, usize::MAX, "the indices");
+            // The indexed axes follow the batch_dims batch axes (onnx adds them, checked).
             if let (Some(data), Some(indices)) = (dims(0), dims(1))
                 && let Some(last) = indices.last().and_then(known_dim)
-                && last > data.len() as i64
             {
-                let message = format!(
-                    "the indices of GatherND index {last} axes (their last dimension), more than the data's rank {}",
-                    data.len()
-                );
-                v.error("incompatible-shapes", Anchor::NodeInput(n, 1), message);
+                let batch = int(node, "batch_dims").unwrap_or(0);
+                let at = Anchor::NodeInput(n, 1);
+                if let Some(reach) = overflow::sum(&mut v, at, "the indexed axes after the batch axes", last, batch)
+                    && reach > data.len() as i64
+                {
+                    let message = format!(
+                        "the indices of GatherND index {last} axes (their last dimension) after {batch} batch axes, more than the data's rank {}",
+                        data.len()
+                    );
+                    v.error("incompatible-shapes", at, message);
+                }
             }
         }
         // The ratio and the training flag are scalars (version 12 on, where they are inputs).
@@ -321,7 +331,11 @@ pub(super) fn node_rule_violations<'t>(
                 let message = format!("the repeats of Tile must be a 1-D constant, one per axis; it has rank {rank}");
                 v.error("input-rank", Anchor::NodeInput(n, 1), message);
             } else if let Some(repeats) = constant_input(1) {
+                let before = v.found.len();
                 tile(&repeats, dims(0).map(<[_]>::len), &mut v);
+                if let Some(x) = dims(0).filter(|_| v.found.len() == before) {
+                    overflow::tile(x, &repeats, &mut v);
+                }
             }
         }
         "MaxUnpool" if since_version >= 9 => max_unpool(node, &dims, &mut v),
@@ -997,7 +1011,13 @@ fn conv_transpose<'d>(node: &Node, dims: &impl Fn(usize) -> Option<&'d [Dimensio
             return;
         }
     }
+    let before = v.found.len();
     pads_beside_auto_pad(node, v);
+    if v.found.len() == before
+        && let Some(kernel) = kernel_of(node, w)
+    {
+        overflow::conv_transpose(node, x, &kernel, v);
+    }
 }
 
 /// `pads` and an `auto_pad` other than NOTSET on one convolution: the operator's definition
@@ -1240,6 +1260,7 @@ fn conv_pool<'d>(
         return;
     }
     let spatial = x.len() - 2;
+    let before = v.found.len();
     for (name, per_axis) in [("dilations", 1), ("strides", 1), ("kernel_shape", 1), ("pads", 2)] {
         if let Some(list) = ints(node, name) {
             v.one_per_axis(node, name, list, x.len(), per_axis);
@@ -1250,7 +1271,12 @@ fn conv_pool<'d>(
             v.signs(node, name, list, strictly);
         }
     }
-    let Some((i, w)) = w else { return };
+    let Some((i, w)) = w else {
+        if let Some(kernel) = ints(node, "kernel_shape").filter(|_| v.found.len() == before) {
+            overflow::conv_pool(node, x, kernel, v);
+        }
+        return;
+    };
     let weight_spatial = w.get(2..).unwrap_or_default();
     if ints(node, "kernel_shape").is_none() {
         if weight_spatial.iter().all(|d| known_dim(d).is_some()) && weight_spatial.len() != spatial {
@@ -1265,6 +1291,19 @@ fn conv_pool<'d>(
         let message =
             format!("the weight of {op} must have rank 1 or more (its output channels first), it is a scalar");
         v.error("input-rank", Anchor::NodeInput(v.n, i), message);
+    }
+    if v.found.len() == before
+        && let Some(kernel) = kernel_of(node, w)
+    {
+        overflow::conv_pool(node, x, &kernel, v);
+    }
+}
+
+/// A convolution's kernel: its kernel_shape, else its weight's spatial dims when all are known.
+fn kernel_of(node: &Node, w: &[Dimension]) -> Option<Vec<i64>> {
+    match ints(node, "kernel_shape") {
+        Some(k) => Some(k.to_vec()),
+        None => w.get(2..)?.iter().map(known_dim).collect(),
     }
 }
 
@@ -1635,6 +1674,7 @@ fn max_unpool<'d>(node: &Node, dims: &impl Fn(usize) -> Option<&'d [Dimension]>,
         }
     } else {
         v.rank_within(1, dims(1), 2, usize::MAX, "I");
+        overflow::max_unpool(node, x, v);
     }
 }
 
@@ -1840,13 +1880,19 @@ fn pad<'d>(
     } else {
         (constant_input(1), Anchor::NodeInput(v.n, 1))
     };
-    if let Some(pads) = pads
-        && pads.len() != 2 * padded
-    {
+    let Some(pads) = pads else { return };
+    if pads.len() != 2 * padded {
         let message =
             format!("Pad has {} pads for {padded} padded axes: it needs two per axis, {}", pads.len(), 2 * padded);
         v.error("attribute-size", at, message);
+        return;
     }
+    let r = x.len() as i64;
+    let axes: Vec<usize> = match constant_input(3).filter(|_| since_version >= 18 && node.has_input(3)) {
+        Some(axes) => axes.iter().map(|&a| (if a < 0 { a + r } else { a }) as usize).collect(),
+        None => (0..x.len()).collect(),
+    };
+    overflow::pad(x, &pads, &axes, at, v);
 }
 
 /// OneHot: indices of rank 1 or more, a depth of at most one value, two values (off, on),

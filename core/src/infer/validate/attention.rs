@@ -3,6 +3,7 @@
 //! the head counts a 3-D (packed) input needs, and which optional inputs and outputs go
 //! together; FlexAttention's inputs and modifier graphs. Only what is known is judged.
 
+use super::overflow;
 use super::unify::{self, SharedSize};
 use super::{Violations, int};
 use crate::diagnostic::Anchor;
@@ -50,6 +51,40 @@ pub(super) fn attention<'d>(
                 return;
             }
         }
+    }
+    attention_sizes(node, dims, v);
+}
+
+/// What onnx's Attention inference computes with checked arithmetic: for 3-D inputs the
+/// output's hidden size (q_num_heads × the value's head size), and the present cache's
+/// sequence length (the past one plus the new one).
+fn attention_sizes<'d>(node: &Node, dims: &impl Fn(usize) -> Option<&'d [Dimension]>, v: &mut Violations<'_, '_>) {
+    let (Some(q), Some(value)) = (dims(0), dims(2)) else { return };
+    let at = Anchor::Node(v.n);
+    // onnx reads an unknown dimension as 0 here.
+    let value_dim = |i: usize| value.get(i).and_then(known_dim).unwrap_or(0);
+    let new_sequence = match (q.len(), value.len()) {
+        (4, 4) => value_dim(2),
+        (3, 3) => {
+            let (Some(q_heads), Some(kv_heads)) = (int(node, "q_num_heads"), int(node, "kv_num_heads")) else { return };
+            if q_heads <= 0 || kv_heads <= 0 {
+                return;
+            }
+            let what = "the output's hidden size (q_num_heads × the value's head size)";
+            if overflow::product(v, at, what, value_dim(2) / kv_heads, q_heads).is_none() {
+                return;
+            }
+            value_dim(1)
+        }
+        _ => return,
+    };
+    if node.has_output(1)
+        && node.has_output(2)
+        && node.has_input(5)
+        && new_sequence > 0
+        && let Some(past) = dims(4).filter(|d| d.len() == 4).and_then(|d| known_dim(&d[2]))
+    {
+        overflow::sum(v, at, "the present cache's sequence length (past + new)", new_sequence, past);
     }
 }
 
@@ -205,6 +240,21 @@ pub(super) fn linear_attention<'d>(
         return;
     }
     let head_size = dk.known();
+    // onnx multiplies these with checked arithmetic: kv_num_heads × Dk (beside the decay)
+    // and the output's q_num_heads × Dv.
+    let at = Anchor::Node(v.n);
+    if let Some(dk) = head_size
+        && node.has_input(4)
+        && last(4).is_some()
+        && overflow::product(v, at, "kv_num_heads × the head size Dk", kv_heads, dk).is_none()
+    {
+        return;
+    }
+    if let Some(size) = dv.known()
+        && overflow::product(v, at, "the output's hidden size (q_num_heads × Dv)", q_heads, size).is_none()
+    {
+        return;
+    }
     if node.has_input(4)
         && let Some(decay) = last(4)
     {

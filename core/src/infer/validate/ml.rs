@@ -7,7 +7,7 @@
 use super::Violations;
 use crate::diagnostic::Anchor;
 use crate::infer::types::{known_dim, tensor_parts};
-use crate::ir::{Attribute, DataType, Model, Node, Type};
+use crate::ir::{Attribute, DataType, DimValue, Model, Node, Type};
 
 /// The spellings onnxruntime reads for `post_transform` (and onnx's schemas list).
 const POST_TRANSFORMS: [&str; 5] = ["NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO", "PROBIT"];
@@ -25,6 +25,13 @@ pub(super) fn node_rule_violations<'t>(
     let dims = |i: usize| lookup(i).and_then(tensor_parts).and_then(|(_, d)| d);
     let elem = |i: usize| lookup(i).and_then(tensor_parts).and_then(|(e, _)| e);
     match op {
+        "ArrayFeatureExtractor" => {
+            if let (Some(x), Some(indices)) = (dims(0), dims(1))
+                && x.len() > 1
+            {
+                indices_count(indices, v);
+            }
+        }
         "ZipMap" => {
             exactly_one_list(node, &["classlabels_strings", "classlabels_int64s"], "its keys", v);
             v.rank_within(0, dims(0), 1, 2, "the input");
@@ -388,5 +395,27 @@ fn tree_ensemble(model: &Model, node: &Node, input: Option<i32>, v: &mut Violati
             v.error("attribute-size", at, message);
         }
         of_input(v, "leaf_weights", weights.data_type.unwrap_or(0));
+    }
+}
+
+/// ArrayFeatureExtractor's output holds one value per index: onnx multiplies the indices'
+/// dimensions, in order, while they are known (one named dimension may stand among them),
+/// and fails the node when the product leaves int64.
+fn indices_count(indices: &[crate::ir::Dimension], v: &mut Violations<'_, '_>) {
+    let mut count: i64 = 1;
+    let mut named = false;
+    for d in indices {
+        match &d.value {
+            Some(DimValue::Value(n)) => match count.checked_mul(*n) {
+                Some(c) => count = c,
+                None => {
+                    let message = "the number of indices of ArrayFeatureExtractor (the product of their dimensions) leaves the range of int64";
+                    v.error("dimension-overflow", Anchor::NodeInput(v.n, 1), message);
+                    return;
+                }
+            },
+            Some(DimValue::Param(_)) if !named => named = true,
+            _ => return,
+        }
     }
 }

@@ -111,6 +111,15 @@ where
     if node.has_input(1) && (known.constant)(1).is_some() {
         scalar(known, 1, "dft_length", v);
     }
+    // An inverse one-sided DFT without dft_length restores 2 × (n - 1) values on its axis.
+    if int(node, "onesided").unwrap_or(0) != 0
+        && int(node, "inverse").unwrap_or(0) != 0
+        && !node.has_input(1)
+        && let Some(n) = axis.and_then(|a| x.get((if a < 0 { a + rank } else { a }) as usize)).and_then(known_dim)
+    {
+        let at = Anchor::Node(v.n);
+        super::overflow::product(v, at, "the restored signal's length (2 × (n - 1))", 2, n - 1);
+    }
 }
 
 /// STFT, once the signal's length and the frame step are known: a constant frame_length is
