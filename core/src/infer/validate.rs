@@ -505,6 +505,7 @@ pub(super) fn node_rule_violations<'t>(
         "Expand" => v.shape_input(1, constant_tensor(1).is_some(), dims(1)),
         // onnx's getShapeInput, told to refuse negative sizes.
         "ConstantOfShape" => {
+            constant_of_shape_value(model, node, &mut v);
             v.shape_input(0, constant_tensor(0).is_some(), dims(0));
             if let Some(shape) = constant_input(0) {
                 v.signs_at(Anchor::NodeInput(n, 0), "the shape of ConstantOfShape", &shape, false);
@@ -1110,6 +1111,19 @@ fn causal_conv_sizes<'d>(dims: &impl Fn(usize) -> Option<&'d [Dimension]>, v: &m
     if let Some(kernel) = dims(1).and_then(|w| known_dim(&w[2])).filter(|&k| k >= 1) {
         let why = format!("one less than the kernel size {kernel} of the weight");
         unify::fixed(v, 3, dims(3), 2, kernel - 1, &why);
+    }
+}
+
+/// ConstantOfShape's `value`: a 1-D tensor (onnx's inference refuses other ranks) of one
+/// element (onnxruntime's kernel refuses more).
+fn constant_of_shape_value(model: &Model, node: &Node, v: &mut Violations<'_, '_>) {
+    let Some(AttributeValue::Tensor(t)) = node.attribute("value").and_then(|a| a.value()) else { return };
+    let dims = &model.tensors[t].dims;
+    if dims.len() != 1 || dims[0] != 1 {
+        let at = v.attribute_anchor(node, "value");
+        let message =
+            format!("the value of ConstantOfShape has dims {dims:?}; it must be a 1-D tensor of one element, dims [1]");
+        v.error("invalid-attribute-value", at, message);
     }
 }
 
