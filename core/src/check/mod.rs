@@ -68,6 +68,7 @@ pub fn rules(model: &Model, options: &CheckOptions) -> Findings {
         external_reader: options.model_dir.clone().map(|dir| ExternalReader::new(Some(dir))),
         diagnostics: Sink::default(),
         scoping_at: 0,
+        read_names: std::cell::OnceCell::new(),
     };
     checker.model();
     checker.ir_features();
@@ -101,6 +102,9 @@ struct Checker<'m> {
     /// Where in `diagnostics` name resolution's findings belong (after the model header's),
     /// which are found apart from the rules.
     scoping_at: usize,
+    /// Every name some node reads or some graph outputs, gathered once when a rule first
+    /// asks (only for a tensor that holds too much data).
+    read_names: std::cell::OnceCell<std::collections::HashSet<crate::ir::Str>>,
 }
 
 impl Checker<'_> {

@@ -162,11 +162,15 @@ impl Checker<'_> {
     }
 
     /// Whether some node of the model reads the tensor's name, or some graph outputs it.
-    /// Scans the model: asked only of a tensor that holds too much data.
+    /// The names are gathered in one pass, the first time a tensor holds too much data.
     fn read_anywhere(&self, id: TensorId) -> bool {
         let Some(name) = &self.model.tensors[id].name else { return false };
-        self.model.nodes.iter().any(|(_, node)| node.inputs.contains(name))
-            || self.model.graphs.iter().any(|(_, g)| g.outputs.iter().any(|o| o.name.as_ref() == Some(name)))
+        let read = self.read_names.get_or_init(|| {
+            let inputs = self.model.nodes.iter().flat_map(|(_, node)| node.inputs.iter().cloned());
+            let outputs = self.model.graphs.iter().flat_map(|(_, g)| g.outputs.iter().filter_map(|o| o.name.clone()));
+            inputs.chain(outputs).collect()
+        });
+        read.contains(name)
     }
 
     /// An external tensor: a location under the path rules, and, when the model directory
