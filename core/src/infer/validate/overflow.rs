@@ -53,7 +53,8 @@ fn effective_kernel(v: &mut Violations<'_, '_>, at: Anchor, kernel: &[i64], dila
         .iter()
         .zip(dilations)
         .map(|(&k, &d)| {
-            let span = times(v, at, "the dilated kernel", k - 1, d)?;
+            let span =
+                minus(v, at, "the dilated kernel", k, 1).and_then(|k| times(v, at, "the dilated kernel", k, d))?;
             plus(v, at, "the dilated kernel", span, 1)
         })
         .collect()
@@ -112,7 +113,7 @@ pub(super) fn conv_pool(node: &Node, x: &[Dimension], kernel: &[i64], v: &mut Vi
     let pads = pads_or_auto(node, axes, |i| {
         let residual = if strides[i] > 1 { known_dim(&x[2 + i]).map(|d| d % strides[i]) } else { Some(0) };
         let residual = residual.filter(|&r| r >= 0)?;
-        Some(effective[i] - if residual == 0 { strides[i] } else { residual })
+        effective[i].checked_sub(if residual == 0 { strides[i] } else { residual })
     });
     let ceil = int(node, "ceil_mode").unwrap_or(0) != 0;
     for i in 0..axes {
@@ -122,7 +123,10 @@ pub(super) fn conv_pool(node: &Node, x: &[Dimension], kernel: &[i64], v: &mut Vi
         else {
             return;
         };
-        let mut numerator = padded - effective[i];
+        let Some(mut numerator) = minus(v, at, &format!("the output size of spatial axis {i}"), padded, effective[i])
+        else {
+            return;
+        };
         if ceil {
             let Some(n) = plus(v, at, &format!("the output size of spatial axis {i}"), numerator, strides[i] - 1)
             else {
@@ -130,9 +134,14 @@ pub(super) fn conv_pool(node: &Node, x: &[Dimension], kernel: &[i64], v: &mut Vi
             };
             numerator = n;
         }
-        let output = numerator / strides[i] + 1;
+        let Some(output) = plus(v, at, &format!("the output size of spatial axis {i}"), numerator / strides[i], 1)
+        else {
+            return;
+        };
         if ceil
-            && (times(v, at, &format!("the last window's start on spatial axis {i}"), output - 1, strides[i]).is_none()
+            && (minus(v, at, &format!("the last window's start on spatial axis {i}"), output, 1)
+                .and_then(|o| times(v, at, &format!("the last window's start on spatial axis {i}"), o, strides[i]))
+                .is_none()
                 || plus(v, at, &format!("the padded start of spatial axis {i}"), input, pads[i]).is_none())
         {
             return;
@@ -147,12 +156,13 @@ pub(super) fn conv_transpose(node: &Node, x: &[Dimension], kernel: &[i64], v: &m
     if ints(node, "output_shape").is_some() {
         return;
     }
-    let pads = pads_or_auto(node, axes, |i| Some(effective[i] - strides[i]));
+    let pads = pads_or_auto(node, axes, |i| effective[i].checked_sub(strides[i]));
     let output_padding = list_or(node, "output_padding", 0, axes);
     for i in 0..axes {
         let Some(input) = known_dim(&x[2 + i]) else { continue };
         let what = format!("the output size of spatial axis {i}");
-        let size = times(v, at, &what, strides[i], input - 1)
+        let size = minus(v, at, &what, input, 1)
+            .and_then(|s| times(v, at, &what, strides[i], s))
             .and_then(|s| plus(v, at, &what, s, output_padding[i]))
             .and_then(|s| plus(v, at, &what, s, effective[i]))
             .and_then(|s| minus(v, at, &what, s, pads[i]))
@@ -178,7 +188,8 @@ pub(super) fn max_unpool(node: &Node, x: &[Dimension], v: &mut Violations<'_, '_
     for i in 0..axes {
         let Some(input) = known_dim(&x[2 + i]) else { continue };
         let what = format!("the output size of spatial axis {i}");
-        let size = times(v, at, &what, strides[i], input - 1)
+        let size = minus(v, at, &what, input, 1)
+            .and_then(|s| times(v, at, &what, strides[i], s))
             .and_then(|s| plus(v, at, &what, s, kernel[i]))
             .and_then(|s| minus(v, at, &what, s, pads[i]))
             .and_then(|s| minus(v, at, &what, s, pads[i + axes]));
@@ -246,4 +257,9 @@ pub(super) fn product(v: &mut Violations<'_, '_>, at: Anchor, what: &str, a: i64
 /// A sum the caller names, reported when it overflows (past and new sequence lengths).
 pub(super) fn sum(v: &mut Violations<'_, '_>, at: Anchor, what: &str, a: i64, b: i64) -> Option<i64> {
     plus(v, at, what, a, b)
+}
+
+/// A difference the caller names, reported when it overflows.
+pub(super) fn difference(v: &mut Violations<'_, '_>, at: Anchor, what: &str, a: i64, b: i64) -> Option<i64> {
+    minus(v, at, what, a, b)
 }

@@ -7,6 +7,7 @@
 
 use super::{Violations, int};
 use crate::diagnostic::Anchor;
+use crate::infer::ops::normalize_axis;
 use crate::infer::types::known_dim;
 use crate::ir::Dimension;
 
@@ -115,10 +116,13 @@ where
     if int(node, "onesided").unwrap_or(0) != 0
         && int(node, "inverse").unwrap_or(0) != 0
         && !node.has_input(1)
-        && let Some(n) = axis.and_then(|a| x.get((if a < 0 { a + rank } else { a }) as usize)).and_then(known_dim)
+        && let Some(n) = axis.and_then(|a| normalize_axis(a, x.len())).and_then(|a| known_dim(&x[a]))
     {
         let at = Anchor::Node(v.n);
-        super::overflow::product(v, at, "the restored signal's length (2 × (n - 1))", 2, n - 1);
+        let what = "the restored signal's length (2 × (n - 1))";
+        if let Some(m) = super::overflow::difference(v, at, what, n, 1) {
+            super::overflow::product(v, at, what, 2, m);
+        }
     }
 }
 
