@@ -1045,8 +1045,17 @@ fn batch_normalization<'d>(node: &Node, dims: &impl Fn(usize) -> Option<&'d [Dim
             format!("BatchNormalization {mode} needs {wanted} output{plural}; this node has {}", node.outputs.len());
         v.error("output-count", Anchor::Node(v.n), message);
     }
-    // The channel count, as input 0 gives it (1 for an input of rank 1 or less).
-    let mut channels = dims(0).map(|x| if x.len() > 1 { known_dim(&x[1]) } else { Some(1) }).unwrap_or(None);
+    // The channel count, as input 0 gives it (1 for an input of rank 1 or less), shared by
+    // scale, bias, mean and variance.
+    let mut channels = unify::SharedSize::new("the channel count C");
+    match dims(0) {
+        Some(x) if x.len() <= 1 => {
+            channels.value(v, 1, "the channel count of a 1-D input".to_owned(), Anchor::NodeInput(v.n, 0));
+        }
+        x => {
+            channels.input(v, 0, x, 1);
+        }
+    }
     for i in 1..5.min(node.inputs.len()) {
         let Some(d) = dims(i) else { continue };
         if d.len() != 1 {
@@ -1054,14 +1063,7 @@ fn batch_normalization<'d>(node: &Node, dims: &impl Fn(usize) -> Option<&'d [Dim
             v.error("input-rank", Anchor::NodeInput(v.n, i), message);
             continue;
         }
-        match (channels, known_dim(&d[0])) {
-            (Some(c), Some(n)) if c != n => {
-                let message = format!("input {i} of BatchNormalization has {n} values for {c} channels");
-                v.error("incompatible-shapes", Anchor::NodeInput(v.n, i), message);
-            }
-            (None, Some(n)) => channels = Some(n),
-            _ => {}
-        }
+        channels.input(v, i, Some(d), 0);
     }
 }
 
@@ -1901,9 +1903,8 @@ fn pad<'d>(
         v.error("attribute-size", at, message);
         return;
     }
-    let r = x.len() as i64;
     let axes: Vec<usize> = match constant_input(3).filter(|_| since_version >= 18 && node.has_input(3)) {
-        Some(axes) => axes.iter().map(|&a| (if a < 0 { a + r } else { a }) as usize).collect(),
+        Some(axes) => axes.iter().filter_map(|&a| normalize_axis(a, x.len())).collect(),
         None => (0..x.len()).collect(),
     };
     overflow::pad(x, &pads, &axes, at, v);
