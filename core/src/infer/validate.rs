@@ -231,7 +231,7 @@ pub(super) fn node_rule_violations<'t>(
             {
                 let batch = int(node, "batch_dims").unwrap_or(0);
                 let at = Anchor::NodeInput(n, 1);
-                if let Some(reach) = overflow::sum(&mut v, at, "the indexed axes after the batch axes", last, batch)
+                if let Some(reach) = overflow::plus(&mut v, at, "the indexed axes after the batch axes", last, batch)
                     && reach > data.len() as i64
                 {
                     let message = format!(

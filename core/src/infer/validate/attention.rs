@@ -71,7 +71,7 @@ fn attention_sizes<'d>(node: &Node, dims: &impl Fn(usize) -> Option<&'d [Dimensi
                 return;
             }
             let what = "the output's hidden size (q_num_heads × the value's head size)";
-            if overflow::product(v, at, what, value_dim(2) / kv_heads, q_heads).is_none() {
+            if overflow::times(v, at, what, value_dim(2) / kv_heads, q_heads).is_none() {
                 return;
             }
             value_dim(1)
@@ -84,7 +84,7 @@ fn attention_sizes<'d>(node: &Node, dims: &impl Fn(usize) -> Option<&'d [Dimensi
         && new_sequence > 0
         && let Some(past) = dims(4).filter(|d| d.len() == 4).and_then(|d| known_dim(&d[2]))
     {
-        overflow::sum(v, at, "the present cache's sequence length (past + new)", new_sequence, past);
+        overflow::plus(v, at, "the present cache's sequence length (past + new)", new_sequence, past);
     }
 }
 
@@ -246,12 +246,12 @@ pub(super) fn linear_attention<'d>(
     if let Some(dk) = head_size
         && node.has_input(4)
         && last(4).is_some()
-        && overflow::product(v, at, "kv_num_heads × the head size Dk", kv_heads, dk).is_none()
+        && overflow::times(v, at, "kv_num_heads × the head size Dk", kv_heads, dk).is_none()
     {
         return;
     }
     if let Some(size) = dv.known()
-        && overflow::product(v, at, "the output's hidden size (q_num_heads × Dv)", q_heads, size).is_none()
+        && overflow::times(v, at, "the output's hidden size (q_num_heads × Dv)", q_heads, size).is_none()
     {
         return;
     }

@@ -16,7 +16,7 @@ fn overflows(v: &mut Violations<'_, '_>, at: Anchor, what: String) {
 }
 
 /// `a × b`, reported when it overflows.
-fn times(v: &mut Violations<'_, '_>, at: Anchor, what: &str, a: i64, b: i64) -> Option<i64> {
+pub(super) fn times(v: &mut Violations<'_, '_>, at: Anchor, what: &str, a: i64, b: i64) -> Option<i64> {
     let product = a.checked_mul(b);
     if product.is_none() {
         overflows(v, at, format!("{what} ({a} × {b})"));
@@ -25,7 +25,7 @@ fn times(v: &mut Violations<'_, '_>, at: Anchor, what: &str, a: i64, b: i64) -> 
 }
 
 /// `a + b`, reported when it overflows.
-fn plus(v: &mut Violations<'_, '_>, at: Anchor, what: &str, a: i64, b: i64) -> Option<i64> {
+pub(super) fn plus(v: &mut Violations<'_, '_>, at: Anchor, what: &str, a: i64, b: i64) -> Option<i64> {
     let sum = a.checked_add(b);
     if sum.is_none() {
         overflows(v, at, format!("{what} ({a} + {b})"));
@@ -34,7 +34,7 @@ fn plus(v: &mut Violations<'_, '_>, at: Anchor, what: &str, a: i64, b: i64) -> O
 }
 
 /// `a - b`, reported when it overflows.
-fn minus(v: &mut Violations<'_, '_>, at: Anchor, what: &str, a: i64, b: i64) -> Option<i64> {
+pub(super) fn minus(v: &mut Violations<'_, '_>, at: Anchor, what: &str, a: i64, b: i64) -> Option<i64> {
     let difference = a.checked_sub(b);
     if difference.is_none() {
         overflows(v, at, format!("{what} ({a} - {b})"));
@@ -247,19 +247,4 @@ pub(super) fn block_product(block: &[i64], v: &mut Violations<'_, '_>) {
             None => return,
         }
     }
-}
-
-/// A product the caller names, reported when it overflows (heads × head size and the like).
-pub(super) fn product(v: &mut Violations<'_, '_>, at: Anchor, what: &str, a: i64, b: i64) -> Option<i64> {
-    times(v, at, what, a, b)
-}
-
-/// A sum the caller names, reported when it overflows (past and new sequence lengths).
-pub(super) fn sum(v: &mut Violations<'_, '_>, at: Anchor, what: &str, a: i64, b: i64) -> Option<i64> {
-    plus(v, at, what, a, b)
-}
-
-/// A difference the caller names, reported when it overflows.
-pub(super) fn difference(v: &mut Violations<'_, '_>, at: Anchor, what: &str, a: i64, b: i64) -> Option<i64> {
-    minus(v, at, what, a, b)
 }

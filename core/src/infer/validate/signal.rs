@@ -120,8 +120,8 @@ where
     {
         let at = Anchor::Node(v.n);
         let what = "the restored signal's length (2 × (n - 1))";
-        if let Some(m) = super::overflow::difference(v, at, what, n, 1) {
-            super::overflow::product(v, at, what, 2, m);
+        if let Some(m) = super::overflow::minus(v, at, what, n, 1) {
+            super::overflow::times(v, at, what, 2, m);
         }
     }
 }
