@@ -143,6 +143,13 @@ impl Checker<'_> {
             let message = format!("input {i} ('{formal}') of '{op}' is required");
             self.error("missing-required-input", Anchor::NodeInput(id, i), message);
         }
+        for i in empty_inputs_inference_reads(schema, &n.inputs) {
+            let message = format!(
+                "input {i} of '{op}'-{version} is empty, but onnx's inference reads its type (it fails on \
+                 an empty name here); give it a value"
+            );
+            self.error("missing-required-input", Anchor::NodeInput(id, i), message);
+        }
         for (i, formal) in empty_single_slots(&n.outputs, &schema.outputs) {
             let message = format!("output {i} ('{formal}') of '{op}' is required");
             self.error("missing-required-output", Anchor::NodeOutput(id, i), message);
@@ -207,6 +214,31 @@ fn empty_single_slots<'s>(names: &'s [Str], formals: &'s [Formal]) -> impl Itera
     names.iter().zip(formals).enumerate().filter_map(|(i, (name, formal))| {
         (name.is_empty() && formal.option == FormalOption::Single).then_some((i, formal.name.as_str()))
     })
+}
+
+/// The inputs left empty (`""`) that their schema allows to be empty (a variadic or an
+/// optional slot) but whose type onnx's inference function reads all the same, failing the
+/// node ("Input 0 expected to have type but instead is null"): the first operand of the
+/// variadic operators that take their element type from it, every element of a
+/// SequenceConstruct, every carried value of a Loop, every Scan input, SequenceMap's
+/// additional inputs, Optional's one input, and the training optimizers' first tensor.
+/// Probed against onnx 1.23.2 and onnxruntime, which agree (fixture
+/// `node_rules_empty_inputs_18` and its companions).
+fn empty_inputs_inference_reads<'n>(schema: &OpSchema, names: &'n [Str]) -> impl Iterator<Item = usize> + 'n {
+    let (op, since) = (schema.op.as_str(), schema.since_version);
+    let reads: fn(i64, usize) -> bool = match (schema.domain.as_str(), op) {
+        ("", "Concat") => |since, i| since >= 4 && i == 0,
+        ("", "Sum" | "Max" | "Min" | "Mean") => |since, i| since >= 6 && i == 0,
+        ("", "Einsum") => |_, i| i == 0,
+        ("", "SequenceConstruct" | "Optional") => |_, _| true,
+        ("", "Loop") => |_, i| i >= 2,
+        // Version 8's first input, sequence_lens, is an optional tensor.
+        ("", "Scan") => |since, i| since >= 9 || i >= 1,
+        ("", "SequenceMap") => |_, i| i >= 1,
+        ("ai.onnx.preview.training", "Adagrad" | "Adam" | "Momentum") => |_, i| i == 2,
+        _ => |_, _| false,
+    };
+    names.iter().enumerate().filter_map(move |(i, name)| (name.is_empty() && reads(since, i)).then_some(i))
 }
 
 fn shown_domain(domain: &str) -> String {

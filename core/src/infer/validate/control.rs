@@ -26,8 +26,8 @@ pub(super) fn subgraph_rules<'t>(
 ) {
     body_inputs(model, node, op, since_version, lookup, v);
     match op {
-        "If" => if_branches(node, body, v),
-        "Loop" => loop_body(node, since_version, body, v),
+        "If" => if_branches(model, node, body, v),
+        "Loop" => loop_body(model, node, since_version, lookup, body, v),
         "Scan" => {
             let dims = |i: usize| lookup(i).and_then(tensor_parts).and_then(|(_, d)| d);
             scan(node, since_version, &dims, body, v);
@@ -111,8 +111,9 @@ fn branch_mismatch(a: &Type, b: &Type) -> Option<String> {
 }
 
 /// If: both branches give as many outputs as the node has, and of the same kinds and
-/// element types.
-fn if_branches(node: &Node, body: &impl Fn(GraphId) -> Vec<Option<Type>>, v: &mut Violations<'_, '_>) {
+/// element types (onnx's `UnionTypeInfo`, which also fails a declared-only output whose
+/// sequence, optional or map type lacks its parts).
+fn if_branches(model: &Model, node: &Node, body: &impl Fn(GraphId) -> Vec<Option<Type>>, v: &mut Violations<'_, '_>) {
     let (Some((then_g, _)), Some((else_g, else_at))) = (graph(node, "then_branch", v), graph(node, "else_branch", v))
     else {
         return;
@@ -132,22 +133,56 @@ fn if_branches(node: &Node, body: &impl Fn(GraphId) -> Vec<Option<Type>>, v: &mu
         v.error("output-count", Anchor::Node(v.n), message);
         return;
     }
-    for (i, (t, e)) in then_types.iter().zip(&else_types).enumerate() {
-        if let (Some(t), Some(e)) = (t, e)
-            && let Some(what) = branch_mismatch(t, e)
-        {
+    let (then_seen, else_seen) = (onnx_sees(model, then_g, then_types), onnx_sees(model, else_g, else_types));
+    for (i, (t, e)) in then_seen.iter().zip(&else_seen).enumerate() {
+        let what = match (t, e) {
+            (Seen::Inferred(a) | Seen::Declared(a), Seen::Inferred(b) | Seen::Declared(b)) => {
+                let lacking =
+                    |seen: &Seen, ty: &Type| if matches!(seen, Seen::Declared(_)) { parts_missing(ty) } else { None };
+                branch_mismatch(a, b).or_else(|| lacking(e, b)).or_else(|| lacking(t, a))
+            }
+            (Seen::Untyped, Seen::Inferred(e) | Seen::Declared(e)) => {
+                Some(format!("a value of no type ({UNTYPED}) against {}", kind(e)))
+            }
+            (Seen::Inferred(t) | Seen::Declared(t), Seen::Untyped) => {
+                Some(format!("{} against a value of no type ({UNTYPED})", kind(t)))
+            }
+            _ => None,
+        };
+        if let Some(what) = what {
             let message = format!("output {i} of If: then_branch gives {what} from else_branch");
             v.error("subgraph-output-type", Anchor::GraphOutput(else_g, i), message);
         }
     }
 }
 
+/// The part a sequence, optional or map type (or one inside it) lacks, which onnx's
+/// `UnionTypeInfo` fails for.
+fn parts_missing(t: &Type) -> Option<String> {
+    match &t.value {
+        Some(TypeValue::Sequence(e) | TypeValue::Optional(e)) => match e {
+            None => Some(format!("{} of unknown element type", kind(t))),
+            Some(e) => parts_missing(e).map(|why| format!("{} of {why}", kind(t))),
+        },
+        Some(TypeValue::Map { key_type, value_type }) => match value_type {
+            _ if key_type.is_none_or(|k| k == 0) => Some("a map of unknown key type".to_owned()),
+            None => Some("a map of unknown value type".to_owned()),
+            Some(value) => parts_missing(value).map(|why| format!("a map of {why}")),
+        },
+        _ => None,
+    }
+}
+
 /// Loop: the body gives the condition, then one value per output of the node; carried
 /// values are tensors (version 13 on also sequences, version 16 on also optionals), scan
-/// outputs tensors.
-fn loop_body(
+/// outputs tensors; each of a known element type, a carried value's that of the value it
+/// carries (onnx's `propagateElemTypeWithValidation`). onnx sees a body output that no node
+/// of the body makes (a body input handed straight back) only as it is declared.
+fn loop_body<'t>(
+    model: &Model,
     node: &Node,
     since_version: i64,
+    lookup: &impl Fn(usize) -> Option<&'t Type>,
     body: &impl Fn(GraphId) -> Vec<Option<Type>>,
     v: &mut Violations<'_, '_>,
 ) {
@@ -157,8 +192,17 @@ fn loop_body(
         return;
     }
     let carried = node.inputs.len().saturating_sub(2);
-    for (i, t) in types.iter().enumerate().skip(1) {
-        let Some(t) = t else { continue };
+    for (i, seen) in onnx_sees(model, g, types).iter().enumerate().skip(1) {
+        let (t, declared) = match seen {
+            Seen::Inferred(t) => (t, false),
+            Seen::Declared(t) => (t, true),
+            Seen::Unknown => continue,
+            Seen::Untyped => {
+                let message = format!("body output {i} has no type: {UNTYPED}");
+                v.error("subgraph-output-type", Anchor::GraphOutput(g, i), message);
+                continue;
+            }
+        };
         let (is_tensor, is_sequence, is_optional) = (
             matches!(t.value, Some(TypeValue::Tensor(_))),
             matches!(t.value, Some(TypeValue::Sequence(_))),
@@ -178,7 +222,112 @@ fn loop_body(
         if let Some(wanted) = wanted {
             let message = format!("body output {i} is {}: {wanted}", kind(t));
             v.error("subgraph-output-type", Anchor::GraphOutput(g, i), message);
+            continue;
         }
+        let carries = if output < carried { lookup(output + 2) } else { None };
+        if let Some(why) = element_types_disagree(t, carries, declared) {
+            let message = format!("body output {i} is {why}");
+            v.error("subgraph-output-type", Anchor::GraphOutput(g, i), message);
+        }
+    }
+}
+
+/// Why an untyped subgraph output fails its node.
+const UNTYPED: &str = "onnx's inference gives no type to a body input handed straight back, nor to what an \
+                       operator it has no schema for makes, and sees only what such an output declares: declare its type";
+
+/// A subgraph output as onnx's inference sees it.
+enum Seen {
+    /// As inference found it.
+    Inferred(Type),
+    /// As declared, which is all onnx sees of it: its parts may be missing.
+    Declared(Type),
+    /// onnx infers no type for it and it declares none.
+    Untyped,
+    /// Our inference found no type; onnx's may have.
+    Unknown,
+}
+
+/// The outputs of subgraph `g` as onnx's inference hands them to the node (`inferred`, ours,
+/// refined by what they declare). onnx never infers an output that no node of `g` makes (a
+/// body input handed straight back) or that an operator onnx has no schema for makes (a
+/// custom domain's): it sees only what such an output declares.
+fn onnx_sees(model: &Model, g: GraphId, inferred: Vec<Option<Type>>) -> Vec<Seen> {
+    let graph = &model.graphs[g];
+    let mut made_typed = std::collections::HashSet::new();
+    for &n in &graph.nodes {
+        let node = &model.nodes[n];
+        let onnx_domain =
+            matches!(node.schema_domain(), Some("" | "ai.onnx.ml" | "ai.onnx.preview" | "ai.onnx.preview.training"));
+        if onnx_domain || model.local_function(node).is_some() {
+            made_typed.extend(node.outputs.iter().filter_map(|name| name.as_str()));
+        }
+    }
+    graph
+        .outputs
+        .iter()
+        .zip(inferred.into_iter().chain(std::iter::repeat(None)))
+        .map(|(out, inferred)| {
+            let inferred_by_onnx = out.name.as_ref().and_then(|n| n.as_str()).is_some_and(|n| made_typed.contains(n));
+            match (inferred_by_onnx, inferred) {
+                (true, Some(t)) => Seen::Inferred(t),
+                (true, None) => Seen::Unknown,
+                (false, _) => match out.ty.as_ref().filter(|t| t.value.is_some()) {
+                    Some(t) => Seen::Declared(t.clone()),
+                    None => Seen::Untyped,
+                },
+            }
+        })
+        .collect()
+}
+
+/// Where a Loop body's output `given` fails onnx's `propagateElemTypeWithValidation` into the
+/// Loop's output, which starts as the type of the value it `carries` (none for a scan
+/// output): an element type other than the carried one; a tensor where a sequence or an
+/// optional is carried; and, in a type only `declared` (inferred ones are complete where
+/// onnx's are), an element type (of a tensor, or inside a sequence, an optional or a map's
+/// values) or a map's key type missing, or an element of no kind.
+fn element_types_disagree(given: &Type, carries: Option<&Type>, declared: bool) -> Option<String> {
+    let element = |e: i32| super::type_name(e.into());
+    let missing = |what: String| declared.then_some(what);
+    let carried = carries.and_then(|c| c.value.as_ref());
+    match &given.value {
+        Some(TypeValue::Tensor(t) | TypeValue::SparseTensor(t)) => {
+            let Some(elem) = t.elem_type.filter(|&e| e != 0) else {
+                return missing("a tensor of unknown element type".to_owned());
+            };
+            match carried {
+                None => None,
+                Some(TypeValue::Tensor(c) | TypeValue::SparseTensor(c)) => match c.elem_type {
+                    Some(c) if c != 0 && c != elem => {
+                        Some(format!("a tensor of {} where the Loop carries {}", element(elem), element(c)))
+                    }
+                    _ => None,
+                },
+                Some(_) => Some(format!("a tensor where the Loop carries {}", kind(carries?))),
+            }
+        }
+        Some(TypeValue::Sequence(e) | TypeValue::Optional(e)) => {
+            let Some(e) = e else { return missing(format!("{} of unknown element type", kind(given))) };
+            let inner = match carried {
+                Some(TypeValue::Sequence(c)) if matches!(given.value, Some(TypeValue::Sequence(_))) => c.as_deref(),
+                Some(TypeValue::Optional(c)) if matches!(given.value, Some(TypeValue::Optional(_))) => c.as_deref(),
+                _ => None,
+            };
+            element_types_disagree(e, inner, declared).map(|why| format!("{} of {why}", kind(given)))
+        }
+        Some(TypeValue::Map { key_type, value_type }) => {
+            if key_type.is_none_or(|k| k == 0) {
+                return missing("a map of unknown key type".to_owned());
+            }
+            let Some(value) = value_type else { return missing("a map of unknown value type".to_owned()) };
+            let inner = match carried {
+                Some(TypeValue::Map { value_type, .. }) => value_type.as_deref(),
+                _ => None,
+            };
+            element_types_disagree(value, inner, declared).map(|why| format!("a map of {why}"))
+        }
+        _ => missing(format!("{}: neither a tensor, a sequence, an optional nor a map", kind(given))),
     }
 }
 
@@ -385,6 +534,21 @@ fn body_inputs<'t>(
             );
             v.error("input-count", at, message);
             continue;
+        }
+        // A Loop without a condition hands its body's condition no type; onnxruntime then
+        // refuses a body that declares none either ("Model input (cond) does not have type
+        // information"), whether the body reads it or not.
+        if v.op == "Loop"
+            && node.inputs.get(1).is_none_or(|c| c.is_empty())
+            && let Some(cond) = taken.get(1)
+            && cond.ty.as_ref().is_none_or(|t| t.value.is_none())
+        {
+            let called = cond.name.as_ref().map(|n| format!(" ('{n}')")).unwrap_or_default();
+            let message = format!(
+                "input 1{called} of body has no type, and this Loop's condition is empty, so nothing \
+                 gives it one (onnxruntime refuses the model): declare it bool"
+            );
+            v.error("incomplete-type", Anchor::GraphInput(g, 1), message);
         }
         for (i, (input, handed)) in taken.iter().zip(&given).enumerate() {
             if let (Some(declared), Some(handed)) = (&input.ty, handed)
