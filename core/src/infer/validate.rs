@@ -11,6 +11,7 @@
 
 mod attention;
 mod control;
+mod external;
 mod ml;
 mod overflow;
 mod sequence;
@@ -61,6 +62,9 @@ pub(super) fn node_rule_violations<'t>(
     let Some(op) = node.op_type.as_ref().and_then(|o| o.as_str()) else { return };
     let dims = |i: usize| lookup(i).and_then(tensor_parts).and_then(|(_, d)| d);
     let mut v = Violations { n, op, found };
+    let is_constant = |i: usize| node.has_input(i) && constant_tensor(i).is_some();
+    let stored_outside = |i: usize| model.tensors[constant_tensor(i)?].is_external().then(|| node.inputs[i].escaped());
+    external::external_constant_inputs(node, since_version, dims(0).is_some(), &is_constant, &stored_outside, &mut v);
     match op {
         // Version 4 on (version 1 infers nothing); negative axes from version 11.
         "Concat" if since_version >= 4 => concat(node, since_version, &dims, &mut v),
@@ -461,7 +465,14 @@ pub(super) fn node_rule_violations<'t>(
             if op == "Resize" {
                 resize_exclude_outside(node, &mut v);
                 if since_version >= 13 {
-                    resize_scales_or_sizes(node, dims(0).map(<[_]>::len), &constant_count, &mut v);
+                    // Sizes not constant count as long as their length: onnx takes an
+                    // unknown one (rank or length unknown) as no values at all.
+                    let sizes_count = match dims(3) {
+                        Some([length]) => Some(known_dim(length).unwrap_or(0)),
+                        Some(_) => None,
+                        None => Some(0),
+                    };
+                    resize_scales_or_sizes(node, dims(0).map(<[_]>::len), &constant_count, sizes_count, &mut v);
                 }
                 if since_version >= 11 && dims(0).is_some() && node.has_input(3) {
                     v.shape_input(3, constant_tensor(3).is_some(), dims(3));
@@ -1346,10 +1357,13 @@ fn pool_pads(node: &Node, v: &mut Violations<'_, '_>) {
 /// Resize from version 13: scales or sizes, exactly one (an empty constant counts as not
 /// given), judged once the input's rank is known; a constant one holds a value per axis
 /// (those of the `axes` attribute, or all); scales only with the `stretch` aspect policy.
+/// Sizes that are not constant count as many values as their length, `sizes_count`, which
+/// onnx takes as none at all when unknown (of unknown rank or length).
 fn resize_scales_or_sizes(
     node: &Node,
     rank: Option<usize>,
     constant_count: &impl Fn(usize) -> Option<i64>,
+    sizes_count: Option<i64>,
     v: &mut Violations<'_, '_>,
 ) {
     let Some(rank) = rank else { return };
@@ -1377,7 +1391,8 @@ fn resize_scales_or_sizes(
     }
     let input = if scales { 2 } else { 3 };
     let axes = ints(node, "axes").map(<[_]>::len);
-    if let Some(count) = constant_count(input)
+    let count = if scales { constant_count(2) } else { constant_count(3).or(sizes_count) };
+    if let Some(count) = count
         && count != axes.unwrap_or(rank) as i64
     {
         let what = if scales { "scales" } else { "sizes" };
@@ -1388,7 +1403,13 @@ fn resize_scales_or_sizes(
         v.error(
             "incompatible-shapes",
             Anchor::NodeInput(v.n, input),
-            format!("Resize has {count} {what}; it needs {per}"),
+            match constant_count(input) {
+                Some(_) => format!("Resize has {count} {what}; it needs {per}"),
+                None if count == 0 => format!(
+                    "Resize's sizes are computed, of unknown length, which onnx's inference takes as no sizes; it needs {per}"
+                ),
+                None => format!("Resize's sizes are computed, of length {count}; it needs {per}"),
+            },
         );
     }
 }

@@ -292,7 +292,7 @@ pub(super) fn flex_attention<'d>(
     elem: &impl Fn(usize) -> Option<i32>,
     v: &mut Violations<'_, '_>,
 ) {
-    flex_attention_inputs(dims, v);
+    flex_attention_inputs(dims, elem, v);
     // The scores' element type: softmax_precision, else double for double inputs and float
     // for the rest.
     let precision = int(node, "softmax_precision").or_else(|| {
@@ -328,18 +328,25 @@ pub(super) fn flex_attention<'d>(
 /// Query (B, Hq, L, D), key (B, Hkv, S, D) and value (B, Hkv, S, Dv): ranks 4, key and value
 /// of one head count and length, query and key of one width, and query heads a multiple of
 /// key heads.
-fn flex_attention_inputs<'d>(dims: &impl Fn(usize) -> Option<&'d [Dimension]>, v: &mut Violations<'_, '_>) {
+/// onnx reads a tensor of unknown rank as rank 0 here, so once the three are typed tensors,
+/// one of unknown rank fails the node too.
+fn flex_attention_inputs<'d>(
+    dims: &impl Fn(usize) -> Option<&'d [Dimension]>,
+    elem: &impl Fn(usize) -> Option<i32>,
+    v: &mut Violations<'_, '_>,
+) {
+    let typed = (0..3).all(|i| elem(i).is_some());
     for (i, what) in [(0, "query"), (1, "key"), (2, "value")] {
-        if let Some(d) = dims(i)
-            && d.len() != 4
-        {
-            let message = format!(
-                "the {what} of FlexAttention (input {i}) has rank {}: query (B, Hq, L, D), key (B, Hkv, S, D) and value (B, Hkv, S, Dv) have rank 4",
-                d.len()
-            );
-            v.error("input-rank", Anchor::NodeInput(v.n, i), message);
-            return;
-        }
+        let rank = match dims(i) {
+            Some(d) if d.len() != 4 => format!("rank {}", d.len()),
+            None if typed => "no known rank (onnx's inference reads it as rank 0)".to_owned(),
+            _ => continue,
+        };
+        let message = format!(
+            "the {what} of FlexAttention (input {i}) has {rank}: query (B, Hq, L, D), key (B, Hkv, S, D) and value (B, Hkv, S, Dv) have rank 4"
+        );
+        v.error("input-rank", Anchor::NodeInput(v.n, i), message);
+        return;
     }
     let (Some(q), Some(k), Some(val)) = (dims(0), dims(1), dims(2)) else { return };
     let at = |d: &[Dimension], axis: usize| known_dim(&d[axis]);
