@@ -187,3 +187,31 @@ fn full_check_of_a_big_model_reports_as_a_small_one() {
     const { assert!(crate::resolve::BESIDE_INFERENCE > 9) };
     assert_eq!(found(3 * crate::resolve::BESIDE_INFERENCE / 2), small);
 }
+
+/// An If whose branches make an output with an operator onnx does not know, untyped, leaves
+/// it untyped in onnx's inference: Relu, whose inference reads its input's type, fails on
+/// it (`untyped-input`), Shape and the second operand of Concat do not, and declaring the
+/// output's type in a branch lifts it (then the branches differ, which is its own finding).
+#[test]
+fn untyped_if_outputs_fail_only_the_nodes_whose_inference_reads_their_type() {
+    let model = |use_it: &str, declared: &str| {
+        format!(
+            "<ir_version: 8, opset_import: [\"\" : 18, \"com.foo\" : 1]>\n\
+             g (float[2] x, bool c) => (float[2] y) {{\n  y = If (c) <then_branch = t () => (float[2] r) {{ \
+             u = If (c) <then_branch = t2 () => ({declared}z) {{ z = com.foo.Make (x) }}, \
+             else_branch = e2 () => (z) {{ z = com.foo.Make (x) }}> {use_it} }}, \
+             else_branch = e () => (float[2] r2) {{ r2 = Identity (x) }}>\n}}\n"
+        )
+    };
+    let full = CheckOptions { full_check: true, ..CheckOptions::default() };
+    let found = |text: String| -> Vec<&'static str> {
+        crate::pipeline::check_text(&text, &full).diagnostics.iter().map(|d| d.code).collect()
+    };
+    assert!(found(model("r = Relu (u)", "")).contains(&"untyped-input"));
+    for tolerated in ["s = Shape (u) r = Identity (x)", "r = Concat <axis: int = 0> (x, u)"] {
+        let codes = found(model(tolerated, ""));
+        assert!(!codes.contains(&"untyped-input"), "{tolerated}: {codes:?}");
+    }
+    let codes = found(model("r = Relu (u)", "float[2] "));
+    assert!(!codes.contains(&"untyped-input") && codes.contains(&"subgraph-output-type"), "{codes:?}");
+}

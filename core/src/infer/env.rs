@@ -55,6 +55,9 @@ pub struct Env<'m> {
     /// What nodes without attributes and without a known input gave, by operator (see
     /// [`Env::untyped_key`]).
     untyped: HashMap<UntypedKey, Option<Outputs>>,
+    /// When collecting violations: the If outputs onnx's inference leaves without a type
+    /// (see `validate::null_inputs`).
+    onnx_untyped: HashMap<ValueId, ()>,
 }
 
 /// A node with no attributes none of whose inputs has a known type or value: its outputs
@@ -112,6 +115,7 @@ impl<'m> Env<'m> {
             model_opset: model.opset_version(""),
             resolved: 0,
             untyped: HashMap::default(),
+            onnx_untyped: HashMap::default(),
         }
     }
 
@@ -232,6 +236,7 @@ impl<'m> Env<'m> {
             let body = |g: GraphId| super::graph_output_types(self.model, g, self);
             let known = super::validate::Judged { lookup, constant, tensor, body };
             super::validate::node_rule_violations(self.model, n, schema.since_version, known, &mut new);
+            self.untyped_by_onnx(n, schema, &mut new);
         } else if self.function.is_none() && self.model.nodes[n].schema_domain() == Some("ai.onnx.ml") {
             let ml_opset = self.domain_opset("ai.onnx.ml").unwrap_or(1);
             super::validate::ml_rule_violations(self.model, n, ml_opset, lookup, &mut new);
@@ -245,6 +250,38 @@ impl<'m> Env<'m> {
             && !new.is_empty()
         {
             found.entry(graph).or_default().extend(new);
+        }
+    }
+
+    /// Node `n` (of default-domain `schema`) reading a value onnx's inference left untyped
+    /// where that inference needs its type; and, for an If, which of its outputs onnx leaves
+    /// untyped (those nothing declares), for the nodes after it.
+    fn untyped_by_onnx(&mut self, n: NodeId, schema: &OpSchema, found: &mut Vec<Diagnostic>) {
+        let node = &self.model.nodes[n];
+        if !self.onnx_untyped.is_empty() {
+            for (i, value) in self.numbers.node_inputs(n, node).iter().enumerate() {
+                if self.onnx_untyped.contains_key(&value) && super::validate::fails_untyped(schema, i) {
+                    let message = format!(
+                        "input {i} of {} is '{}', which the If that gives it leaves without a type in onnx's \
+                         inference (both branches make it with operators onnx has no schema for, and declare no \
+                         type), but {}'s inference needs its type: declare it in the branches' outputs",
+                        schema.op,
+                        node.inputs[i].escaped(),
+                        schema.op
+                    );
+                    found.push(Diagnostic::error("untyped-input", crate::diagnostic::Anchor::NodeInput(n, i), message));
+                }
+            }
+        }
+        if schema.op == "If" {
+            let outputs = self.numbers.node_outputs(n, node);
+            for (k, untyped) in
+                super::validate::if_outputs_onnx_leaves_untyped(self.model, node).into_iter().enumerate()
+            {
+                if let Some(value) = outputs.get(k).filter(|v| untyped && !self.declared.contains_key(v)) {
+                    self.onnx_untyped.insert(value, ());
+                }
+            }
         }
     }
 

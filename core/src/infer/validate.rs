@@ -13,6 +13,7 @@ mod attention;
 mod control;
 mod external;
 mod ml;
+mod null_inputs;
 mod overflow;
 mod sequence;
 mod signal;
@@ -35,6 +36,23 @@ pub(super) struct Judged<L, C, T, B> {
     /// The types of a subgraph attribute's outputs, as inferred for this node (If, Loop,
     /// Scan and SequenceMap are judged on what their bodies give).
     pub body: B,
+}
+
+/// Which outputs of If node `node` onnx's inference leaves without a type: both branches
+/// make them with operators onnx has no schema for and declare none ([`null_inputs`]).
+pub(super) fn if_outputs_onnx_leaves_untyped(model: &Model, node: &Node) -> Vec<bool> {
+    control::untyped_if_outputs(model, node)
+}
+
+/// Whether onnx's inference of the operator of `schema` fails a node with no type for input
+/// `input` ([`null_inputs`]).
+pub(super) fn fails_untyped(schema: &crate::schema::OpSchema, input: usize) -> bool {
+    let variadic_from = schema
+        .inputs
+        .last()
+        .filter(|f| f.option == crate::schema::FormalOption::Variadic)
+        .map(|_| schema.inputs.len() - 1);
+    null_inputs::fails_untyped(&schema.domain, &schema.op, schema.since_version, input, variadic_from)
 }
 
 /// Checks default-domain node `n` (whose operator's schema at the imported opset has

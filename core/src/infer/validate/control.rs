@@ -281,6 +281,18 @@ fn onnx_sees(model: &Model, g: GraphId, inferred: Vec<Option<Type>>) -> Vec<Seen
         .collect()
 }
 
+/// Which outputs of If `node` onnx's inference gives no type: both branches' outputs are
+/// untyped as onnx sees them ([`onnx_sees`]).
+pub(super) fn untyped_if_outputs(model: &Model, node: &Node) -> Vec<bool> {
+    let (Some(then_g), Some(else_g)) = (graph_attr(node, "then_branch"), graph_attr(node, "else_branch")) else {
+        return Vec::new();
+    };
+    let untyped = |g: GraphId| -> Vec<bool> {
+        onnx_sees(model, g, Vec::new()).iter().map(|seen| matches!(seen, Seen::Untyped)).collect()
+    };
+    untyped(then_g).into_iter().zip(untyped(else_g)).map(|(a, b)| a && b).collect()
+}
+
 /// Where a Loop body's output `given` fails onnx's `propagateElemTypeWithValidation` into the
 /// Loop's output, which starts as the type of the value it `carries` (none for a scan
 /// output): an element type other than the carried one; a tensor where a sequence or an
