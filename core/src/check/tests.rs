@@ -214,4 +214,13 @@ fn untyped_if_outputs_fail_only_the_nodes_whose_inference_reads_their_type() {
     }
     let codes = found(model("r = Relu (u)", "float[2] "));
     assert!(!codes.contains(&"untyped-input") && codes.contains(&"subgraph-output-type"), "{codes:?}");
+    // Declared in the graph's value_info, the If's output starts typed in onnx's inference.
+    for (value_info, untyped) in [("<float[2] u> ", false), ("", true)] {
+        let text = format!(
+            "<ir_version: 8, opset_import: [\"\" : 18, \"com.foo\" : 1]>\n\
+             g (float[2] x, bool c) => (float[2] y) {value_info}{{\n  u = If (c) <then_branch = t () => (z) \
+             {{ z = com.foo.Make (x) }}, else_branch = e () => (z) {{ z = com.foo.Make (x) }}>\n  y = Relu (u)\n}}\n"
+        );
+        assert_eq!(found(text).contains(&"untyped-input"), untyped, "value_info {value_info:?}");
+    }
 }

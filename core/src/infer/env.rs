@@ -236,7 +236,7 @@ impl<'m> Env<'m> {
             let body = |g: GraphId| super::graph_output_types(self.model, g, self);
             let known = super::validate::Judged { lookup, constant, tensor, body };
             super::validate::node_rule_violations(self.model, n, schema.since_version, known, &mut new);
-            self.untyped_by_onnx(n, schema, &mut new);
+            self.untyped_by_onnx(graph, n, schema, &mut new);
         } else if self.function.is_none() && self.model.nodes[n].schema_domain() == Some("ai.onnx.ml") {
             let ml_opset = self.domain_opset("ai.onnx.ml").unwrap_or(1);
             super::validate::ml_rule_violations(self.model, n, ml_opset, lookup, &mut new);
@@ -253,10 +253,11 @@ impl<'m> Env<'m> {
         }
     }
 
-    /// Node `n` (of default-domain `schema`) reading a value onnx's inference left untyped
-    /// where that inference needs its type; and, for an If, which of its outputs onnx leaves
-    /// untyped (those nothing declares), for the nodes after it.
-    fn untyped_by_onnx(&mut self, n: NodeId, schema: &OpSchema, found: &mut Vec<Diagnostic>) {
+    /// Node `n` of `graph` (of default-domain `schema`) reading a value onnx's inference left
+    /// untyped where that inference needs its type; and, for an If, which of its outputs
+    /// onnx leaves untyped (those `graph` declares no type for, as an output or in
+    /// `value_info`: onnx starts from the declaration), for the nodes after it.
+    fn untyped_by_onnx(&mut self, graph: GraphId, n: NodeId, schema: &OpSchema, found: &mut Vec<Diagnostic>) {
         let node = &self.model.nodes[n];
         if !self.onnx_untyped.is_empty() {
             for (i, value) in self.numbers.node_inputs(n, node).iter().enumerate() {
@@ -274,11 +275,14 @@ impl<'m> Env<'m> {
             }
         }
         if schema.op == "If" {
+            let g = &self.model.graphs[graph];
+            let declared = |name: &crate::ir::Str| {
+                g.outputs.iter().chain(&g.value_info).any(|v| v.ty.is_some() && v.name.as_ref() == Some(name))
+            };
             let outputs = self.numbers.node_outputs(n, node);
-            for (k, untyped) in
-                super::validate::if_outputs_onnx_leaves_untyped(self.model, node).into_iter().enumerate()
-            {
-                if let Some(value) = outputs.get(k).filter(|v| untyped && !self.declared.contains_key(v)) {
+            let untyped = super::validate::if_outputs_onnx_leaves_untyped(self.model, node);
+            for (k, value) in outputs.iter().enumerate() {
+                if untyped.get(k) == Some(&true) && !declared(&node.outputs[k]) {
                     self.onnx_untyped.insert(value, ());
                 }
             }
