@@ -2,7 +2,7 @@
 //! integer tensors the values themselves (possibly symbolic, as onnx's data propagation
 //! keeps them). Values are known by the numbers name resolution gave them.
 
-use foldhash::HashMap;
+use foldhash::{HashMap, HashSet};
 
 use super::types::{Known, MAX_TRACKED_ELEMENTS, Outputs, tensor_type, tensor_values};
 use crate::diagnostic::Diagnostic;
@@ -57,7 +57,7 @@ pub struct Env<'m> {
     untyped: HashMap<UntypedKey, Option<Outputs>>,
     /// When collecting violations: the If outputs onnx's inference leaves without a type
     /// (see `validate::null_inputs`).
-    onnx_untyped: HashMap<ValueId, ()>,
+    onnx_untyped: HashSet<ValueId>,
 }
 
 /// A node with no attributes none of whose inputs has a known type or value: its outputs
@@ -115,7 +115,7 @@ impl<'m> Env<'m> {
             model_opset: model.opset_version(""),
             resolved: 0,
             untyped: HashMap::default(),
-            onnx_untyped: HashMap::default(),
+            onnx_untyped: HashSet::default(),
         }
     }
 
@@ -261,7 +261,7 @@ impl<'m> Env<'m> {
         let node = &self.model.nodes[n];
         if !self.onnx_untyped.is_empty() {
             for (i, value) in self.numbers.node_inputs(n, node).iter().enumerate() {
-                if self.onnx_untyped.contains_key(&value) && super::validate::fails_untyped(schema, i) {
+                if self.onnx_untyped.contains(&value) && super::validate::fails_untyped(schema, i) {
                     let message = format!(
                         "input {i} of {} is '{}', which the If that gives it leaves without a type in onnx's \
                          inference (both branches make it with operators onnx has no schema for, and declare no \
@@ -283,7 +283,7 @@ impl<'m> Env<'m> {
             let untyped = super::validate::if_outputs_onnx_leaves_untyped(self.model, node);
             for (k, value) in outputs.iter().enumerate() {
                 if untyped.get(k) == Some(&true) && !declared(&node.outputs[k]) {
-                    self.onnx_untyped.insert(value, ());
+                    self.onnx_untyped.insert(value);
                 }
             }
         }
