@@ -212,15 +212,36 @@ fn untyped_if_outputs_fail_only_the_nodes_whose_inference_reads_their_type() {
         let codes = found(model(tolerated, ""));
         assert!(!codes.contains(&"untyped-input"), "{tolerated}: {codes:?}");
     }
+    // Where onnx's table row depends, the attributes decide: BatchNormalization's running
+    // mean types an output in training mode only, Bernoulli's input types the output
+    // unless `dtype` does.
+    for (reader, untyped) in [
+        ("r, m, v = BatchNormalization <training_mode: int = 1> (x, x, x, u, x)", true),
+        ("r = BatchNormalization (x, x, x, u, x)", false),
+        ("r = Bernoulli (u)", true),
+        ("r = Bernoulli <dtype: int = 1> (u)", false),
+    ] {
+        let codes = found(model(reader, ""));
+        assert_eq!(codes.contains(&"untyped-input"), untyped, "{reader}: {codes:?}");
+    }
     let codes = found(model("r = Relu (u)", "float[2] "));
     assert!(!codes.contains(&"untyped-input") && codes.contains(&"subgraph-output-type"), "{codes:?}");
-    // Declared in the graph's value_info, the If's output starts typed in onnx's inference.
-    for (value_info, untyped) in [("<float[2] u> ", false), ("", true)] {
+    // Declared in the graph's value_info, the If's output starts typed in onnx's inference:
+    // whole, it is fine; of no kind (an empty TypeProto, `#@ type: b""`), it fails the
+    // readers whose inference copies its shape (BatchNormalization), not Relu's.
+    let no_kind = "<\n  #@ type: b\"\"\n  u\n> ";
+    for (value_info, reader, untyped) in [
+        ("<float[2] u> ", "Relu (u)", false),
+        ("", "Relu (u)", true),
+        (no_kind, "Relu (u)", false),
+        (no_kind, "BatchNormalization (u, x, x, x, x)", true),
+    ] {
         let text = format!(
             "<ir_version: 8, opset_import: [\"\" : 18, \"com.foo\" : 1]>\n\
              g (float[2] x, bool c) => (float[2] y) {value_info}{{\n  u = If (c) <then_branch = t () => (z) \
-             {{ z = com.foo.Make (x) }}, else_branch = e () => (z) {{ z = com.foo.Make (x) }}>\n  y = Relu (u)\n}}\n"
+             {{ z = com.foo.Make (x) }}, else_branch = e () => (z) {{ z = com.foo.Make (x) }}>\n  y = {reader}\n}}\n"
         );
-        assert_eq!(found(text).contains(&"untyped-input"), untyped, "value_info {value_info:?}");
+        let codes = found(text);
+        assert_eq!(codes.contains(&"untyped-input"), untyped, "value_info {value_info:?}, {reader}: {codes:?}");
     }
 }

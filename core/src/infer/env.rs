@@ -2,9 +2,10 @@
 //! integer tensors the values themselves (possibly symbolic, as onnx's data propagation
 //! keeps them). Values are known by the numbers name resolution gave them.
 
-use foldhash::{HashMap, HashSet};
+use foldhash::HashMap;
 
 use super::types::{Known, MAX_TRACKED_ELEMENTS, Outputs, tensor_type, tensor_values};
+use super::validate::OnnxKnows;
 use crate::diagnostic::Diagnostic;
 use crate::ir::{Function, FunctionId, GraphId, Model, Node, NodeId, TensorId, Type};
 use crate::resolve::{Places, ValueId, ValueNumbers};
@@ -55,9 +56,10 @@ pub struct Env<'m> {
     /// What nodes without attributes and without a known input gave, by operator (see
     /// [`Env::untyped_key`]).
     untyped: HashMap<UntypedKey, Option<Outputs>>,
-    /// When collecting violations: the If outputs onnx's inference leaves without a type
-    /// (see `validate::null_inputs`).
-    onnx_untyped: HashSet<ValueId>,
+    /// When collecting violations: the If outputs onnx's inference infers no type for, with
+    /// what it knows of them instead and, for a declaration, the declared type's flaw (see
+    /// `validate::null_inputs`).
+    onnx_untyped: HashMap<ValueId, (OnnxKnows, String)>,
 }
 
 /// A node with no attributes none of whose inputs has a known type or value: its outputs
@@ -115,7 +117,7 @@ impl<'m> Env<'m> {
             model_opset: model.opset_version(""),
             resolved: 0,
             untyped: HashMap::default(),
-            onnx_untyped: HashSet::default(),
+            onnx_untyped: HashMap::default(),
         }
     }
 
@@ -240,10 +242,12 @@ impl<'m> Env<'m> {
         } else if self.function.is_none() && self.model.nodes[n].schema_domain() == Some("ai.onnx.ml") {
             let ml_opset = self.domain_opset("ai.onnx.ml").unwrap_or(1);
             super::validate::ml_rule_violations(self.model, n, ml_opset, lookup, &mut new);
+            self.untyped_by_onnx_in("ai.onnx.ml", graph, n, &mut new);
         } else if self.function.is_none()
-            && matches!(self.model.nodes[n].schema_domain(), Some("ai.onnx.preview" | "ai.onnx.preview.training"))
+            && let Some(domain @ ("ai.onnx.preview" | "ai.onnx.preview.training")) = self.model.nodes[n].schema_domain()
         {
             super::validate::preview_rule_violations(self.model, n, lookup, &mut new);
+            self.untyped_by_onnx_in(domain, graph, n, &mut new);
         }
         self.bindings = bindings;
         if let Some(found) = &mut self.violations
@@ -253,39 +257,73 @@ impl<'m> Env<'m> {
         }
     }
 
-    /// Node `n` of `graph` (of default-domain `schema`) reading a value onnx's inference left
-    /// untyped where that inference needs its type; and, for an If, which of its outputs
-    /// onnx leaves untyped (those `graph` declares no type for, as an output or in
-    /// `value_info`: onnx starts from the declaration), for the nodes after it.
+    /// [`Env::untyped_by_onnx`] for node `n` of a domain other than the default one.
+    fn untyped_by_onnx_in(&mut self, domain: &str, graph: GraphId, n: NodeId, found: &mut Vec<Diagnostic>) {
+        let op = self.model.nodes[n].op_type.as_ref().and_then(|o| o.as_str());
+        let version = self.domain_opset(domain).unwrap_or(1);
+        if let Some(schema) = op.and_then(|op| crate::schema::registry().lookup(domain, op, version)) {
+            self.untyped_by_onnx(graph, n, schema, found);
+        }
+    }
+
+    /// Node `n` of `graph` (of operator `schema`) reading a value onnx's inference left
+    /// untyped, or typed only by a declaration lacking parts, where onnx fails it for that;
+    /// and, for an If, which of its outputs onnx leaves so: those `graph` declares no whole
+    /// type for, as an output or in `value_info` (onnx starts from the declaration), for
+    /// the nodes after it.
     fn untyped_by_onnx(&mut self, graph: GraphId, n: NodeId, schema: &OpSchema, found: &mut Vec<Diagnostic>) {
         let node = &self.model.nodes[n];
         if !self.onnx_untyped.is_empty() {
             for (i, value) in self.numbers.node_inputs(n, node).iter().enumerate() {
-                if self.onnx_untyped.contains(&value) && super::validate::fails_untyped(schema, i) {
-                    let message = format!(
-                        "input {i} of {} is '{}', which the If that gives it leaves without a type in onnx's \
-                         inference (both branches make it with operators onnx has no schema for, and declare no \
-                         type), but {}'s inference needs its type: declare it in the branches' outputs",
-                        schema.op,
-                        node.inputs[i].escaped(),
-                        schema.op
-                    );
-                    found.push(Diagnostic::error("untyped-input", crate::diagnostic::Anchor::NodeInput(n, i), message));
+                let Some((known, flaw)) = self.onnx_untyped.get(&value) else { continue };
+                if !super::validate::fails_without_type(schema, node, i, *known) {
+                    continue;
                 }
+                let (op, name) = (&schema.op, node.inputs[i].escaped());
+                let why = "both branches of the If that gives it make it with operators onnx has no schema for, and \
+                           declare no type";
+                let message = match known {
+                    OnnxKnows::Untyped => format!(
+                        "input {i} of {op} is '{name}', which onnx's inference has no type for ({why}), but {op}'s \
+                         inference needs its type: declare it in the branches' outputs"
+                    ),
+                    OnnxKnows::Partly | OnnxKnows::NoKind => format!(
+                        "input {i} of {op} is '{name}', which onnx's inference knows only as its declaration says, \
+                         {flaw} ({why}), and onnx fails {op} on that: declare the whole type"
+                    ),
+                };
+                found.push(Diagnostic::error("untyped-input", crate::diagnostic::Anchor::NodeInput(n, i), message));
             }
         }
-        if schema.op == "If" {
-            let g = &self.model.graphs[graph];
-            let declared = |name: &crate::ir::Str| {
-                g.outputs.iter().chain(&g.value_info).any(|v| v.ty.is_some() && v.name.as_ref() == Some(name))
-            };
-            let outputs = self.numbers.node_outputs(n, node);
-            let untyped = super::validate::if_outputs_onnx_leaves_untyped(self.model, node);
-            for (k, value) in outputs.iter().enumerate() {
-                if untyped.get(k) == Some(&true) && !declared(&node.outputs[k]) {
-                    self.onnx_untyped.insert(value);
-                }
+        self.note_untyped_if_outputs(graph, n);
+    }
+
+    /// For If node `n` of `graph`: which of its outputs onnx's inference leaves untyped or
+    /// typed only by a declaration lacking parts (see [`Env::untyped_by_onnx`]).
+    fn note_untyped_if_outputs(&mut self, graph: GraphId, n: NodeId) {
+        let node = &self.model.nodes[n];
+        if node.op_type.as_ref().and_then(|o| o.as_str()) != Some("If") || node.schema_domain() != Some("") {
+            return;
+        }
+        let g = &self.model.graphs[graph];
+        let declared = |name: &crate::ir::Str| {
+            g.outputs.iter().chain(&g.value_info).find_map(|v| v.ty.as_ref().filter(|_| v.name.as_ref() == Some(name)))
+        };
+        let outputs = self.numbers.node_outputs(n, node);
+        let untyped = super::validate::if_outputs_onnx_leaves_untyped(self.model, node);
+        for (k, value) in outputs.iter().enumerate() {
+            if untyped.get(k) != Some(&true) {
+                continue;
             }
+            let known = match declared(&node.outputs[k]) {
+                None => (OnnxKnows::Untyped, String::new()),
+                Some(ty) if ty.value.is_none() => (OnnxKnows::NoKind, "a type of no kind".to_owned()),
+                Some(ty) => match super::validate::parts_missing(ty) {
+                    Some(flaw) => (OnnxKnows::Partly, flaw),
+                    None => continue,
+                },
+            };
+            self.onnx_untyped.insert(value, known);
         }
     }
 

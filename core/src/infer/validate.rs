@@ -14,6 +14,7 @@ mod control;
 mod external;
 mod ml;
 mod null_inputs;
+pub(super) use null_inputs::Known as OnnxKnows;
 mod overflow;
 mod sequence;
 mod signal;
@@ -44,15 +45,34 @@ pub(super) fn if_outputs_onnx_leaves_untyped(model: &Model, node: &Node) -> Vec<
     control::untyped_if_outputs(model, node)
 }
 
-/// Whether onnx's inference of the operator of `schema` fails a node with no type for input
-/// `input` ([`null_inputs`]).
-pub(super) fn fails_untyped(schema: &crate::schema::OpSchema, input: usize) -> bool {
+/// Whether onnx fails `node` (of the operator of `schema`) reading input `input`, of which
+/// its inference knows only `known` ([`null_inputs`]).
+pub(super) fn fails_without_type(
+    schema: &crate::schema::OpSchema,
+    node: &Node,
+    input: usize,
+    known: null_inputs::Known,
+) -> bool {
     let variadic_from = schema
         .inputs
         .last()
         .filter(|f| f.option == crate::schema::FormalOption::Variadic)
         .map(|_| schema.inputs.len() - 1);
-    null_inputs::fails_untyped(&schema.domain, &schema.op, schema.since_version, input, variadic_from)
+    let input = null_inputs::Input {
+        domain: &schema.domain,
+        op: &schema.op,
+        since: schema.since_version,
+        index: input,
+        variadic_from,
+    };
+    null_inputs::fails(&input, node, known)
+}
+
+/// The part declared type `t` lacks that onnx's inference or type check needs: an element
+/// type (of a tensor, a sequence, an optional, a map's values), an element of some kind, or
+/// a map's key type.
+pub(super) fn parts_missing(t: &Type) -> Option<String> {
+    control::parts_missing(t, true)
 }
 
 /// Checks default-domain node `n` (whose operator's schema at the imported opset has

@@ -137,8 +137,9 @@ fn if_branches(model: &Model, node: &Node, body: &impl Fn(GraphId) -> Vec<Option
     for (i, (t, e)) in then_seen.iter().zip(&else_seen).enumerate() {
         let what = match (t, e) {
             (Seen::Inferred(a) | Seen::Declared(a), Seen::Inferred(b) | Seen::Declared(b)) => {
-                let lacking =
-                    |seen: &Seen, ty: &Type| if matches!(seen, Seen::Declared(_)) { parts_missing(ty) } else { None };
+                let lacking = |seen: &Seen, ty: &Type| {
+                    if matches!(seen, Seen::Declared(_)) { parts_missing(ty, false) } else { None }
+                };
                 branch_mismatch(a, b).or_else(|| lacking(e, b)).or_else(|| lacking(t, a))
             }
             (Seen::Untyped, Seen::Inferred(e) | Seen::Declared(e)) => {
@@ -157,17 +158,27 @@ fn if_branches(model: &Model, node: &Node, body: &impl Fn(GraphId) -> Vec<Option
 }
 
 /// The part a sequence, optional or map type (or one inside it) lacks, which onnx's
-/// `UnionTypeInfo` fails for.
-fn parts_missing(t: &Type) -> Option<String> {
+/// `UnionTypeInfo` fails for; with `tensor_elements`, also a tensor's element type and an
+/// element of no kind, which onnx's inference and type-constraint check fail for (a type
+/// declared without them: see `null_inputs.rs`).
+pub(super) fn parts_missing(t: &Type, tensor_elements: bool) -> Option<String> {
+    let inner = |e: &Type| parts_missing(e, tensor_elements);
     match &t.value {
+        Some(TypeValue::Tensor(e) | TypeValue::SparseTensor(e))
+            if tensor_elements && e.elem_type.is_none_or(|e| e == 0) =>
+        {
+            Some(format!("{} of unknown element type", kind(t)))
+        }
         Some(TypeValue::Sequence(e) | TypeValue::Optional(e)) => match e {
             None => Some(format!("{} of unknown element type", kind(t))),
-            Some(e) => parts_missing(e).map(|why| format!("{} of {why}", kind(t))),
+            Some(e) if tensor_elements && e.value.is_none() => Some(format!("{} of an element of no kind", kind(t))),
+            Some(e) => inner(e).map(|why| format!("{} of {why}", kind(t))),
         },
         Some(TypeValue::Map { key_type, value_type }) => match value_type {
             _ if key_type.is_none_or(|k| k == 0) => Some("a map of unknown key type".to_owned()),
             None => Some("a map of unknown value type".to_owned()),
-            Some(value) => parts_missing(value).map(|why| format!("a map of {why}")),
+            Some(value) if tensor_elements && value.value.is_none() => Some("a map of values of no kind".to_owned()),
+            Some(value) => inner(value).map(|why| format!("a map of {why}")),
         },
         _ => None,
     }
