@@ -228,13 +228,17 @@ fn untyped_if_outputs_fail_only_the_nodes_whose_inference_reads_their_type() {
     assert!(!codes.contains(&"untyped-input") && codes.contains(&"subgraph-output-type"), "{codes:?}");
     // Declared in the graph's value_info, the If's output starts typed in onnx's inference:
     // whole, it is fine; of no kind (an empty TypeProto, `#@ type: b""`), it fails the
-    // readers whose inference copies its shape (BatchNormalization), not Relu's.
+    // readers whose inference copies its shape (BatchNormalization) or makes an output of
+    // no element type from it, not Relu's.
     let no_kind = "<\n  #@ type: b\"\"\n  u\n> ";
     for (value_info, reader, untyped) in [
         ("<float[2] u> ", "Relu (u)", false),
         ("", "Relu (u)", true),
         (no_kind, "Relu (u)", false),
         (no_kind, "BatchNormalization (u, x, x, x, x)", true),
+        // Compress without `axis` makes a flat output with no element type.
+        (no_kind, "Compress (u, c)", true),
+        (no_kind, "Compress <axis: int = 0> (u, c)", false),
     ] {
         let text = format!(
             "<ir_version: 8, opset_import: [\"\" : 18, \"com.foo\" : 1]>\n\
@@ -244,4 +248,22 @@ fn untyped_if_outputs_fail_only_the_nodes_whose_inference_reads_their_type() {
         let codes = found(text);
         assert_eq!(codes.contains(&"untyped-input"), untyped, "value_info {value_info:?}, {reader}: {codes:?}");
     }
+}
+
+/// A Loop carrying a value of unknown type (a custom operator's output) whose body declares
+/// it an optional and gives back a sequence: the body sees the optional it declares on every
+/// pass (as in onnx, which infers the body once), not the sequence it gave.
+#[test]
+fn loop_carried_value_of_unknown_type_keeps_the_kind_its_body_declares() {
+    let text = "<ir_version: 8, opset_import: [\"\" : 16, \"com.foo\" : 1]>\n\
+        g (int64 m, bool c, float[2] x) => (seq(float[2]) y) {\n  v = com.foo.Make (x)\n  \
+        y = Loop (m, c, v) <body = b (int64 i, bool c_in, optional(seq(float[2])) o) => (bool c_out, seq(float[2]) s) {\n    \
+        c_out = Identity (c_in)\n    has = OptionalHasElement (o)\n    \
+        s = If (has) <then_branch = t () => (seq(float[2]) r) { r = OptionalGetElement (o) }, \
+        else_branch = e () => (seq(float[2]) r2) { r2 = SequenceConstruct (x) }>\n  }>\n}\n";
+    let full = CheckOptions { full_check: true, ..CheckOptions::default() };
+    let report = crate::pipeline::check_text(text, &full);
+    let errors: Vec<_> =
+        report.diagnostics.iter().filter(|d| d.severity == crate::diagnostic::Severity::Error).collect();
+    assert!(errors.is_empty(), "{errors:?}");
 }

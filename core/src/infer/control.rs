@@ -74,10 +74,15 @@ fn loop_outputs<'m>(model: &'m Model, node: &Node, inputs: Places<'_>, env: &mut
     let body = graph_attr(node, "body")?;
     let scalar = |elem: DataType| Some(tensor(elem.code(), Some(Vec::new())));
     let carried = node.inputs.len().saturating_sub(2);
-    let mut state: Vec<Option<Type>> = inputs.iter().skip(2).map(|v| env.ty(v).cloned()).collect();
+    // A carried value of no type, or of a type of no kind, is unknown.
+    let mut state: Vec<Option<Type>> =
+        inputs.iter().skip(2).map(|v| env.ty(v).filter(|t| t.value.is_some()).cloned()).collect();
     // A carried value whose type changes kind in the body (an optional that becomes a
-    // sequence) has no union: from then on the body sees the type it declares.
+    // sequence) has no union: from then on the body sees the type it declares. So does an
+    // unknown one the body gives back of another kind than it declares for it.
     let mut no_union = vec![false; state.len()];
+    let kind = |t: &Type| t.value.as_ref().map(std::mem::discriminant);
+    let body_declares = |k: usize| model.graphs[body].inputs.get(2 + k).and_then(|v| v.ty.as_ref()).and_then(kind);
     let mut round = 0;
     let body_outputs = loop {
         let mut inputs = vec![scalar(DataType::Int64), scalar(DataType::Bool)];
@@ -87,12 +92,17 @@ fn loop_outputs<'m>(model: &'m Model, node: &Node, inputs: Places<'_>, env: &mut
             .iter()
             .zip(outputs.iter().skip(1).chain(std::iter::repeat(&None)))
             .zip(no_union.iter_mut())
-            .map(|((before, after), no_union)| match (before, after) {
+            .enumerate()
+            .map(|(k, ((before, after), no_union))| match (before, after) {
                 _ if *no_union => None,
                 (Some(b), Some(a)) => {
                     let joined = union(b, a);
                     *no_union = joined.is_none();
                     joined
+                }
+                (None, Some(a)) if body_declares(k).is_some_and(|declared| kind(a) != Some(declared)) => {
+                    *no_union = true;
+                    None
                 }
                 (None, after) => after.clone(),
                 (before, None) => before.clone(),

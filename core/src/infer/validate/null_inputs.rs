@@ -101,9 +101,13 @@ pub(crate) fn fails(input: &Input<'_>, node: &Node, known: Known) -> bool {
         Some(Said::Depends) => match (known, input.domain, input.op, input.since, input.index) {
             // The running mean and variance give the types of outputs 1 and 2, made in
             // training mode only.
-            (Known::Untyped, "", "BatchNormalization", 14 | 15, i @ (3 | 4)) => node.outputs.len() > i - 2,
+            (_, "", "BatchNormalization", 14 | 15, i @ (3 | 4)) => node.outputs.len() > i - 2,
             // The output's element type comes from `dtype` when it is given.
             (Known::Untyped, "", "Bernoulli", _, 0) => node.attribute("dtype").is_none(),
+            // Without `axis`, the output is a flat tensor made with no element type.
+            (Known::NoKind, "", "Compress" | "Unique", _, 0) => node.attribute("axis").is_none(),
+            // The attention scores (output 3) are made with no element type.
+            (Known::NoKind, "", "Attention", _, 0 | 2 | 4 | 5) => node.has_output(3),
             _ => false,
         },
     }
