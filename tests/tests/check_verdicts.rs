@@ -108,7 +108,8 @@ fn every_code_of_the_invalid_set_is_documented() {
 
 /// The checklist of onnx's inference conditions (onnx_conditions.tsv, written by
 /// gen_checklist.py from onnx's sources): every condition it says we enforce names a
-/// documented code and a file of ours that exists, and each code of the node rules
+/// documented code and a file of ours that exists (and, where onnx was seen failing a model
+/// of ours with its message, that model), and each code of the node rules
 /// (`core/src/infer/validate.rs`) is claimed by some row.
 #[test]
 fn the_checklist_of_onnx_conditions_names_documented_codes_and_real_places() {
@@ -117,11 +118,22 @@ fn the_checklist_of_onnx_conditions_names_documented_codes_and_real_places() {
     assert!(rows.len() >= 700, "{} conditions: the checklist covers every call", rows.len());
     let mut claimed = BTreeSet::new();
     for row in &rows {
-        let [place, _call, _owner, _message, code, ours] = row.as_slice() else {
-            panic!("a checklist row has 6 fields: {row:?}");
+        let [place, _call, _owner, _message, code, ours, seen] = row.as_slice() else {
+            panic!("a checklist row has 7 fields: {row:?}");
         };
         if code.is_empty() {
             continue;
+        }
+        // Where onnx was seen failing a model of ours with the condition's message: a rule
+        // fixture (and its node), an invalid or corpus model, an external-data case, or a
+        // mutant of a real model.
+        if let Some(file) = seen.split(' ').next().filter(|f| !f.is_empty()) {
+            let path = tests_dir().join(if file.starts_with("corpus/") {
+                file.to_owned()
+            } else {
+                format!("fixtures/check/{file}")
+            });
+            assert!(path.exists(), "{place}: seen in {seen}, which does not exist");
         }
         // A condition no model reaches names the reason instead of a place of ours.
         if code == "(out of reach)" {
