@@ -135,12 +135,11 @@ pub(super) fn node_rule_violations<'t>(
             one_hot(node, &dims, &mut v);
             one_hot_values(since_version, &dims, &constant_input, &mut v);
         }
-        // The batch size N from version 16; ranks and the grid's last axis from version 20.
+        // Ranks, the grid's last axis and the batch size N (onnx 1.23.2 judges version 16
+        // as it does 20 and 22).
         "GridSample" if since_version >= 16 => {
             let before = v.found.len();
-            if since_version >= 20 {
-                grid_sample(&dims, &mut v);
-            }
+            grid_sample(&dims, &mut v);
             if v.found.len() == before {
                 unify::agree(&mut v, "the batch size N", &dims, &[(0, 0), (1, 0)]);
             }
@@ -2031,7 +2030,7 @@ fn one_hot<'d>(node: &Node, dims: &impl Fn(usize) -> Option<&'d [Dimension]>, v:
     }
 }
 
-/// GridSample from version 20: input and grid of one rank, 3 or more, the grid's last
+/// GridSample from version 16: input and grid of one rank, 3 or more, the grid's last
 /// dimension the number of spatial axes.
 fn grid_sample<'d>(dims: &impl Fn(usize) -> Option<&'d [Dimension]>, v: &mut Violations<'_, '_>) {
     let (Some(x), Some(grid)) = (dims(0), dims(1)) else { return };
