@@ -19,12 +19,13 @@ which are left out, `-`). A column says `fails`, `tolerates`, or `depends` (the 
 disagree: the attributes or other inputs decide).
 
 Run (from the repository root; needs onnx==1.23.2 in .venv):
-  .venv/bin/python core/schemas/gen_null_inputs.py
+  .venv/bin/python core/schemas/gen_null_inputs.py [--write DIR]
 """
 
 import collections
 import os
 import pathlib
+import sys
 
 import onnx
 import onnx.checker
@@ -253,6 +254,12 @@ def declarations(declared):
 
 
 def main():
+    # `--write DIR` also keeps every judged model, named by its verdict, to hold `onnx check`
+    # to them: for f in DIR/*.onnx; do onnx check "$f"; done (not a test: 33,000 models).
+    keep = pathlib.Path(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[1] == "--write" else None
+    if keep:
+        keep.mkdir(parents=True, exist_ok=True)
+    written = collections.Counter()
     seen = collections.defaultdict(lambda: [set() for _ in range(4)])
     for base in one_node_models():
         node = base.graph.node[0]
@@ -273,9 +280,16 @@ def main():
                 if name not in graph_inputs:
                     continue
                 for column, declaration in enumerate(declarations(graph_inputs[name])):
-                    judged = verdict(with_untyped(base, name, since, domain, declaration))
+                    model = with_untyped(base, name, since, domain, declaration)
+                    judged = verdict(model)
                     if judged >= 0:
                         seen[(domain, node.op_type, since, index)][column].add(judged == 1)
+                        if keep:
+                            stem = f"{domain or 'ai.onnx'}-{node.op_type}-{since}-{index}-{'upes'[column]}"
+                            kept = written[stem]
+                            written[stem] += 1
+                            verdict_name = "invalid" if judged else "valid"
+                            onnx.save(model, keep / f"{stem}-{kept}-{verdict_name}.onnx")
     lines = [
         "# domain\toperator\tsince version\tinput\tonnx's verdict with no type for it\twith its type declared"
         " without its parts\tdeclared as a type of no kind\tas a sequence of a type of no kind (gen_null_inputs.py)"
