@@ -26,7 +26,8 @@ enum Said {
 
 /// One row, by what onnx's inference knows of the input: nothing; a declared type lacking
 /// parts; a declared type of no kind (an empty `TypeProto`); a declared sequence of a type of
-/// no kind. The last two columns say `fails` on every row alike, so the second judges both.
+/// no kind. The second and fourth columns say the same on every row (the test below), so
+/// the second judges both.
 type Row = [Option<Said>; 4];
 
 /// What onnx's inference knows of a value it infers no type for.
