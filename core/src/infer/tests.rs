@@ -426,3 +426,14 @@ fn untyped_nodes_share_outputs_only_when_nothing_tells_them_apart() {
     assert!(keys[5].is_none(), "attributes");
     assert!(keys[6].is_some() && keys[6] != keys[1], "another operator");
 }
+
+#[test]
+fn reductions_that_check_no_axis_range_reduce_only_the_axes_in_range() {
+    // Version 1 and ReduceMax-11 pass over an axis out of range (as onnx); ReduceSum-11
+    // checks the range, so its output is not inferred from such axes.
+    let unranged = model(11, "(float[2, 3] x) => (float[2, 3] y)", "y = ReduceMax <axes: ints = [7, 1]> (x)");
+    assert_eq!(inferred(&unranged, "y"), "float[2,1]");
+    let version_1 =
+        model(9, "(float[2, 3] x) => (float[2, 3] y)", "y = ReduceSum <axes: ints = [-3], keepdims: int = 0> (x)");
+    assert_eq!(inferred(&version_1, "y"), "float[2,3]");
+}

@@ -200,6 +200,23 @@ pub(super) fn node_rule_violations<'t>(
             conv_transpose(node, &dims, &mut v);
         }
         "BatchNormalization" if since_version >= 14 => batch_normalization(node, &dims, &mut v),
+        // The gate and the value have one shape: onnx merges B's into A's, no broadcasting.
+        "SwiGLU" => {
+            if let (Some(a), Some(b)) = (dims(0), dims(1)) {
+                let differ = a
+                    .iter()
+                    .zip(b)
+                    .position(|(x, y)| matches!((known_dim(x), known_dim(y)), (Some(x), Some(y)) if x != y));
+                if a.len() != b.len() || differ.is_some() {
+                    let message = format!(
+                        "SwiGLU's gate A is [{}] and its value B [{}]: they must have one shape (no broadcasting)",
+                        shown(a),
+                        shown(b)
+                    );
+                    v.error("incompatible-shapes", Anchor::NodeInput(n, 1), message);
+                }
+            }
+        }
         "RotaryEmbedding" => {
             v.rank_within(0, dims(0), 3, 4, "the input");
             if dims(0).is_some_and(|d| d.len() == 3) && node.attribute("num_heads").is_none() {
@@ -237,7 +254,10 @@ pub(super) fn node_rule_violations<'t>(
                 let at = v.attribute_anchor(node, "axes");
                 v.error("invalid-attribute-value", at, format!("{op} has axes both as an input and as an attribute"));
             }
-            if let (Some(d), Some(axes)) = (dims(0), ints(node, "axes")) {
+            // Version 1 of each, and ReduceMax-11 and ReduceMin-11 (written like version 1),
+            // check no axis range: onnx and onnxruntime's loader accept any axes there.
+            let ranged = since_version > 11 || (since_version == 11 && !matches!(op, "ReduceMax" | "ReduceMin"));
+            if let (true, Some(d), Some(axes)) = (ranged, dims(0), ints(node, "axes")) {
                 v.axes(node, "axes", axes, d.len());
             }
         }

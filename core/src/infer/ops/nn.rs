@@ -177,12 +177,19 @@ fn reduce(op: &str, ctx: &Ctx<'_, '_>) -> Outputs {
     // As onnx: only 1 keeps the axes (any other value drops them).
     let keep = ctx.int("keepdims").unwrap_or(1) == 1;
     let axes_from_input = (op == "ReduceSum" && ctx.opset >= 13) || ctx.opset >= 18;
+    let unranged = ctx.opset < 11 || (ctx.opset == 11 && matches!(op, "ReduceMax" | "ReduceMin"));
     let axes: Option<Option<Vec<i64>>> = if axes_from_input {
         if ctx.has_input(1) { ctx.value(1).and_then(Known::ints).map(Some) } else { Some(None) }
     } else {
         Some(ctx.ints("axes").map(<[_]>::to_vec))
     };
     let dims = ctx.dims(0).and_then(|d| match axes? {
+        // Version 1, ReduceMax-11 and ReduceMin-11 reduce the axes in range and pass over the
+        // rest (as onnx; validate.rs judges no range there); later versions need every one.
+        Some(axes) if !axes.is_empty() && unranged => {
+            let axes: Vec<usize> = axes.iter().filter_map(|&a| normalize_axis(a, d.len())).collect();
+            Some(reduced(d, &axes, keep))
+        }
         Some(axes) if !axes.is_empty() => {
             let axes: Vec<usize> = axes.iter().map(|&a| normalize_axis(a, d.len())).collect::<Option<_>>()?;
             Some(reduced(d, &axes, keep))

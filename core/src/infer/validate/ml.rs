@@ -362,7 +362,15 @@ fn tree_ensemble(model: &Model, node: &Node, input: Option<i32>, v: &mut Violati
             }
             continue;
         };
-        let found = typed_length(model, attribute).ok().flatten().unwrap_or((0, 0));
+        // onnx reads the type and length first, failing a tensor that is not 1-D.
+        let found = match typed_length(model, attribute) {
+            Ok(found) => found.unwrap_or((0, 0)),
+            Err(not_1d) => {
+                let at = v.attribute_anchor(node, name);
+                v.error("invalid-attribute-value", at, format!("TreeEnsemble's {not_1d}"));
+                continue;
+            }
+        };
         let (code, message) = if found.0 != ty {
             ("invalid-attribute-value", format!("{name} of TreeEnsemble must hold {} values", type_name(ty)))
         } else if found.1 != count {
