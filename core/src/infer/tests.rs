@@ -437,3 +437,14 @@ fn reductions_that_check_no_axis_range_reduce_only_the_axes_in_range() {
         model(9, "(float[2, 3] x) => (float[2, 3] y)", "y = ReduceSum <axes: ints = [-3], keepdims: int = 0> (x)");
     assert_eq!(inferred(&version_1, "y"), "float[2,3]");
 }
+
+#[test]
+fn gemm_output_beside_an_operand_of_unknown_shape_follows_each_version() {
+    // B has no shape: version 13 still gives rank 2 with M from A, version 11 nothing,
+    // version 6 C's shape.
+    let signature = "(float[2, 3] a, float[] b, float[2, 4] c) => (float[2, 4] y)";
+    let at = |opset| inferred(&model(opset, signature, "y = Gemm (a, b, c)"), "y");
+    assert_eq!(at(13), "float[2,?]");
+    assert_eq!(at(11), "float[]");
+    assert_eq!(at(6), "float[2,4]");
+}

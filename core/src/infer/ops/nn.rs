@@ -27,17 +27,7 @@ pub fn rule(op: &str) -> Option<Rule> {
             let elem = if ctx.op() == "MatMul" { ctx.elem(0) } else { Some(DataType::Int32 as i32) };
             Some(Outputs::one(tensor_of(elem, matmul(ctx.dims(0), ctx.dims(1)))))
         },
-        "Gemm" => |ctx| {
-            let dims = match (ctx.dims(0), ctx.dims(1)) {
-                (Some(a), Some(b)) if a.len() == 2 && b.len() == 2 => {
-                    let m = if ctx.int("transA").unwrap_or(0) != 0 { &a[1] } else { &a[0] };
-                    let n = if ctx.int("transB").unwrap_or(0) != 0 { &b[0] } else { &b[1] };
-                    Some(vec![m.clone(), n.clone()])
-                }
-                _ => None,
-            };
-            Some(Outputs::one(tensor_of(ctx.elem(0), dims)))
-        },
+        "Gemm" => |ctx| Some(Outputs::one(tensor_of(ctx.elem(0), gemm(ctx)))),
         "ArgMax" | "ArgMin" => |ctx| {
             let dims = ctx.dims(0).and_then(|d| {
                 let axis = normalize_axis(ctx.int("axis").unwrap_or(0), d.len())?;
@@ -164,6 +154,24 @@ fn matmul(a: Option<&[Dimension]>, b: Option<&[Dimension]>) -> Option<Vec<Dimens
         out.push(b2[b2.len() - 1].clone());
     }
     Some(out)
+}
+
+/// Gemm's output `[M, N]`, as each version of onnx's inference gives it: from version 13
+/// always of rank 2, M read from A and N from B wherever either has its shape; versions 7
+/// to 11 only with both shapes; version 6 with both, or else C's shape when C is not
+/// broadcast; version 1 infers no shape.
+fn gemm(ctx: &Ctx<'_, '_>) -> Option<Vec<Dimension>> {
+    let matrix = |i: usize| ctx.dims(i).filter(|d| d.len() == 2);
+    let (a, b) = (matrix(0), matrix(1));
+    let m = a.map(|a| if ctx.int("transA").unwrap_or(0) != 0 { a[1].clone() } else { a[0].clone() });
+    let n = b.map(|b| if ctx.int("transB").unwrap_or(0) != 0 { b[0].clone() } else { b[1].clone() });
+    match ctx.opset {
+        13.. => Some(vec![m.unwrap_or_else(unknown_dim), n.unwrap_or_else(unknown_dim)]),
+        7.. => Some(vec![m?, n?]),
+        6 if ctx.dims(0).is_some() && ctx.dims(1).is_some() => Some(vec![m?, n?]),
+        6 if ctx.int("broadcast").unwrap_or(0) == 0 => ctx.dims(2).map(<[_]>::to_vec),
+        _ => None,
+    }
 }
 
 fn reduced(d: &[Dimension], axes: &[usize], keep: bool) -> Vec<Dimension> {
