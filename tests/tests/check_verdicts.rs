@@ -1,6 +1,8 @@
 //! `onnx check` against onnx 1.23.2's `check_model(full_check=True)`: the same verdict on
-//! every corpus model and every model of the invalid set (tests/fixtures/check/invalid),
-//! whose verdicts onnx gave when they were generated (tests/fixtures/check/verdicts.tsv).
+//! every corpus model, every model of the invalid set (tests/fixtures/check/invalid) and
+//! every node test with one input made shapeless (tests/fixtures/check/shapeless_inputs,
+//! core/schemas/gen_shapeless_inputs.py), whose verdicts onnx gave when they were generated
+//! (tests/fixtures/check/verdicts.tsv).
 //!
 //! Where we deliberately differ, differences.tsv says so with the reason, and the test holds
 //! us to that listed verdict instead. Each invalid model is named after the diagnostic code

@@ -34,7 +34,7 @@ pub struct Env<'m> {
     declared: HashMap<ValueId, &'m Type>,
     /// When inferring as onnx does: the node outputs whose inferred type contradicts the
     /// declared one (where onnx's merge fails).
-    contradicted: Vec<ValueId>,
+    contradicted: Vec<(ValueId, Type)>,
     /// Values that are a constant tensor of the model (initializers, `Constant` outputs),
     /// for rules that read non-integer constants (Resize's scales).
     constants: HashMap<ValueId, TensorId>,
@@ -395,7 +395,7 @@ impl<'m> Env<'m> {
         let Some(&declared) = self.declared.get(&value) else { return inferred };
         match inferred {
             Some(inferred) if super::merge::contradiction(declared, &inferred).is_some() => {
-                self.contradicted.push(value);
+                self.contradicted.push((value, inferred.clone()));
                 Some(inferred)
             }
             Some(inferred) => Some(super::merge::refine(declared, &inferred)),
@@ -403,8 +403,8 @@ impl<'m> Env<'m> {
         }
     }
 
-    /// The node outputs whose inferred type contradicted the declared one.
-    pub(super) fn take_contradicted(&mut self) -> Vec<ValueId> {
+    /// The node outputs whose inferred type contradicted the declared one, with that type.
+    pub(super) fn take_contradicted(&mut self) -> Vec<(ValueId, Type)> {
         std::mem::take(&mut self.contradicted)
     }
 

@@ -72,16 +72,37 @@ fn diagnostic(c: Contradicted) -> Diagnostic {
 /// Every declaration in every inferred graph that contradicts inference, in model order,
 /// each judged against onnx's own inference (see [`Contradicted::beyond_onnx`]).
 pub fn contradicted(model: &Model, types: &ModelTypes) -> Vec<Contradicted> {
-    let mut found = candidates(model, types);
-    if found.iter().any(|c| c.beyond_onnx) {
-        judge(model, types, &super::contradicted_as_onnx(model, types), &mut found);
+    let mut found = candidates(model, types, &[]);
+    let otherwise = onnx_infers_otherwise(model);
+    if otherwise || found.iter().any(|c| c.beyond_onnx) {
+        let as_onnx = super::contradicted_as_onnx(model, types);
+        if otherwise {
+            found = candidates(model, types, &as_onnx);
+        }
+        judge(model, types, &as_onnx, &mut found);
     }
     found
 }
 
+/// Whether the model has a node for which onnx's inference gives a shape ours does not,
+/// so that onnx may find a contradiction ours does not see at all: Attention's
+/// `qk_matmul_output`, to which onnx writes whatever dims it had gathered (rank 0 without
+/// the query's shape). Only then is onnx's inference run for every model, not only for
+/// those with a shape-only contradiction to judge.
+fn onnx_infers_otherwise(model: &Model) -> bool {
+    model.nodes.iter().any(|(_, node)| {
+        node.op_type.as_ref().and_then(Str::as_str) == Some("Attention")
+            && node.outputs.get(3).is_some_and(|o| o.as_str().is_some_and(|o| !o.is_empty()))
+    })
+}
+
 /// Every declaration that contradicts inference, in model order; a shape-only one is
 /// `beyond_onnx` until [`judge`] finds onnx's inference contradicts it too.
-fn candidates(model: &Model, types: &ModelTypes) -> Vec<Contradicted> {
+///
+/// `as_onnx` (sorted by value) holds the node outputs onnx's inference finds contradicting
+/// their declaration, with the type it finds: a declaration only that one contradicts is
+/// listed too, as onnx's finding.
+fn candidates(model: &Model, types: &ModelTypes, as_onnx: &[(ValueId, Type)]) -> Vec<Contradicted> {
     let mut found = Vec::new();
     // Graphs in model order, so diagnostics come out in a stable order.
     for (g, _) in model.graphs.iter().filter(|&(g, _)| types.inferred(g)) {
@@ -130,7 +151,19 @@ fn candidates(model: &Model, types: &ModelTypes) -> Vec<Contradicted> {
             let (Some(name), Some(written)) = (&info.name, &info.ty) else { continue };
             // Graph inputs and initializers have no producer: they are where types come from.
             let Some(&source @ Anchor::NodeOutput(n, i)) = producer else { continue };
-            let Some(inferred) = types.node_output(model, n, i) else { continue };
+            let inferred = types.node_output(model, n, i);
+            if !as_onnx.is_empty()
+                && inferred.is_none_or(|inferred| contradiction(written, inferred).is_none())
+                && let Some(value) = numbers.node_outputs(n, &model.nodes[n]).get(i)
+                && let Ok(at_onnx) = as_onnx.binary_search_by_key(&value, |(v, _)| *v)
+                && let Some(why) = contradiction(written, &as_onnx[at_onnx].1)
+            {
+                let found_type = as_onnx[at_onnx].1.clone();
+                let (name, declared) = (name.clone(), written.clone());
+                found.push(Contradicted { at, source, name, declared, found: found_type, why, beyond_onnx: false });
+                continue;
+            }
+            let Some(inferred) = inferred else { continue };
             if let Some(why) = contradiction(written, inferred) {
                 // Element types and kinds of type onnx infers without data propagation; a
                 // contradiction in those is onnx's finding whatever the shapes. Shape-only
@@ -153,12 +186,12 @@ fn candidates(model: &Model, types: &ModelTypes) -> Vec<Contradicted> {
 
 /// A shape contradiction is onnx's finding too when onnx's own inference finds it:
 /// `as_onnx` lists the node outputs (sorted) whose type that inference found contradicting
-/// their declaration.
-fn judge(model: &Model, types: &ModelTypes, as_onnx: &[ValueId], found: &mut [Contradicted]) {
+/// their declaration, with that type.
+fn judge(model: &Model, types: &ModelTypes, as_onnx: &[(ValueId, Type)], found: &mut [Contradicted]) {
     for c in found.iter_mut().filter(|c| c.beyond_onnx) {
         let Anchor::NodeOutput(n, i) = c.source else { continue };
         let value = types.numbers.node_outputs(n, &model.nodes[n]).get(i);
-        if value.is_some_and(|v| as_onnx.binary_search(&v).is_ok()) {
+        if value.is_some_and(|v| as_onnx.binary_search_by_key(&v, |(v, _)| *v).is_ok()) {
             c.beyond_onnx = false;
         }
     }

@@ -26,6 +26,7 @@ mod merge;
 mod node;
 mod ops;
 mod registry;
+mod shapeless;
 #[cfg(test)]
 mod tests;
 mod types;
@@ -177,13 +178,13 @@ pub(crate) fn infer_all(model: &Model, numbers: &ValueNumbers) -> Inferred {
 /// inference, run as `check_model(full_check=True)` runs it (without data propagation,
 /// from the declared types), finds contradicting their declaration: what tells a declared
 /// type onnx rejects from one only our inference contradicts (see [`merge`]).
-fn contradicted_as_onnx(model: &Model, types: &ModelTypes) -> Vec<ValueId> {
+fn contradicted_as_onnx(model: &Model, types: &ModelTypes) -> Vec<(ValueId, Type)> {
     let Some(g) = model.graph else { return Vec::new() };
     let mut env = Env::new(model, &types.numbers, model.opset_version("").unwrap_or(1));
     env.infer_as_onnx(declared_node_outputs(model, types));
     infer_graph(model, g, &mut env);
     let mut contradicted = env.take_contradicted();
-    contradicted.sort_unstable();
+    contradicted.sort_unstable_by_key(|&(value, _)| value);
     contradicted
 }
 

@@ -94,6 +94,12 @@ pub(super) fn infer_node_in<'m>(
             }
         },
     };
+    let mut outputs = outputs;
+    if env.as_onnx()
+        && let Some(schema) = schema
+    {
+        super::shapeless::drop_shapes_onnx_leaves_out(schema, inputs, env, &mut outputs);
+    }
     let defined = numbers.node_outputs(id, node);
     record(defined, outputs, env);
     if default_domain

@@ -113,7 +113,11 @@ fn attention(ctx: &Ctx<'_, '_>) -> Outputs {
         let size = p.map_or_else(|| c[3].clone(), |p| first_known(&p[3], &c[3]));
         Some(vec![batch, heads, total.clone().unwrap_or_default(), size])
     };
-    let qk = q4.as_ref().map(|q| vec![q[0].clone(), q[1].clone(), q[2].clone(), total.clone().unwrap_or_default()]);
+    let qk = if ctx.as_onnx() {
+        Some(onnx_qk_shape(ctx))
+    } else {
+        q4.as_ref().map(|q| vec![q[0].clone(), q[1].clone(), q[2].clone(), total.clone().unwrap_or_default()])
+    };
     let types = vec![
         Some(tensor_of(elem, y)),
         Some(tensor_of(ctx.elem(4).or(elem), present(&k4, 4))),
@@ -121,6 +125,44 @@ fn attention(ctx: &Ctx<'_, '_>) -> Outputs {
         Some(tensor_of(elem, qk)),
     ];
     Outputs { types: types.into_iter().take(ctx.node.outputs.len().max(1)).collect(), values: Vec::new() }
+}
+
+/// The shape onnx's inference gives Attention's `qk_matmul_output` (output 3), which the
+/// inference judging declarations as onnx must give too: the dims it has gathered by the
+/// time it writes that output. Nothing without the query's shape (so rank 0), only the
+/// batch without the value's or with the value of another rank, the sequence length read
+/// as a number (0 where it is symbolic), and past_key's length added only when both are
+/// numbers.
+fn onnx_qk_shape(ctx: &Ctx<'_, '_>) -> Vec<Dimension> {
+    let (Some(q), v) = (ctx.dims(0).filter(|q| matches!(q.len(), 3 | 4)), ctx.dims(2)) else {
+        return Vec::new();
+    };
+    let mut qk = vec![q[0].clone()];
+    let number = |d: &Dimension| known_dim(d).unwrap_or(0);
+    let kv_seq = match v {
+        Some(v) if v.len() == 4 && q.len() == 4 => {
+            qk.extend([q[1].clone(), q[2].clone(), dim(number(&v[2]))]);
+            number(&v[2])
+        }
+        Some(v) if v.len() == 3 && q.len() == 3 => {
+            qk.extend([dim(ctx.int("q_num_heads").unwrap_or(0)), q[1].clone(), dim(number(&v[1]))]);
+            number(&v[1])
+        }
+        _ => -1,
+    };
+    let cache = |i: usize| ctx.dims(i).filter(|_| ctx.has_input(i));
+    let outputs = ctx.node.outputs.len();
+    if outputs > 2
+        && let (Some(past_key), Some(past_value)) = (cache(4), cache(5))
+        && past_key.len() == 4
+        && past_value.len() == 4
+        && kv_seq > 0
+        && let Some(past) = known_dim(&past_key[2])
+        && qk.len() == 4
+    {
+        qk[3] = dim(kv_seq.saturating_add(past));
+    }
+    qk
 }
 
 /// LinearAttention: output `[B, T, q_heads·d_v]`, state `[B, kv_heads, d_k, d_v]` where

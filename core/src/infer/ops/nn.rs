@@ -119,6 +119,11 @@ pub fn rule(op: &str) -> Option<Rule> {
         "Pad" => |ctx| {
             let pads =
                 if ctx.opset >= 11 { ctx.value(1).and_then(Known::ints) } else { ctx.ints("pads").map(<[_]>::to_vec) };
+            // onnx's inference gives no shape at all (not even the rank) beside an axes
+            // input of known shape whose values it cannot read.
+            if ctx.as_onnx() && ctx.has_input(3) && ctx.dims(3).is_some() && ctx.value(3).is_none() {
+                return Some(Outputs::one(tensor_of(ctx.elem(0), None)));
+            }
             let dims = ctx.dims(0).map(|d| match &pads {
                 Some(p) if p.len() == 2 * d.len() && !ctx.has_input(3) => d
                     .iter()
