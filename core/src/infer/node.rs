@@ -77,7 +77,7 @@ pub(super) fn infer_node_in<'m>(
     }
     // A node whose outputs cannot be inferred still gives its schema: its attributes and
     // inputs are judged all the same (a Cast to no type, a Constant without a value).
-    let outputs = match outputs {
+    let mut outputs = match outputs {
         Some(outputs) => outputs,
         None => match model.local_function(node).and_then(|f| call::infer_call(f, node, inputs, env)) {
             Some(outputs) => outputs,
@@ -94,7 +94,6 @@ pub(super) fn infer_node_in<'m>(
             }
         },
     };
-    let mut outputs = outputs;
     if env.as_onnx()
         && let Some(schema) = schema
     {
