@@ -203,11 +203,9 @@ pub(super) fn node_rule_violations<'t>(
         // The gate and the value have one shape: onnx merges B's into A's, no broadcasting.
         "SwiGLU" => {
             if let (Some(a), Some(b)) = (dims(0), dims(1)) {
-                let differ = a
-                    .iter()
-                    .zip(b)
-                    .position(|(x, y)| matches!((known_dim(x), known_dim(y)), (Some(x), Some(y)) if x != y));
-                if a.len() != b.len() || differ.is_some() {
+                let differ =
+                    a.iter().zip(b).any(|(x, y)| matches!((known_dim(x), known_dim(y)), (Some(x), Some(y)) if x != y));
+                if a.len() != b.len() || differ {
                     let message = format!(
                         "SwiGLU's gate A is [{}] and its value B [{}]: they must have one shape (no broadcasting)",
                         shown(a),
@@ -254,9 +252,7 @@ pub(super) fn node_rule_violations<'t>(
                 let at = v.attribute_anchor(node, "axes");
                 v.error("invalid-attribute-value", at, format!("{op} has axes both as an input and as an attribute"));
             }
-            // Version 1 of each, and ReduceMax-11 and ReduceMin-11 (written like version 1),
-            // check no axis range: onnx and onnxruntime's loader accept any axes there.
-            let ranged = since_version > 11 || (since_version == 11 && !matches!(op, "ReduceMax" | "ReduceMin"));
+            let ranged = super::ops::nn::reduction_checks_axis_range(op, since_version);
             if let (true, Some(d), Some(axes)) = (ranged, dims(0), ints(node, "axes")) {
                 v.axes(node, "axes", axes, d.len());
             }

@@ -9,7 +9,7 @@ mod einsum;
 mod elementwise;
 mod generator;
 mod ml;
-mod nn;
+pub(super) mod nn;
 mod recurrent;
 mod select;
 pub(super) mod sequence;

@@ -186,11 +186,19 @@ fn reduced(d: &[Dimension], axes: &[usize], keep: bool) -> Vec<Dimension> {
         .collect()
 }
 
+/// Whether onnx's reduction `op` at `version` (its schema version, or the opset that
+/// selects it: both give the same answer) checks its axes attribute's range. Version 1 of
+/// each, and ReduceMax-11 and ReduceMin-11 (written like version 1), do not: onnx and
+/// onnxruntime's loader accept any axes there.
+pub(in crate::infer) fn reduction_checks_axis_range(op: &str, version: i64) -> bool {
+    version > 11 || (version == 11 && !matches!(op, "ReduceMax" | "ReduceMin"))
+}
+
 fn reduce(op: &str, ctx: &Ctx<'_, '_>) -> Outputs {
     // As onnx: only 1 keeps the axes (any other value drops them).
     let keep = ctx.int("keepdims").unwrap_or(1) == 1;
     let axes_from_input = (op == "ReduceSum" && ctx.opset >= 13) || ctx.opset >= 18;
-    let unranged = ctx.opset < 11 || (ctx.opset == 11 && matches!(op, "ReduceMax" | "ReduceMin"));
+    let unranged = !reduction_checks_axis_range(op, ctx.opset);
     let axes: Option<Option<Vec<i64>>> = if axes_from_input {
         if ctx.has_input(1) { ctx.value(1).and_then(Known::ints).map(Some) } else { Some(None) }
     } else {
