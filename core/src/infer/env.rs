@@ -56,7 +56,8 @@ pub struct Env<'m> {
     /// What nodes without attributes and without a known input gave, by operator (see
     /// [`Env::untyped_key`]).
     untyped: HashMap<UntypedKey, Option<Outputs>>,
-    /// When collecting violations: the If outputs onnx's inference infers no type for, with
+    /// When collecting violations or inferring as onnx does: the If outputs onnx's
+    /// inference infers no type for, with
     /// what it knows of them instead and, for a declaration, the declared type's flaw (see
     /// `validate::null_inputs`).
     onnx_untyped: HashMap<ValueId, (OnnxKnows, String)>,
@@ -217,6 +218,11 @@ impl<'m> Env<'m> {
     /// `schema` is the default-domain schema inference found for it, if any.
     pub(crate) fn check_constraints(&mut self, graph: GraphId, n: NodeId, schema: Option<&'static OpSchema>) {
         if self.violations.is_none() {
+            // The onnx-like inference reads which If outputs onnx leaves untyped (see
+            // [`Env::onnx_leaves_untyped`]).
+            if self.as_onnx {
+                self.note_untyped_if_outputs(graph, n);
+            }
             return;
         }
         // Inference looked the schema up at this env's opset: it is the constraint check's
@@ -236,7 +242,8 @@ impl<'m> Env<'m> {
             };
             let tensor = |i: usize| inputs.get(i).and_then(|v| self.constant(v));
             let body = |g: GraphId| super::graph_output_types(self.model, g, self);
-            let known = super::validate::Judged { lookup, constant, tensor, body };
+            let untyped = |i: usize| inputs.get(i).is_some_and(|v| self.onnx_leaves_untyped(v));
+            let known = super::validate::Judged { lookup, constant, tensor, body, untyped };
             super::validate::node_rule_violations(self.model, n, schema.since_version, known, &mut new);
             self.untyped_by_onnx(graph, n, schema, &mut new);
         } else if self.function.is_none() && self.model.nodes[n].schema_domain() == Some("ai.onnx.ml") {
@@ -325,6 +332,13 @@ impl<'m> Env<'m> {
             };
             self.onnx_untyped.insert(value, known);
         }
+    }
+
+    /// Whether onnx's inference infers no type at all for `value` (an If output, see
+    /// [`Env::untyped_by_onnx`]); known while collecting violations or inferring as onnx
+    /// does.
+    pub(super) fn onnx_leaves_untyped(&self, value: ValueId) -> bool {
+        matches!(self.onnx_untyped.get(&value), Some((OnnxKnows::Untyped, _)))
     }
 
     /// The type-constraint findings, graph by graph in the model's order.

@@ -87,12 +87,17 @@ pub fn contradicted(model: &Model, types: &ModelTypes) -> Vec<Contradicted> {
 /// Whether the model has a node for which onnx's inference gives a shape ours does not,
 /// so that onnx may find a contradiction ours does not see at all: Attention's
 /// `qk_matmul_output`, to which onnx writes whatever dims it had gathered (rank 0 without
-/// the query's shape). Only then is onnx's inference run for every model, not only for
-/// those with a shape-only contradiction to judge.
+/// the query's shape); and the readers of an If output onnx infers no type for, which
+/// onnx's inference holds absent (Split's `split`, Squeeze's `axes`: see
+/// [`super::ops::Ctx::given_to_onnx`]). Only then is onnx's inference run for every model,
+/// not only for those with a shape-only contradiction to judge.
 fn onnx_infers_otherwise(model: &Model) -> bool {
-    model.nodes.iter().any(|(_, node)| {
-        node.op_type.as_ref().and_then(Str::as_str) == Some("Attention")
-            && node.outputs.get(3).is_some_and(|o| o.as_str().is_some_and(|o| !o.is_empty()))
+    model.nodes.iter().any(|(_, node)| match node.op_type.as_ref().and_then(Str::as_str) {
+        Some("Attention") => node.outputs.get(3).is_some_and(|o| o.as_str().is_some_and(|o| !o.is_empty())),
+        Some("If") if node.schema_domain() == Some("") => {
+            super::validate::if_outputs_onnx_leaves_untyped(model, node).contains(&true)
+        }
+        _ => false,
     })
 }
 

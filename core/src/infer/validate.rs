@@ -28,7 +28,7 @@ use crate::ir::{AttributeValue, Dimension, GraphId, Model, Node, NodeId, Type};
 /// What is known of a node's inputs when it is judged: `lookup` gives input `i`'s type,
 /// `constant` its values when it is a small integer constant (an initializer or a
 /// `Constant` output, what onnx's inference reads).
-pub(super) struct Judged<L, C, T, B> {
+pub(super) struct Judged<L, C, T, B, U> {
     pub lookup: L,
     pub constant: C,
     /// The tensor behind input `i` when it is an initializer or a `Constant` output, of any
@@ -37,6 +37,10 @@ pub(super) struct Judged<L, C, T, B> {
     /// The types of a subgraph attribute's outputs, as inferred for this node (If, Loop,
     /// Scan and SequenceMap are judged on what their bodies give).
     pub body: B,
+    /// Whether onnx's inference knows no type at all for input `i` (an If output, see
+    /// `Env::onnx_leaves_untyped`): operators that ask an optional input's type to tell
+    /// whether it is given hold such an input absent (Split-13's `split`).
+    pub untyped: U,
 }
 
 /// Which outputs of If node `node` onnx's inference leaves without a type: both branches
@@ -86,10 +90,11 @@ pub(super) fn node_rule_violations<'t>(
         impl Fn(usize) -> Option<Vec<i64>>,
         impl Fn(usize) -> Option<crate::ir::TensorId>,
         impl Fn(GraphId) -> Vec<Option<Type>>,
+        impl Fn(usize) -> bool,
     >,
     found: &mut Vec<Diagnostic>,
 ) {
-    let Judged { lookup, constant: constant_input, tensor: constant_tensor, body } = known;
+    let Judged { lookup, constant: constant_input, tensor: constant_tensor, body, untyped } = known;
     // How many elements a constant input holds.
     let constant_rank = |i: usize| constant_tensor(i).map(|t| model.tensors[t].dims.len());
     let constant_count = |i: usize| {
@@ -454,10 +459,10 @@ pub(super) fn node_rule_violations<'t>(
             if since_version >= 18 {
                 split_18(node, dims(0), constant_input(1), &mut v);
             } else {
-                split_before_18(node, since_version, &dims, &constant_input, &mut v);
+                split_before_18(node, since_version, &dims, &constant_input, &untyped, &mut v);
             }
         }
-        "Split" => split_before_18(node, since_version, &dims, &constant_input, &mut v),
+        "Split" => split_before_18(node, since_version, &dims, &constant_input, &untyped, &mut v),
 
         "RNN" | "GRU" | "LSTM" => {
             v.one_of(node, "direction", &["forward", "reverse", "bidirectional"]);
@@ -1915,13 +1920,15 @@ fn split_before_18<'d>(
     since_version: i64,
     dims: &impl Fn(usize) -> Option<&'d [Dimension]>,
     constant_input: &impl Fn(usize) -> Option<Vec<i64>>,
+    untyped: &impl Fn(usize) -> bool,
     v: &mut Violations<'_, '_>,
 ) {
     let Some(x) = dims(0) else { return };
     let Some(axis) = normalize_axis(int(node, "axis").unwrap_or(0), x.len()) else { return };
     let Some(size) = known_dim(&x[axis]) else { return };
     let outputs = node.outputs.len() as i64;
-    let given_input = since_version >= 13 && node.has_input(1);
+    // Version 13 asks the input's type to tell whether it is given.
+    let given_input = since_version >= 13 && node.has_input(1) && !untyped(1);
     let (split, at) = if given_input {
         match constant_input(1) {
             Some(split) => (Some(split), Anchor::NodeInput(v.n, 1)),
@@ -1938,6 +1945,10 @@ fn split_before_18<'d>(
         Some(split) if split.iter().sum::<i64>() != size => {
             format!("the sizes {split:?} of Split sum to {}, but axis {axis} has {size}", split.iter().sum::<i64>())
         }
+        None if outputs > 0 && size % outputs != 0 && since_version >= 13 && node.has_input(1) => format!(
+            "Split cannot cut axis {axis} of size {size} into {outputs} equal parts, and onnx's inference holds its \
+             split input absent, having no type for it: declare its type in the branches' outputs"
+        ),
         None if outputs > 0 && size % outputs != 0 => {
             format!("Split cannot cut axis {axis} of size {size} into {outputs} equal parts; give the sizes")
         }

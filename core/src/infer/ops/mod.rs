@@ -116,6 +116,15 @@ impl<'a, 'm> Ctx<'a, 'm> {
         self.node.has_input(i)
     }
 
+    /// Whether input `i` is given as onnx's inference sees it when inferring as onnx does:
+    /// named, and of a type onnx's inference knows. onnx's `hasInput` holds an input it
+    /// infers no type for absent, so that Split-13 splits evenly and Squeeze drops every
+    /// axis of size 1 beside such a `split` or `axes` (the `hasInput` of an inference
+    /// context, which Split-18 asks, reads the name only).
+    pub fn given_to_onnx(&self, i: usize) -> bool {
+        self.has_input(i) && !(self.env.as_onnx() && self.env.onnx_leaves_untyped(self.input_value(i)))
+    }
+
     /// The known value of input `i`: computed by data propagation, or a constant's (only
     /// those when inferring as onnx's full check does).
     pub fn value(&self, i: usize) -> Option<&Known> {

@@ -302,7 +302,7 @@ fn unsqueeze(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
 
 fn squeeze(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
     let elem = ctx.elem(0);
-    let has_axes = if ctx.opset >= 13 { ctx.has_input(1) } else { ctx.ints("axes").is_some() };
+    let has_axes = if ctx.opset >= 13 { ctx.given_to_onnx(1) } else { ctx.ints("axes").is_some() };
     let dims = ctx.dims(0).and_then(|d| {
         if has_axes {
             let axes = axes(ctx)?;
@@ -418,7 +418,9 @@ fn split(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
     let count = ctx.node.outputs.len();
     let d = ctx.dims(0);
     // Explicit sizes (`None` inside: given but not known here), or an even split.
-    let sizes: Option<Option<Vec<i64>>> = if ctx.opset >= 13 && ctx.has_input(1) {
+    // Version 13 reads the input's type to tell whether it is given, 18 its name.
+    let given = if ctx.opset >= 18 { ctx.has_input(1) } else { ctx.given_to_onnx(1) };
+    let sizes: Option<Option<Vec<i64>>> = if ctx.opset >= 13 && given {
         Some(ctx.value(1).and_then(Known::ints))
     } else {
         ctx.ints("split").map(|s| Some(s.to_vec()))
