@@ -9,17 +9,18 @@ use crate::diagnostic::Anchor;
 use crate::infer::types::known_dim;
 use crate::ir::{AttributeValue, Dimension, Node};
 
-/// Reports that `what` leaves the range of int64.
-fn overflows(v: &mut Violations<'_, '_>, at: Anchor, what: String) {
+/// Reports that `what`, whose exact value is `exact`, leaves the range of int64.
+fn overflows(v: &mut Violations<'_, '_>, at: Anchor, what: String, exact: i128) {
     let op = v.op;
-    v.error("dimension-overflow", at, format!("{what} of {op} leaves the range of int64 (past 2^63 - 1)"));
+    let side = if exact > 0 { "past 2^63 - 1" } else { "below -2^63" };
+    v.error("dimension-overflow", at, format!("{what} of {op} leaves the range of int64 ({side})"));
 }
 
 /// `a × b`, reported when it overflows.
 pub(super) fn times(v: &mut Violations<'_, '_>, at: Anchor, what: &str, a: i64, b: i64) -> Option<i64> {
     let product = a.checked_mul(b);
     if product.is_none() {
-        overflows(v, at, format!("{what} ({a} × {b})"));
+        overflows(v, at, format!("{what} ({a} × {b})"), i128::from(a) * i128::from(b));
     }
     product
 }
@@ -28,7 +29,7 @@ pub(super) fn times(v: &mut Violations<'_, '_>, at: Anchor, what: &str, a: i64, 
 pub(super) fn plus(v: &mut Violations<'_, '_>, at: Anchor, what: &str, a: i64, b: i64) -> Option<i64> {
     let sum = a.checked_add(b);
     if sum.is_none() {
-        overflows(v, at, format!("{what} ({a} + {b})"));
+        overflows(v, at, format!("{what} ({a} + {b})"), i128::from(a) + i128::from(b));
     }
     sum
 }
@@ -37,7 +38,7 @@ pub(super) fn plus(v: &mut Violations<'_, '_>, at: Anchor, what: &str, a: i64, b
 pub(super) fn minus(v: &mut Violations<'_, '_>, at: Anchor, what: &str, a: i64, b: i64) -> Option<i64> {
     let difference = a.checked_sub(b);
     if difference.is_none() {
-        overflows(v, at, format!("{what} ({a} - {b})"));
+        overflows(v, at, format!("{what} ({a} - {b})"), i128::from(a) - i128::from(b));
     }
     difference
 }
