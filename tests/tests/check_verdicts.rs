@@ -81,6 +81,32 @@ fn every_invalid_model_reports_the_code_it_is_named_after() {
     assert!(missing.is_empty(), "{} models miss their code:\n{}", missing.len(), missing.join("\n"));
 }
 
+/// What `onnx check` says about each model of the invalid set, as a person reads it (code,
+/// severity, place by node name and operator, message, related places): one snapshot, so
+/// that the conditions only a binary model can show (a sparse value, an If whose branches
+/// make a value of no type, raw data…) have their diagnostic held as the text fixtures'
+/// are.
+#[test]
+fn the_invalid_set_says_what_it_says() {
+    let dir = tests_dir().join("fixtures/check/invalid");
+    let mut report = String::new();
+    for path in onnx_tests::files_with_suffix(&dir, ".onnx") {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_owned();
+        let model = binary::read_model(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let paths = onnx_core::proto_path::ProtoPaths::new(&model);
+        report.push_str(&format!("{name}\n"));
+        for d in check_file(&format!("fixtures/check/invalid/{name}")) {
+            let severity = format!("{:?}", d.severity).to_lowercase();
+            let at = paths.described(&model, d.anchor);
+            report.push_str(&format!("  {severity}[{}] {at}: {}\n", d.code, d.message));
+            for (anchor, what) in &d.related {
+                report.push_str(&format!("    note: {}: {what}\n", paths.described(&model, *anchor)));
+            }
+        }
+    }
+    insta::assert_snapshot!("invalid_set_diagnostics", report);
+}
+
 #[test]
 fn every_code_of_the_invalid_set_is_documented() {
     let doc = std::fs::read_to_string(tests_dir().join("../docs/diagnostics.md")).expect("docs/diagnostics.md");
