@@ -57,9 +57,8 @@ pub struct Env<'m> {
     /// [`Env::untyped_key`]).
     untyped: HashMap<UntypedKey, Option<Outputs>>,
     /// When collecting violations or inferring as onnx does: the If outputs onnx's
-    /// inference infers no type for, with
-    /// what it knows of them instead and, for a declaration, the declared type's flaw (see
-    /// `validate::null_inputs`).
+    /// inference infers no type for, with what it knows of them instead and, for a
+    /// declaration, the declared type's flaw (see `validate::null_inputs`).
     onnx_untyped: HashMap<ValueId, (OnnxKnows, String)>,
 }
 

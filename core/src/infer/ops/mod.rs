@@ -117,10 +117,10 @@ impl<'a, 'm> Ctx<'a, 'm> {
     }
 
     /// Whether input `i` is given as onnx's inference sees it when inferring as onnx does:
-    /// named, and of a type onnx's inference knows. onnx's `hasInput` holds an input it
-    /// infers no type for absent, so that Split-13 splits evenly and Squeeze drops every
-    /// axis of size 1 beside such a `split` or `axes` (the `hasInput` of an inference
-    /// context, which Split-18 asks, reads the name only).
+    /// named, and of a type onnx's inference knows. Split-13 and Squeeze ask for the
+    /// input's type to tell whether it is given, so beside a `split` or `axes` onnx infers
+    /// no type for, Split-13 splits evenly and Squeeze drops every axis of size 1
+    /// (Split-18 asks the inference context's `hasInput`, which reads the name only).
     pub fn given_to_onnx(&self, i: usize) -> bool {
         self.has_input(i) && !(self.env.as_onnx() && self.env.onnx_leaves_untyped(self.input_value(i)))
     }
