@@ -506,7 +506,7 @@ fn check_names_the_proto_path_of_each_problem_in_a_binary_model() {
     let out = run(&["check", model.to_str().unwrap()]);
     assert_exit(&out, 1);
     let stderr = text(&out.stderr);
-    assert!(stderr.contains("error[input-count]: 'Neg'-13 takes exactly 1 inputs, the node has 2"), "{stderr}");
+    assert!(stderr.contains("error[input-count]: 'Neg'-13 takes exactly 1 input, the node has 2"), "{stderr}");
     assert!(stderr.contains("graph.node[0].attribute[0].g.node[0]"), "{stderr}");
     let out = run(&["check", "--json", model.to_str().unwrap()]);
     assert_exit(&out, 1);

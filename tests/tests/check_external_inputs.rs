@@ -5,7 +5,8 @@
 //! external_inputs.tsv). By the verdict contract a model either refuses is invalid, and
 //! where they refuse it for the external input we say so with `external-constant-input`;
 //! the models both load (the input read only once the data's rank is known, or the external
-//! tensor one that no inference parses) are valid.
+//! tensor one that no inference parses) are valid. Every case's diagnostics are held in one
+//! snapshot (`external_inputs_diagnostics`), as the invalid set's are.
 
 use std::path::{Path, PathBuf};
 
@@ -21,6 +22,7 @@ fn fixture_dir() -> PathBuf {
 fn external_constant_inputs_get_the_verdict_of_onnx_and_onnxruntime() {
     let table = std::fs::read_to_string(fixture_dir().join("external_inputs.tsv")).expect("external_inputs.tsv");
     let (mut total, mut refused, mut failures) = (0usize, 0usize, Vec::new());
+    let mut report = String::new();
     for line in table.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
         let cols: Vec<&str> = line.split('\t').collect();
         let [case, onnx, onnx_message, ort, ort_message, ..] = cols[..] else { panic!("bad row: {line}") };
@@ -30,6 +32,17 @@ fn external_constant_inputs_get_the_verdict_of_onnx_and_onnxruntime() {
             CheckOptions { model_dir: Some(binary::model_dir(&path)), full_check: true, ..CheckOptions::default() };
         let diagnostics = check_model(&model, &options).diagnostics;
         let codes: Vec<&str> = diagnostics.iter().map(|d| d.code).collect();
+        let paths = onnx_core::proto_path::ProtoPaths::new(&model);
+        report.push_str(&format!("{case}\n"));
+        for d in &diagnostics {
+            let severity = format!("{:?}", d.severity).to_lowercase();
+            report.push_str(&format!(
+                "  {severity}[{}] {}: {}\n",
+                d.code,
+                paths.described(&model, d.anchor),
+                d.message
+            ));
+        }
         let expected_valid = onnx == "valid" && ort == "valid";
         let for_parsing =
             [onnx_message, ort_message].iter().any(|m| m.contains("Cannot parse data from external tensors"));
@@ -42,4 +55,5 @@ fn external_constant_inputs_get_the_verdict_of_onnx_and_onnxruntime() {
     assert!(total >= 60 && refused >= 30, "{total} models, {refused} refused for an external input");
     assert!(total > refused + 20, "too few models that both accept: {total} models, {refused} refused");
     assert!(failures.is_empty(), "{} verdicts differ:\n{}", failures.len(), failures.join("\n"));
+    insta::assert_snapshot!("external_inputs_diagnostics", report);
 }

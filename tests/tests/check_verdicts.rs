@@ -30,11 +30,17 @@ fn table(name: &str) -> Vec<Vec<String>> {
 
 /// Our diagnostics for one model file, checked as `onnx check FILE` does.
 fn check_file(rel: &str) -> Vec<onnx_core::diagnostic::Diagnostic> {
+    read_and_check(rel).1
+}
+
+/// The model read from `rel` and our diagnostics for it, for tests that describe places too.
+fn read_and_check(rel: &str) -> (onnx_core::ir::Model, Vec<onnx_core::diagnostic::Diagnostic>) {
     let path = tests_dir().join(rel);
     let model = binary::read_model(&path).unwrap_or_else(|e| panic!("{rel}: {e}"));
     let options =
         CheckOptions { model_dir: Some(binary::model_dir(&path)), full_check: true, ..CheckOptions::default() };
-    check_model(&model, &options).diagnostics
+    let diagnostics = check_model(&model, &options).diagnostics;
+    (model, diagnostics)
 }
 
 #[test]
@@ -92,10 +98,10 @@ fn the_invalid_set_says_what_it_says() {
     let mut report = String::new();
     for path in onnx_tests::files_with_suffix(&dir, ".onnx") {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_owned();
-        let model = binary::read_model(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let (model, diagnostics) = read_and_check(&format!("fixtures/check/invalid/{name}"));
         let paths = onnx_core::proto_path::ProtoPaths::new(&model);
         report.push_str(&format!("{name}\n"));
-        for d in check_file(&format!("fixtures/check/invalid/{name}")) {
+        for d in diagnostics {
             let severity = format!("{:?}", d.severity).to_lowercase();
             let at = paths.described(&model, d.anchor);
             report.push_str(&format!("  {severity}[{}] {at}: {}\n", d.code, d.message));

@@ -117,17 +117,19 @@ impl Checker<'_> {
     fn verify(&mut self, id: NodeId, n: &Node, schema: &OpSchema) {
         let op = &schema.op;
         let version = schema.since_version;
+        // `what` is the singular noun ("input"); "exactly 1 input" keeps it singular.
         let count_error = |what: &str, count: usize, min: usize, max: Option<usize>| {
             let range = match max {
                 None => format!("at least {min}"),
                 Some(max) if max == min => format!("exactly {min}"),
                 Some(max) => format!("{min} to {max}"),
             };
-            format!("'{op}'-{version} takes {range} {what}, the node has {count}")
+            let noun = if max == Some(1) && min == 1 { what.to_owned() } else { format!("{what}s") };
+            format!("'{op}'-{version} takes {range} {noun}, the node has {count}")
         };
         let inputs = n.inputs.len();
         if inputs < schema.min_inputs || schema.max_inputs.is_some_and(|m| inputs > m) {
-            let message = count_error("inputs", inputs, schema.min_inputs, schema.max_inputs);
+            let message = count_error("input", inputs, schema.min_inputs, schema.max_inputs);
             self.error("input-count", Anchor::Node(id), message);
         }
         let outputs = n.outputs.len();
@@ -135,7 +137,7 @@ impl Checker<'_> {
         if outputs < schema.min_outputs || schema.max_outputs.is_some_and(|m| outputs > m) || !allowed {
             let message = match &schema.allowed_output_counts {
                 Some(counts) => format!("'{op}'-{version} takes {counts:?} outputs, the node has {outputs}"),
-                None => count_error("outputs", outputs, schema.min_outputs, schema.max_outputs),
+                None => count_error("output", outputs, schema.min_outputs, schema.max_outputs),
             };
             self.error("output-count", Anchor::Node(id), message);
         }

@@ -730,6 +730,9 @@ pub(super) fn node_rule_violations<'t>(
                 }
             }
             if dims(2).is_some_and(|d| d.len() == 1) {
+                // onnx asks the cache's first axis (the batch) whatever the update's shape,
+                // so a scalar cache fails here even when the checks above did not run.
+                v.rank_within(0, dims(0), 1, usize::MAX, "past_cache");
                 unify::agree(&mut v, "the batch size", &dims, &[(0, 0), (2, 0)]);
             }
         }
