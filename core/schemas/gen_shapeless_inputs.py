@@ -70,13 +70,18 @@ def shapeless(base, i: int):
     return model
 
 
-def outputs_onnx_shapes(model) -> list[bool]:
-    """For each output of the node, whether onnx's inference gives it a shape."""
+def outputs_onnx_shapes(model) -> list[bool] | None:
+    """For each output of the node, whether onnx's inference gives it a shape; None when
+    the inference fails the node (Resize with sizes of unknown length, for one), which
+    says nothing of the shapes it gives."""
     probe = copy.deepcopy(model)
     for output in probe.graph.output:
         if output.type.HasField("tensor_type"):
             output.type.tensor_type.ClearField("shape")
-    inferred = onnx.shape_inference.infer_shapes(probe).graph
+    try:
+        inferred = onnx.shape_inference.infer_shapes(probe, strict_mode=True).graph
+    except onnx.shape_inference.InferenceError:
+        return None
     shaped = {v.name for v in list(inferred.output) + list(inferred.value_info) if v.type.tensor_type.HasField("shape")}
     return [name in shaped for name in inferred.node[-1].output]
 
@@ -116,7 +121,7 @@ def main() -> None:
             onnx.save(model, MODELS / f"{test.name}--{i}.onnx")
             written += 1
             position = list(node.input).index(value.name)
-            for output, shaped in enumerate(outputs_onnx_shapes(model)):
+            for output, shaped in enumerate(outputs_onnx_shapes(model) or []):
                 said[(domain, node.op_type, since, position, output)].add("shape" if shaped else "none")
     rows = [
         "# domain\top\tversion\tinput\toutput\twhat onnx's inference gives that output when that input has no "

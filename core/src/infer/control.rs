@@ -225,7 +225,10 @@ fn scan_batched<'m>(model: &'m Model, node: &Node, inputs: Places<'_>, env: &mut
                 }
                 Some(d[count..].to_vec())
             }
-            _ => None,
+            // As onnx (`RemoveDimensionsFromShape`): an input with fewer axes than the
+            // body drops leaves the body a scalar, which its declaration then contradicts.
+            Some(_) => Some(Vec::new()),
+            None => None,
         };
         Some(tensor(elem?, dims))
     };

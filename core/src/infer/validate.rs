@@ -149,7 +149,8 @@ pub(super) fn node_rule_violations<'t>(
                 unify::agree(&mut v, "the batch size N", &dims, &[(0, 0), (1, 0)]);
             }
         }
-        "Col2Im" => {
+        // onnx judges nothing of Col2Im until all three inputs have shapes.
+        "Col2Im" if (0..3).all(|i| dims(i).is_some()) => {
             if let Some(pads) = ints(node, "pads")
                 && pads.len() % 2 != 0
             {
@@ -195,6 +196,8 @@ pub(super) fn node_rule_violations<'t>(
             pads_beside_auto_pad(node, &mut v);
             conv_pool(node, op, Some(1), &dims, &mut v);
         }
+        // onnx infers DeformConv as Conv (its offset and mask are not read).
+        "DeformConv" => conv_pool(node, op, Some(1), &dims, &mut v),
         "QLinearConv" => {
             auto_pad(node, &mut v);
             pads_beside_auto_pad(node, &mut v);
@@ -274,17 +277,17 @@ pub(super) fn node_rule_violations<'t>(
         // axis; scores by class).
         "Trilu" => v.rank_within(0, dims(0), 2, usize::MAX, "the input"),
         "DFT" => {
-            if since_version >= 20 {
-                v.rank_within(0, dims(0), 2, usize::MAX, "the input");
-            }
+            v.rank_within(0, dims(0), 2, usize::MAX, "the input");
             let known = signal::Inputs { dims: &dims, constant: &constant_input, constant_rank: &constant_rank };
             signal::signal_rules(node, op, since_version, known, &mut v);
         }
-        "ReverseSequence" => {
+        // Judged once both inputs have shapes, as onnx does.
+        "ReverseSequence" if dims(0).is_some() && dims(1).is_some() => {
             v.rank_within(0, dims(0), 2, usize::MAX, "the input");
             v.rank_within(1, dims(1), 1, 1, "sequence_lens");
         }
-        "GatherND" => {
+        // Judged once both inputs have shapes, as onnx does.
+        "GatherND" if dims(0).is_some() && dims(1).is_some() => {
             v.rank_within(0, dims(0), 1, usize::MAX, "the data");
             v.rank_within(1, dims(1), 1, usize::MAX, "the indices");
             // The indexed axes follow the batch_dims batch axes (onnx adds them, checked).
@@ -421,7 +424,11 @@ pub(super) fn node_rule_violations<'t>(
             }
         }
         "AffineGrid" => {
-            v.rank_within(1, dims(1), 1, 1, "size");
+            // onnx infers AffineGrid through its function body, which fails a size of
+            // another rank only once theta's shape is known too.
+            if dims(0).is_some() {
+                v.rank_within(1, dims(1), 1, 1, "size");
+            }
             if let Some(size) = constant_input(1)
                 && size.len() != 4
                 && size.len() != 5
@@ -570,6 +577,8 @@ pub(super) fn node_rule_violations<'t>(
                 );
             }
         }
+        // Both versions judge the shape input once both inputs have shapes.
+        "Expand" if dims(0).is_none() => {}
         "Expand" if (8..13).contains(&since_version) => v.rank_within(1, dims(1), 1, 1, "the shape"),
         "Expand" => v.shape_input(1, constant_tensor(1).is_some(), dims(1)),
         // onnx's getShapeInput, told to refuse negative sizes.
@@ -580,7 +589,8 @@ pub(super) fn node_rule_violations<'t>(
                 v.signs_at(Anchor::NodeInput(n, 0), "the shape of ConstantOfShape", &shape, false);
             }
         }
-        "NegativeLogLikelihoodLoss" => {
+        // onnx judges nothing of it until the input and the target have shapes.
+        "NegativeLogLikelihoodLoss" if dims(0).is_some() && dims(1).is_some() => {
             v.rank_within(0, dims(0), 2, usize::MAX, "the input");
             let before = v.found.len();
             negative_log_likelihood_loss(&dims, &mut v);
@@ -653,7 +663,8 @@ pub(super) fn node_rule_violations<'t>(
                 v.error("invalid-attribute-value", at, message);
             }
         }
-        "MatMul" => matmul(&dims, &mut v),
+        "MatMul" | "MatMulInteger" => matmul(0, 1, &dims, &mut v),
+        "QLinearMatMul" => matmul(0, 3, &dims, &mut v),
         "Gemm" => {
             for i in 0..2 {
                 if let Some(d) = dims(i)
@@ -1497,11 +1508,14 @@ fn resize_exclude_outside(node: &Node, v: &mut Violations<'_, '_>) {
 }
 
 /// MatMul: no 0-D operand; the inner dimensions agree (after 1-D operands are promoted).
-fn matmul<'d>(dims: &impl Fn(usize) -> Option<&'d [Dimension]>, v: &mut Violations<'_, '_>) {
-    let (Some(a), Some(b)) = (dims(0), dims(1)) else { return };
+/// The matrix product of inputs `left` and `right` (MatMul's 0 and 1, QLinearMatMul's 0 and
+/// 3): onnx's `MatMulShapeInference`, which MatMul, MatMulInteger and QLinearMatMul share.
+fn matmul<'d>(left: usize, right: usize, dims: &impl Fn(usize) -> Option<&'d [Dimension]>, v: &mut Violations<'_, '_>) {
+    let (Some(a), Some(b)) = (dims(left), dims(right)) else { return };
+    let op = v.op;
     if a.is_empty() || b.is_empty() {
-        let i = if a.is_empty() { 0 } else { 1 };
-        v.error("input-rank", Anchor::NodeInput(v.n, i), "MatMul does not take 0-D inputs");
+        let i = if a.is_empty() { left } else { right };
+        v.error("input-rank", Anchor::NodeInput(v.n, i), format!("{op} does not take 0-D inputs"));
         return;
     }
     let k_a = &a[a.len() - 1];
@@ -1509,8 +1523,8 @@ fn matmul<'d>(dims: &impl Fn(usize) -> Option<&'d [Dimension]>, v: &mut Violatio
     if let (Some(x), Some(y)) = (known_dim(k_a), known_dim(k_b))
         && x != y
     {
-        let message = format!("MatMul of a [..., {x}] by a [..., {y}, ...]: the inner dimensions must be equal");
-        v.error("incompatible-shapes", Anchor::NodeInput(v.n, 1), message);
+        let message = format!("{op} of a [..., {x}] by a [..., {y}, ...]: the inner dimensions must be equal");
+        v.error("incompatible-shapes", Anchor::NodeInput(v.n, right), message);
         return;
     }
     // The batch dimensions (all but the last two) broadcast, aligned from the right.
@@ -1524,11 +1538,11 @@ fn matmul<'d>(dims: &impl Fn(usize) -> Option<&'d [Dimension]>, v: &mut Violatio
             && y != 1
         {
             let message = format!(
-                "MatMul cannot broadcast the batch dimensions [{}] and [{}]: {x} and {y} differ and neither is 1",
+                "{op} cannot broadcast the batch dimensions [{}] and [{}]: {x} and {y} differ and neither is 1",
                 shown(batch_a),
                 shown(batch_b)
             );
-            v.error("incompatible-shapes", Anchor::NodeInput(v.n, 1), message);
+            v.error("incompatible-shapes", Anchor::NodeInput(v.n, right), message);
             return;
         }
     }

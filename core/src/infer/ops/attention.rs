@@ -95,7 +95,10 @@ fn attention(ctx: &Ctx<'_, '_>) -> Outputs {
         (None, s) if !ctx.has_input(4) => s.clone(),
         _ => None,
     };
+    // onnx shapes the output only when query and value are both 4-D or both 3-D.
+    let onnx_shapes_y = q.zip(v).is_some_and(|(q, v)| q.len() == v.len());
     let y = match (q, &q4, &v4) {
+        _ if ctx.as_onnx() && !onnx_shapes_y => None,
         (Some(q), Some(q4), Some(v4)) if q.len() == 4 => {
             Some(vec![q4[0].clone(), q4[1].clone(), q4[2].clone(), v4[3].clone()])
         }

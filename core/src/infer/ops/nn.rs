@@ -29,11 +29,16 @@ pub fn rule(op: &str) -> Option<Rule> {
         },
         "Gemm" => |ctx| Some(Outputs::one(tensor_of(ctx.elem(0), gemm(ctx)))),
         "ArgMax" | "ArgMin" => |ctx| {
-            let dims = ctx.dims(0).and_then(|d| {
-                let axis = normalize_axis(ctx.int("axis").unwrap_or(0), d.len())?;
-                // As onnx: only 1 keeps the axis (any other value drops it).
+            let dims = ctx.dims(0).map(|d| {
+                // As onnx: the axis names no dimension of a scalar (the default 0 included),
+                // and version 1 does not judge its range, so such an axis reduces nothing
+                // (from 11 on an axis written out of range fails the node: validate.rs).
+                let axis = ctx.int("axis").unwrap_or(0);
+                let axis = if axis < 0 { axis + d.len() as i64 } else { axis };
+                let axes: Vec<usize> = usize::try_from(axis).ok().filter(|&a| a < d.len()).into_iter().collect();
+                // Only 1 keeps the axis (any other value drops it).
                 let keep = ctx.int("keepdims").unwrap_or(1) == 1;
-                Some(reduced(d, &[axis], keep))
+                reduced(d, &axes, keep)
             });
             Some(Outputs::one(tensor_of(Some(DataType::Int64 as i32), dims)))
         },

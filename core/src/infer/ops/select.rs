@@ -93,6 +93,11 @@ fn gather_nd(ctx: &Ctx<'_, '_>) -> Option<Vec<Dimension>> {
     let rest = data.get(batch.checked_add(tuple)?..)?;
     let mut out = indices[..indices.len() - 1].to_vec();
     out.extend_from_slice(rest);
+    // onnx adds the output's axes one by one to a shape it creates with the first, so a
+    // scalar result gets no shape from it.
+    if out.is_empty() && ctx.as_onnx() {
+        return None;
+    }
     Some(out)
 }
 
@@ -103,7 +108,10 @@ fn unique(ctx: &Ctx<'_, '_>) -> Outputs {
     let d = ctx.dims(0);
     let (y, inverse) = match axis {
         None => {
-            let count = d.and_then(|d| d.iter().try_fold(1i64, |a, x| a.checked_mul(known_dim(x)?)));
+            // onnx leaves the count unknown; it is the input's element count.
+            let count = d
+                .filter(|_| !ctx.as_onnx())
+                .and_then(|d| d.iter().try_fold(1i64, |a, x| a.checked_mul(known_dim(x)?)));
             (Some(vec![unknown_dim()]), count.map_or_else(unknown_dim, dim))
         }
         Some(axis) => match d.and_then(|d| Some((d, normalize_axis(axis, d.len())?))) {

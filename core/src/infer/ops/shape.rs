@@ -387,7 +387,10 @@ fn slice(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
         return Some(Outputs::one(tensor_of(elem, None)));
     };
     let (Some(starts), Some(ends), Some(axes), Some(steps)) = (starts, ends, axes, steps) else {
-        return Some(Outputs::one(tensor_of(elem, Some(vec![unknown_dim(); d.len()]))));
+        // The rank is kept; onnx adds the axes one by one to a shape it creates with the
+        // first, so a scalar (nothing to slice) gets no shape from it.
+        let rank = (!d.is_empty() || !ctx.as_onnx()).then(|| vec![unknown_dim(); d.len()]);
+        return Some(Outputs::one(tensor_of(elem, rank)));
     };
     let axes = axes.unwrap_or_else(|| (0..starts.len() as i64).collect());
     let steps = steps.unwrap_or_else(|| vec![1; starts.len()]);
@@ -439,6 +442,11 @@ fn split(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
                         if i + 1 < count { chunk } else { len.saturating_sub(chunk.saturating_mul(n - 1)) }
                     }),
                 };
+                // onnx gives no shape when the sizes are given but not a constant, unless
+                // the split axis is unknown anyway.
+                if ctx.as_onnx() && matches!(sizes, Some(None)) && known_dim(&d[axis]).is_some() {
+                    return None;
+                }
                 out[axis] = size.map_or_else(unknown_dim, dim);
                 Some(out)
             });

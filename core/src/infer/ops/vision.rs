@@ -59,6 +59,10 @@ fn affine_grid(ctx: &Ctx<'_, '_>) -> Option<Vec<Dimension>> {
         5 => 3,
         _ => return None,
     };
+    // theta is [N, 2, 3] or [N, 3, 4]; of another rank, nothing can be said.
+    if ctx.dims(0).is_some_and(|d| d.len() != 3) {
+        return None;
+    }
     let theta_batch = ctx.dims(0).and_then(|d| d.first()).cloned().unwrap_or_default();
     let mut out = vec![first_known(&size[0], &theta_batch)];
     out.extend_from_slice(&size[2..]);

@@ -20,32 +20,19 @@ pub(super) fn attention<'d>(
     if since_version >= 25 {
         attention_25(node, dims, v);
     }
-    let Some(q) = dims(0) else { return };
-    for (i, what) in [(0, "query"), (1, "key"), (2, "value")] {
-        if let Some(d) = dims(i)
-            && d.len() != 3
-            && d.len() != 4
-        {
-            let message = format!("the {what} of Attention (input {i}) must have rank 3 or 4, it has rank {}", d.len());
-            v.error("input-rank", Anchor::NodeInput(v.n, i), message);
-            return;
-        }
+    if dims(0).is_some() && !query_key_value(node, since_version, dims, v) {
+        return;
     }
-    if q.len() == 3 {
-        for name in ["q_num_heads", "kv_num_heads"] {
-            if node.attribute(name).is_none() {
-                let message = format!("Attention of a 3-D query (heads packed in its last axis) needs {name}");
-                v.error("missing-required-attribute", Anchor::Node(v.n), message);
-                return;
-            }
-        }
-        if dims(2).is_some_and(|d| d.len() == 3) && since_version < 25 {
-            positive_heads(node, v);
-        }
-    }
-    if node.has_output(1) && node.has_output(2) && node.has_input(4) && node.has_input(5) {
-        for (i, what) in [(4, "past_key"), (5, "past_value")] {
-            if let Some(d) = dims(i).filter(|d| d.len() != 4) {
+    // onnx judges the past cache's rank whatever the query's shape, once both halves of it
+    // have one.
+    if node.has_output(1)
+        && node.has_output(2)
+        && node.has_input(4)
+        && node.has_input(5)
+        && let (Some(key), Some(value)) = (dims(4), dims(5))
+    {
+        for (i, what, d) in [(4, "past_key", key), (5, "past_value", value)] {
+            if d.len() != 4 {
                 let message = format!("the {what} of Attention (input {i}) must have rank 4, it has rank {}", d.len());
                 v.error("input-rank", Anchor::NodeInput(v.n, i), message);
                 return;
@@ -53,6 +40,39 @@ pub(super) fn attention<'d>(
         }
     }
     attention_sizes(node, dims, v);
+}
+
+/// What onnx judges once the query's shape is known: the ranks of query, key and value, and
+/// the head counts a 3-D query needs. False when it reported an error.
+fn query_key_value<'d>(
+    node: &Node,
+    since_version: i64,
+    dims: &impl Fn(usize) -> Option<&'d [Dimension]>,
+    v: &mut Violations<'_, '_>,
+) -> bool {
+    for (i, what) in [(0, "query"), (1, "key"), (2, "value")] {
+        if let Some(d) = dims(i)
+            && d.len() != 3
+            && d.len() != 4
+        {
+            let message = format!("the {what} of Attention (input {i}) must have rank 3 or 4, it has rank {}", d.len());
+            v.error("input-rank", Anchor::NodeInput(v.n, i), message);
+            return false;
+        }
+    }
+    if dims(0).is_some_and(|q| q.len() == 3) {
+        for name in ["q_num_heads", "kv_num_heads"] {
+            if node.attribute(name).is_none() {
+                let message = format!("Attention of a 3-D query (heads packed in its last axis) needs {name}");
+                v.error("missing-required-attribute", Anchor::Node(v.n), message);
+                return false;
+            }
+        }
+        if dims(2).is_some_and(|d| d.len() == 3) && since_version < 25 {
+            return positive_heads(node, v);
+        }
+    }
+    true
 }
 
 /// What onnx's Attention inference computes with checked arithmetic: for 3-D inputs the

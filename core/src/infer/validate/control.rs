@@ -11,7 +11,7 @@ use crate::infer::control::{graph_attr, without_shapes};
 use crate::infer::merge::contradiction;
 use crate::infer::types::tensor;
 use crate::infer::types::tensor_parts;
-use crate::ir::{DataType, Dimension, GraphId, Model, Node, Shape, Type, TypeValue};
+use crate::ir::{DataType, Dimension, GraphId, Model, Node, Type, TypeValue};
 
 /// Checks If, Loop, Scan or SequenceMap node `node` (`op`, whose schema is `since_version`);
 /// `body` gives the types of a subgraph's outputs as inferred for this node.
@@ -521,12 +521,14 @@ fn without_axis(t: &Type, axis: i64) -> Type {
     t
 }
 
-/// A tensor type less its first `count` axes (its shape forgotten if it has fewer).
+/// A tensor type less its first `count` axes: a scalar if it has no more (as onnx's
+/// `RemoveDimensionsFromShape` leaves it, so a body that declares more axes contradicts it).
 fn without_leading(t: &Type, count: usize) -> Type {
     let mut t = t.clone();
-    if let Some(TypeValue::Tensor(x)) = &mut t.value {
-        x.shape =
-            x.shape.take().and_then(|s| (s.dims.len() >= count).then(|| Shape { dims: s.dims[count..].to_vec() }));
+    if let Some(TypeValue::Tensor(x)) = &mut t.value
+        && let Some(shape) = &mut x.shape
+    {
+        shape.dims = shape.dims.get(count..).unwrap_or_default().to_vec();
     }
     t
 }
