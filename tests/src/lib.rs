@@ -148,3 +148,14 @@ pub mod wire {
         out
     }
 }
+
+/// The first column of each row of a tab-separated table (rows starting with `#` are
+/// comments): the cases a list of known gaps names. Empty when the file does not exist.
+pub fn first_column(path: &Path) -> std::collections::BTreeSet<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .filter_map(|l| l.split('\t').next().map(str::to_owned))
+        .collect()
+}

@@ -78,12 +78,7 @@ fn mutate(model: &mut Model, kind: &str, args: &Value) -> Option<()> {
 fn mutants_of_real_models_get_the_verdict_of_onnx_and_onnxruntime() {
     let table = std::fs::read_to_string(tests_dir().join("fixtures/check/mutants.tsv")).expect("mutants.tsv");
     let gaps_path = tests_dir().join("fixtures/check/mutant_gaps.tsv");
-    let listed: BTreeSet<String> = std::fs::read_to_string(&gaps_path)
-        .unwrap_or_default()
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.is_empty())
-        .filter_map(|l| l.split('\t').next().map(str::to_owned))
-        .collect();
+    let listed = onnx_tests::first_column(&gaps_path);
     let mut models: std::collections::HashMap<String, Model> = std::collections::HashMap::new();
     let (mut total, mut rejected_by_anchor, mut models_seen) = (0usize, 0usize, BTreeSet::new());
     let mut false_alarms = Vec::new();
@@ -125,13 +120,7 @@ fn mutants_of_real_models_get_the_verdict_of_onnx_and_onnxruntime() {
         }
     }
     assert!(total >= 1000 && models_seen.len() >= 10, "{total} mutants of {} models", models_seen.len());
-    let differences: BTreeSet<String> =
-        std::fs::read_to_string(tests_dir().join("fixtures/check/mutant_differences.tsv"))
-            .unwrap_or_default()
-            .lines()
-            .filter(|l| !l.starts_with('#') && !l.is_empty())
-            .filter_map(|l| l.split('\t').next().map(str::to_owned))
-            .collect();
+    let differences = onnx_tests::first_column(&tests_dir().join("fixtures/check/mutant_differences.tsv"));
     let alarm_ids: BTreeSet<String> =
         false_alarms.iter().filter_map(|a| a.split(' ').next().map(str::to_owned)).collect();
     let unexplained: Vec<&String> =

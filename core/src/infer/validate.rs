@@ -589,8 +589,28 @@ pub(super) fn node_rule_violations<'t>(
                 v.signs_at(Anchor::NodeInput(n, 0), "the shape of ConstantOfShape", &shape, false);
             }
         }
-        // onnx judges nothing of it until the input and the target have shapes.
-        "NegativeLogLikelihoodLoss" if dims(0).is_some() && dims(1).is_some() => {
+        // onnx's own inference does not compare the two ranks; onnxruntime infers through
+        // the function body, whose NegativeLogLikelihoodLoss does, and refuses the model.
+        "SoftmaxCrossEntropyLoss" => {
+            if let (Some(scores), Some(labels)) = (dims(0), dims(1))
+                && labels.len() + 1 != scores.len()
+            {
+                let message = format!(
+                    "the labels of SoftmaxCrossEntropyLoss have rank {}, the scores {}: the labels have one axis less (onnxruntime refuses the model)",
+                    labels.len(),
+                    scores.len()
+                );
+                v.error("input-rank", Anchor::NodeInput(n, 1), message);
+            }
+        }
+        // onnx judges nothing of it until the input and the target have shapes; onnxruntime,
+        // which infers through its function body, judges the weight's rank once the target
+        // has one.
+        "NegativeLogLikelihoodLoss" if dims(0).is_none() && dims(1).is_some() => {
+            v.rank_within(2, dims(2), 1, 1, "the weight");
+        }
+        "NegativeLogLikelihoodLoss" if dims(0).is_none() => {}
+        "NegativeLogLikelihoodLoss" if dims(1).is_some() => {
             v.rank_within(0, dims(0), 2, usize::MAX, "the input");
             let before = v.found.len();
             negative_log_likelihood_loss(&dims, &mut v);

@@ -109,9 +109,8 @@ fn unique(ctx: &Ctx<'_, '_>) -> Outputs {
     let (y, inverse) = match axis {
         None => {
             // onnx leaves the count unknown; it is the input's element count.
-            let count = d
-                .filter(|_| !ctx.as_onnx())
-                .and_then(|d| d.iter().try_fold(1i64, |a, x| a.checked_mul(known_dim(x)?)));
+            let count =
+                d.filter(|_| !ctx.as_onnx()).and_then(|d| d.iter().try_fold(1i64, |a, x| a.checked_mul(known_dim(x)?)));
             (Some(vec![unknown_dim()]), count.map_or_else(unknown_dim, dim))
         }
         Some(axis) => match d.and_then(|d| Some((d, normalize_axis(axis, d.len())?))) {

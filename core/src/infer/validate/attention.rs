@@ -24,15 +24,20 @@ pub(super) fn attention<'d>(
         return;
     }
     // onnx judges the past cache's rank whatever the query's shape, once both halves of it
-    // have one.
+    // have one. onnxruntime (1.32) has no kernel for version 25 and infers through its
+    // function body instead, which judges each half that has a shape (its Concat with the
+    // new keys or values).
+    let each_half = since_version >= 25;
     if node.has_output(1)
         && node.has_output(2)
         && node.has_input(4)
         && node.has_input(5)
-        && let (Some(key), Some(value)) = (dims(4), dims(5))
+        && (each_half || (dims(4).is_some() && dims(5).is_some()))
     {
-        for (i, what, d) in [(4, "past_key", key), (5, "past_value", value)] {
-            if d.len() != 4 {
+        for (i, what) in [(4, "past_key"), (5, "past_value")] {
+            if let Some(d) = dims(i)
+                && d.len() != 4
+            {
                 let message = format!("the {what} of Attention (input {i}) must have rank 4, it has rank {}", d.len());
                 v.error("input-rank", Anchor::NodeInput(v.n, i), message);
                 return;
