@@ -458,8 +458,9 @@ pub(super) fn node_rule_violations<'t>(
                 v.axis(node, "axis", 0, d.len(), false);
             }
         }
-        // Negative axes from version 11.
-        "Split" if since_version >= 11 => {
+        // Every version judges the axis, negative ones included (onnx takes them in Split-2
+        // too, as exporters wrote them).
+        "Split" => {
             if let Some(d) = dims(0) {
                 v.axis(node, "axis", 0, d.len(), false);
             }
@@ -469,7 +470,6 @@ pub(super) fn node_rule_violations<'t>(
                 split_before_18(node, since_version, &dims, &constant_input, &untyped, &mut v);
             }
         }
-        "Split" => split_before_18(node, since_version, &dims, &constant_input, &untyped, &mut v),
 
         "RNN" | "GRU" | "LSTM" => {
             v.one_of(node, "direction", &["forward", "reverse", "bidirectional"]);
