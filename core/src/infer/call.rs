@@ -143,6 +143,13 @@ fn bind(
     Some(bound)
 }
 
+/// Body node `node` of `function` (parsed apart from the caller's model) bound to the call
+/// `caller` makes of it, with `defaults` for references neither gives (see [`bind`]).
+pub(super) fn bind_to_caller(node: &Node, caller: &Node, function: &Function, defaults: &[Attribute]) -> Option<Node> {
+    let omitted = omitted_parameters(caller, function);
+    bind(node, caller, function, defaults, false, &omitted)
+}
+
 /// Whether an attribute's value lives in a model's arenas (tensors, graphs).
 fn refers_to_arena(a: &Attribute) -> bool {
     matches!(
@@ -173,16 +180,20 @@ fn parsed_bodies() -> &'static Mutex<HashMap<BodyKey, ParsedBody>> {
 }
 
 fn parse_body(text: &str) -> ParsedBody {
+    let model = function_model(text)?;
+    let numbers = crate::resolve::resolve_without_tables(&model).numbers;
+    Some(Box::leak(Box::new((model, numbers))))
+}
+
+/// A function in the text format, parsed and lowered into a model of its own holding it as
+/// its one function; `None` when the text has errors.
+pub(super) fn function_model(text: &str) -> Option<Model> {
     let parsed = onnx_syntax::parse_function(text);
     if !parsed.errors.is_empty() {
         return None;
     }
     let lowered = crate::lower::from_ast::function(&parsed.tree?, text);
-    if !lowered.diagnostics.is_empty() {
-        return None;
-    }
-    let numbers = crate::resolve::resolve_without_tables(&lowered.model).numbers;
-    Some(Box::leak(Box::new((lowered.model, numbers))))
+    lowered.diagnostics.is_empty().then_some(lowered.model)
 }
 
 /// An operator's schema function body, parsed once: a model of its own holding the body as
@@ -240,7 +251,7 @@ pub(super) fn schema_body(
 
 /// The attributes a schema gives defaults for, as attributes (numbers, strings and lists of
 /// them: the kinds of default the schemas have).
-fn schema_defaults(schema: &OpSchema) -> Vec<Attribute> {
+pub(super) fn schema_defaults(schema: &OpSchema) -> Vec<Attribute> {
     let floats = |v: &serde_json::Value| -> Option<Vec<f32>> {
         v.as_array()?.iter().map(|x| x.as_f64().map(|f| f as f32)).collect()
     };

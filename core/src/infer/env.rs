@@ -154,6 +154,19 @@ impl<'m> Env<'m> {
         Some(Env { function: Some(function), calls, as_onnx: self.as_onnx, ..body })
     }
 
+    /// An environment for a function body parsed into a model of its own (one onnxruntime
+    /// expands an operator into, see `runtime_body`), at default-domain version `opset`.
+    pub(super) fn for_expansion(
+        model: &'m Model,
+        numbers: &'m ValueNumbers,
+        id: FunctionId,
+        function: &'m Function,
+        opset: i64,
+    ) -> Env<'m> {
+        let body = Self::with_values(model, numbers, opset, numbers.function_value_count(id));
+        Env { function: Some(function), ..body }
+    }
+
     /// The key under which what `node` gives is kept, when it has no attributes and none of
     /// its inputs is known (see [`UntypedKey`]).
     pub(super) fn untyped_key(
@@ -233,17 +246,14 @@ impl<'m> Env<'m> {
         let lookup = |i: usize| inputs.get(i).and_then(|v| self.ty(v));
         super::constraints::node_violations(self.model, n, schema, lookup, &mut bindings, &mut new);
         if let Some(schema) = schema {
-            // Only the values onnx's inference reads (initializers, `Constant` outputs), not
-            // those of shape computations: a node judged on them is judged as onnx judges it.
-            let constant = |i: usize| {
-                let value = inputs.get(i).filter(|&v| self.constant(v).is_some())?;
-                self.value(value).and_then(super::types::Known::ints)
-            };
-            let tensor = |i: usize| inputs.get(i).and_then(|v| self.constant(v));
-            let body = |g: GraphId| super::graph_output_types(self.model, g, self);
-            let untyped = |i: usize| inputs.get(i).is_some_and(|v| self.onnx_leaves_untyped(v));
-            let known = super::validate::Judged { lookup, constant, tensor, body, untyped };
-            super::validate::node_rule_violations(self.model, n, schema.since_version, known, &mut new);
+            self.rule_findings(n, schema, &mut new);
+            // What onnxruntime finds in the function body it infers the node through, when
+            // onnx's own rule finds nothing.
+            if !new.iter().any(|d| d.severity == crate::diagnostic::Severity::Error)
+                && let Some(refused) = super::runtime_body::refusal(self, n, schema)
+            {
+                new.push(refused);
+            }
             self.untyped_by_onnx(graph, n, schema, &mut new);
         } else if self.function.is_none() && self.model.nodes[n].schema_domain() == Some("ai.onnx.ml") {
             let ml_opset = self.domain_opset("ai.onnx.ml").unwrap_or(1);
@@ -261,6 +271,24 @@ impl<'m> Env<'m> {
         {
             found.entry(graph).or_default().extend(new);
         }
+    }
+
+    /// What onnx's inference rules fail default-domain node `n` (of operator `schema`) for,
+    /// judged from what this environment knows of its inputs ([`super::validate`]).
+    pub(super) fn rule_findings(&self, n: NodeId, schema: &OpSchema, found: &mut Vec<Diagnostic>) {
+        let inputs = self.numbers.node_inputs(n, &self.model.nodes[n]);
+        let lookup = |i: usize| inputs.get(i).and_then(|v| self.ty(v));
+        // Only the values onnx's inference reads (initializers, `Constant` outputs), not
+        // those of shape computations: a node judged on them is judged as onnx judges it.
+        let constant = |i: usize| {
+            let value = inputs.get(i).filter(|&v| self.constant(v).is_some())?;
+            self.value(value).and_then(super::types::Known::ints)
+        };
+        let tensor = |i: usize| inputs.get(i).and_then(|v| self.constant(v));
+        let body = |g: GraphId| super::graph_output_types(self.model, g, self);
+        let untyped = |i: usize| inputs.get(i).is_some_and(|v| self.onnx_leaves_untyped(v));
+        let known = super::validate::Judged { lookup, constant, tensor, body, untyped };
+        super::validate::node_rule_violations(self.model, n, schema.since_version, known, found);
     }
 
     /// [`Env::untyped_by_onnx`] for node `n` of a domain other than the default one.

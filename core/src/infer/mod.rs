@@ -26,6 +26,7 @@ mod merge;
 mod node;
 mod ops;
 mod registry;
+mod runtime_body;
 mod shapeless;
 #[cfg(test)]
 mod tests;
