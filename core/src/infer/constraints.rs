@@ -138,6 +138,43 @@ pub(super) fn node_violations<'t>(
     }
 }
 
+/// The outputs of control-flow node `n` (an If, whose output types come from its
+/// branches; `lookup` finds output `i`'s inferred type) that `schema`'s constraints
+/// reject: onnx's strict inference checks a node's outputs against its constraints too
+/// ("outputs has unsupported type"), which only a body's types can break (an If-13 branch
+/// giving an optional, which If allows from version 16).
+pub(super) fn body_output_violations<'t>(
+    n: NodeId,
+    schema: &OpSchema,
+    lookup: impl Fn(usize) -> Option<&'t Type>,
+    outputs: usize,
+    found: &mut Vec<Diagnostic>,
+) {
+    for i in 0..outputs {
+        let Some(formal) =
+            schema.outputs.get(i).or_else(|| schema.outputs.last().filter(|f| f.option == FormalOption::Variadic))
+        else {
+            continue;
+        };
+        let Some(kind) = lookup(i).and_then(Kind::of) else { continue };
+        let allowed = match kind {
+            Kind::Tensor(code) => (0..64).contains(&code) && formal.tensor_elems & (1 << code) != 0,
+            Kind::Other(ref spelled) => schema.allowed_types(formal).contains(&spelled.as_str()),
+        };
+        if !allowed {
+            let (op, version) = (&schema.op, schema.since_version);
+            let message = format!(
+                "output {i} ('{}') of {op}-{version} is {}, which its body gives but {} does not allow (allowed: {})",
+                formal.name,
+                kind.spelled(),
+                formal.type_str,
+                listed(&schema.allowed_types(formal))
+            );
+            found.push(Diagnostic::error("subgraph-output-type", Anchor::NodeOutput(n, i), message));
+        }
+    }
+}
+
 /// The first few allowed types, and how many more there are.
 fn listed(allowed: &[&str]) -> String {
     const SHOWN: usize = 6;

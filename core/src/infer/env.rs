@@ -246,6 +246,13 @@ impl<'m> Env<'m> {
         let lookup = |i: usize| inputs.get(i).and_then(|v| self.ty(v));
         super::constraints::node_violations(self.model, n, schema, lookup, &mut bindings, &mut new);
         if let Some(schema) = schema {
+            let node = &self.model.nodes[n];
+            // Loop's and Scan's body outputs are judged by kind in `validate/control.rs`.
+            if schema.op == "If" {
+                let outputs = self.numbers.node_outputs(n, node);
+                let output = |i: usize| outputs.get(i).and_then(|v| self.ty(v));
+                super::constraints::body_output_violations(n, schema, output, node.outputs.len(), &mut new);
+            }
             self.rule_findings(n, schema, &mut new);
             // What onnxruntime finds in the function body it infers the node through, when
             // onnx's own rule finds nothing.
