@@ -180,10 +180,12 @@ pub(super) fn node_rule_violations<'t>(
         }
         // Negative axes from version 11; before, only an axis past the rank fails.
         "Flatten" => {
-            if let Some(d) = dims(0)
-                && (since_version >= 11 || int(node, "axis").unwrap_or(1) > d.len() as i64)
-            {
-                v.axis(node, "axis", 1, d.len(), true);
+            if let Some(d) = dims(0) {
+                if since_version >= 11 {
+                    v.axis(node, "axis", 1, d.len(), true);
+                } else {
+                    v.axis_at_most(node, "axis", 1, d.len(), true);
+                }
             }
         }
         "MaxPool" | "AveragePool" | "LpPool" => {
@@ -917,6 +919,22 @@ impl Violations<'_, '_> {
 }
 
 impl Violations<'_, '_> {
+    /// [`Violations::axis`] for the versions that judge no negative axis (Flatten and
+    /// Concat before version 11): only an axis past the rank fails, and the message says so.
+    fn axis_at_most(&mut self, node: &Node, name: &str, default: i64, rank: usize, inclusive: bool) {
+        let axis = int(node, name).unwrap_or(default);
+        let top = if inclusive { rank as i64 } else { rank as i64 - 1 };
+        if axis > top {
+            let at = self.attribute_anchor(node, name);
+            let op = self.op;
+            let message = format!(
+                "{name} = {axis} is out of range for {op} on an input of rank {rank}: it must be at most {top} \
+                 (this version judges no negative axis)"
+            );
+            self.error("invalid-axis", at, message);
+        }
+    }
+
     /// Input `i` (`what`, for the message), when its rank is known, has a rank in
     /// `[least, most]`.
     fn rank_within(&mut self, i: usize, dims: Option<&[Dimension]>, least: usize, most: usize, what: &str) {
@@ -1274,16 +1292,40 @@ fn concat<'d>(
 ) {
     // As onnx: judged only when every input's shape is known.
     let shapes: Option<Vec<&[Dimension]>> = (0..node.inputs.len()).map(dims).collect();
-    let Some(shapes) = shapes.filter(|s| !s.is_empty()) else { return };
+    let Some(shapes) = shapes.filter(|s| !s.is_empty()) else {
+        // onnxruntime judges a negative axis against the first input's rank as soon as that
+        // has a shape, whatever the others have (measured: the rank sweep's Concat models
+        // with a later input of no shape), and refuses the model when it is out of range.
+        if let (true, Some(first), Some(axis)) = (since_version >= 11, dims(0), int(node, "axis"))
+            && axis < -(first.len() as i64)
+        {
+            let rank = first.len();
+            let at = v.attribute_anchor(node, "axis");
+            let range = match rank {
+                0 => "a scalar has no axis".to_owned(),
+                _ => format!("it must be in [-{rank}, {}]", rank - 1),
+            };
+            let message = format!(
+                "axis = {axis} is out of range for Concat on a first input of rank {rank}: {range} \
+                 (onnxruntime judges it against the first input's rank and refuses the model)"
+            );
+            v.error("invalid-axis", at, message);
+        }
+        return;
+    };
     let rank = shapes[0].len();
     let Some(written) = int(node, "axis") else {
         return; // a missing required attribute is the checker's finding
     };
     // Before version 11 a negative axis is not judged (onnx only required axis < rank).
-    if since_version < 11 && written < 0 {
-        return;
+    if since_version < 11 {
+        if written < 0 {
+            return;
+        }
+        v.axis_at_most(node, "axis", 0, rank, false);
+    } else {
+        v.axis(node, "axis", 0, rank, false);
     }
-    v.axis(node, "axis", 0, rank, false);
     let Some(axis) = int(node, "axis").filter(|&a| a >= -(rank as i64) && a < rank as i64) else { return };
     let axis = if axis < 0 { axis + rank as i64 } else { axis } as usize;
     for (i, shape) in shapes.iter().enumerate().skip(1) {
