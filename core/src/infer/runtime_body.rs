@@ -1,7 +1,8 @@
 //! What onnxruntime refuses while inferring an operator through its function body.
 //!
 //! onnxruntime has no kernel for some operators (SoftmaxCrossEntropyLoss and
-//! NegativeLogLikelihoodLoss, GroupNormalization, CenterCropPad). When it loads a model with
+//! NegativeLogLikelihoodLoss, GroupNormalization, CenterCropPad, Attention-25, and
+//! Attention-23 of bfloat16). When it loads a model with
 //! one, it inlines the operator's function body and infers each node of the body with
 //! onnx's rules. A body node whose rule fails makes the load fail, although onnx's own
 //! inference of the operator judged nothing (it reads no shape it does not have, while the
@@ -13,8 +14,10 @@
 //!
 //! The bodies of these operators depend on the node (its attributes, which inputs it has,
 //! its element type), so the schema export has none: [`nll_loss_body`], [`sce_body`],
-//! [`group_normalization_body`] and [`center_crop_pad_body`] write them as onnx's builders do
-//! (`onnx/defs/{math,nn,tensor}/defs.cc`), as text our parser reads. Where onnx writes a
+//! [`group_normalization_body`], [`center_crop_pad_body`] and [`attention_body`] write them
+//! as onnx 1.23.2's builders do (`onnx/defs/{math,nn,tensor}/defs.cc`, `nn/utils.cc`), as
+//! text our parser reads; each was compared line by line with the body onnx builds for
+//! every such node of the rank sweep. Where onnx writes a
 //! `Constant` by `value_ints`, ours writes the same values as a `value` tensor, which the
 //! rules read as a constant input.
 
