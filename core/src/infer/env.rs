@@ -386,6 +386,13 @@ impl<'m> Env<'m> {
         Found { types: self.types, inferred: self.inferred }
     }
 
+    /// Forgets what is known of `value`'s elements, keeping its type.
+    pub(super) fn forget_value(&mut self, value: ValueId) {
+        if let Some(known) = self.values.get_mut(value as usize) {
+            *known = None;
+        }
+    }
+
     /// Forgets what is known about `value`: a subgraph inferred again (a loop body) starts
     /// from nothing, as on its first pass.
     pub fn forget(&mut self, value: ValueId) {

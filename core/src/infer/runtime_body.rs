@@ -2,10 +2,10 @@
 //!
 //! onnxruntime has no kernel for some operators (SoftmaxCrossEntropyLoss and
 //! NegativeLogLikelihoodLoss, GroupNormalization, CenterCropPad, Attention-25, and
-//! Attention-23 of bfloat16). When it loads a model with
-//! one, it inlines the operator's function body and infers each node of the body with
-//! onnx's rules. A body node whose rule fails makes the load fail, although onnx's own
-//! inference of the operator judged nothing (it reads no shape it does not have, while the
+//! Attention-23 of bfloat16). When it loads a model with one, it inlines the operator's
+//! function body and infers each node of the body with onnx's rules, following shape
+//! values (not through a Concat). A body node whose rule fails makes the load fail,
+//! although onnx's own inference of the operator judged nothing (it reads no shape it does not have, while the
 //! body reads every input it is given). The verdict contract counts what onnxruntime
 //! refuses at load (docs/diagnostics.md), so `onnx check` expands the same body and judges
 //! its nodes with the rules of [`super::validate`]. Measured on the rank sweep
@@ -132,20 +132,28 @@ impl Expansion {
         let id = *self.model.functions.first()?;
         let function = &self.model.function_store[id];
         let mut body = Env::for_expansion(&self.model, &self.numbers, id, function, self.opset);
-        // With onnx's rules as its full check runs them: without data propagation. Following
-        // shape values through the body refuses models onnxruntime loads (an Attention-25
-        // whose value has rank 3 fails its MatMul only if the head size, an empty slice of
-        // the value's shape, is followed); without it, 32 models of the rank sweep that
-        // onnxruntime refuses pass (docs/diagnostics.md).
-        body.infer_as_onnx(Default::default());
+        // Shape values are followed through the body, as onnxruntime follows them (a
+        // `Shape` into a `Reshape`, a key length into a `Range`), but not through a Concat:
+        // measured on the rank sweep, following Concat refuses Attention-25 models
+        // onnxruntime loads (a value of rank 3, whose head size is an empty slice of its
+        // shape, fails the final MatMul only through the Concat of the sizes), and not
+        // following values at all passes 32 models onnxruntime refuses.
         for (formal, actual) in self.numbers.function_inputs(id, function).iter().zip(inputs) {
             if let Some(ty) = env.ty(actual) {
                 body.set_type(formal, ty.clone());
+            }
+            if let Some(known) = env.value(actual) {
+                body.set_value(formal, known.clone());
             }
         }
         for &b in &function.nodes {
             let node = &self.model.nodes[b];
             let Some(schema) = infer_node_in(&self.model, b, node, &mut body) else { continue };
+            if schema.op == "Concat" {
+                for out in self.numbers.node_outputs(b, node) {
+                    body.forget_value(out);
+                }
+            }
             let mut found = Vec::new();
             body.rule_findings(b, schema, &mut found);
             let described = || {
