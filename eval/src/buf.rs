@@ -22,6 +22,28 @@ pub struct Buf<T> {
     /// The bytes the elements are read from in place: aligned for `T`, a whole number of
     /// elements long. `owned` is empty then.
     viewed: Option<Bytes>,
+    /// The bytes of `owned` counted in the process's total ([`crate::memory`]) and taken
+    /// off it when the buffer is dropped or its vector leaves.
+    counted: usize,
+}
+
+impl<T> Buf<T> {
+    /// Counts what `owned` holds now in place of what was counted before.
+    fn recount(&mut self) {
+        let now = self.owned.capacity().saturating_mul(std::mem::size_of::<T>());
+        if now >= self.counted {
+            crate::memory::add(now - self.counted);
+        } else {
+            crate::memory::sub(self.counted - now);
+        }
+        self.counted = now;
+    }
+}
+
+impl<T> Drop for Buf<T> {
+    fn drop(&mut self) {
+        crate::memory::sub(self.counted);
+    }
 }
 
 impl<T: Pod> Buf<T> {
@@ -34,7 +56,7 @@ impl<T: Pod> Buf<T> {
             return None;
         }
         if cfg!(target_endian = "little") && bytemuck::try_cast_slice::<u8, T>(le).is_ok() {
-            return Some(Buf { owned: Vec::new(), viewed: Some(le.clone()) });
+            return Some(Buf { owned: Vec::new(), viewed: Some(le.clone()), counted: 0 });
         }
         let mut owned: Vec<T> = vec![T::zeroed(); le.len() / width];
         let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut owned);
@@ -56,6 +78,7 @@ impl<T: Pod> Buf<T> {
     pub fn as_mut_vec(&mut self) -> &mut Vec<T> {
         if let Some(bytes) = self.viewed.take() {
             self.owned = bytemuck::cast_slice(&bytes).to_vec();
+            self.recount();
         }
         &mut self.owned
     }
@@ -67,11 +90,15 @@ impl<T: Pod> Buf<T> {
     /// Appends `more`, copying a view first.
     pub fn extend_from_slice(&mut self, more: &[T]) {
         self.as_mut_vec().extend_from_slice(more);
+        self.recount();
     }
 
-    /// The elements as a vector: an owned one as it is, a view copied.
+    /// The elements as a vector: an owned one as it is, a view copied. The vector is no
+    /// longer counted once it leaves.
     pub fn into_vec(mut self) -> Vec<T> {
-        std::mem::take(self.as_mut_vec())
+        let owned = std::mem::take(self.as_mut_vec());
+        self.recount();
+        owned
     }
 }
 
@@ -95,7 +122,9 @@ impl<T: Pod> DerefMut for Buf<T> {
 
 impl<T> From<Vec<T>> for Buf<T> {
     fn from(owned: Vec<T>) -> Buf<T> {
-        Buf { owned, viewed: None }
+        let mut buf = Buf { owned, viewed: None, counted: 0 };
+        buf.recount();
+        buf
     }
 }
 
@@ -108,7 +137,9 @@ impl<T> FromIterator<T> for Buf<T> {
 impl<T: Pod> Clone for Buf<T> {
     /// A view stays a view (the bytes are shared); a vector is copied.
     fn clone(&self) -> Buf<T> {
-        Buf { owned: self.owned.clone(), viewed: self.viewed.clone() }
+        let mut copy = Buf { owned: self.owned.clone(), viewed: self.viewed.clone(), counted: 0 };
+        copy.recount();
+        copy
     }
 }
 

@@ -27,6 +27,7 @@ pub mod gemm;
 pub mod inputs;
 pub mod kernels;
 pub mod math;
+pub mod memory;
 pub mod npy;
 pub mod peak;
 pub mod plan;
@@ -53,11 +54,19 @@ pub struct Limits {
     pub max_loop_iterations: u64,
     /// How deep subgraphs may nest while running.
     pub max_depth: usize,
+    /// The most bytes the run's values may hold at once, all together ([`memory`]): by
+    /// default half of the machine's memory.
+    pub max_memory: usize,
 }
 
 impl Default for Limits {
     fn default() -> Limits {
-        Limits { max_tensor_elements: 1 << 30, max_loop_iterations: 1 << 24, max_depth: 64 }
+        Limits {
+            max_tensor_elements: 1 << 30,
+            max_loop_iterations: 1 << 24,
+            max_depth: 64,
+            max_memory: memory::default_budget(),
+        }
     }
 }
 

@@ -248,9 +248,17 @@ impl Plan<'_> {
                     if UNFOLDABLE.contains(&op) || node.attributes.iter().any(|a| a.ref_attr_name.is_some()) {
                         continue;
                     }
-                    let ctx = crate::kernels::Ctx { model, node, opset: self.opset, limits: &limits };
-                    let Ok(values) = crate::kernels::call(*kernel, &ctx, &given) else { continue };
+                    // What the node may make is bounded before it runs: a kernel checks its
+                    // result's size against this budget before allocating it, so a
+                    // ConstantOfShape of 10^9 elements is left to the run (and its budget)
+                    // rather than made here and then thrown away.
                     let taken: usize = given.iter().flatten().map(|v| v.byte_size()).sum();
+                    let allowed = (taken.saturating_mul(FOLD_GROWTH) + FOLD_SLACK)
+                        .max(FOLD_GROWN_BUDGET.saturating_sub(grown))
+                        .min(limits.max_memory);
+                    let budget = crate::memory::Budget::starting_now(allowed);
+                    let ctx = crate::kernels::Ctx { model, node, opset: self.opset, limits: &limits, budget: &budget };
+                    let Ok(values) = crate::kernels::call(*kernel, &ctx, &given) else { continue };
                     let made: usize = values.iter().map(Value::byte_size).sum();
                     if made > taken * FOLD_GROWTH + FOLD_SLACK {
                         if grown + made > FOLD_GROWN_BUDGET {
@@ -408,7 +416,8 @@ impl<'m> Planner<'m> {
                     && node.attributes.iter().all(|a| a.ref_attr_name.is_none()) =>
             {
                 let limits = crate::Limits::default();
-                let ctx = crate::kernels::Ctx { model, node, opset, limits: &limits };
+                let budget = crate::memory::Budget::starting_now(limits.max_memory);
+                let ctx = crate::kernels::Ctx { model, node, opset, limits: &limits, budget: &budget };
                 match kernel(&ctx, &[]) {
                     Ok(values) => {
                         self.steps.insert(n, Step::Constant(self.constant_nodes.len()));

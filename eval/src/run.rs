@@ -11,6 +11,7 @@ use onnx_core::ir::{AttributeValue, FunctionId, GraphId, Node, NodeId, Str};
 use onnx_core::resolve::{NO_VALUE, ValueId};
 
 use crate::kernels::Ctx;
+use crate::memory::Budget;
 use crate::plan::{BodyPlan, Plan, Step};
 use crate::value::{Data, Tensor, Value};
 use crate::{Limits, RunOptions};
@@ -63,6 +64,8 @@ pub struct RunResult {
 struct Runner<'p, 'm> {
     plan: &'p Plan<'m>,
     options: &'p RunOptions,
+    /// The run's memory, shared by the bodies it runs.
+    budget: &'p Budget,
     slots: Vec<Option<Value>>,
     /// Time per node inside subgraphs, when timing.
     nested: std::collections::HashMap<NodeId, Duration>,
@@ -152,10 +155,11 @@ impl Plan<'_> {
     }
 
     /// A runner of the main graph, its constants in place.
-    fn runner<'p>(&'p self, options: &'p RunOptions) -> Runner<'p, 'p> {
+    fn runner<'p>(&'p self, options: &'p RunOptions, budget: &'p Budget) -> Runner<'p, 'p> {
         let mut runner = Runner {
             plan: self,
             options,
+            budget,
             slots: vec![None; self.numbers.graph_value_bound()],
             nested: std::collections::HashMap::new(),
             repeats: Vec::new(),
@@ -168,7 +172,10 @@ impl Plan<'_> {
 
     /// Runs the main graph on `inputs` (by name).
     pub fn run(&self, inputs: Vec<(String, Value)>, options: &RunOptions) -> Result<RunResult, EvalError> {
-        let mut runner = self.runner(options);
+        // Counted from before the inputs are set: what the caller made for this run is the
+        // run's (the plan's constants are not).
+        let budget = Budget::starting_now(options.limits.max_memory);
+        let mut runner = self.runner(options, &budget);
         let graph = &self.model.graphs[self.main];
         let slots = self.numbers.graph_inputs(self.main, graph);
         let mut given = vec![false; graph.inputs.len()];
@@ -318,7 +325,13 @@ impl Runner<'_, '_> {
                 match held {
                     Some(outputs) => outputs,
                     None => {
-                        let ctx = Ctx { model: plan.model, node, opset: plan.opset, limits: &self.options.limits };
+                        let ctx = Ctx {
+                            model: plan.model,
+                            node,
+                            opset: plan.opset,
+                            limits: &self.options.limits,
+                            budget: self.budget,
+                        };
                         let outputs = crate::kernels::call(kernel, &ctx, &inputs).map_err(fail)?;
                         if let Some(table) = self.repeats.last_mut().filter(|_| repeatable) {
                             hold(table, n, &inputs, &outputs);
@@ -341,7 +354,9 @@ impl Runner<'_, '_> {
         for (value, v) in plan.numbers.node_outputs(n, node).iter().zip(outputs) {
             self.set(value, v);
         }
-        Ok(())
+        // What a kernel made from sizes was checked before it was made; this catches what
+        // grows otherwise (results the size of their inputs, accumulating bodies).
+        self.budget.check_held().map_err(fail)
     }
 
     /// The values node `n` (as `caller`) passes: `None` for an omitted input.
@@ -379,6 +394,7 @@ impl Runner<'_, '_> {
         let mut inner = Runner {
             plan,
             options: self.options,
+            budget: self.budget,
             slots: vec![None; plan.numbers.function_value_count(f)],
             nested: std::collections::HashMap::new(),
             repeats: Vec::new(),
@@ -500,11 +516,16 @@ impl Runner<'_, '_> {
                 let body_graph = &plan.model.graphs[body];
                 let body_inputs: Vec<ValueId> = plan.numbers.graph_inputs(body, body_graph).iter().collect();
                 let mut scans: Vec<Vec<Tensor>> = Vec::new();
+                // The scan outputs so far: their elements per output, their bytes together.
+                let mut scanned: (Vec<usize>, usize) = (Vec::new(), 0);
                 let mut i: i64 = 0;
                 while keep_going && trip.is_none_or(|t| i < t) {
                     if self.cancelled() {
                         return Err(ControlError::Eval(EvalError::Cancelled));
                     }
+                    // Before each iteration, not after the last: a growing carried value or
+                    // scan output ends the loop as soon as it passes the budget.
+                    self.budget.check_held().map_err(|e| format!("{e} (after {i} iterations)"))?;
                     if i as u64 >= self.limits().max_loop_iterations {
                         return Err(ControlError::Message(format!(
                             "more than {} iterations",
@@ -527,16 +548,31 @@ impl Runner<'_, '_> {
                     for (k, v) in outs.enumerate() {
                         if scans.len() <= k {
                             scans.push(Vec::new());
+                            scanned.0.push(0);
                         }
-                        scans[k].push(v.tensor().map_err(ControlError::Message)?.clone());
+                        let t = v.tensor().map_err(ControlError::Message)?;
+                        scanned.0[k] = scanned.0[k].saturating_add(t.len());
+                        scanned.1 = scanned.1.saturating_add(t.data.byte_size());
+                        if scanned.0[k] > self.limits().max_tensor_elements {
+                            return Err(ControlError::Message(format!(
+                                "scan output {k} would hold {} elements after {} iterations, more than the limit of {}",
+                                scanned.0[k],
+                                i + 1,
+                                self.limits().max_tensor_elements
+                            )));
+                        }
+                        scans[k].push(t.clone());
                     }
+                    // Stacking the scan outputs at the end copies them once more.
+                    self.budget.check_more(scanned.1, &format!("stacking the scan outputs of {} iterations", i + 1))?;
                     i += 1;
                 }
                 let mut result = carried;
                 let scan_count = body_graph.outputs.len().saturating_sub(1 + result.len());
                 scans.resize(scan_count, Vec::new());
                 for items in scans {
-                    result.push(Value::Tensor(stack(&items, self.limits()).map_err(ControlError::Message)?));
+                    result
+                        .push(Value::Tensor(stack(&items, self.limits(), self.budget).map_err(ControlError::Message)?));
                 }
                 Ok(result)
             }
@@ -578,7 +614,8 @@ impl Runner<'_, '_> {
             Some("FlexAttention") => {
                 let given: Vec<Option<Value>> = (0..3).map(|i| input(self, i)).collect();
                 let given: Vec<Option<&Value>> = given.iter().map(Option::as_ref).collect();
-                let ctx = Ctx { model: plan.model, node, opset: plan.opset, limits: self.limits() };
+                let ctx =
+                    Ctx { model: plan.model, node, opset: plan.opset, limits: self.limits(), budget: self.budget };
                 let mut scores = crate::kernels::flex::scores(&ctx, &given)?;
                 if node.attribute("score_mod").is_some() {
                     scores = self.modify(graph_attr("score_mod")?, scores, depth)?;
@@ -695,7 +732,7 @@ impl Runner<'_, '_> {
                                 .ok_or_else(|| message("a Scan output is missing"))
                         })
                         .collect::<Result<_, _>>()?;
-                    Ok(Value::Tensor(stack(&items, self.limits()).map_err(ControlError::Message)?))
+                    Ok(Value::Tensor(stack(&items, self.limits(), self.budget).map_err(ControlError::Message)?))
                 })
                 .collect();
         }
@@ -748,6 +785,7 @@ impl Runner<'_, '_> {
             if self.cancelled() {
                 return Err(ControlError::Eval(EvalError::Cancelled));
             }
+            self.budget.check_held().map_err(|e| format!("{e} (after {step} steps)"))?;
             let mut feed = carried.clone();
             for k in 0..scans {
                 let backwards = shape.in_dirs.get(k).copied().unwrap_or(0) != 0;
@@ -768,7 +806,7 @@ impl Runner<'_, '_> {
             if shape.out_dirs.get(k).copied().unwrap_or(0) != 0 {
                 items.reverse();
             }
-            let joined = stack(&items, self.limits()).map_err(ControlError::Message)?;
+            let joined = stack(&items, self.limits(), self.budget).map_err(ControlError::Message)?;
             let a = crate::kernels::axis(shape.out_axes.get(k).copied().unwrap_or(0), joined.rank())?;
             result.push(Value::Tensor(move_axis_from_front(&joined, a)));
         }
@@ -839,7 +877,7 @@ fn scalar_i64(v: &Value) -> Result<i64, ControlError> {
 
 /// Tensors of one shape stacked along a new first axis (a Loop's scan outputs): as many
 /// elements as the limit allows (the iterations share one value until they are stacked).
-fn stack(items: &[Tensor], limits: &Limits) -> Result<Tensor, String> {
+fn stack(items: &[Tensor], limits: &Limits, budget: &Budget) -> Result<Tensor, String> {
     let Some(first) = items.first() else { return Ok(Tensor::new(vec![0], Data::F32(Vec::new().into()))) };
     let total = first.len().saturating_mul(items.len());
     if items.len() > 1 && total > limits.max_tensor_elements {
@@ -850,6 +888,8 @@ fn stack(items: &[Tensor], limits: &Limits) -> Result<Tensor, String> {
             limits.max_tensor_elements
         ));
     }
+    let width = first.data.byte_size() / first.len().max(1);
+    budget.check_more(total.saturating_mul(width.max(1)), &format!("stacking {} iterations' outputs", items.len()))?;
     let mut data = Data::empty(first.data_type(), total)?;
     for t in items {
         if t.shape != first.shape {
@@ -886,7 +926,8 @@ mod tests {
         let model = analysis.model;
         let plan = Plan::new(&model).expect("plannable");
         let options = RunOptions::default();
-        let mut runner = plan.runner(&options);
+        let budget = Budget::starting_now(usize::MAX);
+        let mut runner = plan.runner(&options, &budget);
         let graph = &model.graphs[plan.main];
         let w = Value::Tensor(Tensor::new(vec![2, 2], Data::F32(vec![1.0, 2.0, 3.0, 4.0].into())));
         let flag = Value::Tensor(Tensor::scalar(Data::Bool(vec![true])));

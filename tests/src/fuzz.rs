@@ -97,7 +97,8 @@ pub fn run_binary(data: &[u8]) {
     }
     let Ok(model) = binary::decode_model(Bytes::copy_from_slice(data), "fuzz") else { return };
     let Ok(plan) = onnx_eval::Plan::new(&model) else { return };
-    let limits = onnx_eval::Limits { max_tensor_elements: 1 << 16, max_loop_iterations: 64, max_depth: 8 };
+    let limits =
+        onnx_eval::Limits { max_tensor_elements: 1 << 16, max_loop_iterations: 64, max_depth: 8, max_memory: 64 << 20 };
     let Some(graph) = model.main_graph() else { return };
     let mut inputs = Vec::new();
     for (name, _) in plan.inputs() {

@@ -189,6 +189,9 @@ pub struct App {
     /// The last search's hits, for `n`/`N`, and where in them we are.
     pub last_hits: (Vec<Hit>, usize),
     pub test_data: Option<PathBuf>,
+    /// The memory budget of each run (`--max-memory`; default half of what the process may
+    /// use): a run that would need more fails on the Run screen, and the browser goes on.
+    pub max_memory: usize,
     pub run: RunState,
     /// How inputs without test data were made last time (`None`: not chosen yet).
     pub run_sources: Option<BTreeMap<String, Source>>,
@@ -237,6 +240,7 @@ impl App {
             forward: Vec::new(),
             last_hits: (Vec::new(), 0),
             test_data,
+            max_memory: onnx_eval::memory::default_budget(),
             run: RunState::Idle,
             run_sources: None,
             run_dims: BTreeMap::new(),
@@ -848,6 +852,7 @@ impl App {
             dims: self.run_dims.clone(),
             cancel: Arc::clone(&cancel),
             progress: Arc::clone(&progress),
+            max_memory: self.max_memory,
         }));
         self.run = RunState::Running { started: Instant::now(), progress, cancel, total };
     }

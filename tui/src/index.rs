@@ -185,7 +185,11 @@ impl Index {
     }
 
     /// `s` and its enclosing scopes, outermost first (the breadcrumb).
+    /// Empty when `s` is no scope (a model without a main graph has none).
     pub fn path(&self, s: usize) -> Vec<usize> {
+        if s >= self.scopes.len() {
+            return Vec::new();
+        }
         let mut path = vec![s];
         while let Some(p) = self.scopes[*path.last().unwrap_or(&s)].parent {
             if path.contains(&p) {

@@ -1,6 +1,8 @@
 //! `onnx-view MODEL`: opens a model in the terminal. See the crate docs (`lib.rs`) for the
 //! shape; this file is the event loop and the terminal's lifetime.
 
+use std::io::IsTerminal;
+use std::os::unix::fs::FileTypeExt;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -25,6 +27,10 @@ struct Args {
     /// the outputs with its expected ones.
     #[arg(long, value_name = "DIR")]
     test_data: Option<PathBuf>,
+    /// The most memory a run's values may hold at once (`512M`, `8G`); a run that would need
+    /// more fails with an error naming the node. Default: half of what the process may use.
+    #[arg(long, value_name = "SIZE", value_parser = onnx_eval::memory::parse_size)]
+    max_memory: Option<usize>,
     /// `mono` draws without colours (as NO_COLOR does).
     #[arg(long, value_enum, default_value_t = Theme::Dark)]
     theme: Theme,
@@ -44,6 +50,10 @@ enum Theme {
 
 fn main() {
     let args = Args::parse();
+    // Reading a FIFO waits for a writer: say so rather than look hung (as the CLI does).
+    if std::fs::metadata(&args.model).is_ok_and(|m| m.file_type().is_fifo()) {
+        eprintln!("onnx-view: {}: a FIFO; waiting for a program to write the model into it…", args.model.display());
+    }
     let started = Instant::now();
     let loaded = match onnx_view::load::load(&args.model) {
         Ok(l) => l,
@@ -58,8 +68,18 @@ fn main() {
         eprintln!("onnx-view: {}: not a directory", dir.display());
         std::process::exit(2);
     }
+    // Checked once the model is read, so a file that cannot be opened is named first.
+    // Drawing to a pipe or a file helps no one, and ratatui panics where no terminal can be
+    // opened for keys (a program's child without a controlling terminal).
+    if !std::io::stdout().is_terminal() {
+        eprintln!("onnx-view needs a terminal (its output is not one); for a report, use `onnx info` or `onnx check`");
+        std::process::exit(2);
+    }
     let loaded_at = started.elapsed();
     let mut app = App::new(loaded, args.test_data.clone());
+    if let Some(bytes) = args.max_memory {
+        app.max_memory = bytes;
+    }
     let indexed_at = started.elapsed();
     ui::set_color(args.theme == Theme::Dark && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()));
     match run(&mut app, &args, started) {
@@ -73,20 +93,34 @@ fn main() {
                 );
             }
         }
-        Err(e) => {
+        Err(RunError::NoTerminal(e)) => {
+            eprintln!("onnx-view needs a terminal: {e}");
+            std::process::exit(2);
+        }
+        Err(RunError::Terminal(e)) => {
             eprintln!("onnx-view: terminal: {e}");
             std::process::exit(1);
         }
     }
 }
 
+enum RunError {
+    /// No terminal could be set up (no controlling terminal to read keys from).
+    NoTerminal(std::io::Error),
+    /// The terminal failed while in use.
+    Terminal(std::io::Error),
+}
+
 /// The event loop. Returns when the first frame was drawn, counted from `started`.
-fn run(app: &mut App, args: &Args, started: Instant) -> std::io::Result<Duration> {
+fn run(app: &mut App, args: &Args, started: Instant) -> Result<Duration, RunError> {
     // ratatui::init enters raw mode and the alternate screen and installs a panic hook
     // that restores the terminal before the panic message is printed. That hook runs for
     // any thread; a worker's panic is caught and shown on screen instead (worker::spawn),
     // so the terminal must be restored only when the UI thread panics.
-    let mut terminal = ratatui::init();
+    let mut terminal = ratatui::try_init().map_err(|e| {
+        ratatui::restore();
+        RunError::NoTerminal(e)
+    })?;
     let restore_and_report = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         if std::thread::current().name() == Some("main") {
@@ -95,7 +129,7 @@ fn run(app: &mut App, args: &Args, started: Instant) -> std::io::Result<Duration
     }));
     let result = event_loop(&mut terminal, app, args, started);
     ratatui::restore();
-    result
+    result.map_err(RunError::Terminal)
 }
 
 fn event_loop(

@@ -132,6 +132,8 @@ pub struct RunRequest {
     pub dims: BTreeMap<String, usize>,
     pub cancel: Arc<AtomicBool>,
     pub progress: Arc<AtomicUsize>,
+    /// The most bytes the run's values may hold at once ([`onnx_eval::Limits::max_memory`]).
+    pub max_memory: usize,
 }
 
 /// What a finished run left.
@@ -205,6 +207,7 @@ pub fn run(model: &Model, model_dir: Option<PathBuf>, request: &RunRequest) -> R
         capture_all: true,
         capture_limit: Some(KEPT_BYTES),
         timing: true,
+        limits: onnx_eval::Limits { max_memory: request.max_memory, ..Default::default() },
         ..RunOptions::default()
     };
     let started = Instant::now();

@@ -171,3 +171,33 @@ fn a_panic_leaves_the_terminal_as_it_found_it() {
     let message = text.rfind("panic requested").expect("the panic message is shown");
     assert!(drawn < left && left < message, "restored after the frame and before the message, so it stays visible");
 }
+
+#[test]
+fn without_a_terminal_it_says_so_in_one_line_and_exits_2() {
+    let model = common::fixture("conv_relu.onnxtxt");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_onnx-view"))
+        .arg(&model)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.starts_with("onnx-view needs a terminal"), "{err}");
+    assert_eq!(err.lines().count(), 1, "one line, no backtrace: {err}");
+    assert!(out.stdout.is_empty(), "nothing drawn to a pipe");
+}
+
+#[test]
+fn a_fifo_is_announced_while_it_waits_for_a_writer() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let fifo = dir.path().join("model.onnxtxt");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs");
+    assert!(made.success(), "mkfifo made the FIFO");
+    let mut s = Session::start(&[&fifo]);
+    s.wait_for("a FIFO; waiting for a program to write the model into it");
+    let text = std::fs::read(common::fixture("conv_relu.onnxtxt")).expect("the fixture");
+    std::fs::write(&fifo, text).expect("written into the FIFO");
+    s.wait_for("Conv");
+    let (code, _) = s.quit();
+    assert_eq!(code, 0);
+}

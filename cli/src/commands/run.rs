@@ -64,6 +64,11 @@ pub struct Args {
     /// core (the environment variable ONNX_THREADS says the same for every command).
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
+    /// The most memory the run's values may hold at once, all together (`512M`, `8G`);
+    /// a run that would need more ends with an error naming the node. Default: half of the
+    /// memory this process may use (the machine's, or its control group's or ulimit's).
+    #[arg(long, value_name = "SIZE", value_parser = onnx_eval::memory::parse_size)]
+    max_memory: Option<usize>,
     /// Print one JSON object on stdout.
     #[arg(long)]
     json: bool,
@@ -96,10 +101,23 @@ pub fn run(args: Args) -> Result<(), Failure> {
         capture_names: args.values.clone(),
         timing: args.profile,
         progress: Some(std::sync::Arc::clone(&done)),
+        limits: onnx_eval::Limits {
+            max_memory: args.max_memory.unwrap_or_else(onnx_eval::memory::default_budget),
+            ..Default::default()
+        },
         ..RunOptions::default()
     };
     let total = model.main_graph().map_or(0, |g| g.nodes.len());
-    let run_once = || plan.run(values.clone(), &options).map_err(|e| Failure::Invalid(format!("{label}: {e}")));
+    let run_once = || {
+        plan.run(values.clone(), &options).map_err(|e| {
+            let hint = if e.to_string().contains("memory budget") && args.max_memory.is_none() {
+                " (--max-memory sets another)"
+            } else {
+                ""
+            };
+            Failure::Invalid(format!("{label}: {e}{hint}"))
+        })
+    };
     let (result, times) = {
         // Drawn only on a terminal, once a run has lasted a moment, never with --json; gone
         // before the report.

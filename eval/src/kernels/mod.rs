@@ -47,6 +47,8 @@ pub struct Ctx<'a> {
     /// The imported version of the node's domain.
     pub opset: i64,
     pub limits: &'a Limits,
+    /// The run's memory, checked before a kernel allocates a result from sizes.
+    pub budget: &'a crate::memory::Budget,
 }
 
 /// A kernel: the output values of a node from its input values (`None` for an omitted
@@ -154,7 +156,9 @@ impl Ctx<'_> {
         }
     }
 
-    /// Fails when a tensor of `count` elements would pass the run's limit.
+    /// Fails when a tensor of `count` elements would pass the run's limit, or when making it
+    /// (taken at the widest element) would pass the run's memory budget: asked before the
+    /// allocation, which would abort the process if memory ran out.
     pub fn check_elements(&self, count: usize) -> Result<(), String> {
         if count > self.limits.max_tensor_elements {
             return Err(format!(
@@ -162,7 +166,8 @@ impl Ctx<'_> {
                 self.limits.max_tensor_elements
             ));
         }
-        Ok(())
+        self.budget
+            .check_more(count.saturating_mul(crate::memory::WIDEST_ELEMENT), &format!("a result of {count} elements"))
     }
 
     /// [`Ctx::check_elements`] for a result made from inputs that already hold `existing`

@@ -144,7 +144,8 @@ fn tab_line(app: &App) -> Line<'static> {
         let style = if *screen == app.screen { selected() } else { Style::new() };
         spans.push(Span::styled(format!(" {} {name} ", k + 1), style));
     }
-    let crumbs: Vec<String> = app.index.path(app.scope).iter().map(|&s| app.index.scopes[s].title.clone()).collect();
+    let crumbs: Vec<String> =
+        app.index.path(app.scope).iter().filter_map(|&s| Some(app.index.scopes.get(s)?.title.clone())).collect();
     if !crumbs.is_empty() {
         spans.push(Span::styled(format!("  {}", crumbs.join(" ▸ ")), dim()));
     }

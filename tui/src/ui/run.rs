@@ -4,7 +4,7 @@
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Gauge, Paragraph};
+use ratatui::widgets::{Gauge, Paragraph, Wrap};
 
 use super::graph::focus_block;
 use super::{dim, error_style, heading, position, row};
@@ -24,7 +24,9 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &mut App) {
         RunState::Failed(e) => {
             let lines: Vec<Line> =
                 e.lines().map(|l| Line::styled(sanitize::str(l).into_owned(), error_style())).collect();
-            frame.render_widget(Paragraph::new(lines).block(focus_block(" run failed ".into(), true)), area);
+            // Wrapped: a failure names the node and why, often wider than the screen.
+            let paragraph = Paragraph::new(lines).wrap(Wrap { trim: false });
+            frame.render_widget(paragraph.block(focus_block(" run failed ".into(), true)), area);
         }
         RunState::Running { started, .. } => {
             let (done, total, op) = app.progress().unwrap_or_default();
