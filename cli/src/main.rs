@@ -104,6 +104,9 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     failure::install_panic_hook();
+    // A mapped model truncated while read, or a write past `ulimit -f`: an error that names
+    // the file and leaves no temporary, not a death by SIGBUS or SIGXFSZ.
+    onnx_core::signals::install("onnx");
     // Destructors do not run when a signal ends the process: remove the temporary files of
     // unfinished writes ourselves (the targets were never touched).
     let _ = ctrlc::set_handler(|| {

@@ -28,8 +28,20 @@ pub enum ReadError {
 }
 
 /// The bytes of a file: memory-mapped when it is a regular file, read otherwise (pipes,
-/// stdin). The map is private and read-only.
+/// stdin). The map is private and read-only; a program that maps files installs
+/// [`crate::signals::install`], so that the file being truncated while it is read ends the
+/// process with a message naming it rather than by SIGBUS.
 pub fn read_bytes(path: &Path) -> io::Result<Bytes> {
+    read_file(path, true)
+}
+
+/// The bytes of a file, read into memory: for what is read whole anyway (a text), or held
+/// by a process that must outlive the file changing (the language server, the browser).
+pub fn read_bytes_copied(path: &Path) -> io::Result<Bytes> {
+    read_file(path, false)
+}
+
+fn read_file(path: &Path, map: bool) -> io::Result<Bytes> {
     use std::os::unix::fs::FileTypeExt;
     // Looked at before opening: opening a device can have effects, and a FIFO blocks.
     let kind = std::fs::metadata(path)?.file_type();
@@ -38,8 +50,8 @@ pub fn read_bytes(path: &Path) -> io::Result<Bytes> {
     }
     let file = File::open(path)?;
     let meta = file.metadata()?;
-    if meta.is_file() && meta.len() >= 64 * 1024 {
-        return map_file(&file);
+    if map && meta.is_file() && meta.len() >= 64 * 1024 {
+        return map_file(&file, &path.display().to_string());
     }
     if meta.is_file() {
         let mut buf = Vec::new();
@@ -66,13 +78,27 @@ fn read_stream(reader: impl Read) -> io::Result<Bytes> {
     Ok(Bytes::from(buf))
 }
 
+/// A map, registered for the SIGBUS handler's message while it lives.
+struct Mapped {
+    map: memmap2::Mmap,
+    _registered: crate::signals::Registered,
+}
+
+impl AsRef<[u8]> for Mapped {
+    fn as_ref(&self) -> &[u8] {
+        &self.map
+    }
+}
+
+/// `file` mapped; `label` names it if it changes while mapped.
 #[allow(unsafe_code)]
-pub(crate) fn map_file(file: &File) -> io::Result<Bytes> {
-    // SAFETY: the map is read-only and private. Another process truncating the file while we
-    // hold the map would fault on access; that is the accepted price of memory-mapping (onnx,
-    // onnxruntime and every mmap-based loader share it), and we never write through the map.
+pub(crate) fn map_file(file: &File, label: &str) -> io::Result<Bytes> {
+    // SAFETY: the map is read-only and private, and we never write through it. Another
+    // process truncating the file while we hold the map faults on access: the SIGBUS handler
+    // (crate::signals) then ends the process with a message naming `label`.
     let map = unsafe { memmap2::Mmap::map(file)? };
-    Ok(Bytes::from_owner(map))
+    let registered = crate::signals::register(map.as_ptr(), map.len(), label);
+    Ok(Bytes::from_owner(Mapped { map, _registered: registered }))
 }
 
 /// Reads all of standard input.
@@ -293,6 +319,37 @@ pub fn read_model(path: &Path) -> Result<Model, ReadError> {
 /// Encodes a model as canonical protobuf.
 pub fn encode_model(model: &Model) -> Vec<u8> {
     lower::to_wire::model(model)
+}
+
+/// The largest message protobuf can hold: 2 GiB less a byte. onnx and onnxruntime refuse a
+/// bigger model file (its tensors belong in external data).
+pub const MAX_MESSAGE_BYTES: usize = i32::MAX as usize;
+
+/// Why a model's binary encoding of `encoded_len` bytes would be one no protobuf reader
+/// loads: too big, or nested too deep. `None` when it can be written. Asked before writing,
+/// so that nothing unreadable (nor 100 GB of it) is written.
+pub fn unwritable(model: &Model, encoded_len: usize) -> Option<String> {
+    if encoded_len > MAX_MESSAGE_BYTES {
+        return Some(format!(
+            "its binary encoding would take {encoded_len} bytes, past protobuf's limit of 2 GiB \
+             ({MAX_MESSAGE_BYTES} bytes): onnx and onnxruntime could not load it; keep its big tensors in \
+             external data (`onnx convert --external-data FILE`, or without --embed-external)"
+        ));
+    }
+    let depth = lower::depth::message_depth(model);
+    if depth > lower::depth::READABLE_DEPTH {
+        let levels = if depth > lower::depth::COUNTED_DEPTH {
+            format!("more than {}", lower::depth::COUNTED_DEPTH)
+        } else {
+            depth.to_string()
+        };
+        return Some(format!(
+            "its messages would nest {levels} levels deep (subgraphs or types nested too far), past the {} \
+             levels protobuf readers accept: onnx, onnxruntime and this tool could not load it; keep it as text",
+            lower::depth::READABLE_DEPTH
+        ));
+    }
+    None
 }
 
 /// [`encode_model`] for writing to a file: the big runs of tensor bytes are written from

@@ -177,7 +177,8 @@ impl ExternalReader {
             Some(d) => d.clone(),
             None => {
                 let file = open_beneath(&base, &components).map_err(fail)?;
-                let data = map_or_read(&file).map_err(|e| fail(Reason::Io(e)))?;
+                let label = base.join(components.iter().collect::<PathBuf>());
+                let data = map_or_read(&file, &label).map_err(|e| fail(Reason::Io(e)))?;
                 self.files.insert(components, data.clone());
                 data
             }
@@ -196,11 +197,11 @@ impl ExternalReader {
     }
 }
 
-fn map_or_read(file: &File) -> io::Result<Bytes> {
+fn map_or_read(file: &File, label: &Path) -> io::Result<Bytes> {
     if file.metadata()?.len() == 0 {
         return Ok(Bytes::new());
     }
-    crate::binary::map_file(file)
+    crate::binary::map_file(file, &label.display().to_string())
 }
 
 /// Why opening one path component failed: `ELOOP`/`ENOTDIR` under `O_NOFOLLOW` mean the

@@ -14,6 +14,8 @@
 //! * [`resolve`]: name resolution (def/use tables, SSA and scoping diagnostics);
 //! * [`proto_path`]: IR anchors as protobuf field paths (`graph.node[3].input[1]`);
 //! * `write`: files written atomically, with their links, modes and owners kept;
+//! * [`signals`]: a mapped file truncated under us, or a write past `ulimit -f`, is an error,
+//!   not a death by signal;
 //! * [`summary`]: the facts `onnx info` and the browser show about a model.
 
 pub mod analysis;
@@ -30,6 +32,7 @@ pub mod print;
 pub mod proto_path;
 pub mod resolve;
 pub mod schema;
+pub mod signals;
 pub mod source_map;
 pub mod summary;
 mod write;

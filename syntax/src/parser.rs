@@ -123,7 +123,7 @@ fn tokens<'a>(
 ) -> Lexed<'a> {
     // Brackets open around the text (when it is one node of a bigger text): stand-ins that
     // no closer matches, so the nesting limit counts as in the whole text.
-    let mut stream = Stream { out: Vec::new(), open: vec![0; depth], too_deep: false, cut: None };
+    let mut stream = Stream { out: Vec::new(), open: vec![0; depth], too_deep: None, cut: None };
     let mut lexer = lexer::tokens(source);
     let mut seen = 0usize;
     while let Some(token) = lexer.next() {
@@ -134,7 +134,7 @@ fn tokens<'a>(
         {
             p.reached(token.start as usize);
         }
-        if stream.too_deep {
+        if stream.too_deep.is_some() {
             break;
         }
         if errors.len() >= MAX_ERRORS {
@@ -178,13 +178,15 @@ fn tokens<'a>(
             }
         }
     }
-    Lexed { tokens: stream.out, cut: stream.cut }
+    Lexed { tokens: stream.out, cut: stream.cut, too_deep: stream.too_deep }
 }
 
 /// The parser tokens of a text, and where lexing stopped because of [`MAX_ERRORS`].
 struct Lexed<'a> {
     tokens: Vec<Triple<'a>>,
     cut: Option<usize>,
+    /// Where lexing stopped because the text nested too deep.
+    too_deep: Option<usize>,
 }
 
 /// Parser tokens with the bracket depth, which is capped. The depth is the number of
@@ -194,14 +196,15 @@ struct Lexed<'a> {
 struct Stream<'a> {
     out: Vec<Triple<'a>>,
     open: Vec<u8>,
-    too_deep: bool,
+    /// Where the text nested past [`MAX_NESTING`] and lexing stopped.
+    too_deep: Option<usize>,
     /// Where lexing stopped after [`MAX_ERRORS`] errors.
     cut: Option<usize>,
 }
 
 impl<'a> Stream<'a> {
     fn push(&mut self, triple: Triple<'a>, errors: &mut Vec<SyntaxError>) {
-        if self.too_deep {
+        if self.too_deep.is_some() {
             return;
         }
         match triple.1 {
@@ -232,7 +235,7 @@ impl<'a> Stream<'a> {
                 span: Span::new(triple.0, triple.2),
                 related: Vec::new(),
             });
-            self.too_deep = true;
+            self.too_deep = Some(triple.0);
             return;
         }
         self.out.push(triple);
@@ -506,6 +509,7 @@ fn run<'a, T>(
         p.enter(Stage::Scanning);
     }
     let lexed = tokens(source, &mut errors, &mut floats, progress, depth);
+    let lexed_too_deep = lexed.too_deep;
     let count = Rc::new(Cell::new(errors.len()));
     let cut = Rc::new(Cell::new(lexed.cut));
     let mut recovered = Recovered { errors: Vec::new(), count: count.clone(), len: source.len() };
@@ -524,6 +528,13 @@ fn run<'a, T>(
     };
     errors.sort_by_key(|e| (e.span.start, e.span.end));
     point_at_open_brackets(source, &mut errors);
+    if let Some(at) = lexed_too_deep {
+        // The text ends there only because it was not read further: what the parser said
+        // about that end (a bracket never closed) is not about the text, and would hide the
+        // nesting limit behind "found the end of the text".
+        // The parser never saw the real end of the text, so an end it reports is this one.
+        errors.retain(|e| e.code == "nesting-too-deep" || (e.code != "unexpected-end" && (e.span.start as usize) < at));
+    }
     if let Some(at) = cut.get() {
         // What the parser said about the text ending where it was cut is not about the text.
         errors.retain(|e| (e.span.start as usize) < at);
@@ -758,5 +769,24 @@ mod tests {
         let deep = format!("g (x) => (y) {{ y = Foo <t = {}float{}> (x) }}", "seq(".repeat(20_000), ")".repeat(20_000));
         let e = errs(&deep);
         assert!(e.iter().any(|(c, _)| *c == "nesting-too-deep"), "{:?}", &e[..e.len().min(3)]);
+    }
+
+    /// The nesting limit is what is reported, not "found the end of the text" where reading
+    /// stopped (issue 52): for nested subgraphs and for nested types alike.
+    #[test]
+    fn too_deep_a_text_is_reported_as_too_deep_and_only_so() {
+        let mut graphs = "b () => (float o) { o = Constant <value = float {1.0}> () }".to_owned();
+        for k in 0..300 {
+            graphs = format!("b{k} () => (float o) {{ o = If (c) <then_branch = {graphs}> }}");
+        }
+        let subgraphs = format!("g (bool c) => (float y) {{ y = If (c) <then_branch = {graphs}> }}");
+        let types =
+            format!("g ({}float{} x) => (float y) {{ y = Identity (x) }}", "seq(".repeat(1_000), ")".repeat(1_000));
+        for (what, text) in [("subgraphs", &subgraphs), ("types", &types)] {
+            let e = errs(text);
+            assert_eq!(e.len(), 1, "{what}: {:?}", &e[..e.len().min(3)]);
+            assert_eq!(e[0].0, "nesting-too-deep", "{what}");
+            assert!(e[0].1.contains("512 levels"), "{what}: {}", e[0].1);
+        }
     }
 }

@@ -33,7 +33,9 @@ pub struct TextSource {
 /// Reads `path`. The error is a whole sentence naming the file.
 pub fn load(path: &Path) -> Result<Loaded, String> {
     let label = path.display().to_string();
-    let data = binary::read_bytes(path).map_err(|e| format!("{label}: cannot read: {e}"))?;
+    // Read, not mapped: the browser holds the model for as long as it is open, and a model
+    // rewritten meanwhile (exported again) must not take it down.
+    let data = binary::read_bytes_copied(path).map_err(|e| format!("{label}: cannot read: {e}"))?;
     if let Some(why) = binary::not_a_model(&data) {
         return Err(format!("{label}: {why}"));
     }

@@ -50,6 +50,12 @@ enum Theme {
 
 fn main() {
     let args = Args::parse();
+    // A write past `ulimit -f` (an exported tensor) fails instead of killing the browser.
+    // The model itself is read into memory; a side file of external data truncated while a
+    // run maps it ends the browser with a message naming it, on the normal screen (leave the
+    // alternate screen, show the cursor).
+    onnx_core::signals::install("onnx-view");
+    onnx_core::signals::restore_terminal_with(b"\x1b[?1049l\x1b[?25h\r\n");
     // Reading a FIFO waits for a writer: say so rather than look hung (as the CLI does).
     if std::fs::metadata(&args.model).is_ok_and(|m| m.file_type().is_fifo()) {
         eprintln!("onnx-view: {}: a FIFO; waiting for a program to write the model into it…", args.model.display());

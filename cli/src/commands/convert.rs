@@ -193,6 +193,9 @@ fn write_laid_out(model: &Model, format: Format, style: Style, layout: &Layout, 
         (Format::Text, Style::Onnx) => write_output(output, &text_of(model, style, output)?),
         (Format::Binary, _) => {
             let encoded = binary::encode_model_spliced(model);
+            if let Some(why) = binary::unwritable(model, encoded.len()) {
+                return Err(Failure::Invalid(format!("{output}: not written: {why}")));
+            }
             write_streamed(output, encoded.len() as u64, |out| encoded.write_to(out))
         }
     }

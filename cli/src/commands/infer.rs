@@ -73,7 +73,13 @@ pub fn run(args: Args) -> Result<(), Failure> {
         None => {
             let added = onnx_core::infer::annotate(&mut model);
             let bytes = match format {
-                Format::Binary => binary::encode_model(&model),
+                Format::Binary => {
+                    let encoded = binary::encode_model_spliced(&model);
+                    if let Some(why) = binary::unwritable(&model, encoded.len()) {
+                        return Err(Failure::Invalid(format!("{}: not written: {why}", args.output)));
+                    }
+                    encoded.to_vec()
+                }
                 Format::Text => crate::commands::convert::canonical_text(&model, &args.output)?,
             };
             (bytes, added)

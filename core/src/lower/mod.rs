@@ -4,6 +4,7 @@
 //! defines (unknown protobuf fields are not kept).
 
 mod annotations;
+pub mod depth;
 pub mod from_ast;
 pub mod from_proto;
 pub mod from_wire;

@@ -42,7 +42,9 @@ pub fn binary_to_text(params: &BinaryToTextParams) -> Result<BinaryToTextResult,
     let path = file_path(&params.uri).ok_or_else(|| format!("{}: not a file URI", params.uri.as_str()))?;
     regular_file(&path)?;
     let label = path.display().to_string();
-    let data = binary::read_bytes(&path).map_err(|e| format!("{label}: {e}"))?;
+    // Read, not mapped: a model truncated while the server converts it (rewritten by
+    // `onnx.save`) must be an error, not the server's death by SIGBUS.
+    let data = binary::read_bytes_copied(&path).map_err(|e| format!("{label}: {e}"))?;
     if let Some(why) = binary::not_a_model(&data) {
         return Err(format!("{label}: {why}"));
     }
@@ -143,7 +145,13 @@ pub fn convert(params: &ConvertParams) -> Result<ConvertResult, String> {
         ));
     }
     let bytes = match form_of(&destination)? {
-        Form::Binary => binary::encode_model(&model),
+        Form::Binary => {
+            let encoded = binary::encode_model_spliced(&model);
+            if let Some(why) = binary::unwritable(&model, encoded.len()) {
+                return Err(format!("{}: not written: {why}", destination.display()));
+            }
+            encoded.to_vec()
+        }
         Form::Text => canonical::model(&model).into_bytes(),
     };
     write_atomically(&destination, |out| out.write_all(&bytes)).map_err(|e| e.to_string())?;
