@@ -7,6 +7,7 @@
 mod common;
 
 use common::Harness;
+use onnx_lsp::features::semantic_tokens::LONG_LIST;
 use serde_json::{Value, json};
 
 /// Absolute (line, character, length, type, modifiers) of each token in the protocol's
@@ -78,4 +79,63 @@ async fn a_delta_after_an_edit_rebuilds_the_new_tokens() {
     let params = json!({ "textDocument": h.doc(), "previousResultId": "no such result" });
     let answer = h.request("textDocument/semanticTokens/full/delta", params).await;
     assert_eq!(numbers(&answer["result"]["data"]), sent);
+}
+
+/// A model whose initializers are a list just over [`LONG_LIST`] numbers (a comment in its
+/// middle), one of exactly [`LONG_LIST`], and a short one; and the lines each list spans.
+fn document_with_lists() -> (String, [std::ops::RangeInclusive<u64>; 2]) {
+    let mut text = String::from("<ir_version: 10, opset_import: [\"\" : 21]>\nmain (float[3] x) => (float[3] y)\n");
+    let mut lines = Vec::new();
+    for (name, count) in [("long", LONG_LIST + 1), ("edge", LONG_LIST)] {
+        let first = text.matches('\n').count() as u64;
+        text.push_str(&format!("  <float[{count}] {name} = {{\n"));
+        for row in (0..count).collect::<Vec<_>>().chunks(16) {
+            let values: Vec<String> = row.iter().map(|i| format!("{}.5", i % 97)).collect();
+            text.push_str(&format!("    {},\n", values.join(", ")));
+            if row[0] == 16 * 300 {
+                text.push_str("    # the middle\n");
+            }
+        }
+        text.pop();
+        text.pop();
+        text.push_str("\n  }>\n");
+        lines.push(first..=text.matches('\n').count() as u64 - 1);
+    }
+    text.push_str("  <float[3] short = {1, 2, 3}>\n{\n  y = Add(x, short)\n}\n");
+    (text, [lines[0].clone(), lines[1].clone()])
+}
+
+const NUMBER: u64 = 5;
+const COMMENT: u64 = 7;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_numbers_of_a_long_list_are_not_tokens_one_by_one() {
+    let (text, [long, edge]) = document_with_lists();
+    let mut h = Harness::start(false).await;
+    h.open(&text).await;
+    let full = h.request("textDocument/semanticTokens/full", json!({ "textDocument": h.doc() })).await;
+    let full = absolute(&numbers(&full["result"]["data"]));
+    let in_lines = |lines: &std::ops::RangeInclusive<u64>, kind: u64| {
+        full.iter().filter(|t| lines.contains(&t[0]) && t[3] == kind).count()
+    };
+    // The long list's numbers are left to the editor's grammar; its comment is a token.
+    assert_eq!(in_lines(&long, NUMBER), 1, "only its shape's `{}`", LONG_LIST + 1);
+    assert_eq!(in_lines(&long, COMMENT), 1);
+    // A list of exactly the limit is coloured number by number, as is a short one.
+    assert_eq!(in_lines(&edge, NUMBER), LONG_LIST + 1, "its values and its shape");
+    let short = text.matches('\n').count() as u64 - 4;
+    assert_eq!(in_lines(&(short..=short), NUMBER), 4, "`{{1, 2, 3}}` and its shape");
+    assert!(full.len() < LONG_LIST + 100, "{} tokens", full.len());
+
+    // A range that starts inside a list agrees with the full answer.
+    for lines in [&long, &edge] {
+        let middle = (lines.start() + lines.end()) / 2;
+        let range =
+            json!({ "start": { "line": middle - 5, "character": 0 }, "end": { "line": middle + 5, "character": 0 } });
+        let part =
+            h.request("textDocument/semanticTokens/range", json!({ "textDocument": h.doc(), "range": range })).await;
+        let part = absolute(&numbers(&part["result"]["data"]));
+        let expected: Vec<_> = full.iter().filter(|t| (middle - 5..=middle + 5).contains(&t[0])).copied().collect();
+        assert_eq!(part, expected, "lines {lines:?}");
+    }
 }

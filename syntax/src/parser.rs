@@ -88,105 +88,159 @@ pub struct Parse<T> {
 }
 
 pub(crate) fn name(text: &str, quoted: bool, l: usize, r: usize) -> Name {
+    read_something();
     let text = if quoted { lexer::unquote(text) } else { text.to_owned() };
     Name { text, quoted, span: Span::new(l, r), bytes: None }
 }
 
 /// A name written as a byte string. A bad escape was already reported by `tokens`.
 pub(crate) fn byte_name(literal: &str, l: usize, r: usize) -> Name {
+    read_something();
     let bytes = lexer::unescape_bytes(literal).unwrap_or_default();
     Name { text: String::from_utf8_lossy(&bytes).into_owned(), quoted: true, span: Span::new(l, r), bytes: Some(bytes) }
 }
 
+/// A `?` dimension (read, for [`Capped`]'s sign of life, as names and literals are).
+pub(crate) fn unknown_dim(l: usize, r: usize) -> ast::Dim {
+    read_something();
+    ast::Dim::Unknown(Span::new(l, r))
+}
+
 /// The `Numbers` token as a tree node.
 pub(crate) fn number_run(count: u32, l: usize, r: usize) -> ast::NumberRun {
+    read_something();
     ast::NumberRun { start: l as u32, end: r as u32, count }
 }
 
 pub(crate) fn literal(kind: LiteralKind, text: &str, l: usize, r: usize) -> Literal {
+    read_something();
     let text = if kind == LiteralKind::String { lexer::unquote(text) } else { text.to_owned() };
     Literal { kind, text, span: Span::new(l, r) }
 }
 
 type Triple<'a> = (usize, Tok<'a>, usize);
 
-/// Turns lexer tokens into parser tokens, reporting lexical errors and the nesting limit.
-/// Error tokens are left out of the stream (their error is already reported). A `{…}` list
-/// of numbers becomes one `Numbers` token: tensors of millions of values then cost the
-/// parser three tokens, and the values are read once, when lowering.
-fn tokens<'a>(
+thread_local! {
+    /// Names, literals and number lists the grammar has read on this thread: the parser's
+    /// sign of life for [`Capped`]. While recovering from an error the generated parser
+    /// drops tokens, keeping each, until one fits again; a text that never fits again (lines
+    /// of `y = = = ,` without a graph around them) would have all its tokens kept so.
+    static READ: Cell<u64> = const { Cell::new(0) };
+}
+
+fn read_something() {
+    READ.with(|r| r.set(r.get().wrapping_add(1)));
+}
+
+/// How many tokens the parser may take without reading a name, a literal or a number list
+/// before the rest of the text is taken as unreadable. A model has a name every few tokens;
+/// only error recovery, dropping tokens, goes this long without one.
+const MAX_TOKENS_UNREAD: usize = 100_000;
+
+/// Turns lexer tokens into parser tokens as the parser pulls them, reporting lexical errors
+/// and the nesting limit. Error tokens are left out of the stream (their error is already
+/// reported). A `{…}` list of numbers becomes one `Numbers` token: tensors of millions of
+/// values then cost the parser three tokens, and the values are read once, when lowering.
+///
+/// Lexed on demand rather than all before parsing: a text that stops at [`MAX_ERRORS`]
+/// errors (10 MB of `y = = = ,` lines) is then never held as tokens whole, which took some
+/// forty bytes of tokens for each byte of such a text.
+struct Lexing<'a> {
     source: &'a str,
-    errors: &mut Vec<SyntaxError>,
-    floats: &mut numbers::ReadFloats,
-    progress: Option<&Progress>,
-    depth: usize,
-) -> Lexed<'a> {
-    // Brackets open around the text (when it is one node of a bigger text): stand-ins that
-    // no closer matches, so the nesting limit counts as in the whole text.
-    let mut stream = Stream { out: Vec::new(), open: vec![0; depth], too_deep: None, cut: None };
-    let mut lexer = lexer::tokens(source);
-    let mut seen = 0usize;
-    while let Some(token) = lexer.next() {
-        seen += 1;
+    lexer: lexer::Tokens<'a>,
+    stream: Stream<'a>,
+    /// Lexical errors and the nesting limit, in the order met.
+    errors: Vec<SyntaxError>,
+    floats: numbers::ReadFloats,
+    progress: Option<&'a Progress>,
+    /// Lexer tokens seen, to record the position every so many.
+    seen: usize,
+    /// Where lexing stopped at [`MAX_ERRORS`] lexical errors (a run of error tokens gives
+    /// the parser nothing, so the parser's count would not stop it).
+    cut: Option<usize>,
+}
+
+impl<'a> Lexing<'a> {
+    fn new(source: &'a str, progress: Option<&'a Progress>, depth: usize) -> Lexing<'a> {
+        // Brackets open around the text (when it is one node of a bigger text): stand-ins
+        // that no closer matches, so the nesting limit counts as in the whole text.
+        let stream = Stream { out: std::collections::VecDeque::new(), open: vec![0; depth], too_deep: None };
+        Lexing {
+            source,
+            lexer: lexer::tokens(source),
+            stream,
+            errors: Vec::new(),
+            floats: numbers::ReadFloats::default(),
+            progress,
+            seen: 0,
+            cut: None,
+        }
+    }
+
+    /// The next parser token, lexing as far as it takes; `None` at the end of the text or
+    /// where it nests too deep.
+    fn next_triple(&mut self) -> Option<Triple<'a>> {
+        while self.stream.out.is_empty() {
+            if self.stream.too_deep.is_some() || self.cut.is_some() {
+                return None;
+            }
+            let token = self.lexer.next()?;
+            if self.errors.len() >= MAX_ERRORS {
+                self.cut = Some(token.start as usize);
+                return None;
+            }
+            self.lex(token);
+        }
+        self.stream.out.pop_front()
+    }
+
+    /// Turns one lexer token into the parser tokens it gives (none, one, or several).
+    fn lex(&mut self, token: lexer::Token) {
+        let (source, errors) = (self.source, &mut self.errors);
+        self.seen += 1;
         // Every so many tokens, and at every `{` (a number list can be most of the text).
-        if let Some(p) = progress
-            && (seen.is_multiple_of(TOKENS_PER_RECORD) || token.kind == TokenKind::LBrace)
+        if let Some(p) = self.progress
+            && (self.seen.is_multiple_of(TOKENS_PER_RECORD) || token.kind == TokenKind::LBrace)
         {
             p.reached(token.start as usize);
-        }
-        if stream.too_deep.is_some() {
-            break;
-        }
-        if errors.len() >= MAX_ERRORS {
-            stream.cut = Some(token.start as usize);
-            break;
         }
         match token.kind {
             TokenKind::Annotation => {
                 // Annotations are one lexer token each; their content is lexed again as
                 // ordinary tokens between an `AnnStart` and an `AnnEnd`.
                 let (start, end) = (token.start as usize, token.end as usize);
-                stream.push((start, Tok::AnnStart, start + 2), errors);
+                self.stream.push((start, Tok::AnnStart, start + 2), errors);
                 let body = token.start + 2;
                 for inner in lexer::lex(&source[start + 2..end]) {
                     // A second `#@` on the line is a comment inside the annotation.
                     if inner.kind != TokenKind::Annotation {
                         let inner = lexer::Token { start: inner.start + body, end: inner.end + body, ..inner };
                         if let Some(triple) = convert_token(source, inner, errors) {
-                            stream.push(triple, errors);
+                            self.stream.push(triple, errors);
                         }
                     }
                 }
-                stream.push((end, Tok::AnnEnd, end), errors);
+                self.stream.push((end, Tok::AnnEnd, end), errors);
             }
             TokenKind::LBrace => {
-                stream.push((token.start as usize, Tok::LBrace, token.end as usize), errors);
+                self.stream.push((token.start as usize, Tok::LBrace, token.end as usize), errors);
                 if let Some(list) = numbers::scan_list(source, token.end as usize) {
                     if let (Some(values), Ok(start)) = (list.floats, u32::try_from(list.first)) {
-                        floats.insert(start, values);
+                        self.floats.insert(start, values);
                     }
                     let text = &source[list.first..list.last_end];
-                    stream.push((list.first, Tok::Numbers(text, list.count), list.last_end), errors);
-                    stream.push((list.close, Tok::RBrace, list.close + 1), errors);
-                    lexer.skip_to(list.close + 1);
+                    self.stream.push((list.first, Tok::Numbers(text, list.count), list.last_end), errors);
+                    self.stream.push((list.close, Tok::RBrace, list.close + 1), errors);
+                    self.lexer.skip_to(list.close + 1);
                 }
             }
             _ => {
                 if let Some(triple) = convert_token(source, token, errors) {
-                    stream.push(triple, errors);
+                    self.stream.push(triple, errors);
                 }
             }
         }
     }
-    Lexed { tokens: stream.out, cut: stream.cut, too_deep: stream.too_deep }
-}
-
-/// The parser tokens of a text, and where lexing stopped because of [`MAX_ERRORS`].
-struct Lexed<'a> {
-    tokens: Vec<Triple<'a>>,
-    cut: Option<usize>,
-    /// Where lexing stopped because the text nested too deep.
-    too_deep: Option<usize>,
 }
 
 /// Parser tokens with the bracket depth, which is capped. The depth is the number of
@@ -194,12 +248,12 @@ struct Lexed<'a> {
 /// parser skips while recovering) must not count as closing something, or a text of stray
 /// closers could nest without limit (and recursive passes overflow their stacks).
 struct Stream<'a> {
-    out: Vec<Triple<'a>>,
+    /// Parser tokens made and not yet handed out (an annotation or a number list makes
+    /// several at once).
+    out: std::collections::VecDeque<Triple<'a>>,
     open: Vec<u8>,
     /// Where the text nested past [`MAX_NESTING`] and lexing stopped.
     too_deep: Option<usize>,
-    /// Where lexing stopped after [`MAX_ERRORS`] errors.
-    cut: Option<usize>,
 }
 
 impl<'a> Stream<'a> {
@@ -238,7 +292,7 @@ impl<'a> Stream<'a> {
             self.too_deep = Some(triple.0);
             return;
         }
-        self.out.push(triple);
+        self.out.push_back(triple);
     }
 }
 
@@ -466,31 +520,50 @@ impl Recovered {
 }
 
 /// The token stream as the parser reads it: ends early, where it stands, once
-/// [`MAX_ERRORS`] errors have been counted.
+/// [`MAX_ERRORS`] errors (the lexer's and the parser's) have been counted.
 struct Capped<'a> {
-    tokens: std::vec::IntoIter<Triple<'a>>,
+    lexing: Lexing<'a>,
+    /// The parser's errors so far.
     count: Rc<Cell<usize>>,
-    cut: Rc<Cell<Option<usize>>>,
-    progress: Option<&'a Progress>,
+    /// Where the stream was cut at the error cap.
+    cut: Option<usize>,
     /// Tokens handed to the parser, to record the position every so many.
     passed: usize,
+    /// [`READ`] when last seen, and the tokens handed out since it changed.
+    read: (u64, usize),
+    /// Where the stream was cut because the parser read nothing for [`MAX_TOKENS_UNREAD`]
+    /// tokens.
+    unread: Option<usize>,
 }
 
 impl<'a> Iterator for Capped<'a> {
     type Item = Triple<'a>;
 
     fn next(&mut self) -> Option<Triple<'a>> {
-        let next = self.tokens.next()?;
+        if self.cut.is_some() {
+            return None;
+        }
+        let next = self.lexing.next_triple()?;
         self.passed += 1;
-        if let Some(p) = self.progress
+        if let Some(p) = self.lexing.progress
             && self.passed.is_multiple_of(TOKENS_PER_RECORD)
         {
             p.reached(next.0);
         }
-        if self.count.get() >= MAX_ERRORS {
-            self.cut.set(Some(next.0));
-            self.tokens = Vec::new().into_iter();
+        if self.count.get() + self.lexing.errors.len() >= MAX_ERRORS {
+            self.cut = Some(next.0);
             return None;
+        }
+        let read = READ.with(Cell::get);
+        if read == self.read.0 {
+            self.read.1 += 1;
+            if self.read.1 > MAX_TOKENS_UNREAD {
+                self.unread = Some(next.0);
+                self.cut = Some(next.0);
+                return None;
+            }
+        } else {
+            self.read = (read, 0);
         }
         Some(next)
     }
@@ -502,22 +575,20 @@ fn run<'a, T>(
     source: &'a str,
     progress: Option<&'a Progress>,
     depth: usize,
-    parse: impl FnOnce(&mut Recovered, Capped<'a>) -> Result<T, ParseError<usize, Tok<'a>, ()>>,
+    parse: impl FnOnce(&mut Recovered, &mut Capped<'a>) -> Result<T, ParseError<usize, Tok<'a>, ()>>,
 ) -> Parse<T> {
-    let (mut errors, mut floats) = (Vec::new(), numbers::ReadFloats::default());
-    if let Some(p) = progress {
-        p.enter(Stage::Scanning);
-    }
-    let lexed = tokens(source, &mut errors, &mut floats, progress, depth);
-    let lexed_too_deep = lexed.too_deep;
-    let count = Rc::new(Cell::new(errors.len()));
-    let cut = Rc::new(Cell::new(lexed.cut));
-    let mut recovered = Recovered { errors: Vec::new(), count: count.clone(), len: source.len() };
     if let Some(p) = progress {
         p.enter(Stage::Parsing);
     }
-    let stream = Capped { tokens: lexed.tokens.into_iter(), count, cut: cut.clone(), progress, passed: 0 };
-    let result = parse(&mut recovered, stream);
+    let count = Rc::new(Cell::new(0));
+    let mut recovered = Recovered { errors: Vec::new(), count: count.clone(), len: source.len() };
+    let read = (READ.with(Cell::get), 0);
+    let mut stream =
+        Capped { lexing: Lexing::new(source, progress, depth), count, cut: None, passed: 0, read, unread: None };
+    let result = parse(&mut recovered, &mut stream);
+    let Capped { lexing, cut, unread, .. } = stream;
+    let cut = cut.or(lexing.cut);
+    let (mut errors, floats, too_deep) = (lexing.errors, lexing.floats, lexing.stream.too_deep);
     errors.append(&mut recovered.errors);
     let tree = match result {
         Ok(tree) => Some(tree),
@@ -528,22 +599,33 @@ fn run<'a, T>(
     };
     errors.sort_by_key(|e| (e.span.start, e.span.end));
     point_at_open_brackets(source, &mut errors);
-    if let Some(at) = lexed_too_deep {
+    if let Some(at) = too_deep {
         // The text ends there only because it was not read further: what the parser said
         // about that end (a bracket never closed) is not about the text, and would hide the
-        // nesting limit behind "found the end of the text".
-        // The parser never saw the real end of the text, so an end it reports is this one.
+        // nesting limit behind "found the end of the text". The parser never saw the real
+        // end of the text, so an end it reports is this one.
         errors.retain(|e| e.code == "nesting-too-deep" || (e.code != "unexpected-end" && (e.span.start as usize) < at));
     }
-    if let Some(at) = cut.get() {
+    if let Some(at) = cut {
         // What the parser said about the text ending where it was cut is not about the text.
         errors.retain(|e| (e.span.start as usize) < at);
         errors.truncate(MAX_ERRORS);
-        errors.push(SyntaxError {
-            code: "too-many-errors",
-            message: format!("more than {MAX_ERRORS} syntax errors; the rest of the text is not read"),
-            span: Span::new(at, at),
-            related: Vec::new(),
+        errors.push(match unread {
+            Some(_) => SyntaxError {
+                code: "unreadable-rest",
+                message: format!(
+                    "nothing in the {MAX_TOKENS_UNREAD} tokens after the error before reads as part of a model; \
+                     the rest of the text is not read"
+                ),
+                span: Span::new(at, at),
+                related: Vec::new(),
+            },
+            None => SyntaxError {
+                code: "too-many-errors",
+                message: format!("more than {MAX_ERRORS} syntax errors; the rest of the text is not read"),
+                span: Span::new(at, at),
+                related: Vec::new(),
+            },
         });
     }
     Parse { tree, errors, floats }
@@ -583,6 +665,10 @@ fn point_at_open_brackets(source: &str, errors: &mut [SyntaxError]) {
         while next < wanted.len() && errors[wanted[next]].span.start <= token.start {
             note(&mut errors[wanted[next]], &open);
             next += 1;
+        }
+        if next == wanted.len() {
+            // Every error is placed: the rest of the text need not be lexed again.
+            return;
         }
         let start = token.start as usize;
         match token.kind {
@@ -769,6 +855,25 @@ mod tests {
         let deep = format!("g (x) => (y) {{ y = Foo <t = {}float{}> (x) }}", "seq(".repeat(20_000), ")".repeat(20_000));
         let e = errs(&deep);
         assert!(e.iter().any(|(c, _)| *c == "nesting-too-deep"), "{:?}", &e[..e.len().min(3)]);
+    }
+
+    /// A text that never reads as a model again after its first error (lines of `y = = = ,`
+    /// without a graph around them) is not kept token by token while the parser looks for a
+    /// place to go on: reading stops after [`MAX_TOKENS_UNREAD`] tokens (issue 52: 20 MB of
+    /// such lines held 750 MB).
+    #[test]
+    fn a_text_that_never_reads_again_is_not_kept_token_by_token() {
+        let text = "y = = = ,\n".repeat(MAX_TOKENS_UNREAD / 4);
+        let e = errs(&text);
+        assert_eq!(e.len(), 2, "{e:?}");
+        assert_eq!(e[1].0, "unreadable-rest", "{e:?}");
+        // Shorter, it is read to its end.
+        let short = "y = = = ,\n".repeat(MAX_TOKENS_UNREAD / 10);
+        assert!(errs(&short).iter().all(|(code, _)| *code != "unreadable-rest"));
+        // A valid text of many tokens between names reads whole.
+        let dims = vec!["?"; MAX_TOKENS_UNREAD].join(", ");
+        let wide = format!("g (float[{dims}] x) => (float y) {{ y = Identity (x) }}");
+        assert_eq!(errs(&wide), Vec::new());
     }
 
     /// The nesting limit is what is reported, not "found the end of the text" where reading

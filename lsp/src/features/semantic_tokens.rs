@@ -48,6 +48,15 @@ pub fn range(s: &Snapshot, range: Range) -> SemanticTokens {
     SemanticTokens { result_id: None, data: tokens(s, start, end.max(start)) }
 }
 
+/// Number lists longer than this get no token per number. A token costs the server about
+/// 250 bytes on its way out (20 in the list, 20 in the copy kept for deltas, five JSON
+/// values in the framework's answer, the JSON text): `semanticTokens/full` on a 50 MB
+/// tensor of millions of numbers took gigabytes (1.3 GB for 4.9 million floats, 1.5 GB for
+/// 20 MB of small integers), for colours nobody reads one by one. Such a list keeps the
+/// colours of the editor's own grammar (VS Code's grammar colours numbers); its comments are
+/// still tokens. Shapes, attribute lists and small tensors stay below this.
+pub const LONG_LIST: usize = 10_000;
+
 /// The tokens starting in `from..to` (a line start, and a line start or the end), encoded
 /// relative to one another, the first relative to the document's start.
 fn tokens(s: &Snapshot, from: usize, to: usize) -> Vec<SemanticToken> {
@@ -56,11 +65,23 @@ fn tokens(s: &Snapshot, from: usize, to: usize) -> Vec<SemanticToken> {
     let occurrences = &s.index().occurrences;
     let first = occurrences.partition_point(|o| (o.span.start as usize) < from);
     let mut occurrences = occurrences[first..].iter().peekable();
-    for token in onnx_syntax::lexer::tokens(&s.text[from..]) {
+    let text = s.text.get(from..).unwrap_or("");
+    let mut lexer = onnx_syntax::lexer::tokens(text);
+    // Whether the numbers read now are those of a long list (until its `}`).
+    let mut in_long_list = starts_in_long_list(&s.text, from);
+    while let Some(token) = lexer.next() {
+        if token.start as usize >= to.saturating_sub(from) {
+            break;
+        }
+        match token.kind {
+            TokenKind::LBrace => in_long_list = opens_long_list(text, lexer.clone()),
+            TokenKind::RBrace => in_long_list = false,
+            _ => {}
+        }
         let token =
             onnx_syntax::lexer::Token { start: token.start + from as u32, end: token.end + from as u32, ..token };
-        if token.start as usize >= to {
-            break;
+        if in_long_list && is_number(token.kind, token.text(&s.text)) {
+            continue;
         }
         while occurrences.peek().is_some_and(|o| o.span.start < token.start) {
             occurrences.next();
@@ -92,6 +113,52 @@ fn tokens(s: &Snapshot, from: usize, to: usize) -> Vec<SemanticToken> {
         previous = start;
     }
     data
+}
+
+fn is_number(kind: TokenKind, text: &str) -> bool {
+    match kind {
+        TokenKind::Int | TokenKind::Float | TokenKind::SignedFloatWord => true,
+        TokenKind::Ident => classify_word(text) == WordClass::FloatWord,
+        _ => false,
+    }
+}
+
+/// Whether the `{` just read opens a list of more than [`LONG_LIST`] numbers: `ahead` (a
+/// copy of the lexer, over `text`) is read until the list ends, something that is not part
+/// of a number list comes (a graph's body), or the list is found long. Each `{` reads
+/// ahead at most to the next token that is not in a number list, so the tokens of a text
+/// are read at most twice.
+fn opens_long_list(text: &str, ahead: onnx_syntax::lexer::Tokens<'_>) -> bool {
+    let mut numbers = 0;
+    for token in ahead {
+        match token.kind {
+            TokenKind::Whitespace | TokenKind::Comment | TokenKind::DocComment | TokenKind::Comma => {}
+            kind if is_number(kind, token.text(text)) => {
+                numbers += 1;
+                if numbers > LONG_LIST {
+                    return true;
+                }
+            }
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// Whether `from` (where a range's lexing starts) lies inside a long list: the `{` before it,
+/// with no `}` in between, opens one. The braces are found as bytes, so that a range in the
+/// middle of a tensor of millions of values need not lex it from the start; a brace inside
+/// a comment can mislead this (the numbers of the range are then coloured one by one, or
+/// not, unlike in the full answer), which no printed model has.
+fn starts_in_long_list(text: &str, from: usize) -> bool {
+    let before = text.as_bytes().get(..from).unwrap_or_default();
+    match memchr::memrchr2(b'{', b'}', before) {
+        Some(open) if before[open] == b'{' => {
+            let list = text.get(open + 1..).unwrap_or("");
+            opens_long_list(list, onnx_syntax::lexer::tokens(list))
+        }
+        _ => false,
+    }
 }
 
 /// `semanticTokens/full/delta`: the one edit that turns the tokens sent before into `new`
