@@ -104,10 +104,10 @@ pub fn read_model_and_bytes(
                 errln!("{label}: a FIFO; waiting for a program to write the model into it…");
             }
             let _progress = crate::progress::stage_for_file(path, "reading");
-            // A text is read whole anyway: read rather than mapped, so that it cannot change
-            // under the parser.
-            let read = if named == Some(Format::Text) { binary::read_bytes_copied } else { binary::read_bytes };
-            read(path).map_err(|e| Failure::Usage(format!("{label}: cannot read: {e}")))?
+            // Mapped, text or binary: a file truncated while it is read ends the command with
+            // an error naming it (onnx_core::signals), and a copy of a big text would cost
+            // its reading time again.
+            binary::read_bytes(path).map_err(|e| Failure::Usage(format!("{label}: cannot read: {e}")))?
         }
         Input::Stdin => binary::read_stdin().map_err(|e| Failure::Usage(format!("{label}: cannot read: {e}")))?,
     };

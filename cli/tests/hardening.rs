@@ -180,27 +180,31 @@ fn a_model_truncated_while_it_is_checked_or_converted_is_an_error_naming_it() {
     let made = onnx().arg("convert").arg(&source).arg(&model).output().expect("converts");
     assert!(made.status.success(), "{}", text_of(&made));
     let pristine = std::fs::read(&model).expect("read");
+    let source_text = std::fs::read(&source).expect("read");
     let mut faulted = 0;
-    for command in ["check", "convert"] {
+    for (command, input) in [("check", &model), ("convert", &model), ("check", &source)] {
         std::fs::write(&model, &pristine).expect("restored");
+        std::fs::write(&source, &source_text).expect("restored");
         let out = dir.path().join("out.onnxtxt");
         let args: Vec<&Path> = match command {
-            "check" => vec![command.as_ref(), &model],
-            _ => vec![command.as_ref(), &model, &out],
+            "check" => vec![command.as_ref(), input],
+            _ => vec![command.as_ref(), input, &out],
         };
-        let run = truncate_while_mapped(&args, &model);
+        let run = truncate_while_mapped(&args, input);
         use std::os::unix::process::ExitStatusExt;
         let err = text(&run.stderr);
         assert_eq!(run.status.signal(), None, "{command}: killed by a signal: {err}");
         if !run.status.success() {
-            assert!(err.contains("chain.onnx: the file changed while it was being read"), "{command}: {err}");
+            let named = format!("{}: the file changed while it was being read", input.display());
+            assert!(err.contains(&named), "{command}: {err}");
             assert_eq!(run.status.code(), Some(1), "{command}: {err}");
             faulted += 1;
         }
         assert_eq!(others(dir.path(), &["chain.onnxtxt", "chain.onnx"]), Vec::<String>::new(), "{command}: {err}");
     }
-    // Both read the model long after it is mapped (names and nodes are read in place).
-    assert_eq!(faulted, 2, "the truncation landed while each command was reading");
+    // Each reads the model long after it is mapped (names and nodes are read in place, a
+    // text is parsed from where it lies).
+    assert_eq!(faulted, 3, "the truncation landed while each command was reading");
 }
 
 fn text_of(out: &Output) -> String {

@@ -35,8 +35,9 @@ pub fn read_bytes(path: &Path) -> io::Result<Bytes> {
     read_file(path, true)
 }
 
-/// The bytes of a file, read into memory: for what is read whole anyway (a text), or held
-/// by a process that must outlive the file changing (the language server, the browser).
+/// The bytes of a file, read into memory: for a process that holds a model and must outlive
+/// the file changing under it (the language server, the browser), where a map's fault
+/// would end it.
 pub fn read_bytes_copied(path: &Path) -> io::Result<Bytes> {
     read_file(path, false)
 }

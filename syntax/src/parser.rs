@@ -137,6 +137,9 @@ fn read_something() {
 /// only error recovery, dropping tokens, goes this long without one.
 const MAX_TOKENS_UNREAD: usize = 100_000;
 
+/// How often (in tokens) [`Capped`] looks whether the parser has read something.
+const UNREAD_STRIDE: usize = 1024;
+
 /// Turns lexer tokens into parser tokens as the parser pulls them, reporting lexical errors
 /// and the nesting limit. Error tokens are left out of the stream (their error is already
 /// reported). A `{…}` list of numbers becomes one `Numbers` token: tensors of millions of
@@ -144,7 +147,9 @@ const MAX_TOKENS_UNREAD: usize = 100_000;
 ///
 /// Lexed on demand rather than all before parsing: a text that stops at [`MAX_ERRORS`]
 /// errors (10 MB of `y = = = ,` lines) is then never held as tokens whole, which took some
-/// forty bytes of tokens for each byte of such a text.
+/// forty bytes of tokens for each byte of such a text. Lexed a batch at a time
+/// ([`LEX_AHEAD`] tokens): lexing and parsing in turns of one token each cost the parse a
+/// sixth more time (their code and tables crowd each other out of the caches).
 struct Lexing<'a> {
     source: &'a str,
     lexer: lexer::Tokens<'a>,
@@ -158,7 +163,12 @@ struct Lexing<'a> {
     /// Where lexing stopped at [`MAX_ERRORS`] lexical errors (a run of error tokens gives
     /// the parser nothing, so the parser's count would not stop it).
     cut: Option<usize>,
+    /// How many of `errors` lie before the last token handed out (lexing runs ahead).
+    handed_errors: usize,
 }
+
+/// Parser tokens lexed ahead of the parser at a time.
+const LEX_AHEAD: usize = 4096;
 
 impl<'a> Lexing<'a> {
     fn new(source: &'a str, progress: Option<&'a Progress>, depth: usize) -> Lexing<'a> {
@@ -174,27 +184,46 @@ impl<'a> Lexing<'a> {
             progress,
             seen: 0,
             cut: None,
+            handed_errors: 0,
         }
+    }
+
+    /// Lexical errors before `position`, where the parser has come to: the ones that count
+    /// toward [`MAX_ERRORS`] (those lexed ahead do not, yet).
+    fn errors_before(&mut self, position: usize) -> usize {
+        while self.errors.get(self.handed_errors).is_some_and(|e| (e.span.start as usize) < position) {
+            self.handed_errors += 1;
+        }
+        self.handed_errors
     }
 
     /// The next parser token, lexing as far as it takes; `None` at the end of the text or
     /// where it nests too deep.
     fn next_triple(&mut self) -> Option<Triple<'a>> {
-        while self.stream.out.is_empty() {
-            if self.stream.too_deep.is_some() || self.cut.is_some() {
-                return None;
-            }
-            let token = self.lexer.next()?;
-            if self.errors.len() >= MAX_ERRORS {
-                self.cut = Some(token.start as usize);
-                return None;
-            }
-            self.lex(token);
+        if self.stream.out.is_empty() {
+            self.lex_ahead();
         }
         self.stream.out.pop_front()
     }
 
-    /// Turns one lexer token into the parser tokens it gives (none, one, or several).
+    /// Lexes up to [`LEX_AHEAD`] parser tokens into `stream.out`, stopping at the end of the
+    /// text, the nesting limit or the lexical error cap.
+    fn lex_ahead(&mut self) {
+        while self.stream.out.len() < LEX_AHEAD {
+            if self.stream.too_deep.is_some() || self.cut.is_some() {
+                return;
+            }
+            let Some(token) = self.lexer.next() else { return };
+            if self.errors.len() >= MAX_ERRORS {
+                self.cut = Some(token.start as usize);
+                return;
+            }
+            self.lex(token);
+        }
+    }
+
+    /// Turns one lexer token into the parser tokens it gives (none, one, or several),
+    /// queued in `stream.out`.
     fn lex(&mut self, token: lexer::Token) {
         let (source, errors) = (self.source, &mut self.errors);
         self.seen += 1;
@@ -257,9 +286,18 @@ struct Stream<'a> {
 }
 
 impl<'a> Stream<'a> {
+    /// Queues `triple` if [`Stream::admit`] lets it through.
     fn push(&mut self, triple: Triple<'a>, errors: &mut Vec<SyntaxError>) {
+        if self.admit(&triple, errors) {
+            self.out.push_back(triple);
+        }
+    }
+
+    /// Counts the brackets `triple` opens or closes; whether it may be handed out (not past
+    /// the nesting limit, where the stream ends).
+    fn admit(&mut self, triple: &Triple<'a>, errors: &mut Vec<SyntaxError>) -> bool {
         if self.too_deep.is_some() {
-            return;
+            return false;
         }
         match triple.1 {
             Tok::LParen => self.open.push(b')'),
@@ -290,9 +328,9 @@ impl<'a> Stream<'a> {
                 related: Vec::new(),
             });
             self.too_deep = Some(triple.0);
-            return;
+            return false;
         }
-        self.out.push_back(triple);
+        true
     }
 }
 
@@ -550,20 +588,23 @@ impl<'a> Iterator for Capped<'a> {
         {
             p.reached(next.0);
         }
-        if self.count.get() + self.lexing.errors.len() >= MAX_ERRORS {
+        if self.count.get() + self.lexing.errors_before(next.0) >= MAX_ERRORS {
             self.cut = Some(next.0);
             return None;
         }
-        let read = READ.with(Cell::get);
-        if read == self.read.0 {
-            self.read.1 += 1;
-            if self.read.1 > MAX_TOKENS_UNREAD {
-                self.unread = Some(next.0);
-                self.cut = Some(next.0);
-                return None;
+        // Looked at every so many tokens, not each (the parser's hot path).
+        if self.passed.is_multiple_of(UNREAD_STRIDE) {
+            let read = READ.with(Cell::get);
+            if read == self.read.0 {
+                self.read.1 += UNREAD_STRIDE;
+                if self.read.1 > MAX_TOKENS_UNREAD {
+                    self.unread = Some(next.0);
+                    self.cut = Some(next.0);
+                    return None;
+                }
+            } else {
+                self.read = (read, 0);
             }
-        } else {
-            self.read = (read, 0);
         }
         Some(next)
     }

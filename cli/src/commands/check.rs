@@ -55,9 +55,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     };
     let data = match &input {
         Input::File(path) => {
-            // A text is read whole anyway: read rather than mapped (see io::read_model).
-            let read = if named == Some(Format::Text) { binary::read_bytes_copied } else { binary::read_bytes };
-            read(path).map_err(|e| Failure::Usage(format!("{label}: cannot read: {e}")))?
+            binary::read_bytes(path).map_err(|e| Failure::Usage(format!("{label}: cannot read: {e}")))?
         }
         Input::Stdin => binary::read_stdin().map_err(|e| Failure::Usage(format!("{label}: cannot read: {e}")))?,
     };
