@@ -139,16 +139,9 @@ pub fn parse_size(text: &str) -> Result<usize, String> {
     Ok(bytes as usize)
 }
 
-/// `bytes` in the largest binary unit that keeps a number of at least 1 (`1.5 GiB`).
-pub fn human(bytes: usize) -> String {
-    const UNITS: [&str; 5] = ["bytes", "KiB", "MiB", "GiB", "TiB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 { format!("{bytes} bytes") } else { format!("{value:.1} {}", UNITS[unit]) }
+/// `bytes` as people read them (`1.5 GiB`), as `onnx info` writes sizes.
+fn human(bytes: usize) -> String {
+    onnx_core::summary::human_bytes(bytes as u64)
 }
 
 #[cfg(test)]
@@ -165,8 +158,6 @@ mod tests {
         assert!(parse_size("4X").is_err());
         assert!(parse_size("G").is_err());
         assert!(parse_size("1e30T").is_err());
-        assert_eq!(human(1536), "1.5 KiB");
-        assert_eq!(human(12), "12 bytes");
     }
 
     #[test]

@@ -188,3 +188,35 @@ fn the_server_runs_with_the_allocator_keeping_freed_memory_a_while() {
     send(&mut child, json!({"jsonrpc": "2.0", "method": "exit"}));
     assert_eq!(child.wait().unwrap().code(), Some(0));
 }
+
+/// Given 5 MB of `y = = = ,` lines with no graph around them, the server's peak memory stays
+/// a small multiple of the document (issue 52: 412 MB, 80 times the text, when the parser
+/// kept every token it dropped while looking for a place to go on; 46 MB now).
+#[test]
+fn a_document_that_never_reads_as_a_model_costs_a_small_multiple_of_its_size() {
+    let (mut child, mut stdout) = start();
+    send(&mut child, json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}));
+    send(&mut child, json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
+    let text = "y = = = ,\n".repeat(500_000);
+    send(
+        &mut child,
+        json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": "file:///tmp/errors.onnxtxt", "languageId": "onnx", "version": 1, "text": text}}}),
+    );
+    // The syntax-first publication, then the complete one.
+    let mut published = 0;
+    while published < 2 {
+        if next_message(&mut stdout)["method"] == "textDocument/publishDiagnostics" {
+            published += 1;
+        }
+    }
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    let peak_kib: usize = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(peak_kib < 150 << 10, "peak {} MiB for a 5 MB document", peak_kib >> 10);
+}
