@@ -476,6 +476,11 @@ fn pad(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
         .collect::<Result<_, _>>()?;
     let n = count(&shape)?;
     ctx.check_elements(n)?;
+    if n == 0 {
+        // An empty result: its other axes may be as long as the pads make them (2^36), and
+        // the per-axis index lists below would be that long.
+        return one(Tensor::new(shape, Data::empty(t.data_type(), 0)?));
+    }
     let fill = match optional(inputs, 2)? {
         Some(v) if ctx.opset >= 11 && v.len() != 1 => {
             return Err(format!("constant_value holds {} values, not one", v.len()));
@@ -511,7 +516,7 @@ fn pad(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
                 .collect()
         })
         .collect();
-    let source = if n == 0 { Vec::new() } else { broadcast::offsets_by_axis(&along) };
+    let source = broadcast::offsets_by_axis(&along);
     let fill = match fill {
         Some(f) => f,
         None => super::elementwise::numeric_like(t.data_type(), vec![1], vec![f64::from(fill_value)])?,
