@@ -31,6 +31,7 @@ pub mod memory;
 pub mod npy;
 pub mod peak;
 pub mod plan;
+pub mod registry;
 pub mod run;
 pub mod simd;
 pub mod stored;

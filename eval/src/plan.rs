@@ -10,7 +10,8 @@ use std::collections::{HashMap, HashSet};
 use onnx_core::ir::{AttributeValue, FunctionId, GraphId, Model, Node, NodeId, Str};
 use onnx_core::resolve::{ValueId, ValueNumbers, resolve_without_tables};
 
-use crate::kernels::{DEFAULT_DOMAIN, Kernel, OTHER_DOMAINS};
+use crate::kernels::Kernel;
+use crate::registry::{is_control, is_random, kernels};
 use crate::value::{Tensor, Value};
 
 /// How a node is run.
@@ -183,10 +184,6 @@ impl<'m> Plan<'m> {
     }
 }
 
-/// Operators whose result is not a function of their inputs alone: never folded.
-pub(crate) const UNFOLDABLE: [&str; 7] =
-    ["RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli", "Dropout"];
-
 /// A folded node may keep this many times its inputs' bytes (dequantizing 8-bit weights to
 /// float32 takes four), plus [`FOLD_SLACK`]: folding must not hold a large tensor for the
 /// whole run that the node would make and drop at once (an Expand or ConstantOfShape).
@@ -233,6 +230,7 @@ impl Plan<'_> {
                 Some(Step::Constant(i)) => self.constant_nodes[*i].clone(),
                 Some(Step::Kernel(kernel)) => {
                     let op = node.op_type.as_ref().and_then(Str::as_str).unwrap_or("");
+                    let domain = node.schema_domain().unwrap_or("");
                     let places = self.numbers.node_inputs(n, node);
                     let given: Option<Vec<Option<&Value>>> =
                         (0..node.inputs.len())
@@ -245,7 +243,7 @@ impl Plan<'_> {
                             })
                             .collect();
                     let Some(given) = given.filter(|g| g.iter().any(Option::is_some)) else { continue };
-                    if UNFOLDABLE.contains(&op) || node.attributes.iter().any(|a| a.ref_attr_name.is_some()) {
+                    if is_random(domain, op) || node.attributes.iter().any(|a| a.ref_attr_name.is_some()) {
                         continue;
                     }
                     // What the node may make is bounded before it runs: a kernel checks its
@@ -310,8 +308,9 @@ impl Plan<'_> {
             }
         }
         let kept: HashSet<ValueId> = self.numbers.graph_outputs(self.main, main).iter().collect();
-        let reads_views =
-            |n: NodeId| matches!(self.steps.get(&n), Some(Step::Kernel(_))) && crate::view::reads_views(op_of(n));
+        let reads_views = |n: NodeId| {
+            matches!(self.steps.get(&n), Some(Step::Kernel(_))) && crate::registry::reads_views("", op_of(n))
+        };
         let mut views = Vec::new();
         for &n in &main.nodes {
             let Some(kernel) = crate::kernels::shape::view_kernel(op_of(n)) else { continue };
@@ -533,7 +532,9 @@ fn subgraph_nodes(model: &Model, node: &Node) -> Vec<NodeId> {
     nodes
 }
 
-/// The step of `node`, or why there is none (its `nodes` left empty).
+/// The step of `node`, or why there is none (its `nodes` left empty): control flow, the
+/// kernel registered for its operator at the imported version ([`crate::registry`]), or a
+/// call of the model-local function it names.
 fn step_of(model: &Model, node: &Node) -> Result<Step, Unsupported> {
     let op = node.op_type.as_ref().and_then(Str::as_str).unwrap_or("");
     let describe = |why: &str| {
@@ -541,30 +542,21 @@ fn step_of(model: &Model, node: &Node) -> Result<Step, Unsupported> {
         let op = if domain.is_empty() { op.to_owned() } else { format!("{domain}::{op}") };
         Unsupported { op, reason: why.to_owned(), nodes: Vec::new() }
     };
-    match node.schema_domain() {
-        Some("") => {
-            if matches!(op, "If" | "Loop" | "Scan" | "SequenceMap") {
-                return Ok(Step::Control);
-            }
-            if let Some(kernel) = DEFAULT_DOMAIN.iter().find_map(|family| family(op)) {
-                return Ok(Step::Kernel(kernel));
-            }
-            if let Some(f) = model.local_function(node) {
-                return Ok(Step::Call(f));
-            }
-            Err(describe("no kernel yet"))
-        }
-        // FlexAttention runs its modifier subgraphs: the runner takes it, as control flow.
-        Some("ai.onnx.preview") if op == "FlexAttention" => Ok(Step::Control),
-        Some(domain)
-            if let Some(kernel) = OTHER_DOMAINS.iter().find(|(d, _)| *d == domain).and_then(|(_, f)| f(op)) =>
-        {
-            Ok(Step::Kernel(kernel))
-        }
-        _ if let Some(f) = model.local_function(node) => Ok(Step::Call(f)),
-        Some(domain) if OTHER_DOMAINS.iter().any(|(d, _)| *d == domain) => Err(describe("no kernel yet")),
-        _ => Err(describe("no kernel for this domain yet")),
+    let Some(domain) = node.schema_domain() else {
+        return model.local_function(node).map(Step::Call).ok_or_else(|| describe("no kernel for this domain yet"));
+    };
+    if is_control(domain, op) {
+        return Ok(Step::Control);
     }
+    let opset = model.opset_version(domain).unwrap_or(1);
+    if let Some(kernel) = kernels().kernel(domain, op, opset) {
+        return Ok(Step::Kernel(kernel));
+    }
+    if let Some(f) = model.local_function(node) {
+        return Ok(Step::Call(f));
+    }
+    let known_domain = domain.is_empty() || crate::kernels::OTHER_DOMAINS.iter().any(|(d, _)| *d == domain);
+    Err(describe(if known_domain { "no kernel yet" } else { "no kernel for this domain yet" }))
 }
 
 /// For each main-graph node, the values used for the last time there: its inputs, and every

@@ -317,7 +317,10 @@ impl Runner<'_, '_> {
                 // matrices in each of its 501 steps, 60 % of its run).
                 let repeatable = !self.repeats.is_empty()
                     && std::ptr::eq(node, &plan.model.nodes[n])
-                    && !crate::plan::UNFOLDABLE.contains(&node.op_type.as_ref().and_then(Str::as_str).unwrap_or(""));
+                    && !crate::registry::is_random(
+                        node.schema_domain().unwrap_or(""),
+                        node.op_type.as_ref().and_then(Str::as_str).unwrap_or(""),
+                    );
                 let held = match self.repeats.last_mut() {
                     Some(table) if repeatable => repeated(table, n, &inputs),
                     _ => None,

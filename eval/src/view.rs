@@ -1,6 +1,6 @@
 //! Strided views: Transpose, Slice (with positive steps) and Expand as a new shape and
 //! strides over the same elements, with no copy. The plan makes a node a view only when
-//! every node that reads its result reads views ([`reads_views`]): a MatMul reads a
+//! every node that reads its result reads views ([`crate::registry::reads_views`]): a MatMul reads a
 //! transposed or sliced operand through the GEMM's strides, Add, Sub, Mul and Div read
 //! an expanded operand as they broadcast (a stride of 0), and Shape and Size read no
 //! elements at all. Every other kernel is handed contiguous tensors ([`contiguous_inputs`]),
@@ -20,11 +20,6 @@ use crate::value::{Tensor, Value};
 pub struct Layout {
     pub offset: usize,
     pub strides: Vec<usize>,
-}
-
-/// Whether a node of operator `op` is handed strided views as they are.
-pub fn reads_views(op: &str) -> bool {
-    matches!(op, "MatMul" | "Add" | "Sub" | "Mul" | "Div" | "Shape" | "Size" | "Transpose" | "Slice" | "Expand")
 }
 
 impl Tensor {

@@ -14,11 +14,6 @@ pub(crate) fn graph_attr(node: &Node, name: &str) -> Option<GraphId> {
     }
 }
 
-/// Whether [`infer`] has a rule for `op` (of the default domain).
-pub fn is_control(op: &str) -> bool {
-    matches!(op, "If" | "Loop" | "Scan" | "SequenceMap")
-}
-
 /// `inputs` are the numbers of the values the node's inputs refer to.
 pub fn infer<'m>(op: &str, model: &'m Model, node: &Node, inputs: Places<'_>, env: &mut Env<'m>) -> Option<Outputs> {
     match op {

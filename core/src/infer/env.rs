@@ -262,14 +262,11 @@ impl<'m> Env<'m> {
                 new.push(refused);
             }
             self.untyped_by_onnx(graph, n, schema, &mut new);
-        } else if self.function.is_none() && self.model.nodes[n].schema_domain() == Some("ai.onnx.ml") {
-            let ml_opset = self.domain_opset("ai.onnx.ml").unwrap_or(1);
-            super::validate::ml_rule_violations(self.model, n, ml_opset, lookup, &mut new);
-            self.untyped_by_onnx_in("ai.onnx.ml", graph, n, &mut new);
         } else if self.function.is_none()
-            && let Some(domain @ ("ai.onnx.preview" | "ai.onnx.preview.training")) = self.model.nodes[n].schema_domain()
+            && let Some(domain @ ("ai.onnx.ml" | "ai.onnx.preview" | "ai.onnx.preview.training")) =
+                self.model.nodes[n].schema_domain()
         {
-            super::validate::preview_rule_violations(self.model, n, lookup, &mut new);
+            self.other_domain_findings(domain, n, &mut new);
             self.untyped_by_onnx_in(domain, graph, n, &mut new);
         }
         self.bindings = bindings;
@@ -283,7 +280,9 @@ impl<'m> Env<'m> {
     /// What onnx's inference rules fail default-domain node `n` (of operator `schema`) for,
     /// judged from what this environment knows of its inputs ([`super::validate`]).
     pub(super) fn rule_findings(&self, n: NodeId, schema: &OpSchema, found: &mut Vec<Diagnostic>) {
-        let inputs = self.numbers.node_inputs(n, &self.model.nodes[n]);
+        let node = &self.model.nodes[n];
+        let Some(op) = node.op_type.as_ref().and_then(|o| o.as_str()) else { return };
+        let inputs = self.numbers.node_inputs(n, node);
         let lookup = |i: usize| inputs.get(i).and_then(|v| self.ty(v));
         // Only the values onnx's inference reads (initializers, `Constant` outputs), not
         // those of shape computations: a node judged on them is judged as onnx judges it.
@@ -294,8 +293,47 @@ impl<'m> Env<'m> {
         let tensor = |i: usize| inputs.get(i).and_then(|v| self.constant(v));
         let body = |g: GraphId| super::graph_output_types(self.model, g, self);
         let untyped = |i: usize| inputs.get(i).is_some_and(|v| self.onnx_leaves_untyped(v));
-        let known = super::validate::Judged { lookup, constant, tensor, body, untyped };
-        super::validate::node_rule_violations(self.model, n, schema.since_version, known, found);
+        let since = schema.since_version;
+        let validate = super::registry::table().get("", op).and_then(|o| o.validator(since));
+        let judge = super::validate::Judge {
+            model: self.model,
+            n,
+            node,
+            op,
+            since,
+            lookup: &lookup,
+            constant: &constant,
+            tensor: &tensor,
+            body: &body,
+            untyped: &untyped,
+        };
+        super::validate::node_rule_violations(&judge, validate, found);
+    }
+
+    /// What the registered rule of node `n`, of `domain` (not the default one), fails it
+    /// for, judged from its input types.
+    fn other_domain_findings(&self, domain: &str, n: NodeId, found: &mut Vec<Diagnostic>) {
+        let node = &self.model.nodes[n];
+        let Some(op) = node.op_type.as_ref().and_then(|o| o.as_str()) else { return };
+        let version = self.domain_opset(domain).unwrap_or(1);
+        let Some(validate) = super::registry::table().get(domain, op).and_then(|o| o.validator(version)) else {
+            return;
+        };
+        let inputs = self.numbers.node_inputs(n, node);
+        let lookup = |i: usize| inputs.get(i).and_then(|v| self.ty(v));
+        let judge = super::validate::Judge {
+            model: self.model,
+            n,
+            node,
+            op,
+            since: version,
+            lookup: &lookup,
+            constant: &|_| None,
+            tensor: &|_| None,
+            body: &|_| Vec::new(),
+            untyped: &|_| false,
+        };
+        super::validate::other_domain_violations(&judge, validate, found);
     }
 
     /// [`Env::untyped_by_onnx`] for node `n` of a domain other than the default one.

@@ -37,6 +37,7 @@ pub use call::{SchemaBody, bound_for_call, schema_function_body};
 pub use constraints::constraint_spelling;
 pub use env::Env;
 pub use merge::{Contradicted, conflicts, contradicted, contradiction};
+pub use registry::{OpKey, Operator, Table, Traits, table as operator_table};
 pub use types::{Known, tensor_type};
 
 use crate::diagnostic::Diagnostic;

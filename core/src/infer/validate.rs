@@ -25,23 +25,74 @@ use super::types::{known_dim, tensor_parts};
 use crate::diagnostic::{Anchor, Diagnostic};
 use crate::ir::{AttributeValue, Dimension, GraphId, Model, Node, NodeId, Type};
 
-/// What is known of a node's inputs when it is judged: `lookup` gives input `i`'s type,
-/// `constant` its values when it is a small integer constant (an initializer or a
-/// `Constant` output, what onnx's inference reads).
-pub(super) struct Judged<L, C, T, B, U> {
-    pub lookup: L,
-    pub constant: C,
+/// What is known of a node when it is judged: the node, its operator's version, and its
+/// inputs. `lookup` gives input `i`'s type, `constant` its values when it is a small integer
+/// constant (an initializer or a `Constant` output, what onnx's inference reads).
+pub(super) struct Judge<'a> {
+    pub model: &'a Model,
+    pub n: NodeId,
+    pub node: &'a Node,
+    pub op: &'a str,
+    /// The since-version of the operator's schema in force (the default domain's
+    /// operators), or the version of the domain the model imports (ai.onnx.ml's, whose
+    /// rules follow the import).
+    pub since: i64,
+    pub lookup: &'a dyn Fn(usize) -> Option<&'a Type>,
+    pub constant: &'a dyn Fn(usize) -> Option<Vec<i64>>,
     /// The tensor behind input `i` when it is an initializer or a `Constant` output, of any
     /// size or element type (`constant` gives small integer values only).
-    pub tensor: T,
+    pub tensor: &'a dyn Fn(usize) -> Option<crate::ir::TensorId>,
     /// The types of a subgraph attribute's outputs, as inferred for this node (If, Loop,
     /// Scan and SequenceMap are judged on what their bodies give).
-    pub body: B,
+    pub body: &'a dyn Fn(GraphId) -> Vec<Option<Type>>,
     /// Whether onnx's inference knows no type at all for input `i` (an If output, see
     /// `Env::onnx_leaves_untyped`): operators that ask an optional input's type to tell
     /// whether it is given hold such an input absent (Split-13's `split`).
-    pub untyped: U,
+    pub untyped: &'a dyn Fn(usize) -> bool,
 }
+
+impl<'a> Judge<'a> {
+    /// The dims of input `i` when its rank is known.
+    pub fn dims(&self, i: usize) -> Option<&'a [Dimension]> {
+        (self.lookup)(i).and_then(tensor_parts).and_then(|(_, d)| d)
+    }
+
+    /// The element type of input `i` when known.
+    pub fn elem(&self, i: usize) -> Option<i32> {
+        (self.lookup)(i).and_then(tensor_parts).and_then(|(e, _)| e)
+    }
+
+    /// The rank of the constant tensor behind input `i`.
+    pub fn constant_rank(&self, i: usize) -> Option<usize> {
+        (self.tensor)(i).map(|t| self.model.tensors[t].dims.len())
+    }
+
+    /// How many elements the constant tensor behind input `i` holds.
+    pub fn constant_count(&self, i: usize) -> Option<i64> {
+        let t = &self.model.tensors[(self.tensor)(i)?];
+        t.dims.iter().try_fold(1i64, |a, &d| a.checked_mul(d))
+    }
+}
+
+/// A validation rule: what onnx's inference (or onnxruntime's loader) fails a node of one
+/// operator for, registered beside the operator's inference rule under its key
+/// ([`super::registry`]).
+pub(super) type Validate = for<'a, 'f, 'o> fn(&Judge<'a>, &mut Violations<'f, 'o>);
+
+/// A family's validation rules: (operator, since-version, rule).
+pub(super) type Registrations = &'static [(&'static str, i64, Validate)];
+
+/// The validation rules of the default domain, by family, as (operator, since-version,
+/// rule): a rule registered from a version serves it and the later ones, until another
+/// registration of the operator takes over.
+pub(super) const DEFAULT_DOMAIN: [Registrations; 2] = [control::VALIDATORS, sequence::VALIDATORS];
+
+/// The validation rules of the other domains, as [`DEFAULT_DOMAIN`]'s.
+pub(super) const OTHER_DOMAINS: [(&str, Registrations); 3] = [
+    ("ai.onnx.ml", ml::VALIDATORS),
+    ("ai.onnx.preview", &[("FlexAttention", 1, flex_attention)]),
+    ("ai.onnx.preview.training", &[("Momentum", 1, optimizer), ("Adam", 1, optimizer), ("Adagrad", 1, optimizer)]),
+];
 
 /// Which outputs of If node `node` onnx's inference leaves without a type: both branches
 /// make them with operators onnx has no schema for and declare none ([`null_inputs`]).
@@ -79,38 +130,34 @@ pub(super) fn parts_missing(t: &Type) -> Option<String> {
     control::parts_missing(t, true)
 }
 
-/// Checks default-domain node `n` (whose operator's schema at the imported opset has
-/// `since_version`) from what is known of its inputs.
-pub(super) fn node_rule_violations<'t>(
-    model: &Model,
-    n: NodeId,
-    since_version: i64,
-    known: Judged<
-        impl Fn(usize) -> Option<&'t Type>,
-        impl Fn(usize) -> Option<Vec<i64>>,
-        impl Fn(usize) -> Option<crate::ir::TensorId>,
-        impl Fn(GraphId) -> Vec<Option<Type>>,
-        impl Fn(usize) -> bool,
-    >,
-    found: &mut Vec<Diagnostic>,
-) {
-    let Judged { lookup, constant: constant_input, tensor: constant_tensor, body, untyped } = known;
-    // How many elements a constant input holds.
-    let constant_rank = |i: usize| constant_tensor(i).map(|t| model.tensors[t].dims.len());
-    let constant_count = |i: usize| {
-        let t = &model.tensors[constant_tensor(i)?];
-        t.dims.iter().try_fold(1i64, |a, &d| a.checked_mul(d))
-    };
-    let node = &model.nodes[n];
-    let Some(op) = node.op_type.as_ref().and_then(|o| o.as_str()) else { return };
-    let dims = |i: usize| lookup(i).and_then(tensor_parts).and_then(|(_, d)| d);
-    let mut v = Violations { n, op, found };
-    let is_constant = |i: usize| node.has_input(i) && constant_tensor(i).is_some();
-    let stored_outside = |i: usize| model.tensors[constant_tensor(i)?].is_external().then(|| node.inputs[i].escaped());
-    external::external_constant_inputs(node, since_version, dims(0).is_some(), &is_constant, &stored_outside, &mut v);
+/// Checks default-domain node `judge.n` (whose operator's schema at the imported opset
+/// has since-version `judge.since`) from what is known of its inputs: the conditions every
+/// operator shares, then the operator's registered rule (`validate`), else the rules not
+/// yet registered by family ([`unregistered`]).
+pub(super) fn node_rule_violations(judge: &Judge<'_>, validate: Option<Validate>, found: &mut Vec<Diagnostic>) {
+    let Judge { model, node, op, since: since_version, .. } = *judge;
+    let mut v = Violations { n: judge.n, op, found };
+    let is_constant = |i: usize| node.has_input(i) && (judge.tensor)(i).is_some();
+    let stored_outside = |i: usize| model.tensors[(judge.tensor)(i)?].is_external().then(|| node.inputs[i].escaped());
+    let shaped = judge.dims(0).is_some();
+    external::external_constant_inputs(node, since_version, shaped, &is_constant, &stored_outside, &mut v);
+    match validate {
+        Some(validate) => validate(judge, &mut v),
+        None => unregistered(judge, &mut v),
+    }
+}
+
+/// The default domain's rules not yet moved to their family's registrations.
+fn unregistered(judge: &Judge<'_>, v: &mut Violations<'_, '_>) {
+    let Judge { model, n, node, op, since: since_version, lookup, untyped, .. } = *judge;
+    let constant_input = judge.constant;
+    let constant_tensor = judge.tensor;
+    let constant_rank = |i: usize| judge.constant_rank(i);
+    let constant_count = |i: usize| judge.constant_count(i);
+    let dims = |i: usize| judge.dims(i);
     match op {
         // Version 4 on (version 1 infers nothing); negative axes from version 11.
-        "Concat" if since_version >= 4 => concat(node, since_version, &dims, &mut v),
+        "Concat" if since_version >= 4 => concat(node, since_version, &dims, v),
         "Gather" => {
             if let (Some(data), Some(_)) = (dims(0), dims(1)) {
                 if data.is_empty() {
@@ -120,7 +167,7 @@ pub(super) fn node_rule_violations<'t>(
                 }
             }
         }
-        "Transpose" => transpose(node, &dims, &mut v),
+        "Transpose" => transpose(node, &dims, v),
         // Version 11 on (version 1 checks nothing); only an axis written out: the default
         // changed (1, then -1 from version 13).
         "Softmax" | "LogSoftmax" | "Hardmax" if since_version >= 11 => {
@@ -135,18 +182,18 @@ pub(super) fn node_rule_violations<'t>(
                 v.axis(node, "axis", 0, d.len(), false);
             }
         }
-        "TopK" => top_k(node, since_version, &dims, &constant_input, &mut v),
+        "TopK" => top_k(node, since_version, &dims, &constant_input, v),
         "OneHot" => {
-            one_hot(node, &dims, &mut v);
-            one_hot_values(since_version, &dims, &constant_input, &mut v);
+            one_hot(node, &dims, v);
+            one_hot_values(since_version, &dims, &constant_input, v);
         }
         // Ranks, the grid's last axis and the batch size N (onnx 1.23.2 judges version 16
         // as it does 20 and 22).
         "GridSample" if since_version >= 16 => {
             let before = v.found.len();
-            grid_sample(&dims, &mut v);
+            grid_sample(&dims, v);
             if v.found.len() == before {
-                unify::agree(&mut v, "the batch size N", &dims, &[(0, 0), (1, 0)]);
+                unify::agree(v, "the batch size N", &dims, &[(0, 0), (1, 0)]);
             }
         }
         // onnx judges nothing of Col2Im until all three inputs have shapes.
@@ -159,13 +206,13 @@ pub(super) fn node_rule_violations<'t>(
                 v.error("attribute-size", at, message);
             }
             v.rank_within(0, dims(0), 3, 3, "the input");
-            col2im_spatial_axes(node, &dims, &constant_input, &mut v);
+            col2im_spatial_axes(node, &dims, &constant_input, v);
             v.rank_within(1, dims(1), 1, 1, "image_shape");
             v.rank_within(2, dims(2), 1, 1, "block_shape");
             if let Some(block) = constant_input(2)
                 && v.signs_at(Anchor::NodeInput(n, 2), "block_shape", &block, true)
             {
-                overflow::block_product(&block, &mut v);
+                overflow::block_product(&block, v);
             }
         }
         "HannWindow" | "HammingWindow" | "BlackmanWindow" => {
@@ -189,27 +236,27 @@ pub(super) fn node_rule_violations<'t>(
             }
         }
         "MaxPool" | "AveragePool" | "LpPool" => {
-            auto_pad(node, &mut v);
-            conv_pool(node, op, None, &dims, &mut v);
-            pool_pads(node, &mut v);
+            auto_pad(node, v);
+            conv_pool(node, op, None, &dims, v);
+            pool_pads(node, v);
         }
         "Conv" | "ConvInteger" => {
-            auto_pad(node, &mut v);
-            pads_beside_auto_pad(node, &mut v);
-            conv_pool(node, op, Some(1), &dims, &mut v);
+            auto_pad(node, v);
+            pads_beside_auto_pad(node, v);
+            conv_pool(node, op, Some(1), &dims, v);
         }
         // onnx infers DeformConv as Conv (its offset and mask are not read).
-        "DeformConv" => conv_pool(node, op, Some(1), &dims, &mut v),
+        "DeformConv" => conv_pool(node, op, Some(1), &dims, v),
         "QLinearConv" => {
-            auto_pad(node, &mut v);
-            pads_beside_auto_pad(node, &mut v);
-            conv_pool(node, op, Some(3), &dims, &mut v);
+            auto_pad(node, v);
+            pads_beside_auto_pad(node, v);
+            conv_pool(node, op, Some(3), &dims, v);
         }
         "ConvTranspose" => {
-            auto_pad(node, &mut v);
-            conv_transpose(node, &dims, &mut v);
+            auto_pad(node, v);
+            conv_transpose(node, &dims, v);
         }
-        "BatchNormalization" if since_version >= 14 => batch_normalization(node, &dims, &mut v),
+        "BatchNormalization" if since_version >= 14 => batch_normalization(node, &dims, v),
         // The gate and the value have one shape: onnx merges B's into A's, no broadcasting.
         "SwiGLU" => {
             if let (Some(a), Some(b)) = (dims(0), dims(1)) {
@@ -269,7 +316,7 @@ pub(super) fn node_rule_violations<'t>(
         }
         "DepthToSpace" | "SpaceToDepth" => {
             v.positive_int(node, "blocksize");
-            overflow::block_area(node, &mut v);
+            overflow::block_area(node, v);
             if op == "DepthToSpace" {
                 v.one_of(node, "mode", &["DCR", "CRD"]);
             }
@@ -281,7 +328,7 @@ pub(super) fn node_rule_violations<'t>(
         "DFT" => {
             v.rank_within(0, dims(0), 2, usize::MAX, "the input");
             let known = signal::Inputs { dims: &dims, constant: &constant_input, constant_rank: &constant_rank };
-            signal::signal_rules(node, op, since_version, known, &mut v);
+            signal::signal_rules(node, op, since_version, known, v);
         }
         // Judged once both inputs have shapes, as onnx does.
         "ReverseSequence" if dims(0).is_some() && dims(1).is_some() => {
@@ -298,7 +345,7 @@ pub(super) fn node_rule_violations<'t>(
             {
                 let batch = int(node, "batch_dims").unwrap_or(0);
                 let at = Anchor::NodeInput(n, 1);
-                if let Some(reach) = overflow::plus(&mut v, at, "the indexed axes after the batch axes", last, batch)
+                if let Some(reach) = overflow::plus(v, at, "the indexed axes after the batch axes", last, batch)
                     && reach > data.len() as i64
                 {
                     let message = format!(
@@ -317,14 +364,14 @@ pub(super) fn node_rule_violations<'t>(
         "Reshape" if since_version >= 5 => {
             v.shape_input(1, constant_tensor(1).is_some(), dims(1));
             if let Some(shape) = constant_input(1) {
-                reshape_target(node, &shape, dims(0), &mut v);
+                reshape_target(node, &shape, dims(0), v);
             }
         }
         "Slice" if since_version >= 10 => {
             // onnx judges the lists only when every axes or steps input given is a constant.
             let lists = [1, 2, 3, 4].map(&constant_input);
             if (3..5).all(|i| !node.has_input(i) || lists[i - 1].is_some()) {
-                slice(lists, dims(0).map(<[_]>::len), &mut v);
+                slice(lists, dims(0).map(<[_]>::len), v);
             }
         }
         // Version 1: starts, ends and axes are attributes of one length.
@@ -348,16 +395,16 @@ pub(super) fn node_rule_violations<'t>(
             }
         }
         "Squeeze" => {
-            let (axes, at) = axes_of(node, since_version >= 13, &constant_input, &v);
+            let (axes, at) = axes_of(node, since_version >= 13, &constant_input, v);
             if let (Some(d), Some(axes)) = (dims(0), axes)
                 && v.axes_once(at, "axes", &axes, d.len(), false)
             {
-                squeeze(&axes, d, &mut v);
+                squeeze(&axes, d, v);
             }
         }
         // The axes index the output, which has one more dimension per axis.
         "Unsqueeze" => {
-            let (axes, at) = axes_of(node, since_version >= 13, &constant_input, &v);
+            let (axes, at) = axes_of(node, since_version >= 13, &constant_input, v);
             if let (Some(d), Some(axes)) = (dims(0), axes) {
                 v.axes_once(at, "axes", &axes, d.len() + axes.len(), true);
             }
@@ -372,7 +419,7 @@ pub(super) fn node_rule_violations<'t>(
                     format!("the pads of Pad must be a 1-D constant, two per padded axis; it has rank {rank}");
                 v.error("input-rank", Anchor::NodeInput(n, 1), message);
             } else {
-                pad(node, since_version, &dims, &constant_input, &mut v);
+                pad(node, since_version, &dims, &constant_input, v);
             }
         }
         "CenterCropPad" => {
@@ -399,14 +446,14 @@ pub(super) fn node_rule_violations<'t>(
                 v.error("input-rank", Anchor::NodeInput(n, 1), message);
             } else if let Some(repeats) = constant_input(1) {
                 let before = v.found.len();
-                tile(&repeats, dims(0).map(<[_]>::len), &mut v);
+                tile(&repeats, dims(0).map(<[_]>::len), v);
                 if let Some(x) = dims(0).filter(|_| v.found.len() == before) {
-                    overflow::tile(x, &repeats, &mut v);
+                    overflow::tile(x, &repeats, v);
                 }
             }
         }
-        "MaxUnpool" if since_version >= 9 => max_unpool(node, &dims, &mut v),
-        "Einsum" => einsum(node, &dims, &mut v),
+        "MaxUnpool" if since_version >= 9 => max_unpool(node, &dims, v),
+        "Einsum" => einsum(node, &dims, v),
         "STFT" | "MelWeightMatrix" => {
             if op == "STFT" {
                 v.rank_within(0, dims(0), 2, usize::MAX, "the signal");
@@ -414,7 +461,7 @@ pub(super) fn node_rule_violations<'t>(
                 v.element_type(node, "output_datatype", false);
             }
             let known = signal::Inputs { dims: &dims, constant: &constant_input, constant_rank: &constant_rank };
-            signal::signal_rules(node, op, since_version, known, &mut v);
+            signal::signal_rules(node, op, since_version, known, v);
         }
         "Compress" => {
             if let Some(d) = dims(0) {
@@ -467,9 +514,9 @@ pub(super) fn node_rule_violations<'t>(
                 v.axis(node, "axis", 0, d.len(), false);
             }
             if since_version >= 18 {
-                split_18(node, dims(0), constant_input(1), &mut v);
+                split_18(node, dims(0), constant_input(1), v);
             } else {
-                split_before_18(node, since_version, &dims, &constant_input, &untyped, &mut v);
+                split_before_18(node, since_version, &dims, &constant_input, &untyped, v);
             }
         }
 
@@ -530,7 +577,7 @@ pub(super) fn node_rule_violations<'t>(
                 v.error("invalid-input-value", Anchor::NodeInput(n, 1), message);
             }
             if op == "Resize" {
-                resize_exclude_outside(node, &mut v);
+                resize_exclude_outside(node, v);
                 if since_version >= 13 {
                     // Sizes not constant count as long as their length: onnx takes an
                     // unknown one (rank or length unknown) as no values at all.
@@ -539,7 +586,7 @@ pub(super) fn node_rule_violations<'t>(
                         Some(_) => None,
                         None => Some(0),
                     };
-                    resize_scales_or_sizes(node, dims(0).map(<[_]>::len), &constant_count, sizes_count, &mut v);
+                    resize_scales_or_sizes(node, dims(0).map(<[_]>::len), &constant_count, sizes_count, v);
                 }
                 if since_version >= 11 && dims(0).is_some() && node.has_input(3) {
                     v.shape_input(3, constant_tensor(3).is_some(), dims(3));
@@ -551,7 +598,7 @@ pub(super) fn node_rule_violations<'t>(
             }
         }
         "Cast" => v.element_type(node, "to", false),
-        "Constant" => constant(node, &mut v),
+        "Constant" => constant(node, v),
         "EyeLike" => {
             v.rank_within(0, dims(0), 2, 2, "the input");
             v.element_type(node, "dtype", false);
@@ -585,7 +632,7 @@ pub(super) fn node_rule_violations<'t>(
         "Expand" => v.shape_input(1, constant_tensor(1).is_some(), dims(1)),
         // onnx's getShapeInput, told to refuse negative sizes.
         "ConstantOfShape" => {
-            constant_of_shape_value(model, node, &mut v);
+            constant_of_shape_value(model, node, v);
             v.shape_input(0, constant_tensor(0).is_some(), dims(0));
             if let Some(shape) = constant_input(0) {
                 v.signs_at(Anchor::NodeInput(n, 0), "the shape of ConstantOfShape", &shape, false);
@@ -615,10 +662,10 @@ pub(super) fn node_rule_violations<'t>(
         "NegativeLogLikelihoodLoss" if dims(1).is_some() => {
             v.rank_within(0, dims(0), 2, usize::MAX, "the input");
             let before = v.found.len();
-            negative_log_likelihood_loss(&dims, &mut v);
+            negative_log_likelihood_loss(&dims, v);
             // From version 22 the weight holds one value per class.
             if since_version >= 22 && v.found.len() == before && dims(0).is_some_and(|d| d.len() >= 2) {
-                unify::agree(&mut v, "the class count C", &dims, &[(0, 1), (2, 0)]);
+                unify::agree(v, "the class count C", &dims, &[(0, 1), (2, 0)]);
             }
         }
         "Det" => {
@@ -638,17 +685,17 @@ pub(super) fn node_rule_violations<'t>(
             v.rank_within(1, dims(1), 2, 2, "rois");
             v.rank_within(2, dims(2), 1, 1, "batch_indices");
             if v.found.len() == before
-                && unify::agree(&mut v, "the number of regions", &dims, &[(1, 0), (2, 0)])
+                && unify::agree(v, "the number of regions", &dims, &[(1, 0), (2, 0)])
                 && since_version >= 22
             {
-                unify::fixed(&mut v, 1, dims(1), 1, 4, "the 4 coordinates of a region");
+                unify::fixed(v, 1, dims(1), 1, 4, "the 4 coordinates of a region");
             }
         }
         "MaxRoiPool" => {
             v.rank_within(0, dims(0), 4, 4, "the input");
             v.rank_within(1, dims(1), 2, 2, "the regions of interest");
             if since_version >= 22 && dims(1).is_some_and(|d| d.len() == 2) {
-                unify::fixed(&mut v, 1, dims(1), 1, 5, "a region's batch index and 4 coordinates");
+                unify::fixed(v, 1, dims(1), 1, 5, "a region's batch index and 4 coordinates");
             }
             if let Some(pooled) = ints(node, "pooled_shape")
                 && (pooled.len() == 2 || v.one_per_axis(node, "pooled_shape", pooled, 4, 1))
@@ -685,8 +732,8 @@ pub(super) fn node_rule_violations<'t>(
                 v.error("invalid-attribute-value", at, message);
             }
         }
-        "MatMul" | "MatMulInteger" => matmul(0, 1, &dims, &mut v),
-        "QLinearMatMul" => matmul(0, 3, &dims, &mut v),
+        "MatMul" | "MatMulInteger" => matmul(0, 1, &dims, v),
+        "QLinearMatMul" => matmul(0, 3, &dims, v),
         "Gemm" => {
             for i in 0..2 {
                 if let Some(d) = dims(i)
@@ -700,7 +747,7 @@ pub(super) fn node_rule_violations<'t>(
             if since_version >= 13 && [0, 1].iter().all(|&i| dims(i).is_some_and(|d| d.len() == 2)) {
                 let a = if int(node, "transA").unwrap_or(0) != 0 { 0 } else { 1 };
                 let b = if int(node, "transB").unwrap_or(0) != 0 { 1 } else { 0 };
-                unify::agree(&mut v, "the inner dimension K", &dims, &[(0, a), (1, b)]);
+                unify::agree(v, "the inner dimension K", &dims, &[(0, a), (1, b)]);
             }
         }
         // Multidirectional broadcasting (version 7 on; earlier ones had a `broadcast` flag).
@@ -708,10 +755,10 @@ pub(super) fn node_rule_violations<'t>(
         | "Less" | "GreaterOrEqual" | "LessOrEqual" | "Where" | "Max" | "Min" | "Sum" | "Mean"
             if since_version >= 7 =>
         {
-            broadcast(node, &dims, &mut v)
+            broadcast(node, &dims, v)
         }
-        "PRelu" if since_version >= 7 => slope(&dims, &mut v),
-        "Attention" => attention::attention(node, since_version, &dims, &mut v),
+        "PRelu" if since_version >= 7 => slope(&dims, v),
+        "Attention" => attention::attention(node, since_version, &dims, v),
         "CausalConvWithState" => {
             // onnx unifies input [B, C, L], weight [C, 1, K], bias [C], state [B, C, K-1].
             for (i, rank, what) in [(0, 3, "the input"), (1, 3, "the weight"), (2, 1, "the bias"), (3, 3, "past_state")]
@@ -721,7 +768,7 @@ pub(super) fn node_rule_violations<'t>(
                 }
             }
             v.one_of(node, "activation", &["none", "silu", "swish"]);
-            causal_conv_sizes(&dims, &mut v);
+            causal_conv_sizes(&dims, v);
             if let Some(kernel) = dims(1).filter(|w| w.len() == 3).and_then(|w| known_dim(&w[2]))
                 && kernel < 1
             {
@@ -752,7 +799,7 @@ pub(super) fn node_rule_violations<'t>(
                     // Every axis but the sequence axis is the cache's.
                     for i in (0..cache.len()).filter(|&i| i as i64 != normalized) {
                         if !unify::agree(
-                            &mut v,
+                            v,
                             format!("axis {i}, which the update shares with the cache (all but the sequence axis)"),
                             &dims,
                             &[(0, i), (1, i)],
@@ -766,7 +813,7 @@ pub(super) fn node_rule_violations<'t>(
                 // onnx asks the cache's first axis (the batch) whatever the update's shape,
                 // so a scalar cache fails here even when the checks above did not run.
                 v.rank_within(0, dims(0), 1, usize::MAX, "past_cache");
-                unify::agree(&mut v, "the batch size", &dims, &[(0, 0), (2, 0)]);
+                unify::agree(v, "the batch size", &dims, &[(0, 0), (2, 0)]);
             }
         }
         "BitCast" => {
@@ -789,57 +836,28 @@ pub(super) fn node_rule_violations<'t>(
                 v.error("invalid-attribute-value", at, message);
             }
         }
-        "LinearAttention" => attention::linear_attention(node, &dims, &mut v),
-        "If" | "Loop" | "Scan" | "SequenceMap" => {
-            control::subgraph_rules(model, node, op, since_version, &lookup, &body, &mut v);
-        }
-        "SequenceEmpty" | "SequenceInsert" | "ConcatFromSequence" | "SplitToSequence" | "Optional" => {
-            sequence::sequence_rules(node, op, &lookup, &dims, &constant_input, &mut v);
-        }
+        "LinearAttention" => attention::linear_attention(node, &dims, v),
         _ => {}
     }
 }
 
-/// Checks ai.onnx.ml node `n` (the model importing version `ml_opset` of the domain) from
-/// what is known of its inputs ([`ml`]).
-pub(super) fn ml_rule_violations<'t>(
-    model: &Model,
-    n: NodeId,
-    ml_opset: i64,
-    lookup: impl Fn(usize) -> Option<&'t Type>,
-    found: &mut Vec<Diagnostic>,
-) {
-    let node = &model.nodes[n];
-    let Some(op) = node.op_type.as_ref().and_then(|o| o.as_str()) else { return };
-    let mut v = Violations { n, op, found };
-    ml::node_rule_violations(model, node, op, ml_opset, lookup, &mut v);
+/// Checks node `judge.n` of a domain other than the default one with its operator's
+/// registered rule.
+pub(super) fn other_domain_violations(judge: &Judge<'_>, validate: Validate, found: &mut Vec<Diagnostic>) {
+    validate(judge, &mut Violations { n: judge.n, op: judge.op, found });
 }
 
-/// Checks ai.onnx.preview node `n` (FlexAttention, [`attention::flex_attention`]) or
-/// ai.onnx.preview.training node `n` (the optimizers) from what is known of its inputs.
-pub(super) fn preview_rule_violations<'t>(
-    model: &Model,
-    n: NodeId,
-    lookup: impl Fn(usize) -> Option<&'t Type>,
-    found: &mut Vec<Diagnostic>,
-) {
-    let node = &model.nodes[n];
-    let Some(op) = node.op_type.as_ref().and_then(|o| o.as_str()) else { return };
-    let dims = |i: usize| lookup(i).and_then(tensor_parts).and_then(|(_, d)| d);
-    let elem = |i: usize| lookup(i).and_then(tensor_parts).and_then(|(e, _)| e);
-    let mut v = Violations { n, op, found };
-    match (node.schema_domain(), op) {
-        (Some("ai.onnx.preview"), "FlexAttention") => attention::flex_attention(model, node, &dims, &elem, &mut v),
-        (Some("ai.onnx.preview.training"), "Momentum" | "Adam" | "Adagrad") => optimizer(node, op, &mut v),
-        _ => {}
-    }
+/// FlexAttention (ai.onnx.preview, [`attention::flex_attention`]).
+fn flex_attention(judge: &Judge<'_>, v: &mut Violations<'_, '_>) {
+    attention::flex_attention(judge.model, judge.node, &|i| judge.dims(i), &|i| judge.elem(i), v);
 }
 
 /// Momentum, Adam and Adagrad (ai.onnx.preview.training): after the rate and the step
 /// count, their inputs come in groups, one of each kind per optimized tensor (tensors,
 /// gradients, and Momentum's momenta; Adam's momenta and squared-gradient sums), as
 /// onnx's inference requires of Momentum and Adam. onnxruntime implements none of them.
-fn optimizer(node: &Node, op: &str, v: &mut Violations<'_, '_>) {
+fn optimizer(judge: &Judge<'_>, v: &mut Violations<'_, '_>) {
+    let (node, op) = (judge.node, judge.op);
     let kinds = match op {
         "Momentum" => 3,
         "Adam" => 4,
@@ -863,7 +881,7 @@ fn type_name(code: i64) -> String {
         .map_or_else(|| code.to_string(), |t| t.name().to_owned())
 }
 
-struct Violations<'f, 'o> {
+pub(super) struct Violations<'f, 'o> {
     n: NodeId,
     op: &'o str,
     found: &'f mut Vec<Diagnostic>,

@@ -211,6 +211,11 @@ impl Registry {
         self.decoded(versions).iter().rev().find(|s| s.since_version <= version)
     }
 
+    /// Every version of an operator, oldest first, from a handle [`Registry::operators`] gave.
+    pub(crate) fn all_versions<'r>(&'r self, versions: &'r Versions) -> &'r [OpSchema] {
+        self.decoded(versions)
+    }
+
     fn decoded<'r>(&'r self, versions: &'r Versions) -> &'r [OpSchema] {
         versions.decoded.get_or_init(|| {
             // The export is our own committed data, every schema of it decoded by the

@@ -1,7 +1,7 @@
 //! The kernels: what an operator computes from its input values. One module per family of
 //! operators, as inference's rules are (`onnx_core::infer`); each family has a
 //! `kernel(op)` naming the kernel of each operator it knows, and the table that maps
-//! (domain, operator) to its kernel is built once from them ([`crate::registry`]).
+//! (domain, operator) to its kernel is built once from them ([`crate::registry`], keyed as the core's operator table is).
 //!
 //! A kernel is a plain function of the node's context (attributes, opset, limits) and its
 //! input values; it returns the output values or a message saying what is wrong, which the
@@ -56,9 +56,9 @@ pub struct Ctx<'a> {
 pub type Kernel = fn(&Ctx<'_>, &[Option<&Value>]) -> Result<Vec<Value>, String>;
 
 /// Runs `kernel` on `inputs`, copying strided views row-major first unless the node's
-/// operator reads views ([`crate::view::reads_views`]).
+/// operator reads views ([`crate::registry::reads_views`]).
 pub fn call(kernel: Kernel, ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
-    if crate::view::reads_views(ctx.op()) {
+    if crate::registry::reads_views(ctx.node.schema_domain().unwrap_or(""), ctx.op()) {
         return kernel(ctx, inputs);
     }
     match crate::view::contiguous_inputs(inputs) {
@@ -213,19 +213,4 @@ pub fn count(dims: &[usize]) -> Result<usize, String> {
         return Ok(0);
     }
     dims.iter().try_fold(1usize, |n, &d| n.checked_mul(d)).ok_or_else(|| "the element count overflows".into())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Each operator is claimed by at most one family, so the order they are asked in does
-    /// not matter.
-    #[test]
-    fn no_operator_has_two_kernels() {
-        for schema in onnx_core::schema::registry().operators_at("", i64::MAX) {
-            let claims = DEFAULT_DOMAIN.iter().filter(|family| family(&schema.op).is_some()).count();
-            assert!(claims <= 1, "{} is claimed by {claims} families", schema.op);
-        }
-    }
 }

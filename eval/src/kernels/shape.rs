@@ -34,7 +34,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
 }
 
 /// The kernel of a node whose result only view-reading kernels read
-/// ([`crate::view::reads_views`]): its result stays a strided view of its input.
+/// ([`crate::registry::reads_views`]): its result stays a strided view of its input.
 pub fn view_kernel(op: &str) -> Option<Kernel> {
     let k: Kernel = match op {
         "Transpose" => |ctx, i| one(transposed(ctx, i)?),

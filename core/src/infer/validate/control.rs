@@ -5,13 +5,21 @@
 //! may give (tensors; sequences and optionals as a Loop's carried values from versions 13
 //! and 16), the two branches of an If giving the same kinds, and Scan's axis lists.
 
-use super::{Violations, int, ints};
+use super::{Judge, Violations, int, ints};
 use crate::diagnostic::Anchor;
 use crate::infer::control::{graph_attr, without_shapes};
 use crate::infer::merge::contradiction;
 use crate::infer::types::tensor;
 use crate::infer::types::tensor_parts;
 use crate::ir::{DataType, Dimension, GraphId, Model, Node, Type, TypeValue};
+
+/// The control-flow operators' rules, under their keys ([`super::DEFAULT_DOMAIN`]).
+pub(super) const VALIDATORS: super::Registrations =
+    &[("If", 1, subgraphs), ("Loop", 1, subgraphs), ("Scan", 1, subgraphs), ("SequenceMap", 1, subgraphs)];
+
+fn subgraphs(judge: &Judge<'_>, v: &mut Violations<'_, '_>) {
+    subgraph_rules(judge.model, judge.node, judge.op, judge.since, &judge.lookup, &judge.body, v);
+}
 
 /// Checks If, Loop, Scan or SequenceMap node `node` (`op`, whose schema is `since_version`);
 /// `body` gives the types of a subgraph's outputs as inferred for this node.

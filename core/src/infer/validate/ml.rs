@@ -4,7 +4,7 @@
 //! of matching lengths, the spellings of `post_transform` and `norm`. Like the default
 //! domain's rules, only what is known is judged.
 
-use super::Violations;
+use super::{Judge, Violations};
 use crate::diagnostic::Anchor;
 use crate::infer::types::{known_dim, tensor_parts};
 use crate::ir::{Attribute, DataType, DimValue, Model, Node, Type};
@@ -12,9 +12,31 @@ use crate::ir::{Attribute, DataType, DimValue, Model, Node, Type};
 /// The spellings onnxruntime reads for `post_transform` (and onnx's schemas list).
 const POST_TRANSFORMS: [&str; 5] = ["NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO", "PROBIT"];
 
+/// The ai.onnx.ml operators' rules, under their keys ([`super::OTHER_DOMAINS`]).
+pub(super) const VALIDATORS: super::Registrations = &[
+    ("ArrayFeatureExtractor", 1, ml_rules),
+    ("ZipMap", 1, ml_rules),
+    ("LinearClassifier", 1, ml_rules),
+    ("LinearRegressor", 1, ml_rules),
+    ("SVMClassifier", 1, ml_rules),
+    ("SVMRegressor", 1, ml_rules),
+    ("TreeEnsembleRegressor", 1, ml_rules),
+    ("TreeEnsemble", 1, ml_rules),
+    ("TreeEnsembleClassifier", 1, ml_rules),
+    ("Normalizer", 1, ml_rules),
+    ("OneHotEncoder", 1, ml_rules),
+    ("CategoryMapper", 1, ml_rules),
+    ("LabelEncoder", 1, ml_rules),
+];
+
+/// `judge.since` is the version of ai.onnx.ml the model imports.
+fn ml_rules(judge: &Judge<'_>, v: &mut Violations<'_, '_>) {
+    node_rule_violations(judge.model, judge.node, judge.op, judge.since, judge.lookup, v);
+}
+
 /// Checks ai.onnx.ml node `node` (of operator `op`, the model importing version `ml_opset`
 /// of the domain) from its input types `lookup`.
-pub(super) fn node_rule_violations<'t>(
+fn node_rule_violations<'t>(
     model: &Model,
     node: &Node,
     op: &str,

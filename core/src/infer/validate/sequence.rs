@@ -4,12 +4,25 @@
 //! sequence of its own element type, ConcatFromSequence's and SplitToSequence's axes, the
 //! split sizes of SplitToSequence, and an Optional that says what it holds.
 
-use super::{Violations, int, type_name};
+use super::{Judge, Violations, int, type_name};
 use crate::diagnostic::Anchor;
 use crate::infer::ops::normalize_axis;
 use crate::infer::ops::sequence::element;
 use crate::infer::types::{known_dim, tensor_parts};
 use crate::ir::{Dimension, Node, Type};
+
+/// The sequence and optional operators' rules, under their keys ([`super::DEFAULT_DOMAIN`]).
+pub(super) const VALIDATORS: super::Registrations = &[
+    ("SequenceEmpty", 1, sequences),
+    ("SequenceInsert", 1, sequences),
+    ("ConcatFromSequence", 1, sequences),
+    ("SplitToSequence", 1, sequences),
+    ("Optional", 1, sequences),
+];
+
+fn sequences(judge: &Judge<'_>, v: &mut Violations<'_, '_>) {
+    sequence_rules(judge.node, judge.op, &judge.lookup, &|i| judge.dims(i), &judge.constant, v);
+}
 
 /// Checks sequence or optional node `node` (`op`) from its input types `lookup`, their dims
 /// `dims` and the small integer constants among its inputs `constant`.
