@@ -2,7 +2,7 @@
 
 use super::env::Env;
 use super::infer_subgraph;
-use super::merge::union;
+use super::lattice::union;
 use super::types::{Outputs, tensor, tensor_parts};
 use crate::ir::{AttributeValue, DataType, Dimension, GraphId, Model, Node, Type, TypeValue};
 use crate::resolve::Places;

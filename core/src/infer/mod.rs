@@ -4,13 +4,16 @@
 //! carries (data propagation, [`Known`]).
 //!
 //! Layout, leaves first: `types` is the shared vocabulary (known values, a rule's
-//! outputs, type constructors); `env` holds what is known about each value; `ops` has
-//! the rules, one family of operators per module, each naming its operators' rules;
-//! `registry` is the table built once from them, keyed by (domain, operator), with each
-//! operator's schema versions; `node` infers one node through that table, falling back
-//! to the schema's function body and then its type constraints; `call` infers through
+//! outputs, type constructors); `lattice` how two types of one value combine (contradict,
+//! refine, union); `env` is the store of what is known about each value; `ops` has the
+//! rules, one family of operators per module, each naming its operators' rules, and
+//! `validate` the validation rules, by the same families; `registry` is the operator table
+//! built once from both, keyed by (domain, operator, since-version), with each operator's
+//! schema versions and traits. The driver: `node` infers one node through that table,
+//! falling back to the schema's function body and then its type constraints; `judge`
+//! judges each node once inferred (constraints, validation rules); `call` infers through
 //! function bodies (model-local functions, and schema bodies), `control` through
-//! subgraphs (If, Loop, Scan); `broadcast` is the broadcasting rule many rules share.
+//! subgraphs (If, Loop, Scan); `conflicts` reports declarations that contradict inference.
 //! `node`, `call` and `control` call each other because a function body's and a subgraph's
 //! nodes are nodes; the rules call none of them.
 //!
@@ -19,10 +22,12 @@
 
 mod broadcast;
 mod call;
+mod conflicts;
 mod constraints;
 mod control;
 mod env;
-mod merge;
+mod judge;
+mod lattice;
 mod node;
 mod ops;
 mod registry;
@@ -34,9 +39,10 @@ mod types;
 mod validate;
 
 pub use call::{SchemaBody, bound_for_call, schema_function_body};
+pub use conflicts::{Contradicted, conflicts, contradicted};
 pub use constraints::constraint_spelling;
 pub use env::Env;
-pub use merge::{Contradicted, conflicts, contradicted, contradiction};
+pub use lattice::contradiction;
 pub use registry::{OpKey, Operator, Table, Traits, table as operator_table};
 pub use types::{Known, tensor_type};
 
@@ -179,7 +185,7 @@ pub(crate) fn infer_all(model: &Model, numbers: &ValueNumbers) -> Inferred {
 /// The node outputs (sorted, by the value numbers of `types`) whose type onnx's own
 /// inference, run as `check_model(full_check=True)` runs it (without data propagation,
 /// from the declared types), finds contradicting their declaration: what tells a declared
-/// type onnx rejects from one only our inference contradicts (see [`merge`]).
+/// type onnx rejects from one only our inference contradicts (see [`conflicts`]).
 fn contradicted_as_onnx(model: &Model, types: &ModelTypes) -> Vec<(ValueId, Type)> {
     let Some(g) = model.graph else { return Vec::new() };
     let mut env = Env::new(model, &types.numbers, model.opset_version("").unwrap_or(1));
@@ -229,7 +235,7 @@ fn declared_node_outputs<'m>(model: &'m Model, types: &ModelTypes) -> foldhash::
 /// follows shape computations itself, and refuses what they break.
 pub fn findings(model: &Model, types: &ModelTypes) -> Vec<Diagnostic> {
     let mut found = types.violations.clone();
-    found.extend(merge::conflicts(model, types));
+    found.extend(conflicts::conflicts(model, types));
     found
 }
 
@@ -263,7 +269,7 @@ pub(crate) fn graph_output_types(model: &Model, id: GraphId, env: &Env<'_>) -> V
         .iter()
         .zip(env.numbers.graph_outputs(id, g).iter().chain(std::iter::repeat(crate::resolve::NO_VALUE)))
         .map(|(v, value)| match (v.ty.as_ref(), env.ty(value)) {
-            (Some(declared), Some(inferred)) => Some(merge::refine(declared, inferred)),
+            (Some(declared), Some(inferred)) => Some(lattice::refine(declared, inferred)),
             (declared, inferred) => inferred.or(declared).cloned(),
         })
         .collect()
@@ -388,7 +394,7 @@ pub fn overwrite_declared(model: &mut Model) -> usize {
     use crate::diagnostic::Anchor;
     let mut rewritten = 0;
     for _ in 0..4 {
-        let found = merge::contradicted(model, &infer_model(model));
+        let found = conflicts::contradicted(model, &infer_model(model));
         if found.is_empty() {
             break;
         }
@@ -401,7 +407,7 @@ pub fn overwrite_declared(model: &mut Model) -> usize {
                 _ => None,
             };
             if let Some(slot) = slot {
-                let mut ty = merge::refine(&c.found, &c.declared);
+                let mut ty = lattice::refine(&c.found, &c.declared);
                 ty.denotation = c.declared.denotation;
                 slot.ty = Some(ty);
                 rewritten += 1;

@@ -128,3 +128,15 @@ pub fn tensor_values(t: &Tensor) -> Option<Known> {
         scalar: t.dims.is_empty(),
     })
 }
+
+/// What onnx's inference knows of a value it infers no type for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum OnnxKnows {
+    /// Nothing: no declaration.
+    Untyped,
+    /// A declared type lacking parts (a tensor of no element type, a sequence or optional
+    /// of no element or of an element of no kind, a map of no key or value type).
+    Partly,
+    /// A declared type of no kind.
+    NoKind,
+}

@@ -14,7 +14,6 @@ mod control;
 mod external;
 mod ml;
 mod null_inputs;
-pub(super) use null_inputs::Known as OnnxKnows;
 mod overflow;
 mod sequence;
 mod signal;

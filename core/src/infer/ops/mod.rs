@@ -80,7 +80,7 @@ impl<'a, 'm> Ctx<'a, 'm> {
     }
 
     /// Whether to infer as onnx's full check does (without data propagation, and no further
-    /// than onnx's rule of the operator's version goes): see [`super::merge`].
+    /// than onnx's rule of the operator's version goes): see [`super::conflicts`].
     pub fn as_onnx(&self) -> bool {
         self.env.as_onnx()
     }

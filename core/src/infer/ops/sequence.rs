@@ -2,7 +2,7 @@
 //! that differ between elements become unknown, as onnx's union of shapes does.
 
 use super::{Ctx, Outputs, Rule, normalize_axis, tensor_of};
-use crate::infer::merge::union;
+use crate::infer::lattice::union;
 use crate::infer::types::{dim, known_dim, sequence_of, tensor, tensor_parts, unknown_dim};
 use crate::ir::{AttributeValue, DataType, Dimension, Type, TypeValue};
 

@@ -8,7 +8,7 @@
 use super::{Judge, Violations, int, ints};
 use crate::diagnostic::Anchor;
 use crate::infer::control::{graph_attr, without_shapes};
-use crate::infer::merge::contradiction;
+use crate::infer::lattice::contradiction;
 use crate::infer::types::tensor;
 use crate::infer::types::tensor_parts;
 use crate::ir::{DataType, Dimension, GraphId, Model, Node, Type, TypeValue};

@@ -30,17 +30,7 @@ enum Said {
 /// the second judges both.
 type Row = [Option<Said>; 4];
 
-/// What onnx's inference knows of a value it infers no type for.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum Known {
-    /// Nothing: no declaration.
-    Untyped,
-    /// A declared type lacking parts (a tensor of no element type, a sequence or optional
-    /// of no element or of an element of no kind, a map of no key or value type).
-    Partly,
-    /// A declared type of no kind.
-    NoKind,
-}
+pub(crate) use crate::infer::types::OnnxKnows as Known;
 
 /// The table: (domain, operator, schema version, input) to its row.
 fn table() -> &'static HashMap<(String, String, i64, usize), Row> {
