@@ -9,23 +9,30 @@
 //! * [`load`]: binary or text model from a path;
 //! * [`index`]: scopes, node positions, definitions and uses per scope (built before the
 //!   first frame);
-//! * [`app`]: state and update; [`keys`]: the keymap, which the help shows; [`dialog`]: the
-//!   run dialog;
-//! * [`view`]: rows and detail lines as data; [`ui`]: drawing;
+//! * [`app`]: the shared state, and the routing of keys and reports; [`keys`]: the keymap,
+//!   which the help shows;
+//! * [`screens`] (Graph, Values, Tree, Diagnostics, Run, Model) and [`overlays`] (help,
+//!   search, chooser, tensor viewer, run dialog): components, each owning its state, its
+//!   keys and its drawing; [`component`]: what they share and what they ask of the app;
+//! * [`view`]: rows and detail lines as data; [`ui`]: the frame's layout; [`style`]:
+//!   colours and the pieces every component draws with;
 //! * [`worker`]: checking, running, statistics, search off the UI thread;
 //! * [`search`], [`stats`], [`inputs`]: fuzzy search, tensor statistics, made-up run
 //!   inputs;
 //! * [`sanitize`]: the one boundary model strings cross before reaching the terminal.
 
 pub mod app;
-pub mod dialog;
+pub mod component;
 pub mod index;
 pub mod inputs;
 pub mod keys;
 pub mod load;
+pub mod overlays;
 pub mod sanitize;
+pub mod screens;
 pub mod search;
 pub mod stats;
+pub mod style;
 pub mod ui;
 pub mod view;
 pub mod worker;
@@ -78,6 +85,13 @@ pub fn settle(app: &mut App) {
             app.report(report);
         }
     }
+}
+
+/// Checks the model on a worker (after the first frame; the text it was read from goes
+/// with the job, for the findings' places).
+pub fn start_check(app: &mut App, reports: &Sender<Report>) {
+    let (model, text, dir) = (std::sync::Arc::clone(&app.model), app.text.take(), app.model_dir.clone());
+    worker::spawn(reports, "check", move || Report::Checked(worker::analyse(&model, text.as_ref(), dir)));
 }
 
 /// Checks the model on this thread (what the worker does after the first frame).

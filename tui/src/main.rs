@@ -10,7 +10,7 @@ use clap::Parser;
 use crossbeam_channel::{Receiver, select};
 use onnx_view::app::App;
 use onnx_view::worker::{self, Report};
-use onnx_view::{start_effects, ui};
+use onnx_view::{start_check, start_effects, ui};
 use ratatui::crossterm::event::{self, Event, KeyEventKind};
 
 #[global_allocator]
@@ -151,8 +151,7 @@ fn event_loop(
         return Ok(first_frame);
     }
     // After the first frame: checking and inference, and the search index, on workers.
-    let (model, text, dir) = (std::sync::Arc::clone(&app.model), app.text.take(), app.model_dir.clone());
-    worker::spawn(&reports, "check", move || Report::Checked(worker::analyse(&model, text.as_ref(), dir)));
+    start_check(app, &reports);
     if std::env::var_os("ONNX_VIEW_PANIC_AFTER_FIRST_FRAME").is_some() {
         // For the test that the terminal is restored when the UI thread panics.
         panic!("panic requested by ONNX_VIEW_PANIC_AFTER_FIRST_FRAME");
@@ -160,8 +159,7 @@ fn event_loop(
     let search = worker::spawn_search(std::sync::Arc::clone(&app.model), std::sync::Arc::clone(&app.index), &reports);
     let keys = key_thread();
     loop {
-        let busy = app.analysis.is_none() || app.progress().is_some();
-        let tick = if busy { Duration::from_millis(100) } else { Duration::from_secs(3600) };
+        let tick = if app.busy() { Duration::from_millis(100) } else { Duration::from_secs(3600) };
         select! {
             recv(keys) -> ev => match ev {
                 Ok(ev) => handle(app, ev),
@@ -178,7 +176,7 @@ fn event_loop(
             app.report(r);
         }
         start_effects(app, &reports, &search);
-        if app.quit {
+        if app.should_quit() {
             if let Some(onnx_view::app::RunState::Running { cancel, .. }) = Some(&app.run) {
                 cancel.store(true, std::sync::atomic::Ordering::Relaxed);
             }

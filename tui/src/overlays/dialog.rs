@@ -7,12 +7,18 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use onnx_core::ir::Model;
+use ratatui::Frame;
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Clear, Paragraph};
 
+use crate::component::Outcome;
 use crate::inputs::Source;
+use crate::style::{centred, dim, focus_block, heading, row};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Choice {
+enum Choice {
     Zeros,
     Random,
     File,
@@ -20,12 +26,12 @@ pub enum Choice {
 
 #[derive(Debug, Clone)]
 pub struct InputRow {
-    pub name: String,
+    name: String,
     /// The declared type, as text.
-    pub ty: String,
-    pub choice: Choice,
-    pub seed: String,
-    pub path: String,
+    ty: String,
+    choice: Choice,
+    seed: String,
+    path: String,
 }
 
 #[derive(Debug)]
@@ -33,24 +39,11 @@ pub struct RunDialog {
     pub inputs: Vec<InputRow>,
     /// Symbolic dimensions and the number typed for each.
     pub dims: Vec<(String, String)>,
-    pub selected: usize,
-}
-
-/// What a key did to the dialog.
-#[derive(Debug, PartialEq)]
-pub enum Outcome {
-    Stay,
-    Close,
-    Run {
-        sources: BTreeMap<String, Source>,
-        dims: BTreeMap<String, usize>,
-    },
-    /// Enter with something that cannot be used; the message says what.
-    Invalid(String),
+    selected: usize,
 }
 
 /// The main graph's inputs that no initializer gives, with their declared types.
-pub fn needed_inputs(model: &Model) -> Vec<(String, Option<&onnx_core::ir::Type>)> {
+fn needed_inputs(model: &Model) -> Vec<(String, Option<&onnx_core::ir::Type>)> {
     let Some(graph) = model.main_graph() else { return Vec::new() };
     let initialized: Vec<_> = graph.initializers.iter().filter_map(|&t| model.tensors[t].name.as_ref()).collect();
     graph
@@ -98,7 +91,9 @@ impl RunDialog {
         self.inputs.len() + self.dims.len()
     }
 
-    pub fn key(&mut self, key: KeyEvent) -> Outcome {
+    /// A key: edits the selected row, or Esc closes, or Enter runs with the choices (or
+    /// says on the status line what cannot be used).
+    pub fn handle_key(&mut self, key: KeyEvent) -> Outcome {
         let at = self.selected;
         let input = at < self.inputs.len();
         match key.code {
@@ -162,10 +157,10 @@ impl RunDialog {
                 Choice::Zeros => Source::Zeros,
                 Choice::Random => match row.seed.parse() {
                     Ok(seed) => Source::Random { seed },
-                    Err(_) => return Outcome::Invalid(format!("the seed of '{}' needs a number", row.name)),
+                    Err(_) => return Outcome::Flash(format!("the seed of '{}' needs a number", row.name)),
                 },
                 Choice::File if row.path.trim().is_empty() => {
-                    return Outcome::Invalid(format!("'{}' needs a file (.pb or .npy)", row.name));
+                    return Outcome::Flash(format!("'{}' needs a file (.pb or .npy)", row.name));
                 }
                 Choice::File => Source::File(PathBuf::from(row.path.trim())),
             };
@@ -175,9 +170,36 @@ impl RunDialog {
         for (name, typed) in &self.dims {
             match typed.parse::<usize>() {
                 Ok(v) => dims.insert(name.clone(), v),
-                Err(_) => return Outcome::Invalid(format!("the dimension '{name}' needs a number")),
+                Err(_) => return Outcome::Flash(format!("the dimension '{name}' needs a number")),
             };
         }
         Outcome::Run { sources, dims }
+    }
+
+    pub fn draw(&self, frame: &mut Frame<'_>, area: Rect) {
+        let area = centred(area, 80, 70);
+        frame.render_widget(Clear, area);
+        let mut lines = vec![Line::styled("inputs (Space or ←/→ changes where a value comes from)", heading())];
+        for (k, input) in self.inputs.iter().enumerate() {
+            let source = match input.choice {
+                Choice::Zeros => "zeros".to_owned(),
+                Choice::Random => format!("random, seed {}", input.seed),
+                Choice::File => format!("file {}▏", input.path),
+            };
+            let text = format!("  {} {}: {source}", crate::sanitize::str(&input.name), input.ty);
+            lines.push(row(vec![Span::raw(text)], self.selected == k));
+        }
+        if self.inputs.is_empty() {
+            lines.push(Line::from("  every input has an initializer"));
+        }
+        if !self.dims.is_empty() {
+            lines.push(Line::styled("symbolic dimensions (type a number)", heading()));
+        }
+        for (k, (name, typed)) in self.dims.iter().enumerate() {
+            let text = format!("  {} = {typed}", crate::sanitize::str(name));
+            lines.push(row(vec![Span::raw(text)], self.selected == self.inputs.len() + k));
+        }
+        lines.push(Line::styled("Enter runs · ↑/↓ move · files: .pb (TensorProto) or .npy · Esc closes", dim()));
+        frame.render_widget(Paragraph::new(lines).block(focus_block(" run ".into(), true)), area);
     }
 }

@@ -2,56 +2,20 @@
 //! screen are formatted; every model string has been through [`crate::sanitize`].
 //!
 //! Layout: a title row (file, IR, opsets, counts, checker verdict, run progress), a tab
-//! row (screens and the scope's breadcrumb), the body, and a status row (hints, position,
-//! messages). Overlays (search, chooser, help, run dialog, the tensor viewer) draw on top.
-
-mod graph;
-mod lists;
-mod overlays;
-mod run;
-mod summary;
-mod viewer;
-
-use std::sync::atomic::{AtomicBool, Ordering};
+//! row (screens and the scope's breadcrumb), the body, drawn by the screen shown
+//! ([`crate::screens`]), and a status row (the screen's keys, or a message). Overlays
+//! ([`crate::overlays`]: search, chooser, help, run dialog, the tensor viewer) draw
+//! themselves on top.
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::layout::{Constraint, Layout};
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use crate::app::{App, Overlay, RunState, SCREENS, Screen};
-
-static COLOR: AtomicBool = AtomicBool::new(true);
-
-/// Turns colours off (`NO_COLOR`, `--theme mono`); emphasis stays.
-pub fn set_color(on: bool) {
-    COLOR.store(on, Ordering::Relaxed);
-}
-
-fn fg(c: Color) -> Style {
-    if COLOR.load(Ordering::Relaxed) { Style::new().fg(c) } else { Style::new() }
-}
-
-pub fn error_style() -> Style {
-    fg(Color::Red).add_modifier(Modifier::BOLD)
-}
-
-pub fn warning_style() -> Style {
-    fg(Color::Yellow)
-}
-
-pub fn dim() -> Style {
-    fg(Color::DarkGray)
-}
-
-pub fn selected() -> Style {
-    Style::new().add_modifier(Modifier::REVERSED)
-}
-
-pub fn heading() -> Style {
-    Style::new().add_modifier(Modifier::BOLD)
-}
+use crate::app::{App, SCREENS};
+pub use crate::style::set_color;
+use crate::style::{dim, error_style, heading, selected, warning_style};
 
 /// The smallest terminal the layout is made for.
 pub const MIN: (u16, u16) = (60, 12);
@@ -68,27 +32,14 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App) {
     app.page = usize::from(body.height.saturating_sub(2)).max(1);
     frame.render_widget(Paragraph::new(title_line(app)), title);
     frame.render_widget(Paragraph::new(tab_line(app)), tabs);
-    match app.screen {
-        Screen::Graph => graph::draw(frame, body, app),
-        Screen::Values => lists::values(frame, body, app),
-        Screen::Tree => lists::tree(frame, body, app),
-        Screen::Diagnostics => lists::diagnostics(frame, body, app),
-        Screen::Run => run::draw(frame, body, app),
-        Screen::Model => summary::draw(frame, body, app),
-    }
-    frame.render_widget(Paragraph::new(status_line(app)), status);
-    for i in 0..app.overlays.len() {
-        draw_overlay(frame, area, app, i);
-    }
-}
-
-fn draw_overlay(frame: &mut Frame<'_>, area: Rect, app: &mut App, i: usize) {
-    match &app.overlays[i] {
-        Overlay::Viewer(_) => viewer::draw(frame, area, app, i),
-        Overlay::Help { .. } => overlays::help(frame, area, app, i),
-        Overlay::Search(_) => overlays::search(frame, area, app, i),
-        Overlay::Chooser(_) => overlays::chooser(frame, area, app, i),
-        Overlay::RunDialog(_) => overlays::run_dialog(frame, area, app, i),
+    let screen = app.screen;
+    let (cx, screens) = app.parts();
+    screens.get_mut(screen).draw(frame, body, &cx);
+    let hint = screens.get(screen).hint(&cx);
+    frame.render_widget(Paragraph::new(status_line(app.flash.as_deref(), hint)), status);
+    let ready = app.search_ready;
+    for overlay in &mut app.overlays {
+        overlay.draw(frame, area, ready);
     }
 }
 
@@ -152,33 +103,10 @@ fn tab_line(app: &App) -> Line<'static> {
     Line::from(spans)
 }
 
-fn status_line(app: &App) -> Line<'static> {
-    if let Some(flash) = &app.flash {
+/// The status line: the message of the last key, or the screen's keys.
+fn status_line(flash: Option<&str>, hint: &'static str) -> Line<'static> {
+    if let Some(flash) = flash {
         return Line::from(Span::styled(crate::sanitize::str(flash).into_owned(), heading()));
     }
-    let hint = match app.screen {
-        Screen::Graph => "j/k move · Enter open · p producer · c consumers · / search · r run · ? help · q quit",
-        Screen::Values => "Enter opens the value · / search · ? help · q quit",
-        Screen::Tree => "Enter makes the scope current · ? help · q quit",
-        Screen::Diagnostics => "Enter jumps to the node · e errors/warnings · ? help",
-        Screen::Run => match app.run {
-            RunState::Running { .. } => "x cancels the run",
-            _ => "r runs · R run dialog · Enter opens an output or a node",
-        },
-        Screen::Model => "j/k scroll · ? help · q quit",
-    };
     Line::from(Span::styled(hint, dim()))
-}
-
-/// One row of a list, marked when selected (reversed, and a `›` that shows without
-/// colour or attributes too).
-fn row(mut text: Vec<Span<'static>>, is_selected: bool) -> Line<'static> {
-    text.insert(0, Span::raw(if is_selected { "›" } else { " " }));
-    let line = Line::from(text);
-    if is_selected { line.style(selected()) } else { line }
-}
-
-/// "k of N" for a list's title.
-fn position(selected: usize, len: usize) -> String {
-    if len == 0 { "empty".into() } else { format!("{} of {len}", selected + 1) }
 }

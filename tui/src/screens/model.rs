@@ -1,0 +1,104 @@
+//! Screen 6: the model's facts: header, opsets, metadata, parameters by element type,
+//! the operator histogram.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use ratatui::widgets::{Paragraph, Wrap};
+
+use crate::component::{Component, Outcome, Shared};
+use crate::sanitize;
+use crate::style::{focus_block, heading};
+use crate::view;
+
+/// Metadata values longer than this are cut (one exporter stores a 6,000-line config).
+const LONGEST_VALUE: usize = 200;
+
+#[derive(Debug, Default)]
+pub struct ModelScreen {
+    scroll: usize,
+    /// The facts, gathered on the first visit (the model never changes, and gathering walks
+    /// every node).
+    summary: Option<onnx_core::summary::Summary>,
+}
+
+impl Component for ModelScreen {
+    fn step(&mut self, delta: isize, _: &Shared<'_>) {
+        self.scroll = self.scroll.saturating_add_signed(delta).min(100_000);
+    }
+
+    fn enter(&mut self, _: &Shared<'_>) -> Outcome {
+        Outcome::Stay
+    }
+
+    fn selected(&self, _: &Shared<'_>) -> usize {
+        self.scroll
+    }
+
+    fn select(&mut self, row: usize, _: &Shared<'_>) {
+        self.scroll = row;
+    }
+
+    fn hint(&self, _: &Shared<'_>) -> &'static str {
+        "j/k scroll · ? help · q quit"
+    }
+
+    fn draw(&mut self, frame: &mut Frame<'_>, area: Rect, cx: &Shared<'_>) {
+        let label = cx.label;
+        let scroll = u16::try_from(self.scroll).unwrap_or(u16::MAX);
+        let s = self.summary.get_or_insert_with(|| onnx_core::summary::Summary::of(cx.model));
+        let opt = |v: Option<&onnx_core::ir::Str>| sanitize::opt(v).into_owned();
+        let mut lines = vec![
+            Line::styled("model", heading()),
+            Line::from(format!("  file {}", sanitize::str(label))),
+            Line::from(format!("  IR version {}", s.ir_version.map_or("unset".into(), |v| v.to_string()))),
+            Line::from(format!("  producer {} {}", opt(s.producer_name.as_ref()), opt(s.producer_version.as_ref()))),
+            Line::from(format!("  domain {}  model version {}", opt(s.domain.as_ref()), s.model_version.unwrap_or(0))),
+            Line::from(format!("  graph {}", opt(s.graph_name.as_ref()))),
+        ];
+        if let Some(doc) = &s.doc_string {
+            lines.push(Line::from(format!("  doc {}", cut(&sanitize::name(doc)))));
+        }
+        lines.push(Line::styled("opsets", heading()));
+        for o in &s.opset_import {
+            let d = if o.domain.is_empty() { "ai.onnx".to_owned() } else { sanitize::str(&o.domain).into_owned() };
+            lines.push(Line::from(format!("  {d} {}", o.version.map_or("unset".into(), |v| v.to_string()))));
+        }
+        let c = &s.counts;
+        lines.push(Line::styled("counts", heading()));
+        lines.push(Line::from(format!(
+            "  {} nodes ({} in the main graph), {} initializers, {} subgraphs, {} functions",
+            c.nodes, c.main_graph_nodes, c.initializers, c.subgraphs, c.functions
+        )));
+        lines.push(Line::styled("parameters", heading()));
+        for (what, list) in [("initializers", &s.initializer_parameters), ("Constant nodes", &s.constant_parameters)] {
+            for p in list.iter() {
+                lines.push(Line::from(format!(
+                    "  {what}: {} × {} ({})",
+                    p.elements,
+                    p.elem_type,
+                    view::bytes(p.bytes)
+                )));
+            }
+        }
+        if !s.metadata.is_empty() {
+            lines.push(Line::styled("metadata", heading()));
+            for (k, v) in &s.metadata {
+                lines.push(Line::from(format!("  {} = {}", opt(k.as_ref()), cut(&opt(v.as_ref())))));
+            }
+        }
+        lines.push(Line::styled("operators", heading()));
+        for op in &s.op_types {
+            lines.push(Line::from(format!("  {:>6} {}", op.count, sanitize::str(&op.op_type))));
+        }
+        let block = focus_block(" model ".into(), true);
+        frame.render_widget(Paragraph::new(lines).block(block).wrap(Wrap { trim: false }).scroll((scroll, 0)), area);
+    }
+}
+
+fn cut(text: &str) -> String {
+    match text.char_indices().nth(LONGEST_VALUE) {
+        Some((at, _)) => format!("{}… ({} characters)", &text[..at], text.chars().count()),
+        None => text.to_owned(),
+    }
+}

@@ -1,0 +1,64 @@
+//! Screen 3: the tree of scopes (main graph, subgraphs, training graphs, functions); Enter
+//! makes one current.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::Span;
+use ratatui::widgets::Paragraph;
+
+use crate::component::{Component, Cursor, Outcome, Shared};
+use crate::index::Body;
+use crate::style::{dim, focus_block, heading, position, row};
+
+#[derive(Debug, Default)]
+pub struct TreeScreen {
+    cursor: Cursor,
+}
+
+impl Component for TreeScreen {
+    fn step(&mut self, delta: isize, cx: &Shared<'_>) {
+        self.cursor.step(delta, cx.index.scopes.len());
+    }
+
+    fn enter(&mut self, cx: &Shared<'_>) -> Outcome {
+        let s = self.cursor.selected;
+        if s < cx.index.scopes.len() { Outcome::EnterScope(s) } else { Outcome::Stay }
+    }
+
+    fn selected(&self, _: &Shared<'_>) -> usize {
+        self.cursor.selected
+    }
+
+    fn select(&mut self, row: usize, _: &Shared<'_>) {
+        self.cursor.selected = row;
+    }
+
+    fn hint(&self, _: &Shared<'_>) -> &'static str {
+        "Enter makes the scope current · ? help · q quit"
+    }
+
+    fn draw(&mut self, frame: &mut Frame<'_>, area: Rect, cx: &Shared<'_>) {
+        let len = cx.index.scopes.len();
+        let height = usize::from(area.height.saturating_sub(2));
+        let window = self.cursor.window(height, len);
+        let selected = self.cursor.selected;
+        let mut lines = Vec::new();
+        for i in window {
+            let s = &cx.index.scopes[i];
+            let kind = match s.body {
+                Body::Graph(_) if s.parent.is_none() => "graph",
+                Body::Graph(_) => "subgraph",
+                Body::Function(_) => "function",
+            };
+            let current = if i == cx.scope { "● " } else { "  " };
+            let spans = vec![
+                Span::raw(format!("{current}{}", "  ".repeat(s.depth))),
+                Span::styled(s.title.clone(), heading()),
+                Span::styled(format!("  {kind}, {} nodes", s.nodes.len()), dim()),
+            ];
+            lines.push(row(spans, i == selected));
+        }
+        let block = focus_block(format!(" scopes · {} ", position(selected, len)), true);
+        frame.render_widget(Paragraph::new(lines).block(block), area);
+    }
+}
