@@ -32,7 +32,7 @@ pub fn rule(op: &str) -> Option<Rule> {
             let dims = ctx.dims(0).map(|d| {
                 // As onnx: the axis names no dimension of a scalar (the default 0 included),
                 // and version 1 does not judge its range, so such an axis reduces nothing
-                // (from 11 on an axis written out of range fails the node: validate.rs).
+                // (from 11 on an axis written out of range fails the node: validate/nn.rs).
                 let axis = ctx.int("axis").unwrap_or(0);
                 let axis = if axis < 0 { axis + d.len() as i64 } else { axis };
                 let axes: Vec<usize> = usize::try_from(axis).ok().filter(|&a| a < d.len()).into_iter().collect();
@@ -211,7 +211,7 @@ fn reduce(op: &str, ctx: &Ctx<'_, '_>) -> Outputs {
     };
     let dims = ctx.dims(0).and_then(|d| match axes? {
         // Version 1, ReduceMax-11 and ReduceMin-11 reduce the axes in range and pass over the
-        // rest (as onnx; validate.rs judges no range there); later versions need every one.
+        // rest (as onnx; validate/nn.rs judges no range there); later versions need every one.
         Some(axes) if !axes.is_empty() && unranged => {
             let axes: Vec<usize> = axes.iter().filter_map(|&a| normalize_axis(a, d.len())).collect();
             Some(reduced(d, &axes, keep))

@@ -1,22 +1,35 @@
-//! Attention and LinearAttention: what onnx's inference functions fail them for
-//! (`onnx/defs/nn/{defs,old,utils}.cc`): the ranks of query, key, value and the past cache,
-//! the head counts a 3-D (packed) input needs, and which optional inputs and outputs go
-//! together; FlexAttention's inputs and modifier graphs. Only what is known is judged.
+//! The attention operators (the family of [`crate::infer::ops`]'s `attention` module): what
+//! onnx's inference functions fail them for (`onnx/defs/nn/{defs,old,utils}.cc`): for
+//! Attention and LinearAttention, the ranks of query, key, value and the past cache, the head
+//! counts a 3-D (packed) input needs, and which optional inputs and outputs go together; the
+//! sizes CausalConvWithState, RotaryEmbedding, TensorScatter and SwiGLU share among their
+//! inputs; FlexAttention's (ai.onnx.preview) inputs and modifier graphs. Only what is known
+//! is judged.
 
 use super::overflow;
 use super::unify::{self, SharedSize};
-use super::{Violations, int};
+use super::{Judge, Violations, int, shown};
 use crate::diagnostic::Anchor;
 use crate::infer::types::{known_dim, tensor_parts};
 use crate::ir::{AttributeValue, DataType, Dimension, Model, Node, Type};
 
+/// The attention operators' rules, under their keys ([`super::DEFAULT_DOMAIN`]).
+pub(super) const VALIDATORS: super::Registrations = &[
+    ("Attention", 1, attention),
+    ("LinearAttention", 1, linear_attention),
+    ("CausalConvWithState", 1, causal_conv_with_state),
+    ("RotaryEmbedding", 1, rotary_embedding),
+    ("TensorScatter", 1, tensor_scatter),
+    ("SwiGLU", 1, swiglu),
+];
+
+/// FlexAttention's rule, under its key of ai.onnx.preview ([`super::OTHER_DOMAINS`]).
+pub(super) const PREVIEW_VALIDATORS: super::Registrations = &[("FlexAttention", 1, flex_attention)];
+
 /// Attention (versions 23 to 25).
-pub(super) fn attention<'d>(
-    node: &Node,
-    since_version: i64,
-    dims: &impl Fn(usize) -> Option<&'d [Dimension]>,
-    v: &mut Violations<'_, '_>,
-) {
+fn attention(judge: &Judge<'_>, v: &mut Violations<'_, '_>) {
+    let Judge { node, since: since_version, .. } = *judge;
+    let dims = &|i: usize| judge.dims(i);
     if since_version >= 25 {
         attention_25(node, dims, v);
     }
@@ -164,11 +177,9 @@ fn attention_25<'d>(node: &Node, dims: &impl Fn(usize) -> Option<&'d [Dimension]
 /// `update_rule` onnx knows with the inputs it needs (decay for the gated rules, beta for the
 /// delta rules, neither otherwise), packed last axes that the head counts divide, and decay
 /// and beta last axes of a size the heads allow.
-pub(super) fn linear_attention<'d>(
-    node: &Node,
-    dims: &impl Fn(usize) -> Option<&'d [Dimension]>,
-    v: &mut Violations<'_, '_>,
-) {
+fn linear_attention(judge: &Judge<'_>, v: &mut Violations<'_, '_>) {
+    let node = judge.node;
+    let dims = &|i: usize| judge.dims(i);
     // onnx unifies query, key and value with [B, T, packed], the state with
     // [B, Hkv, Dk, Dv], decay and beta with [B, T, last]: those ranks first.
     let ranks = [
@@ -310,13 +321,10 @@ pub(super) fn linear_attention<'d>(
 /// that precision and shape. The element types of query, key and value are the type
 /// constraints' to judge. A node none of these fails is still one onnxruntime has no
 /// kernel for (it implements no ai.onnx.preview operator): a warning.
-pub(super) fn flex_attention<'d>(
-    model: &Model,
-    node: &Node,
-    dims: &impl Fn(usize) -> Option<&'d [Dimension]>,
-    elem: &impl Fn(usize) -> Option<i32>,
-    v: &mut Violations<'_, '_>,
-) {
+fn flex_attention(judge: &Judge<'_>, v: &mut Violations<'_, '_>) {
+    let Judge { model, node, .. } = *judge;
+    let dims = &|i: usize| judge.dims(i);
+    let elem = &|i: usize| judge.elem(i);
     flex_attention_inputs(dims, elem, v);
     // The scores' element type: softmax_precision, else double for double inputs and float
     // for the rest.
@@ -455,5 +463,109 @@ fn modifier_graph(model: &Model, node: &Node, name: &str, precision: Option<i64>
     {
         let what = format!("gives a shape other than it takes (axis {axis}): a modifier keeps the scores' shape");
         fail(v, "subgraph-output-type", what);
+    }
+}
+
+fn causal_conv_with_state(judge: &Judge<'_>, v: &mut Violations<'_, '_>) {
+    let Judge { n, node, .. } = *judge;
+    let dims = |i: usize| judge.dims(i);
+    // onnx unifies input [B, C, L], weight [C, 1, K], bias [C], state [B, C, K-1].
+    for (i, rank, what) in [(0, 3, "the input"), (1, 3, "the weight"), (2, 1, "the bias"), (3, 3, "past_state")] {
+        if node.has_input(i) {
+            v.rank_within(i, dims(i), rank, rank, what);
+        }
+    }
+    v.one_of(node, "activation", &["none", "silu", "swish"]);
+    causal_conv_sizes(&dims, v);
+    if let Some(kernel) = dims(1).filter(|w| w.len() == 3).and_then(|w| known_dim(&w[2]))
+        && kernel < 1
+    {
+        let message = format!("the weight of CausalConvWithState has a kernel of {kernel}: it must be 1 or more");
+        v.error("incompatible-shapes", Anchor::NodeInput(n, 1), message);
+    }
+}
+
+/// CausalConvWithState's shared sizes: input [B, C, L], weight [C, 1, K], bias [C] and
+/// past_state [B, C, K-1], judged once every present input has its rank.
+fn causal_conv_sizes<'d>(dims: &impl Fn(usize) -> Option<&'d [Dimension]>, v: &mut Violations<'_, '_>) {
+    let ranks = [3, 3, 1, 3];
+    if (0..4).any(|i| dims(i).is_some_and(|d| d.len() != ranks[i])) {
+        return;
+    }
+    let _ = unify::agree(v, "the batch size B", dims, &[(0, 0), (3, 0)])
+        && unify::agree(v, "the channel count C", dims, &[(0, 1), (1, 0), (2, 0), (3, 1)])
+        && unify::fixed(v, 1, dims(1), 1, 1, "one filter per channel");
+    if let Some(kernel) = dims(1).and_then(|w| known_dim(&w[2])).filter(|&k| k >= 1) {
+        let why = format!("one less than the kernel size {kernel} of the weight");
+        unify::fixed(v, 3, dims(3), 2, kernel - 1, &why);
+    }
+}
+
+fn rotary_embedding(judge: &Judge<'_>, v: &mut Violations<'_, '_>) {
+    let Judge { n, node, .. } = *judge;
+    let dims = |i: usize| judge.dims(i);
+    v.rank_within(0, dims(0), 3, 4, "the input");
+    if dims(0).is_some_and(|d| d.len() == 3) && node.attribute("num_heads").is_none() {
+        let message = "RotaryEmbedding of a 3-D input needs num_heads, to split the hidden axis into heads";
+        v.error("missing-required-attribute", Anchor::Node(n), message);
+    }
+}
+
+fn tensor_scatter(judge: &Judge<'_>, v: &mut Violations<'_, '_>) {
+    let Judge { n, node, .. } = *judge;
+    let dims = |i: usize| judge.dims(i);
+    v.rank_within(2, dims(2), 1, 1, "write_indices");
+    if let (Some(cache), Some(update)) = (dims(0), dims(1)) {
+        let r = cache.len() as i64;
+        let axis = int(node, "axis").unwrap_or(-2);
+        let normalized = if axis < 0 { axis + r } else { axis };
+        if cache.len() != update.len() {
+            let message = format!(
+                "the update of TensorScatter has rank {}, its past_cache rank {r}: they must be the same",
+                update.len()
+            );
+            v.error("input-rank", Anchor::NodeInput(n, 1), message);
+        } else if normalized <= 0 || normalized >= r {
+            let at = v.attribute_anchor(node, "axis");
+            let message = format!(
+                "axis = {axis} of TensorScatter on a cache of rank {r}: it must name an axis after the first (the batch)"
+            );
+            v.error("invalid-axis", at, message);
+        } else {
+            // Every axis but the sequence axis is the cache's.
+            for i in (0..cache.len()).filter(|&i| i as i64 != normalized) {
+                if !unify::agree(
+                    v,
+                    format!("axis {i}, which the update shares with the cache (all but the sequence axis)"),
+                    &dims,
+                    &[(0, i), (1, i)],
+                ) {
+                    break;
+                }
+            }
+        }
+    }
+    if dims(2).is_some_and(|d| d.len() == 1) {
+        // onnx asks the cache's first axis (the batch) whatever the update's shape,
+        // so a scalar cache fails here even when the checks above did not run.
+        v.rank_within(0, dims(0), 1, usize::MAX, "past_cache");
+        unify::agree(v, "the batch size", &dims, &[(0, 0), (2, 0)]);
+    }
+}
+
+/// The gate and the value have one shape: onnx merges B's into A's, no broadcasting.
+fn swiglu(judge: &Judge<'_>, v: &mut Violations<'_, '_>) {
+    let n = judge.n;
+    let dims = |i: usize| judge.dims(i);
+    if let (Some(a), Some(b)) = (dims(0), dims(1)) {
+        let differ = a.iter().zip(b).any(|(x, y)| matches!((known_dim(x), known_dim(y)), (Some(x), Some(y)) if x != y));
+        if a.len() != b.len() || differ {
+            let message = format!(
+                "SwiGLU's gate A is [{}] and its value B [{}]: they must have one shape (no broadcasting)",
+                shown(a),
+                shown(b)
+            );
+            v.error("incompatible-shapes", Anchor::NodeInput(n, 1), message);
+        }
     }
 }

@@ -5,11 +5,29 @@
 //! as long as its frame. Like onnx, only constant inputs (initializers, `Constant` outputs)
 //! are judged, and only once the shapes they depend on are known.
 
-use super::{Violations, int};
+use super::{Judge, Violations, int};
 use crate::diagnostic::Anchor;
 use crate::infer::ops::normalize_axis;
 use crate::infer::types::known_dim;
 use crate::ir::Dimension;
+
+/// The signal operators' rules, under their keys ([`super::DEFAULT_DOMAIN`]).
+/// MelWeightMatrix, a generator, has its rule in its own family, which calls
+/// [`signal_rules`].
+pub(super) const VALIDATORS: super::Registrations = &[("DFT", 1, signal), ("STFT", 1, signal)];
+
+/// DFT and STFT: a signal of rank 2 or more (a signal with its complex axis), then
+/// [`signal_rules`].
+fn signal(judge: &Judge<'_>, v: &mut Violations<'_, '_>) {
+    let Judge { node, op, since: since_version, .. } = *judge;
+    let constant_input = judge.constant;
+    let constant_rank = |i: usize| judge.constant_rank(i);
+    let dims = |i: usize| judge.dims(i);
+    let what = if op == "STFT" { "the signal" } else { "the input" };
+    v.rank_within(0, dims(0), 2, usize::MAX, what);
+    let known = Inputs { dims: &dims, constant: &constant_input, constant_rank: &constant_rank };
+    signal_rules(node, op, since_version, known, v);
+}
 
 /// What is known of a node's inputs: their dims, their small integer values when constant,
 /// and the rank of a constant one.
