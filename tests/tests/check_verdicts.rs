@@ -144,7 +144,7 @@ fn every_code_of_the_invalid_set_is_documented() {
 /// gen_checklist.py from onnx's sources): every condition it says we enforce names a
 /// documented code and a file of ours that exists (and, where onnx was seen failing a model
 /// of ours with its message, that model), and each code of the node rules
-/// (`core/src/infer/validate.rs`) is claimed by some row.
+/// (`core/src/infer/validate/`) is claimed by some row.
 #[test]
 fn the_checklist_of_onnx_conditions_names_documented_codes_and_real_places() {
     let doc = std::fs::read_to_string(tests_dir().join("../docs/diagnostics.md")).expect("docs/diagnostics.md");
