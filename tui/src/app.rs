@@ -752,7 +752,7 @@ impl App {
             t.external_data.clear();
             t.data_location = None;
         }
-        Tensor::from_ir(&t)
+        Ok(Tensor::from_ir(&t)?)
     }
 
     fn open_viewer(&mut self, name: String, tensor: Tensor) {
@@ -820,7 +820,7 @@ impl App {
                     let (name, t) = (name.clone(), t.clone());
                     self.open_viewer(name, t);
                 }
-                Err(e) => self.flash = Some(e),
+                Err(e) => self.flash = Some(e.to_string()),
             }
         } else if let Some(&(n, _)) = crate::view::slowest(o).get(at - o.outputs.len()) {
             self.go_to_node(n);
