@@ -2,9 +2,11 @@
 //! and for each input the element that lands at each output position, as strides that are
 //! 0 along broadcast axes. One helper for every kernel that broadcasts.
 
+use crate::error::{KernelError, bad_input};
+
 /// The broadcast shape of `shapes`, or a message naming the axis where two sizes clash (or
 /// saying that its element count overflows).
-pub fn shape(shapes: &[&[usize]]) -> Result<Vec<usize>, String> {
+pub fn shape(shapes: &[&[usize]]) -> Result<Vec<usize>, KernelError> {
     let rank = shapes.iter().map(|s| s.len()).max().unwrap_or(0);
     let mut out = vec![1usize; rank];
     for s in shapes {
@@ -15,7 +17,7 @@ pub fn shape(shapes: &[&[usize]]) -> Result<Vec<usize>, String> {
                 *o = d;
             } else if d != 1 && d != *o {
                 let listed: Vec<String> = shapes.iter().map(|s| format!("{s:?}")).collect();
-                return Err(format!("shapes {} cannot broadcast (axis {axis}: {} and {d})", listed.join(", "), *o));
+                return Err(bad_input!("shapes {} cannot broadcast (axis {axis}: {} and {d})", listed.join(", "), *o));
             }
         }
     }
@@ -268,7 +270,11 @@ mod tests {
         assert_eq!(shape(&[&[2, 3], &[3]]), Ok(vec![2, 3]));
         assert_eq!(shape(&[&[2, 1, 4], &[3, 1]]), Ok(vec![2, 3, 4]));
         assert_eq!(shape(&[&[], &[5]]), Ok(vec![5]));
-        assert!(shape(&[&[2, 3], &[4]]).is_err());
+        assert_eq!(shape(&[&[2, 3], &[4]]).map_err(|e| e.kind()), Err(crate::ErrorKind::BadInput));
+        assert_eq!(
+            shape(&[&[1 << 40], &[1 << 40, 1], &[1 << 40, 1, 1]]).map_err(|e| e.kind()),
+            Err(crate::ErrorKind::Limit)
+        );
     }
 
     /// Against a naive index-by-index reading.

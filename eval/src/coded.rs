@@ -4,6 +4,7 @@
 //! arithmetic, and encoded back by rounding to the nearest representable value, ties to
 //! even, saturating or not as Cast's `saturate` says.
 
+use crate::error::{KernelError, bad_input};
 use onnx_core::ir::DataType;
 
 /// Whether values of `dt` are held as codes.
@@ -189,10 +190,10 @@ fn infinity_code(dt: DataType, negative: bool) -> Option<u8> {
 }
 
 /// Unpacks `count` codes from packed bytes (low bits first).
-pub fn unpack(dt: DataType, bytes: &[u8], count: usize) -> Result<Vec<u8>, String> {
-    let per_byte = (8 / bits(dt).ok_or("not a coded type")?) as usize;
+pub fn unpack(dt: DataType, bytes: &[u8], count: usize) -> Result<Vec<u8>, KernelError> {
+    let per_byte = (8 / bits(dt).ok_or(bad_input!("not a coded type"))?) as usize;
     if bytes.len() != count.div_ceil(per_byte) {
-        return Err(format!("{} bytes hold {count} {} values", bytes.len(), dt.name()));
+        return Err(bad_input!("{} bytes hold {count} {} values", bytes.len(), dt.name()));
     }
     let width = 8 / per_byte;
     let mask = ((1u16 << width) - 1) as u8;

@@ -71,7 +71,7 @@ fn map_difference(got: &Map, want: &Map, rtol: f64, atol: f64) -> Option<String>
 pub fn difference(got: &Value, want: &Tensor, rtol: f64, atol: f64) -> Option<String> {
     let got = match got.tensor() {
         Ok(t) => t,
-        Err(e) => return Some(e),
+        Err(e) => return Some(e.to_string()),
     };
     if got.data_type() != want.data_type() || got.shape != want.shape {
         return Some(format!(

@@ -8,6 +8,7 @@
 //! place that calls them, after checking that every element the strides reach lies inside
 //! the slices.
 
+use crate::error::{KernelError, bad_input};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A matrix read from a slice with row and column strides (in elements).
@@ -52,7 +53,7 @@ pub fn count_flops(flops: usize) {
 macro_rules! gemm {
     ($name:ident, $t:ty, $call:path, $what:literal) => {
         #[doc = concat!("`c = alpha·a·b + beta·c` for ", $what, ", `c` row-major `a.rows × b.cols`.")]
-        pub fn $name(alpha: $t, a: View<'_, $t>, b: View<'_, $t>, beta: $t, c: &mut [$t]) -> Result<(), String> {
+        pub fn $name(alpha: $t, a: View<'_, $t>, b: View<'_, $t>, beta: $t, c: &mut [$t]) -> Result<(), KernelError> {
             let (m, k, n) = check(&a, &b, c.len())?;
             if m == 0 || n == 0 {
                 return Ok(());
@@ -259,14 +260,14 @@ fn bands(m: usize, k: usize, n: usize) -> usize {
 fn in_bands<T: Send>(
     c: &mut [T],
     len: usize,
-    band: impl Fn(usize, &mut [T]) -> Result<(), String> + Sync,
-) -> Result<(), String> {
+    band: impl Fn(usize, &mut [T]) -> Result<(), KernelError> + Sync,
+) -> Result<(), KernelError> {
     let Some(pool) = onnx_threads::pool().filter(|_| c.len() > len) else {
         return c.chunks_mut(len).enumerate().try_for_each(|(i, chunk)| band(i, chunk));
     };
     let mut chunks: Vec<(usize, &mut [T])> = c.chunks_mut(len).enumerate().collect();
     let mine = chunks.pop();
-    let mut results: Vec<Result<(), String>> = Vec::new();
+    let mut results: Vec<Result<(), KernelError>> = Vec::new();
     let band = &band;
     pool.in_place_scope(|scope| {
         let (sender, receiver) = std::sync::mpsc::channel();
@@ -281,7 +282,7 @@ fn in_bands<T: Send>(
         if let Some((i, chunk)) = mine {
             results.push(band(i, chunk));
         }
-        let mut theirs: Vec<(usize, Result<(), String>)> = receiver.iter().collect();
+        let mut theirs: Vec<(usize, Result<(), KernelError>)> = receiver.iter().collect();
         theirs.sort_by_key(|(i, _)| *i);
         results.splice(0..0, theirs.into_iter().map(|(_, r)| r));
     });
@@ -290,15 +291,15 @@ fn in_bands<T: Send>(
 
 /// The dimensions of `a·b`, after checking that both views fit their slices and `c` holds
 /// the product.
-fn check<T>(a: &View<'_, T>, b: &View<'_, T>, c_len: usize) -> Result<(usize, usize, usize), String> {
+fn check<T>(a: &View<'_, T>, b: &View<'_, T>, c_len: usize) -> Result<(usize, usize, usize), KernelError> {
     if a.cols != b.rows {
-        return Err(format!("cannot multiply {}×{} by {}×{}", a.rows, a.cols, b.rows, b.cols));
+        return Err(bad_input!("cannot multiply {}×{} by {}×{}", a.rows, a.cols, b.rows, b.cols));
     }
     if !a.fits() || !b.fits() {
-        return Err("a matrix view reaches past its data".into());
+        return Err(bad_input!("a matrix view reaches past its data"));
     }
     if a.rows.checked_mul(b.cols) != Some(c_len) {
-        return Err(format!("the result holds {c_len} elements, not {}×{}", a.rows, b.cols));
+        return Err(bad_input!("the result holds {c_len} elements, not {}×{}", a.rows, b.cols));
     }
     Ok((a.rows, a.cols, b.cols))
 }
@@ -379,6 +380,7 @@ mod tests {
     fn views_past_their_data_are_refused() {
         let a = vec![0f32; 5];
         let mut c = vec![0f32; 4];
-        assert!(sgemm(1.0, View::rows(&a, 2, 3), View::rows(&a, 3, 2), 0.0, &mut c).is_err());
+        let refused = sgemm(1.0, View::rows(&a, 2, 3), View::rows(&a, 3, 2), 0.0, &mut c);
+        assert_eq!(refused.map_err(|e| e.kind()), Err(crate::ErrorKind::BadInput));
     }
 }

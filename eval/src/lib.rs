@@ -23,6 +23,7 @@ pub mod broadcast;
 pub mod buf;
 pub mod coded;
 pub mod compare;
+pub mod error;
 pub mod gemm;
 pub mod inputs;
 pub mod kernels;
@@ -41,6 +42,7 @@ pub mod view;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
 
+pub use error::{ErrorKind, KernelError};
 pub use plan::{InitializerBytes, Plan, PlanError, PlanOptions, Unsupported};
 pub use run::{Captured, EvalError, RunResult};
 pub use value::{Data, Tensor, Value};

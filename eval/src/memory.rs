@@ -17,6 +17,8 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::error::{KernelError, limit};
+
 /// Bytes held by evaluator buffers in this process.
 static HELD: AtomicUsize = AtomicUsize::new(0);
 
@@ -65,10 +67,10 @@ impl Budget {
     }
 
     /// Fails when `more` bytes on top of what the run holds would pass the budget.
-    pub fn check_more(&self, more: usize, what: &str) -> Result<(), String> {
+    pub fn check_more(&self, more: usize, what: &str) -> Result<(), KernelError> {
         let used = self.used();
         if used.saturating_add(more) > self.limit {
-            return Err(format!(
+            return Err(limit!(
                 "{what} would need {} on top of the {} the run holds, past its memory budget of {}",
                 human(more),
                 human(used),
@@ -79,10 +81,10 @@ impl Budget {
     }
 
     /// Fails when the run already holds more than its budget.
-    pub fn check_held(&self) -> Result<(), String> {
+    pub fn check_held(&self) -> Result<(), KernelError> {
         let used = self.used();
         if used > self.limit {
-            return Err(format!("the run holds {}, past its memory budget of {}", human(used), human(self.limit)));
+            return Err(limit!("the run holds {}, past its memory budget of {}", human(used), human(self.limit)));
         }
         Ok(())
     }

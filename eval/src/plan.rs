@@ -54,8 +54,8 @@ pub enum PlanError {
     NoGraph,
     #[error("{} node(s) cannot be run yet:\n{}", .0.iter().map(|u| u.nodes.len()).sum::<usize>(), .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
     Unsupported(Vec<Unsupported>),
-    #[error("initializer '{name}': {message}")]
-    Initializer { name: String, message: String },
+    #[error("initializer '{name}': {error}")]
+    Initializer { name: String, error: crate::KernelError },
 }
 
 /// The nodes of one operator that cannot run, and why.
@@ -158,9 +158,9 @@ impl<'m> Plan<'m> {
             }
             for (&t, value) in graph.initializers.iter().zip(numbers.graph_initializers(g, graph)) {
                 let tensor = &model.tensors[t];
-                let converted = Tensor::from_ir(tensor).map_err(|message| PlanError::Initializer {
+                let converted = Tensor::from_ir(tensor).map_err(|error| PlanError::Initializer {
                     name: tensor.name.as_ref().map(ToString::to_string).unwrap_or_default(),
-                    message,
+                    error,
                 })?;
                 constants.push((value, Value::Tensor(converted)));
             }

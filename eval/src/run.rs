@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use onnx_core::ir::{AttributeValue, FunctionId, GraphId, Node, NodeId, Str};
 use onnx_core::resolve::{NO_VALUE, ValueId};
 
+use crate::error::{ErrorKind, KernelError, bad_attribute, bad_input, limit, unsupported};
 use crate::kernels::Ctx;
 use crate::memory::Budget;
 use crate::plan::{BodyPlan, Plan, Step};
@@ -17,6 +18,9 @@ use crate::value::{Data, Tensor, Value};
 use crate::{Limits, RunOptions};
 
 /// Why a run ended early.
+///
+/// A node that fails says which node and why, with the kind of failure its kernel (or the
+/// runner, for control flow and function calls) met: [`EvalError::kind`].
 #[derive(Debug, thiserror::Error)]
 pub enum EvalError {
     #[error("input '{0}' is not an input of the model")]
@@ -27,10 +31,24 @@ pub enum EvalError {
     ConstantInput(String),
     #[error("input '{name}' is missing (the model expects {expected})")]
     MissingInput { name: String, expected: String },
-    #[error("node {node} ({op}): {message}")]
-    Node { node: String, op: String, message: String },
+    #[error("node {node} ({op}): {error}")]
+    Node { node: String, op: String, error: KernelError },
     #[error("cancelled")]
     Cancelled,
+}
+
+impl EvalError {
+    /// The kind of failure of the node that failed; `None` when no node did (the inputs
+    /// given do not fit the model, or the run was cancelled).
+    pub fn kind(&self) -> Option<ErrorKind> {
+        match self {
+            EvalError::Node { error, .. } => Some(error.kind()),
+            EvalError::UnknownInput(_)
+            | EvalError::ConstantInput(_)
+            | EvalError::MissingInput { .. }
+            | EvalError::Cancelled => None,
+        }
+    }
 }
 
 /// A value a node produced, kept by `capture_all`.
@@ -243,10 +261,12 @@ impl Plan<'_> {
         result.nested_timings.sort_by_key(|(n, _)| n.into_raw());
         for (v, value) in graph.outputs.iter().zip(self.numbers.graph_outputs(self.main, graph)) {
             let name = v.name.as_ref().map(ToString::to_string).unwrap_or_default();
+            // No node set it: a kernel that does not compute an optional output the graph
+            // returns.
             let out = runner.get(value).cloned().ok_or_else(|| EvalError::Node {
                 node: format!("output '{name}'"),
                 op: "graph".into(),
-                message: "no node produced this output".into(),
+                error: unsupported!("no node produced this output"),
             })?;
             result.outputs.push((name, crate::view::contiguous_value(out)));
         }
@@ -286,12 +306,16 @@ impl Runner<'_, '_> {
             return Err(EvalError::Cancelled);
         }
         let plan = self.plan;
-        let fail = |message: String| EvalError::Node {
+        let fail = |error: KernelError| EvalError::Node {
             node: node.name.as_ref().map_or_else(|| format!("#{}", n.into_raw()), |s| format!("'{s}'")),
             op: node.op_type.as_ref().map(ToString::to_string).unwrap_or_default(),
-            message,
+            error,
         };
-        let step = *plan.steps.get(&n).ok_or_else(|| fail("no kernel (not planned)".into()))?;
+        let lift = |e: ControlError| match e {
+            ControlError::Kernel(e) => fail(e),
+            ControlError::Eval(e) => e,
+        };
+        let step = *plan.steps.get(&n).ok_or_else(|| fail(unsupported!("no kernel (not planned)")))?;
         let places = plan.numbers.node_inputs(n, node);
         let outputs = match step {
             Step::Kernel(kernel) => {
@@ -307,7 +331,8 @@ impl Runner<'_, '_> {
                     .collect();
                 for (i, input) in inputs.iter().enumerate() {
                     if input.is_none() && !node.inputs[i].is_empty() {
-                        return Err(fail(format!("input '{}' has no value", node.inputs[i])));
+                        // An earlier node left it unset (an optional output not computed).
+                        return Err(fail(unsupported!("input '{}' has no value", node.inputs[i])));
                     }
                 }
                 // A loop body's node whose inputs are what they were last time (weights a
@@ -344,15 +369,9 @@ impl Runner<'_, '_> {
                 }
             }
             Step::Constant(i) => plan.constant_nodes.get(i).cloned().unwrap_or_default(),
-            Step::Control => self.control(n, depth).map_err(|e| match e {
-                ControlError::Message(m) => fail(m),
-                ControlError::Eval(e) => e,
-            })?,
-            Step::Call(f) => self.call(n, node, f, depth).map_err(|e| match e {
-                ControlError::Message(m) => fail(m),
-                ControlError::Eval(e) => e,
-            })?,
-            Step::Body(i) => self.schema_call(n, node, &plan.bodies[i], depth).map_err(fail)?,
+            Step::Control => self.control(n, depth).map_err(lift)?,
+            Step::Call(f) => self.call(n, node, f, depth).map_err(lift)?,
+            Step::Body(i) => self.schema_call(n, node, &plan.bodies[i], depth).map_err(lift)?,
         };
         for (value, v) in plan.numbers.node_outputs(n, node).iter().zip(outputs) {
             self.set(value, v);
@@ -371,7 +390,7 @@ impl Runner<'_, '_> {
     }
 
     /// The values of function `f`'s outputs once its body has run.
-    fn function_results(&self, f: FunctionId) -> Result<Vec<Value>, String> {
+    fn function_results(&self, f: FunctionId) -> Result<Vec<Value>, KernelError> {
         let function = &self.plan.model.function_store[f];
         let outputs = self.plan.numbers.function_outputs(f, function);
         outputs
@@ -380,16 +399,22 @@ impl Runner<'_, '_> {
             .map(|(v, name)| {
                 self.get(v)
                     .cloned()
-                    .ok_or_else(|| format!("function output '{name}' has no value: no body node produced it"))
+                    .ok_or_else(|| unsupported!("function output '{name}' has no value: no body node produced it"))
             })
             .collect()
     }
 
     /// Runs node `n` (`caller`) through its schema's function body, planned in `body`: the
     /// body's nodes in a value space of their own, attribute references bound to the call.
-    fn schema_call(&mut self, n: NodeId, caller: &Node, body: &BodyPlan, depth: usize) -> Result<Vec<Value>, String> {
+    fn schema_call(
+        &mut self,
+        n: NodeId,
+        caller: &Node,
+        body: &BodyPlan,
+        depth: usize,
+    ) -> Result<Vec<Value>, ControlError> {
         if depth >= self.limits().max_depth {
-            return Err(format!("function bodies nest deeper than {}", self.limits().max_depth));
+            return Err(limit!("function bodies nest deeper than {}", self.limits().max_depth).into());
         }
         let arguments = self.arguments(n, caller);
         let (plan, f) = (&body.plan, body.body.function);
@@ -413,9 +438,14 @@ impl Runner<'_, '_> {
                 Some(bound) => inner.node_as(m, &bound, depth + 1),
                 None => inner.node_as(m, node, depth + 1),
             }
-            .map_err(|e| format!("in its function body: {e}"))?;
+            .map_err(|e| match e.kind() {
+                // The body node's kind of failure is the call's; a cancelled run stays
+                // cancelled.
+                Some(kind) => ControlError::Kernel(KernelError::new(kind, format!("in its function body: {e}"))),
+                None => ControlError::Eval(e),
+            })?;
         }
-        inner.function_results(f)
+        Ok(inner.function_results(f)?)
     }
 
     /// Runs the call `caller` (node `n`) makes of model-local function `f`: its body in the
@@ -423,7 +453,7 @@ impl Runner<'_, '_> {
     /// attribute references bound to the call, as inference binds them.
     fn call(&mut self, n: NodeId, caller: &Node, f: FunctionId, depth: usize) -> Result<Vec<Value>, ControlError> {
         if depth >= self.limits().max_depth {
-            return Err(ControlError::Message(format!("function calls nest deeper than {}", self.limits().max_depth)));
+            return Err(limit!("function calls nest deeper than {}", self.limits().max_depth).into());
         }
         let plan = self.plan;
         let function = &plan.model.function_store[f];
@@ -454,7 +484,7 @@ impl Runner<'_, '_> {
 
     fn run_graph(&mut self, g: GraphId, depth: usize) -> Result<Vec<Value>, ControlError> {
         if depth >= self.limits().max_depth {
-            return Err(ControlError::Message(format!("subgraphs nest deeper than {}", self.limits().max_depth)));
+            return Err(limit!("subgraphs nest deeper than {}", self.limits().max_depth).into());
         }
         let plan = self.plan;
         let graph = &plan.model.graphs[g];
@@ -468,7 +498,7 @@ impl Runner<'_, '_> {
         plan.numbers
             .graph_outputs(g, graph)
             .iter()
-            .map(|v| self.get(v).cloned().ok_or_else(|| ControlError::Message("a subgraph output has no value".into())))
+            .map(|v| self.get(v).cloned().ok_or_else(|| unsupported!("a subgraph output has no value").into()))
             .collect()
     }
 
@@ -491,7 +521,7 @@ impl Runner<'_, '_> {
         let node = &plan.model.nodes[n];
         let graph_attr = |name: &str| match node.attribute(name).and_then(|a| a.value()) {
             Some(AttributeValue::Graph(g)) => Ok(g),
-            _ => Err(ControlError::Message(format!("attribute '{name}' is missing"))),
+            _ => Err(ControlError::from(bad_attribute!("attribute '{name}' is missing"))),
         };
         let places = plan.numbers.node_inputs(n, node);
         let input = |runner: &Self, i: usize| -> Option<Value> {
@@ -502,7 +532,7 @@ impl Runner<'_, '_> {
         };
         match node.op_type.as_ref().and_then(Str::as_str) {
             Some("If") => {
-                let cond = input(self, 0).ok_or_else(|| ControlError::Message("the condition is missing".into()))?;
+                let cond = input(self, 0).ok_or_else(|| bad_input!("the condition is missing"))?;
                 let taken = truth(&cond)?;
                 self.run_graph(graph_attr(if taken { "then_branch" } else { "else_branch" })?, depth)
             }
@@ -514,7 +544,7 @@ impl Runner<'_, '_> {
                     None => true,
                 };
                 let mut carried: Vec<Value> = (2..node.inputs.len())
-                    .map(|i| input(self, i).ok_or_else(|| ControlError::Message(format!("loop input {i} is missing"))))
+                    .map(|i| input(self, i).ok_or_else(|| bad_input!("loop input {i} is missing")))
                     .collect::<Result<_, _>>()?;
                 let body_graph = &plan.model.graphs[body];
                 let body_inputs: Vec<ValueId> = plan.numbers.graph_inputs(body, body_graph).iter().collect();
@@ -528,12 +558,9 @@ impl Runner<'_, '_> {
                     }
                     // Before each iteration, not after the last: a growing carried value or
                     // scan output ends the loop as soon as it passes the budget.
-                    self.budget.check_held().map_err(|e| format!("{e} (after {i} iterations)"))?;
+                    self.budget.check_held().map_err(|e| e.map_message(|m| format!("{m} (after {i} iterations)")))?;
                     if i as u64 >= self.limits().max_loop_iterations {
-                        return Err(ControlError::Message(format!(
-                            "more than {} iterations",
-                            self.limits().max_loop_iterations
-                        )));
+                        return Err(limit!("more than {} iterations", self.limits().max_loop_iterations).into());
                     }
                     let mut feed = vec![
                         Value::Tensor(Tensor::scalar(Data::I64(vec![i].into()))),
@@ -545,24 +572,24 @@ impl Runner<'_, '_> {
                     }
                     let outs = self.run_graph(body, depth)?;
                     let mut outs = outs.into_iter();
-                    keep_going =
-                        truth(&outs.next().ok_or_else(|| ControlError::Message("the body has no outputs".into()))?)?;
+                    keep_going = truth(&outs.next().ok_or_else(|| bad_attribute!("the body has no outputs"))?)?;
                     carried = outs.by_ref().take(carried.len()).collect();
                     for (k, v) in outs.enumerate() {
                         if scans.len() <= k {
                             scans.push(Vec::new());
                             scanned.0.push(0);
                         }
-                        let t = v.tensor().map_err(ControlError::Message)?;
+                        let t = v.tensor()?;
                         scanned.0[k] = scanned.0[k].saturating_add(t.len());
                         scanned.1 = scanned.1.saturating_add(t.data.byte_size());
                         if scanned.0[k] > self.limits().max_tensor_elements {
-                            return Err(ControlError::Message(format!(
+                            return Err(limit!(
                                 "scan output {k} would hold {} elements after {} iterations, more than the limit of {}",
                                 scanned.0[k],
                                 i + 1,
                                 self.limits().max_tensor_elements
-                            )));
+                            )
+                            .into());
                         }
                         scans[k].push(t.clone());
                     }
@@ -574,18 +601,17 @@ impl Runner<'_, '_> {
                 let scan_count = body_graph.outputs.len().saturating_sub(1 + result.len());
                 scans.resize(scan_count, Vec::new());
                 for items in scans {
-                    result
-                        .push(Value::Tensor(stack(&items, self.limits(), self.budget).map_err(ControlError::Message)?));
+                    result.push(Value::Tensor(stack(&items, self.limits(), self.budget)?));
                 }
                 Ok(result)
             }
             Some("SequenceMap") => {
                 let body = graph_attr("body")?;
                 let given: Vec<Value> = (0..node.inputs.len())
-                    .map(|i| input(self, i).ok_or_else(|| ControlError::Message(format!("input {i} is missing"))))
+                    .map(|i| input(self, i).ok_or_else(|| bad_input!("input {i} is missing")))
                     .collect::<Result<_, _>>()?;
                 let Some(Value::Sequence(first)) = given.first() else {
-                    return Err(ControlError::Message("input 0 must be a sequence".into()));
+                    return Err(bad_input!("input 0 must be a sequence").into());
                 };
                 let count = first.len();
                 let body_graph = &plan.model.graphs[body];
@@ -598,17 +624,14 @@ impl Runner<'_, '_> {
                     for (slot, value) in body_inputs.iter().zip(&given) {
                         let item = match value {
                             Value::Sequence(items) => Value::Tensor(
-                                items
-                                    .get(k)
-                                    .cloned()
-                                    .ok_or_else(|| ControlError::Message("the sequences differ in length".into()))?,
+                                items.get(k).cloned().ok_or_else(|| bad_input!("the sequences differ in length"))?,
                             ),
                             other => other.clone(),
                         };
                         self.set(*slot, item);
                     }
                     for (out, v) in collected.iter_mut().zip(self.run_graph(body, depth)?) {
-                        out.push(v.tensor().map_err(ControlError::Message)?.clone());
+                        out.push(v.tensor()?.clone());
                     }
                 }
                 Ok(collected.into_iter().map(Value::Sequence).collect())
@@ -629,7 +652,7 @@ impl Runner<'_, '_> {
                 }
                 Ok(vec![Value::Tensor(crate::kernels::flex::output(&given, &probs)?)])
             }
-            other => Err(ControlError::Message(format!("{} is not control flow", other.unwrap_or("?")))),
+            other => Err(unsupported!("{} is not control flow", other.unwrap_or("?")).into()),
         }
     }
 }
@@ -640,11 +663,11 @@ impl Runner<'_, '_> {
     fn modify(&mut self, g: GraphId, t: Tensor, depth: usize) -> Result<Tensor, ControlError> {
         let graph = &self.plan.model.graphs[g];
         let slot = self.plan.numbers.graph_inputs(g, graph).iter().next();
-        let slot = slot.ok_or_else(|| ControlError::Message("a modifier subgraph has no input".into()))?;
+        let slot = slot.ok_or_else(|| bad_attribute!("a modifier subgraph has no input"))?;
         self.set(slot, Value::Tensor(t));
         let out = self.run_graph(g, depth)?.into_iter().next();
-        let out = out.ok_or_else(|| ControlError::Message("a modifier subgraph has no output".into()))?;
-        Ok(out.tensor().map_err(ControlError::Message)?.clone())
+        let out = out.ok_or_else(|| bad_attribute!("a modifier subgraph has no output"))?;
+        Ok(out.tensor()?.clone())
     }
 
     /// Scan (opset 9 on): the body runs once per slice of the scan inputs along their axes
@@ -653,17 +676,16 @@ impl Runner<'_, '_> {
     fn scan(&mut self, n: NodeId, depth: usize) -> Result<Vec<Value>, ControlError> {
         let plan = self.plan;
         let node = &plan.model.nodes[n];
-        let message = |m: &str| ControlError::Message(m.to_owned());
         let Some(AttributeValue::Graph(body)) = node.attribute("body").and_then(|a| a.value()) else {
-            return Err(message("attribute 'body' is missing"));
+            return Err(bad_attribute!("attribute 'body' is missing").into());
         };
         let scans = usize::try_from(node.attribute("num_scan_inputs").and_then(|a| a.i).unwrap_or(0))
-            .map_err(|_| message("num_scan_inputs"))?;
+            .map_err(|_| bad_attribute!("num_scan_inputs"))?;
         let places = plan.numbers.node_inputs(n, node);
         // Scan-8 starts with an optional sequence_lens input.
         let first = if plan.opset < 9 { 1 } else { 0 };
         if first == 1 && !node.inputs.first().is_none_or(|s| s.is_empty()) {
-            return Err(message("Scan-8 with sequence_lens is not supported yet"));
+            return Err(unsupported!("Scan-8 with sequence_lens is not supported yet").into());
         }
         let given: Vec<Tensor> = (first..node.inputs.len())
             .map(|i| {
@@ -672,10 +694,10 @@ impl Runner<'_, '_> {
                     .and_then(|v| self.get(v))
                     .and_then(|v| v.tensor().ok())
                     .cloned()
-                    .ok_or_else(|| message("a Scan input is missing"))
+                    .ok_or_else(|| bad_input!("a Scan input is missing"))
             })
             .collect::<Result<_, _>>()?;
-        let states = given.len().checked_sub(scans).ok_or_else(|| message("more scan inputs than inputs"))?;
+        let states = given.len().checked_sub(scans).ok_or_else(|| bad_attribute!("more scan inputs than inputs"))?;
         let ints = |name: &str, len: usize| -> Vec<i64> {
             match node.attribute(name).and_then(|a| a.value()) {
                 Some(AttributeValue::Ints(v)) => v.to_vec(),
@@ -695,29 +717,27 @@ impl Runner<'_, '_> {
             for (k, t) in given.iter().enumerate() {
                 let needed = if k < states { 1 } else { 2 };
                 if t.rank() < needed || t.shape[0] != batch {
-                    return Err(ControlError::Message(format!(
+                    return Err(bad_input!(
                         "Scan input {k} of shape {:?} does not have the batch axis of {batch}{}",
                         t.shape,
                         if k < states { "" } else { " and a scan axis" }
-                    )));
+                    )
+                    .into());
                 }
             }
             // The body runs once per batch entry and step.
             let length = given.get(states).map_or(0, |t| t.shape[1]);
             let runs = batch.saturating_mul(length.max(1));
             if runs as u64 > self.limits().max_loop_iterations {
-                return Err(ControlError::Message(format!(
+                return Err(limit!(
                     "{batch} batch entries of {length} steps: more than {} iterations",
                     self.limits().max_loop_iterations
-                )));
+                )
+                .into());
             }
             let mut per_batch: Vec<Vec<Value>> = Vec::with_capacity(batch);
             for b in 0..batch {
-                let sliced: Vec<Tensor> = given
-                    .iter()
-                    .map(|t| slice_axis(t, 0, b))
-                    .collect::<Result<_, _>>()
-                    .map_err(ControlError::Message)?;
+                let sliced: Vec<Tensor> = given.iter().map(|t| slice_axis(t, 0, b)).collect();
                 let axes = vec![0; scans];
                 let out_axes = vec![0; scan_outputs];
                 let shape = ScanShape { states, in_dirs: &directions, axes: &axes, out_dirs: &[], out_axes: &out_axes };
@@ -732,10 +752,10 @@ impl Runner<'_, '_> {
                             outs.get(k)
                                 .and_then(|v| v.tensor().ok())
                                 .cloned()
-                                .ok_or_else(|| message("a Scan output is missing"))
+                                .ok_or_else(|| bad_attribute!("a Scan output is missing"))
                         })
                         .collect::<Result<_, _>>()?;
-                    Ok(Value::Tensor(stack(&items, self.limits(), self.budget).map_err(ControlError::Message)?))
+                    Ok(Value::Tensor(stack(&items, self.limits(), self.budget)?))
                 })
                 .collect();
         }
@@ -760,7 +780,6 @@ impl Runner<'_, '_> {
         shape: &ScanShape<'_>,
         depth: usize,
     ) -> Result<Vec<Value>, ControlError> {
-        let message = |m: &str| ControlError::Message(m.to_owned());
         let states = shape.states;
         let scans = given.len() - states;
         let mut length = None;
@@ -768,16 +787,13 @@ impl Runner<'_, '_> {
             let t = &given[states + k];
             let len = t.shape[shape.axes[k]];
             if length.is_some_and(|l| l != len) {
-                return Err(message("scan inputs differ in length"));
+                return Err(bad_input!("scan inputs differ in length").into());
             }
             length = Some(len);
         }
         let length = length.unwrap_or(0);
         if length as u64 > self.limits().max_loop_iterations {
-            return Err(ControlError::Message(format!(
-                "{length} steps: more than {} iterations",
-                self.limits().max_loop_iterations
-            )));
+            return Err(limit!("{length} steps: more than {} iterations", self.limits().max_loop_iterations).into());
         }
         let body_graph = &self.plan.model.graphs[body];
         let scan_outputs = body_graph.outputs.len().saturating_sub(states);
@@ -788,12 +804,12 @@ impl Runner<'_, '_> {
             if self.cancelled() {
                 return Err(ControlError::Eval(EvalError::Cancelled));
             }
-            self.budget.check_held().map_err(|e| format!("{e} (after {step} steps)"))?;
+            self.budget.check_held().map_err(|e| e.map_message(|m| format!("{m} (after {step} steps)")))?;
             let mut feed = carried.clone();
             for k in 0..scans {
                 let backwards = shape.in_dirs.get(k).copied().unwrap_or(0) != 0;
                 let at = if backwards { length - 1 - step } else { step };
-                feed.push(Value::Tensor(slice_axis(&given[states + k], shape.axes[k], at)?));
+                feed.push(Value::Tensor(slice_axis(&given[states + k], shape.axes[k], at)));
             }
             for (slot, v) in body_inputs.iter().zip(feed) {
                 self.set(*slot, v);
@@ -801,7 +817,7 @@ impl Runner<'_, '_> {
             let mut outs = self.run_graph(body, depth)?.into_iter();
             carried = outs.by_ref().take(states).collect();
             for (k, v) in outs.enumerate() {
-                stacked[k].push(v.tensor().map_err(ControlError::Message)?.clone());
+                stacked[k].push(v.tensor()?.clone());
             }
         }
         let mut result = carried;
@@ -809,7 +825,7 @@ impl Runner<'_, '_> {
             if shape.out_dirs.get(k).copied().unwrap_or(0) != 0 {
                 items.reverse();
             }
-            let joined = stack(&items, self.limits(), self.budget).map_err(ControlError::Message)?;
+            let joined = stack(&items, self.limits(), self.budget)?;
             let a = crate::kernels::axis(shape.out_axes.get(k).copied().unwrap_or(0), joined.rank())?;
             result.push(Value::Tensor(move_axis_from_front(&joined, a)));
         }
@@ -828,14 +844,14 @@ struct ScanShape<'a> {
 }
 
 /// The slice of `t` at `index` along `axis`, without that axis.
-fn slice_axis(t: &Tensor, axis: usize, index: usize) -> Result<Tensor, String> {
+fn slice_axis(t: &Tensor, axis: usize, index: usize) -> Tensor {
     // An empty tensor's other axes may multiply past usize: its slices are empty.
     let outer = if t.is_empty() { 0 } else { crate::broadcast::elements(&t.shape[..axis]) };
     let (size, inner) = (t.shape[axis], crate::broadcast::elements(&t.shape[axis + 1..]));
     let picked = (0..outer).flat_map(|o| ((o * size + index) * inner)..((o * size + index + 1) * inner));
     let mut shape = t.shape.clone();
     shape.remove(axis);
-    Ok(Tensor::new(shape, t.data.pick(picked)))
+    Tensor::new(shape, t.data.pick(picked))
 }
 
 /// `t` with its first axis moved to position `axis`.
@@ -851,14 +867,16 @@ fn move_axis_from_front(t: &Tensor, axis: usize) -> Tensor {
     Tensor::new(shape.clone(), t.data.pick(crate::broadcast::offsets(&shape, &moved)))
 }
 
+/// Why control flow or a call ended early: its own failure (the runner names the node), or
+/// that of a node of its body, which names itself (or a cancelled run).
 enum ControlError {
-    Message(String),
+    Kernel(KernelError),
     Eval(EvalError),
 }
 
-impl From<String> for ControlError {
-    fn from(m: String) -> ControlError {
-        ControlError::Message(m)
+impl From<KernelError> for ControlError {
+    fn from(e: KernelError) -> ControlError {
+        ControlError::Kernel(e)
     }
 }
 
@@ -866,25 +884,22 @@ fn truth(v: &Value) -> Result<bool, ControlError> {
     let t = v.tensor()?;
     match &*t.data {
         Data::Bool(b) if b.len() == 1 => Ok(b[0]),
-        _ => Err(ControlError::Message("a condition must be one boolean".into())),
+        _ => Err(bad_input!("a condition must be one boolean").into()),
     }
 }
 
 fn scalar_i64(v: &Value) -> Result<i64, ControlError> {
     let ints = v.tensor()?.to_i64s()?;
-    ints.first()
-        .copied()
-        .filter(|_| ints.len() == 1)
-        .ok_or_else(|| ControlError::Message("expected one integer".into()))
+    ints.first().copied().filter(|_| ints.len() == 1).ok_or_else(|| bad_input!("expected one integer").into())
 }
 
 /// Tensors of one shape stacked along a new first axis (a Loop's scan outputs): as many
 /// elements as the limit allows (the iterations share one value until they are stacked).
-fn stack(items: &[Tensor], limits: &Limits, budget: &Budget) -> Result<Tensor, String> {
+fn stack(items: &[Tensor], limits: &Limits, budget: &Budget) -> Result<Tensor, KernelError> {
     let Some(first) = items.first() else { return Ok(Tensor::new(vec![0], Data::F32(Vec::new().into()))) };
     let total = first.len().saturating_mul(items.len());
     if items.len() > 1 && total > limits.max_tensor_elements {
-        return Err(format!(
+        return Err(limit!(
             "{} iterations' outputs of {} elements would hold {total} elements, more than the limit of {}",
             items.len(),
             first.len(),
@@ -896,7 +911,8 @@ fn stack(items: &[Tensor], limits: &Limits, budget: &Budget) -> Result<Tensor, S
     let mut data = Data::empty(first.data_type(), total)?;
     for t in items {
         if t.shape != first.shape {
-            return Err(format!("scan outputs change shape: {:?} then {:?}", first.shape, t.shape));
+            // The body (an attribute) made them.
+            return Err(bad_attribute!("scan outputs change shape: {:?} then {:?}", first.shape, t.shape));
         }
         data.extend_from(&t.data)?;
     }

@@ -104,8 +104,8 @@ pub fn from_stored(v: StoredValue) -> Result<Value, String> {
             items
                 .into_iter()
                 .map(|item| match item {
-                    StoredValue::Tensor(t) => Tensor::from_ir(&t),
-                    _ => Err("sequences of sequences or optionals are not supported yet".into()),
+                    StoredValue::Tensor(t) => Ok(Tensor::from_ir(&t)?),
+                    _ => Err("sequences of sequences or optionals are not supported yet".to_owned()),
                 })
                 .collect::<Result<_, _>>()?,
         ),

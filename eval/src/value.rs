@@ -13,6 +13,7 @@ use onnx_core::ir::{DataType, Str, Tensor as IrTensor};
 use bytes::Bytes;
 
 use crate::buf::Buf;
+use crate::error::{KernelError, bad_input, limit, unsupported};
 use crate::view::Layout;
 
 /// The elements of a tensor, one variant per element type the evaluator computes with.
@@ -154,7 +155,7 @@ impl Data {
     }
 
     /// Empty data of element type `dt`, with room for `capacity` elements.
-    pub fn empty(dt: DataType, capacity: usize) -> Result<Data, String> {
+    pub fn empty(dt: DataType, capacity: usize) -> Result<Data, KernelError> {
         Ok(match dt {
             DataType::Float => Data::F32(Vec::with_capacity(capacity).into()),
             DataType::Double => Data::F64(Vec::with_capacity(capacity).into()),
@@ -171,23 +172,23 @@ impl Data {
             DataType::Bool => Data::Bool(Vec::with_capacity(capacity)),
             DataType::String => Data::Str(Vec::with_capacity(capacity)),
             dt if crate::coded::is_coded(dt) => Data::Coded(dt, Vec::with_capacity(capacity)),
-            other => return Err(format!("{} tensors are not supported yet", other.name())),
+            other => return Err(unsupported!("{} tensors are not supported yet", other.name())),
         })
     }
 
     /// Appends all of `other`, which must be of the same element type.
-    pub fn extend_from(&mut self, other: &Data) -> Result<(), String> {
+    pub fn extend_from(&mut self, other: &Data) -> Result<(), KernelError> {
         self.extend_from_range(other, 0..other.len())
     }
 
     /// Concat's layout: for each of `outer` rows, each part's next `block` elements in turn,
     /// the element type matched once rather than per block (Concat along a late axis
     /// copies blocks of one or a few elements).
-    pub fn interleave(parts: &[(&Data, usize)], outer: usize) -> Result<Data, String> {
-        let Some(&(first, _)) = parts.first() else { return Err("nothing to join".into()) };
+    pub fn interleave(parts: &[(&Data, usize)], outer: usize) -> Result<Data, KernelError> {
+        let Some(&(first, _)) = parts.first() else { return Err(bad_input!("nothing to join")) };
         let total = parts.iter().map(|(_, block)| block).sum::<usize>().saturating_mul(outer);
         let differ = |other: &Data| {
-            format!("element types differ: {} and {}", first.data_type().name(), other.data_type().name())
+            bad_input!("element types differ: {} and {}", first.data_type().name(), other.data_type().name())
         };
         macro_rules! arms {
             ($($variant:ident),*) => {
@@ -199,7 +200,7 @@ impl Data {
                                 Data::$variant(v) => Ok((v.as_slice(), block)),
                                 other => Err(differ(other)),
                             })
-                            .collect::<Result<Vec<_>, String>>()?;
+                            .collect::<Result<Vec<_>, KernelError>>()?;
                         Data::$variant(interleave_slices(&slices, outer, total).into())
                     })*
                     Data::Coded(dt, _) => {
@@ -209,7 +210,7 @@ impl Data {
                                 Data::Coded(other, v) if other == dt => Ok((v.as_slice(), block)),
                                 other => Err(differ(other)),
                             })
-                            .collect::<Result<Vec<_>, String>>()?;
+                            .collect::<Result<Vec<_>, KernelError>>()?;
                         Data::Coded(*dt, interleave_slices(&slices, outer, total))
                     }
                 }
@@ -220,7 +221,7 @@ impl Data {
 
     /// Sets element `to` to `from[at]` for each pair (`to`, `at`), both in range, `from`
     /// of the same element type: a scatter, in place.
-    pub fn assign(&mut self, pairs: impl Iterator<Item = (usize, usize)>, from: &Data) -> Result<(), String> {
+    pub fn assign(&mut self, pairs: impl Iterator<Item = (usize, usize)>, from: &Data) -> Result<(), KernelError> {
         macro_rules! arms {
             ($($variant:ident),*) => {
                 match (self, from) {
@@ -232,7 +233,7 @@ impl Data {
                     (Data::Str(a), Data::Str(b)) => pairs.for_each(|(to, at)| a[to].clone_from(&b[at])),
                     (Data::Coded(x, a), Data::Coded(y, b)) if x == y => pairs.for_each(|(to, at)| a[to] = b[at]),
                     (a, b) => {
-                        return Err(format!(
+                        return Err(bad_input!(
                             "element types differ: {} and {}",
                             a.data_type().name(),
                             b.data_type().name()
@@ -246,14 +247,14 @@ impl Data {
     }
 
     /// Appends `other[range]`, copied as a slice (no per-element step, no temporary).
-    pub fn extend_from_range(&mut self, other: &Data, range: std::ops::Range<usize>) -> Result<(), String> {
+    pub fn extend_from_range(&mut self, other: &Data, range: std::ops::Range<usize>) -> Result<(), KernelError> {
         macro_rules! arms {
             ($($variant:ident),*) => {
                 match (self, other) {
                     $((Data::$variant(a), Data::$variant(b)) => a.extend_from_slice(&b[range]),)*
                     (Data::Coded(x, a), Data::Coded(y, b)) if x == y => a.extend_from_slice(&b[range]),
                     (a, b) => {
-                        return Err(format!(
+                        return Err(bad_input!(
                             "element types differ: {} and {}",
                             a.data_type().name(),
                             b.data_type().name()
@@ -323,7 +324,7 @@ impl Tensor {
     }
 
     /// The elements as `i64`, for integer tensors (shapes, axes, indices).
-    pub fn to_i64s(&self) -> Result<Vec<i64>, String> {
+    pub fn to_i64s(&self) -> Result<Vec<i64>, KernelError> {
         Ok(match &*self.contiguous().data {
             Data::I64(v) => v.to_vec(),
             Data::I32(v) => v.iter().map(|&x| i64::from(x)).collect(),
@@ -336,19 +337,19 @@ impl Tensor {
             Data::Coded(dt, v) if crate::coded::is_integer(*dt) => {
                 v.iter().map(|&c| crate::coded::decode(*dt, c) as i64).collect()
             }
-            other => return Err(format!("expected integers, got {} values", other.data_type().name())),
+            other => return Err(bad_input!("expected integers, got {} values", other.data_type().name())),
         })
     }
 
     /// The elements as `f64`, for numeric tensors (scales, bounds, scalars of any type).
-    pub fn to_f64s(&self) -> Result<Vec<f64>, String> {
+    pub fn to_f64s(&self) -> Result<Vec<f64>, KernelError> {
         Ok(match &*self.contiguous().data {
             Data::F32(v) => v.iter().map(|&x| f64::from(x)).collect(),
             Data::F64(v) => v.to_vec(),
             Data::F16(v) => v.iter().map(|&x| f64::from(x)).collect(),
             Data::Bf16(v) => v.iter().map(|&x| f64::from(x)).collect(),
             Data::Bool(v) => v.iter().map(|&x| if x { 1.0 } else { 0.0 }).collect(),
-            Data::Str(_) => return Err("expected numbers, got strings".into()),
+            Data::Str(_) => return Err(bad_input!("expected numbers, got strings")),
             Data::Coded(dt, v) => v.iter().map(|&c| crate::coded::decode(*dt, c)).collect(),
             _ => self.to_i64s()?.into_iter().map(|x| x as f64).collect(),
         })
@@ -384,17 +385,17 @@ impl Tensor {
 
     /// A tensor from a constant of the IR (an initializer, a `Constant`'s value, a `.pb`
     /// file). External data must have been loaded into `raw_data` by the caller.
-    pub fn from_ir(t: &IrTensor) -> Result<Tensor, String> {
+    pub fn from_ir(t: &IrTensor) -> Result<Tensor, KernelError> {
         let dt_code = t.data_type.unwrap_or(0);
-        let dt = DataType::from_code(dt_code).ok_or_else(|| format!("unknown element type {dt_code}"))?;
+        let dt = DataType::from_code(dt_code).ok_or_else(|| bad_input!("unknown element type {dt_code}"))?;
         if t.is_external() {
-            return Err("the tensor's data is external and was not loaded".into());
+            return Err(bad_input!("the tensor's data is external and was not loaded"));
         }
         let mut shape = Vec::with_capacity(t.dims.len());
         let mut count: usize = 1;
         for &d in &t.dims {
-            let d = usize::try_from(d).map_err(|_| format!("negative dimension {d}"))?;
-            count = count.checked_mul(d).ok_or("the element count overflows")?;
+            let d = usize::try_from(d).map_err(|_| bad_input!("negative dimension {d}"))?;
+            count = count.checked_mul(d).ok_or(limit!("the element count overflows"))?;
             shape.push(d);
         }
         let raw = t.raw_data.as_ref().filter(|r| !r.is_empty() || count == 0);
@@ -403,25 +404,30 @@ impl Tensor {
             _ => from_typed(dt, t, count)?,
         };
         if data.len() != count {
-            return Err(format!("the tensor holds {} values for shape {:?}", data.len(), shape));
+            return Err(bad_input!("the tensor holds {} values for shape {:?}", data.len(), shape));
         }
         Ok(Tensor::new(shape, data))
     }
 }
 
-fn from_raw(dt: DataType, raw: &Bytes, count: usize) -> Result<Data, String> {
+fn from_raw(dt: DataType, raw: &Bytes, count: usize) -> Result<Data, KernelError> {
     if crate::coded::is_coded(dt) {
         return Ok(Data::Coded(dt, crate::coded::unpack(dt, raw, count)?));
     }
     let width = (dt.bits() / 8) as usize;
     if width == 0 || !dt.bits().is_multiple_of(8) {
-        return Err(format!("{} tensors are not supported yet", dt.name()));
+        return Err(unsupported!("{} tensors are not supported yet", dt.name()));
     }
     if raw.len() != count.saturating_mul(width) {
-        return Err(format!("raw_data holds {} bytes, {count} {} values need {}", raw.len(), dt.name(), count * width));
+        return Err(bad_input!(
+            "raw_data holds {} bytes, {count} {} values need {}",
+            raw.len(),
+            dt.name(),
+            count * width
+        ));
     }
-    fn view<T: bytemuck::Pod>(raw: &Bytes) -> Result<Buf<T>, String> {
-        Buf::from_le_bytes(raw).ok_or_else(|| "raw_data is not a whole number of values".to_owned())
+    fn view<T: bytemuck::Pod>(raw: &Bytes) -> Result<Buf<T>, KernelError> {
+        Buf::from_le_bytes(raw).ok_or_else(|| bad_input!("raw_data is not a whole number of values"))
     }
     Ok(match dt {
         DataType::Float => Data::F32(view(raw)?),
@@ -437,11 +443,11 @@ fn from_raw(dt: DataType, raw: &Bytes, count: usize) -> Result<Data, String> {
         DataType::Uint32 => Data::U32(view(raw)?),
         DataType::Uint64 => Data::U64(view(raw)?),
         DataType::Bool => Data::Bool(raw.iter().map(|&b| b != 0).collect()),
-        other => return Err(format!("{} tensors are not supported yet", other.name())),
+        other => return Err(unsupported!("{} tensors are not supported yet", other.name())),
     })
 }
 
-fn from_typed(dt: DataType, t: &IrTensor, count: usize) -> Result<Data, String> {
+fn from_typed(dt: DataType, t: &IrTensor, count: usize) -> Result<Data, KernelError> {
     let ints = &t.int32_data;
     if crate::coded::is_coded(dt) {
         // Packed like raw data, one byte per int32.
@@ -463,7 +469,7 @@ fn from_typed(dt: DataType, t: &IrTensor, count: usize) -> Result<Data, String> 
         DataType::Float16 => Data::F16(ints.iter().map(|&x| f16::from_bits(x as u16)).collect()),
         DataType::Bfloat16 => Data::Bf16(ints.iter().map(|&x| bf16::from_bits(x as u16)).collect()),
         DataType::String => Data::Str(t.string_data.iter().map(|s| s.as_bytes().to_vec()).collect()),
-        other => return Err(format!("{} tensors are not supported yet", other.name())),
+        other => return Err(unsupported!("{} tensors are not supported yet", other.name())),
     })
 }
 
@@ -512,12 +518,12 @@ impl Map {
 }
 
 impl Value {
-    pub fn tensor(&self) -> Result<&Tensor, String> {
+    pub fn tensor(&self) -> Result<&Tensor, KernelError> {
         match self {
             Value::Tensor(t) => Ok(t),
-            Value::Sequence(_) | Value::Maps(_) => Err("expected a tensor, got a sequence".into()),
-            Value::Map(_) => Err("expected a tensor, got a map".into()),
-            Value::Optional(_) => Err("expected a tensor, got an optional".into()),
+            Value::Sequence(_) | Value::Maps(_) => Err(bad_input!("expected a tensor, got a sequence")),
+            Value::Map(_) => Err(bad_input!("expected a tensor, got a map")),
+            Value::Optional(_) => Err(bad_input!("expected a tensor, got an optional")),
         }
     }
 

@@ -120,6 +120,8 @@ fn a_function_that_calls_itself_ends_with_an_error_at_the_depth_limit() {
     );
     let plan = Plan::new(&m).expect("plannable");
     let error = plan.run(vec![("x".into(), floats(vec![2], &[1.0, 2.0]))], &RunOptions::default()).expect_err("ends");
+    assert_eq!(error.kind(), Some(onnx_eval::ErrorKind::Limit), "{error}");
+    // The depth limit of calls, not that of subgraphs or function bodies.
     assert!(error.to_string().contains("function calls nest deeper than"), "{error}");
 }
 

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use onnx_core::analysis::analyze_text;
-use onnx_eval::{Data, EvalError, Plan, RunOptions, Tensor, Value};
+use onnx_eval::{Data, ErrorKind, EvalError, Plan, RunOptions, Tensor, Value};
 
 fn model(text: &str) -> onnx_core::ir::Model {
     let analysis = analyze_text(text);
@@ -32,8 +32,8 @@ fn an_expand_to_two_to_the_forty_elements_is_refused_naming_the_node() {
     );
     let plan = Plan::new(&m).expect("plannable");
     let error = plan.run(vec![("x".into(), floats(vec![1]))], &RunOptions::default()).expect_err("refused");
-    let text = error.to_string();
-    assert!(text.contains("Expand") && text.contains("limit"), "{text}");
+    assert!(matches!(&error, EvalError::Node { op, .. } if op == "Expand"), "{error}");
+    assert_eq!(error.kind(), Some(ErrorKind::Limit), "{error}");
 }
 
 const ENDLESS_LOOP: &str = r#"<ir_version: 10, opset_import: ["" : 21]>
@@ -72,6 +72,9 @@ fn a_loop_beyond_the_iteration_limit_ends_with_an_error() {
         ..RunOptions::default()
     };
     let error = plan.run(vec![("x".into(), floats(vec![1]))], &options).expect_err("stopped");
+    assert!(matches!(&error, EvalError::Node { op, .. } if op == "Loop"), "{error}");
+    assert_eq!(error.kind(), Some(ErrorKind::Limit), "{error}");
+    // The iteration limit, not the memory budget.
     assert!(error.to_string().contains("more than 1000 iterations"), "{error}");
 }
 

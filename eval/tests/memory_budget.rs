@@ -5,7 +5,7 @@
 //! and a run within the budget is untouched.
 
 use onnx_core::analysis::analyze_text;
-use onnx_eval::{Data, Limits, Plan, RunOptions, Tensor, Value};
+use onnx_eval::{Data, ErrorKind, EvalError, Limits, Plan, RunOptions, Tensor, Value};
 
 fn model(text: &str) -> onnx_core::ir::Model {
     let analysis = analyze_text(text);
@@ -21,13 +21,21 @@ fn with_budget(bytes: usize) -> RunOptions {
     RunOptions { limits: Limits { max_memory: bytes, ..Limits::default() }, ..RunOptions::default() }
 }
 
-/// Runs `text` on `x` with a budget of `bytes`; the error's text, or the first output's
-/// shape.
-fn run(text: &str, x: Value, bytes: usize) -> Result<Vec<usize>, String> {
+/// Runs `text` on `x` with a budget of `bytes`; the error, or the first output's shape.
+fn run(text: &str, x: Value, bytes: usize) -> Result<Vec<usize>, EvalError> {
     let m = model(text);
-    let plan = Plan::new(&m).map_err(|e| e.to_string())?;
-    let result = plan.run(vec![("x".into(), x)], &with_budget(bytes)).map_err(|e| e.to_string())?;
+    let plan = Plan::new(&m).expect("plannable");
+    let result = plan.run(vec![("x".into(), x)], &with_budget(bytes))?;
     Ok(result.outputs[0].1.tensor().expect("a tensor").shape.clone())
+}
+
+/// Asserts that `error` is a limit passed by a node of one of `ops`: the run's memory budget
+/// of `budget` (as the message writes it), not the limit on one tensor's elements.
+#[track_caller]
+fn over_budget(error: &EvalError, ops: &[&str], budget: &str) {
+    assert_eq!(error.kind(), Some(ErrorKind::Limit), "{error}");
+    assert!(matches!(error, EvalError::Node { op, .. } if ops.contains(&op.as_str())), "{error}");
+    assert!(error.to_string().contains(&format!("memory budget of {budget}")), "{error}");
 }
 
 const MIB: usize = 1 << 20;
@@ -45,10 +53,10 @@ main (float[1] x) => (float[?] a, float[?] b, float[?] c, float[?] d) <int64[1] 
 #[test]
 fn values_each_under_the_tensor_limit_but_together_too_many_are_refused() {
     let error = run(FOUR_EXPANDS, floats(1), 10 * MIB).expect_err("refused");
-    assert!(error.contains("(Expand)") && error.contains("memory budget of 10.0 MiB"), "{error}");
+    over_budget(&error, &["Expand"], "10.0 MiB");
     // The first fits; a later one is refused before it is made.
-    assert!(error.starts_with("node #1 ") || error.starts_with("node #2 "), "{error}");
-    assert_eq!(run(FOUR_EXPANDS, floats(1), 64 * MIB), Ok(vec![1 << 20]));
+    assert!(matches!(&error, EvalError::Node { node, .. } if node == "#1" || node == "#2"), "{error}");
+    assert_eq!(run(FOUR_EXPANDS, floats(1), 64 * MIB).expect("fits"), vec![1 << 20]);
 }
 
 /// Each Concat doubles its input: 4 KiB, 8 KiB, … 128 MiB at the fifteenth.
@@ -65,9 +73,12 @@ fn doubling_concats(count: usize) -> String {
 #[test]
 fn a_chain_of_doubling_concats_is_refused_at_the_node_that_passes_the_budget() {
     let error = run(&doubling_concats(16), floats(1024), 32 * MIB).expect_err("refused");
-    assert!(error.contains("(Concat)") && error.contains("memory budget of 32.0 MiB"), "{error}");
-    assert!(error.contains("'c1") || error.contains("#1"), "a late Concat is named: {error}");
-    assert_eq!(run(&doubling_concats(8), floats(1024), 32 * MIB), Ok(vec![1024 << 8]));
+    over_budget(&error, &["Concat"], "32.0 MiB");
+    assert!(
+        matches!(&error, EvalError::Node { node, .. } if node.starts_with("'c1") || node.starts_with("#1")),
+        "a late Concat is named: {error}"
+    );
+    assert_eq!(run(&doubling_concats(8), floats(1024), 32 * MIB).expect("fits"), vec![1024 << 8]);
 }
 
 /// A Loop of a million iterations whose carried sequence gains a new 256 KiB tensor each
@@ -89,12 +100,8 @@ fn a_loop_whose_carried_sequence_grows_stops_at_the_budget_not_after_its_iterati
     let plan = Plan::new(&m).expect("plannable");
     let started = std::time::Instant::now();
     let error = plan.run(vec![("x".into(), floats(1 << 16))], &with_budget(64 * MIB)).expect_err("refused");
-    let text = error.to_string();
     // Named by the body's node that passed it (or the Loop, between iterations).
-    assert!(
-        (text.contains("(Add)") || text.contains("(Loop)")) && text.contains("memory budget of 64.0 MiB"),
-        "{text}"
-    );
+    over_budget(&error, &["Add", "Loop"], "64.0 MiB");
     // Stopped within a few hundred iterations (256 KiB each), not a million.
     assert!(started.elapsed() < std::time::Duration::from_secs(60), "{:?}", started.elapsed());
 }
@@ -112,8 +119,9 @@ main (float[?] x) => (float[?, ?] y) <int64 trips = {1000000}, bool go = {1}> {
 #[test]
 fn a_loop_whose_scan_output_grows_stops_at_the_budget_each_iteration() {
     let error = run(GROWING_SCAN, floats(1 << 16), 64 * MIB).expect_err("refused");
-    assert!(error.contains("(Loop)") && error.contains("memory budget of 64.0 MiB"), "{error}");
+    over_budget(&error, &["Loop"], "64.0 MiB");
     // Stacking needs the scan outputs once more: refused once half the budget is scanned.
+    let error = error.to_string();
     let iterations: usize = error
         .split_whitespace()
         .skip_while(|w| *w != "of")
@@ -138,6 +146,5 @@ fn folding_a_huge_constant_allocates_nothing_while_planning() {
     let plan = Plan::new(&m).expect("plannable");
     assert!(onnx_eval::memory::held() < before + 64 * MIB, "the plan holds no big constant");
     let error = plan.run(vec![("x".into(), floats(1))], &with_budget(64 * MIB)).expect_err("refused");
-    let text = error.to_string();
-    assert!(text.contains("(ConstantOfShape)") && text.contains("memory budget"), "{text}");
+    over_budget(&error, &["ConstantOfShape"], "64.0 MiB");
 }

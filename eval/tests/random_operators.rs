@@ -72,7 +72,8 @@ fn bernoulli_refuses_a_probability_outside_zero_to_one() {
     let analysis = analyze_text(UNSEEDED_BERNOULLI);
     let plan = Plan::new(&analysis.model).expect("plannable");
     let error = plan.run(probabilities(1.5, 20000), &RunOptions::default()).expect_err("refused");
-    assert!(error.to_string().contains("probability 1.5"), "{error}");
+    assert_eq!(error.kind(), Some(onnx_eval::ErrorKind::BadInput), "{error}");
+    assert!(error.to_string().contains("probability 1.5"), "the value is named: {error}");
 }
 
 #[test]

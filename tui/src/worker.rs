@@ -240,7 +240,8 @@ pub fn run(model: &Model, model_dir: Option<PathBuf>, request: &RunRequest) -> R
         };
         outcome.comparison.push(check);
     }
-    outcome.output_stats = result.outputs.iter().map(|(_, v)| v.tensor().and_then(stats::of)).collect();
+    outcome.output_stats =
+        result.outputs.iter().map(|(_, v)| v.tensor().map_err(String::from).and_then(stats::of)).collect();
     outcome.inputs = inputs;
     outcome.outputs = result.outputs;
     Ok(outcome)

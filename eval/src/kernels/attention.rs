@@ -10,6 +10,7 @@ use onnx_core::ir::DataType;
 
 use super::{Ctx, Kernel, count, input, optional};
 use crate::broadcast::permute;
+use crate::error::{KernelError, bad_attribute, bad_input};
 use crate::kernels::elementwise::numeric_like;
 use crate::value::{Data, Tensor, Value};
 
@@ -32,22 +33,22 @@ pub(crate) fn rounding(dt: DataType) -> fn(f64) -> f64 {
 }
 
 /// A tensor as [batch, heads, sequence, head size], from 4-D, or 3-D with `heads`.
-fn heads(t: &Tensor, heads: Option<i64>) -> Result<(Vec<f64>, [usize; 4]), String> {
+fn heads(t: &Tensor, heads: Option<i64>) -> Result<(Vec<f64>, [usize; 4]), KernelError> {
     let v = t.to_f64s()?;
     match t.rank() {
         4 => Ok((v, [t.shape[0], t.shape[1], t.shape[2], t.shape[3]])),
         3 => {
-            let h = usize::try_from(heads.ok_or("3-D inputs need q_num_heads and kv_num_heads")?)
-                .map_err(|_| "negative head count")?;
+            let h = usize::try_from(heads.ok_or(bad_attribute!("3-D inputs need q_num_heads and kv_num_heads"))?)
+                .map_err(|_| bad_attribute!("negative head count"))?;
             let (b, s, hidden) = (t.shape[0], t.shape[1], t.shape[2]);
             if h == 0 || hidden % h != 0 {
-                return Err(format!("hidden size {hidden} does not divide into {h} heads"));
+                return Err(bad_input!("hidden size {hidden} does not divide into {h} heads"));
             }
             let d = hidden / h;
             // [b, s, h·d] is [b, s, h, d]: heads before the sequence.
             Ok((permute(&v, &[b, s, h, d], &[0, 2, 1, 3]), [b, h, s, d]))
         }
-        r => Err(format!("attention inputs of rank {r}")),
+        r => Err(bad_input!("attention inputs of rank {r}")),
     }
 }
 
@@ -65,7 +66,7 @@ fn concat_sequence(a: &[f64], ash: [usize; 4], b: &[f64], bsh: [usize; 4]) -> (V
     (out, [bn, h, sa + sb, d])
 }
 
-fn attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let (q_t, k_t, v_t) = (input(inputs, 0)?, input(inputs, 1)?, input(inputs, 2)?);
     let dt = q_t.data_type();
     let round = rounding(dt);
@@ -80,7 +81,7 @@ fn attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
         let (pvv, pvs) = heads(pv, None)?;
         let agrees = |p: [usize; 4], t: [usize; 4]| p[0] == t[0] && p[1] == t[1] && p[3] == t[3];
         if !agrees(pks, k_shape) || !agrees(pvs, v_shape) {
-            return Err(format!("the cache {pks:?}/{pvs:?} does not match keys {k_shape:?} and values {v_shape:?}"));
+            return Err(bad_input!("the cache {pks:?}/{pvs:?} does not match keys {k_shape:?} and values {v_shape:?}"));
         }
         (k, k_shape) = concat_sequence(&pkv, pks, &k, k_shape);
         (v, v_shape) = concat_sequence(&pvv, pvs, &v, v_shape);
@@ -88,13 +89,13 @@ fn attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
     let [_, kv_heads, kv_len, _] = k_shape;
     let v_head = v_shape[3];
     if k_shape[0] != batch || v_shape[0] != batch || v_shape[1] != kv_heads || v_shape[2] != kv_len {
-        return Err(format!(
+        return Err(bad_input!(
             "queries {:?}, keys {k_shape:?} and values {v_shape:?} do not agree",
             [batch, q_heads, q_len, head]
         ));
     }
     if kv_heads == 0 || q_heads % kv_heads != 0 || k_shape[3] != head {
-        return Err(format!("{q_heads} query heads of size {head} and {kv_heads} key heads of size {}", k_shape[3]));
+        return Err(bad_input!("{q_heads} query heads of size {head} and {kv_heads} key heads of size {}", k_shape[3]));
     }
     let group = q_heads / kv_heads;
     let scale = match ctx.float("scale") {
@@ -112,10 +113,10 @@ fn attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
     // The valid keys per batch entry: at most every key.
     if let Some(n) = &nonpad {
         if n.len() != batch {
-            return Err(format!("nonpad_kv_seqlen holds {} values for a batch of {batch}", n.len()));
+            return Err(bad_input!("nonpad_kv_seqlen holds {} values for a batch of {batch}", n.len()));
         }
         if let Some(bad) = n.iter().find(|&&v| !(0..=kv_len as i64).contains(&v)) {
-            return Err(format!("nonpad_kv_seqlen holds {bad}, outside 0 to {kv_len} keys"));
+            return Err(bad_input!("nonpad_kv_seqlen holds {bad}, outside 0 to {kv_len} keys"));
         }
     }
     let mode = ctx.int("qk_matmul_output_mode").unwrap_or(0);
@@ -130,16 +131,16 @@ fn attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
     if let Some(m) = mask {
         let full = [batch, q_heads, q_len, kv_len];
         if m.rank() > 4 {
-            return Err(format!("attn_mask of shape {:?} has more axes than {full:?}", m.shape));
+            return Err(bad_input!("attn_mask of shape {:?} has more axes than {full:?}", m.shape));
         }
         let leading = m.rank().saturating_sub(1);
         let fits = m.shape[..leading].iter().zip(&full[4 - m.rank().max(1)..3]).all(|(&d, &want)| d == 1 || d == want);
         if !fits {
-            return Err(format!("attn_mask of shape {:?} does not broadcast to {full:?}", m.shape));
+            return Err(bad_input!("attn_mask of shape {:?} does not broadcast to {full:?}", m.shape));
         }
     }
     let mask_values = mask
-        .map(|m| -> Result<Vec<f64>, String> {
+        .map(|m| -> Result<Vec<f64>, KernelError> {
             Ok(match &*m.data {
                 Data::Bool(b) => b.iter().map(|&x| if x { 0.0 } else { f64::NEG_INFINITY }).collect(),
                 _ => m.to_f64s()?,

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::{Ctx, Kernel, count, input, one};
+use crate::error::{KernelError, bad_attribute, bad_input, limit};
 use crate::kernels::elementwise::numeric_like;
 use crate::value::Value;
 
@@ -16,9 +17,13 @@ pub fn kernel(op: &str) -> Option<Kernel> {
     Some(k)
 }
 
-fn einsum(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
-    let equation: String =
-        ctx.string("equation").ok_or("equation is required")?.chars().filter(|c| !c.is_whitespace()).collect();
+fn einsum(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+    let equation: String = ctx
+        .string("equation")
+        .ok_or(bad_attribute!("equation is required"))?
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
     let operands: Vec<_> = (0..inputs.len()).map(|i| input(inputs, i)).collect::<Result<_, _>>()?;
     let (lhs, rhs) = match equation.split_once("->") {
         Some((l, r)) => (l.to_owned(), Some(r.to_owned())),
@@ -28,11 +33,11 @@ fn einsum(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
     // the ellipsis's axes get below.
     let named = |part: &str| part.replace("...", "").chars().all(|c| c.is_ascii_alphabetic());
     if !lhs.split(',').chain(rhs.as_deref()).all(named) {
-        return Err(format!("equation '{equation}': axes must be named by letters (with '...' and ',')"));
+        return Err(bad_attribute!("equation '{equation}': axes must be named by letters (with '...' and ',')"));
     }
     let terms: Vec<&str> = lhs.split(',').collect();
     if terms.len() != operands.len() {
-        return Err(format!("the equation has {} operands, the node {}", terms.len(), operands.len()));
+        return Err(bad_attribute!("the equation has {} operands, the node {}", terms.len(), operands.len()));
     }
     // Each operand's axes as letters; `...` becomes characters no equation holds (the
     // private-use area), right-aligned across operands.
@@ -44,7 +49,9 @@ fn einsum(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
         .max()
         .unwrap_or(0);
     let ellipsis: Vec<char> = (0..ellipsis_rank)
-        .map(|i| u32::try_from(i).ok().and_then(|i| char::from_u32(0xF0000 + i)).ok_or("too many axes under '...'"))
+        .map(|i| {
+            u32::try_from(i).ok().and_then(|i| char::from_u32(0xF0000 + i)).ok_or(limit!("too many axes under '...'"))
+        })
         .collect::<Result<_, _>>()?;
     let mut axes: Vec<Vec<char>> = Vec::new();
     let mut sizes: BTreeMap<char, usize> = BTreeMap::new();
@@ -58,14 +65,14 @@ fn einsum(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
             letters.extend(part.1.chars());
         }
         if letters.len() != operand.rank() {
-            return Err(format!("term '{term}' does not match an operand of rank {}", operand.rank()));
+            return Err(bad_input!("term '{term}' does not match an operand of rank {}", operand.rank()));
         }
         for (&c, &d) in letters.iter().zip(&operand.shape) {
             let size = sizes.entry(c).or_insert(d);
             if *size == 1 {
                 *size = d;
             } else if d != 1 && d != *size {
-                return Err(format!("axis '{c}' has sizes {size} and {d}"));
+                return Err(bad_input!("axis '{c}' has sizes {size} and {d}"));
             }
         }
         axes.push(letters);
@@ -96,7 +103,7 @@ fn einsum(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
     summed.sort_by_key(|c| (!ellipsis.contains(c), *c));
     let out_shape: Vec<usize> = output
         .iter()
-        .map(|c| sizes.get(c).copied().ok_or_else(|| format!("output axis '{c}' is not in any operand")))
+        .map(|c| sizes.get(c).copied().ok_or_else(|| bad_attribute!("output axis '{c}' is not in any operand")))
         .collect::<Result<_, _>>()?;
     let out_count = count(&out_shape)?;
     let sum_shape: Vec<usize> = summed.iter().map(|c| sizes[c]).collect();

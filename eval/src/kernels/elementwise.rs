@@ -7,6 +7,7 @@ use onnx_core::ir::DataType;
 
 use super::{Ctx, Kernel, input, one, optional};
 use crate::broadcast;
+use crate::error::{KernelError, bad_attribute, bad_input, unsupported};
 use crate::value::{Data, Tensor, Value};
 use crate::view::Layout;
 
@@ -33,7 +34,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         "Or" => |ctx, i| logic(ctx, i, |a, b| a || b),
         "Xor" => |ctx, i| logic(ctx, i, |a, b| a != b),
         "Not" => |_, i| {
-            let Data::Bool(v) = &*input(i, 0)?.data else { return Err("Not takes booleans".into()) };
+            let Data::Bool(v) = &*input(i, 0)?.data else { return Err(bad_input!("Not takes booleans")) };
             one(Tensor::new(input(i, 0)?.shape.clone(), Data::Bool(v.iter().map(|x| !x).collect())))
         },
         "Where" => where_,
@@ -46,7 +47,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
             one(integers_as(t.data_type(), t.shape.clone(), t.to_i64s()?.into_iter().map(|x| !x).collect()))
         },
         "Dropout" => dropout,
-        "Identity" => |_, i| Ok(vec![i.first().copied().flatten().ok_or("input 0 is missing")?.clone()]),
+        "Identity" => |_, i| Ok(vec![i.first().copied().flatten().ok_or(bad_input!("input 0 is missing"))?.clone()]),
         "Cast" => cast,
         "CastLike" => |ctx, i| cast_with(ctx, input(i, 0)?, input(i, 1)?.data_type()),
         "Clip" => clip,
@@ -199,7 +200,7 @@ pub fn zip<T: Copy, U>(
     b: &[T],
     bsh: &[usize],
     f: impl Fn(T, T) -> U,
-) -> Result<(Vec<usize>, Vec<U>), String> {
+) -> Result<(Vec<usize>, Vec<U>), KernelError> {
     zip_sides(ctx, Side { data: a, shape: ash, layout: None }, Side { data: b, shape: bsh, layout: None }, f)
 }
 
@@ -233,7 +234,7 @@ pub fn zip_sides<T: Copy, U>(
     a: Side<'_, T>,
     b: Side<'_, T>,
     f: impl Fn(T, T) -> U,
-) -> Result<(Vec<usize>, Vec<U>), String> {
+) -> Result<(Vec<usize>, Vec<U>), KernelError> {
     let shape = broadcast::shape(&[a.shape, b.shape])?;
     // Broadcasting can make far more elements than either input holds ([n, 1] with [1, n]).
     ctx.check_grown(broadcast::elements(&shape), a.data.len().max(b.data.len()))?;
@@ -268,7 +269,7 @@ pub fn zip_sides<T: Copy, U>(
     Ok((shape, out))
 }
 
-fn arith<O: NumOp>(ctx: &Ctx<'_>, a: &Tensor, b: &Tensor) -> Result<Tensor, String> {
+fn arith<O: NumOp>(ctx: &Ctx<'_>, a: &Tensor, b: &Tensor) -> Result<Tensor, KernelError> {
     macro_rules! go {
         ($($v:ident),*) => {
             match (&*a.data, &*b.data) {
@@ -284,18 +285,18 @@ fn arith<O: NumOp>(ctx: &Ctx<'_>, a: &Tensor, b: &Tensor) -> Result<Tensor, Stri
                     let (shape, out) = zip_sides(ctx, Side::of(x, a), Side::of(y, b), |p, q| bf16::from_f32(O::apply(p.to_f32(), q.to_f32())))?;
                     Tensor::new(shape, Data::Bf16(out.into()))
                 }
-                (x, y) => return Err(format!("element types {} and {} do not combine", x.data_type().name(), y.data_type().name())),
+                (x, y) => return Err(bad_input!("element types {} and {} do not combine", x.data_type().name(), y.data_type().name())),
             }
         };
     }
     Ok(go!(F32, F64, I8, I16, I32, I64, U8, U16, U32, U64))
 }
 
-fn binary<O: NumOp>(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn binary<O: NumOp>(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     one(arith::<O>(ctx, input(inputs, 0)?, input(inputs, 1)?)?)
 }
 
-fn variadic<O: NumOp>(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn variadic<O: NumOp>(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let mut acc = input(inputs, 0)?.clone();
     for i in 1..inputs.len() {
         acc = arith::<O>(ctx, &acc, input(inputs, i)?)?;
@@ -303,27 +304,27 @@ fn variadic<O: NumOp>(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Va
     one(acc)
 }
 
-fn mean(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
-    let [Value::Tensor(sum)] = &variadic::<AddOp>(ctx, inputs)?[..] else { return Err("Mean: no sum".into()) };
+fn mean(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+    let [Value::Tensor(sum)] = &variadic::<AddOp>(ctx, inputs)?[..] else { return Err(bad_input!("Mean: no sum")) };
     let n = inputs.len() as f64;
     one(float(sum, |x| (f64::from(x) / n) as f32, |x| x / n)?.pop_tensor()?)
 }
 
 trait PopTensor {
-    fn pop_tensor(self) -> Result<Tensor, String>;
+    fn pop_tensor(self) -> Result<Tensor, KernelError>;
 }
 
 impl PopTensor for Vec<Value> {
-    fn pop_tensor(mut self) -> Result<Tensor, String> {
+    fn pop_tensor(mut self) -> Result<Tensor, KernelError> {
         match self.pop() {
             Some(Value::Tensor(t)) => Ok(t),
-            _ => Err("expected a tensor result".into()),
+            _ => Err(bad_input!("expected a tensor result")),
         }
     }
 }
 
 /// Pow: computed in f64 and rounded once to the base's type (integer results truncate).
-fn pow(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn pow(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let (a, b) = (input(inputs, 0)?, input(inputs, 1)?);
     let (shape, out) = zip(ctx, &a.to_f64s()?, &a.shape, &b.to_f64s()?, &b.shape, f64::powf)?;
     one(numeric_like(a.data_type(), shape, out)?)
@@ -331,7 +332,7 @@ fn pow(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
 
 /// Mod: integers take the divisor's sign (Python's %) unless `fmod = 1`, which truncates
 /// (C's fmod, required for floats).
-fn modulo(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn modulo(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let (a, b) = (input(inputs, 0)?, input(inputs, 1)?);
     let fmod = ctx.int("fmod").unwrap_or(0) != 0;
     macro_rules! ints {
@@ -372,7 +373,7 @@ fn modulo(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
 }
 
 /// A float tensor of type `dt` from f64 values.
-fn from_f64_like(dt: DataType, shape: Vec<usize>, v: Vec<f64>) -> Result<Tensor, String> {
+fn from_f64_like(dt: DataType, shape: Vec<usize>, v: Vec<f64>) -> Result<Tensor, KernelError> {
     if crate::coded::is_coded(dt) {
         return Ok(Tensor::new(
             shape,
@@ -384,24 +385,24 @@ fn from_f64_like(dt: DataType, shape: Vec<usize>, v: Vec<f64>) -> Result<Tensor,
         DataType::Double => Data::F64(v.into()),
         DataType::Float16 => Data::F16(v.into_iter().map(f16::from_f64).collect()),
         DataType::Bfloat16 => Data::Bf16(v.into_iter().map(bf16::from_f64).collect()),
-        other => return Err(format!("{} is not a float type", other.name())),
+        other => return Err(bad_input!("{} is not a float type", other.name())),
     };
     Ok(Tensor::new(shape, data))
 }
 
-fn prelu(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn prelu(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let (x, slope) = (input(inputs, 0)?, input(inputs, 1)?);
     let (a, b) = (x.to_f64s()?, slope.to_f64s()?);
     // The slope broadcasts to X (unidirectionally).
     let (shape, out) = zip(ctx, &a, &x.shape, &b, &slope.shape, |v, s| if v < 0.0 { v * s } else { v })?;
     if shape != x.shape {
-        return Err(format!("slope of shape {:?} does not broadcast to {:?}", slope.shape, x.shape));
+        return Err(bad_input!("slope of shape {:?} does not broadcast to {:?}", slope.shape, x.shape));
     }
     one(numeric_like(x.data_type(), shape, out)?)
 }
 
 /// A tensor of numeric type `dt` from f64 values (integers truncate).
-pub fn numeric_like(dt: DataType, shape: Vec<usize>, v: Vec<f64>) -> Result<Tensor, String> {
+pub fn numeric_like(dt: DataType, shape: Vec<usize>, v: Vec<f64>) -> Result<Tensor, KernelError> {
     macro_rules! ints {
         ($($d:ident => $v:ident, $t:ty),*) => {
             match dt {
@@ -419,7 +420,7 @@ fn compare(
     ctx: &Ctx<'_>,
     inputs: &[Option<&Value>],
     keep: fn(std::cmp::Ordering) -> bool,
-) -> Result<Vec<Value>, String> {
+) -> Result<Vec<Value>, KernelError> {
     let (a, b) = (input(inputs, 0)?, input(inputs, 1)?);
     let test = |o: Option<std::cmp::Ordering>| o.is_some_and(keep);
     macro_rules! go {
@@ -431,7 +432,7 @@ fn compare(
                     let yi: Vec<usize> = (0..y.len()).collect();
                     zip(ctx, &xi, &a.shape, &yi, &b.shape, |p, q| test(Some(x[p].cmp(&y[q]))))?
                 }
-                (x, y) => return Err(format!("cannot compare {} with {}", x.data_type().name(), y.data_type().name())),
+                (x, y) => return Err(bad_input!("cannot compare {} with {}", x.data_type().name(), y.data_type().name())),
             }
         };
     }
@@ -439,19 +440,19 @@ fn compare(
     one(Tensor::new(shape, Data::Bool(out)))
 }
 
-fn logic(ctx: &Ctx<'_>, inputs: &[Option<&Value>], f: fn(bool, bool) -> bool) -> Result<Vec<Value>, String> {
+fn logic(ctx: &Ctx<'_>, inputs: &[Option<&Value>], f: fn(bool, bool) -> bool) -> Result<Vec<Value>, KernelError> {
     let (a, b) = (input(inputs, 0)?, input(inputs, 1)?);
     let (Data::Bool(x), Data::Bool(y)) = (&*a.data, &*b.data) else {
-        return Err("logic operators take booleans".into());
+        return Err(bad_input!("logic operators take booleans"));
     };
     let (shape, out) = zip(ctx, x, &a.shape, y, &b.shape, f)?;
     one(Tensor::new(shape, Data::Bool(out)))
 }
 
 #[allow(clippy::clone_on_copy)] // one macro arm per element type, strings included
-fn where_(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn where_(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let (c, x, y) = (input(inputs, 0)?, input(inputs, 1)?, input(inputs, 2)?);
-    let Data::Bool(cond) = &*c.data else { return Err("Where's condition must be bool".into()) };
+    let Data::Bool(cond) = &*c.data else { return Err(bad_input!("Where's condition must be bool")) };
     let shape = broadcast::shape(&[&c.shape, &x.shape, &y.shape])?;
     ctx.check_grown(broadcast::elements(&shape), c.len().max(x.len()).max(y.len()))?;
     let ic = broadcast::offsets(&shape, &broadcast::input_strides(&c.shape, &shape));
@@ -463,7 +464,7 @@ fn where_(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
                 $((Data::$v(p), Data::$v(q)) => Data::$v(
                     ic.zip(ix).zip(iy).map(|((i, j), k)| if cond[i] { p[j].clone() } else { q[k].clone() }).collect(),
                 ),)*
-                (p, q) => return Err(format!("Where's values are {} and {}", p.data_type().name(), q.data_type().name())),
+                (p, q) => return Err(bad_input!("Where's values are {} and {}", p.data_type().name(), q.data_type().name())),
             }
         };
     }
@@ -471,7 +472,7 @@ fn where_(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
 }
 
 /// `f` over float data (float16 and bfloat16 through f32).
-pub fn float(t: &Tensor, f32f: impl Fn(f32) -> f32, f64f: impl Fn(f64) -> f64) -> Result<Vec<Value>, String> {
+pub fn float(t: &Tensor, f32f: impl Fn(f32) -> f32, f64f: impl Fn(f64) -> f64) -> Result<Vec<Value>, KernelError> {
     let data = match &*t.data {
         Data::F32(v) => {
             // A loop here rather than `collect`, whose loop would be compiled elsewhere,
@@ -490,7 +491,7 @@ pub fn float(t: &Tensor, f32f: impl Fn(f32) -> f32, f64f: impl Fn(f64) -> f64) -
         Data::F64(v) => Data::F64(v.iter().map(|&x| f64f(x)).collect()),
         Data::F16(v) => Data::F16(v.iter().map(|&x| f16::from_f32(f32f(x.to_f32()))).collect()),
         Data::Bf16(v) => Data::Bf16(v.iter().map(|&x| bf16::from_f32(f32f(x.to_f32()))).collect()),
-        other => return Err(format!("expected floats, got {} values", other.data_type().name())),
+        other => return Err(bad_input!("expected floats, got {} values", other.data_type().name())),
     };
     one(Tensor::new(t.shape.clone(), data))
 }
@@ -503,7 +504,7 @@ fn signed(
     f32f: impl Fn(f32) -> f32,
     f64f: impl Fn(f64) -> f64,
     intf: impl Fn(i64) -> i64,
-) -> Result<Vec<Value>, String> {
+) -> Result<Vec<Value>, KernelError> {
     macro_rules! ints {
         ($($v:ident => $t:ty),*) => {
             match &*t.data {
@@ -516,12 +517,12 @@ fn signed(
     one(Tensor::new(t.shape.clone(), data))
 }
 
-fn float_test(t: &Tensor, test: fn(f64) -> bool) -> Result<Vec<Value>, String> {
+fn float_test(t: &Tensor, test: fn(f64) -> bool) -> Result<Vec<Value>, KernelError> {
     let v = t.to_f64s()?;
     one(Tensor::new(t.shape.clone(), Data::Bool(v.into_iter().map(test).collect())))
 }
 
-fn is_inf(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn is_inf(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let t = input(inputs, 0)?;
     let (pos, neg) = (ctx.int("detect_positive").unwrap_or(1) != 0, ctx.int("detect_negative").unwrap_or(1) != 0);
     let v = t.to_f64s()?;
@@ -551,7 +552,7 @@ fn sign64(x: f64) -> f64 {
 
 /// SwiGLU(A, B) = Swish(A) · B, Swish(x) = x · sigmoid(alpha · x): the gate computed in
 /// the input's precision, as onnx's function body does.
-fn swiglu(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn swiglu(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let alpha = f64::from(ctx.float("alpha").unwrap_or(1.0));
     let gate = float(input(inputs, 0)?, |x| x * sigmoid(alpha * f64::from(x)) as f32, |x| x * sigmoid(alpha * x))?
         .pop_tensor()?;
@@ -577,14 +578,14 @@ fn mish(x: f64) -> f64 {
     x * softplus(x).tanh()
 }
 
-fn cast(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
-    let to = ctx.int("to").ok_or("Cast needs 'to'")?;
-    let dt = i32::try_from(to).ok().and_then(DataType::from_code).ok_or_else(|| format!("unknown type {to}"))?;
+fn cast(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+    let to = ctx.int("to").ok_or(bad_attribute!("Cast needs 'to'"))?;
+    let dt = i32::try_from(to).ok().and_then(DataType::from_code).ok_or_else(|| bad_attribute!("unknown type {to}"))?;
     cast_with(ctx, input(inputs, 0)?, dt)
 }
 
 /// Cast and CastLike: `t` as `dt`, with the node's `saturate` and `round_mode`.
-fn cast_with(ctx: &Ctx<'_>, t: &Tensor, dt: DataType) -> Result<Vec<Value>, String> {
+fn cast_with(ctx: &Ctx<'_>, t: &Tensor, dt: DataType) -> Result<Vec<Value>, KernelError> {
     if dt == DataType::Float8e8m0 {
         let (mode, saturate) = (ctx.string("round_mode").unwrap_or("up"), ctx.int("saturate") != Some(0));
         let values = cast_to(t, DataType::Float)?.to_f64s()?;
@@ -602,7 +603,7 @@ fn cast_with(ctx: &Ctx<'_>, t: &Tensor, dt: DataType) -> Result<Vec<Value>, Stri
 
 /// The tensor's elements converted to `dt` (floats to integers truncate; strings parse and
 /// print as numpy does for the common cases).
-pub fn cast_to(t: &Tensor, dt: DataType) -> Result<Tensor, String> {
+pub fn cast_to(t: &Tensor, dt: DataType) -> Result<Tensor, KernelError> {
     if t.data_type() == dt {
         return Ok(t.clone());
     }
@@ -630,18 +631,18 @@ pub fn cast_to(t: &Tensor, dt: DataType) -> Result<Tensor, String> {
     numeric_or_bool(dt, t.shape.clone(), t.to_f64s()?)
 }
 
-fn bitwise(ctx: &Ctx<'_>, inputs: &[Option<&Value>], f: fn(i64, i64) -> i64) -> Result<Vec<Value>, String> {
+fn bitwise(ctx: &Ctx<'_>, inputs: &[Option<&Value>], f: fn(i64, i64) -> i64) -> Result<Vec<Value>, KernelError> {
     let (a, b) = (input(inputs, 0)?, input(inputs, 1)?);
     let (shape, out) = zip(ctx, &a.to_i64s()?, &a.shape, &b.to_i64s()?, &b.shape, f)?;
     one(integers_as(a.data_type(), shape, out))
 }
 
-fn bit_shift(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn bit_shift(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let (a, b) = (input(inputs, 0)?, input(inputs, 1)?);
     let left = match ctx.string("direction") {
         Some("LEFT") => true,
         Some("RIGHT") => false,
-        other => return Err(format!("direction must be LEFT or RIGHT, not {other:?}")),
+        other => return Err(bad_attribute!("direction must be LEFT or RIGHT, not {other:?}")),
     };
     let dt = a.data_type();
     let signed = matches!(dt, DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64);
@@ -677,7 +678,7 @@ fn bit_shift(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
 
 /// Dropout: at inference (no `training_mode`, or false) the input and a mask of all true;
 /// in training, elements dropped with probability `ratio` and the rest scaled up.
-fn dropout(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn dropout(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let t = input(inputs, 0)?;
     let training = match optional(inputs, 2)? {
         Some(m) => matches!(&*m.data, Data::Bool(b) if b.first() == Some(&true)),
@@ -691,7 +692,7 @@ fn dropout(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Strin
     let mut mask = vec![true; t.len()];
     if training && ratio != 0.0 {
         if !(0.0..1.0).contains(&ratio) {
-            return Err(format!("ratio {ratio} is not in [0, 1)"));
+            return Err(bad_input!("ratio {ratio} is not in [0, 1)"));
         }
         // With a seed, the very mask onnx's reference draws: numpy's legacy RandomState
         // (MT19937 seeded by init_genrand) giving 53-bit uniform doubles; without one, a
@@ -723,7 +724,7 @@ fn integers_as(dt: DataType, shape: Vec<usize>, v: Vec<i64>) -> Tensor {
     Tensor::new(shape, data)
 }
 
-fn numeric_or_bool(dt: DataType, shape: Vec<usize>, v: Vec<f64>) -> Result<Tensor, String> {
+fn numeric_or_bool(dt: DataType, shape: Vec<usize>, v: Vec<f64>) -> Result<Tensor, KernelError> {
     if dt == DataType::Bool {
         return Ok(Tensor::new(shape, Data::Bool(v.into_iter().map(|x| x != 0.0).collect())));
     }
@@ -761,9 +762,9 @@ fn float_text(x: f64, single: bool) -> Vec<u8> {
     text.into_bytes()
 }
 
-fn clip(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn clip(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let t = input(inputs, 0)?;
-    let bound = |i: usize, attr: &str, default: f64| -> Result<f64, String> {
+    let bound = |i: usize, attr: &str, default: f64| -> Result<f64, KernelError> {
         if ctx.opset < 11 {
             return Ok(ctx.float(attr).map_or(default, f64::from));
         }
@@ -779,7 +780,7 @@ fn clip(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> 
 }
 
 /// The activations with attributes, computed in f64 and rounded once.
-fn parametric(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn parametric(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let t = input(inputs, 0)?;
     let attr = |name: &str, default: f64| ctx.float(name).map_or(default, f64::from);
     let f: Box<dyn Fn(f64) -> f64> = match ctx.op() {
@@ -833,7 +834,7 @@ fn parametric(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, St
                 }
             })
         }
-        other => return Err(format!("no activation {other}")),
+        other => return Err(unsupported!("no activation {other}")),
     };
     let out = t.to_f64s()?.into_iter().map(f).collect();
     one(numeric_like(t.data_type(), t.shape.clone(), out)?)

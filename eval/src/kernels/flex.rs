@@ -12,6 +12,7 @@ use onnx_core::ir::DataType;
 use super::attention::rounding;
 use super::elementwise::numeric_like;
 use super::{Ctx, count, input};
+use crate::error::{KernelError, bad_attribute, bad_input};
 use crate::value::{Tensor, Value};
 
 /// The checked shapes: batch, query heads, kv heads, query length, kv length, head size,
@@ -27,12 +28,12 @@ pub struct Shapes {
     pub dv: usize,
 }
 
-pub fn shapes(q: &Tensor, k: &Tensor, v: &Tensor) -> Result<Shapes, String> {
+pub fn shapes(q: &Tensor, k: &Tensor, v: &Tensor) -> Result<Shapes, KernelError> {
     let ([b, hq, l, d], [kb, hkv, s, kd], [vb, vh, vs, dv]) = (&q.shape[..], &k.shape[..], &v.shape[..]) else {
-        return Err("Q, K and V must be rank 4".into());
+        return Err(bad_input!("Q, K and V must be rank 4"));
     };
     if kb != b || vb != b || kd != d || vh != hkv || vs != s || *hkv == 0 || hq % hkv != 0 {
-        return Err(format!("Q {:?}, K {:?} and V {:?} do not fit together", q.shape, k.shape, v.shape));
+        return Err(bad_input!("Q {:?}, K {:?} and V {:?} do not fit together", q.shape, k.shape, v.shape));
     }
     Ok(Shapes { b: *b, hq: *hq, hkv: *hkv, l: *l, s: *s, d: *d, dv: *dv })
 }
@@ -59,7 +60,7 @@ pub fn precision(ctx: &Ctx<'_>, input: DataType) -> DataType {
 }
 
 /// Scaled scores Q·Kᵀ, [B, Hq, L, S], in the softmax precision.
-pub fn scores(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Tensor, String> {
+pub fn scores(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Tensor, KernelError> {
     let (q, k, v) = (input(inputs, 0)?, input(inputs, 1)?, input(inputs, 2)?);
     let sh = shapes(q, k, v)?;
     // The scores, the output and the query rows: empty queries (head size 0) may declare
@@ -92,7 +93,7 @@ pub fn scores(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Tensor, String
 }
 
 /// Softmax over the last axis, in the tensor's own type.
-pub fn softmax(t: &Tensor) -> Result<Tensor, String> {
+pub fn softmax(t: &Tensor) -> Result<Tensor, KernelError> {
     let round = rounding(t.data_type());
     let width = *t.shape.last().unwrap_or(&1);
     let mut v = t.to_f64s()?;
@@ -111,11 +112,11 @@ pub fn softmax(t: &Tensor) -> Result<Tensor, String> {
 }
 
 /// Probabilities times V, [B, Hq, L, Dv], in the input's type.
-pub fn output(inputs: &[Option<&Value>], probs: &Tensor) -> Result<Tensor, String> {
+pub fn output(inputs: &[Option<&Value>], probs: &Tensor) -> Result<Tensor, KernelError> {
     let (q, k, v) = (input(inputs, 0)?, input(inputs, 1)?, input(inputs, 2)?);
     let sh = shapes(q, k, v)?;
     if probs.shape != [sh.b, sh.hq, sh.l, sh.s] {
-        return Err(format!("prob_mod gave shape {:?}, not {:?}", probs.shape, [sh.b, sh.hq, sh.l, sh.s]));
+        return Err(bad_attribute!("prob_mod gave shape {:?}, not {:?}", probs.shape, [sh.b, sh.hq, sh.l, sh.s]));
     }
     let to_p = rounding(probs.data_type());
     let (p, vv) = (probs.to_f64s()?, v.to_f64s()?);

@@ -4,6 +4,7 @@
 //! with Pillow), not the decoder's own conversion.
 
 use super::{Ctx, Kernel, input, one};
+use crate::error::{KernelError, bad_attribute, bad_input};
 use crate::value::{Data, Tensor, Value};
 
 pub fn kernel(op: &str) -> Option<Kernel> {
@@ -14,18 +15,18 @@ pub fn kernel(op: &str) -> Option<Kernel> {
     Some(k)
 }
 
-fn image_decoder(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn image_decoder(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let stream = input(inputs, 0)?;
     let Data::U8(bytes) = &*stream.data else {
-        return Err(format!("the encoded stream must be uint8, not {}", stream.data_type().name()));
+        return Err(bad_input!("the encoded stream must be uint8, not {}", stream.data_type().name()));
     };
-    let format = image::guess_format(bytes).map_err(|e| format!("cannot tell the image format: {e}"))?;
+    let format = image::guess_format(bytes).map_err(|e| bad_input!("cannot tell the image format: {e}"))?;
     let mut reader = image::ImageReader::with_format(std::io::Cursor::new(bytes.as_slice()), format);
     // Bounds from the run's limits, so a small stream cannot claim a huge image.
     let mut limits = image::Limits::default();
     limits.max_alloc = Some((ctx.limits.max_tensor_elements as u64).saturating_mul(4));
     reader.limits(limits);
-    let decoded = reader.decode().map_err(|e| format!("cannot decode the image: {e}"))?;
+    let decoded = reader.decode().map_err(|e| bad_input!("cannot decode the image: {e}"))?;
     let rgb = decoded.to_rgb8();
     let (w, h) = (rgb.width() as usize, rgb.height() as usize);
     let pixels = rgb.into_raw();
@@ -41,7 +42,7 @@ fn image_decoder(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>,
                 })
                 .collect(),
         ),
-        other => return Err(format!("pixel_format '{other}' is not RGB, BGR or Grayscale")),
+        other => return Err(bad_attribute!("pixel_format '{other}' is not RGB, BGR or Grayscale")),
     };
     one(Tensor::new(vec![h, w, channels], Data::U8(data.into())))
 }

@@ -2,6 +2,7 @@
 //! SoftmaxCrossEntropyLoss (which is log-softmax then the same loss).
 
 use super::{Ctx, Kernel, count, input, optional};
+use crate::error::{KernelError, bad_attribute, bad_input};
 use crate::kernels::elementwise::numeric_like;
 use crate::value::{Tensor, Value};
 
@@ -18,7 +19,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
             let weight = optional(i, 2)?.map(Tensor::to_f64s).transpose()?;
             let shape = &scores.shape;
             if shape.len() < 2 {
-                return Err("scores need [N, C, …]".into());
+                return Err(bad_input!("scores need [N, C, …]"));
             }
             let (n, c, inner) = (shape[0], shape[1], count(&shape[2..])?);
             let mut log_prob = scores.to_f64s()?;
@@ -54,15 +55,15 @@ fn nll(
     shape: &[usize],
     target: &Tensor,
     weight: Option<&[f64]>,
-) -> Result<(Vec<usize>, Vec<f64>), String> {
+) -> Result<(Vec<usize>, Vec<f64>), KernelError> {
     if shape.len() < 2 {
-        return Err("the input needs [N, C, …]".into());
+        return Err(bad_input!("the input needs [N, C, …]"));
     }
     let (n, c, inner) = (shape[0], shape[1], count(&shape[2..])?);
     let targets = target.to_i64s()?;
     let positions = count(&[n, inner])?;
     if targets.len() != positions {
-        return Err(format!("{} targets for {positions} positions", targets.len()));
+        return Err(bad_input!("{} targets for {positions} positions", targets.len()));
     }
     let ignore = ctx.int("ignore_index");
     let mut loss = Vec::with_capacity(targets.len());
@@ -74,8 +75,8 @@ fn nll(
             continue;
         }
         let k =
-            usize::try_from(t).ok().filter(|&k| k < c).ok_or_else(|| format!("target {t} is not a class of {c}"))?;
-        let w = weight.map_or(Ok(1.0), |w| w.get(k).copied().ok_or("fewer weights than classes"))?;
+            usize::try_from(t).ok().filter(|&k| k < c).ok_or_else(|| bad_input!("target {t} is not a class of {c}"))?;
+        let w = weight.map_or(Ok(1.0), |w| w.get(k).copied().ok_or(bad_input!("fewer weights than classes")))?;
         let (b, d) = (p / inner.max(1), p % inner.max(1));
         loss.push(-x[(b * c + k) * inner + d] * w);
         weights.push(w);
@@ -89,6 +90,6 @@ fn nll(
             let total: f64 = weights.iter().sum();
             (Vec::new(), vec![if total == 0.0 { 0.0 } else { loss.iter().sum::<f64>() / total }])
         }
-        other => return Err(format!("unknown reduction '{other}'")),
+        other => return Err(bad_attribute!("unknown reduction '{other}'")),
     })
 }

@@ -4,6 +4,7 @@
 
 use super::{Ctx, Kernel, count, input, one, optional};
 use crate::broadcast;
+use crate::error::{KernelError, bad_input, unsupported};
 use crate::gemm::View;
 use crate::kernels::elementwise::numeric_like;
 use crate::value::{Data, Tensor, Value};
@@ -42,17 +43,17 @@ pub fn kernel(op: &str) -> Option<Kernel> {
 
 /// Fails when `a × b` would hold more elements than the run allows and than either operand
 /// holds ([n, 1] × [1, n] makes n² from 2n).
-fn check_product(ctx: &Ctx<'_>, a: &Tensor, b: &Tensor) -> Result<(), String> {
+fn check_product(ctx: &Ctx<'_>, a: &Tensor, b: &Tensor) -> Result<(), KernelError> {
     let p = batched(&a.shape, &b.shape)?;
     ctx.check_grown(count(&p.shape)?, a.len().max(b.len()))
 }
 
 /// A scalar zero point (per-tensor); per-axis zero points are not read yet.
-fn zero_point(t: Option<&Tensor>) -> Result<f64, String> {
+fn zero_point(t: Option<&Tensor>) -> Result<f64, KernelError> {
     match t {
         None => Ok(0.0),
         Some(t) if t.len() == 1 => Ok(t.to_f64s()?[0]),
-        Some(_) => Err("per-axis zero points are not supported yet".into()),
+        Some(_) => Err(unsupported!("per-axis zero points are not supported yet")),
     }
 }
 
@@ -66,16 +67,16 @@ struct Batched {
     n: usize,
 }
 
-fn batched(ash: &[usize], bsh: &[usize]) -> Result<Batched, String> {
+fn batched(ash: &[usize], bsh: &[usize]) -> Result<Batched, KernelError> {
     if ash.is_empty() || bsh.is_empty() {
-        return Err("MatMul operands must have at least one axis".into());
+        return Err(bad_input!("MatMul operands must have at least one axis"));
     }
     let a_shape: Vec<usize> = if ash.len() == 1 { vec![1, ash[0]] } else { ash.to_vec() };
     let b_shape: Vec<usize> = if bsh.len() == 1 { vec![bsh[0], 1] } else { bsh.to_vec() };
     let (m, k) = (a_shape[a_shape.len() - 2], a_shape[a_shape.len() - 1]);
     let (k2, n) = (b_shape[b_shape.len() - 2], b_shape[b_shape.len() - 1]);
     if k != k2 {
-        return Err(format!("shapes {ash:?} and {bsh:?} do not multiply ({k} ≠ {k2})"));
+        return Err(bad_input!("shapes {ash:?} and {bsh:?} do not multiply ({k} ≠ {k2})"));
     }
     let batch = broadcast::shape(&[&a_shape[..a_shape.len() - 2], &b_shape[..b_shape.len() - 2]])?;
     let mut shape = batch.clone();
@@ -124,7 +125,7 @@ impl<'a, T> Operand<'a, T> {
 }
 
 /// A GEMM of one precision (`gemm::sgemm` or `gemm::dgemm`).
-type Gemm<T> = fn(T, View<'_, T>, View<'_, T>, T, &mut [T]) -> Result<(), String>;
+type Gemm<T> = fn(T, View<'_, T>, View<'_, T>, T, &mut [T]) -> Result<(), KernelError>;
 
 /// `a × b` with numpy's matmul rules, one GEMM per batch, each operand read through its
 /// strides.
@@ -133,7 +134,7 @@ fn product<T: Copy + Default>(
     b: Operand<'_, T>,
     one: T,
     gemm: Gemm<T>,
-) -> Result<(Vec<usize>, Vec<T>), String> {
+) -> Result<(Vec<usize>, Vec<T>), KernelError> {
     let p = batched(a.shape, b.shape)?;
     let (m, k, n) = (p.m, p.k, p.n);
     let mut out = vec![T::default(); count(&p.shape)?];
@@ -145,8 +146,8 @@ fn product<T: Copy + Default>(
     let (b_row, b_col, b_batch) = b.steps(false, &p.batch);
     let pairs = broadcast::offsets(&p.batch, &a_batch).zip(broadcast::offsets(&p.batch, &b_batch));
     for (i, (ia, ib)) in pairs.enumerate() {
-        let lhs = a.data.get(a.offset + ia..).ok_or("the left operand is shorter than its shape")?;
-        let rhs = b.data.get(b.offset + ib..).ok_or("the right operand is shorter than its shape")?;
+        let lhs = a.data.get(a.offset + ia..).ok_or(bad_input!("the left operand is shorter than its shape"))?;
+        let rhs = b.data.get(b.offset + ib..).ok_or(bad_input!("the right operand is shorter than its shape"))?;
         let lhs = View { data: lhs, rows: m, cols: k, row_stride: a_row, col_stride: a_col };
         let rhs = View { data: rhs, rows: k, cols: n, row_stride: b_row, col_stride: b_col };
         gemm(one, lhs, rhs, T::default(), &mut out[i * m * n..(i + 1) * m * n])?;
@@ -155,12 +156,12 @@ fn product<T: Copy + Default>(
 }
 
 /// `a × b` of float32 matrices with numpy's matmul rules.
-pub fn matmul_f32(a: &[f32], ash: &[usize], b: &[f32], bsh: &[usize]) -> Result<(Vec<usize>, Vec<f32>), String> {
+pub fn matmul_f32(a: &[f32], ash: &[usize], b: &[f32], bsh: &[usize]) -> Result<(Vec<usize>, Vec<f32>), KernelError> {
     product(Operand::rows(a, ash), Operand::rows(b, bsh), 1.0, crate::gemm::sgemm)
 }
 
 /// `a × b` with numpy's matmul rules, in f64 (every other element type).
-pub fn matmul(a: &[f64], ash: &[usize], b: &[f64], bsh: &[usize]) -> Result<(Vec<usize>, Vec<f64>), String> {
+pub fn matmul(a: &[f64], ash: &[usize], b: &[f64], bsh: &[usize]) -> Result<(Vec<usize>, Vec<f64>), KernelError> {
     product(Operand::rows(a, ash), Operand::rows(b, bsh), 1.0, crate::gemm::dgemm)
 }
 
@@ -176,10 +177,10 @@ fn transposed(v: &[f64], rows: usize, cols: usize) -> Vec<f64> {
     out
 }
 
-fn gemm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn gemm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let (a, b) = (input(inputs, 0)?, input(inputs, 1)?);
     if a.rank() != 2 || b.rank() != 2 {
-        return Err("Gemm takes matrices".into());
+        return Err(bad_input!("Gemm takes matrices"));
     }
     let (ta, tb) = (ctx.int("transA").unwrap_or(0) != 0, ctx.int("transB").unwrap_or(0) != 0);
     let alpha = f64::from(ctx.float("alpha").unwrap_or(1.0));
@@ -206,7 +207,7 @@ fn gemm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> 
     if let Some(c) = optional(inputs, 2)? {
         let cv = c.to_f64s()?;
         if broadcast::shape(&[&c.shape, &shape])? != shape {
-            return Err(format!("C of shape {:?} does not broadcast to {shape:?}", c.shape));
+            return Err(bad_input!("C of shape {:?} does not broadcast to {shape:?}", c.shape));
         }
         let offsets = broadcast::offsets(&shape, &broadcast::input_strides(&c.shape, &shape));
         for (o, i) in out.iter_mut().zip(offsets) {
@@ -229,7 +230,7 @@ fn gemm_f32(
     alpha: f32,
     beta: f32,
     c: Option<&Tensor>,
-) -> Result<Vec<Value>, String> {
+) -> Result<Vec<Value>, KernelError> {
     let lhs = if ta { View::rows(a, ash[0], ash[1]).t() } else { View::rows(a, ash[0], ash[1]) };
     let rhs = if tb { View::rows(b, bsh[0], bsh[1]).t() } else { View::rows(b, bsh[0], bsh[1]) };
     let shape = vec![lhs.rows, rhs.cols];
@@ -237,7 +238,7 @@ fn gemm_f32(
     let beta = match c {
         Some(c) => {
             if broadcast::shape(&[&c.shape, &shape])? != shape {
-                return Err(format!("C of shape {:?} does not broadcast to {shape:?}", c.shape));
+                return Err(bad_input!("C of shape {:?} does not broadcast to {shape:?}", c.shape));
             }
             let values: Vec<f32> = match &*c.data {
                 Data::F32(v) => v.to_vec(),
@@ -256,11 +257,11 @@ fn gemm_f32(
 
 /// Det: the determinant of each square matrix in the last two axes, by LU decomposition
 /// with partial pivoting in f64.
-fn det(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn det(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let x = input(inputs, 0)?;
     let r = x.rank();
     if r < 2 || x.shape[r - 1] != x.shape[r - 2] {
-        return Err(format!("Det needs square matrices in the last two axes, got shape {:?}", x.shape));
+        return Err(bad_input!("Det needs square matrices in the last two axes, got shape {:?}", x.shape));
     }
     let n = x.shape[r - 1];
     if n == 0 {
@@ -303,12 +304,12 @@ fn det(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
 /// QLinearMatMul: the integer product of the zero-point-shifted operands, rescaled by
 /// `a_scale·b_scale / y_scale`, rounded half to even, shifted by `y_zero_point` and
 /// saturated to its type (per-tensor scales and zero points).
-fn qlinear_matmul(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
-    let scalar = |i: usize, what: &str| -> Result<f64, String> {
+fn qlinear_matmul(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+    let scalar = |i: usize, what: &str| -> Result<f64, KernelError> {
         let t = input(inputs, i)?;
         match t.to_f64s()?[..] {
             [v] => Ok(v),
-            _ => Err(format!("{what}: per-axis values are not supported yet")),
+            _ => Err(unsupported!("{what}: per-axis values are not supported yet")),
         }
     };
     let (a, b, zy) = (input(inputs, 0)?, input(inputs, 3)?, input(inputs, 7)?);
@@ -321,7 +322,7 @@ fn qlinear_matmul(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, 
     let (lo, hi) = match zy.data_type() {
         onnx_core::ir::DataType::Uint8 => (0.0, 255.0),
         onnx_core::ir::DataType::Int8 => (-128.0, 127.0),
-        other => return Err(format!("y_zero_point of type {} is not supported", other.name())),
+        other => return Err(unsupported!("y_zero_point of type {} is not supported", other.name())),
     };
     // The rescale in float32, as onnx's reference takes it for float32 and float16 scales.
     let multiplier = (sa as f32 * sb as f32 / sy as f32) as f64;

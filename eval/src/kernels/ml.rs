@@ -15,6 +15,7 @@ use onnx_core::ir::AttributeValue;
 
 use super::elementwise::numeric_like;
 use super::{Ctx, Kernel, count, input, one};
+use crate::error::{KernelError, bad_attribute, bad_input, unsupported};
 use crate::value::{Data, Tensor, Value};
 
 pub fn kernel(op: &str) -> Option<Kernel> {
@@ -52,7 +53,7 @@ enum Key {
     Float(u64),
 }
 
-fn keys_of(data: &Data) -> Result<Vec<Key>, String> {
+fn keys_of(data: &Data) -> Result<Vec<Key>, KernelError> {
     Ok(match data {
         Data::Str(v) => v.iter().map(|s| Key::Bytes(s.clone())).collect(),
         Data::F32(_) | Data::F64(_) | Data::F16(_) | Data::Bf16(_) => Tensor::new(vec![data.len()], data.clone())
@@ -66,7 +67,7 @@ fn keys_of(data: &Data) -> Result<Vec<Key>, String> {
 
 /// A list attribute (`NAME_strings`, `NAME_int64s`, `NAME_floats`) or tensor attribute
 /// (`NAME_tensor`) as data.
-fn listed(ctx: &Ctx<'_>, name: &str) -> Result<Option<Data>, String> {
+fn listed(ctx: &Ctx<'_>, name: &str) -> Result<Option<Data>, KernelError> {
     if let Some(t) = ctx.tensor(&format!("{name}_tensor"))? {
         return Ok(Some((*t.data).clone()));
     }
@@ -79,16 +80,16 @@ fn listed(ctx: &Ctx<'_>, name: &str) -> Result<Option<Data>, String> {
     })
 }
 
-fn label_encoder(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn label_encoder(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let x = input(inputs, 0)?;
-    let keys = listed(ctx, "keys")?.ok_or("LabelEncoder has no keys")?;
-    let values = listed(ctx, "values")?.ok_or("LabelEncoder has no values")?;
+    let keys = listed(ctx, "keys")?.ok_or(bad_attribute!("LabelEncoder has no keys"))?;
+    let values = listed(ctx, "values")?.ok_or(bad_attribute!("LabelEncoder has no values"))?;
     if keys.len() != values.len() {
-        return Err(format!("{} keys for {} values", keys.len(), values.len()));
+        return Err(bad_attribute!("{} keys for {} values", keys.len(), values.len()));
     }
     let default = match ctx.tensor("default_tensor")? {
         // The value of every unknown key: one, no more and no fewer.
-        Some(t) if t.len() != 1 => return Err(format!("default_tensor holds {} values, not one", t.len())),
+        Some(t) if t.len() != 1 => return Err(bad_attribute!("default_tensor holds {} values, not one", t.len())),
         Some(t) => (*t.data).clone(),
         None => match &values {
             Data::Str(_) => Data::Str(vec![ctx.string("default_string").unwrap_or("_Unused").as_bytes().to_vec()]),
@@ -101,13 +102,13 @@ fn label_encoder(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>,
         table.entry(k).or_insert(i);
     }
     let mut joined = values.clone();
-    joined.extend_from(&Tensor::new(vec![1], default).data).map_err(|e| format!("default: {e}"))?;
+    joined.extend_from(&Tensor::new(vec![1], default).data).map_err(|e| bad_attribute!("default: {e}"))?;
     let fallback = values.len();
     let picked: Vec<usize> = keys_of(&x.data)?.iter().map(|k| table.get(k).copied().unwrap_or(fallback)).collect();
     one(Tensor::new(x.shape.clone(), joined.pick(picked.into_iter())))
 }
 
-fn binarizer(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn binarizer(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let x = input(inputs, 0)?;
     let threshold = f64::from(ctx.float("threshold").unwrap_or(0.0));
     let out = x.to_f64s()?.into_iter().map(|v| if v > threshold { 1.0 } else { 0.0 }).collect();
@@ -116,12 +117,14 @@ fn binarizer(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
 
 /// ArrayFeatureExtractor: the elements of X's last axis at the given indices (a 1-D X
 /// reads as one row).
-fn array_feature_extractor(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn array_feature_extractor(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let (x, y) = (input(inputs, 0)?, input(inputs, 1)?.to_i64s()?);
-    let last = *x.shape.last().ok_or("X is a scalar")?;
+    let last = *x.shape.last().ok_or(bad_input!("X is a scalar"))?;
     let indices: Vec<usize> = y
         .iter()
-        .map(|&i| usize::try_from(i).ok().filter(|&i| i < last).ok_or(format!("index {i} is out of range for {last}")))
+        .map(|&i| {
+            usize::try_from(i).ok().filter(|&i| i < last).ok_or(bad_input!("index {i} is out of range for {last}"))
+        })
         .collect::<Result<_, _>>()?;
     let rows = x.len() / last.max(1);
     // Every row reads every index: many indices into many rows make a large result.
@@ -133,16 +136,16 @@ fn array_feature_extractor(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<V
 }
 
 /// A tensor attribute's values as f64 (empty when absent).
-fn tensor_values(ctx: &Ctx<'_>, name: &str) -> Result<Vec<f64>, String> {
+fn tensor_values(ctx: &Ctx<'_>, name: &str) -> Result<Vec<f64>, KernelError> {
     ctx.tensor(name)?.map_or(Ok(Vec::new()), |t| t.to_f64s())
 }
 
 /// TreeEnsemble (opset 5): each row walked down every tree from its root to a leaf, the
 /// leaves' weights gathered per target by sum, average, minimum or maximum.
-fn tree_ensemble(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn tree_ensemble(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let x = input(inputs, 0)?;
-    let [rows, features] = x.shape[..] else { return Err(format!("X of shape {:?} is not 2-D", x.shape)) };
-    let ints = |name: &str| ctx.ints(name).map(<[i64]>::to_vec).ok_or(format!("attribute {name} is missing"));
+    let [rows, features] = x.shape[..] else { return Err(bad_input!("X of shape {:?} is not 2-D", x.shape)) };
+    let ints = |name: &str| ctx.ints(name).map(<[i64]>::to_vec).ok_or(bad_attribute!("attribute {name} is missing"));
     let (features_of, true_ids, false_ids) =
         (ints("nodes_featureids")?, ints("nodes_truenodeids")?, ints("nodes_falsenodeids")?);
     let (true_leaf, false_leaf) = (ints("nodes_trueleafs")?, ints("nodes_falseleafs")?);
@@ -157,9 +160,10 @@ fn tree_ensemble(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>,
         .any(|&l| l != nodes)
         || targets_of.len() != weights.len()
     {
-        return Err("the nodes_* (or leaf_*) attributes differ in length".into());
+        return Err(bad_attribute!("the nodes_* (or leaf_*) attributes differ in length"));
     }
-    let n_targets = usize::try_from(ctx.int("n_targets").unwrap_or(1)).map_err(|_| "n_targets is negative")?;
+    let n_targets =
+        usize::try_from(ctx.int("n_targets").unwrap_or(1)).map_err(|_| bad_attribute!("n_targets is negative"))?;
     // Each membership node's set, in node order (sets are separated by NaN).
     let mut sets: HashMap<usize, Vec<f64>> = HashMap::new();
     let mut chunks = members.split(|v| v.is_nan());
@@ -168,17 +172,17 @@ fn tree_ensemble(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>,
     }
     let aggregate = ctx.int("aggregate_function").unwrap_or(1);
     if ctx.int("post_transform").unwrap_or(0) != 0 {
-        return Err("post_transform other than NONE is not supported yet".into());
+        return Err(unsupported!("post_transform other than NONE is not supported yet"));
     }
     let index = |v: i64, len: usize, what: &str| {
-        usize::try_from(v).ok().filter(|&i| i < len).ok_or(format!("{what} {v} is out of range"))
+        usize::try_from(v).ok().filter(|&i| i < len).ok_or(bad_attribute!("{what} {v} is out of range"))
     };
     let values = x.to_f64s()?;
     let start = match aggregate {
         0 | 1 => 0.0,
         2 => f64::MAX,
         3 => f64::MIN,
-        other => return Err(format!("aggregate_function {other} is not 0 to 3")),
+        other => return Err(bad_attribute!("aggregate_function {other} is not 0 to 3")),
     };
     // One value per row and target: n_targets comes from the model, and an empty X may
     // declare any number of rows.
@@ -203,7 +207,7 @@ fn tree_ensemble(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>,
                 };
                 steps += 1;
                 if steps > nodes + 1 {
-                    return Err("a tree has a cycle".into());
+                    return Err(bad_attribute!("a tree has a cycle"));
                 }
                 let v = row[index(features_of[node], features, "feature")?];
                 let split = splits[node];
@@ -215,7 +219,7 @@ fn tree_ensemble(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>,
                     4 => v == split,
                     5 => v != split,
                     6 => sets.get(&node).is_some_and(|s| s.contains(&v)),
-                    m => return Err(format!("node mode {m} is not 0 to 6")),
+                    m => return Err(bad_attribute!("node mode {m} is not 0 to 6")),
                 } || (v.is_nan() && missing_true.get(node).is_some_and(|&t| t != 0));
                 let (next, is_leaf) =
                     if hit { (true_ids[node], true_leaf[node]) } else { (false_ids[node], false_leaf[node]) };

@@ -4,9 +4,10 @@
 //! (domain, operator) to its kernel is built once from them ([`crate::registry`], keyed as the core's operator table is).
 //!
 //! A kernel is a plain function of the node's context (attributes, opset, limits) and its
-//! input values; it returns the output values or a message saying what is wrong, which the
-//! runner turns into an error naming the node. Kernels never panic on bad input: shapes,
-//! indices and attributes from the model are checked.
+//! input values; it returns the output values or a [`KernelError`]: the kind of thing that
+//! is wrong (an input, an attribute, a limit passed, something not supported yet) and a
+//! message saying what, which the runner turns into an error naming the node. Kernels never
+//! panic on bad input: shapes, indices and attributes from the model are checked.
 
 pub mod attention;
 pub mod einsum;
@@ -37,6 +38,7 @@ pub mod training;
 use onnx_core::ir::{AttributeValue, Model, Node, Str};
 
 use crate::Limits;
+use crate::error::{ErrorKind, KernelError, bad_input, limit};
 use crate::value::{Tensor, Value};
 
 /// What a kernel sees besides its inputs.
@@ -52,12 +54,12 @@ pub struct Ctx<'a> {
 }
 
 /// A kernel: the output values of a node from its input values (`None` for an omitted
-/// optional input).
-pub type Kernel = fn(&Ctx<'_>, &[Option<&Value>]) -> Result<Vec<Value>, String>;
+/// optional input), or what kind of thing is wrong and the message saying so.
+pub type Kernel = fn(&Ctx<'_>, &[Option<&Value>]) -> Result<Vec<Value>, KernelError>;
 
 /// Runs `kernel` on `inputs`, copying strided views row-major first unless the node's
 /// operator reads views ([`crate::registry::reads_views`]).
-pub fn call(kernel: Kernel, ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+pub fn call(kernel: Kernel, ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     if crate::registry::reads_views(ctx.node.schema_domain().unwrap_or(""), ctx.op()) {
         return kernel(ctx, inputs);
     }
@@ -147,10 +149,15 @@ impl Ctx<'_> {
     }
 
     /// A tensor attribute's value.
-    pub fn tensor(&self, name: &str) -> Result<Option<Tensor>, String> {
+    pub fn tensor(&self, name: &str) -> Result<Option<Tensor>, KernelError> {
         match self.node.attribute(name).and_then(|a| a.value()) {
             Some(AttributeValue::Tensor(id)) => {
-                Tensor::from_ir(&self.model.tensors[id]).map(Some).map_err(|e| format!("attribute '{name}': {e}"))
+                // What is wrong with the tensor is wrong with the attribute (an element type
+                // not supported yet, or sizes past the limit, stay what they are).
+                Tensor::from_ir(&self.model.tensors[id]).map(Some).map_err(|e| {
+                    let kind = if e.kind() == ErrorKind::BadInput { ErrorKind::BadAttribute } else { e.kind() };
+                    KernelError::new(kind, format!("attribute '{name}': {e}"))
+                })
             }
             _ => Ok(None),
         }
@@ -159,9 +166,9 @@ impl Ctx<'_> {
     /// Fails when a tensor of `count` elements would pass the run's limit, or when making it
     /// (taken at the widest element) would pass the run's memory budget: asked before the
     /// allocation, which would abort the process if memory ran out.
-    pub fn check_elements(&self, count: usize) -> Result<(), String> {
+    pub fn check_elements(&self, count: usize) -> Result<(), KernelError> {
         if count > self.limits.max_tensor_elements {
-            return Err(format!(
+            return Err(limit!(
                 "the result would hold {count} elements, more than the limit of {}",
                 self.limits.max_tensor_elements
             ));
@@ -174,43 +181,57 @@ impl Ctx<'_> {
     /// elements: only a result larger than them is checked (inputs past the limit came in
     /// from outside, and a result no larger than them is no new allocation the model asks
     /// for).
-    pub fn check_grown(&self, count: usize, existing: usize) -> Result<(), String> {
+    pub fn check_grown(&self, count: usize, existing: usize) -> Result<(), KernelError> {
         if count > existing { self.check_elements(count) } else { Ok(()) }
     }
 }
 
 /// Input `i`, which must be present and a tensor.
-pub fn input<'v>(inputs: &[Option<&'v Value>], i: usize) -> Result<&'v Tensor, String> {
+pub fn input<'v>(inputs: &[Option<&'v Value>], i: usize) -> Result<&'v Tensor, KernelError> {
     match inputs.get(i).copied().flatten() {
-        Some(v) => v.tensor().map_err(|e| format!("input {i}: {e}")),
-        None => Err(format!("input {i} is missing")),
+        Some(v) => v.tensor().map_err(|e| bad_input!("input {i}: {e}")),
+        None => Err(bad_input!("input {i} is missing")),
     }
 }
 
 /// Input `i` when given.
-pub fn optional<'v>(inputs: &[Option<&'v Value>], i: usize) -> Result<Option<&'v Tensor>, String> {
+pub fn optional<'v>(inputs: &[Option<&'v Value>], i: usize) -> Result<Option<&'v Tensor>, KernelError> {
     match inputs.get(i).copied().flatten() {
-        Some(v) => v.tensor().map(Some).map_err(|e| format!("input {i}: {e}")),
+        Some(v) => v.tensor().map(Some).map_err(|e| bad_input!("input {i}: {e}")),
         None => Ok(None),
     }
 }
 
 /// One tensor output.
-pub fn one(t: Tensor) -> Result<Vec<Value>, String> {
+pub fn one(t: Tensor) -> Result<Vec<Value>, KernelError> {
     Ok(vec![Value::Tensor(t)])
 }
 
-/// `axis` (negative counts from the end) as an index below `rank`.
-pub fn axis(axis: i64, rank: usize) -> Result<usize, String> {
+/// `axis` (negative counts from the end) as an index below `rank`; an axis out of range is
+/// a bad attribute (see [`input_axis`] for an axis given as an input).
+pub fn axis(axis: i64, rank: usize) -> Result<usize, KernelError> {
+    axis_of(axis, rank, ErrorKind::BadAttribute)
+}
+
+/// [`axis`] for an axis given as an input: one out of range is a bad input.
+pub fn input_axis(axis: i64, rank: usize) -> Result<usize, KernelError> {
+    axis_of(axis, rank, ErrorKind::BadInput)
+}
+
+fn axis_of(axis: i64, rank: usize, kind: ErrorKind) -> Result<usize, KernelError> {
     let r = rank as i64;
     let a = if axis < 0 { axis + r } else { axis };
-    if (0..r).contains(&a) { Ok(a as usize) } else { Err(format!("axis {axis} is out of range for rank {rank}")) }
+    if (0..r).contains(&a) {
+        Ok(a as usize)
+    } else {
+        Err(KernelError::new(kind, format!("axis {axis} is out of range for rank {rank}")))
+    }
 }
 
 /// The product of `dims`, checked (0 when any is 0, whatever the others).
-pub fn count(dims: &[usize]) -> Result<usize, String> {
+pub fn count(dims: &[usize]) -> Result<usize, KernelError> {
     if dims.contains(&0) {
         return Ok(0);
     }
-    dims.iter().try_fold(1usize, |n, &d| n.checked_mul(d)).ok_or_else(|| "the element count overflows".into())
+    dims.iter().try_fold(1usize, |n, &d| n.checked_mul(d)).ok_or_else(|| limit!("the element count overflows"))
 }

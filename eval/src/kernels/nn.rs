@@ -4,6 +4,7 @@
 use smallvec::SmallVec;
 
 use super::{Ctx, Kernel, count, input, one, optional};
+use crate::error::{KernelError, bad_attribute, bad_input, limit, unsupported};
 use crate::gemm::View;
 use crate::kernels::elementwise::numeric_like;
 use crate::value::{Data, Tensor, Value};
@@ -42,21 +43,21 @@ struct Window {
     out: Vec<usize>,
 }
 
-fn window(ctx: &Ctx<'_>, spatial: &[usize], kernel: Vec<usize>) -> Result<Window, String> {
+fn window(ctx: &Ctx<'_>, spatial: &[usize], kernel: Vec<usize>) -> Result<Window, KernelError> {
     let n = spatial.len();
-    let list = |name: &str, default: usize| -> Result<Vec<usize>, String> {
+    let list = |name: &str, default: usize| -> Result<Vec<usize>, KernelError> {
         match ctx.ints(name) {
             Some(v) if v.len() == n => {
-                v.iter().map(|&x| usize::try_from(x).map_err(|_| format!("{name} holds {x}"))).collect()
+                v.iter().map(|&x| usize::try_from(x).map_err(|_| bad_attribute!("{name} holds {x}"))).collect()
             }
-            Some(v) => Err(format!("{name} has {} values for {n} spatial axes", v.len())),
+            Some(v) => Err(bad_attribute!("{name} has {} values for {n} spatial axes", v.len())),
             None => Ok(vec![default; n]),
         }
     };
     let strides = list("strides", 1)?;
     let dilations = list("dilations", 1)?;
     if strides.contains(&0) || dilations.contains(&0) {
-        return Err("strides and dilations must be positive".into());
+        return Err(bad_attribute!("strides and dilations must be positive"));
     }
     let ceil = ctx.int("ceil_mode").unwrap_or(0) != 0;
     let auto = ctx.string("auto_pad").unwrap_or("NOTSET");
@@ -66,17 +67,19 @@ fn window(ctx: &Ctx<'_>, spatial: &[usize], kernel: Vec<usize>) -> Result<Window
     let pads = match ctx.ints("pads") {
         Some(p) if p.len() == 2 * n => p
             .iter()
-            .map(|&x| usize::try_from(x).map_err(|_| format!("pads hold {x}")))
+            .map(|&x| usize::try_from(x).map_err(|_| bad_attribute!("pads hold {x}")))
             .collect::<Result<Vec<_>, _>>()?,
-        Some(p) => return Err(format!("pads has {} values for {n} spatial axes", p.len())),
+        Some(p) => return Err(bad_attribute!("pads has {} values for {n} spatial axes", p.len())),
         None => vec![0; 2 * n],
     };
     // Every position a window reaches (and the padded extent) must fit in an i64, where
     // the taps are placed; kernel sizes, dilations, strides and pads come from the model.
     let too_far = |i: usize| {
-        format!(
+        limit!(
             "the window along spatial axis {i} (kernel {}, stride {}, dilation {}) reaches past 2^63 positions",
-            kernel[i], strides[i], dilations[i]
+            kernel[i],
+            strides[i],
+            dilations[i]
         )
     };
     let fits = |v: Option<usize>, i: usize| v.filter(|&v| i64::try_from(v).is_ok()).ok_or_else(|| too_far(i));
@@ -96,7 +99,7 @@ fn window(ctx: &Ctx<'_>, spatial: &[usize], kernel: Vec<usize>) -> Result<Window
                 let padded = fits(spatial[i].checked_add(pads[i]).and_then(|p| p.checked_add(pads[i + n])), i)?;
                 padded_extent[i] = padded;
                 if padded < extent {
-                    return Err("the window is larger than the padded input".into());
+                    return Err(bad_input!("the window is larger than the padded input"));
                 }
                 let span = padded - extent;
                 out[i] = if ceil { span.div_ceil(strides[i]) + 1 } else { span / strides[i] + 1 };
@@ -154,16 +157,16 @@ impl Taps {
     }
 }
 
-fn taps(ctx: &Ctx<'_>, w: &Window, spatial: &[usize]) -> Result<Taps, String> {
+fn taps(ctx: &Ctx<'_>, w: &Window, spatial: &[usize]) -> Result<Taps, KernelError> {
     let outputs = count(&w.out)?;
     let per_output = count(&w.kernel)?;
     let n = spatial.len();
     if count(spatial)? > u32::MAX as usize {
-        return Err("a spatial plane of more than 2^32 elements".into());
+        return Err(limit!("a spatial plane of more than 2^32 elements"));
     }
     // One entry per output position and kernel tap: both sizes come from the model.
-    let entries = outputs.checked_mul(per_output).ok_or("the window's taps overflow")?;
-    ctx.check_elements(entries).map_err(|e| format!("{e} (window taps)"))?;
+    let entries = outputs.checked_mul(per_output).ok_or(limit!("the window's taps overflow"))?;
+    ctx.check_elements(entries).map_err(|e| e.map_message(|m| format!("{m} (window taps)")))?;
     // Each tap's offset along each axis, once.
     let offsets: Vec<Vec<usize>> = (0..per_output)
         .map(|t| {
@@ -203,29 +206,29 @@ fn taps(ctx: &Ctx<'_>, w: &Window, spatial: &[usize]) -> Result<Taps, String> {
 
 /// `t` minus its zero point, as f64: one zero point, or one per slice of the first axis
 /// (per output channel, for weights).
-fn shifted(t: &Tensor, zero: Option<&Tensor>) -> Result<Tensor, String> {
+fn shifted(t: &Tensor, zero: Option<&Tensor>) -> Result<Tensor, KernelError> {
     let v = t.to_f64s()?;
     let z = zero.map(Tensor::to_f64s).transpose()?.unwrap_or_else(|| vec![0.0]);
     let per = match z.len() {
         1 => v.len().max(1),
         n if t.shape.first() == Some(&n) => v.len() / n.max(1),
-        n => return Err(format!("{n} zero points for a tensor of shape {:?}", t.shape)),
+        n => return Err(bad_input!("{n} zero points for a tensor of shape {:?}", t.shape)),
     };
     let out = v.iter().enumerate().map(|(i, x)| x - z[(i / per.max(1)).min(z.len() - 1)]).collect();
     Ok(Tensor::new(t.shape.clone(), Data::F64(out)))
 }
 
 /// The convolution of zero-point-shifted integer operands, as f64.
-fn integer_conv(ctx: &Ctx<'_>, x: Tensor, w: Tensor) -> Result<Tensor, String> {
+fn integer_conv(ctx: &Ctx<'_>, x: Tensor, w: Tensor) -> Result<Tensor, KernelError> {
     let (x, w) = (Value::Tensor(x), Value::Tensor(w));
     match conv(ctx, &[Some(&x), Some(&w)])?.pop() {
         Some(Value::Tensor(t)) => Ok(t),
-        _ => Err("the convolution gave no tensor".into()),
+        _ => Err(bad_input!("the convolution gave no tensor")),
     }
 }
 
 /// ConvInteger: the convolution of `x − x_zero_point` and `w − w_zero_point` in int32.
-fn conv_integer(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn conv_integer(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let x = shifted(input(inputs, 0)?, optional(inputs, 2)?)?;
     let w = shifted(input(inputs, 1)?, optional(inputs, 3)?)?;
     let y = integer_conv(ctx, x, w)?;
@@ -236,7 +239,7 @@ fn conv_integer(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, 
 /// QLinearConv: the integer convolution (plus an int32 bias), rescaled by
 /// `x_scale·w_scale / y_scale` (w_scale per output channel or one), rounded half to even,
 /// shifted by `y_zero_point` and saturated to its type.
-fn qlinear_conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn qlinear_conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let x = shifted(input(inputs, 0)?, optional(inputs, 2)?)?;
     let w = shifted(input(inputs, 3)?, optional(inputs, 5)?)?;
     let filters = w.shape.first().copied().unwrap_or(0);
@@ -248,9 +251,9 @@ fn qlinear_conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, 
     let (lo, hi) = match zy.data_type() {
         DataType::Uint8 => (0.0, 255.0),
         DataType::Int8 => (-128.0, 127.0),
-        other => return Err(format!("y_zero_point of type {} is not supported", other.name())),
+        other => return Err(unsupported!("y_zero_point of type {} is not supported", other.name())),
     };
-    let (Some(&xs), Some(&ys)) = (xs.first(), ys.first()) else { return Err("a scale is empty".into()) };
+    let (Some(&xs), Some(&ys)) = (xs.first(), ys.first()) else { return Err(bad_input!("a scale is empty")) };
     let per_filter = y.len() / (y.shape.first().copied().unwrap_or(1).max(1) * filters.max(1)).max(1);
     let out = y
         .to_f64s()?
@@ -268,29 +271,31 @@ fn qlinear_conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, 
     one(numeric_like(zy.data_type(), y.shape.clone(), out)?)
 }
 
-fn conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let (x, w) = (input(inputs, 0)?, input(inputs, 1)?);
     if x.rank() < 3 || w.rank() != x.rank() {
-        return Err(format!("Conv of input {:?} and weights {:?}", x.shape, w.shape));
+        return Err(bad_input!("Conv of input {:?} and weights {:?}", x.shape, w.shape));
     }
-    let group =
-        usize::try_from(ctx.int("group").unwrap_or(1)).ok().filter(|&g| g > 0).ok_or("group must be positive")?;
+    let group = usize::try_from(ctx.int("group").unwrap_or(1))
+        .ok()
+        .filter(|&g| g > 0)
+        .ok_or(bad_attribute!("group must be positive"))?;
     let (batch, channels, spatial) = (x.shape[0], x.shape[1], &x.shape[2..]);
     let (filters, per_group) = (w.shape[0], w.shape[1]);
     if per_group.checked_mul(group) != Some(channels) || filters % group != 0 {
-        return Err(format!("{channels} input channels, {per_group} per group × {group} groups, {filters} filters"));
+        return Err(bad_input!("{channels} input channels, {per_group} per group × {group} groups, {filters} filters"));
     }
     let kernel = w.shape[2..].to_vec();
     if let Some(k) = ctx.ints("kernel_shape")
         && k.iter().map(|&v| v as usize).ne(kernel.iter().copied())
     {
-        return Err("kernel_shape differs from the weights' shape".into());
+        return Err(bad_attribute!("kernel_shape differs from the weights' shape"));
     }
     let bias = optional(inputs, 2)?.map(Tensor::to_f64s).transpose()?;
     if let Some(b) = &bias
         && b.len() != filters
     {
-        return Err(format!("B holds {} values, not one per filter ({filters})", b.len()));
+        return Err(bad_input!("B holds {} values, not one per filter ({filters})", b.len()));
     }
     let win = window(ctx, spatial, kernel)?;
     let mut shape = vec![batch, filters];
@@ -305,7 +310,7 @@ fn conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> 
         // The im2col matrix: a row per channel of a group and kernel tap, a column per
         // output position.
         let columns = count(&[per_group, count(&win.kernel)?, count(&win.out)?])?;
-        ctx.check_grown(columns, x.len()).map_err(|e| format!("{e} (the im2col matrix)"))?;
+        ctx.check_grown(columns, x.len()).map_err(|e| e.map_message(|m| format!("{m} (the im2col matrix)")))?;
         let geometry = ConvGeometry { batch, channels, filters, group, in_size };
         let out = conv_f32(xv, wv, bias.as_deref(), &win, spatial, &geometry)?;
         return one(Tensor::new(shape, Data::F32(out.into())));
@@ -362,7 +367,7 @@ fn conv_f32(
     win: &Window,
     spatial: &[usize],
     g: &ConvGeometry,
-) -> Result<Vec<f32>, String> {
+) -> Result<Vec<f32>, KernelError> {
     let rows = g.channels / g.group * crate::broadcast::elements(&win.kernel);
     let tile = (COLUMNS_TILE / rows.max(1)).max(MIN_TILE);
     let shares = if onnx_threads::pool().is_some() { onnx_threads::cores() } else { 1 };
@@ -390,7 +395,7 @@ fn conv_tile(
     width: usize,
     scratch: &mut TileScratch,
     mut emit: impl FnMut(usize, &[f32]),
-) -> Result<(), String> {
+) -> Result<(), KernelError> {
     let kernel = crate::broadcast::elements(&win.kernel);
     let per_group = g.channels / g.group;
     let filters_per_group = g.filters / g.group;
@@ -452,7 +457,7 @@ fn conv_f32_in_tiles(
     g: &ConvGeometry,
     tile: usize,
     shares: usize,
-) -> Result<Vec<f32>, String> {
+) -> Result<Vec<f32>, KernelError> {
     let outputs = crate::broadcast::elements(&win.out);
     let tile = tile.clamp(1, outputs.max(1));
     let starts: Vec<usize> = (0..outputs).step_by(tile).collect();
@@ -484,7 +489,7 @@ fn conv_f32_in_tiles(
                     })?;
                     blocks.push((start, width, block));
                 }
-                Ok::<_, String>(blocks)
+                Ok::<_, KernelError>(blocks)
             })
         });
         for blocks in made {
@@ -616,16 +621,20 @@ fn fill_im2col_row(plane: &[f32], runs: &[Run], stride: usize, row: &mut [f32]) 
     }
 }
 
-fn pool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn pool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let x = input(inputs, 0)?;
     if x.rank() < 3 {
-        return Err(format!("pooling of a rank-{} input", x.rank()));
+        return Err(bad_input!("pooling of a rank-{} input", x.rank()));
     }
-    let kernel: Vec<usize> =
-        ctx.ints("kernel_shape").ok_or("kernel_shape is required")?.iter().map(|&v| v.max(1) as usize).collect();
+    let kernel: Vec<usize> = ctx
+        .ints("kernel_shape")
+        .ok_or(bad_attribute!("kernel_shape is required"))?
+        .iter()
+        .map(|&v| v.max(1) as usize)
+        .collect();
     let spatial = &x.shape[2..];
     if kernel.len() != spatial.len() {
-        return Err("kernel_shape does not match the spatial axes".into());
+        return Err(bad_attribute!("kernel_shape does not match the spatial axes"));
     }
     let win = window(ctx, spatial, kernel)?;
     let mut shape = x.shape[..2].to_vec();
@@ -823,10 +832,10 @@ fn same_size_max_pool(xv: &[f32], planes: usize, (h, w): (usize, usize), win: &W
     out
 }
 
-fn global_pool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn global_pool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let x = input(inputs, 0)?;
     if x.rank() < 2 {
-        return Err("global pooling needs batch and channel axes".into());
+        return Err(bad_input!("global pooling needs batch and channel axes"));
     }
     // An empty input may declare any batch and channels: one output each.
     let planes = count(&x.shape[..2])?;
@@ -850,14 +859,14 @@ fn global_pool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, S
 }
 
 /// Inference mode: `(x - mean) / sqrt(var + epsilon) * scale + bias` per channel.
-fn batch_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn batch_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let x = input(inputs, 0)?;
     let [scale, bias, mean, var] = [1, 2, 3, 4].map(|i| input(inputs, i).and_then(Tensor::to_f64s));
     let (scale, bias, mut mean, mut var) = (scale?, bias?, mean?, var?);
     let eps = f64::from(ctx.float("epsilon").unwrap_or(1e-5));
     let channels = *x.shape.get(1).unwrap_or(&1);
     if [&scale, &bias, &mean, &var].iter().any(|v| v.len() != channels) {
-        return Err(format!("per-channel inputs do not have {channels} values"));
+        return Err(bad_input!("per-channel inputs do not have {channels} values"));
     }
     let inner = count(&x.shape[2.min(x.rank())..])?;
     let mut v = x.to_f64s()?;
@@ -899,7 +908,7 @@ fn batch_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, St
     }
 }
 
-fn layer_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn layer_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let x = input(inputs, 0)?;
     let a = super::axis(ctx.int("axis").unwrap_or(-1), x.rank())?;
     let eps = f64::from(ctx.float("epsilon").unwrap_or(1e-5));
@@ -942,10 +951,10 @@ fn layer_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, St
 
 /// `t`'s values broadcast to `shape`, the shape of each row of `x`: none when `x` is empty
 /// (no row reads them, and its rows may declare any size).
-fn broadcast_to(t: &Tensor, shape: &[usize], x: &Tensor) -> Result<Vec<f64>, String> {
+fn broadcast_to(t: &Tensor, shape: &[usize], x: &Tensor) -> Result<Vec<f64>, KernelError> {
     let v = t.to_f64s()?;
     if crate::broadcast::shape(&[&t.shape, shape])? != shape {
-        return Err(format!("shape {:?} does not broadcast to {shape:?}", t.shape));
+        return Err(bad_input!("shape {:?} does not broadcast to {shape:?}", t.shape));
     }
     if x.is_empty() {
         return Ok(Vec::new());
@@ -953,13 +962,13 @@ fn broadcast_to(t: &Tensor, shape: &[usize], x: &Tensor) -> Result<Vec<f64>, Str
     Ok(crate::broadcast::offsets(shape, &crate::broadcast::input_strides(&t.shape, shape)).map(|i| v[i]).collect())
 }
 
-fn instance_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn instance_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let x = input(inputs, 0)?;
     let (scale, bias) = (input(inputs, 1)?.to_f64s()?, input(inputs, 2)?.to_f64s()?);
     let eps = f64::from(ctx.float("epsilon").unwrap_or(1e-5));
-    let channels = *x.shape.get(1).ok_or("InstanceNormalization needs a channel axis")?;
+    let channels = *x.shape.get(1).ok_or(bad_input!("InstanceNormalization needs a channel axis"))?;
     if scale.len() != channels || bias.len() != channels {
-        return Err("scale and bias need one value per channel".into());
+        return Err(bad_input!("scale and bias need one value per channel"));
     }
     let size = count(&x.shape[2..])?;
     let mut v = x.to_f64s()?;
@@ -974,7 +983,7 @@ fn instance_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>,
     one(numeric_like(x.data_type(), x.shape.clone(), v)?)
 }
 
-fn rms_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn rms_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let x = input(inputs, 0)?;
     let a = super::axis(ctx.int("axis").unwrap_or(-1), x.rank())?;
     let eps = f64::from(ctx.float("epsilon").unwrap_or(1e-5));
@@ -993,30 +1002,30 @@ fn rms_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Stri
 
 /// Channels in `num_groups` groups, each normalized over its channels and spatial axes;
 /// scale and bias per channel (opset 21) or per group (opset 18).
-fn group_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn group_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let x = input(inputs, 0)?;
     let (scale, bias) = (input(inputs, 1)?.to_f64s()?, input(inputs, 2)?.to_f64s()?);
-    let groups = usize::try_from(ctx.int("num_groups").ok_or("num_groups is required")?)
+    let groups = usize::try_from(ctx.int("num_groups").ok_or(bad_attribute!("num_groups is required"))?)
         .ok()
         .filter(|&g| g > 0)
-        .ok_or("num_groups must be positive")?;
+        .ok_or(bad_attribute!("num_groups must be positive"))?;
     let eps = f64::from(ctx.float("epsilon").unwrap_or(1e-5));
-    let channels = *x.shape.get(1).ok_or("GroupNormalization needs a channel axis")?;
+    let channels = *x.shape.get(1).ok_or(bad_input!("GroupNormalization needs a channel axis"))?;
     if channels % groups != 0 {
-        return Err(format!("{channels} channels do not divide into {groups} groups"));
+        return Err(bad_input!("{channels} channels do not divide into {groups} groups"));
     }
     let per_group = channels / groups;
     // Scale and bias come per channel (opset 21) or per group (opset 18).
     for (name, values) in [("scale", &scale), ("bias", &bias)] {
         if values.len() != channels && values.len() != groups {
-            return Err(format!(
+            return Err(bad_input!(
                 "{name} holds {} values, not {channels} (channels) or {groups} (groups)",
                 values.len()
             ));
         }
     }
     if scale.len() != bias.len() {
-        return Err(format!("scale holds {} values and bias {}", scale.len(), bias.len()));
+        return Err(bad_input!("scale holds {} values and bias {}", scale.len(), bias.len()));
     }
     let size = count(&x.shape[2..])?;
     let mut v = x.to_f64s()?;
@@ -1034,7 +1043,7 @@ fn group_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, St
     one(numeric_like(x.data_type(), x.shape.clone(), v)?)
 }
 
-fn lp_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn lp_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let x = input(inputs, 0)?;
     let a = super::axis(ctx.int("axis").unwrap_or(-1), x.rank())?;
     let p = ctx.int("p").unwrap_or(2);
@@ -1060,7 +1069,7 @@ fn lp_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Strin
     one(numeric_like(x.data_type(), x.shape.clone(), v)?)
 }
 
-fn mean_variance_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn mean_variance_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let x = input(inputs, 0)?;
     let axes: Vec<usize> = match ctx.ints("axes") {
         Some(a) => a.iter().map(|&v| super::axis(v, x.rank())).collect::<Result<_, _>>()?,
@@ -1095,19 +1104,19 @@ fn mean_variance_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Va
     one(numeric_like(x.data_type(), x.shape.clone(), out)?)
 }
 
-fn lrn(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn lrn(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let x = input(inputs, 0)?;
-    let size = usize::try_from(ctx.int("size").ok_or("size is required")?)
+    let size = usize::try_from(ctx.int("size").ok_or(bad_attribute!("size is required"))?)
         .ok()
         .filter(|&s| s > 0)
-        .ok_or("size must be positive")?;
+        .ok_or(bad_attribute!("size must be positive"))?;
     let (alpha, beta, bias) = (
         f64::from(ctx.float("alpha").unwrap_or(1e-4)),
         f64::from(ctx.float("beta").unwrap_or(0.75)),
         f64::from(ctx.float("bias").unwrap_or(1.0)),
     );
     if x.rank() < 2 {
-        return Err("LRN needs [N, C, …]".into());
+        return Err(bad_input!("LRN needs [N, C, …]"));
     }
     if x.is_empty() {
         // Nothing to normalize (and the other axes may be of any size).
@@ -1183,25 +1192,27 @@ fn lrn_values<T: Copy + Into<f64>, O: Copy + Default>(
 
 /// The transpose of a convolution: every input element spreads over the output through the
 /// kernel.
-fn conv_transpose(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn conv_transpose(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let (x, w) = (input(inputs, 0)?, input(inputs, 1)?);
     if x.rank() < 3 || w.rank() != x.rank() {
-        return Err(format!("ConvTranspose of input {:?} and weights {:?}", x.shape, w.shape));
+        return Err(bad_input!("ConvTranspose of input {:?} and weights {:?}", x.shape, w.shape));
     }
-    let group =
-        usize::try_from(ctx.int("group").unwrap_or(1)).ok().filter(|&g| g > 0).ok_or("group must be positive")?;
+    let group = usize::try_from(ctx.int("group").unwrap_or(1))
+        .ok()
+        .filter(|&g| g > 0)
+        .ok_or(bad_attribute!("group must be positive"))?;
     let (batch, channels, spatial) = (x.shape[0], x.shape[1], x.shape[2..].to_vec());
     let n = spatial.len();
     if w.shape[0] != channels || channels % group != 0 {
-        return Err(format!("weights {:?} for {channels} input channels in {group} groups", w.shape));
+        return Err(bad_input!("weights {:?} for {channels} input channels in {group} groups", w.shape));
     }
     let per_group_out = w.shape[1];
-    let filters = per_group_out.checked_mul(group).ok_or("the number of filters overflows")?;
+    let filters = per_group_out.checked_mul(group).ok_or(limit!("the number of filters overflows"))?;
     let kernel = w.shape[2..].to_vec();
-    let list = |name: &str, default: i64, len: usize| -> Result<Vec<i64>, String> {
+    let list = |name: &str, default: i64, len: usize| -> Result<Vec<i64>, KernelError> {
         match ctx.ints(name) {
             Some(v) if v.len() == len => Ok(v.to_vec()),
-            Some(v) => Err(format!("{name} has {} values, expected {len}", v.len())),
+            Some(v) => Err(bad_attribute!("{name} has {} values, expected {len}", v.len())),
             None => Ok(vec![default; len]),
         }
     };
@@ -1210,14 +1221,14 @@ fn conv_transpose(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>
     let output_padding = list("output_padding", 0, n)?;
     let mut pads = list("pads", 0, 2 * n)?;
     if strides.iter().chain(&dilations).any(|&v| v < 1) {
-        return Err(format!("strides {strides:?} and dilations {dilations:?} must be positive"));
+        return Err(bad_attribute!("strides {strides:?} and dilations {dilations:?} must be positive"));
     }
     if output_padding.iter().chain(&pads).any(|&v| v < 0) {
-        return Err(format!("pads {pads:?} and output_padding {output_padding:?} cannot be negative"));
+        return Err(bad_attribute!("pads {pads:?} and output_padding {output_padding:?} cannot be negative"));
     }
     // The full output extent per axis; every position a tap reaches lies below it, so the
     // arithmetic below cannot overflow once this does not.
-    let overflow = |i: usize| format!("the output extent along spatial axis {i} overflows");
+    let overflow = |i: usize| limit!("the output extent along spatial axis {i} overflows");
     let full: Vec<i64> = (0..n)
         .map(|i| {
             let (len, k) = (i64::try_from(spatial[i]).ok()?, i64::try_from(kernel[i]).ok()?);
@@ -1233,11 +1244,11 @@ fn conv_transpose(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>
     let auto = ctx.string("auto_pad").unwrap_or("NOTSET");
     let out_shape: Vec<i64> = if let Some(shape) = ctx.ints("output_shape") {
         if shape.len() < n {
-            return Err(format!("output_shape has {} values for {n} spatial axes", shape.len()));
+            return Err(bad_attribute!("output_shape has {} values for {n} spatial axes", shape.len()));
         }
         let shape = &shape[shape.len() - n..];
         if let Some(d) = shape.iter().find(|&&d| d < 0) {
-            return Err(format!("output_shape holds {d}"));
+            return Err(bad_attribute!("output_shape holds {d}"));
         }
         for i in 0..n {
             let total = full[i].checked_sub(shape[i]).ok_or_else(|| overflow(i))?;
@@ -1266,7 +1277,7 @@ fn conv_transpose(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>
     };
     let out_spatial: Vec<usize> = out_shape
         .iter()
-        .map(|&d| usize::try_from(d).map_err(|_| format!("output size {d}")))
+        .map(|&d| usize::try_from(d).map_err(|_| bad_input!("output size {d}")))
         .collect::<Result<_, _>>()?;
     let out_size = count(&out_spatial)?;
     let total = count(&[batch, filters, out_size])?;
@@ -1275,7 +1286,7 @@ fn conv_transpose(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>
     if let Some(b) = &bias
         && b.len() != filters
     {
-        return Err(format!("B holds {} values, not one per filter ({filters})", b.len()));
+        return Err(bad_input!("B holds {} values, not one per filter ({filters})", b.len()));
     }
     let in_size = count(&spatial)?;
     let kernel_size = count(&kernel)?;
@@ -1369,7 +1380,7 @@ struct TransposedLayout {
 /// value it adds to the output (col2im); `landings[k·in_size + p]` is where input position
 /// p lands under tap k (`usize::MAX`: outside). The direct loop did a multiply-add per
 /// value with index arithmetic on every one, in f64.
-fn conv_transpose_f32(x: &[f32], w: &[f32], l: &TransposedLayout, landings: &[usize]) -> Result<Vec<f32>, String> {
+fn conv_transpose_f32(x: &[f32], w: &[f32], l: &TransposedLayout, landings: &[usize]) -> Result<Vec<f32>, KernelError> {
     let per_group_in = l.channels / l.group;
     let filters = l.per_group_out * l.group;
     let spread_rows = l.per_group_out * l.kernel_size;

@@ -6,6 +6,7 @@ use onnx_core::ir::DataType;
 
 use super::{Ctx, Kernel, axis, input, one, optional};
 use crate::broadcast::strides;
+use crate::error::{KernelError, bad_input, limit, unsupported};
 use crate::kernels::elementwise::numeric_like;
 use crate::kernels::shape::dtype_attr;
 use crate::value::Value;
@@ -77,17 +78,17 @@ pub fn kernel(op: &str) -> Option<Kernel> {
 
 /// The zero point has the scale's shape (ONNX: "same shape as y_scale"); a mismatch would
 /// index past one of them.
-fn same_count(scale: &[f64], zero: Option<&[f64]>) -> Result<(), String> {
+fn same_count(scale: &[f64], zero: Option<&[f64]>) -> Result<(), KernelError> {
     match zero {
         Some(z) if z.len() != scale.len() => {
-            Err(format!("{} zero points for {} scales: they must match", z.len(), scale.len()))
+            Err(bad_input!("{} zero points for {} scales: they must match", z.len(), scale.len()))
         }
         _ => Ok(()),
     }
 }
 
 /// The range of a quantized type.
-fn range(dt: DataType) -> Result<(f64, f64), String> {
+fn range(dt: DataType) -> Result<(f64, f64), KernelError> {
     Ok(match dt {
         DataType::Uint8 => (0.0, 255.0),
         DataType::Int8 => (-128.0, 127.0),
@@ -103,13 +104,13 @@ fn range(dt: DataType) -> Result<(f64, f64), String> {
         DataType::Float8e5m2 => (-57344.0, 57344.0),
         DataType::Float8e5m2fnuz => (-57344.0, 57344.0),
         DataType::Float4e2m1 => (-6.0, 6.0),
-        other => return Err(format!("quantizing to {} is not supported yet", other.name())),
+        other => return Err(unsupported!("quantizing to {} is not supported yet", other.name())),
     })
 }
 
 /// For each element of `x`, the index of its scale (and zero point): one scale for the
 /// tensor, one per position along `axis`, or one per block of `block_size` along it.
-fn scale_index(ctx: &Ctx<'_>, x: &Tensor, scale: &Tensor) -> Result<Box<dyn Fn(usize) -> usize>, String> {
+fn scale_index(ctx: &Ctx<'_>, x: &Tensor, scale: &Tensor) -> Result<Box<dyn Fn(usize) -> usize>, KernelError> {
     if scale.len() == 1 {
         return Ok(Box::new(|_| 0));
     }
@@ -118,19 +119,20 @@ fn scale_index(ctx: &Ctx<'_>, x: &Tensor, scale: &Tensor) -> Result<Box<dyn Fn(u
     let xs = strides(&x.shape);
     if block <= 0 {
         if scale.rank() != 1 || scale.len() != x.shape[a] {
-            return Err(format!("{} scales for an axis of {}", scale.len(), x.shape[a]));
+            return Err(bad_input!("{} scales for an axis of {}", scale.len(), x.shape[a]));
         }
         let (stride, n) = (xs[a], x.shape[a]);
         return Ok(Box::new(move |i| (i / stride) % n));
     }
-    let block = usize::try_from(block).map_err(|_| format!("block_size {block} is too large"))?;
+    let block = usize::try_from(block).map_err(|_| limit!("block_size {block} is too large"))?;
     // Blocked scales: the input's shape, with ⌈size / block_size⌉ blocks along the axis.
     let blocked: Vec<usize> =
         x.shape.iter().enumerate().map(|(ax, &d)| if ax == a { d.div_ceil(block) } else { d }).collect();
     if scale.shape != blocked {
-        return Err(format!(
+        return Err(bad_input!(
             "scales of shape {:?} for input {:?} in blocks of {block} along axis {a}: {blocked:?} expected",
-            scale.shape, x.shape
+            scale.shape,
+            x.shape
         ));
     }
     let (shape, ss) = (x.shape.clone(), strides(&scale.shape));
@@ -146,10 +148,10 @@ fn scale_index(ctx: &Ctx<'_>, x: &Tensor, scale: &Tensor) -> Result<Box<dyn Fn(u
 
 /// DynamicQuantizeLinear: a float32 tensor into uint8 with a scale and zero point chosen
 /// from its range (widened to hold 0), in float32 steps as onnx's function body takes them.
-fn dynamic_quantize(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn dynamic_quantize(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let x = input(inputs, 0)?;
     let Data::F32(v) = &*x.data else {
-        return Err(format!("DynamicQuantizeLinear takes float32, got {}", x.data_type().name()));
+        return Err(bad_input!("DynamicQuantizeLinear takes float32, got {}", x.data_type().name()));
     };
     let lo = v.iter().copied().fold(0.0f32, f32::min);
     let hi = v.iter().copied().fold(0.0f32, f32::max);
@@ -158,7 +160,7 @@ fn dynamic_quantize(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>
     let scale_t = Tensor::new(vec![], Data::F32(vec![scale].into()));
     let zero_t = Tensor::new(vec![], Data::U8(vec![zero as u8].into()));
     let y = quantize_f32_per_tensor(x, &scale_t, Some(&zero_t), DataType::Uint8, 0.0, 255.0)
-        .ok_or("DynamicQuantizeLinear: quantizing failed")?;
+        .ok_or(bad_input!("DynamicQuantizeLinear: quantizing failed"))?;
     Ok(vec![Value::Tensor(y), Value::Tensor(scale_t), Value::Tensor(zero_t)])
 }
 

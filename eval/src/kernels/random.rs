@@ -17,6 +17,7 @@ use onnx_core::ir::DataType;
 use super::elementwise::numeric_like;
 use super::shape::dtype_attr;
 use super::{Ctx, Kernel, count, input, one};
+use crate::error::{KernelError, bad_attribute, bad_input};
 use crate::value::{Data, Tensor, Value};
 
 pub fn kernel(op: &str) -> Option<Kernel> {
@@ -109,7 +110,7 @@ pub fn clock_seed() -> u32 {
 
 /// The draws cast to `dt`, multiplied by `scale` and shifted by `shift` in that type, as
 /// numpy computes `draws.astype(dt) * scale + shift` with Python scalars.
-fn scaled(dt: DataType, shape: Vec<usize>, draws: Vec<f64>, scale: f64, shift: f64) -> Result<Tensor, String> {
+fn scaled(dt: DataType, shape: Vec<usize>, draws: Vec<f64>, scale: f64, shift: f64) -> Result<Tensor, KernelError> {
     let data = match dt {
         DataType::Double => Data::F64(draws.into_iter().map(|d| d * scale + shift).collect()),
         DataType::Float => {
@@ -127,25 +128,28 @@ fn scaled(dt: DataType, shape: Vec<usize>, draws: Vec<f64>, scale: f64, shift: f
             Data::Bf16(draws.into_iter().map(|d| bf16::from_f32(round(bf16::from_f64(d).to_f32() * s) + m)).collect())
         }
         other => {
-            return Err(format!("a random tensor of {} cannot be made: the type is not a float type", other.name()));
+            return Err(bad_attribute!(
+                "a random tensor of {} cannot be made: the type is not a float type",
+                other.name()
+            ));
         }
     };
     Ok(Tensor::new(shape, data))
 }
 
 /// The `shape` attribute of RandomUniform and RandomNormal.
-fn shape_attr(ctx: &Ctx<'_>) -> Result<Vec<usize>, String> {
-    let dims = ctx.ints("shape").ok_or("the shape attribute is missing")?;
+fn shape_attr(ctx: &Ctx<'_>) -> Result<Vec<usize>, KernelError> {
+    let dims = ctx.ints("shape").ok_or(bad_attribute!("the shape attribute is missing"))?;
     let shape = dims
         .iter()
-        .map(|&d| usize::try_from(d).map_err(|_| format!("shape {dims:?} has a negative dimension")))
+        .map(|&d| usize::try_from(d).map_err(|_| bad_attribute!("shape {dims:?} has a negative dimension")))
         .collect::<Result<Vec<_>, _>>()?;
     ctx.check_elements(count(&shape)?)?;
     Ok(shape)
 }
 
 /// The output type of a `*Like` operator: its `dtype`, else its input's.
-fn like_type(ctx: &Ctx<'_>, x: &Tensor) -> Result<DataType, String> {
+fn like_type(ctx: &Ctx<'_>, x: &Tensor) -> Result<DataType, KernelError> {
     dtype_attr(ctx, "dtype", x.data_type())
 }
 
@@ -159,38 +163,38 @@ fn normal_draws(ctx: &Ctx<'_>, n: usize) -> Vec<f64> {
     (0..n).map(|_| rng.gauss()).collect()
 }
 
-fn uniform_of(ctx: &Ctx<'_>, dt: DataType, shape: Vec<usize>) -> Result<Vec<Value>, String> {
+fn uniform_of(ctx: &Ctx<'_>, dt: DataType, shape: Vec<usize>) -> Result<Vec<Value>, KernelError> {
     let (low, high) = (f64::from(ctx.float("low").unwrap_or(0.0)), f64::from(ctx.float("high").unwrap_or(1.0)));
     let draws = uniform_draws(ctx, count(&shape)?);
     one(scaled(dt, shape, draws, high - low, low)?)
 }
 
-fn normal_of(ctx: &Ctx<'_>, dt: DataType, shape: Vec<usize>) -> Result<Vec<Value>, String> {
+fn normal_of(ctx: &Ctx<'_>, dt: DataType, shape: Vec<usize>) -> Result<Vec<Value>, KernelError> {
     let (mean, scale) = (f64::from(ctx.float("mean").unwrap_or(0.0)), f64::from(ctx.float("scale").unwrap_or(1.0)));
     let draws = normal_draws(ctx, count(&shape)?);
     one(scaled(dt, shape, draws, scale, mean)?)
 }
 
-fn random_uniform(ctx: &Ctx<'_>, _: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn random_uniform(ctx: &Ctx<'_>, _: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     uniform_of(ctx, dtype_attr(ctx, "dtype", DataType::Float)?, shape_attr(ctx)?)
 }
 
-fn random_uniform_like(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn random_uniform_like(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let x = input(inputs, 0)?;
     uniform_of(ctx, like_type(ctx, x)?, x.shape.clone())
 }
 
-fn random_normal(ctx: &Ctx<'_>, _: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn random_normal(ctx: &Ctx<'_>, _: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     normal_of(ctx, dtype_attr(ctx, "dtype", DataType::Float)?, shape_attr(ctx)?)
 }
 
-fn random_normal_like(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn random_normal_like(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let x = input(inputs, 0)?;
     normal_of(ctx, like_type(ctx, x)?, x.shape.clone())
 }
 
 /// Zeros and ones as a tensor of `dt` (bool included).
-fn zeros_and_ones(dt: DataType, shape: Vec<usize>, bits: Vec<bool>) -> Result<Tensor, String> {
+fn zeros_and_ones(dt: DataType, shape: Vec<usize>, bits: Vec<bool>) -> Result<Tensor, KernelError> {
     if dt == DataType::Bool {
         return Ok(Tensor::new(shape, Data::Bool(bits)));
     }
@@ -199,12 +203,12 @@ fn zeros_and_ones(dt: DataType, shape: Vec<usize>, bits: Vec<bool>) -> Result<Te
 
 /// Bernoulli: each element 1 with the probability its input gives, as numpy's
 /// `binomial(1, p)` draws it.
-fn bernoulli(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn bernoulli(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let x = input(inputs, 0)?;
     let dt = like_type(ctx, x)?;
     let p = x.to_f64s()?;
     if let Some(bad) = p.iter().find(|p| !(0.0..=1.0).contains(*p)) {
-        return Err(format!("probability {bad} is not in [0, 1]"));
+        return Err(bad_input!("probability {bad} is not in [0, 1]"));
     }
     let mut rng = LegacyRandom::for_node(ctx);
     let bits = p.into_iter().map(|p| rng.bernoulli(p)).collect();
@@ -213,20 +217,20 @@ fn bernoulli(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
 
 /// Multinomial: `sample_size` class indices per row of unnormalised log-probabilities,
 /// each drawn by inverting the row's cumulative softmax.
-fn multinomial(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn multinomial(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let x = input(inputs, 0)?;
     let [batch, classes] = x.shape[..] else {
-        return Err(format!("input of shape {:?} is not (batch_size, class_size)", x.shape));
+        return Err(bad_input!("input of shape {:?} is not (batch_size, class_size)", x.shape));
     };
     let samples = ctx.int("sample_size").unwrap_or(1);
-    let samples = usize::try_from(samples).map_err(|_| format!("sample_size {samples} is negative"))?;
+    let samples = usize::try_from(samples).map_err(|_| bad_attribute!("sample_size {samples} is negative"))?;
     let dt = dtype_attr(ctx, "dtype", DataType::Int32)?;
     if !matches!(dt, DataType::Int32 | DataType::Int64) {
-        return Err(format!("dtype {} is neither int32 nor int64", dt.name()));
+        return Err(bad_attribute!("dtype {} is neither int32 nor int64", dt.name()));
     }
     ctx.check_elements(count(&[batch, samples])?)?;
     if classes == 0 && batch * samples > 0 {
-        return Err("there are no classes to draw from".into());
+        return Err(bad_input!("there are no classes to draw from"));
     }
     let logits = x.to_f64s()?;
     let mut rng = LegacyRandom::for_node(ctx);
@@ -240,7 +244,7 @@ fn multinomial(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, S
             *c = total;
         }
         if !(total.is_finite() && total > 0.0) {
-            return Err(format!("a row of log-probabilities ({top} at most) gives no distribution"));
+            return Err(bad_input!("a row of log-probabilities ({top} at most) gives no distribution"));
         }
         for _ in 0..samples {
             let target = rng.uniform() * total;

@@ -4,6 +4,7 @@
 
 use super::{Ctx, Kernel, count, input, optional};
 use crate::broadcast::permute;
+use crate::error::{KernelError, bad_attribute, bad_input, limit};
 use crate::kernels::elementwise::numeric_like;
 use crate::value::{Tensor, Value};
 
@@ -50,7 +51,7 @@ struct Activation {
 }
 
 impl Activation {
-    fn apply(&self, x: f64) -> Result<f64, String> {
+    fn apply(&self, x: f64) -> Result<f64, KernelError> {
         let (a, b) = (self.alpha, self.beta);
         Ok(match self.name.to_ascii_lowercase().as_str() {
             "sigmoid" => 1.0 / (1.0 + (-x).exp()),
@@ -82,7 +83,7 @@ impl Activation {
             }
             "softsign" => x / (1.0 + x.abs()),
             "softplus" => x.exp().ln_1p(),
-            other => return Err(format!("unknown activation '{other}'")),
+            other => return Err(bad_attribute!("unknown activation '{other}'")),
         })
     }
 
@@ -131,33 +132,34 @@ fn activations(ctx: &Ctx<'_>, cell: Cell, directions: usize) -> Vec<Activation> 
         .collect()
 }
 
-fn recurrent(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn recurrent(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let cell = match ctx.op() {
         "RNN" => Cell::Rnn,
         "GRU" => Cell::Gru,
         _ => Cell::Lstm,
     };
     let (x, w, r) = (input(inputs, 0)?, input(inputs, 1)?, input(inputs, 2)?);
-    let hidden = usize::try_from(ctx.int("hidden_size").ok_or("hidden_size is required")?)
-        .map_err(|_| "hidden_size is negative")?;
+    let hidden = usize::try_from(ctx.int("hidden_size").ok_or(bad_attribute!("hidden_size is required"))?)
+        .map_err(|_| bad_attribute!("hidden_size is negative"))?;
     let directions = match ctx.string("direction").unwrap_or("forward") {
         "bidirectional" => 2,
         "forward" | "reverse" => 1,
-        other => return Err(format!("unknown direction '{other}'")),
+        other => return Err(bad_attribute!("unknown direction '{other}'")),
     };
     let reverse_only = ctx.string("direction") == Some("reverse");
     let batch_first = ctx.int("layout").unwrap_or(0) != 0;
     if x.rank() != 3 {
-        return Err("X must have rank 3".into());
+        return Err(bad_input!("X must have rank 3"));
     }
     let (seq, batch, width) =
         if batch_first { (x.shape[1], x.shape[0], x.shape[2]) } else { (x.shape[0], x.shape[1], x.shape[2]) };
     let g = cell.gates();
-    let gates = g.checked_mul(hidden).ok_or_else(|| format!("hidden_size {hidden} is too large"))?;
+    let gates = g.checked_mul(hidden).ok_or_else(|| limit!("hidden_size {hidden} is too large"))?;
     if w.shape != [directions, gates, width] || r.shape != [directions, gates, hidden] {
-        return Err(format!(
+        return Err(bad_input!(
             "W {:?} and R {:?} do not match {directions} direction(s), hidden size {hidden}, input size {width}",
-            w.shape, r.shape
+            w.shape,
+            r.shape
         ));
     }
     let xv = x.to_f64s()?;
@@ -171,7 +173,7 @@ fn recurrent(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
     if let Some(b) = &bias
         && b.len() != directions * 2 * g * hidden
     {
-        return Err(format!("B holds {} values, not {directions}×{}", b.len(), 2 * g * hidden));
+        return Err(bad_input!("B holds {} values, not {directions}×{}", b.len(), 2 * g * hidden));
     }
     // Y's elements (and the steps run): an empty X may declare any sequence and batch.
     let outputs = count(&[seq, directions, batch, hidden])?;
@@ -180,17 +182,17 @@ fn recurrent(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
     ctx.check_grown(per_state, x.len())?;
     let lens: Vec<usize> = match optional(inputs, 4)? {
         Some(l) if l.len() != batch => {
-            return Err(format!("sequence_lens holds {} values for a batch of {batch}", l.len()));
+            return Err(bad_input!("sequence_lens holds {} values for a batch of {batch}", l.len()));
         }
         Some(l) => l.to_i64s()?.into_iter().map(|v| (v.max(0) as usize).min(seq)).collect(),
         // Every batch entry runs the whole sequence (the lookup below defaults to it).
         None => Vec::new(),
     };
-    let state = |i: usize| -> Result<Option<Vec<f64>>, String> {
+    let state = |i: usize| -> Result<Option<Vec<f64>>, KernelError> {
         let Some(t) = optional(inputs, i)? else { return Ok(None) };
         let v = t.to_f64s()?;
         if v.len() != per_state {
-            return Err(format!("initial state {i} holds {} values, not {directions}×{batch}×{hidden}", v.len()));
+            return Err(bad_input!("initial state {i} holds {} values, not {directions}×{batch}×{hidden}", v.len()));
         }
         // Batch-first states are [batch, directions, hidden]: bring them to [directions, batch, hidden].
         Ok(Some(if batch_first { permute(&v, &[batch, directions, hidden], &[1, 0, 2]) } else { v }))
@@ -201,7 +203,7 @@ fn recurrent(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
     if let Some(p) = &peepholes
         && p.len() != directions * 3 * hidden
     {
-        return Err(format!("P holds {} values, not {directions}×{}", p.len(), 3 * hidden));
+        return Err(bad_input!("P holds {} values, not {directions}×{}", p.len(), 3 * hidden));
     }
     let acts = activations(ctx, cell, directions);
     let per_direction = acts.len() / directions.max(1);
@@ -209,7 +211,7 @@ fn recurrent(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
     if let Some(c) = clip
         && c.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater)
     {
-        return Err(format!("clip {c} is not a positive threshold"));
+        return Err(bad_attribute!("clip {c} is not a positive threshold"));
     }
     let linear_before_reset = ctx.int("linear_before_reset").unwrap_or(0) != 0;
     let couple = ctx.int("input_forget").unwrap_or(0) != 0;
@@ -219,7 +221,7 @@ fn recurrent(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
     // With no hidden units every output is empty: no steps to run (however long the batch).
     let runs = if hidden == 0 { 0 } else { batch };
     for d in 0..directions {
-        let f = acts.get(d * per_direction).ok_or("too few activations")?;
+        let f = acts.get(d * per_direction).ok_or(bad_attribute!("too few activations"))?;
         let gact = acts.get(d * per_direction + 1).unwrap_or(f);
         let hact = acts.get(d * per_direction + 2).unwrap_or(gact);
         let backward = reverse_only || d == 1;
@@ -330,7 +332,7 @@ enum Rows<'a> {
 }
 
 impl Rows<'_> {
-    fn of(t: &Tensor) -> Result<Rows<'_>, String> {
+    fn of(t: &Tensor) -> Result<Rows<'_>, KernelError> {
         Ok(match &*t.data {
             crate::value::Data::F32(v) => Rows::Single(v),
             _ => Rows::Double(t.to_f64s()?),

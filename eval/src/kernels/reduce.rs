@@ -3,7 +3,8 @@
 
 use onnx_core::ir::DataType;
 
-use super::{Ctx, Kernel, axis, count, input, one, optional};
+use super::{Ctx, Kernel, axis, count, input, input_axis, one, optional};
+use crate::error::{KernelError, bad_input};
 use crate::kernels::elementwise::numeric_like;
 use crate::value::{Data, Tensor, Value};
 
@@ -19,7 +20,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
 }
 
 /// The axes a reduction runs over (sorted, deduplicated), `None` for a no-op.
-fn reduced_axes(ctx: &Ctx<'_>, inputs: &[Option<&Value>], rank: usize) -> Result<Option<Vec<usize>>, String> {
+fn reduced_axes(ctx: &Ctx<'_>, inputs: &[Option<&Value>], rank: usize) -> Result<Option<Vec<usize>>, KernelError> {
     // From opset 18 (13 for ReduceSum) the axes are an input.
     let from_input = ctx.opset >= 18 || (ctx.op() == "ReduceSum" && ctx.opset >= 13);
     let axes = if from_input {
@@ -29,7 +30,8 @@ fn reduced_axes(ctx: &Ctx<'_>, inputs: &[Option<&Value>], rank: usize) -> Result
     };
     match axes {
         Some(a) if !a.is_empty() => {
-            let mut a = a.iter().map(|&x| axis(x, rank)).collect::<Result<Vec<_>, _>>()?;
+            let in_range = |x| if from_input { input_axis(x, rank) } else { axis(x, rank) };
+            let mut a = a.iter().map(|&x| in_range(x)).collect::<Result<Vec<_>, _>>()?;
             a.sort_unstable();
             a.dedup();
             Ok(Some(a))
@@ -39,7 +41,7 @@ fn reduced_axes(ctx: &Ctx<'_>, inputs: &[Option<&Value>], rank: usize) -> Result
     }
 }
 
-fn reduce(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn reduce(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let t = input(inputs, 0)?;
     let Some(axes) = reduced_axes(ctx, inputs, t.rank())? else { return one(t.clone()) };
     let keep = ctx.int("keepdims").unwrap_or(1) != 0;
@@ -103,7 +105,7 @@ fn reduce(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
         && !t.data_type().name().starts_with("float")
         && t.data_type().name() != "double"
     {
-        return Err("reducing an empty axis of integers has no value".into());
+        return Err(bad_input!("reducing an empty axis of integers has no value"));
     }
     let shape = if keep {
         out_shape_kept
@@ -117,7 +119,7 @@ fn reduce(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
     one(numeric_like(t.data_type(), shape, acc)?)
 }
 
-fn arg(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn arg(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let t = input(inputs, 0)?;
     let a = axis(ctx.int("axis").unwrap_or(0), t.rank())?;
     let keep = ctx.int("keepdims").unwrap_or(1) != 0;
@@ -126,7 +128,7 @@ fn arg(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
     let values = t.to_f64s()?;
     let (outer, n, inner) = (count(&t.shape[..a])?, t.shape[a], count(&t.shape[a + 1..])?);
     if n == 0 {
-        return Err("the axis is empty".into());
+        return Err(bad_input!("the axis is empty"));
     }
     let mut out = Vec::with_capacity(values.len() / n);
     // An empty input (another axis of size 0) may declare any number of rows.
@@ -155,7 +157,7 @@ fn arg(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
 
 /// Softmax, LogSoftmax, Hardmax: over one axis from opset 13, over the flattened trailing
 /// axes (from `axis`, default 1) before.
-fn softmax(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn softmax(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let t = input(inputs, 0)?;
     let modern = ctx.opset >= 13;
     let a = axis(ctx.int("axis").unwrap_or(if modern { -1 } else { 1 }), t.rank().max(1))?;

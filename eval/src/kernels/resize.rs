@@ -6,6 +6,7 @@
 
 use super::{Ctx, Kernel, count, input, optional};
 use crate::broadcast::strides;
+use crate::error::{KernelError, bad_attribute, bad_input};
 use crate::kernels::elementwise::numeric_like;
 use crate::value::{Tensor, Value};
 
@@ -35,7 +36,7 @@ struct Settings<'a> {
     antialias: bool,
 }
 
-fn resize(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn resize(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let x = input(inputs, 0)?;
     let rank = x.rank();
     let legacy = ctx.op() == "Upsample" || ctx.opset < 11;
@@ -68,7 +69,7 @@ fn resize(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
         && coordinates == "tf_crop_and_resize"
     {
         if roi.len() != 2 * axes.len() {
-            return Err(format!("roi has {} values for {} axes", roi.len(), axes.len()));
+            return Err(bad_input!("roi has {} values for {} axes", roi.len(), axes.len()));
         }
         for (k, &a) in axes.iter().enumerate() {
             plan[a].roi = (roi[k], roi[k + axes.len()]);
@@ -77,12 +78,12 @@ fn resize(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
     match (scales, sizes) {
         (Some(scales), _) => {
             if scales.len() != axes.len() {
-                return Err(format!("{} scales for {} axes", scales.len(), axes.len()));
+                return Err(bad_input!("{} scales for {} axes", scales.len(), axes.len()));
             }
             for (k, &a) in axes.iter().enumerate() {
                 let p = &mut plan[a];
                 if scales[k].partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
-                    return Err(format!("scale {} is not positive", scales[k]));
+                    return Err(bad_input!("scale {} is not positive", scales[k]));
                 }
                 p.scale = scales[k];
                 let extent = if coordinates == "tf_crop_and_resize" { p.roi.1 - p.roi.0 } else { 1.0 };
@@ -91,7 +92,7 @@ fn resize(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
         }
         (None, Some(sizes)) => {
             if sizes.len() != axes.len() {
-                return Err(format!("{} sizes for {} axes", sizes.len(), axes.len()));
+                return Err(bad_input!("{} sizes for {} axes", sizes.len(), axes.len()));
             }
             let lengths: Vec<usize> = plan.iter().map(|p| p.input).collect();
             let ratio = |k: usize| sizes[k] as f64 / lengths[axes[k]] as f64;
@@ -109,13 +110,13 @@ fn resize(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
                         p.output = (s * p.input as f64 + 0.5).floor() as usize;
                     }
                     None => {
-                        p.output = usize::try_from(sizes[k]).map_err(|_| format!("size {}", sizes[k]))?;
+                        p.output = usize::try_from(sizes[k]).map_err(|_| bad_input!("size {}", sizes[k]))?;
                         p.scale = ratio(k);
                     }
                 }
             }
         }
-        (None, None) => return Err("Resize needs scales or sizes".into()),
+        (None, None) => return Err(bad_input!("Resize needs scales or sizes")),
     }
     let settings = Settings {
         mode: ctx.string("mode").unwrap_or("nearest"),
@@ -137,8 +138,9 @@ fn resize(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
     // An antialiased downscale reads more input per output the smaller its scale.
     for p in &plan {
         let per_output =
-            footprint(p, &settings).ok_or_else(|| format!("scale {} is too small to resample", p.scale))?;
-        ctx.check_elements(p.output.saturating_mul(per_output)).map_err(|e| format!("{e} (resampling taps)"))?;
+            footprint(p, &settings).ok_or_else(|| bad_input!("scale {} is too small to resample", p.scale))?;
+        ctx.check_elements(p.output.saturating_mul(per_output))
+            .map_err(|e| e.map_message(|m| format!("{m} (resampling taps)")))?;
     }
     let taps: Vec<Vec<Option<Taps>>> =
         plan.iter().map(|p| (0..p.output).map(|o| axis_taps(p, o, &settings)).collect()).collect::<Result<_, _>>()?;
@@ -265,9 +267,9 @@ fn source(p: &Axis, o: usize, mode: &str) -> Option<f64> {
     })
 }
 
-fn axis_taps(p: &Axis, o: usize, settings: &Settings<'_>) -> Result<Option<Taps>, String> {
+fn axis_taps(p: &Axis, o: usize, settings: &Settings<'_>) -> Result<Option<Taps>, KernelError> {
     if p.input == 0 {
-        return Err("cannot resize an empty axis".into());
+        return Err(bad_input!("cannot resize an empty axis"));
     }
     // An axis left as it is reads its own element.
     if p.output == p.input && p.scale == 1.0 && settings.coordinates != "tf_crop_and_resize" {
@@ -307,7 +309,7 @@ fn axis_taps(p: &Axis, o: usize, settings: &Settings<'_>) -> Result<Option<Taps>
             let a = settings.cubic_a;
             vec![cubic(ratio + 1.0, a), cubic(ratio, a), cubic(1.0 - ratio, a), cubic(2.0 - ratio, a)]
         }
-        other => return Err(format!("unknown mode '{other}'")),
+        other => return Err(bad_attribute!("unknown mode '{other}'")),
     };
     let n = coeffs.len();
     let indices = neighbours(x, n);

@@ -4,6 +4,7 @@
 
 use super::elementwise::numeric_like;
 use super::{Ctx, Kernel, input, one, optional};
+use crate::error::{KernelError, bad_attribute, bad_input};
 use crate::value::Value;
 
 pub fn kernel(op: &str) -> Option<Kernel> {
@@ -14,20 +15,21 @@ pub fn kernel(op: &str) -> Option<Kernel> {
     Some(k)
 }
 
-fn rotary_embedding(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn rotary_embedding(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let (x, cos, sin) = (input(inputs, 0)?, input(inputs, 1)?, input(inputs, 2)?);
     let positions = optional(inputs, 3)?.map(|p| p.to_i64s()).transpose()?;
     // Dimensions as [batch, sequence, heads, head size], and where element (b, s, h, d) is.
     let (b, s, h, d, four) = match x.shape[..] {
         [b, h, s, d] => (b, s, h, d, true),
         [b, s, hidden] => {
-            let h = ctx.int("num_heads").filter(|&h| h > 0).ok_or("3-D input needs num_heads")? as usize;
+            let h =
+                ctx.int("num_heads").filter(|&h| h > 0).ok_or(bad_attribute!("3-D input needs num_heads"))? as usize;
             if hidden % h != 0 {
-                return Err(format!("hidden size {hidden} is not a multiple of num_heads {h}"));
+                return Err(bad_input!("hidden size {hidden} is not a multiple of num_heads {h}"));
             }
             (b, s, h, hidden / h, false)
         }
-        _ => return Err(format!("input of shape {:?} is neither 3-D nor 4-D", x.shape)),
+        _ => return Err(bad_input!("input of shape {:?} is neither 3-D nor 4-D", x.shape)),
     };
     let at = |bi: usize, si: usize, hi: usize, di: usize| {
         if four { ((bi * h + hi) * s + si) * d + di } else { ((bi * s + si) * h + hi) * d + di }
@@ -37,26 +39,26 @@ fn rotary_embedding(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Valu
         r => usize::try_from(r)
             .ok()
             .filter(|&r| r <= d && r % 2 == 0)
-            .ok_or(format!("rotary_embedding_dim {r} does not fit head size {d}"))?,
+            .ok_or(bad_attribute!("rotary_embedding_dim {r} does not fit head size {d}"))?,
     };
     let half = rotary / 2;
     let interleaved = ctx.int("interleaved").unwrap_or(0) != 0;
     let (cos, sin) = (cos.to_f64s()?, sin.to_f64s()?);
-    let width = *input(inputs, 1)?.shape.last().ok_or("cos_cache is a scalar")?;
+    let width = *input(inputs, 1)?.shape.last().ok_or(bad_input!("cos_cache is a scalar"))?;
     if width < half {
-        return Err(format!("the caches hold {width} angles per position, {half} are needed"));
+        return Err(bad_input!("the caches hold {width} angles per position, {half} are needed"));
     }
     // The row of the caches for (batch, sequence) position.
-    let row = |bi: usize, si: usize| -> Result<usize, String> {
+    let row = |bi: usize, si: usize| -> Result<usize, KernelError> {
         let r = match &positions {
             Some(p) => {
-                let pos = *p.get(bi * s + si).ok_or("position_ids is too short")?;
-                usize::try_from(pos).map_err(|_| format!("position {pos} is negative"))?
+                let pos = *p.get(bi * s + si).ok_or(bad_input!("position_ids is too short"))?;
+                usize::try_from(pos).map_err(|_| bad_input!("position {pos} is negative"))?
             }
             None => bi * s + si,
         };
         if r.checked_add(1).and_then(|rows| rows.checked_mul(width)).is_none_or(|end| end > cos.len().min(sin.len())) {
-            return Err(format!("position {r} is past the caches"));
+            return Err(bad_input!("position {r} is past the caches"));
         }
         Ok(r * width)
     };

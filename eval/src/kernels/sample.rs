@@ -5,6 +5,7 @@
 
 use super::elementwise::numeric_like;
 use super::{Ctx, Kernel, count, input, one};
+use crate::error::{KernelError, bad_attribute, bad_input, limit, unsupported};
 use crate::value::Value;
 
 pub fn kernel(op: &str) -> Option<Kernel> {
@@ -120,24 +121,25 @@ fn cubic_weights(t: f64) -> [f64; 4] {
     [w(t + 1.0), w(t), w(1.0 - t), w(2.0 - t)]
 }
 
-fn grid_sample(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn grid_sample(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let (x, grid) = (input(inputs, 0)?, input(inputs, 1)?);
-    let spatial = x.rank().checked_sub(2).filter(|&s| s >= 1).ok_or("GridSample needs X of rank 3 or more")?;
+    let spatial =
+        x.rank().checked_sub(2).filter(|&s| s >= 1).ok_or(bad_input!("GridSample needs X of rank 3 or more"))?;
     let (n, c) = (x.shape[0], x.shape[1]);
     if grid.rank() != spatial + 2 || grid.shape[0] != n || grid.shape[spatial + 1] != spatial {
-        return Err(format!("grid of shape {:?} does not fit X of shape {:?}", grid.shape, x.shape));
+        return Err(bad_input!("grid of shape {:?} does not fit X of shape {:?}", grid.shape, x.shape));
     }
     let mode = match ctx.string("mode").unwrap_or(if ctx.opset >= 20 { "linear" } else { "bilinear" }) {
         "nearest" => Mode::Nearest,
         "linear" | "bilinear" => Mode::Linear,
         "cubic" | "bicubic" => Mode::Cubic,
-        other => return Err(format!("mode '{other}' is not one GridSample has")),
+        other => return Err(bad_attribute!("mode '{other}' is not one GridSample has")),
     };
     let padding = match ctx.string("padding_mode").unwrap_or("zeros") {
         "zeros" => Padding::Zeros,
         "border" => Padding::Border,
         "reflection" => Padding::Reflection,
-        other => return Err(format!("padding_mode '{other}' is not one GridSample has")),
+        other => return Err(bad_attribute!("padding_mode '{other}' is not one GridSample has")),
     };
     let align = ctx.int("align_corners").unwrap_or(0) != 0;
     let dims = &x.shape[2..];
@@ -152,7 +154,7 @@ fn grid_sample(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, S
         return one(numeric_like(x.data_type(), out_shape, Vec::new())?);
     }
     if dims.contains(&0) {
-        return Err(format!("X of shape {:?} has an empty spatial axis to sample from", x.shape));
+        return Err(bad_input!("X of shape {:?} has an empty spatial axis to sample from", x.shape));
     }
     let (values, coords) = (x.to_f64s()?, grid.to_f64s()?);
     let plane = count(dims)?;
@@ -208,16 +210,17 @@ fn grid_sample(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, S
 
 /// AffineGrid: the sampling grid of an affine transform: for each output position, the
 /// normalized coordinates ([-1, 1]) of its source, `theta` applied to the position's own.
-fn affine_grid(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn affine_grid(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let (theta, size) = (input(inputs, 0)?, input(inputs, 1)?.to_i64s()?);
-    let spatial = size.len().checked_sub(2).filter(|s| (2..=3).contains(s)).ok_or("size must have 4 or 5 values")?;
+    let spatial =
+        size.len().checked_sub(2).filter(|s| (2..=3).contains(s)).ok_or(bad_input!("size must have 4 or 5 values"))?;
     let sizes: Vec<usize> = size
         .iter()
-        .map(|&v| usize::try_from(v).map_err(|_| format!("size {v} is negative")))
+        .map(|&v| usize::try_from(v).map_err(|_| bad_input!("size {v} is negative")))
         .collect::<Result<_, _>>()?;
     let n = sizes[0];
     if theta.shape != [n, spatial, spatial + 1] {
-        return Err(format!("theta of shape {:?} does not fit size {size:?}", theta.shape));
+        return Err(bad_input!("theta of shape {:?} does not fit size {size:?}", theta.shape));
     }
     let align = ctx.int("align_corners").unwrap_or(0) != 0;
     let dims = &sizes[2..];
@@ -251,24 +254,27 @@ fn affine_grid(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, S
 /// RoiAlign: each region of interest divided into output_height × output_width bins, each
 /// bin the average (or maximum) of a grid of bilinear samples, as onnxruntime and onnx's
 /// reference compute it (the maximum is of each sample's weighted corners).
-fn roi_align(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn roi_align(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let (x, rois, batch) = (input(inputs, 0)?, input(inputs, 1)?, input(inputs, 2)?.to_i64s()?);
-    let [n, c, height, width] = x.shape[..] else { return Err(format!("X of shape {:?} is not 4-D", x.shape)) };
+    let [n, c, height, width] = x.shape[..] else { return Err(bad_input!("X of shape {:?} is not 4-D", x.shape)) };
     if height == 0 || width == 0 {
-        return Err("X has an empty spatial dimension".into());
+        return Err(bad_input!("X has an empty spatial dimension"));
     }
     let regions = rois.shape.first().copied().unwrap_or(0);
     if rois.shape != [regions, 4] || batch.len() != regions {
-        return Err(format!("rois {:?} and batch_indices of {} do not fit", rois.shape, batch.len()));
+        return Err(bad_input!("rois {:?} and batch_indices of {} do not fit", rois.shape, batch.len()));
     }
     let dim = |name: &str| usize::try_from(ctx.int(name).unwrap_or(1)).ok().filter(|&d| d > 0);
-    let (oh, ow) = (dim("output_height").ok_or("bad output_height")?, dim("output_width").ok_or("bad output_width")?);
+    let (oh, ow) = (
+        dim("output_height").ok_or(bad_attribute!("bad output_height"))?,
+        dim("output_width").ok_or(bad_attribute!("bad output_width"))?,
+    );
     let ratio = ctx.int("sampling_ratio").unwrap_or(0).max(0) as usize;
     let scale = f64::from(ctx.float("spatial_scale").unwrap_or(1.0));
     let max_mode = match ctx.string("mode").unwrap_or("avg") {
         "avg" => false,
         "max" => true,
-        other => return Err(format!("mode '{other}' is not avg or max")),
+        other => return Err(bad_attribute!("mode '{other}' is not avg or max")),
     };
     let default_mode = if ctx.opset >= 16 { "half_pixel" } else { "output_half_pixel" };
     let half_pixel = ctx.string("coordinate_transformation_mode").unwrap_or(default_mode) == "half_pixel";
@@ -305,7 +311,7 @@ fn roi_align(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
             .and_then(|n| samples_total.checked_add(n))
             .filter(|&n| n <= ctx.limits.max_tensor_elements)
             .ok_or_else(|| {
-                format!(
+                limit!(
                     "region {r} samples a {grid_h}×{grid_w} grid per bin: more samples than the limit of {}",
                     ctx.limits.max_tensor_elements
                 )
@@ -318,7 +324,7 @@ fn roi_align(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
         let b = usize::try_from(batch[r])
             .ok()
             .filter(|&b| b < n)
-            .ok_or(format!("batch index {} is out of range", batch[r]))?;
+            .ok_or(bad_input!("batch index {} is out of range", batch[r]))?;
         let (bin_h, bin_w) = (rh / oh as f64, rw / ow as f64);
         let samples = grid_h.saturating_mul(grid_w).max(1) as f64;
         for ch in 0..c {
@@ -380,34 +386,35 @@ fn bilinear_corners(plane: &[f64], height: usize, width: usize, y: f64, x: f64, 
 /// DeformConv (2-D): each kernel tap samples the input bilinearly (zeros outside) at its
 /// usual position moved by the tap's offset for that output position and offset group,
 /// weighted by the optional mask; then the usual grouped convolution sum and bias.
-fn deform_conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn deform_conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let (x, w, offset) = (input(inputs, 0)?, input(inputs, 1)?, input(inputs, 2)?);
     let (bias, mask) = (super::optional(inputs, 3)?, super::optional(inputs, 4)?);
     let ([n, ic, ih, iw], [oc, icg, kh, kw], [_, _, oh, ow]) = (&x.shape[..], &w.shape[..], &offset.shape[..]) else {
-        return Err("DeformConv is implemented for 2-D images (X, W and offset of rank 4)".into());
+        return Err(unsupported!("DeformConv is implemented for 2-D images (X, W and offset of rank 4)"));
     };
     let (n, ic, ih, iw, oc, icg, kh, kw, oh, ow) = (*n, *ic, *ih, *iw, *oc, *icg, *kh, *kw, *oh, *ow);
     let positive = |name: &str| usize::try_from(ctx.int(name).unwrap_or(1)).ok().filter(|&v| v > 0);
-    let group = positive("group").ok_or("group must be positive")?;
-    let groups_off = positive("offset_group").ok_or("offset_group must be positive")?;
+    let group = positive("group").ok_or(bad_attribute!("group must be positive"))?;
+    let groups_off = positive("offset_group").ok_or(bad_attribute!("offset_group must be positive"))?;
     if icg.checked_mul(group) != Some(ic) || oc % group != 0 || ic % groups_off != 0 {
-        return Err(format!(
+        return Err(bad_input!(
             "channels do not divide: X {:?}, W {:?}, group {group}, offset_group {groups_off}",
-            x.shape, w.shape
+            x.shape,
+            w.shape
         ));
     }
     let taps = count(&[kh, kw])?;
     let offset_channels = count(&[groups_off, 2, taps])?;
     if offset.shape != [n, offset_channels, oh, ow] {
-        return Err(format!("offset of shape {:?} does not fit", offset.shape));
+        return Err(bad_input!("offset of shape {:?} does not fit", offset.shape));
     }
     if mask.is_some_and(|m| m.shape != [n, offset_channels / 2, oh, ow]) {
-        return Err("the mask's shape does not fit".into());
+        return Err(bad_input!("the mask's shape does not fit"));
     }
-    let ints = |name: &str, default: i64, len: usize| -> Result<Vec<i64>, String> {
+    let ints = |name: &str, default: i64, len: usize| -> Result<Vec<i64>, KernelError> {
         match ctx.ints(name) {
             Some(v) if v.len() == len => Ok(v.to_vec()),
-            Some(v) => Err(format!("{name} has {} values, {len} expected", v.len())),
+            Some(v) => Err(bad_attribute!("{name} has {} values, {len} expected", v.len())),
             None => Ok(vec![default; len]),
         }
     };

@@ -5,6 +5,7 @@
 use super::elementwise::numeric_like;
 use super::{Ctx, Kernel, axis, count, input, one, optional};
 use crate::broadcast::strides;
+use crate::error::{KernelError, bad_attribute, bad_input, limit};
 use crate::value::Value;
 
 pub fn kernel(op: &str) -> Option<Kernel> {
@@ -17,40 +18,42 @@ pub fn kernel(op: &str) -> Option<Kernel> {
     Some(k)
 }
 
-fn sizes(v: Vec<i64>, what: &str) -> Result<Vec<usize>, String> {
-    v.into_iter().map(|x| usize::try_from(x).map_err(|_| format!("{what} holds {x}, which is negative"))).collect()
+fn sizes(v: Vec<i64>, what: &str) -> Result<Vec<usize>, KernelError> {
+    v.into_iter().map(|x| usize::try_from(x).map_err(|_| bad_input!("{what} holds {x}, which is negative"))).collect()
 }
 
 /// An integer-list attribute of one value per spatial dimension, or `default` for each.
-fn per_dim(ctx: &Ctx<'_>, name: &str, dims: usize, default: i64) -> Result<Vec<i64>, String> {
+fn per_dim(ctx: &Ctx<'_>, name: &str, dims: usize, default: i64) -> Result<Vec<i64>, KernelError> {
     match ctx.ints(name) {
         Some(v) if v.len() == dims => Ok(v.to_vec()),
-        Some(v) => Err(format!("{name} has {} values for {dims} dimensions", v.len())),
+        Some(v) => Err(bad_attribute!("{name} has {} values for {dims} dimensions", v.len())),
         None => Ok(vec![default; dims]),
     }
 }
 
-fn col2im(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn col2im(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let x = input(inputs, 0)?;
     let image = sizes(input(inputs, 1)?.to_i64s()?, "image_shape")?;
     let block = sizes(input(inputs, 2)?.to_i64s()?, "block_shape")?;
     let dims = image.len();
     if block.len() != dims || x.rank() != 3 {
-        return Err("Col2Im needs input [N, C·∏block, L] and image and block shapes of one length".into());
+        return Err(bad_input!("Col2Im needs input [N, C·∏block, L] and image and block shapes of one length"));
     }
     let (dil, stride) = (per_dim(ctx, "dilations", dims, 1)?, per_dim(ctx, "strides", dims, 1)?);
     let pads = match ctx.ints("pads") {
         Some(p) if p.len() == 2 * dims => p.to_vec(),
-        Some(p) => return Err(format!("pads has {} values for {dims} dimensions", p.len())),
+        Some(p) => return Err(bad_attribute!("pads has {} values for {dims} dimensions", p.len())),
         None => vec![0; 2 * dims],
     };
     if dil.iter().chain(&stride).any(|&v| v < 1) || pads.iter().any(|&p| p < 0) {
-        return Err(format!("dilations {dil:?} and strides {stride:?} must be positive, pads {pads:?} not negative"));
+        return Err(bad_attribute!(
+            "dilations {dil:?} and strides {stride:?} must be positive, pads {pads:?} not negative"
+        ));
     }
     let k = count(&block)?;
     let (n, ck, l) = (x.shape[0], x.shape[1], x.shape[2]);
     if k == 0 || ck % k != 0 {
-        return Err(format!("{ck} channels are not a multiple of the block's {k} elements"));
+        return Err(bad_input!("{ck} channels are not a multiple of the block's {k} elements"));
     }
     let c = ck / k;
     // Blocks along each dimension (in i128: sizes and attributes are any i64). Every
@@ -60,14 +63,14 @@ fn col2im(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
             let span = i128::from(dil[d]) * (block[d] as i128 - 1) + 1;
             let padded = image[d] as i128 + i128::from(pads[d]) + i128::from(pads[d + dims]);
             if padded > i128::from(i64::MAX) {
-                return Err(format!("the padded image is too large along dimension {d}"));
+                return Err(limit!("the padded image is too large along dimension {d}"));
             }
             let room = padded - span;
             Ok(if room < 0 { 0 } else { (room / i128::from(stride[d]) + 1) as usize })
         })
-        .collect::<Result<_, String>>()?;
+        .collect::<Result<_, KernelError>>()?;
     if count(&blocks)? != l {
-        return Err(format!("the input holds {l} blocks, the shapes give {}", count(&blocks)?));
+        return Err(bad_input!("the input holds {l} blocks, the shapes give {}", count(&blocks)?));
     }
     let mut out_shape = vec![n, c];
     out_shape.extend_from_slice(&image);
@@ -103,15 +106,15 @@ fn col2im(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
 /// MaxUnpool: X's values at the flat positions MaxPool reported, in an output of the
 /// pooled input's size; a larger `output_shape` keeps each position's coordinates (the
 /// extra rows and columns stay zero).
-fn max_unpool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn max_unpool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let (x, indices) = (input(inputs, 0)?, input(inputs, 1)?.to_i64s()?);
     if indices.len() != x.len() {
-        return Err("the indices and X differ in size".into());
+        return Err(bad_input!("the indices and X differ in size"));
     }
-    let dims = x.rank().checked_sub(2).ok_or("MaxUnpool needs X of rank 3 or more")?;
-    let kernel = ctx.ints("kernel_shape").ok_or("kernel_shape is missing")?.to_vec();
+    let dims = x.rank().checked_sub(2).ok_or(bad_input!("MaxUnpool needs X of rank 3 or more"))?;
+    let kernel = ctx.ints("kernel_shape").ok_or(bad_attribute!("kernel_shape is missing"))?.to_vec();
     if kernel.len() != dims {
-        return Err(format!("kernel_shape has {} values for {dims} dimensions", kernel.len()));
+        return Err(bad_attribute!("kernel_shape has {} values for {dims} dimensions", kernel.len()));
     }
     let stride = per_dim(ctx, "strides", dims, 1)?;
     let pads = match ctx.ints("pads") {
@@ -124,14 +127,14 @@ fn max_unpool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, St
         let size =
             (x.shape[d + 2] as i128 - 1) * i128::from(stride[d]) - i128::from(pads[d]) - i128::from(pads[d + dims])
                 + i128::from(kernel[d]);
-        inferred.push(usize::try_from(size).map_err(|_| format!("output dimension {size} is out of range"))?);
+        inferred.push(usize::try_from(size).map_err(|_| bad_input!("output dimension {size} is out of range"))?);
     }
     let out_shape = match optional(inputs, 2)? {
         Some(shape) => sizes(shape.to_i64s()?, "output_shape")?,
         None => inferred.clone(),
     };
     if out_shape.len() != inferred.len() || out_shape.iter().zip(&inferred).any(|(o, i)| o < i) {
-        return Err(format!("output_shape {out_shape:?} is smaller than the unpooled {inferred:?}"));
+        return Err(bad_input!("output_shape {out_shape:?} is smaller than the unpooled {inferred:?}"));
     }
     let total = count(&out_shape)?;
     ctx.check_elements(total)?;
@@ -139,35 +142,35 @@ fn max_unpool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, St
     let limit = count(&inferred)?;
     let mut out = vec![0.0; total];
     for (&i, v) in indices.iter().zip(x.to_f64s()?) {
-        let i = usize::try_from(i).ok().filter(|&i| i < limit).ok_or(format!("index {i} is outside the output"))?;
+        let i = usize::try_from(i).ok().filter(|&i| i < limit).ok_or(bad_input!("index {i} is outside the output"))?;
         let slot: usize = (0..inferred.len()).map(|d| ((i / from[d]) % inferred[d]) * to[d]).sum();
         out[slot] = v;
     }
     one(numeric_like(x.data_type(), out_shape, out)?)
 }
 
-fn tensor_scatter(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn tensor_scatter(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let (cache, update) = (input(inputs, 0)?, input(inputs, 1)?);
     let rank = cache.rank();
     let ax = axis(ctx.int("axis").unwrap_or(-2), rank)?;
     if ax == 0 || update.rank() != rank {
-        return Err("the update must have the cache's rank, and the axis cannot be the batch axis".into());
+        return Err(bad_input!("the update must have the cache's rank, and the axis cannot be the batch axis"));
     }
     if (0..rank).any(|d| d != ax && update.shape[d] != cache.shape[d]) {
-        return Err(format!("update {:?} does not fit cache {:?} outside axis {ax}", update.shape, cache.shape));
+        return Err(bad_input!("update {:?} does not fit cache {:?} outside axis {ax}", update.shape, cache.shape));
     }
     let batch = cache.shape[0];
     // Without write indices every batch entry writes at 0 (an empty cache may declare any
     // batch, so no list of zeros is made).
     let starts = match optional(inputs, 2)? {
-        Some(w) if w.len() != batch => return Err(format!("{} write indices for a batch of {batch}", w.len())),
+        Some(w) if w.len() != batch => return Err(bad_input!("{} write indices for a batch of {batch}", w.len())),
         Some(w) => w.to_i64s()?,
         None => Vec::new(),
     };
     let circular = match ctx.string("mode").unwrap_or("linear") {
         "linear" => false,
         "circular" => true,
-        other => return Err(format!("mode '{other}' is not linear or circular")),
+        other => return Err(bad_attribute!("mode '{other}' is not linear or circular")),
     };
     let max = cache.shape[ax];
     let (cache_strides, update_strides) = (strides(&cache.shape), strides(&update.shape));
@@ -183,7 +186,10 @@ fn tensor_scatter(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>
                 // In i128: a write index may be any i64.
                 let p = i128::from(starts.get(b).copied().unwrap_or(0)) + i as i128;
                 let p = if circular { p.rem_euclid(max.max(1) as i128) } else { p };
-                usize::try_from(p).ok().filter(|&p| p < max).ok_or(format!("write position {p} is past the cache"))?
+                usize::try_from(p)
+                    .ok()
+                    .filter(|&p| p < max)
+                    .ok_or(bad_input!("write position {p} is past the cache"))?
             } else {
                 i
             };

@@ -4,8 +4,9 @@
 
 use std::collections::HashMap;
 
-use super::{Ctx, Kernel, axis, count, input, one, optional};
+use super::{Ctx, Kernel, axis, count, input, input_axis, one, optional};
 use crate::broadcast::strides;
+use crate::error::{KernelError, bad_attribute, bad_input, limit};
 use crate::kernels::elementwise::numeric_like;
 use crate::kernels::shape::dtype_attr;
 use crate::value::{Data, Tensor, Value};
@@ -35,9 +36,9 @@ pub fn kernel(op: &str) -> Option<Kernel> {
 
 /// `t`'s elements followed by one zero (false for booleans), and where that zero is: a
 /// gather from it can fill any position with zero.
-fn with_zero(t: &Tensor) -> Result<(Data, usize), String> {
+fn with_zero(t: &Tensor) -> Result<(Data, usize), KernelError> {
     let zero = numeric_like(t.data_type(), vec![1], vec![0.0])
-        .or_else(|_| Ok::<_, String>(Tensor::new(vec![1], Data::Bool(vec![false]))))?;
+        .or_else(|_| Ok::<_, KernelError>(Tensor::new(vec![1], Data::Bool(vec![false]))))?;
     let mut joined = (*t.data).clone();
     joined.extend_from(&zero.data)?;
     Ok((joined, t.len()))
@@ -45,7 +46,7 @@ fn with_zero(t: &Tensor) -> Result<(Data, usize), String> {
 
 /// CenterCropPad: each listed axis cropped or zero-padded to its new size, centred (the
 /// odd element goes to the end).
-fn center_crop_pad(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn center_crop_pad(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let t = input(inputs, 0)?;
     let sizes = input(inputs, 1)?.to_i64s()?;
     let rank = t.rank();
@@ -54,13 +55,13 @@ fn center_crop_pad(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value
         None => (0..rank).collect(),
     };
     if axes.len() != sizes.len() {
-        return Err(format!("shape has {} values for {} axes", sizes.len(), axes.len()));
+        return Err(bad_input!("shape has {} values for {} axes", sizes.len(), axes.len()));
     }
     let mut out_shape = t.shape.clone();
     // Per axis: output index o reads input index o + shift (negative when padding).
     let mut shift = vec![0i64; rank];
     for (&a, &size) in axes.iter().zip(&sizes) {
-        let size = usize::try_from(size).map_err(|_| format!("size {size} is negative"))?;
+        let size = usize::try_from(size).map_err(|_| bad_input!("size {size} is negative"))?;
         let dim = t.shape[a];
         shift[a] = if size <= dim { ((dim - size) / 2) as i64 } else { -(((size - dim) / 2) as i64) };
         out_shape[a] = size;
@@ -86,10 +87,10 @@ fn center_crop_pad(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value
     one(Tensor::new(out_shape.clone(), joined.pick(picked)))
 }
 
-fn trilu(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn trilu(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let t = input(inputs, 0)?;
     if t.rank() < 2 {
-        return Err("Trilu needs a matrix".into());
+        return Err(bad_input!("Trilu needs a matrix"));
     }
     let k = match optional(inputs, 1)? {
         Some(k) => k.to_i64s()?.first().copied().unwrap_or(0),
@@ -106,9 +107,9 @@ fn trilu(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String>
     one(Tensor::new(t.shape.clone(), joined.pick(picked)))
 }
 
-fn cumulative(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn cumulative(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let t = input(inputs, 0)?;
-    let a = axis(input(inputs, 1)?.to_i64s()?.first().copied().ok_or("axis is empty")?, t.rank())?;
+    let a = input_axis(input(inputs, 1)?.to_i64s()?.first().copied().ok_or(bad_input!("axis is empty"))?, t.rank())?;
     let exclusive = ctx.int("exclusive").unwrap_or(0) != 0;
     let reverse = ctx.int("reverse").unwrap_or(0) != 0;
     let product = ctx.op() == "CumProd";
@@ -136,17 +137,17 @@ fn cumulative(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, St
     one(numeric_like(t.data_type(), t.shape.clone(), out)?)
 }
 
-fn top_k(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn top_k(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let t = input(inputs, 0)?;
     let k = if ctx.opset >= 10 {
-        input(inputs, 1)?.to_i64s()?.first().copied().ok_or("k is empty")?
+        input(inputs, 1)?.to_i64s()?.first().copied().ok_or(bad_input!("k is empty"))?
     } else {
-        ctx.int("k").ok_or("k is missing")?
+        ctx.int("k").ok_or(bad_attribute!("k is missing"))?
     };
     let a = axis(ctx.int("axis").unwrap_or(-1), t.rank())?;
     let largest = ctx.int("largest").unwrap_or(1) != 0;
     let n = t.shape[a];
-    let k = usize::try_from(k).ok().filter(|&k| k <= n).ok_or_else(|| format!("k = {k} for an axis of {n}"))?;
+    let k = usize::try_from(k).ok().filter(|&k| k <= n).ok_or_else(|| bad_input!("k = {k} for an axis of {n}"))?;
     let (outer, inner) = (count(&t.shape[..a])?, count(&t.shape[a + 1..])?);
     let v = t.to_f64s()?;
     let mut shape = t.shape.clone();
@@ -189,12 +190,12 @@ fn top_k(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String>
     ])
 }
 
-fn one_hot(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn one_hot(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let (indices, depth, values) = (input(inputs, 0)?, input(inputs, 1)?, input(inputs, 2)?);
-    let depth = depth.to_f64s()?.first().copied().ok_or("depth is empty")? as i64;
-    let depth = usize::try_from(depth).map_err(|_| format!("depth {depth}"))?;
+    let depth = depth.to_f64s()?.first().copied().ok_or(bad_input!("depth is empty"))? as i64;
+    let depth = usize::try_from(depth).map_err(|_| bad_input!("depth {depth}"))?;
     if values.len() != 2 {
-        return Err("values must hold [off, on]".into());
+        return Err(bad_input!("values must hold [off, on]"));
     }
     let rank = indices.rank() + 1;
     let a = axis(ctx.int("axis").unwrap_or(-1), rank)?;
@@ -219,14 +220,14 @@ fn one_hot(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Strin
 }
 
 /// How a scatter combines the existing element with the update.
-fn reduction(ctx: &Ctx<'_>) -> Result<fn(f64, f64) -> f64, String> {
+fn reduction(ctx: &Ctx<'_>) -> Result<fn(f64, f64) -> f64, KernelError> {
     Ok(match ctx.string("reduction").unwrap_or("none") {
         "none" => |_, u| u,
         "add" => |a, u| a + u,
         "mul" => |a, u| a * u,
         "max" => f64::max,
         "min" => f64::min,
-        other => return Err(format!("unknown reduction '{other}'")),
+        other => return Err(bad_attribute!("unknown reduction '{other}'")),
     })
 }
 
@@ -238,7 +239,7 @@ fn scatter_into(
     targets: &[usize],
     updates: &Tensor,
     per_target: usize,
-) -> Result<Vec<Value>, String> {
+) -> Result<Vec<Value>, KernelError> {
     let combine = reduction(ctx)?;
     let plain = ctx.string("reduction").unwrap_or("none") == "none";
     if plain || matches!(&*data.data, Data::Str(_) | Data::Bool(_)) {
@@ -259,11 +260,11 @@ fn scatter_into(
     one(numeric_like(data.data_type(), data.shape.clone(), v)?)
 }
 
-fn scatter_elements(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn scatter_elements(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let (data, idx, updates) = (input(inputs, 0)?, input(inputs, 1)?, input(inputs, 2)?);
     let a = axis(ctx.int("axis").unwrap_or(0), data.rank())?;
     if idx.shape != updates.shape || idx.rank() != data.rank() {
-        return Err("indices and updates must have one shape, of the data's rank".into());
+        return Err(bad_input!("indices and updates must have one shape, of the data's rank"));
     }
     let targets = crate::kernels::shape::element_offsets(data, idx, a)?;
     scatter_into(ctx, data, &targets, updates, 1)
@@ -272,17 +273,22 @@ fn scatter_elements(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Valu
 /// For GatherND and ScatterND: the offset of each index tuple's slice, and the slice size.
 /// The first `batch` axes of data and indices must agree; each tuple (the last axis of the
 /// indices) indexes the axes after them, and an empty tuple takes the whole batch entry.
-fn nd_offsets(ctx: &Ctx<'_>, data: &Tensor, idx: &Tensor, batch: usize) -> Result<(Vec<usize>, usize, usize), String> {
-    let last = *idx.shape.last().ok_or("indices need an axis")?;
+fn nd_offsets(
+    ctx: &Ctx<'_>,
+    data: &Tensor,
+    idx: &Tensor,
+    batch: usize,
+) -> Result<(Vec<usize>, usize, usize), KernelError> {
+    let last = *idx.shape.last().ok_or(bad_input!("indices need an axis"))?;
     if batch >= idx.rank() || batch.checked_add(last).is_none_or(|used| used > data.rank()) {
-        return Err(format!(
+        return Err(bad_input!(
             "index tuples of {last} after {batch} batch axes do not fit data of rank {} and indices of rank {}",
             data.rank(),
             idx.rank()
         ));
     }
     if data.shape[..batch] != idx.shape[..batch] {
-        return Err(format!("the batch axes of data {:?} and indices {:?} differ", data.shape, idx.shape));
+        return Err(bad_input!("the batch axes of data {:?} and indices {:?} differ", data.shape, idx.shape));
     }
     let slice = count(&data.shape[batch + last..])?;
     let ds = strides(&data.shape);
@@ -301,7 +307,7 @@ fn nd_offsets(ctx: &Ctx<'_>, data: &Tensor, idx: &Tensor, batch: usize) -> Resul
             let d = data.shape[batch + k] as i64;
             let j = if i < 0 { i + d } else { i };
             if !(0..d).contains(&j) {
-                return Err(format!("index {i} is out of range for size {d}"));
+                return Err(bad_input!("index {i} is out of range for size {d}"));
             }
             offset += j as usize * ds[batch + k];
         }
@@ -310,9 +316,10 @@ fn nd_offsets(ctx: &Ctx<'_>, data: &Tensor, idx: &Tensor, batch: usize) -> Resul
     Ok((offsets, slice, last))
 }
 
-fn gather_nd(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn gather_nd(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let (data, idx) = (input(inputs, 0)?, input(inputs, 1)?);
-    let batch = usize::try_from(ctx.int("batch_dims").unwrap_or(0)).map_err(|_| "negative batch_dims")?;
+    let batch =
+        usize::try_from(ctx.int("batch_dims").unwrap_or(0)).map_err(|_| bad_attribute!("negative batch_dims"))?;
     let (offsets, slice, last) = nd_offsets(ctx, data, idx, batch)?;
     let mut shape = idx.shape[..idx.rank() - 1].to_vec();
     shape.extend_from_slice(&data.shape[batch + last..]);
@@ -320,18 +327,18 @@ fn gather_nd(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
     one(Tensor::new(shape, data.data.pick(picked.into_iter())))
 }
 
-fn scatter_nd(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn scatter_nd(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let (data, idx, updates) = (input(inputs, 0)?, input(inputs, 1)?, input(inputs, 2)?);
     let (offsets, slice, _) = nd_offsets(ctx, data, idx, 0)?;
     if updates.len() != offsets.len() * slice {
-        return Err("updates do not match the indices".into());
+        return Err(bad_input!("updates do not match the indices"));
     }
     scatter_into(ctx, data, &offsets, updates, slice)
 }
 
-fn compress(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn compress(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let (t, cond) = (input(inputs, 0)?, input(inputs, 1)?);
-    let Data::Bool(keep) = &*cond.data else { return Err("the condition must be bool".into()) };
+    let Data::Bool(keep) = &*cond.data else { return Err(bad_input!("the condition must be bool")) };
     match ctx.int("axis") {
         None => {
             let picked: Vec<usize> = (0..t.len()).filter(|&i| keep.get(i).copied().unwrap_or(false)).collect();
@@ -354,7 +361,7 @@ fn compress(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Stri
     }
 }
 
-fn non_zero(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn non_zero(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let t = input(inputs, 0)?;
     let nonzero: Vec<usize> = match &*t.data {
         Data::Str(s) => (0..s.len()).filter(|&i| !s[i].is_empty()).collect(),
@@ -368,10 +375,10 @@ fn non_zero(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
     one(Tensor::new(vec![t.rank(), nonzero.len()], Data::I64(out.into())))
 }
 
-fn eye_like(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn eye_like(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let t = input(inputs, 0)?;
     if t.rank() != 2 {
-        return Err("EyeLike takes a matrix".into());
+        return Err(bad_input!("EyeLike takes a matrix"));
     }
     let k = ctx.int("k").unwrap_or(0);
     let dt = dtype_attr(ctx, "dtype", t.data_type())?;
@@ -386,23 +393,23 @@ fn eye_like(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Stri
     one(numeric_like(dt, t.shape.clone(), v)?)
 }
 
-fn depth_space(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn depth_space(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let t = input(inputs, 0)?;
     if t.rank() != 4 {
-        return Err("expected [N, C, H, W]".into());
+        return Err(bad_input!("expected [N, C, H, W]"));
     }
-    let b = usize::try_from(ctx.int("blocksize").ok_or("blocksize is required")?)
+    let b = usize::try_from(ctx.int("blocksize").ok_or(bad_attribute!("blocksize is required"))?)
         .ok()
         .filter(|&b| b > 0)
-        .ok_or("blocksize must be positive")?;
+        .ok_or(bad_attribute!("blocksize must be positive"))?;
     let [n, c, h, w] = [t.shape[0], t.shape[1], t.shape[2], t.shape[3]];
     let crd = ctx.string("mode") == Some("CRD");
     let s = strides(&t.shape);
-    let too_large = || format!("blocksize {b} is too large for input {:?}", t.shape);
+    let too_large = || limit!("blocksize {b} is too large for input {:?}", t.shape);
     let bb = b.checked_mul(b).ok_or_else(too_large)?;
     let (shape, picked): (Vec<usize>, Vec<usize>) = if ctx.op() == "DepthToSpace" {
         if c % bb != 0 {
-            return Err(format!("{c} channels do not divide by blocksize² = {bb}"));
+            return Err(bad_input!("{c} channels do not divide by blocksize² = {bb}"));
         }
         let oc = c / bb;
         let shape = vec![n, oc, h.checked_mul(b).ok_or_else(too_large)?, w.checked_mul(b).ok_or_else(too_large)?];
@@ -426,7 +433,7 @@ fn depth_space(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, S
         (shape, picked)
     } else {
         if h % b != 0 || w % b != 0 {
-            return Err("height and width must divide by blocksize".into());
+            return Err(bad_input!("height and width must divide by blocksize"));
         }
         let shape = vec![n, c.checked_mul(bb).ok_or_else(too_large)?, h / b, w / b];
         count(&shape)?;
@@ -451,7 +458,7 @@ fn depth_space(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, S
     one(Tensor::new(shape, t.data.pick(picked.into_iter())))
 }
 
-fn reverse_sequence(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn reverse_sequence(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let (t, lens) = (input(inputs, 0)?, input(inputs, 1)?.to_i64s()?);
     let time = axis(ctx.int("time_axis").unwrap_or(0), t.rank())?;
     let batch = axis(ctx.int("batch_axis").unwrap_or(1), t.rank())?;
@@ -467,7 +474,7 @@ fn reverse_sequence(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Valu
 /// Unique: the distinct values (or slices along `axis`), sorted or in order of first
 /// appearance, with where each first appears, which distinct value each element is, and how
 /// often each appears.
-fn unique(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn unique(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let t = input(inputs, 0)?;
     let sorted = ctx.int("sorted").unwrap_or(1) != 0;
     let (flat, a) = match ctx.int("axis") {
@@ -546,7 +553,7 @@ fn unique(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
 
 /// NonMaxSuppression: per batch and class, boxes above the score threshold, best first,
 /// each kept unless it overlaps a kept one by more than the IoU threshold.
-fn non_max_suppression(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn non_max_suppression(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let (boxes, scores) = (input(inputs, 0)?, input(inputs, 1)?);
     if boxes.rank() != 3
         || scores.rank() != 3
@@ -554,9 +561,9 @@ fn non_max_suppression(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<V
         || boxes.shape[0] != scores.shape[0]
         || boxes.shape[1] != scores.shape[2]
     {
-        return Err(format!("boxes {:?} and scores {:?} do not agree", boxes.shape, scores.shape));
+        return Err(bad_input!("boxes {:?} and scores {:?} do not agree", boxes.shape, scores.shape));
     }
-    let scalar = |i: usize| -> Result<Option<f64>, String> {
+    let scalar = |i: usize| -> Result<Option<f64>, KernelError> {
         Ok(optional(inputs, i)?.map(Tensor::to_f64s).transpose()?.and_then(|v| v.first().copied()))
     };
     let max_boxes = scalar(2)?.unwrap_or(0.0).max(0.0) as usize;
@@ -607,15 +614,15 @@ fn non_max_suppression(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<V
 }
 
 /// BitCast: the same bytes read as another type of the same width.
-fn bit_cast(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn bit_cast(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let t = input(inputs, 0)?;
     let to = dtype_attr(ctx, "to", t.data_type())?;
     if to.bits() != t.data_type().bits() || to.bits() % 8 != 0 || matches!(&*t.data, Data::Str(_)) {
-        return Err(format!("cannot reinterpret {} as {}", t.data_type().name(), to.name()));
+        return Err(bad_attribute!("cannot reinterpret {} as {}", t.data_type().name(), to.name()));
     }
     let mut ir = t.to_ir(None);
     onnx_core::ir::tensor_data::typed_to_raw(&mut ir)
-        .or_else(|e| if ir.raw_data.is_some() { Ok(()) } else { Err(e) })?;
+        .or_else(|e| if ir.raw_data.is_some() { Ok(()) } else { Err(KernelError::unsupported(e)) })?;
     ir.data_type = Some(to.code());
     one(Tensor::from_ir(&ir)?)
 }

@@ -4,8 +4,9 @@
 
 use onnx_core::ir::{AttributeValue, DataType};
 
-use super::{Ctx, Kernel, axis, count, input, one, optional};
+use super::{Ctx, Kernel, axis, count, input, input_axis, one, optional};
 use crate::broadcast;
+use crate::error::{KernelError, bad_attribute, bad_input, limit, unsupported};
 use crate::value::{Data, Tensor, Value};
 
 pub fn kernel(op: &str) -> Option<Kernel> {
@@ -47,25 +48,25 @@ pub fn view_kernel(op: &str) -> Option<Kernel> {
 
 /// A view made by Transpose, Slice or Expand, copied row-major for readers of elements
 /// (one copy from the first tensor of a chain of views).
-fn copied(view: Tensor) -> Result<Vec<Value>, String> {
+fn copied(view: Tensor) -> Result<Vec<Value>, KernelError> {
     one(view.contiguous().into_owned())
 }
 
 /// The integers of input `i` (shapes, axes), or of attribute `attr` for older opsets.
-fn ints_from(ctx: &Ctx<'_>, inputs: &[Option<&Value>], i: usize, attr: &str) -> Result<Option<Vec<i64>>, String> {
+fn ints_from(ctx: &Ctx<'_>, inputs: &[Option<&Value>], i: usize, attr: &str) -> Result<Option<Vec<i64>>, KernelError> {
     match optional(inputs, i)? {
         Some(t) => Ok(Some(t.to_i64s()?)),
         None => Ok(ctx.ints(attr).map(<[i64]>::to_vec)),
     }
 }
 
-fn dims(v: &[i64], what: &str) -> Result<Vec<usize>, String> {
-    v.iter().map(|&d| usize::try_from(d).map_err(|_| format!("{what} has a negative size {d}"))).collect()
+fn dims(v: &[i64], what: &str) -> Result<Vec<usize>, KernelError> {
+    v.iter().map(|&d| usize::try_from(d).map_err(|_| bad_input!("{what} has a negative size {d}"))).collect()
 }
 
-fn reshape(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn reshape(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let t = input(inputs, 0)?;
-    let wanted = ints_from(ctx, inputs, 1, "shape")?.ok_or("Reshape needs a shape")?;
+    let wanted = ints_from(ctx, inputs, 1, "shape")?.ok_or(bad_input!("Reshape needs a shape"))?;
     let allow_zero = ctx.int("allowzero").unwrap_or(0) != 0;
     let mut shape = Vec::with_capacity(wanted.len());
     let mut infer_at = None;
@@ -75,39 +76,41 @@ fn reshape(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Strin
                 infer_at = Some(i);
                 shape.push(1);
             }
-            0 if !allow_zero => shape.push(*t.shape.get(i).ok_or("shape copies an axis the input does not have")?),
-            d => shape.push(usize::try_from(d).map_err(|_| format!("shape holds {d}"))?),
+            0 if !allow_zero => {
+                shape.push(*t.shape.get(i).ok_or(bad_input!("shape copies an axis the input does not have"))?)
+            }
+            d => shape.push(usize::try_from(d).map_err(|_| bad_input!("shape holds {d}"))?),
         }
     }
     if let Some(i) = infer_at {
         let known = count(&shape)?;
         if known == 0 || t.len() % known != 0 {
-            return Err(format!("cannot reshape {:?} ({} elements) to {wanted:?}", t.shape, t.len()));
+            return Err(bad_input!("cannot reshape {:?} ({} elements) to {wanted:?}", t.shape, t.len()));
         }
         shape[i] = t.len() / known;
     }
     if count(&shape)? != t.len() {
-        return Err(format!("cannot reshape {:?} ({} elements) to {wanted:?}", t.shape, t.len()));
+        return Err(bad_input!("cannot reshape {:?} ({} elements) to {wanted:?}", t.shape, t.len()));
     }
     one(t.reshaped(shape))
 }
 
-fn flatten(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn flatten(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let t = input(inputs, 0)?;
     let a = ctx.int("axis").unwrap_or(1);
     let a = if a < 0 { a + t.rank() as i64 } else { a };
-    let a = usize::try_from(a).ok().filter(|&a| a <= t.rank()).ok_or("axis out of range")?;
+    let a = usize::try_from(a).ok().filter(|&a| a <= t.rank()).ok_or(bad_attribute!("axis out of range"))?;
     let outer = count(&t.shape[..a])?;
     one(t.reshaped(vec![outer, count(&t.shape[a..])?]))
 }
 
-fn squeeze(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn squeeze(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let t = input(inputs, 0)?;
     let shape = match ints_from(ctx, inputs, 1, "axes")? {
         Some(axes) => {
-            let axes = axes.iter().map(|&a| axis(a, t.rank())).collect::<Result<Vec<_>, _>>()?;
+            let axes = axes.iter().map(|&a| input_axis(a, t.rank())).collect::<Result<Vec<_>, _>>()?;
             if let Some(&a) = axes.iter().find(|&&a| t.shape[a] != 1) {
-                return Err(format!("axis {a} has size {}, not 1", t.shape[a]));
+                return Err(bad_input!("axis {a} has size {}, not 1", t.shape[a]));
             }
             t.shape.iter().enumerate().filter(|(i, _)| !axes.contains(i)).map(|(_, &d)| d).collect()
         }
@@ -116,14 +119,14 @@ fn squeeze(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Strin
     one(t.reshaped(shape))
 }
 
-fn unsqueeze(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn unsqueeze(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let t = input(inputs, 0)?;
-    let axes = ints_from(ctx, inputs, 1, "axes")?.ok_or("Unsqueeze needs axes")?;
+    let axes = ints_from(ctx, inputs, 1, "axes")?.ok_or(bad_input!("Unsqueeze needs axes"))?;
     let rank = t.rank() + axes.len();
-    let mut axes = axes.iter().map(|&a| axis(a, rank)).collect::<Result<Vec<_>, _>>()?;
+    let mut axes = axes.iter().map(|&a| input_axis(a, rank)).collect::<Result<Vec<_>, _>>()?;
     axes.sort_unstable();
     if axes.windows(2).any(|w| w[0] == w[1]) {
-        return Err("axes repeat".into());
+        return Err(bad_input!("axes repeat"));
     }
     let mut shape = t.shape.clone();
     for a in axes {
@@ -133,7 +136,7 @@ fn unsqueeze(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
 }
 
 /// Transpose's result, as a view of its input.
-fn transposed(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Tensor, String> {
+fn transposed(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Tensor, KernelError> {
     let t = input(inputs, 0)?;
     let perm: Vec<usize> = match ctx.ints("perm") {
         Some(p) => p.iter().map(|&a| axis(a, t.rank())).collect::<Result<_, _>>()?,
@@ -142,33 +145,33 @@ fn transposed(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Tensor, String
     let mut seen = perm.clone();
     seen.sort_unstable();
     if seen != (0..t.rank()).collect::<Vec<_>>() {
-        return Err(format!("perm {perm:?} is not a permutation of the {} axes", t.rank()));
+        return Err(bad_attribute!("perm {perm:?} is not a permutation of the {} axes", t.rank()));
     }
     Ok(crate::view::transpose(t, &perm))
 }
 
-fn concat(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn concat(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let parts: Vec<&Tensor> = (0..inputs.len()).map(|i| input(inputs, i)).collect::<Result<_, _>>()?;
-    let first = parts.first().ok_or("Concat needs inputs")?;
-    let a = axis(ctx.int("axis").ok_or("Concat needs 'axis'")?, first.rank())?;
+    let first = parts.first().ok_or(bad_input!("Concat needs inputs"))?;
+    let a = axis(ctx.int("axis").ok_or(bad_attribute!("Concat needs 'axis'"))?, first.rank())?;
     let mut shape = first.shape.clone();
     shape[a] = 0;
     for p in &parts {
         if p.rank() != first.rank() || p.shape.iter().enumerate().any(|(i, &d)| i != a && d != first.shape[i]) {
-            return Err(format!("shapes {:?} and {:?} do not concatenate on axis {a}", first.shape, p.shape));
+            return Err(bad_input!("shapes {:?} and {:?} do not concatenate on axis {a}", first.shape, p.shape));
         }
-        shape[a] = shape[a].checked_add(p.shape[a]).ok_or("the concatenated axis overflows")?;
+        shape[a] = shape[a].checked_add(p.shape[a]).ok_or(limit!("the concatenated axis overflows"))?;
     }
     let total = count(&shape)?;
     // An empty result may declare any number of rows: nothing to copy.
     let outer = if total == 0 { 0 } else { count(&shape[..a])? };
     let blocks: Vec<(&Data, usize)> =
-        parts.iter().map(|p| Ok((&*p.data, count(&p.shape[a..])?))).collect::<Result<_, String>>()?;
+        parts.iter().map(|p| Ok((&*p.data, count(&p.shape[a..])?))).collect::<Result<_, KernelError>>()?;
     one(Tensor::new(shape, Data::interleave(&blocks, outer)?))
 }
 
 /// Slice's result: a view of its input when every step is positive, else a copy.
-fn sliced(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Tensor, String> {
+fn sliced(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Tensor, KernelError> {
     let t = input(inputs, 0)?;
     let (starts, ends, axes, steps) = if ctx.opset >= 10 {
         (
@@ -179,8 +182,8 @@ fn sliced(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Tensor, String> {
         )
     } else {
         (
-            ctx.ints("starts").ok_or("Slice needs starts")?.to_vec(),
-            ctx.ints("ends").ok_or("Slice needs ends")?.to_vec(),
+            ctx.ints("starts").ok_or(bad_attribute!("Slice needs starts"))?.to_vec(),
+            ctx.ints("ends").ok_or(bad_attribute!("Slice needs ends"))?.to_vec(),
             ctx.ints("axes").map(<[i64]>::to_vec),
             None,
         )
@@ -188,16 +191,16 @@ fn sliced(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Tensor, String> {
     let axes = axes.unwrap_or_else(|| (0..starts.len() as i64).collect());
     let steps = steps.unwrap_or_else(|| vec![1; starts.len()]);
     if ends.len() != starts.len() || axes.len() != starts.len() || steps.len() != starts.len() {
-        return Err("starts, ends, axes and steps differ in length".into());
+        return Err(bad_input!("starts, ends, axes and steps differ in length"));
     }
     // Per axis: first index, step and count.
     let mut plan: Vec<(i64, i64, usize)> = t.shape.iter().map(|&d| (0, 1, d)).collect();
     for k in 0..starts.len() {
-        let a = axis(axes[k], t.rank())?;
+        let a = input_axis(axes[k], t.rank())?;
         let d = t.shape[a] as i64;
         let step = steps[k];
         if step == 0 {
-            return Err("a step is 0".into());
+            return Err(bad_input!("a step is 0"));
         }
         let clamp = |v: i64, lo: i64, hi: i64| v.clamp(lo, hi);
         let norm = |v: i64| if v < 0 { v.saturating_add(d) } else { v };
@@ -213,7 +216,7 @@ fn sliced(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Tensor, String> {
             (i128::from(start) - i128::from(end), -i128::from(step))
         };
         let n = ((span + step_len - 1) / step_len).max(0);
-        plan[a] = (start, step, usize::try_from(n).map_err(|_| "the slice is too long")?);
+        plan[a] = (start, step, usize::try_from(n).map_err(|_| limit!("the slice is too long"))?);
     }
     let shape: Vec<usize> = plan.iter().map(|p| p.2).collect();
     if count(&shape)? == 0 {
@@ -237,7 +240,7 @@ fn sliced(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Tensor, String> {
     Ok(Tensor::new(shape, t.data.pick(picked.into_iter().flatten())))
 }
 
-fn gather(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn gather(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let (t, idx) = (input(inputs, 0)?, input(inputs, 1)?);
     let a = axis(ctx.int("axis").unwrap_or(0), t.rank())?;
     let d = t.shape[a] as i64;
@@ -249,7 +252,7 @@ fn gather(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
             usize::try_from(j)
                 .ok()
                 .filter(|&j| (j as i64) < d)
-                .ok_or_else(|| format!("index {i} is out of range for size {d}"))
+                .ok_or_else(|| bad_input!("index {i} is out of range for size {d}"))
         })
         .collect::<Result<Vec<_>, _>>()?;
     let mut shape = t.shape[..a].to_vec();
@@ -273,7 +276,7 @@ fn gather(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
     one(Tensor::new(shape, t.data.pick(picked.into_iter())))
 }
 
-fn gather_elements(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn gather_elements(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let (t, idx) = (input(inputs, 0)?, input(inputs, 1)?);
     let a = axis(ctx.int("axis").unwrap_or(0), t.rank())?;
     let picked = element_offsets(t, idx, a)?;
@@ -283,9 +286,9 @@ fn gather_elements(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value
 /// For GatherElements and ScatterElements: for each element of `idx` (same rank as `data`),
 /// the offset in `data` of the element it designates: its own position, with the
 /// coordinate along `a` replaced by its value.
-pub fn element_offsets(data: &Tensor, idx: &Tensor, a: usize) -> Result<Vec<usize>, String> {
+pub fn element_offsets(data: &Tensor, idx: &Tensor, a: usize) -> Result<Vec<usize>, KernelError> {
     if idx.rank() != data.rank() {
-        return Err("indices and data differ in rank".into());
+        return Err(bad_input!("indices and data differ in rank"));
     }
     let strides = broadcast::strides(&data.shape);
     let index_strides = broadcast::strides(&idx.shape);
@@ -294,13 +297,13 @@ pub fn element_offsets(data: &Tensor, idx: &Tensor, a: usize) -> Result<Vec<usiz
     for (n, i) in idx.to_i64s()?.into_iter().enumerate() {
         let j = if i < 0 { i + d } else { i };
         if !(0..d).contains(&j) {
-            return Err(format!("index {i} is out of range for size {d}"));
+            return Err(bad_input!("index {i} is out of range for size {d}"));
         }
         let mut offset = 0;
         for ax in 0..idx.rank() {
             let c = if ax == a { j as usize } else { (n / index_strides[ax]) % idx.shape[ax] };
             if c >= data.shape[ax] {
-                return Err("indices reach past the data".into());
+                return Err(bad_input!("indices reach past the data"));
             }
             offset += c * strides[ax];
         }
@@ -309,7 +312,7 @@ pub fn element_offsets(data: &Tensor, idx: &Tensor, a: usize) -> Result<Vec<usiz
     Ok(offsets)
 }
 
-fn shape(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn shape(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let t = input(inputs, 0)?;
     let r = t.rank() as i64;
     let clamp = |v: i64| (if v < 0 { v + r } else { v }).clamp(0, r) as usize;
@@ -319,7 +322,7 @@ fn shape(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String>
     one(Tensor::new(vec![dims.len()], Data::I64(dims.into())))
 }
 
-fn constant(ctx: &Ctx<'_>, _: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn constant(ctx: &Ctx<'_>, _: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     if let Some(t) = ctx.tensor("value")? {
         return one(t);
     }
@@ -334,26 +337,26 @@ fn constant(ctx: &Ctx<'_>, _: &[Option<&Value>]) -> Result<Vec<Value>, String> {
             (_, Some(AttributeValue::Strings(s))) => {
                 Tensor::new(vec![s.len()], Data::Str(s.iter().map(|x| x.as_bytes().to_vec()).collect()))
             }
-            _ => return Err("Constant has no value attribute this evaluator reads".into()),
+            _ => return Err(unsupported!("Constant has no value attribute this evaluator reads")),
         },
     };
     one(t)
 }
 
-fn constant_of_shape(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn constant_of_shape(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let shape = dims(&input(inputs, 0)?.to_i64s()?, "the shape")?;
     let n = count(&shape)?;
     ctx.check_elements(n)?;
     let fill = ctx.tensor("value")?.unwrap_or_else(|| Tensor::new(vec![1], Data::F32(vec![0.0].into())));
     if fill.len() != 1 {
-        return Err("'value' must hold one element".into());
+        return Err(bad_attribute!("'value' must hold one element"));
     }
     one(Tensor::new(shape, fill.data.pick(std::iter::repeat_n(0, n))))
 }
 
 /// Expand's result, as a view of its input (checked against the run's limits as if made:
 /// a reader of elements will make it).
-fn expanded(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Tensor, String> {
+fn expanded(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Tensor, KernelError> {
     let t = input(inputs, 0)?;
     let wanted = dims(&input(inputs, 1)?.to_i64s()?, "the shape")?;
     let shape = broadcast::shape(&[&t.shape, &wanted])?;
@@ -361,19 +364,19 @@ fn expanded(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Tensor, String> 
     Ok(crate::view::expand(t, &shape))
 }
 
-fn range(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn range(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let (s, l, d) = (input(inputs, 0)?, input(inputs, 1)?, input(inputs, 2)?);
     let (start, limit, delta) = (s.to_f64s()?, l.to_f64s()?, d.to_f64s()?);
     let (start, limit, delta) = match (start.first(), limit.first(), delta.first()) {
         (Some(&a), Some(&b), Some(&c)) => (a, b, c),
-        _ => return Err("Range takes three scalars".into()),
+        _ => return Err(bad_input!("Range takes three scalars")),
     };
     if delta == 0.0 {
-        return Err("delta is 0".into());
+        return Err(bad_input!("delta is 0"));
     }
     let n = ((limit - start) / delta).ceil().max(0.0);
     if !n.is_finite() || n > ctx.limits.max_tensor_elements as f64 {
-        return Err(format!("the range would hold {n} elements"));
+        return Err(limit!("the range would hold {n} elements"));
     }
     let n = n as usize;
     let values: Vec<f64> = match &*s.data {
@@ -386,14 +389,19 @@ fn range(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String>
     one(super::elementwise::numeric_like(s.data_type(), vec![n], values)?)
 }
 
-fn tile(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn tile(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let t = input(inputs, 0)?;
     let repeats = dims(&input(inputs, 1)?.to_i64s()?, "repeats")?;
     if repeats.len() != t.rank() {
-        return Err("repeats and the input differ in rank".into());
+        return Err(bad_input!("repeats and the input differ in rank"));
     }
-    let shape: Vec<usize> =
-        t.shape.iter().zip(&repeats).map(|(&d, &r)| d.checked_mul(r)).collect::<Option<_>>().ok_or("overflow")?;
+    let shape: Vec<usize> = t
+        .shape
+        .iter()
+        .zip(&repeats)
+        .map(|(&d, &r)| d.checked_mul(r))
+        .collect::<Option<_>>()
+        .ok_or(limit!("overflow"))?;
     let n = count(&shape)?;
     ctx.check_elements(n)?;
     let strides = broadcast::strides(&t.shape);
@@ -403,7 +411,7 @@ fn tile(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> 
     one(Tensor::new(shape.clone(), t.data.pick(picked)))
 }
 
-fn split(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn split(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let t = input(inputs, 0)?;
     let a = axis(ctx.int("axis").unwrap_or(0), t.rank())?;
     let outputs = ctx.node.outputs.len();
@@ -417,14 +425,14 @@ fn split(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String>
                 Some(n) => usize::try_from(n)
                     .ok()
                     .filter(|&n| (1..=outputs.max(1)).contains(&n))
-                    .ok_or_else(|| format!("num_outputs is {n}, the node has {outputs} outputs"))?,
+                    .ok_or_else(|| bad_attribute!("num_outputs is {n}, the node has {outputs} outputs"))?,
             };
             let each = total.div_ceil(parts.max(1));
             (0..parts).map(|k| each.min(total.saturating_sub(k * each))).collect()
         }
     };
     if sizes.iter().try_fold(0usize, |sum, &s| sum.checked_add(s)) != Some(total) {
-        return Err(format!("split sizes {sizes:?} do not add up to {total}"));
+        return Err(bad_input!("split sizes {sizes:?} do not add up to {total}"));
     }
     // An empty input may declare any number of rows: nothing to copy.
     let outer = if t.is_empty() { 0 } else { count(&t.shape[..a])? };
@@ -444,17 +452,17 @@ fn split(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String>
     Ok(out)
 }
 
-fn pad(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn pad(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let t = input(inputs, 0)?;
-    let pads = ints_from(ctx, inputs, 1, "pads")?.ok_or("Pad needs pads")?;
+    let pads = ints_from(ctx, inputs, 1, "pads")?.ok_or(bad_input!("Pad needs pads"))?;
     let mode = ctx.string("mode").unwrap_or("constant");
     let rank = t.rank();
     let axes: Vec<usize> = match optional(inputs, 3)? {
-        Some(a) => a.to_i64s()?.iter().map(|&x| axis(x, rank)).collect::<Result<_, _>>()?,
+        Some(a) => a.to_i64s()?.iter().map(|&x| input_axis(x, rank)).collect::<Result<_, _>>()?,
         None => (0..rank).collect(),
     };
     if pads.len() != 2 * axes.len() {
-        return Err(format!("{} pads for {} axes", pads.len(), axes.len()));
+        return Err(bad_input!("{} pads for {} axes", pads.len(), axes.len()));
     }
     let mut before = vec![0i64; rank];
     let mut after = vec![0i64; rank];
@@ -464,14 +472,14 @@ fn pad(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
         // A negative pad removes elements, at most the whole axis.
         let d = i64::try_from(t.shape[a]).unwrap_or(i64::MAX);
         if before[a] < -d || after[a] < -d {
-            return Err(format!("pads {} and {} remove more than axis {a}'s {}", before[a], after[a], t.shape[a]));
+            return Err(bad_input!("pads {} and {} remove more than axis {a}'s {}", before[a], after[a], t.shape[a]));
         }
     }
     let shape: Vec<usize> = (0..rank)
         .map(|a| {
             let size = i128::from(before[a]) + i128::from(after[a]) + t.shape[a] as i128;
             usize::try_from(size)
-                .map_err(|_| format!("pads {} and {} make axis {a} of size {size}", before[a], after[a]))
+                .map_err(|_| limit!("pads {} and {} make axis {a} of size {size}", before[a], after[a]))
         })
         .collect::<Result<_, _>>()?;
     let n = count(&shape)?;
@@ -483,7 +491,7 @@ fn pad(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
     }
     let fill = match optional(inputs, 2)? {
         Some(v) if ctx.opset >= 11 && v.len() != 1 => {
-            return Err(format!("constant_value holds {} values, not one", v.len()));
+            return Err(bad_input!("constant_value holds {} values, not one", v.len()));
         }
         Some(v) if ctx.opset >= 11 => Some(v.clone()),
         _ => None,
@@ -528,10 +536,10 @@ fn pad(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
 }
 
 /// The element type of a tensor attribute named `to`/`dtype`, for kernels that create values.
-pub fn dtype_attr(ctx: &Ctx<'_>, name: &str, default: DataType) -> Result<DataType, String> {
+pub fn dtype_attr(ctx: &Ctx<'_>, name: &str, default: DataType) -> Result<DataType, KernelError> {
     match ctx.int(name) {
         Some(code) => {
-            i32::try_from(code).ok().and_then(DataType::from_code).ok_or_else(|| format!("unknown type {code}"))
+            i32::try_from(code).ok().and_then(DataType::from_code).ok_or_else(|| bad_attribute!("unknown type {code}"))
         }
         None => Ok(default),
     }

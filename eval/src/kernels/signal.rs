@@ -10,7 +10,8 @@ use rustfft::{FftNum, FftPlanner};
 
 use super::elementwise::numeric_like;
 use super::shape::dtype_attr;
-use super::{Ctx, Kernel, axis, count, input, one, optional};
+use super::{Ctx, Kernel, axis, count, input, input_axis, one, optional};
+use crate::error::{KernelError, bad_input};
 use crate::value::Value;
 use onnx_core::ir::DataType;
 
@@ -26,9 +27,9 @@ pub fn kernel(op: &str) -> Option<Kernel> {
 }
 
 /// A scalar integer input (a one-element tensor).
-fn scalar(inputs: &[Option<&Value>], i: usize, what: &str) -> Result<Option<i64>, String> {
+fn scalar(inputs: &[Option<&Value>], i: usize, what: &str) -> Result<Option<i64>, KernelError> {
     match optional(inputs, i)? {
-        Some(t) => t.to_i64s()?.first().copied().map(Some).ok_or_else(|| format!("{what} is empty")),
+        Some(t) => t.to_i64s()?.first().copied().map(Some).ok_or_else(|| bad_input!("{what} is empty")),
         None => Ok(None),
     }
 }
@@ -103,25 +104,25 @@ fn dft_lines<T: FftNum + Float>(values: &[f64], outer: usize, inner: usize, l: L
     out
 }
 
-fn dft(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn dft(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let x = input(inputs, 0)?;
     let rank = x.rank();
     let parts = *x.shape.last().unwrap_or(&0);
     if rank < 2 || !(parts == 1 || parts == 2) {
-        return Err(format!("DFT needs a last dimension of 1 (real) or 2 (complex), got shape {:?}", x.shape));
+        return Err(bad_input!("DFT needs a last dimension of 1 (real) or 2 (complex), got shape {:?}", x.shape));
     }
     let length = scalar(inputs, 1, "dft_length")?;
     // Opset 20 moved the axis from an attribute (default 1) to an input (default -2).
     let raw_axis =
         if ctx.opset >= 20 { scalar(inputs, 2, "axis")?.unwrap_or(-2) } else { ctx.int("axis").unwrap_or(1) };
-    let ax = axis(raw_axis, rank)?;
+    let ax = if ctx.opset >= 20 { input_axis(raw_axis, rank) } else { axis(raw_axis, rank) }?;
     if ax == rank - 1 {
-        return Err("the DFT axis cannot be the last (real/imaginary) dimension".into());
+        return Err(bad_input!("the DFT axis cannot be the last (real/imaginary) dimension"));
     }
     let (inverse, onesided) = (ctx.int("inverse").unwrap_or(0) != 0, ctx.int("onesided").unwrap_or(0) != 0);
     let m = x.shape[ax];
     let n = match length {
-        Some(l) => usize::try_from(l).map_err(|_| format!("dft_length {l} is negative"))?,
+        Some(l) => usize::try_from(l).map_err(|_| bad_input!("dft_length {l} is negative"))?,
         None if inverse && onesided => 2 * m.saturating_sub(1),
         None => m,
     };
@@ -156,27 +157,27 @@ fn dft(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
     one(numeric_like(x.data_type(), out_shape, out)?)
 }
 
-fn stft(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn stft(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let signal = input(inputs, 0)?;
     let [batch, len, parts] = signal.shape[..] else {
-        return Err(format!("STFT needs a signal of shape [batch, length, 1 or 2], got {:?}", signal.shape));
+        return Err(bad_input!("STFT needs a signal of shape [batch, length, 1 or 2], got {:?}", signal.shape));
     };
     if !(parts == 1 || parts == 2) {
-        return Err(format!("the signal's last dimension must be 1 or 2, got {parts}"));
+        return Err(bad_input!("the signal's last dimension must be 1 or 2, got {parts}"));
     }
-    let step = scalar(inputs, 1, "frame_step")?.ok_or("frame_step is missing")?;
-    let step = usize::try_from(step).ok().filter(|&s| s > 0).ok_or(format!("frame_step {step} is not positive"))?;
+    let step = scalar(inputs, 1, "frame_step")?.ok_or(bad_input!("frame_step is missing"))?;
+    let step = usize::try_from(step).ok().filter(|&s| s > 0).ok_or(bad_input!("frame_step {step} is not positive"))?;
     let window = optional(inputs, 2)?.map(|w| w.to_f64s()).transpose()?;
     let frame = match (scalar(inputs, 3, "frame_length")?, &window) {
-        (Some(l), _) => usize::try_from(l).map_err(|_| format!("frame_length {l} is negative"))?,
+        (Some(l), _) => usize::try_from(l).map_err(|_| bad_input!("frame_length {l} is negative"))?,
         (None, Some(w)) => w.len(),
-        (None, None) => return Err("STFT needs a window or a frame_length".into()),
+        (None, None) => return Err(bad_input!("STFT needs a window or a frame_length")),
     };
     if window.as_ref().is_some_and(|w| w.len() != frame) {
-        return Err("the window's length differs from frame_length".into());
+        return Err(bad_input!("the window's length differs from frame_length"));
     }
     if frame == 0 || frame > len {
-        return Err(format!("frame_length {frame} does not fit a signal of length {len}"));
+        return Err(bad_input!("frame_length {frame} does not fit a signal of length {len}"));
     }
     let onesided = ctx.int("onesided").unwrap_or(1) != 0;
     let frames = 1 + (len - frame) / step;
@@ -203,9 +204,9 @@ fn stft(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> 
 
 /// Hann, Hamming and Blackman windows: sums of cosines of 2πk/N (N the size when
 /// periodic, size − 1 when symmetric).
-fn window(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
-    let size = scalar(inputs, 0, "size")?.ok_or("size is missing")?;
-    let size = usize::try_from(size).map_err(|_| format!("size {size} is negative"))?;
+fn window(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+    let size = scalar(inputs, 0, "size")?.ok_or(bad_input!("size is missing"))?;
+    let size = usize::try_from(size).map_err(|_| bad_input!("size {size} is negative"))?;
     ctx.check_elements(size)?;
     let periodic = ctx.int("periodic").unwrap_or(1) != 0;
     let dt = dtype_attr(ctx, "output_datatype", DataType::Float)?;
@@ -227,17 +228,18 @@ fn window(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String
 
 /// MelWeightMatrix: triangular filters, evenly spaced on the mel scale between the edge
 /// frequencies, over the bins of a onesided spectrum: [dft_length/2 + 1, num_mel_bins].
-fn mel_weight_matrix(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
-    let int =
-        |i: usize, what: &str| -> Result<i64, String> { scalar(inputs, i, what)?.ok_or(format!("{what} is missing")) };
-    let float = |i: usize| -> Result<f64, String> {
-        input(inputs, i)?.to_f64s()?.first().copied().ok_or_else(|| format!("input {i} is empty"))
+fn mel_weight_matrix(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+    let int = |i: usize, what: &str| -> Result<i64, KernelError> {
+        scalar(inputs, i, what)?.ok_or(bad_input!("{what} is missing"))
     };
-    let mels = usize::try_from(int(0, "num_mel_bins")?).map_err(|_| "num_mel_bins is negative")?;
+    let float = |i: usize| -> Result<f64, KernelError> {
+        input(inputs, i)?.to_f64s()?.first().copied().ok_or_else(|| bad_input!("input {i} is empty"))
+    };
+    let mels = usize::try_from(int(0, "num_mel_bins")?).map_err(|_| bad_input!("num_mel_bins is negative"))?;
     let dft_length = int(1, "dft_length")?;
     let rate = int(2, "sample_rate")?;
     if dft_length <= 0 || rate <= 0 {
-        return Err("dft_length and sample_rate must be positive".into());
+        return Err(bad_input!("dft_length and sample_rate must be positive"));
     }
     let (low, high) = (float(3)?, float(4)?);
     let bins = (dft_length / 2 + 1) as usize;

@@ -6,6 +6,7 @@
 
 use super::elementwise::numeric_like;
 use super::{Ctx, Kernel, count, input, optional};
+use crate::error::{KernelError, bad_attribute, bad_input, limit};
 use crate::value::Value;
 
 pub fn kernel(op: &str) -> Option<Kernel> {
@@ -21,29 +22,31 @@ fn sigmoid(x: f64) -> f64 {
     if x >= 0.0 { 1.0 / (1.0 + (-x).exp()) } else { x.exp() / (1.0 + x.exp()) }
 }
 
-fn causal_conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn causal_conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let (x, w) = (input(inputs, 0)?, input(inputs, 1)?);
     let [b, c, t] = x.shape[..] else {
-        return Err(format!("input of shape {:?} is not (batch, channels, length)", x.shape));
+        return Err(bad_input!("input of shape {:?} is not (batch, channels, length)", x.shape));
     };
-    let [wc, 1, k] = w.shape[..] else { return Err(format!("weight of shape {:?} is not (channels, 1, k)", w.shape)) };
+    let [wc, 1, k] = w.shape[..] else {
+        return Err(bad_input!("weight of shape {:?} is not (channels, 1, k)", w.shape));
+    };
     if wc != c || k == 0 {
-        return Err(format!("weight of shape {:?} does not fit {c} channels", w.shape));
+        return Err(bad_input!("weight of shape {:?} does not fit {c} channels", w.shape));
     }
     let silu = match ctx.string("activation").unwrap_or("none") {
         "none" => false,
         "silu" | "swish" => true,
-        other => return Err(format!("activation '{other}' is not none, silu or swish")),
+        other => return Err(bad_attribute!("activation '{other}' is not none, silu or swish")),
     };
     let bias = optional(inputs, 2)?.map(|t| t.to_f64s()).transpose()?;
     let (past, p) = match optional(inputs, 3)? {
         Some(s) if s.rank() == 3 && s.shape[0] == b && s.shape[1] == c => (Some(s.to_f64s()?), s.shape[2]),
-        Some(s) => return Err(format!("past_state of shape {:?} does not fit the input", s.shape)),
+        Some(s) => return Err(bad_input!("past_state of shape {:?} does not fit the input", s.shape)),
         None => (None, k - 1),
     };
-    let padded_len = p.checked_add(t).ok_or("the past and the input are too long together")?;
+    let padded_len = p.checked_add(t).ok_or(limit!("the past and the input are too long together"))?;
     if padded_len < k {
-        return Err(format!("{padded_len} positions are fewer than the kernel's {k}"));
+        return Err(bad_input!("{padded_len} positions are fewer than the kernel's {k}"));
     }
     // The output and the next state: an empty input may declare any batch.
     let out_len = padded_len - k + 1;
@@ -86,32 +89,35 @@ enum Rule {
     GatedDelta,
 }
 
-fn linear_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn linear_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let (q, k, v) = (input(inputs, 0)?, input(inputs, 1)?, input(inputs, 2)?);
     let heads = |name: &str| {
-        ctx.int(name).and_then(|h| usize::try_from(h).ok()).filter(|&h| h > 0).ok_or(format!("{name} must be positive"))
+        ctx.int(name)
+            .and_then(|h| usize::try_from(h).ok())
+            .filter(|&h| h > 0)
+            .ok_or(bad_attribute!("{name} must be positive"))
     };
     let (hq, hkv) = (heads("q_num_heads")?, heads("kv_num_heads")?);
     if hq % hkv != 0 {
-        return Err(format!("q_num_heads {hq} is not a multiple of kv_num_heads {hkv}"));
+        return Err(bad_attribute!("q_num_heads {hq} is not a multiple of kv_num_heads {hkv}"));
     }
     let ([b, t, qw], [_, _, kw], [_, _, vw]) = (&q.shape[..], &k.shape[..], &v.shape[..]) else {
-        return Err("query, key and value must be 3-D (batch, sequence, heads × size)".into());
+        return Err(bad_input!("query, key and value must be 3-D (batch, sequence, heads × size)"));
     };
     let (b, t) = (*b, *t);
     if qw % hq != 0 || kw % hkv != 0 || vw % hkv != 0 || qw / hq != kw / hkv {
-        return Err(format!("head sizes do not divide: query {qw}/{hq}, key {kw}/{hkv}, value {vw}/{hkv}"));
+        return Err(bad_input!("head sizes do not divide: query {qw}/{hq}, key {kw}/{hkv}, value {vw}/{hkv}"));
     }
     let (dk, dv) = (kw / hkv, vw / hkv);
     if k.shape[..2] != [b, t] || v.shape[..2] != [b, t] {
-        return Err("query, key and value differ in batch or sequence length".into());
+        return Err(bad_input!("query, key and value differ in batch or sequence length"));
     }
     let rule = match ctx.string("update_rule").unwrap_or("gated_delta") {
         "linear" => Rule::Linear,
         "gated" => Rule::Gated,
         "delta" => Rule::Delta,
         "gated_delta" => Rule::GatedDelta,
-        other => return Err(format!("update_rule '{other}' is not linear, gated, delta or gated_delta")),
+        other => return Err(bad_attribute!("update_rule '{other}' is not linear, gated, delta or gated_delta")),
     };
     let scale = match ctx.float("scale") {
         Some(s) if s != 0.0 => f64::from(s),
@@ -129,16 +135,16 @@ fn linear_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Valu
     }
     let mut state = match past {
         Some(p) if p.shape == [b, hkv, dk, dv] => p.to_f64s()?,
-        Some(p) => return Err(format!("past_state of shape {:?} is not [{b}, {hkv}, {dk}, {dv}]", p.shape)),
+        Some(p) => return Err(bad_input!("past_state of shape {:?} is not [{b}, {hkv}, {dk}, {dv}]", p.shape)),
         None => vec![0.0; state_count],
     };
     // Per (batch, step, kv head): the decay of each key dimension, and beta; the last axis
     // holds one value per head (or, for the decay, per key dimension), or one shared.
-    let per_step = |i: usize, name: &str| -> Result<Option<(Vec<f64>, usize)>, String> {
+    let per_step = |i: usize, name: &str| -> Result<Option<(Vec<f64>, usize)>, KernelError> {
         let Some(d) = optional(inputs, i)? else { return Ok(None) };
         let width = d.shape.last().copied().unwrap_or(1);
         if width == 0 || count(&[b, t, width])? != d.len() {
-            return Err(format!("{name} of shape {:?} does not hold values per batch and step ({b}, {t})", d.shape));
+            return Err(bad_input!("{name} of shape {:?} does not hold values per batch and step ({b}, {t})", d.shape));
         }
         Ok(Some((d.to_f64s()?, width)))
     };
@@ -147,7 +153,7 @@ fn linear_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Valu
     let gated = matches!(rule, Rule::Gated | Rule::GatedDelta);
     let delta = matches!(rule, Rule::Delta | Rule::GatedDelta);
     if gated && decay.is_none() {
-        return Err("the gated rules need a decay input".into());
+        return Err(bad_input!("the gated rules need a decay input"));
     }
     let (qv, kv, vv) = (q.to_f64s()?, k.to_f64s()?, v.to_f64s()?);
     let mut out = vec![0.0; out_count];

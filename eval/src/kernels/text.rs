@@ -4,6 +4,7 @@
 use onnx_core::ir::AttributeValue;
 
 use super::{Ctx, Kernel, input, one};
+use crate::error::{KernelError, bad_attribute, bad_input, limit};
 use crate::kernels::elementwise::zip;
 use crate::value::{Data, Tensor, Value};
 
@@ -12,7 +13,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         "StringConcat" => |ctx, i| {
             let (a, b) = (input(i, 0)?, input(i, 1)?);
             let (Data::Str(x), Data::Str(y)) = (&*a.data, &*b.data) else {
-                return Err("StringConcat takes strings".into());
+                return Err(bad_input!("StringConcat takes strings"));
             };
             let (xi, yi): (Vec<usize>, Vec<usize>) = ((0..x.len()).collect(), (0..y.len()).collect());
             let (shape, out) =
@@ -23,12 +24,15 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         "StringNormalizer" => string_normalizer,
         "RegexFullMatch" => |ctx, i| {
             let t = input(i, 0)?;
-            let Data::Str(s) = &*t.data else { return Err("RegexFullMatch takes strings".into()) };
-            let pattern = ctx.string("pattern").ok_or("pattern is required")?;
+            let Data::Str(s) = &*t.data else { return Err(bad_input!("RegexFullMatch takes strings")) };
+            let pattern = ctx.string("pattern").ok_or(bad_attribute!("pattern is required"))?;
             let re = regex::bytes::RegexBuilder::new(&format!("^(?:{pattern})$"))
                 .size_limit(32 << 20)
                 .build()
-                .map_err(|e| format!("pattern: {e}"))?;
+                .map_err(|e| match e {
+                    regex::Error::CompiledTooBig(_) => limit!("pattern: {e}"),
+                    _ => bad_attribute!("pattern: {e}"),
+                })?;
             one(Tensor::new(t.shape.clone(), Data::Bool(s.iter().map(|x| re.is_match(x)).collect())))
         },
         _ => return None,
@@ -36,16 +40,16 @@ pub fn kernel(op: &str) -> Option<Kernel> {
     Some(k)
 }
 
-fn strings<'t>(t: &'t Tensor, what: &str) -> Result<&'t [Vec<u8>], String> {
+fn strings<'t>(t: &'t Tensor, what: &str) -> Result<&'t [Vec<u8>], KernelError> {
     match &*t.data {
         Data::Str(s) => Ok(s),
-        _ => Err(format!("{what} takes strings")),
+        _ => Err(bad_input!("{what} takes strings")),
     }
 }
 
 /// Each string split by `delimiter` (runs of whitespace when absent), at most `maxsplit`
 /// times; the pieces padded with empty strings to the longest, and each string's count.
-fn string_split(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn string_split(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let t = input(inputs, 0)?;
     let s = strings(t, "StringSplit")?;
     let delimiter = ctx
@@ -106,7 +110,7 @@ fn string_split(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, 
     let widest = pieces.iter().map(Vec::len).max().unwrap_or(0);
     // Every string padded to the most pieces: one long string among many makes a large
     // result.
-    let total = pieces.len().checked_mul(widest).ok_or("the split strings overflow")?;
+    let total = pieces.len().checked_mul(widest).ok_or(limit!("the split strings overflow"))?;
     ctx.check_grown(total, t.len())?;
     let mut flat = Vec::with_capacity(total);
     let mut counts = Vec::with_capacity(pieces.len());
@@ -124,7 +128,7 @@ fn string_split(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, 
     ])
 }
 
-fn string_normalizer(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn string_normalizer(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let t = input(inputs, 0)?;
     let s = strings(t, "StringNormalizer")?;
     let sensitive = ctx.int("is_case_sensitive").unwrap_or(0) != 0;

@@ -2,6 +2,7 @@
 //! of every tensor they are given, as their specifications write it. Computed in f64.
 
 use super::{Ctx, Kernel, input};
+use crate::error::{KernelError, bad_input};
 use crate::kernels::elementwise::numeric_like;
 use crate::value::{Tensor, Value};
 
@@ -13,11 +14,11 @@ pub fn kernel(op: &str) -> Option<Kernel> {
     Some(k)
 }
 
-fn scalar(t: &Tensor) -> Result<f64, String> {
-    t.to_f64s()?.first().copied().ok_or_else(|| "expected a scalar".into())
+fn scalar(t: &Tensor) -> Result<f64, KernelError> {
+    t.to_f64s()?.first().copied().ok_or_else(|| bad_input!("expected a scalar"))
 }
 
-fn optimizer(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+fn optimizer(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let op = ctx.op();
     let groups = if op == "Adam" { 4 } else { 3 };
     let (rate, step) = (scalar(input(inputs, 0)?)?, scalar(input(inputs, 1)?)?);
@@ -25,7 +26,7 @@ fn optimizer(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
         .len()
         .checked_sub(2)
         .filter(|n| n % groups == 0 && *n > 0)
-        .ok_or("inputs do not come in whole groups")?;
+        .ok_or(bad_input!("inputs do not come in whole groups"))?;
     let n = tensors / groups;
     let attr = |name: &str, default: f64| ctx.float(name).map_or(default, f64::from);
     let norm = attr("norm_coefficient", 0.0);
@@ -37,7 +38,7 @@ fn optimizer(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Str
         let states: Vec<Vec<f64>> =
             (2..groups).map(|k| input(inputs, 2 + k * n + i).and_then(Tensor::to_f64s)).collect::<Result<_, _>>()?;
         if g.len() != x.len() || states.iter().any(|s| s.len() != x.len()) {
-            return Err("tensors and their gradients and states differ in size".into());
+            return Err(bad_input!("tensors and their gradients and states differ in size"));
         }
         let regularized: Vec<f64> = x.iter().zip(&g).map(|(x, g)| norm * x + g).collect();
         let (new_x, new_states): (Vec<f64>, Vec<Vec<f64>>) = match op {

@@ -61,7 +61,7 @@ fn initializer(cx: &Shared<'_>, i: usize) -> Result<Tensor, String> {
         t.external_data.clear();
         t.data_location = None;
     }
-    Tensor::from_ir(&t)
+    Ok(Tensor::from_ir(&t)?)
 }
 
 impl Viewer {

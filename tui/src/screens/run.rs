@@ -217,7 +217,7 @@ impl Component for RunScreen {
         if let Some((name, value)) = o.outputs.get(at) {
             match value.tensor() {
                 Ok(t) => Outcome::View { name: name.clone(), tensor: t.clone() },
-                Err(e) => Outcome::Flash(e),
+                Err(e) => Outcome::Flash(e.to_string()),
             }
         } else if let Some(&(n, _)) = view::slowest(o).get(at - o.outputs.len()) {
             Outcome::GoTo(Target::Node(n))

@@ -4,10 +4,11 @@
 use std::collections::HashMap;
 
 use super::super::{Ctx, count, input, one};
+use crate::error::{KernelError, bad_attribute, bad_input, limit};
 use crate::value::{Data, Tensor, Value};
 
 /// The input's values as float32.
-fn f32s(x: &Tensor) -> Result<Vec<f32>, String> {
+fn f32s(x: &Tensor) -> Result<Vec<f32>, KernelError> {
     Ok(match &*x.data {
         Data::F32(v) => v.to_vec(),
         _ => x.to_f64s()?.into_iter().map(|v| v as f32).collect(),
@@ -15,25 +16,25 @@ fn f32s(x: &Tensor) -> Result<Vec<f32>, String> {
 }
 
 /// The length of a row: the whole of a 1-D input, else the second dimension.
-fn stride(x: &Tensor) -> Result<usize, String> {
+fn stride(x: &Tensor) -> Result<usize, KernelError> {
     match x.shape[..] {
-        [] => Err("X is a scalar".into()),
+        [] => Err(bad_input!("X is a scalar")),
         [n] => Ok(n),
         [_, n, ..] => Ok(n),
     }
 }
 
-fn f32_tensor(shape: Vec<usize>, values: Vec<f32>) -> Result<Vec<Value>, String> {
+fn f32_tensor(shape: Vec<usize>, values: Vec<f32>) -> Result<Vec<Value>, KernelError> {
     one(Tensor::new(shape, Data::F32(values.into())))
 }
 
 /// Normalizer: each row divided by its maximum, its L1 norm, or (keeping signs) its L2
 /// norm; a row whose norm is zero is kept.
-pub fn normalizer(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+pub fn normalizer(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let x = input(inputs, 0)?;
     let width = match x.shape[..] {
         [n] | [_, n] => n,
-        _ => return Err(format!("X of shape {:?} is neither 1-D nor 2-D", x.shape)),
+        _ => return Err(bad_input!("X of shape {:?} is neither 1-D nor 2-D", x.shape)),
     };
     let norm = ctx.string("norm").unwrap_or("MAX");
     let mut values = f32s(x)?;
@@ -57,21 +58,21 @@ pub fn normalizer(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>
                     row.iter_mut().for_each(|v| *v = (*v * *v / sum).sqrt().copysign(*v));
                 }
             }
-            other => return Err(format!("norm '{other}' is not MAX, L1 or L2")),
+            other => return Err(bad_attribute!("norm '{other}' is not MAX, L1 or L2")),
         }
     }
     f32_tensor(x.shape.clone(), values)
 }
 
 /// Scaler: `(x − offset) · scale`, per column or one pair for all.
-pub fn scaler(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+pub fn scaler(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let x = input(inputs, 0)?;
     let width = stride(x)?;
     let (offset, scale) = (ctx.floats("offset").unwrap_or_default(), ctx.floats("scale").unwrap_or_default());
     let (offset, scale): (Vec<f64>, Vec<f64>) =
         (offset.iter().map(|&v| f64::from(v)).collect(), scale.iter().map(|&v| f64::from(v)).collect());
     if offset.len() != scale.len() || !(scale.len() == width || scale.len() == 1) {
-        return Err(format!(
+        return Err(bad_attribute!(
             "{} offsets and {} scales for rows of {width}: need one of each per column, or one",
             offset.len(),
             scale.len()
@@ -94,7 +95,7 @@ pub fn scaler(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, St
 
 /// Imputer: every value equal to `replaced_value_*` (NaN matching NaN) takes its
 /// column's imputed value (or the one value given for all).
-pub fn imputer(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+pub fn imputer(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let x = input(inputs, 0)?;
     let width = stride(x)?;
     let pick = |imputed: usize, i: usize| if imputed == width { i % width.max(1) } else { 0 };
@@ -102,7 +103,7 @@ pub fn imputer(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, S
         Data::I64(v) => {
             let imputed = ctx.ints("imputed_value_int64s").unwrap_or_default();
             if imputed.is_empty() {
-                return Err("imputed_value_int64s is empty for an int64 input".into());
+                return Err(bad_attribute!("imputed_value_int64s is empty for an int64 input"));
             }
             let replaced = ctx.int("replaced_value_int64").unwrap_or(0);
             let out =
@@ -112,26 +113,26 @@ pub fn imputer(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, S
         Data::F32(v) => {
             let imputed = ctx.floats("imputed_value_floats").unwrap_or_default();
             if imputed.is_empty() {
-                return Err("imputed_value_floats is empty for a float input".into());
+                return Err(bad_attribute!("imputed_value_floats is empty for a float input"));
             }
             let replaced = ctx.float("replaced_value_float").unwrap_or(0.0);
             let hit = |v: f32| v == replaced || (v.is_nan() && replaced.is_nan());
             let out = v.iter().enumerate().map(|(i, &v)| if hit(v) { imputed[pick(imputed.len(), i)] } else { v });
             f32_tensor(x.shape.clone(), out.collect())
         }
-        _ => Err(format!("Imputer takes float or int64, not {}", x.data_type().name())),
+        _ => Err(bad_input!("Imputer takes float or int64, not {}", x.data_type().name())),
     }
 }
 
 /// OneHotEncoder: a new last axis of one float per category, 1 where the value is that
 /// category; an unknown value is all zeros, or an error when `zeros` is 0.
-pub fn one_hot_encoder(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+pub fn one_hot_encoder(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let x = input(inputs, 0)?;
     let (strings, ints) =
         (ctx.strings("cats_strings").unwrap_or_default(), ctx.ints("cats_int64s").unwrap_or_default());
     let categories = strings.len().max(ints.len());
     if categories == 0 {
-        return Err("OneHotEncoder has no categories".into());
+        return Err(bad_attribute!("OneHotEncoder has no categories"));
     }
     // The last of repeated categories wins, as in onnxruntime.
     let index: Vec<Option<usize>> = match &*x.data {
@@ -151,7 +152,7 @@ pub fn one_hot_encoder(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<V
     for (i, hit) in index.into_iter().enumerate() {
         match hit {
             Some(c) => out[i * categories + c] = 1.0,
-            None if !zeros => return Err(format!("value {i} is no category, and zeros is 0")),
+            None if !zeros => return Err(bad_input!("value {i} is no category, and zeros is 0")),
             None => {}
         }
     }
@@ -162,12 +163,12 @@ pub fn one_hot_encoder(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<V
 
 /// CategoryMapper: strings to integers or integers to strings, by the two parallel lists;
 /// unknown values take the default.
-pub fn category_mapper(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+pub fn category_mapper(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let x = input(inputs, 0)?;
     let (strings, ints) =
         (ctx.strings("cats_strings").unwrap_or_default(), ctx.ints("cats_int64s").unwrap_or_default());
     if strings.len() != ints.len() {
-        return Err(format!("{} cats_strings for {} cats_int64s", strings.len(), ints.len()));
+        return Err(bad_attribute!("{} cats_strings for {} cats_int64s", strings.len(), ints.len()));
     }
     let data = match &*x.data {
         Data::Str(v) => {
@@ -180,35 +181,36 @@ pub fn category_mapper(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<V
             let default = ctx.string("default_string").unwrap_or("_Unused").as_bytes();
             Data::Str(v.iter().map(|k| table.get(k).copied().unwrap_or(default).to_vec()).collect())
         }
-        _ => return Err(format!("CategoryMapper takes string or int64, not {}", x.data_type().name())),
+        _ => return Err(bad_input!("CategoryMapper takes string or int64, not {}", x.data_type().name())),
     };
     one(Tensor::new(x.shape.clone(), data))
 }
 
 /// FeatureVectorizer: the inputs' rows side by side, each cut or padded with zeros to its
 /// `inputdimensions` entry.
-pub fn feature_vectorizer(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+pub fn feature_vectorizer(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let dims: Vec<usize> = ctx
         .ints("inputdimensions")
         .unwrap_or_default()
         .iter()
-        .map(|&d| usize::try_from(d).map_err(|_| format!("inputdimensions has {d}")))
+        .map(|&d| usize::try_from(d).map_err(|_| bad_attribute!("inputdimensions has {d}")))
         .collect::<Result<_, _>>()?;
     if dims.len() != inputs.len() {
-        return Err(format!("{} inputs for {} inputdimensions", inputs.len(), dims.len()));
+        return Err(bad_attribute!("{} inputs for {} inputdimensions", inputs.len(), dims.len()));
     }
-    let width: usize = dims.iter().try_fold(0usize, |a, &d| a.checked_add(d)).ok_or("inputdimensions overflow")?;
+    let width: usize =
+        dims.iter().try_fold(0usize, |a, &d| a.checked_add(d)).ok_or(limit!("inputdimensions overflow"))?;
     let mut batch = None;
     let mut parts = Vec::new();
     for i in 0..inputs.len() {
         let x = input(inputs, i)?;
         let (rows, row) = match x.shape[..] {
-            [] => return Err(format!("input {i} is a scalar")),
+            [] => return Err(bad_input!("input {i} is a scalar")),
             [n] => (1, n),
             [n, ..] => (n, x.len() / n.max(1)),
         };
         if *batch.get_or_insert(rows) != rows {
-            return Err(format!("input {i} has {rows} rows, input 0 has {}", batch.unwrap_or(0)));
+            return Err(bad_input!("input {i} has {rows} rows, input 0 has {}", batch.unwrap_or(0)));
         }
         parts.push((f32s(x)?, row));
     }

@@ -4,6 +4,7 @@
 
 use super::super::{Ctx, count};
 use super::scores::{Labels, Rows, SecondClass, first_max, post_transform, rows, transform_rows, two_columns};
+use crate::error::{KernelError, bad_attribute};
 use crate::value::{Data, Tensor, Value};
 
 fn floats<'a>(ctx: &'a Ctx<'_>, name: &str) -> &'a [f32] {
@@ -13,9 +14,9 @@ fn floats<'a>(ctx: &'a Ctx<'_>, name: &str) -> &'a [f32] {
 /// `X · Wᵀ + b` for `W` of `outputs` rows of `x.features` weights. Extra weights are not
 /// read: onnxruntime reads the rows it needs, and real exports (onnxmltools' iris model)
 /// carry more than that.
-fn affine(x: &Rows, weights: &[f32], bias: impl Fn(usize) -> f32, outputs: usize) -> Result<Vec<f32>, String> {
+fn affine(x: &Rows, weights: &[f32], bias: impl Fn(usize) -> f32, outputs: usize) -> Result<Vec<f32>, KernelError> {
     if weights.len() < count(&[outputs, x.features])? {
-        return Err(format!("{} coefficients are not {outputs} rows of {} features", weights.len(), x.features));
+        return Err(bad_attribute!("{} coefficients are not {outputs} rows of {} features", weights.len(), x.features));
     }
     let mut out = Vec::with_capacity(x.rows * outputs);
     for row in x.values.chunks(x.features.max(1)).take(x.rows) {
@@ -29,14 +30,14 @@ fn affine(x: &Rows, weights: &[f32], bias: impl Fn(usize) -> f32, outputs: usize
     Ok(out)
 }
 
-fn classified(labels: Tensor, scores: Vec<f32>, rows: usize, columns: usize) -> Result<Vec<Value>, String> {
+fn classified(labels: Tensor, scores: Vec<f32>, rows: usize, columns: usize) -> Result<Vec<Value>, KernelError> {
     Ok(vec![Value::Tensor(labels), Value::Tensor(Tensor::new(vec![rows, columns], Data::F32(scores.into())))])
 }
 
 /// LinearClassifier: a score per class (`intercepts` says how many), the label of the
 /// largest. One score with two labels is a binary model: label 1 when the score is
 /// positive, and the scores shown as `[1 − s, s]`.
-pub fn linear_classifier(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+pub fn linear_classifier(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let x = rows(inputs)?;
     let post = post_transform(ctx)?;
     let intercepts = floats(ctx, "intercepts");
@@ -61,9 +62,10 @@ pub fn linear_classifier(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec
 }
 
 /// LinearRegressor: `targets` values per row.
-pub fn linear_regressor(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+pub fn linear_regressor(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let x = rows(inputs)?;
-    let targets = usize::try_from(ctx.int("targets").unwrap_or(1)).map_err(|_| "targets is negative")?;
+    let targets =
+        usize::try_from(ctx.int("targets").unwrap_or(1)).map_err(|_| bad_attribute!("targets is negative"))?;
     let intercepts = floats(ctx, "intercepts");
     // Intercepts of another count than the targets are not used (onnxruntime).
     let bias = |t: usize| if intercepts.len() == targets { intercepts[t] } else { 0.0 };
@@ -82,7 +84,7 @@ enum KernelFn {
 }
 
 impl KernelFn {
-    fn of(ctx: &Ctx<'_>) -> Result<KernelFn, String> {
+    fn of(ctx: &Ctx<'_>) -> Result<KernelFn, KernelError> {
         let params = floats(ctx, "kernel_params");
         let at = |i: usize| params.get(i).copied().unwrap_or(0.0);
         let (gamma, coef0, degree) = (at(0), at(1), at(2));
@@ -91,7 +93,7 @@ impl KernelFn {
             "POLY" => KernelFn::Poly { gamma, coef0, degree },
             "RBF" => KernelFn::Rbf { gamma },
             "SIGMOID" => KernelFn::Sigmoid { gamma, coef0 },
-            other => return Err(format!("kernel_type '{other}' is not LINEAR, POLY, RBF or SIGMOID")),
+            other => return Err(bad_attribute!("kernel_type '{other}' is not LINEAR, POLY, RBF or SIGMOID")),
         })
     }
 
@@ -122,9 +124,9 @@ fn support_vectors<'a>(
     vectors: &'a [f32],
     count: usize,
     features: usize,
-) -> Result<Vec<&'a [f32]>, String> {
+) -> Result<Vec<&'a [f32]>, KernelError> {
     if count == 0 || vectors.len() != count * features {
-        return Err(format!(
+        return Err(bad_attribute!(
             "{}: {} support vector values are not {count} vectors of {features} features",
             ctx.op(),
             vectors.len()
@@ -184,13 +186,13 @@ fn coupled(r: &[Vec<f32>]) -> Vec<f32> {
 /// SVMClassifier: one-against-one votes over support vectors (or, with no support
 /// vectors, a linear score per class), with Platt-scaled probabilities when `prob_a` and
 /// `prob_b` are given.
-pub fn svm_classifier(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+pub fn svm_classifier(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let x = rows(inputs)?;
     let post = post_transform(ctx)?;
     let labels = Labels::of(ctx);
     let classes = labels.len();
     if classes == 0 {
-        return Err("SVMClassifier has no class labels".into());
+        return Err(bad_attribute!("SVMClassifier has no class labels"));
     }
     let (coefficients, rho) = (floats(ctx, "coefficients"), floats(ctx, "rho"));
     let (prob_a, prob_b) = (floats(ctx, "prob_a"), floats(ctx, "prob_b"));
@@ -198,10 +200,10 @@ pub fn svm_classifier(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Va
         .ints("vectors_per_class")
         .unwrap_or_default()
         .iter()
-        .map(|&n| usize::try_from(n).map_err(|_| "vectors_per_class is negative"))
+        .map(|&n| usize::try_from(n).map_err(|_| bad_attribute!("vectors_per_class is negative")))
         .collect::<Result<_, _>>()?;
     let vector_count: usize = per_class.iter().sum();
-    let rho_at = |i: usize| rho.get(i).copied().ok_or_else(|| format!("rho has no value {i}"));
+    let rho_at = |i: usize| rho.get(i).copied().ok_or_else(|| bad_attribute!("rho has no value {i}"));
     if vector_count == 0 {
         // No support vectors: a linear score per class, and only rho[0] added.
         let bias = rho_at(0)?;
@@ -224,18 +226,22 @@ pub fn svm_classifier(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Va
         return classified(labels.pick(&picked)?, scores, x.rows, classes);
     }
     if per_class.len() != classes {
-        return Err(format!("vectors_per_class has {} counts for {classes} classes", per_class.len()));
+        return Err(bad_attribute!("vectors_per_class has {} counts for {classes} classes", per_class.len()));
     }
     let kernel = KernelFn::of(ctx)?;
     let svs = support_vectors(ctx, floats(ctx, "support_vectors"), vector_count, x.features)?;
     if coefficients.len() != (classes - 1) * vector_count {
-        return Err(format!("{} coefficients are not {} rows of {vector_count}", coefficients.len(), classes - 1));
+        return Err(bad_attribute!(
+            "{} coefficients are not {} rows of {vector_count}",
+            coefficients.len(),
+            classes - 1
+        ));
     }
     let starts: Vec<usize> = per_class.iter().scan(0, |at, &n| Some(std::mem::replace(at, *at + n))).collect();
     let pairs = classes * (classes - 1) / 2;
     let probabilities = !prob_a.is_empty() && !prob_b.is_empty();
     if probabilities && (prob_a.len() < pairs || prob_b.len() < pairs) {
-        return Err(format!("prob_a and prob_b need {pairs} values, one per pair of classes"));
+        return Err(bad_attribute!("prob_a and prob_b need {pairs} values, one per pair of classes"));
     }
     let columns = if probabilities {
         classes
@@ -288,18 +294,19 @@ pub fn svm_classifier(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Va
 
 /// SVMRegressor: a kernel sum over support vectors (or a linear score without them) plus
 /// `rho[0]`; with `one_class`, the sign (1 or −1).
-pub fn svm_regressor(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+pub fn svm_regressor(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let x = rows(inputs)?;
     let (coefficients, rho) = (floats(ctx, "coefficients"), floats(ctx, "rho"));
-    let bias = rho.first().copied().ok_or("SVMRegressor has no rho")?;
-    let supports = usize::try_from(ctx.int("n_supports").unwrap_or(0)).map_err(|_| "n_supports is negative")?;
+    let bias = rho.first().copied().ok_or(bad_attribute!("SVMRegressor has no rho"))?;
+    let supports =
+        usize::try_from(ctx.int("n_supports").unwrap_or(0)).map_err(|_| bad_attribute!("n_supports is negative"))?;
     let mut y = if supports == 0 {
         affine(&x, coefficients, |_| bias, 1)?
     } else {
         let kernel = KernelFn::of(ctx)?;
         let svs = support_vectors(ctx, floats(ctx, "support_vectors"), supports, x.features)?;
         if coefficients.len() != supports {
-            return Err(format!("{} coefficients for {supports} support vectors", coefficients.len()));
+            return Err(bad_attribute!("{} coefficients for {supports} support vectors", coefficients.len()));
         }
         x.values
             .chunks(x.features.max(1))

@@ -4,6 +4,7 @@
 //! onnxmltools test their exports against it).
 
 use super::super::{Ctx, input};
+use crate::error::{KernelError, bad_attribute, bad_input};
 use crate::value::{Data, Tensor, Value};
 
 /// The `post_transform` attribute.
@@ -16,7 +17,7 @@ pub enum PostTransform {
     Probit,
 }
 
-pub fn post_transform(ctx: &Ctx<'_>) -> Result<PostTransform, String> {
+pub fn post_transform(ctx: &Ctx<'_>) -> Result<PostTransform, KernelError> {
     Ok(match ctx.string("post_transform").unwrap_or("NONE") {
         "NONE" => PostTransform::None,
         "LOGISTIC" => PostTransform::Logistic,
@@ -24,7 +25,9 @@ pub fn post_transform(ctx: &Ctx<'_>) -> Result<PostTransform, String> {
         "SOFTMAX_ZERO" => PostTransform::SoftmaxZero,
         "PROBIT" => PostTransform::Probit,
         other => {
-            return Err(format!("post_transform '{other}' is not NONE, LOGISTIC, SOFTMAX, SOFTMAX_ZERO or PROBIT"));
+            return Err(bad_attribute!(
+                "post_transform '{other}' is not NONE, LOGISTIC, SOFTMAX, SOFTMAX_ZERO or PROBIT"
+            ));
         }
     })
 }
@@ -123,12 +126,12 @@ pub struct Rows {
     pub features: usize,
 }
 
-pub fn rows(inputs: &[Option<&Value>]) -> Result<Rows, String> {
+pub fn rows(inputs: &[Option<&Value>]) -> Result<Rows, KernelError> {
     let x = input(inputs, 0)?;
     let (rows, features) = match x.shape[..] {
         [f] => (1, f),
         [n, f] => (n, f),
-        _ => return Err(format!("X of shape {:?} is neither 1-D nor 2-D", x.shape)),
+        _ => return Err(bad_input!("X of shape {:?} is neither 1-D nor 2-D", x.shape)),
     };
     let values = match &*x.data {
         Data::F32(v) => v.to_vec(),
@@ -163,8 +166,8 @@ impl Labels {
     }
 
     /// The labels at `picked` (indices below `len`) as a 1-D tensor.
-    pub fn pick(&self, picked: &[usize]) -> Result<Tensor, String> {
-        let out_of_range = |i: usize| format!("class {i} has no label ({} labels)", self.len());
+    pub fn pick(&self, picked: &[usize]) -> Result<Tensor, KernelError> {
+        let out_of_range = |i: usize| bad_attribute!("class {i} has no label ({} labels)", self.len());
         let data = match self {
             Labels::Ints(v) => Data::I64(
                 picked.iter().map(|&i| v.get(i).copied().ok_or_else(|| out_of_range(i))).collect::<Result<_, _>>()?,

@@ -8,6 +8,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use super::super::{Ctx, input};
 use super::scores::{Labels, SecondClass, first_max, post_transform, transform_rows, two_columns};
+use crate::error::{KernelError, bad_attribute, bad_input};
 use crate::value::{Data, Tensor, Value};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -46,9 +47,9 @@ impl Forest {
 
     /// The nodes and leaf weights of the attributes; `prefix` is `target` or `class`, and
     /// `outputs` the number of targets or classes a weight may name.
-    fn of(ctx: &Ctx<'_>, prefix: &str, outputs: usize, double: bool) -> Result<Forest, String> {
+    fn of(ctx: &Ctx<'_>, prefix: &str, outputs: usize, double: bool) -> Result<Forest, KernelError> {
         let ints = |name: &str| ctx.ints(name).unwrap_or_default();
-        let reals = |name: &str| -> Result<Vec<f64>, String> {
+        let reals = |name: &str| -> Result<Vec<f64>, KernelError> {
             match ctx.tensor(&format!("{name}_as_tensor"))? {
                 Some(t) if !t.shape.is_empty() => t.to_f64s(),
                 _ => Ok(ctx.floats(name).unwrap_or_default().iter().map(|&v| f64::from(v)).collect()),
@@ -61,16 +62,17 @@ impl Forest {
         let values = reals("nodes_values")?;
         let n = trees.len();
         if [ids.len(), features.len(), modes.len(), values.len(), trues.len(), falses.len()].iter().any(|&l| l != n) {
-            return Err("the nodes_* attributes differ in length".into());
+            return Err(bad_attribute!("the nodes_* attributes differ in length"));
         }
         let mut index: HashMap<(i64, i64), usize> = HashMap::new();
         for (i, key) in trees.iter().copied().zip(ids.iter().copied()).enumerate() {
             if index.insert(key, i).is_some() {
-                return Err(format!("node ({}, {}) is listed twice", key.0, key.1));
+                return Err(bad_attribute!("node ({}, {}) is listed twice", key.0, key.1));
             }
         }
-        let find =
-            |tree: i64, id: i64| index.get(&(tree, id)).copied().ok_or_else(|| format!("tree {tree} has no node {id}"));
+        let find = |tree: i64, id: i64| {
+            index.get(&(tree, id)).copied().ok_or_else(|| bad_attribute!("tree {tree} has no node {id}"))
+        };
         let mut nodes = Vec::with_capacity(n);
         for i in 0..n {
             let mode = match modes[i].as_slice() {
@@ -81,13 +83,13 @@ impl Forest {
                 b"BRANCH_EQ" => Mode::Eq,
                 b"BRANCH_NEQ" => Mode::Neq,
                 b"LEAF" => Mode::Leaf,
-                other => return Err(format!("node mode '{}' is unknown", String::from_utf8_lossy(other))),
+                other => return Err(bad_attribute!("node mode '{}' is unknown", String::from_utf8_lossy(other))),
             };
             let (true_next, false_next, feature) = if mode == Mode::Leaf {
                 (i, i, 0)
             } else {
-                let feature =
-                    usize::try_from(features[i]).map_err(|_| format!("feature id {} is negative", features[i]))?;
+                let feature = usize::try_from(features[i])
+                    .map_err(|_| bad_attribute!("feature id {} is negative", features[i]))?;
                 (find(trees[i], trues[i])?, find(trees[i], falses[i])?, feature)
             };
             let threshold = if double { values[i] } else { f64::from(values[i] as f32) };
@@ -98,12 +100,12 @@ impl Forest {
             (ints(&format!("{prefix}_treeids")), ints(&format!("{prefix}_nodeids")), ints(&format!("{prefix}_ids")));
         let weights = reals(&format!("{prefix}_weights"))?;
         if [w_nodes.len(), w_ids.len(), weights.len()].iter().any(|&l| l != w_trees.len()) {
-            return Err(format!("the {prefix}_* attributes differ in length"));
+            return Err(bad_attribute!("the {prefix}_* attributes differ in length"));
         }
         for k in 0..w_trees.len() {
             let at = find(w_trees[k], w_nodes[k])?;
             let target = usize::try_from(w_ids[k]).ok().filter(|&t| t < outputs);
-            let target = target.ok_or_else(|| format!("{prefix} id {} is not below {outputs}", w_ids[k]))?;
+            let target = target.ok_or_else(|| bad_attribute!("{prefix} id {} is not below {outputs}", w_ids[k]))?;
             let w = if double { weights[k] } else { f64::from(weights[k] as f32) };
             nodes[at].weights.push((target, w));
         }
@@ -112,7 +114,7 @@ impl Forest {
     }
 
     /// The leaf a row reaches from `root`.
-    fn leaf(&self, root: usize, row: &[f64]) -> Result<&TreeNode, String> {
+    fn leaf(&self, root: usize, row: &[f64]) -> Result<&TreeNode, KernelError> {
         let mut at = root;
         for _ in 0..=self.nodes.len() {
             let node = &self.nodes[at];
@@ -121,7 +123,7 @@ impl Forest {
             }
             let v = *row
                 .get(node.feature)
-                .ok_or_else(|| format!("feature {} is past the row's {}", node.feature, row.len()))?;
+                .ok_or_else(|| bad_input!("feature {} is past the row's {}", node.feature, row.len()))?;
             let t = node.threshold;
             let hit = match node.mode {
                 Mode::Leq => v <= t,
@@ -134,17 +136,17 @@ impl Forest {
             } || (node.missing_true && v.is_nan());
             at = if hit { node.true_next } else { node.false_next };
         }
-        Err("a tree has a cycle".into())
+        Err(bad_attribute!("a tree has a cycle"))
     }
 }
 
 /// The input as rows of values in the threshold type.
-fn rows_of(inputs: &[Option<&Value>]) -> Result<(Vec<f64>, usize, usize, bool), String> {
+fn rows_of(inputs: &[Option<&Value>]) -> Result<(Vec<f64>, usize, usize, bool), KernelError> {
     let x = input(inputs, 0)?;
     let (rows, features) = match x.shape[..] {
         [f] => (1, f),
         [n, f] => (n, f),
-        _ => return Err(format!("X of shape {:?} is neither 1-D nor 2-D", x.shape)),
+        _ => return Err(bad_input!("X of shape {:?} is neither 1-D nor 2-D", x.shape)),
     };
     let double = matches!(&*x.data, Data::F64(_));
     let mut values = x.to_f64s()?;
@@ -154,7 +156,7 @@ fn rows_of(inputs: &[Option<&Value>]) -> Result<(Vec<f64>, usize, usize, bool), 
     Ok((values, rows, features, double))
 }
 
-fn base_values(ctx: &Ctx<'_>) -> Result<Vec<f64>, String> {
+fn base_values(ctx: &Ctx<'_>) -> Result<Vec<f64>, KernelError> {
     match ctx.tensor("base_values_as_tensor")? {
         Some(t) if !t.shape.is_empty() => t.to_f64s(),
         _ => Ok(ctx.floats("base_values").unwrap_or_default().iter().map(|&v| f64::from(v)).collect()),
@@ -171,19 +173,19 @@ enum Aggregate {
 
 /// TreeEnsembleRegressor: per row, `n_targets` values aggregated over the trees' leaves
 /// (sum, average, minimum or maximum), plus `base_values`.
-pub fn tree_ensemble_regressor(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+pub fn tree_ensemble_regressor(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let (x, rows, features, double) = rows_of(inputs)?;
     let targets = usize::try_from(ctx.int("n_targets").unwrap_or(1))
         .ok()
         .filter(|&n| n > 0)
-        .ok_or("n_targets must be positive")?;
+        .ok_or(bad_attribute!("n_targets must be positive"))?;
     let forest = Forest::of(ctx, "target", targets, double)?;
     let aggregate = match ctx.string("aggregate_function").unwrap_or("SUM") {
         "SUM" => Aggregate::Sum,
         "AVERAGE" => Aggregate::Average,
         "MIN" => Aggregate::Min,
         "MAX" => Aggregate::Max,
-        other => return Err(format!("aggregate_function '{other}' is not SUM, AVERAGE, MIN or MAX")),
+        other => return Err(bad_attribute!("aggregate_function '{other}' is not SUM, AVERAGE, MIN or MAX")),
     };
     let post = post_transform(ctx)?;
     let base = base_values(ctx)?;
@@ -228,12 +230,12 @@ pub fn tree_ensemble_regressor(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Resu
 
 /// TreeEnsembleClassifier: per row, a summed score per class and the label of the best;
 /// two classes scored by one class id form a binary model with onnxruntime's layouts.
-pub fn tree_ensemble_classifier(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, String> {
+pub fn tree_ensemble_classifier(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let (x, rows, features, double) = rows_of(inputs)?;
     let labels = Labels::of(ctx);
     let classes = labels.len();
     if classes == 0 {
-        return Err("TreeEnsembleClassifier has no class labels".into());
+        return Err(bad_attribute!("TreeEnsembleClassifier has no class labels"));
     }
     let forest = Forest::of(ctx, "class", classes, double)?;
     let post = post_transform(ctx)?;
@@ -259,7 +261,7 @@ pub fn tree_ensemble_classifier(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Res
             let ranked: Vec<f32> =
                 s.iter().zip(&has).map(|(&v, &h)| if h { v as f32 } else { f32::NEG_INFINITY }).collect();
             if !has.iter().any(|&h| h) {
-                return Err("no tree gave this row a class score".into());
+                return Err(bad_attribute!("no tree gave this row a class score"));
             }
             picked.push(first_max(&ranked));
             let mut row_scores: Vec<f32> = s.iter().map(|&v| v as f32).collect();
