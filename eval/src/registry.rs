@@ -27,7 +27,6 @@ const READS_VIEWS: [&str; 10] = ["MatMul", "Add", "Sub", "Mul", "Div", "Shape", 
 /// Operators the schemas know that have no kernel, no schema function body, and are not
 /// control flow, with the reason: (domain, operator, reason).
 pub const WITHOUT_KERNEL: &[(&str, &str, &str)] = &[
-    ("", "GlobalLpPool", "no kernel yet: neither onnx's node tests nor the real models use it"),
     ("", "MaxRoiPool", "no kernel yet: neither onnx's node tests nor the real models use it"),
     ("ai.onnx.preview.training", "Gradient", "differentiates a graph: training, which the evaluator does not do"),
 ];

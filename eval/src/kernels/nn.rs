@@ -16,7 +16,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         "ConvInteger" => conv_integer,
         "QLinearConv" => qlinear_conv,
         "MaxPool" | "AveragePool" | "LpPool" => pool,
-        "GlobalAveragePool" | "GlobalMaxPool" => global_pool,
+        "GlobalAveragePool" | "GlobalMaxPool" | "GlobalLpPool" => global_pool,
         "BatchNormalization" => batch_norm,
         "LayerNormalization" => layer_norm,
         "InstanceNormalization" => instance_norm,
@@ -842,14 +842,18 @@ fn global_pool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, K
     ctx.check_grown(planes, x.len())?;
     let size = count(&x.shape[2..])?;
     let xv = x.to_f64s()?;
-    let max = ctx.op() == "GlobalMaxPool";
+    // GlobalLpPool's norm order: an int from version 2 on, a float in version 1.
+    let order = ctx.int("p").map(|p| p as f64).or_else(|| ctx.float("p").map(f64::from)).unwrap_or(2.0);
+    if ctx.op() == "GlobalLpPool" && !(order > 0.0 && order.is_finite()) {
+        return Err(bad_attribute!("p = {order}: the norm order of GlobalLpPool must be positive"));
+    }
     let out = (0..planes)
         .map(|p| {
             let plane = &xv[p * size..(p + 1) * size];
-            if max {
-                plane.iter().copied().fold(f64::NEG_INFINITY, f64::max)
-            } else {
-                plane.iter().sum::<f64>() / size as f64
+            match ctx.op() {
+                "GlobalMaxPool" => plane.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                "GlobalLpPool" => plane.iter().map(|v| v.abs().powf(order)).sum::<f64>().powf(1.0 / order),
+                _ => plane.iter().sum::<f64>() / size as f64,
             }
         })
         .collect();

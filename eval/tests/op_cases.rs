@@ -1,0 +1,25 @@
+//! Default-domain operators onnx's backend node tests leave out, against onnxruntime: the
+//! cases of `tests/fixtures/ops` (written by `gen_op_cases.py`; where onnxruntime has no
+//! kernel for a version or an element type, the operator's definition computed with numpy)
+//! run by the evaluator, floats within rtol 1e-5 and atol 1e-6. Every case must match.
+
+use std::path::{Path, PathBuf};
+
+mod common;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/ops")
+}
+
+#[test]
+fn operators_without_node_tests_match_onnxruntime() {
+    let dirs = common::case_dirs(&fixtures());
+    assert!(dirs.len() >= 5, "only {} cases in tests/fixtures/ops", dirs.len());
+    let mut failed = Vec::new();
+    for dir in &dirs {
+        if let Err(e) = common::run_case(dir, 1e-5, 1e-6) {
+            failed.push(format!("{}: {e}", dir.display()));
+        }
+    }
+    assert!(failed.is_empty(), "{} of {} cases differ:\n{}", failed.len(), dirs.len(), failed.join("\n"));
+}
