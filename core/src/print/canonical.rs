@@ -466,13 +466,15 @@ impl Printer<'_, '_> {
         make: impl Fn(&Self, usize) -> Cow<'i, str>,
     ) {
         let line_start = self.out.rfind('\n').map_or(0, |i| i + 1);
-        let current = self.out.len() - line_start;
+        let current = width(&self.out[line_start..]);
         let mut made = Vec::new();
         let mut flat_len = 2 * count.saturating_sub(1);
         let mut fits = true;
         while made.len() < count {
             let item = make(self, made.len());
-            flat_len += item.len();
+            // Columns, as the formatter counts them (a character takes at most four bytes: a
+            // longer item is wider than any line).
+            flat_len += if item.len() > 4 * WIDTH { item.len() } else { width(&item) };
             // A streamed tensor's values are many lines, whatever its placeholder's length.
             fits = current + flat_len + 2 <= WIDTH && !item.contains('\n') && !item.contains(STREAM_MARK);
             made.push(item);
@@ -664,7 +666,9 @@ impl Printer<'_, '_> {
         // The payload can be a hundred megabytes: put the head in front of it in place
         // rather than copying it into a new string.
         let item = match payload {
-            Some(mut values) => {
+            Some(payload) => {
+                // The declaration starts at `indent`, after its annotation lines if any.
+                let mut values = payload.at(indent + width(&head) + 1, indent);
                 values.insert_str(0, &format!("{head} "));
                 values
             }
@@ -676,7 +680,7 @@ impl Printer<'_, '_> {
     /// A tensor's type and payload text, or, when the text cannot say all of its fields, a
     /// `tensor_proto` annotation holding it whole and a placeholder type (its element type
     /// where that is known) without payload.
-    fn tensor_or_embedded(&self, t: &Tensor, notes: &mut Notes, indent: usize) -> (String, Option<String>) {
+    fn tensor_or_embedded(&self, t: &Tensor, notes: &mut Notes, indent: usize) -> (String, Option<Payload>) {
         let mut own = Notes::default();
         match self.tensor_parts(t, &mut own, indent) {
             Ok(parts) => {
@@ -696,8 +700,8 @@ impl Printer<'_, '_> {
         }
     }
 
-    /// A tensor's type and payload text, with its extra fields as annotations.
-    fn tensor_parts(&self, t: &Tensor, notes: &mut Notes, indent: usize) -> Out<(String, Option<String>)> {
+    /// A tensor's type and payload, with its extra fields as annotations.
+    fn tensor_parts(&self, t: &Tensor, notes: &mut Notes, indent: usize) -> Out<(String, Option<Payload>)> {
         let code = t.data_type.ok_or_else(|| Unsupported("a tensor without data type".into()))?;
         let dt = DataType::from_code(code).ok_or_else(|| Unsupported(format!("data type {code}")))?;
         if dt == DataType::Undefined {
@@ -740,7 +744,7 @@ impl Printer<'_, '_> {
                 Some(0) => notes.raw("data_location: default".into()),
                 Some(other) => notes.raw(format!("data_location: {other}")),
             }
-            return Ok((ty, Some(format!("[{}]", external_pairs(&t.external_data)?))));
+            return Ok((ty, Some(Payload::Text(format!("[{}]", external_pairs(&t.external_data)?)))));
         }
         // Set but not external: PyTorch's dynamo exporter writes DEFAULT (0) explicitly.
         match t.data_location {
@@ -754,7 +758,7 @@ impl Printer<'_, '_> {
             }
             if self.streams(t, dt) {
                 notes.raw("storage: raw".into());
-                return Ok((ty, Some(stream_marker(t, indent))));
+                return Ok((ty, Some(Payload::Text(stream_marker(t, indent)))));
             }
             if let Some(typed) = tensor_data::raw_to_typed(t)
                 && let Some(values) = typed_values(&typed, dt, indent)
@@ -769,7 +773,7 @@ impl Printer<'_, '_> {
             return Ok((ty, None));
         }
         if self.streams(t, dt) {
-            return Ok((ty, Some(stream_marker(t, indent))));
+            return Ok((ty, Some(Payload::Text(stream_marker(t, indent)))));
         }
         match typed_values(t, dt, indent) {
             Some(values) => Ok((ty, Some(values))),
@@ -791,7 +795,7 @@ impl Printer<'_, '_> {
         self.node_body(id, 2);
         self.capturing -= 1;
         let text = &self.out[start..];
-        if holds_graph(&self.m.nodes[id]) || too_wide(text, 0) {
+        if holds_graph(&self.m.nodes[id]) || holds_tensor_list(&self.m.nodes[id]) || too_wide(text, 0) {
             let text = text.trim_end_matches('\n').to_owned();
             self.out.truncate(start);
             self.out.push_str(&relayout(Fragment::Node, text, 2));
@@ -1036,7 +1040,8 @@ impl Printer<'_, '_> {
                 }
                 AttributeType::Tensor => {
                     let t = a.t.ok_or_else(|| Unsupported("a tensor attribute without value".into()))?;
-                    self.tensor_value(&self.m.tensors[t], indent)?
+                    // `name: tensor = ` before it on the attribute's line.
+                    self.tensor_value(&self.m.tensors[t], indent, width(&head) + 3)?
                 }
                 AttributeType::TypeProto => {
                     self.ty(a.tp.as_ref().ok_or_else(|| Unsupported("a type attribute without value".into()))?)?
@@ -1052,7 +1057,9 @@ impl Printer<'_, '_> {
                     "[{}]",
                     a.tensors
                         .iter()
-                        .map(|&t| self.tensor_value(&self.m.tensors[t], indent))
+                        // Where in the list each starts is the formatter's to say (a node
+                        // holding a tensor list is laid out by it).
+                        .map(|&t| self.tensor_value(&self.m.tensors[t], indent, 0))
                         .collect::<Out<Vec<_>>>()?
                         .join(", ")
                 ),
@@ -1072,7 +1079,9 @@ impl Printer<'_, '_> {
     }
 
     /// A tensor attribute value: `float[2] name {1, 2}`, annotations on a line before it.
-    fn tensor_value(&self, t: &Tensor, indent: usize) -> Out<String> {
+    /// `before`: the columns taken before it on its line after `indent` when it has no
+    /// annotation (then it starts a line of its own at `indent`).
+    fn tensor_value(&self, t: &Tensor, indent: usize, before: usize) -> Out<String> {
         let mut notes = Notes::default();
         let (ty, payload) = self.tensor_parts(t, &mut notes, indent)?;
         let mut text = ty;
@@ -1092,12 +1101,14 @@ impl Printer<'_, '_> {
         match payload {
             // `float[2] […]` would read as a type followed by a list: `=` makes it a tensor
             // whose data is external (a `Constant`'s value in an outline).
-            Some(p) if !named && p.starts_with('[') => {
+            Some(Payload::Text(p)) if !named && p.starts_with('[') => {
                 text.push_str(" = ");
                 text.push_str(&p);
             }
             Some(p) => {
+                let before = if notes.0.is_empty() { before } else { 0 };
                 text.push(' ');
+                let p = p.at(indent + before + width(&text), indent);
                 text.push_str(&p);
             }
             // A bare `float[2]` would read as a type; empty braces keep it a tensor.
@@ -1335,6 +1346,12 @@ fn too_wide(text: &str, first: usize) -> bool {
         && text.lines().enumerate().any(|(i, l)| if i == 0 { first } else { 0 } + l.chars().count() > WIDTH)
 }
 
+/// Whether a node holds a list of tensors, which the printer writes on one line and leaves to
+/// the formatter to lay out (each tensor's values start where the formatter puts it).
+fn holds_tensor_list(n: &Node) -> bool {
+    n.attributes.iter().any(|a| !a.tensors.is_empty())
+}
+
 /// Whether a node holds graphs (its text then has statements of its own inside).
 fn holds_graph(n: &Node) -> bool {
     n.attributes.iter().any(|a| a.g.is_some() || !a.graphs.is_empty())
@@ -1466,8 +1483,52 @@ fn nan_with_payload_f64(v: f64) -> bool {
 
 /// `{v, v, …}` from the typed field the data type selects, when the text reads back exactly;
 /// long lists are filled into lines of at most 100 columns below the item at `indent`.
-fn typed_values(t: &Tensor, dt: DataType, indent: usize) -> Option<String> {
-    value_texts(t, dt, bulk::Spread::AllCores).map(|texts| pack(&texts, indent))
+fn typed_values(t: &Tensor, dt: DataType, indent: usize) -> Option<Payload> {
+    value_texts(t, dt, bulk::Spread::AllCores).map(|texts| {
+        // A list too wide even at the item's indentation breaks wherever it starts.
+        // (A character takes at most four bytes: a longer text is wider than any line.)
+        let short = texts.joined_len() <= 4 * WIDTH && indent + texts.joined_width() + 2 <= WIDTH;
+        if short { Payload::Short(texts) } else { Payload::Text(pack(&texts, indent)) }
+    })
+}
+
+/// A tensor's values, or the text that stands for them.
+enum Payload {
+    /// Laid out already: values filled into lines, a streamed tensor's marker, external data
+    /// entries.
+    Text(String),
+    /// Values that may fit on one line, laid out by the caller once it knows the column where
+    /// they start ([`Payload::at`]).
+    Short(bulk::Texts),
+}
+
+impl Payload {
+    /// The text of the payload when its `{` is at `column`, in an item indented by `indent`:
+    /// `{a, b}` when it ends by the width, as the formatter keeps a list that fits where it
+    /// starts (whatever follows it on the line), else filled into lines.
+    fn at(self, column: usize, indent: usize) -> String {
+        match self {
+            Payload::Text(text) => text,
+            Payload::Short(texts) if column + texts.joined_width() + 2 <= WIDTH => {
+                let mut flat = String::with_capacity(texts.joined_len() + 2);
+                flat.push('{');
+                for (i, (text, _)) in texts.pieces().filter(|(_, ends)| !ends.is_empty()).enumerate() {
+                    if i > 0 {
+                        flat.push_str(bulk::TEXT_SEPARATOR);
+                    }
+                    flat.push_str(text);
+                }
+                flat.push('}');
+                flat
+            }
+            Payload::Short(texts) => pack(&texts, indent),
+        }
+    }
+}
+
+/// A text's width in columns: characters, as the formatter counts them.
+fn width(text: &str) -> usize {
+    text.chars().count()
 }
 
 /// The text of each value of a tensor held in its typed field; `None` when other typed
@@ -1512,22 +1573,10 @@ fn value_texts(t: &Tensor, dt: DataType, spread: bulk::Spread) -> Option<bulk::T
 /// Spare capacity for what is put in front of a long value list.
 const HEAD_ROOM: usize = 4096;
 
-/// `{a, b}` when short, else filled into lines of at most [`WIDTH`] columns below the item
-/// at `indent`.
+/// The values filled into lines of at most [`WIDTH`] columns below the item at `indent`,
+/// `{` to `}`.
 fn pack(texts: &bulk::Texts, indent: usize) -> String {
     let joined_len = texts.joined_len();
-    if joined_len + indent + 40 <= WIDTH {
-        let mut flat = String::with_capacity(joined_len + 2);
-        flat.push('{');
-        for (i, (text, _)) in texts.pieces().filter(|(_, ends)| !ends.is_empty()).enumerate() {
-            if i > 0 {
-                flat.push_str(bulk::TEXT_SEPARATOR);
-            }
-            flat.push_str(text);
-        }
-        flat.push('}');
-        return flat;
-    }
     // Room in front too: the item's head (`float[…] name =`) and annotations are inserted
     // before the values, which must not make a hundred megabytes move to a new allocation.
     let pad = indent + 2;
@@ -1567,13 +1616,17 @@ impl Packer {
     fn feed(&mut self, texts: &bulk::Texts, out: &mut String) {
         let pad = self.indent + 2;
         for (text, ends) in texts.pieces() {
+            // Numbers are ASCII; strings may have wider characters, counted as the formatter
+            // counts columns.
+            let ascii = text.is_ascii();
             // The part of the current line in this piece not written yet.
             let (mut run_start, mut run_end) = (0, 0);
             for (i, &end) in ends.iter().enumerate() {
                 let start = bulk::text_start(ends, i);
                 self.seen += 1;
                 // The text and, but for the last, its comma.
-                let piece_len = end - start + usize::from(self.seen < self.count);
+                let text_width = if ascii { end - start } else { width(&text[start..end]) };
+                let piece_len = text_width + usize::from(self.seen < self.count);
                 if self.line_len > 0 && pad + self.line_len + 1 + piece_len > WIDTH {
                     out.push_str(&text[run_start..run_end]);
                     out.push_str(",\n");
@@ -1635,10 +1688,6 @@ mod tests {
     /// The layout rule one value at a time, as plainly as it can be said: the oracle for
     /// `pack`, which copies runs of values at once.
     fn pack_value_by_value(texts: &[&str], indent: usize) -> String {
-        let flat = format!("{{{}}}", texts.join(", "));
-        if flat.len() - 2 + indent + 40 <= WIDTH {
-            return flat;
-        }
         let pad = " ".repeat(indent + 2);
         let mut out = String::from("{\n");
         let mut line = String::new();
