@@ -9,6 +9,7 @@ use std::path::Path;
 
 use bytes::Bytes;
 use onnx_core::analysis::analyze_text;
+use onnx_core::print::outline;
 use onnx_core::{binary, print};
 use onnx_syntax::format::{comment_count, format_model};
 use onnx_syntax::lexer::{self, TokenKind};
@@ -113,6 +114,36 @@ fn canonical_texts_of_the_corpus_format_stably_to_the_same_model() {
     assert!(checked >= 2 * 1884);
 }
 
+/// What `onnx convert` writes for the real models is formatted text: the whole text as it is
+/// streamed to the file (`--inline`), and the outline beside the model (nodes first, big
+/// tensors by reference with a comment on each), whose layout [`print::canonical::model`]
+/// does not use.
+#[test]
+fn texts_convert_writes_for_the_real_models_are_formatted() {
+    let mut failures = Vec::new();
+    let (mut checked, mut outlines) = (0, 0);
+    for path in files_with_suffix(&corpus_dir().join("real"), ".onnx") {
+        let rel = path.strip_prefix(corpus_dir()).expect("in corpus").to_string_lossy().into_owned();
+        let bytes = Bytes::from(std::fs::read(&path).expect("readable"));
+        let mut model = binary::decode_model(bytes.clone(), &rel).expect("decodes");
+        let mut streamed = Vec::new();
+        print::canonical::write_model(&model, &mut streamed).expect("writes to memory");
+        let streamed = String::from_utf8(streamed).expect("UTF-8");
+        checked += 1;
+        failures.extend(check(&format!("{rel} as written"), &streamed, true).err());
+        let layout = outline::refer_to_source(&mut model, &bytes, "model.onnx", outline::DEFAULT_THRESHOLD, true);
+        let mut text = Vec::new();
+        print::canonical::write_model_with(&model, &layout, &mut text).expect("writes to memory");
+        let text = String::from_utf8(text).expect("UTF-8");
+        outlines += usize::from(text.contains("@initializers"));
+        checked += 1;
+        failures.extend(check(&format!("{rel} outline"), &text, true).err());
+    }
+    report(failures, checked);
+    assert!(checked >= 2 * 15, "only {checked} texts checked");
+    assert!(outlines >= 10, "only {outlines} outlines with tensors by reference");
+}
+
 #[test]
 fn texts_printed_by_onnx_format_stably_to_the_same_model() {
     let mut rng = SplitMix64(0x0bb0_7e87);
@@ -160,4 +191,99 @@ fn comment_insertion_really_inserts_comments() {
     let commented = with_comments(text, &mut SplitMix64(3));
     assert!(comment_count(&commented) >= 3, "{commented}");
     assert_eq!(check("small", &commented, false), Ok(()));
+}
+
+/// A value list of `count` values, each about `digits` characters wide.
+fn values(count: usize, digits: usize, seed: usize) -> String {
+    let texts: Vec<String> = (0..count)
+        .map(|i| {
+            let v = format!("{}", (i + seed) % 9 + 1).repeat(digits.min(8));
+            if i % 3 == 1 { format!("-0.{v}") } else { format!("0.{v}") }
+        })
+        .collect();
+    texts.join(", ")
+}
+
+/// The places a short tensor can be printed, as a text model around one list of values
+/// (`V`) of `N` values under a name of some length (`NAME`): where its `{` starts depends on
+/// what comes before it on the line, and the printer has to keep it on that line exactly when
+/// the formatter does.
+const SHORT_TENSOR_PLACES: &[&str] = &[
+    // An initializer in the graph's `< … >` list, and one of several.
+    "g (float[N] x) => (float[N] y) <float[N] NAME = {V}> {\n  y = Add (x, NAME)\n}\n",
+    "g (float[N] x) => (float[N] y) <float[N] NAME = {V}, float[1] b = {1}> {\n  y = Add (x, NAME)\n}\n",
+    // A Constant's value, unnamed and named, and with an annotation before it.
+    "g (float[N] x) => (float[N] y) {\n  NAME = Constant <value: tensor = float[N] {V}> ()\n  y = Add (x, NAME)\n}\n",
+    "g (float[N] x) => (float[N] y) {\n  c = Constant <value: tensor = float[N] NAME {V}> ()\n  y = Add (x, c)\n}\n",
+    "g (float[N] x) => (float[N] y) {\n  c = Constant <\n    value: tensor =\n    #@ storage: raw\n    float[N] NAME {V}\n  > ()\n  y = Add (x, c)\n}\n",
+    // Inside a subgraph, where the node holding it is laid out by the formatter.
+    "g (bool b, float[N] x) => (float[N] y) {\n  y = If (b) <then_branch: graph = th () => (float[N] o) {\n    o = Constant <value: tensor = float[N] NAME {V}> ()\n  }, else_branch: graph = el () => (float[N] o) {\n    o = Identity (x)\n  }>\n}\n",
+    // In a list of tensors.
+    "g (float[N] x) => (float[N] y) {\n  c = custom.Op <ts: tensors = [float[1] {1}, float[N] NAME {V}]> ()\n  y = Add (x, c)\n}\n",
+    // In a function's body.
+    "g (float[N] x) => (float[N] y) {\n  y = custom.F (x)\n}\n\n<domain: \"custom\", opset_import: [\"\" : 17]>\nF (x) => (y) {\n  NAME = Constant <value: tensor = float[N] {V}> ()\n  y = Add (x, NAME)\n}\n",
+];
+
+/// The canonical printer lays out a short list of values as the formatter does wherever it
+/// stands: on one line when it fits after what is before it, else filled into lines (it once
+/// guessed what stood before it, and broke lists the formatter keeps on one line).
+#[test]
+fn short_tensors_are_printed_as_the_formatter_lays_them_out() {
+    let header = "<ir_version: 8, opset_import: [\"\" : 17, \"custom\" : 1]>\n";
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for (p, place) in SHORT_TENSOR_PLACES.iter().enumerate() {
+        for name_len in [1, 6, 12, 20, 33] {
+            let name = format!("n{}", "a".repeat(name_len - 1));
+            for count in 1..=16 {
+                for digits in [1, 4, 9] {
+                    let text = format!("{header}{place}")
+                        .replace("NAME", &name)
+                        .replace("float[N]", &format!("float[{count}]"))
+                        .replace("{V}", &format!("{{{}}}", values(count, digits, p)));
+                    let analysis = analyze_text(&text);
+                    assert!(analysis.readable, "{text}\n{:?}", analysis.diagnostics.first());
+                    let printed = print::canonical::model(&analysis.model);
+                    checked += 1;
+                    let label = format!("place {p}, name of {name_len}, {count} values of {digits} digits");
+                    failures.extend(check(&label, &printed, true).err());
+                }
+            }
+        }
+    }
+    report(failures, checked);
+}
+
+/// Widths are counted in characters, as the formatter counts them, also in names and string
+/// values that are not ASCII.
+#[test]
+fn printed_widths_are_counted_in_characters() {
+    let header = "<ir_version: 8, opset_import: [\"\" : 17]>\n";
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for len in 1..40 {
+        let wide = "é".repeat(len);
+        let texts = [
+            // A signature that fits on its line in characters but not in bytes.
+            format!(
+                "g (float[2] \"{wide}\", float[2] \"x{wide}\") => (float[2] y) {{\n  y = Add (\"{wide}\", \"x{wide}\")\n}}\n"
+            ),
+            // String values, on one line and filled into lines.
+            format!(
+                "g (float[2] x) => (string[3] y) <string[3] s = {{\"{wide}\", \"{wide}\", \"{wide}\"}}> {{\n  y = Identity (s)\n}}\n"
+            ),
+            format!(
+                "g (float[2] x) => (string[9] y) <string[9] s = {{{}}}> {{\n  y = Identity (s)\n}}\n",
+                vec![format!("\"{wide}\""); 9].join(", ")
+            ),
+        ];
+        for (i, text) in texts.iter().enumerate() {
+            let analysis = analyze_text(&format!("{header}{text}"));
+            assert!(analysis.readable, "{text}\n{:?}", analysis.diagnostics.first());
+            let printed = print::canonical::model(&analysis.model);
+            checked += 1;
+            failures.extend(check(&format!("text {i}, {len} wide characters"), &printed, true).err());
+        }
+    }
+    report(failures, checked);
 }

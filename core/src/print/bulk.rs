@@ -127,6 +127,14 @@ impl Texts {
         texts + TEXT_SEPARATOR.len() * self.pieces.iter().filter(|(_, ends)| !ends.is_empty()).count().saturating_sub(1)
     }
 
+    /// The width of all texts joined by `, `, in columns: characters, as the formatter counts
+    /// them (numbers are ASCII, strings may not be).
+    pub fn joined_width(&self) -> usize {
+        let texts: usize =
+            self.pieces.iter().map(|(text, _)| if text.is_ascii() { text.len() } else { text.chars().count() }).sum();
+        texts + TEXT_SEPARATOR.len() * self.pieces.iter().filter(|(_, ends)| !ends.is_empty()).count().saturating_sub(1)
+    }
+
     /// How many texts there are.
     pub fn count(&self) -> usize {
         self.pieces.iter().map(|(_, ends)| ends.len()).sum()
