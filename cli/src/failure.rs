@@ -1,7 +1,5 @@
 //! How a command fails: a message for the user and the exit code that classifies it.
 
-use std::process::ExitCode;
-
 use onnx_core::binary::ReadError;
 
 #[derive(Debug)]
@@ -10,18 +8,6 @@ pub enum Failure {
     Invalid(String),
     /// Bad usage, or a file that cannot be read or written (exit 2).
     Usage(String),
-}
-
-impl Failure {
-    pub fn report(self) -> ExitCode {
-        let (message, code) = match self {
-            Failure::Invalid(m) => (m, 1),
-            Failure::Usage(m) => (m, 2),
-        };
-        errln!("error: {message}");
-        crate::json::finish(code, Some(&message));
-        ExitCode::from(code)
-    }
 }
 
 impl From<ReadError> for Failure {

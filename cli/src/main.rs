@@ -38,6 +38,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use failure::Failure;
+
 #[derive(Parser, Debug)]
 #[command(name = "onnx", version = version_text(), about = "Read, convert and inspect ONNX models", max_term_width = 100)]
 struct Cli {
@@ -135,6 +137,18 @@ fn main() -> ExitCode {
             json::finish(0, None);
             ExitCode::SUCCESS
         }
-        Err(failure) => failure.report(),
+        Err(failure) => report(failure),
     }
+}
+
+/// Ends a failed run: the message on stderr, the `--json` object (if one was begun) on
+/// stdout, and the exit code that classifies the failure.
+fn report(failure: Failure) -> ExitCode {
+    let (message, code) = match failure {
+        Failure::Invalid(m) => (m, 1),
+        Failure::Usage(m) => (m, 2),
+    };
+    errln!("error: {message}");
+    json::finish(code, Some(&message));
+    ExitCode::from(code)
 }

@@ -5,12 +5,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+use onnx_tests::corpus_file;
+
 fn onnx() -> Command {
     Command::new(env!("CARGO_BIN_EXE_onnx"))
-}
-
-fn corpus(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus").join(rel)
 }
 
 fn run(args: &[&str]) -> Output {
@@ -28,7 +26,7 @@ fn assert_exit(out: &Output, code: i32) {
 
 #[test]
 fn info_prints_the_model_at_a_glance() {
-    let model = corpus("node/test_if_seq/model.onnx");
+    let model = corpus_file("node/test_if_seq/model.onnx");
     let out = run(&["info", model.to_str().unwrap()]);
     assert_exit(&out, 0);
     let stdout = text(&out.stdout);
@@ -48,7 +46,7 @@ fn info_prints_the_model_at_a_glance() {
 
 #[test]
 fn info_json_is_machine_readable() {
-    let model = corpus("node/test_conv_with_strides_padding/model.onnx");
+    let model = corpus_file("node/test_conv_with_strides_padding/model.onnx");
     let out = run(&["info", model.to_str().unwrap(), "--json"]);
     assert_exit(&out, 0);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
@@ -67,7 +65,7 @@ fn info_json_is_machine_readable() {
 
 #[test]
 fn info_reads_stdin() {
-    let model = std::fs::read(corpus("node/test_abs/model.onnx")).unwrap();
+    let model = std::fs::read(corpus_file("node/test_abs/model.onnx")).unwrap();
     let mut child =
         onnx().args(["info", "-"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     child.stdin.take().unwrap().write_all(&model).unwrap();
@@ -99,7 +97,7 @@ fn garbage_is_invalid_input_naming_the_file() {
 fn usage_errors_exit_2() {
     assert_exit(&run(&["info"]), 2);
     assert_exit(&run(&["frobnicate"]), 2);
-    let model = corpus("node/test_abs/model.onnx");
+    let model = corpus_file("node/test_abs/model.onnx");
     let out = run(&["convert", model.to_str().unwrap(), "out.unknown"]);
     assert_exit(&out, 2);
     assert!(text(&out.stderr).contains("out.unknown: cannot tell the format"), "{}", text(&out.stderr));
@@ -108,7 +106,7 @@ fn usage_errors_exit_2() {
 #[test]
 fn convert_binary_to_binary_keeps_the_bytes() {
     let dir = tempfile::tempdir().unwrap();
-    let model = corpus("node/test_loop11/model.onnx");
+    let model = corpus_file("node/test_loop11/model.onnx");
     let out_path = dir.path().join("copy.pb");
     assert_exit(&run(&["convert", model.to_str().unwrap(), out_path.to_str().unwrap()]), 0);
     assert_eq!(std::fs::read(&out_path).unwrap(), std::fs::read(&model).unwrap());
@@ -116,7 +114,7 @@ fn convert_binary_to_binary_keeps_the_bytes() {
 
 #[test]
 fn convert_stdin_to_stdout() {
-    let model = std::fs::read(corpus("node/test_abs/model.onnx")).unwrap();
+    let model = std::fs::read(corpus_file("node/test_abs/model.onnx")).unwrap();
     let mut child = onnx().args(["convert", "-", "-"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
     child.stdin.take().unwrap().write_all(&model).unwrap();
     let out = child.wait_with_output().unwrap();
@@ -140,7 +138,7 @@ fn failed_convert_leaves_existing_output_untouched() {
 
 #[test]
 fn convert_to_a_missing_directory_is_an_io_error() {
-    let model = corpus("node/test_abs/model.onnx");
+    let model = corpus_file("node/test_abs/model.onnx");
     let out = run(&["convert", model.to_str().unwrap(), "/nonexistent-dir/x.onnx"]);
     assert_exit(&out, 2);
     let stderr = text(&out.stderr);
@@ -160,7 +158,7 @@ fn convert_to_a_missing_directory_is_an_io_error() {
 #[test]
 fn convert_moves_external_data_out_and_back() {
     let dir = tempfile::tempdir().unwrap();
-    let model = corpus("handmade/small_cnn.onnx");
+    let model = corpus_file("handmade/small_cnn.onnx");
     let original = std::fs::read(&model).unwrap();
     let ext = dir.path().join("ext.onnx");
     let out = run(&["convert", model.to_str().unwrap(), ext.to_str().unwrap(), "--external-data", "ext.bin"]);
@@ -186,7 +184,7 @@ fn convert_moves_external_data_out_and_back() {
 #[test]
 fn hostile_external_data_is_reported_with_tensor_and_path() {
     let dir = tempfile::tempdir().unwrap();
-    let model = corpus("handmade/external/model.onnx");
+    let model = corpus_file("handmade/external/model.onnx");
     if !model.exists() {
         return;
     }
@@ -213,7 +211,8 @@ fn external_data_of_a_corpus_model_is_read_and_embedded() {
     let dir = tempfile::tempdir().unwrap();
     for model in ["handmade/external/model.onnx", "handmade/external/subdir_model.onnx"] {
         let out_path = dir.path().join("embedded.onnx");
-        let out = run(&["convert", corpus(model).to_str().unwrap(), out_path.to_str().unwrap(), "--embed-external"]);
+        let out =
+            run(&["convert", corpus_file(model).to_str().unwrap(), out_path.to_str().unwrap(), "--embed-external"]);
         assert_exit(&out, 0);
         let info = run(&["info", out_path.to_str().unwrap()]);
         assert!(!text(&info.stdout).contains("external data"), "{model}: {}", text(&info.stdout));
@@ -223,11 +222,11 @@ fn external_data_of_a_corpus_model_is_read_and_embedded() {
 #[test]
 fn convert_binary_to_onnx_style_text_and_back() {
     let dir = tempfile::tempdir().unwrap();
-    let model = corpus("node/test_if_seq/model.onnx");
+    let model = corpus_file("node/test_if_seq/model.onnx");
     let text_path = dir.path().join("m.onnxtxt");
     let out = run(&["convert", model.to_str().unwrap(), text_path.to_str().unwrap(), "--style", "onnx"]);
     assert_exit(&out, 0);
-    let golden = corpus("golden/onnx-text/node/test_if_seq/model.onnxtxt");
+    let golden = corpus_file("golden/onnx-text/node/test_if_seq/model.onnxtxt");
     assert_eq!(std::fs::read_to_string(&text_path).unwrap(), std::fs::read_to_string(golden).unwrap());
     // This model loses only the "domain unset" presence that onnx's text cannot express.
     assert!(text(&out.stderr).contains("does not keep everything"), "{}", text(&out.stderr));
@@ -240,7 +239,7 @@ fn convert_binary_to_onnx_style_text_and_back() {
 
 #[test]
 fn text_with_errors_is_reported_like_rustc_and_exits_1() {
-    let fixture = corpus("../fixtures/text/undefined_and_duplicates.onnxtxt");
+    let fixture = corpus_file("../fixtures/text/undefined_and_duplicates.onnxtxt");
     let out = run(&["convert", "--strict", fixture.to_str().unwrap(), "-"]);
     assert_exit(&out, 1);
     let stderr = text(&out.stderr);
@@ -253,7 +252,7 @@ fn text_with_errors_is_reported_like_rustc_and_exits_1() {
 
 #[test]
 fn text_diagnostics_as_json() {
-    let fixture = corpus("../fixtures/text/syntax_errors.onnxtxt");
+    let fixture = corpus_file("../fixtures/text/syntax_errors.onnxtxt");
     let out = run(&["info", fixture.to_str().unwrap(), "--json"]);
     assert_exit(&out, 1);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object on stdout");
@@ -292,7 +291,7 @@ fn convert_canonical_text_reads_back_to_the_same_bytes() {
     for model in
         ["handmade/small_cnn.onnx", "handmade/all_fields.onnx", "handmade/non_utf8.onnx", "node/test_loop11/model.onnx"]
     {
-        let original = corpus(model);
+        let original = corpus_file(model);
         let text_path = dir.path().join("m.onnxtxt");
         let back = dir.path().join("back.onnx");
         let out = run(&["convert", original.to_str().unwrap(), text_path.to_str().unwrap(), "--inline"]);
@@ -315,7 +314,7 @@ fn convert_canonical_text_reads_back_to_the_same_bytes() {
 #[test]
 fn a_closed_stdout_is_not_an_error() {
     let mut child = onnx()
-        .args(["info", corpus("handmade/small_cnn.onnx").to_str().unwrap()])
+        .args(["info", corpus_file("handmade/small_cnn.onnx").to_str().unwrap()])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -392,7 +391,7 @@ fn fmt_leaves_broken_files_alone_and_shows_the_error() {
 fn convert_reference_input_keeps_big_tensors_in_the_original_file() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("cnn.onnx");
-    let original = std::fs::read(corpus("handmade/small_cnn.onnx")).unwrap();
+    let original = std::fs::read(corpus_file("handmade/small_cnn.onnx")).unwrap();
     std::fs::write(&model, &original).unwrap();
     let text_path = dir.path().join("cnn.onnxtxt");
     let out = run(&[
@@ -429,7 +428,7 @@ fn fixture(rel: &str) -> PathBuf {
 
 #[test]
 fn check_accepts_a_valid_model() {
-    let model = corpus("handmade/small_cnn.onnx");
+    let model = corpus_file("handmade/small_cnn.onnx");
     let out = run(&["check", model.to_str().unwrap()]);
     assert_exit(&out, 0);
     assert!(text(&out.stdout).contains("small_cnn.onnx: valid"), "{}", text(&out.stdout));
@@ -437,7 +436,7 @@ fn check_accepts_a_valid_model() {
 
 #[test]
 fn check_with_the_sonnx_profile_adds_its_graph_rules() {
-    let model = corpus("handmade/functions.onnx");
+    let model = corpus_file("handmade/functions.onnx");
     assert_exit(&run(&["check", model.to_str().unwrap()]), 0);
     // The profile's findings are warnings (onnx and onnxruntime accept the model) …
     let out = run(&["check", "--profile", "sonnx", model.to_str().unwrap()]);
@@ -452,7 +451,7 @@ fn check_with_the_sonnx_profile_adds_its_graph_rules() {
     let out = run(&["check", "--profile", "sonnx", "--strict", model.to_str().unwrap()]);
     assert_exit(&out, 1);
     assert!(text(&out.stderr).contains("error[sonnx-dead-node]"), "{}", text(&out.stderr));
-    let clean = corpus("handmade/small_cnn.onnx");
+    let clean = corpus_file("handmade/small_cnn.onnx");
     assert_exit(&run(&["check", "--profile", "sonnx", clean.to_str().unwrap()]), 0);
     assert_exit(&run(&["check", "--profile", "strict", clean.to_str().unwrap()]), 2);
 }
@@ -537,7 +536,7 @@ fn check_underlines_problems_in_a_text_model() {
 fn infer_writes_inferred_types_as_value_info() {
     let dir = tempfile::tempdir().expect("temp dir");
     let out = dir.path().join("cnn.onnxtxt");
-    let model = corpus("handmade/small_cnn.onnx");
+    let model = corpus_file("handmade/small_cnn.onnx");
     let result = run(&["infer", model.to_str().unwrap(), out.to_str().unwrap()]);
     assert_exit(&result, 0);
     assert!(text(&result.stderr).contains("8 value types inferred"), "{}", text(&result.stderr));
@@ -558,7 +557,7 @@ fn assert_small_cnn_types(path: &std::path::Path) {
 fn infer_to_binary_appends_to_the_input() {
     let dir = tempfile::tempdir().expect("temp dir");
     let (binary, text_out) = (dir.path().join("cnn.onnx"), dir.path().join("cnn.onnxtxt"));
-    let model = corpus("handmade/small_cnn.onnx");
+    let model = corpus_file("handmade/small_cnn.onnx");
     assert_exit(&run(&["infer", model.to_str().unwrap(), binary.to_str().unwrap()]), 0);
     let (input, output) = (std::fs::read(&model).unwrap(), std::fs::read(&binary).unwrap());
     assert!(output.len() > input.len(), "nothing appended");
@@ -785,7 +784,7 @@ fn a_fifo_output_is_written_to_not_replaced() {
     assert!(made.success());
     let reader_path = fifo.clone();
     let reader = std::thread::spawn(move || std::fs::read(reader_path).unwrap());
-    let model = corpus("handmade/small_cnn.onnx");
+    let model = corpus_file("handmade/small_cnn.onnx");
     assert_exit(&run(&["convert", model.to_str().unwrap(), fifo.to_str().unwrap(), "--to", "text"]), 0);
     let received = reader.join().unwrap();
     assert!(String::from_utf8_lossy(&received).contains("Conv"), "the reader got the text");
@@ -879,7 +878,8 @@ fn devices_fifos_and_long_reports_are_bounded() {
     assert!(Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs").success());
     let writer_path = fifo.clone();
     let writer = std::thread::spawn(move || {
-        std::fs::write(writer_path, std::fs::read(corpus("handmade/small_cnn.onnx")).expect("corpus")).expect("fed")
+        std::fs::write(writer_path, std::fs::read(corpus_file("handmade/small_cnn.onnx")).expect("corpus"))
+            .expect("fed")
     });
     let out = run(&["info", fifo.to_str().expect("UTF-8")]);
     writer.join().expect("writer");
@@ -969,7 +969,7 @@ fn color_quiet_and_verbose_are_shared_by_every_command() {
         assert_exit(&colored, 1);
         assert!(text(&colored.stderr).contains("\u{1b}["), "{}", text(&colored.stderr));
     }
-    let model = corpus("handmade/small_cnn.onnx");
+    let model = corpus_file("handmade/small_cnn.onnx");
     let model = model.to_str().expect("UTF-8");
     let quiet = run(&["check", "-q", model]);
     assert_exit(&quiet, 0);
@@ -1017,7 +1017,7 @@ fn fmt_takes_folders() {
 #[test]
 fn every_command_answers_json_in_one_envelope() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let model = corpus("handmade/small_cnn.onnx");
+    let model = corpus_file("handmade/small_cnn.onnx");
     let model = model.to_str().expect("UTF-8");
     let text_out = dir.path().join("m.onnxtxt");
     let text_out = text_out.to_str().expect("UTF-8");
@@ -1074,7 +1074,7 @@ fn every_help_shows_examples_and_exit_codes() {
 #[test]
 fn a_truncated_file_says_how_much_is_missing() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let whole = std::fs::read(corpus("handmade/small_cnn.onnx")).expect("corpus");
+    let whole = std::fs::read(corpus_file("handmade/small_cnn.onnx")).expect("corpus");
     let cut = dir.path().join("cut.onnx");
     std::fs::write(&cut, &whole[..30_000]).expect("written");
     let out = run(&["info", cut.to_str().expect("UTF-8")]);
@@ -1097,7 +1097,7 @@ fn version_says_which_ir_and_opsets_the_tool_knows() {
 /// a binary model with a field tag).
 #[test]
 fn stdin_takes_text_or_binary() {
-    let binary = corpus("handmade/small_cnn.onnx");
+    let binary = corpus_file("handmade/small_cnn.onnx");
     let dir = tempfile::tempdir().expect("temp dir");
     let text_path = dir.path().join("m.onnxtxt");
     assert_exit(&run(&["convert", binary.to_str().expect("UTF-8"), text_path.to_str().expect("UTF-8")]), 0);
@@ -1171,8 +1171,8 @@ fn info_counts_parameters_and_shortens_long_texts() {
 fn run_compare_values_finds_the_first_node_that_differs() {
     let dir = tempfile::tempdir().expect("temp dir");
     let values = dir.path().join("values");
-    let model = corpus("real/pt_ts_romanizer_encoder.onnx");
-    let data = corpus("../fixtures/run/pt_ts_romanizer_encoder");
+    let model = corpus_file("real/pt_ts_romanizer_encoder.onnx");
+    let data = corpus_file("../fixtures/run/pt_ts_romanizer_encoder");
     let (model, data, values_arg) =
         (model.to_str().unwrap_or(""), data.to_str().unwrap_or(""), values.to_str().unwrap_or(""));
     let written = run(&["run", model, "--test-data", data, "--output-dir", values_arg, "--all-values"]);
@@ -1201,8 +1201,8 @@ fn run_compare_values_finds_the_first_node_that_differs() {
 #[test]
 fn run_writes_and_compares_sequences_of_maps() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let model = corpus("real/onnxmltools_logreg_iris.onnx");
-    let data = corpus("../fixtures/run/onnxmltools_logreg_iris");
+    let model = corpus_file("real/onnxmltools_logreg_iris.onnx");
+    let data = corpus_file("../fixtures/run/onnxmltools_logreg_iris");
     let ours = dir.path().join("ours");
     let (model, data, ours_arg) =
         (model.to_str().unwrap_or(""), data.to_str().unwrap_or(""), ours.to_str().unwrap_or(""));
@@ -1230,8 +1230,8 @@ fn run_writes_and_compares_sequences_of_maps() {
 /// same result as its kernel.
 #[test]
 fn run_through_function_bodies_matches() {
-    let data = corpus("node/test_mvn/test_data_set_0");
-    let model = corpus("node/test_mvn/model.onnx");
+    let data = corpus_file("node/test_mvn/test_data_set_0");
+    let model = corpus_file("node/test_mvn/model.onnx");
     let (model, data) = (model.to_str().unwrap_or(""), data.to_str().unwrap_or(""));
     let out = run(&["run", model, "--test-data", data, "--compare", data, "--expand-functions"]);
     assert_exit(&out, 0);
@@ -1326,7 +1326,7 @@ fn an_outline_moved_away_from_its_model_gives_one_error_naming_the_file() {
 #[test]
 fn every_real_model_outline_shows_its_first_node_early_and_converts_back_whole() {
     let dir = tempfile::tempdir().unwrap();
-    let real = corpus("real");
+    let real = corpus_file("real");
     let mut models: Vec<PathBuf> = std::fs::read_dir(&real)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -1345,7 +1345,7 @@ fn every_real_model_outline_shows_its_first_node_early_and_converts_back_whole()
         assert!(line <= 200, "{name}: the first node is on line {line}");
         // Every tensor of 1 KiB or more in raw bytes or packed floats is shown by reference.
         let decoded = onnx_core::binary::read_model(&original).unwrap();
-        let in_file = |t: &onnx_core::ir::Tensor| onnx_core::print::outline::bytes_in_file(t).map(|r| r.len());
+        let in_file = |t: &onnx_core::ir::Tensor| onnx_core::print::digest::bytes_in_file(t).map(|r| r.len());
         let big = decoded.tensors.iter().filter(|(_, t)| in_file(t).is_some_and(|len| len >= 1024)).count();
         assert_eq!(outline.matches("\"location\"").count(), big, "{name}: not every big tensor by reference");
         let back = dir.path().join("back.onnx");

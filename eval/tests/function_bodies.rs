@@ -12,10 +12,7 @@ use onnx_core::ir::Str;
 use onnx_eval::compare::{ATOL, RTOL, value_difference};
 use onnx_eval::stored::{numbered, read_value};
 use onnx_eval::{Plan, PlanOptions, RunOptions};
-
-fn corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/node")
-}
+use onnx_tests::node_tests_dir;
 
 /// The operators of a model's main graph that have a schema function body at the version
 /// the model imports.
@@ -63,7 +60,7 @@ fn run_expanded(dir: &Path, model: &onnx_core::ir::Model) -> Result<usize, Strin
 
 #[test]
 fn operators_run_through_their_function_bodies_match_the_node_tests() {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(corpus())
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(node_tests_dir())
         .expect("tests/corpus/node")
         .filter_map(Result::ok)
         .map(|e| e.path())

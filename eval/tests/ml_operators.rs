@@ -6,18 +6,15 @@
 //! operator of the domain must have a kernel and a case here or in onnx's node tests.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use onnx_core::binary::read_model;
+use onnx_tests::fixture_dir;
 
 mod common;
 
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/ml")
-}
-
 fn case_dirs() -> Vec<PathBuf> {
-    common::case_dirs(&fixtures())
+    common::case_dirs(&fixture_dir("ml"))
 }
 
 #[test]

@@ -11,10 +11,7 @@ use onnx_core::binary::read_model;
 use onnx_eval::compare::{ATOL, RTOL, value_difference};
 use onnx_eval::stored::read_value;
 use onnx_eval::{Plan, RunOptions};
-
-fn corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/node")
-}
+use onnx_tests::node_tests_dir;
 
 /// The `input_*.pb` or `output_*.pb` files of a test, in numeric order.
 fn numbered(dir: &Path, prefix: &str) -> Vec<PathBuf> {
@@ -93,7 +90,7 @@ fn first_missing(e: &onnx_eval::PlanError) -> String {
 
 #[test]
 fn node_tests() {
-    let root = corpus();
+    let root = node_tests_dir();
     let mut dirs: Vec<PathBuf> =
         std::fs::read_dir(&root).expect("tests/corpus/node").filter_map(Result::ok).map(|e| e.path()).collect();
     dirs.sort();

@@ -3,17 +3,13 @@
 //! kernel for a version or an element type, the operator's definition computed with numpy)
 //! run by the evaluator, floats within rtol 1e-5 and atol 1e-6. Every case must match.
 
-use std::path::{Path, PathBuf};
+use onnx_tests::fixture_dir;
 
 mod common;
 
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/ops")
-}
-
 #[test]
 fn operators_without_node_tests_match_onnxruntime() {
-    let dirs = common::case_dirs(&fixtures());
+    let dirs = common::case_dirs(&fixture_dir("ops"));
     assert!(dirs.len() >= 5, "only {} cases in tests/fixtures/ops", dirs.len());
     let mut failed = Vec::new();
     for dir in &dirs {

@@ -4,20 +4,15 @@
 //! they must be: in range, of the right type and shape, and with the right frequencies.
 //! Multinomial, which onnx's reference evaluator lacks, is checked by its frequencies.
 
-use std::path::{Path, PathBuf};
-
 use onnx_core::analysis::analyze_text;
 use onnx_eval::{Data, Plan, RunOptions, Tensor, Value};
+use onnx_tests::fixture_dir;
 
 mod common;
 
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/random")
-}
-
 #[test]
 fn seeded_draws_are_the_reference_evaluators() {
-    let dirs = common::case_dirs(&fixtures());
+    let dirs = common::case_dirs(&fixture_dir("random"));
     assert!(dirs.len() >= 12, "only {} random cases", dirs.len());
     let failures: Vec<String> = dirs
         .iter()

@@ -22,4 +22,5 @@ pub mod trace;
 pub mod transport;
 pub mod workspace;
 
-pub use server::{lsp, serve_stdio, service};
+pub use server::{lsp, service};
+pub use transport::serve_stdio;

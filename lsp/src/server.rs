@@ -52,13 +52,6 @@ pub fn service() -> (LspService<Backend>, tower_lsp_server::ClientSocket) {
     .finish()
 }
 
-/// Serves on stdin/stdout until the client says exit.
-/// Returns the process exit status (see `transport`).
-pub async fn serve_stdio() -> i32 {
-    let (service, socket) = service();
-    crate::transport::serve(tokio::io::stdin(), tokio::io::stdout(), service, socket).await
-}
-
 /// Documents at least this big get their syntax errors published as soon as parsing ends,
 /// with the previous version's semantic diagnostics moved through the edit, before the
 /// rest of the analysis is done (below it the whole analysis takes a few milliseconds).

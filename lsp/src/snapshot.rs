@@ -12,7 +12,6 @@ use std::sync::Arc;
 use crate::index::Index;
 use crate::line_index::{Encoding, LineIndex};
 use crate::lsp::{Position, Range};
-use crate::workspace::ParseBase;
 use onnx_core::diagnostic::Span;
 
 /// How many analyses this process has made (each document version should cost one, however
@@ -27,6 +26,14 @@ pub static ANALYSES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicU
 pub struct StartFrom<'a> {
     pub parse: Option<(&'a onnx_syntax::ast::Model, &'a str)>,
     pub earlier: Option<&'a Snapshot>,
+}
+
+/// A text and the tree it parsed to without errors: what an analysis stopped after parsing
+/// gives back, and where a later version's parse starts.
+#[derive(Debug)]
+pub struct ParseBase {
+    pub text: String,
+    pub tree: Box<onnx_syntax::ast::Model>,
 }
 
 #[derive(Debug)]

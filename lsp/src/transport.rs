@@ -139,6 +139,13 @@ impl Answers {
     }
 }
 
+/// Serves the language server on stdin/stdout until the client says exit; returns the
+/// process exit status.
+pub async fn serve_stdio() -> i32 {
+    let (service, socket) = crate::server::service();
+    serve(tokio::io::stdin(), tokio::io::stdout(), service, socket).await
+}
+
 /// Serves `service` on `input`/`output` until `exit` or the end of the input; returns the
 /// process exit status.
 pub async fn serve<R, W>(input: R, output: W, service: LspService<Backend>, socket: ClientSocket) -> i32

@@ -11,7 +11,7 @@ use onnx_core::check::CheckOptions;
 
 use crate::line_index::{Encoding, LineIndex};
 use crate::lsp::{TextDocumentContentChangeEvent, Uri};
-use crate::snapshot::Snapshot;
+use crate::snapshot::{ParseBase, Snapshot};
 
 #[derive(Debug)]
 struct Document {
@@ -30,13 +30,6 @@ struct Document {
     /// Superseded versions whose analysis had started: the next start looks at what they
     /// left (a snapshot, a parse) to update `base` and `parsed`. Oldest first.
     earlier: Vec<Arc<VersionAnalysis>>,
-}
-
-/// A text and the tree it parsed to without errors: where a later version's parse starts.
-#[derive(Debug)]
-pub struct ParseBase {
-    pub text: String,
-    pub tree: Box<onnx_syntax::ast::Model>,
 }
 
 impl Document {

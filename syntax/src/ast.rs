@@ -43,18 +43,9 @@ pub struct Literal {
     pub span: Span,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LiteralKind {
-    Int,
-    Float,
-    /// `inf`, `-nan`, … (any letter case).
-    FloatWord,
-    /// A string; `text` is the unquoted value.
-    String,
-    /// A byte string `b"…"`; `text` is the literal as written (escapes are decoded when
-    /// lowering, where a bad escape is reported).
-    Bytes,
-}
+/// What kind of literal a [`Literal`] is: the lexer's, which the number lists' fast path
+/// ([`crate::numbers`]) gives too.
+pub use crate::lexer::LiteralKind;
 
 /// `#@ key: value, …`: fields of the next item that onnx's text cannot express.
 #[derive(Clone, Debug, PartialEq)]

@@ -93,6 +93,22 @@ pub enum TokenKind {
     Unknown,
 }
 
+/// What kind of literal a token is: the parser gives one to each `Int`, `Float`, inf/nan
+/// word, `String` and `ByteString` token, and the number lists' fast path
+/// ([`crate::numbers`]) to each number it scans.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LiteralKind {
+    Int,
+    Float,
+    /// `inf`, `-nan`, … (any letter case).
+    FloatWord,
+    /// A string; the literal's `text` is the unquoted value.
+    String,
+    /// A byte string `b"…"`; the literal's `text` is as written (escapes are decoded when
+    /// lowering, where a bad escape is reported).
+    Bytes,
+}
+
 /// Why logos found no token.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LexError {

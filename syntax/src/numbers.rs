@@ -16,7 +16,7 @@
 //! Lists without comments (all that printers write) are cut at commas into pieces that are
 //! checked and converted on all cores: a comma can then only separate two values.
 
-use crate::ast::LiteralKind;
+use crate::lexer::LiteralKind;
 use onnx_threads::{cores, map_in_order};
 
 /// What a number list holds: its first and last value's range ends, the value count and

@@ -7,9 +7,30 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
 
+/// The folder of this crate (`tests/`), which holds the corpus and the fixtures; the
+/// paths the fixture tables list are relative to it.
+pub fn tests_dir() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
 /// Root of the committed corpus (`tests/corpus`).
 pub fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus")
+    tests_dir().join("corpus")
+}
+
+/// A file or folder of the corpus: `tests/corpus/REL`.
+pub fn corpus_file(rel: &str) -> PathBuf {
+    corpus_dir().join(rel)
+}
+
+/// onnx's backend node tests, one folder each (`tests/corpus/node`).
+pub fn node_tests_dir() -> PathBuf {
+    corpus_dir().join("node")
+}
+
+/// A folder of fixtures: `tests/fixtures/NAME` (`check`, `ml`, `random`, …).
+pub fn fixture_dir(name: &str) -> PathBuf {
+    tests_dir().join("fixtures").join(name)
 }
 
 /// Every file below `dir` whose name ends with `suffix`, sorted, so test order and any

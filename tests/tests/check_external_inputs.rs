@@ -8,25 +8,20 @@
 //! tensor one that no inference parses) are valid. Every case's diagnostics are held in one
 //! snapshot (`external_inputs_diagnostics`), as the invalid set's are.
 
-use std::path::{Path, PathBuf};
-
 use onnx_core::binary;
 use onnx_core::check::{CheckOptions, is_valid};
 use onnx_core::pipeline::check_model;
-
-fn fixture_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/check")
-}
+use onnx_tests::fixture_dir;
 
 #[test]
 fn external_constant_inputs_get_the_verdict_of_onnx_and_onnxruntime() {
-    let table = std::fs::read_to_string(fixture_dir().join("external_inputs.tsv")).expect("external_inputs.tsv");
+    let table = std::fs::read_to_string(fixture_dir("check").join("external_inputs.tsv")).expect("external_inputs.tsv");
     let (mut total, mut refused, mut failures) = (0usize, 0usize, Vec::new());
     let mut report = String::new();
     for line in table.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
         let cols: Vec<&str> = line.split('\t').collect();
         let [case, onnx, onnx_message, ort, ort_message, ..] = cols[..] else { panic!("bad row: {line}") };
-        let path = fixture_dir().join("external_inputs").join(case).join("model.onnx");
+        let path = fixture_dir("check").join("external_inputs").join(case).join("model.onnx");
         let model = binary::read_model(&path).unwrap_or_else(|e| panic!("{case}: {e}"));
         let options =
             CheckOptions { model_dir: Some(binary::model_dir(&path)), full_check: true, ..CheckOptions::default() };

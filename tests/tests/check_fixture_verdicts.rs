@@ -16,10 +16,7 @@ use std::collections::BTreeMap;
 
 use onnx_core::check::{CheckOptions, is_valid};
 use onnx_core::pipeline::check_text;
-
-fn fixture_dir() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/check")
-}
+use onnx_tests::fixture_dir;
 
 /// The first graph input's name: after its type, which ends at the first space outside
 /// brackets (as the generator reads it).
@@ -58,7 +55,8 @@ fn split(text: &str) -> Vec<(String, String)> {
 
 #[test]
 fn each_fixture_node_gets_the_verdict_of_onnx_and_onnxruntime() {
-    let table = std::fs::read_to_string(fixture_dir().join("fixture_verdicts.tsv")).expect("fixture_verdicts.tsv");
+    let table =
+        std::fs::read_to_string(fixture_dir("check").join("fixture_verdicts.tsv")).expect("fixture_verdicts.tsv");
     let mut recorded: BTreeMap<String, BTreeMap<String, (String, String)>> = BTreeMap::new();
     for line in table.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
         let cols: Vec<&str> = line.split('\t').collect();
@@ -69,7 +67,8 @@ fn each_fixture_node_gets_the_verdict_of_onnx_and_onnxruntime() {
     let options = CheckOptions { full_check: true, ..CheckOptions::default() };
     let (mut total, mut failures) = (0usize, Vec::new());
     for (fixture, verdicts) in &recorded {
-        let text = std::fs::read_to_string(fixture_dir().join(format!("text/{fixture}.onnxtxt"))).expect("fixture");
+        let text =
+            std::fs::read_to_string(fixture_dir("check").join(format!("text/{fixture}.onnxtxt"))).expect("fixture");
         let models = split(&text);
         let names: Vec<&String> = models.iter().map(|(n, _)| n).collect();
         let unrecorded: Vec<&&String> = names.iter().filter(|n| !verdicts.contains_key(**n)).collect();

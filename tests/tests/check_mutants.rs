@@ -17,17 +17,13 @@
 //!   is removed (`UPDATE_EXPECT=1` rewrites the list; review the diff).
 
 use std::collections::BTreeSet;
-use std::path::Path;
 
 use onnx_core::binary;
 use onnx_core::check::{CheckOptions, is_valid};
 use onnx_core::ir::{Attribute, AttributeType, Model, Str};
 use onnx_core::pipeline::check_model;
+use onnx_tests::tests_dir;
 use serde_json::Value;
-
-fn tests_dir() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// Applies one recipe; `None` when it names what the model does not have.
 fn mutate(model: &mut Model, kind: &str, args: &Value) -> Option<()> {

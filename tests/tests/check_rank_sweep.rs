@@ -12,25 +12,21 @@
 //! is closed without being removed, or a new one opens.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
 
 use onnx_core::binary;
 use onnx_core::check::{CheckOptions, is_valid};
 use onnx_core::pipeline::check_model;
-
-fn fixture_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/check")
-}
+use onnx_tests::fixture_dir;
 
 #[test]
 fn a_shapeless_input_beside_one_of_a_wrong_rank_gets_the_contracts_verdict() {
-    let table = std::fs::read_to_string(fixture_dir().join("rank_sweep.tsv")).expect("rank_sweep.tsv");
+    let table = std::fs::read_to_string(fixture_dir("check").join("rank_sweep.tsv")).expect("rank_sweep.tsv");
     let (mut total, mut refused, mut failures, mut gaps) = (0usize, 0usize, Vec::new(), Vec::new());
     for line in table.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
         let cols: Vec<&str> = line.split('\t').collect();
         let [case, onnx, onnx_message, ort, ort_message, ..] = cols[..] else { panic!("bad row: {line}") };
         assert_ne!(ort, "crash", "{case}: onnxruntime crashed; the sweep leaves such models out");
-        let path = fixture_dir().join("rank_sweep").join(format!("{case}.onnx"));
+        let path = fixture_dir("check").join("rank_sweep").join(format!("{case}.onnx"));
         let model = binary::read_model(&path).unwrap_or_else(|e| panic!("{case}: {e}"));
         let options =
             CheckOptions { model_dir: Some(binary::model_dir(&path)), full_check: true, ..CheckOptions::default() };
@@ -56,7 +52,7 @@ fn a_shapeless_input_beside_one_of_a_wrong_rank_gets_the_contracts_verdict() {
     assert!(total >= 600, "{total} models: rank_sweep.tsv is incomplete");
     assert!(refused >= 200 && total - refused >= 200, "{refused} of {total} refused: both kinds must be held");
     assert!(failures.is_empty(), "{} verdicts differ:\n{}", failures.len(), failures.join("\n"));
-    let gaps_path = fixture_dir().join("rank_sweep_gaps.tsv");
+    let gaps_path = fixture_dir("check").join("rank_sweep_gaps.tsv");
     if std::env::var_os("UPDATE_EXPECT").is_some() {
         let header = "# cases onnxruntime refuses and `onnx check` accepts (see check_rank_sweep.rs)\n\
                       # case\tonnxruntime's message\n";

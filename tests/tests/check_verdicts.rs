@@ -9,15 +9,11 @@
 //! it must produce, so every rule is shown to fire.
 
 use std::collections::{BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
 
 use onnx_core::binary;
 use onnx_core::check::{CheckOptions, is_valid};
 use onnx_core::pipeline::check_model;
-
-fn tests_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).to_owned()
-}
+use onnx_tests::tests_dir;
 
 fn table(name: &str) -> Vec<Vec<String>> {
     let path = tests_dir().join("fixtures/check").join(name);

@@ -7,7 +7,8 @@ use onnx_core::binary;
 use onnx_core::external;
 use onnx_core::ir::Model;
 use onnx_core::print::canonical::Layout;
-use onnx_core::print::outline::{DEFAULT_THRESHOLD, bytes_in_file, refer_to_source};
+use onnx_core::print::digest::bytes_in_file;
+use onnx_core::print::outline::{DEFAULT_THRESHOLD, refer_to_source};
 
 use crate::failure::Failure;
 use crate::io::{

@@ -4,14 +4,24 @@
 
 use half::{bf16, f16};
 
+use bytes::Bytes;
+
+use crate::external;
 use crate::ir::{DataType, Tensor};
 use crate::summary::human_bytes;
+
+/// The file's bytes of a tensor, which its digest describes and the outline shows by
+/// reference when they are at least the threshold: its raw data, or its floats packed in
+/// one typed field.
+pub fn bytes_in_file(t: &Tensor) -> Option<&Bytes> {
+    t.raw_data.as_ref().or(external::packed_values(t))
+}
 
 /// The size of a tensor's raw data and, for numeric element types, the minimum, maximum and
 /// mean of its values and how many are NaN or infinite. `None` when the tensor has no raw data
 /// in memory.
 pub fn tensor_digest(t: &Tensor) -> Option<String> {
-    let raw = super::outline::bytes_in_file(t)?;
+    let raw = bytes_in_file(t)?;
     let size = human_bytes(raw.len() as u64);
     let stats = match t.elem_type() {
         Some(DataType::Float) => Stats::of(raw, 4, |b| f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))),

@@ -9,18 +9,12 @@ use std::collections::{HashMap, HashSet};
 use bytes::Bytes;
 
 use super::canonical::Layout;
-use super::digest::tensor_digest;
+use super::digest::{bytes_in_file, tensor_digest};
 use crate::external;
-use crate::ir::{Model, Tensor, TensorId};
+use crate::ir::{Model, TensorId};
 
 /// Smallest initializer, in bytes, that the outline shows by reference.
 pub const DEFAULT_THRESHOLD: u64 = 1024;
-
-/// The file's bytes of a tensor the outline shows by reference when they are at least the
-/// threshold: its raw data, or its floats packed in one typed field.
-pub fn bytes_in_file(t: &Tensor) -> Option<&Bytes> {
-    t.raw_data.as_ref().or(external::packed_values(t))
-}
 
 /// Makes the initializers of at least `threshold` bytes of `model`, decoded without copies
 /// from `source` (the bytes of the file `location` names, beside the text), references into
