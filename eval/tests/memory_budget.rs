@@ -7,6 +7,14 @@
 use onnx_core::analysis::analyze_text;
 use onnx_eval::{Data, ErrorKind, EvalError, Limits, Plan, RunOptions, Tensor, Value};
 
+/// The budget measures from a process-wide count of the bytes values hold: tests run in
+/// parallel would count each other's values, so the tests of this file run one at a time.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn model(text: &str) -> onnx_core::ir::Model {
     let analysis = analyze_text(text);
     assert!(!analysis.has_errors(), "{text}\n{:?}", analysis.diagnostics);
@@ -52,6 +60,7 @@ main (float[1] x) => (float[?] a, float[?] b, float[?] c, float[?] d) <int64[1] 
 
 #[test]
 fn values_each_under_the_tensor_limit_but_together_too_many_are_refused() {
+    let _one = one_at_a_time();
     let error = run(FOUR_EXPANDS, floats(1), 10 * MIB).expect_err("refused");
     over_budget(&error, &["Expand"], "10.0 MiB");
     // The first fits; a later one is refused before it is made.
@@ -72,6 +81,7 @@ fn doubling_concats(count: usize) -> String {
 
 #[test]
 fn a_chain_of_doubling_concats_is_refused_at_the_node_that_passes_the_budget() {
+    let _one = one_at_a_time();
     let error = run(&doubling_concats(16), floats(1024), 32 * MIB).expect_err("refused");
     over_budget(&error, &["Concat"], "32.0 MiB");
     assert!(
@@ -96,6 +106,7 @@ main (float[?] x) => (seq(float) s) <int64 trips = {1000000}, bool go = {1}> {
 
 #[test]
 fn a_loop_whose_carried_sequence_grows_stops_at_the_budget_not_after_its_iterations() {
+    let _one = one_at_a_time();
     let m = model(GROWING_SEQUENCE);
     let plan = Plan::new(&m).expect("plannable");
     let started = std::time::Instant::now();
@@ -118,6 +129,7 @@ main (float[?] x) => (float[?, ?] y) <int64 trips = {1000000}, bool go = {1}> {
 
 #[test]
 fn a_loop_whose_scan_output_grows_stops_at_the_budget_each_iteration() {
+    let _one = one_at_a_time();
     let error = run(GROWING_SCAN, floats(1 << 16), 64 * MIB).expect_err("refused");
     over_budget(&error, &["Loop"], "64.0 MiB");
     // Stacking needs the scan outputs once more: refused once half the budget is scanned.
@@ -133,6 +145,7 @@ fn a_loop_whose_scan_output_grows_stops_at_the_budget_each_iteration() {
 
 #[test]
 fn folding_a_huge_constant_allocates_nothing_while_planning() {
+    let _one = one_at_a_time();
     // A 10^8-element ConstantOfShape from constants: folding it would make 400 MB while
     // planning; it is left to the run, whose budget then refuses it.
     let m = model(
