@@ -7,7 +7,7 @@ use onnx_core::ir::DataType;
 
 use super::{Ctx, Kernel, input, one, optional};
 use crate::broadcast;
-pub use crate::cast::numeric_like;
+use crate::cast::numeric_like;
 use crate::cast::{cast_to, from_f64_like, integers_as};
 use crate::error::{KernelError, bad_attribute, bad_input, unsupported};
 use crate::value::{Data, Tensor, Value};

@@ -10,6 +10,7 @@
 //! panic on bad input: shapes, indices and attributes from the model are checked.
 
 pub mod attention;
+pub mod common;
 pub mod einsum;
 pub mod elementwise;
 pub mod flex;

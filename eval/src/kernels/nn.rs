@@ -6,7 +6,7 @@ use smallvec::SmallVec;
 use super::{Ctx, Kernel, count, input, one, optional};
 use crate::error::{KernelError, bad_attribute, bad_input, limit, unsupported};
 use crate::gemm::View;
-use crate::kernels::elementwise::numeric_like;
+use crate::kernels::common::numeric_like;
 use crate::value::{Data, Tensor, Value};
 use onnx_core::ir::DataType;
 
