@@ -21,7 +21,7 @@ pub fn shape(shapes: &[&[usize]]) -> Result<Vec<usize>, KernelError> {
             }
         }
     }
-    crate::kernels::count(&out)?;
+    crate::value::count(&out)?;
     Ok(out)
 }
 

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use onnx_core::ir::{DataType, DimValue, Type, TypeValue};
 
-use crate::kernels::elementwise::cast_to;
+use crate::cast::cast_to;
 use crate::value::{Data, Tensor, Value};
 
 /// The symbolic dimension names of the given types, in first-seen order.

@@ -21,6 +21,7 @@
 
 pub mod broadcast;
 pub mod buf;
+pub mod cast;
 pub mod coded;
 pub mod compare;
 pub mod error;

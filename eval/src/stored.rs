@@ -120,7 +120,7 @@ fn map_from_stored(map: StoredMap) -> Result<Map, String> {
         MapKeys::Strings(keys) => Data::Str(keys.iter().map(|k| k.to_vec()).collect()),
         MapKeys::Ints(dt, keys) => {
             let t = Tensor::new(vec![keys.len()], Data::I64(keys.into()));
-            (*crate::kernels::elementwise::cast_to(&t, dt)?.data).clone()
+            (*crate::cast::cast_to(&t, dt)?.data).clone()
         }
     };
     let mut values: Option<Data> = None;

@@ -569,3 +569,11 @@ impl From<Tensor> for Value {
         Value::Tensor(t)
     }
 }
+
+/// The product of `dims`, checked (0 when any is 0, whatever the others).
+pub fn count(dims: &[usize]) -> Result<usize, KernelError> {
+    if dims.contains(&0) {
+        return Ok(0);
+    }
+    dims.iter().try_fold(1usize, |n, &d| n.checked_mul(d)).ok_or_else(|| limit!("the element count overflows"))
+}

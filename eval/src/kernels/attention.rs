@@ -5,13 +5,13 @@
 //! input's precision where the spec's function body materialises them, so that float16
 //! and bfloat16 results match onnx's to the element.
 
-use half::{bf16, f16};
+use crate::kernels::common::rounding;
 use onnx_core::ir::DataType;
 
 use super::{Ctx, Kernel, count, input, optional};
 use crate::broadcast::permute;
 use crate::error::{KernelError, bad_attribute, bad_input};
-use crate::kernels::elementwise::numeric_like;
+use crate::kernels::common::numeric_like;
 use crate::value::{Data, Tensor, Value};
 
 pub fn kernel(op: &str) -> Option<Kernel> {
@@ -20,16 +20,6 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         _ => return None,
     };
     Some(k)
-}
-
-/// Rounds to the precision of `dt`.
-pub(crate) fn rounding(dt: DataType) -> fn(f64) -> f64 {
-    match dt {
-        DataType::Float16 => |x| f64::from(f16::from_f64(x)),
-        DataType::Bfloat16 => |x| f64::from(bf16::from_f64(x)),
-        DataType::Double => |x| x,
-        _ => |x| f64::from(x as f32),
-    }
 }
 
 /// A tensor as [batch, heads, sequence, head size], from 4-D, or 3-D with `heads`.

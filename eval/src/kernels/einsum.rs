@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use super::{Ctx, Kernel, count, input, one};
 use crate::error::{KernelError, bad_attribute, bad_input, limit};
-use crate::kernels::elementwise::numeric_like;
+use crate::kernels::common::numeric_like;
 use crate::value::Value;
 
 pub fn kernel(op: &str) -> Option<Kernel> {

@@ -9,10 +9,10 @@
 
 use onnx_core::ir::DataType;
 
-use super::attention::rounding;
-use super::elementwise::numeric_like;
 use super::{Ctx, count, input};
 use crate::error::{KernelError, bad_attribute, bad_input};
+use crate::kernels::common::numeric_like;
+use crate::kernels::common::rounding;
 use crate::value::{Tensor, Value};
 
 /// The checked shapes: batch, query heads, kv heads, query length, kv length, head size,

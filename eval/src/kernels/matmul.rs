@@ -6,7 +6,7 @@ use super::{Ctx, Kernel, count, input, one, optional};
 use crate::broadcast;
 use crate::error::{KernelError, bad_input, unsupported};
 use crate::gemm::View;
-use crate::kernels::elementwise::numeric_like;
+use crate::kernels::common::numeric_like;
 use crate::value::{Data, Tensor, Value};
 
 pub fn kernel(op: &str) -> Option<Kernel> {

@@ -13,9 +13,9 @@ use std::collections::HashMap;
 
 use onnx_core::ir::AttributeValue;
 
-use super::elementwise::numeric_like;
 use super::{Ctx, Kernel, count, input, one};
 use crate::error::{KernelError, bad_attribute, bad_input, unsupported};
+use crate::kernels::common::numeric_like;
 use crate::value::{Data, Tensor, Value};
 
 pub fn kernel(op: &str) -> Option<Kernel> {

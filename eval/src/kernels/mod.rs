@@ -10,6 +10,7 @@
 //! panic on bad input: shapes, indices and attributes from the model are checked.
 
 pub mod attention;
+pub mod common;
 pub mod einsum;
 pub mod elementwise;
 pub mod flex;
@@ -39,6 +40,7 @@ use onnx_core::ir::{AttributeValue, Model, Node, Str};
 
 use crate::Limits;
 use crate::error::{ErrorKind, KernelError, bad_input, limit};
+pub use crate::value::count;
 use crate::value::{Tensor, Value};
 
 /// What a kernel sees besides its inputs.
@@ -226,12 +228,4 @@ fn axis_of(axis: i64, rank: usize, kind: ErrorKind) -> Result<usize, KernelError
     } else {
         Err(KernelError::new(kind, format!("axis {axis} is out of range for rank {rank}")))
     }
-}
-
-/// The product of `dims`, checked (0 when any is 0, whatever the others).
-pub fn count(dims: &[usize]) -> Result<usize, KernelError> {
-    if dims.contains(&0) {
-        return Ok(0);
-    }
-    dims.iter().try_fold(1usize, |n, &d| n.checked_mul(d)).ok_or_else(|| limit!("the element count overflows"))
 }

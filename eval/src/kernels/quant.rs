@@ -7,8 +7,8 @@ use onnx_core::ir::DataType;
 use super::{Ctx, Kernel, axis, input, one, optional};
 use crate::broadcast::strides;
 use crate::error::{KernelError, bad_input, limit, unsupported};
-use crate::kernels::elementwise::numeric_like;
-use crate::kernels::shape::dtype_attr;
+use crate::kernels::common::dtype_attr;
+use crate::kernels::common::numeric_like;
 use crate::value::Value;
 use crate::value::{Data, Tensor};
 

@@ -14,10 +14,10 @@
 use half::{bf16, f16};
 use onnx_core::ir::DataType;
 
-use super::elementwise::numeric_like;
-use super::shape::dtype_attr;
 use super::{Ctx, Kernel, count, input, one};
 use crate::error::{KernelError, bad_attribute, bad_input};
+use crate::kernels::common::dtype_attr;
+use crate::kernels::common::numeric_like;
 use crate::value::{Data, Tensor, Value};
 
 pub fn kernel(op: &str) -> Option<Kernel> {

@@ -5,7 +5,7 @@
 use super::{Ctx, Kernel, count, input, optional};
 use crate::broadcast::permute;
 use crate::error::{KernelError, bad_attribute, bad_input, limit};
-use crate::kernels::elementwise::numeric_like;
+use crate::kernels::common::numeric_like;
 use crate::value::{Tensor, Value};
 
 pub fn kernel(op: &str) -> Option<Kernel> {

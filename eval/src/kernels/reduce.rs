@@ -5,7 +5,7 @@ use onnx_core::ir::DataType;
 
 use super::{Ctx, Kernel, axis, count, input, input_axis, one, optional};
 use crate::error::{KernelError, bad_input};
-use crate::kernels::elementwise::numeric_like;
+use crate::kernels::common::numeric_like;
 use crate::value::{Data, Tensor, Value};
 
 pub fn kernel(op: &str) -> Option<Kernel> {
@@ -193,7 +193,7 @@ fn softmax(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Kerne
             // bfloat16 row (ml_dtypes) summed one element at a time in bfloat16, a float16
             // row in float32, rounded once. Other types: f64, rounded once at the end.
             let r = match half {
-                Some(dt) => crate::kernels::attention::rounding(dt),
+                Some(dt) => crate::kernels::common::rounding(dt),
                 None => |x| x,
             };
             let sum = if half == Some(DataType::Float16) {

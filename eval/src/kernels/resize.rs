@@ -7,7 +7,7 @@
 use super::{Ctx, Kernel, count, input, optional};
 use crate::broadcast::strides;
 use crate::error::{KernelError, bad_attribute, bad_input};
-use crate::kernels::elementwise::numeric_like;
+use crate::kernels::common::numeric_like;
 use crate::value::{Tensor, Value};
 
 pub fn kernel(op: &str) -> Option<Kernel> {

@@ -2,9 +2,9 @@
 //! features by position-dependent angles given as cosine and sine caches, the pairs being
 //! the two halves or (interleaved) neighbouring features.
 
-use super::elementwise::numeric_like;
 use super::{Ctx, Kernel, input, one, optional};
 use crate::error::{KernelError, bad_attribute, bad_input};
+use crate::kernels::common::numeric_like;
 use crate::value::Value;
 
 pub fn kernel(op: &str) -> Option<Kernel> {

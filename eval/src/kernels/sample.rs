@@ -3,9 +3,9 @@
 //! which makes the grids it samples, RoiAlign (regions pooled from bilinear samples) and
 //! DeformConv (a convolution whose taps are moved by learned offsets).
 
-use super::elementwise::numeric_like;
 use super::{Ctx, Kernel, count, input, one};
 use crate::error::{KernelError, bad_attribute, bad_input, limit, unsupported};
+use crate::kernels::common::numeric_like;
 use crate::value::Value;
 
 pub fn kernel(op: &str) -> Option<Kernel> {

@@ -2,10 +2,10 @@
 //! image), MaxUnpool (values put back where MaxPool found them) and TensorScatter (an
 //! update written into a cache along an axis, at a position per batch).
 
-use super::elementwise::numeric_like;
 use super::{Ctx, Kernel, axis, count, input, one, optional};
 use crate::broadcast::strides;
 use crate::error::{KernelError, bad_attribute, bad_input, limit};
+use crate::kernels::common::numeric_like;
 use crate::value::Value;
 
 pub fn kernel(op: &str) -> Option<Kernel> {

@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use super::{Ctx, Kernel, axis, count, input, input_axis, one, optional};
 use crate::broadcast::strides;
 use crate::error::{KernelError, bad_attribute, bad_input, limit};
-use crate::kernels::elementwise::numeric_like;
-use crate::kernels::shape::dtype_attr;
+use crate::kernels::common::dtype_attr;
+use crate::kernels::common::numeric_like;
 use crate::value::{Data, Tensor, Value};
 
 pub fn kernel(op: &str) -> Option<Kernel> {

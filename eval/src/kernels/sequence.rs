@@ -5,7 +5,7 @@ use onnx_core::ir::DataType;
 
 use super::{Ctx, Kernel, axis, count, input, one, optional};
 use crate::error::{KernelError, bad_attribute, bad_input, limit};
-use crate::kernels::shape::dtype_attr;
+use crate::kernels::common::dtype_attr;
 use crate::value::{Data, Tensor, Value};
 
 pub fn kernel(op: &str) -> Option<Kernel> {

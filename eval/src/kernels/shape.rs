@@ -2,7 +2,7 @@
 //! transposing, slicing, gathering, concatenating, splitting, expanding, padding, and the
 //! constants and shape queries.
 
-use onnx_core::ir::{AttributeValue, DataType};
+use onnx_core::ir::AttributeValue;
 
 use super::{Ctx, Kernel, axis, count, input, input_axis, one, optional};
 use crate::broadcast;
@@ -386,7 +386,7 @@ fn range(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelE
         }
         _ => (0..n).map(|i| start + i as f64 * delta).collect(),
     };
-    one(super::elementwise::numeric_like(s.data_type(), vec![n], values)?)
+    one(crate::kernels::common::numeric_like(s.data_type(), vec![n], values)?)
 }
 
 fn tile(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
@@ -527,20 +527,10 @@ fn pad(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelErr
     let source = broadcast::offsets_by_axis(&along);
     let fill = match fill {
         Some(f) => f,
-        None => super::elementwise::numeric_like(t.data_type(), vec![1], vec![f64::from(fill_value)])?,
+        None => crate::kernels::common::numeric_like(t.data_type(), vec![1], vec![f64::from(fill_value)])?,
     };
     let mut joined = (*t.data).clone();
     joined.extend_from(&fill.data)?;
     let fill_at = t.len();
     one(Tensor::new(shape, joined.pick(source.into_iter().map(|s| s.unwrap_or(fill_at)))))
-}
-
-/// The element type of a tensor attribute named `to`/`dtype`, for kernels that create values.
-pub fn dtype_attr(ctx: &Ctx<'_>, name: &str, default: DataType) -> Result<DataType, KernelError> {
-    match ctx.int(name) {
-        Some(code) => {
-            i32::try_from(code).ok().and_then(DataType::from_code).ok_or_else(|| bad_attribute!("unknown type {code}"))
-        }
-        None => Ok(default),
-    }
 }

@@ -8,10 +8,10 @@ use rustfft::num_complex::Complex;
 use rustfft::num_traits::Float;
 use rustfft::{FftNum, FftPlanner};
 
-use super::elementwise::numeric_like;
-use super::shape::dtype_attr;
 use super::{Ctx, Kernel, axis, count, input, input_axis, one, optional};
 use crate::error::{KernelError, bad_input};
+use crate::kernels::common::dtype_attr;
+use crate::kernels::common::numeric_like;
 use crate::value::Value;
 use onnx_core::ir::DataType;
 

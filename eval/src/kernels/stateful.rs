@@ -4,9 +4,9 @@
 //! linear, gated, delta and gated-delta update rules). Computed in f64, rounded once to
 //! the input's type.
 
-use super::elementwise::numeric_like;
 use super::{Ctx, Kernel, count, input, optional};
 use crate::error::{KernelError, bad_attribute, bad_input, limit};
+use crate::kernels::common::numeric_like;
 use crate::value::Value;
 
 pub fn kernel(op: &str) -> Option<Kernel> {

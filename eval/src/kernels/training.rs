@@ -3,7 +3,7 @@
 
 use super::{Ctx, Kernel, input};
 use crate::error::{KernelError, bad_input};
-use crate::kernels::elementwise::numeric_like;
+use crate::kernels::common::numeric_like;
 use crate::value::{Tensor, Value};
 
 pub fn kernel(op: &str) -> Option<Kernel> {

@@ -3,9 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use super::super::elementwise::numeric_like;
 use super::super::{Ctx, one};
 use crate::error::{KernelError, bad_attribute, bad_input};
+use crate::kernels::common::numeric_like;
 use crate::value::{Data, Map, Tensor, Value};
 
 /// A map key as the maps here order them: integers by value, strings by bytes (the order

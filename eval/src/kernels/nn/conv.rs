@@ -1,0 +1,738 @@
+//! Convolution: Conv (in f32 through im2col and GEMM, in tiles), ConvInteger, QLinearConv
+//! and ConvTranspose.
+
+use smallvec::SmallVec;
+
+use onnx_core::ir::DataType;
+
+use super::{Window, taps, window};
+use crate::error::{KernelError, bad_attribute, bad_input, limit, unsupported};
+use crate::gemm::View;
+use crate::kernels::common::numeric_like;
+use crate::kernels::{Ctx, count, input, one, optional};
+use crate::value::{Data, Tensor, Value};
+
+/// `t` minus its zero point, as f64: one zero point, or one per slice of the first axis
+/// (per output channel, for weights).
+fn shifted(t: &Tensor, zero: Option<&Tensor>) -> Result<Tensor, KernelError> {
+    let v = t.to_f64s()?;
+    let z = zero.map(Tensor::to_f64s).transpose()?.unwrap_or_else(|| vec![0.0]);
+    let per = match z.len() {
+        1 => v.len().max(1),
+        n if t.shape.first() == Some(&n) => v.len() / n.max(1),
+        n => return Err(bad_input!("{n} zero points for a tensor of shape {:?}", t.shape)),
+    };
+    let out = v.iter().enumerate().map(|(i, x)| x - z[(i / per.max(1)).min(z.len() - 1)]).collect();
+    Ok(Tensor::new(t.shape.clone(), Data::F64(out)))
+}
+
+/// The convolution of zero-point-shifted integer operands, as f64.
+fn integer_conv(ctx: &Ctx<'_>, x: Tensor, w: Tensor) -> Result<Tensor, KernelError> {
+    let (x, w) = (Value::Tensor(x), Value::Tensor(w));
+    match conv(ctx, &[Some(&x), Some(&w)])?.pop() {
+        Some(Value::Tensor(t)) => Ok(t),
+        _ => Err(bad_input!("the convolution gave no tensor")),
+    }
+}
+
+/// ConvInteger: the convolution of `x − x_zero_point` and `w − w_zero_point` in int32.
+pub(super) fn conv_integer(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+    let x = shifted(input(inputs, 0)?, optional(inputs, 2)?)?;
+    let w = shifted(input(inputs, 1)?, optional(inputs, 3)?)?;
+    let y = integer_conv(ctx, x, w)?;
+    let out = y.to_f64s()?.into_iter().map(|v| v as i32).collect();
+    one(Tensor::new(y.shape.clone(), Data::I32(out)))
+}
+
+/// QLinearConv: the integer convolution (plus an int32 bias), rescaled by
+/// `x_scale·w_scale / y_scale` (w_scale per output channel or one), rounded half to even,
+/// shifted by `y_zero_point` and saturated to its type.
+pub(super) fn qlinear_conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+    let x = shifted(input(inputs, 0)?, optional(inputs, 2)?)?;
+    let w = shifted(input(inputs, 3)?, optional(inputs, 5)?)?;
+    let filters = w.shape.first().copied().unwrap_or(0);
+    let y = integer_conv(ctx, x, w)?;
+    let bias = optional(inputs, 8)?.map(Tensor::to_f64s).transpose()?;
+    let (xs, ws, ys) = (input(inputs, 1)?.to_f64s()?, input(inputs, 4)?.to_f64s()?, input(inputs, 6)?.to_f64s()?);
+    let zy = input(inputs, 7)?;
+    let zero = zy.to_f64s()?.first().copied().unwrap_or(0.0);
+    let (lo, hi) = match zy.data_type() {
+        DataType::Uint8 => (0.0, 255.0),
+        DataType::Int8 => (-128.0, 127.0),
+        other => return Err(unsupported!("y_zero_point of type {} is not supported", other.name())),
+    };
+    let (Some(&xs), Some(&ys)) = (xs.first(), ys.first()) else { return Err(bad_input!("a scale is empty")) };
+    let per_filter = y.len() / (y.shape.first().copied().unwrap_or(1).max(1) * filters.max(1)).max(1);
+    let out = y
+        .to_f64s()?
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let f = (i / per_filter.max(1)) % filters.max(1);
+            let scale = ws.get(f).or(ws.first()).copied().unwrap_or(1.0);
+            let biased = v + bias.as_ref().and_then(|b| b.get(f)).copied().unwrap_or(0.0);
+            // The rescale in float32, as onnx's reference takes it.
+            let m = (xs as f32 * scale as f32 / ys as f32) as f64;
+            ((biased * m).round_ties_even() + zero).clamp(lo, hi)
+        })
+        .collect();
+    one(numeric_like(zy.data_type(), y.shape.clone(), out)?)
+}
+
+pub(super) fn conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+    let (x, w) = (input(inputs, 0)?, input(inputs, 1)?);
+    if x.rank() < 3 || w.rank() != x.rank() {
+        return Err(bad_input!("Conv of input {:?} and weights {:?}", x.shape, w.shape));
+    }
+    let group = usize::try_from(ctx.int("group").unwrap_or(1))
+        .ok()
+        .filter(|&g| g > 0)
+        .ok_or(bad_attribute!("group must be positive"))?;
+    let (batch, channels, spatial) = (x.shape[0], x.shape[1], &x.shape[2..]);
+    let (filters, per_group) = (w.shape[0], w.shape[1]);
+    if per_group.checked_mul(group) != Some(channels) || filters % group != 0 {
+        return Err(bad_input!("{channels} input channels, {per_group} per group × {group} groups, {filters} filters"));
+    }
+    let kernel = w.shape[2..].to_vec();
+    if let Some(k) = ctx.ints("kernel_shape")
+        && k.iter().map(|&v| v as usize).ne(kernel.iter().copied())
+    {
+        return Err(bad_attribute!("kernel_shape differs from the weights' shape"));
+    }
+    let bias = optional(inputs, 2)?.map(Tensor::to_f64s).transpose()?;
+    if let Some(b) = &bias
+        && b.len() != filters
+    {
+        return Err(bad_input!("B holds {} values, not one per filter ({filters})", b.len()));
+    }
+    let win = window(ctx, spatial, kernel)?;
+    let mut shape = vec![batch, filters];
+    shape.extend_from_slice(&win.out);
+    let out_count = count(&shape)?;
+    ctx.check_grown(out_count, x.len().max(w.len()))?;
+    if out_count == 0 {
+        return one(numeric_like(x.data_type(), shape, Vec::new())?);
+    }
+    let in_size = count(spatial)?;
+    if let (Data::F32(xv), Data::F32(wv)) = (&*x.data, &*w.data) {
+        // The im2col matrix: a row per channel of a group and kernel tap, a column per
+        // output position.
+        let columns = count(&[per_group, count(&win.kernel)?, count(&win.out)?])?;
+        ctx.check_grown(columns, x.len()).map_err(|e| e.map_message(|m| format!("{m} (the im2col matrix)")))?;
+        let geometry = ConvGeometry { batch, channels, filters, group, in_size };
+        let out = conv_f32(xv, wv, bias.as_deref(), &win, spatial, &geometry)?;
+        return one(Tensor::new(shape, Data::F32(out.into())));
+    }
+    let taps = taps(ctx, &win, spatial)?;
+    let (xv, wv) = (x.to_f64s()?, w.to_f64s()?);
+    let out_size = taps.len();
+    let kernel_size = count(&win.kernel)?;
+    let per_out_group = filters / group;
+    let mut out = vec![0.0; out_count];
+    for b in 0..batch {
+        for f in 0..filters {
+            let g = f / per_out_group;
+            let base = bias.as_ref().map_or(0.0, |v| v.get(f).copied().unwrap_or(0.0));
+            for (o, tap) in taps.iter().enumerate() {
+                let mut sum = base;
+                for c in 0..per_group {
+                    let xc = (b * channels + g * per_group + c) * in_size;
+                    let wc = (f * per_group + c) * kernel_size;
+                    for (k, at) in tap.iter().enumerate() {
+                        if let Some(at) = at {
+                            sum += xv[xc + *at as usize] * wv[wc + k];
+                        }
+                    }
+                }
+                out[(b * filters + f) * out_size + o] = sum;
+            }
+        }
+    }
+    one(numeric_like(x.data_type(), shape, out)?)
+}
+
+/// The sizes a convolution works with.
+struct ConvGeometry {
+    batch: usize,
+    channels: usize,
+    filters: usize,
+    group: usize,
+    in_size: usize,
+}
+
+/// Convolution of float32 data as GEMMs per image, group and tile of output positions: the
+/// input patches laid out as columns (im2col: a row per channel and kernel tap, a column per
+/// output position, zeros in the padding) multiplied by the filters.
+///
+/// The columns are made one tile of output positions at a time, about [`COLUMNS_TILE`]
+/// values, so that they are still in the cache when the GEMM reads them. A whole image's
+/// columns are the kernel's size times the image: 170 MB for one 3×39 convolution of a
+/// real audio model, written to fresh memory and read back, which took 80 % of its time.
+fn conv_f32(
+    x: &[f32],
+    w: &[f32],
+    bias: Option<&[f64]>,
+    win: &Window,
+    spatial: &[usize],
+    g: &ConvGeometry,
+) -> Result<Vec<f32>, KernelError> {
+    let rows = g.channels / g.group * crate::broadcast::elements(&win.kernel);
+    let tile = (COLUMNS_TILE / rows.max(1)).max(MIN_TILE);
+    let shares = if onnx_threads::pool().is_some() { onnx_threads::cores() } else { 1 };
+    conv_f32_in_tiles(x, w, bias, win, spatial, g, tile, shares)
+}
+
+/// The buffers one thread makes a convolution's tiles in.
+#[derive(Default)]
+struct TileScratch {
+    columns: Vec<f32>,
+    product: Vec<f32>,
+}
+
+/// One tile of a convolution: output positions `start..start + width` of every image and
+/// filter, each row of `width` values handed to `emit` with its row (image × filters +
+/// filter) of the output.
+#[allow(clippy::too_many_arguments)] // the convolution's inputs and geometry, and the tile
+fn conv_tile(
+    x: &[f32],
+    w: &[f32],
+    win: &Window,
+    spatial: &[usize],
+    g: &ConvGeometry,
+    start: usize,
+    width: usize,
+    scratch: &mut TileScratch,
+    mut emit: impl FnMut(usize, &[f32]),
+) -> Result<(), KernelError> {
+    let kernel = crate::broadcast::elements(&win.kernel);
+    let per_group = g.channels / g.group;
+    let filters_per_group = g.filters / g.group;
+    let rows = per_group * kernel;
+    scratch.columns.resize(rows * width, 0.0);
+    scratch.product.resize(filters_per_group * width, 0.0);
+    // What each tap reads for this tile, the same for every image, group and channel.
+    let taps: Vec<Vec<Run>> = (0..kernel).map(|k| im2col_runs(spatial, win, k, start, width)).collect();
+    for b in 0..g.batch {
+        for group in 0..g.group {
+            let weights = &w[group * filters_per_group * rows..][..filters_per_group * rows];
+            let first_filter = b * g.filters + group * filters_per_group;
+            let columns = &mut scratch.columns[..rows * width];
+            for c in 0..per_group {
+                let plane = &x[(b * g.channels + group * per_group + c) * g.in_size..][..g.in_size];
+                for (k, runs) in taps.iter().enumerate() {
+                    let row = &mut columns[(c * kernel + k) * width..][..width];
+                    fill_im2col_row(plane, runs, win.strides[spatial.len() - 1], row);
+                }
+            }
+            let product = &mut scratch.product[..filters_per_group * width];
+            if filters_per_group == 1 {
+                // One filter (a depthwise convolution's groups): the columns weighted and
+                // summed row by row. A GEMM call per group of a few values cost more in
+                // its set-up than in its arithmetic.
+                product.fill(0.0);
+                for (&weight, column) in weights.iter().zip(columns.chunks_exact(width)) {
+                    for (p, &c) in product.iter_mut().zip(column) {
+                        *p += weight * c;
+                    }
+                }
+                crate::gemm::count_flops(2 * rows * width);
+            } else {
+                crate::gemm::sgemm(
+                    1.0,
+                    View::rows(weights, filters_per_group, rows),
+                    View::rows(columns, rows, width),
+                    0.0,
+                    product,
+                )?;
+            }
+            for (f, values) in product.chunks_exact(width).enumerate() {
+                emit(first_filter + f, values);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// [`conv_f32`] with tiles of `tile` output positions, spread over up to `shares` shares
+/// (the cores).
+#[allow(clippy::too_many_arguments)] // the convolution's inputs and geometry, and how it is cut
+fn conv_f32_in_tiles(
+    x: &[f32],
+    w: &[f32],
+    bias: Option<&[f64]>,
+    win: &Window,
+    spatial: &[usize],
+    g: &ConvGeometry,
+    tile: usize,
+    shares: usize,
+) -> Result<Vec<f32>, KernelError> {
+    let outputs = crate::broadcast::elements(&win.out);
+    let tile = tile.clamp(1, outputs.max(1));
+    let starts: Vec<usize> = (0..outputs).step_by(tile).collect();
+    let mut out = vec![0.0f32; g.batch * g.filters * outputs];
+    // Tiles are independent: with several, each core takes a share of them (its own
+    // columns, products made on it alone), and the results are placed in order. Every
+    // output is computed the same way whatever the number of shares.
+    let shares = shares.min(starts.len());
+    if shares <= 1 {
+        let mut scratch = TileScratch::default();
+        for &start in &starts {
+            let width = tile.min(outputs - start);
+            conv_tile(x, w, win, spatial, g, start, width, &mut scratch, |row, values| {
+                out[row * outputs + start..][..width].copy_from_slice(values);
+            })?;
+        }
+    } else {
+        let jobs: Vec<Vec<usize>> =
+            (0..shares).map(|s| starts.iter().copied().skip(s).step_by(shares).collect()).collect();
+        let made = onnx_threads::map_in_order(jobs, |share| {
+            crate::gemm::serial(|| {
+                let mut scratch = TileScratch::default();
+                let mut blocks = Vec::with_capacity(share.len());
+                for start in share {
+                    let width = tile.min(outputs - start);
+                    let mut block = vec![0.0f32; g.batch * g.filters * width];
+                    conv_tile(x, w, win, spatial, g, start, width, &mut scratch, |row, values| {
+                        block[row * width..][..width].copy_from_slice(values);
+                    })?;
+                    blocks.push((start, width, block));
+                }
+                Ok::<_, KernelError>(blocks)
+            })
+        });
+        for blocks in made {
+            for (start, width, block) in blocks? {
+                for (row, values) in block.chunks_exact(width).enumerate() {
+                    out[row * outputs + start..][..width].copy_from_slice(values);
+                }
+            }
+        }
+    }
+    if let Some(bias) = bias {
+        // One row of outputs per image and filter.
+        for (row, values) in out.chunks_mut(outputs.max(1)).enumerate() {
+            let b = bias.get(row % g.filters.max(1)).copied().unwrap_or(0.0) as f32;
+            values.iter_mut().for_each(|o| *o += b);
+        }
+    }
+    Ok(out)
+}
+
+/// About how many im2col values one tile holds (512 KiB, within a core's L2 cache).
+const COLUMNS_TILE: usize = 128 << 10;
+/// The fewest output positions in a tile, so that each GEMM has some width.
+const MIN_TILE: usize = 64;
+
+/// A stretch of one im2col row: `len` values from `at` in the row, read from the input
+/// plane from `source` on (every stride-th value along the last axis), or zeros (padding).
+#[derive(Clone, Copy, Debug)]
+struct Run {
+    at: usize,
+    len: usize,
+    source: Option<usize>,
+}
+
+/// The stretches of one im2col row: for kernel tap `k` (row-major over the kernel), the
+/// input value under that tap at output positions `first..first + width` (row-major), zero
+/// in the padding. Along the last axis the tap reads a strided stretch between the first
+/// and last positions that land inside the input; the row is then a copy per stretch, not
+/// an index computation per value. They depend only on the geometry, so a convolution
+/// works them out once per tile and reuses them for every image, group and channel.
+fn im2col_runs(spatial: &[usize], win: &Window, k: usize, first: usize, width: usize) -> Vec<Run> {
+    let n = spatial.len();
+    // The tap's offset along each axis.
+    let mut tap: SmallVec<[usize; 4]> = smallvec::smallvec![0usize; n];
+    let mut rest = k;
+    for i in (0..n).rev() {
+        tap[i] = rest % win.kernel[i].max(1) * win.dilations[i];
+        rest /= win.kernel[i].max(1);
+    }
+    let last = n - 1;
+    let (len, stride, shift) = (win.out[last], win.strides[last], tap[last] as i64 - win.begin[last] as i64);
+    let mut runs = Vec::new();
+    if len == 0 {
+        return runs;
+    }
+    // Output positions o along the last axis read input o·stride + shift: inside for o in lo..hi.
+    let lo = if shift >= 0 { 0 } else { ((-shift) as usize).div_ceil(stride) };
+    let hi = if (spatial[last] as i64 - shift) <= 0 {
+        0
+    } else {
+        (((spatial[last] as i64 - shift - 1) as usize) / stride + 1).min(len)
+    };
+    let (lo, hi) = (lo.min(len), hi.max(lo.min(len)));
+    // The segments (runs of the last axis) that the positions cross, each cut to the range;
+    // `outer` is the segment's position along the other axes (an odometer).
+    let end = first + width;
+    let mut segment = first / len;
+    let mut outer: SmallVec<[usize; 4]> = smallvec::smallvec![0usize; last];
+    let mut rest = segment;
+    for i in (0..last).rev() {
+        outer[i] = rest % win.out[i];
+        rest /= win.out[i];
+    }
+    let mut written = 0;
+    let mut push = |at: usize, len: usize, source: Option<usize>| {
+        if len > 0 {
+            runs.push(Run { at, len, source });
+        }
+    };
+    while written < width {
+        let segment_start = segment * len;
+        let (from, to) = (first.max(segment_start) - segment_start, end.min(segment_start + len) - segment_start);
+        // Where this segment's outer output position reads, or nowhere (padding).
+        let mut offset = Some(0i64);
+        let mut step = spatial[last] as i64;
+        for i in (0..last).rev() {
+            let at = (outer[i] * win.strides[i] + tap[i]) as i64 - win.begin[i] as i64;
+            offset = offset.filter(|_| at >= 0 && (at as usize) < spatial[i]).map(|off| off + at * step);
+            // An empty plane's other axes may multiply past i64; no tap lands in it.
+            step = step.wrapping_mul(spatial[i] as i64);
+        }
+        // Inside the input: positions lo..hi of the segment, here from..to.
+        let (inside_lo, inside_hi) = (lo.clamp(from, to), hi.clamp(from, to));
+        match offset {
+            Some(base) if inside_lo < inside_hi => {
+                push(written, inside_lo - from, None);
+                let source = (base + (inside_lo * stride) as i64 + shift) as usize;
+                push(written + inside_lo - from, inside_hi - inside_lo, Some(source));
+                push(written + inside_hi - from, to - inside_hi, None);
+            }
+            _ => push(written, to - from, None),
+        }
+        written += to - from;
+        segment += 1;
+        for i in (0..last).rev() {
+            outer[i] += 1;
+            if outer[i] < win.out[i] {
+                break;
+            }
+            outer[i] = 0;
+        }
+    }
+    runs
+}
+
+/// One im2col row from its stretches (see [`im2col_runs`]).
+fn fill_im2col_row(plane: &[f32], runs: &[Run], stride: usize, row: &mut [f32]) {
+    for run in runs {
+        let part = &mut row[run.at..run.at + run.len];
+        match run.source {
+            None => part.fill(0.0),
+            Some(source) if stride == 1 => part.copy_from_slice(&plane[source..source + run.len]),
+            Some(source) => {
+                for (slot, value) in part.iter_mut().zip(plane[source..].iter().step_by(stride)) {
+                    *slot = *value;
+                }
+            }
+        }
+    }
+}
+
+/// The transpose of a convolution: every input element spreads over the output through the
+/// kernel.
+pub(super) fn conv_transpose(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+    let (x, w) = (input(inputs, 0)?, input(inputs, 1)?);
+    if x.rank() < 3 || w.rank() != x.rank() {
+        return Err(bad_input!("ConvTranspose of input {:?} and weights {:?}", x.shape, w.shape));
+    }
+    let group = usize::try_from(ctx.int("group").unwrap_or(1))
+        .ok()
+        .filter(|&g| g > 0)
+        .ok_or(bad_attribute!("group must be positive"))?;
+    let (batch, channels, spatial) = (x.shape[0], x.shape[1], x.shape[2..].to_vec());
+    let n = spatial.len();
+    if w.shape[0] != channels || channels % group != 0 {
+        return Err(bad_input!("weights {:?} for {channels} input channels in {group} groups", w.shape));
+    }
+    let per_group_out = w.shape[1];
+    let filters = per_group_out.checked_mul(group).ok_or(limit!("the number of filters overflows"))?;
+    let kernel = w.shape[2..].to_vec();
+    let list = |name: &str, default: i64, len: usize| -> Result<Vec<i64>, KernelError> {
+        match ctx.ints(name) {
+            Some(v) if v.len() == len => Ok(v.to_vec()),
+            Some(v) => Err(bad_attribute!("{name} has {} values, expected {len}", v.len())),
+            None => Ok(vec![default; len]),
+        }
+    };
+    let strides = list("strides", 1, n)?;
+    let dilations = list("dilations", 1, n)?;
+    let output_padding = list("output_padding", 0, n)?;
+    let mut pads = list("pads", 0, 2 * n)?;
+    if strides.iter().chain(&dilations).any(|&v| v < 1) {
+        return Err(bad_attribute!("strides {strides:?} and dilations {dilations:?} must be positive"));
+    }
+    if output_padding.iter().chain(&pads).any(|&v| v < 0) {
+        return Err(bad_attribute!("pads {pads:?} and output_padding {output_padding:?} cannot be negative"));
+    }
+    // The full output extent per axis; every position a tap reaches lies below it, so the
+    // arithmetic below cannot overflow once this does not.
+    let overflow = |i: usize| limit!("the output extent along spatial axis {i} overflows");
+    let full: Vec<i64> = (0..n)
+        .map(|i| {
+            let (len, k) = (i64::try_from(spatial[i]).ok()?, i64::try_from(kernel[i]).ok()?);
+            strides[i]
+                .checked_mul(len - 1)?
+                .checked_add(output_padding[i])?
+                .checked_add((k - 1).checked_mul(dilations[i])?)?
+                .checked_add(1)
+        })
+        .enumerate()
+        .map(|(i, f)| f.ok_or_else(|| overflow(i)))
+        .collect::<Result<_, _>>()?;
+    let auto = ctx.string("auto_pad").unwrap_or("NOTSET");
+    let out_shape: Vec<i64> = if let Some(shape) = ctx.ints("output_shape") {
+        if shape.len() < n {
+            return Err(bad_attribute!("output_shape has {} values for {n} spatial axes", shape.len()));
+        }
+        let shape = &shape[shape.len() - n..];
+        if let Some(d) = shape.iter().find(|&&d| d < 0) {
+            return Err(bad_attribute!("output_shape holds {d}"));
+        }
+        for i in 0..n {
+            let total = full[i].checked_sub(shape[i]).ok_or_else(|| overflow(i))?;
+            let half = total.div_euclid(2);
+            let (a, b) = if auto == "SAME_UPPER" { (half, total - half) } else { (total - half, half) };
+            pads[i] = a;
+            pads[i + n] = b;
+        }
+        shape.to_vec()
+    } else if auto == "SAME_UPPER" || auto == "SAME_LOWER" {
+        let wanted: Vec<i64> = (0..n)
+            .map(|i| i64::try_from(spatial[i]).ok().and_then(|s| s.checked_mul(strides[i])).ok_or_else(|| overflow(i)))
+            .collect::<Result<_, _>>()?;
+        for i in 0..n {
+            let total = full[i].checked_sub(wanted[i]).ok_or_else(|| overflow(i))?.max(0);
+            let half = total.div_euclid(2);
+            let (a, b) = if auto == "SAME_UPPER" { (half, total - half) } else { (total - half, half) };
+            pads[i] = a;
+            pads[i + n] = b;
+        }
+        wanted
+    } else {
+        (0..n)
+            .map(|i| full[i].checked_sub(pads[i]).and_then(|f| f.checked_sub(pads[i + n])).ok_or_else(|| overflow(i)))
+            .collect::<Result<_, _>>()?
+    };
+    let out_spatial: Vec<usize> = out_shape
+        .iter()
+        .map(|&d| usize::try_from(d).map_err(|_| bad_input!("output size {d}")))
+        .collect::<Result<_, _>>()?;
+    let out_size = count(&out_spatial)?;
+    let total = count(&[batch, filters, out_size])?;
+    ctx.check_elements(total)?;
+    let bias = optional(inputs, 2)?.map(Tensor::to_f64s).transpose()?;
+    if let Some(b) = &bias
+        && b.len() != filters
+    {
+        return Err(bad_input!("B holds {} values, not one per filter ({filters})", b.len()));
+    }
+    let in_size = count(&spatial)?;
+    let kernel_size = count(&kernel)?;
+    let per_group_in = channels / group;
+    let (in_strides, k_strides, o_strides) = (
+        crate::broadcast::strides(&spatial),
+        crate::broadcast::strides(&kernel),
+        crate::broadcast::strides(&out_spatial),
+    );
+    // Where input position p lands in the output under kernel tap k, if inside.
+    let landing = |p: usize, k: usize| -> Option<usize> {
+        let mut offset = 0usize;
+        for d in 0..n {
+            let ip = ((p / in_strides[d]) % spatial[d]) as i64;
+            let kp = ((k / k_strides[d]) % kernel[d]) as i64;
+            // Below `full`: no overflow; a pad from output_shape may be negative.
+            let o = (ip * strides[d] + kp * dilations[d]).checked_sub(pads[d]).unwrap_or(i64::MAX);
+            if o < 0 || o >= out_spatial[d] as i64 {
+                return None;
+            }
+            offset += o as usize * o_strides[d];
+        }
+        Some(offset)
+    };
+    let mut shape = vec![batch, filters];
+    shape.extend_from_slice(&out_spatial);
+    if let (Data::F32(xv), Data::F32(wv)) = (&*x.data, &*w.data)
+        && total > 0
+        && !xv.is_empty()
+        && per_group_out.checked_mul(kernel_size).and_then(|r| r.checked_mul(in_size)).is_some_and(|c| c <= MAX_SPREAD)
+    {
+        let landings: Vec<usize> = (0..kernel_size)
+            .flat_map(|k| (0..in_size).map(move |p| (p, k)))
+            .map(|(p, k)| landing(p, k).unwrap_or(usize::MAX))
+            .collect();
+        let layout = TransposedLayout { batch, channels, group, per_group_out, in_size, kernel_size, out_size };
+        let mut out = conv_transpose_f32(xv, wv, &layout, &landings)?;
+        if let Some(bias) = &bias {
+            for (row, values) in out.chunks_mut(out_size).enumerate() {
+                let b = bias.get(row % filters).copied().unwrap_or(0.0) as f32;
+                values.iter_mut().for_each(|o| *o += b);
+            }
+        }
+        return one(Tensor::new(shape, Data::F32(out.into())));
+    }
+    let (xv, wv) = (x.to_f64s()?, w.to_f64s()?);
+    let mut out = vec![0.0; total];
+    // An empty input or kernel spreads nothing (and its other axes may be of any size).
+    let spread = !(xv.is_empty() || wv.is_empty() || total == 0);
+    for b in 0..if spread { batch } else { 0 } {
+        for c in 0..channels {
+            let g = c / per_group_in;
+            for p in 0..in_size {
+                let xval = xv[(b * channels + c) * in_size + p];
+                for k in 0..kernel_size {
+                    let Some(offset) = landing(p, k) else { continue };
+                    for m in 0..per_group_out {
+                        let f = g * per_group_out + m;
+                        out[(b * filters + f) * out_size + offset] +=
+                            xval * wv[(c * per_group_out + m) * kernel_size + k];
+                    }
+                }
+            }
+        }
+    }
+    if let Some(bias) = bias {
+        for (i, o) in out.iter_mut().enumerate() {
+            *o += bias.get((i / out_size.max(1)) % filters).copied().unwrap_or(0.0);
+        }
+    }
+    one(numeric_like(x.data_type(), shape, out)?)
+}
+
+/// The most values of the matrix a float32 ConvTranspose spreads from (filters × taps ×
+/// input positions of a group); beyond it, the direct loop, which needs no such matrix.
+const MAX_SPREAD: usize = 1 << 24;
+
+/// The sizes a float32 ConvTranspose works with.
+struct TransposedLayout {
+    batch: usize,
+    channels: usize,
+    group: usize,
+    per_group_out: usize,
+    in_size: usize,
+    kernel_size: usize,
+    out_size: usize,
+}
+
+/// ConvTranspose of float32 data as one GEMM per image and group and a scatter: the
+/// weights transposed times the input give, for every filter, tap and input position, the
+/// value it adds to the output (col2im); `landings[k·in_size + p]` is where input position
+/// p lands under tap k (`usize::MAX`: outside). The direct loop did a multiply-add per
+/// value with index arithmetic on every one, in f64.
+fn conv_transpose_f32(x: &[f32], w: &[f32], l: &TransposedLayout, landings: &[usize]) -> Result<Vec<f32>, KernelError> {
+    let per_group_in = l.channels / l.group;
+    let filters = l.per_group_out * l.group;
+    let spread_rows = l.per_group_out * l.kernel_size;
+    let mut spread = vec![0.0f32; spread_rows * l.in_size];
+    let mut out = vec![0.0f32; l.batch * filters * l.out_size];
+    for b in 0..l.batch {
+        for g in 0..l.group {
+            let xg = &x[(b * l.channels + g * per_group_in) * l.in_size..][..per_group_in * l.in_size];
+            let wg = &w[g * per_group_in * spread_rows..][..per_group_in * spread_rows];
+            crate::gemm::sgemm(
+                1.0,
+                View::rows(wg, per_group_in, spread_rows).t(),
+                View::rows(xg, per_group_in, l.in_size),
+                0.0,
+                &mut spread,
+            )?;
+            for m in 0..l.per_group_out {
+                let target = &mut out[(b * filters + g * l.per_group_out + m) * l.out_size..][..l.out_size];
+                for k in 0..l.kernel_size {
+                    let values = &spread[(m * l.kernel_size + k) * l.in_size..][..l.in_size];
+                    for (&v, &at) in values.iter().zip(&landings[k * l.in_size..][..l.in_size]) {
+                        if let Some(o) = target.get_mut(at) {
+                            *o += v;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ConvGeometry, conv_f32_in_tiles};
+    use crate::kernels::nn::Window;
+
+    /// A convolution by its definition, one output value at a time.
+    fn by_definition(x: &[f32], w: &[f32], win: &Window, spatial: &[usize], g: &ConvGeometry) -> Vec<f32> {
+        let (per_group, filters_per_group) = (g.channels / g.group, g.filters / g.group);
+        let (oh, ow, kh, kw) = (win.out[0], win.out[1], win.kernel[0], win.kernel[1]);
+        let mut out = Vec::new();
+        for b in 0..g.batch {
+            for f in 0..g.filters {
+                let group = f / filters_per_group;
+                for (i, j) in (0..oh).flat_map(|i| (0..ow).map(move |j| (i, j))) {
+                    let mut sum = 0.0f64;
+                    for c in 0..per_group {
+                        for (u, v) in (0..kh).flat_map(|u| (0..kw).map(move |v| (u, v))) {
+                            let y = (i * win.strides[0] + u * win.dilations[0]) as i64 - win.begin[0] as i64;
+                            let z = (j * win.strides[1] + v * win.dilations[1]) as i64 - win.begin[1] as i64;
+                            if y < 0 || z < 0 || y as usize >= spatial[0] || z as usize >= spatial[1] {
+                                continue;
+                            }
+                            let plane = (b * g.channels + group * per_group + c) * g.in_size;
+                            let xv = x[plane + y as usize * spatial[1] + z as usize];
+                            let wv = w[((f * per_group + c) * kh + u) * kw + v];
+                            sum += f64::from(xv) * f64::from(wv);
+                        }
+                    }
+                    out.push(sum as f32);
+                }
+            }
+        }
+        out
+    }
+
+    /// Tiles of every width, cutting rows of the output anywhere, with padding, strides,
+    /// dilations, groups and one-filter groups, give the convolution by its definition.
+    #[test]
+    fn tiled_convolution_is_the_definition() {
+        let cases = [
+            // (channels, filters, group, spatial, kernel, strides, dilations, begin)
+            (3, 4, 1, [9, 13], [3, 2], [2, 1], [1, 2], [1, 0]),
+            (4, 4, 4, [7, 6], [3, 3], [1, 1], [1, 1], [1, 1]),
+            (4, 2, 2, [5, 17], [1, 4], [1, 3], [1, 1], [0, 2]),
+        ];
+        for (channels, filters, group, spatial, kernel, strides, dilations, begin) in cases {
+            let out: Vec<usize> = (0..2)
+                .map(|i| (spatial[i] + 2 * begin[i] - dilations[i] * (kernel[i] - 1) - 1) / strides[i] + 1)
+                .collect();
+            let win = Window {
+                kernel: kernel.to_vec(),
+                strides: strides.to_vec(),
+                dilations: dilations.to_vec(),
+                begin: begin.to_vec(),
+                padded: (0..2).map(|i| spatial[i] + 2 * begin[i]).collect(),
+                out,
+            };
+            let g = ConvGeometry { batch: 2, channels, filters, group, in_size: spatial[0] * spatial[1] };
+            let x: Vec<f32> = (0..2 * channels * g.in_size).map(|i| ((i * 7919) % 23) as f32 - 11.0).collect();
+            let w: Vec<f32> = (0..filters * channels / group * kernel[0] * kernel[1])
+                .map(|i| ((i * 104_729) % 13) as f32 - 6.0)
+                .collect();
+            let want = by_definition(&x, &w, &win, &spatial, &g);
+            let outputs = win.out[0] * win.out[1];
+            for tile in [1, 3, 7, outputs - 1, outputs, outputs + 5] {
+                for shares in [1, 2, 3] {
+                    let got = conv_f32_in_tiles(&x, &w, None, &win, &spatial, &g, tile, shares).expect("conv");
+                    // Small integers: every order of summation is exact.
+                    assert_eq!(
+                        got, want,
+                        "tile {tile}, {shares} shares, {channels} channels, {filters} filters, group {group}"
+                    );
+                }
+            }
+            // Values that round: the shares give the same bits as one.
+            let x: Vec<f32> = x.iter().map(|v| v * 0.37 + 0.011).collect();
+            let one = conv_f32_in_tiles(&x, &w, None, &win, &spatial, &g, 5, 1).expect("conv");
+            for shares in [2, 3, 8] {
+                let got = conv_f32_in_tiles(&x, &w, None, &win, &spatial, &g, 5, shares).expect("conv");
+                assert!(got.iter().zip(&one).all(|(a, b)| a.to_bits() == b.to_bits()), "{shares} shares");
+            }
+        }
+    }
+}
