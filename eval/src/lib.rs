@@ -5,19 +5,23 @@
 //! which never runs models, does not build or link kernels (nor, later, the GEMM, FFT and
 //! image crates they need); the CLI and the terminal browser depend on it.
 //!
-//! Layout: [`value`] holds run-time values (tensors of concrete shape behind an `Arc`,
-//! sequences, optionals); [`broadcast`] the one broadcasting helper; [`kernels`] one module
-//! per family of operators, each naming its kernels, the way inference's rules are laid
-//! out; [`plan`] checks a model once before it runs (every node has a kernel, else every
-//! missing one is listed), converts its constants, and numbers its values; [`run`] executes
-//! a plan: nodes in order, control flow through subgraphs, values dropped after their last
-//! use, limits and a cancellation flag checked between nodes and loop iterations.
+//! Layout, the data layer first (it imports nothing from the kernels): [`value`] holds
+//! run-time values (tensors of concrete shape behind an `Arc`, sequences, optionals);
+//! [`cast`] converts between element types; [`broadcast`] the one broadcasting helper.
+//! Then [`kernels`], one module per family of operators, each naming its kernels, the way
+//! inference's rules are laid out, with [`kernels::common`] for what families share;
+//! [`registry`] the kernels under the core's operator keys; [`error`] the kinds of failure
+//! a kernel reports; [`plan`] checks a model once before it runs (every node has a kernel,
+//! else every missing one is listed), converts its constants, and numbers its values;
+//! [`run`] executes a plan: nodes in order, control flow through subgraphs, values dropped
+//! after their last use, limits and a cancellation flag checked between nodes and loop
+//! iterations.
 //!
 //! Status: 1,874 of onnx's 1,884 backend node tests pass; `tests/node_tests.rs` runs them all
 //! and keeps the list of those that do not pass, with the reason, true (JPEG pixels, JPEG
 //! 2000, the random generators). Model-local functions run (their bodies, called by the
-//! runner in a value space of their own); schema function bodies of operators without a
-//! kernel are not run yet.
+//! runner in a value space of their own), and so do schema function bodies of operators
+//! without a kernel.
 
 pub mod broadcast;
 pub mod buf;
