@@ -9,10 +9,9 @@
 //! listed in [`WITHOUT_KERNEL`] with the reason. The tests below hold the three together:
 //! every key of the core's table is covered one way, and no key is claimed twice.
 
-use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use onnx_core::infer::operator_table;
+use onnx_core::infer::{ByOperator, operator_table};
 
 use crate::kernels::{DEFAULT_DOMAIN, Kernel, OTHER_DOMAINS};
 
@@ -51,15 +50,12 @@ impl Kernels {
 
 /// The kernels by domain and operator.
 #[derive(Debug)]
-pub struct KernelTable {
-    default: HashMap<&'static str, Kernels>,
-    others: HashMap<&'static str, HashMap<&'static str, Kernels>>,
-}
+pub struct KernelTable(ByOperator<Kernels>);
 
 impl KernelTable {
     /// The kernels of `op` of `domain` (`""` is the default domain).
     pub fn get(&self, domain: &str, op: &str) -> Option<&Kernels> {
-        if domain.is_empty() { self.default.get(op) } else { self.others.get(domain)?.get(op) }
+        self.0.get(domain, op)
     }
 
     /// The kernel of `op` of `domain` at imported version `opset`.
@@ -68,7 +64,7 @@ impl KernelTable {
     }
 
     fn build() -> KernelTable {
-        let mut table = KernelTable { default: HashMap::new(), others: HashMap::new() };
+        let mut table = ByOperator::default();
         for operator in operator_table().operators() {
             let (domain, op) = (operator.domain(), operator.op());
             let mut by_version: Vec<(i64, Kernel)> = family_kernel(domain, op).map(|k| (1, k)).into_iter().collect();
@@ -77,11 +73,10 @@ impl KernelTable {
                 continue;
             }
             by_version.sort_by_key(|(since, _)| *since);
-            let kernels = Kernels { by_version, reads_views: domain.is_empty() && READS_VIEWS.contains(&op) };
-            let ops = if domain.is_empty() { &mut table.default } else { table.others.entry(domain).or_default() };
-            ops.insert(op, kernels);
+            let reads_views = domain.is_empty() && READS_VIEWS.contains(&op);
+            table.insert(domain, op, Kernels { by_version, reads_views });
         }
-        table
+        KernelTable(table)
     }
 }
 

@@ -43,7 +43,7 @@ pub use conflicts::{Contradicted, conflicts, contradicted};
 pub use constraints::constraint_spelling;
 pub use env::Env;
 pub use lattice::contradiction;
-pub use registry::{OpKey, Operator, Table, Traits, table as operator_table};
+pub use registry::{ByOperator, OpKey, Operator, Table, Traits, table as operator_table};
 pub use types::{Known, tensor_type};
 
 use crate::diagnostic::Diagnostic;

@@ -155,27 +155,55 @@ fn in_force<T: Copy>(registered: &[(i64, T)], version: i64) -> Option<T> {
     registered.iter().rev().find(|(since, _)| *since <= version).map(|(_, t)| *t)
 }
 
+/// Entries keyed by domain and operator name: the shape of the operator table and of the
+/// tables keyed like it (the evaluator's kernels).
+#[derive(Debug)]
+pub struct ByOperator<T> {
+    /// The default domain apart, so that nearly every lookup is a single hash of the name.
+    default: HashMap<&'static str, T>,
+    others: HashMap<&'static str, HashMap<&'static str, T>>,
+}
+
+impl<T> Default for ByOperator<T> {
+    fn default() -> Self {
+        ByOperator { default: HashMap::default(), others: HashMap::default() }
+    }
+}
+
+impl<T> ByOperator<T> {
+    /// The entry of `op` of `domain` (`""` is the default domain).
+    pub fn get(&self, domain: &str, op: &str) -> Option<&T> {
+        if domain.is_empty() { self.default.get(op) } else { self.others.get(domain)?.get(op) }
+    }
+
+    pub fn insert(&mut self, domain: &'static str, op: &'static str, entry: T) {
+        let ops = if domain.is_empty() { &mut self.default } else { self.others.entry(domain).or_default() };
+        ops.insert(op, entry);
+    }
+
+    /// Every entry, in no particular order.
+    pub fn values(&self) -> impl Iterator<Item = &T> {
+        self.default.values().chain(self.others.values().flat_map(HashMap::values))
+    }
+}
+
 /// Operators by domain and name.
 #[derive(Debug)]
-pub struct Table {
-    /// The default domain apart, so that nearly every lookup is a single hash of the name.
-    default: HashMap<&'static str, Operator>,
-    others: HashMap<&'static str, HashMap<&'static str, Operator>>,
-}
+pub struct Table(ByOperator<Operator>);
 
 impl Table {
     /// The operator `op` of `domain` (`""` is the default domain).
     pub fn get(&self, domain: &str, op: &str) -> Option<&Operator> {
-        if domain.is_empty() { self.default.get(op) } else { self.others.get(domain)?.get(op) }
+        self.0.get(domain, op)
     }
 
     /// Every operator, in no particular order.
     pub fn operators(&self) -> impl Iterator<Item = &Operator> {
-        self.default.values().chain(self.others.values().flat_map(HashMap::values))
+        self.0.values()
     }
 
     fn build() -> Table {
-        let mut table = Table { default: HashMap::default(), others: HashMap::default() };
+        let mut table = ByOperator::default();
         for (domain, op, versions) in registry().operators() {
             let traits = Traits { control: CONTROL.contains(&(domain, op)), random: RANDOM.contains(&(domain, op)) };
             let mut handlers: Vec<(i64, Handler)> =
@@ -192,11 +220,9 @@ impl Table {
             let mut validators: Vec<(i64, Validate)> =
                 validators_of(domain).filter(|(o, _, _)| *o == op).map(|&(_, since, rule)| (since, rule)).collect();
             validators.sort_by_key(|(since, _)| *since);
-            let operator = Operator { domain, op, handlers, validators, traits, versions };
-            let ops = if domain.is_empty() { &mut table.default } else { table.others.entry(domain).or_default() };
-            ops.insert(op, operator);
+            table.insert(domain, op, Operator { domain, op, handlers, validators, traits, versions });
         }
-        table
+        Table(table)
     }
 }
 
