@@ -1,0 +1,462 @@
+"""A small corpus of real models that use onnxruntime's `com.microsoft` contrib operators, and
+onnxruntime's outputs on them (issue 54).
+
+Usage (from the repository root; needs torch, transformers, onnx==1.23.2, onnxruntime==1.32.0,
+onnxscript and numpy, e.g. in a virtual environment):
+
+    python tests/corpus/contrib/gen_contrib_models.py            # models, then golden data
+    python tests/corpus/contrib/gen_contrib_models.py --data     # golden data only
+
+Why: the contrib operators (Attention, SkipLayerNormalization, EmbedLayerNormalization,
+BiasGelu, QAttention, MatMulNBits, DynamicQuantizeLSTM, ...) are never written by an exporter;
+they appear only after onnxruntime's own tools rewrite a model: the transformer optimizer
+(`onnxruntime.transformers.optimizer`) fuses subgraphs into them and the quantizers
+(`onnxruntime.quantization`) swap MatMul/LSTM for quantized forms. So each model here is a
+tiny transformers (or torch) model with random weights (torch.manual_seed(0); no pretrained
+weights are downloaded), exported with torch.onnx.export and then put through one of those
+tools, exactly the way users produce such files.
+
+What it writes:
+  tests/corpus/contrib/STEM.onnx                   the models, every weight inline
+  tests/fixtures/run_contrib/STEM/input_K.pb       fixed inputs (TensorProto, named after
+                                                   the graph input)
+  tests/fixtures/run_contrib/STEM/output_K.pb      onnxruntime's outputs (CPU provider, one
+                                                   thread, graph optimizations off)
+  tests/fixtures/run_contrib/STEM/ORT_VERSION
+  tests/fixtures/run_contrib/STEM/expected.json    contrib op counts, onnx.checker verdict,
+                                                   whether onnxruntime loads it, and the shapes
+                                                   onnxruntime's symbolic shape inference gives
+                                                   every value a com.microsoft node produces
+  tests/corpus/contrib/not_made.json               the models that could not be made, with
+                                                   the error (read by MANIFEST.md's author)
+
+The layout of the run data follows tests/fixtures/run/gen_run_data.py; the values differ in
+that integer inputs are token ids in [0, vocab), attention masks are all ones and token type
+ids all zeros (a random mask or type id would be legal but is not what the fused kernels
+are specified for), and symbolic dimensions take the sizes in DIM_SIZES (batch 2,
+sequence 7) so that batching and masking are exercised.
+"""
+from __future__ import annotations
+
+import collections
+import json
+import pathlib
+import re
+import sys
+import tempfile
+import traceback
+import warnings
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import numpy_helper
+
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+CORPUS = ROOT / "tests/corpus/contrib"
+OUT = ROOT / "tests/fixtures/run_contrib"
+TMP = pathlib.Path(tempfile.mkdtemp(prefix="contrib_gen_"))
+
+# Tiny sizes: each model stays well under 1 MB and runs in milliseconds, while still having
+# two layers (so fusions must repeat) and more than one head (so head splitting matters).
+VOCAB = 200
+HIDDEN = 32
+HEADS = 2
+LAYERS = 2
+INTERMEDIATE = 64
+MAX_POS = 64
+
+# Sizes for symbolic dimensions in the golden data, by dim_param name.
+DIM_SIZES = {"batch": 2, "sequence": 7}
+
+NOT_MADE: dict[str, str] = {}
+
+
+def log(message: str) -> None:
+    print(message, flush=True)
+
+
+def op_counts(model: onnx.ModelProto) -> dict[str, int]:
+    counter = collections.Counter(f"{n.domain or 'ai.onnx'}::{n.op_type}" for n in model.graph.node)
+    return dict(sorted(counter.items()))
+
+
+def contrib_counts(model: onnx.ModelProto) -> dict[str, int]:
+    return {k: v for k, v in op_counts(model).items() if k.startswith("com.microsoft::")}
+
+
+def save(model: onnx.ModelProto, stem: str) -> pathlib.Path:
+    """Every weight inline (no external data), doc strings dropped (they hold exporter
+    stack traces with local paths, which would make the files depend on the machine)."""
+    for node in model.graph.node:
+        node.doc_string = ""
+    model.doc_string = ""
+    onnx.external_data_helper.convert_model_from_external_data(model)
+    path = CORPUS / f"{stem}.onnx"
+    onnx.save(model, str(path), save_as_external_data=False)
+    log(f"saved {path.name}: {path.stat().st_size} bytes, contrib ops {contrib_counts(model)}")
+    return path
+
+
+def wrap(model, names: list[str]):
+    """transformers 5's forward takes its optional arguments by keyword only in practice
+    (positional calls collide with `use_cache`), so the exported module names them and
+    returns a plain tuple."""
+    import torch
+
+    class Wrapper(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = model
+
+        def forward(self, *args):
+            out = self.inner(**dict(zip(names, args)), return_dict=False)
+            return tuple(out) if isinstance(out, (tuple, list)) else out
+
+    return Wrapper().eval()
+
+
+def export_ts(module, args, path: pathlib.Path, input_names, output_names, dynamic_axes) -> None:
+    """The TorchScript exporter (dynamo=False), opset 17: the exporter whose graphs
+    onnxruntime's optimizer was written against."""
+    import torch
+
+    torch.onnx.export(
+        module, tuple(args), str(path), dynamo=False, opset_version=17,
+        input_names=input_names, output_names=output_names, dynamic_axes=dynamic_axes,
+    )
+
+
+def optimize(path: pathlib.Path, model_type: str, num_heads: int, hidden_size: int, **kw) -> onnx.ModelProto:
+    """opt_level 0: only the Python fusions (the onnxruntime graph optimizer's own rewrites
+    would write onnxruntime-internal ops and layouts into the file)."""
+    from onnxruntime.transformers import optimizer
+
+    opt = optimizer.optimize_model(str(path), model_type=model_type, num_heads=num_heads,
+                                   hidden_size=hidden_size, opt_level=0, **kw)
+    # save_model_to_file, as users do: it is what adds the com.microsoft opset import.
+    out = path.with_name(path.stem + "_opt.onnx")
+    opt.save_model_to_file(str(out), use_external_data_format=False)
+    return onnx.load(str(out))
+
+
+# ---------------------------------------------------------------------------------------------
+# The models
+
+BERT_INPUTS = ["input_ids", "attention_mask", "token_type_ids"]
+
+
+def bert_module(attn: str = "eager"):
+    import torch
+    import transformers
+
+    torch.manual_seed(0)
+    # eager attention: the optimizer's Attention fusion matches the explicit
+    # MatMul/Softmax/MatMul pattern, not scaled_dot_product_attention's export.
+    cfg = transformers.BertConfig(vocab_size=VOCAB, hidden_size=HIDDEN, num_hidden_layers=LAYERS,
+                                  num_attention_heads=HEADS, intermediate_size=INTERMEDIATE,
+                                  max_position_embeddings=MAX_POS, attn_implementation=attn)
+    return wrap(transformers.BertModel(cfg).eval(), BERT_INPUTS)
+
+
+def bert_args():
+    import torch
+
+    g = torch.Generator().manual_seed(0)
+    return (torch.randint(0, VOCAB, (2, 7), generator=g), torch.ones(2, 7, dtype=torch.int64),
+            torch.zeros(2, 7, dtype=torch.int64))
+
+
+BERT_OUTPUTS = ["last_hidden_state", "pooler_output"]
+BERT_AXES = {n: {0: "batch", 1: "sequence"} for n in BERT_INPUTS} | {
+    "last_hidden_state": {0: "batch", 1: "sequence"}, "pooler_output": {0: "batch"}}
+
+
+def make_bert_ts_opt() -> pathlib.Path:
+    raw = TMP / "bert_ts.onnx"
+    export_ts(bert_module(), bert_args(), raw, BERT_INPUTS, BERT_OUTPUTS, BERT_AXES)
+    model = optimize(raw, "bert", HEADS, HIDDEN)
+    return save(model, "bert_ts_opt")
+
+
+def make_bert_ts_opt_qdyn() -> pathlib.Path:
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    out = TMP / "bert_qdyn.onnx"
+    # QInt8 weights: onnxruntime's CPU kernels for QAttention and DynamicQuantizeMatMul take
+    # signed weights; per_tensor keeps QAttention (per-channel rules it out for Attention).
+    # DefaultTensorType: onnx's shape inference cannot type the outputs of the contrib ops
+    # (Attention, SkipLayerNormalization), so the quantizer must be told they are float.
+    quantize_dynamic(str(CORPUS / "bert_ts_opt.onnx"), str(out), weight_type=QuantType.QInt8,
+                     extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+    return save(onnx.load(str(out)), "bert_ts_opt_qdyn")
+
+
+def make_bert_ts_opt_nbits() -> pathlib.Path:
+    from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+
+    # block 16 divides the hidden size 32 and the intermediate size 64, so every MatMul
+    # weight (K = 32 or 64) is quantized in whole blocks.
+    quant = MatMulNBitsQuantizer(onnx.load(str(CORPUS / "bert_ts_opt.onnx")), block_size=16,
+                                 is_symmetric=True)
+    quant.process()
+    return save(quant.model.model, "bert_ts_opt_nbits")
+
+
+def make_bert_ts_opt_fp16() -> pathlib.Path:
+    from onnxruntime.transformers.float16 import convert_float_to_float16
+
+    # keep_io_types: inputs and outputs stay float32 (Cast nodes at the borders), the usual
+    # way fp16 models are shipped; the fused ops run in float16 inside.
+    model = convert_float_to_float16(onnx.load(str(CORPUS / "bert_ts_opt.onnx")), keep_io_types=True)
+    return save(model, "bert_ts_opt_fp16")
+
+
+def make_bert_dynamo_opt() -> pathlib.Path:
+    import torch
+
+    raw = TMP / "bert_dynamo.onnx"
+    batch, seq = torch.export.Dim("batch"), torch.export.Dim("sequence")
+    # the wrapper's forward takes *args, so the dynamic shapes are one tuple for `args`.
+    shapes = (tuple({0: batch, 1: seq} for _ in BERT_INPUTS),)
+    program = torch.onnx.export(bert_module(), bert_args(), dynamo=True, input_names=BERT_INPUTS,
+                                output_names=BERT_OUTPUTS, dynamic_shapes=shapes)
+    program.save(str(raw))
+    model = optimize(raw, "bert", HEADS, HIDDEN)
+    return save(model, "bert_dynamo_opt")
+
+
+def make_gpt2_ts_opt() -> pathlib.Path:
+    import torch
+    import transformers
+
+    torch.manual_seed(0)
+    cfg = transformers.GPT2Config(vocab_size=VOCAB, n_embd=HIDDEN, n_layer=LAYERS, n_head=HEADS,
+                                  n_positions=MAX_POS, attn_implementation="eager", use_cache=False)
+    names = ["input_ids", "attention_mask"]
+    module = wrap(transformers.GPT2Model(cfg).eval(), names)
+    args = bert_args()[:2]
+    raw = TMP / "gpt2_ts.onnx"
+    export_ts(module, args, raw, names, ["last_hidden_state"],
+              {n: {0: "batch", 1: "sequence"} for n in names + ["last_hidden_state"]})
+    model = optimize(raw, "gpt2", HEADS, HIDDEN)
+    return save(model, "gpt2_ts_opt")
+
+
+def make_vit_ts_opt() -> pathlib.Path:
+    import torch
+    import transformers
+
+    torch.manual_seed(0)
+    cfg = transformers.ViTConfig(image_size=32, patch_size=8, num_channels=3, hidden_size=HIDDEN,
+                                 num_hidden_layers=LAYERS, num_attention_heads=HEADS,
+                                 intermediate_size=INTERMEDIATE, attn_implementation="eager")
+    module = wrap(transformers.ViTModel(cfg).eval(), ["pixel_values"])
+    args = (torch.randn(2, 3, 32, 32, generator=torch.Generator().manual_seed(0)),)
+    raw = TMP / "vit_ts.onnx"
+    export_ts(module, args, raw, ["pixel_values"], ["last_hidden_state", "pooler_output"],
+              {"pixel_values": {0: "batch"}, "last_hidden_state": {0: "batch"}, "pooler_output": {0: "batch"}})
+    model = optimize(raw, "vit", HEADS, HIDDEN)
+    return save(model, "vit_ts_opt")
+
+
+def make_lstm_qdyn() -> pathlib.Path:
+    import torch
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    torch.manual_seed(0)
+
+    class Tagger(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = torch.nn.LSTM(input_size=8, hidden_size=16, num_layers=2, batch_first=True)
+            self.head = torch.nn.Linear(16, 5)
+
+        def forward(self, x):
+            y, _ = self.lstm(x)
+            return self.head(y)
+
+    raw = TMP / "lstm.onnx"
+    args = (torch.randn(2, 7, 8, generator=torch.Generator().manual_seed(0)),)
+    export_ts(Tagger().eval(), args, raw, ["x"], ["logits"],
+              {"x": {0: "batch", 1: "sequence"}, "logits": {0: "batch", 1: "sequence"}})
+    out = TMP / "lstm_qdyn.onnx"
+    # LSTM is in quantize_dynamic's default op list only by name; ask for it explicitly.
+    quantize_dynamic(str(raw), str(out), weight_type=QuantType.QInt8, op_types_to_quantize=["LSTM", "MatMul", "Gemm"])
+    return save(onnx.load(str(out)), "lstm_qdyn")
+
+
+def make_llama_ts_opt() -> pathlib.Path:
+    import torch
+    import transformers
+
+    torch.manual_seed(0)
+    # 4 query heads sharing 2 key/value heads (grouped-query attention), head size 16.
+    cfg = transformers.LlamaConfig(vocab_size=VOCAB, hidden_size=64, intermediate_size=128,
+                                   num_hidden_layers=LAYERS, num_attention_heads=4,
+                                   num_key_value_heads=2, max_position_embeddings=MAX_POS,
+                                   attn_implementation="eager", use_cache=False)
+    names = ["input_ids", "attention_mask"]
+    module = wrap(transformers.LlamaModel(cfg).eval(), names)
+    raw = TMP / "llama_ts.onnx"
+    export_ts(module, bert_args()[:2], raw, names, ["last_hidden_state"],
+              {n: {0: "batch", 1: "sequence"} for n in names + ["last_hidden_state"]})
+    # the optimizer has no "llama" type for a plain export; "gpt2" runs the generic
+    # fusions (SimplifiedLayerNormalization, SkipSimplifiedLayerNormalization, ...).
+    model = optimize(raw, "gpt2", 4, 64)
+    return save(model, "llama_ts_opt")
+
+
+# Order matters: the quantized and fp16 models start from bert_ts_opt.onnx.
+MAKERS = [
+    ("bert_ts_opt", make_bert_ts_opt),
+    ("bert_ts_opt_qdyn", make_bert_ts_opt_qdyn),
+    ("bert_ts_opt_nbits", make_bert_ts_opt_nbits),
+    ("bert_ts_opt_fp16", make_bert_ts_opt_fp16),
+    ("gpt2_ts_opt", make_gpt2_ts_opt),
+    ("vit_ts_opt", make_vit_ts_opt),
+    ("bert_dynamo_opt", make_bert_dynamo_opt),
+    ("lstm_qdyn", make_lstm_qdyn),
+    ("llama_ts_opt", make_llama_ts_opt),
+]
+
+
+# ---------------------------------------------------------------------------------------------
+# Golden data
+
+
+def session_for(path: pathlib.Path) -> ort.InferenceSession:
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+def concrete(value: onnx.ValueInfoProto) -> list[int]:
+    dims = value.type.tensor_type.shape.dim
+    shape = []
+    for d in dims:
+        if d.HasField("dim_value") and d.dim_value > 0:
+            shape.append(d.dim_value)
+        else:
+            shape.append(DIM_SIZES.get(d.dim_param, 1))
+    return shape
+
+
+def feeds_for(model: onnx.ModelProto, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    initializers = {t.name for t in model.graph.initializer}
+    feeds = {}
+    for value in model.graph.input:
+        if value.name in initializers:
+            continue
+        dtype = onnx.helper.tensor_dtype_to_np_dtype(value.type.tensor_type.elem_type)
+        shape = concrete(value)
+        if np.issubdtype(dtype, np.floating):
+            feeds[value.name] = rng.uniform(-1, 1, shape).astype(dtype)
+        elif "mask" in value.name:
+            feeds[value.name] = np.ones(shape, dtype)
+        elif "token_type" in value.name:
+            feeds[value.name] = np.zeros(shape, dtype)
+        else:
+            feeds[value.name] = rng.integers(0, VOCAB, shape).astype(dtype)
+    return feeds
+
+
+def dims_of(value: onnx.ValueInfoProto):
+    if not value.type.tensor_type.HasField("shape"):
+        return None
+    out = []
+    for d in value.type.tensor_type.shape.dim:
+        if d.HasField("dim_value"):
+            out.append(d.dim_value)
+        elif d.HasField("dim_param"):
+            out.append(d.dim_param)
+        else:
+            out.append(None)
+    return out
+
+
+def symbolic_shapes(model: onnx.ModelProto):
+    """What onnxruntime's symbolic shape inference says of every value a com.microsoft node
+    produces; a string (the error) when it throws."""
+    from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
+
+    try:
+        inferred = SymbolicShapeInference.infer_shapes(onnx.ModelProto.FromString(model.SerializeToString()),
+                                                       auto_merge=True)
+    except Exception as error:  # noqa: BLE001 - the error is the recorded result
+        return f"{type(error).__name__}: {error}".strip()
+    if inferred is None:
+        return "infer_shapes returned None"
+    known = {v.name: v for v in list(inferred.graph.value_info) + list(inferred.graph.output)}
+    result = {}
+    for node in inferred.graph.node:
+        if node.domain != "com.microsoft":
+            continue
+        for name in node.output:
+            if name:
+                result[name] = dims_of(known[name]) if name in known else None
+    return result
+
+
+def write_data(stem: str, rng: np.random.Generator) -> None:
+    path = CORPUS / f"{stem}.onnx"
+    model = onnx.load(str(path))
+    expected: dict = {"ops": op_counts(model)}
+    try:
+        onnx.checker.check_model(model, full_check=True)
+        expected["onnx_check"] = "pass"
+    except Exception as error:  # noqa: BLE001
+        expected["onnx_check"] = f"{type(error).__name__}: {error}".strip()
+    target = OUT / stem
+    target.mkdir(parents=True, exist_ok=True)
+    try:
+        session = session_for(path)
+        expected["ort_loads"] = True
+    except Exception as error:  # noqa: BLE001
+        expected["ort_loads"] = False
+        expected["ort_error"] = str(error).splitlines()[0]
+        session = None
+    expected["symbolic_shapes"] = symbolic_shapes(model)
+    if session is not None:
+        feeds = feeds_for(model, rng)
+        outputs = session.run(None, feeds)
+        for k, (name, array) in enumerate(feeds.items()):
+            (target / f"input_{k}.pb").write_bytes(numpy_helper.from_array(array, name).SerializeToString())
+        for k, (info, value) in enumerate(zip(session.get_outputs(), outputs)):
+            (target / f"output_{k}.pb").write_bytes(numpy_helper.from_array(value, info.name).SerializeToString())
+        (target / "ORT_VERSION").write_text(ort.__version__ + "\n")
+    text = json.dumps(expected, indent=1)
+    # a shape on one line: [dims] rather than one dim a line
+    text = re.sub(r"\[\s+([^\[\]{}]*?)\s+\]", lambda m: "[" + ", ".join(x.strip() for x in m.group(1).split(",")) + "]", text)
+    (target / "expected.json").write_text(text + "\n")
+    log(f"data {stem}: check {expected['onnx_check'][:60]}, loads {expected['ort_loads']}")
+
+
+def main() -> None:
+    warnings.filterwarnings("ignore")
+    ort.set_default_logger_severity(3)
+    CORPUS.mkdir(parents=True, exist_ok=True)
+    only = [a for a in sys.argv[1:] if not a.startswith("--")]
+    if "--data" not in sys.argv:
+        for stem, maker in MAKERS:
+            if only and stem not in only:
+                continue
+            try:
+                maker()
+            except Exception as error:  # noqa: BLE001 - a model that cannot be made is listed
+                traceback.print_exc()
+                NOT_MADE[stem] = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+                log(f"NOT MADE {stem}: {NOT_MADE[stem]}")
+        if not only:
+            (CORPUS / "not_made.json").write_text(json.dumps(NOT_MADE, indent=1) + "\n")
+    # One generator for all models, in a fixed order, so the data do not depend on which
+    # models exist... except through the number of values drawn; each model gets its own
+    # seed instead, derived from its position in MAKERS.
+    for index, (stem, _) in enumerate(MAKERS):
+        if (CORPUS / f"{stem}.onnx").exists() and (not only or stem in only):
+            write_data(stem, np.random.default_rng(2026 + index))
+
+
+if __name__ == "__main__":
+    main()
