@@ -307,17 +307,80 @@ def make_llama_ts_opt() -> pathlib.Path:
     return save(model, "llama_ts_opt")
 
 
+def make_bert_ts_opt_mha() -> pathlib.Path:
+    from onnxruntime.transformers.fusion_options import FusionOptions
+
+    # The same export with the optimizer's other documented choices: MultiHeadAttention
+    # (separate Q/K/V inputs, as for cross-attention and GPU kernels) instead of the packed
+    # Attention, and the tanh approximation of Gelu (FastGelu) instead of BiasGelu.
+    raw = TMP / "bert_ts.onnx"
+    if not raw.exists():
+        export_ts(bert_module(), bert_args(), raw, BERT_INPUTS, BERT_OUTPUTS, BERT_AXES)
+    options = FusionOptions("bert")
+    options.use_multi_head_attention = True
+    options.enable_gelu_approximation = True
+    model = optimize(raw, "bert", HEADS, HIDDEN, optimization_options=options)
+    return save(model, "bert_ts_opt_mha")
+
+
+def make_cnn_qop() -> pathlib.Path:
+    import torch
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    torch.manual_seed(0)
+
+    class Net(torch.nn.Module):
+        """Conv, LeakyRelu, a residual Add, Sigmoid, Concat, global average pooling and a
+        Linear: each has a QOperator form, several of them only in com.microsoft."""
+
+        def __init__(self):
+            super().__init__()
+            self.conv1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+            self.conv2 = torch.nn.Conv2d(8, 8, 3, padding=1)
+            self.act = torch.nn.LeakyReLU(0.1)
+            self.head = torch.nn.Linear(16, 5)
+
+        def forward(self, x):
+            a = self.act(self.conv1(x))
+            b = self.conv2(a) + a
+            c = torch.cat([b, torch.sigmoid(b)], dim=1)
+            return self.head(torch.flatten(torch.nn.functional.adaptive_avg_pool2d(c, 1), 1))
+
+    raw = TMP / "cnn.onnx"
+    args = (torch.randn(2, 3, 16, 16, generator=torch.Generator().manual_seed(0)),)
+    export_ts(Net().eval(), args, raw, ["image"], ["logits"], {"image": {0: "batch"}, "logits": {0: "batch"}})
+
+    class Reader(CalibrationDataReader):
+        # eight fixed calibration batches: the scales and zero points depend only on them
+        def __init__(self):
+            rng = np.random.default_rng(7)
+            self.items = iter([{"image": rng.uniform(-1, 1, (1, 3, 16, 16)).astype(np.float32)} for _ in range(8)])
+
+        def get_next(self):
+            return next(self.items, None)
+
+    out = TMP / "cnn_qop.onnx"
+    # QOperator format (not QDQ): the quantizer writes QLinear* operators, of which
+    # QLinearAdd, QLinearLeakyRelu, QLinearSigmoid, QLinearConcat, QLinearGlobalAveragePool
+    # and QGemm exist only in com.microsoft.
+    quantize_static(str(raw), str(out), Reader(), quant_format=QuantFormat.QOperator,
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+    return save(onnx.load(str(out)), "cnn_qop")
+
+
 # Order matters: the quantized and fp16 models start from bert_ts_opt.onnx.
 MAKERS = [
     ("bert_ts_opt", make_bert_ts_opt),
     ("bert_ts_opt_qdyn", make_bert_ts_opt_qdyn),
     ("bert_ts_opt_nbits", make_bert_ts_opt_nbits),
     ("bert_ts_opt_fp16", make_bert_ts_opt_fp16),
+    ("bert_ts_opt_mha", make_bert_ts_opt_mha),
     ("gpt2_ts_opt", make_gpt2_ts_opt),
     ("vit_ts_opt", make_vit_ts_opt),
     ("bert_dynamo_opt", make_bert_dynamo_opt),
     ("lstm_qdyn", make_lstm_qdyn),
     ("llama_ts_opt", make_llama_ts_opt),
+    ("cnn_qop", make_cnn_qop),
 ]
 
 
