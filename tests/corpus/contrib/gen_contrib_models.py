@@ -87,10 +87,15 @@ def contrib_counts(model: onnx.ModelProto) -> dict[str, int]:
 
 
 def save(model: onnx.ModelProto, stem: str) -> pathlib.Path:
-    """Every weight inline (no external data), doc strings dropped (they hold exporter
-    stack traces with local paths, which would make the files depend on the machine)."""
+    """Every weight inline (no external data), doc strings and the dynamo exporter's
+    `pkg.torch.onnx.stack_trace` metadata dropped (they hold stack traces with local paths
+    and line numbers, which would make the files depend on the machine and on this script's
+    layout); the rest of the exporter's node metadata is kept."""
     for node in model.graph.node:
         node.doc_string = ""
+        kept = [p for p in node.metadata_props if p.key != "pkg.torch.onnx.stack_trace"]
+        del node.metadata_props[:]
+        node.metadata_props.extend(kept)
     model.doc_string = ""
     onnx.external_data_helper.convert_model_from_external_data(model)
     path = CORPUS / f"{stem}.onnx"
