@@ -1,8 +1,9 @@
 """Writes core/schemas/onnx_schemas.json: every operator schema onnx 1.23.2 knows, in every
-domain and every version, for the checker, the inference and the language server
-(core/src/schema reads it; core/build.rs indexes it at build time).
+domain and every version, and the contrib schemas onnxruntime 1.32.0 registers in its own
+domains (`com.microsoft`, `com.microsoft.nchwc`), for the checker, the inference and the
+language server (core/src/schema reads it; core/build.rs indexes it at build time).
 
-Usage (from the repository root; needs onnx==1.23.2 and numpy in .venv):
+Usage (from the repository root; needs onnx==1.23.2, onnxruntime==1.32.0 and numpy in .venv):
     .venv/bin/python core/schemas/export_schemas.py [-o FILE] [--summary]
 
 The documentation of the schemas is written apart, by gen_docs.py (onnx_docs.json), so that
@@ -12,6 +13,7 @@ fields left out:
 {
   "format": "onnx-opschema/1",
   "onnx_version": "1.23.2",             # the onnx package that wrote the file
+  "onnxruntime_version": "1.32.0",      # the onnxruntime package the contrib schemas are from
   "ir_version": 14,                     # its onnx.IR_VERSION
   "domains": {"": 28, "ai.onnx.ml": 5, ...},   # the highest opset of each domain
   "typesets": [["tensor(double)", "tensor(float)"], ...],  # each set of allowed types once
@@ -27,7 +29,8 @@ fields left out:
       "dp": 1,                              # has a data propagation function
       "fn": {"16": "<the body as onnx text>"},  # function bodies by opset
       "cfn": [18, 21],                      # opsets whose body depends on the node
-      "dep": 1, "exp": 1, "nd": 1           # deprecated, experimental, non-deterministic
+      "dep": 1, "exp": 1, "nd": 1,          # deprecated, experimental, non-deterministic
+      "ort": 1                              # onnxruntime's contrib schema (onnx does not know it)
     }, ...
   ],
   "extras": {...}                       # facts onnx's Python API does not give (EXTRAS)
@@ -38,6 +41,11 @@ TYPE_PROTO) and their plurals fs is ss ts gs sts tps. A FLOAT default is written
 shortest decimal that reads back as the same f32; INT, STRING, INTS, FLOATS and STRINGS as
 JSON numbers, strings and lists. Other kinds carry no default in onnx 1.23; one that did
 would be kept as {"proto_b64": the serialized AttributeProto}.
+
+onnxruntime's binding gives less than onnx's: no minimum arity of a variadic formal (1, its
+default, is written), no function bodies, no data propagation, no determinism flag, and only
+the newest version of each contrib operator (onnxruntime registers one, since 1, for nearly
+all). Its copies of onnx's own domains are left out: onnx's are the reference.
 
 A node (domain d, op o) under an imported opset v takes the schema of the largest `since`
 <= v, with no upper bound (onnx's OpSchemaRegistry::GetSchema); a deprecated one is an
@@ -129,10 +137,10 @@ def bound(n: int) -> int:
     return -1 if n >= UNBOUNDED else int(n)
 
 
-def entry(s, typesets: dict[tuple, int]) -> dict:
+def head(s, formals: tuple[list, list], typesets: dict[tuple, int], default_of) -> dict:
+    """What both packages' schemas give alike: name, formals, arity, constraints, attributes."""
     e: dict = {"op": s.name, "dom": s.domain, "since": int(s.since_version)}
-    e["in"] = [formal(p) for p in s.inputs]
-    e["out"] = [formal(p) for p in s.outputs]
+    e["in"], e["out"] = formals
     e["arity"] = [int(s.min_input), bound(s.max_input), int(s.min_output), bound(s.max_output)]
     # Type sets are numbered in order of first use, schemas in sorted order: stable.
     constraints = {
@@ -142,13 +150,18 @@ def entry(s, typesets: dict[tuple, int]) -> dict:
     if constraints:
         e["tc"] = constraints
     attributes = [
-        [a.name, ATTRIBUTE_CODES[a.type.name], int(bool(a.required)), default(a)]
+        [a.name, ATTRIBUTE_CODES[a.type.name], int(bool(a.required)), default_of(a)]
         for a in (s.attributes[name] for name in sorted(s.attributes))
     ]
     if attributes:
         e["attr"] = attributes
     if s.has_type_and_shape_inference_function:
         e["si"] = 1
+    return e
+
+
+def entry(s, typesets: dict[tuple, int]) -> dict:
+    e = head(s, ([formal(p) for p in s.inputs], [formal(p) for p in s.outputs]), typesets, default)
     if s.has_data_propagation_function:
         e["dp"] = 1
     if s.function_opset_versions:
@@ -170,12 +183,55 @@ def entry(s, typesets: dict[tuple, int]) -> dict:
     return e
 
 
+# The domains of onnxruntime's contrib schemas taken (its internal NHWC domain, which only
+# its own layout transformer writes while running, is left out).
+ORT_DOMAINS = ("com.microsoft", "com.microsoft.nchwc")
+ORT_VERSION = "1.32.0"
+
+
+def ort_default(attribute):
+    """An onnxruntime attribute's default, from the AttributeProto its binding gives."""
+    if not attribute._default_value:
+        return None
+    proto = onnx.AttributeProto()
+    proto.ParseFromString(attribute._default_value)
+    wrapped = onnx.defs.OpSchema.Attribute(attribute.name, proto, "")
+    return default(wrapped)
+
+
+def ort_entry(s, typesets: dict[tuple, int]) -> dict:
+    """An onnxruntime contrib schema in the layout of `entry`."""
+    # The binding gives no min_arity: 1, onnx's and onnxruntime's default, is written.
+    def ort_formal(p) -> list:
+        return [p.name, p.typeStr, OPTIONS[p.option.name], int(bool(p.isHomogeneous)), 1]
+
+    e = head(s, ([ort_formal(p) for p in s.inputs], [ort_formal(p) for p in s.outputs]), typesets, ort_default)
+    if s.deprecated:
+        e["dep"] = 1
+    if s.support_level.name == "EXPERIMENTAL":
+        e["exp"] = 1
+    e["ort"] = 1
+    return e
+
+
+def ort_schemas() -> list:
+    import onnxruntime
+    from onnxruntime.capi import onnxruntime_pybind11_state as ort_c
+
+    assert onnxruntime.__version__ == ORT_VERSION, f"onnxruntime {onnxruntime.__version__}: want {ORT_VERSION}"
+    return [s for s in ort_c.get_all_operator_schema() if s.domain in ORT_DOMAINS]
+
+
 def export() -> dict:
     schemas = onnx.defs.get_all_schemas_with_history()
     typesets: dict[tuple, int] = {}
     entries = [entry(s, typesets) for s in sorted(schemas, key=lambda s: (s.domain, s.name, s.since_version))]
+    # onnxruntime's domains sort after onnx's: onnx's entries and typesets keep their numbers.
+    contrib = sorted(ort_schemas(), key=lambda s: (s.domain, s.name, s.since_version))
+    assert all(s.domain > max(x.domain for x in schemas) for s in contrib)
+    entries += [ort_entry(s, typesets) for s in contrib]
     domains: dict[str, int] = collections.defaultdict(int)
-    for s in schemas:
+    for s in list(schemas) + contrib:
         domains[s.domain] = max(domains[s.domain], s.since_version)
     # The registry knows the opset ceiling of the two main domains, which may have no schema.
     domains[""] = max(domains[""], onnx.defs.onnx_opset_version())
@@ -183,6 +239,7 @@ def export() -> dict:
     return {
         "format": "onnx-opschema/1",
         "onnx_version": onnx.__version__,
+        "onnxruntime_version": ORT_VERSION,
         "ir_version": int(onnx.IR_VERSION),
         "domains": dict(sorted(domains.items())),
         "typesets": [list(k) for k, _ in sorted(typesets.items(), key=lambda kv: kv[1])],
@@ -222,7 +279,7 @@ def main() -> int:
     doc = export()
     args.output.write_text(json.dumps(doc, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
     back = json.loads(args.output.read_text(encoding="utf-8"))
-    assert len(back["schemas"]) == len(onnx.defs.get_all_schemas_with_history())
+    assert len(back["schemas"]) == len(onnx.defs.get_all_schemas_with_history()) + len(ort_schemas())
     assert all(0 <= i < len(back["typesets"]) for e in back["schemas"] for i in e.get("tc", {}).values())
     print(f"wrote {args.output}: {len(doc['schemas'])} schemas, {len(doc['typesets'])} type sets, "
           f"{args.output.stat().st_size} bytes")

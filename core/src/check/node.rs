@@ -91,6 +91,18 @@ impl Checker<'_> {
                     }
                 };
                 self.error("unknown-op", Anchor::Node(id), message);
+            } else if schema_domain.starts_with("com.microsoft") && self.registry.knows_domain(schema_domain) {
+                // onnx passes custom domains by; onnxruntime, which owns this one, refuses
+                // an operator it does not register unless a custom-op library adds it.
+                self.warning(
+                    "unknown-op",
+                    Anchor::Node(id),
+                    format!(
+                        "onnxruntime registers no operator '{op}' in {}; it loads the model only with a \
+                         custom-op library that adds one",
+                        shown_domain(schema_domain)
+                    ),
+                );
             }
             return;
         };

@@ -68,13 +68,46 @@ fn node_against_schema() {
     first_node(&mut m).op_type = Some("Relux".into());
     assert_eq!(codes(&m), vec!["unknown-op"]);
     let mut m = relu_model();
-    first_node(&mut m).attributes.push(Attribute {
-        name: Some("alpha".into()),
-        ty: Some(1),
-        f: Some(1.0),
-        ..Attribute::default()
-    });
+    first_node(&mut m).attributes.push(float_attribute("alpha"));
     assert_eq!(codes(&m), vec!["unknown-attribute"]);
+}
+
+/// A FLOAT attribute of value 1.
+fn float_attribute(name: &str) -> Attribute {
+    Attribute { name: Some(name.into()), ty: Some(1), f: Some(1.0), ..Attribute::default() }
+}
+
+/// `relu_model` with its node made `com.microsoft::{op}` (imported at version 1).
+fn contrib_model(op: &str) -> Model {
+    let mut m = relu_model();
+    m.opset_import.push(OpsetImport { domain: Some("com.microsoft".into()), version: Some(1) });
+    let node = first_node(&mut m);
+    node.op_type = Some(op.into());
+    node.domain = Some("com.microsoft".into());
+    m
+}
+
+/// onnx's checker passes `com.microsoft` nodes by; onnxruntime checks them against its
+/// contrib schemas at load, and so do we: what it refuses is an error.
+#[test]
+fn contrib_nodes_are_judged_by_onnxruntimes_schemas() {
+    let diagnostics = |m: &Model| {
+        crate::pipeline::check_model(m, &CheckOptions::default())
+            .diagnostics
+            .into_iter()
+            .map(|d| (d.code, d.severity))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(codes(&contrib_model("FastGelu")), Vec::<&str>::new());
+    let mut m = contrib_model("FastGelu");
+    first_node(&mut m).attributes.push(float_attribute("alpha"));
+    assert_eq!(codes(&m), vec!["unknown-attribute"]);
+    // SkipLayerNormalization takes 3 to 5 inputs.
+    assert_eq!(codes(&contrib_model("SkipLayerNormalization")), vec!["input-count"]);
+    // An operator onnxruntime does not register: it refuses the model unless a custom-op
+    // library adds one, which a model cannot say; a warning.
+    let unknown = diagnostics(&contrib_model("NoSuchContribOp"));
+    assert_eq!(unknown, vec![("unknown-op", crate::diagnostic::Severity::Warning)]);
 }
 
 #[test]

@@ -54,6 +54,12 @@ impl Env<'_> {
         {
             self.other_domain_findings(domain, n, &mut new);
             self.untyped_by_onnx_in(domain, graph, n, &mut new);
+        } else if self.function.is_none()
+            && let Some(domain @ ("com.microsoft" | "com.microsoft.nchwc")) = self.model.nodes[n].schema_domain()
+        {
+            // onnxruntime's contrib operators: their rules, but nothing of onnx's inference,
+            // which passes these nodes by.
+            self.other_domain_findings(domain, n, &mut new);
         }
         self.bindings = bindings;
         if let Some(found) = &mut self.violations

@@ -102,6 +102,11 @@ impl Operator {
         self.traits
     }
 
+    /// Whether its schemas are onnxruntime's contrib ones, which onnx does not know.
+    pub fn from_onnxruntime(&self) -> bool {
+        self.schemas().first().is_some_and(|s| s.from_onnxruntime)
+    }
+
     /// The schema in force at imported version `opset`.
     pub fn schema(&self, opset: i64) -> Option<&'static OpSchema> {
         registry().version_at(self.versions, opset)
@@ -313,6 +318,8 @@ mod tests {
         assert_eq!(t.get("", "Conv").and_then(|o| o.schema(13)).map(|s| s.since_version), Some(11));
         assert_eq!(t.get("", "Conv").and_then(|o| o.key_at(13)).map(|k| k.to_string()).as_deref(), Some("Conv-11"));
         assert!(t.get("", "NoSuchOp").is_none());
-        assert!(t.get("com.microsoft", "FusedConv").is_none());
+        assert!(t.get("com.microsoft", "NoSuchOp").is_none());
+        assert!(t.get("com.microsoft", "FusedConv").is_some_and(Operator::from_onnxruntime));
+        assert!(t.get("", "Conv").is_some_and(|o| !o.from_onnxruntime()));
     }
 }

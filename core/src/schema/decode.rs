@@ -47,6 +47,8 @@ struct RawSchema {
     bodies: HashMap<String, String>,
     #[serde(default)]
     cfn: Vec<i64>,
+    #[serde(default)]
+    ort: u8,
 }
 
 #[derive(Debug, Deserialize)]
@@ -219,5 +221,6 @@ fn schema(raw: &str, typesets: &'static [&'static [&'static str]], extras: &Extr
         has_data_propagation: raw.dp != 0,
         function_bodies,
         context_dependent_bodies: raw.cfn,
+        from_onnxruntime: raw.ort != 0,
     })
 }

@@ -1,6 +1,7 @@
-//! Operator schemas of every domain onnx 1.23.2 knows, with their full version history.
+//! Operator schemas of every domain onnx 1.23.2 knows, with their full version history, and
+//! the contrib operators onnxruntime 1.32.0 adds in its own domains (`com.microsoft`).
 //!
-//! The data is onnx's own schema table exported to JSON (`core/schemas/onnx_schemas.json`,
+//! The data is onnx's own schema table, and onnxruntime's contrib one, exported to JSON (`core/schemas/onnx_schemas.json`,
 //! regenerated as CONTRIBUTING.md says) and compiled into the binary with `include_str!`,
 //! with an index of where each operator's schemas lie in it that `core/build.rs` makes at
 //! build time. At run time the small rest of the export is read on first use and each
@@ -123,6 +124,9 @@ pub struct OpSchema {
     pub function_bodies: Vec<(i64, String)>,
     /// Opsets for which onnx builds a body from the node itself.
     pub context_dependent_bodies: Vec<i64>,
+    /// One of onnxruntime's contrib schemas (`com.microsoft`): onnx does not know it, so
+    /// onnx's checker and inference pass its nodes by, while onnxruntime judges them by it.
+    pub from_onnxruntime: bool,
 }
 
 impl OpSchema {
@@ -138,15 +142,22 @@ impl OpSchema {
         }
     }
 
-    /// The address of the operator's page on onnx.ai (`onnx__Add.html`,
-    /// `onnx_aionnxml_LabelEncoder.html`).
     /// The function body (its version and text) that defines the operator at imported
     /// version `opset`: the body of the largest version not above it.
     pub fn function_body_at(&self, opset: i64) -> Option<&(i64, String)> {
         self.function_bodies.iter().rev().find(|(v, _)| *v <= opset)
     }
 
+    /// The address of the operator's documentation: its page on onnx.ai (`onnx__Add.html`,
+    /// `onnx_aionnxml_LabelEncoder.html`), or for onnxruntime's contrib operators their
+    /// section of onnxruntime's ContribOperators.md.
     pub fn doc_url(&self) -> String {
+        if self.from_onnxruntime {
+            return format!(
+                "https://github.com/microsoft/onnxruntime/blob/main/docs/ContribOperators.md#{}.{}",
+                self.domain, self.op
+            );
+        }
         let prefix = if self.domain.is_empty() { "_".to_owned() } else { self.domain.replace('.', "") + "_" };
         format!("https://onnx.ai/onnx/operators/onnx_{prefix}{}.html", self.op)
     }

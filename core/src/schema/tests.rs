@@ -1,9 +1,16 @@
 use super::*;
 
 #[test]
-fn the_table_holds_every_schema_of_onnx_1_23_2() {
+fn the_table_holds_every_schema_of_onnx_1_23_2_and_onnxruntimes_contrib_ones() {
     let r = registry();
-    assert_eq!(r.len(), 659);
+    // 659 of onnx's, 150 of com.microsoft and 8 of com.microsoft.nchwc.
+    assert_eq!(r.len(), 817);
+    assert!(r.domain_versions.contains(&("com.microsoft".to_owned(), 1)));
+    let onnx_only = |d: &str| r.operators_at(d, 99).iter().all(|s| !s.from_onnxruntime);
+    assert!(onnx_only("") && onnx_only("ai.onnx.ml"));
+    let skip = r.lookup("com.microsoft", "SkipLayerNormalization", 1).expect("SkipLayerNormalization");
+    assert!(skip.from_onnxruntime && skip.attribute("epsilon").is_some());
+    assert!(skip.doc_url().ends_with("ContribOperators.md#com.microsoft.SkipLayerNormalization"));
     assert_eq!(r.ir_version, 14);
     assert!(r.domain_versions.contains(&(String::new(), 28)));
     assert!(r.domain_versions.contains(&("ai.onnx.ml".to_owned(), 5)));

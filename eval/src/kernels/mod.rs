@@ -11,6 +11,7 @@
 
 pub mod attention;
 pub mod common;
+pub mod contrib;
 pub mod einsum;
 pub mod elementwise;
 pub mod flex;
@@ -75,8 +76,8 @@ pub fn call(kernel: Kernel, ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<
 pub type Family = fn(&str) -> Option<Kernel>;
 
 /// The families of the other domains the evaluator knows.
-pub const OTHER_DOMAINS: [(&str, Family); 2] =
-    [("ai.onnx.preview.training", training::kernel), ("ai.onnx.ml", ml::kernel)];
+pub const OTHER_DOMAINS: [(&str, Family); 3] =
+    [("ai.onnx.preview.training", training::kernel), ("ai.onnx.ml", ml::kernel), ("com.microsoft", contrib::kernel)];
 
 /// The families of the default domain; an operator is claimed by at most one (the
 /// registry's test checks it).

@@ -5,6 +5,7 @@
 //! here walks graphs, expands functions or touches the environment beyond reading it.
 
 mod attention;
+mod contrib;
 mod einsum;
 mod elementwise;
 mod generator;
@@ -56,10 +57,11 @@ pub const DEFAULT_DOMAIN: [Family; 12] = [
 pub const FROM_VERSION: &[(&str, &str, i64, Rule)] = &[("", "DFT", 20, signal::dft_from_20)];
 
 /// The families of the other domains inference knows.
-pub const OTHER_DOMAINS: [(&str, Family); 3] = [
+pub const OTHER_DOMAINS: [(&str, Family); 4] = [
     ("ai.onnx.ml", ml::rule),
     ("ai.onnx.preview.training", training::rule),
     ("ai.onnx.preview", attention::preview_rule),
+    ("com.microsoft", contrib::rule),
 ];
 
 /// What a rule sees: the node, its inputs' types and known values, the opset.

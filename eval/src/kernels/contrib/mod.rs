@@ -1,0 +1,15 @@
+//! Kernels of onnxruntime's contrib operators (`com.microsoft`), matching onnxruntime's CPU
+//! kernels: what its optimizers, quantizers and genai builder write into shipped models.
+//! One module per family, as inference's rules are (`onnx_core::infer::ops::contrib`);
+//! [`kernel`] asks each.
+
+pub mod activation;
+
+use super::{Family, Kernel};
+
+/// The families of `com.microsoft`; an operator is claimed by at most one.
+const FAMILIES: [Family; 1] = [activation::kernel];
+
+pub fn kernel(op: &str) -> Option<Kernel> {
+    FAMILIES.iter().find_map(|family| family(op))
+}
