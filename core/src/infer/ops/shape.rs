@@ -182,10 +182,16 @@ fn reshape(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
     let allow_zero = ctx.int("allowzero").unwrap_or(0) != 0;
     let mut out: Vec<Dimension> = Vec::with_capacity(target.elements.len());
     let mut infer_at = None;
+    // Dims a 0 copies: the same on both sides, they cancel from the `-1`'s quotient even
+    // when unknown (`[batch, ?, 32] → [0, 0, -1, 16]` gives 2 heads).
+    let mut copied = Vec::new();
     for (i, e) in target.elements.iter().enumerate() {
         match e {
             Some(DimValue::Value(0)) if !allow_zero => {
                 out.push(input.and_then(|d| d.get(i)).cloned().unwrap_or_default());
+                if input.is_some_and(|d| i < d.len()) {
+                    copied.push(i);
+                }
             }
             Some(DimValue::Value(-1)) => {
                 infer_at = Some(i);
@@ -195,8 +201,12 @@ fn reshape(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
         }
     }
     if let (Some(at), Some(input)) = (infer_at, input) {
-        let others: Vec<Dimension> = out.iter().enumerate().filter(|&(i, _)| i != at).map(|(_, d)| d.clone()).collect();
-        if let Some(size) = inferred_size(input, &others) {
+        let kept = |i: usize| !copied.contains(&i);
+        let input: Vec<Dimension> =
+            input.iter().enumerate().filter(|&(i, _)| kept(i)).map(|(_, d)| d.clone()).collect();
+        let others: Vec<Dimension> =
+            out.iter().enumerate().filter(|&(i, _)| i != at && kept(i)).map(|(_, d)| d.clone()).collect();
+        if let Some(size) = inferred_size(&input, &others) {
             out[at] = dim(size);
         }
     }
