@@ -67,7 +67,6 @@ pub const CONTRIB_WITHOUT_KERNEL: &[&str] = &[
     "EmbedLayerNormalization",
     "EngramGate",
     "ExpandDims",
-    "FastGelu",
     "FusedConv",
     "FusedGemm",
     "FusedMatMul",
