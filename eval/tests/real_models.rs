@@ -46,22 +46,22 @@ fn run_read(model: &onnx_core::ir::Model, data: &Path) -> Result<(), String> {
     Ok(())
 }
 
-#[test]
-fn real_models_match_onnxruntime() {
-    let fixtures = root().join("tests/fixtures/run");
+/// Runs every model of `corpus` that has golden data in `fixtures` (a folder per model),
+/// and says per model whether it matches onnxruntime, or why not.
+fn corpus_results(corpus: &str, fixtures: &str) -> (usize, usize, Vec<String>) {
+    let fixtures = root().join(fixtures);
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(&fixtures)
-        .expect("tests/fixtures/run")
+        .unwrap_or_else(|e| panic!("{}: {e}", fixtures.display()))
         .filter_map(Result::ok)
         .map(|e| e.path())
         .filter(|p| p.is_dir())
         .collect();
     dirs.sort();
-    assert!(dirs.len() >= 8, "only {} real models have golden data", dirs.len());
     let mut lines = Vec::new();
     let mut matched = 0;
     for dir in &dirs {
         let name = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-        let model = root().join("tests/corpus/real").join(format!("{name}.onnx"));
+        let model = root().join(corpus).join(format!("{name}.onnx"));
         match std::panic::catch_unwind(|| run(&model, dir)) {
             Ok(Ok(())) => {
                 matched += 1;
@@ -71,7 +71,23 @@ fn real_models_match_onnxruntime() {
             Err(_) => panic!("the evaluator panicked on {name}"),
         }
     }
-    insta::assert_snapshot!("results", format!("{matched} of {} match\n\n{}", dirs.len(), lines.join("\n")));
+    (matched, dirs.len(), lines)
+}
+
+#[test]
+fn real_models_match_onnxruntime() {
+    let (matched, total, lines) = corpus_results("tests/corpus/real", "tests/fixtures/run");
+    assert!(total >= 8, "only {total} real models have golden data");
+    insta::assert_snapshot!("results", format!("{matched} of {total} match\n\n{}", lines.join("\n")));
+}
+
+/// The models onnxruntime's optimizers and quantizers write (`tests/corpus/contrib`, with
+/// `com.microsoft` operators), against onnxruntime's outputs (`tests/fixtures/run_contrib`).
+#[test]
+fn contrib_models_match_onnxruntime() {
+    let (matched, total, lines) = corpus_results("tests/corpus/contrib", "tests/fixtures/run_contrib");
+    assert!(total >= 10, "only {total} contrib models have golden data");
+    insta::assert_snapshot!("contrib_results", format!("{matched} of {total} match\n\n{}", lines.join("\n")));
 }
 
 /// A model whose weights live in a side file `onnx convert --external-data` wrote (each

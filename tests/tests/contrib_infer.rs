@@ -1,0 +1,115 @@
+//! Inference on the models onnxruntime's optimizers and quantizers write
+//! (`tests/corpus/contrib`), against onnxruntime's own `symbolic_shape_infer.py`: for each
+//! output of a `com.microsoft` node, whether ours types it, and whether our shape is the
+//! one onnxruntime's tool gives (`tests/fixtures/run_contrib/MODEL/expected.json`, written
+//! by `gen_contrib_models.py`). A dim both know that differs is a contradiction and fails
+//! the test; the rest is a snapshot, so a gain or a loss shows in review.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use onnx_core::binary;
+use onnx_core::infer::infer_main_graph;
+use onnx_core::ir::{DimValue, Type, TypeValue};
+
+/// onnxruntime's dims: a size, a symbol, or null (unknown).
+fn ort_dims(value: &serde_json::Value) -> Option<Vec<Option<String>>> {
+    value.as_array().map(|dims| {
+        dims.iter()
+            .map(|d| match d {
+                serde_json::Value::Number(n) => Some(n.to_string()),
+                serde_json::Value::String(s) => Some(s.clone()),
+                _ => None,
+            })
+            .collect()
+    })
+}
+
+/// Our dims as onnxruntime's tool spells them (`None`: unknown); `None` for no shape.
+fn our_dims(ty: &Type) -> Option<Vec<Option<String>>> {
+    let Some(TypeValue::Tensor(t)) = &ty.value else { return None };
+    let shape = t.shape.as_ref()?;
+    Some(
+        shape
+            .dims
+            .iter()
+            .map(|d| match &d.value {
+                Some(DimValue::Value(v)) => Some(v.to_string()),
+                Some(DimValue::Param(p)) => Some(p.escaped()),
+                None => None,
+            })
+            .collect(),
+    )
+}
+
+fn has_element_type(ty: &Type) -> bool {
+    matches!(&ty.value, Some(TypeValue::Tensor(t)) if t.elem_type.is_some_and(|e| e != 0))
+}
+
+#[test]
+fn contrib_outputs_are_typed_as_onnxruntime_types_them() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let fixtures = root.join("fixtures/run_contrib");
+    let mut models: Vec<_> = std::fs::read_dir(&fixtures)
+        .expect("tests/fixtures/run_contrib")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.join("expected.json").is_file())
+        .collect();
+    models.sort();
+    assert!(models.len() >= 10, "only {} contrib models have expectations", models.len());
+    let mut lines = Vec::new();
+    let mut contradictions = Vec::new();
+    let (mut all_outputs, mut all_typed) = (0, 0);
+    for dir in &models {
+        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let expected: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).expect("expected.json"))
+                .expect("expected.json is JSON");
+        let shapes = expected["symbolic_shapes"].as_object();
+        let model = binary::read_model(&root.join("corpus/contrib").join(format!("{name}.onnx"))).expect(&name);
+        let inferred = infer_main_graph(&model);
+        let types: BTreeMap<String, &Type> = inferred.types.iter().map(|(k, t)| (k.escaped(), t)).collect();
+        let (mut outputs, mut typed, mut compared, mut same) = (0, 0, 0, 0);
+        let mut untyped_ops: BTreeMap<String, usize> = BTreeMap::new();
+        for &n in &model.main_graph().expect("a graph").nodes {
+            let node = &model.nodes[n];
+            if !node.domain.as_ref().is_some_and(|d| d.escaped().starts_with("com.microsoft")) {
+                continue;
+            }
+            let op = node.op_type.as_ref().map_or_else(String::new, |o| o.escaped());
+            for output in node.outputs.iter().filter(|o| !o.as_bytes().is_empty()) {
+                let output = output.escaped();
+                outputs += 1;
+                let ours = types.get(&output).filter(|t| has_element_type(t));
+                match ours {
+                    Some(_) => typed += 1,
+                    None => *untyped_ops.entry(op.clone()).or_default() += 1,
+                }
+                let Some(theirs) = shapes.and_then(|s| s.get(&output)).and_then(ort_dims) else { continue };
+                compared += 1;
+                let ours = ours.and_then(|t| our_dims(t));
+                if ours.as_ref() == Some(&theirs) {
+                    same += 1;
+                } else if let Some(ours) = &ours {
+                    let differs = ours.len() != theirs.len()
+                        || ours.iter().zip(&theirs).any(|(a, b)| matches!((a, b), (Some(a), Some(b)) if a != b));
+                    if differs {
+                        contradictions.push(format!("{name}: {op} {output}: ours {ours:?}, onnxruntime {theirs:?}"));
+                    }
+                }
+            }
+        }
+        all_outputs += outputs;
+        all_typed += typed;
+        let untyped = if untyped_ops.is_empty() { String::new() } else { format!("; untyped: {untyped_ops:?}") };
+        lines.push(format!(
+            "{name}: {typed}/{outputs} contrib outputs typed; {same}/{compared} shapes as onnxruntime's{untyped}"
+        ));
+    }
+    assert!(contradictions.is_empty(), "our shapes contradict onnxruntime's:\n{}", contradictions.join("\n"));
+    insta::assert_snapshot!(
+        "contrib_inference",
+        format!("{all_typed}/{all_outputs} outputs of contrib nodes typed\n\n{}", lines.join("\n"))
+    );
+}
