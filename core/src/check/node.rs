@@ -67,12 +67,18 @@ impl Checker<'_> {
             );
             return;
         }
-        let Some(schema) = self.registry.lookup(schema_domain, &op, version) else {
+        let standard = STANDARD_DOMAINS.contains(&&*domain);
+        // onnx's checker knows no schema onnxruntime adds to onnx's own domains
+        // (SimplifiedLayerNormalization): such a node fails it as an unknown operator.
+        let schema = self.registry.lookup(schema_domain, &op, version);
+        let added_by_onnxruntime = standard && schema.is_some_and(|s| s.from_onnxruntime);
+        let Some(schema) = schema.filter(|_| !added_by_onnxruntime) else {
             if self.is_local_function(&domain, &op) {
                 return;
             }
-            if STANDARD_DOMAINS.contains(&&*domain) || self.options.check_custom_domain {
-                let known = self.registry.versions(schema_domain, &op);
+            if standard || self.options.check_custom_domain {
+                let known: Vec<_> =
+                    self.registry.versions(schema_domain, &op).iter().filter(|s| !s.from_onnxruntime).collect();
                 let message = match known.first() {
                     Some(first) => format!(
                         "'{op}' is not in opset {version} of {}; it first appears in version {}",
@@ -89,6 +95,11 @@ impl Checker<'_> {
                             None => format!("there is no operator '{op}' in {}", shown_domain(schema_domain)),
                         }
                     }
+                };
+                let message = if added_by_onnxruntime {
+                    format!("{message}; onnxruntime registers its own '{op}' there and runs the model")
+                } else {
+                    message
                 };
                 self.error("unknown-op", Anchor::Node(id), message);
             } else if schema_domain.starts_with("com.microsoft") && self.registry.knows_domain(schema_domain) {

@@ -108,6 +108,13 @@ fn contrib_nodes_are_judged_by_onnxruntimes_schemas() {
     // library adds one, which a model cannot say; a warning.
     let unknown = diagnostics(&contrib_model("NoSuchContribOp"));
     assert_eq!(unknown, vec![("unknown-op", crate::diagnostic::Severity::Warning)]);
+    // What onnxruntime adds to onnx's own domain, onnx's checker refuses: so do we, saying
+    // that onnxruntime runs it.
+    let mut m = relu_model();
+    first_node(&mut m).op_type = Some("SimplifiedLayerNormalization".into());
+    let found = crate::pipeline::check_model(&m, &CheckOptions::default()).diagnostics;
+    assert_eq!(found.iter().map(|d| d.code).collect::<Vec<_>>(), vec!["unknown-op"]);
+    assert!(found[0].message.contains("onnxruntime registers its own"), "{}", found[0].message);
 }
 
 #[test]

@@ -246,13 +246,16 @@ impl Registry {
     }
 
     /// The schemas in force for a domain at an imported version, one per operator, sorted
-    /// by name (completion lists, documentation).
+    /// by name (completion lists, documentation, "did you mean"). In onnx's own domains,
+    /// onnx's operators only: not those onnxruntime adds there.
     pub fn operators_at(&self, domain: &str, version: i64) -> Vec<&OpSchema> {
+        let onnx_domain = !domain.starts_with("com.microsoft");
         let mut ops: Vec<&OpSchema> = self
             .ops_of(domain)
             .into_iter()
             .flat_map(HashMap::values)
             .filter_map(|versions| self.decoded(versions).iter().rev().find(|s| s.since_version <= version))
+            .filter(|s| !(onnx_domain && s.from_onnxruntime))
             .collect();
         ops.sort_by(|a, b| a.op.cmp(&b.op));
         ops

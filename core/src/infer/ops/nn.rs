@@ -42,7 +42,13 @@ pub fn rule(op: &str) -> Option<Rule> {
             });
             Some(Outputs::one(tensor_of(Some(DataType::Int64 as i32), dims)))
         },
-        "BatchNormalization" | "LayerNormalization" | "RMSNormalization" | "GroupNormalization" => |ctx| {
+        // SimplifiedLayerNormalization: onnxruntime's RMS norm in onnx's domain (its
+        // optimizer writes it), with an optional inverse deviation output.
+        "BatchNormalization"
+        | "LayerNormalization"
+        | "RMSNormalization"
+        | "GroupNormalization"
+        | "SimplifiedLayerNormalization" => |ctx| {
             let mut out = Outputs::one(ctx.input_type(0)?.clone());
             // Training mode also gives the updated running mean and variance.
             if ctx.op() == "BatchNormalization" {
@@ -50,7 +56,7 @@ pub fn rule(op: &str) -> Option<Rule> {
                     out.types.push(ctx.input_type(i + 2).cloned());
                 }
             }
-            if ctx.op() == "LayerNormalization" && ctx.node.outputs.len() > 1 {
+            if matches!(ctx.op(), "LayerNormalization" | "SimplifiedLayerNormalization") && ctx.node.outputs.len() > 1 {
                 let stash =
                     if ctx.int("stash_type").unwrap_or(1) == 1 { Some(DataType::Float as i32) } else { ctx.elem(0) };
                 let dims = ctx.dims(0).and_then(|d| {

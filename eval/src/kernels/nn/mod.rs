@@ -21,7 +21,8 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         "BatchNormalization" => batch_norm,
         "LayerNormalization" => layer_norm,
         "InstanceNormalization" => instance_norm,
-        "RMSNormalization" => rms_norm,
+        // onnxruntime's RMS norm in onnx's domain, which its optimizer writes.
+        "RMSNormalization" | "SimplifiedLayerNormalization" => rms_norm,
         "GroupNormalization" => group_norm,
         "LpNormalization" => lp_norm,
         "MeanVarianceNormalization" => mean_variance_norm,

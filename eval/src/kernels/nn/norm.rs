@@ -138,14 +138,27 @@ pub(super) fn rms_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<V
     let inner = count(&x.shape[a..])?;
     let s = broadcast_to(input(inputs, 1)?, &x.shape[a..], x)?;
     let mut v = x.to_f64s()?;
+    let mut inv_stds = Vec::new();
     for row in v.chunks_mut(inner.max(1)) {
         let mean_square = row.iter().map(|x| x * x).sum::<f64>() / inner as f64;
         let inv = 1.0 / (mean_square + eps).sqrt();
         for (k, e) in row.iter_mut().enumerate() {
             *e = *e * inv * s[k];
         }
+        inv_stds.push(inv);
     }
-    one(numeric_like(x.data_type(), x.shape.clone(), v)?)
+    let mut out = vec![Value::Tensor(numeric_like(x.data_type(), x.shape.clone(), v)?)];
+    // onnxruntime's SimplifiedLayerNormalization may also give each row's inverse deviation.
+    if ctx.node.outputs.len() > 1 {
+        let mut reduced = x.shape[..a].to_vec();
+        reduced.extend(std::iter::repeat_n(1, x.rank() - a));
+        let stash =
+            if ctx.int("stash_type").unwrap_or(1) == 1 { onnx_core::ir::DataType::Float } else { x.data_type() };
+        // Rows of no element (an axis of size 0) have no chunk above: their mean square is 0.
+        inv_stds.resize(count(&reduced)?, 1.0 / eps.sqrt());
+        out.push(Value::Tensor(numeric_like(stash, reduced, inv_stds)?));
+    }
+    Ok(out)
 }
 
 /// Channels in `num_groups` groups, each normalized over its channels and spatial axes;
