@@ -94,6 +94,8 @@ STEPS = [
     Step("ml_cases", "tests/fixtures/ml/gen_ml_cases.py", ("tests/fixtures/ml",), False, ort=True,
          why_not_checked="onnxruntime's float outputs: its kernels are picked for the processor"),
     Step("random_cases", "tests/fixtures/random/gen_random_cases.py", ("tests/fixtures/random",), True),
+    Step("out_of_order", "tests/fixtures/order/gen_out_of_order.py", ("tests/fixtures/order/pt_ts_sdp_reversed.onnx",),
+         True, ort=True),
     Step("op_cases", "tests/fixtures/ops/gen_op_cases.py", ("tests/fixtures/ops",), False, ort=True,
          why_not_checked="onnxruntime's float outputs: its kernels are picked for the processor"),
     Step("contrib_cases", "tests/fixtures/contrib_ops/gen_contrib_cases.py", ("tests/fixtures/contrib_ops",), False,

@@ -122,6 +122,11 @@ impl Sink {
         self.kept.len()
     }
 
+    /// How many diagnostics of `code` were pushed (kept or folded).
+    pub fn count_of(&self, code: &str) -> usize {
+        self.per_code.get(code).map_or(0, |&(count, _)| count)
+    }
+
     pub fn is_empty(&self) -> bool {
         self.kept.is_empty()
     }

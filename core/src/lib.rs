@@ -27,6 +27,7 @@ pub mod facts;
 pub mod infer;
 pub mod ir;
 pub mod lower;
+pub mod order;
 pub mod pipeline;
 pub mod print;
 pub mod proto_path;

@@ -654,11 +654,24 @@ fn graph<'m>(model: &'m Model, id: GraphId, parent: Option<&Scope<'m, '_>>, r: &
     if main {
         r.numbers.publish(1);
     }
+    let undefined_before = r.found.count_of("undefined-value");
     for (i, &n) in g.nodes.iter().enumerate() {
         node(model, n, &mut scope, r);
         if main {
             r.numbers.publish(i + 2);
         }
+    }
+    // Values read before their node: when a topological order exists, the graph is only
+    // out of order, which onnxruntime mends at load. onnx refuses it (the errors stand).
+    if r.found.count_of("undefined-value") > undefined_before
+        && matches!(crate::order::sorted_order(model, id), Ok(Some(_)))
+    {
+        r.found.push(Diagnostic::warning(
+            "nodes-out-of-order",
+            Anchor::Graph(id),
+            "the graph's nodes are not in a topological order: onnx refuses it, onnxruntime sorts the \
+             nodes and runs the model (as `onnx run` and onnx-view do)",
+        ));
     }
     for (i, v) in g.outputs.iter().enumerate() {
         let Some(name) = &v.name else { continue };

@@ -176,12 +176,16 @@ impl RunOutcome {
 
 /// Runs the model's main graph with every value kept and every node timed.
 pub fn run(model: &Model, model_dir: Option<PathBuf>, request: &RunRequest) -> Result<RunOutcome, String> {
-    let embedded;
-    let model = if onnx_core::external::external_tensors(model).next().is_some() {
+    let prepared;
+    let out_of_order =
+        model.graphs.iter().any(|(g, _)| matches!(onnx_core::order::sorted_order(model, g), Ok(Some(_))));
+    let model = if out_of_order || onnx_core::external::external_tensors(model).next().is_some() {
         let mut copy = model.clone();
         onnx_core::external::embed_all(&mut copy, model_dir).map_err(|e| format!("external data: {e}"))?;
-        embedded = copy;
-        &embedded
+        // Run in a topological order, as onnxruntime does (the check view says why).
+        onnx_core::order::sort_nodes(&mut copy);
+        prepared = copy;
+        &prepared
     } else {
         model
     };

@@ -90,6 +90,16 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let label = input.label();
     onnx_core::external::embed_all(&mut model, input.model_dir())
         .map_err(|e| Failure::Invalid(format!("{label}: external data: {e}")))?;
+    // onnxruntime runs a graph whose nodes are out of order (its float16 converter writes
+    // them), sorting them at load: so do we, saying so once.
+    let reordered = onnx_core::order::sort_nodes(&mut model);
+    if reordered.sorted > 0 {
+        eprintln!(
+            "warning: {label}: the nodes of {} graph(s) are not in a topological order (onnx refuses the model; \
+             onnxruntime sorts them): running them sorted",
+            reordered.sorted
+        );
+    }
     let plan_options = onnx_eval::PlanOptions { expand_function_bodies: args.expand_functions };
     let plan = Plan::with_options(&model, &plan_options).map_err(|e| Failure::Invalid(format!("{label}: {e}")))?;
     let values = read_inputs(&plan, &args)?;
