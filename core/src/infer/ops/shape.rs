@@ -239,6 +239,47 @@ fn inferred_size(input: &[Dimension], others: &[Dimension]) -> Option<i64> {
     Some(total / rest)
 }
 
+/// The sum of dims, kept symbolic as onnxruntime's symbolic shape inference writes it
+/// (`past_seq + seq` for a key/value cache grown by Concat, `seq + 2`): named dims sorted,
+/// a repeated one counted (`2*seq`), the known sizes added last. `None` when a dim is
+/// unknown or the sum overflows. A name that is itself such a sum is taken apart, so sums
+/// of sums stay flat; any other name is one term.
+pub(super) fn dim_sum<'d>(dims: impl IntoIterator<Item = &'d Dimension>) -> Option<Dimension> {
+    let mut constant = 0i64;
+    let mut terms: std::collections::BTreeMap<String, i64> = std::collections::BTreeMap::new();
+    for d in dims {
+        match d.value.as_ref()? {
+            DimValue::Value(v) => constant = constant.checked_add(*v)?,
+            DimValue::Param(name) => {
+                let name = name.as_str().unwrap_or_default();
+                let parts: Vec<&str> = name.split(" + ").collect();
+                let flat = parts.iter().all(|p| !p.is_empty() && !p.contains(' '));
+                for part in if flat { parts } else { vec![name] } {
+                    match part.parse::<i64>() {
+                        Ok(v) if flat => constant = constant.checked_add(v)?,
+                        _ => {
+                            let (k, symbol) = match part.split_once('*') {
+                                Some((k, symbol)) if flat => (k.parse::<i64>().ok()?, symbol),
+                                _ => (1, part),
+                            };
+                            let entry = terms.entry(symbol.to_owned()).or_default();
+                            *entry = entry.checked_add(k)?;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if terms.is_empty() {
+        return Some(dim(constant));
+    }
+    let mut text: Vec<String> = terms.into_iter().map(|(s, k)| if k == 1 { s } else { format!("{k}*{s}") }).collect();
+    if constant != 0 {
+        text.push(constant.to_string());
+    }
+    Some(Dimension { value: Some(DimValue::Param(text.join(" + ").into())), denotation: None })
+}
+
 fn concat(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
     let count = ctx.node.inputs.len();
     let elem = (0..count).find_map(|i| ctx.elem(i));
@@ -247,19 +288,17 @@ fn concat(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
         let first = shapes.first()?;
         let axis = normalize_axis(ctx.int("axis")?, first.len())?;
         let mut out = first.to_vec();
-        let mut total = Some(0i64);
         for s in &shapes {
             if s.len() != first.len() {
                 return None;
             }
-            total = total.and_then(|t| known_dim(&s[axis]).and_then(|v| t.checked_add(v)));
             for (i, d) in s.iter().enumerate() {
                 if i != axis && out[i].value.is_none() {
                     out[i] = d.clone();
                 }
             }
         }
-        out[axis] = total.map_or_else(unknown_dim, dim);
+        out[axis] = dim_sum(shapes.iter().map(|s| &s[axis])).unwrap_or_else(unknown_dim);
         Some(out)
     });
     // Data propagation: an input whose values are unknown but whose length is known still
@@ -464,4 +503,34 @@ fn split(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
         })
         .collect();
     Some(Outputs { types, values: Vec::new() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn named(name: &str) -> Dimension {
+        Dimension { value: Some(DimValue::Param(name.into())), denotation: None }
+    }
+
+    fn shown(d: Option<Dimension>) -> String {
+        match d.and_then(|d| d.value) {
+            Some(DimValue::Value(v)) => v.to_string(),
+            Some(DimValue::Param(p)) => p.to_string(),
+            None => "?".to_owned(),
+        }
+    }
+
+    #[test]
+    fn dim_sums_stay_symbolic() {
+        assert_eq!(shown(dim_sum(&[dim(2), dim(3)])), "5");
+        // A key/value cache grown by one step, then by another.
+        let grown = dim_sum(&[named("seq"), named("past_seq")]);
+        assert_eq!(shown(grown.clone()), "past_seq + seq");
+        assert_eq!(shown(dim_sum(&[grown.clone().unwrap(), named("seq"), dim(1)])), "past_seq + 2*seq + 1");
+        // A name that is not a plain sum is one term; an unknown dim makes the sum unknown.
+        assert_eq!(shown(dim_sum(&[named("n - 1"), dim(1)])), "n - 1 + 1");
+        assert_eq!(shown(dim_sum(&[named("seq"), unknown_dim()])), "?");
+        assert_eq!(shown(dim_sum(&[dim(i64::MAX), dim(1)])), "?");
+    }
 }
