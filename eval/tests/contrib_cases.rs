@@ -85,3 +85,17 @@ fn fused_normalizations_refuse_what_does_not_fit() {
     let y = y[0].tensor().expect("a tensor").to_f64s().expect("floats");
     assert!(y.iter().zip([-1.0, 1.0, -1.0, 1.0]).all(|(a, b)| (a - b).abs() < 1e-6), "{y:?}");
 }
+
+/// onnxruntime moves batch axes only between operands of one rank, 3 or more.
+#[test]
+fn fused_matmul_refuses_batch_transposes_across_ranks() {
+    let text = r#"<ir_version: 10, opset_import: ["" : 17, "com.microsoft" : 1]>
+        g (float a, float b) => (float y) { y = com.microsoft.FusedMatMul <transBatchA = 1> (a, b) }"#;
+    let e = run_text(text, vec![("a", f32s(&[3, 2, 4], vec![1.0; 24])), ("b", f32s(&[4, 5], vec![1.0; 20]))]);
+    assert!(e.is_err_and(|e| e.contains("transBatchA")));
+    let y = run_text(text, vec![("a", f32s(&[3, 2, 4], vec![1.0; 24])), ("b", f32s(&[2, 4, 5], vec![1.0; 40]))]);
+    assert_eq!(
+        y.expect("one rank").first().and_then(|v| v.tensor().ok()).map(|t| t.shape.clone()),
+        Some(vec![2, 3, 5])
+    );
+}

@@ -131,6 +131,14 @@ fn order(rank: usize, trans: bool, trans_batch: bool) -> Vec<usize> {
 fn fused_matmul(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let (a, b) = (input(inputs, 0)?, input(inputs, 1)?);
     let flag = |name: &str| ctx.int(name).unwrap_or(0) != 0;
+    // onnxruntime moves batch axes only between operands of one rank, 3 or more.
+    if (flag("transBatchA") || flag("transBatchB")) && (a.rank() != b.rank() || a.rank() < 3) {
+        return Err(bad_input!(
+            "transBatchA and transBatchB need operands of one rank, 3 or more; got shapes {:?} and {:?}",
+            a.shape,
+            b.shape
+        ));
+    }
     let pa = order(a.rank(), flag("transA"), flag("transBatchA"));
     let pb = order(b.rank(), flag("transB"), flag("transBatchB"));
     let shape_of = |t: &Tensor, p: &[usize]| p.iter().map(|&i| t.shape[i]).collect::<Vec<_>>();
