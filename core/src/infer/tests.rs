@@ -448,3 +448,69 @@ fn gemm_output_beside_an_operand_of_unknown_shape_follows_each_version() {
     assert_eq!(at(11), "float[]");
     assert_eq!(at(6), "float[2,4]");
 }
+
+/// A model importing onnxruntime's `com.microsoft` domain beside onnx's.
+fn contrib_model(signature: &str, body: &str) -> String {
+    format!("<ir_version: 10, opset_import: [\"\" : 17, \"com.microsoft\" : 1]>\ng {signature} {{\n{body}\n}}\n")
+}
+
+#[test]
+fn contrib_normalizations_give_onnxruntimes_shapes() {
+    // The sum's dims the input leaves unknown are the skip's; mean and inv_std_var are
+    // float32 with the last axis 1.
+    let text = contrib_model(
+        "(float16[?, ?, 8] x, float16[B, S, 8] s, float16[8] g) => (float16[] y, float[] m, float[] i, float16[] z)",
+        "y, m, i, z = com.microsoft.SkipLayerNormalization (x, s, g)",
+    );
+    assert_eq!(inferred(&text, "y"), "float16[B,S,8]");
+    assert_eq!(inferred(&text, "m"), "float[B,S,1]");
+    assert_eq!(inferred(&text, "i"), "float[B,S,1]");
+    assert_eq!(inferred(&text, "z"), "float16[B,S,8]");
+    // A skip of batch 1 is repeated over the input's batch: its 1 says nothing; without the
+    // input's rank, a 3-D skip gives it; the hidden size may come from gamma.
+    let text = contrib_model(
+        "(float[?, ?, ?] x, float[1, S, ?] s, float[8] g) => (float[] y)",
+        "y = com.microsoft.SkipSimplifiedLayerNormalization (x, s, g)",
+    );
+    assert_eq!(inferred(&text, "y"), "float[?,S,8]");
+    let text = contrib_model(
+        "(float[] x, float[B, S, 8] s, float[8] g) => (float[] y)",
+        "y = com.microsoft.SkipLayerNormalization (x, s, g)",
+    );
+    assert_eq!(inferred(&text, "y"), "float[B,S,8]");
+    let text = contrib_model(
+        "(int32[B, S] ids, float[10, 4] w, float[8, 4] p, float[4] g, float[4] b) => (float[] y, int32[] mi, float[] e)",
+        "y, mi, e = com.microsoft.EmbedLayerNormalization (ids, , w, p, , g, b)",
+    );
+    assert_eq!(inferred(&text, "y"), "float[B,S,4]");
+    assert_eq!(inferred(&text, "mi"), "int32[B]");
+    assert_eq!(inferred(&text, "e"), "float[B,S,4]");
+}
+
+#[test]
+fn contrib_fused_operators_give_onnxruntimes_shapes() {
+    // transBatch moves the first axis before the last two, then trans swaps those.
+    let text = contrib_model(
+        "(float[5, 3, 4, 2] a, float[6, 3, 4, 5] b) => (float[] y)",
+        "y = com.microsoft.FusedMatMul <transA = 1, transBatchA = 1, transB = 1, transBatchB = 1> (a, b)",
+    );
+    assert_eq!(inferred(&text, "y"), "float[3,4,2,6]");
+    let text = contrib_model(
+        "(float[M, 4] a, float[5, 4] b) => (float[] y)",
+        "y = com.microsoft.FusedGemm <transB = 1, activation = \"Relu\"> (a, b)",
+    );
+    assert_eq!(inferred(&text, "y"), "float[M,5]");
+    let text = contrib_model(
+        "(float[N, 3, 8, 8] x, float[4, 3, 3, 3] w) => (float[] y)",
+        "y = com.microsoft.FusedConv <pads = [1, 1, 1, 1], strides = [2, 2], activation = \"Relu\"> (x, w)",
+    );
+    assert_eq!(inferred(&text, "y"), "float[N,4,4,4]");
+    // Range's delta is 1 when omitted.
+    let text = contrib_model(
+        "() => (int64[] y)",
+        "s = Constant <value = int64 {-2}> ()
+         l = Constant <value = int64 {3}> ()
+         y = com.microsoft.Range (s, l)",
+    );
+    assert_eq!(inferred(&text, "y"), "int64[5]");
+}

@@ -1,13 +1,24 @@
-//! Element-wise activations with an optional bias added first (FastGelu, BiasGelu,
-//! QuickGelu, …), as onnxruntime's CPU kernels compute them.
+//! Element-wise activations with an optional bias added first (FastGelu, BiasGelu, Gelu,
+//! QuickGelu), and BiasAdd, as onnxruntime's kernels compute them.
 
-use super::super::{Kernel, input, one, optional};
+use super::super::{Ctx, Kernel, input, one, optional};
 use crate::error::{KernelError, bad_input};
 use crate::value::Value;
 
 pub fn kernel(op: &str) -> Option<Kernel> {
     let k: Kernel = match op {
         "FastGelu" => |_, inputs| biased(inputs, fast_gelu),
+        // BiasGelu's bias is required (onnxruntime's kernel reads it unchecked).
+        "BiasGelu" => |_, inputs| {
+            input(inputs, 1)?;
+            biased(inputs, gelu)
+        },
+        "Gelu" => |_, inputs| biased(&inputs[..inputs.len().min(1)], gelu),
+        "QuickGelu" => |ctx, inputs| {
+            let alpha = f64::from(ctx.float("alpha").unwrap_or(1.702));
+            biased(&inputs[..inputs.len().min(1)], |x| x * sigmoid(alpha * x))
+        },
+        "BiasAdd" => bias_add,
         _ => return None,
     };
     Some(k)
@@ -17,6 +28,32 @@ pub fn kernel(op: &str) -> Option<Kernel> {
 fn fast_gelu(x: f64) -> f64 {
     const SQRT_2_OVER_PI: f64 = 0.797_884_560_802_865_4;
     0.5 * x * (1.0 + (SQRT_2_OVER_PI * (x + 0.044_715 * x * x * x)).tanh())
+}
+
+/// GELU with the error function: `x·½·(1 + erf(x/√2))`.
+fn gelu(x: f64) -> f64 {
+    0.5 * x * (1.0 + libm::erf(x * std::f64::consts::FRAC_1_SQRT_2))
+}
+
+fn sigmoid(x: f64) -> f64 {
+    if x >= 0.0 { 1.0 / (1.0 + (-x).exp()) } else { x.exp() / (1.0 + x.exp()) }
+}
+
+/// BiasAdd: `X + bias + skip`, X and skip `[batch, sequence, channels]`, bias one value per
+/// channel (onnxruntime's CUDA kernel; its CPU provider has none).
+fn bias_add(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+    let (x, _, skip) = (input(inputs, 0)?, input(inputs, 1)?, input(inputs, 2)?);
+    if x.rank() != 3 || skip.shape != x.shape {
+        return Err(bad_input!(
+            "BiasAdd takes X and skip of one shape [batch, sequence, channels]; got {:?} and {:?}",
+            x.shape,
+            skip.shape
+        ));
+    }
+    let mut out = biased(&inputs[..2], |v| v)?;
+    let Some(Value::Tensor(sum)) = out.pop() else { return Err(bad_input!("BiasAdd made no tensor")) };
+    let values = sum.to_f64s()?.into_iter().zip(skip.to_f64s()?).map(|(a, b)| a + b).collect();
+    one(crate::cast::from_f64_like(x.data_type(), x.shape.clone(), values)?)
 }
 
 /// `f` of each element of input 0, plus input 1 when given: a bias of one value per

@@ -1,11 +1,11 @@
-//! Element-wise activations with an optional bias (FastGelu, BiasGelu, QuickGelu, …): the
-//! output has the type and shape of input 0.
+//! Element-wise activations with an optional bias (FastGelu, BiasGelu, Gelu, QuickGelu,
+//! BiasAdd): the output has the type and shape of input 0.
 
 use super::super::{Ctx, Outputs, Rule};
 
 pub fn rule(op: &str) -> Option<Rule> {
     match op {
-        "FastGelu" => Some(like_input),
+        "FastGelu" | "BiasGelu" | "Gelu" | "QuickGelu" | "BiasAdd" => Some(like_input),
         _ => None,
     }
 }

@@ -1,0 +1,218 @@
+//! Normalizations fused with what comes before them, as onnxruntime's CPU kernels compute
+//! them: SkipLayerNormalization and SkipSimplifiedLayerNormalization (a residual sum, then
+//! layer or RMS normalization over the last axis) and EmbedLayerNormalization (the sum of
+//! word, position and segment embeddings, then layer normalization). In f64, narrowed once.
+
+use onnx_core::ir::DataType;
+
+use super::super::{Ctx, Kernel, count, input, optional};
+use crate::cast::{from_f64_like, integers_as};
+use crate::error::{KernelError, bad_input};
+use crate::value::{Tensor, Value};
+
+pub fn kernel(op: &str) -> Option<Kernel> {
+    let k: Kernel = match op {
+        "SkipLayerNormalization" => |ctx, inputs| skip_layer_norm(ctx, inputs, false),
+        "SkipSimplifiedLayerNormalization" => |ctx, inputs| skip_layer_norm(ctx, inputs, true),
+        "EmbedLayerNormalization" => embed_layer_norm,
+        _ => return None,
+    };
+    Some(k)
+}
+
+/// `epsilon`, onnxruntime's default 1e-12 when absent.
+fn epsilon(ctx: &Ctx<'_>) -> f64 {
+    f64::from(ctx.float("epsilon").unwrap_or(1e-12))
+}
+
+/// The values of a 1-D input of `hidden` values (gamma, beta, a bias), when given.
+fn per_hidden(t: Option<&Tensor>, what: &str, hidden: usize) -> Result<Option<Vec<f64>>, KernelError> {
+    match t {
+        None => Ok(None),
+        Some(t) if t.rank() == 1 && t.len() == hidden => Ok(Some(t.to_f64s()?)),
+        Some(t) => Err(bad_input!("{what} has shape {:?}; it must be [{hidden}] (the hidden size)", t.shape)),
+    }
+}
+
+/// One row normalized in place: its mean and inverse standard deviation (of the mean
+/// square, for RMS normalization, whose mean onnxruntime reports as 0).
+fn normalize(row: &mut [f64], eps: f64, simplified: bool, gamma: &[f64], beta: Option<&[f64]>) -> (f64, f64) {
+    let n = row.len() as f64;
+    let mean = if simplified { 0.0 } else { row.iter().sum::<f64>() / n };
+    let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
+    let inv = 1.0 / (var + eps).sqrt();
+    for (h, v) in row.iter_mut().enumerate() {
+        *v = (*v - mean) * inv * gamma[h] + beta.map_or(0.0, |b| b[h]);
+    }
+    (mean, inv)
+}
+
+/// The outputs a node names, of those computed (an omitted one keeps its place).
+fn named(ctx: &Ctx<'_>, mut all: Vec<Value>) -> Vec<Value> {
+    all.truncate(ctx.node.outputs.len().max(1));
+    all
+}
+
+/// SkipLayerNormalization (`simplified`: SkipSimplifiedLayerNormalization): each row of
+/// `input + skip + bias` over the last axis normalized, scaled by gamma and shifted by beta.
+/// The skip has input's shape or that of its last axes (with leading 1s), repeated over the
+/// rest. Outputs: the result, the mean and inverse standard deviation of each row (float32,
+/// the last axis 1), and the sum itself.
+fn skip_layer_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>], simplified: bool) -> Result<Vec<Value>, KernelError> {
+    let (x, skip) = (input(inputs, 0)?, input(inputs, 1)?);
+    let Some(&hidden) = x.shape.last() else { return Err(bad_input!("the input is a scalar; it needs a hidden axis")) };
+    let gamma = per_hidden(Some(input(inputs, 2)?), "gamma", hidden)?.unwrap_or_default();
+    let (beta, bias) = if simplified {
+        (None, per_hidden(optional(inputs, 3)?, "bias", hidden)?)
+    } else {
+        (per_hidden(optional(inputs, 3)?, "beta", hidden)?, per_hidden(optional(inputs, 4)?, "bias", hidden)?)
+    };
+    let own: Vec<usize> = skip.shape.iter().copied().skip_while(|&d| d == 1).collect();
+    let fits = skip.shape.last() == Some(&hidden) || (skip.len() == 1 && hidden == 1);
+    if !fits || own.len() > x.rank() || x.shape[x.rank() - own.len()..] != own[..] {
+        return Err(bad_input!(
+            "skip has shape {:?}; it must be the input's {:?} or that of its last axes",
+            skip.shape,
+            x.shape
+        ));
+    }
+    let rows = count(&x.shape[..x.rank() - 1])?;
+    ctx.check_grown(rows, x.len())?;
+    let mut sum = x.to_f64s()?;
+    let skip = skip.to_f64s()?;
+    if !skip.is_empty() {
+        for (i, v) in sum.iter_mut().enumerate() {
+            *v += skip[i % skip.len()] + bias.as_ref().map_or(0.0, |b| b[i % hidden]);
+        }
+    }
+    let mut y = sum.clone();
+    let (mut means, mut invs) = (Vec::with_capacity(rows), Vec::with_capacity(rows));
+    if hidden > 0 {
+        for row in y.chunks_mut(hidden) {
+            let (mean, inv) = normalize(row, epsilon(ctx), simplified, &gamma, beta.as_deref());
+            means.push(mean);
+            invs.push(inv);
+        }
+    }
+    let mut stats = x.shape.clone();
+    stats[x.rank() - 1] = 1;
+    let dt = x.data_type();
+    Ok(named(
+        ctx,
+        vec![
+            Value::Tensor(from_f64_like(dt, x.shape.clone(), y)?),
+            Value::Tensor(from_f64_like(DataType::Float, stats.clone(), means)?),
+            Value::Tensor(from_f64_like(DataType::Float, stats, invs)?),
+            Value::Tensor(from_f64_like(dt, x.shape.clone(), sum)?),
+        ],
+    ))
+}
+
+/// A table of embeddings `[rows, hidden]` and its values.
+struct Table {
+    rows: usize,
+    values: Vec<f64>,
+}
+
+fn table(t: &Tensor, what: &str, hidden: Option<usize>) -> Result<Table, KernelError> {
+    if t.rank() != 2 || hidden.is_some_and(|h| t.shape[1] != h) {
+        return Err(bad_input!("{what} has shape {:?}; it must be [rows, hidden]", t.shape));
+    }
+    Ok(Table { rows: t.shape[0], values: t.to_f64s()? })
+}
+
+/// EmbedLayerNormalization: for each token of `input_ids [batch, sequence]`, the sum of its
+/// word embedding, its position's embedding (`position_ids`, `[batch, sequence]` or
+/// `[1, sequence]`, or else its index in the sequence) and its segment's embedding (when
+/// segments are given), normalized over the hidden axis, scaled by gamma and shifted by
+/// beta. Outputs: the result, the mask index (per batch, how many of the mask's values are
+/// 1, as onnxruntime's CPU kernel counts; zeros without a mask) and the sum.
+fn embed_layer_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+    let ids = input(inputs, 0)?;
+    if ids.rank() != 2 {
+        return Err(bad_input!("input_ids has shape {:?}; it must be [batch, sequence]", ids.shape));
+    }
+    let (batch, sequence) = (ids.shape[0], ids.shape[1]);
+    let words = table(input(inputs, 2)?, "word_embedding", None)?;
+    let hidden = input(inputs, 2)?.shape[1];
+    let positions = table(input(inputs, 3)?, "position_embedding", Some(hidden))?;
+    let segments = match (optional(inputs, 1)?, optional(inputs, 4)?) {
+        (Some(s), Some(e)) => {
+            if s.shape != ids.shape {
+                return Err(bad_input!("segment_ids has shape {:?}, input_ids {:?}", s.shape, ids.shape));
+            }
+            Some((s.to_i64s()?, table(e, "segment_embedding", Some(hidden))?))
+        }
+        (None, None) => None,
+        _ => return Err(bad_input!("segment_ids and segment_embedding come together or not at all")),
+    };
+    let gamma = per_hidden(Some(input(inputs, 5)?), "gamma", hidden)?.unwrap_or_default();
+    let beta = per_hidden(Some(input(inputs, 6)?), "beta", hidden)?;
+    let position_ids = match optional(inputs, 8)? {
+        Some(p) if p.shape == ids.shape || p.shape == [1, sequence] => Some(p.to_i64s()?),
+        Some(p) => {
+            return Err(bad_input!(
+                "position_ids has shape {:?}; it must be [{batch}, {sequence}] or [1, {sequence}]",
+                p.shape
+            ));
+        }
+        None => None,
+    };
+    let tokens = count(&[batch, sequence, hidden])?;
+    ctx.check_grown(tokens, ids.len())?;
+    let row = |t: &Table, index: i64, what: &str| -> Result<usize, KernelError> {
+        usize::try_from(index)
+            .ok()
+            .filter(|&i| i < t.rows)
+            .ok_or_else(|| bad_input!("{what} {index} is out of range: the table has {} rows", t.rows))
+    };
+    let ids_values = ids.to_i64s()?;
+    let mut sum = Vec::with_capacity(tokens);
+    for (i, &id) in ids_values.iter().enumerate() {
+        let w = row(&words, id, "word id")?;
+        let position = match &position_ids {
+            Some(p) => p[i % p.len()],
+            None => (i % sequence) as i64,
+        };
+        let p = row(&positions, position, "position")?;
+        let s = match &segments {
+            Some((ids, table)) => Some((row(table, ids[i], "segment id")?, table)),
+            None => None,
+        };
+        for h in 0..hidden {
+            let mut v = words.values[w * hidden + h] + positions.values[p * hidden + h];
+            if let Some((s, table)) = s {
+                v += table.values[s * hidden + h];
+            }
+            sum.push(v);
+        }
+    }
+    let mut y = sum.clone();
+    if hidden > 0 {
+        for r in y.chunks_mut(hidden) {
+            normalize(r, epsilon(ctx), false, &gamma, beta.as_deref());
+        }
+    }
+    let mask_index: Vec<i64> = match optional(inputs, 7)? {
+        Some(m) if m.shape == ids.shape => {
+            let m = m.to_i64s()?;
+            if sequence == 0 {
+                vec![0; batch]
+            } else {
+                m.chunks(sequence).map(|r| r.iter().filter(|&&v| v == 1).count() as i64).collect()
+            }
+        }
+        Some(m) => return Err(bad_input!("mask has shape {:?}, input_ids {:?}", m.shape, ids.shape)),
+        None => vec![0; batch],
+    };
+    let dt = input(inputs, 2)?.data_type();
+    let shape = vec![batch, sequence, hidden];
+    Ok(named(
+        ctx,
+        vec![
+            Value::Tensor(from_f64_like(dt, shape.clone(), y)?),
+            Value::Tensor(integers_as(DataType::Int32, vec![batch], mask_index)),
+            Value::Tensor(from_f64_like(dt, shape, sum)?),
+        ],
+    ))
+}
