@@ -32,6 +32,11 @@ pub struct Env<'m> {
     /// outputs, `value_info`), which onnx's inference starts from and merges what it infers
     /// into, so that nodes downstream see them.
     declared: HashMap<ValueId, &'m Type>,
+    /// The main graph's outputs that declare a type and that its nodes read, by name: a
+    /// node output that is one of them keeps what its declaration says beyond what
+    /// inference found, for the nodes that read it (as onnx's inference merges it), where
+    /// the two do not contradict.
+    pub(super) declared_outputs: HashMap<&'m [u8], &'m Type>,
     /// When inferring as onnx does: the node outputs whose inferred type contradicts the
     /// declared one (where onnx's merge fails).
     contradicted: Vec<(ValueId, Type)>,
@@ -107,6 +112,7 @@ impl<'m> Env<'m> {
             values: Vec::new(),
             as_onnx: false,
             declared: HashMap::default(),
+            declared_outputs: declared_outputs_read(model),
             contradicted: Vec::new(),
             constants: HashMap::default(),
             inferred: Vec::new(),
@@ -359,4 +365,20 @@ impl<'m> Env<'m> {
             self.set_value(value, known);
         }
     }
+}
+
+/// The main graph's outputs that declare a type and that a node of the main graph reads,
+/// by name (see [`Env::declared_outputs`]). Outputs nothing reads are left to inference
+/// alone: what it finds for them is what `onnx infer` reports.
+fn declared_outputs_read(model: &Model) -> HashMap<&[u8], &Type> {
+    let Some(g) = model.main_graph() else { return HashMap::default() };
+    let mut declared: HashMap<&[u8], &Type> =
+        g.outputs.iter().filter_map(|v| Some((v.name.as_ref()?.as_bytes(), v.ty.as_ref()?))).collect();
+    if declared.is_empty() {
+        return declared;
+    }
+    let read: foldhash::HashSet<&[u8]> =
+        g.nodes.iter().flat_map(|&n| model.nodes[n].inputs.iter()).map(|i| i.as_bytes()).collect();
+    declared.retain(|name, _| read.contains(name));
+    declared
 }

@@ -100,6 +100,9 @@ pub(super) fn infer_node_in<'m>(
     {
         super::shapeless::drop_shapes_onnx_leaves_out(schema, inputs, env, &mut outputs);
     }
+    if !env.as_onnx() && env.function.is_none() && !env.declared_outputs.is_empty() {
+        keep_declared_outputs(node, &mut outputs, env);
+    }
     let defined = numbers.node_outputs(id, node);
     record(defined, outputs, env);
     if default_domain
@@ -110,6 +113,25 @@ pub(super) fn infer_node_in<'m>(
         env.set_constant(output, t);
     }
     schema.filter(|_| default_domain)
+}
+
+/// Refines the types found for the node's outputs that are main-graph outputs with what
+/// their declarations say (a BERT pooler reads `last_hidden_state`, declared
+/// `[batch, sequence, 32]`): what onnx's inference does, so the nodes downstream see it. A
+/// declaration that contradicts inference is left to the conflict check.
+fn keep_declared_outputs(node: &Node, outputs: &mut Outputs, env: &Env<'_>) {
+    for (i, name) in node.outputs.iter().enumerate() {
+        let Some(&declared) = env.declared_outputs.get(name.as_bytes()) else { continue };
+        if i >= outputs.types.len() {
+            outputs.types.resize(i + 1, None);
+        }
+        let found = &mut outputs.types[i];
+        *found = match found.take() {
+            None => Some(declared.clone()),
+            Some(ty) if super::lattice::contradiction(declared, &ty).is_some() => Some(ty),
+            Some(ty) => Some(super::lattice::refine(declared, &ty)),
+        };
+    }
 }
 
 /// Moves what a rule found into `env`, under the numbers of the node's outputs.
