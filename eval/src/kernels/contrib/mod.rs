@@ -4,11 +4,12 @@
 //! [`kernel`] asks each.
 
 pub mod activation;
+pub mod attention;
 
 use super::{Family, Kernel};
 
 /// The families of `com.microsoft`; an operator is claimed by at most one.
-const FAMILIES: [Family; 1] = [activation::kernel];
+const FAMILIES: [Family; 2] = [activation::kernel, attention::kernel];
 
 pub fn kernel(op: &str) -> Option<Kernel> {
     FAMILIES.iter().find_map(|family| family(op))
