@@ -264,6 +264,11 @@ fn three(t: &Tensor, what: &str) -> Result<(usize, usize, usize), KernelError> {
 fn attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let (x, w) = (input(inputs, 0)?, input(inputs, 1)?);
     let heads = num_heads(ctx, "num_heads")?;
+    // A cache shared with present (written in place at past_sequence_length) and rotary
+    // embedding of Q and K: not implemented here, refused rather than ignored.
+    if ctx.int("past_present_share_buffer").unwrap_or(0) != 0 || ctx.int("do_rotary").unwrap_or(0) != 0 {
+        return Err(bad_attribute!("past_present_share_buffer and do_rotary are not supported"));
+    }
     let (batch, len, dim) = three(x, "input")?;
     let total = match w.shape[..] {
         [rows, cols] if rows == dim => cols,
@@ -349,6 +354,9 @@ fn attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Ker
 fn multi_head_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let qt = input(inputs, 0)?;
     let heads = num_heads(ctx, "num_heads")?;
+    if optional(inputs, 9)?.is_some() {
+        return Err(bad_input!("cache_indirection (input 9, beam search's) is not supported"));
+    }
     let (batch, len, qs) = match qt.shape[..] {
         [b, s, d] => (b, s, d),
         _ => {
