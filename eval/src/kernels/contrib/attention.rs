@@ -515,8 +515,10 @@ fn rotary_embedding(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Valu
 /// [B, Nkv, P, H] of which entry b holds `seqlens_k[b] + 1 − S` valid steps (none on a
 /// first prompt, S = total_sequence_length); present key and value
 /// [B, Nkv, max(P, total), H], the valid steps then this step's keys, zeros after. Causal,
-/// with an optional local window, soft capping and rotary embedding of Q and K
-/// (`do_rotary`, positions from each entry's past length).
+/// with an optional local window, soft capping, an additive `attention_bias` and rotary
+/// embedding of Q and K (`do_rotary`, positions from each entry's past length).
+/// position_ids, head_sink, smooth softmax, quantized caches, q/k norms and the qk output
+/// are refused.
 fn group_query_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let qt = input(inputs, 0)?;
     let (heads, kv_heads) = (num_heads(ctx, "num_heads")?, num_heads(ctx, "kv_num_heads")?);
@@ -529,9 +531,11 @@ fn group_query_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec
     {
         return Err(bad_attribute!("only causal attention with a plain softmax and no qk output is supported"));
     }
+    // position_ids: onnxruntime 1.32's CPU kernel reads them in ways its cases do not pin
+    // down (on a first prompt only the first; in token generation one entry's moves the
+    // others'), so they are refused rather than guessed.
     for (i, what) in [
         (9, "position_ids"),
-        (10, "attention_bias"),
         (11, "head_sink"),
         (12, "k_scale"),
         (13, "v_scale"),
@@ -631,6 +635,7 @@ fn group_query_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec
         let (cos, sin) = (cos_t.to_f64s()?, sin_t.to_f64s()?);
         let caches = Caches { cos: &cos, sin: &sin, width, rows: cos_t.shape[0] };
         let interleaved = ctx.int("rotary_interleaved").unwrap_or(0) != 0;
+        // The positions: each entry's past length on.
         let row = |b: usize, s: usize| Ok(lengths[b].0 + s);
         let layout = |n: usize| Layout { batch, sequence: len, heads: n, head, heads_first: true };
         q = rotate(&q, &layout(heads), 2 * width, interleaved, &caches, row)?;
@@ -658,12 +663,18 @@ fn group_query_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec
     let window = ctx.int("local_window_size").unwrap_or(-1);
     let window = usize::try_from(window).ok().filter(|&w| w > 0);
     let softcap = f64::from(ctx.float("softcap").unwrap_or(0.0));
-    let bias = |b: usize, _n: usize, i: usize, j: usize| -> f64 {
+    // attention_bias [B or 1, N or 1, S, total_sequence_length], added after soft capping.
+    let extra = attention_bias(optional(inputs, 10)?, (batch, heads, len, total))?;
+    let bias = |b: usize, n: usize, i: usize, j: usize| -> f64 {
         let (past_len, all) = lengths[b];
         // The keys up to this query's position, the last `window` of them (onnxruntime 1.32's
         // CPU kernel counts the query's own position in the window).
         let causal = past_len + i + 1;
-        if j >= causal || j >= all || window.is_some_and(|w| j + w < causal) { f64::NEG_INFINITY } else { 0.0 }
+        if j >= causal || j >= all || j >= total || window.is_some_and(|w| j + w < causal) {
+            f64::NEG_INFINITY
+        } else {
+            extra.as_ref().map_or(0.0, |e| e[((b * heads + n) * len + i) * total + j])
+        }
     };
     let d = Dims { batch, heads, kv_heads, q_len: len, kv_len: present_len, head, v_head: head };
     ctx.check_elements(count(&[batch, heads, len, present_len])?)?;
