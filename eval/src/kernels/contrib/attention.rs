@@ -94,6 +94,33 @@ fn attend(
     y
 }
 
+/// The biased scaled scores [B, N, S, T] `attend` takes the softmax of (without soft capping).
+fn scores(
+    q: &[f64],
+    k: &[f64],
+    d: &Dims,
+    scale: f64,
+    round: fn(f64) -> f64,
+    bias: impl Fn(usize, usize, usize, usize) -> f64,
+) -> Vec<f64> {
+    let Dims { batch, heads, kv_heads, q_len, kv_len, head, .. } = *d;
+    let group = (heads / kv_heads.max(1)).max(1);
+    let mut out = Vec::with_capacity(batch * heads * q_len * kv_len);
+    for b in 0..batch {
+        for n in 0..heads {
+            for i in 0..q_len {
+                let qrow = &q[((b * heads + n) * q_len + i) * head..][..head];
+                for j in 0..kv_len {
+                    let krow = &k[((b * kv_heads + n / group) * kv_len + j) * head..][..head];
+                    let s = scale * qrow.iter().zip(krow).map(|(a, c)| a * c).sum::<f64>();
+                    out.push(round(s + bias(b, n, i, j)));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The `num_heads` attribute, positive.
 fn num_heads(ctx: &Ctx<'_>, name: &str) -> Result<usize, KernelError> {
     ctx.int(name)
@@ -415,9 +442,6 @@ fn multi_head_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<
         k = concat_sequence(&pk.to_f64s()?, &k, batch * heads, (past_len, kv_len), head);
         v = concat_sequence(&pv.to_f64s()?, &v, batch * heads, (past_len, kv_len), v_head);
     }
-    if ctx.node.outputs.len() > 3 {
-        return Err(bad_input!("the qk output (output 3) is not computed"));
-    }
     let total = past_len + kv_len;
     let causal = ctx.int("unidirectional").unwrap_or(0) != 0 && len > 1;
     let filter = f64::from(ctx.float("mask_filter_value").unwrap_or(-10000.0));
@@ -425,20 +449,19 @@ fn multi_head_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<
     let extra = attention_bias(optional(inputs, 5)?, (batch, heads, len, total))?;
     let d = Dims { batch, heads, kv_heads: heads, q_len: len, kv_len: total, head, v_head };
     ctx.check_elements(count(&[batch, heads, len, total])?)?;
-    let y = attend(
-        &q,
-        &k,
-        &v,
-        &d,
-        (scale(ctx, head), 0.0),
-        rounding(qt.data_type()),
-        bias_of(&mask, &extra, (heads, len, total)),
-    );
+    let round = rounding(qt.data_type());
+    let bias = bias_of(&mask, &extra, (heads, len, total));
+    let y = attend(&q, &k, &v, &d, (scale(ctx, head), 0.0), round, &bias);
+    // qk: the scaled scores with the mask and attention_bias added, before the softmax.
+    let qk = (ctx.node.outputs.len() > 3).then(|| scores(&q, &k, &d, scale(ctx, head), round, &bias));
     let dt = qt.data_type();
     let mut out = vec![Value::Tensor(numeric_like(dt, vec![batch, len, heads * v_head], y)?)];
     if ctx.node.outputs.len() > 1 {
         out.push(Value::Tensor(numeric_like(dt, vec![batch, heads, total, head], k)?));
         out.push(Value::Tensor(numeric_like(dt, vec![batch, heads, total, v_head], v)?));
+    }
+    if let Some(qk) = qk {
+        out.push(Value::Tensor(numeric_like(dt, vec![batch, heads, len, total], qk)?));
     }
     Ok(out)
 }

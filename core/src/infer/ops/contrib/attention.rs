@@ -88,7 +88,7 @@ fn attention(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
 
 /// MultiHeadAttention: output `[B, S, v_hidden]` (the value's width when key and value are
 /// 3-D, else the query's; `N·H` of a packed `[B, S, N, 3, H]` query); present key and value
-/// `[B, N, P + L, H]`.
+/// `[B, N, P + L, H]`; qk `[B, N, S, P + L]`.
 fn multi_head_attention(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
     let elem = ctx.elem(0);
     let heads = ctx.int("num_heads");
@@ -144,9 +144,13 @@ fn multi_head_attention(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
         }
         p
     });
+    // qk: the scores [B, N, S, P + L].
+    let qk = q
+        .filter(|q| matches!(q.len(), 3 | 5))
+        .map(|q| vec![q[0].clone(), heads.map_or_else(unknown_dim, dim), q[1].clone(), total.clone()]);
     Some(outputs(
         ctx,
-        vec![tensor_of(elem, output), tensor_of(elem, present), tensor_of(elem, present_value), tensor_of(elem, None)],
+        vec![tensor_of(elem, output), tensor_of(elem, present), tensor_of(elem, present_value), tensor_of(elem, qk)],
     ))
 }
 
