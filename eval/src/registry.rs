@@ -34,7 +34,6 @@ pub const WITHOUT_KERNEL: &[(&str, &str, &str)] = &[
 /// those its optimizers, quantizers and genai builder write first). An operator leaves this
 /// list with the commit that registers its kernel: the coverage test fails on a stale entry.
 pub const CONTRIB_WITHOUT_KERNEL: &[&str] = &[
-    "Attention",
     "AttnLSTM",
     "BeamSearch",
     "BiasDropout",
@@ -78,7 +77,6 @@ pub const CONTRIB_WITHOUT_KERNEL: &[&str] = &[
     "GreedySearch",
     "GridSample",
     "GroupNorm",
-    "GroupQueryAttention",
     "HyperConnectionLowRankMix",
     "HyperConnectionPostMix",
     "HyperConnectionPreMix",
@@ -106,7 +104,6 @@ pub const CONTRIB_WITHOUT_KERNEL: &[&str] = &[
     "MoEGroupRouter",
     "MoEPacked",
     "MulInteger",
-    "MultiHeadAttention",
     "MurmurHash3",
     "NGramHashMapping",
     "NGramRepeatBlock",
@@ -148,7 +145,6 @@ pub const CONTRIB_WITHOUT_KERNEL: &[&str] = &[
     "RemovePadding",
     "RestorePadding",
     "Rfft",
-    "RotaryEmbedding",
     "RouterGateUpProj",
     "SampleOp",
     "Sampling",

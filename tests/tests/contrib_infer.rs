@@ -113,3 +113,48 @@ fn contrib_outputs_are_typed_as_onnxruntime_types_them() {
         format!("{all_typed}/{all_outputs} outputs of contrib nodes typed\n\n{}", lines.join("\n"))
     );
 }
+
+/// The one-node cases of `tests/fixtures/contrib_ops` (their outputs declared with the
+/// shapes onnxruntime's kernels give them): with the declarations dropped, our inference
+/// gives each output a shape of the declared rank whose known dims are the declared ones
+/// (a dim may stay unknown where it hangs on an input's value, as GroupQueryAttention's
+/// cache length on total_sequence_length), and output 0 fully known.
+#[test]
+fn contrib_cases_are_shaped_as_onnxruntime_computes_them() {
+    let root = onnx_tests::fixture_dir("contrib_ops");
+    let mut dirs: Vec<_> = std::fs::read_dir(&root)
+        .expect("tests/fixtures/contrib_ops")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.join("model.onnx").is_file())
+        .collect();
+    dirs.sort();
+    assert!(dirs.len() >= 30, "only {} contrib cases", dirs.len());
+    let mut wrong = Vec::new();
+    for dir in &dirs {
+        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let mut model = binary::read_model(&dir.join("model.onnx")).expect(&name);
+        let graph = model.graph.expect("a graph");
+        let declared: Vec<(String, Vec<Option<String>>)> = model.graphs[graph]
+            .outputs
+            .iter()
+            .map(|o| {
+                let dims = o.ty.as_ref().and_then(our_dims).expect("declared shapes");
+                (o.name.as_ref().map(|n| n.escaped()).unwrap_or_default(), dims)
+            })
+            .collect();
+        model.graphs[graph].outputs.iter_mut().for_each(|o| o.ty = None);
+        let inferred = infer_main_graph(&model);
+        let types: BTreeMap<String, &Type> = inferred.types.iter().map(|(k, t)| (k.escaped(), t)).collect();
+        for (k, (output, theirs)) in declared.iter().enumerate() {
+            let ours = types.get(output).and_then(|t| our_dims(t));
+            let agrees = ours.as_ref().is_some_and(|ours| {
+                ours.len() == theirs.len() && ours.iter().zip(theirs).all(|(a, b)| a.is_none() && k > 0 || a == b)
+            });
+            if !agrees {
+                wrong.push(format!("{name}: {output}: ours {ours:?}, onnxruntime {theirs:?}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{} outputs shaped otherwise:\n{}", wrong.len(), wrong.join("\n"));
+}

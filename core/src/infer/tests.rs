@@ -514,3 +514,40 @@ fn contrib_fused_operators_give_onnxruntimes_shapes() {
     );
     assert_eq!(inferred(&text, "y"), "int64[5]");
 }
+
+/// onnxruntime's attention operators keep the symbolic dims of their inputs, as
+/// onnxruntime's `symbolic_shape_infer.py` does (the shapes below are its, but for a sum of
+/// a symbol and a number, which it writes as a new symbol `past+seq` and we leave unknown).
+#[test]
+fn contrib_attention_operators_keep_symbolic_dims() {
+    let attention = contrib_model(
+        "(float[batch, seq, 32] x, float[32, 96] w, float[96] b, int32[batch] m, int32[batch, total] raw, float[2, batch, 2, past, 16] past) => (y, present, y2, present2)",
+        "y, present = com.microsoft.Attention <num_heads: int = 2> (x, w, b, m)
+         y2, present2 = com.microsoft.Attention <num_heads: int = 2, unidirectional: int = 1> (x, w, b, raw, past)",
+    );
+    assert_eq!(inferred(&attention, "y"), "float[batch,seq,32]");
+    assert_eq!(inferred(&attention, "present"), "float[2,batch,2,seq,16]");
+    assert_eq!(inferred(&attention, "present2"), "float[2,batch,2,total,16]");
+    let mha = contrib_model(
+        "(float[batch, seq, 32] q, float[batch, kv, 32] k, float[batch, kv, 32] v, float[batch, 2, past, 16] pk, float[batch, 2, past, 16] pv) => (y, pk1, pv1, y2, pk2, pv2)",
+        "y, pk1, pv1 = com.microsoft.MultiHeadAttention <num_heads: int = 2> (q, k, v)
+         y2, pk2, pv2 = com.microsoft.MultiHeadAttention <num_heads: int = 2> (q, k, v, , , , pk, pv)",
+    );
+    assert_eq!(inferred(&mha, "y"), "float[batch,seq,32]");
+    assert_eq!(inferred(&mha, "pk1"), "float[batch,2,kv,16]");
+    assert_eq!(inferred(&mha, "pv2"), "float[batch,2,?,16]");
+    let rotary = contrib_model(
+        "(float[batch, seq, 32] x, int64[batch, seq] p, float[10, 8] c, float[10, 8] s) => (y)",
+        "y = com.microsoft.RotaryEmbedding (x, p, c, s)",
+    );
+    assert_eq!(inferred(&rotary, "y"), "float[batch,seq,32]");
+    let gqa = contrib_model(
+        "(float[batch, seq, 64] q, float[batch, seq, 32] k, float[batch, seq, 32] v, float[batch, 2, max, 16] pk, float[batch, 2, max, 16] pv, int32[batch] sl, int32 t, float[batch, seq, 128] qkv) => (y, pk1, pv1, y2)",
+        "y, pk1, pv1 = com.microsoft.GroupQueryAttention <num_heads: int = 4, kv_num_heads: int = 2> (q, k, v, pk, pv, sl, t)
+         y2 = com.microsoft.GroupQueryAttention <num_heads: int = 4, kv_num_heads: int = 2> (qkv, , , pk, pv, sl, t)",
+    );
+    assert_eq!(inferred(&gqa, "y"), "float[batch,seq,64]");
+    // max(buffer, total_sequence_length): unknown while the total is.
+    assert_eq!(inferred(&gqa, "pk1"), "float[batch,2,?,16]");
+    assert_eq!(inferred(&gqa, "y2"), "float[batch,seq,64]");
+}

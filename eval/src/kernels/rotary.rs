@@ -31,9 +31,6 @@ fn rotary_embedding(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Valu
         }
         _ => return Err(bad_input!("input of shape {:?} is neither 3-D nor 4-D", x.shape)),
     };
-    let at = |bi: usize, si: usize, hi: usize, di: usize| {
-        if four { ((bi * h + hi) * s + si) * d + di } else { ((bi * s + si) * h + hi) * d + di }
-    };
     let rotary = match ctx.int("rotary_embedding_dim").unwrap_or(0) {
         0 => d,
         r => usize::try_from(r)
@@ -41,44 +38,89 @@ fn rotary_embedding(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Valu
             .filter(|&r| r <= d && r % 2 == 0)
             .ok_or(bad_attribute!("rotary_embedding_dim {r} does not fit head size {d}"))?,
     };
-    let half = rotary / 2;
     let interleaved = ctx.int("interleaved").unwrap_or(0) != 0;
-    let (cos, sin) = (cos.to_f64s()?, sin.to_f64s()?);
-    let width = *input(inputs, 1)?.shape.last().ok_or(bad_input!("cos_cache is a scalar"))?;
-    if width < half {
-        return Err(bad_input!("the caches hold {width} angles per position, {half} are needed"));
-    }
+    let (cos_t, sin_t) = (cos, sin);
+    let width = *cos_t.shape.last().ok_or(bad_input!("cos_cache is a scalar"))?;
+    let (cos, sin) = (cos_t.to_f64s()?, sin_t.to_f64s()?);
+    let rows = cos.len().min(sin.len());
     // The row of the caches for (batch, sequence) position.
     let row = |bi: usize, si: usize| -> Result<usize, KernelError> {
-        let r = match &positions {
+        match &positions {
             Some(p) => {
                 let pos = *p.get(bi * s + si).ok_or(bad_input!("position_ids is too short"))?;
-                usize::try_from(pos).map_err(|_| bad_input!("position {pos} is negative"))?
+                usize::try_from(pos).map_err(|_| bad_input!("position {pos} is negative"))
             }
-            None => bi * s + si,
-        };
-        if r.checked_add(1).and_then(|rows| rows.checked_mul(width)).is_none_or(|end| end > cos.len().min(sin.len())) {
-            return Err(bad_input!("position {r} is past the caches"));
+            None => Ok(bi * s + si),
         }
-        Ok(r * width)
     };
+    let layout = Layout { batch: b, sequence: s, heads: h, head: d, heads_first: four };
     let values = x.to_f64s()?;
-    let mut out = values.clone();
+    let rows = rows.checked_div(width).unwrap_or(usize::MAX);
+    let caches = Caches { cos: &cos, sin: &sin, width, rows };
+    let out = rotate(&values, &layout, rotary, interleaved, &caches, row)?;
+    one(numeric_like(x.data_type(), x.shape.clone(), out)?)
+}
+
+/// Where the elements of a tensor of heads lie: [batch, sequence, heads·head] (or, with
+/// `heads_first`, [batch, heads, sequence, head]).
+#[derive(Clone, Copy, Debug)]
+pub struct Layout {
+    pub batch: usize,
+    pub sequence: usize,
+    pub heads: usize,
+    pub head: usize,
+    pub heads_first: bool,
+}
+
+/// Cosine and sine caches: `rows` rows of `width` angles each.
+#[derive(Clone, Copy, Debug)]
+pub struct Caches<'a> {
+    pub cos: &'a [f64],
+    pub sin: &'a [f64],
+    pub width: usize,
+    pub rows: usize,
+}
+
+/// `values` with the first `rotary` features of each head rotated, the pairs being the two
+/// halves or (interleaved) neighbouring features, by the angles of the caches' row
+/// `row(batch, position)`; the features past `rotary` pass through. RotaryEmbedding's core,
+/// shared with onnxruntime's contrib operators.
+pub fn rotate(
+    values: &[f64],
+    layout: &Layout,
+    rotary: usize,
+    interleaved: bool,
+    caches: &Caches<'_>,
+    row: impl Fn(usize, usize) -> Result<usize, KernelError>,
+) -> Result<Vec<f64>, KernelError> {
+    let Layout { batch, sequence: s, heads: h, head: d, heads_first } = *layout;
+    let at = |bi: usize, si: usize, hi: usize, di: usize| {
+        if heads_first { ((bi * h + hi) * s + si) * d + di } else { ((bi * s + si) * h + hi) * d + di }
+    };
+    let half = rotary / 2;
+    if caches.width < half {
+        return Err(bad_input!("the caches hold {} angles per position, {half} are needed", caches.width));
+    }
+    let mut out = values.to_vec();
     // An empty input may declare any batch, length and heads: nothing to rotate.
-    let b = if values.is_empty() { 0 } else { b };
-    for bi in 0..b {
+    let batch = if values.is_empty() { 0 } else { batch };
+    for bi in 0..batch {
         for si in 0..s {
             let r = row(bi, si)?;
+            if r >= caches.rows {
+                return Err(bad_input!("position {r} is past the caches' {} rows", caches.rows));
+            }
+            let r = r * caches.width;
             for hi in 0..h {
                 for i in 0..half {
                     let (j1, j2) = if interleaved { (2 * i, 2 * i + 1) } else { (i, i + half) };
                     let (x1, x2) = (values[at(bi, si, hi, j1)], values[at(bi, si, hi, j2)]);
-                    let (c, sn) = (cos[r + i], sin[r + i]);
+                    let (c, sn) = (caches.cos[r + i], caches.sin[r + i]);
                     out[at(bi, si, hi, j1)] = c * x1 - sn * x2;
                     out[at(bi, si, hi, j2)] = sn * x1 + c * x2;
                 }
             }
         }
     }
-    one(numeric_like(x.data_type(), x.shape.clone(), out)?)
+    Ok(out)
 }

@@ -5,13 +5,14 @@
 //! operators, so inferring as onnx does passes their nodes by (`infer::node`).
 
 mod activation;
+mod attention;
 mod fused;
 mod norm;
 
 use super::{Family, Rule};
 
 /// The families of `com.microsoft`; an operator is claimed by at most one.
-const FAMILIES: [Family; 3] = [activation::rule, norm::rule, fused::rule];
+const FAMILIES: [Family; 4] = [activation::rule, norm::rule, fused::rule, attention::rule];
 
 pub fn rule(op: &str) -> Option<Rule> {
     FAMILIES.iter().find_map(|family| family(op))

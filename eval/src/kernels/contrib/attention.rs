@@ -1,0 +1,713 @@
+//! onnxruntime's attention operators (Attention, MultiHeadAttention, RotaryEmbedding,
+//! GroupQueryAttention), as its CPU kernels compute them (`contrib_ops/cpu/bert`): heads
+//! of `[B, S, N·H]` tensors, scores scaled by `1/√H` (or `scale`), an additive mask built
+//! from `mask_index`/`key_padding_mask` the way onnxruntime's `PrepareMask` builds it (the
+//! masked keys get `mask_filter_value`, −10000 by default, so a row with every key masked
+//! still averages them all), key/value caches grown by this step's keys and values.
+//! Computed in f64 and rounded to the input's type at the end.
+
+use super::super::{Ctx, Kernel, count, input, optional};
+use crate::broadcast::permute;
+use crate::error::{KernelError, bad_attribute, bad_input};
+use crate::gemm::{View, dgemm};
+use crate::kernels::common::{numeric_like, rounding};
+use crate::kernels::rotary::{Caches, Layout, rotate};
+use crate::value::{Tensor, Value};
+
+pub fn kernel(op: &str) -> Option<Kernel> {
+    let k: Kernel = match op {
+        "Attention" => attention,
+        "MultiHeadAttention" => multi_head_attention,
+        "RotaryEmbedding" => rotary_embedding,
+        "GroupQueryAttention" => group_query_attention,
+        _ => return None,
+    };
+    Some(k)
+}
+
+/// The sizes of one attention: query heads attend over `kv_len` keys of `kv_heads` heads
+/// (query head `n` reads key head `n / (heads / kv_heads)`).
+struct Dims {
+    batch: usize,
+    heads: usize,
+    kv_heads: usize,
+    q_len: usize,
+    kv_len: usize,
+    head: usize,
+    v_head: usize,
+}
+
+/// `softmax(scale·Q·Kᵀ + bias)·V` for each head: `q` is [B, N, S, H], `k` [B, Nkv, T, H],
+/// `v` [B, Nkv, T, Hv]; `bias(b, n, i, j)` is added to each scaled score (after `softcap`
+/// when positive: `softcap·tanh(score/softcap)`), −∞ dropping the key; a row with every
+/// key dropped gives zeros. Each biased score is rounded by `round` (to the input's type:
+/// onnxruntime adds the mask to the scores in float32, so a score beside a mask of −10000
+/// keeps only float32's few fraction bits of −10000's magnitude, which its softmax sees).
+/// The result is [B, S, N·Hv].
+#[allow(clippy::too_many_arguments)]
+fn attend(
+    q: &[f64],
+    k: &[f64],
+    v: &[f64],
+    d: &Dims,
+    (scale, softcap): (f64, f64),
+    round: fn(f64) -> f64,
+    bias: impl Fn(usize, usize, usize, usize) -> f64,
+) -> Vec<f64> {
+    let Dims { batch, heads, kv_heads, q_len, kv_len, head, v_head } = *d;
+    let group = (heads / kv_heads.max(1)).max(1);
+    let mut y = vec![0.0; batch * q_len * heads * v_head];
+    let mut scores = vec![0.0; kv_len];
+    for b in 0..batch {
+        for n in 0..heads {
+            let kh = n / group;
+            for i in 0..q_len {
+                let qrow = &q[((b * heads + n) * q_len + i) * head..][..head];
+                for (j, score) in scores.iter_mut().enumerate() {
+                    let krow = &k[((b * kv_heads + kh) * kv_len + j) * head..][..head];
+                    let mut s = scale * qrow.iter().zip(krow).map(|(a, c)| a * c).sum::<f64>();
+                    if softcap > 0.0 {
+                        s = softcap * (s / softcap).tanh();
+                    }
+                    *score = round(s + bias(b, n, i, j));
+                }
+                let max = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                if max == f64::NEG_INFINITY {
+                    continue;
+                }
+                scores.iter_mut().for_each(|s| *s = (*s - max).exp());
+                let sum: f64 = scores.iter().sum();
+                let out = &mut y[((b * q_len + i) * heads + n) * v_head..][..v_head];
+                for (j, &e) in scores.iter().enumerate() {
+                    if e == 0.0 {
+                        continue;
+                    }
+                    let p = e / sum;
+                    let vrow = &v[((b * kv_heads + kh) * kv_len + j) * v_head..][..v_head];
+                    for (o, &x) in out.iter_mut().zip(vrow) {
+                        *o += p * x;
+                    }
+                }
+            }
+        }
+    }
+    y
+}
+
+/// The biased scaled scores [B, N, S, T] `attend` takes the softmax of (without soft capping).
+fn scores(
+    q: &[f64],
+    k: &[f64],
+    d: &Dims,
+    scale: f64,
+    round: fn(f64) -> f64,
+    bias: impl Fn(usize, usize, usize, usize) -> f64,
+) -> Vec<f64> {
+    let Dims { batch, heads, kv_heads, q_len, kv_len, head, .. } = *d;
+    let group = (heads / kv_heads.max(1)).max(1);
+    let mut out = Vec::with_capacity(batch * heads * q_len * kv_len);
+    for b in 0..batch {
+        for n in 0..heads {
+            for i in 0..q_len {
+                let qrow = &q[((b * heads + n) * q_len + i) * head..][..head];
+                for j in 0..kv_len {
+                    let krow = &k[((b * kv_heads + n / group) * kv_len + j) * head..][..head];
+                    let s = scale * qrow.iter().zip(krow).map(|(a, c)| a * c).sum::<f64>();
+                    out.push(round(s + bias(b, n, i, j)));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The `num_heads` attribute, positive.
+fn num_heads(ctx: &Ctx<'_>, name: &str) -> Result<usize, KernelError> {
+    ctx.int(name)
+        .and_then(|h| usize::try_from(h).ok())
+        .filter(|&h| h > 0)
+        .ok_or(bad_attribute!("{name} must be a positive number of heads"))
+}
+
+/// The scale of the scores: the `scale` attribute, or `1/√head` when it is absent or 0.
+fn scale(ctx: &Ctx<'_>, head: usize) -> f64 {
+    match ctx.float("scale") {
+        Some(s) if s != 0.0 => f64::from(s),
+        _ => 1.0 / (head as f64).sqrt(),
+    }
+}
+
+/// [B, S, N·H] (a slice of `width` columns from column `from` of rows of `stride`) as
+/// [B, N, S, H].
+fn split_heads(
+    x: &[f64],
+    (batch, len, stride): (usize, usize, usize),
+    from: usize,
+    heads: usize,
+    head: usize,
+) -> Vec<f64> {
+    let width = heads * head;
+    let mut cols = Vec::with_capacity(batch * len * width);
+    for row in x.chunks(stride.max(1)).take(batch * len) {
+        cols.extend_from_slice(&row[from..from + width]);
+    }
+    permute(&cols, &[batch, len, heads, head], &[0, 2, 1, 3])
+}
+
+/// `a` [B, N, P, H] then `b` [B, N, L, H] along the sequence: [B, N, P + L, H].
+fn concat_sequence(a: &[f64], b: &[f64], bn: usize, (past, len): (usize, usize), head: usize) -> Vec<f64> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    for i in 0..bn {
+        out.extend_from_slice(&a[i * past * head..][..past * head]);
+        out.extend_from_slice(&b[i * len * head..][..len * head]);
+    }
+    out
+}
+
+/// The additive mask [B, S, T] onnxruntime's `PrepareMask` builds from a mask index (int32)
+/// for S queries over T = past + L keys: 1-D, the end positions per batch entry (keys from
+/// there on masked), or [2B], the ends then the start positions (keys before masked); 2-D
+/// [B, T], 1 to keep a key and 0 to mask it (a [B or 1, 1] mask masks nothing); 3-D
+/// [B, S, T] likewise per query. Masked keys get `filter`; with `causal`, the keys after
+/// each query's position (past + i) get the lowest float. `None` when nothing is masked.
+fn prepare_mask(
+    mask: Option<&Tensor>,
+    (batch, q_len, past, total): (usize, usize, usize, usize),
+    causal: bool,
+    filter: f64,
+) -> Result<Option<Vec<f64>>, KernelError> {
+    let mask = mask.filter(|m| !(m.rank() == 2 && m.shape[1] == 1 && (m.shape[0] == batch || m.shape[0] == 1)));
+    if mask.is_none() && !causal {
+        return Ok(None);
+    }
+    let row = q_len * total;
+    let mut out = vec![0.0; batch * row];
+    if let Some(m) = mask {
+        let values = m.to_i64s()?;
+        match m.shape[..] {
+            [n] if n == batch || n == 2 * batch => {
+                for b in 0..batch {
+                    let rows = &mut out[b * row..][..row];
+                    let end = usize::try_from(values[b]).unwrap_or(0);
+                    let start = if n == 2 * batch { usize::try_from(values[batch + b]).unwrap_or(0) } else { 0 };
+                    for i in 0..q_len {
+                        for (j, x) in rows[i * total..][..total].iter_mut().enumerate() {
+                            if j >= end || j < start {
+                                *x = filter;
+                            }
+                        }
+                    }
+                }
+            }
+            [mb, mt] if mb == batch && mt == total => {
+                for b in 0..batch {
+                    for i in 0..q_len {
+                        for j in 0..total {
+                            if values[b * total + j] <= 0 {
+                                out[b * row + i * total + j] = filter;
+                            }
+                        }
+                    }
+                }
+            }
+            [mb, ms, mt] if mb == batch && ms == q_len && mt == total => {
+                for (x, &keep) in out.iter_mut().zip(&values) {
+                    if keep <= 0 {
+                        *x = filter;
+                    }
+                }
+            }
+            _ => {
+                return Err(bad_input!(
+                    "the mask of shape {:?} is none of [{batch}], [{}], [{batch}, {total}] and [{batch}, {q_len}, {total}] (onnxruntime's CPU kernel takes no 4-D mask)",
+                    m.shape,
+                    2 * batch
+                ));
+            }
+        }
+    }
+    if causal {
+        let lowest = f64::from(f32::MIN);
+        for b in 0..batch {
+            for i in 0..q_len {
+                for j in (past + i + 1).min(total)..total {
+                    out[b * row + i * total + j] = lowest;
+                }
+            }
+        }
+    }
+    Ok(Some(out))
+}
+
+/// attention_bias [B or 1, N or 1, S, T], added to the scores.
+fn attention_bias(
+    t: Option<&Tensor>,
+    (batch, heads, q_len, total): (usize, usize, usize, usize),
+) -> Result<Option<Vec<f64>>, KernelError> {
+    let Some(t) = t else { return Ok(None) };
+    let fits = matches!(t.shape[..], [b, n, s, l] if (b == batch || b == 1) && (n == heads || n == 1) && s == q_len && l == total);
+    if !fits {
+        return Err(bad_input!(
+            "attention_bias of shape {:?} is not [{batch} or 1, {heads} or 1, {q_len}, {total}]",
+            t.shape
+        ));
+    }
+    let values = t.to_f64s()?;
+    let (bs, ns) = (t.shape[0] == batch, t.shape[1] == heads);
+    let mut out = Vec::with_capacity(batch * heads * q_len * total);
+    for b in 0..batch {
+        for n in 0..heads {
+            let at = ((if bs { b } else { 0 }) * t.shape[1] + if ns { n } else { 0 }) * q_len * total;
+            out.extend_from_slice(&values[at..][..q_len * total]);
+        }
+    }
+    Ok(Some(out))
+}
+
+/// The bias of score (b, n, i, j) from the mask [B, S, T] and the attention bias [B, N, S, T].
+fn bias_of<'a>(
+    mask: &'a Option<Vec<f64>>,
+    extra: &'a Option<Vec<f64>>,
+    (heads, q_len, total): (usize, usize, usize),
+) -> impl Fn(usize, usize, usize, usize) -> f64 + 'a {
+    move |b, n, i, j| {
+        let m = mask.as_ref().map_or(0.0, |m| m[(b * q_len + i) * total + j]);
+        let e = extra.as_ref().map_or(0.0, |e| e[((b * heads + n) * q_len + i) * total + j]);
+        m + e
+    }
+}
+
+/// A 3-D input's dims.
+fn three(t: &Tensor, what: &str) -> Result<(usize, usize, usize), KernelError> {
+    match t.shape[..] {
+        [b, s, d] => Ok((b, s, d)),
+        _ => Err(bad_input!("{what} of shape {:?} is not 3-D", t.shape)),
+    }
+}
+
+/// com.microsoft Attention: Q, K and V from one product `input·weights + bias` (their widths
+/// `qkv_hidden_sizes`, or a third of the weights' each), `past` [2, B, N, P, H] in front of
+/// this step's keys and values, which `present` returns.
+fn attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+    let (x, w) = (input(inputs, 0)?, input(inputs, 1)?);
+    let heads = num_heads(ctx, "num_heads")?;
+    // A cache shared with present (written in place at past_sequence_length) and rotary
+    // embedding of Q and K: not implemented here, refused rather than ignored.
+    if ctx.int("past_present_share_buffer").unwrap_or(0) != 0 || ctx.int("do_rotary").unwrap_or(0) != 0 {
+        return Err(bad_attribute!("past_present_share_buffer and do_rotary are not supported"));
+    }
+    let (batch, len, dim) = three(x, "input")?;
+    let total = match w.shape[..] {
+        [rows, cols] if rows == dim => cols,
+        _ => return Err(bad_input!("weights of shape {:?} are not [{dim}, 3·hidden]", w.shape)),
+    };
+    let (qs, ks, vs) = match ctx.ints("qkv_hidden_sizes") {
+        None | Some([]) if total % 3 == 0 => (total / 3, total / 3, total / 3),
+        None | Some([]) => return Err(bad_input!("weights of width {total} do not split in three")),
+        Some(&[q, k, v]) => {
+            let size = |s: i64| usize::try_from(s).map_err(|_| bad_attribute!("qkv_hidden_sizes holds {s}"));
+            (size(q)?, size(k)?, size(v)?)
+        }
+        Some(other) => return Err(bad_attribute!("qkv_hidden_sizes {other:?} does not hold three sizes")),
+    };
+    if qs + ks + vs != total || qs != ks || qs % heads != 0 || vs % heads != 0 {
+        return Err(bad_input!(
+            "hidden sizes {qs}, {ks} and {vs} do not fit weights of width {total} and {heads} heads"
+        ));
+    }
+    let (head, v_head) = (qs / heads, vs / heads);
+    ctx.check_elements(count(&[batch, len, total])?)?;
+    let mut qkv = vec![0.0; batch * len * total];
+    let beta = match optional(inputs, 2)? {
+        Some(bias) => {
+            if bias.shape[..] != [total] {
+                return Err(bad_input!("bias of shape {:?} is not [{total}]", bias.shape));
+            }
+            let bias = bias.to_f64s()?;
+            qkv.chunks_mut(total).for_each(|row| row.copy_from_slice(&bias));
+            1.0
+        }
+        None => 0.0,
+    };
+    let (xv, wv) = (x.to_f64s()?, w.to_f64s()?);
+    dgemm(1.0, View::rows(&xv, batch * len, dim), View::rows(&wv, dim, total), beta, &mut qkv)?;
+    let shape = (batch, len, total);
+    let q = split_heads(&qkv, shape, 0, heads, head);
+    let mut k = split_heads(&qkv, shape, qs, heads, head);
+    let mut v = split_heads(&qkv, shape, qs + ks, heads, v_head);
+    let mut past_len = 0;
+    if let Some(past) = optional(inputs, 4)? {
+        match past.shape[..] {
+            [2, b, n, p, h] if b == batch && n == heads && h == head && h == v_head => {
+                let pv = past.to_f64s()?;
+                let half = pv.len() / 2;
+                k = concat_sequence(&pv[..half], &k, batch * heads, (p, len), head);
+                v = concat_sequence(&pv[half..], &v, batch * heads, (p, len), head);
+                past_len = p;
+            }
+            _ => return Err(bad_input!("past of shape {:?} is not [2, {batch}, {heads}, P, {head}]", past.shape)),
+        }
+    }
+    let kv_total = past_len + len;
+    let causal = ctx.int("unidirectional").unwrap_or(0) != 0 && len > 1;
+    let filter = f64::from(ctx.float("mask_filter_value").unwrap_or(-10000.0));
+    let mask = prepare_mask(optional(inputs, 3)?, (batch, len, past_len, kv_total), causal, filter)?;
+    let extra = attention_bias(optional(inputs, 5)?, (batch, heads, len, kv_total))?;
+    let d = Dims { batch, heads, kv_heads: heads, q_len: len, kv_len: kv_total, head, v_head };
+    ctx.check_elements(count(&[batch, heads, len, kv_total])?)?;
+    let y = attend(
+        &q,
+        &k,
+        &v,
+        &d,
+        (scale(ctx, head), 0.0),
+        rounding(x.data_type()),
+        bias_of(&mask, &extra, (heads, len, kv_total)),
+    );
+    let dt = x.data_type();
+    let mut out = vec![Value::Tensor(numeric_like(dt, vec![batch, len, vs], y)?)];
+    if ctx.node.outputs.len() > 1 {
+        let mut present = k;
+        present.extend(v);
+        out.push(Value::Tensor(numeric_like(dt, vec![2, batch, heads, kv_total, head], present)?));
+    }
+    Ok(out)
+}
+
+/// MultiHeadAttention: query [B, S, D], key and value [B, L, D] and [B, L, Dv] (their heads
+/// split, `bias` [D + D + Dv] added) or already in heads [B, N, L, H] (cross attention),
+/// `past_key`/`past_value` [B, N, P, H] in front of the keys and values, which
+/// `present_key`/`present_value` return.
+fn multi_head_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+    let qt = input(inputs, 0)?;
+    let heads = num_heads(ctx, "num_heads")?;
+    if optional(inputs, 9)?.is_some() {
+        return Err(bad_input!("cache_indirection (input 9, beam search's) is not supported"));
+    }
+    let (batch, len, qs) = match qt.shape[..] {
+        [b, s, d] => (b, s, d),
+        _ => {
+            return Err(bad_input!(
+                "query of shape {:?} is not [B, S, D] (onnxruntime's CPU kernel takes no packed QKV)",
+                qt.shape
+            ));
+        }
+    };
+    let (kt, vt) = (optional(inputs, 1)?, optional(inputs, 2)?);
+    let (Some(kt), Some(vt)) = (kt, vt) else {
+        return Err(bad_input!("key and value are needed (onnxruntime's CPU kernel takes no packed QKV)"));
+    };
+    if qs % heads != 0 {
+        return Err(bad_input!("query width {qs} does not divide into {heads} heads"));
+    }
+    let head = qs / heads;
+    let bias = optional(inputs, 3)?.map(Tensor::to_f64s).transpose()?;
+    let q_values = qt.to_f64s()?;
+    let add = |values: Vec<f64>, from: usize, width: usize| -> Result<Vec<f64>, KernelError> {
+        let Some(bias) = &bias else { return Ok(values) };
+        let b = bias.get(from..from + width).ok_or(bad_input!("bias holds {} values, too few", bias.len()))?;
+        Ok(values.chunks(width.max(1)).flat_map(|row| row.iter().zip(b).map(|(x, y)| x + y)).collect())
+    };
+    let q = split_heads(&add(q_values, 0, qs)?, (batch, len, qs), 0, heads, head);
+    let (kv_len, v_head, mut k, mut v) = match (&kt.shape[..], &vt.shape[..]) {
+        (&[kb, kl, kd], &[vb, vl, vd]) if kb == batch && vb == batch && kl == vl && kd == qs && vd % heads == 0 => {
+            let k = split_heads(&add(kt.to_f64s()?, qs, qs)?, (batch, kl, qs), 0, heads, head);
+            let v = split_heads(&add(vt.to_f64s()?, 2 * qs, vd)?, (batch, vl, vd), 0, heads, vd / heads);
+            (kl, vd / heads, k, v)
+        }
+        (&[kb, kn, kl, kh], &[vb, vn, vl, vh])
+            if kb == batch && vb == batch && kn == heads && vn == heads && kl == vl && kh == head =>
+        {
+            (kl, vh, kt.to_f64s()?, vt.to_f64s()?)
+        }
+        _ => {
+            return Err(bad_input!(
+                "key {:?} and value {:?} are neither [{batch}, L, {qs}] nor [{batch}, {heads}, L, {head}] (onnxruntime's CPU kernel takes no packed KV)",
+                kt.shape,
+                vt.shape
+            ));
+        }
+    };
+    let mut past_len = 0;
+    if let (Some(pk), Some(pv)) = (optional(inputs, 6)?, optional(inputs, 7)?) {
+        let fits = |t: &Tensor, h: usize| matches!(t.shape[..], [b, n, _, hh] if b == batch && n == heads && hh == h);
+        if !fits(pk, head) || !fits(pv, v_head) || pk.shape[2] != pv.shape[2] {
+            return Err(bad_input!(
+                "past_key {:?} and past_value {:?} do not fit the keys and values",
+                pk.shape,
+                pv.shape
+            ));
+        }
+        past_len = pk.shape[2];
+        k = concat_sequence(&pk.to_f64s()?, &k, batch * heads, (past_len, kv_len), head);
+        v = concat_sequence(&pv.to_f64s()?, &v, batch * heads, (past_len, kv_len), v_head);
+    }
+    let total = past_len + kv_len;
+    let causal = ctx.int("unidirectional").unwrap_or(0) != 0 && len > 1;
+    let filter = f64::from(ctx.float("mask_filter_value").unwrap_or(-10000.0));
+    let mask = prepare_mask(optional(inputs, 4)?, (batch, len, past_len, total), causal, filter)?;
+    let extra = attention_bias(optional(inputs, 5)?, (batch, heads, len, total))?;
+    let d = Dims { batch, heads, kv_heads: heads, q_len: len, kv_len: total, head, v_head };
+    ctx.check_elements(count(&[batch, heads, len, total])?)?;
+    let round = rounding(qt.data_type());
+    let bias = bias_of(&mask, &extra, (heads, len, total));
+    let y = attend(&q, &k, &v, &d, (scale(ctx, head), 0.0), round, &bias);
+    // qk: the scaled scores with the mask and attention_bias added, before the softmax.
+    let qk = (ctx.node.outputs.len() > 3).then(|| scores(&q, &k, &d, scale(ctx, head), round, &bias));
+    let dt = qt.data_type();
+    let mut out = vec![Value::Tensor(numeric_like(dt, vec![batch, len, heads * v_head], y)?)];
+    if ctx.node.outputs.len() > 1 {
+        out.push(Value::Tensor(numeric_like(dt, vec![batch, heads, total, head], k)?));
+        out.push(Value::Tensor(numeric_like(dt, vec![batch, heads, total, v_head], v)?));
+    }
+    if let Some(qk) = qk {
+        out.push(Value::Tensor(numeric_like(dt, vec![batch, heads, len, total], qk)?));
+    }
+    Ok(out)
+}
+
+/// com.microsoft RotaryEmbedding: input [B, S, D] or [B, N, S, H]; position_ids [B, S], or
+/// one start position for every batch entry (position `start + s`); caches
+/// [max position, rotary/2]. The head size is the caches' twice width unless
+/// `rotary_embedding_dim` is set (then `num_heads` splits the input).
+fn rotary_embedding(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+    let (x, pos, cos_t, sin_t) = (input(inputs, 0)?, input(inputs, 1)?, input(inputs, 2)?, input(inputs, 3)?);
+    if ctx.int("is_packed_batching").unwrap_or(0) != 0 {
+        return Err(bad_attribute!("is_packed_batching is not supported"));
+    }
+    let width = match cos_t.shape[..] {
+        [_, w] if sin_t.shape == cos_t.shape => w,
+        _ => {
+            return Err(bad_input!(
+                "cos_cache {:?} and sin_cache {:?} are not one [positions, rotary/2] shape",
+                cos_t.shape,
+                sin_t.shape
+            ));
+        }
+    };
+    let rotary_attr = ctx.int("rotary_embedding_dim").unwrap_or(0);
+    let (batch, len, heads, head, heads_first) = match x.shape[..] {
+        [b, n, s, h] => (b, s, n, h, true),
+        [b, s, hidden] => {
+            let head = if rotary_attr > 0 {
+                let n = num_heads(ctx, "num_heads")?;
+                if hidden % n != 0 {
+                    return Err(bad_input!("hidden size {hidden} does not divide into {n} heads"));
+                }
+                hidden / n
+            } else {
+                2 * width
+            };
+            if head == 0 || hidden % head != 0 {
+                return Err(bad_input!("hidden size {hidden} does not divide into heads of {head}"));
+            }
+            (b, s, hidden / head, head, false)
+        }
+        _ => return Err(bad_input!("input of shape {:?} is neither 3-D nor 4-D", x.shape)),
+    };
+    let rotary = if rotary_attr > 0 {
+        usize::try_from(rotary_attr)
+            .ok()
+            .filter(|&r| r <= head && r % 2 == 0)
+            .ok_or(bad_attribute!("rotary_embedding_dim {rotary_attr} does not fit head size {head}"))?
+    } else {
+        head
+    };
+    if rotary / 2 > width {
+        return Err(bad_input!("the caches hold {width} angles per position, {} are needed", rotary / 2));
+    }
+    let positions = pos.to_i64s()?;
+    let row = |b: usize, s: usize| -> Result<usize, KernelError> {
+        let p = if positions.len() == 1 {
+            positions[0].checked_add(s as i64).unwrap_or(-1)
+        } else {
+            *positions.get(b * len + s).ok_or(bad_input!("position_ids of shape {:?} is too short", pos.shape))?
+        };
+        usize::try_from(p).map_err(|_| bad_input!("position {p} is negative"))
+    };
+    let (cos, sin) = (cos_t.to_f64s()?, sin_t.to_f64s()?);
+    let caches = Caches { cos: &cos, sin: &sin, width, rows: cos_t.shape[0] };
+    let layout = Layout { batch, sequence: len, heads, head, heads_first };
+    let interleaved = ctx.int("interleaved").unwrap_or(0) != 0;
+    let out = rotate(&x.to_f64s()?, &layout, rotary, interleaved, &caches, row)?;
+    Ok(vec![Value::Tensor(numeric_like(x.data_type(), x.shape.clone(), out)?)])
+}
+
+/// GroupQueryAttention (float32 on onnxruntime's CPU): query [B, S, N·H] with key and value
+/// [B, S, Nkv·H], or the three packed in the query; a cache buffer `past_key`/`past_value`
+/// [B, Nkv, P, H] of which entry b holds `seqlens_k[b] + 1 − S` valid steps (none on a
+/// first prompt, S = total_sequence_length); present key and value
+/// [B, Nkv, max(P, total), H], the valid steps then this step's keys, zeros after. Causal,
+/// with an optional local window, soft capping, an additive `attention_bias` and rotary
+/// embedding of Q and K (`do_rotary`, positions from each entry's past length).
+/// position_ids, head_sink, smooth softmax, quantized caches, q/k norms and the qk output
+/// are refused.
+fn group_query_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+    let qt = input(inputs, 0)?;
+    let (heads, kv_heads) = (num_heads(ctx, "num_heads")?, num_heads(ctx, "kv_num_heads")?);
+    if heads % kv_heads != 0 {
+        return Err(bad_attribute!("num_heads {heads} is not a multiple of kv_num_heads {kv_heads}"));
+    }
+    if ctx.int("causal").unwrap_or(1) != 1
+        || ctx.int("smooth_softmax").unwrap_or(-1) == 1
+        || ctx.int("qk_output").unwrap_or(0) != 0
+    {
+        return Err(bad_attribute!("only causal attention with a plain softmax and no qk output is supported"));
+    }
+    // position_ids: onnxruntime 1.32's CPU kernel reads them in ways its cases do not pin
+    // down (on a first prompt only the first; in token generation one entry's moves the
+    // others'), so they are refused rather than guessed.
+    for (i, what) in [
+        (9, "position_ids"),
+        (11, "head_sink"),
+        (12, "k_scale"),
+        (13, "v_scale"),
+        (14, "q_norm_weight"),
+        (15, "k_norm_weight"),
+        (16, "query_seqlens"),
+    ] {
+        if optional(inputs, i)?.is_some() {
+            return Err(bad_input!("{what} (input {i}) is not supported"));
+        }
+    }
+    if ctx.node.outputs.len() > 3 {
+        return Err(bad_input!("the output_qk output (output 3) is not computed"));
+    }
+    let (batch, len, width) = three(qt, "query")?;
+    let (kt, vt) = (optional(inputs, 1)?, optional(inputs, 2)?);
+    let packed = kt.is_none() && vt.is_none();
+    let parts = if packed { heads + 2 * kv_heads } else { heads };
+    if width % parts != 0 {
+        return Err(bad_input!("query width {width} does not divide into {parts} heads"));
+    }
+    let head = width / parts;
+    let qv = qt.to_f64s()?;
+    let (mut q, mut k, v) = if packed {
+        let shape = (batch, len, width);
+        (
+            split_heads(&qv, shape, 0, heads, head),
+            split_heads(&qv, shape, heads * head, kv_heads, head),
+            split_heads(&qv, shape, (heads + kv_heads) * head, kv_heads, head),
+        )
+    } else {
+        let (Some(kt), Some(vt)) = (kt, vt) else { return Err(bad_input!("key and value come together")) };
+        let kv_width = kv_heads * head;
+        for (t, what) in [(kt, "key"), (vt, "value")] {
+            if t.shape[..] != [batch, len, kv_width] {
+                return Err(bad_input!("{what} of shape {:?} is not [{batch}, {len}, {kv_width}]", t.shape));
+            }
+        }
+        let shape = (batch, len, kv_width);
+        (
+            split_heads(&qv, (batch, len, width), 0, heads, head),
+            split_heads(&kt.to_f64s()?, shape, 0, kv_heads, head),
+            split_heads(&vt.to_f64s()?, shape, 0, kv_heads, head),
+        )
+    };
+    let seqlens = input(inputs, 5)?.to_i64s()?;
+    let total = *input(inputs, 6)?.to_i64s()?.first().ok_or(bad_input!("total_sequence_length is empty"))?;
+    let total = usize::try_from(total).map_err(|_| bad_input!("total_sequence_length {total} is negative"))?;
+    if seqlens.len() != batch {
+        return Err(bad_input!("seqlens_k holds {} lengths for a batch of {batch}", seqlens.len()));
+    }
+    let past = match (optional(inputs, 3)?, optional(inputs, 4)?) {
+        (Some(pk), Some(pv)) => {
+            let fits = |t: &Tensor| matches!(t.shape[..], [b, n, _, h] if b == batch && n == kv_heads && h == head);
+            if !fits(pk) || pk.shape != pv.shape {
+                return Err(bad_input!(
+                    "past_key {:?} and past_value {:?} are not [{batch}, {kv_heads}, P, {head}]",
+                    pk.shape,
+                    pv.shape
+                ));
+            }
+            Some((pk.shape[2], pk.to_f64s()?, pv.to_f64s()?))
+        }
+        (None, None) => None,
+        _ => return Err(bad_input!("past_key and past_value come together")),
+    };
+    let buffer = past.as_ref().map_or(0, |p| p.0);
+    let present_len = buffer.max(total);
+    let first_prompt = len == total;
+    // Per batch entry: the valid past steps and all the valid steps.
+    let mut lengths = Vec::with_capacity(batch);
+    for &s in &seqlens {
+        let all = usize::try_from(s + 1).map_err(|_| bad_input!("seqlens_k holds {s}"))?;
+        let past_len = if first_prompt {
+            0
+        } else {
+            all.checked_sub(len).ok_or(bad_input!("seqlens_k holds {s}, fewer than the {len} new steps"))?
+        };
+        if all > present_len || past_len + len > present_len || (!first_prompt && past_len > buffer) {
+            return Err(bad_input!("seqlens_k holds {s}, past the cache of {present_len} steps"));
+        }
+        lengths.push((past_len, all));
+    }
+    if ctx.int("do_rotary").unwrap_or(0) != 0 {
+        let (cos_t, sin_t) = (input(inputs, 7)?, input(inputs, 8)?);
+        let width = match cos_t.shape[..] {
+            [_, w] if sin_t.shape == cos_t.shape && 2 * w <= head => w,
+            _ => {
+                return Err(bad_input!(
+                    "cos_cache {:?} and sin_cache {:?} are not one [positions, at most {}] shape",
+                    cos_t.shape,
+                    sin_t.shape,
+                    head / 2
+                ));
+            }
+        };
+        let (cos, sin) = (cos_t.to_f64s()?, sin_t.to_f64s()?);
+        let caches = Caches { cos: &cos, sin: &sin, width, rows: cos_t.shape[0] };
+        let interleaved = ctx.int("rotary_interleaved").unwrap_or(0) != 0;
+        // The positions: each entry's past length on.
+        let row = |b: usize, s: usize| Ok(lengths[b].0 + s);
+        let layout = |n: usize| Layout { batch, sequence: len, heads: n, head, heads_first: true };
+        q = rotate(&q, &layout(heads), 2 * width, interleaved, &caches, row)?;
+        k = rotate(&k, &layout(kv_heads), 2 * width, interleaved, &caches, row)?;
+    }
+    // The present cache: each entry's valid past steps, this step's, zeros after.
+    ctx.check_elements(count(&[batch, kv_heads, present_len, head])?)?;
+    let grow = |past: Option<&[f64]>, new: &[f64]| -> Vec<f64> {
+        let mut out = vec![0.0; batch * kv_heads * present_len * head];
+        for (b, &(past_len, _)) in lengths.iter().enumerate() {
+            for n in 0..kv_heads {
+                let at = (b * kv_heads + n) * present_len * head;
+                if let Some(p) = past {
+                    let from = (b * kv_heads + n) * buffer * head;
+                    out[at..at + past_len * head].copy_from_slice(&p[from..from + past_len * head]);
+                }
+                let from = (b * kv_heads + n) * len * head;
+                out[at + past_len * head..][..len * head].copy_from_slice(&new[from..from + len * head]);
+            }
+        }
+        out
+    };
+    let present_k = grow(past.as_ref().map(|p| &p.1[..]), &k);
+    let present_v = grow(past.as_ref().map(|p| &p.2[..]), &v);
+    let window = ctx.int("local_window_size").unwrap_or(-1);
+    let window = usize::try_from(window).ok().filter(|&w| w > 0);
+    let softcap = f64::from(ctx.float("softcap").unwrap_or(0.0));
+    // attention_bias [B or 1, N or 1, S, total_sequence_length], added after soft capping.
+    let extra = attention_bias(optional(inputs, 10)?, (batch, heads, len, total))?;
+    let bias = |b: usize, n: usize, i: usize, j: usize| -> f64 {
+        let (past_len, all) = lengths[b];
+        // The keys up to this query's position, the last `window` of them (onnxruntime 1.32's
+        // CPU kernel counts the query's own position in the window).
+        let causal = past_len + i + 1;
+        if j >= causal || j >= all || j >= total || window.is_some_and(|w| j + w < causal) {
+            f64::NEG_INFINITY
+        } else {
+            extra.as_ref().map_or(0.0, |e| e[((b * heads + n) * len + i) * total + j])
+        }
+    };
+    let d = Dims { batch, heads, kv_heads, q_len: len, kv_len: present_len, head, v_head: head };
+    ctx.check_elements(count(&[batch, heads, len, present_len])?)?;
+    let dt = qt.data_type();
+    let y = attend(&q, &present_k, &present_v, &d, (scale(ctx, head), softcap), rounding(dt), bias);
+    let cache = vec![batch, kv_heads, present_len, head];
+    let mut out = vec![Value::Tensor(numeric_like(dt, vec![batch, len, heads * head], y)?)];
+    if ctx.node.outputs.len() > 1 {
+        out.push(Value::Tensor(numeric_like(dt, cache.clone(), present_k)?));
+        out.push(Value::Tensor(numeric_like(dt, cache, present_v)?));
+    }
+    Ok(out)
+}
