@@ -4,11 +4,13 @@
 //! [`kernel`] asks each.
 
 pub mod activation;
+pub mod qmatmul;
+pub mod quant;
 
 use super::{Family, Kernel};
 
 /// The families of `com.microsoft`; an operator is claimed by at most one.
-const FAMILIES: [Family; 1] = [activation::kernel];
+const FAMILIES: [Family; 3] = [activation::kernel, quant::kernel, qmatmul::kernel];
 
 pub fn kernel(op: &str) -> Option<Kernel> {
     FAMILIES.iter().find_map(|family| family(op))

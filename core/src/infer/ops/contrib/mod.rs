@@ -5,11 +5,12 @@
 //! operators, so inferring as onnx does passes their nodes by (`infer::node`).
 
 mod activation;
+mod quant;
 
 use super::{Family, Rule};
 
 /// The families of `com.microsoft`; an operator is claimed by at most one.
-const FAMILIES: [Family; 1] = [activation::rule];
+const FAMILIES: [Family; 2] = [activation::rule, quant::rule];
 
 pub fn rule(op: &str) -> Option<Rule> {
     FAMILIES.iter().find_map(|family| family(op))
