@@ -101,7 +101,6 @@ pub const CONTRIB_WITHOUT_KERNEL: &[&str] = &[
     "MatMulBnb4",
     "MatMulFpQ4",
     "MatMulInteger16",
-    "MatMulNBits",
     "MatMulNBitsMlp",
     "MatMulNBitsQLoRA",
     "MatMulNBitsQkv",

@@ -4,13 +4,14 @@
 //! [`kernel`] asks each.
 
 pub mod activation;
+pub mod nbits;
 pub mod qmatmul;
 pub mod quant;
 
 use super::{Family, Kernel};
 
 /// The families of `com.microsoft`; an operator is claimed by at most one.
-const FAMILIES: [Family; 3] = [activation::kernel, quant::kernel, qmatmul::kernel];
+const FAMILIES: [Family; 4] = [activation::kernel, quant::kernel, qmatmul::kernel, nbits::kernel];
 
 pub fn kernel(op: &str) -> Option<Kernel> {
     FAMILIES.iter().find_map(|family| family(op))

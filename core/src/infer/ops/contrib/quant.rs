@@ -41,6 +41,17 @@ pub fn rule(op: &str) -> Option<Rule> {
             Some(Outputs::one(tensor_of(elem, super::super::nn::matmul(ctx.dims(0), ctx.dims(1)))))
         },
         "DynamicQuantizeLSTM" => lstm,
+        "MatMulNBits" => |ctx| {
+            let n = ctx.int("N").map_or_else(unknown_dim, dim);
+            let dims = ctx.dims(0).filter(|d| !d.is_empty()).map(|d| {
+                let mut out = d.to_vec();
+                if let Some(last) = out.last_mut() {
+                    *last = n.clone();
+                }
+                out
+            });
+            Some(Outputs::one(tensor_of(ctx.elem(0), dims)))
+        },
         _ => return None,
     };
     Some(r)
