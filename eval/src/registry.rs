@@ -125,7 +125,6 @@ pub const CONTRIB_WITHOUT_KERNEL: &[&str] = &[
     "PagedAttention",
     "QAttention",
     "QEmbedLayerNormalization",
-    "QLinearAveragePool",
     "QLinearConv",
     "QLinearReduceMean",
     "QLinearSoftmax",

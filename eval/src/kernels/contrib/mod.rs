@@ -6,12 +6,13 @@
 pub mod activation;
 pub mod nbits;
 pub mod qmatmul;
+pub mod qpool;
 pub mod quant;
 
 use super::{Family, Kernel};
 
 /// The families of `com.microsoft`; an operator is claimed by at most one.
-const FAMILIES: [Family; 4] = [activation::kernel, quant::kernel, qmatmul::kernel, nbits::kernel];
+const FAMILIES: [Family; 5] = [activation::kernel, quant::kernel, qmatmul::kernel, nbits::kernel, qpool::kernel];
 
 pub fn kernel(op: &str) -> Option<Kernel> {
     FAMILIES.iter().find_map(|family| family(op))

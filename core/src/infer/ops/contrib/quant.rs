@@ -41,6 +41,7 @@ pub fn rule(op: &str) -> Option<Rule> {
             Some(Outputs::one(tensor_of(elem, super::super::nn::matmul(ctx.dims(0), ctx.dims(1)))))
         },
         "DynamicQuantizeLSTM" => lstm,
+        "QLinearAveragePool" => average_pool,
         "MatMulNBits" => |ctx| {
             let n = ctx.int("N").map_or_else(unknown_dim, dim);
             let dims = ctx.dims(0).filter(|d| !d.is_empty()).map(|d| {
@@ -102,4 +103,42 @@ fn lstm(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
         out.types.push(Some(tensor_of(elem, Some(vec![dim(directions), batch.clone(), hidden.clone()]))));
     }
     Some(out)
+}
+
+/// QLinearAveragePool: batch and channels kept (channels last when `channels_last`), each
+/// spatial size from the kernel, strides, explicit pads and `ceil_mode` (onnxruntime's
+/// output size; other `auto_pad` modes leave those dims unknown).
+fn average_pool(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
+    let last = ctx.int("channels_last").unwrap_or(0) != 0;
+    let dims = ctx.dims(0).filter(|d| d.len() >= 3).map(|d| {
+        let rank = d.len() - 2;
+        let offset = if last { 1 } else { 2 };
+        let kernel = ctx.ints("kernel_shape").filter(|k| k.len() == rank);
+        let strides = ctx.ints("strides");
+        let pads = ctx.ints("pads");
+        let explicit = matches!(ctx.string("auto_pad").unwrap_or("NOTSET"), "NOTSET" | "VALID");
+        let valid = ctx.string("auto_pad") == Some("VALID");
+        let ceil = ctx.int("ceil_mode").unwrap_or(0) != 0;
+        let mut out = d.to_vec();
+        for a in 0..rank {
+            let size = known_dim(&d[offset + a]).filter(|_| explicit).and_then(|input| {
+                let k = kernel?[a];
+                let s = strides.map_or(Some(1), |s| s.get(a).copied())?;
+                let (p0, p1) =
+                    if valid { (0, 0) } else { pads.map_or(Some((0, 0)), |p| Some((*p.get(a)?, *p.get(a + rank)?)))? };
+                let steps = input + p0 + p1 - k;
+                if steps < 0 || s <= 0 || k <= 0 {
+                    return None;
+                }
+                let mut o = if ceil { (steps + s - 1) / s } else { steps / s } + 1;
+                if ceil && (o - 1) * s >= input + p0 {
+                    o -= 1;
+                }
+                Some(o)
+            });
+            out[offset + a] = size.map_or_else(unknown_dim, dim);
+        }
+        out
+    });
+    Some(Outputs::one(tensor_of(ctx.elem(0), dims)))
 }
