@@ -127,7 +127,6 @@ pub const CONTRIB_WITHOUT_KERNEL: &[&str] = &[
     "QEmbedLayerNormalization",
     "QLinearConv",
     "QLinearReduceMean",
-    "QLinearSoftmax",
     "QLinearWhere",
     "QMoE",
     "QOrderedAttention",

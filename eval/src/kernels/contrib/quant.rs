@@ -23,6 +23,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         "QLinearConcat" => concat,
         "QLinearGlobalAveragePool" => global_average_pool,
         "QGemm" => qgemm,
+        "QLinearSoftmax" => softmax,
         _ => return None,
     };
     Some(k)
@@ -351,4 +352,54 @@ fn qgemm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelE
             one(Tensor::new(vec![m, n], Data::F32(out)))
         }
     }
+}
+
+/// QLinearSoftmax as onnxruntime computes it: a float32 table of `exp` over the 256 byte
+/// values (shifted so that the largest sums stay finite), indexed by each value's distance
+/// from its lane's maximum, the lane's sum in float32, and `nearbyint(e·⌊1/y_scale⌋ / sum)`
+/// plus the zero point (held at most 255, or 127 for int8, and wrapping below the range as
+/// onnxruntime's cast does). Opset 12 and
+/// below flatten from `axis` (default 1), opset 13 on takes one axis (default −1).
+fn softmax(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+    let x = input(inputs, 0)?;
+    let (v, signed) = bytes(x, "X")?;
+    let x_scale = scale_of(input(inputs, 1)?, "X_scale")?;
+    let y_scale = scale_of(input(inputs, 3)?, "Y_scale")?;
+    let yz = zero_of(optional(inputs, 4)?, "Y_zero_point")?;
+    let opset = ctx.int("opset").ok_or(crate::error::bad_attribute!("QLinearSoftmax needs its opset attribute"))?;
+    let rank = x.rank();
+    if rank == 0 || v.is_empty() {
+        return one(byte_tensor(x.shape.clone(), signed, v.into_iter()));
+    }
+    let a = axis(ctx.int("axis").unwrap_or(if opset < 13 { 1 } else { -1 }), rank)?;
+    // Lanes of `len` elements `stride` apart.
+    let (len, stride) =
+        if opset < 13 { (x.shape[a..].iter().product(), 1) } else { (x.shape[a], x.shape[a + 1..].iter().product()) };
+    let mut table = [0f32; 256];
+    let shift = (f64::from(f32::MAX / len as f32)).ln();
+    let shift = (shift - 5.0).max(0.0) / f64::from(x_scale);
+    for i in 0..256i32 {
+        let e = ((f64::from(i) - 255.0 + shift) * f64::from(x_scale)).exp() as f32;
+        table[usize::from(if signed { (i - 128) as u8 } else { i as u8 })] = e;
+    }
+    let ys = (1.0 / y_scale).floor();
+    let mut out = vec![0i32; v.len()];
+    let lanes = v.len() / len.max(1);
+    for lane in 0..lanes {
+        let (outer, inner) = (lane / stride, lane % stride);
+        let idx = |j: usize| (outer * len + j) * stride + inner;
+        let max = (0..len).map(|j| v[idx(j)]).max().unwrap_or(0);
+        let entry = |x: i32| -> f32 {
+            if signed { table[usize::from((127 - max + x) as u8)] } else { table[(255 - max + x) as usize] }
+        };
+        let sum: f32 = (0..len).fold(0.0, |s, j| s + entry(v[idx(j)]));
+        if sum == 0.0 {
+            continue;
+        }
+        for j in 0..len {
+            let q = (entry(v[idx(j)]) * ys / sum).round_ties_even() as i32 + yz;
+            out[idx(j)] = if signed { if q > 127 { 127 } else { i32::from(q as i8) } } else { q.min(255) };
+        }
+    }
+    one(byte_tensor(x.shape.clone(), signed, out.into_iter()))
 }
