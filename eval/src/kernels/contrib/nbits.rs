@@ -1,6 +1,6 @@
 //! Block-quantized weights: MatMulNBits (`A × dequantize(B)ᵀ`, B's rows of N quantized in
 //! blocks of `block_size` along K, `bits` per value), as onnxruntime's CPU kernel computes
-//! it with its default accuracy level: the weights dequantized to float32 (`(q − zero)·scale`,
+//! it with its default accuracy level (g_idx not yet): the weights dequantized to float32 (`(q − zero)·scale`,
 //! the zero point 2^(bits−1) when none is given) and multiplied in float32.
 
 use super::super::{Ctx, Kernel, input, one, optional};
@@ -66,16 +66,11 @@ fn matmul_nbits(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, 
             _ => return Err(unsupported!("zero points of {} (not packed uint8)", z.data_type().name())),
         },
     };
-    let g_idx = match optional(inputs, 4)? {
-        None => None,
-        Some(g) => {
-            let v = g.to_i64s()?;
-            if v.len() != k || v.iter().any(|&x| x < 0 || x as usize >= blocks) {
-                return Err(bad_input!("g_idx must hold K = {k} block indices below {blocks}"));
-            }
-            Some(v.into_iter().map(|x| x as usize).collect::<Vec<_>>())
-        }
-    };
+    // g_idx (act-order block indices): onnxruntime's reading of it was not matched yet (a
+    // case taking each K index's scale and zero point from block g_idx[k] differed).
+    if optional(inputs, 4)?.is_some() {
+        return Err(unsupported!("MatMulNBits with g_idx"));
+    }
     let bias = match optional(inputs, 5)? {
         None => None,
         Some(t) => match &*t.data {
@@ -89,9 +84,8 @@ fn matmul_nbits(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, 
     let mut w = vec![0f32; k * n];
     for row in 0..n {
         for p in 0..k {
-            let blk = g_idx.as_ref().map_or(p / block, |g| g[p]);
-            let (qb, qi) = (p / block, p % block);
-            let q = unpack(&bv[(row * blocks + qb) * blob..(row * blocks + qb + 1) * blob], qi, bits);
+            let (blk, qi) = (p / block, p % block);
+            let q = unpack(&bv[(row * blocks + blk) * blob..(row * blocks + blk + 1) * blob], qi, bits);
             let z = zeros.map_or(default_zero, |z| unpack(&z[row * zero_row..(row + 1) * zero_row], blk, bits));
             w[p * n + row] = (q - z) as f32 * sv[row * blocks + blk];
         }
