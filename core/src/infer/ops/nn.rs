@@ -154,7 +154,7 @@ pub fn rule(op: &str) -> Option<Rule> {
     Some(rule)
 }
 
-fn matmul(a: Option<&[Dimension]>, b: Option<&[Dimension]>) -> Option<Vec<Dimension>> {
+pub(super) fn matmul(a: Option<&[Dimension]>, b: Option<&[Dimension]>) -> Option<Vec<Dimension>> {
     let (a, b) = (a?, b?);
     if a.is_empty() || b.is_empty() {
         return None;

@@ -6,12 +6,25 @@
 pub mod activation;
 pub mod attention;
 pub mod fused;
+pub mod nbits;
 pub mod norm;
+pub mod qmatmul;
+pub mod qpool;
+pub mod quant;
 
 use super::{Family, Kernel};
 
 /// The families of `com.microsoft`; an operator is claimed by at most one.
-const FAMILIES: [Family; 4] = [activation::kernel, norm::kernel, fused::kernel, attention::kernel];
+const FAMILIES: [Family; 8] = [
+    activation::kernel,
+    norm::kernel,
+    fused::kernel,
+    attention::kernel,
+    quant::kernel,
+    qmatmul::kernel,
+    nbits::kernel,
+    qpool::kernel,
+];
 
 pub fn kernel(op: &str) -> Option<Kernel> {
     FAMILIES.iter().find_map(|family| family(op))

@@ -8,11 +8,12 @@ mod activation;
 mod attention;
 mod fused;
 mod norm;
+mod quant;
 
 use super::{Family, Rule};
 
 /// The families of `com.microsoft`; an operator is claimed by at most one.
-const FAMILIES: [Family; 4] = [activation::rule, norm::rule, fused::rule, attention::rule];
+const FAMILIES: [Family; 5] = [activation::rule, norm::rule, fused::rule, attention::rule, quant::rule];
 
 pub fn rule(op: &str) -> Option<Rule> {
     FAMILIES.iter().find_map(|family| family(op))
