@@ -4,9 +4,12 @@ Usage (from the repository root; needs `pip install onnx==1.23.2 onnxruntime num
 
     cargo build --release -p onnx-cli
     python3 bench/run_vs_onnxruntime.py [--runs 10] [--write docs/benchmarks.md]
+    python3 bench/run_vs_onnxruntime.py --corpus contrib [--runs 10] [--write docs/benchmarks.md]
 
 For every model with golden data in tests/fixtures/run (the real-exporter models of
-tests/corpus/real, inputs fixed by gen_run_data.py), side by side in one run:
+tests/corpus/real, inputs fixed by gen_run_data.py), or with `--corpus contrib` in
+tests/fixtures/run_contrib (the models onnxruntime's optimizers and quantizers wrote, with
+com.microsoft operators: tests/corpus/contrib), side by side in one run:
 
 * ours: `onnx run MODEL --test-data DIR --repeat N --threads 1`, the median time per run it
   reports (in-process, after one warm-up run; reading the model and the inputs is not timed);
@@ -53,6 +56,15 @@ REFERENCE_BUDGET = 180
 MEMORY_LIMIT = 12 << 30
 
 
+# The model sets: golden data, models, the section of docs/benchmarks.md, its title.
+CORPORA = {
+    "real": ("tests/fixtures/run", "tests/corpus/real", "run-vs-onnxruntime",
+             "## Running models: `onnx run` against onnxruntime and onnx's reference evaluator (issue 24)"),
+    "contrib": ("tests/fixtures/run_contrib", "tests/corpus/contrib", "run-contrib-vs-onnxruntime",
+                "## Running the models onnxruntime's tools write (com.microsoft operators, issue 54)"),
+}
+
+
 def give_up(*_):
     raise TimeoutError(f"more than {REFERENCE_BUDGET} s")
 
@@ -65,12 +77,17 @@ def inputs_of(data: pathlib.Path) -> dict[str, np.ndarray]:
     return feeds
 
 
-def ours(model: pathlib.Path, data: pathlib.Path, runs: int, threads: list[str]) -> float:
-    out = subprocess.run(
+def ours(model: pathlib.Path, data: pathlib.Path, runs: int, threads: list[str]) -> float | None:
+    """The median milliseconds per run `onnx run` reports; `None` when it cannot run the
+    model (said on stderr, and "fails" in the table)."""
+    done = subprocess.run(
         [str(BINARY), "run", str(model), "--test-data", str(data), "--repeat", str(runs), *threads],
-        check=True, capture_output=True, text=True,
-    ).stdout
-    line = next(l for l in out.splitlines() if l.startswith("time per run"))
+        capture_output=True, text=True,
+    )
+    if done.returncode != 0:
+        print(f"{model.name}: ours fails: {done.stderr.strip().splitlines()[-1][:160]}", file=sys.stderr)
+        return None
+    line = next(l for l in done.stdout.splitlines() if l.startswith("time per run"))
     return float(line.split("median ")[1].split(" ms")[0])
 
 
@@ -92,14 +109,16 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--reference-runs", type=int, default=3)
     parser.add_argument("--write", type=pathlib.Path)
+    parser.add_argument("--corpus", choices=CORPORA, default="real")
     args = parser.parse_args()
+    fixtures, corpus, section, title = CORPORA[args.corpus]
     ort.set_default_logger_severity(3)
     rows = []
     all_cores = []
-    for data in sorted((ROOT / "tests/fixtures/run").iterdir()):
+    for data in sorted((ROOT / fixtures).iterdir()):
         if not data.is_dir():
             continue
-        model = ROOT / "tests/corpus/real" / f"{data.name}.onnx"
+        model = ROOT / corpus / f"{data.name}.onnx"
         feeds = inputs_of(data)
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1
@@ -110,6 +129,8 @@ def main() -> None:
         every_core = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
         t_ort_all = timed(lambda: every_core.run(None, feeds), args.runs)
         try:
+            if args.corpus == "contrib":
+                raise RuntimeError("onnx's reference evaluator knows no com.microsoft operator")
             signal.signal(signal.SIGALRM, give_up)
             signal.alarm(REFERENCE_BUDGET)
             reference = ReferenceEvaluator(str(model))
@@ -123,23 +144,29 @@ def main() -> None:
         t_ours_all = ours(model, data, args.runs, [])
         rows.append((data.name, t_ours, t_ort, t_ref))
         all_cores.append((data.name, t_ours_all, t_ort_all))
-        print(f"{data.name:28} ours {t_ours:9.3f} ms  onnxruntime {t_ort:9.3f} ms  reference {t_ref} ms", file=sys.stderr)
+        print(f"{data.name:28} ours {t_ours} ms  onnxruntime {t_ort:9.3f} ms  reference {t_ref} ms", file=sys.stderr)
     geo = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs))
     lines = [
-        "## Running models: `onnx run` against onnxruntime and onnx's reference evaluator (issue 24)",
+        title,
         "",
-        f"Measured {datetime.date.today()} on {machine()}; `python3 bench/run_vs_onnxruntime.py --runs {args.runs}`;"
+        f"Measured {datetime.date.today()} on {machine()}; `python3 bench/run_vs_onnxruntime.py --runs {args.runs}"
+        f"{' --corpus contrib' if args.corpus == 'contrib' else ''}`;"
         f" onnxruntime {ort.__version__} (one thread; ours `--threads 1`), onnx {onnx.__version__} ReferenceEvaluator.",
         "",
         "| model | ours (ms) | onnxruntime (ms) | reference (ms) | ours ÷ onnxruntime | reference ÷ ours |",
         "|---|---|---|---|---|---|",
     ]
+    ran = [(name, a, b, c) for name, a, b, c in rows if a is not None]
     for name, a, b, c in rows:
+        if a is None:
+            lines.append(f"| {name} | fails | {b:.3f} | – | – | – |")
+            continue
         reference = f"{c:.3f} | {c / a:.1f}×" if c is not None else "fails | –"
         lines.append(f"| {name} | {a:.3f} | {b:.3f} | {reference.split(' | ')[0]} | {a / b:.1f}× | {reference.split(' | ')[1]} |")
-    with_reference = [c / a for _, a, _, c in rows if c is not None]
+    with_reference = [c / a for _, a, _, c in ran if c is not None]
     lines.append(
-        f"| **geometric mean** | | | | **{geo([a / b for _, a, b, _ in rows]):.1f}×** | **{geo(with_reference):.1f}×** ({len(with_reference)} models) |"
+        f"| **geometric mean** | | | | **{geo([a / b for _, a, b, _ in ran]):.1f}×** | "
+        + (f"**{geo(with_reference):.1f}×** ({len(with_reference)} models) |" if with_reference else "– |")
     )
     lines += [
         "",
@@ -149,12 +176,13 @@ def main() -> None:
         "|---|---|---|---|",
     ]
     for name, a, b in all_cores:
-        lines.append(f"| {name} | {a:.3f} | {b:.3f} | {a / b:.1f}× |")
-    lines.append(f"| **geometric mean** | | | **{geo([a / b for _, a, b in all_cores]):.1f}×** |")
+        lines.append(f"| {name} | {a:.3f} | {b:.3f} | {a / b:.1f}× |" if a is not None else f"| {name} | fails | {b:.3f} | – |")
+    ran_all = [(a, b) for _, a, b in all_cores if a is not None]
+    lines.append(f"| **geometric mean** | | | **{geo([a / b for a, b in ran_all]):.1f}×** |")
     text = "\n".join(lines) + "\n"
     print(text)
     if args.write:
-        update_section(args.write, "run-vs-onnxruntime", text)
+        update_section(args.write, section, text)
 
 
 if __name__ == "__main__":
