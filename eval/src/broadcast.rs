@@ -3,6 +3,7 @@
 //! 0 along broadcast axes. One helper for every kernel that broadcasts.
 
 use crate::error::{KernelError, bad_input};
+pub use crate::value::elements;
 
 /// The broadcast shape of `shapes`, or a message naming the axis where two sizes clash (or
 /// saying that its element count overflows).
@@ -23,12 +24,6 @@ pub fn shape(shapes: &[&[usize]]) -> Result<Vec<usize>, KernelError> {
     }
     crate::value::count(&out)?;
     Ok(out)
-}
-
-/// The number of elements of `shape`: 0 when any dimension is 0, even if the others
-/// multiply past `usize` (an empty tensor may declare any other dimensions).
-pub fn elements(shape: &[usize]) -> usize {
-    if shape.contains(&0) { 0 } else { shape.iter().fold(1usize, |n, &d| n.saturating_mul(d)) }
 }
 
 /// Row-major strides of `shape`. An empty tensor's other dimensions may multiply past

@@ -168,6 +168,18 @@ impl<'a, T: Pod> IntoIterator for &'a Buf<T> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_buffer_is_counted_while_it_lives() {
+        use crate::memory::held;
+        // Other tests of this binary allocate on other threads: count what this one adds
+        // with buffers far larger than theirs.
+        let before = held();
+        let big: Buf<f64> = vec![0.0f64; 1 << 24].into();
+        assert!(held() >= before + (1 << 27) - (1 << 26), "{} then {}", before, held());
+        drop(big);
+        assert!(held() < before + (1 << 26), "{} then {}", before, held());
+    }
+
     fn aligned_bytes(values: &[f32]) -> Bytes {
         Bytes::from(bytemuck::cast_slice::<f32, u8>(values).to_vec())
     }

@@ -31,6 +31,7 @@ pub mod compare;
 pub mod error;
 pub mod gemm;
 pub mod inputs;
+pub mod invoke;
 pub mod kernels;
 pub mod math;
 pub mod memory;

@@ -256,7 +256,7 @@ impl Plan<'_> {
                         .min(limits.max_memory);
                     let budget = crate::memory::Budget::starting_now(allowed);
                     let ctx = crate::kernels::Ctx { model, node, opset: self.opset, limits: &limits, budget: &budget };
-                    let Ok(values) = crate::kernels::call(*kernel, &ctx, &given) else { continue };
+                    let Ok(values) = crate::invoke::call(*kernel, &ctx, &given) else { continue };
                     let made: usize = values.iter().map(Value::byte_size).sum();
                     if made > taken * FOLD_GROWTH + FOLD_SLACK {
                         if grown + made > FOLD_GROWN_BUDGET {

@@ -360,7 +360,7 @@ impl Runner<'_, '_> {
                             limits: &self.options.limits,
                             budget: self.budget,
                         };
-                        let outputs = crate::kernels::call(kernel, &ctx, &inputs).map_err(fail)?;
+                        let outputs = crate::invoke::call(kernel, &ctx, &inputs).map_err(fail)?;
                         if let Some(table) = self.repeats.last_mut().filter(|_| repeatable) {
                             hold(table, n, &inputs, &outputs);
                         }

@@ -14,7 +14,6 @@ use bytes::Bytes;
 
 use crate::buf::Buf;
 use crate::error::{KernelError, bad_input, limit, unsupported};
-use crate::view::Layout;
 
 /// The elements of a tensor, one variant per element type the evaluator computes with.
 /// Numeric elements are a [`Buf`]: made by a kernel, or viewed where an initializer's bytes
@@ -306,7 +305,7 @@ impl Tensor {
     pub fn len(&self) -> usize {
         match self.layout {
             None => self.data.len(),
-            Some(_) => crate::broadcast::elements(&self.shape),
+            Some(_) => elements(&self.shape),
         }
     }
 
@@ -576,4 +575,19 @@ pub fn count(dims: &[usize]) -> Result<usize, KernelError> {
         return Ok(0);
     }
     dims.iter().try_fold(1usize, |n, &d| n.checked_mul(d)).ok_or_else(|| limit!("the element count overflows"))
+}
+
+/// Where a view's elements lie ([`crate::view`]): position (i0, i1, …) is element
+/// `offset + Σ i_a·strides[a]` of the data. Every position of the shape lies inside it.
+/// Here, beside the tensor that holds it, so that the data layer's modules import one way.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub offset: usize,
+    pub strides: Vec<usize>,
+}
+
+/// The number of elements of `shape`: 0 when any dimension is 0, even if the others
+/// multiply past `usize` (an empty tensor may declare any other dimensions).
+pub fn elements(shape: &[usize]) -> usize {
+    if shape.contains(&0) { 0 } else { shape.iter().fold(1usize, |n, &d| n.saturating_mul(d)) }
 }

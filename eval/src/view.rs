@@ -12,15 +12,8 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use crate::broadcast;
+pub use crate::value::Layout;
 use crate::value::{Tensor, Value};
-
-/// Where a view's elements lie: position (i0, i1, …) is element
-/// `offset + Σ i_a·strides[a]` of the data. Every position of the shape lies inside it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Layout {
-    pub offset: usize,
-    pub strides: Vec<usize>,
-}
 
 impl Tensor {
     /// Whether this is a strided view rather than row-major elements.

@@ -60,18 +60,6 @@ pub struct Ctx<'a> {
 /// optional input), or what kind of thing is wrong and the message saying so.
 pub type Kernel = fn(&Ctx<'_>, &[Option<&Value>]) -> Result<Vec<Value>, KernelError>;
 
-/// Runs `kernel` on `inputs`, copying strided views row-major first unless the node's
-/// operator reads views ([`crate::registry::reads_views`]).
-pub fn call(kernel: Kernel, ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
-    if crate::registry::reads_views(ctx.node.schema_domain().unwrap_or(""), ctx.op()) {
-        return kernel(ctx, inputs);
-    }
-    match crate::view::contiguous_inputs(inputs) {
-        None => kernel(ctx, inputs),
-        Some(copies) => kernel(ctx, &copies.iter().map(Option::as_ref).collect::<Vec<_>>()),
-    }
-}
-
 /// Which operators a family has a kernel for, and which kernel.
 pub type Family = fn(&str) -> Option<Kernel>;
 
