@@ -112,8 +112,6 @@ pub const CONTRIB_WITHOUT_KERNEL: &[&str] = &[
     "PackedSparseAttentionIndexerMerge",
     "Pad",
     "PagedAttention",
-    "QAttention",
-    "QEmbedLayerNormalization",
     "QLinearConv",
     "QLinearReduceMean",
     "QLinearWhere",
