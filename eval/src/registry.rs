@@ -67,7 +67,6 @@ pub const CONTRIB_WITHOUT_KERNEL: &[&str] = &[
     "GatedDeltaNetStateReplay",
     "GatedRMSNorm",
     "GatedRelativePositionBias",
-    "GatherBlockQuantized",
     "GatherPacked",
     "GemmFastGelu",
     "GemmFloat8",
