@@ -6,7 +6,11 @@
 //! still averages them all), key/value caches grown by this step's keys and values.
 //! Computed in f64 and rounded to the input's type at the end.
 
+use onnx_core::ir::DataType;
+
 use super::super::{Ctx, Kernel, count, input, optional};
+use super::qmatmul::matmul_to_float;
+use super::quant::{bytes, scale_of, zero_of};
 use crate::broadcast::permute;
 use crate::error::{KernelError, bad_attribute, bad_input};
 use crate::gemm::{View, dgemm};
@@ -20,6 +24,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         "MultiHeadAttention" => multi_head_attention,
         "RotaryEmbedding" => rotary_embedding,
         "GroupQueryAttention" => group_query_attention,
+        "QAttention" => q_attention,
         _ => return None,
     };
     Some(k)
@@ -315,7 +320,6 @@ fn attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Ker
             "hidden sizes {qs}, {ks} and {vs} do not fit weights of width {total} and {heads} heads"
         ));
     }
-    let (head, v_head) = (qs / heads, vs / heads);
     ctx.check_elements(count(&[batch, len, total])?)?;
     let mut qkv = vec![0.0; batch * len * total];
     let beta = match optional(inputs, 2)? {
@@ -331,12 +335,43 @@ fn attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Ker
     };
     let (xv, wv) = (x.to_f64s()?, w.to_f64s()?);
     dgemm(1.0, View::rows(&xv, batch * len, dim), View::rows(&wv, dim, total), beta, &mut qkv)?;
+    let sizes = Projected { batch, len, heads, sizes: (qs, ks, vs) };
+    attend_projected(
+        ctx,
+        &qkv,
+        &sizes,
+        x.data_type(),
+        (optional(inputs, 3)?, optional(inputs, 4)?, optional(inputs, 5)?),
+    )
+}
+
+/// The sizes of Attention's projection `[B, S, qs + ks + vs]` of `heads` heads.
+struct Projected {
+    batch: usize,
+    len: usize,
+    heads: usize,
+    sizes: (usize, usize, usize),
+}
+
+/// Attention (and QAttention) after the projection: `qkv` [B, S, qs + ks + vs] split in
+/// heads, `past` [2, B, N, P, H] in front of the keys and values, the mask index and the
+/// attention bias added to the scores; the output [B, S, vs] and present of type `dt`.
+fn attend_projected(
+    ctx: &Ctx<'_>,
+    qkv: &[f64],
+    p: &Projected,
+    dt: DataType,
+    (mask, past, extra): (Option<&Tensor>, Option<&Tensor>, Option<&Tensor>),
+) -> Result<Vec<Value>, KernelError> {
+    let Projected { batch, len, heads, sizes: (qs, ks, vs) } = *p;
+    let total = qs + ks + vs;
+    let (head, v_head) = (qs / heads, vs / heads);
     let shape = (batch, len, total);
-    let q = split_heads(&qkv, shape, 0, heads, head);
-    let mut k = split_heads(&qkv, shape, qs, heads, head);
-    let mut v = split_heads(&qkv, shape, qs + ks, heads, v_head);
+    let q = split_heads(qkv, shape, 0, heads, head);
+    let mut k = split_heads(qkv, shape, qs, heads, head);
+    let mut v = split_heads(qkv, shape, qs + ks, heads, v_head);
     let mut past_len = 0;
-    if let Some(past) = optional(inputs, 4)? {
+    if let Some(past) = past {
         match past.shape[..] {
             [2, b, n, p, h] if b == batch && n == heads && h == head && h == v_head => {
                 let pv = past.to_f64s()?;
@@ -351,20 +386,12 @@ fn attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Ker
     let kv_total = past_len + len;
     let causal = ctx.int("unidirectional").unwrap_or(0) != 0 && len > 1;
     let filter = f64::from(ctx.float("mask_filter_value").unwrap_or(-10000.0));
-    let mask = prepare_mask(optional(inputs, 3)?, (batch, len, past_len, kv_total), causal, filter)?;
-    let extra = attention_bias(optional(inputs, 5)?, (batch, heads, len, kv_total))?;
+    let mask = prepare_mask(mask, (batch, len, past_len, kv_total), causal, filter)?;
+    let extra = attention_bias(extra, (batch, heads, len, kv_total))?;
     let d = Dims { batch, heads, kv_heads: heads, q_len: len, kv_len: kv_total, head, v_head };
     ctx.check_elements(count(&[batch, heads, len, kv_total])?)?;
-    let y = attend(
-        &q,
-        &k,
-        &v,
-        &d,
-        (scale(ctx, head), 0.0),
-        rounding(x.data_type()),
-        bias_of(&mask, &extra, (heads, len, kv_total)),
-    );
-    let dt = x.data_type();
+    let y =
+        attend(&q, &k, &v, &d, (scale(ctx, head), 0.0), rounding(dt), bias_of(&mask, &extra, (heads, len, kv_total)));
     let mut out = vec![Value::Tensor(numeric_like(dt, vec![batch, len, vs], y)?)];
     if ctx.node.outputs.len() > 1 {
         let mut present = k;
@@ -372,6 +399,36 @@ fn attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Ker
         out.push(Value::Tensor(numeric_like(dt, vec![2, batch, heads, kv_total, head], present)?));
     }
     Ok(out)
+}
+
+/// com.microsoft QAttention (onnxruntime's dynamically quantized Attention): the 8-bit input
+/// (its scale input 3, zero point input 6) times the 8-bit weights (scale input 4 and zero
+/// point input 7, one or one per column), taken in integers and scaled to float32 plus the
+/// bias (input 2), as MatMulIntegerToFloat computes it; then Attention's heads on the
+/// three equal parts, with the mask index (input 5) and past (input 8).
+fn q_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+    let (x, w, bias) = (input(inputs, 0)?, input(inputs, 1)?, input(inputs, 2)?);
+    let heads = num_heads(ctx, "num_heads")?;
+    if ctx.int("past_present_share_buffer").unwrap_or(0) != 0 || ctx.int("do_rotary").unwrap_or(0) != 0 {
+        return Err(bad_attribute!("past_present_share_buffer and do_rotary are not supported"));
+    }
+    let (batch, len, dim) = three(x, "input")?;
+    let total = match w.shape[..] {
+        [rows, cols] if rows == dim && cols % 3 == 0 && (cols / 3) % heads == 0 => cols,
+        _ => return Err(bad_input!("weights of shape {:?} are not [{dim}, 3·hidden] of {heads} heads", w.shape)),
+    };
+    let (qx, _) = bytes(x, "input")?;
+    let x_scale = scale_of(input(inputs, 3)?, "input_scale")?;
+    let x_zero = zero_of(optional(inputs, 6)?, "input_zero_point")?;
+    ctx.check_elements(count(&[batch, len, total])?)?;
+    let projected =
+        matmul_to_float(&x.shape, &qx, x_zero, x_scale, w, input(inputs, 4)?, optional(inputs, 7)?, Some(bias))?;
+    let qkv = match projected.first() {
+        Some(Value::Tensor(t)) => t.to_f64s()?,
+        _ => return Err(bad_input!("the quantized projection gave no tensor")),
+    };
+    let sizes = Projected { batch, len, heads, sizes: (total / 3, total / 3, total / 3) };
+    attend_projected(ctx, &qkv, &sizes, DataType::Float, (optional(inputs, 5)?, optional(inputs, 8)?, None))
 }
 
 /// MultiHeadAttention: query [B, S, D], key and value [B, L, D] and [B, L, Dv] (their heads

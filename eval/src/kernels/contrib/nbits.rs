@@ -3,13 +3,17 @@
 //! it with its default accuracy level (g_idx not yet): the weights dequantized to float32 (`(q − zero)·scale`,
 //! the zero point 2^(bits−1) when none is given) and multiplied in float32.
 
-use super::super::{Ctx, Kernel, input, one, optional};
+use onnx_core::ir::DataType;
+
+use super::super::{Ctx, Kernel, axis, count, input, one, optional};
+use crate::cast::numeric_like;
 use crate::error::{KernelError, bad_attribute, bad_input, unsupported};
 use crate::value::{Data, Tensor, Value};
 
 pub fn kernel(op: &str) -> Option<Kernel> {
     let k: Kernel = match op {
         "MatMulNBits" => matmul_nbits,
+        "GatherBlockQuantized" => gather_block_quantized,
         _ => return None,
     };
     Some(k)
@@ -97,4 +101,112 @@ fn matmul_nbits(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, 
         }
     }
     one(Tensor::new(shape, Data::F32(out.into())))
+}
+
+/// GatherBlockQuantized: Gather of block-quantized `data` (input 0) along `gather_axis`
+/// (default 0) by `indices` (input 1), dequantized with `scales` (input 2, one per block of
+/// `block_size`, default 128, along `quantize_axis`, default 1) and `zero_points` (input
+/// 3), in float32 `(q − zero)·scale`, as onnxruntime's CPU kernel does: uint8 data packs
+/// `8/bits` values per byte along its last axis (gather_axis 0, quantize_axis last; the
+/// zero points packed alike, 2^(bits−1) when absent), int4/uint4 data one value per element
+/// (zero 0 when absent). An index out of range gives zeros. Float8/float4 data is refused.
+fn gather_block_quantized(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+    let (data, indices, scales) = (input(inputs, 0)?, input(inputs, 1)?, input(inputs, 2)?);
+    let rank = data.rank();
+    let g = axis(ctx.int("gather_axis").unwrap_or(0), rank)?;
+    let qa = axis(ctx.int("quantize_axis").unwrap_or(1), rank)?;
+    let block = usize::try_from(ctx.int("block_size").unwrap_or(128))
+        .ok()
+        .filter(|&b| b >= 16 && b.is_power_of_two())
+        .ok_or(bad_attribute!("block_size must be a power of 2 and at least 16"))?;
+    let bits = ctx.int("bits").unwrap_or(4);
+    let dt = data.data_type();
+    // The logical values, their shape, and the zero points' values by scale index.
+    let (values, shape, zeros): (Vec<i32>, Vec<usize>, Option<Vec<i32>>) = match (&*data.data, dt) {
+        (Data::U8(bytes), _) => {
+            let bits = usize::try_from(bits).ok().filter(|b| matches!(b, 2 | 4 | 8));
+            let Some(bits) = bits else { return Err(bad_attribute!("uint8 data takes bits 2, 4 or 8")) };
+            if g != 0 || qa + 1 != rank || g == qa {
+                return Err(bad_input!("uint8 data needs gather_axis 0 and quantize_axis the last axis"));
+            }
+            let per = 8 / bits;
+            let values = (0..bytes.len() * per).map(|i| unpack(bytes, i, bits)).collect();
+            let mut shape = data.shape.clone();
+            shape[rank - 1] *= per;
+            let zeros = match optional(inputs, 3)? {
+                Some(z) => {
+                    let Data::U8(zb) = &*z.data else { return Err(bad_input!("zero_points must be uint8 as data is")) };
+                    // Packed per row of the scales' last axis.
+                    let row = *scales.shape.last().unwrap_or(&1);
+                    let packed = row.div_ceil(per);
+                    let rows = scales.len() / row.max(1);
+                    if zb.len() != rows * packed {
+                        return Err(bad_input!(
+                            "zero_points of shape {:?} do not fit scales {:?}",
+                            z.shape,
+                            scales.shape
+                        ));
+                    }
+                    Some((0..rows * row).map(|i| unpack(&zb[(i / row) * packed..], i % row, bits)).collect())
+                }
+                None => Some(vec![1 << (bits - 1)]),
+            };
+            (values, shape, zeros)
+        }
+        (_, DataType::Int4 | DataType::Uint4) => {
+            if bits != 4 {
+                return Err(bad_attribute!("int4/uint4 data takes bits 4"));
+            }
+            let values = data.to_i64s()?.into_iter().map(|v| v as i32).collect();
+            let zeros = optional(inputs, 3)?
+                .map(|z| z.to_i64s().map(|v| v.into_iter().map(|x| x as i32).collect()))
+                .transpose()?;
+            (values, data.shape.clone(), Some(zeros.unwrap_or_else(|| vec![0])))
+        }
+        _ => return Err(unsupported!("GatherBlockQuantized of {} data", dt.name())),
+    };
+    // Scales: data's shape with the quantize axis in blocks.
+    let mut want = shape.clone();
+    want[qa] = shape[qa].div_ceil(block);
+    if scales.shape != want {
+        return Err(bad_input!(
+            "scales of shape {:?} do not fit data {:?} in blocks of {block}: {want:?}",
+            scales.shape,
+            shape
+        ));
+    }
+    let zeros = zeros.unwrap_or_default();
+    if zeros.len() != 1 && zeros.len() != scales.len() {
+        return Err(bad_input!("{} zero points for {} scales", zeros.len(), scales.len()));
+    }
+    let sv: Vec<f32> = scales.to_f64s()?.into_iter().map(|v| v as f32).collect();
+    let ids = indices.to_i64s()?;
+    let gather_block = count(&shape[g + 1..])?;
+    let axis_dim = shape[g];
+    let gather_m = count(&shape[..g])?;
+    let (q_dim, q_n) = (shape[qa], count(&shape[qa + 1..])?);
+    let scale_row = q_dim.div_ceil(block) * q_n;
+    let mut out_shape = shape[..g].to_vec();
+    out_shape.extend_from_slice(&indices.shape);
+    out_shape.extend_from_slice(&shape[g + 1..]);
+    let total = count(&out_shape)?;
+    ctx.check_grown(total, data.len())?;
+    let mut out = Vec::with_capacity(total);
+    for m in 0..gather_m {
+        for &id in &ids {
+            let id = if id < 0 { id + axis_dim as i64 } else { id };
+            let Some(id) = usize::try_from(id).ok().filter(|&i| i < axis_dim) else {
+                out.extend(std::iter::repeat_n(0.0, gather_block));
+                continue;
+            };
+            let base = (m * axis_dim + id) * gather_block;
+            for (at, &q) in values.iter().enumerate().skip(base).take(gather_block) {
+                let (x, y, z) = (at / (q_dim * q_n), at % (q_dim * q_n) / q_n, at % q_n);
+                let si = x * scale_row + y / block * q_n + z;
+                let zero = zeros[if zeros.len() == 1 { 0 } else { si }];
+                out.push(f64::from((q - zero) as f32 * sv[si]));
+            }
+        }
+    }
+    one(numeric_like(scales.data_type(), out_shape, out)?)
 }

@@ -6,15 +6,17 @@
 use onnx_core::ir::DataType;
 
 use super::super::{Ctx, Kernel, count, input, optional};
+use super::quant::{bytes, scale_of, zero_of};
 use crate::cast::{from_f64_like, integers_as};
 use crate::error::{KernelError, bad_input};
-use crate::value::{Tensor, Value};
+use crate::value::{Data, Tensor, Value};
 
 pub fn kernel(op: &str) -> Option<Kernel> {
     let k: Kernel = match op {
         "SkipLayerNormalization" => |ctx, inputs| skip_layer_norm(ctx, inputs, false),
         "SkipSimplifiedLayerNormalization" => |ctx, inputs| skip_layer_norm(ctx, inputs, true),
         "EmbedLayerNormalization" => embed_layer_norm,
+        "QEmbedLayerNormalization" => q_embed_layer_norm,
         _ => return None,
     };
     Some(k)
@@ -111,6 +113,7 @@ fn skip_layer_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>], simplified: bool) -
 /// A table of embeddings `[rows, hidden]` and its values.
 struct Table {
     rows: usize,
+    hidden: usize,
     values: Vec<f64>,
 }
 
@@ -118,7 +121,7 @@ fn table(t: &Tensor, what: &str, hidden: Option<usize>) -> Result<Table, KernelE
     if t.rank() != 2 || hidden.is_some_and(|h| t.shape[1] != h) {
         return Err(bad_input!("{what} has shape {:?}; it must be [rows, hidden]", t.shape));
     }
-    Ok(Table { rows: t.shape[0], values: t.to_f64s()? })
+    Ok(Table { rows: t.shape[0], hidden: t.shape[1], values: t.to_f64s()? })
 }
 
 /// EmbedLayerNormalization: for each token of `input_ids [batch, sequence]`, the sum of its
@@ -128,27 +131,93 @@ fn table(t: &Tensor, what: &str, hidden: Option<usize>) -> Result<Table, KernelE
 /// beta. Outputs: the result, the mask index (per batch, how many of the mask's values are
 /// 1, as onnxruntime's CPU kernel counts; zeros without a mask) and the sum.
 fn embed_layer_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+    let word = input(inputs, 2)?;
+    let hidden = if word.rank() == 2 { Some(word.shape[1]) } else { None };
+    let words = table(word, "word_embedding", None)?;
+    let positions = table(input(inputs, 3)?, "position_embedding", hidden)?;
+    let segments = optional(inputs, 4)?.map(|e| table(e, "segment_embedding", hidden)).transpose()?;
+    let gamma = input(inputs, 5)?.to_f64s()?;
+    let beta = optional(inputs, 6)?.map(Tensor::to_f64s).transpose()?;
+    let position_ids = optional(inputs, 8)?;
+    let tables = Embeddings { words, positions, segments, gamma, beta };
+    embed_and_normalize(ctx, inputs, tables, position_ids, word.data_type())
+}
+
+/// QEmbedLayerNormalization (onnxruntime's quantized EmbedLayerNormalization): its tables,
+/// gamma and beta 8-bit (inputs 2 to 6), each with a scale (inputs 8 to 12) and a zero
+/// point (inputs 13 to 17), dequantized in float32 (`(q − zero)·scale`), then
+/// EmbedLayerNormalization's sum and normalization, positions by index. Outputs the
+/// result (float32) and the mask index.
+fn q_embed_layer_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+    let dequantized = |i: usize, what: &str| -> Result<Option<Tensor>, KernelError> {
+        let Some(t) = optional(inputs, i)? else { return Ok(None) };
+        let (q, _) = bytes(t, what)?;
+        let scale = scale_of(input(inputs, i + 6)?, &format!("{what}'s scale"))?;
+        let zero = zero_of(optional(inputs, i + 11)?, &format!("{what}'s zero point"))?;
+        let values: Vec<f32> = q.iter().map(|&v| (v - zero) as f32 * scale).collect();
+        Ok(Some(Tensor::new(t.shape.clone(), Data::F32(values.into()))))
+    };
+    let need = |t: Option<Tensor>, what: &str| t.ok_or_else(|| bad_input!("{what} is missing"));
+    let word = need(dequantized(2, "word_embedding")?, "word_embedding")?;
+    let hidden = if word.rank() == 2 { Some(word.shape[1]) } else { None };
+    let words = table(&word, "word_embedding", None)?;
+    let position = need(dequantized(3, "position_embedding")?, "position_embedding")?;
+    let positions = table(&position, "position_embedding", hidden)?;
+    let segments = dequantized(4, "segment_embedding")?.map(|e| table(&e, "segment_embedding", hidden)).transpose()?;
+    let gamma = need(dequantized(5, "gamma")?, "gamma")?.to_f64s()?;
+    let beta = need(dequantized(6, "beta")?, "beta")?.to_f64s()?;
+    let tables = Embeddings { words, positions, segments, gamma, beta: Some(beta) };
+    let mut out = embed_and_normalize(ctx, inputs, tables, None, DataType::Float)?;
+    out.truncate(2);
+    Ok(out)
+}
+
+/// The tables of an embedding layer normalization, in f64: word, position and segment
+/// embeddings `[rows, hidden]`, gamma and beta.
+struct Embeddings {
+    words: Table,
+    positions: Table,
+    segments: Option<Table>,
+    gamma: Vec<f64>,
+    beta: Option<Vec<f64>>,
+}
+
+/// The sum of each token's embeddings (`input_ids` input 0, `segment_ids` input 1, the
+/// mask input 7), normalized; the outputs of type `dt` (see [`embed_layer_norm`]).
+fn embed_and_normalize(
+    ctx: &Ctx<'_>,
+    inputs: &[Option<&Value>],
+    tables: Embeddings,
+    position_ids: Option<&Tensor>,
+    dt: DataType,
+) -> Result<Vec<Value>, KernelError> {
     let ids = input(inputs, 0)?;
     if ids.rank() != 2 {
         return Err(bad_input!("input_ids has shape {:?}; it must be [batch, sequence]", ids.shape));
     }
     let (batch, sequence) = (ids.shape[0], ids.shape[1]);
-    let words = table(input(inputs, 2)?, "word_embedding", None)?;
-    let hidden = input(inputs, 2)?.shape[1];
-    let positions = table(input(inputs, 3)?, "position_embedding", Some(hidden))?;
-    let segments = match (optional(inputs, 1)?, optional(inputs, 4)?) {
+    let Embeddings { words, positions, segments, gamma, beta } = tables;
+    let hidden = words.hidden;
+    let segments = match (optional(inputs, 1)?, segments) {
         (Some(s), Some(e)) => {
             if s.shape != ids.shape {
                 return Err(bad_input!("segment_ids has shape {:?}, input_ids {:?}", s.shape, ids.shape));
             }
-            Some((s.to_i64s()?, table(e, "segment_embedding", Some(hidden))?))
+            Some((s.to_i64s()?, e))
         }
         (None, None) => None,
         _ => return Err(bad_input!("segment_ids and segment_embedding come together or not at all")),
     };
-    let gamma = per_hidden(Some(input(inputs, 5)?), "gamma", hidden)?.unwrap_or_default();
-    let beta = per_hidden(Some(input(inputs, 6)?), "beta", hidden)?;
-    let position_ids = match optional(inputs, 8)? {
+    let per = |v: Vec<f64>, what: &str| {
+        if v.len() == hidden {
+            Ok(v)
+        } else {
+            Err(bad_input!("{what} holds {} values; it must be {hidden} (the hidden size)", v.len()))
+        }
+    };
+    let gamma = per(gamma, "gamma")?;
+    let beta = beta.map(|b| per(b, "beta")).transpose()?;
+    let position_ids = match position_ids {
         Some(p) if p.shape == ids.shape || p.shape == [1, sequence] => Some(p.to_i64s()?),
         Some(p) => {
             return Err(bad_input!(
@@ -205,7 +274,6 @@ fn embed_layer_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Valu
         Some(m) => return Err(bad_input!("mask has shape {:?}, input_ids {:?}", m.shape, ids.shape)),
         None => vec![0; batch],
     };
-    let dt = input(inputs, 2)?.data_type();
     let shape = vec![batch, sequence, hidden];
     Ok(named(
         ctx,

@@ -60,7 +60,7 @@ pub(super) fn dynamic_parameters(v: &[f32]) -> (f32, i32) {
 /// `acc·a_scale·b_scale[j]` plus the bias: B a matrix (b's scale and zero point per column
 /// or one), or a stack of matrices matching A's batch.
 #[allow(clippy::too_many_arguments)]
-fn matmul_to_float(
+pub(super) fn matmul_to_float(
     ashape: &[usize],
     qa: &[i32],
     za: i32,

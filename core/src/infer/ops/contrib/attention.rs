@@ -6,11 +6,13 @@
 
 use super::super::{Ctx, Outputs, Rule, first_known, tensor_of};
 use crate::infer::types::{dim, known_dim, unknown_dim};
-use crate::ir::Dimension;
+use crate::ir::{DataType, Dimension};
 
 pub fn rule(op: &str) -> Option<Rule> {
     let rule: Rule = match op {
-        "Attention" => attention,
+        "Attention" => |ctx| attention(ctx, ctx.elem(0), (3, 4)),
+        // Its 8-bit input scaled to the bias's type (float32); the mask and past later.
+        "QAttention" => |ctx| attention(ctx, ctx.elem(2).or(Some(DataType::Float as i32)), (5, 8)),
         "MultiHeadAttention" => multi_head_attention,
         "RotaryEmbedding" => |ctx| Some(Outputs::one(ctx.input_type(0)?.clone())),
         "GroupQueryAttention" => group_query_attention,
@@ -43,9 +45,9 @@ fn outputs(ctx: &Ctx<'_, '_>, types: Vec<crate::ir::Type>) -> Outputs {
 
 /// Attention: output `[B, S, v_hidden]` (`qkv_hidden_sizes[2]`, or a third of the weights'
 /// width); present `[2, B, N, P + S, H]`, the total length read from a 2-D or 3-D mask when
-/// there is one (as onnxruntime's tool does).
-fn attention(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
-    let elem = ctx.elem(0);
+/// there is one (as onnxruntime's tool does). QAttention alike, of element type `elem`,
+/// its mask and past the inputs `mask_past`.
+fn attention(ctx: &Ctx<'_, '_>, elem: Option<i32>, (mask_at, past_at): (usize, usize)) -> Option<Outputs> {
     let x = ctx.dims(0).filter(|d| d.len() == 3);
     let width = ctx
         .dims(2)
@@ -62,8 +64,8 @@ fn attention(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
     };
     let heads = ctx.int("num_heads");
     let output = x.map(|x| vec![x[0].clone(), x[1].clone(), v_hidden.clone()]);
-    let past = ctx.dims(4).filter(|d| d.len() == 5 && ctx.has_input(4));
-    let mask = ctx.dims(3).filter(|d| matches!(d.len(), 2 | 3) && ctx.has_input(3));
+    let past = ctx.dims(past_at).filter(|d| d.len() == 5 && ctx.has_input(past_at));
+    let mask = ctx.dims(mask_at).filter(|d| matches!(d.len(), 2 | 3) && ctx.has_input(mask_at));
     let present = match (past, x) {
         (Some(p), _) => {
             let total = match (mask, x) {

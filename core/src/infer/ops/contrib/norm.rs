@@ -9,7 +9,9 @@ use crate::ir::{DataType, Dimension};
 pub fn rule(op: &str) -> Option<Rule> {
     let rule: Rule = match op {
         "SkipLayerNormalization" | "SkipSimplifiedLayerNormalization" => skip_layer_norm,
-        "EmbedLayerNormalization" => embed_layer_norm,
+        "EmbedLayerNormalization" => |ctx| embed_layer_norm(ctx, ctx.elem(2), 3),
+        // Dequantized to float32; no embedding sum output.
+        "QEmbedLayerNormalization" => |ctx| embed_layer_norm(ctx, Some(DataType::Float as i32), 2),
         _ => return None,
     };
     Some(rule)
@@ -65,9 +67,9 @@ fn sum_dims(ctx: &Ctx<'_, '_>) -> Option<Vec<Dimension>> {
 
 /// `[batch, sequence, hidden]` of the word embedding's element type (output 0 and the
 /// embedding sum, output 2), hidden read from the word embedding's second dim; the mask
-/// index (output 1) is int32 `[batch]`.
-fn embed_layer_norm(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
-    let elem = ctx.elem(2);
+/// index (output 1) is int32 `[batch]`. QEmbedLayerNormalization alike, float32, of two
+/// outputs (`most`).
+fn embed_layer_norm(ctx: &Ctx<'_, '_>, elem: Option<i32>, most: usize) -> Option<Outputs> {
     let ids = ctx.dims(0).filter(|d| d.len() == 2);
     let hidden = ctx.dims(2).filter(|d| d.len() == 2).map(|d| d[1].clone());
     let dims = ids.map(|ids| vec![ids[0].clone(), ids[1].clone(), hidden.unwrap_or_default()]);
@@ -75,7 +77,7 @@ fn embed_layer_norm(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
     if ctx.node.outputs.len() > 1 {
         out.types.push(Some(tensor_of(Some(DataType::Int32 as i32), ids.map(|d| vec![d[0].clone()]))));
     }
-    if ctx.node.outputs.len() > 2 {
+    if ctx.node.outputs.len() > 2 && most > 2 {
         out.types.push(Some(tensor_of(elem, dims)));
     }
     Some(out)

@@ -42,6 +42,7 @@ pub fn rule(op: &str) -> Option<Rule> {
         },
         "DynamicQuantizeLSTM" => lstm,
         "QLinearAveragePool" => average_pool,
+        "GatherBlockQuantized" => gather_block_quantized,
         "MatMulNBits" => |ctx| {
             let n = ctx.int("N").map_or_else(unknown_dim, dim);
             let dims = ctx.dims(0).filter(|d| !d.is_empty()).map(|d| {
@@ -141,4 +142,28 @@ fn average_pool(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
         out
     });
     Some(Outputs::one(tensor_of(ctx.elem(0), dims)))
+}
+
+/// GatherBlockQuantized: Gather's shape (indices' dims in place of the gather axis), of the
+/// scales' type; uint8 data packs `8/bits` values per byte of its last axis.
+fn gather_block_quantized(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
+    let elem = ctx.elem(2);
+    let dims = match (ctx.dims(0), ctx.dims(1)) {
+        (Some(data), Some(indices)) => normalize_axis(ctx.int("gather_axis").unwrap_or(0), data.len()).map(|g| {
+            let mut logical = data.to_vec();
+            let per = 8 / ctx.int("bits").unwrap_or(4).clamp(1, 8);
+            if ctx.elem(0) == Some(DataType::Uint8 as i32)
+                && per > 1
+                && let Some(last) = logical.last_mut()
+            {
+                *last = known_dim(last).and_then(|n| n.checked_mul(per)).map_or_else(unknown_dim, dim);
+            }
+            let mut out = logical[..g].to_vec();
+            out.extend(indices.iter().cloned());
+            out.extend(logical[g + 1..].iter().cloned());
+            out
+        }),
+        _ => None,
+    };
+    Some(Outputs::one(tensor_of(elem, dims)))
 }
