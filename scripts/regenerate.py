@@ -65,8 +65,8 @@ STEPS = [
          why_not_checked="over a minute, and the float outputs of 50 tests depend on the OpenBLAS kernel that "
          "the processor gets"),
     Step("handmade", "tests/corpus/gen_handmade.py", ("tests/corpus/handmade",), True),
-    Step("schemas", "core/schemas/export_schemas.py", ("core/schemas/onnx_schemas.json",), True),
-    Step("schema_docs", "core/schemas/gen_docs.py", ("core/schemas/onnx_docs.json",), True),
+    Step("schemas", "core/schemas/export_schemas.py", ("core/schemas/onnx_schemas.json",), True, ort=True),
+    Step("schema_docs", "core/schemas/gen_docs.py", ("core/schemas/onnx_docs.json",), True, ort=True),
     Step("null_inputs", "core/schemas/gen_null_inputs.py", ("core/schemas/null_inputs.tsv",), False,
          why_not_checked="about 15 minutes: a forked full check for every operator version, input and declaration"),
     Step("shapeless_inputs", "core/schemas/gen_shapeless_inputs.py",
