@@ -6,7 +6,9 @@ use half::{bf16, f16};
 use onnx_core::ir::DataType;
 
 use crate::error::{KernelError, bad_input};
+use crate::number::{converted, widened_half};
 use crate::value::{Data, Tensor};
+use crate::with_number;
 
 /// A float tensor of type `dt` from f64 values.
 pub fn from_f64_like(dt: DataType, shape: Vec<usize>, v: Vec<f64>) -> Result<Tensor, KernelError> {
@@ -63,11 +65,46 @@ pub fn cast_to(t: &Tensor, dt: DataType) -> Result<Tensor, KernelError> {
     if crate::coded::is_coded(dt) && !crate::coded::is_integer(dt) && t.data_type() != DataType::Float {
         return cast_to(&cast_to(t, DataType::Float)?, dt);
     }
+    if let Some(data) = converted_directly(&t.data, dt) {
+        return Ok(Tensor::new(t.shape.clone(), data));
+    }
     // Integers to integers exactly (wrapping as numpy), without a detour through f64.
     if let (Ok(ints), true) = (t.to_i64s(), dt.is_integer()) {
         return Ok(integers_as(dt, t.shape.clone(), ints));
     }
     numeric_or_bool(dt, t.shape.clone(), t.to_f64s()?)
+}
+
+/// The common conversions element by element, without a detour through an f64 copy:
+/// between the numeric types, float32 to the 16-bit floats, and those to the wider floats.
+/// `None` for the rest (strings, booleans, float8 and the 4-bit types).
+fn converted_directly(data: &Data, dt: DataType) -> Option<Data> {
+    macro_rules! into {
+        ($s:expr) => {
+            match dt {
+                DataType::Float => Data::F32(converted::<_, f32>($s).into()),
+                DataType::Double => Data::F64(converted::<_, f64>($s).into()),
+                DataType::Int8 => Data::I8(converted::<_, i8>($s).into()),
+                DataType::Int16 => Data::I16(converted::<_, i16>($s).into()),
+                DataType::Int32 => Data::I32(converted::<_, i32>($s).into()),
+                DataType::Int64 => Data::I64(converted::<_, i64>($s).into()),
+                DataType::Uint8 => Data::U8(converted::<_, u8>($s).into()),
+                DataType::Uint16 => Data::U16(converted::<_, u16>($s).into()),
+                DataType::Uint32 => Data::U32(converted::<_, u32>($s).into()),
+                DataType::Uint64 => Data::U64(converted::<_, u64>($s).into()),
+                _ => return None,
+            }
+        };
+    }
+    Some(match (data, dt) {
+        (Data::F32(v), DataType::Float16) => Data::F16(v.iter().map(|&x| f16::from_f32(x)).collect()),
+        (Data::F32(v), DataType::Bfloat16) => Data::Bf16(v.iter().map(|&x| bf16::from_f32(x)).collect()),
+        (Data::F16(_) | Data::Bf16(_), DataType::Float | DataType::Double) => {
+            let (wide, _) = widened_half(data)?;
+            into!(&wide)
+        }
+        _ => with_number!(data, v => into!(v), _ => return None),
+    })
 }
 
 pub fn integers_as(dt: DataType, shape: Vec<usize>, v: Vec<i64>) -> Tensor {

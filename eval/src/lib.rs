@@ -36,6 +36,7 @@ pub mod kernels;
 pub mod math;
 pub mod memory;
 pub mod npy;
+pub mod number;
 pub mod peak;
 pub mod plan;
 pub mod registry;

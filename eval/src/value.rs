@@ -44,23 +44,14 @@ pub enum Data {
 #[macro_export]
 macro_rules! with_data {
     ($data:expr, $v:ident => $body:expr) => {
-        match $data {
-            $crate::value::Data::F32($v) => $body,
-            $crate::value::Data::F64($v) => $body,
+        $crate::with_number!($data, $v => $body, other => match other {
             $crate::value::Data::F16($v) => $body,
             $crate::value::Data::Bf16($v) => $body,
-            $crate::value::Data::I8($v) => $body,
-            $crate::value::Data::I16($v) => $body,
-            $crate::value::Data::I32($v) => $body,
-            $crate::value::Data::I64($v) => $body,
-            $crate::value::Data::U8($v) => $body,
-            $crate::value::Data::U16($v) => $body,
-            $crate::value::Data::U32($v) => $body,
-            $crate::value::Data::U64($v) => $body,
             $crate::value::Data::Bool($v) => $body,
             $crate::value::Data::Str($v) => $body,
             $crate::value::Data::Coded(_, $v) => $body,
-        }
+            _ => unreachable!("with_number takes the numeric variants"),
+        })
     };
 }
 

@@ -10,8 +10,10 @@ use crate::broadcast;
 use crate::cast::numeric_like;
 use crate::cast::{cast_to, from_f64_like, integers_as};
 use crate::error::{KernelError, bad_attribute, bad_input, unsupported};
+use crate::number::{Number, narrowed_half, widened_half};
 use crate::value::{Data, Tensor, Value};
 use crate::view::Layout;
+use crate::with_number;
 
 pub fn kernel(op: &str) -> Option<Kernel> {
     let k: Kernel = match op {
@@ -55,10 +57,10 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         "Clip" => clip,
         "IsNaN" => |_, i| float_test(input(i, 0)?, f64::is_nan),
         "IsInf" => is_inf,
-        "Abs" => |_, i| signed(input(i, 0)?, |x| x.abs(), |x| x.abs(), i64::wrapping_abs),
-        "Neg" => |_, i| signed(input(i, 0)?, |x| -x, |x| -x, i64::wrapping_neg),
-        "Sign" => |_, i| signed(input(i, 0)?, sign32, sign64, i64::signum),
-        "Relu" => |_, i| signed(input(i, 0)?, |x| x.max(0.0), |x| x.max(0.0), |x| x.max(0)),
+        "Abs" => |_, i| signed::<AbsOp>(input(i, 0)?),
+        "Neg" => |_, i| signed::<NegOp>(input(i, 0)?),
+        "Sign" => |_, i| signed::<SignOp>(input(i, 0)?),
+        "Relu" => |_, i| signed::<ReluOp>(input(i, 0)?),
         "Exp" => |_, i| float(input(i, 0)?, crate::math::exp, f64::exp),
         "Log" => |_, i| float(input(i, 0)?, f32::ln, f64::ln),
         "Sqrt" => |_, i| float(input(i, 0)?, f32::sqrt, f64::sqrt),
@@ -89,48 +91,6 @@ pub fn kernel(op: &str) -> Option<Kernel> {
     };
     Some(k)
 }
-
-/// Arithmetic every numeric element type supports.
-pub trait Number: Copy + PartialOrd + Send + Sync + 'static {
-    fn add(self, o: Self) -> Self;
-    fn sub(self, o: Self) -> Self;
-    fn mul(self, o: Self) -> Self;
-    /// Integer division truncates; by zero it gives 0 (numpy's result, without the warning).
-    fn div(self, o: Self) -> Self;
-    fn is_nan(self) -> bool;
-    fn to_f64(self) -> f64;
-    fn from_f64(v: f64) -> Self;
-}
-
-macro_rules! float_number {
-    ($($t:ty),*) => {$(
-        impl Number for $t {
-            fn add(self, o: Self) -> Self { self + o }
-            fn sub(self, o: Self) -> Self { self - o }
-            fn mul(self, o: Self) -> Self { self * o }
-            fn div(self, o: Self) -> Self { self / o }
-            fn is_nan(self) -> bool { <$t>::is_nan(self) }
-            fn to_f64(self) -> f64 { self as f64 }
-            fn from_f64(v: f64) -> Self { v as $t }
-        }
-    )*};
-}
-float_number!(f32, f64);
-
-macro_rules! int_number {
-    ($($t:ty),*) => {$(
-        impl Number for $t {
-            fn add(self, o: Self) -> Self { self.wrapping_add(o) }
-            fn sub(self, o: Self) -> Self { self.wrapping_sub(o) }
-            fn mul(self, o: Self) -> Self { self.wrapping_mul(o) }
-            fn div(self, o: Self) -> Self { self.checked_div(o).unwrap_or(0) }
-            fn is_nan(self) -> bool { false }
-            fn to_f64(self) -> f64 { self as f64 }
-            fn from_f64(v: f64) -> Self { v as $t }
-        }
-    )*};
-}
-int_number!(i8, i16, i32, i64, u8, u16, u32, u64);
 
 /// A binary arithmetic operator, for every numeric type.
 pub trait NumOp {
@@ -325,11 +285,45 @@ impl PopTensor for Vec<Value> {
     }
 }
 
-/// Pow: computed in f64 and rounded once to the base's type (integer results truncate).
+/// Pow: an integer base to integer exponents exactly (wrapping, as numpy's power);
+/// everything else computed in f64 and rounded once to the base's type (integer results
+/// truncate).
 fn pow(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let (a, b) = (input(inputs, 0)?, input(inputs, 1)?);
+    if let (true, Ok(exponents)) = (a.data_type().is_integer(), b.to_i64s())
+        && exponents.iter().all(|&e| e >= 0)
+    {
+        let data = with_number!(&*a.data, x => {
+            let (shape, out) = zip_powers(ctx, x, &a.shape, &exponents, &b.shape)?;
+            Tensor::new(shape, Number::data(out))
+        }, other => return Err(bad_input!("Pow of {} values", other.data_type().name())));
+        return one(data);
+    }
     let (shape, out) = zip(ctx, &a.to_f64s()?, &a.shape, &b.to_f64s()?, &b.shape, f64::powf)?;
     one(numeric_like(a.data_type(), shape, out)?)
+}
+
+/// `x[i] ^ e[i]` broadcast, by repeated squaring with wrapping products.
+fn zip_powers<T: Number>(
+    ctx: &Ctx<'_>,
+    x: &[T],
+    xsh: &[usize],
+    e: &[i64],
+    esh: &[usize],
+) -> Result<(Vec<usize>, Vec<T>), KernelError> {
+    let xi: Vec<usize> = (0..x.len()).collect();
+    let ei: Vec<usize> = (0..e.len()).collect();
+    zip(ctx, &xi, xsh, &ei, esh, |i, j| {
+        let (mut base, mut exp, mut acc) = (x[i], e[j], T::ONE);
+        while exp > 0 {
+            if exp & 1 == 1 {
+                acc = acc.mul(base);
+            }
+            base = base.mul(base);
+            exp >>= 1;
+        }
+        acc
+    })
 }
 
 /// Mod: integers take the divisor's sign (Python's %) unless `fmod = 1`, which truncates
@@ -466,25 +460,70 @@ pub fn float(t: &Tensor, f32f: impl Fn(f32) -> f32, f64f: impl Fn(f64) -> f64) -
     one(Tensor::new(t.shape.clone(), data))
 }
 
-/// `f` over signed data: floats, and integers through i64.
-/// Generic over the functions (not `fn` pointers) so that each is inlined into the float32
-/// loop and vectorized there: through a pointer, Relu was a call per element.
-fn signed(
-    t: &Tensor,
-    f32f: impl Fn(f32) -> f32,
-    f64f: impl Fn(f64) -> f64,
-    intf: impl Fn(i64) -> i64,
-) -> Result<Vec<Value>, KernelError> {
-    macro_rules! ints {
-        ($($v:ident => $t:ty),*) => {
-            match &*t.data {
-                $(Data::$v(v) => Data::$v(v.iter().map(|&x| intf(x as i64) as $t).collect()),)*
-                _ => return float(t, f32f, f64f),
-            }
-        };
+/// A map of every numeric type onto itself, written once over [`Number`].
+trait UnaryOp {
+    fn apply<T: Number>(x: T) -> T;
+}
+
+#[derive(Debug)]
+struct AbsOp;
+#[derive(Debug)]
+struct NegOp;
+#[derive(Debug)]
+struct SignOp;
+#[derive(Debug)]
+struct ReluOp;
+
+impl UnaryOp for AbsOp {
+    #[inline(always)]
+    fn apply<T: Number>(x: T) -> T {
+        x.abs()
     }
-    let data = ints!(I8 => i8, I16 => i16, I32 => i32, I64 => i64, U8 => u8, U16 => u16, U32 => u32, U64 => u64);
+}
+impl UnaryOp for NegOp {
+    #[inline(always)]
+    fn apply<T: Number>(x: T) -> T {
+        x.neg()
+    }
+}
+impl UnaryOp for SignOp {
+    #[inline(always)]
+    fn apply<T: Number>(x: T) -> T {
+        x.signum()
+    }
+}
+impl UnaryOp for ReluOp {
+    /// NaN stays NaN, as numpy's `maximum(x, 0)`.
+    #[inline(always)]
+    fn apply<T: Number>(x: T) -> T {
+        if x < T::ZERO { T::ZERO } else { x }
+    }
+}
+
+/// `O` over every numeric type in its own type (integers exactly; the 16-bit floats
+/// through f32, rounded once).
+fn signed<O: UnaryOp>(t: &Tensor) -> Result<Vec<Value>, KernelError> {
+    let data = match widened_half(&t.data) {
+        Some((v, dt)) => narrowed_half(v.into_iter().map(O::apply).collect(), dt),
+        None => with_number!(&*t.data, v => Number::data(map_numbers(v, O::apply)),
+            other => return Err(bad_input!("expected numbers, got {} values", other.data_type().name()))),
+    };
     one(Tensor::new(t.shape.clone(), data))
+}
+
+/// `f` over every element, compiled for the widest vector instructions.
+#[inline(always)]
+fn map_numbers<T: Number>(v: &[T], f: impl Fn(T) -> T) -> Vec<T> {
+    let mut out = vec![T::ZERO; v.len()];
+    crate::simd::widest(
+        #[inline(always)]
+        || {
+            for (o, &x) in out.iter_mut().zip(v) {
+                *o = f(x);
+            }
+        },
+    );
+    out
 }
 
 fn float_test(t: &Tensor, test: fn(f64) -> bool) -> Result<Vec<Value>, KernelError> {
@@ -498,26 +537,6 @@ fn is_inf(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Kernel
     let v = t.to_f64s()?;
     let out = v.into_iter().map(|x| x.is_infinite() && ((x > 0.0 && pos) || (x < 0.0 && neg))).collect();
     one(Tensor::new(t.shape.clone(), Data::Bool(out)))
-}
-
-fn sign32(x: f32) -> f32 {
-    if x > 0.0 {
-        1.0
-    } else if x < 0.0 {
-        -1.0
-    } else {
-        x
-    }
-}
-
-fn sign64(x: f64) -> f64 {
-    if x > 0.0 {
-        1.0
-    } else if x < 0.0 {
-        -1.0
-    } else {
-        x
-    }
 }
 
 /// SwiGLU(A, B) = Swish(A) · B, Swish(x) = x · sigmoid(alpha · x): the gate computed in
@@ -650,69 +669,97 @@ fn dropout(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Kerne
     Ok(out)
 }
 
+/// Clip in the input's own type: integers exactly, whatever their size. A bound is the
+/// first element of its input (of the input's type) from opset 11, an attribute before.
 fn clip(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let t = input(inputs, 0)?;
-    let bound = |i: usize, attr: &str, default: f64| -> Result<f64, KernelError> {
-        if ctx.opset < 11 {
-            return Ok(ctx.float(attr).map_or(default, f64::from));
+    fn clipped<T: Number>(
+        ctx: &Ctx<'_>,
+        inputs: &[Option<&Value>],
+        v: &[T],
+        widen: impl Fn(&Data) -> Option<T>,
+    ) -> Result<Vec<T>, KernelError> {
+        let bound = |i: usize, attr: &str| -> Result<Option<T>, KernelError> {
+            if ctx.opset < 11 {
+                return Ok(ctx.float(attr).map(|b| T::from_f64(f64::from(b))));
+            }
+            match optional(inputs, i)? {
+                Some(b) if !b.is_empty() => {
+                    let b = b.contiguous();
+                    let first = T::slice(&b.data).map(|s| s[0]).or_else(|| widen(&b.data));
+                    first
+                        .map(Some)
+                        .ok_or_else(|| bad_input!("the bound is {}, not the input's type", b.data_type().name()))
+                }
+                _ => Ok(None),
+            }
+        };
+        let (lo, hi) = (bound(1, "min")?, bound(2, "max")?);
+        let (lo, hi) = (lo.unwrap_or(T::LOWEST), hi.unwrap_or(T::HIGHEST));
+        // NaN fails both comparisons and stays NaN; a minimum above the maximum gives the
+        // maximum, as numpy's clip.
+        Ok(map_numbers(v, |x| {
+            let x = if x < lo { lo } else { x };
+            if x > hi { hi } else { x }
+        }))
+    }
+    let data = match widened_half(&t.data) {
+        Some((v, dt)) => {
+            let half = |d: &Data| widened_half(d).and_then(|(b, _)| b.first().copied());
+            narrowed_half(clipped(ctx, inputs, &v, half)?, dt)
         }
-        Ok(match optional(inputs, i)? {
-            Some(b) => b.to_f64s()?.first().copied().unwrap_or(default),
-            None => default,
-        })
+        None => with_number!(&*t.data, v => Number::data(clipped(ctx, inputs, v, |_| None)?),
+            other => return Err(bad_input!("Clip takes numbers, not {} values", other.data_type().name()))),
     };
-    let (lo, hi) = (bound(1, "min", f64::NEG_INFINITY)?, bound(2, "max", f64::INFINITY)?);
-    let v = t.to_f64s()?;
-    let out = v.into_iter().map(|x| if x.is_nan() { x } else { x.max(lo).min(hi) }).collect();
-    one(numeric_like(t.data_type(), t.shape.clone(), out)?)
+    one(Tensor::new(t.shape.clone(), data))
 }
 
 /// The activations with attributes, computed in f64 and rounded once.
 fn parametric(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let t = input(inputs, 0)?;
     let attr = |name: &str, default: f64| ctx.float(name).map_or(default, f64::from);
-    let f: Box<dyn Fn(f64) -> f64> = match ctx.op() {
+    match ctx.op() {
         "Elu" => {
             let alpha = attr("alpha", 1.0);
-            Box::new(move |x| if x < 0.0 { alpha * (x.exp() - 1.0) } else { x })
+            through_f64(t, move |x| if x < 0.0 { alpha * (x.exp() - 1.0) } else { x })
         }
         "Selu" => {
             let (alpha, gamma) = (attr("alpha", 1.673_263_192_176_818_8), attr("gamma", 1.050_701_022_148_132_3));
-            Box::new(move |x| if x <= 0.0 { gamma * (alpha * x.exp() - alpha) } else { gamma * x })
+            through_f64(t, move |x| if x <= 0.0 { gamma * (alpha * x.exp() - alpha) } else { gamma * x })
         }
         "LeakyRelu" => {
             let alpha = attr("alpha", 0.01);
-            Box::new(move |x| if x < 0.0 { alpha * x } else { x })
+            through_f64(t, move |x| if x < 0.0 { alpha * x } else { x })
         }
         "HardSigmoid" => {
             let (alpha, beta) = (attr("alpha", 0.2), attr("beta", 0.5));
-            Box::new(move |x| (alpha * x + beta).clamp(0.0, 1.0))
+            through_f64(t, move |x| (alpha * x + beta).clamp(0.0, 1.0))
         }
-        "HardSwish" => Box::new(|x| x * (x / 6.0 + 0.5).clamp(0.0, 1.0)),
+        "HardSwish" => through_f64(t, |x| x * (x / 6.0 + 0.5).clamp(0.0, 1.0)),
         "ThresholdedRelu" => {
             let alpha = attr("alpha", 1.0);
-            Box::new(move |x| if x > alpha { x } else { 0.0 })
+            through_f64(t, move |x| if x > alpha { x } else { 0.0 })
         }
         "Celu" => {
             let alpha = attr("alpha", 1.0);
-            Box::new(move |x| x.max(0.0) + (alpha * ((x / alpha).exp() - 1.0)).min(0.0))
+            through_f64(t, move |x| x.max(0.0) + (alpha * ((x / alpha).exp() - 1.0)).min(0.0))
         }
         "Gelu" => {
             if ctx.string("approximate") == Some("tanh") {
-                Box::new(|x| {
+                through_f64(t, |x| {
                     0.5 * x * (1.0 + ((2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x * x * x)).tanh())
                 })
             } else {
-                Box::new(|x| 0.5 * x * (1.0 + libm::erf(x / std::f64::consts::SQRT_2)))
+                through_f64(t, |x| 0.5 * x * (1.0 + libm::erf(x / std::f64::consts::SQRT_2)))
             }
         }
         "Swish" => {
             let alpha = attr("alpha", 1.0);
-            Box::new(move |x| x * sigmoid(alpha * x))
+            through_f64(t, move |x| x * sigmoid(alpha * x))
         }
         "Shrink" => {
             let (lambd, bias) = (attr("lambd", 0.5), attr("bias", 0.0));
-            Box::new(move |x| {
+            through_f64(t, move |x| {
                 if x < -lambd {
                     x + bias
                 } else if x > lambd {
@@ -722,8 +769,17 @@ fn parametric(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Ke
                 }
             })
         }
-        other => return Err(unsupported!("no activation {other}")),
+        other => Err(unsupported!("no activation {other}")),
+    }
+}
+
+/// `f` over a float tensor, each element computed in f64 and rounded once; float32 and
+/// float64 in one inlined loop each (no f64 copy of the tensor, no call per element).
+fn through_f64(t: &Tensor, f: impl Fn(f64) -> f64) -> Result<Vec<Value>, KernelError> {
+    let data = match &*t.data {
+        Data::F32(v) => Data::F32(map_numbers(v, |x| f(f64::from(x)) as f32).into()),
+        Data::F64(v) => Data::F64(map_numbers(v, &f).into()),
+        _ => return one(numeric_like(t.data_type(), t.shape.clone(), t.to_f64s()?.into_iter().map(f).collect())?),
     };
-    let out = t.to_f64s()?.into_iter().map(f).collect();
-    one(numeric_like(t.data_type(), t.shape.clone(), out)?)
+    one(Tensor::new(t.shape.clone(), data))
 }

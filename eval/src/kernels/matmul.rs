@@ -7,6 +7,7 @@ use crate::broadcast;
 use crate::error::{KernelError, bad_input, unsupported};
 use crate::gemm::View;
 use crate::kernels::common::numeric_like;
+use crate::number::Number;
 use crate::value::{Data, Tensor, Value};
 
 pub fn kernel(op: &str) -> Option<Kernel> {
@@ -21,6 +22,20 @@ pub fn kernel(op: &str) -> Option<Kernel> {
                 let (shape, out) = product(Operand::of(x, a), Operand::of(y, b), 1.0, crate::gemm::sgemm)?;
                 return one(Tensor::new(shape, Data::F32(out.into())));
             }
+            // Integers exactly, wrapping as numpy's matmul does (through f64 an int64
+            // product past 2^53 would round).
+            macro_rules! integers {
+                ($($v:ident),*) => {
+                    match (&*a.data, &*b.data) {
+                        $((Data::$v(x), Data::$v(y)) => {
+                            let (shape, out) = product(Operand::of(x, a), Operand::of(y, b), Number::ONE, integer_gemm)?;
+                            return one(Tensor::new(shape, Number::data(out)));
+                        })*
+                        _ => {}
+                    }
+                };
+            }
+            integers!(I32, I64, U32, U64);
             let (shape, out) = matmul(&a.to_f64s()?, &a.shape, &b.to_f64s()?, &b.shape)?;
             one(numeric_like(a.data_type(), shape, out)?)
         },
@@ -153,6 +168,38 @@ fn product<T: Copy + Default>(
         gemm(one, lhs, rhs, T::default(), &mut out[i * m * n..(i + 1) * m * n])?;
     }
     Ok((p.shape, out))
+}
+
+/// `c = alpha·a·b + beta·c` over integers, wrapping: a plain loop (integer products are
+/// rare in models; their speed matters less than their exactness).
+fn integer_gemm<T: Number + Default>(
+    alpha: T,
+    a: View<'_, T>,
+    b: View<'_, T>,
+    beta: T,
+    c: &mut [T],
+) -> Result<(), KernelError> {
+    let (m, k, n) = (a.rows, a.cols, b.cols);
+    if b.rows != k || c.len() != m * n {
+        return Err(bad_input!("a {m}×{k} by {}×{n} product into {} elements", b.rows, c.len()));
+    }
+    let at = |v: &View<'_, T>, r: usize, col: usize| {
+        v.data
+            .get(r * v.row_stride + col * v.col_stride)
+            .copied()
+            .ok_or(bad_input!("an operand is shorter than its shape"))
+    };
+    for i in 0..m {
+        for j in 0..n {
+            let mut sum = T::ZERO;
+            for l in 0..k {
+                sum = sum.add(at(&a, i, l)?.mul(at(&b, l, j)?));
+            }
+            let o = &mut c[i * n + j];
+            *o = alpha.mul(sum).add(beta.mul(*o));
+        }
+    }
+    Ok(())
 }
 
 /// `a × b` of float32 matrices with numpy's matmul rules.

@@ -9,7 +9,9 @@ use crate::broadcast::strides;
 use crate::error::{KernelError, bad_attribute, bad_input, limit};
 use crate::kernels::common::dtype_attr;
 use crate::kernels::common::numeric_like;
+use crate::number::{Number, narrowed_half, widened_half};
 use crate::value::{Data, Tensor, Value};
+use crate::with_number;
 
 pub fn kernel(op: &str) -> Option<Kernel> {
     let k: Kernel = match op {
@@ -114,27 +116,44 @@ fn cumulative(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Ke
     let reverse = ctx.int("reverse").unwrap_or(0) != 0;
     let product = ctx.op() == "CumProd";
     let (outer, n, inner) = (count(&t.shape[..a])?, t.shape[a], count(&t.shape[a + 1..])?);
-    let v = t.to_f64s()?;
-    let mut out = vec![0.0; v.len()];
+    let dims = (outer, n, inner);
+    let data = match widened_half(&t.data) {
+        Some((v, dt)) => narrowed_half(accumulated(&v, dims, product, exclusive, reverse), dt),
+        None => with_number!(&*t.data, v => Number::data(accumulated(v, dims, product, exclusive, reverse)),
+            other => return Err(bad_input!("cannot accumulate {} values", other.data_type().name()))),
+    };
+    one(Tensor::new(t.shape.clone(), data))
+}
+
+/// The running sums (or products) along the middle axis of `v`, in its own type: integers
+/// exactly, wrapping as numpy's cumsum does.
+fn accumulated<T: Number>(
+    v: &[T],
+    (outer, n, inner): (usize, usize, usize),
+    product: bool,
+    exclusive: bool,
+    reverse: bool,
+) -> Vec<T> {
+    let mut out = vec![T::ZERO; v.len()];
     // An empty input may declare any number of rows: nothing to accumulate.
     let outer = if v.is_empty() { 0 } else { outer };
     for o in 0..outer {
         for i in 0..inner {
-            let mut acc = if product { 1.0 } else { 0.0 };
+            let mut acc = if product { T::ONE } else { T::ZERO };
             for step in 0..n {
                 let k = if reverse { n - 1 - step } else { step };
                 let at = (o * n + k) * inner + i;
                 if exclusive {
                     out[at] = acc;
                 }
-                acc = if product { acc * v[at] } else { acc + v[at] };
+                acc = if product { acc.mul(v[at]) } else { acc.add(v[at]) };
                 if !exclusive {
                     out[at] = acc;
                 }
             }
         }
     }
-    one(numeric_like(t.data_type(), t.shape.clone(), out)?)
+    out
 }
 
 fn top_k(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {

@@ -379,6 +379,19 @@ fn range(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelE
         return Err(limit!("the range would hold {n} elements"));
     }
     let n = n as usize;
+    // Integers exactly: the count from integer division (rounded up), each value a
+    // wrapping step from the start, as numpy's arange.
+    if let (Ok(a), Ok(b), Ok(c)) = (s.to_i64s(), l.to_i64s(), d.to_i64s())
+        && let (Some(&a), Some(&b), Some(&c)) = (a.first(), b.first(), c.first())
+    {
+        let (span, c128) = (i128::from(b) - i128::from(a), i128::from(c));
+        let n = usize::try_from(((span + c128 - c128.signum()) / c128).max(0)).unwrap_or(usize::MAX);
+        if n > ctx.limits.max_tensor_elements {
+            return Err(limit!("the range would hold {n} elements"));
+        }
+        let values = (0..n as i64).map(|i| a.wrapping_add(i.wrapping_mul(c))).collect();
+        return one(crate::cast::integers_as(s.data_type(), vec![n], values));
+    }
     let values: Vec<f64> = match &*s.data {
         Data::F32(_) => {
             let (a, c) = (start as f32, delta as f32);

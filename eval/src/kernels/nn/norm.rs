@@ -17,10 +17,29 @@ pub(super) fn batch_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec
         return Err(bad_input!("per-channel inputs do not have {channels} values"));
     }
     let inner = count(&x.shape[2.min(x.rank())..])?;
+    let training = ctx.int("training_mode").unwrap_or(0) != 0;
+    // Inference on float32: one scale and shift per channel (in f64), each element
+    // computed in f64 and rounded once, without an f64 copy of the tensor.
+    if let (Data::F32(xs), false) = (&*x.data, training) {
+        let gains: Vec<f64> = (0..channels).map(|c| scale[c] / (var[c] + eps).sqrt()).collect();
+        let shifts: Vec<f64> = (0..channels).map(|c| bias[c] - mean[c] * gains[c]).collect();
+        let mut out = vec![0.0f32; xs.len()];
+        for (i, (plane, y)) in xs.chunks(inner.max(1)).zip(out.chunks_mut(inner.max(1))).enumerate() {
+            let (g, b) = (gains[i % channels.max(1)], shifts[i % channels.max(1)]);
+            crate::simd::widest(
+                #[inline(always)]
+                || {
+                    for (o, &e) in y.iter_mut().zip(plane) {
+                        *o = (f64::from(e) * g + b) as f32;
+                    }
+                },
+            );
+        }
+        return one(Tensor::new(x.shape.clone(), Data::F32(out.into())));
+    }
     let mut v = x.to_f64s()?;
     // Training mode normalizes with the batch's own mean and (biased) variance per channel,
     // and also returns the running statistics moved towards them by `1 − momentum`.
-    let training = ctx.int("training_mode").unwrap_or(0) != 0;
     let mut running = None;
     if training {
         let momentum = f64::from(ctx.float("momentum").unwrap_or(0.9));

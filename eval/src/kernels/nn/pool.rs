@@ -226,6 +226,15 @@ pub(super) fn global_pool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Ve
     let planes = count(&x.shape[..2])?;
     ctx.check_grown(planes, x.len())?;
     let size = count(&x.shape[2..])?;
+    // The average of float32 planes: summed in f64 where they lie, without a copy.
+    if let (Data::F32(xs), "GlobalAveragePool") = (&*x.data, ctx.op()) {
+        let out = (0..planes)
+            .map(|p| (xs[p * size..(p + 1) * size].iter().map(|&v| f64::from(v)).sum::<f64>() / size as f64) as f32)
+            .collect::<Vec<f32>>();
+        let mut shape = x.shape[..2].to_vec();
+        shape.extend(std::iter::repeat_n(1, x.rank() - 2));
+        return one(Tensor::new(shape, Data::F32(out.into())));
+    }
     let xv = x.to_f64s()?;
     // GlobalLpPool's norm order: an int from version 2 on, a float in version 1.
     let order = ctx.int("p").map(|p| p as f64).or_else(|| ctx.float("p").map(f64::from)).unwrap_or(2.0);
