@@ -52,17 +52,27 @@ pub trait Number: Copy + PartialOrd + Send + Sync + std::fmt::Debug + 'static {
 macro_rules! conversions {
     ($t:ty, $v:ident) => {
         #[inline(always)]
-        fn to_f64(self) -> f64 { self as f64 }
+        fn to_f64(self) -> f64 {
+            self as f64
+        }
         #[inline(always)]
-        fn to_i64(self) -> i64 { self as i64 }
+        fn to_i64(self) -> i64 {
+            self as i64
+        }
         #[inline(always)]
-        fn from_f64(v: f64) -> Self { v as $t }
+        fn from_f64(v: f64) -> Self {
+            v as $t
+        }
         #[inline(always)]
-        fn from_i64(v: i64) -> Self { v as $t }
+        fn from_i64(v: i64) -> Self {
+            v as $t
+        }
         fn slice(data: &Data) -> Option<&[Self]> {
             if let Data::$v(v) = data { Some(v) } else { None }
         }
-        fn data(values: Vec<Self>) -> Data { Data::$v(values.into()) }
+        fn data(values: Vec<Self>) -> Data {
+            Data::$v(values.into())
+        }
     };
 }
 

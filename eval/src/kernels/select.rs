@@ -168,19 +168,36 @@ fn top_k(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelE
     let n = t.shape[a];
     let k = usize::try_from(k).ok().filter(|&k| k <= n).ok_or_else(|| bad_input!("k = {k} for an axis of {n}"))?;
     let (outer, inner) = (count(&t.shape[..a])?, count(&t.shape[a + 1..])?);
-    let v = t.to_f64s()?;
     let mut shape = t.shape.clone();
     shape[a] = k;
-    if v.is_empty() {
+    if t.is_empty() {
         // No rows to sort (and the other axes may be of any size); k ≤ n keeps it empty.
         return Ok(vec![
             Value::Tensor(Tensor::new(shape.clone(), Data::empty(t.data_type(), 0)?)),
             Value::Tensor(Tensor::new(shape, Data::I64(Vec::new().into()))),
         ]);
     }
-    let mut picked = Vec::with_capacity(outer * k * inner);
-    let mut indices = Vec::with_capacity(outer * k * inner);
-    let out_inner = inner;
+    let dims = (outer, n, inner);
+    let result = match widened_half(&t.data) {
+        Some((v, _)) => top_positions(&v, dims, k, largest),
+        None => with_number!(&*t.data, v => top_positions(v, dims, k, largest),
+            other => return Err(bad_input!("no order on {} values", other.data_type().name()))),
+    };
+    let (picked, indices): (Vec<usize>, Vec<i64>) = result.into_iter().unzip();
+    Ok(vec![
+        Value::Tensor(Tensor::new(shape.clone(), t.data.pick(picked.into_iter()))),
+        Value::Tensor(Tensor::new(shape, Data::I64(indices.into()))),
+    ])
+}
+
+/// The `k` largest (or smallest) of each row along the middle axis, compared in the
+/// elements' own type (int64 exactly): (position in `v`, index along the axis), row by row.
+fn top_positions<T: PartialOrd + Copy>(
+    v: &[T],
+    (outer, n, inner): (usize, usize, usize),
+    k: usize,
+    largest: bool,
+) -> Vec<(usize, i64)> {
     let mut order: Vec<usize> = Vec::with_capacity(n);
     let mut result = vec![(0usize, 0i64); outer * k * inner];
     for o in 0..outer {
@@ -195,18 +212,11 @@ fn top_k(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelE
                 if largest { ord.reverse() } else { ord }
             });
             for (r, &j) in order.iter().take(k).enumerate() {
-                result[(o * k + r) * out_inner + i] = (at(j), j as i64);
+                result[(o * k + r) * inner + i] = (at(j), j as i64);
             }
         }
     }
-    for (from, j) in result {
-        picked.push(from);
-        indices.push(j);
-    }
-    Ok(vec![
-        Value::Tensor(Tensor::new(shape.clone(), t.data.pick(picked.into_iter()))),
-        Value::Tensor(Tensor::new(shape, Data::I64(indices.into()))),
-    ])
+    result
 }
 
 fn one_hot(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
