@@ -208,35 +208,56 @@ fn conv_tile(
     let per_group = g.channels / g.group;
     let filters_per_group = g.filters / g.group;
     let rows = per_group * kernel;
-    scratch.columns.resize(rows * width, 0.0);
+    if filters_per_group > 1 {
+        scratch.columns.resize(rows * width, 0.0);
+    }
     scratch.product.resize(filters_per_group * width, 0.0);
     // What each tap reads for this tile, the same for every image, group and channel.
     let taps: Vec<Vec<Run>> = (0..kernel).map(|k| im2col_runs(spatial, win, k, start, width)).collect();
+    // A pointwise convolution (1×…×1 kernel, stride 1, no padding): the im2col rows are the
+    // input's own rows, read in place by the GEMM through its row stride.
+    let pointwise = win.kernel.iter().all(|&k| k == 1)
+        && win.strides.iter().all(|&s| s == 1)
+        && win.begin.iter().all(|&b| b == 0)
+        && win.out == spatial;
+    let last_stride = win.strides[spatial.len() - 1];
     for b in 0..g.batch {
         for group in 0..g.group {
             let weights = &w[group * filters_per_group * rows..][..filters_per_group * rows];
             let first_filter = b * g.filters + group * filters_per_group;
-            let columns = &mut scratch.columns[..rows * width];
-            for c in 0..per_group {
-                let plane = &x[(b * g.channels + group * per_group + c) * g.in_size..][..g.in_size];
-                for (k, runs) in taps.iter().enumerate() {
-                    let row = &mut columns[(c * kernel + k) * width..][..width];
-                    fill_im2col_row(plane, runs, win.strides[spatial.len() - 1], row);
-                }
-            }
+            let first_plane = (b * g.channels + group * per_group) * g.in_size;
             let product = &mut scratch.product[..filters_per_group * width];
             if filters_per_group == 1 {
-                // One filter (a depthwise convolution's groups): the columns weighted and
-                // summed row by row. A GEMM call per group of a few values cost more in
-                // its set-up than in its arithmetic.
+                // One filter (a depthwise convolution's groups, a reduction to one map): each
+                // tap's weight times what it reads, added up straight from the input in the
+                // order of the im2col rows, without writing them. A GEMM call per group of a
+                // few values cost more in its set-up than in its arithmetic.
                 product.fill(0.0);
-                for (&weight, column) in weights.iter().zip(columns.chunks_exact(width)) {
-                    for (p, &c) in product.iter_mut().zip(column) {
-                        *p += weight * c;
+                crate::simd::widest(
+                    #[inline(always)]
+                    || {
+                        for c in 0..per_group {
+                            let plane = &x[first_plane + c * g.in_size..][..g.in_size];
+                            for (k, runs) in taps.iter().enumerate() {
+                                add_weighted_runs(plane, runs, last_stride, weights[c * kernel + k], product);
+                            }
+                        }
+                    },
+                );
+                crate::gemm::count_flops(2 * rows * width);
+            } else if pointwise {
+                let inputs =
+                    View { data: &x[first_plane + start..], rows, cols: width, row_stride: g.in_size, col_stride: 1 };
+                crate::gemm::sgemm(1.0, View::rows(weights, filters_per_group, rows), inputs, 0.0, product)?;
+            } else {
+                let columns = &mut scratch.columns[..rows * width];
+                for c in 0..per_group {
+                    let plane = &x[first_plane + c * g.in_size..][..g.in_size];
+                    for (k, runs) in taps.iter().enumerate() {
+                        let row = &mut columns[(c * kernel + k) * width..][..width];
+                        fill_im2col_row(plane, runs, last_stride, row);
                     }
                 }
-                crate::gemm::count_flops(2 * rows * width);
-            } else {
                 crate::gemm::sgemm(
                     1.0,
                     View::rows(weights, filters_per_group, rows),
@@ -411,6 +432,25 @@ fn im2col_runs(spatial: &[usize], win: &Window, k: usize, first: usize, width: u
         }
     }
     runs
+}
+
+/// `product += weight × (one im2col row)`, read from the plane through the row's stretches
+/// (see [`im2col_runs`]) instead of from a written row; padding adds nothing.
+#[inline(always)]
+fn add_weighted_runs(plane: &[f32], runs: &[Run], stride: usize, weight: f32, product: &mut [f32]) {
+    for run in runs {
+        let Some(source) = run.source else { continue };
+        let part = &mut product[run.at..run.at + run.len];
+        if stride == 1 {
+            for (p, &v) in part.iter_mut().zip(&plane[source..source + run.len]) {
+                *p += weight * v;
+            }
+        } else {
+            for (p, &v) in part.iter_mut().zip(plane[source..].iter().step_by(stride)) {
+                *p += weight * v;
+            }
+        }
+    }
 }
 
 /// One im2col row from its stretches (see [`im2col_runs`]).
@@ -688,7 +728,8 @@ mod tests {
     }
 
     /// Tiles of every width, cutting rows of the output anywhere, with padding, strides,
-    /// dilations, groups and one-filter groups, give the convolution by its definition.
+    /// dilations, groups, one-filter groups and pointwise kernels, give the convolution by
+    /// its definition.
     #[test]
     fn tiled_convolution_is_the_definition() {
         let cases = [
@@ -696,6 +737,13 @@ mod tests {
             (3, 4, 1, [9, 13], [3, 2], [2, 1], [1, 2], [1, 0]),
             (4, 4, 4, [7, 6], [3, 3], [1, 1], [1, 1], [1, 1]),
             (4, 2, 2, [5, 17], [1, 4], [1, 3], [1, 1], [0, 2]),
+            // Pointwise (the GEMM reads the input's rows in place), also grouped.
+            (5, 3, 1, [4, 6], [1, 1], [1, 1], [1, 1], [0, 0]),
+            (4, 4, 2, [3, 5], [1, 1], [1, 1], [1, 1], [0, 0]),
+            // 1×1 but strided: through im2col.
+            (3, 2, 1, [5, 8], [1, 1], [2, 2], [1, 1], [0, 0]),
+            // One filter over several channels, strided and padded (summed from the input).
+            (3, 1, 1, [6, 11], [2, 5], [1, 2], [1, 1], [1, 2]),
         ];
         for (channels, filters, group, spatial, kernel, strides, dilations, begin) in cases {
             let out: Vec<usize> = (0..2)
