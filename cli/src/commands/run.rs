@@ -29,10 +29,18 @@ pub struct Args {
     /// Write each output as `DIR/output_K.pb`.
     #[arg(long, value_name = "DIR")]
     output_dir: Option<PathBuf>,
-    /// Compare the outputs with `DIR/output_*.pb` (rtol 1e-3, atol 1e-7 for floats, exact
-    /// otherwise); exit 1 on a mismatch.
+    /// Compare the outputs with `DIR/output_*.pb` (floats within `atol + rtol·|expected|`,
+    /// everything else exactly); exit 1 on a mismatch.
     #[arg(long, value_name = "DIR")]
     compare: Option<PathBuf>,
+    /// The relative tolerance of --compare and --compare-values. The default is
+    /// polygraphy's; onnx's backend tests use `--rtol 1e-3 --atol 1e-7`.
+    #[arg(long, default_value_t = onnx_eval::compare::RTOL_DEFAULT, value_name = "RTOL")]
+    rtol: f64,
+    /// The absolute tolerance of --compare and --compare-values (polygraphy's default):
+    /// values near zero agree within it whatever their relative difference.
+    #[arg(long, default_value_t = onnx_eval::compare::ATOL_DEFAULT, value_name = "ATOL")]
+    atol: f64,
     /// Run this many times after one warm-up run and report the time per run.
     #[arg(long, default_value_t = 1)]
     repeat: usize,
@@ -147,7 +155,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         write_values(dir, &result, args.all_values || !args.values.is_empty())?;
     }
     let mismatches = match &args.compare {
-        Some(dir) => compare(dir, &plan, &result)?,
+        Some(dir) => compare(dir, &plan, &result, (args.rtol, args.atol))?,
         None => Vec::new(),
     };
     report(&args, &plan, &result, &times, &mismatches);
@@ -158,7 +166,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         return Err(Failure::Invalid("a node produces non-finite values from finite inputs".into()));
     }
     if let Some(dir) = &args.compare_values
-        && let Some(found) = first_divergence(dir, &plan, &result)?
+        && let Some(found) = first_divergence(dir, &plan, &result, (args.rtol, args.atol))?
     {
         say_found("first_divergence", &found);
         return Err(Failure::Invalid(format!("an intermediate value differs from {}", dir.display())));
@@ -241,7 +249,12 @@ struct Mismatch {
     message: String,
 }
 
-fn compare(dir: &Path, plan: &Plan<'_>, result: &RunResult) -> Result<Vec<Mismatch>, Failure> {
+fn compare(
+    dir: &Path,
+    plan: &Plan<'_>,
+    result: &RunResult,
+    (rtol, atol): (f64, f64),
+) -> Result<Vec<Mismatch>, Failure> {
     let files = numbered(dir, "output_")?;
     if files.len() != result.outputs.len() {
         return Err(Failure::Usage(format!(
@@ -256,7 +269,6 @@ fn compare(dir: &Path, plan: &Plan<'_>, result: &RunResult) -> Result<Vec<Mismat
     for (k, (path, (name, got))) in files.iter().zip(&result.outputs).enumerate() {
         let declared = graph.outputs.get(k).and_then(|v| v.ty.as_ref());
         let (_, want) = onnx_eval::stored::read_value(path, declared).map_err(Failure::Invalid)?;
-        let (rtol, atol) = (onnx_eval::compare::RTOL, onnx_eval::compare::ATOL);
         if let Some(message) = onnx_eval::compare::value_difference(got, &want, rtol, atol) {
             mismatches.push(Mismatch { name: name.clone(), message });
         }
@@ -428,7 +440,12 @@ fn first_nonfinite(plan: &Plan<'_>, inputs: &[(String, Value)], result: &RunResu
 }
 
 /// The first node whose output differs from the file `DIR` holds for it.
-fn first_divergence(dir: &Path, plan: &Plan<'_>, result: &RunResult) -> Result<Option<String>, Failure> {
+fn first_divergence(
+    dir: &Path,
+    plan: &Plan<'_>,
+    result: &RunResult,
+    (rtol, atol): (f64, f64),
+) -> Result<Option<String>, Failure> {
     let index = std::fs::read_to_string(dir.join("values.tsv"))
         .map_err(|e| Failure::Usage(format!("{}: cannot read values.tsv: {e}", dir.display())))?;
     let files: std::collections::HashMap<&str, &str> =
@@ -438,9 +455,7 @@ fn first_divergence(dir: &Path, plan: &Plan<'_>, result: &RunResult) -> Result<O
         let Some(file) = files.get(c.name.as_str()) else { continue };
         let (_, want) = onnx_eval::stored::read_value(&dir.join(file), None).map_err(Failure::Invalid)?;
         compared += 1;
-        if let Some(message) =
-            onnx_eval::compare::value_difference(&c.value, &want, onnx_eval::compare::RTOL, onnx_eval::compare::ATOL)
-        {
+        if let Some(message) = onnx_eval::compare::value_difference(&c.value, &want, rtol, atol) {
             return Ok(Some(format!("first difference: {} output '{}': {message}", node_label(plan, c.node), c.name)));
         }
     }
