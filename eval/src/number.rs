@@ -150,10 +150,11 @@ int_number!(
 );
 
 /// Runs `$body` with `$v` bound to the elements of `$data` as a slice of its [`Number`]
-/// type, when it is one (float32, float64 and the eight integer types); `$other` otherwise.
+/// type, when it is one (float32, float64 and the eight integer types); the match arms that
+/// follow take the other variants (`other => …`, or one arm per variant).
 #[macro_export]
 macro_rules! with_number {
-    ($data:expr, $v:ident => $body:expr, $other:pat => $fallback:expr) => {
+    ($data:expr, $v:ident => $body:expr, $($arms:tt)*) => {
         match $data {
             $crate::value::Data::F32($v) => $body,
             $crate::value::Data::F64($v) => $body,
@@ -165,7 +166,7 @@ macro_rules! with_number {
             $crate::value::Data::U16($v) => $body,
             $crate::value::Data::U32($v) => $body,
             $crate::value::Data::U64($v) => $body,
-            $other => $fallback,
+            $($arms)*
         }
     };
 }

@@ -58,8 +58,7 @@ fn reduce(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Kernel
     } else {
         t.shape.iter().enumerate().filter(|(i, _)| !axes.contains(i)).map(|(_, &d)| d).collect()
     };
-    let integers = t.data_type().is_integer() || t.data_type() == DataType::Bool;
-    if empty_reduction && integers && matches!(op, Reduction::Max | Reduction::Min) && t.data_type() != DataType::Bool {
+    if empty_reduction && t.data_type().is_integer() && matches!(op, Reduction::Max | Reduction::Min) {
         return Err(bad_input!("reducing an empty axis of integers has no value"));
     }
     let data = match &*t.data {
@@ -121,15 +120,15 @@ impl Reduction {
 /// type, and for integers the sums and products, which wrap as numpy's do. Everything else
 /// (a float's sum, a mean, the logarithms) is computed in f64 and rounded once.
 fn reduced<T: Number>(op: Reduction, x: &[T], runs: &Runs) -> Vec<T> {
-    let wrapping = |init: T, step: fn(T, T) -> T| runs.fold(x, init, step);
+    let native = |init: T, step: fn(T, T) -> T| runs.fold(x, init, step);
     match op {
         // NaN wins, as numpy's maximum and minimum.
-        Reduction::Max => wrapping(T::LOWEST, |a, v| if v.is_nan() || a < v { v } else { a }),
-        Reduction::Min => wrapping(T::HIGHEST, |a, v| if v.is_nan() || a > v { v } else { a }),
-        Reduction::Sum if !T::FLOAT => wrapping(T::ZERO, T::add),
-        Reduction::Prod if !T::FLOAT => wrapping(T::ONE, T::mul),
-        Reduction::L1 if !T::FLOAT => wrapping(T::ZERO, |a, v| a.add(v.abs())),
-        Reduction::SumSquare if !T::FLOAT => wrapping(T::ZERO, |a, v| a.add(v.mul(v))),
+        Reduction::Max => native(T::LOWEST, |a, v| if v.is_nan() || a < v { v } else { a }),
+        Reduction::Min => native(T::HIGHEST, |a, v| if v.is_nan() || a > v { v } else { a }),
+        Reduction::Sum if !T::FLOAT => native(T::ZERO, T::add),
+        Reduction::Prod if !T::FLOAT => native(T::ONE, T::mul),
+        Reduction::L1 if !T::FLOAT => native(T::ZERO, |a, v| a.add(v.abs())),
+        Reduction::SumSquare if !T::FLOAT => native(T::ZERO, |a, v| a.add(v.mul(v))),
         _ => reduced_through_f64(op, x, runs).into_iter().map(T::from_f64).collect(),
     }
 }

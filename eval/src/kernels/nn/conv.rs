@@ -208,18 +208,19 @@ fn conv_tile(
     let per_group = g.channels / g.group;
     let filters_per_group = g.filters / g.group;
     let rows = per_group * kernel;
-    if filters_per_group > 1 {
-        scratch.columns.resize(rows * width, 0.0);
-    }
-    scratch.product.resize(filters_per_group * width, 0.0);
-    // What each tap reads for this tile, the same for every image, group and channel.
-    let taps: Vec<Vec<Run>> = (0..kernel).map(|k| im2col_runs(spatial, win, k, start, width)).collect();
     // A pointwise convolution (1×…×1 kernel, stride 1, no padding): the im2col rows are the
     // input's own rows, read in place by the GEMM through its row stride.
     let pointwise = win.kernel.iter().all(|&k| k == 1)
         && win.strides.iter().all(|&s| s == 1)
         && win.begin.iter().all(|&b| b == 0)
         && win.out == spatial;
+    // Only products through written im2col rows need room for them.
+    if filters_per_group > 1 && !pointwise {
+        scratch.columns.resize(rows * width, 0.0);
+    }
+    scratch.product.resize(filters_per_group * width, 0.0);
+    // What each tap reads for this tile, the same for every image, group and channel.
+    let taps: Vec<Vec<Run>> = (0..kernel).map(|k| im2col_runs(spatial, win, k, start, width)).collect();
     let last_stride = win.strides[spatial.len() - 1];
     for b in 0..g.batch {
         for group in 0..g.group {

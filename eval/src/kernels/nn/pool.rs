@@ -226,13 +226,14 @@ pub(super) fn global_pool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Ve
     let planes = count(&x.shape[..2])?;
     ctx.check_grown(planes, x.len())?;
     let size = count(&x.shape[2..])?;
+    // One value per plane, its spatial axes kept as ones.
+    let mut shape = x.shape[..2].to_vec();
+    shape.extend(std::iter::repeat_n(1, x.rank() - 2));
     // The average of float32 planes: summed in f64 where they lie, without a copy.
     if let (Data::F32(xs), "GlobalAveragePool") = (&*x.data, ctx.op()) {
         let out = (0..planes)
             .map(|p| (xs[p * size..(p + 1) * size].iter().map(|&v| f64::from(v)).sum::<f64>() / size as f64) as f32)
             .collect::<Vec<f32>>();
-        let mut shape = x.shape[..2].to_vec();
-        shape.extend(std::iter::repeat_n(1, x.rank() - 2));
         return one(Tensor::new(shape, Data::F32(out.into())));
     }
     let xv = x.to_f64s()?;
@@ -251,8 +252,6 @@ pub(super) fn global_pool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Ve
             }
         })
         .collect();
-    let mut shape = x.shape[..2].to_vec();
-    shape.extend(std::iter::repeat_n(1, x.rank() - 2));
     one(numeric_like(x.data_type(), shape, out)?)
 }
 
