@@ -3,8 +3,8 @@
 //! clipped to the input; `count_include_pad` divides by the whole kernel), the average
 //! quantized with `nearbyint(y / y_scale + y_zero)`. NCHW or NHWC (`channels_last`).
 
-use super::super::{Ctx, Kernel, input, one, optional};
-use super::quant::{bounds, byte_tensor, bytes, scale_of, zero_of};
+use super::super::{Ctx, Kernel, input, one};
+use super::quant::{PoolOperands, bounds, byte_tensor, pool_operands};
 use crate::error::{KernelError, bad_attribute, bad_input, unsupported};
 use crate::value::Value;
 
@@ -26,16 +26,10 @@ fn ints(ctx: &Ctx<'_>, name: &str, len: usize, default: i64) -> Result<Vec<usize
 
 fn average_pool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let x = input(inputs, 0)?;
-    let (v, signed) = bytes(x, "X")?;
-    let (xs, xz) = (scale_of(input(inputs, 1)?, "x_scale")?, zero_of(optional(inputs, 2)?, "x_zero_point")?);
-    let (ys, yz) = (scale_of(input(inputs, 3)?, "y_scale")?, zero_of(optional(inputs, 4)?, "y_zero_point")?);
-    if x.rank() < 3 {
-        return Err(bad_input!("X has rank {}: at least 3 expected", x.rank()));
-    }
-    let last = ctx.int("channels_last").unwrap_or(0) != 0;
+    let PoolOperands { values: v, signed, x_scale: xs, x_zero: xz, y_scale: ys, y_zero: yz, last, n, c, spatial } =
+        pool_operands(ctx, inputs)?;
     let rank = x.rank() - 2;
-    let (n, c) = (x.shape[0], if last { x.shape[x.rank() - 1] } else { x.shape[1] });
-    let spatial: Vec<usize> = if last { x.shape[1..x.rank() - 1].to_vec() } else { x.shape[2..].to_vec() };
+    let spatial: Vec<usize> = x.shape[spatial].to_vec();
     match ctx.string("auto_pad").unwrap_or("NOTSET") {
         "NOTSET" | "VALID" => {}
         other => return Err(unsupported!("QLinearAveragePool with auto_pad {other}")),

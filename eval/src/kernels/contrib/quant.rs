@@ -246,19 +246,43 @@ fn concat(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Kernel
     one(byte_tensor(shape, signed, out.into_iter()))
 }
 
-/// QLinearGlobalAveragePool: each channel's integer sum less `image·x_zero`, requantized by
-/// `x_scale / (y_scale·image)` (MLAS's arithmetic).
-fn global_average_pool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+/// What onnxruntime's quantized pools (QLinearAveragePool, QLinearGlobalAveragePool) read:
+/// X's elements and signedness, X's and Y's scales and zero points, the layout (NHWC with
+/// `channels_last`, else NCHW), the batch and channel counts and X's spatial axes.
+pub(super) struct PoolOperands {
+    pub values: Vec<i32>,
+    pub signed: bool,
+    pub x_scale: f32,
+    pub x_zero: i32,
+    pub y_scale: f32,
+    pub y_zero: i32,
+    pub last: bool,
+    pub n: usize,
+    pub c: usize,
+    pub spatial: std::ops::Range<usize>,
+}
+
+/// Reads a quantized pool's operands (see [`PoolOperands`]); X must have rank 3 or more.
+pub(super) fn pool_operands(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<PoolOperands, KernelError> {
     let x = input(inputs, 0)?;
-    let (v, signed) = bytes(x, "X")?;
-    let (xs, xz) = (scale_of(input(inputs, 1)?, "x_scale")?, zero_of(optional(inputs, 2)?, "x_zero_point")?);
-    let (ys, yz) = (scale_of(input(inputs, 3)?, "y_scale")?, zero_of(optional(inputs, 4)?, "y_zero_point")?);
+    let (values, signed) = bytes(x, "X")?;
+    let (x_scale, x_zero) = (scale_of(input(inputs, 1)?, "x_scale")?, zero_of(optional(inputs, 2)?, "x_zero_point")?);
+    let (y_scale, y_zero) = (scale_of(input(inputs, 3)?, "y_scale")?, zero_of(optional(inputs, 4)?, "y_zero_point")?);
     if x.rank() < 3 {
         return Err(bad_input!("X has rank {}: at least 3 expected", x.rank()));
     }
     let last = ctx.int("channels_last").unwrap_or(0) != 0;
     let (n, c) = (x.shape[0], if last { x.shape[x.rank() - 1] } else { x.shape[1] });
     let spatial = if last { 1..x.rank() - 1 } else { 2..x.rank() };
+    Ok(PoolOperands { values, signed, x_scale, x_zero, y_scale, y_zero, last, n, c, spatial })
+}
+
+/// QLinearGlobalAveragePool: each channel's integer sum less `image·x_zero`, requantized by
+/// `x_scale / (y_scale·image)` (MLAS's arithmetic).
+fn global_average_pool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+    let x = input(inputs, 0)?;
+    let PoolOperands { values: v, signed, x_scale: xs, x_zero: xz, y_scale: ys, y_zero: yz, last, n, c, spatial } =
+        pool_operands(ctx, inputs)?;
     let image: usize = x.shape[spatial.clone()].iter().product();
     if image >= 0x100_0000 {
         return Err(unsupported!("an image of {image} elements is more than onnxruntime sums"));
