@@ -79,15 +79,20 @@ pub(super) fn qlinear_conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<V
     one(numeric_like(zy.data_type(), y.shape.clone(), out)?)
 }
 
+/// The `group` attribute of Conv and ConvTranspose: 1 by default, positive.
+fn groups(ctx: &Ctx<'_>) -> Result<usize, KernelError> {
+    usize::try_from(ctx.int("group").unwrap_or(1))
+        .ok()
+        .filter(|&g| g > 0)
+        .ok_or(bad_attribute!("group must be positive"))
+}
+
 pub(super) fn conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let (x, w) = (input(inputs, 0)?, input(inputs, 1)?);
     if x.rank() < 3 || w.rank() != x.rank() {
         return Err(bad_input!("Conv of input {:?} and weights {:?}", x.shape, w.shape));
     }
-    let group = usize::try_from(ctx.int("group").unwrap_or(1))
-        .ok()
-        .filter(|&g| g > 0)
-        .ok_or(bad_attribute!("group must be positive"))?;
+    let group = groups(ctx)?;
     let (batch, channels, spatial) = (x.shape[0], x.shape[1], &x.shape[2..]);
     let (filters, per_group) = (w.shape[0], w.shape[1]);
     if per_group.checked_mul(group) != Some(channels) || filters % group != 0 {
@@ -477,10 +482,7 @@ pub(super) fn conv_transpose(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result
     if x.rank() < 3 || w.rank() != x.rank() {
         return Err(bad_input!("ConvTranspose of input {:?} and weights {:?}", x.shape, w.shape));
     }
-    let group = usize::try_from(ctx.int("group").unwrap_or(1))
-        .ok()
-        .filter(|&g| g > 0)
-        .ok_or(bad_attribute!("group must be positive"))?;
+    let group = groups(ctx)?;
     let (batch, channels, spatial) = (x.shape[0], x.shape[1], x.shape[2..].to_vec());
     let n = spatial.len();
     if w.shape[0] != channels || channels % group != 0 {
