@@ -10,14 +10,14 @@ use std::collections::{HashMap, HashSet};
 use onnx_core::ir::{AttributeValue, FunctionId, GraphId, Model, Node, NodeId, Str};
 use onnx_core::resolve::{ValueId, ValueNumbers, resolve_without_tables};
 
-use crate::kernels::Kernel;
-use crate::registry::{is_control, is_random, kernels};
+use crate::registry::{Dispatch, dispatch, is_control, is_random};
 use crate::value::{Tensor, Value};
 
 /// How a node is run.
 #[derive(Clone, Copy, Debug)]
 pub enum Step {
-    Kernel(Kernel),
+    /// The operator's kernels at the imported version, chosen among by element type.
+    Kernel(Dispatch),
     /// If, Loop: run by the runner through their subgraphs.
     Control,
     /// A `Constant` node, its value made once (index into [`Plan::constant_nodes`]): in a loop
@@ -327,7 +327,7 @@ impl Plan<'_> {
             }
         }
         for &(n, kernel) in &views {
-            self.steps.insert(n, Step::Kernel(kernel));
+            self.steps.insert(n, Step::Kernel(Dispatch::only(kernel)));
         }
         self.views = views.into_iter().map(|(n, _)| n).collect();
     }
@@ -417,7 +417,7 @@ impl<'m> Planner<'m> {
                 let limits = crate::Limits::default();
                 let budget = crate::memory::Budget::starting_now(limits.max_memory);
                 let ctx = crate::kernels::Ctx { model, node, opset, limits: &limits, budget: &budget };
-                match kernel(&ctx, &[]) {
+                match crate::invoke::call(kernel, &ctx, &[]) {
                     Ok(values) => {
                         self.steps.insert(n, Step::Constant(self.constant_nodes.len()));
                         self.constant_nodes.push(values);
@@ -549,8 +549,8 @@ fn step_of(model: &Model, node: &Node) -> Result<Step, Unsupported> {
         return Ok(Step::Control);
     }
     let opset = model.opset_version(domain).unwrap_or(1);
-    if let Some(kernel) = kernels().kernel(domain, op, opset) {
-        return Ok(Step::Kernel(kernel));
+    if let Some(kernels) = dispatch(domain, op, opset) {
+        return Ok(Step::Kernel(kernels));
     }
     if let Some(f) = model.local_function(node) {
         return Ok(Step::Call(f));

@@ -140,3 +140,26 @@ pub(crate) enum OnnxKnows {
     /// A declared type of no kind.
     NoKind,
 }
+
+/// A tensor type of the given element type and dims.
+pub fn tensor_of(elem: Option<i32>, dims: Option<Vec<Dimension>>) -> Type {
+    tensor(elem.unwrap_or(0), dims)
+}
+
+/// A size computed in `i128` (sizes and attributes come from the model and may be huge,
+/// so rules widen before they add or multiply), back in `i64` when it fits.
+pub fn narrow(v: i128) -> Option<i64> {
+    i64::try_from(v).ok()
+}
+
+/// Of two dims that describe one axis, the first that says something (a size or a name).
+pub fn first_known(a: &Dimension, b: &Dimension) -> Dimension {
+    if a.value.is_some() { a.clone() } else { b.clone() }
+}
+
+/// `axis` counted from the end when negative, when it names one of `rank` axes.
+pub fn normalize_axis(axis: i64, rank: usize) -> Option<usize> {
+    let r = rank as i64;
+    let a = if axis < 0 { axis + r } else { axis };
+    (0..r).contains(&a).then_some(a as usize)
+}

@@ -2,7 +2,9 @@
 //! promoted), Gemm, MatMulInteger. The first version: a plain i-k-j loop accumulating in
 //! f64; a GEMM crate replaces it in the speed pass (issue 24, "Speed").
 
-use super::{Ctx, Kernel, count, input, one, optional};
+use onnx_core::ir::DataType;
+
+use super::{ByType, Ctx, Kernel, count, input, one, optional};
 use crate::broadcast;
 use crate::error::{KernelError, bad_input, unsupported};
 use crate::gemm::View;
@@ -10,35 +12,24 @@ use crate::kernels::common::numeric_like;
 use crate::number::Number;
 use crate::value::{Data, Tensor, Value};
 
+/// MatMul's and Gemm's kernels by the element type of A; `kernel(op)` has the one for the
+/// other types.
+pub const BY_TYPE: &[ByType] = &[
+    ByType { op: "MatMul", since: 1, types: &[DataType::Float], kernel: float_matmul },
+    ByType {
+        op: "MatMul",
+        // MatMul takes integers from version 9 on.
+        since: 9,
+        types: &[DataType::Int32, DataType::Int64, DataType::Uint32, DataType::Uint64],
+        kernel: integer_matmul,
+    },
+    ByType { op: "Gemm", since: 1, types: &[DataType::Float], kernel: float_gemm },
+];
+
 pub fn kernel(op: &str) -> Option<Kernel> {
     let k: Kernel = match op {
         "Det" => det,
-        "MatMul" => |ctx, i| {
-            let (a, b) = (input(i, 0)?, input(i, 1)?);
-            check_product(ctx, a, b)?;
-            // Operands may be strided views (a transposed or sliced operand read through
-            // the GEMM's strides, not copied first: `crate::view`).
-            if let (Data::F32(x), Data::F32(y)) = (&*a.data, &*b.data) {
-                let (shape, out) = product(Operand::of(x, a), Operand::of(y, b), 1.0, crate::gemm::sgemm)?;
-                return one(Tensor::new(shape, Data::F32(out.into())));
-            }
-            // Integers exactly, wrapping as numpy's matmul does (through f64 an int64
-            // product past 2^53 would round).
-            macro_rules! integers {
-                ($($v:ident),*) => {
-                    match (&*a.data, &*b.data) {
-                        $((Data::$v(x), Data::$v(y)) => {
-                            let (shape, out) = product(Operand::of(x, a), Operand::of(y, b), Number::ONE, integer_gemm)?;
-                            return one(Tensor::new(shape, Number::data(out)));
-                        })*
-                        _ => {}
-                    }
-                };
-            }
-            integers!(I32, I64, U32, U64);
-            let (shape, out) = matmul(&a.to_f64s()?, &a.shape, &b.to_f64s()?, &b.shape)?;
-            one(numeric_like(a.data_type(), shape, out)?)
-        },
+        "MatMul" => any_matmul,
         "MatMulInteger" => |ctx, i| {
             let (a, b) = (input(i, 0)?, input(i, 1)?);
             check_product(ctx, a, b)?;
@@ -54,6 +45,44 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         _ => return None,
     };
     Some(k)
+}
+
+/// MatMul of float32 operands. Operands may be strided views (a transposed or sliced
+/// operand read through the GEMM's strides, not copied first: `crate::view`).
+fn float_matmul(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+    let (a, b) = (input(inputs, 0)?, input(inputs, 1)?);
+    let (Data::F32(x), Data::F32(y)) = (&*a.data, &*b.data) else { return any_matmul(ctx, inputs) };
+    check_product(ctx, a, b)?;
+    let (shape, out) = product(Operand::of(x, a), Operand::of(y, b), 1.0, crate::gemm::sgemm)?;
+    one(Tensor::new(shape, Data::F32(out.into())))
+}
+
+/// MatMul of integers, exactly, wrapping as numpy's matmul does (through f64 an int64
+/// product past 2^53 would round).
+fn integer_matmul(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+    let (a, b) = (input(inputs, 0)?, input(inputs, 1)?);
+    macro_rules! integers {
+        ($($v:ident),*) => {
+            match (&*a.data, &*b.data) {
+                $((Data::$v(x), Data::$v(y)) => {
+                    check_product(ctx, a, b)?;
+                    let (shape, out) = product(Operand::of(x, a), Operand::of(y, b), Number::ONE, integer_gemm)?;
+                    one(Tensor::new(shape, Number::data(out)))
+                })*
+                _ => any_matmul(ctx, inputs),
+            }
+        };
+    }
+    integers!(I32, I64, U32, U64)
+}
+
+/// MatMul of the other element types (and of operands whose types differ): through f64,
+/// the result in A's type.
+fn any_matmul(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+    let (a, b) = (input(inputs, 0)?, input(inputs, 1)?);
+    check_product(ctx, a, b)?;
+    let (shape, out) = matmul(&a.to_f64s()?, &a.shape, &b.to_f64s()?, &b.shape)?;
+    one(numeric_like(a.data_type(), shape, out)?)
 }
 
 /// Fails when `a × b` would hold more elements than the run allows and than either operand
@@ -224,7 +253,17 @@ fn transposed(v: &[f64], rows: usize, cols: usize) -> Vec<f64> {
     out
 }
 
-fn gemm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+/// Gemm's operands and attributes, checked.
+struct GemmArgs<'v> {
+    a: &'v Tensor,
+    b: &'v Tensor,
+    ta: bool,
+    tb: bool,
+    alpha: f64,
+    beta: f64,
+}
+
+fn gemm_args<'v>(ctx: &Ctx<'_>, inputs: &[Option<&'v Value>]) -> Result<GemmArgs<'v>, KernelError> {
     let (a, b) = (input(inputs, 0)?, input(inputs, 1)?);
     if a.rank() != 2 || b.rank() != 2 {
         return Err(bad_input!("Gemm takes matrices"));
@@ -234,9 +273,19 @@ fn gemm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelEr
     let beta = f64::from(ctx.float("beta").unwrap_or(1.0));
     let (m, n) = (a.shape[usize::from(ta)], b.shape[usize::from(!tb)]);
     ctx.check_grown(count(&[m, n])?, a.len().max(b.len()))?;
-    if let (Data::F32(x), Data::F32(y)) = (&*a.data, &*b.data) {
-        return gemm_f32(x, &a.shape, ta, y, &b.shape, tb, alpha as f32, beta as f32, optional(inputs, 2)?);
-    }
+    Ok(GemmArgs { a, b, ta, tb, alpha, beta })
+}
+
+/// Gemm of float32 matrices (B of another type goes the general way).
+fn float_gemm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+    let GemmArgs { a, b, ta, tb, alpha, beta } = gemm_args(ctx, inputs)?;
+    let (Data::F32(x), Data::F32(y)) = (&*a.data, &*b.data) else { return gemm(ctx, inputs) };
+    gemm_f32(x, &a.shape, ta, y, &b.shape, tb, alpha as f32, beta as f32, optional(inputs, 2)?)
+}
+
+/// Gemm of the other element types: through f64, the result in A's type.
+fn gemm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+    let GemmArgs { a, b, ta, tb, alpha, beta } = gemm_args(ctx, inputs)?;
     let (mut av, mut ash) = (a.to_f64s()?, a.shape.clone());
     if ta {
         av = transposed(&av, ash[0], ash[1]);

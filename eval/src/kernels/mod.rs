@@ -1,6 +1,7 @@
 //! The kernels: what an operator computes from its input values. One module per family of
 //! operators, as inference's rules are (`onnx_core::infer`); each family has a
-//! `kernel(op)` naming the kernel of each operator it knows, and the table that maps
+//! `kernel(op)` naming the kernel of each operator it knows (and may register kernels for
+//! some element types only, [`ByType`]), and the table that maps
 //! (domain, operator) to its kernel is built once from them ([`crate::registry`], keyed as the core's operator table is).
 //!
 //! A kernel is a plain function of the node's context (attributes, opset, limits) and its
@@ -37,7 +38,7 @@ pub mod text;
 pub mod tfidf;
 pub mod training;
 
-use onnx_core::ir::{AttributeValue, Model, Node, Str};
+use onnx_core::ir::{AttributeValue, DataType, Model, Node, Str};
 
 use crate::Limits;
 use crate::error::{ErrorKind, KernelError, bad_input, limit};
@@ -62,6 +63,24 @@ pub type Kernel = fn(&Ctx<'_>, &[Option<&Value>]) -> Result<Vec<Value>, KernelEr
 
 /// Which operators a family has a kernel for, and which kernel.
 pub type Family = fn(&str) -> Option<Kernel>;
+
+/// Kernels of an operator for some element types of its first input, from a since-version
+/// on: when a node's first input has one of these types the runner calls this kernel, not
+/// the family's kernel for every type (`kernel(op)`). onnxruntime keys its kernels the same
+/// way, by (domain, operator, versions, type). A family lists its own in a `BY_TYPE`.
+#[derive(Clone, Copy, Debug)]
+pub struct ByType {
+    pub op: &'static str,
+    pub since: i64,
+    pub types: &'static [DataType],
+    pub kernel: Kernel,
+}
+
+/// The registrations by element type of the default domain's families.
+pub const DEFAULT_DOMAIN_BY_TYPE: [&[ByType]; 1] = [matmul::BY_TYPE];
+
+/// The registrations by element type of the other domains' families.
+pub const OTHER_DOMAINS_BY_TYPE: [(&str, &[ByType]); 0] = [];
 
 /// The families of the other domains the evaluator knows.
 pub const OTHER_DOMAINS: [(&str, Family); 3] =

@@ -5,8 +5,9 @@
 //! 3-D inputs pack the heads into the last axis (`[B, S, heads·head_size]`), 4-D inputs
 //! keep them apart (`[B, heads, S, head_size]`).
 
-use super::{Ctx, Outputs, Rule, first_known, tensor_of};
+use super::{Ctx, Outputs, Rule};
 use crate::infer::types::{dim, known_dim, unknown_dim};
+use crate::infer::types::{first_known, tensor_of};
 use crate::ir::Dimension;
 
 pub fn rule(op: &str) -> Option<Rule> {

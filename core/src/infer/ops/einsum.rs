@@ -1,6 +1,7 @@
 //! Einsum: the output shape from the equation's labels.
 
-use super::{Ctx, Outputs, Rule, tensor_of};
+use super::{Ctx, Outputs, Rule};
+use crate::infer::types::tensor_of;
 use crate::ir::Dimension;
 
 pub fn rule(op: &str) -> Option<Rule> {

@@ -1,9 +1,10 @@
 //! Operators whose output has the shape of an input (unary maps), or of the broadcast of
 //! their inputs (binary and variadic maps, comparisons, Where).
 
-use super::{Ctx, Outputs, Rule, tensor_of};
+use super::{Ctx, Outputs, Rule};
 use crate::infer::broadcast::broadcast;
 use crate::infer::types::Known;
+use crate::infer::types::tensor_of;
 use crate::ir::{DataType, DimValue};
 
 /// The shape rule an operator of this module follows.

@@ -1,7 +1,8 @@
 //! Operators that make new tensors: random tensors shaped like an input, identity-like
 //! matrices, and the signal windows whose length is an input value.
 
-use super::{Outputs, Rule, tensor_of};
+use super::{Outputs, Rule};
+use crate::infer::types::tensor_of;
 use crate::infer::types::{dim, unknown_dim};
 use crate::ir::DataType;
 

@@ -1,6 +1,7 @@
 //! The ai.onnx.ml operators (classical machine learning) that have shape rules in onnx.
 
-use super::{Ctx, Outputs, Rule, tensor_of};
+use super::{Ctx, Outputs, Rule};
+use crate::infer::types::tensor_of;
 use crate::infer::types::{dim, unknown_dim};
 use crate::ir::{DataType, DimValue, Dimension, Type, TypeValue};
 

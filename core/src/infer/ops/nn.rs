@@ -1,8 +1,9 @@
 //! Linear algebra, reductions, normalizations, convolutions and pooling.
 
-use super::{Ctx, Outputs, Rule, narrow, normalize_axis, tensor_of};
+use super::{Ctx, Outputs, Rule};
 use crate::infer::broadcast::broadcast;
 use crate::infer::types::{Known, dim, known_dim, unknown_dim};
+use crate::infer::types::{narrow, normalize_axis, tensor_of};
 use crate::ir::{DataType, Dimension};
 
 const REDUCE: &[&str] = &[

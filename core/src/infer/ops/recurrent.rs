@@ -1,7 +1,8 @@
 //! RNN, GRU and LSTM: outputs shaped by the sequence, the batch, the number of directions
 //! and `hidden_size`, in the order `layout` names.
 
-use super::{Ctx, Outputs, Rule, tensor_of};
+use super::{Ctx, Outputs, Rule};
+use crate::infer::types::tensor_of;
 use crate::infer::types::{dim, unknown_dim};
 use crate::ir::Dimension;
 

@@ -1,8 +1,9 @@
 //! Operators that pick, count or rearrange elements: OneHot, Compress, NonZero, GatherND,
 //! the depth/space shuffles, Det, NonMaxSuppression, DynamicQuantizeLinear.
 
-use super::{Ctx, Outputs, Rule, normalize_axis, tensor_of};
+use super::{Ctx, Outputs, Rule};
 use crate::infer::types::{dim, known_dim, unknown_dim};
+use crate::infer::types::{normalize_axis, tensor_of};
 use crate::ir::{DataType, Dimension};
 
 const INT64: i32 = DataType::Int64 as i32;

@@ -1,9 +1,10 @@
 //! Sequence and optional values: their element types follow the tensors put in; shapes
 //! that differ between elements become unknown, as onnx's union of shapes does.
 
-use super::{Ctx, Outputs, Rule, normalize_axis, tensor_of};
+use super::{Ctx, Outputs, Rule};
 use crate::infer::lattice::union;
 use crate::infer::types::{dim, known_dim, sequence_of, tensor, tensor_parts, unknown_dim};
+use crate::infer::types::{normalize_axis, tensor_of};
 use crate::ir::{AttributeValue, DataType, Dimension, Type, TypeValue};
 
 fn optional_of(element: Type) -> Type {

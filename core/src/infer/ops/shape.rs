@@ -1,11 +1,12 @@
 //! Operators that build, cast or rearrange tensors: their shapes come from attributes and,
 //! often, from values computed in the graph, which these rules also propagate.
 
-use super::{Ctx, Outputs, Rule, narrow, normalize_axis, tensor_of};
+use super::{Ctx, Outputs, Rule};
 use crate::infer::broadcast::broadcast;
 use crate::infer::types::{
     Known, MAX_TRACKED_ELEMENTS, dim, known_dim, tensor_type, tensor_values, unknown_dim, unknown_dims,
 };
+use crate::infer::types::{narrow, normalize_axis, tensor_of};
 use crate::ir::{AttributeValue, DataType, DimValue, Dimension};
 
 const INT64: i32 = DataType::Int64 as i32;

@@ -2,8 +2,9 @@
 //! the last axis holds real and imaginary parts (2), or real parts only for a one-sided
 //! inverse (1).
 
-use super::{Ctx, Outputs, Rule, normalize_axis, tensor_of};
+use super::{Ctx, Outputs, Rule};
 use crate::infer::types::{dim, known_dim, unknown_dim};
+use crate::infer::types::{normalize_axis, tensor_of};
 
 pub fn rule(op: &str) -> Option<Rule> {
     (op == "DFT").then_some(dft)

@@ -1,7 +1,8 @@
 //! String operators and TfIdfVectorizer.
 
-use super::{Outputs, Rule, tensor_of};
+use super::{Outputs, Rule};
 use crate::infer::broadcast::broadcast;
+use crate::infer::types::tensor_of;
 use crate::infer::types::{dim, unknown_dim};
 use crate::ir::DataType;
 

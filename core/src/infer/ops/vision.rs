@@ -1,8 +1,9 @@
 //! Image and sampling operators: Resize and Upsample, GridSample, AffineGrid, RoiAlign,
 //! Col2Im, MaxUnpool, ImageDecoder.
 
-use super::{Ctx, Outputs, Rule, first_known, narrow, normalize_axis, tensor_of};
+use super::{Ctx, Outputs, Rule};
 use crate::infer::types::{Known, dim, known_dim, unknown_dim, unknown_dims};
+use crate::infer::types::{first_known, narrow, normalize_axis, tensor_of};
 use crate::ir::{DataType, Dimension};
 
 pub fn rule(op: &str) -> Option<Rule> {

@@ -7,7 +7,7 @@
 
 use super::{Judge, Violations, int, ints, overflow, shown, type_name, unify};
 use crate::diagnostic::Anchor;
-use crate::infer::ops::normalize_axis;
+use crate::infer::types::normalize_axis;
 use crate::infer::types::{known_dim, tensor_parts};
 use crate::ir::{AttributeValue, Dimension, Node};
 

@@ -6,8 +6,8 @@
 
 use super::{Judge, Violations, int, type_name};
 use crate::diagnostic::Anchor;
-use crate::infer::ops::normalize_axis;
 use crate::infer::ops::sequence::element;
+use crate::infer::types::normalize_axis;
 use crate::infer::types::{known_dim, tensor_parts};
 use crate::ir::{Dimension, Node, Type};
 

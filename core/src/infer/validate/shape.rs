@@ -6,8 +6,8 @@
 
 use super::{Judge, Violations, int, ints, overflow};
 use crate::diagnostic::Anchor;
-use crate::infer::ops::normalize_axis;
 use crate::infer::types::known_dim;
+use crate::infer::types::normalize_axis;
 use crate::ir::{AttributeValue, Dimension, Model, Node};
 
 /// The shape operators' rules, under their keys ([`super::DEFAULT_DOMAIN`]).

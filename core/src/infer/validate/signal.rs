@@ -7,8 +7,8 @@
 
 use super::{Judge, Violations, int};
 use crate::diagnostic::Anchor;
-use crate::infer::ops::normalize_axis;
 use crate::infer::types::known_dim;
+use crate::infer::types::normalize_axis;
 use crate::ir::Dimension;
 
 /// The signal operators' rules, under their keys ([`super::DEFAULT_DOMAIN`]).

@@ -4,8 +4,9 @@
 //! this step's keys. A dim that is a sum of a symbol and a number is left unknown (onnxruntime's
 //! tool writes a new symbol such as `past+sequence`).
 
-use super::super::{Ctx, Outputs, Rule, first_known, tensor_of};
+use super::super::{Ctx, Outputs, Rule};
 use crate::infer::types::{dim, known_dim, unknown_dim};
+use crate::infer::types::{first_known, tensor_of};
 use crate::ir::{DataType, Dimension};
 
 pub fn rule(op: &str) -> Option<Rule> {

@@ -2,9 +2,10 @@
 //! FusedConv: the product or convolution, then an activation) and its own versions of
 //! Trilu, Range and GatherND: the shapes of the operators they extend.
 
-use super::super::{Ctx, Outputs, Rule, narrow, tensor_of};
+use super::super::{Ctx, Outputs, Rule};
 use crate::infer::broadcast::broadcast;
 use crate::infer::types::{Known, dim, unknown_dim};
+use crate::infer::types::{narrow, tensor_of};
 use crate::ir::Dimension;
 
 pub fn rule(op: &str) -> Option<Rule> {

@@ -2,7 +2,8 @@
 //! SkipSimplifiedLayerNormalization, EmbedLayerNormalization), with the shapes
 //! onnxruntime's inference gives them.
 
-use super::super::{Ctx, Outputs, Rule, tensor_of};
+use super::super::{Ctx, Outputs, Rule};
+use crate::infer::types::tensor_of;
 use crate::infer::types::{dim, known_dim};
 use crate::ir::{DataType, Dimension};
 

@@ -2,9 +2,10 @@
 //! MatMulNBits, …): the shapes onnxruntime's kernels give their outputs, the element types
 //! its schemas bind.
 
-use super::super::{Ctx, Outputs, Rule, normalize_axis, tensor_of};
+use super::super::{Ctx, Outputs, Rule};
 use crate::infer::broadcast::broadcast;
 use crate::infer::types::{dim, known_dim, unknown_dim};
+use crate::infer::types::{normalize_axis, tensor_of};
 use crate::ir::{DataType, Dimension};
 
 const FLOAT: i32 = DataType::Float as i32;
