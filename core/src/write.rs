@@ -110,6 +110,11 @@ impl From<&fs::Metadata> for FileState {
 pub struct WriteOptions {
     /// Refuse to replace the target if it is no longer in this state.
     pub unchanged_since: Option<FileState>,
+    /// Write only a file that does not exist yet: an existing target is refused (the error's
+    /// kind is `AlreadyExists`), and the finished file takes its name without replacing one
+    /// made meanwhile by another process (a link, not a rename). For output whose name the
+    /// program picked, not the user: an export from `onnx-view`.
+    pub new_file_only: bool,
 }
 
 /// Writes `path` by calling `fill` on a temporary file beside it, then replacing the target
@@ -131,6 +136,9 @@ pub fn write_file(
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(e) => return Err(err(e)),
     };
+    if options.new_file_only && existing.is_some() {
+        return Err(err(io::Error::new(io::ErrorKind::AlreadyExists, "it exists; not replaced")));
+    }
     if let Some(m) = &existing {
         if m.is_dir() {
             return Err(err(io::Error::new(io::ErrorKind::IsADirectory, "it is a directory")));
@@ -183,6 +191,9 @@ pub fn write_file(
         Err(e) => return Err(err(e)),
     };
     unchanged(now.as_ref())?;
+    if options.new_file_only {
+        return tmp.link_to_new(&target).map_err(err);
+    }
     match &now {
         // Other names share this file: change its content, not which file the name is.
         Some(m) if m.nlink() > 1 => tmp.copy_into(&target).map_err(err),
@@ -284,6 +295,19 @@ impl Temporary {
         self.file.persist(target).map(drop).map_err(|e| e.error)
     }
 
+    /// Gives the file the name `target` unless something has that name already.
+    fn link_to_new(self, target: &Path) -> io::Result<()> {
+        self.file.persist_noclobber(target).map(drop).map_err(|e| {
+            let kind = e.error.kind();
+            let why = if kind == io::ErrorKind::AlreadyExists {
+                "it exists; not replaced".to_owned()
+            } else {
+                e.error.to_string()
+            };
+            io::Error::new(kind, why)
+        })
+    }
+
     /// Copies the content into `target` in place (same file, same links), then syncs it.
     fn copy_into(self, target: &Path) -> io::Result<()> {
         let mut from = File::open(self.file.path())?;
@@ -350,15 +374,41 @@ mod tests {
         // Another program saves while we work (a different length, so the state differs even
         // where the clock is coarse).
         fs::write(&path, "saved meanwhile").expect("written");
-        let options = WriteOptions { unchanged_since: Some(read) };
+        let options = WriteOptions { unchanged_since: Some(read), ..WriteOptions::default() };
         let result = write_file(&path, options, |w| w.write_all(b"formatted"));
         assert!(result.is_err());
         assert_eq!(fs::read_to_string(&path).expect("readable"), "saved meanwhile");
         assert!(temporaries_in(dir.path()).is_empty(), "a temporary file was left behind");
         // Unchanged: written.
         let now = FileState::of(&path).expect("state");
-        write_file(&path, WriteOptions { unchanged_since: Some(now) }, |w| w.write_all(b"formatted")).expect("writes");
+        let options = WriteOptions { unchanged_since: Some(now), ..WriteOptions::default() };
+        write_file(&path, options, |w| w.write_all(b"formatted")).expect("writes");
         assert_eq!(fs::read_to_string(&path).expect("readable"), "formatted");
+    }
+
+    /// A new-file-only write never replaces a file: neither one there before it started nor
+    /// one made while it wrote; a free name is written whole.
+    #[test]
+    fn a_new_file_only_write_leaves_existing_files_alone() {
+        let _turn = lock(&ONE_AT_A_TIME);
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("x.npy");
+        let options = WriteOptions { new_file_only: true, ..WriteOptions::default() };
+        write_file(&path, options, |w| w.write_all(b"first")).expect("a free name is written");
+        assert_eq!(fs::read_to_string(&path).expect("readable"), "first");
+        let refused = write_file(&path, options, |w| w.write_all(b"second")).expect_err("an existing file");
+        assert_eq!(refused.source.kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(fs::read_to_string(&path).expect("readable"), "first");
+        // Made by someone else while the content was being written.
+        let raced = dir.path().join("y.npy");
+        let refused = write_file(&raced, options, |w| {
+            fs::write(&raced, "theirs")?;
+            w.write_all(b"ours")
+        })
+        .expect_err("a file made meanwhile");
+        assert_eq!(refused.source.kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(fs::read_to_string(&raced).expect("readable"), "theirs");
+        assert!(temporaries_in(dir.path()).is_empty(), "a temporary file was left behind");
     }
 
     #[test]

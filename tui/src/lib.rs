@@ -19,10 +19,14 @@
 //! * [`worker`]: checking, running, statistics, search off the UI thread;
 //! * [`search`], [`stats`], [`inputs`]: fuzzy search, tensor statistics, made-up run
 //!   inputs;
+//! * [`export`]: `.npy` files that never replace one; [`field`]: one-line text editing
+//!   with readline's keys;
 //! * [`sanitize`]: the one boundary model strings cross before reaching the terminal.
 
 pub mod app;
 pub mod component;
+pub mod export;
+pub mod field;
 pub mod index;
 pub mod inputs;
 pub mod keys;
@@ -53,12 +57,7 @@ pub fn start_effects(app: &mut App, reports: &Sender<Report>, search: &Sender<(u
             Effect::Search { generation, query } => {
                 let _ = search.send((generation, query));
             }
-            Effect::Export { path, tensor } => {
-                app.flash = Some(match onnx_eval::npy::write(&path, &tensor) {
-                    Ok(()) => format!("wrote {}", path.display()),
-                    Err(e) => e,
-                });
-            }
+            Effect::Export { path, tensor } => app.flash = Some(export::export(&path, &tensor)),
         }
     }
 }
@@ -75,10 +74,7 @@ pub fn settle(app: &mut App) {
                 Effect::Stats { key, tensor } => worker::stats_job(key, tensor)(),
                 Effect::Search { generation, query } => Report::Found { generation, hits: hay.find(&query) },
                 Effect::Export { path, tensor } => {
-                    app.flash = Some(match onnx_eval::npy::write(&path, &tensor) {
-                        Ok(()) => format!("wrote {}", path.display()),
-                        Err(e) => e,
-                    });
+                    app.flash = Some(export::export(&path, &tensor));
                     continue;
                 }
             };

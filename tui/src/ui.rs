@@ -41,6 +41,14 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App) {
     for overlay in &mut app.overlays {
         overlay.draw(frame, area, ready);
     }
+    // A message stays readable above an overlay that covers the status row (the tensor
+    // viewer fills the screen: an export's "wrote …" or its failure would go unseen).
+    if !app.overlays.is_empty()
+        && let Some(flash) = app.flash.as_deref()
+    {
+        frame.render_widget(ratatui::widgets::Clear, status);
+        frame.render_widget(Paragraph::new(status_line(Some(flash), "")), status);
+    }
 }
 
 fn title_line(app: &App) -> Line<'static> {

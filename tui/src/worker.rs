@@ -125,8 +125,9 @@ pub fn line_col(source: &str, offset: usize) -> (usize, usize) {
 pub struct RunRequest {
     /// A test-data directory (`input_*.pb`, `output_*.pb`).
     pub test_data: Option<PathBuf>,
-    /// For inputs the test data does not give, by name; `Random { seed: 0 }` for any not
-    /// listed.
+    /// Where inputs come from, by name, as the run dialog chose: a listed input takes its
+    /// source even where the test data has a value for it (its expected outputs are then
+    /// not compared); an input not listed comes from the test data, or is `Random { seed: 0 }`.
     pub sources: BTreeMap<String, Source>,
     /// Numbers for symbolic dimensions.
     pub dims: BTreeMap<String, usize>,
@@ -153,6 +154,8 @@ pub struct RunOutcome {
     pub output_stats: Vec<Result<Stats, String>>,
     /// Some values were not kept: their bytes would have passed [`KEPT_BYTES`].
     pub capture_full: bool,
+    /// Why the expected outputs of the test data were not compared, when they were not.
+    pub not_compared: Option<String>,
 }
 
 /// How an output compares with the expected one.
@@ -190,10 +193,26 @@ pub fn run(model: &Model, model_dir: Option<PathBuf>, request: &RunRequest) -> R
         model
     };
     let plan = Plan::new(model).map_err(|e| e.to_string())?;
-    let (mut inputs, expected) = match &request.test_data {
+    let (mut inputs, mut expected) = match &request.test_data {
         Some(dir) => crate::inputs::test_data(&plan, dir)?,
         None => (Vec::new(), Vec::new()),
     };
+    // The dialog's choices win over the test data; the expected outputs are then of other
+    // inputs, and comparing with them would report differences that mean nothing.
+    let replaced: Vec<String> =
+        inputs.iter().filter(|(name, _)| request.sources.contains_key(name)).map(|(name, _)| name.clone()).collect();
+    let mut not_compared = None;
+    if !replaced.is_empty() {
+        inputs.retain(|(name, _)| !request.sources.contains_key(name));
+        if !expected.is_empty() {
+            expected.clear();
+            let names: Vec<String> = replaced.iter().map(|n| format!("'{n}'")).collect();
+            not_compared = Some(format!(
+                "not compared with the test data's outputs: {} chosen in the run dialog",
+                names.join(", ")
+            ));
+        }
+    }
     let graph = &model.graphs[plan.main];
     for (name, _) in plan.inputs() {
         if inputs.iter().any(|(n, _)| *n == name) {
@@ -217,8 +236,13 @@ pub fn run(model: &Model, model_dir: Option<PathBuf>, request: &RunRequest) -> R
     let started = Instant::now();
     let result = plan.run(inputs.clone(), &options).map_err(|e| e.to_string())?;
     let total = started.elapsed();
-    let mut outcome =
-        RunOutcome { total, timings: result.timings, capture_full: result.capture_full, ..RunOutcome::default() };
+    let mut outcome = RunOutcome {
+        total,
+        timings: result.timings,
+        capture_full: result.capture_full,
+        not_compared,
+        ..RunOutcome::default()
+    };
     for c in result.values {
         if has_nonfinite(&c.value) {
             outcome.nonfinite.insert(c.node);

@@ -171,6 +171,20 @@ fn a_run_with_test_data_compares_with_the_expected_outputs() {
     assert_eq!(app.flash.as_deref().map(|f| f.ends_with("all 1 outputs match")), Some(true), "{:?}", app.flash);
 }
 
+/// The run dialog's choice is what runs, even with test data (issue 56, defect 1).
+#[test]
+fn a_dialog_choice_replaces_the_test_datas_input() {
+    let model = common::repo("tests/corpus/real/cntk_mnist_conv.onnx");
+    let data = common::repo("tests/fixtures/run/cntk_mnist_conv");
+    let mut app = common::open_path(&model, Some(data));
+    keys(&mut app, "R<Right><Enter>");
+    let RunState::Done(outcome) = &app.run else { panic!("the run ended: {:?} {:?}", app.run, app.flash) };
+    let input = outcome.values["Input3"].tensor().expect("a tensor").to_f64s().expect("numbers");
+    assert!(input.iter().all(|&v| v == 0.0), "the input is zeros, as chosen");
+    assert!(outcome.comparison.is_empty(), "outputs of other inputs are not compared");
+    assert!(outcome.not_compared.as_deref().is_some_and(|w| w.contains("'Input3' chosen in the run dialog")));
+}
+
 #[test]
 fn initializers_open_in_the_viewer_without_a_run() {
     let mut app = open("conv_relu.onnxtxt");

@@ -28,12 +28,20 @@ impl Session {
     }
 
     fn start_with(args: &[&std::path::Path], env: &[(&str, &str)]) -> Session {
+        Session::start_in(None, args, env)
+    }
+
+    /// Started in directory `cwd` (where exports go).
+    fn start_in(cwd: Option<&std::path::Path>, args: &[&std::path::Path], env: &[(&str, &str)]) -> Session {
         let pty = native_pty_system()
             .openpty(PtySize { rows: ROWS, cols: COLS, pixel_width: 0, pixel_height: 0 })
             .expect("a pseudo-terminal");
         let mut command = CommandBuilder::new(env!("CARGO_BIN_EXE_onnx-view"));
         for a in args {
             command.arg(a);
+        }
+        if let Some(dir) = cwd {
+            command.cwd(dir);
         }
         command.env("NO_COLOR", "1");
         command.env("TERM", "xterm-256color");
@@ -127,6 +135,92 @@ fn open_search_jump_run_and_quit_in_a_real_terminal() {
     assert_eq!(code, 0);
     let tail = String::from_utf8_lossy(&raw[raw.len().saturating_sub(200)..]).to_string();
     assert!(tail.contains("\x1b[?1049l"), "the alternate screen is left: {tail:?}");
+}
+
+/// Issue 56, defect 4: `E` wrote `NAME.npy` over an existing file without a word. An export
+/// now takes a free name, keeps the file there, and says where it wrote, in full.
+#[test]
+fn an_export_never_replaces_a_file_and_says_where_it_wrote() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let cwd = dir.path().canonicalize().expect("a real path");
+    std::fs::write(cwd.join("w.npy"), "a file of mine").expect("written");
+    let model = common::fixture("conv_relu.onnxtxt");
+    let mut s = Session::start_in(Some(&cwd), &[&model], &[]);
+    s.wait_for("Conv");
+    s.type_keys("2");
+    s.wait_for("float[2,1,3,3]");
+    s.type_keys("j");
+    s.type_keys("\r");
+    s.wait_for("E export .npy");
+    s.type_keys("E");
+    let second = cwd.join("w-2.npy");
+    s.wait_for(&format!("wrote {}", second.display()));
+    assert_eq!(std::fs::read_to_string(cwd.join("w.npy")).expect("readable"), "a file of mine");
+    let written = onnx_eval::npy::decode(&std::fs::read(&second).expect("exported")).expect("a .npy file");
+    assert_eq!(written.shape, vec![2, 1, 3, 3]);
+    s.type_keys("\x1b");
+    s.wait_for("conv_relu.onnxtxt");
+    let (code, _) = s.quit();
+    assert_eq!(code, 0);
+}
+
+/// Issue 56, defect 1: with `--test-data`, the run dialog's choices were ignored. The
+/// dialog now offers the test data as one source among others, and what is chosen is run.
+#[test]
+fn the_run_dialog_choices_win_over_the_test_data() {
+    let model = common::repo("tests/corpus/real/cntk_mnist_conv.onnx");
+    let data = common::repo("tests/fixtures/run/cntk_mnist_conv");
+    let mut s = Session::start(&[&model, "--test-data".as_ref(), &data]);
+    s.wait_for("valid");
+    s.type_keys("R");
+    s.wait_for("Input3 float[1,1,28,28]: from the test data");
+    s.type_keys(" ");
+    s.wait_for("Input3 float[1,1,28,28]: zeros");
+    s.type_keys("\r");
+    s.wait_for("not compared with the test data's outputs: 'Input3' chosen in the run dialog");
+    // Back to the test data: compared again.
+    s.type_keys("R");
+    s.wait_for("Input3 float[1,1,28,28]: zeros");
+    s.type_keys("\x1b[D");
+    s.wait_for("from the test data");
+    s.type_keys("\r");
+    s.wait_for("all 1 outputs match");
+    let (code, _) = s.quit();
+    assert_eq!(code, 0);
+}
+
+/// Issue 56, defect 5: Ctrl-U and Ctrl-W typed `u` and `w` into the search box and the run
+/// dialog, and a number field appended to its value (`1` then `4` gave `14`).
+#[test]
+fn text_fields_take_readline_keys_and_the_first_digit_replaces_the_value() {
+    let model = common::fixture("dynamic.onnxtxt");
+    let mut s = Session::start(&[&model]);
+    s.wait_for("valid");
+    s.type_keys("/Relu");
+    s.wait_for("/Relu");
+    s.type_keys("\x15");
+    s.type_keys("Add two");
+    s.wait_for("/Add two");
+    s.type_keys("\x17");
+    let screen = s.wait_for("/Add █");
+    assert!(!screen.contains("Reluu") && !screen.contains("twow"), "{screen}");
+    s.type_keys("\x1b");
+    s.wait_for("dynamic.onnxtxt");
+    s.type_keys("r");
+    s.wait_for("symbolic dimensions");
+    s.type_keys("\x1b[B\x1b[B");
+    s.type_keys("4");
+    s.wait_for("N = 4");
+    s.type_keys("2");
+    s.wait_for("N = 42");
+    s.type_keys("\x15");
+    s.type_keys("7");
+    let cleared = s.wait_for("N = 7");
+    assert!(!cleared.contains("N = 427") && !cleared.contains("N = u"), "{cleared}");
+    s.type_keys("\x1b");
+    s.wait_for("dynamic.onnxtxt");
+    let (code, _) = s.quit();
+    assert_eq!(code, 0);
 }
 
 #[test]

@@ -180,7 +180,7 @@ fn text_models_below(dir: &Path, out: &mut Vec<String>) -> std::io::Result<()> {
 }
 
 fn write_file(path: &Path, text: &str, read_state: Option<onnx_core::FileState>) -> Result<(), Failure> {
-    let options = onnx_core::WriteOptions { unchanged_since: read_state };
+    let options = onnx_core::WriteOptions { unchanged_since: read_state, ..onnx_core::WriteOptions::default() };
     onnx_core::write_file(path, options, |w| w.write_all(text.as_bytes())).map_err(|e| Failure::Usage(e.to_string()))
 }
 

@@ -1,7 +1,8 @@
-//! The run dialog: for each model input without test data, where its value comes from
-//! (zeros, seeded random numbers, a `.pb` or `.npy` file), and a number for each symbolic
-//! dimension. Rows are the inputs, then the dimensions; Space (or ←/→) changes an input's
-//! source, typing edits its seed, path or dimension, Enter runs.
+//! The run dialog: for each model input, where its value comes from (the test data given
+//! with `--test-data`, zeros, seeded random numbers, a `.pb` or `.npy` file), and a number
+//! for each symbolic dimension. Rows are the inputs, then the dimensions; Space (or ←/→)
+//! changes an input's source, typing edits its seed, path or dimension (the first key
+//! replaces the value shown; Ctrl-U, Ctrl-W as in readline), Enter runs.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -14,11 +15,14 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 
 use crate::component::Outcome;
+use crate::field::Field;
 use crate::inputs::Source;
 use crate::style::{centred, dim, focus_block, heading, row};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Choice {
+    /// What the test-data directory holds for the input (offered only with one).
+    TestData,
     Zeros,
     Random,
     File,
@@ -30,16 +34,18 @@ pub struct InputRow {
     /// The declared type, as text.
     ty: String,
     choice: Choice,
-    seed: String,
-    path: String,
+    seed: Field,
+    path: Field,
 }
 
 #[derive(Debug)]
 pub struct RunDialog {
     pub inputs: Vec<InputRow>,
     /// Symbolic dimensions and the number typed for each.
-    pub dims: Vec<(String, String)>,
+    pub dims: Vec<(String, Field)>,
     selected: usize,
+    /// Whether a test-data directory was given: its inputs are a choice, and the default.
+    test_data: bool,
 }
 
 /// The main graph's inputs that no initializer gives, with their declared types.
@@ -55,8 +61,14 @@ fn needed_inputs(model: &Model) -> Vec<(String, Option<&onnx_core::ir::Type>)> {
 }
 
 impl RunDialog {
-    /// The dialog for `model`, showing the choices made last time.
-    pub fn new(model: &Model, sources: &BTreeMap<String, Source>, dims: &BTreeMap<String, usize>) -> RunDialog {
+    /// The dialog for `model`, showing the choices made last time; with `test_data`, an
+    /// input not chosen otherwise comes from the test data.
+    pub fn new(
+        model: &Model,
+        sources: &BTreeMap<String, Source>,
+        dims: &BTreeMap<String, usize>,
+        test_data: bool,
+    ) -> RunDialog {
         let needed = needed_inputs(model);
         let inputs = needed
             .iter()
@@ -64,14 +76,18 @@ impl RunDialog {
                 let mut row = InputRow {
                     name: name.clone(),
                     ty: ty.map(crate::view::type_text).unwrap_or_else(|| "(no type)".into()),
-                    choice: Choice::Random,
-                    seed: "0".into(),
-                    path: String::new(),
+                    choice: if test_data { Choice::TestData } else { Choice::Random },
+                    seed: Field::given("0"),
+                    path: Field::default(),
                 };
                 match sources.get(name) {
                     Some(Source::Zeros) => row.choice = Choice::Zeros,
-                    Some(Source::Random { seed }) => row.seed = seed.to_string(),
-                    Some(Source::File(p)) => (row.choice, row.path) = (Choice::File, p.display().to_string()),
+                    Some(Source::Random { seed }) => {
+                        (row.choice, row.seed) = (Choice::Random, Field::given(seed.to_string()))
+                    }
+                    Some(Source::File(p)) => {
+                        (row.choice, row.path) = (Choice::File, Field::given(p.display().to_string()))
+                    }
                     None => {}
                 }
                 row
@@ -81,10 +97,26 @@ impl RunDialog {
             .into_iter()
             .map(|d| {
                 let typed = dims.get(&d).map_or_else(|| "1".to_owned(), ToString::to_string);
-                (d, typed)
+                (d, Field::given(typed))
             })
             .collect();
-        RunDialog { inputs, dims, selected: 0 }
+        RunDialog { inputs, dims, selected: 0, test_data }
+    }
+
+    /// The sources an input's choice steps through (Space, →), in order.
+    fn choices(&self) -> &'static [Choice] {
+        if self.test_data {
+            &[Choice::TestData, Choice::Zeros, Choice::Random, Choice::File]
+        } else {
+            &[Choice::Zeros, Choice::Random, Choice::File]
+        }
+    }
+
+    /// The choice `step` places after (or before) `choice`, going round.
+    fn stepped(&self, choice: Choice, step: isize) -> Choice {
+        let choices = self.choices();
+        let at = choices.iter().position(|c| *c == choice).unwrap_or(0) as isize;
+        choices[(at + step).rem_euclid(choices.len() as isize) as usize]
     }
 
     fn rows(&self) -> usize {
@@ -102,49 +134,30 @@ impl RunDialog {
             KeyCode::Down | KeyCode::Tab => self.selected = (at + 1).min(self.rows().saturating_sub(1)),
             KeyCode::Up | KeyCode::BackTab => self.selected = at.saturating_sub(1),
             KeyCode::Char(' ') | KeyCode::Right if input => {
-                let row = &mut self.inputs[at];
-                row.choice = match row.choice {
-                    Choice::Zeros => Choice::Random,
-                    Choice::Random => Choice::File,
-                    Choice::File => Choice::Zeros,
-                };
+                self.inputs[at].choice = self.stepped(self.inputs[at].choice, 1);
             }
             KeyCode::Left if input => {
-                let row = &mut self.inputs[at];
-                row.choice = match row.choice {
-                    Choice::Zeros => Choice::File,
-                    Choice::Random => Choice::Zeros,
-                    Choice::File => Choice::Random,
-                };
+                self.inputs[at].choice = self.stepped(self.inputs[at].choice, -1);
             }
-            KeyCode::Backspace => {
-                if let Some(text) = self.text_at(at) {
-                    text.pop();
-                }
-            }
-            KeyCode::Char(c) if !c.is_control() => {
+            _ => {
                 let digits_only = !(input && self.inputs[at].choice == Choice::File);
-                if let Some(text) = self.text_at(at)
-                    && (!digits_only || c.is_ascii_digit())
-                    && text.len() < 4096
-                {
-                    text.push(c);
+                if let Some(field) = self.field_at(at) {
+                    field.edit(key, |c| !digits_only || c.is_ascii_digit());
                 }
             }
-            _ => {}
         }
         Outcome::Stay
     }
 
-    /// The text a row edits: a seed, a path or a dimension (none for zeros).
-    fn text_at(&mut self, at: usize) -> Option<&mut String> {
+    /// The field a row edits: a seed, a path or a dimension (none for zeros and test data).
+    fn field_at(&mut self, at: usize) -> Option<&mut Field> {
         let inputs = self.inputs.len();
         if at >= inputs {
             return self.dims.get_mut(at - inputs).map(|(_, typed)| typed);
         }
         let row = &mut self.inputs[at];
         match row.choice {
-            Choice::Zeros => None,
+            Choice::TestData | Choice::Zeros => None,
             Choice::Random => Some(&mut row.seed),
             Choice::File => Some(&mut row.path),
         }
@@ -154,21 +167,23 @@ impl RunDialog {
         let mut sources = BTreeMap::new();
         for row in &self.inputs {
             let source = match row.choice {
+                // Not listed: the run takes it from the test data.
+                Choice::TestData => continue,
                 Choice::Zeros => Source::Zeros,
-                Choice::Random => match row.seed.parse() {
+                Choice::Random => match row.seed.text.parse() {
                     Ok(seed) => Source::Random { seed },
                     Err(_) => return Outcome::Flash(format!("the seed of '{}' needs a number", row.name)),
                 },
-                Choice::File if row.path.trim().is_empty() => {
+                Choice::File if row.path.text.trim().is_empty() => {
                     return Outcome::Flash(format!("'{}' needs a file (.pb or .npy)", row.name));
                 }
-                Choice::File => Source::File(PathBuf::from(row.path.trim())),
+                Choice::File => Source::File(PathBuf::from(row.path.text.trim())),
             };
             sources.insert(row.name.clone(), source);
         }
         let mut dims = BTreeMap::new();
         for (name, typed) in &self.dims {
-            match typed.parse::<usize>() {
+            match typed.text.parse::<usize>() {
                 Ok(v) => dims.insert(name.clone(), v),
                 Err(_) => return Outcome::Flash(format!("the dimension '{name}' needs a number")),
             };
@@ -182,9 +197,10 @@ impl RunDialog {
         let mut lines = vec![Line::styled("inputs (Space or ←/→ changes where a value comes from)", heading())];
         for (k, input) in self.inputs.iter().enumerate() {
             let source = match input.choice {
+                Choice::TestData => "from the test data".to_owned(),
                 Choice::Zeros => "zeros".to_owned(),
-                Choice::Random => format!("random, seed {}", input.seed),
-                Choice::File => format!("file {}▏", input.path),
+                Choice::Random => format!("random, seed {}", input.seed.text),
+                Choice::File => format!("file {}▏", input.path.text),
             };
             let text = format!("  {} {}: {source}", crate::sanitize::str(&input.name), input.ty);
             lines.push(row(vec![Span::raw(text)], self.selected == k));
@@ -196,7 +212,7 @@ impl RunDialog {
             lines.push(Line::styled("symbolic dimensions (type a number)", heading()));
         }
         for (k, (name, typed)) in self.dims.iter().enumerate() {
-            let text = format!("  {} = {typed}", crate::sanitize::str(name));
+            let text = format!("  {} = {}", crate::sanitize::str(name), typed.text);
             lines.push(row(vec![Span::raw(text)], self.selected == self.inputs.len() + k));
         }
         lines.push(Line::styled("Enter runs · ↑/↓ move · files: .pb (TensorProto) or .npy · Esc closes", dim()));

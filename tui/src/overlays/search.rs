@@ -9,12 +9,13 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 
 use crate::component::{Cursor, Effect, Outcome};
+use crate::field::Field;
 use crate::search::{Hit, Target};
 use crate::style::{centred, focus_block, heading, position, row};
 
 #[derive(Debug, Default)]
 pub struct SearchBox {
-    query: String,
+    query: Field,
     hits: Vec<Hit>,
     cursor: Cursor,
     /// The generation of the newest query sent; older answers are dropped.
@@ -35,19 +36,14 @@ impl SearchBox {
                 } else if self.waiting {
                     Outcome::Dismiss("still searching".into())
                 } else {
-                    Outcome::Dismiss(format!("nothing matches '{}'", self.query))
+                    Outcome::Dismiss(format!("nothing matches '{}'", self.query.text))
                 };
             }
-            KeyCode::Backspace => changed = self.query.pop().is_some(),
             KeyCode::Down => self.cursor.step(1, self.hits.len()),
             KeyCode::Up => self.cursor.step(-1, self.hits.len()),
             KeyCode::Char('n') if ctrl => self.cursor.step(1, self.hits.len()),
             KeyCode::Char('p') if ctrl => self.cursor.step(-1, self.hits.len()),
-            KeyCode::Char(c) if !c.is_control() => {
-                self.query.push(c);
-                changed = true;
-            }
-            _ => {}
+            _ => changed = self.query.edit(key, |_| true),
         }
         if !changed {
             return Outcome::Stay;
@@ -55,7 +51,7 @@ impl SearchBox {
         self.generation += 1;
         self.waiting = true;
         self.cursor = Cursor::default();
-        let effect = Effect::Search { generation: self.generation, query: self.query.clone() };
+        let effect = Effect::Search { generation: self.generation, query: self.query.text.clone() };
         Outcome::Start { effect, saying: None }
     }
 
@@ -74,7 +70,7 @@ impl SearchBox {
         frame.render_widget(Clear, area);
         let window = self.cursor.window(page, self.hits.len());
         let mut lines =
-            vec![Line::from(vec![Span::styled("/", heading()), Span::raw(self.query.clone()), Span::raw("█")])];
+            vec![Line::from(vec![Span::styled("/", heading()), Span::raw(self.query.text.clone()), Span::raw("█")])];
         for k in window {
             lines.push(row(vec![Span::raw(self.hits[k].label.clone())], k == self.cursor.selected));
         }

@@ -83,7 +83,7 @@ impl RunScreen {
     /// The run dialog, showing the choices made last time.
     pub fn dialog(&self, model: &Model) -> RunDialog {
         let sources = self.sources.clone().unwrap_or_default();
-        RunDialog::new(model, &sources, &self.dims)
+        RunDialog::new(model, &sources, &self.dims, self.test_data.is_some())
     }
 
     /// `x`: asks a run going on to stop.
@@ -103,7 +103,10 @@ impl RunScreen {
             Ok(outcome) => {
                 let failed = outcome.comparison.iter().filter(|c| c.difference.is_some()).count();
                 let said = match (outcome.comparison.len(), failed) {
-                    (0, _) => format!("ran in {:.1?}", outcome.total),
+                    (0, _) => match &outcome.not_compared {
+                        Some(why) => format!("ran in {:.1?}; {why}", outcome.total),
+                        None => format!("ran in {:.1?}", outcome.total),
+                    },
                     (n, 0) => format!("ran in {:.1?}: all {n} outputs match", outcome.total),
                     (n, f) => format!("ran in {:.1?}: {f} of {n} outputs differ", outcome.total),
                 };

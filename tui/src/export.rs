@@ -1,0 +1,75 @@
+//! Exporting a value as a `.npy` file from the tensor viewer. The name is the program's
+//! choice, not the user's, so an export never replaces a file: when `NAME.npy` exists it
+//! takes `NAME-2.npy`, `NAME-3.npy`, … (each written whole beside it and given its name only
+//! if the name is still free), and what it says names the file it wrote, in full.
+
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+
+use onnx_core::WriteOptions;
+use onnx_eval::value::Tensor;
+
+/// How many numbered names are tried before the export gives up.
+const NAMES_TRIED: usize = 999;
+
+/// Writes `tensor` as `.npy` to `wanted` or, when that exists, to the first free numbered
+/// name beside it; says what happened, naming the file by its absolute path.
+pub fn export(wanted: &Path, tensor: &Tensor) -> String {
+    let bytes = match onnx_eval::npy::encode(tensor) {
+        Ok(bytes) => bytes,
+        Err(e) => return format!("export failed: {e}"),
+    };
+    let options = WriteOptions { new_file_only: true, ..WriteOptions::default() };
+    for path in candidates(wanted).take(NAMES_TRIED) {
+        match onnx_core::write_file(&path, options, |out| out.write_all(&bytes)) {
+            Ok(()) => {
+                let shown = std::path::absolute(&path).unwrap_or(path.clone());
+                let kept = if path == wanted { String::new() } else { format!(" ({} exists, kept)", wanted.display()) };
+                return format!("wrote {}{kept}", shown.display());
+            }
+            Err(e) if e.source.kind() == ErrorKind::AlreadyExists => {}
+            Err(e) => return format!("export failed: {e}"),
+        }
+    }
+    format!("export failed: {} and {NAMES_TRIED} numbered names beside it exist", wanted.display())
+}
+
+/// `wanted`, then `STEM-2.EXT`, `STEM-3.EXT`, … beside it.
+fn candidates(wanted: &Path) -> impl Iterator<Item = PathBuf> + '_ {
+    let stem = wanted.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let extension = wanted.extension().map(|e| format!(".{}", e.to_string_lossy())).unwrap_or_default();
+    std::iter::once(wanted.to_owned())
+        .chain((2..).map(move |n| wanted.with_file_name(format!("{stem}-{n}{extension}"))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use onnx_eval::value::Data;
+
+    fn tensor(values: Vec<f32>) -> Tensor {
+        Tensor::new(vec![values.len()], Data::F32(values.into()))
+    }
+
+    #[test]
+    fn an_export_takes_a_free_name_and_keeps_every_file() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let wanted = dir.path().join("logits.npy");
+        std::fs::write(&wanted, "mine").expect("written");
+        std::fs::write(dir.path().join("logits-2.npy"), "mine too").expect("written");
+        let said = export(&wanted, &tensor(vec![1.0, 2.0]));
+        let written = dir.path().join("logits-3.npy");
+        assert_eq!(said, format!("wrote {} ({} exists, kept)", written.display(), wanted.display()));
+        assert_eq!(std::fs::read_to_string(&wanted).expect("readable"), "mine");
+        assert_eq!(std::fs::read_to_string(dir.path().join("logits-2.npy")).expect("readable"), "mine too");
+        let back = onnx_eval::npy::decode(&std::fs::read(&written).expect("readable")).expect("a .npy file");
+        assert_eq!(back.to_f64s().expect("numbers"), vec![1.0, 2.0]);
+    }
+
+    #[test]
+    fn a_failed_export_says_why() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let said = export(&dir.path().join("missing").join("x.npy"), &tensor(vec![1.0]));
+        assert!(said.starts_with("export failed: ") && said.contains("does not exist"), "{said}");
+    }
+}
