@@ -31,6 +31,8 @@ pub enum EvalError {
     ConstantInput(String),
     #[error("input '{name}' is missing (the model expects {expected})")]
     MissingInput { name: String, expected: String },
+    #[error("input '{name}': the model declares {declared}, the value given is {given} ({why})")]
+    InputMismatch { name: String, declared: String, given: String, why: String },
     #[error("node {node} ({op}): {error}")]
     Node { node: String, op: String, error: KernelError },
     #[error("cancelled")]
@@ -46,9 +48,38 @@ impl EvalError {
             EvalError::UnknownInput(_)
             | EvalError::ConstantInput(_)
             | EvalError::MissingInput { .. }
+            | EvalError::InputMismatch { .. }
             | EvalError::Cancelled => None,
         }
     }
+}
+
+/// Whether a tensor given for a graph input fits its declared type, as onnxruntime checks
+/// before it runs (else the first node to read it fails with a message about its own
+/// operands): the element type, the rank and every dimension declared as a number. A
+/// declared 0 or less, or a symbol, takes any size; types other than tensors are not looked at.
+fn fits(declared: &onnx_core::ir::Type, value: &Value) -> Result<(), String> {
+    use onnx_core::ir::{DimValue, TypeValue};
+    let (Some(TypeValue::Tensor(ty)), Value::Tensor(t)) = (&declared.value, value) else { return Ok(()) };
+    if let Some(elem) = ty.elem_type
+        && elem != 0
+        && elem != t.data_type().code()
+    {
+        return Err("another element type".to_owned());
+    }
+    let Some(shape) = &ty.shape else { return Ok(()) };
+    if shape.dims.len() != t.shape.len() {
+        return Err(format!("rank {}, not {}", t.shape.len(), shape.dims.len()));
+    }
+    for (axis, (dim, &size)) in shape.dims.iter().zip(&t.shape).enumerate() {
+        if let Some(DimValue::Value(v)) = dim.value
+            && v > 0
+            && u64::try_from(v).ok() != u64::try_from(size).ok()
+        {
+            return Err(format!("axis {axis} is {size}, not {v}"));
+        }
+    }
+    Ok(())
 }
 
 /// A value a node produced, kept by `capture_all`.
@@ -210,6 +241,12 @@ impl Plan<'_> {
                     .any(|&t| self.model.tensors[t].name.as_ref().is_some_and(|n| n.as_bytes() == name.as_bytes()))
             {
                 return Err(EvalError::ConstantInput(name));
+            }
+            if let Some(declared) = graph.inputs[i].ty.as_ref()
+                && let Err(why) = fits(declared, &value)
+            {
+                let (declared, given) = (declared.to_string(), value.describe());
+                return Err(EvalError::InputMismatch { name, declared, given, why });
             }
             given[i] = true;
             runner.set(slots.get(i).unwrap_or(NO_VALUE), value);

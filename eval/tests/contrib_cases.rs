@@ -45,7 +45,7 @@ fn i32s(shape: &[usize], v: Vec<i32>) -> Value {
 #[test]
 fn bias_add_sums_its_three_inputs() {
     let text = r#"<ir_version: 10, opset_import: ["" : 17, "com.microsoft" : 1]>
-        g (float x, float b, float s) => (float y) { y = com.microsoft.BiasAdd (x, b, s) }"#;
+        g (float[] x, float[] b, float[] s) => (float[] y) { y = com.microsoft.BiasAdd (x, b, s) }"#;
     let x = f32s(&[1, 2, 3], vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
     let b = f32s(&[3], vec![0.5, -1.0, 10.0]);
     let s = f32s(&[1, 2, 3], vec![0.25; 6]);
@@ -59,14 +59,14 @@ fn bias_add_sums_its_three_inputs() {
 #[test]
 fn fused_normalizations_refuse_what_does_not_fit() {
     let skip = r#"<ir_version: 10, opset_import: ["" : 17, "com.microsoft" : 1]>
-        g (float x, float s, float g) => (float y) { y = com.microsoft.SkipLayerNormalization (x, s, g) }"#;
+        g (float[] x, float[] s, float[] g) => (float[] y) { y = com.microsoft.SkipLayerNormalization (x, s, g) }"#;
     let x = || f32s(&[2, 4], vec![1.0; 8]);
     let e = run_text(skip, vec![("x", x()), ("s", f32s(&[2, 3], vec![1.0; 6])), ("g", f32s(&[4], vec![1.0; 4]))]);
     assert!(e.is_err_and(|e| e.contains("skip")));
     let e = run_text(skip, vec![("x", x()), ("s", x()), ("g", f32s(&[3], vec![1.0; 3]))]);
     assert!(e.is_err_and(|e| e.contains("gamma")));
     let embed = r#"<ir_version: 10, opset_import: ["" : 17, "com.microsoft" : 1]>
-        g (int32 ids, float w, float p, float g, float b) => (float y) {
+        g (int32[] ids, float[] w, float[] p, float[] g, float[] b) => (float[] y) {
             y = com.microsoft.EmbedLayerNormalization (ids, "", w, p, "", g, b)
         }"#;
     let run = |ids: Vec<i32>| {
@@ -90,7 +90,7 @@ fn fused_normalizations_refuse_what_does_not_fit() {
 #[test]
 fn fused_matmul_refuses_batch_transposes_across_ranks() {
     let text = r#"<ir_version: 10, opset_import: ["" : 17, "com.microsoft" : 1]>
-        g (float a, float b) => (float y) { y = com.microsoft.FusedMatMul <transBatchA = 1> (a, b) }"#;
+        g (float[] a, float[] b) => (float[] y) { y = com.microsoft.FusedMatMul <transBatchA = 1> (a, b) }"#;
     let e = run_text(text, vec![("a", f32s(&[3, 2, 4], vec![1.0; 24])), ("b", f32s(&[4, 5], vec![1.0; 20]))]);
     assert!(e.is_err_and(|e| e.contains("transBatchA")));
     let y = run_text(text, vec![("a", f32s(&[3, 2, 4], vec![1.0; 24])), ("b", f32s(&[2, 4, 5], vec![1.0; 40]))]);

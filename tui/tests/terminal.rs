@@ -86,6 +86,15 @@ impl Session {
         }
     }
 
+    /// Esc, then a pause: a key sent right after it would read as Alt and that key.
+    fn escape(&mut self) {
+        self.type_keys("\x1b");
+        let until = Instant::now() + Duration::from_millis(300);
+        while Instant::now() < until {
+            self.pump(Duration::from_millis(50));
+        }
+    }
+
     fn type_keys(&mut self, keys: &str) {
         self.keys.write_all(keys.as_bytes()).expect("keys sent");
         self.keys.flush().expect("keys flushed");
@@ -158,8 +167,7 @@ fn an_export_never_replaces_a_file_and_says_where_it_wrote() {
     assert_eq!(std::fs::read_to_string(cwd.join("w.npy")).expect("readable"), "a file of mine");
     let written = onnx_eval::npy::decode(&std::fs::read(&second).expect("exported")).expect("a .npy file");
     assert_eq!(written.shape, vec![2, 1, 3, 3]);
-    s.type_keys("\x1b");
-    s.wait_for("conv_relu.onnxtxt");
+    s.escape();
     let (code, _) = s.quit();
     assert_eq!(code, 0);
 }
@@ -204,8 +212,7 @@ fn text_fields_take_readline_keys_and_the_first_digit_replaces_the_value() {
     s.type_keys("\x17");
     let screen = s.wait_for("/Add █");
     assert!(!screen.contains("Reluu") && !screen.contains("twow"), "{screen}");
-    s.type_keys("\x1b");
-    s.wait_for("dynamic.onnxtxt");
+    s.escape();
     s.type_keys("r");
     s.wait_for("symbolic dimensions");
     s.type_keys("\x1b[B\x1b[B");
@@ -217,8 +224,32 @@ fn text_fields_take_readline_keys_and_the_first_digit_replaces_the_value() {
     s.type_keys("7");
     let cleared = s.wait_for("N = 7");
     assert!(!cleared.contains("N = 427") && !cleared.contains("N = u"), "{cleared}");
-    s.type_keys("\x1b");
-    s.wait_for("dynamic.onnxtxt");
+    s.escape();
+    let (code, _) = s.quit();
+    assert_eq!(code, 0);
+}
+
+/// Issue 56, defect 9: an input of the wrong shape failed in the first Conv with a message
+/// about the Conv's operands; the run now names the graph input and what it declares.
+#[test]
+fn a_wrong_input_is_named_with_its_declared_type() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let wrong = dir.path().join("wrong.npy");
+    let tensor = onnx_eval::Tensor::new(vec![1, 2048], onnx_eval::Data::F32(vec![0.0; 2048].into()));
+    onnx_eval::npy::write(&wrong, &tensor).expect("written");
+    let model = common::repo("tests/corpus/real/cntk_mnist_conv.onnx");
+    let mut s = Session::start(&[&model]);
+    s.wait_for("valid");
+    s.type_keys("R");
+    s.wait_for("Input3 float[1,1,28,28]: random");
+    s.type_keys(" ");
+    s.wait_for("Input3 float[1,1,28,28]: file");
+    s.type_keys(&wrong.display().to_string());
+    s.type_keys("\r");
+    s.wait_for("the run failed");
+    s.type_keys("5");
+    let run = s.wait_for("input 'Input3'");
+    assert!(run.contains("declares float[1,1,28,28]") && run.contains("float[1,2048]"), "{run}");
     let (code, _) = s.quit();
     assert_eq!(code, 0);
 }
