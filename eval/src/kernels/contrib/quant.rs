@@ -24,6 +24,10 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         "QLinearGlobalAveragePool" => global_average_pool,
         "QGemm" => qgemm,
         "QLinearSoftmax" => softmax,
+        // onnxruntime's own Q/DQ (its quantizer writes them for 16-bit activations, and for
+        // int4 weights, with `UseQDQContribOps`): onnx's Q/DQ with an axis and no blocks,
+        // the results in the zero point's and the scale's types, as onnx's kernels give.
+        "QuantizeLinear" | "DequantizeLinear" => return crate::kernels::quant::kernel(op),
         _ => return None,
     };
     Some(k)

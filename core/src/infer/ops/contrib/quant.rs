@@ -18,6 +18,13 @@ pub fn rule(op: &str) -> Option<Rule> {
             Some(Outputs::one(tensor_of(ctx.elem(0), dims)))
         },
         "QLinearConcat" => qlinear_concat,
+        // onnxruntime's own Q/DQ: onnx's shapes; the zero point's type (uint8 without one),
+        // the scale's type back.
+        "QuantizeLinear" => |ctx| {
+            let elem = if ctx.has_input(2) { ctx.elem(2) } else { Some(DataType::Uint8 as i32) };
+            Some(Outputs::one(tensor_of(elem, ctx.dims(0).map(<[_]>::to_vec))))
+        },
+        "DequantizeLinear" => |ctx| Some(Outputs::one(tensor_of(ctx.elem(1), ctx.dims(0).map(<[_]>::to_vec)))),
         "QLinearGlobalAveragePool" => |ctx| {
             let last = ctx.int("channels_last").unwrap_or(0) != 0;
             let dims = ctx.dims(0).filter(|d| d.len() >= 3).map(|d| {
