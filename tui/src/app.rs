@@ -323,9 +323,12 @@ impl App {
             }
             Outcome::FocusDetail => self.focus = Focus::Detail,
             Outcome::Choose { what, items } => match items.len() {
-                0 => self.flash = Some(format!("no {what} this node")),
+                0 => self.flash = Some(format!("no {what} of this node")),
                 1 => self.go_to(&items[0].1),
-                n => self.overlays.push(Overlay::Chooser(Chooser::new(format!("{n} {what} this node"), items))),
+                n => {
+                    let title = format!("{} of this node", crate::view::count(n, what));
+                    self.overlays.push(Overlay::Chooser(Chooser::new(title, items)));
+                }
             },
             Outcome::OpenValue { name, def } => match tensor_of(&self.shared(), &name, def) {
                 Ok(t) => self.open_viewer(name.to_string(), t),

@@ -127,8 +127,15 @@ pub enum Outcome {
 #[derive(Debug)]
 pub enum RunState {
     Idle,
-    Running { started: Instant, progress: Arc<AtomicUsize>, cancel: Arc<AtomicBool>, total: usize },
+    Running {
+        started: Instant,
+        progress: Arc<AtomicUsize>,
+        cancel: Arc<AtomicBool>,
+        total: usize,
+    },
     Done(Box<RunOutcome>),
+    /// Stopped with `x` before it ended: not a failure.
+    Cancelled,
     Failed(String),
 }
 

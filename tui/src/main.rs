@@ -42,6 +42,9 @@ struct Args {
     exit_after_first_frame: bool,
 }
 
+/// From this size on, reading the model is announced (a 187 MB text takes about 4 s).
+const BIG_MODEL_BYTES: u64 = 32 << 20;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 enum Theme {
     Dark,
@@ -59,6 +62,15 @@ fn main() {
     // Reading a FIFO waits for a writer: say so rather than look hung (as the CLI does).
     if std::fs::metadata(&args.model).is_ok_and(|m| m.file_type().is_fifo()) {
         eprintln!("onnx-view: {}: a FIFO; waiting for a program to write the model into it…", args.model.display());
+    }
+    // A big model takes seconds to read before the first frame: say what is happening
+    // rather than leave the terminal as it was.
+    if let Ok(m) = std::fs::metadata(&args.model)
+        && m.is_file()
+        && m.len() >= BIG_MODEL_BYTES
+        && std::io::stderr().is_terminal()
+    {
+        eprintln!("onnx-view: reading {} ({} MB)…", args.model.display(), m.len() / 1_000_000);
     }
     let started = Instant::now();
     let loaded = match onnx_view::load::load(&args.model) {

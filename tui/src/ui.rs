@@ -75,7 +75,7 @@ fn title_line(app: &App) -> Line<'static> {
         facts.push(crate::sanitize::name(p).into_owned());
     }
     let nodes = app.index.node_count();
-    facts.push(format!("{nodes} node{}", if nodes == 1 { "" } else { "s" }));
+    facts.push(crate::view::count(nodes, "node"));
     spans.push(Span::raw(format!(" · {}", facts.join(" · "))));
     spans.push(Span::raw(" · "));
     match (&app.analysis, app.counts()) {

@@ -201,3 +201,9 @@ pub fn bytes(n: u64) -> String {
         n => format!("{:.2} GiB", n as f64 / (1u64 << 30) as f64),
     }
 }
+
+/// `1 node`, `3 nodes`: a count and its noun, plural when the count is not one (`noun` is
+/// the singular; the plural adds an `s`, which every noun counted here takes).
+pub fn count(n: usize, noun: &str) -> String {
+    if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
+}

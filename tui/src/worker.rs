@@ -25,7 +25,7 @@ use crate::stats::{self, Stats};
 #[derive(Debug)]
 pub enum Report {
     Checked(Analysis),
-    Ran(Result<RunOutcome, String>),
+    Ran(Result<RunOutcome, RunError>),
     Stats {
         key: String,
         stats: Result<Stats, String>,
@@ -73,7 +73,14 @@ pub fn analyse(model: &Model, text: Option<&TextSource>, model_dir: Option<PathB
                 .map(|d| {
                     let span = onnx_core::analysis::span_of(d.anchor);
                     let (line, col) = line_col(&text.source, span.start as usize);
-                    let node = innermost_node(map, span.start);
+                    // Where it is, else the node of the value it is about, else the first
+                    // related place that is in a node ("inferred here").
+                    let node = innermost_node(map, span.start)
+                        .or_else(|| value_node(&checked.analysis.model, d.anchor))
+                        .or_else(|| {
+                            let related = d.related.iter().map(|(a, _)| onnx_core::analysis::span_of(*a).start);
+                            related.into_iter().find_map(|at| innermost_node(map, at))
+                        });
                     Finding { diagnostic: d, place: format!("line {line}:{col}"), node }
                 })
                 .collect();
@@ -85,7 +92,12 @@ pub fn analyse(model: &Model, text: Option<&TextSource>, model_dir: Option<PathB
             let placed = checked
                 .diagnostics
                 .into_iter()
-                .map(|d| Finding { place: paths.path(d.anchor), node: anchored_node(d.anchor), diagnostic: d })
+                .map(|d| {
+                    let node = anchored_node(d.anchor)
+                        .or_else(|| value_node(model, d.anchor))
+                        .or_else(|| d.related.iter().find_map(|(a, _)| anchored_node(*a)));
+                    Finding { place: paths.path(d.anchor), node, diagnostic: d }
+                })
                 .collect();
             (placed, std::sync::Arc::new(checked.types.unwrap_or_default()))
         }
@@ -98,6 +110,24 @@ fn anchored_node(anchor: Anchor) -> Option<NodeId> {
         Anchor::Node(n) | Anchor::NodeInput(n, _) | Anchor::NodeOutput(n, _) | Anchor::Attribute(n, _) => Some(n),
         _ => None,
     }
+}
+
+/// For a finding about a value (a graph output or input, a value_info entry, an
+/// initializer): the node that makes it, or else the first that reads it, so that Enter on
+/// a type conflict lands where the value is computed.
+fn value_node(model: &Model, anchor: Anchor) -> Option<NodeId> {
+    let (g, info) = match anchor {
+        Anchor::GraphOutput(g, i) => (g, model.graphs[g].outputs.get(i)?.name.as_ref()),
+        Anchor::GraphInput(g, i) => (g, model.graphs[g].inputs.get(i)?.name.as_ref()),
+        Anchor::ValueInfo(g, i) => (g, model.graphs[g].value_info.get(i)?.name.as_ref()),
+        Anchor::Initializer(g, i) => (g, model.tensors[*model.graphs[g].initializers.get(i)?].name.as_ref()),
+        _ => return None,
+    };
+    let name = info?.as_bytes();
+    let nodes = &model.graphs[g].nodes;
+    let made = nodes.iter().find(|&&n| model.nodes[n].outputs.iter().any(|o| o.as_bytes() == name));
+    let read = || nodes.iter().find(|&&n| model.nodes[n].inputs.iter().any(|i| i.as_bytes() == name));
+    made.or_else(read).copied()
 }
 
 /// The node whose text holds `offset`, the innermost when subgraphs nest.
@@ -178,7 +208,20 @@ impl RunOutcome {
 }
 
 /// Runs the model's main graph with every value kept and every node timed.
-pub fn run(model: &Model, model_dir: Option<PathBuf>, request: &RunRequest) -> Result<RunOutcome, String> {
+/// Why a run gave no outcome: the user stopped it, or it failed (the message says where).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunError {
+    Cancelled,
+    Failed(String),
+}
+
+impl From<String> for RunError {
+    fn from(message: String) -> RunError {
+        RunError::Failed(message)
+    }
+}
+
+pub fn run(model: &Model, model_dir: Option<PathBuf>, request: &RunRequest) -> Result<RunOutcome, RunError> {
     let prepared;
     let out_of_order =
         model.graphs.iter().any(|(g, _)| matches!(onnx_core::order::sorted_order(model, g), Ok(Some(_))));
@@ -234,7 +277,10 @@ pub fn run(model: &Model, model_dir: Option<PathBuf>, request: &RunRequest) -> R
         ..RunOptions::default()
     };
     let started = Instant::now();
-    let result = plan.run(inputs.clone(), &options).map_err(|e| e.to_string())?;
+    let result = plan.run(inputs.clone(), &options).map_err(|e| match e {
+        onnx_eval::EvalError::Cancelled => RunError::Cancelled,
+        e => RunError::Failed(e.to_string()),
+    })?;
     let total = started.elapsed();
     let mut outcome = RunOutcome {
         total,

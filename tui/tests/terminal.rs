@@ -254,6 +254,70 @@ fn a_wrong_input_is_named_with_its_declared_type() {
     assert_eq!(code, 0);
 }
 
+/// Issue 56, defect 10: a cancelled run was reported as a failure; the help scrolled past
+/// its last line; counts read "1 nodes".
+#[test]
+fn a_cancelled_run_is_not_a_failure_help_stops_at_its_end_and_counts_agree() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    // A loop of a billion steps: running until cancelled.
+    let slow = dir.path().join("slow.onnxtxt");
+    let text = r#"<ir_version: 10, opset_import: ["" : 21]>
+slow (float[1] x) => (float[1] y) {
+  n = Constant <value = int64 {1000000000}> ()
+  t = Constant <value = bool {1}> ()
+  y = Loop (n, t, x) <body = step (int64 i, bool c, float[1] v) => (bool c, float[1] w) {
+    w = Add (v, v)
+  }>
+}
+"#;
+    std::fs::write(&slow, text).expect("written");
+    let mut s = Session::start(&[&slow]);
+    s.wait_for("valid");
+    s.type_keys("r");
+    s.wait_for("Enter runs");
+    s.type_keys("\r");
+    s.wait_for("running node 3 of 3 (Loop)");
+    s.type_keys("x");
+    let cancelled = s.wait_for("run cancelled: r runs again");
+    assert!(!cancelled.contains("failed"), "{cancelled}");
+    s.type_keys("5");
+    s.wait_for("the run was cancelled (x) before it ended");
+    s.type_keys("?");
+    s.wait_for("keys (Esc closes)");
+    for _ in 0..20 {
+        s.type_keys("\x1b[6~");
+    }
+    let end = s.wait_for("search: fzf syntax");
+    assert!(end.contains("pickers"), "the last page is full, not past the end:\n{end}");
+    s.escape();
+    s.type_keys("3");
+    let tree = s.wait_for("Loop#");
+    assert!(tree.contains("1 node") && !tree.contains("1 nodes"), "{tree}");
+    let (code, _) = s.quit();
+    assert_eq!(code, 0);
+}
+
+/// Issue 56, defect 6: a finding was cut at the screen's width, and Enter on one that the
+/// checker places at a value said "not about a node". The selected finding is shown whole,
+/// and Enter goes to the node that computes the value.
+#[test]
+fn a_finding_is_read_whole_and_enter_goes_to_its_value_s_node() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let model = dir.path().join("conflict.onnxtxt");
+    let text = "<ir_version: 10, opset_import: [\"\" : 21]>\nconflict (float[1,2] x) => (float[3] y) {\n  h = Relu (x)\n  y = Sigmoid (h)\n}\n";
+    std::fs::write(&model, text).expect("written");
+    let mut s = Session::start(&[&model]);
+    s.wait_for("✗1");
+    s.type_keys("4");
+    // The end of the message, past the 100 columns of the list's row.
+    s.wait_for("rewrites the declaration from inference)");
+    s.type_keys("\r");
+    let graph = s.wait_for("Sigmoid v21  Sigmoid#1");
+    assert!(!graph.contains("not about a node"), "{graph}");
+    let (code, _) = s.quit();
+    assert_eq!(code, 0);
+}
+
 #[test]
 fn a_hostile_model_sends_no_escape_sequence_of_its_own() {
     let dir = tempfile::tempdir().expect("a temporary directory");

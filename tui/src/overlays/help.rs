@@ -26,7 +26,9 @@ impl Help {
         }
     }
 
-    pub fn draw(&self, frame: &mut Frame<'_>, area: Rect) {
+    /// Draws the keys; the scroll stops where the last line is at the bottom, so paging
+    /// past the end shows the last page (and `k` moves from there at once).
+    pub fn draw(&mut self, frame: &mut Frame<'_>, area: Rect) {
         let area = centred(area, 90, 90);
         frame.render_widget(Clear, area);
         let mut lines = Vec::new();
@@ -45,6 +47,8 @@ impl Help {
             "search: fzf syntax ('exact ^prefix suffix$ !not); Enter jumps, n/N walk the hits",
             dim(),
         ));
+        let visible = usize::from(area.height.saturating_sub(2));
+        self.scroll = self.scroll.min(lines.len().saturating_sub(visible));
         let scroll = u16::try_from(self.scroll).unwrap_or(0);
         let block = focus_block(" keys (Esc closes) ".into(), true);
         frame.render_widget(Paragraph::new(lines).block(block).scroll((scroll, 0)), area);

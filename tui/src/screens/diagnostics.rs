@@ -3,9 +3,9 @@
 
 use onnx_core::diagnostic::Severity;
 use ratatui::Frame;
-use ratatui::layout::Rect;
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
+use ratatui::widgets::{Paragraph, Wrap};
 
 use crate::component::{Component, Cursor, Outcome, Shared};
 use crate::sanitize;
@@ -89,6 +89,14 @@ impl Component for DiagnosticsScreen {
         }
         let shown = self.shown(cx.analysis);
         let len = shown.len();
+        // The selected finding in full below the list: a row is cut at the screen's width,
+        // and messages that say what is wrong and why are often longer.
+        let (area, detail) = if len == 0 || area.height < 10 {
+            (area, None)
+        } else {
+            let [list, detail] = Layout::vertical([Constraint::Min(3), Constraint::Length(7)]).areas(area);
+            (list, Some(detail))
+        };
         let height = usize::from(area.height.saturating_sub(2));
         let window = self.cursor.window(height, len);
         let selected = self.cursor.selected;
@@ -112,5 +120,17 @@ impl Component for DiagnosticsScreen {
         }
         let title = format!(" diagnostics ({filter}) · {} ", position(selected, len));
         frame.render_widget(Paragraph::new(lines).block(focus_block(title, true)), area);
+        if let (Some(detail), Some(f)) = (detail, shown.get(selected)) {
+            let mut text = vec![Line::from(vec![
+                Span::styled(format!("{} ", f.diagnostic.code), heading()),
+                Span::raw(sanitize::str(&f.diagnostic.message).into_owned()),
+            ])];
+            text.push(Line::styled(format!("at {}", sanitize::str(&f.place)), dim()));
+            for (_, what) in &f.diagnostic.related {
+                text.push(Line::styled(format!("see also: {}", sanitize::str(what)), dim()));
+            }
+            let paragraph = Paragraph::new(text).wrap(Wrap { trim: false });
+            frame.render_widget(paragraph.block(focus_block(" finding ".into(), false)), detail);
+        }
     }
 }

@@ -223,7 +223,7 @@ fn producers(cx: &Shared<'_>, n: NodeId) -> Outcome {
             None => {}
         }
     }
-    Outcome::Choose { what: "producer of", items }
+    Outcome::Choose { what: "producer", items }
 }
 
 /// `c`: the consumers of a node's outputs.
@@ -235,7 +235,7 @@ fn consumers(cx: &Shared<'_>, n: NodeId) -> Outcome {
             items.push((label, Target::Node(c)));
         }
     }
-    Outcome::Choose { what: "consumer of", items }
+    Outcome::Choose { what: "consumer", items }
 }
 
 fn node_lines(cx: &Shared<'_>, n: NodeId) -> Vec<Line<'static>> {
@@ -275,7 +275,11 @@ fn node_lines(cx: &Shared<'_>, n: NodeId) -> Vec<Line<'static>> {
     for (i, name) in node.outputs.iter().enumerate() {
         let ty = types.and_then(|t| t.node_output(model, n, i)).map(view::type_text).unwrap_or_else(|| "?".into());
         let readers = cx.index.consumers(cx.scope, name).len();
-        lines.push(Line::from(format!("  {i}: {} {ty}  → {readers} consumer(s)", sanitize::name(name))));
+        lines.push(Line::from(format!(
+            "  {i}: {} {ty}  → {}",
+            sanitize::name(name),
+            crate::view::count(readers, "consumer")
+        )));
     }
     if let Some(o) = cx.done() {
         if let Some((_, d)) = o.timings.iter().find(|(m, _)| *m == n) {

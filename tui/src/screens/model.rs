@@ -67,8 +67,12 @@ impl Component for ModelScreen {
         let c = &s.counts;
         lines.push(Line::styled("counts", heading()));
         lines.push(Line::from(format!(
-            "  {} nodes ({} in the main graph), {} initializers, {} subgraphs, {} functions",
-            c.nodes, c.main_graph_nodes, c.initializers, c.subgraphs, c.functions
+            "  {} ({} in the main graph), {}, {}, {}",
+            view::count(c.nodes, "node"),
+            c.main_graph_nodes,
+            view::count(c.initializers, "initializer"),
+            view::count(c.subgraphs, "subgraph"),
+            view::count(c.functions, "function")
         )));
         lines.push(Line::styled("parameters", heading()));
         for (what, list) in [("initializers", &s.initializer_parameters), ("Constant nodes", &s.constant_parameters)] {

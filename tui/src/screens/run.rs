@@ -21,7 +21,7 @@ use crate::sanitize;
 use crate::search::Target;
 use crate::style::{dim, error_style, focus_block, heading, position, row};
 use crate::view;
-use crate::worker::{RunOutcome, RunRequest};
+use crate::worker::{RunError, RunOutcome, RunRequest};
 
 #[derive(Debug)]
 pub struct RunScreen {
@@ -98,7 +98,7 @@ impl RunScreen {
     }
 
     /// The state a finished run leaves, and what the status line says of it.
-    pub fn finished(result: Result<RunOutcome, String>) -> (RunState, String) {
+    pub fn finished(result: Result<RunOutcome, RunError>) -> (RunState, String) {
         match result {
             Ok(outcome) => {
                 let failed = outcome.comparison.iter().filter(|c| c.difference.is_some()).count();
@@ -112,7 +112,8 @@ impl RunScreen {
                 };
                 (RunState::Done(Box::new(outcome)), said)
             }
-            Err(e) => (RunState::Failed(e), "the run failed: see the Run screen (5)".into()),
+            Err(RunError::Cancelled) => (RunState::Cancelled, "run cancelled: r runs again".into()),
+            Err(RunError::Failed(e)) => (RunState::Failed(e), "the run failed: see the Run screen (5)".into()),
         }
     }
 
@@ -194,7 +195,10 @@ impl RunScreen {
             summary.push(Line::styled(format!("values past the first {cap} were not kept"), dim()));
         }
         if !o.nonfinite.is_empty() {
-            summary.push(Line::styled(format!("{} node(s) wrote NaN or Inf", o.nonfinite.len()), error_style()));
+            summary.push(Line::styled(
+                format!("{} wrote NaN or Inf", crate::view::count(o.nonfinite.len(), "node")),
+                error_style(),
+            ));
         }
         frame.render_widget(Paragraph::new(summary).block(focus_block(" time by operator ".into(), false)), ops);
     }
@@ -252,6 +256,10 @@ impl Component for RunScreen {
                     None => "r runs the model on inputs made up from their declared types (R chooses how)".into(),
                 };
                 frame.render_widget(Paragraph::new(how).block(focus_block(" run ".into(), true)), area);
+            }
+            RunState::Cancelled => {
+                let said = "the run was cancelled (x) before it ended; r runs the model again";
+                frame.render_widget(Paragraph::new(said).block(focus_block(" run cancelled ".into(), true)), area);
             }
             RunState::Failed(e) => {
                 let lines: Vec<Line> =

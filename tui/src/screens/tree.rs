@@ -54,7 +54,7 @@ impl Component for TreeScreen {
             let spans = vec![
                 Span::raw(format!("{current}{}", "  ".repeat(s.depth))),
                 Span::styled(s.title.clone(), heading()),
-                Span::styled(format!("  {kind}, {} nodes", s.nodes.len()), dim()),
+                Span::styled(format!("  {kind}, {}", crate::view::count(s.nodes.len(), "node")), dim()),
             ];
             lines.push(row(spans, i == selected));
         }
