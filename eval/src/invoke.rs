@@ -20,3 +20,21 @@ pub fn call(kernels: Dispatch, ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Resu
         Some(copies) => kernel(ctx, &copies.iter().map(Option::as_ref).collect::<Vec<_>>()),
     }
 }
+
+/// The value of a `Constant` node of the default domain, made from its attribute without
+/// planning or running the model (what `onnx-view` shows of a Constant before a run: a
+/// model can keep most of its weights in Constant nodes, some inside subgraphs).
+pub fn constant_value(model: &onnx_core::ir::Model, node: &onnx_core::ir::Node) -> Result<Value, KernelError> {
+    let is_constant =
+        node.schema_domain() == Some("") && node.op_type.as_ref().is_some_and(|o| o.as_bytes() == b"Constant");
+    if !is_constant {
+        return Err(crate::error::unsupported!("not a Constant node"));
+    }
+    let opset = model.opset_version("").unwrap_or(1);
+    let kernels = crate::registry::dispatch("", "Constant", opset)
+        .ok_or_else(|| crate::error::unsupported!("no Constant kernel at opset {opset}"))?;
+    let limits = crate::Limits::default();
+    let budget = crate::memory::Budget::starting_now(limits.max_memory);
+    let ctx = Ctx { model, node, opset, limits: &limits, budget: &budget };
+    call(kernels, &ctx, &[])?.into_iter().next().ok_or_else(|| crate::error::bad_input!("the Constant made no value"))
+}

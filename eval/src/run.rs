@@ -105,6 +105,10 @@ pub struct RunResult {
     /// With `timing`: the time of each node inside subgraphs (If branches, Loop bodies), summed
     /// over the times it ran; already counted in the time of the node that holds the subgraph.
     pub nested_timings: Vec<(NodeId, Duration)>,
+    /// With `capture_all`: what each node inside a subgraph (If branch, Loop/Scan body) last
+    /// produced, by node and output position (a loop body's values are those of its last
+    /// step), in node order; within `capture_limit` with the main graph's values.
+    pub nested_values: Vec<((NodeId, usize), Value)>,
     /// With `timing`: the floating-point operations of each main-graph node's matrix products
     /// (MatMul, Gemm, convolutions; 2·m·k·n each, subgraphs included), in order.
     pub flops: Vec<(NodeId, u64)>,
@@ -118,6 +122,10 @@ struct Runner<'p, 'm> {
     slots: Vec<Option<Value>>,
     /// Time per node inside subgraphs, when timing.
     nested: std::collections::HashMap<NodeId, Duration>,
+    /// With `capture_all`: what nodes inside subgraphs last produced, and their bytes.
+    nested_values: HashMap<(NodeId, usize), Value>,
+    nested_bytes: usize,
+    nested_full: bool,
     /// What the nodes of each body being run repeatedly (Loop, Scan, SequenceMap; the
     /// innermost last) computed on the step before (see [`repeated`]). A table lasts as
     /// long as its loop: what an If branch or a finished loop held would otherwise be kept
@@ -211,6 +219,9 @@ impl Plan<'_> {
             budget,
             slots: vec![None; self.numbers.graph_value_bound()],
             nested: std::collections::HashMap::new(),
+            nested_values: HashMap::new(),
+            nested_bytes: 0,
+            nested_full: false,
             repeats: Vec::new(),
         };
         for (value, constant) in &self.constants {
@@ -296,6 +307,9 @@ impl Plan<'_> {
         }
         result.nested_timings = runner.nested.drain().collect();
         result.nested_timings.sort_by_key(|(n, _)| n.into_raw());
+        result.nested_values = runner.nested_values.drain().collect();
+        result.nested_values.sort_by_key(|((n, k), _)| (n.into_raw(), *k));
+        result.capture_full |= runner.nested_full;
         for (v, value) in graph.outputs.iter().zip(self.numbers.graph_outputs(self.main, graph)) {
             let name = v.name.as_ref().map(ToString::to_string).unwrap_or_default();
             // No node set it: a kernel that does not compute an optional output the graph
@@ -462,6 +476,9 @@ impl Runner<'_, '_> {
             budget: self.budget,
             slots: vec![None; plan.numbers.function_value_count(f)],
             nested: std::collections::HashMap::new(),
+            nested_values: HashMap::new(),
+            nested_bytes: 0,
+            nested_full: false,
             repeats: Vec::new(),
         };
         for (formal, argument) in plan.numbers.function_inputs(f, function).iter().zip(arguments) {
@@ -531,12 +548,36 @@ impl Runner<'_, '_> {
             if let Some(started) = started {
                 *self.nested.entry(m).or_default() += started.elapsed();
             }
+            if self.options.capture_all {
+                self.capture_nested(m);
+            }
         }
         plan.numbers
             .graph_outputs(g, graph)
             .iter()
             .map(|v| self.get(v).cloned().ok_or_else(|| unsupported!("a subgraph output has no value").into()))
             .collect()
+    }
+
+    /// Keeps what subgraph node `m` produced (replacing what it produced on an earlier
+    /// step), while all kept values stay within the run's `capture_limit`.
+    fn capture_nested(&mut self, m: NodeId) {
+        let plan = self.plan;
+        let node = &plan.model.nodes[m];
+        for (k, value) in plan.numbers.node_outputs(m, node).iter().enumerate() {
+            let Some(v) = self.get(value) else { continue };
+            let size = v.byte_size();
+            let copy = v.clone();
+            if let Some(old) = self.nested_values.remove(&(m, k)) {
+                self.nested_bytes -= old.byte_size();
+            }
+            if self.options.capture_limit.is_some_and(|limit| self.nested_bytes + size > limit) {
+                self.nested_full = true;
+                continue;
+            }
+            self.nested_bytes += size;
+            self.nested_values.insert((m, k), crate::view::contiguous_value(copy));
+        }
     }
 
     fn control(&mut self, n: NodeId, depth: usize) -> Result<Vec<Value>, ControlError> {

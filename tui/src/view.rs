@@ -172,9 +172,11 @@ pub fn duration(d: Duration) -> String {
     }
 }
 
-/// The run's nodes, slowest first.
+/// The run's nodes, slowest first: the main graph's and those inside subgraphs (whose time
+/// is also in the node holding them).
 pub fn slowest(o: &RunOutcome) -> Vec<(NodeId, Duration)> {
     let mut t = o.timings.clone();
+    t.extend(o.nested_timings.iter().map(|(n, d)| (*n, *d)));
     t.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.into_raw().cmp(&b.0.into_raw())));
     t
 }

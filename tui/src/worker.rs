@@ -175,6 +175,11 @@ pub struct RunOutcome {
     /// Every value the main graph computed, by name.
     pub values: HashMap<String, Value>,
     pub timings: Vec<(NodeId, Duration)>,
+    /// The time of each node inside a subgraph (If branches, Loop and Scan bodies), summed
+    /// over its runs; already part of the time of the node holding the subgraph.
+    pub nested_timings: HashMap<NodeId, Duration>,
+    /// What each node inside a subgraph last produced, by node and output position.
+    pub nested_values: HashMap<(NodeId, usize), Value>,
     pub total: Duration,
     /// Nodes that wrote NaN or infinity into an output.
     pub nonfinite: HashSet<NodeId>,
@@ -204,6 +209,12 @@ pub const KEPT_BYTES: usize = 1 << 30;
 impl RunOutcome {
     pub fn check(&self, name: &str) -> Option<&OutputCheck> {
         self.comparison.iter().find(|c| c.name == name)
+    }
+
+    /// The time of node `n`, in the main graph or inside a subgraph.
+    pub fn time_of(&self, n: NodeId) -> Option<Duration> {
+        let main = self.timings.iter().find(|(m, _)| *m == n).map(|(_, d)| *d);
+        main.or_else(|| self.nested_timings.get(&n).copied())
     }
 }
 
@@ -285,6 +296,8 @@ pub fn run(model: &Model, model_dir: Option<PathBuf>, request: &RunRequest) -> R
     let mut outcome = RunOutcome {
         total,
         timings: result.timings,
+        nested_timings: result.nested_timings.into_iter().collect(),
+        nested_values: result.nested_values.into_iter().collect(),
         capture_full: result.capture_full,
         not_compared,
         ..RunOutcome::default()

@@ -26,6 +26,12 @@ fn ran(fixture: &str) -> App {
     for (k, t) in o.timings.iter_mut().enumerate() {
         t.1 = Duration::from_micros(250 * (k as u64 + 1));
     }
+    // Inside subgraphs: fixed too, in node order.
+    let mut nested: Vec<_> = o.nested_timings.keys().copied().collect();
+    nested.sort_by_key(|n| n.into_raw());
+    for (k, n) in nested.into_iter().enumerate() {
+        o.nested_timings.insert(n, Duration::from_micros(10 * (k as u64 + 1)));
+    }
     o.total = o.timings.iter().map(|t| t.1).sum();
     app.flash = None;
     app

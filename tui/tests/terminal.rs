@@ -318,6 +318,69 @@ fn a_finding_is_read_whole_and_enter_goes_to_its_value_s_node() {
     assert_eq!(code, 0);
 }
 
+/// Issue 56, defect 3: the tensors of Constant nodes (a voice detector keeps 545,597 of its
+/// parameters in Constants inside If branches) could not be viewed without a run.
+#[test]
+fn a_constant_in_a_branch_is_viewed_without_a_run() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let model = dir.path().join("gated.onnxtxt");
+    let text = r#"<ir_version: 10, opset_import: ["" : 21]>
+gated (bool cond, float[3] x) => (float[3] y) {
+  y = If (cond) <
+    then_branch = then_g () => (float[3] t) {
+      w = Constant <value = float[3] {0.5, 1.5, 2.5}> ()
+      t = Mul (x, w)
+    },
+    else_branch = else_g () => (float[3] e) { e = Identity (x) }
+  >
+}
+"#;
+    std::fs::write(&model, text).expect("written");
+    let mut s = Session::start(&[&model]);
+    s.wait_for("valid");
+    s.type_keys("3");
+    s.wait_for("then_branch");
+    s.type_keys("j\r");
+    s.wait_for("Constant v21");
+    s.type_keys("v");
+    let viewer = s.wait_for("w · float[3] · 3 elements");
+    s.wait_for("max 2.5");
+    assert!(!viewer.contains("run the model"), "{viewer}");
+    s.escape();
+    let (code, _) = s.quit();
+    assert_eq!(code, 0);
+}
+
+/// Issue 56, defect 2: after a run nothing inside a subgraph could be inspected (every value
+/// "has no value yet", the Run screen showed the If as one node). The taken branch's values
+/// and per-node times are now kept and shown.
+#[test]
+fn values_and_times_inside_the_taken_branch_are_shown_after_a_run() {
+    let model = common::fixture("control.onnxtxt");
+    let mut s = Session::start(&[&model]);
+    s.wait_for("valid");
+    // cond = zeros (false): the else branch runs.
+    s.type_keys("r");
+    s.wait_for("cond bool: random");
+    s.type_keys("\x1b[D");
+    s.wait_for("cond bool: zeros");
+    s.type_keys("\r");
+    s.wait_for("ran in");
+    s.type_keys("5");
+    s.wait_for("in If#0 ▸ else_branch");
+    s.type_keys("3");
+    s.wait_for("If#0 ▸ else_branch");
+    s.type_keys("jj\r");
+    let graph = s.wait_for("Abs v21");
+    assert!(graph.contains("µs") || graph.contains(" ns") || graph.contains("ms"), "a time per node:\n{graph}");
+    s.type_keys("v");
+    let viewer = s.wait_for("e · float[2] · 2 elements");
+    assert!(!viewer.contains("no value yet"), "{viewer}");
+    s.escape();
+    let (code, _) = s.quit();
+    assert_eq!(code, 0);
+}
+
 #[test]
 fn a_hostile_model_sends_no_escape_sequence_of_its_own() {
     let dir = tempfile::tempdir().expect("a temporary directory");

@@ -36,13 +36,26 @@ pub struct Viewer {
 /// A value's tensor: a run's value when there is one, else an initializer of the current
 /// scope (read from external data if it lives there).
 pub fn tensor_of(cx: &Shared<'_>, name: &Str, def: Option<Def>) -> Result<Tensor, String> {
-    let from_run = match cx.run {
-        RunState::Done(o) => o.values.get(&name.to_string()).and_then(|v| v.tensor().ok().cloned()),
+    // A node inside a subgraph: what it produced last, by node (names may repeat across
+    // scopes); the main graph's values by name.
+    let in_subgraph = |n: onnx_core::ir::NodeId| cx.index.node_at.get(&n).is_some_and(|&(scope, _)| scope != 0);
+    let from_run = match (cx.run, def) {
+        (RunState::Done(o), Some(Def::Node(n, k))) if in_subgraph(n) => o.nested_values.get(&(n, k)),
+        (RunState::Done(o), _) => o.values.get(&name.to_string()),
         _ => None,
     };
+    let from_run = from_run.and_then(|v| v.tensor().ok().cloned());
     match (from_run, def) {
         (Some(t), _) => Ok(t),
         (None, Some(Def::Initializer(i))) => initializer(cx, i),
+        // A Constant's value is in the model: no run needed (in subgraphs too).
+        (None, Some(Def::Node(n, 0)))
+            if cx.model.nodes[n].schema_domain() == Some("")
+                && cx.model.nodes[n].op_type.as_ref().is_some_and(|o| o.as_bytes() == b"Constant") =>
+        {
+            let value = onnx_eval::invoke::constant_value(cx.model, &cx.model.nodes[n]).map_err(String::from)?;
+            value.tensor().cloned().map_err(String::from)
+        }
         (None, _) => Err(format!("'{}' has no value yet: run the model (r)", sanitize::name(name))),
     }
 }

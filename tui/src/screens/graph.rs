@@ -116,7 +116,7 @@ impl GraphScreen {
         let window = self.cursors[scope].window(height, len);
         let selected = self.cursors[scope].selected;
         let types = cx.types();
-        let timings = cx.done().filter(|_| scope == 0);
+        let timings = cx.done();
         let width = len.to_string().len();
         let mut lines = Vec::with_capacity(window.len());
         for i in window {
@@ -129,8 +129,14 @@ impl GraphScreen {
                 None => Span::raw("  "),
             });
             if let Some(o) = timings {
-                // The main graph's timings are in node order: row i is timing i.
-                let d = o.timings.get(i).filter(|(m, _)| *m == n).map(|(_, d)| view::duration(*d));
+                // The main graph's timings are in node order: row i is timing i; a
+                // subgraph's are summed over the times it ran.
+                let d = if scope == 0 {
+                    o.timings.get(i).filter(|(m, _)| *m == n).map(|(_, d)| *d)
+                } else {
+                    o.nested_timings.get(&n).copied()
+                };
+                let d = d.map(view::duration);
                 spans.push(Span::raw(format!("{:>9} ", d.unwrap_or_default())));
                 if o.nonfinite.contains(&n) {
                     spans.push(Span::styled("NaN/Inf ", error_style()));
@@ -282,11 +288,13 @@ fn node_lines(cx: &Shared<'_>, n: NodeId) -> Vec<Line<'static>> {
         )));
     }
     if let Some(o) = cx.done() {
-        if let Some((_, d)) = o.timings.iter().find(|(m, _)| *m == n) {
-            lines.push(Line::from(format!("time {}", view::duration(*d))));
+        if let Some(d) = o.time_of(n) {
+            lines.push(Line::from(format!("time {}", view::duration(d))));
         }
-        for name in node.outputs.iter() {
-            if let Some(v) = o.values.get(&name.to_string()) {
+        for (k, name) in node.outputs.iter().enumerate() {
+            let nested = o.nested_values.get(&(n, k));
+            let main = || o.values.get(&name.to_string()).filter(|_| !o.nested_timings.contains_key(&n));
+            if let Some(v) = nested.or_else(main) {
                 let text = format!("  {} = {} {}", sanitize::name(name), v.describe(), view::preview(v));
                 lines.push(Line::styled(text, dim()));
             }

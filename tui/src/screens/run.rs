@@ -174,10 +174,17 @@ impl RunScreen {
             } else {
                 let (n, d) = slowest[i - o.outputs.len()];
                 let share = d.as_secs_f64() / total * 100.0;
+                // A node inside a subgraph says which one (its time is in its holder's too).
+                let inside = match cx.index.node_at.get(&n) {
+                    Some(&(scope, _)) if scope != 0 => {
+                        format!("  in {}", cx.index.scopes.get(scope).map_or("", |s| s.title.as_str()))
+                    }
+                    _ => String::new(),
+                };
                 vec![
                     Span::raw(format!("{:>10} {share:>5.1}%  ", view::duration(d))),
                     Span::styled(view::op_label(cx.model, n), heading()),
-                    Span::styled(format!(" {}", cx.index.node_title(cx.model, n)), dim()),
+                    Span::styled(format!(" {}{inside}", cx.index.node_title(cx.model, n)), dim()),
                 ]
             };
             lines.push(row(spans, i == selected));
@@ -207,7 +214,7 @@ impl RunScreen {
 /// Rows of the table: the outputs, then one per timed node.
 fn rows(run: &RunState) -> usize {
     match run {
-        RunState::Done(o) => o.outputs.len() + o.timings.len(),
+        RunState::Done(o) => o.outputs.len() + o.timings.len() + o.nested_timings.len(),
         _ => 0,
     }
 }
