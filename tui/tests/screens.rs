@@ -33,6 +33,7 @@ fn ran(fixture: &str) -> App {
         o.nested_timings.insert(n, Duration::from_micros(10 * (k as u64 + 1)));
     }
     o.total = o.timings.iter().map(|t| t.1).sum();
+    o.runs = 4;
     app.flash = None;
     app
 }

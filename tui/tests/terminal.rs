@@ -381,6 +381,23 @@ fn values_and_times_inside_the_taken_branch_are_shown_after_a_run() {
     assert_eq!(code, 0);
 }
 
+/// Issue 56, defect 8: the times of a single run were noisy and included the first run's
+/// warm-up (and the copies of every value it keeps). They are now each node's median over
+/// the runs after the first.
+#[test]
+fn run_times_are_medians_of_runs_after_a_warm_up() {
+    let model = common::repo("tests/corpus/real/cntk_mnist_conv.onnx");
+    let data = common::repo("tests/fixtures/run/cntk_mnist_conv");
+    let mut s = Session::start(&[&model, "--test-data".as_ref(), &data]);
+    s.wait_for("valid");
+    s.type_keys("r");
+    s.wait_for("all 1 outputs match");
+    s.type_keys("5");
+    s.wait_for("median of 4 runs");
+    let (code, _) = s.quit();
+    assert_eq!(code, 0);
+}
+
 #[test]
 fn a_hostile_model_sends_no_escape_sequence_of_its_own() {
     let dir = tempfile::tempdir().expect("a temporary directory");

@@ -189,7 +189,8 @@ impl RunScreen {
             };
             lines.push(row(spans, i == selected));
         }
-        let title = format!(" run · {} in all · {} ", view::duration(o.total), position(selected, len));
+        let runs = if o.runs > 1 { format!(", median of {} runs", o.runs) } else { String::new() };
+        let title = format!(" run · {} in all{runs} · {} ", view::duration(o.total), position(selected, len));
         frame.render_widget(Paragraph::new(lines).block(focus_block(title, true)), table);
 
         let mut summary = Vec::new();
