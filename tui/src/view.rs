@@ -209,3 +209,57 @@ pub fn bytes(n: u64) -> String {
 pub fn count(n: usize, noun: &str) -> String {
     if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
 }
+
+/// `text` in at most `cells` terminal cells: whole when it fits, else its start and end
+/// with `…` between them. Names that share a long prefix (`model.encoder.layer.11.…`)
+/// differ at their ends, which cutting on the right would hide.
+pub fn middle(text: &str, cells: usize) -> String {
+    use unicode_width::UnicodeWidthChar;
+    let width = |c: char| c.width().unwrap_or(0);
+    let total: usize = text.chars().map(width).sum();
+    if total <= cells {
+        return text.to_owned();
+    }
+    if cells == 0 {
+        return String::new();
+    }
+    // The end gets the larger half: it tells the names apart more often than the start.
+    let room = cells - 1;
+    let (mut head_room, mut tail_room) = (room / 2, room - room / 2);
+    let mut head = String::new();
+    for c in text.chars() {
+        if width(c) > head_room {
+            break;
+        }
+        head_room -= width(c);
+        head.push(c);
+    }
+    let mut tail: Vec<char> = Vec::new();
+    for c in text.chars().rev() {
+        if width(c) > tail_room {
+            break;
+        }
+        tail_room -= width(c);
+        tail.push(c);
+    }
+    tail.reverse();
+    format!("{head}…{}", tail.into_iter().collect::<String>())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_names_keep_both_ends() {
+        let a = "p2o.pd_op.conv2d.16.0.tmp_1_quantized_output_of_the_block";
+        let b = "p2o.pd_op.conv2d.16.0.tmp_1_quantized_output_of_the_other";
+        assert_eq!(middle("short", 10), "short");
+        let (sa, sb) = (middle(a, 24), middle(b, 24));
+        assert_ne!(sa, sb, "names that differ at the end stay apart");
+        assert!(sa.starts_with("p2o.pd_op.c") && sa.ends_with("of_the_block") && sa.contains('…'), "{sa}");
+        assert_eq!(sa.chars().count(), 24);
+        assert_eq!(middle("名前名前名前", 5), "名…前", "wide characters count two cells");
+        assert_eq!(middle("abc", 0), "");
+    }
+}

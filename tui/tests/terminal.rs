@@ -398,6 +398,30 @@ fn run_times_are_medians_of_runs_after_a_warm_up() {
     assert_eq!(code, 0);
 }
 
+/// Issue 56, defect 7: rows cut long names on the right, so names sharing a long prefix
+/// looked the same. They are shortened in the middle, their ends kept.
+#[test]
+fn long_names_that_share_a_prefix_stay_apart() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let model = dir.path().join("long.onnxtxt");
+    let prefix = "model.encoder.layers.11.self_attention.output_projection.quantized";
+    let text = format!(
+        "<ir_version: 10, opset_import: [\"\" : 21]>\nlong (float[2] x) => (float[2] z) {{\n  \
+         \"{prefix}_first\" = Relu (x)\n  \"{prefix}_second\" = Neg (\"{prefix}_first\")\n  \
+         z = Abs (\"{prefix}_second\")\n}}\n"
+    );
+    std::fs::write(&model, text).expect("written");
+    let mut s = Session::start(&[&model]);
+    s.wait_for("valid");
+    let graph = s.wait_for("quantized_first");
+    assert!(graph.contains("quantized_second") && graph.contains("model.enc"), "{graph}");
+    s.type_keys("2");
+    let values = s.wait_for("quantized_second");
+    assert!(values.contains("quantized_first") && values.contains('…'), "{values}");
+    let (code, _) = s.quit();
+    assert_eq!(code, 0);
+}
+
 #[test]
 fn a_hostile_model_sends_no_escape_sequence_of_its_own() {
     let dir = tempfile::tempdir().expect("a temporary directory");

@@ -72,7 +72,8 @@ impl SearchBox {
         let mut lines =
             vec![Line::from(vec![Span::styled("/", heading()), Span::raw(self.query.text.clone()), Span::raw("█")])];
         for k in window {
-            lines.push(row(vec![Span::raw(self.hits[k].label.clone())], k == self.cursor.selected));
+            let label = crate::view::middle(&self.hits[k].label, usize::from(area.width.saturating_sub(4)));
+            lines.push(row(vec![Span::raw(label)], k == self.cursor.selected));
         }
         let state = if !ready {
             "indexing…".to_owned()

@@ -143,8 +143,12 @@ impl GraphScreen {
                 }
             }
             spans.push(Span::styled(view::op_label(cx.model, n), heading()));
-            spans.push(Span::raw(format!(" {}", sanitize::opt(node.name.as_ref()))));
-            let outs: Vec<String> = node.outputs.iter().map(|o| sanitize::name(o).into_owned()).collect();
+            // Long names are shortened in the middle, where names that share a prefix
+            // agree, to share two thirds of the row; the detail pane has them whole.
+            let named = usize::from(node.name.as_ref().is_some_and(|n| !n.is_empty())) + node.outputs.len();
+            let cap = (usize::from(area.width.saturating_sub(2)) * 2 / 3 / named.max(1)).max(12);
+            spans.push(Span::raw(format!(" {}", view::middle(&sanitize::opt(node.name.as_ref()), cap))));
+            let outs: Vec<String> = node.outputs.iter().map(|o| view::middle(&sanitize::name(o), cap)).collect();
             spans.push(Span::styled(
                 format!(" → {} : {}", outs.join(", "), view::output_types(cx.model, types, n)),
                 dim(),

@@ -80,9 +80,11 @@ impl Component for ValuesScreen {
         for i in window {
             let r = &rows[i];
             let ty = view::value_type(cx.model, types, scope, cx.index, r);
+            // The name shortened in the middle to leave its type room; whole in the detail.
+            let room = usize::from(list.width.saturating_sub(2)).saturating_sub(14 + ty.chars().count()).max(12);
             let spans = vec![
                 Span::styled(format!("{:<11} ", r.kind), dim()),
-                Span::raw(sanitize::name(&r.name).into_owned()),
+                Span::raw(view::middle(&sanitize::name(&r.name), room)),
                 Span::styled(format!("  {ty}"), dim()),
             ];
             lines.push(row(spans, i == selected));
@@ -110,7 +112,7 @@ impl Component for ValuesScreen {
                 info.push(Line::from(format!("computed by {}", cx.index.node_title(model, n))));
             }
             let readers = cx.index.consumers(scope, &r.name).len();
-            info.push(Line::from(format!("read by {readers} node(s)")));
+            info.push(Line::from(format!("read by {}", view::count(readers, "node"))));
             if let Some(o) = cx.done()
                 && let Some(v) = o.values.get(&r.name.to_string())
             {
@@ -119,6 +121,6 @@ impl Component for ValuesScreen {
             info.push(Line::styled("Enter opens it in the viewer", dim()));
         }
         let block = focus_block(" value ".into(), cx.focus == Focus::Detail);
-        frame.render_widget(Paragraph::new(info).block(block), detail);
+        frame.render_widget(Paragraph::new(info).block(block).wrap(ratatui::widgets::Wrap { trim: false }), detail);
     }
 }
