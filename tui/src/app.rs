@@ -215,6 +215,12 @@ impl App {
                 if let Some(&(s, _)) = SCREENS.get(usize::from(k).saturating_sub(1)) {
                     self.screen = s;
                     self.focus = Focus::List;
+                    if s == Screen::Flow {
+                        // The drawing is of the node selected in the list.
+                        let (cx, screens) = self.parts();
+                        let selected = screens.graph.selected_node(&cx);
+                        screens.flow.centre_on(selected);
+                    }
                 }
             }
             Action::Enter => {
@@ -316,6 +322,13 @@ impl App {
                 self.focus = Focus::List;
             }
             Outcome::GoTo(target) => self.go_to(&target),
+            Outcome::Follow(n) => {
+                if let Some(&(scope, row)) = self.index.node_at.get(&n) {
+                    self.remember();
+                    self.scope = scope;
+                    self.screens.graph.show(scope, row);
+                }
+            }
             Outcome::EnterScope(s) => {
                 self.remember();
                 self.scope = s;

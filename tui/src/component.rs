@@ -107,6 +107,9 @@ pub enum Outcome {
     GoTo(Target),
     /// Make a scope current, on the Graph screen (remembered for back).
     EnterScope(usize),
+    /// Select a node on the Graph screen while staying on this one (the Flow screen's
+    /// centre, so that the list follows the drawing).
+    Follow(NodeId),
     /// Move the keys to the detail pane.
     FocusDetail,
     /// Where a jump may go: none is said, one is gone to, several open a chooser titled

@@ -87,7 +87,12 @@ pub const BINDINGS: &[Binding] = &[
     b(Browse, &["BackTab", "h"], A::PrevPane, "previous pane"),
     b(Browse, &["Enter"], A::Enter, "open: subgraph as scope, value in the viewer, diagnostic's node"),
     b(Browse, &["Esc"], A::Escape, "close, or leave the scope"),
-    b(Browse, &["1", "2", "3", "4", "5", "6"], A::Screen(0), "screens: Graph Values Tree Diagnostics Run Model"),
+    b(
+        Browse,
+        &["1", "2", "3", "4", "5", "6", "7"],
+        A::Screen(0),
+        "screens: Graph Values Tree Diagnostics Run Model Flow",
+    ),
     b(Browse, &["p"], A::Producer, "jump to the producer of an input"),
     b(Browse, &["c"], A::Consumers, "jump to a consumer of an output"),
     b(Browse, &["H", "Backspace"], A::Back, "back in history"),

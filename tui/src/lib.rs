@@ -16,6 +16,7 @@
 //!   keys and its drawing; [`component`]: what they share and what they ask of the app;
 //! * [`view`]: rows and detail lines as data; [`ui`]: the frame's layout; [`style`]:
 //!   colours and the pieces every component draws with;
+//! * [`flow`]: a node's neighbourhood drawn in lanes (the Flow screen);
 //! * [`worker`]: checking, running, statistics, search off the UI thread;
 //! * [`search`], [`stats`], [`inputs`]: fuzzy search, tensor statistics, made-up run
 //!   inputs;
@@ -27,6 +28,7 @@ pub mod app;
 pub mod component;
 pub mod export;
 pub mod field;
+pub mod flow;
 pub mod index;
 pub mod inputs;
 pub mod keys;

@@ -122,3 +122,11 @@ fn hostile_strings_reach_no_cell_as_control_characters() {
     let text = screen(&mut app, 120, 30);
     assert!(text.contains("\\x1b]52;c;ZXZpbA==\\x07\\x1b[2Jevil\\u{202e}name\\xff"), "shown escaped:\n{text}");
 }
+
+/// The Flow screen (7): the selected node's neighbourhood with its branch and merges.
+#[test]
+fn flow_screen_draws_branches_and_merges() {
+    let mut app = open("branches.onnxtxt");
+    keys(&mut app, "jjj7");
+    snap("flow", &mut app);
+}

@@ -422,6 +422,27 @@ fn long_names_that_share_a_prefix_stay_apart() {
     assert_eq!(code, 0);
 }
 
+/// Issue 56, the graph view: the selected node's producers and consumers drawn as a small
+/// graph (branches and merges in lanes), walked with the arrow keys, Enter centring it on
+/// another node, which the list then shows.
+#[test]
+fn the_flow_screen_draws_and_walks_a_neighbourhood() {
+    let model = common::fixture("branches.onnxtxt");
+    let mut s = Session::start(&[&model]);
+    s.wait_for("valid");
+    s.type_keys("jjj7");
+    let drawn = s.wait_for("flow · Mul#3");
+    for part in ["├─┐", "◆─┘ Mul v21", "Add v21 Add#5 → float[1,8]  ↑ 1 more"] {
+        assert!(drawn.contains(part), "{part:?} in:\n{drawn}");
+    }
+    s.type_keys("k\r");
+    s.wait_for("flow · Tanh#2");
+    s.type_keys("1");
+    s.wait_for("Tanh v21  Tanh#2");
+    let (code, _) = s.quit();
+    assert_eq!(code, 0);
+}
+
 #[test]
 fn a_hostile_model_sends_no_escape_sequence_of_its_own() {
     let dir = tempfile::tempdir().expect("a temporary directory");

@@ -1,7 +1,8 @@
-//! The six screens, each a [`Component`] that owns its cursor and caches, acts on the keys
+//! The seven screens, each a [`Component`] that owns its cursor and caches, acts on the keys
 //! that move and open its rows, and draws itself.
 
 mod diagnostics;
+mod flow;
 mod graph;
 mod model;
 mod run;
@@ -9,6 +10,7 @@ mod tree;
 mod values;
 
 pub use diagnostics::DiagnosticsScreen;
+pub use flow::FlowScreen;
 pub use graph::GraphScreen;
 pub use model::ModelScreen;
 pub use run::RunScreen;
@@ -27,15 +29,17 @@ pub enum Screen {
     Diagnostics,
     Run,
     Model,
+    Flow,
 }
 
-pub const SCREENS: [(Screen, &str); 6] = [
+pub const SCREENS: [(Screen, &str); 7] = [
     (Screen::Graph, "Graph"),
     (Screen::Values, "Values"),
     (Screen::Tree, "Tree"),
     (Screen::Diagnostics, "Diagnostics"),
     (Screen::Run, "Run"),
     (Screen::Model, "Model"),
+    (Screen::Flow, "Flow"),
 ];
 
 /// Every screen's state, kept while another is shown.
@@ -47,6 +51,7 @@ pub struct Screens {
     pub diagnostics: DiagnosticsScreen,
     pub run: RunScreen,
     pub model: ModelScreen,
+    pub flow: FlowScreen,
 }
 
 impl Screens {
@@ -58,6 +63,7 @@ impl Screens {
             diagnostics: DiagnosticsScreen::default(),
             run: RunScreen::new(test_data),
             model: ModelScreen::default(),
+            flow: FlowScreen::default(),
         }
     }
 
@@ -69,6 +75,7 @@ impl Screens {
             Screen::Diagnostics => &self.diagnostics,
             Screen::Run => &self.run,
             Screen::Model => &self.model,
+            Screen::Flow => &self.flow,
         }
     }
 
@@ -80,6 +87,7 @@ impl Screens {
             Screen::Diagnostics => &mut self.diagnostics,
             Screen::Run => &mut self.run,
             Screen::Model => &mut self.model,
+            Screen::Flow => &mut self.flow,
         }
     }
 }
