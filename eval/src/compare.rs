@@ -132,3 +132,38 @@ pub fn compare_floats(got: &[f64], want: &[f64], rtol: f64, atol: f64) -> Errors
     }
     e
 }
+
+/// Where a run first differs from the intermediate values a directory holds (as
+/// `onnx run --all-values` writes them: `values.tsv` maps each file to a value's name).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Divergence {
+    /// How many of the run's values had a file and were compared.
+    pub compared: usize,
+    /// The first value, in the order the run made them, that differs: the node that made
+    /// it, its name, and how it differs.
+    pub first: Option<(onnx_core::ir::NodeId, String, String)>,
+}
+
+/// Compares the values a run kept (`RunOptions::capture_all`), in the order they were made,
+/// with the files of `dir`, and stops at the first that differs beyond tolerance.
+pub fn first_divergence(
+    dir: &std::path::Path,
+    values: &[crate::run::Captured],
+    rtol: f64,
+    atol: f64,
+) -> Result<Divergence, String> {
+    let index = std::fs::read_to_string(dir.join("values.tsv"))
+        .map_err(|e| format!("{}: cannot read values.tsv: {e}", dir.display()))?;
+    let files: std::collections::HashMap<&str, &str> =
+        index.lines().filter_map(|l| l.split_once('\t')).map(|(file, name)| (name, file)).collect();
+    let mut compared = 0;
+    for c in values {
+        let Some(file) = files.get(c.name.as_str()) else { continue };
+        let (_, want) = crate::stored::read_value(&dir.join(file), None)?;
+        compared += 1;
+        if let Some(message) = value_difference(&c.value, &want, rtol, atol) {
+            return Ok(Divergence { compared, first: Some((c.node, c.name.clone(), message)) });
+        }
+    }
+    Ok(Divergence { compared, first: None })
+}

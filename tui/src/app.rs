@@ -26,7 +26,7 @@ use crate::index::Index;
 use crate::keys::{self, Action, Context};
 use crate::load::{Loaded, TextSource};
 pub use crate::overlays::Overlay;
-use crate::overlays::{Chooser, Help, LastHits, SearchBox, Viewer, tensor_of};
+use crate::overlays::{Chooser, CommandLine, Help, LastHits, SearchBox, Viewer, tensor_of};
 use crate::screens::{RunScreen, Screens};
 pub use crate::screens::{SCREENS, Screen};
 use crate::search::Target;
@@ -248,6 +248,7 @@ impl App {
                 }
             }
             Action::Search => self.overlays.push(Overlay::Search(SearchBox::default())),
+            Action::Command => self.overlays.push(Overlay::Command(CommandLine::default())),
             Action::NextHit | Action::PrevHit => {
                 let Some((target, k, total)) = self.last_hits.step(a == Action::NextHit) else {
                     return Outcome::Flash("no search yet: / searches".into());
@@ -348,6 +349,16 @@ impl App {
                 Err(e) => self.flash = Some(e),
             },
             Outcome::View { name, tensor } => self.open_viewer(name, tensor),
+            Outcome::Command(line) => {
+                self.overlays.pop();
+                match crate::command::parse(&line) {
+                    Ok(command) => {
+                        let then = self.command(command);
+                        self.apply(then);
+                    }
+                    Err(why) => self.flash = Some(why),
+                }
+            }
             Outcome::RunDialog => {
                 let dialog = self.screens.run.dialog(&self.model);
                 self.overlays.push(Overlay::RunDialog(dialog));
@@ -394,6 +405,63 @@ impl App {
 
     /// Shows a node (its scope, the Graph screen, its row selected) or a value (its scope,
     /// the Values screen, its row selected).
+    /// Carries out a `:` command.
+    fn command(&mut self, command: crate::command::Command) -> Outcome {
+        use crate::command::Command;
+        match command {
+            Command::GoTo(name) => match self.named(&name) {
+                Some(target) => {
+                    self.go_to(&target);
+                    Outcome::Stay
+                }
+                None => Outcome::Flash(format!("no node or value is named '{name}'")),
+            },
+            Command::Run => self.screens.run.start(&mut self.run, &self.model, self.max_memory),
+            Command::Compare(dir) => {
+                if !dir.join("values.tsv").is_file() {
+                    return Outcome::Flash(format!(
+                        "{}: no values.tsv there (onnx run --all-values DIR writes one)",
+                        dir.display()
+                    ));
+                }
+                self.screens.run.compare_with(dir);
+                self.screens.run.start(&mut self.run, &self.model, self.max_memory)
+            }
+            Command::Export { value, file } => {
+                let name = onnx_core::ir::Str::from(value.as_str());
+                let cx = self.shared();
+                let def = cx.index.def(cx.scope, &name).map(|(_, d)| d);
+                let tensor = match tensor_of(&cx, &name, def) {
+                    Ok(t) => t,
+                    Err(e) => return Outcome::Flash(e),
+                };
+                let safe: String =
+                    value.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
+                let path = file.unwrap_or_else(|| PathBuf::from(format!("{safe}.npy")));
+                Outcome::Flash(crate::export::export(&path, &tensor))
+            }
+        }
+    }
+
+    /// The node of this name, else the node that makes a value of this name, else a graph
+    /// input or initializer of this name, in any scope.
+    fn named(&self, name: &str) -> Option<Target> {
+        let model = &*self.model;
+        let by_row = |a: &NodeId, b: &NodeId| self.index.node_at.get(a).cmp(&self.index.node_at.get(b));
+        let mut nodes: Vec<NodeId> = self.index.node_at.keys().copied().collect();
+        nodes.sort_by(by_row);
+        let named =
+            nodes.iter().find(|&&n| model.nodes[n].name.as_ref().is_some_and(|s| s.as_bytes() == name.as_bytes()));
+        let making = || nodes.iter().find(|&&n| model.nodes[n].outputs.iter().any(|o| o.as_bytes() == name.as_bytes()));
+        if let Some(&n) = named.or_else(making) {
+            return Some(Target::Node(n));
+        }
+        let value = onnx_core::ir::Str::from(name);
+        (0..self.index.scopes.len())
+            .find(|&s| self.index.def(s, &value).is_some_and(|(at, _)| at == s))
+            .map(|scope| Target::Value { scope, name: value })
+    }
+
     fn go_to(&mut self, target: &Target) {
         match target {
             Target::Node(n) => {
@@ -433,6 +501,17 @@ impl App {
                 let (run, said) = RunScreen::finished(result);
                 self.run = run;
                 self.flash = Some(said);
+                // `:compare` found where the run departs: that node is selected in the list.
+                let first = match &self.run {
+                    RunState::Done(o) => o.divergence.as_ref().and_then(|d| d.as_ref().ok()?.first.as_ref()),
+                    _ => None,
+                };
+                if let Some(&(n, _, _)) = first
+                    && let Some(&(scope, row)) = self.index.node_at.get(&n)
+                {
+                    self.scope = scope;
+                    self.screens.graph.show(scope, row);
+                }
             }
             Report::Stats { key, stats } => {
                 for o in &mut self.overlays {

@@ -121,6 +121,8 @@ pub enum Outcome {
     View { name: String, tensor: Tensor },
     /// Open the run dialog.
     RunDialog,
+    /// Close the command line and carry out the command it holds ([`crate::command`]).
+    Command(String),
     /// Close the run dialog and run with these choices.
     Run { sources: BTreeMap<String, Source>, dims: BTreeMap<String, usize> },
 }

@@ -45,6 +45,7 @@ pub enum Action {
     AxisNext,
     Export,
     ViewOutput,
+    Command,
 }
 
 /// Where a key is read.
@@ -98,6 +99,7 @@ pub const BINDINGS: &[Binding] = &[
     b(Browse, &["H", "Backspace"], A::Back, "back in history"),
     b(Browse, &["L"], A::Forward, "forward in history"),
     b(Browse, &["/"], A::Search, "search nodes and values in all scopes"),
+    b(Browse, &[":"], A::Command, "commands: :goto NAME, :run, :compare DIR, :export VALUE [FILE]"),
     b(Browse, &["n"], A::NextHit, "next search hit"),
     b(Browse, &["N"], A::PrevHit, "previous search hit"),
     b(Browse, &["[", "]"], A::NextTab, "detail tab: Node, Schema, Text"),

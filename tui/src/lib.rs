@@ -20,11 +20,13 @@
 //! * [`worker`]: checking, running, statistics, search off the UI thread;
 //! * [`search`], [`stats`], [`inputs`]: fuzzy search, tensor statistics, made-up run
 //!   inputs;
+//! * [`command`]: the `:` commands;
 //! * [`export`]: `.npy` files that never replace one; [`field`]: one-line text editing
 //!   with readline's keys;
 //! * [`sanitize`]: the one boundary model strings cross before reaching the terminal.
 
 pub mod app;
+pub mod command;
 pub mod component;
 pub mod export;
 pub mod field;

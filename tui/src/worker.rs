@@ -25,7 +25,7 @@ use crate::stats::{self, Stats};
 #[derive(Debug)]
 pub enum Report {
     Checked(Analysis),
-    Ran(Result<RunOutcome, RunError>),
+    Ran(Result<Box<RunOutcome>, RunError>),
     Stats {
         key: String,
         stats: Result<Stats, String>,
@@ -165,6 +165,9 @@ pub struct RunRequest {
     pub progress: Arc<AtomicUsize>,
     /// The most bytes the run's values may hold at once ([`onnx_eval::Limits::max_memory`]).
     pub max_memory: usize,
+    /// A directory of intermediate values (`onnx run --all-values`) to compare the run's
+    /// with, finding the first node that differs (`:compare`).
+    pub compare_values: Option<PathBuf>,
 }
 
 /// What a finished run left.
@@ -193,6 +196,9 @@ pub struct RunOutcome {
     pub capture_full: bool,
     /// Why the expected outputs of the test data were not compared, when they were not.
     pub not_compared: Option<String>,
+    /// With `compare_values`: where the run first differs from the directory's values, or
+    /// why they could not be compared.
+    pub divergence: Option<Result<onnx_eval::compare::Divergence, String>>,
 }
 
 /// How an output compares with the expected one.
@@ -234,7 +240,7 @@ impl From<String> for RunError {
     }
 }
 
-pub fn run(model: &Model, model_dir: Option<PathBuf>, request: &RunRequest) -> Result<RunOutcome, RunError> {
+pub fn run(model: &Model, model_dir: Option<PathBuf>, request: &RunRequest) -> Result<Box<RunOutcome>, RunError> {
     let prepared;
     let out_of_order =
         model.graphs.iter().any(|(g, _)| matches!(onnx_core::order::sorted_order(model, g), Ok(Some(_))));
@@ -294,6 +300,10 @@ pub fn run(model: &Model, model_dir: Option<PathBuf>, request: &RunRequest) -> R
         onnx_eval::EvalError::Cancelled => RunError::Cancelled,
         e => RunError::Failed(e.to_string()),
     })?;
+    let divergence = request.compare_values.as_deref().map(|dir| {
+        use onnx_eval::compare::{ATOL_DEFAULT, RTOL_DEFAULT, first_divergence};
+        first_divergence(dir, &result.values, RTOL_DEFAULT, ATOL_DEFAULT)
+    });
     let first = Timed { total: started.elapsed(), nodes: result.timings, nested: result.nested_timings, runs: 1 };
     // One run's times are noisy, and the first (which keeps every value) pays for caches and
     // page faults: the times shown are each node's median over a few more runs that keep
@@ -307,6 +317,7 @@ pub fn run(model: &Model, model_dir: Option<PathBuf>, request: &RunRequest) -> R
         nested_values: result.nested_values.into_iter().collect(),
         capture_full: result.capture_full,
         not_compared,
+        divergence,
         ..RunOutcome::default()
     };
     for c in result.values {
@@ -338,7 +349,7 @@ pub fn run(model: &Model, model_dir: Option<PathBuf>, request: &RunRequest) -> R
         result.outputs.iter().map(|(_, v)| v.tensor().map_err(String::from).and_then(stats::of)).collect();
     outcome.inputs = inputs;
     outcome.outputs = result.outputs;
-    Ok(outcome)
+    Ok(Box::new(outcome))
 }
 
 /// The times of one run, or the medians of several.

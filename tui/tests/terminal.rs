@@ -443,6 +443,53 @@ fn the_flow_screen_draws_and_walks_a_neighbourhood() {
     assert_eq!(code, 0);
 }
 
+/// Issue 56: `:` commands, and comparing a run with the values of another run (as
+/// `onnx run --compare-values` does) from the browser: the first node that differs is named
+/// and selected.
+#[test]
+fn compare_goto_and_export_commands() {
+    let model = common::repo("tests/corpus/real/cntk_mnist_conv.onnx");
+    let data = common::repo("tests/fixtures/run/cntk_mnist_conv");
+    // The reference: every value of a run on the test data, one of them off by one.
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let reference = dir.path().join("reference");
+    std::fs::create_dir(&reference).expect("made");
+    let loaded = onnx_core::binary::read_model(&model).expect("the model");
+    let plan = onnx_eval::Plan::new(&loaded).expect("plannable");
+    let (name, input) = onnx_eval::stored::read_value(&data.join("input_0.pb"), None).expect("the input");
+    let options = onnx_eval::RunOptions { capture_all: true, ..Default::default() };
+    let result = plan.run(vec![(name, input)], &options).expect("runs");
+    let mut index = String::new();
+    for (k, c) in result.values.iter().enumerate() {
+        let mut t = c.value.tensor().expect("a tensor").clone();
+        if c.name == "ReLU32_Output_0" {
+            let mut v = t.to_f64s().expect("numbers");
+            v[5] += 1.0;
+            t = onnx_eval::Tensor::new(t.shape.clone(), onnx_eval::Data::F32(v.iter().map(|&x| x as f32).collect()));
+        }
+        let file = format!("value_{k}.npy");
+        onnx_eval::npy::write(&reference.join(&file), &t).expect("written");
+        index.push_str(&format!("{file}\t{}\n", c.name));
+    }
+    std::fs::write(reference.join("values.tsv"), index).expect("written");
+    let cwd = dir.path().canonicalize().expect("a real path");
+    let mut s = Session::start_in(Some(&cwd), &[&model, "--test-data".as_ref(), &data], &[]);
+    s.wait_for("valid");
+    s.type_keys(":");
+    s.wait_for(":goto NAME");
+    s.type_keys(&format!("compare {}\r", reference.display()));
+    s.wait_for("first difference at 'ReLU32_Output_0'");
+    s.wait_for("Relu v8  ReLU32");
+    s.type_keys(":goto Pooling66\r");
+    s.wait_for("MaxPool v8  Pooling66");
+    s.type_keys(":export Parameter5\r");
+    s.wait_for(&format!("wrote {}", cwd.join("Parameter5.npy").display()));
+    s.type_keys(":frobnicate\r");
+    s.wait_for("no command :frobnicate");
+    let (code, _) = s.quit();
+    assert_eq!(code, 0);
+}
+
 #[test]
 fn a_hostile_model_sends_no_escape_sequence_of_its_own() {
     let dir = tempfile::tempdir().expect("a temporary directory");

@@ -446,20 +446,12 @@ fn first_divergence(
     result: &RunResult,
     (rtol, atol): (f64, f64),
 ) -> Result<Option<String>, Failure> {
-    let index = std::fs::read_to_string(dir.join("values.tsv"))
-        .map_err(|e| Failure::Usage(format!("{}: cannot read values.tsv: {e}", dir.display())))?;
-    let files: std::collections::HashMap<&str, &str> =
-        index.lines().filter_map(|l| l.split_once('\t')).map(|(file, name)| (name, file)).collect();
-    let mut compared = 0;
-    for c in &result.values {
-        let Some(file) = files.get(c.name.as_str()) else { continue };
-        let (_, want) = onnx_eval::stored::read_value(&dir.join(file), None).map_err(Failure::Invalid)?;
-        compared += 1;
-        if let Some(message) = onnx_eval::compare::value_difference(&c.value, &want, rtol, atol) {
-            return Ok(Some(format!("first difference: {} output '{}': {message}", node_label(plan, c.node), c.name)));
-        }
+    let found = onnx_eval::compare::first_divergence(dir, &result.values, rtol, atol)
+        .map_err(|e| if e.contains("values.tsv") { Failure::Usage(e) } else { Failure::Invalid(e) })?;
+    if let Some((node, name, message)) = found.first {
+        return Ok(Some(format!("first difference: {} output '{name}': {message}", node_label(plan, node))));
     }
-    outln!("{compared} intermediate values compared, all within tolerance");
+    outln!("{} intermediate values compared, all within tolerance", found.compared);
     Ok(None)
 }
 

@@ -1,14 +1,16 @@
 //! What opens over a screen, each owning its state, the keys it reads while on top, and
-//! its drawing: the help, the search picker, a chooser of jumps, the tensor viewer and the
-//! run dialog. Overlays stack; the top one reads every key.
+//! its drawing: the help, the search picker, a chooser of jumps, the tensor viewer, the
+//! run dialog and the `:` command line. Overlays stack; the top one reads every key.
 
 mod chooser;
+mod command;
 mod dialog;
 mod help;
 mod search;
 mod viewer;
 
 pub use chooser::Chooser;
+pub use command::CommandLine;
 pub use dialog::RunDialog;
 pub use help::Help;
 pub use search::{LastHits, SearchBox};
@@ -28,6 +30,7 @@ pub enum Overlay {
     Chooser(Chooser),
     Viewer(Box<Viewer>),
     RunDialog(RunDialog),
+    Command(CommandLine),
 }
 
 impl Overlay {
@@ -39,6 +42,7 @@ impl Overlay {
             Overlay::Chooser(c) => c.handle_key(key, page),
             Overlay::Viewer(v) => v.handle_key(key, page),
             Overlay::RunDialog(d) => d.handle_key(key),
+            Overlay::Command(c) => c.handle_key(key),
         }
     }
 
@@ -50,6 +54,7 @@ impl Overlay {
             Overlay::Chooser(c) => c.draw(frame, area),
             Overlay::Viewer(v) => v.draw(frame, area),
             Overlay::RunDialog(d) => d.draw(frame, area),
+            Overlay::Command(c) => c.draw(frame, area),
         }
     }
 }

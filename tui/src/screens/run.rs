@@ -31,11 +31,18 @@ pub struct RunScreen {
     /// How inputs without test data were made last time (`None`: not chosen yet).
     sources: Option<BTreeMap<String, Source>>,
     dims: BTreeMap<String, usize>,
+    /// `:compare DIR`: the values the runs are compared with, from then on.
+    compare_values: Option<PathBuf>,
 }
 
 impl RunScreen {
     pub fn new(test_data: Option<PathBuf>) -> RunScreen {
-        RunScreen { cursor: Cursor::default(), test_data, sources: None, dims: BTreeMap::new() }
+        RunScreen { cursor: Cursor::default(), test_data, sources: None, dims: BTreeMap::new(), compare_values: None }
+    }
+
+    /// `:compare DIR`: compares this run's values (and the next ones') with `dir`'s.
+    pub fn compare_with(&mut self, dir: PathBuf) {
+        self.compare_values = Some(dir);
     }
 
     /// `r`: runs the model, unless a run is going on.
@@ -75,6 +82,7 @@ impl RunScreen {
             cancel: Arc::clone(&cancel),
             progress: Arc::clone(&progress),
             max_memory,
+            compare_values: self.compare_values.clone(),
         });
         *run = RunState::Running { started: Instant::now(), progress, cancel, total };
         Outcome::Start { effect, saying: None }
@@ -98,7 +106,7 @@ impl RunScreen {
     }
 
     /// The state a finished run leaves, and what the status line says of it.
-    pub fn finished(result: Result<RunOutcome, RunError>) -> (RunState, String) {
+    pub fn finished(result: Result<Box<RunOutcome>, RunError>) -> (RunState, String) {
         match result {
             Ok(outcome) => {
                 let failed = outcome.comparison.iter().filter(|c| c.difference.is_some()).count();
@@ -110,7 +118,15 @@ impl RunScreen {
                     (n, 0) => format!("ran in {:.1?}: all {n} outputs match", outcome.total),
                     (n, f) => format!("ran in {:.1?}: {f} of {n} outputs differ", outcome.total),
                 };
-                (RunState::Done(Box::new(outcome)), said)
+                let said = match &outcome.divergence {
+                    Some(Ok(d)) => match &d.first {
+                        Some((_, name, how)) => format!("{said}; first difference at '{name}': {how}"),
+                        None => format!("{said}; {} intermediate values match", d.compared),
+                    },
+                    Some(Err(e)) => format!("{said}; values not compared: {e}"),
+                    None => said,
+                };
+                (RunState::Done(outcome), said)
             }
             Err(RunError::Cancelled) => (RunState::Cancelled, "run cancelled: r runs again".into()),
             Err(RunError::Failed(e)) => (RunState::Failed(e), "the run failed: see the Run screen (5)".into()),
@@ -194,6 +210,25 @@ impl RunScreen {
         frame.render_widget(Paragraph::new(lines).block(focus_block(title, true)), table);
 
         let mut summary = Vec::new();
+        match &o.divergence {
+            Some(Ok(d)) => match &d.first {
+                Some((n, name, how)) => summary.push(Line::styled(
+                    format!(
+                        "first difference: {} output '{}' ({} compared): {}",
+                        cx.index.node_title(cx.model, *n),
+                        sanitize::str(name),
+                        d.compared,
+                        sanitize::str(how)
+                    ),
+                    error_style(),
+                )),
+                None => summary.push(Line::from(format!("{} intermediate values match", d.compared))),
+            },
+            Some(Err(e)) => {
+                summary.push(Line::styled(format!("values not compared: {}", sanitize::str(e)), error_style()))
+            }
+            None => {}
+        }
         for (op, d, count) in view::by_op(cx.model, o) {
             let share = d.as_secs_f64() / total * 100.0;
             summary.push(Line::from(format!("{:>10} {share:>5.1}% {count:>5}× {op}", view::duration(d))));
@@ -208,7 +243,8 @@ impl RunScreen {
                 error_style(),
             ));
         }
-        frame.render_widget(Paragraph::new(summary).block(focus_block(" time by operator ".into(), false)), ops);
+        let summary = Paragraph::new(summary).wrap(ratatui::widgets::Wrap { trim: false });
+        frame.render_widget(summary.block(focus_block(" time by operator ".into(), false)), ops);
     }
 }
 
