@@ -27,7 +27,12 @@ seed() {
   local target="$1" kind="$2" dir="corpus/$1"
   mkdir -p "$dir"
   if [ "$kind" = binary ]; then
-    find ../tests/corpus/handmade ../tests/corpus/real -name '*.onnx' -size "-$((max_len + 1))c" -exec cp -n {} "$dir/" \;
+    find ../tests/corpus/handmade ../tests/corpus/real ../tests/corpus/contrib -name '*.onnx' -size "-$((max_len + 1))c" \
+      -exec cp -n {} "$dir/" \;
+    # onnxruntime's com.microsoft operators: one-node cases of every contrib kernel.
+    find ../tests/fixtures/contrib_ops -name 'model.onnx' | while read -r m; do
+      cp -n "$m" "$dir/contrib_$(basename "$(dirname "$m")").onnx"
+    done
     find ../tests/corpus/node -name 'model.onnx' | awk 'NR % 10 == 0' | while read -r m; do
       cp -n "$m" "$dir/$(basename "$(dirname "$m")").onnx"
     done
