@@ -6,7 +6,8 @@
 //! fuzzy text that is left:
 //!
 //! * `op:Conv`: the operator type is `Conv` or starts with it (`ConvTranspose`), in any case;
-//! * `name:enc`: the node's or value's name contains `enc`, in any case;
+//! * `name:enc`: the name of the node, of one of its outputs, or of the value contains
+//!   `enc`, in any case;
 //! * `shape:1,3,224`, `shape:float16`: the type of one of the node's outputs (inferred, else
 //!   declared) or of the value holds these whole numbers and words (`shape:64` finds
 //!   `float[1,64,56,56]`, not `float[1,640]`);
@@ -223,9 +224,9 @@ impl Haystack {
                 return false;
             }
         }
-        let (op, name) = match &self.targets[i] {
-            Target::Node(n) => (model.nodes[*n].op_type.as_ref(), model.nodes[*n].name.as_ref()),
-            Target::Value { name, .. } => (None, Some(name)),
+        let (op, node) = match &self.targets[i] {
+            Target::Node(n) => (model.nodes[*n].op_type.as_ref(), Some(&model.nodes[*n])),
+            Target::Value { .. } => (None, None),
         };
         if !q.ops.is_empty() {
             let Some(op) = op else { return false };
@@ -235,9 +236,13 @@ impl Haystack {
             }
         }
         if !q.names.is_empty() {
-            let Some(name) = name else { return false };
-            let name = String::from_utf8_lossy(name.as_bytes()).to_lowercase();
-            if !q.names.iter().all(|n| name.contains(n.as_str())) {
+            // A node's name or one of its outputs' names; a value's own.
+            let holds = |term: &String| match (node, &self.targets[i]) {
+                (Some(node), _) => node.name.iter().chain(&node.outputs).any(|n| contains_ignoring_case(n, term)),
+                (None, Target::Value { name, .. }) => contains_ignoring_case(name, term),
+                (None, Target::Node(_)) => false,
+            };
+            if !q.names.iter().all(holds) {
                 return false;
             }
         }
@@ -322,6 +327,13 @@ fn fuzzy<S: AsRef<str>>(query: &str, texts: &[S]) -> Vec<usize> {
     let mut matches = matcher.match_list(texts);
     matches.sort();
     matches.into_iter().map(|m| m.index as usize).collect()
+}
+
+/// Whether `name` holds `term` (lower case), ASCII letters in any case; no allocation, as
+/// it is asked of every item on each keystroke.
+fn contains_ignoring_case(name: &Str, term: &str) -> bool {
+    let (name, term) = (name.as_bytes(), term.as_bytes());
+    term.is_empty() || name.windows(term.len()).any(|w| w.eq_ignore_ascii_case(term))
 }
 
 /// Whether `needle` occurs in `text` as whole numbers and words: not part of a longer one

@@ -254,6 +254,8 @@ fn prefixed_terms_narrow_the_search() {
     assert_eq!(app.screen, Screen::Values, "an initializer by its shape");
     keys(&mut app, "/op:conv y<Enter>");
     assert_eq!(app.flash.as_deref(), Some("nothing matches 'op:conv y'"), "AND with the fuzzy text");
+    keys(&mut app, "1j/name:C<Enter>");
+    assert_eq!(selected_op(&app), "Conv", "name: is a node's output's name too, in any case");
     keys(&mut app, "/shape:float[2]<Enter>n");
     assert_eq!(app.flash.as_deref(), Some("hit 1 of 1"), "b's float[2], not w's float[2,1,3,3]");
 
