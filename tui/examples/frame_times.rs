@@ -3,7 +3,11 @@
 //! switches) into a 200x60 test terminal, and search (building the haystack, then matching
 //! each keystroke of a query). Prints one JSON object.
 //!
-//! Usage: cargo run --release -p onnx-view --example frame_times -- MODEL [QUERY]
+//! With a second query (`op:Add shape:64`), also the keystrokes of that one, with the types
+//! inference found (as the browser has them once the model is checked); its first
+//! keystroke with `shape:` builds the type texts of every item once.
+//!
+//! Usage: cargo run --release -p onnx-view --example frame_times -- MODEL [QUERY [SCOPED_QUERY]]
 
 use std::time::{Duration, Instant};
 
@@ -34,6 +38,7 @@ fn main() {
         std::process::exit(2);
     };
     let query = args.next().unwrap_or_else(|| "Add_99".to_owned());
+    let scoped = args.next();
     let started = Instant::now();
     let loaded = onnx_view::load::load(std::path::Path::new(&path)).unwrap_or_else(|e| {
         eprintln!("{e}");
@@ -61,7 +66,7 @@ fn main() {
     press(&mut app, "1");
 
     let built = Instant::now();
-    let hay = search::Haystack::new(&app.model, &app.index);
+    let mut hay = search::Haystack::new(&app.model, &app.index);
     let haystack = built.elapsed();
     let mut typed = String::new();
     let mut matching = Vec::new();
@@ -69,13 +74,40 @@ fn main() {
     for c in query.chars() {
         typed.push(c);
         let t = Instant::now();
-        hits = hay.find(&typed).len();
+        hits = hay.find(&app.model, None, &typed).len();
         matching.push(t.elapsed());
+    }
+    let mut scoped_json = String::new();
+    if let Some(scoped) = scoped {
+        let inferred = Instant::now();
+        let types = std::sync::Arc::new(onnx_core::infer::infer_model(&app.model));
+        let infer = inferred.elapsed();
+        let (mut typed, mut times, mut first_shape, mut hits) = (String::new(), Vec::new(), None, 0);
+        for c in scoped.chars() {
+            typed.push(c);
+            let t = Instant::now();
+            hits = hay.find(&app.model, Some(&types), &typed).len();
+            let took = t.elapsed();
+            // The first keystroke with a `shape:` value builds the type texts.
+            if first_shape.is_none() && search::Query::parse(&typed).shapes.len() == 1 {
+                first_shape = Some(took);
+            } else {
+                times.push(took);
+            }
+        }
+        scoped_json = format!(
+            ", \"infer_ms\": {:.1}, \"scoped_query\": {:?}, \"first_shape_keystroke_ms\": {:.2},              \"scoped_keystroke\": {}, \"scoped_hits\": {}",
+            ms(infer),
+            scoped,
+            ms(first_shape.unwrap_or_default()),
+            spread(times),
+            hits
+        );
     }
     println!(
         "{{\"model\": {:?}, \"nodes\": {}, \"load_ms\": {:.1}, \"index_ms\": {:.1}, \"first_draw_ms\": {:.2}, \
          \"first_frame_ms\": {:.1}, \"scroll\": {}, \"page\": {}, \"ends\": {}, \"screens\": {}, \
-         \"haystack_ms\": {:.1}, \"haystack_items\": {}, \"search_keystroke\": {}, \"query\": {:?}, \"hits\": {}}}",
+         \"haystack_ms\": {:.1}, \"haystack_items\": {}, \"search_keystroke\": {}, \"query\": {:?}, \"hits\": {}{}}}",
         path,
         app.index.node_count(),
         ms(load),
@@ -90,6 +122,7 @@ fn main() {
         hay.len(),
         spread(matching),
         query,
-        hits
+        hits,
+        scoped_json
     );
 }

@@ -262,6 +262,7 @@ impl App {
             Action::RunDialog => return Outcome::RunDialog,
             Action::Cancel => return RunScreen::cancel(&self.run),
             Action::CycleFilter => self.screens.diagnostics.cycle_filter(),
+            Action::SortValues => return self.screens.values.toggle_order(self.screen == Screen::Values),
             _ => {}
         }
         Outcome::Stay

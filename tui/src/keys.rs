@@ -46,6 +46,7 @@ pub enum Action {
     Export,
     ViewOutput,
     Command,
+    SortValues,
 }
 
 /// Where a key is read.
@@ -105,6 +106,7 @@ pub const BINDINGS: &[Binding] = &[
     b(Browse, &["[", "]"], A::NextTab, "detail tab: Node, Schema, Text"),
     b(Browse, &["v"], A::ViewOutput, "open the selected node's output in the viewer (after a run)"),
     b(Browse, &["e"], A::CycleFilter, "diagnostics: all, errors, warnings"),
+    b(Browse, &["s"], A::SortValues, "values: model order or largest first"),
     b(Browse, &["r"], A::Run, "run the model (test data, or the run dialog)"),
     b(Browse, &["R"], A::RunDialog, "run dialog: how inputs are made"),
     b(Browse, &["x"], A::Cancel, "cancel the run"),

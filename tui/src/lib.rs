@@ -50,7 +50,7 @@ use crossbeam_channel::Sender;
 use worker::Report;
 
 /// Starts the work an update asked for. `search` is the search thread's query channel.
-pub fn start_effects(app: &mut App, reports: &Sender<Report>, search: &Sender<(u64, String)>) {
+pub fn start_effects(app: &mut App, reports: &Sender<Report>, search: &Sender<worker::SearchQuery>) {
     for effect in std::mem::take(&mut app.effects) {
         match effect {
             Effect::Run(request) => {
@@ -59,7 +59,8 @@ pub fn start_effects(app: &mut App, reports: &Sender<Report>, search: &Sender<(u
             }
             Effect::Stats { key, tensor } => worker::spawn(reports, "statistics", worker::stats_job(key, tensor)),
             Effect::Search { generation, query } => {
-                let _ = search.send((generation, query));
+                let types = app.analysis.as_ref().map(|a| std::sync::Arc::clone(&a.types));
+                let _ = search.send(worker::SearchQuery { generation, query, types });
             }
             Effect::Export { path, tensor } => app.flash = Some(export::export(&path, &tensor)),
         }
@@ -69,14 +70,17 @@ pub fn start_effects(app: &mut App, reports: &Sender<Report>, search: &Sender<(u
 /// Does every pending effect on this thread and applies its report (for tests, which want
 /// the state after the work without a terminal or timing).
 pub fn settle(app: &mut App) {
-    let hay = search::Haystack::new(&app.model, &app.index);
+    let mut hay = search::Haystack::new(&app.model, &app.index);
     app.search_ready = true;
     while !app.effects.is_empty() {
         for effect in std::mem::take(&mut app.effects) {
             let report = match effect {
                 Effect::Run(request) => Report::Ran(worker::run(&app.model, app.model_dir.clone(), &request)),
                 Effect::Stats { key, tensor } => worker::stats_job(key, tensor)(),
-                Effect::Search { generation, query } => Report::Found { generation, hits: hay.find(&query) },
+                Effect::Search { generation, query } => {
+                    let types = app.analysis.as_ref().map(|a| std::sync::Arc::clone(&a.types));
+                    Report::Found { generation, hits: hay.find(&app.model, types.as_ref(), &query) }
+                }
                 Effect::Export { path, tensor } => {
                     app.flash = Some(export::export(&path, &tensor));
                     continue;

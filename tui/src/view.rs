@@ -83,6 +83,49 @@ pub fn value_type(model: &Model, types: Option<&ModelTypes>, s: usize, index: &I
     }
 }
 
+/// The bytes each value of a scope's rows takes: an initializer's own size, else what its
+/// type (inferred first, else declared) says when it is a tensor whose dimensions are all
+/// numbers; `None` otherwise (a symbolic batch size, a sequence, no type yet).
+pub fn value_sizes(
+    model: &Model,
+    types: Option<&ModelTypes>,
+    index: &Index,
+    s: usize,
+    rows: &[ValueRow],
+) -> Vec<Option<u64>> {
+    let graph = match index.scopes.get(s).map(|scope| scope.body) {
+        Some(Body::Graph(g)) => Some(&model.graphs[g]),
+        _ => None,
+    };
+    // Declared types of computed values, once (a search per row is quadratic).
+    let declared: HashMap<&Str, &Type> = graph
+        .map(|g| {
+            g.outputs.iter().chain(&g.value_info).filter_map(|v| Some((v.name.as_ref()?, v.ty.as_ref()?))).collect()
+        })
+        .unwrap_or_default();
+    rows.iter()
+        .map(|r| match (r.def?, graph) {
+            (Def::Initializer(i), Some(g)) => model.tensors[*g.initializers.get(i)?].expected_raw_size(),
+            (Def::Input(i), Some(g)) => type_bytes(g.inputs.get(i)?.ty.as_ref()?),
+            (Def::Node(n, i), _) => {
+                let inferred = types.and_then(|t| t.node_output(model, n, i));
+                type_bytes(inferred.or_else(|| declared.get(&r.name).copied())?)
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The bytes a tensor of type `t` takes, when its element type and every dimension are known.
+pub fn type_bytes(t: &Type) -> Option<u64> {
+    let Some(onnx_core::ir::TypeValue::Tensor(tensor)) = &t.value else { return None };
+    let count = tensor.shape.as_ref()?.dims.iter().try_fold(1u64, |acc, d| match d.value {
+        Some(onnx_core::ir::DimValue::Value(v)) => acc.checked_mul(u64::try_from(v).ok()?),
+        _ => None,
+    })?;
+    onnx_core::ir::DataType::from_code(tensor.elem_type?)?.raw_byte_size(count)
+}
+
 /// A type as the text format spells it, cleaned (dimension names come from the model).
 pub fn type_text(t: &Type) -> String {
     sanitize::str(&t.to_string()).into_owned()

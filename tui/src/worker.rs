@@ -451,20 +451,29 @@ pub fn spawn(to: &Sender<Report>, what: &'static str, job: impl FnOnce() -> Repo
     }
 }
 
+/// A query for the search thread: its generation, its text, and what inference has found
+/// by then (for `shape:`; `None` while checking).
+#[derive(Debug)]
+pub struct SearchQuery {
+    pub generation: u64,
+    pub query: String,
+    pub types: Option<Arc<ModelTypes>>,
+}
+
 /// The search thread: builds the haystack, then answers the newest query each time
 /// (queries typed while one is matched are skipped to the last).
-pub fn spawn_search(model: Arc<Model>, index: Arc<crate::index::Index>, to: &Sender<Report>) -> Sender<(u64, String)> {
-    let (queries, incoming) = crossbeam_channel::unbounded::<(u64, String)>();
+pub fn spawn_search(model: Arc<Model>, index: Arc<crate::index::Index>, to: &Sender<Report>) -> Sender<SearchQuery> {
+    let (queries, incoming) = crossbeam_channel::unbounded::<SearchQuery>();
     let to = to.clone();
     let _ = std::thread::Builder::new().name("onnx-view search".into()).spawn(move || {
-        let hay = Haystack::new(&model, &index);
+        let mut hay = Haystack::new(&model, &index);
         let _ = to.send(Report::SearchReady);
         while let Ok(mut query) = incoming.recv() {
             while let Ok(newer) = incoming.try_recv() {
                 query = newer;
             }
-            let hits = hay.find(&query.1);
-            if to.send(Report::Found { generation: query.0, hits }).is_err() {
+            let hits = hay.find(&model, query.types.as_ref(), &query.query);
+            if to.send(Report::Found { generation: query.generation, hits }).is_err() {
                 break;
             }
         }

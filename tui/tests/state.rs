@@ -237,3 +237,92 @@ fn a_worker_that_panics_is_reported_not_waited_for() {
     let RunState::Failed(why) = &app.run else { panic!("failed: {:?}", app.run) };
     assert_eq!(why, "internal error in the run: kernel bug (please report it)");
 }
+
+/// Issue 56: `op:`, `name:`, `shape:` and `in:` narrow the search, all together and with the
+/// fuzzy text; `n` walks the hits they leave.
+#[test]
+fn prefixed_terms_narrow_the_search() {
+    let mut app = open("conv_relu.onnxtxt");
+    keys(&mut app, "j/op:CONV<Enter>");
+    assert_eq!(selected_op(&app), "Conv", "op: is the operator, in any case");
+    // Both nodes compute float[1,2,4,4] (the Conv's by inference only).
+    keys(&mut app, "/shape:1,2,4<Enter>n");
+    assert_eq!(app.flash.as_deref(), Some("hit 2 of 2"));
+    keys(&mut app, "/op:Relu shape:1,2<Enter>");
+    assert_eq!(selected_op(&app), "Relu");
+    keys(&mut app, "/shape:2,1,3,3<Enter>");
+    assert_eq!(app.screen, Screen::Values, "an initializer by its shape");
+    keys(&mut app, "/op:conv y<Enter>");
+    assert_eq!(app.flash.as_deref(), Some("nothing matches 'op:conv y'"), "AND with the fuzzy text");
+    keys(&mut app, "1j/name:C<Enter>");
+    assert_eq!(selected_op(&app), "Conv", "name: is a node's output's name too, in any case");
+    keys(&mut app, "/shape:float[2]<Enter>n");
+    assert_eq!(app.flash.as_deref(), Some("hit 1 of 1"), "b's float[2], not w's float[2,1,3,3]");
+
+    let mut app = open("control.onnxtxt");
+    keys(&mut app, "/in:body op:add<Enter>");
+    assert_eq!(app.index.scopes[app.scope].title, "Loop#1 ▸ body");
+    assert_eq!(selected_op(&app), "Add");
+    keys(&mut app, "/in:else<Enter>n");
+    assert_eq!(selected_op(&app), "Abs", "the else branch's Abs and nothing of the then branch");
+    assert_eq!(app.flash.as_deref(), Some("hit 1 of 1"));
+    keys(&mut app, "/in:branch<Enter>n");
+    assert_eq!(app.flash.as_deref(), Some("hit 2 of 2"), "both branches");
+    keys(&mut app, "/name:trip<Enter>");
+    assert_eq!(app.screen, Screen::Values, "name: finds values too");
+}
+
+/// The search's `shape:` uses inference's types where a value declares none, and the
+/// declared ones before inference has run.
+#[test]
+fn shape_terms_use_inferred_types_once_there_are_some() {
+    let app = open("conv_relu.onnxtxt");
+    let mut hay = onnx_view::search::Haystack::new(&app.model, &app.index);
+    let declared = hay.find(&app.model, None, "shape:1,2,4,4");
+    let labels: Vec<&str> = declared.iter().map(|h| h.label.as_str()).collect();
+    assert_eq!(labels, ["Relu y : float[1,2,4,4]"], "only the graph output declares its type");
+    let types = std::sync::Arc::new(onnx_core::infer::infer_model(&app.model));
+    let inferred = hay.find(&app.model, Some(&types), "shape:1,2,4,4");
+    let labels: Vec<&str> = inferred.iter().map(|h| h.label.as_str()).collect();
+    assert_eq!(labels, ["Conv c : float[1,2,4,4]", "Relu y : float[1,2,4,4]"]);
+    assert!(hay.find(&app.model, Some(&types), "op:").is_empty(), "a bare prefix narrows nothing and finds nothing");
+}
+
+/// Issue 56: `s` sorts the Values screen largest first and back; elsewhere it says where it
+/// works.
+#[test]
+fn s_sorts_values_by_size() {
+    let mut app = open("conv_relu.onnxtxt");
+    keys(&mut app, "s");
+    assert_eq!(app.flash.as_deref(), Some("s sorts the Values screen (2)"));
+    keys(&mut app, "2");
+    let text = common::screen(&mut app, 100, 30);
+    assert!(text.contains("values · model order · 1 of 5"), "{text}");
+    keys(&mut app, "s");
+    let text = common::screen(&mut app, 100, 30);
+    let first = text.lines().find(|l| l.contains('›')).expect("a selected row");
+    assert!(text.contains("values · largest first · 4 of 5") && first.contains("x"), "x stays selected:\n{text}");
+    // c and y are float[1,2,4,4] (128 B), w 72 B, x 64 B, b 8 B.
+    let kinds = ["input ", "initializer ", "value ", "output "];
+    let rows: Vec<String> = text.lines().map(|l| l.chars().skip(2).collect()).collect();
+    let order: Vec<&str> = rows
+        .iter()
+        .filter(|l| kinds.iter().any(|k| l.starts_with(k)))
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .collect();
+    assert_eq!(order, ["c", "y", "w", "x", "b"], "{text}");
+}
+
+/// Issue 56: the Schema tab marks variadic inputs.
+#[test]
+fn the_schema_tab_marks_variadic_inputs() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("concat.onnxtxt");
+    let text = "<ir_version: 10, opset_import: [\"\" : 21]>\ncat (float[2] x) => (float[4] y) {\n  y = Concat <axis = 0> (x, x)\n}\n";
+    std::fs::write(&path, text).expect("written");
+    let mut app = common::open_path(&path, None);
+    keys(&mut app, "]");
+    let text = common::screen(&mut app, 120, 30);
+    assert!(text.contains("inputs : T, variadic, at least 1"), "{text}");
+    assert!(text.contains("axis : int, required"), "{text}");
+}

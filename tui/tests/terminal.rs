@@ -562,3 +562,126 @@ fn a_fifo_is_announced_while_it_waits_for_a_writer() {
     let (code, _) = s.quit();
     assert_eq!(code, 0);
 }
+
+/// A small convolutional model for the inspector's tests: two Convs of different widths,
+/// three initializers of different sizes, two outputs, and metadata with a long value.
+fn convs_model(dir: &std::path::Path) -> std::path::PathBuf {
+    let numbers = |n: usize| vec!["0.5"; n].join(", ");
+    let config = format!("BEGIN{}END", "x".repeat(300));
+    let text = format!(
+        "<ir_version: 10, opset_import: [\"\" : 21], metadata_props: [\"author\": \"onnx-view tests\", \
+         \"config\": \"{config}\"]>\n\
+         convs (float[1,3,8,8] image) => (float[1,64,8,8] out, float[1,64,1,1] pooled)\n\
+         <float[16,3,3,3] w1 = {{{}}}, float[64,16,1,1] w2 = {{{}}}, float[16] bias = {{{}}}>\n\
+         {{\n  \
+           a = Conv <pads = [1, 1, 1, 1], kernel_shape = [3, 3]> (image, w1, bias)\n  \
+           b = Relu (a)\n  \
+           out = Conv <kernel_shape = [1, 1]> (b, w2)\n  \
+           pooled = GlobalAveragePool (out)\n\
+         }}\n",
+        numbers(16 * 27),
+        numbers(64 * 16),
+        numbers(16)
+    );
+    let path = dir.join("convs.onnxtxt");
+    std::fs::write(&path, text).expect("written");
+    path
+}
+
+/// Issue 56: a node is found by its operator and the shape of its output (`op:`, `shape:`,
+/// with `name:` and `in:`, together with the fuzzy text); the search box says so.
+#[test]
+fn search_finds_a_node_by_op_and_shape() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let model = convs_model(dir.path());
+    let mut s = Session::start(&[&model]);
+    s.wait_for("valid");
+    s.type_keys("/");
+    s.wait_for("narrow with op:Conv name:… shape:1,64 in:body");
+    // The first Conv's output is float[1,16,8,8]: only the second one has a 64.
+    s.type_keys("op:conv shape:64");
+    let found = s.wait_for("›Conv out : float[1,64,8,8]");
+    assert!(found.contains("search · 1 of 1"), "{found}");
+    s.type_keys("\r");
+    s.wait_for("›2   Conv v21");
+    // Without the op, the pool's output and the 64x16 weight have a 64 too.
+    s.type_keys("/shape:64");
+    let three = s.wait_for("w2 : float[64,16,1,1]");
+    assert!(three.contains("search · 1 of 3") && three.contains("GlobalAveragePool pooled"), "{three}");
+    s.escape();
+    let (code, _) = s.quit();
+    assert_eq!(code, 0);
+}
+
+/// Issue 56: `s` on the Values screen shows the largest values first (by the bytes their
+/// types or initializers take), and back in model order; the title says which.
+#[test]
+fn values_sort_by_size_and_back() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let model = convs_model(dir.path());
+    let mut s = Session::start(&[&model]);
+    s.wait_for("valid");
+    s.type_keys("2");
+    let before = s.wait_for("values · model order · 1 of 8");
+    assert!(before.contains("›input       image"), "{before}");
+    s.type_keys("s");
+    s.wait_for("values · largest first");
+    // The last row, the smallest value: the list is drawn whole.
+    let sorted = s.wait_for("bias  float[16]  64 B");
+    // The list's rows, in order (the detail pane shares the screen's lines).
+    let kinds = ["input ", "initializer ", "value ", "output "];
+    let rows: Vec<String> = sorted
+        .lines()
+        .map(|l| l.chars().skip(2).collect::<String>())
+        .filter(|l| kinds.iter().any(|k| l.starts_with(k)))
+        .collect();
+    assert_eq!(rows.len(), 8, "every value:\n{sorted}");
+    assert!(rows[0].contains("out") && rows[0].contains("16.0 KiB"), "{sorted}");
+    assert!(rows[1].contains("w2") && rows[1].contains("4.0 KiB"), "ties in model order:\n{sorted}");
+    assert!(sorted.contains("›input       image"), "the selected value stays selected:\n{sorted}");
+    s.type_keys("s");
+    s.wait_for("values · model order");
+    let (code, _) = s.quit();
+    assert_eq!(code, 0);
+}
+
+/// Issue 56: the Model screen lists the graph's inputs and outputs with their types, and the
+/// metadata, a long value shortened in the middle on one row.
+#[test]
+fn the_model_screen_lists_inputs_outputs_and_metadata() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let model = convs_model(dir.path());
+    let mut s = Session::start(&[&model]);
+    s.wait_for("valid");
+    s.type_keys("6");
+    // The histogram's last row: the whole screen is drawn.
+    let screen = s.wait_for("1 GlobalAveragePool");
+    for line in ["image  float[1,3,8,8]", "out  float[1,64,8,8]", "pooled  float[1,64,1,1]", "author = onnx-view tests"]
+    {
+        assert!(screen.contains(line), "{line:?} on\n{screen}");
+    }
+    let config = screen.lines().find(|l| l.contains("config = ")).expect("the config row");
+    assert!(config.contains("config = BEGINxxx") && config.contains('…') && config.contains("xxxEND"), "{config}");
+    let (code, _) = s.quit();
+    assert_eq!(code, 0);
+}
+
+/// Issue 56: the Schema tab says which inputs are optional or variadic, and each attribute's
+/// type with its default, or that it is optional or required.
+#[test]
+fn the_schema_tab_marks_optional_inputs_and_attribute_types() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let model = convs_model(dir.path());
+    let mut s = Session::start(&[&model]);
+    s.wait_for("valid");
+    s.type_keys("]");
+    s.wait_for("Conv since version");
+    let schema = s.wait_for("strides : ints, optional");
+    for line in
+        ["B : T, optional", "auto_pad : string = \"NOTSET\"", "group : int = 1", "kernel_shape : ints, optional"]
+    {
+        assert!(schema.contains(line), "{line:?} on\n{schema}");
+    }
+    let (code, _) = s.quit();
+    assert_eq!(code, 0);
+}

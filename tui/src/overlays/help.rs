@@ -47,6 +47,10 @@ impl Help {
             "search: fzf syntax ('exact ^prefix suffix$ !not); Enter jumps, n/N walk the hits",
             dim(),
         ));
+        lines.push(Line::styled(
+            format!("search terms {} narrow the hits, all together with the fuzzy text", crate::search::PREFIXES),
+            dim(),
+        ));
         let visible = usize::from(area.height.saturating_sub(2));
         self.scroll = self.scroll.min(lines.len().saturating_sub(visible));
         let scroll = u16::try_from(self.scroll).unwrap_or(0);

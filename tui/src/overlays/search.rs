@@ -10,8 +10,8 @@ use ratatui::widgets::{Clear, Paragraph};
 
 use crate::component::{Cursor, Effect, Outcome};
 use crate::field::Field;
-use crate::search::{Hit, Target};
-use crate::style::{centred, focus_block, heading, position, row};
+use crate::search::{Hit, PREFIXES, Target};
+use crate::style::{centred, dim, focus_block, heading, position, row};
 
 #[derive(Debug, Default)]
 pub struct SearchBox {
@@ -66,11 +66,14 @@ impl SearchBox {
 
     pub fn draw(&mut self, frame: &mut Frame<'_>, area: Rect, ready: bool) {
         let area = centred(area, 80, 70);
-        let page = usize::from(area.height.saturating_sub(3));
+        // Borders, the query and the hint.
+        let page = usize::from(area.height.saturating_sub(4));
         frame.render_widget(Clear, area);
         let window = self.cursor.window(page, self.hits.len());
-        let mut lines =
-            vec![Line::from(vec![Span::styled("/", heading()), Span::raw(self.query.text.clone()), Span::raw("█")])];
+        let mut lines = vec![
+            Line::from(vec![Span::styled("/", heading()), Span::raw(self.query.text.clone()), Span::raw("█")]),
+            Line::styled(format!("narrow with {PREFIXES}; fzf syntax"), dim()),
+        ];
         for k in window {
             let label = crate::view::middle(&self.hits[k].label, usize::from(area.width.saturating_sub(4)));
             lines.push(row(vec![Span::raw(label)], k == self.cursor.selected));

@@ -338,9 +338,19 @@ fn schema_lines(model: &Model, n: NodeId) -> Vec<Line<'static>> {
         Line::styled(format!("{} since version {}", schema.op, schema.since_version), heading()),
         Line::styled(schema.doc_url(), dim()),
     ];
+    // Optional and variadic formals are said after the type, as onnx's documentation does.
     let formal = |f: &onnx_core::schema::Formal| {
+        use onnx_core::schema::FormalOption;
         let allowed = schema.allowed_types(f).join(", ");
-        format!("  {} : {} ({allowed})", f.name, f.type_str)
+        let how = match f.option {
+            FormalOption::Single => String::new(),
+            FormalOption::Optional => ", optional".into(),
+            FormalOption::Variadic => {
+                let mixed = if f.homogeneous { "" } else { " of mixed types" };
+                format!(", variadic{mixed}, at least {}", f.min_arity)
+            }
+        };
+        format!("  {} : {}{how} ({allowed})", f.name, f.type_str)
     };
     lines.push(Line::styled("inputs", heading()));
     lines.extend(schema.inputs.iter().map(|f| Line::from(formal(f))));
@@ -348,10 +358,14 @@ fn schema_lines(model: &Model, n: NodeId) -> Vec<Line<'static>> {
     lines.extend(schema.outputs.iter().map(|f| Line::from(formal(f))));
     if !schema.attributes.is_empty() {
         lines.push(Line::styled("attributes", heading()));
+        // Each one's type, and its default, or whether it must be given.
         for a in &schema.attributes {
-            let default = a.default.as_ref().map(|d| format!(" = {d}")).unwrap_or_default();
-            let required = if a.required { " (required)" } else { "" };
-            lines.push(Line::from(format!("  {}{default}{required}", a.name)));
+            let given = match (&a.default, a.required) {
+                (_, true) => ", required".to_owned(),
+                (Some(d), false) => format!(" = {d}"),
+                (None, false) => ", optional".to_owned(),
+            };
+            lines.push(Line::from(format!("  {} : {}{given}", a.name, a.ty.name())));
         }
     }
     if let Some(doc) = onnx_core::schema::doc(&schema.domain, &schema.op, schema.since_version) {

@@ -1,17 +1,18 @@
-//! Screen 6: the model's facts: header, opsets, metadata, parameters by element type,
-//! the operator histogram.
+//! Screen 6: the model's facts: header, the main graph's inputs and outputs with their
+//! types, opsets, counts, parameters by element type, metadata, the operator histogram.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::text::Line;
+use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
 use crate::component::{Component, Outcome, Shared};
+use crate::index::Def;
 use crate::sanitize;
-use crate::style::{focus_block, heading};
+use crate::style::{dim, focus_block, heading};
 use crate::view;
 
-/// Metadata values longer than this are cut (one exporter stores a 6,000-line config).
+/// Doc strings longer than this are cut (one exporter stores a 6,000-line config).
 const LONGEST_VALUE: usize = 200;
 
 #[derive(Debug, Default)]
@@ -59,6 +60,9 @@ impl Component for ModelScreen {
         if let Some(doc) = &s.doc_string {
             lines.push(Line::from(format!("  doc {}", cut(&sanitize::name(doc)))));
         }
+        // The room a row has inside the borders, past its indent.
+        let room = usize::from(area.width.saturating_sub(4)).max(16);
+        lines.extend(interface(cx, room));
         lines.push(Line::styled("opsets", heading()));
         for o in &s.opset_import {
             let d = if o.domain.is_empty() { "ai.onnx".to_owned() } else { sanitize::str(&o.domain).into_owned() };
@@ -87,8 +91,12 @@ impl Component for ModelScreen {
         }
         if !s.metadata.is_empty() {
             lines.push(Line::styled("metadata", heading()));
+            // One row each: a long key or value (a whole config, a path) keeps its start and
+            // end, where what tells them apart usually is.
             for (k, v) in &s.metadata {
-                lines.push(Line::from(format!("  {} = {}", opt(k.as_ref()), cut(&opt(v.as_ref())))));
+                let key = view::middle(&opt(k.as_ref()), room / 2);
+                let value = view::middle(&opt(v.as_ref()), room.saturating_sub(key.chars().count() + 3).max(8));
+                lines.push(Line::from(format!("  {key} = {value}")));
             }
         }
         lines.push(Line::styled("operators", heading()));
@@ -98,6 +106,39 @@ impl Component for ModelScreen {
         let block = focus_block(" model ".into(), true);
         frame.render_widget(Paragraph::new(lines).block(block).wrap(Wrap { trim: false }).scroll((scroll, 0)), area);
     }
+}
+
+/// The main graph's inputs (those that are not initializers too, as models before IR 4 list
+/// them) and outputs, with their declared types, or what inference found for an output
+/// that declares none.
+fn interface(cx: &Shared<'_>, room: usize) -> Vec<Line<'static>> {
+    let Some(g) = cx.model.graph else { return Vec::new() };
+    let graph = &cx.model.graphs[g];
+    let initializers: std::collections::HashSet<&onnx_core::ir::Str> =
+        graph.initializers.iter().filter_map(|&t| cx.model.tensors[t].name.as_ref()).collect();
+    let row = |name: &Option<onnx_core::ir::Str>, ty: Option<String>| {
+        let name = view::middle(&sanitize::opt(name.as_ref()), room * 2 / 3);
+        Line::from(vec![Span::raw(format!("  {name}  ")), Span::styled(ty.unwrap_or_else(|| "?".into()), dim())])
+    };
+    let mut lines = vec![Line::styled("inputs", heading())];
+    let inputs: Vec<_> =
+        graph.inputs.iter().filter(|v| v.name.as_ref().is_none_or(|n| !initializers.contains(n))).collect();
+    if inputs.is_empty() {
+        lines.push(Line::styled("  (none)", dim()));
+    }
+    for v in inputs {
+        lines.push(row(&v.name, v.ty.as_ref().map(view::type_text)));
+    }
+    lines.push(Line::styled("outputs", heading()));
+    for v in &graph.outputs {
+        let inferred = || {
+            let (_, def) = cx.index.def(cx.index.scope_of_graph(g)?, v.name.as_ref()?)?;
+            let Def::Node(n, i) = def else { return None };
+            cx.types()?.node_output(cx.model, n, i).map(view::type_text)
+        };
+        lines.push(row(&v.name, v.ty.as_ref().map(view::type_text).or_else(inferred)));
+    }
+    lines
 }
 
 fn cut(text: &str) -> String {

@@ -1,5 +1,7 @@
 //! Screen 2: the current scope's values (inputs, initializers, node outputs), and the
-//! selected one in detail; Enter opens it in the viewer.
+//! selected one in detail; Enter opens it in the viewer. `s` shows them in model order or
+//! largest first (the bytes an initializer holds, or that a tensor type with every dimension
+//! known takes; values of unknown size last, in model order).
 
 use onnx_core::ir::Str;
 use ratatui::Frame;
@@ -16,23 +18,69 @@ use crate::view::{self, ValueRow, values_of};
 #[derive(Debug)]
 pub struct ValuesScreen {
     cursor: Cursor,
-    /// The rows of one scope, built on first use per scope.
+    /// The rows of one scope, built on first use per scope, in the order shown.
     rows: (usize, Vec<ValueRow>),
+    /// Largest first (`s`), else model order.
+    by_size: bool,
+    /// The order `rows` are in: by size, and whether inference's types were known then
+    /// (they may make more sizes known). `None`: model order.
+    sorted: Option<bool>,
+    /// Each row's bytes, when sorted by size.
+    sizes: Vec<Option<u64>>,
+    /// The value to select again once the order has changed.
+    keep: Option<Str>,
 }
 
 impl Default for ValuesScreen {
     fn default() -> ValuesScreen {
-        ValuesScreen { cursor: Cursor::default(), rows: (usize::MAX, Vec::new()) }
+        ValuesScreen {
+            cursor: Cursor::default(),
+            rows: (usize::MAX, Vec::new()),
+            by_size: false,
+            sorted: None,
+            sizes: Vec::new(),
+            keep: None,
+        }
     }
 }
 
 impl ValuesScreen {
-    /// The rows of the current scope.
+    /// The rows of the current scope, in the order chosen.
     fn rows(&mut self, cx: &Shared<'_>) -> &[ValueRow] {
-        if self.rows.0 != cx.scope {
+        let typed = cx.types().is_some();
+        let wanted = self.by_size.then_some(typed);
+        if self.rows.0 != cx.scope || (self.sorted.is_some() && wanted != self.sorted) {
+            if self.rows.0 == cx.scope && self.keep.is_none() {
+                self.keep = self.rows.1.get(self.cursor.selected).map(|r| r.name.clone());
+            }
             self.rows = (cx.scope, values_of(cx.model, cx.index, cx.scope));
+            self.sorted = None;
+            self.sizes.clear();
+        }
+        if wanted.is_some() && self.sorted.is_none() {
+            let sizes = view::value_sizes(cx.model, cx.types(), cx.index, cx.scope, &self.rows.1);
+            let mut order: Vec<(ValueRow, Option<u64>)> =
+                std::mem::take(&mut self.rows.1).into_iter().zip(sizes).collect();
+            // Stable: equal sizes, and unknown ones (last), stay in model order.
+            order.sort_by_key(|(_, size)| std::cmp::Reverse(size.map_or(0, |b| b.saturating_add(1))));
+            (self.rows.1, self.sizes) = order.into_iter().unzip();
+            self.sorted = wanted;
+        }
+        if let Some(name) = self.keep.take() {
+            self.cursor.selected = self.rows.1.iter().position(|r| r.name == name).unwrap_or(0);
         }
         &self.rows.1
+    }
+
+    /// `s`: largest first, or back to model order; the selected value stays selected.
+    /// `shown`: the Values screen is shown (elsewhere the key says where it works).
+    pub fn toggle_order(&mut self, shown: bool) -> Outcome {
+        if !shown {
+            return Outcome::Flash("s sorts the Values screen (2)".into());
+        }
+        self.keep = self.rows.1.get(self.cursor.selected).map(|r| r.name.clone());
+        self.by_size = !self.by_size;
+        Outcome::Flash(if self.by_size { "values: largest first" } else { "values: in model order" }.into())
     }
 
     /// Selects the current scope's value of this name (the first row when none is).
@@ -64,7 +112,7 @@ impl Component for ValuesScreen {
     }
 
     fn hint(&self, _: &Shared<'_>) -> &'static str {
-        "Enter opens the value · / search · ? help · q quit"
+        "Enter opens the value · s sort by size · / search · ? help · q quit"
     }
 
     fn draw(&mut self, frame: &mut Frame<'_>, area: Rect, cx: &Shared<'_>) {
@@ -79,7 +127,10 @@ impl Component for ValuesScreen {
         let mut lines = Vec::new();
         for i in window {
             let r = &rows[i];
-            let ty = view::value_type(cx.model, types, scope, cx.index, r);
+            let mut ty = view::value_type(cx.model, types, scope, cx.index, r);
+            if let Some(Some(bytes)) = self.sizes.get(i) {
+                ty = format!("{ty}  {}", view::bytes(*bytes));
+            }
             // The name shortened in the middle to leave its type room; whole in the detail.
             let room = usize::from(list.width.saturating_sub(2)).saturating_sub(14 + ty.chars().count()).max(12);
             let spans = vec![
@@ -89,7 +140,8 @@ impl Component for ValuesScreen {
             ];
             lines.push(row(spans, i == selected));
         }
-        let block = focus_block(format!(" values · {} ", position(selected, len)), cx.focus == Focus::List);
+        let order = if self.by_size { "largest first" } else { "model order" };
+        let block = focus_block(format!(" values · {order} · {} ", position(selected, len)), cx.focus == Focus::List);
         frame.render_widget(Paragraph::new(lines).block(block), list);
 
         let mut info = Vec::new();
