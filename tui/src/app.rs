@@ -18,7 +18,7 @@ use std::sync::Arc;
 use onnx_core::diagnostic::Severity;
 use onnx_core::ir::{Model, NodeId};
 use onnx_eval::Tensor;
-use ratatui::crossterm::event::KeyEvent;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEventKind};
 
 pub use crate::component::{Effect, Focus, RunState};
 use crate::component::{Outcome, Shared};
@@ -182,6 +182,47 @@ impl App {
                 None => Outcome::Stay,
             },
         };
+        self.apply(outcome);
+    }
+
+    /// A mouse event at column `x`, row `y` of the terminal: the wheel moves the list (or
+    /// the overlay on top) three rows; a click on a screen's name shows that screen, a
+    /// click on a list's row selects it, and a click on the selected row opens it.
+    pub fn mouse(&mut self, kind: MouseEventKind, x: u16, y: u16) {
+        let wheel = match kind {
+            MouseEventKind::ScrollDown => Some(KeyCode::Down),
+            MouseEventKind::ScrollUp => Some(KeyCode::Up),
+            _ => None,
+        };
+        if let Some(code) = wheel {
+            for _ in 0..3 {
+                self.key(KeyEvent::new(code, KeyModifiers::NONE));
+            }
+            return;
+        }
+        if kind != MouseEventKind::Down(MouseButton::Left) || !self.overlays.is_empty() {
+            return;
+        }
+        self.flash = None;
+        if y == 1 {
+            // The tab row: " 1 Graph " " 2 Values " …, one after another from column 0.
+            let mut start = 0u16;
+            for (k, (_, name)) in SCREENS.iter().enumerate() {
+                let width = u16::try_from(format!(" {} {name} ", k + 1).chars().count()).unwrap_or(u16::MAX);
+                if (start..start.saturating_add(width)).contains(&x) {
+                    let outcome = self.browse(Action::Screen(u8::try_from(k + 1).unwrap_or(1)));
+                    self.apply(outcome);
+                    return;
+                }
+                start = start.saturating_add(width);
+            }
+            return;
+        }
+        let screen = self.screen;
+        let (cx, screens) = self.parts();
+        let Some(row) = screens.get(screen).list(&cx).and_then(|c| c.row_at(x, y)) else { return };
+        let outcome = screens.get_mut(screen).click(row, &cx);
+        self.focus = Focus::List;
         self.apply(outcome);
     }
 

@@ -35,6 +35,20 @@ pub trait Component {
     /// The status line's keys for this screen.
     fn hint(&self, cx: &Shared<'_>) -> &'static str;
     fn draw(&mut self, frame: &mut Frame<'_>, area: Rect, cx: &Shared<'_>);
+    /// The list a click selects in, as last drawn; `None` where the screen has none.
+    fn list(&self, _cx: &Shared<'_>) -> Option<Cursor> {
+        None
+    }
+    /// A click on row `row` of the list: selects it, or opens it (as Enter) when it is
+    /// selected already.
+    fn click(&mut self, row: usize, cx: &Shared<'_>) -> Outcome {
+        let at = self.selected(cx);
+        if row == at {
+            return self.enter(cx);
+        }
+        self.step(row as isize - at as isize, cx);
+        Outcome::Stay
+    }
 }
 
 /// What components read and none owns: the model, what workers found about it, and where
@@ -159,6 +173,8 @@ pub enum Effect {
 pub struct Cursor {
     pub selected: usize,
     pub offset: usize,
+    /// Where the list was last drawn (its box), so that a click finds its row.
+    pub area: Rect,
 }
 
 impl Cursor {
@@ -168,6 +184,19 @@ impl Cursor {
             return;
         }
         self.selected = self.selected.saturating_add_signed(delta).min(len - 1);
+    }
+
+    /// [`Cursor::window`] for a list drawn in the box `area`, which a click then reads.
+    pub fn shown_in(&mut self, area: Rect, len: usize) -> std::ops::Range<usize> {
+        self.area = area;
+        self.window(usize::from(area.height.saturating_sub(2)), len)
+    }
+
+    /// The row of the list under a click at `(x, y)`, if the click is on its rows.
+    pub fn row_at(&self, x: u16, y: u16) -> Option<usize> {
+        let a = self.area;
+        let inside = x > a.x && x + 1 < a.x + a.width && y > a.y && y + 1 < a.y + a.height;
+        inside.then(|| self.offset + usize::from(y - a.y - 1))
     }
 
     /// Moves the window so the selection is in it; the rows to draw.

@@ -58,7 +58,10 @@ fn main() {
     // run maps it ends the browser with a message naming it, on the normal screen (leave the
     // alternate screen, show the cursor).
     onnx_core::signals::install("onnx-view");
-    onnx_core::signals::restore_terminal_with(b"\x1b[?1049l\x1b[?25h\r\n");
+    // Mouse reporting off (what EnableMouseCapture turned on), the normal screen, the cursor.
+    onnx_core::signals::restore_terminal_with(
+        b"\x1b[?1006l\x1b[?1015l\x1b[?1003l\x1b[?1002l\x1b[?1000l\x1b[?1049l\x1b[?25h\r\n",
+    );
     // Reading a FIFO waits for a writer: say so rather than look hung (as the CLI does).
     if std::fs::metadata(&args.model).is_ok_and(|m| m.file_type().is_fifo()) {
         eprintln!("onnx-view: {}: a FIFO; waiting for a program to write the model into it…", args.model.display());
@@ -142,10 +145,15 @@ fn run(app: &mut App, args: &Args, started: Instant) -> Result<Duration, RunErro
     let restore_and_report = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         if std::thread::current().name() == Some("main") {
+            let _ = ratatui::crossterm::execute!(std::io::stdout(), ratatui::crossterm::event::DisableMouseCapture);
             restore_and_report(info);
         }
     }));
+    // Clicks and the wheel (hold Shift to select text with the mouse, as in other
+    // terminal programs that read it).
+    let _ = ratatui::crossterm::execute!(std::io::stdout(), ratatui::crossterm::event::EnableMouseCapture);
     let result = event_loop(&mut terminal, app, args, started);
+    let _ = ratatui::crossterm::execute!(std::io::stdout(), ratatui::crossterm::event::DisableMouseCapture);
     ratatui::restore();
     result.map_err(RunError::Terminal)
 }
@@ -199,10 +207,10 @@ fn event_loop(
 }
 
 fn handle(app: &mut App, ev: Event) {
-    if let Event::Key(key) = ev
-        && key.kind != KeyEventKind::Release
-    {
-        app.key(key);
+    match ev {
+        Event::Key(key) if key.kind != KeyEventKind::Release => app.key(key),
+        Event::Mouse(m) => app.mouse(m.kind, m.column, m.row),
+        _ => {}
     }
 }
 

@@ -490,6 +490,42 @@ fn compare_goto_and_export_commands() {
     assert_eq!(code, 0);
 }
 
+/// Issue 56: the mouse. A click on a row selects it, a click on the selected row opens it,
+/// a click on a screen's name shows it, the wheel moves the list; reporting is turned off on
+/// leaving.
+#[test]
+fn the_mouse_selects_opens_scrolls_and_switches_screens() {
+    // SGR mouse reports, 1-based columns and rows.
+    let click = |x: u16, y: u16| format!("\x1b[<0;{};{}M\x1b[<0;{};{}m", x + 1, y + 1, x + 1, y + 1);
+    let wheel_down = |x: u16, y: u16| format!("\x1b[<65;{};{}M", x + 1, y + 1);
+    let model = common::repo("tests/corpus/real/cntk_mnist_conv.onnx");
+    let mut s = Session::start(&[&model]);
+    s.wait_for("valid");
+    // Row 3 of the screen is the list's first row (title, tabs, the box's border).
+    s.type_keys(&click(10, 5));
+    s.wait_for("Add v8  Plus30");
+    s.type_keys(&wheel_down(10, 8));
+    s.wait_for("Conv v8  Convolution110");
+    // "2 Values" on the tab row.
+    s.type_keys(&click(10, 1));
+    s.wait_for(" values · ");
+    s.type_keys(&click(1, 1));
+    s.wait_for("main · 6 of 12");
+    // Clicking the selected row opens it: on the Values screen, the viewer.
+    s.type_keys(&click(10, 1));
+    s.wait_for(" values · ");
+    s.type_keys(&click(5, 4));
+    s.type_keys(&click(5, 4));
+    s.wait_for("E export .npy");
+    s.escape();
+    let (code, raw) = s.quit();
+    assert_eq!(code, 0);
+    let text = String::from_utf8_lossy(&raw);
+    let on = text.find("\x1b[?1000h").expect("mouse reporting was turned on");
+    let off = text.rfind("\x1b[?1000l").expect("and off again");
+    assert!(on < off);
+}
+
 #[test]
 fn a_hostile_model_sends_no_escape_sequence_of_its_own() {
     let dir = tempfile::tempdir().expect("a temporary directory");

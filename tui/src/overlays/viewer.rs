@@ -48,6 +48,11 @@ pub fn tensor_of(cx: &Shared<'_>, name: &Str, def: Option<Def>) -> Result<Tensor
     match (from_run, def) {
         (Some(t), _) => Ok(t),
         (None, Some(Def::Initializer(i))) => initializer(cx, i),
+        // An input that an initializer of the same name gives a default (every initializer
+        // is listed among the inputs before IR version 4): that value.
+        (None, Some(Def::Input(_))) if initializer_named(cx, name).is_some() => {
+            initializer(cx, initializer_named(cx, name).unwrap_or_default())
+        }
         // A Constant's value is in the model: no run needed (in subgraphs too).
         (None, Some(Def::Node(n, 0)))
             if cx.model.nodes[n].schema_domain() == Some("")
@@ -58,6 +63,12 @@ pub fn tensor_of(cx: &Shared<'_>, name: &Str, def: Option<Def>) -> Result<Tensor
         }
         (None, _) => Err(format!("'{}' has no value yet: run the model (r)", sanitize::name(name))),
     }
+}
+
+/// The position of the current graph's initializer called `name`.
+fn initializer_named(cx: &Shared<'_>, name: &Str) -> Option<usize> {
+    let Some(Body::Graph(g)) = cx.index.scopes.get(cx.scope).map(|s| s.body) else { return None };
+    cx.model.graphs[g].initializers.iter().position(|&t| cx.model.tensors[t].name.as_ref() == Some(name))
 }
 
 fn initializer(cx: &Shared<'_>, i: usize) -> Result<Tensor, String> {

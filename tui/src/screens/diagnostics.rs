@@ -73,6 +73,10 @@ impl Component for DiagnosticsScreen {
         self.cursor.selected = row;
     }
 
+    fn list(&self, _: &Shared<'_>) -> Option<Cursor> {
+        Some(self.cursor)
+    }
+
     fn hint(&self, _: &Shared<'_>) -> &'static str {
         "Enter jumps to the node · e errors/warnings · ? help"
     }
@@ -97,8 +101,7 @@ impl Component for DiagnosticsScreen {
             let [list, detail] = Layout::vertical([Constraint::Min(3), Constraint::Length(7)]).areas(area);
             (list, Some(detail))
         };
-        let height = usize::from(area.height.saturating_sub(2));
-        let window = self.cursor.window(height, len);
+        let window = self.cursor.shown_in(area, len);
         let selected = self.cursor.selected;
         let mut lines = Vec::new();
         for i in window {

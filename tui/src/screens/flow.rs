@@ -83,12 +83,29 @@ impl Component for FlowScreen {
         self.cursor.selected = row;
     }
 
+    fn list(&self, _: &Shared<'_>) -> Option<Cursor> {
+        Some(self.cursor)
+    }
+
+    /// A click on a node's row selects it (Enter when selected already); the rows that
+    /// only branch edges out are not selected.
+    fn click(&mut self, row: usize, cx: &Shared<'_>) -> Outcome {
+        let is_node = self.rows(cx).and_then(|(_, _, rows)| rows.get(row)).is_some_and(|r| r.node.is_some());
+        if !is_node {
+            return Outcome::Stay;
+        }
+        if row == self.cursor.selected {
+            return self.enter(cx);
+        }
+        self.cursor.selected = row;
+        Outcome::Stay
+    }
+
     fn hint(&self, _: &Shared<'_>) -> &'static str {
         "↑/↓ walk the nodes · Enter centres on one · 1 its row in the list · ? help"
     }
 
     fn draw(&mut self, frame: &mut Frame<'_>, area: Rect, cx: &Shared<'_>) {
-        let height = usize::from(area.height.saturating_sub(2));
         let types = cx.types();
         self.rows(cx);
         let Some((centre, around, rows)) = self.drawn.as_ref() else {
@@ -97,7 +114,7 @@ impl Component for FlowScreen {
             return;
         };
         let centre = *centre;
-        let window = self.cursor.window(height, rows.len());
+        let window = self.cursor.shown_in(area, rows.len());
         let selected = self.cursor.selected;
         let mut lines = Vec::with_capacity(window.len());
         for i in window {

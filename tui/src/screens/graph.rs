@@ -111,9 +111,8 @@ impl GraphScreen {
     fn draw_list(&mut self, frame: &mut Frame<'_>, area: Rect, cx: &Shared<'_>) {
         let nodes = cx.nodes();
         let len = nodes.len();
-        let height = usize::from(area.height.saturating_sub(2));
         let scope = cx.scope;
-        let window = self.cursors[scope].window(height, len);
+        let window = self.cursors[scope].shown_in(area, len);
         let selected = self.cursors[scope].selected;
         let types = cx.types();
         let timings = cx.done();
@@ -205,6 +204,10 @@ impl Component for GraphScreen {
 
     fn select(&mut self, row: usize, cx: &Shared<'_>) {
         self.select_in(cx.scope, row);
+    }
+
+    fn list(&self, cx: &Shared<'_>) -> Option<Cursor> {
+        Some(self.cursors[cx.scope])
     }
 
     fn hint(&self, _: &Shared<'_>) -> &'static str {

@@ -150,8 +150,7 @@ impl RunScreen {
     fn draw_done(&mut self, frame: &mut Frame<'_>, area: Rect, cx: &Shared<'_>, o: &RunOutcome) {
         let [table, ops] = Layout::horizontal([Constraint::Percentage(62), Constraint::Percentage(38)]).areas(area);
         let len = rows(cx.run);
-        let height = usize::from(table.height.saturating_sub(2));
-        let window = self.cursor.window(height, len);
+        let window = self.cursor.shown_in(table, len);
         let selected = self.cursor.selected;
         let slowest = view::slowest(o);
         let total = o.total.as_secs_f64().max(f64::MIN_POSITIVE);
@@ -283,6 +282,10 @@ impl Component for RunScreen {
 
     fn select(&mut self, row: usize, _: &Shared<'_>) {
         self.cursor.selected = row;
+    }
+
+    fn list(&self, _: &Shared<'_>) -> Option<Cursor> {
+        Some(self.cursor)
     }
 
     fn hint(&self, cx: &Shared<'_>) -> &'static str {

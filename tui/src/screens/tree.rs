@@ -33,14 +33,17 @@ impl Component for TreeScreen {
         self.cursor.selected = row;
     }
 
+    fn list(&self, _: &Shared<'_>) -> Option<Cursor> {
+        Some(self.cursor)
+    }
+
     fn hint(&self, _: &Shared<'_>) -> &'static str {
         "Enter makes the scope current · ? help · q quit"
     }
 
     fn draw(&mut self, frame: &mut Frame<'_>, area: Rect, cx: &Shared<'_>) {
         let len = cx.index.scopes.len();
-        let height = usize::from(area.height.saturating_sub(2));
-        let window = self.cursor.window(height, len);
+        let window = self.cursor.shown_in(area, len);
         let selected = self.cursor.selected;
         let mut lines = Vec::new();
         for i in window {

@@ -111,6 +111,10 @@ impl Component for ValuesScreen {
         self.cursor.selected = row;
     }
 
+    fn list(&self, _: &Shared<'_>) -> Option<Cursor> {
+        Some(self.cursor)
+    }
+
     fn hint(&self, _: &Shared<'_>) -> &'static str {
         "Enter opens the value · s sort by size · / search · ? help · q quit"
     }
@@ -119,8 +123,7 @@ impl Component for ValuesScreen {
         let [list, detail] = Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)]).areas(area);
         let scope = cx.scope;
         let len = self.rows(cx).len();
-        let height = usize::from(list.height.saturating_sub(2));
-        let window = self.cursor.window(height, len);
+        let window = self.cursor.shown_in(list, len);
         let selected = self.cursor.selected;
         let types = cx.types();
         let rows = &self.rows.1;
