@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use onnx_syntax::ast;
 use onnx_syntax::incremental::Edit;
-use onnx_syntax::progress::{Progress, Stage};
+/// How far reading a text has come, for front ends that draw progress without depending on
+/// the syntax crate themselves.
+pub use onnx_syntax::progress::{Progress, Stage};
 
 use crate::diagnostic::{Anchor, Diagnostic, Severity, Span};
 use crate::ir::Model;

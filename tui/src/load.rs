@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use onnx_core::analysis::analyze_text;
+use onnx_core::analysis::{Progress, analyze_text_with_progress};
 use onnx_core::binary;
 use onnx_core::diagnostic::Diagnostic;
 use onnx_core::ir::Model;
@@ -32,6 +32,12 @@ pub struct TextSource {
 
 /// Reads `path`. The error is a whole sentence naming the file.
 pub fn load(path: &Path) -> Result<Loaded, String> {
+    load_with_progress(path, None)
+}
+
+/// [`load`], recording in `progress` how far reading a text model has come (a big text
+/// takes seconds: `main.rs` shows it before the first frame).
+pub fn load_with_progress(path: &Path, progress: Option<&Progress>) -> Result<Loaded, String> {
     let label = path.display().to_string();
     // Read, not mapped: the browser holds the model for as long as it is open, and a model
     // rewritten meanwhile (exported again) must not take it down.
@@ -52,12 +58,16 @@ pub fn load(path: &Path) -> Result<Loaded, String> {
     let source = std::str::from_utf8(&data)
         .map_err(|e| format!("{label}: not UTF-8 text (invalid byte at offset {})", e.valid_up_to()))?
         .to_owned();
-    Ok(Loaded { model_dir, ..from_text(&label, &source) })
+    Ok(Loaded { model_dir, ..text_model(&label, &source, progress) })
 }
 
 /// A model given as text, for tests and for `-` (nothing read from disk).
 pub fn from_text(label: &str, source: &str) -> Loaded {
-    let analysis = analyze_text(source);
+    text_model(label, source, None)
+}
+
+fn text_model(label: &str, source: &str, progress: Option<&Progress>) -> Loaded {
+    let analysis = analyze_text_with_progress(source, progress);
     let text = TextSource { diagnostics: analysis.diagnostics, readable: analysis.readable, source: source.to_owned() };
     Loaded { label: label.to_owned(), model: analysis.model, model_dir: None, text: Some(text) }
 }

@@ -42,8 +42,45 @@ struct Args {
     exit_after_first_frame: bool,
 }
 
-/// From this size on, reading the model is announced (a 187 MB text takes about 4 s).
-const BIG_MODEL_BYTES: u64 = 32 << 20;
+/// From this size on, reading the model shows its progress (a 187 MB text takes about 4 s);
+/// `ONNX_VIEW_PROGRESS_FROM_BYTES` sets another (for the test that the line is drawn).
+fn big_model_bytes() -> u64 {
+    std::env::var("ONNX_VIEW_PROGRESS_FROM_BYTES").ok().and_then(|v| v.parse().ok()).unwrap_or(32 << 20)
+}
+
+/// A line on stderr, redrawn five times a second until `done`: what reading the model is
+/// doing and how far into the text it is (`reading model.onnxtxt (187 MB): parsing 45 %`).
+fn show_progress(
+    path: &std::path::Path,
+    bytes: u64,
+    progress: std::sync::Arc<onnx_core::analysis::Progress>,
+) -> (std::sync::Arc<std::sync::atomic::AtomicBool>, std::thread::JoinHandle<()>) {
+    use std::io::Write;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let done = std::sync::Arc::new(AtomicBool::new(false));
+    let stop = std::sync::Arc::clone(&done);
+    let label = format!("onnx-view: reading {} ({} MB)", path.display(), bytes / 1_000_000);
+    let shower = std::thread::spawn(move || {
+        let mut err = std::io::stderr();
+        let mut first = true;
+        while !stop.load(Ordering::Relaxed) {
+            let (stage, at) = progress.get();
+            let how_far = if stage.has_position() && bytes > 0 {
+                format!(": {} {} %", stage.describe(), (at as u64).saturating_mul(100) / bytes)
+            } else if first {
+                String::new()
+            } else {
+                format!(": {}", stage.describe())
+            };
+            let _ = write!(err, "\r\x1b[2K{label}{how_far}…");
+            let _ = err.flush();
+            first = false;
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+        let _ = writeln!(err);
+    });
+    (done, shower)
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 enum Theme {
@@ -66,17 +103,21 @@ fn main() {
     if std::fs::metadata(&args.model).is_ok_and(|m| m.file_type().is_fifo()) {
         eprintln!("onnx-view: {}: a FIFO; waiting for a program to write the model into it…", args.model.display());
     }
-    // A big model takes seconds to read before the first frame: say what is happening
+    // A big model takes seconds to read before the first frame: show how far it has come
     // rather than leave the terminal as it was.
-    if let Ok(m) = std::fs::metadata(&args.model)
-        && m.is_file()
-        && m.len() >= BIG_MODEL_BYTES
-        && std::io::stderr().is_terminal()
-    {
-        eprintln!("onnx-view: reading {} ({} MB)…", args.model.display(), m.len() / 1_000_000);
-    }
+    let big = std::fs::metadata(&args.model)
+        .ok()
+        .filter(|m| m.is_file() && m.len() >= big_model_bytes() && std::io::stderr().is_terminal())
+        .map(|m| m.len());
+    let progress = std::sync::Arc::new(onnx_core::analysis::Progress::default());
+    let shown = big.map(|bytes| show_progress(&args.model, bytes, std::sync::Arc::clone(&progress)));
     let started = Instant::now();
-    let loaded = match onnx_view::load::load(&args.model) {
+    let loaded = onnx_view::load::load_with_progress(&args.model, Some(&progress));
+    if let Some((done, shower)) = shown {
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        let _ = shower.join();
+    }
+    let loaded = match loaded {
         Ok(l) => l,
         Err(e) => {
             eprintln!("onnx-view: {e}");

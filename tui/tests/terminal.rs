@@ -526,6 +526,22 @@ fn the_mouse_selects_opens_scrolls_and_switches_screens() {
     assert!(on < off);
 }
 
+/// Issue 56, defect 10: a big text model showed a blank terminal while it was read. The
+/// reading is now shown with its stage and how far into the text it is (from 32 MB; the
+/// test lowers the size).
+#[test]
+fn reading_a_big_model_shows_its_progress() {
+    let model = common::repo("tests/corpus/real/cntk_mnist_conv.onnx");
+    let mut s = Session::start_with(&[&model], &[("ONNX_VIEW_PROGRESS_FROM_BYTES", "1")]);
+    s.wait_for("valid");
+    let (code, raw) = s.quit();
+    assert_eq!(code, 0);
+    let text = String::from_utf8_lossy(&raw);
+    let shown = text.find("onnx-view: reading ").expect("the reading is shown");
+    let frame = text.find("\x1b[?1049h").expect("then the browser's screen");
+    assert!(shown < frame, "before the first frame");
+}
+
 #[test]
 fn a_hostile_model_sends_no_escape_sequence_of_its_own() {
     let dir = tempfile::tempdir().expect("a temporary directory");
