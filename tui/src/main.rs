@@ -60,6 +60,9 @@ fn show_progress(
     let done = std::sync::Arc::new(AtomicBool::new(false));
     let stop = std::sync::Arc::clone(&done);
     let label = format!("onnx-view: reading {} ({} MB)", path.display(), bytes / 1_000_000);
+    // Said at once, before the reading starts; the thread then adds how far it has come.
+    let _ = write!(std::io::stderr(), "{label}…");
+    let _ = std::io::stderr().flush();
     let shower = std::thread::spawn(move || {
         let mut err = std::io::stderr();
         let mut first = true;
