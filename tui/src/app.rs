@@ -477,9 +477,7 @@ impl App {
                     Ok(t) => t,
                     Err(e) => return Outcome::Flash(e),
                 };
-                let safe: String =
-                    value.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
-                let path = file.unwrap_or_else(|| PathBuf::from(format!("{safe}.npy")));
+                let path = file.unwrap_or_else(|| crate::export::default_file(&value));
                 Outcome::Flash(crate::export::export(&path, &tensor))
             }
         }

@@ -12,6 +12,13 @@ use onnx_eval::value::Tensor;
 /// How many numbered names are tried before the export gives up.
 const NAMES_TRIED: usize = 999;
 
+/// The file a value named `name` is exported to by default: `NAME.npy` in the working
+/// directory, with every character but ASCII letters, digits and `_` made `_`.
+pub fn default_file(name: &str) -> PathBuf {
+    let safe: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
+    PathBuf::from(format!("{safe}.npy"))
+}
+
 /// Writes `tensor` as `.npy` to `wanted` or, when that exists, to the first free numbered
 /// name beside it; says what happened, naming the file by its absolute path.
 pub fn export(wanted: &Path, tensor: &Tensor) -> String {

@@ -2,8 +2,6 @@
 //! when they arrive), a histogram of the finite values, and a grid over the last two axes
 //! at the chosen index of the leading ones. Only the cells on screen are formatted.
 
-use std::path::PathBuf;
-
 use onnx_core::ir::Str;
 use onnx_eval::Tensor;
 use ratatui::Frame;
@@ -45,14 +43,15 @@ pub fn tensor_of(cx: &Shared<'_>, name: &Str, def: Option<Def>) -> Result<Tensor
         _ => None,
     };
     let from_run = from_run.and_then(|v| v.tensor().ok().cloned());
+    // An input that an initializer of the same name gives a default (every initializer is
+    // listed among the inputs before IR version 4) has that initializer's value.
+    let def = match def {
+        Some(Def::Input(_)) => initializer_named(cx, name).map(Def::Initializer).or(def),
+        other => other,
+    };
     match (from_run, def) {
         (Some(t), _) => Ok(t),
         (None, Some(Def::Initializer(i))) => initializer(cx, i),
-        // An input that an initializer of the same name gives a default (every initializer
-        // is listed among the inputs before IR version 4): that value.
-        (None, Some(Def::Input(_))) if initializer_named(cx, name).is_some() => {
-            initializer(cx, initializer_named(cx, name).unwrap_or_default())
-        }
         // A Constant's value is in the model: no run needed (in subgraphs too).
         (None, Some(Def::Node(n, 0)))
             if cx.model.nodes[n].schema_domain() == Some("")
@@ -139,9 +138,7 @@ impl Viewer {
                 }
             }
             Action::Export => {
-                let file: String =
-                    self.name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
-                let path = PathBuf::from(format!("{file}.npy"));
+                let path = crate::export::default_file(&self.name);
                 let saying = Some(format!("exporting to {}", path.display()));
                 let effect = Effect::Export { path, tensor: self.tensor.clone() };
                 return Outcome::Start { effect, saying };
