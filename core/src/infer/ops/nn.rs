@@ -240,10 +240,27 @@ fn window(op: &str, ctx: &Ctx<'_, '_>) -> Outputs {
         "QLinearConv" => ctx.elem(7),
         _ => ctx.elem(0),
     };
-    let dims = ctx.dims(0).filter(|d| d.len() >= 3).map(|x| {
+    let is_conv = !op.ends_with("Pool");
+    let w = if is_conv { ctx.dims(if op == "QLinearConv" { 3 } else { 1 }) } else { None };
+    let dims = ctx.dims(0).and_then(|x| window_dims(ctx, is_conv, x, w));
+    let mut out = Outputs::one(tensor_of(elem, dims.clone()));
+    if op == "MaxPool" && ctx.node.outputs.len() > 1 {
+        out.types.push(Some(tensor_of(Some(DataType::Int64 as i32), dims)));
+    }
+    out
+}
+
+/// The output dims of a convolution (`is_conv`, weights `w` `[M, C/group, k…]`) or pooling
+/// of an input `x` `[N, C, spatial…]` (channels first), from the node's kernel, strides,
+/// pads, dilations and auto_pad.
+pub(in crate::infer) fn window_dims(
+    ctx: &Ctx<'_, '_>,
+    is_conv: bool,
+    x: &[Dimension],
+    w: Option<&[Dimension]>,
+) -> Option<Vec<Dimension>> {
+    (x.len() >= 3).then(|| {
         let spatial = x.len() - 2;
-        let is_conv = !op.ends_with("Pool");
-        let w = if is_conv { ctx.dims(if op == "QLinearConv" { 3 } else { 1 }) } else { None };
         let kernel: Option<Vec<i64>> = match ctx.ints("kernel_shape") {
             Some(k) => Some(k.to_vec()),
             None => w.filter(|w| w.len() == x.len()).and_then(|w| w[2..].iter().map(known_dim).collect()),
@@ -297,12 +314,7 @@ fn window(op: &str, ctx: &Ctx<'_, '_>) -> Outputs {
             out.push(computed.map_or_else(unknown_dim, dim));
         }
         out
-    });
-    let mut out = Outputs::one(tensor_of(elem, dims.clone()));
-    if op == "MaxPool" && ctx.node.outputs.len() > 1 {
-        out.types.push(Some(tensor_of(Some(DataType::Int64 as i32), dims)));
-    }
-    out
+    })
 }
 
 /// ConvTranspose: `output_shape` when given, else per spatial axis

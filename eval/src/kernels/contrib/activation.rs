@@ -1,5 +1,5 @@
 //! Element-wise activations with an optional bias added first (FastGelu, BiasGelu, Gelu,
-//! QuickGelu), and BiasAdd, as onnxruntime's kernels compute them.
+//! QuickGelu), BiasAdd and BiasSplitGelu, as onnxruntime's kernels compute them.
 
 use super::super::{Ctx, Kernel, input, one, optional};
 use crate::error::{KernelError, bad_input};
@@ -19,6 +19,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
             biased(&inputs[..inputs.len().min(1)], |x| x * sigmoid(alpha * x))
         },
         "BiasAdd" => bias_add,
+        "BiasSplitGelu" => bias_split_gelu,
         _ => return None,
     };
     Some(k)
@@ -54,6 +55,34 @@ fn bias_add(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Kernel
     let Some(Value::Tensor(sum)) = out.pop() else { return Err(bad_input!("BiasAdd made no tensor")) };
     let values = sum.to_f64s()?.into_iter().zip(skip.to_f64s()?).map(|(a, b)| a + b).collect();
     one(crate::cast::from_f64_like(x.data_type(), x.shape.clone(), values)?)
+}
+
+/// BiasSplitGelu (a diffusion UNet's GEGLU): `X + bias`, `[N, S, D]` with one bias per
+/// channel, split in halves along the channels, the left times GELU (with erf) of the right:
+/// `[N, S, D/2]`. onnxruntime has only a CUDA kernel, which computes exactly this.
+fn bias_split_gelu(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+    let (x, bias) = (input(inputs, 0)?, input(inputs, 1)?);
+    let width = match x.shape[..] {
+        [_, _, d] if d % 2 == 0 && bias.shape[..] == [d] => d,
+        _ => {
+            return Err(bad_input!(
+                "BiasSplitGelu takes X [N, S, D] of an even D and a bias [D]; got {:?} and {:?}",
+                x.shape,
+                bias.shape
+            ));
+        }
+    };
+    let half = width / 2;
+    let (values, bias) = (x.to_f64s()?, bias.to_f64s()?);
+    let mut out = Vec::with_capacity(values.len() / 2);
+    for row in values.chunks(width) {
+        for j in 0..half {
+            out.push((row[j] + bias[j]) * gelu(row[j + half] + bias[j + half]));
+        }
+    }
+    let mut shape = x.shape.clone();
+    shape[2] = half;
+    one(crate::cast::from_f64_like(x.data_type(), shape, out)?)
 }
 
 /// `f` of each element of input 0, plus input 1 when given: a bias of one value per

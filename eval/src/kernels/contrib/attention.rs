@@ -1,5 +1,6 @@
 //! onnxruntime's attention operators (Attention, MultiHeadAttention, RotaryEmbedding,
-//! GroupQueryAttention), as its CPU kernels compute them (`contrib_ops/cpu/bert`): heads
+//! GroupQueryAttention, SparseAttention; PackedAttention, which has only a CUDA kernel,
+//! computed as Attention), as its CPU kernels compute them (`contrib_ops/cpu/bert`): heads
 //! of `[B, S, N·H]` tensors, scores scaled by `1/√H` (or `scale`), an additive mask built
 //! from `mask_index`/`key_padding_mask` the way onnxruntime's `PrepareMask` builds it (the
 //! masked keys get `mask_filter_value`, −10000 by default, so a row with every key masked
@@ -25,6 +26,8 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         "RotaryEmbedding" => rotary_embedding,
         "GroupQueryAttention" => group_query_attention,
         "QAttention" => q_attention,
+        "PackedAttention" => packed_attention,
+        "SparseAttention" => sparse_attention,
         _ => return None,
     };
     Some(k)
@@ -302,8 +305,32 @@ fn attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Ker
         return Err(bad_attribute!("past_present_share_buffer and do_rotary are not supported"));
     }
     let (batch, len, dim) = three(x, "input")?;
+    let (qkv, sizes) = project(ctx, (x, batch * len, dim), w, optional(inputs, 2)?, heads)?;
+    let sizes = Projected { batch, len, heads, sizes };
+    attend_projected(
+        ctx,
+        &qkv,
+        &sizes,
+        x.data_type(),
+        (optional(inputs, 3)?, optional(inputs, 4)?, optional(inputs, 5)?),
+    )
+}
+
+/// The widths of Q, K and V in a projection.
+type QkvSizes = (usize, usize, usize);
+
+/// Attention's and PackedAttention's projection `x·weights + bias` of `rows` rows of
+/// width `dim`: `[rows, qs + ks + vs]`, and the widths of Q, K and V (`qkv_hidden_sizes`,
+/// or a third of the weights' width each).
+fn project(
+    ctx: &Ctx<'_>,
+    (x, rows, dim): (&Tensor, usize, usize),
+    w: &Tensor,
+    bias: Option<&Tensor>,
+    heads: usize,
+) -> Result<(Vec<f64>, QkvSizes), KernelError> {
     let total = match w.shape[..] {
-        [rows, cols] if rows == dim => cols,
+        [r, cols] if r == dim => cols,
         _ => return Err(bad_input!("weights of shape {:?} are not [{dim}, 3·hidden]", w.shape)),
     };
     let (qs, ks, vs) = match ctx.ints("qkv_hidden_sizes") {
@@ -315,14 +342,18 @@ fn attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Ker
         }
         Some(other) => return Err(bad_attribute!("qkv_hidden_sizes {other:?} does not hold three sizes")),
     };
-    if qs + ks + vs != total || qs != ks || qs % heads != 0 || vs % heads != 0 {
+    if qs.checked_add(ks).and_then(|n| n.checked_add(vs)) != Some(total)
+        || qs != ks
+        || qs % heads != 0
+        || vs % heads != 0
+    {
         return Err(bad_input!(
             "hidden sizes {qs}, {ks} and {vs} do not fit weights of width {total} and {heads} heads"
         ));
     }
-    ctx.check_elements(count(&[batch, len, total])?)?;
-    let mut qkv = vec![0.0; batch * len * total];
-    let beta = match optional(inputs, 2)? {
+    ctx.check_elements(count(&[rows, total])?)?;
+    let mut qkv = vec![0.0; rows * total];
+    let beta = match bias {
         Some(bias) => {
             if bias.shape[..] != [total] {
                 return Err(bad_input!("bias of shape {:?} is not [{total}]", bias.shape));
@@ -334,15 +365,75 @@ fn attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Ker
         None => 0.0,
     };
     let (xv, wv) = (x.to_f64s()?, w.to_f64s()?);
-    dgemm(1.0, View::rows(&xv, batch * len, dim), View::rows(&wv, dim, total), beta, &mut qkv)?;
-    let sizes = Projected { batch, len, heads, sizes: (qs, ks, vs) };
-    attend_projected(
-        ctx,
-        &qkv,
-        &sizes,
-        x.data_type(),
-        (optional(inputs, 3)?, optional(inputs, 4)?, optional(inputs, 5)?),
-    )
+    dgemm(1.0, View::rows(&xv, rows, dim), View::rows(&wv, dim, total), beta, &mut qkv)?;
+    Ok((qkv, (qs, ks, vs)))
+}
+
+/// PackedAttention (onnxruntime has only a CUDA kernel): Attention over sequences packed
+/// without their padding. input `[T, D]` holds the T real tokens; `token_offset` `[B, S]`
+/// places packed token t at position `token_offset[t]` of the padded `[B·S]` rows, and
+/// `cumulative_sequence_length` `[B + 1]` gives each sequence's length, whose keys are
+/// the only ones its tokens attend to. Computed as Attention on the padded rows with those
+/// lengths as the mask index (padding keys weigh nothing), then packed back: `[T, v_hidden]`.
+fn packed_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+    let (x, w) = (input(inputs, 0)?, input(inputs, 1)?);
+    let heads = num_heads(ctx, "num_heads")?;
+    let (tokens, dim) = match x.shape[..] {
+        [t, d] => (t, d),
+        _ => return Err(bad_input!("input of shape {:?} is not [tokens, hidden]", x.shape)),
+    };
+    let offsets_t = input(inputs, 3)?;
+    let (batch, len) = match offsets_t.shape[..] {
+        [b, s] if b * s >= tokens => (b, s),
+        _ => {
+            return Err(bad_input!(
+                "token_offset of shape {:?} is not [batch, sequence] of at least the {tokens} tokens",
+                offsets_t.shape
+            ));
+        }
+    };
+    let cumulative = input(inputs, 4)?.to_i64s()?;
+    let bad_lengths = || {
+        bad_input!(
+            "cumulative_sequence_length {cumulative:?} is not {} rising counts from 0 to the {tokens} tokens, each step at most {len}",
+            batch + 1
+        )
+    };
+    if cumulative.len() != batch + 1 || cumulative.first() != Some(&0) || cumulative.last() != Some(&(tokens as i64)) {
+        return Err(bad_lengths());
+    }
+    let mut lengths = Vec::with_capacity(batch);
+    for pair in cumulative.windows(2) {
+        match usize::try_from(pair[1] - pair[0]) {
+            Ok(n) if n <= len => lengths.push(n as f64),
+            _ => return Err(bad_lengths()),
+        }
+    }
+    let offsets = offsets_t.to_i64s()?;
+    let mut rows = Vec::with_capacity(tokens);
+    for &at in &offsets[..tokens] {
+        match usize::try_from(at) {
+            Ok(r) if r < batch * len => rows.push(r),
+            _ => return Err(bad_input!("token_offset holds {at}, outside the {} padded positions", batch * len)),
+        }
+    }
+    let (packed, sizes) = project(ctx, (x, tokens, dim), w, optional(inputs, 2)?, heads)?;
+    let width = sizes.0 + sizes.1 + sizes.2;
+    ctx.check_elements(count(&[batch, len, width])?)?;
+    let mut qkv = vec![0.0; batch * len * width];
+    for (t, &r) in rows.iter().enumerate() {
+        qkv[r * width..][..width].copy_from_slice(&packed[t * width..][..width]);
+    }
+    let mask = numeric_like(DataType::Int32, vec![batch], lengths)?;
+    let projected = Projected { batch, len, heads, sizes };
+    let padded = attend_projected(ctx, &qkv, &projected, x.data_type(), (Some(&mask), None, optional(inputs, 5)?))?;
+    let Some(Value::Tensor(y)) = padded.first() else { return Err(bad_input!("the attention gave no tensor")) };
+    let (y, vs) = (y.to_f64s()?, sizes.2);
+    let mut out = Vec::with_capacity(tokens * vs);
+    for &r in &rows {
+        out.extend_from_slice(&y[r * vs..][..vs]);
+    }
+    Ok(vec![Value::Tensor(numeric_like(x.data_type(), vec![tokens, vs], out)?)])
 }
 
 /// The sizes of Attention's projection `[B, S, qs + ks + vs]` of `heads` heads.
@@ -630,37 +721,9 @@ fn group_query_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec
     if ctx.node.outputs.len() > 3 {
         return Err(bad_input!("the output_qk output (output 3) is not computed"));
     }
-    let (batch, len, width) = three(qt, "query")?;
-    let (kt, vt) = (optional(inputs, 1)?, optional(inputs, 2)?);
-    let packed = kt.is_none() && vt.is_none();
-    let parts = if packed { heads + 2 * kv_heads } else { heads };
-    if width % parts != 0 {
-        return Err(bad_input!("query width {width} does not divide into {parts} heads"));
-    }
-    let head = width / parts;
-    let qv = qt.to_f64s()?;
-    let (mut q, mut k, v) = if packed {
-        let shape = (batch, len, width);
-        (
-            split_heads(&qv, shape, 0, heads, head),
-            split_heads(&qv, shape, heads * head, kv_heads, head),
-            split_heads(&qv, shape, (heads + kv_heads) * head, kv_heads, head),
-        )
-    } else {
-        let (Some(kt), Some(vt)) = (kt, vt) else { return Err(bad_input!("key and value come together")) };
-        let kv_width = kv_heads * head;
-        for (t, what) in [(kt, "key"), (vt, "value")] {
-            if t.shape[..] != [batch, len, kv_width] {
-                return Err(bad_input!("{what} of shape {:?} is not [{batch}, {len}, {kv_width}]", t.shape));
-            }
-        }
-        let shape = (batch, len, kv_width);
-        (
-            split_heads(&qv, (batch, len, width), 0, heads, head),
-            split_heads(&kt.to_f64s()?, shape, 0, kv_heads, head),
-            split_heads(&vt.to_f64s()?, shape, 0, kv_heads, head),
-        )
-    };
+    let (batch, len, _) = three(qt, "query")?;
+    let Heads { head, mut q, mut k, v } =
+        query_key_value(qt, (optional(inputs, 1)?, optional(inputs, 2)?), heads, kv_heads)?;
     let seqlens = input(inputs, 5)?.to_i64s()?;
     let total = *input(inputs, 6)?.to_i64s()?.first().ok_or(bad_input!("total_sequence_length is empty"))?;
     let total = usize::try_from(total).map_err(|_| bad_input!("total_sequence_length {total} is negative"))?;
@@ -700,26 +763,9 @@ fn group_query_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec
         lengths.push((past_len, all));
     }
     if ctx.int("do_rotary").unwrap_or(0) != 0 {
-        let (cos_t, sin_t) = (input(inputs, 7)?, input(inputs, 8)?);
-        let width = match cos_t.shape[..] {
-            [_, w] if sin_t.shape == cos_t.shape && 2 * w <= head => w,
-            _ => {
-                return Err(bad_input!(
-                    "cos_cache {:?} and sin_cache {:?} are not one [positions, at most {}] shape",
-                    cos_t.shape,
-                    sin_t.shape,
-                    head / 2
-                ));
-            }
-        };
-        let (cos, sin) = (cos_t.to_f64s()?, sin_t.to_f64s()?);
-        let caches = Caches { cos: &cos, sin: &sin, width, rows: cos_t.shape[0] };
-        let interleaved = ctx.int("rotary_interleaved").unwrap_or(0) != 0;
-        // The positions: each entry's past length on.
-        let row = |b: usize, s: usize| Ok(lengths[b].0 + s);
-        let layout = |n: usize| Layout { batch, sequence: len, heads: n, head, heads_first: true };
-        q = rotate(&q, &layout(heads), 2 * width, interleaved, &caches, row)?;
-        k = rotate(&k, &layout(kv_heads), 2 * width, interleaved, &caches, row)?;
+        let caches = (input(inputs, 7)?, input(inputs, 8)?);
+        let sizes = (batch, len, heads, kv_heads, head);
+        (q, k) = rotate_query_key(ctx, caches, (&q, &k), sizes, |b| lengths[b].0)?;
     }
     // The present cache: each entry's valid past steps, this step's, zeros after.
     ctx.check_elements(count(&[batch, kv_heads, present_len, head])?)?;
@@ -767,4 +813,255 @@ fn group_query_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec
         out.push(Value::Tensor(numeric_like(dt, cache, present_v)?));
     }
     Ok(out)
+}
+
+/// Query heads `[B, N, S, H]`, key and value heads `[B, Nkv, S, H]`, and the head size H.
+struct Heads {
+    head: usize,
+    q: Vec<f64>,
+    k: Vec<f64>,
+    v: Vec<f64>,
+}
+
+/// GroupQueryAttention's and SparseAttention's query `[B, S, N·H]` with its key and value
+/// `[B, S, Nkv·H]`, or (key and value absent) a query packing all three
+/// `[B, S, (N + 2·Nkv)·H]`, split in heads.
+fn query_key_value(
+    qt: &Tensor,
+    (kt, vt): (Option<&Tensor>, Option<&Tensor>),
+    heads: usize,
+    kv_heads: usize,
+) -> Result<Heads, KernelError> {
+    let (batch, len, width) = three(qt, "query")?;
+    let packed = kt.is_none() && vt.is_none();
+    let parts = if packed { heads + 2 * kv_heads } else { heads };
+    if width % parts != 0 {
+        return Err(bad_input!("query width {width} does not divide into {parts} heads"));
+    }
+    let head = width / parts;
+    let qv = qt.to_f64s()?;
+    if packed {
+        let shape = (batch, len, width);
+        return Ok(Heads {
+            head,
+            q: split_heads(&qv, shape, 0, heads, head),
+            k: split_heads(&qv, shape, heads * head, kv_heads, head),
+            v: split_heads(&qv, shape, (heads + kv_heads) * head, kv_heads, head),
+        });
+    }
+    let (Some(kt), Some(vt)) = (kt, vt) else { return Err(bad_input!("key and value come together")) };
+    let kv_width = kv_heads * head;
+    for (t, what) in [(kt, "key"), (vt, "value")] {
+        if t.shape[..] != [batch, len, kv_width] {
+            return Err(bad_input!("{what} of shape {:?} is not [{batch}, {len}, {kv_width}]", t.shape));
+        }
+    }
+    let shape = (batch, len, kv_width);
+    Ok(Heads {
+        head,
+        q: split_heads(&qv, (batch, len, width), 0, heads, head),
+        k: split_heads(&kt.to_f64s()?, shape, 0, kv_heads, head),
+        v: split_heads(&vt.to_f64s()?, shape, 0, kv_heads, head),
+    })
+}
+
+/// Q and K heads (sizes `(B, S, N, Nkv, H)`) with rotary embedding from `cos_cache` and
+/// `sin_cache` `[positions, width ≤ H/2]` (`rotary_interleaved` says how pairs are made),
+/// entry b's step s at position `start(b) + s`.
+fn rotate_query_key(
+    ctx: &Ctx<'_>,
+    (cos_t, sin_t): (&Tensor, &Tensor),
+    (q, k): (&[f64], &[f64]),
+    (batch, len, heads, kv_heads, head): (usize, usize, usize, usize, usize),
+    start: impl Fn(usize) -> usize,
+) -> Result<(Vec<f64>, Vec<f64>), KernelError> {
+    let width = match cos_t.shape[..] {
+        [_, w] if sin_t.shape == cos_t.shape && 2 * w <= head => w,
+        _ => {
+            return Err(bad_input!(
+                "cos_cache {:?} and sin_cache {:?} are not one [positions, at most {}] shape",
+                cos_t.shape,
+                sin_t.shape,
+                head / 2
+            ));
+        }
+    };
+    let (cos, sin) = (cos_t.to_f64s()?, sin_t.to_f64s()?);
+    let caches = Caches { cos: &cos, sin: &sin, width, rows: cos_t.shape[0] };
+    let interleaved = ctx.int("rotary_interleaved").unwrap_or(0) != 0;
+    let row = |b: usize, s: usize| Ok(start(b) + s);
+    let layout = |n: usize| Layout { batch, sequence: len, heads: n, head, heads_first: true };
+    let q = rotate(q, &layout(heads), 2 * width, interleaved, &caches, row)?;
+    let k = rotate(k, &layout(kv_heads), 2 * width, interleaved, &caches, row)?;
+    Ok((q, k))
+}
+
+/// SparseAttention (Phi-3-small's block-sparse attention; float32 on onnxruntime's CPU):
+/// GroupQueryAttention's query, key and value, a cache `past_key`/`past_value`
+/// `[B, Nkv, M, H]` that present key and value share (this step's keys written into it at
+/// each entry's past length, the rest kept), `key_total_sequence_lengths[b]` valid steps
+/// after this one (the past length being that minus S, or 0 on a prompt, where
+/// `total_sequence_length` is S), causal attention limited by a block mask given per
+/// layout in CSR form (`block_row_indices` `[layouts, blocks + 1]`, `block_col_indices`
+/// `[layouts, nnz]`; head n uses layout `n % layouts`), and optional rotary embedding.
+/// As onnxruntime does: a layout with as many blocks as a full lower triangle, and a row of
+/// blocks with `row + 1` of them, are taken as dense (causal only); a masked key of a
+/// sparse row scores float32's lowest.
+fn sparse_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+    let qt = input(inputs, 0)?;
+    let (heads, kv_heads) = (num_heads(ctx, "num_heads")?, num_heads(ctx, "kv_num_heads")?);
+    let block = ctx
+        .int("sparse_block_size")
+        .and_then(|b| usize::try_from(b).ok())
+        .filter(|&b| b > 0)
+        .ok_or(bad_attribute!("sparse_block_size must be a positive number of steps"))?;
+    if heads % kv_heads != 0 {
+        return Err(bad_attribute!("num_heads {heads} is not a multiple of kv_num_heads {kv_heads}"));
+    }
+    let (batch, len, _) = three(qt, "query")?;
+    let Heads { head, mut q, mut k, v } =
+        query_key_value(qt, (optional(inputs, 1)?, optional(inputs, 2)?), heads, kv_heads)?;
+    let (pk, pv) = (input(inputs, 3)?, input(inputs, 4)?);
+    let buffer = match pk.shape[..] {
+        [b, n, m, h] if b == batch && n == kv_heads && h == head && pv.shape == pk.shape => m,
+        _ => {
+            return Err(bad_input!(
+                "past_key {:?} and past_value {:?} are not one [{batch}, {kv_heads}, M, {head}] shape",
+                pk.shape,
+                pv.shape
+            ));
+        }
+    };
+    let layout = BlockLayout::read(input(inputs, 5)?, input(inputs, 6)?, heads, block)?;
+    let total = *input(inputs, 7)?.to_i64s()?.first().ok_or(bad_input!("total_sequence_length is empty"))?;
+    let total = usize::try_from(total).ok().filter(|&t| t <= buffer && t <= layout.max_steps()).ok_or(bad_input!(
+        "total_sequence_length {total} is negative or past the cache of {buffer} steps or the block mask's {}",
+        layout.max_steps()
+    ))?;
+    let key_lengths = input(inputs, 8)?.to_i64s()?;
+    if key_lengths.len() != batch {
+        return Err(bad_input!(
+            "key_total_sequence_lengths holds {} lengths for a batch of {batch}",
+            key_lengths.len()
+        ));
+    }
+    let prompt = total == len;
+    // Per batch entry: the past steps and all the valid steps.
+    let mut lengths = Vec::with_capacity(batch);
+    for &n in &key_lengths {
+        let all = usize::try_from(n).ok().filter(|&a| a >= len && a <= total).ok_or(bad_input!(
+            "key_total_sequence_lengths holds {n}; it must be from the {len} new steps to total_sequence_length {total}"
+        ))?;
+        lengths.push((if prompt { 0 } else { all - len }, all));
+    }
+    if ctx.int("do_rotary").unwrap_or(0) != 0 {
+        let caches = (input(inputs, 9)?, input(inputs, 10)?);
+        let sizes = (batch, len, heads, kv_heads, head);
+        (q, k) = rotate_query_key(ctx, caches, (&q, &k), sizes, |b| lengths[b].0)?;
+    }
+    // The shared cache: this step's keys and values written at each entry's past length.
+    ctx.check_elements(count(&[batch, kv_heads, buffer, head])?)?;
+    let write = |cache: &Tensor, new: &[f64]| -> Result<Vec<f64>, KernelError> {
+        let mut out = cache.to_f64s()?;
+        for (b, &(past, _)) in lengths.iter().enumerate() {
+            for n in 0..kv_heads {
+                let at = ((b * kv_heads + n) * buffer + past) * head;
+                let from = (b * kv_heads + n) * len * head;
+                out[at..][..len * head].copy_from_slice(&new[from..][..len * head]);
+            }
+        }
+        Ok(out)
+    };
+    let (present_k, present_v) = (write(pk, &k)?, write(pv, &v)?);
+    let (masks, blocks, layouts) = (layout.masks(), layout.blocks(), layout.rows.len());
+    let lowest = f64::from(f32::MIN);
+    let bias = |b: usize, n: usize, i: usize, j: usize| -> f64 {
+        let (past, all) = lengths[b];
+        let row = &masks[(n % layouts) * blocks + (past + i) / block];
+        if j > past + i || j >= all {
+            f64::NEG_INFINITY
+        } else if row.as_ref().is_some_and(|keep| !keep[j / block]) {
+            lowest
+        } else {
+            0.0
+        }
+    };
+    let d = Dims { batch, heads, kv_heads, q_len: len, kv_len: buffer, head, v_head: head };
+    ctx.check_elements(count(&[batch, heads, len, buffer])?)?;
+    let dt = qt.data_type();
+    let y = attend(&q, &present_k, &present_v, &d, (scale(ctx, head), 0.0), rounding(dt), bias);
+    let cache = vec![batch, kv_heads, buffer, head];
+    let mut out = vec![Value::Tensor(numeric_like(dt, vec![batch, len, heads * head], y)?)];
+    out.push(Value::Tensor(numeric_like(dt, cache.clone(), present_k)?));
+    out.push(Value::Tensor(numeric_like(dt, cache, present_v)?));
+    out.truncate(ctx.node.outputs.len().max(1));
+    Ok(out)
+}
+
+/// SparseAttention's block mask: per layout, the CSR rows (`rows[layout]`, `blocks + 1`
+/// offsets) into its column indices (`cols[layout]`).
+struct BlockLayout {
+    rows: Vec<Vec<usize>>,
+    cols: Vec<Vec<i64>>,
+    block: usize,
+}
+
+impl BlockLayout {
+    fn read(row_t: &Tensor, col_t: &Tensor, heads: usize, block: usize) -> Result<Self, KernelError> {
+        let (layouts, stride) = match (&row_t.shape[..], &col_t.shape[..]) {
+            ([l, r], [lc, _]) if *l > 0 && *r > 1 && l == lc && heads.is_multiple_of(*l) => (*l, *r),
+            _ => {
+                return Err(bad_input!(
+                    "block_row_indices {:?} and block_col_indices {:?} are not [layouts, blocks + 1] and [layouts, nnz] with {heads} heads a multiple of the layouts",
+                    row_t.shape,
+                    col_t.shape
+                ));
+            }
+        };
+        let (row_values, col_values) = (row_t.to_i64s()?, col_t.to_i64s()?);
+        let nnz = col_t.shape[1];
+        let mut rows = Vec::with_capacity(layouts);
+        for l in 0..layouts {
+            let offsets: Vec<usize> = row_values[l * stride..][..stride]
+                .iter()
+                .map(|&o| usize::try_from(o).ok().filter(|&o| o <= nnz))
+                .collect::<Option<_>>()
+                .filter(|o: &Vec<usize>| o.windows(2).all(|w| w[0] <= w[1]))
+                .ok_or(bad_input!("block_row_indices of layout {l} are not rising offsets into the {nnz} columns"))?;
+            rows.push(offsets);
+        }
+        let cols = (0..layouts).map(|l| col_values[l * nnz..][..nnz].to_vec()).collect();
+        Ok(BlockLayout { rows, cols, block })
+    }
+
+    fn blocks(&self) -> usize {
+        self.rows[0].len() - 1
+    }
+
+    fn max_steps(&self) -> usize {
+        self.blocks().saturating_mul(self.block)
+    }
+
+    /// Per layout and row of blocks (`l · blocks + row`): `None` where onnxruntime takes
+    /// the row as dense, else which blocks of keys it keeps.
+    fn masks(&self) -> Vec<Option<Vec<bool>>> {
+        let blocks = self.blocks();
+        let mut out = Vec::with_capacity(self.rows.len() * blocks);
+        for (l, offsets) in self.rows.iter().enumerate() {
+            let sparse = offsets[blocks] < blocks * (blocks + 1) / 2;
+            for row in 0..blocks {
+                let (start, end) = (offsets[row], offsets[row + 1]);
+                out.push((sparse && end - start != row + 1).then(|| {
+                    let mut keep = vec![false; blocks];
+                    for &c in &self.cols[l][start..end] {
+                        if let Some(k) = usize::try_from(c).ok().and_then(|c| keep.get_mut(c)) {
+                            *k = true;
+                        }
+                    }
+                    keep
+                }));
+            }
+        }
+        out
+    }
 }

@@ -1,12 +1,14 @@
 //! onnxruntime's fused forms of default-domain operators, as its CPU kernels compute them:
 //! FusedMatMul (a batched product with transposes and a scale), FusedGemm and FusedConv
-//! (Gemm and Conv, then an activation; FusedConv adds its sum input Z first), and its own
-//! versions of Trilu, Range and GatherND. Each runs the default domain's kernel.
+//! (Gemm and Conv, then an activation; FusedConv adds its sum input Z first), NhwcConv
+//! (Conv with the channels last), and its own versions of Trilu, Range and GatherND. Each
+//! runs the default domain's kernel.
 
 use super::super::{Ctx, Kernel, input, one, optional};
 use crate::error::{KernelError, bad_attribute, bad_input};
 use crate::kernels::common::numeric_like;
 use crate::value::{Data, Tensor, Value};
+use crate::view::transpose;
 
 pub fn kernel(op: &str) -> Option<Kernel> {
     let k: Kernel = match op {
@@ -17,6 +19,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
             activated(ctx, default_kernel("Gemm")?(ctx, inputs)?, &params)
         },
         "FusedConv" => fused_conv,
+        "NhwcConv" => nhwc_conv,
         "Trilu" => |ctx, inputs| default_kernel("Trilu")?(ctx, inputs),
         "GatherND" => |ctx, inputs| default_kernel("GatherND")?(ctx, inputs),
         "Range" => range,
@@ -110,6 +113,32 @@ fn fused_conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Ke
     let params: Vec<Option<f64>> =
         ctx.floats("activation_params").unwrap_or_default().iter().map(|&p| Some(f64::from(p))).collect();
     activated(ctx, out, &params)
+}
+
+/// NhwcConv (onnxruntime's channels-last Conv, CUDA only there): X `[N, spatial…, C]` and
+/// the weights `[M, k…, C/group]` read channels first, Conv, and its result `[N, M, o…]`
+/// given back channels last, `[N, o…, M]`.
+fn nhwc_conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+    let (x, w) = (input(inputs, 0)?, input(inputs, 1)?);
+    let rank = x.rank();
+    if rank < 3 || w.rank() != rank {
+        return Err(bad_input!(
+            "NhwcConv takes X [N, spatial…, C] and weights [M, k…, C/group] of one rank, 3 or more; got {:?} and {:?}",
+            x.shape,
+            w.shape
+        ));
+    }
+    // Channels (the last axis) to position 1, and back.
+    let first: Vec<usize> = [0, rank - 1].into_iter().chain(1..rank - 1).collect();
+    let last: Vec<usize> = [0].into_iter().chain(2..rank).chain([1]).collect();
+    // Kernels read row-major tensors (views are copied before a kernel is called).
+    let moved = |t: &Tensor| Value::Tensor(transpose(t, &first).contiguous().into_owned());
+    let (x, w) = (moved(x), moved(w));
+    let mut channels_first = vec![Some(&x), Some(&w)];
+    channels_first.extend(inputs.get(2).copied());
+    let mut out = default_kernel("Conv")?(ctx, &channels_first)?;
+    let Some(Value::Tensor(y)) = out.pop() else { return Err(bad_input!("the convolution gave no tensor")) };
+    one(transpose(&y, &last).contiguous().into_owned())
 }
 
 /// The axes of an operand as the product reads them: `transBatch` moves the first axis of

@@ -1,5 +1,5 @@
 //! onnxruntime's attention operators (Attention, MultiHeadAttention, RotaryEmbedding,
-//! GroupQueryAttention), shaped as onnxruntime's `symbolic_shape_infer.py` shapes them
+//! GroupQueryAttention, PackedAttention, SparseAttention), shaped as onnxruntime's `symbolic_shape_infer.py` shapes them
 //! (and its kernels compute them): `[B, S, hidden]` outputs, key/value caches grown by
 //! this step's keys. A dim that is a sum of a symbol and a number is left unknown (onnxruntime's
 //! tool writes a new symbol such as `past+sequence`).
@@ -17,6 +17,8 @@ pub fn rule(op: &str) -> Option<Rule> {
         "MultiHeadAttention" => multi_head_attention,
         "RotaryEmbedding" => |ctx| Some(Outputs::one(ctx.input_type(0)?.clone())),
         "GroupQueryAttention" => group_query_attention,
+        "PackedAttention" => packed_attention,
+        "SparseAttention" => sparse_attention,
         _ => return None,
     };
     Some(rule)
@@ -87,6 +89,52 @@ fn attention(ctx: &Ctx<'_, '_>, elem: Option<i32>, (mask_at, past_at): (usize, u
         (None, None) => None,
     };
     Some(outputs(ctx, vec![tensor_of(elem, output), tensor_of(elem, present)]))
+}
+
+/// PackedAttention: output `[tokens, v_hidden]`, v_hidden being `qkv_hidden_sizes[2]` or
+/// a third of the bias's length (else of the weights' width).
+fn packed_attention(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
+    let x = ctx.dims(0).filter(|d| d.len() == 2);
+    let width = ctx
+        .dims(2)
+        .filter(|d| d.len() == 1)
+        .map(|d| d[0].clone())
+        .or_else(|| ctx.dims(1).filter(|d| d.len() == 2).map(|d| d[1].clone()));
+    let v_hidden = match ctx.ints("qkv_hidden_sizes").filter(|s| s.len() == 3) {
+        Some(s) => dim(s[2]),
+        None => width.as_ref().map_or_else(unknown_dim, |w| divide(w, Some(3))),
+    };
+    let output = x.map(|x| vec![x[0].clone(), v_hidden]);
+    Some(outputs(ctx, vec![tensor_of(ctx.elem(0), output)]))
+}
+
+/// SparseAttention: output like GroupQueryAttention's (the query's part of a packed
+/// query); present key and value the shape of the past ones, whose buffers they share.
+fn sparse_attention(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
+    let elem = ctx.elem(0);
+    let (heads, kv_heads) = (ctx.int("num_heads"), ctx.int("kv_num_heads"));
+    let q = ctx.dims(0).filter(|d| d.len() == 3);
+    let packed = !ctx.has_input(1) && !ctx.has_input(2);
+    let output = q.map(|q| {
+        let width = if packed {
+            let head = divide(&q[2], heads.zip(kv_heads).map(|(n, k)| n + 2 * k));
+            match (known_dim(&head), heads) {
+                (Some(h), Some(n)) => dim(h * n),
+                _ => unknown_dim(),
+            }
+        } else {
+            q[2].clone()
+        };
+        vec![q[0].clone(), q[1].clone(), width]
+    });
+    let present = ctx.dims(3).filter(|d| d.len() == 4).map(|p| {
+        let mut p = p.to_vec();
+        if let Some(q) = q {
+            p[0] = first_known(&p[0], &q[0]);
+        }
+        p
+    });
+    Some(outputs(ctx, vec![tensor_of(elem, output), tensor_of(elem, present.clone()), tensor_of(elem, present)]))
 }
 
 /// MultiHeadAttention: output `[B, S, v_hidden]` (the value's width when key and value are

@@ -1,6 +1,7 @@
 //! onnxruntime's fused forms of default-domain operators (FusedMatMul, FusedGemm,
-//! FusedConv: the product or convolution, then an activation) and its own versions of
-//! Trilu, Range and GatherND: the shapes of the operators they extend.
+//! FusedConv: the product or convolution, then an activation), its channels-last Conv
+//! (NhwcConv) and its own versions of Trilu, Range and GatherND: the shapes of the
+//! operators they extend.
 
 use super::super::{Ctx, Outputs, Rule};
 use crate::infer::broadcast::broadcast;
@@ -22,6 +23,7 @@ pub fn rule(op: &str) -> Option<Rule> {
         },
         // The convolution's shape (the activation and the sum input keep it).
         "FusedConv" => super::super::nn::rule("Conv")?,
+        "NhwcConv" => nhwc_conv,
         "Trilu" => |ctx| Some(Outputs::one(ctx.input_type(0)?.clone())),
         "GatherND" => super::super::select::rule("GatherND")?,
         "Range" => range,
@@ -75,4 +77,27 @@ fn range(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
         _ => None,
     };
     Some(Outputs::one(tensor_of(ctx.elem(0), Some(vec![len.unwrap_or_default()]))))
+}
+
+/// NhwcConv: Conv's shape with the channels last in the input `[N, spatial…, C]`, the
+/// weights `[M, k…, C/group]` and the output `[N, spatial…, M]` (as onnxruntime's
+/// `symbolic_shape_infer.py` reads them).
+fn nhwc_conv(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
+    let dims = ctx.dims(0).filter(|x| x.len() >= 3).and_then(|x| {
+        let w = ctx.dims(1).filter(|w| w.len() == x.len()).map(channels_first);
+        let mut out = super::super::nn::window_dims(ctx, true, &channels_first(x), w.as_deref())?;
+        let channels = out.remove(1);
+        out.push(channels);
+        Some(out)
+    });
+    Some(Outputs::one(tensor_of(ctx.elem(0), dims)))
+}
+
+/// Dims with the last one moved to position 1: `[N, spatial…, C]` as `[N, C, spatial…]`.
+fn channels_first(d: &[Dimension]) -> Vec<Dimension> {
+    let mut d = d.to_vec();
+    if let Some(last) = d.pop() {
+        d.insert(1.min(d.len()), last);
+    }
+    d
 }
