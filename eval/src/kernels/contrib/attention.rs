@@ -1,6 +1,7 @@
 //! onnxruntime's attention operators (Attention, MultiHeadAttention, RotaryEmbedding,
 //! GroupQueryAttention, SparseAttention; PackedAttention, which has only a CUDA kernel,
-//! computed as Attention), as its CPU kernels compute them (`contrib_ops/cpu/bert`): heads
+//! computed as Attention, and RemovePadding/RestorePadding around it), as its CPU kernels
+//! compute them (`contrib_ops/cpu/bert`): heads
 //! of `[B, S, N·H]` tensors, scores scaled by `1/√H` (or `scale`), an additive mask built
 //! from `mask_index`/`key_padding_mask` the way onnxruntime's `PrepareMask` builds it (the
 //! masked keys get `mask_filter_value`, −10000 by default, so a row with every key masked
@@ -28,6 +29,8 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         "QAttention" => q_attention,
         "PackedAttention" => packed_attention,
         "SparseAttention" => sparse_attention,
+        "RemovePadding" => remove_padding,
+        "RestorePadding" => restore_padding,
         _ => return None,
     };
     Some(k)
@@ -434,6 +437,78 @@ fn packed_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Valu
         out.extend_from_slice(&y[r * vs..][..vs]);
     }
     Ok(vec![Value::Tensor(numeric_like(x.data_type(), vec![tokens, vs], out)?)])
+}
+
+/// RemovePadding (before PackedAttention; CUDA only in onnxruntime): input `[B, S, H]`
+/// padded on the right, `sequence_token_count` `[B]` the real tokens of each sequence.
+/// Outputs: the real tokens `[T, H]` in order, `token_offset` `[B, S]` (the real tokens'
+/// positions in `[B·S]`, then the padding's), `cumulated_seq_len` `[B + 1]` and
+/// `max_seq_len` `[1]`.
+fn remove_padding(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+    let (x, counts) = (input(inputs, 0)?, input(inputs, 1)?);
+    let (batch, len, hidden) = three(x, "input")?;
+    let counts = counts.to_i64s()?;
+    if counts.len() != batch {
+        return Err(bad_input!("sequence_token_count holds {} counts for a batch of {batch}", counts.len()));
+    }
+    let mut lengths = Vec::with_capacity(batch);
+    for &n in &counts {
+        match usize::try_from(n) {
+            Ok(n) if n <= len => lengths.push(n),
+            _ => return Err(bad_input!("sequence_token_count holds {n}, not a count of at most {len} tokens")),
+        }
+    }
+    let real = (0..batch).flat_map(|b| (0..lengths[b]).map(move |j| b * len + j));
+    let padding = (0..batch).flat_map(|b| (lengths[b]..len).map(move |j| b * len + j));
+    let offsets: Vec<usize> = real.chain(padding).collect();
+    let tokens: usize = lengths.iter().sum();
+    let values = x.to_f64s()?;
+    let mut packed = Vec::with_capacity(tokens * hidden);
+    for &r in &offsets[..tokens] {
+        packed.extend_from_slice(&values[r * hidden..][..hidden]);
+    }
+    let int32 = |shape: Vec<usize>, v: Vec<f64>| numeric_like(DataType::Int32, shape, v).map(Value::Tensor);
+    let mut cumulative = vec![0.0];
+    cumulative.extend(lengths.iter().scan(0, |sum, &n| {
+        *sum += n;
+        Some(*sum as f64)
+    }));
+    Ok(vec![
+        Value::Tensor(numeric_like(x.data_type(), vec![tokens, hidden], packed)?),
+        int32(vec![batch, len], offsets.iter().map(|&o| o as f64).collect())?,
+        int32(vec![batch + 1], cumulative)?,
+        int32(vec![1], vec![lengths.iter().copied().max().unwrap_or(0) as f64])?,
+    ])
+}
+
+/// RestorePadding (after PackedAttention; CUDA only in onnxruntime): the packed tokens
+/// `[T, H]` put back at their positions `token_offset[t]` of `[B, S, H]`, zeros elsewhere.
+fn restore_padding(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+    let (x, offsets_t) = (input(inputs, 0)?, input(inputs, 1)?);
+    let (tokens, hidden) = match x.shape[..] {
+        [t, h] => (t, h),
+        _ => return Err(bad_input!("input of shape {:?} is not [tokens, hidden]", x.shape)),
+    };
+    let (batch, len) = match offsets_t.shape[..] {
+        [b, s] if b * s >= tokens => (b, s),
+        _ => {
+            return Err(bad_input!(
+                "token_offset of shape {:?} is not [batch, sequence] of at least the {tokens} tokens",
+                offsets_t.shape
+            ));
+        }
+    };
+    ctx.check_elements(count(&[batch, len, hidden])?)?;
+    let (values, offsets) = (x.to_f64s()?, offsets_t.to_i64s()?);
+    let mut out = vec![0.0; batch * len * hidden];
+    for (t, &at) in offsets[..tokens].iter().enumerate() {
+        let r = usize::try_from(at)
+            .ok()
+            .filter(|&r| r < batch * len)
+            .ok_or(bad_input!("token_offset holds {at}, outside the {} padded positions", batch * len))?;
+        out[r * hidden..][..hidden].copy_from_slice(&values[t * hidden..][..hidden]);
+    }
+    Ok(vec![Value::Tensor(numeric_like(x.data_type(), vec![batch, len, hidden], out)?)])
 }
 
 /// The sizes of Attention's projection `[B, S, qs + ks + vs]` of `heads` heads.

@@ -1,14 +1,16 @@
 //! Normalizations fused with what comes before them, as onnxruntime's CPU kernels compute
 //! them: SkipLayerNormalization and SkipSimplifiedLayerNormalization (a residual sum, then
-//! layer or RMS normalization over the last axis) and EmbedLayerNormalization (the sum of
-//! word, position and segment embeddings, then layer normalization). In f64, narrowed once.
+//! layer or RMS normalization over the last axis), EmbedLayerNormalization (the sum of
+//! word, position and segment embeddings, then layer normalization), and GroupNorm and
+//! SkipGroupNorm (a diffusion UNet's group normalization, channels last, CUDA only in
+//! onnxruntime). In f64, narrowed once.
 
 use onnx_core::ir::DataType;
 
 use super::super::{Ctx, Kernel, count, input, optional};
 use super::quant::{bytes, scale_of, zero_of};
 use crate::cast::{from_f64_like, integers_as};
-use crate::error::{KernelError, bad_input};
+use crate::error::{KernelError, bad_attribute, bad_input};
 use crate::value::{Data, Tensor, Value};
 
 pub fn kernel(op: &str) -> Option<Kernel> {
@@ -17,6 +19,8 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         "SkipSimplifiedLayerNormalization" => |ctx, inputs| skip_layer_norm(ctx, inputs, true),
         "EmbedLayerNormalization" => embed_layer_norm,
         "QEmbedLayerNormalization" => q_embed_layer_norm,
+        "GroupNorm" => |ctx, inputs| group_norm(ctx, inputs, false),
+        "SkipGroupNorm" => |ctx, inputs| group_norm(ctx, inputs, true),
         _ => return None,
     };
     Some(k)
@@ -108,6 +112,91 @@ fn skip_layer_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>], simplified: bool) -
             Value::Tensor(from_f64_like(dt, x.shape.clone(), sum)?),
         ],
     ))
+}
+
+/// GroupNorm (`with_skip`: SkipGroupNorm, which first adds `skip` and `bias` and also
+/// returns that sum): X `[N, spatial…, C]` (`channels_last`, the default; else
+/// `[N, C, spatial…]`), each entry's channels in `groups` groups, each group normalized
+/// over its channels and positions (epsilon 1e-5 by default), scaled by gamma and shifted
+/// by beta per channel, then SiLU when `activation` is 1. The skip has X's shape, or is
+/// `[N, C]` or `[N, 1, …, 1, C]`, one value per entry and channel (channels last).
+fn group_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>], with_skip: bool) -> Result<Vec<Value>, KernelError> {
+    let x = input(inputs, 0)?;
+    let groups = ctx
+        .int("groups")
+        .and_then(|g| usize::try_from(g).ok())
+        .filter(|&g| g > 0)
+        .ok_or(bad_attribute!("groups must be a positive number of groups"))?;
+    let swish = match ctx.int("activation") {
+        None | Some(0) => false,
+        Some(1) => true,
+        Some(a) => return Err(bad_attribute!("activation {a} is neither 0 (none) nor 1 (SiLU)")),
+    };
+    let last = ctx.int("channels_last").unwrap_or(1) != 0;
+    if x.rank() < 2 {
+        return Err(bad_input!("X of shape {:?} has no channels axis after the batch", x.shape));
+    }
+    let (batch, channels) = (x.shape[0], if last { x.shape[x.rank() - 1] } else { x.shape[1] });
+    if channels % groups != 0 {
+        return Err(bad_input!("{channels} channels do not divide into {groups} groups"));
+    }
+    let gamma = per_hidden(Some(input(inputs, 1)?), "gamma", channels)?.unwrap_or_default();
+    let beta = per_hidden(Some(input(inputs, 2)?), "beta", channels)?.unwrap_or_default();
+    let positions = x.len().checked_div(batch * channels).unwrap_or(0);
+    // Element (n, p, c) of the flat data.
+    let at = |n: usize, p: usize, c: usize| {
+        if last { (n * positions + p) * channels + c } else { (n * channels + c) * positions + p }
+    };
+    let mut sum = x.to_f64s()?;
+    if with_skip {
+        let skip = input(inputs, 3)?;
+        let bias = per_hidden(optional(inputs, 4)?, "bias", channels)?;
+        let per_entry = last
+            && skip.shape.first() == Some(&batch)
+            && skip.shape.last() == Some(&channels)
+            && skip.len() == batch * channels
+            && (skip.rank() == 2 || skip.rank() == x.rank());
+        if skip.shape != x.shape && !per_entry {
+            return Err(bad_input!(
+                "skip has shape {:?}; it must be X's {:?}, [{batch}, {channels}] or [{batch}, 1, …, 1, {channels}]",
+                skip.shape,
+                x.shape
+            ));
+        }
+        let skip = skip.to_f64s()?;
+        for n in 0..batch {
+            for p in 0..positions {
+                for c in 0..channels {
+                    let i = at(n, p, c);
+                    let s = if per_entry && skip.len() != sum.len() { skip[n * channels + c] } else { skip[i] };
+                    sum[i] += s + bias.as_ref().map_or(0.0, |b| b[c]);
+                }
+            }
+        }
+    }
+    let mut y = sum.clone();
+    let width = channels / groups;
+    let eps = f64::from(ctx.float("epsilon").unwrap_or(1e-5));
+    let elements = (width * positions) as f64;
+    for n in 0..batch {
+        for g in 0..groups {
+            let members = || (0..positions).flat_map(move |p| (g * width..(g + 1) * width).map(move |c| (p, c)));
+            let mean = members().map(|(p, c)| sum[at(n, p, c)]).sum::<f64>() / elements;
+            let var = members().map(|(p, c)| (sum[at(n, p, c)] - mean).powi(2)).sum::<f64>() / elements;
+            let inv = 1.0 / (var + eps).sqrt();
+            for (p, c) in members() {
+                let i = at(n, p, c);
+                let v = (sum[i] - mean) * inv * gamma[c] + beta[c];
+                y[i] = if swish { v / (1.0 + (-v).exp()) } else { v };
+            }
+        }
+    }
+    let dt = x.data_type();
+    let mut out = vec![Value::Tensor(from_f64_like(dt, x.shape.clone(), y)?)];
+    if with_skip {
+        out.push(Value::Tensor(from_f64_like(dt, x.shape.clone(), sum)?));
+    }
+    Ok(named(ctx, out))
 }
 
 /// A table of embeddings `[rows, hidden]` and its values.

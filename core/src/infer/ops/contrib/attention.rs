@@ -1,5 +1,6 @@
 //! onnxruntime's attention operators (Attention, MultiHeadAttention, RotaryEmbedding,
-//! GroupQueryAttention, PackedAttention, SparseAttention), shaped as onnxruntime's `symbolic_shape_infer.py` shapes them
+//! GroupQueryAttention, PackedAttention, SparseAttention, and RemovePadding/RestorePadding
+//! around PackedAttention), shaped as onnxruntime's `symbolic_shape_infer.py` shapes them
 //! (and its kernels compute them): `[B, S, hidden]` outputs, key/value caches grown by
 //! this step's keys. A dim that is a sum of a symbol and a number is left unknown (onnxruntime's
 //! tool writes a new symbol such as `past+sequence`).
@@ -19,6 +20,13 @@ pub fn rule(op: &str) -> Option<Rule> {
         "GroupQueryAttention" => group_query_attention,
         "PackedAttention" => packed_attention,
         "SparseAttention" => sparse_attention,
+        "RemovePadding" => remove_padding,
+        "RestorePadding" => |ctx| {
+            let offsets = ctx.dims(1).filter(|d| d.len() == 2);
+            let hidden = ctx.dims(0).filter(|d| d.len() == 2).map_or_else(unknown_dim, |d| d[1].clone());
+            let dims = offsets.map(|o| vec![o[0].clone(), o[1].clone(), hidden]);
+            Some(Outputs::one(tensor_of(ctx.elem(0), dims)))
+        },
         _ => return None,
     };
     Some(rule)
@@ -106,6 +114,23 @@ fn packed_attention(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
     };
     let output = x.map(|x| vec![x[0].clone(), v_hidden]);
     Some(outputs(ctx, vec![tensor_of(ctx.elem(0), output)]))
+}
+
+/// RemovePadding: the packed tokens `[?, H]` (their count is the data's), token_offset
+/// `[B, S]`, cumulated_seq_len `[B + 1]` and max_seq_len `[1]` (int32).
+fn remove_padding(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
+    let x = ctx.dims(0).filter(|d| d.len() == 3);
+    let int32 = Some(DataType::Int32 as i32);
+    let cumulative = x.map(|x| vec![known_dim(&x[0]).and_then(|b| b.checked_add(1)).map_or_else(unknown_dim, dim)]);
+    Some(outputs(
+        ctx,
+        vec![
+            tensor_of(ctx.elem(0), x.map(|x| vec![unknown_dim(), x[2].clone()])),
+            tensor_of(int32, x.map(|x| vec![x[0].clone(), x[1].clone()])),
+            tensor_of(int32, cumulative),
+            tensor_of(int32, Some(vec![dim(1)])),
+        ],
+    ))
 }
 
 /// SparseAttention: output like GroupQueryAttention's (the query's part of a packed

@@ -1,6 +1,6 @@
 //! Normalizations fused with what comes before them (SkipLayerNormalization,
-//! SkipSimplifiedLayerNormalization, EmbedLayerNormalization), with the shapes
-//! onnxruntime's inference gives them.
+//! SkipSimplifiedLayerNormalization, EmbedLayerNormalization), and GroupNorm and
+//! SkipGroupNorm, with the shapes onnxruntime's inference gives them.
 
 use super::super::{Ctx, Outputs, Rule};
 use crate::infer::types::tensor_of;
@@ -13,6 +13,11 @@ pub fn rule(op: &str) -> Option<Rule> {
         "EmbedLayerNormalization" => |ctx| embed_layer_norm(ctx, ctx.elem(2), 3),
         // Dequantized to float32; no embedding sum output.
         "QEmbedLayerNormalization" => |ctx| embed_layer_norm(ctx, Some(DataType::Float as i32), 2),
+        // The result and (SkipGroupNorm) the sum: X's type and shape.
+        "GroupNorm" | "SkipGroupNorm" => |ctx| {
+            let x = ctx.input_type(0)?;
+            Some(Outputs { types: vec![Some(x.clone()); ctx.node.outputs.len().max(1)].into(), values: Vec::new() })
+        },
         _ => return None,
     };
     Some(rule)
