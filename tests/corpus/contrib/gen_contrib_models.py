@@ -672,7 +672,7 @@ DIFFUSERS_DIR: str | None = None
 # partial rotary embedding (factor 0.5) then covers 16 dimensions, and onnxruntime's
 # GroupQueryAttention wants the rotary cache's width (half the rotary dimensions) to be a
 # multiple of 8.
-GENAI_HEAD_SIZE = {"llama": 16, "qwen3": 16, "gemma": 16, "phi": 32}
+GENAI_HEAD_SIZE = {"llama": 16, "qwen3": 16, "gemma": 16, "phi": 32, "mistral": 16}
 
 
 def genai_checkpoint(arch: str) -> pathlib.Path:
@@ -700,6 +700,12 @@ def genai_checkpoint(arch: str) -> pathlib.Path:
         # Gemma: tied input/output embeddings (its default), tanh Gelu, embeddings scaled by
         # sqrt(hidden)
         model = transformers.GemmaForCausalLM(transformers.GemmaConfig(**sizes, head_dim=16))
+    elif arch == "mistral":
+        # Mistral with a sliding window of 4 on its first layer: the builder takes the local
+        # layers from config.layer_types (without them it writes local_window_size -1 for
+        # every layer, sliding_window notwithstanding)
+        model = transformers.MistralForCausalLM(transformers.MistralConfig(
+            **sizes, sliding_window=4, layer_types=["sliding_attention", "full_attention"]))
     elif arch == "phi":
         # Phi (Phi-2's architecture): LayerNorm with bias, attention and MLP in parallel,
         # biased projections, partial rotary embedding
@@ -723,24 +729,56 @@ def genai_checkpoint(arch: str) -> pathlib.Path:
     return folder
 
 
-def genai_build(stem: str, arch: str, precision: str, provider: str = "cpu", extra: tuple[str, ...] = ()) -> pathlib.Path:
-    """`python -m onnxruntime_genai.models.builder -i CHECKPOINT -o OUT -p PRECISION -e PROVIDER
-    [--extra_options KEY=VALUE ...]`, the builder's command line; its model.onnx (weights in
-    model.onnx.data) is saved with every weight inline. The genai_config.json and tokenizer
-    files it writes beside the model are not kept."""
-    out = TMP / f"genai_{stem}"
-    command = [sys.executable, "-m", "onnxruntime_genai.models.builder", "-i", str(genai_checkpoint(arch)),
-               "-o", str(out), "-p", precision, "-e", provider, "-c", str(TMP / "genai_cache")]
-    if extra:
-        command += ["--extra_options", *extra]
+def genai_tool(module: str, *args: str) -> None:
+    """`python -m MODULE ARGS` for one of onnxruntime-genai's tools, in a child process with
+    GENAI_DIR first on PYTHONPATH and the Hugging Face hub offline."""
     env = dict(os.environ, HF_HUB_OFFLINE="1")
     if GENAI_DIR:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (GENAI_DIR, os.environ.get("PYTHONPATH")) if p)
-    result = subprocess.run(command, env=env, capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-m", module, *args], env=env, capture_output=True, text=True)
     if result.returncode != 0:
         lines = (result.stderr or result.stdout).strip().splitlines()
-        raise RuntimeError(f"the model builder failed: {lines[-1] if lines else result.returncode}")
-    return save(onnx.load(str(out / "model.onnx")), stem)
+        raise RuntimeError(f"{module} failed: {lines[-1] if lines else result.returncode}")
+
+
+def genai_run(out: pathlib.Path, arch: str, precision: str, provider: str = "cpu",
+              extra: tuple[str, ...] = ()) -> pathlib.Path:
+    """`python -m onnxruntime_genai.models.builder -i CHECKPOINT -o OUT -p PRECISION -e PROVIDER
+    [--extra_options KEY=VALUE ...]`, the builder's command line; OUT/model.onnx, its weights in
+    OUT/model.onnx.data, beside genai_config.json and the tokenizer files."""
+    args = ["-i", str(genai_checkpoint(arch)), "-o", str(out), "-p", precision, "-e", provider,
+            "-c", str(TMP / "genai_cache")]
+    genai_tool("onnxruntime_genai.models.builder", *args, *(["--extra_options", *extra] if extra else []))
+    return out / "model.onnx"
+
+
+def genai_build(stem: str, arch: str, precision: str, provider: str = "cpu", extra: tuple[str, ...] = ()) -> pathlib.Path:
+    """The builder's model.onnx saved as STEM.onnx with every weight inline (genai_config.json
+    and the tokenizer files are not kept)."""
+    return save(onnx.load(str(genai_run(TMP / f"genai_{stem}", arch, precision, provider, extra))), stem)
+
+
+def genai_kv_scales() -> pathlib.Path:
+    """KV-cache scales for the Llama checkpoint by the builder's own calibration tool, the
+    documented two-step route to a quantized KV cache: `python -m
+    onnxruntime_genai.models.quantization.kv_cache_calibration --model BASELINE --tokenizer
+    CHECKPOINT --out SCALES` on the build without a quantized cache (the int4 one), with its
+    default scheme (int8_per_channel, percentile 99.99) over 8 sequences of 32 tokens from a
+    corpus file of 8 fixed texts of 48 random tokens (the tool's own English corpus would
+    be mostly unknown words to the tiny vocabulary). The file records its qmax; the builder
+    rescales it for int4. Made once per run."""
+    scales = TMP / "kv_scales.json"
+    if scales.exists():
+        return scales
+    baseline = TMP / "genai_kv_baseline"
+    genai_run(baseline, "llama", "int4")
+    rng = np.random.default_rng(0)
+    corpus = TMP / "kv_corpus.json"
+    corpus.write_text(json.dumps([" ".join(f"t{i}" for i in rng.integers(3, VOCAB, 48)) for _ in range(8)]))
+    genai_tool("onnxruntime_genai.models.quantization.kv_cache_calibration", "--model", str(baseline),
+               "--tokenizer", str(genai_checkpoint("llama")), "--out", str(scales), "--target-seq", "32",
+               "--num-seqs", "8", "--corpus-file", str(corpus))
+    return scales
 
 
 def make_llama_genai_fp32() -> pathlib.Path:
@@ -780,6 +818,21 @@ def make_llama_genai_int4_dml() -> pathlib.Path:
     return genai_build("llama_genai_int4_dml", "llama", "int4", provider="dml")
 
 
+def make_llama_genai_int4_kv8() -> pathlib.Path:
+    # a quantized KV cache (kv_cache_quant_scheme int8_per_channel with the calibrated scales):
+    # the past/present key/value are int8, GroupQueryAttention gets k_scale/v_scale inputs
+    # (one per channel) and k_quant_type/v_quant_type PER_CHANNEL, kv_cache_bit_width 8.
+    return genai_build("llama_genai_int4_kv8", "llama", "int4",
+                       extra=("kv_cache_quant_scheme=int8_per_channel", f"kv_cache_scale_file={genai_kv_scales()}"))
+
+
+def make_llama_genai_int4_kv4() -> pathlib.Path:
+    # the same with int4_per_channel: the cache is uint8 holding two 4-bit values a byte, so
+    # its last axis is the fixed 8 (head size 16 / 2) instead of kv_cache_dim.
+    return genai_build("llama_genai_int4_kv4", "llama", "int4",
+                       extra=("kv_cache_quant_scheme=int4_per_channel", f"kv_cache_scale_file={genai_kv_scales()}"))
+
+
 def make_qwen3_genai_int4() -> pathlib.Path:
     # q_norm/k_norm (SimplifiedLayerNormalization per head) between the packed QKV MatMulNBits
     # and GroupQueryAttention, which therefore takes separate query, key and value.
@@ -790,6 +843,15 @@ def make_gemma_genai_int4() -> pathlib.Path:
     # tied embeddings: the shared int4 matrix feeds both GatherBlockQuantized (the embedding)
     # and MatMulNBits (the LM head).
     return genai_build("gemma_genai_int4", "gemma", "int4")
+
+
+def make_mistral_genai_int4_window() -> pathlib.Path:
+    # GroupQueryAttention with local_window_size 4 on the first layer (the prompt of 5 tokens
+    # is longer than the window). windowed_kv_cache=false: the builder's default gives the
+    # sliding layer a cache of its own length (input axis past_sliding_length, attribute
+    # sliding_window_cache 1), which onnxruntime refuses for an empty cache ("KV cache
+    # capacity (0) must be at least local_window_size (4)").
+    return genai_build("mistral_genai_int4_window", "mistral", "int4", extra=("windowed_kv_cache=false",))
 
 
 def make_phi_genai_int4() -> pathlib.Path:
@@ -911,8 +973,11 @@ MAKERS = [
     ("llama_genai_int4_asym", make_llama_genai_int4_asym),
     ("llama_genai_int4_qdq", make_llama_genai_int4_qdq),
     ("llama_genai_int4_dml", make_llama_genai_int4_dml),
+    ("llama_genai_int4_kv8", make_llama_genai_int4_kv8),
+    ("llama_genai_int4_kv4", make_llama_genai_int4_kv4),
     ("qwen3_genai_int4", make_qwen3_genai_int4),
     ("gemma_genai_int4", make_gemma_genai_int4),
+    ("mistral_genai_int4_window", make_mistral_genai_int4_window),
     ("phi_genai_int4", make_phi_genai_int4),
     ("bert_ts_opt_packed", make_bert_ts_opt_packed),
     ("bert_ts_opt_mha_packed", make_bert_ts_opt_mha_packed),
@@ -927,8 +992,8 @@ TRANSFORMERS4_STEMS = ["gpt2_past_tf4_ts_opt", "vit_tf4_ts_opt", "vit_tf4_dynamo
 
 # Made with onnxruntime-genai's model builder (--genai) and with diffusers (--diffusers).
 GENAI_STEMS = ["llama_genai_fp32", "llama_genai_int4", "llama_genai_int8", "llama_genai_int4_asym",
-               "llama_genai_int4_qdq", "llama_genai_int4_dml", "qwen3_genai_int4", "gemma_genai_int4",
-               "phi_genai_int4"]
+               "llama_genai_int4_qdq", "llama_genai_int4_dml", "llama_genai_int4_kv8", "llama_genai_int4_kv4",
+               "qwen3_genai_int4", "gemma_genai_int4", "mistral_genai_int4_window", "phi_genai_int4"]
 DIFFUSERS_STEMS = ["unet_ts", "unet_ts_opt", "unet_sdpa_ts_opt"]
 
 # The sizes of the builder's axis names for its models: batch 1, a prompt of 5 tokens and an
