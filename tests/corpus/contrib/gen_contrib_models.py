@@ -61,9 +61,9 @@ ids all zeros (a random mask or type id would be legal but is not what the fused
 are specified for), and symbolic dimensions take the sizes in DIM_SIZES (batch 2,
 sequence 7) so that batching and masking are exercised; a model listed in STEM_DIM_SIZES
 takes its own sizes there (the genai builder's models: batch 1, a prompt of 5 tokens, an empty
-cache). A model in REFERENCE_RUNS, which onnxruntime's CPU provider cannot run (its operators
-have CUDA kernels only), gets the outputs of the model it was made from, run on the same
-inputs (expected.json says so under "outputs_from").
+cache). A model in REFERENCE_RUNS, which onnxruntime's CPU provider cannot run (it has no CPU
+kernel for some of its operators), gets the outputs of the model it was made from, run on
+the same inputs (expected.json says so under "outputs_from").
 """
 from __future__ import annotations
 
