@@ -12,6 +12,21 @@ TRANSFORMERS4_STEMS):
     python tests/corpus/contrib/gen_contrib_models.py --data                # golden data only
     python tests/corpus/contrib/gen_contrib_models.py --transformers4 DIR STEM...  # some models
 
+The models in GENAI_STEMS need onnxruntime-genai's model builder and those in DIFFUSERS_STEMS
+need diffusers; each is looked for in the folder given by --genai or --diffusers (installed
+there with pip --target), else in the running interpreter:
+
+    pip install --no-deps --target GENAI_DIR 'onnxruntime-genai==0.18.0'
+    pip install --no-deps --target DIFFUSERS_DIR 'diffusers==0.42.1' requests urllib3 \
+        charset_normalizer idna certifi pillow
+    python tests/corpus/contrib/gen_contrib_models.py --transformers4 DIR --genai GENAI_DIR \
+        --diffusers DIFFUSERS_DIR
+
+The builder runs in a child process (`python -m onnxruntime_genai.models.builder`, as users
+run it) with GENAI_DIR first on PYTHONPATH; DIFFUSERS_DIR goes last on sys.path, so that the
+helper packages installed beside diffusers do not shadow the interpreter's own. A run of some
+stems only rewrites those stems' entries of not_made.json.
+
 The models in TRANSFORMERS4_STEMS are made by a second run of this script (a child process
 with DIR first on PYTHONPATH), because onnxruntime's optimizer matches the graphs that
 transformers 4.x exports for them and not transformers 5's (see MANIFEST.md); every other
@@ -44,11 +59,16 @@ The layout of the run data follows tests/fixtures/run/gen_run_data.py; the value
 that integer inputs are token ids in [0, vocab), attention masks are all ones and token type
 ids all zeros (a random mask or type id would be legal but is not what the fused kernels
 are specified for), and symbolic dimensions take the sizes in DIM_SIZES (batch 2,
-sequence 7) so that batching and masking are exercised.
+sequence 7) so that batching and masking are exercised; a model listed in STEM_DIM_SIZES
+takes its own sizes there (the genai builder's models: batch 1, a prompt of 5 tokens, an empty
+cache). A model in REFERENCE_RUNS, which onnxruntime's CPU provider cannot run (it has no CPU
+kernel for some of its operators), gets the outputs of the model it was made from, run on
+the same inputs (expected.json says so under "outputs_from").
 """
 from __future__ import annotations
 
 import collections
+import importlib.util
 import json
 import pathlib
 import os
@@ -636,6 +656,295 @@ def make_resnet_qdq16() -> pathlib.Path:
     return save(onnx.load(str(out)), "resnet_qdq16")
 
 
+# ---------------------------------------------------------------------------------------------
+# Models added third (issue 54, "onnxruntime's other tools"): onnxruntime-genai's model builder
+# (the tool that turns a Hugging Face LLM checkpoint into an onnxruntime model), the
+# packing-mode converter, and the transformer optimizer's UNet fusions.
+
+# Folders holding onnxruntime-genai and diffusers (pip install --target), set by main from
+# --genai and --diffusers; None: the running interpreter's own.
+GENAI_DIR: str | None = None
+DIFFUSERS_DIR: str | None = None
+
+# The checkpoints the builder reads: the sizes of the Llama models above (hidden 64,
+# feed-forward 128, 2 layers, 4 query heads sharing 2 key/value heads, head size 16), per
+# architecture. Phi keeps 2 heads of size 32 (key/value heads = heads, as in Phi-2): its
+# partial rotary embedding (factor 0.5) then covers 16 dimensions, and onnxruntime's
+# GroupQueryAttention wants the rotary cache's width (half the rotary dimensions) to be a
+# multiple of 8.
+GENAI_HEAD_SIZE = {"llama": 16, "qwen3": 16, "gemma": 16, "phi": 32, "mistral": 16}
+
+
+def genai_checkpoint(arch: str) -> pathlib.Path:
+    """A tiny random-weight Hugging Face checkpoint of `arch`, saved with save_pretrained as
+    the builder reads it (`-i FOLDER`), with a word-level tokenizer of VOCAB tokens: the builder
+    loads a tokenizer (AutoTokenizer.from_pretrained in its get_hf_details) and copies it
+    beside the model; nothing here uses it. Made once per run."""
+    import torch
+    import transformers
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    folder = TMP / f"hf_{arch}"
+    if folder.exists():
+        return folder
+    torch.manual_seed(0)
+    sizes = dict(vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=LAYERS,
+                 num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=MAX_POS,
+                 bos_token_id=1, eos_token_id=2, pad_token_id=0)
+    if arch == "llama":
+        model = transformers.LlamaForCausalLM(transformers.LlamaConfig(**sizes))
+    elif arch == "qwen3":
+        # Qwen3: RMS norms on the queries and keys of each head (q_norm, k_norm)
+        model = transformers.Qwen3ForCausalLM(transformers.Qwen3Config(**sizes, head_dim=16, tie_word_embeddings=False))
+    elif arch == "gemma":
+        # Gemma: tied input/output embeddings (its default), tanh Gelu, embeddings scaled by
+        # sqrt(hidden)
+        model = transformers.GemmaForCausalLM(transformers.GemmaConfig(**sizes, head_dim=16))
+    elif arch == "mistral":
+        # Mistral with a sliding window of 4 on its first layer: the builder takes the local
+        # layers from config.layer_types (without them it writes local_window_size -1 for
+        # every layer, sliding_window notwithstanding)
+        model = transformers.MistralForCausalLM(transformers.MistralConfig(
+            **sizes, sliding_window=4, layer_types=["sliding_attention", "full_attention"]))
+    elif arch == "phi":
+        # Phi (Phi-2's architecture): LayerNorm with bias, attention and MLP in parallel,
+        # biased projections, partial rotary embedding
+        sizes |= dict(num_attention_heads=2, num_key_value_heads=2)
+        model = transformers.PhiForCausalLM(transformers.PhiConfig(**sizes, partial_rotary_factor=0.5))
+    else:
+        raise ValueError(arch)
+    assert model.config.hidden_size // model.config.num_attention_heads == GENAI_HEAD_SIZE[arch]
+    # transformers initializes biases to 0 and norm weights to 1; the builder leaves out a bias
+    # that is all zeros (torch.count_nonzero), and a kernel that ignored a norm weight of ones
+    # would go unnoticed, so every 1-D parameter gets uniform noise in [-0.2, 0.2).
+    with torch.no_grad():
+        for parameter in model.parameters():
+            if parameter.ndim == 1:
+                parameter.add_(torch.empty_like(parameter).uniform_(-0.2, 0.2))
+    model.eval().save_pretrained(str(folder))
+    tokenizer = Tokenizer(models.WordLevel({f"t{i}": i for i in range(VOCAB)}, unk_token="t0"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    transformers.PreTrainedTokenizerFast(tokenizer_object=tokenizer, unk_token="t0", pad_token="t0",
+                                         bos_token="t1", eos_token="t2").save_pretrained(str(folder))
+    return folder
+
+
+def genai_tool(module: str, *args: str) -> None:
+    """`python -m MODULE ARGS` for one of onnxruntime-genai's tools, in a child process with
+    GENAI_DIR first on PYTHONPATH and the Hugging Face hub offline."""
+    env = dict(os.environ, HF_HUB_OFFLINE="1")
+    if GENAI_DIR:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (GENAI_DIR, os.environ.get("PYTHONPATH")) if p)
+    result = subprocess.run([sys.executable, "-m", module, *args], env=env, capture_output=True, text=True)
+    if result.returncode != 0:
+        lines = (result.stderr or result.stdout).strip().splitlines()
+        raise RuntimeError(f"{module} failed: {lines[-1] if lines else result.returncode}")
+
+
+def genai_run(out: pathlib.Path, arch: str, precision: str, provider: str = "cpu",
+              extra: tuple[str, ...] = ()) -> pathlib.Path:
+    """`python -m onnxruntime_genai.models.builder -i CHECKPOINT -o OUT -p PRECISION -e PROVIDER
+    [--extra_options KEY=VALUE ...]`, the builder's command line; OUT/model.onnx, its weights in
+    OUT/model.onnx.data, beside genai_config.json and the tokenizer files."""
+    args = ["-i", str(genai_checkpoint(arch)), "-o", str(out), "-p", precision, "-e", provider,
+            "-c", str(TMP / "genai_cache")]
+    genai_tool("onnxruntime_genai.models.builder", *args, *(["--extra_options", *extra] if extra else []))
+    return out / "model.onnx"
+
+
+def genai_build(stem: str, arch: str, precision: str, provider: str = "cpu", extra: tuple[str, ...] = ()) -> pathlib.Path:
+    """The builder's model.onnx saved as STEM.onnx with every weight inline (genai_config.json
+    and the tokenizer files are not kept)."""
+    return save(onnx.load(str(genai_run(TMP / f"genai_{stem}", arch, precision, provider, extra))), stem)
+
+
+def genai_kv_scales() -> pathlib.Path:
+    """KV-cache scales for the Llama checkpoint by the builder's own calibration tool, the
+    documented two-step route to a quantized KV cache: `python -m
+    onnxruntime_genai.models.quantization.kv_cache_calibration --model BASELINE --tokenizer
+    CHECKPOINT --out SCALES` on the build without a quantized cache (the int4 one), with its
+    default scheme (int8_per_channel, percentile 99.99) over 8 sequences of 32 tokens from a
+    corpus file of 8 fixed texts of 48 random tokens (the tool's own English corpus would
+    be mostly unknown words to the tiny vocabulary). The file records its qmax; the builder
+    rescales it for int4. Made once per run."""
+    scales = TMP / "kv_scales.json"
+    if scales.exists():
+        return scales
+    baseline = TMP / "genai_kv_baseline"
+    genai_run(baseline, "llama", "int4")
+    rng = np.random.default_rng(0)
+    corpus = TMP / "kv_corpus.json"
+    corpus.write_text(json.dumps([" ".join(f"t{i}" for i in rng.integers(3, VOCAB, 48)) for _ in range(8)]))
+    genai_tool("onnxruntime_genai.models.quantization.kv_cache_calibration", "--model", str(baseline),
+               "--tokenizer", str(genai_checkpoint("llama")), "--out", str(scales), "--target-seq", "32",
+               "--num-seqs", "8", "--corpus-file", str(corpus))
+    return scales
+
+
+def make_llama_genai_fp32() -> pathlib.Path:
+    # float32 for the CPU: GroupQueryAttention with the rotary embedding inside (do_rotary,
+    # cos/sin caches of MAX_POS rows) and packed QKV, SkipSimplifiedLayerNormalization.
+    return genai_build("llama_genai_fp32", "llama", "fp32")
+
+
+def make_llama_genai_int4() -> pathlib.Path:
+    # the builder's defaults for int4 on the CPU: MatMulNBits, symmetric, block 32,
+    # accuracy_level 4 (int8 activations); the embedding stays float (not tied).
+    return genai_build("llama_genai_int4", "llama", "int4")
+
+
+def make_llama_genai_int8() -> pathlib.Path:
+    return genai_build("llama_genai_int8", "llama", "int8")
+
+
+def make_llama_genai_int4_asym() -> pathlib.Path:
+    # the builder's other quantization options: asymmetric (uint4 with zero points), block 16,
+    # accuracy_level 1 (float32 activations).
+    return genai_build("llama_genai_int4_asym", "llama", "int4",
+                       extra=("is_symmetric=false", "block_size=16", "accuracy_level=1"))
+
+
+def make_llama_genai_int4_qdq() -> pathlib.Path:
+    # use_qdq: the weights as ai.onnx DequantizeLinear (int4, block 32, opset 21+) + MatMul
+    # instead of MatMulNBits.
+    return genai_build("llama_genai_int4_qdq", "llama", "int4", extra=("use_qdq=true",))
+
+
+def make_llama_genai_int4_dml() -> pathlib.Path:
+    # int4 for DirectML: float16 inputs and outputs, separate Q/K/V MatMulNBits, and the
+    # rotary embedding as RotaryEmbedding nodes (the builder fuses it into GroupQueryAttention
+    # for every provider but DirectML), with position_ids an input. onnxruntime's CPU provider
+    # runs every one of these operators in float16.
+    return genai_build("llama_genai_int4_dml", "llama", "int4", provider="dml")
+
+
+def make_llama_genai_int4_kv8() -> pathlib.Path:
+    # a quantized KV cache (kv_cache_quant_scheme int8_per_channel with the calibrated scales):
+    # the past/present key/value are int8, GroupQueryAttention gets k_scale/v_scale inputs
+    # (one per channel) and k_quant_type/v_quant_type PER_CHANNEL, kv_cache_bit_width 8.
+    return genai_build("llama_genai_int4_kv8", "llama", "int4",
+                       extra=("kv_cache_quant_scheme=int8_per_channel", f"kv_cache_scale_file={genai_kv_scales()}"))
+
+
+def make_llama_genai_int4_kv4() -> pathlib.Path:
+    # the same with int4_per_channel: the cache is uint8 holding two 4-bit values a byte, so
+    # its last axis is the fixed 8 (head size 16 / 2) instead of kv_cache_dim.
+    return genai_build("llama_genai_int4_kv4", "llama", "int4",
+                       extra=("kv_cache_quant_scheme=int4_per_channel", f"kv_cache_scale_file={genai_kv_scales()}"))
+
+
+def make_qwen3_genai_int4() -> pathlib.Path:
+    # q_norm/k_norm (SimplifiedLayerNormalization per head) between the packed QKV MatMulNBits
+    # and GroupQueryAttention, which therefore takes separate query, key and value.
+    return genai_build("qwen3_genai_int4", "qwen3", "int4")
+
+
+def make_gemma_genai_int4() -> pathlib.Path:
+    # tied embeddings: the shared int4 matrix feeds both GatherBlockQuantized (the embedding)
+    # and MatMulNBits (the LM head).
+    return genai_build("gemma_genai_int4", "gemma", "int4")
+
+
+def make_mistral_genai_int4_window() -> pathlib.Path:
+    # GroupQueryAttention with local_window_size 4 on the first layer (the prompt of 5 tokens
+    # is longer than the window). windowed_kv_cache=false: the builder's default gives the
+    # sliding layer a cache of its own length (input axis past_sliding_length, attribute
+    # sliding_window_cache 1), which onnxruntime refuses for an empty cache ("KV cache
+    # capacity (0) must be at least local_window_size (4)").
+    return genai_build("mistral_genai_int4_window", "mistral", "int4", extra=("windowed_kv_cache=false",))
+
+
+def make_phi_genai_int4() -> pathlib.Path:
+    # LayerNormalization/SkipLayerNormalization with bias, bias Adds after MatMulNBits, Gelu
+    # (tanh), GroupQueryAttention with a partial rotary embedding (16 of 32 dimensions).
+    return genai_build("phi_genai_int4", "phi", "int4")
+
+
+def packing_mode(source: str, stem: str) -> pathlib.Path:
+    """`python -m onnxruntime.transformers.convert_to_packing_mode --input SOURCE --output OUT`:
+    RemovePadding after the embedding, the attention nodes replaced by their packed forms
+    (which take the tokens of all sequences as one (tokens, hidden) matrix), RestorePadding
+    after the last (Skip)LayerNormalization. The tool also stores the shapes onnxruntime's
+    symbolic shape inference gives (value_info)."""
+    out = TMP / f"{stem}.onnx"
+    subprocess.run([sys.executable, "-m", "onnxruntime.transformers.convert_to_packing_mode",
+                    "--input", str(CORPUS / f"{source}.onnx"), "--output", str(out)],
+                   check=True, capture_output=True)
+    return save(onnx.load(str(out)), stem)
+
+
+def make_bert_ts_opt_packed() -> pathlib.Path:
+    return packing_mode("bert_ts_opt", "bert_ts_opt_packed")
+
+
+def make_bert_ts_opt_mha_packed() -> pathlib.Path:
+    return packing_mode("bert_ts_opt_mha", "bert_ts_opt_mha_packed")
+
+
+UNET_INPUTS = ["sample", "timestep", "encoder_hidden_states"]
+
+
+def unet_export(processor: str, path: pathlib.Path) -> pathlib.Path:
+    """A tiny diffusers UNet2DConditionModel: one CrossAttnDownBlock2D and one
+    CrossAttnUpBlock2D of 8 channels (4 groups), the cross-attention mid block, 2 heads,
+    cross-attention dimension 8, a 4x4 latent of 4 channels. TorchScript export, batch and the
+    text sequence dynamic. `processor`: "classic" is diffusers' AttnProcessor (explicit
+    baddbmm/softmax/bmm), "sdpa" its default AttnProcessor2_0
+    (scaled_dot_product_attention)."""
+    import torch
+
+    if DIFFUSERS_DIR and DIFFUSERS_DIR not in sys.path:
+        sys.path.append(DIFFUSERS_DIR)
+    from diffusers import UNet2DConditionModel
+    from diffusers.models.attention_processor import AttnProcessor
+
+    torch.manual_seed(0)
+    unet = UNet2DConditionModel(sample_size=4, in_channels=4, out_channels=4, layers_per_block=1,
+                                block_out_channels=(8,), norm_num_groups=4,
+                                down_block_types=("CrossAttnDownBlock2D",), up_block_types=("CrossAttnUpBlock2D",),
+                                cross_attention_dim=8, attention_head_dim=2)
+    # as for the genai checkpoints: norm weights are 1 and biases 0 until given noise
+    with torch.no_grad():
+        for parameter in unet.parameters():
+            if parameter.ndim == 1:
+                parameter.add_(torch.empty_like(parameter).uniform_(-0.2, 0.2))
+    if processor == "classic":
+        unet.set_attn_processor(AttnProcessor())
+    g = torch.Generator().manual_seed(0)
+    args = (torch.randn(2, 4, 4, 4, generator=g), torch.tensor([3.0, 3.0]), torch.randn(2, 7, 8, generator=g))
+    export_ts(wrap(unet.eval(), UNET_INPUTS), args, path, UNET_INPUTS, ["out_sample"],
+              {"sample": {0: "batch"}, "timestep": {0: "batch"},
+               "encoder_hidden_states": {0: "batch", 1: "sequence"}, "out_sample": {0: "batch"}})
+    return path
+
+
+def make_unet_ts() -> pathlib.Path:
+    # The export itself (no com.microsoft operators): the model unet_ts_opt's golden outputs
+    # come from (REFERENCE_RUNS). diffusers' AttnProcessor, the explicit attention
+    # FusionAttentionUnet's "torch 1" paths match: the default AttnProcessor2_0's export does
+    # not get through the optimizer (make_unet_sdpa_ts_opt).
+    return save(onnx.load(str(unet_export("classic", TMP / "unet_ts.onnx"))), "unet_ts")
+
+
+def make_unet_ts_opt() -> pathlib.Path:
+    # model_type "unet" with the optimizer's defaults for it (FusionOptions("unet"): NhwcConv,
+    # GroupNorm channels-last, SkipGroupNorm, BiasSplitGelu, packed QKV/KV MultiHeadAttention,
+    # BiasAdd all on; nothing needs use_gpu or float16), num_heads and hidden_size 0 (found
+    # per attention, as onnxruntime's Stable Diffusion scripts pass them).
+    raw = TMP / "unet_ts.onnx"
+    if not raw.exists():
+        unet_export("classic", raw)
+    return save(optimize(raw, "unet", 0, 0), "unet_ts_opt")
+
+
+def make_unet_sdpa_ts_opt() -> pathlib.Path:
+    # diffusers' default attention processor (scaled_dot_product_attention): onnxruntime
+    # 1.32's FusionAttentionUnet.get_num_heads takes int() of a one-element array on this
+    # "torch 2" path, which numpy 2.4 refuses (TypeError); expected to land in not_made.json.
+    raw = unet_export("sdpa", TMP / "unet_sdpa_ts.onnx")
+    return save(optimize(raw, "unet", 0, 0), "unet_sdpa_ts_opt")
+
+
 # Order matters: the quantized and fp16 models start from bert_ts_opt.onnx.
 MAKERS = [
     ("bert_ts_opt", make_bert_ts_opt),
@@ -658,11 +967,50 @@ MAKERS = [
     ("vit_tf4_dynamo_opt", make_vit_tf4_dynamo_opt),
     ("whisper_enc_tf4_ts_opt", make_whisper_enc_tf4_ts_opt),
     ("llama_tf4_ts_opt", make_llama_tf4_ts_opt),
+    ("llama_genai_fp32", make_llama_genai_fp32),
+    ("llama_genai_int4", make_llama_genai_int4),
+    ("llama_genai_int8", make_llama_genai_int8),
+    ("llama_genai_int4_asym", make_llama_genai_int4_asym),
+    ("llama_genai_int4_qdq", make_llama_genai_int4_qdq),
+    ("llama_genai_int4_dml", make_llama_genai_int4_dml),
+    ("llama_genai_int4_kv8", make_llama_genai_int4_kv8),
+    ("llama_genai_int4_kv4", make_llama_genai_int4_kv4),
+    ("qwen3_genai_int4", make_qwen3_genai_int4),
+    ("gemma_genai_int4", make_gemma_genai_int4),
+    ("mistral_genai_int4_window", make_mistral_genai_int4_window),
+    ("phi_genai_int4", make_phi_genai_int4),
+    ("bert_ts_opt_packed", make_bert_ts_opt_packed),
+    ("bert_ts_opt_mha_packed", make_bert_ts_opt_mha_packed),
+    ("unet_ts", make_unet_ts),
+    ("unet_ts_opt", make_unet_ts_opt),
+    ("unet_sdpa_ts_opt", make_unet_sdpa_ts_opt),
 ]
 
 # Made under transformers TRANSFORMERS4 (a child process, see main), in MAKERS' order.
 TRANSFORMERS4_STEMS = ["gpt2_past_tf4_ts_opt", "vit_tf4_ts_opt", "vit_tf4_dynamo_opt",
                        "whisper_enc_tf4_ts_opt", "llama_tf4_ts_opt"]
+
+# Made with onnxruntime-genai's model builder (--genai) and with diffusers (--diffusers).
+GENAI_STEMS = ["llama_genai_fp32", "llama_genai_int4", "llama_genai_int8", "llama_genai_int4_asym",
+               "llama_genai_int4_qdq", "llama_genai_int4_dml", "llama_genai_int4_kv8", "llama_genai_int4_kv4",
+               "qwen3_genai_int4", "gemma_genai_int4", "mistral_genai_int4_window", "phi_genai_int4"]
+DIFFUSERS_STEMS = ["unet_ts", "unet_ts_opt", "unet_sdpa_ts_opt"]
+
+# The sizes of the builder's axis names for its models: batch 1, a prompt of 5 tokens and an
+# empty cache (past_sequence_length 0, so total_sequence_length = sequence_length), the first
+# call of a generation; kv_cache_dim is the head size.
+STEM_DIM_SIZES = {
+    stem: {"batch_size": 1, "sequence_length": 5, "past_sequence_length": 0, "total_sequence_length": 5,
+           "kv_cache_dim": GENAI_HEAD_SIZE[stem.split("_")[0]]}
+    for stem in GENAI_STEMS
+}
+
+# Models onnxruntime's CPU provider cannot run (it has no kernel for RemovePadding,
+# RestorePadding, PackedAttention, PackedMultiHeadAttention, NhwcConv, GroupNorm, SkipGroupNorm,
+# BiasSplitGelu or BiasAdd; CUDA has), with the model each was made from: that model's outputs
+# on the same inputs are the golden outputs.
+REFERENCE_RUNS = {"bert_ts_opt_packed": "bert_ts_opt", "bert_ts_opt_mha_packed": "bert_ts_opt_mha",
+                  "unet_ts_opt": "unet_ts"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -676,38 +1024,43 @@ def session_for(path: pathlib.Path) -> ort.InferenceSession:
     return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
-def concrete(value: onnx.ValueInfoProto) -> list[int]:
+def concrete(value: onnx.ValueInfoProto, sizes: dict[str, int] = DIM_SIZES) -> list[int]:
     dims = value.type.tensor_type.shape.dim
     shape = []
     for d in dims:
         if d.HasField("dim_value") and d.dim_value > 0:
             shape.append(d.dim_value)
         else:
-            shape.append(DIM_SIZES.get(d.dim_param, 1))
+            shape.append(sizes.get(d.dim_param, 1))
     return shape
 
 
-def past_length(model: onnx.ModelProto) -> int:
-    """The size of the past_seq_len axis when a graph input has one (a model with a cache)."""
-    uses = any(d.dim_param == "past_seq_len" for v in model.graph.input for d in v.type.tensor_type.shape.dim)
-    return DIM_SIZES["past_seq_len"] if uses else 0
+def past_length(model: onnx.ModelProto, sizes: dict[str, int] = DIM_SIZES) -> int:
+    """The size of the cache's axis (past_seq_len, or past_sequence_length for the genai
+    builder's models) when a graph input has one (a model with a cache)."""
+    used = {d.dim_param for v in model.graph.input for d in v.type.tensor_type.shape.dim}
+    for name in ("past_seq_len", "past_sequence_length"):
+        if name in used:
+            return sizes[name]
+    return 0
 
 
-def feeds_for(model: onnx.ModelProto, rng: np.random.Generator) -> dict[str, np.ndarray]:
+def feeds_for(model: onnx.ModelProto, rng: np.random.Generator,
+              sizes: dict[str, int] = DIM_SIZES) -> dict[str, np.ndarray]:
     initializers = {t.name for t in model.graph.initializer}
     feeds = {}
     for value in model.graph.input:
         if value.name in initializers:
             continue
         dtype = onnx.helper.tensor_dtype_to_np_dtype(value.type.tensor_type.elem_type)
-        shape = concrete(value)
+        shape = concrete(value, sizes)
         if np.issubdtype(dtype, np.floating):
             feeds[value.name] = rng.uniform(-1, 1, shape).astype(dtype)
         elif "mask" in value.name:
             feeds[value.name] = np.ones(shape, dtype)
         elif "position" in value.name:
             # positions of the new tokens: they follow the cached ones when there are any
-            feeds[value.name] = np.broadcast_to(np.arange(shape[-1]) + past_length(model), shape).astype(dtype)
+            feeds[value.name] = np.broadcast_to(np.arange(shape[-1]) + past_length(model, sizes), shape).astype(dtype)
         elif "token_type" in value.name:
             feeds[value.name] = np.zeros(shape, dtype)
         else:
@@ -771,8 +1124,15 @@ def write_data(stem: str, rng: np.random.Generator) -> None:
         expected["ort_error"] = str(error).splitlines()[0]
         session = None
     expected["symbolic_shapes"] = symbolic_shapes(model)
+    reference = REFERENCE_RUNS.get(stem)
+    if reference:
+        # the outputs come from the model this one was made from, on this model's inputs
+        expected["outputs_from"] = reference
+        session = session_for(CORPUS / f"{reference}.onnx")
+        assert [v.name for v in session.get_inputs()] == [v.name for v in model.graph.input]
+        assert [v.name for v in session.get_outputs()] == [v.name for v in model.graph.output]
     if session is not None:
-        feeds = feeds_for(model, rng)
+        feeds = feeds_for(model, rng, DIM_SIZES | STEM_DIM_SIZES.get(stem, {}))
         outputs = session.run(None, feeds)
         for k, (name, array) in enumerate(feeds.items()):
             (target / f"input_{k}.pb").write_bytes(numpy_helper.from_array(array, name).SerializeToString())
@@ -816,6 +1176,17 @@ def argument(name: str) -> str | None:
     return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else None
 
 
+def tool_folder(flag: str, module: str, stems: list[str]) -> str | None:
+    """The folder given by `flag`, else None when the running interpreter has `module`; exits
+    when neither (the models in `stems` cannot be made without it)."""
+    folder = argument(flag)
+    if folder:
+        return str(pathlib.Path(folder).resolve())
+    if importlib.util.find_spec(module) is None:
+        sys.exit(f"{', '.join(stems)} need {module}: pass {flag} DIR (see the usage at the top of this file)")
+    return None
+
+
 def main() -> None:
     warnings.filterwarnings("ignore")
     ort.set_default_logger_severity(3)
@@ -823,7 +1194,7 @@ def main() -> None:
     # the quantizers and the shape inference write scratch files (sym_shape_infer_temp.onnx,
     # UUID.data) into the working folder: keep them out of the checkout
     os.chdir(TMP)
-    valued = {"--transformers4", "--child-transformers4"}
+    valued = {"--transformers4", "--child-transformers4", "--genai", "--diffusers"}
     args = sys.argv[1:]
     only = [a for k, a in enumerate(args) if not a.startswith("--") and (k == 0 or args[k - 1] not in valued)]
     child_report = argument("--child-transformers4")
@@ -836,13 +1207,22 @@ def main() -> None:
         pathlib.Path(child_report).write_text(json.dumps(NOT_MADE))
         return
     if "--data" not in sys.argv:
+        global GENAI_DIR, DIFFUSERS_DIR
         stems = [stem for stem, _ in MAKERS if not only or stem in only]
+        if any(s in GENAI_STEMS for s in stems):
+            GENAI_DIR = tool_folder("--genai", "onnxruntime_genai", GENAI_STEMS)
+        if any(s in DIFFUSERS_STEMS for s in stems):
+            DIFFUSERS_DIR = tool_folder("--diffusers", "diffusers", DIFFUSERS_STEMS)
         make([s for s in stems if s not in TRANSFORMERS4_STEMS])
         later = [s for s in stems if s in TRANSFORMERS4_STEMS]
         if later:
             make_with_transformers4(later, argument("--transformers4"))
-        if not only:
-            (CORPUS / "not_made.json").write_text(json.dumps(dict(sorted(NOT_MADE.items())), indent=1) + "\n")
+        not_made = {}
+        if only and (CORPUS / "not_made.json").exists():
+            # a run of some stems replaces only those stems' entries
+            not_made = {k: v for k, v in json.loads((CORPUS / "not_made.json").read_text()).items() if k not in stems}
+        not_made |= NOT_MADE
+        (CORPUS / "not_made.json").write_text(json.dumps(dict(sorted(not_made.items())), indent=1) + "\n")
     # Each model's inputs come from its own generator, seeded from its name, so adding or
     # dropping a model leaves the other models' data unchanged.
     for stem, _ in MAKERS:
