@@ -104,7 +104,6 @@ pub const CONTRIB_WITHOUT_KERNEL: &[&str] = &[
     "NGramRepeatBlock",
     "NhwcFusedConv",
     "NhwcMaxPool",
-    "PackedMultiHeadAttention",
     "PackedSparseAttentionIndexer",
     "PackedSparseAttentionIndexerMerge",
     "Pad",

@@ -1,7 +1,9 @@
 //! The real-exporter models of `tests/corpus/real` run on fixed inputs, compared with the
 //! outputs onnxruntime gave for them (`tests/fixtures/run/MODEL/`, written by
 //! `gen_run_data.py`, with the onnxruntime version beside them). Tolerances: rtol 1e-3 and
-//! atol 1e-4 (onnxruntime sums in another order, and these are whole networks). Which models
+//! atol 1e-4 (onnxruntime sums in another order, and these are whole networks); a float16
+//! output atol 1e-3, float16's own (its values near 1 are 1e-3 apart, and a whole network
+//! of float16 kernels that round each result drifts by a few of those). Which models
 //! match, and why the others do not yet, is a snapshot; a panic fails.
 
 use std::path::{Path, PathBuf};
@@ -39,7 +41,9 @@ fn run_read(model: &onnx_core::ir::Model, data: &Path) -> Result<(), String> {
         // Read as the output is declared: ZipMap's outputs are sequences of maps.
         let (_, want) = onnx_eval::stored::read_value(path, declared.get(k).and_then(|v| v.ty.as_ref()))
             .map_err(|e| format!("{}: {e}", path.display()))?;
-        if let Some(e) = value_difference(got, &want, 1e-3, 1e-4) {
+        let half = matches!(&want, Value::Tensor(t) if t.data_type() == onnx_core::ir::DataType::Float16);
+        let atol = if half { 1e-3 } else { 1e-4 };
+        if let Some(e) = value_difference(got, &want, 1e-3, atol) {
             return Err(format!("output '{name}': {e}"));
         }
     }

@@ -11,6 +11,7 @@
 use onnx_core::ir::DataType;
 
 use super::super::{Ctx, Kernel, count, input, optional};
+use super::kv_cache::CacheQuant;
 use super::qmatmul::matmul_to_float;
 use super::quant::{bytes, scale_of, zero_of};
 use crate::broadcast::permute;
@@ -28,6 +29,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         "GroupQueryAttention" => group_query_attention,
         "QAttention" => q_attention,
         "PackedAttention" => packed_attention,
+        "PackedMultiHeadAttention" => packed_multi_head_attention,
         "SparseAttention" => sparse_attention,
         "RemovePadding" => remove_padding,
         "RestorePadding" => restore_padding,
@@ -385,58 +387,18 @@ fn packed_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Valu
         [t, d] => (t, d),
         _ => return Err(bad_input!("input of shape {:?} is not [tokens, hidden]", x.shape)),
     };
-    let offsets_t = input(inputs, 3)?;
-    let (batch, len) = match offsets_t.shape[..] {
-        [b, s] if b * s >= tokens => (b, s),
-        _ => {
-            return Err(bad_input!(
-                "token_offset of shape {:?} is not [batch, sequence] of at least the {tokens} tokens",
-                offsets_t.shape
-            ));
-        }
-    };
-    let cumulative = input(inputs, 4)?.to_i64s()?;
-    let bad_lengths = || {
-        bad_input!(
-            "cumulative_sequence_length {cumulative:?} is not {} rising counts from 0 to the {tokens} tokens, each step at most {len}",
-            batch + 1
-        )
-    };
-    if cumulative.len() != batch + 1 || cumulative.first() != Some(&0) || cumulative.last() != Some(&(tokens as i64)) {
-        return Err(bad_lengths());
-    }
-    let mut lengths = Vec::with_capacity(batch);
-    for pair in cumulative.windows(2) {
-        match usize::try_from(pair[1] - pair[0]) {
-            Ok(n) if n <= len => lengths.push(n as f64),
-            _ => return Err(bad_lengths()),
-        }
-    }
-    let offsets = offsets_t.to_i64s()?;
-    let mut rows = Vec::with_capacity(tokens);
-    for &at in &offsets[..tokens] {
-        match usize::try_from(at) {
-            Ok(r) if r < batch * len => rows.push(r),
-            _ => return Err(bad_input!("token_offset holds {at}, outside the {} padded positions", batch * len)),
-        }
-    }
+    let packing = Packing::read(input(inputs, 3)?, input(inputs, 4)?, tokens)?;
+    let (batch, len) = (packing.batch, packing.len);
     let (packed, sizes) = project(ctx, (x, tokens, dim), w, optional(inputs, 2)?, heads)?;
     let width = sizes.0 + sizes.1 + sizes.2;
     ctx.check_elements(count(&[batch, len, width])?)?;
-    let mut qkv = vec![0.0; batch * len * width];
-    for (t, &r) in rows.iter().enumerate() {
-        qkv[r * width..][..width].copy_from_slice(&packed[t * width..][..width]);
-    }
-    let mask = numeric_like(DataType::Int32, vec![batch], lengths)?;
+    let qkv = packing.pad(&packed, width);
+    let mask = numeric_like(DataType::Int32, vec![batch], packing.lengths.iter().map(|&n| n as f64).collect())?;
     let projected = Projected { batch, len, heads, sizes };
     let padded = attend_projected(ctx, &qkv, &projected, x.data_type(), (Some(&mask), None, optional(inputs, 5)?))?;
     let Some(Value::Tensor(y)) = padded.first() else { return Err(bad_input!("the attention gave no tensor")) };
-    let (y, vs) = (y.to_f64s()?, sizes.2);
-    let mut out = Vec::with_capacity(tokens * vs);
-    for &r in &rows {
-        out.extend_from_slice(&y[r * vs..][..vs]);
-    }
-    Ok(vec![Value::Tensor(numeric_like(x.data_type(), vec![tokens, vs], out)?)])
+    let out = packing.pack(&y.to_f64s()?, sizes.2);
+    Ok(vec![Value::Tensor(numeric_like(x.data_type(), vec![tokens, sizes.2], out)?)])
 }
 
 /// RemovePadding (before PackedAttention; CUDA only in onnxruntime): input `[B, S, H]`
@@ -489,26 +451,157 @@ fn restore_padding(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value
         [t, h] => (t, h),
         _ => return Err(bad_input!("input of shape {:?} is not [tokens, hidden]", x.shape)),
     };
-    let (batch, len) = match offsets_t.shape[..] {
-        [b, s] if b * s >= tokens => (b, s),
-        _ => {
-            return Err(bad_input!(
-                "token_offset of shape {:?} is not [batch, sequence] of at least the {tokens} tokens",
-                offsets_t.shape
-            ));
-        }
-    };
+    let packing = Packing::places(offsets_t, tokens)?;
+    let (batch, len) = (packing.batch, packing.len);
     ctx.check_elements(count(&[batch, len, hidden])?)?;
-    let (values, offsets) = (x.to_f64s()?, offsets_t.to_i64s()?);
-    let mut out = vec![0.0; batch * len * hidden];
-    for (t, &at) in offsets[..tokens].iter().enumerate() {
-        let r = usize::try_from(at)
-            .ok()
-            .filter(|&r| r < batch * len)
-            .ok_or(bad_input!("token_offset holds {at}, outside the {} padded positions", batch * len))?;
-        out[r * hidden..][..hidden].copy_from_slice(&values[t * hidden..][..hidden]);
-    }
+    let out = packing.pad(&x.to_f64s()?, hidden);
     Ok(vec![Value::Tensor(numeric_like(x.data_type(), vec![batch, len, hidden], out)?)])
+}
+
+/// Where packed tokens go among the padded positions (PackedAttention,
+/// PackedMultiHeadAttention): `token_offset` `[B, S]` places token t at position
+/// `token_offset[t]` of `[B·S]`; `cumulative_sequence_length` `[B + 1]` gives each
+/// sequence's length.
+struct Packing {
+    batch: usize,
+    len: usize,
+    rows: Vec<usize>,
+    lengths: Vec<usize>,
+}
+
+impl Packing {
+    /// Where `tokens` packed tokens go (`lengths` left empty: RestorePadding needs none).
+    fn places(offsets_t: &Tensor, tokens: usize) -> Result<Self, KernelError> {
+        let (batch, len) = match offsets_t.shape[..] {
+            [b, s] if b * s >= tokens => (b, s),
+            _ => {
+                return Err(bad_input!(
+                    "token_offset of shape {:?} is not [batch, sequence] of at least the {tokens} tokens",
+                    offsets_t.shape
+                ));
+            }
+        };
+        let offsets = offsets_t.to_i64s()?;
+        let mut rows = Vec::with_capacity(tokens);
+        for &at in &offsets[..tokens] {
+            match usize::try_from(at) {
+                Ok(r) if r < batch * len => rows.push(r),
+                _ => return Err(bad_input!("token_offset holds {at}, outside the {} padded positions", batch * len)),
+            }
+        }
+        Ok(Packing { batch, len, rows, lengths: Vec::new() })
+    }
+
+    /// Where `tokens` packed tokens go, and each sequence's length.
+    fn read(offsets_t: &Tensor, cumulative_t: &Tensor, tokens: usize) -> Result<Self, KernelError> {
+        let mut packing = Self::places(offsets_t, tokens)?;
+        let (batch, len) = (packing.batch, packing.len);
+        let cumulative = cumulative_t.to_i64s()?;
+        let bad_lengths = || {
+            bad_input!(
+                "cumulative_sequence_length {cumulative:?} is not {} rising counts from 0 to the {tokens} tokens, each step at most {len}",
+                batch + 1
+            )
+        };
+        if cumulative.len() != batch + 1
+            || cumulative.first() != Some(&0)
+            || cumulative.last() != Some(&(tokens as i64))
+        {
+            return Err(bad_lengths());
+        }
+        for pair in cumulative.windows(2) {
+            match usize::try_from(pair[1] - pair[0]) {
+                Ok(n) if n <= len => packing.lengths.push(n),
+                _ => return Err(bad_lengths()),
+            }
+        }
+        Ok(packing)
+    }
+
+    /// Packed rows of `width` as the padded `[B·S, width]`, zeros at the padding.
+    fn pad(&self, packed: &[f64], width: usize) -> Vec<f64> {
+        let mut out = vec![0.0; self.batch * self.len * width];
+        for (t, &r) in self.rows.iter().enumerate() {
+            out[r * width..][..width].copy_from_slice(&packed[t * width..][..width]);
+        }
+        out
+    }
+
+    /// The packed tokens' rows of padded `[B·S, width]` rows.
+    fn pack(&self, padded: &[f64], width: usize) -> Vec<f64> {
+        let mut out = Vec::with_capacity(self.rows.len() * width);
+        for &r in &self.rows {
+            out.extend_from_slice(&padded[r * width..][..width]);
+        }
+        out
+    }
+}
+
+/// PackedMultiHeadAttention (CUDA only in onnxruntime): MultiHeadAttention over sequences
+/// packed without their padding: query, key and value `[T, D]`, `[T, D]` and `[T, Dv]`
+/// (or Q, K and V packed in a query `[T, N, 3, H]`), `bias` `[D + D + Dv]` added,
+/// placed by `token_offset` and `cumulative_sequence_length` as PackedAttention's are,
+/// each token attending to its own sequence's keys; `attention_bias` `[B or 1, N or 1, S, S]`.
+/// The result `[T, Dv]`.
+fn packed_multi_head_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+    let qt = input(inputs, 0)?;
+    let heads = num_heads(ctx, "num_heads")?;
+    let tokens = *qt.shape.first().ok_or(bad_input!("the query is a scalar"))?;
+    let (mut q, mut k, mut v, qs, vs) = match qt.shape[..] {
+        [_, n, 3, h] if n == heads => {
+            let all = qt.to_f64s()?;
+            let part = |which: usize| -> Vec<f64> {
+                all.chunks(3 * h).flat_map(|row| row[which * h..][..h].to_vec()).collect()
+            };
+            (part(0), part(1), part(2), n * h, n * h)
+        }
+        [_, d] => {
+            let (kt, vt) = (input(inputs, 1)?, input(inputs, 2)?);
+            match (&kt.shape[..], &vt.shape[..]) {
+                ([kt_, kd], [vt_, vd]) if *kt_ == tokens && *vt_ == tokens && *kd == d => {
+                    (qt.to_f64s()?, kt.to_f64s()?, vt.to_f64s()?, d, *vd)
+                }
+                _ => {
+                    return Err(bad_input!(
+                        "key {:?} and value {:?} are not [{tokens}, {d}] and [{tokens}, Dv]",
+                        kt.shape,
+                        vt.shape
+                    ));
+                }
+            }
+        }
+        _ => return Err(bad_input!("query of shape {:?} is neither [T, D] nor [T, {heads}, 3, H]", qt.shape)),
+    };
+    if qs % heads != 0 || vs % heads != 0 {
+        return Err(bad_input!("widths {qs} and {vs} do not divide into {heads} heads"));
+    }
+    if let Some(bias) = optional(inputs, 3)? {
+        if bias.shape[..] != [2 * qs + vs] {
+            return Err(bad_input!("bias of shape {:?} is not [{}]", bias.shape, 2 * qs + vs));
+        }
+        let b = bias.to_f64s()?;
+        for (values, from, width) in [(&mut q, 0, qs), (&mut k, qs, qs), (&mut v, 2 * qs, vs)] {
+            for row in values.chunks_mut(width.max(1)) {
+                row.iter_mut().zip(&b[from..from + width]).for_each(|(x, y)| *x += y);
+            }
+        }
+    }
+    let packing = Packing::read(input(inputs, 4)?, input(inputs, 5)?, tokens)?;
+    let (batch, len) = (packing.batch, packing.len);
+    ctx.check_elements(count(&[batch, len, 2 * qs + vs])?)?;
+    let (head, v_head) = (qs / heads, vs / heads);
+    let q = split_heads(&packing.pad(&q, qs), (batch, len, qs), 0, heads, head);
+    let k = split_heads(&packing.pad(&k, qs), (batch, len, qs), 0, heads, head);
+    let v = split_heads(&packing.pad(&v, vs), (batch, len, vs), 0, heads, v_head);
+    let lengths = numeric_like(DataType::Int32, vec![batch], packing.lengths.iter().map(|&n| n as f64).collect())?;
+    let filter = f64::from(ctx.float("mask_filter_value").unwrap_or(-10000.0));
+    let mask = prepare_mask(Some(&lengths), (batch, len, 0, len), false, filter)?;
+    let extra = attention_bias(optional(inputs, 6)?, (batch, heads, len, len))?;
+    let d = Dims { batch, heads, kv_heads: heads, q_len: len, kv_len: len, head, v_head };
+    ctx.check_elements(count(&[batch, heads, len, len])?)?;
+    let dt = qt.data_type();
+    let y = attend(&q, &k, &v, &d, (scale(ctx, head), 0.0), rounding(dt), bias_of(&mask, &extra, (heads, len, len)));
+    Ok(vec![Value::Tensor(numeric_like(dt, vec![tokens, vs], packing.pack(&y, vs))?)])
 }
 
 /// The sizes of Attention's projection `[B, S, qs + ks + vs]` of `heads` heads.
@@ -602,23 +695,34 @@ fn q_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, K
 /// `past_key`/`past_value` [B, N, P, H] in front of the keys and values, which
 /// `present_key`/`present_value` return.
 fn multi_head_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
-    let qt = input(inputs, 0)?;
     let heads = num_heads(ctx, "num_heads")?;
     if optional(inputs, 9)?.is_some() {
         return Err(bad_input!("cache_indirection (input 9, beam search's) is not supported"));
     }
+    // Packed forms (onnxruntime's CUDA kernel takes them; the UNet optimizer writes them):
+    // Q, K and V in one query [B, S, N, 3, H], or K and V in one key [B, L, N, 2, H].
+    let (qt, kt, vt) = (input(inputs, 0)?, optional(inputs, 1)?, optional(inputs, 2)?);
+    let (packed_q, packed_k, packed_v);
+    let (qt, kt, vt) = match (qt.rank(), kt.map(Tensor::rank), vt) {
+        (5, None, None) => {
+            (packed_q, packed_k, packed_v) =
+                (unpack_heads(qt, 3, 0)?, unpack_heads(qt, 3, 1)?, unpack_heads(qt, 3, 2)?);
+            (&packed_q, &packed_k, &packed_v)
+        }
+        (3, Some(5), None) => {
+            let kv = kt.ok_or(bad_input!("the packed key and value are missing"))?;
+            (packed_k, packed_v) = (unpack_heads(kv, 2, 0)?, unpack_heads(kv, 2, 1)?);
+            (qt, &packed_k, &packed_v)
+        }
+        (_, Some(_), None) | (_, None, Some(_)) => {
+            return Err(bad_input!("key and value come together, unless the key packs both [B, L, N, 2, H]"));
+        }
+        (_, None, None) => return Err(bad_input!("key and value are needed unless the query packs Q, K and V")),
+        (_, Some(_), Some(vt)) => (qt, kt.ok_or(bad_input!("the key is missing"))?, vt),
+    };
     let (batch, len, qs) = match qt.shape[..] {
         [b, s, d] => (b, s, d),
-        _ => {
-            return Err(bad_input!(
-                "query of shape {:?} is not [B, S, D] (onnxruntime's CPU kernel takes no packed QKV)",
-                qt.shape
-            ));
-        }
-    };
-    let (kt, vt) = (optional(inputs, 1)?, optional(inputs, 2)?);
-    let (Some(kt), Some(vt)) = (kt, vt) else {
-        return Err(bad_input!("key and value are needed (onnxruntime's CPU kernel takes no packed QKV)"));
+        _ => return Err(bad_input!("query of shape {:?} is not [B, S, D] nor [B, S, N, 3, H]", qt.shape)),
     };
     if qs % heads != 0 {
         return Err(bad_input!("query width {qs} does not divide into {heads} heads"));
@@ -687,6 +791,22 @@ fn multi_head_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<
         out.push(Value::Tensor(numeric_like(dt, vec![batch, heads, len, total], qk)?));
     }
     Ok(out)
+}
+
+/// Part `which` of `parts` packed in `t` `[B, S, N, parts, H]`: `[B, S, N·H]`.
+fn unpack_heads(t: &Tensor, parts: usize, which: usize) -> Result<Tensor, KernelError> {
+    let [b, s, n, p, h] = t.shape[..] else {
+        return Err(bad_input!("a packed input of shape {:?} is not [B, S, N, {parts}, H]", t.shape));
+    };
+    if p != parts {
+        return Err(bad_input!("a packed input of shape {:?} is not [B, S, N, {parts}, H]", t.shape));
+    }
+    let values = t.to_f64s()?;
+    let mut out = Vec::with_capacity(b * s * n * h);
+    for row in values.chunks(parts * h).take(b * s * n) {
+        out.extend_from_slice(&row[which * h..][..h]);
+    }
+    numeric_like(t.data_type(), vec![b, s, n * h], out)
 }
 
 /// com.microsoft RotaryEmbedding: input [B, S, D] or [B, N, S, H]; position_ids [B, S], or
@@ -763,7 +883,8 @@ fn rotary_embedding(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Valu
 /// [B, Nkv, max(P, total), H], the valid steps then this step's keys, zeros after. Causal,
 /// with an optional local window, soft capping, an additive `attention_bias` and rotary
 /// embedding of Q and K (`do_rotary`, positions from each entry's past length).
-/// position_ids, head_sink, smooth softmax, quantized caches, q/k norms and the qk output
+/// A quantized cache (`k_scale`/`v_scale`, int8 or int4) is read and written as
+/// [`CacheQuant`] says. position_ids, head_sink, smooth softmax, q/k norms and the qk output
 /// are refused.
 fn group_query_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let qt = input(inputs, 0)?;
@@ -780,15 +901,9 @@ fn group_query_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec
     // position_ids: onnxruntime 1.32's CPU kernel reads them in ways its cases do not pin
     // down (on a first prompt only the first; in token generation one entry's moves the
     // others'), so they are refused rather than guessed.
-    for (i, what) in [
-        (9, "position_ids"),
-        (11, "head_sink"),
-        (12, "k_scale"),
-        (13, "v_scale"),
-        (14, "q_norm_weight"),
-        (15, "k_norm_weight"),
-        (16, "query_seqlens"),
-    ] {
+    for (i, what) in
+        [(9, "position_ids"), (11, "head_sink"), (14, "q_norm_weight"), (15, "k_norm_weight"), (16, "query_seqlens")]
+    {
         if optional(inputs, i)?.is_some() {
             return Err(bad_input!("{what} (input {i}) is not supported"));
         }
@@ -797,8 +912,10 @@ fn group_query_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec
         return Err(bad_input!("the output_qk output (output 3) is not computed"));
     }
     let (batch, len, _) = three(qt, "query")?;
-    let Heads { head, mut q, mut k, v } =
+    let Heads { head, mut q, mut k, mut v } =
         query_key_value(qt, (optional(inputs, 1)?, optional(inputs, 2)?), heads, kv_heads)?;
+    let k_quant = CacheQuant::read(ctx, inputs, "k", (kv_heads, head))?;
+    let v_quant = CacheQuant::read(ctx, inputs, "v", (kv_heads, head))?;
     let seqlens = input(inputs, 5)?.to_i64s()?;
     let total = *input(inputs, 6)?.to_i64s()?.first().ok_or(bad_input!("total_sequence_length is empty"))?;
     let total = usize::try_from(total).map_err(|_| bad_input!("total_sequence_length {total} is negative"))?;
@@ -807,15 +924,19 @@ fn group_query_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec
     }
     let past = match (optional(inputs, 3)?, optional(inputs, 4)?) {
         (Some(pk), Some(pv)) => {
-            let fits = |t: &Tensor| matches!(t.shape[..], [b, n, _, h] if b == batch && n == kv_heads && h == head);
+            let width = k_quant.as_ref().map_or(head, CacheQuant::width);
+            let fits = |t: &Tensor| matches!(t.shape[..], [b, n, _, h] if b == batch && n == kv_heads && h == width);
             if !fits(pk) || pk.shape != pv.shape {
                 return Err(bad_input!(
-                    "past_key {:?} and past_value {:?} are not [{batch}, {kv_heads}, P, {head}]",
+                    "past_key {:?} and past_value {:?} are not [{batch}, {kv_heads}, P, {width}]",
                     pk.shape,
                     pv.shape
                 ));
             }
-            Some((pk.shape[2], pk.to_f64s()?, pv.to_f64s()?))
+            let read = |t: &Tensor, quant: &Option<CacheQuant>| {
+                quant.as_ref().map_or_else(|| t.to_f64s(), |c| c.dequantize(t))
+            };
+            Some((pk.shape[2], read(pk, &k_quant)?, read(pv, &v_quant)?))
         }
         (None, None) => None,
         _ => return Err(bad_input!("past_key and past_value come together")),
@@ -841,6 +962,12 @@ fn group_query_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec
         let caches = (input(inputs, 7)?, input(inputs, 8)?);
         let sizes = (batch, len, heads, kv_heads, head);
         (q, k) = rotate_query_key(ctx, caches, (&q, &k), sizes, |b| lengths[b].0)?;
+    }
+    // A quantized cache: attention reads this step's keys and values as the cache holds them.
+    for (values, quant) in [(&mut k, &k_quant), (&mut v, &v_quant)] {
+        if let Some(quant) = quant {
+            quant.round_trip(values, len);
+        }
     }
     // The present cache: each entry's valid past steps, this step's, zeros after.
     ctx.check_elements(count(&[batch, kv_heads, present_len, head])?)?;
@@ -880,12 +1007,18 @@ fn group_query_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec
     let d = Dims { batch, heads, kv_heads, q_len: len, kv_len: present_len, head, v_head: head };
     ctx.check_elements(count(&[batch, heads, len, present_len])?)?;
     let dt = qt.data_type();
-    let y = attend(&q, &present_k, &present_v, &d, (scale(ctx, head), softcap), rounding(dt), bias);
+    // onnxruntime scores float16 queries in float32 too (converted before the product).
+    let y = attend(&q, &present_k, &present_v, &d, (scale(ctx, head), softcap), rounding(DataType::Float), bias);
     let cache = vec![batch, kv_heads, present_len, head];
     let mut out = vec![Value::Tensor(numeric_like(dt, vec![batch, len, heads * head], y)?)];
     if ctx.node.outputs.len() > 1 {
-        out.push(Value::Tensor(numeric_like(dt, cache.clone(), present_k)?));
-        out.push(Value::Tensor(numeric_like(dt, cache, present_v)?));
+        let valid = |b: usize, t: usize| t < lengths[b].1;
+        for (values, quant) in [(present_k, &k_quant), (present_v, &v_quant)] {
+            out.push(match quant {
+                Some(quant) => quant.store(&values, (batch, present_len), valid)?,
+                None => Value::Tensor(numeric_like(dt, cache.clone(), values)?),
+            });
+        }
     }
     Ok(out)
 }

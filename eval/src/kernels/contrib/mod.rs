@@ -6,6 +6,7 @@
 pub mod activation;
 pub mod attention;
 pub mod fused;
+mod kv_cache;
 pub mod nbits;
 pub mod norm;
 pub mod qmatmul;

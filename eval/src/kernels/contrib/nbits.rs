@@ -1,13 +1,18 @@
 //! Block-quantized weights: MatMulNBits (`A × dequantize(B)ᵀ`, B's rows of N quantized in
 //! blocks of `block_size` along K, `bits` per value), as onnxruntime's CPU kernel computes
-//! it with its default accuracy level (g_idx not yet): the weights dequantized to float32 (`(q − zero)·scale`,
-//! the zero point 2^(bits−1) when none is given) and multiplied in float32.
+//! it (g_idx not yet): by default the weights dequantized to float32 (`(q − zero)·scale`,
+//! the zero point 2^(bits−1) when none is given) and multiplied in float32 (float16 A,
+//! scales and bias widened, the result rounded back); with `accuracy_level` 4, A
+//! quantized to int8 per block as well and the blocks multiplied in integers
+//! ([`int8_products`]), what genai builds for CPU ship.
 
 use onnx_core::ir::DataType;
 
 use super::super::{Ctx, Kernel, axis, count, input, one, optional};
 use crate::cast::numeric_like;
 use crate::error::{KernelError, bad_attribute, bad_input, unsupported};
+use std::borrow::Cow;
+
 use crate::value::{Data, Tensor, Value};
 
 pub fn kernel(op: &str) -> Option<Kernel> {
@@ -38,16 +43,15 @@ fn matmul_nbits(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, 
         return Err(unsupported!("MatMulNBits with {bits} bits"));
     }
     let block = size(ctx, "block_size", None)?;
-    if ctx.int("accuracy_level").unwrap_or(0) == 4 {
-        return Err(unsupported!("MatMulNBits with accuracy_level 4 (onnxruntime's int8 products)"));
-    }
     let a = input(inputs, 0)?;
-    let Data::F32(av) = &*a.data else {
-        return Err(unsupported!("MatMulNBits on {} inputs", a.data_type().name()));
-    };
+    let dt = a.data_type();
+    if !matches!(dt, DataType::Float | DataType::Float16) {
+        return Err(unsupported!("MatMulNBits on {} inputs", dt.name()));
+    }
     if a.shape.last() != Some(&k) {
         return Err(bad_input!("A {:?} does not end in K = {k}", a.shape));
     }
+    let av = floats(a)?;
     let blocks = k.div_ceil(block);
     let blob = block * bits / 8;
     let b = input(inputs, 1)?;
@@ -56,7 +60,10 @@ fn matmul_nbits(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, 
         return Err(bad_input!("B holds {} bytes, not N·blocks·blob = {n}·{blocks}·{blob}", bv.len()));
     }
     let scales = input(inputs, 2)?;
-    let Data::F32(sv) = &*scales.data else { return Err(unsupported!("scales of {}", scales.data_type().name())) };
+    if scales.data_type() != dt {
+        return Err(bad_input!("scales of {} beside A of {}", scales.data_type().name(), dt.name()));
+    }
+    let sv = floats(scales)?;
     if sv.len() != n * blocks {
         return Err(bad_input!("{} scales for {n} rows of {blocks} blocks", sv.len()));
     }
@@ -77,30 +84,101 @@ fn matmul_nbits(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, 
     }
     let bias = match optional(inputs, 5)? {
         None => None,
-        Some(t) => match &*t.data {
-            Data::F32(v) if v.len() == n => Some(v),
-            _ => return Err(bad_input!("bias must be N = {n} float32 values")),
-        },
+        Some(t) if t.data_type() == dt && t.len() == n => Some(t.to_f64s()?),
+        Some(_) => return Err(bad_input!("bias must be N = {n} values of A's type")),
     };
     ctx.check_elements(k * n)?;
     let default_zero = 1 << (bits - 1);
-    // The weights as K×N float32.
-    let mut w = vec![0f32; k * n];
+    // The weights' integers less their zero points, row n's K values together.
+    let mut q = vec![0i16; k * n];
     for row in 0..n {
         for p in 0..k {
             let (blk, qi) = (p / block, p % block);
-            let q = unpack(&bv[(row * blocks + blk) * blob..(row * blocks + blk + 1) * blob], qi, bits);
+            let v = unpack(&bv[(row * blocks + blk) * blob..(row * blocks + blk + 1) * blob], qi, bits);
             let z = zeros.map_or(default_zero, |z| unpack(&z[row * zero_row..(row + 1) * zero_row], blk, bits));
-            w[p * n + row] = (q - z) as f32 * sv[row * blocks + blk];
+            q[row * k + p] = (v - z) as i16;
         }
     }
-    let (shape, mut out) = super::super::matmul::matmul_f32(av, &a.shape, &w, &[k, n])?;
+    let weights = Quantized { q: &q, scales: &sv, k, n, block };
+    // onnxruntime multiplies in int8 at accuracy level 4 where its kernels have that path:
+    // 4 and 8 bits, blocks of 16 to 256, a power of 2 (else it falls back to float32).
+    let int8 = ctx.int("accuracy_level").unwrap_or(0) == 4
+        && matches!(bits, 4 | 8)
+        && (16..=256).contains(&block)
+        && block.is_power_of_two();
+    let (shape, out) = if int8 {
+        let mut shape = a.shape.clone();
+        *shape.last_mut().unwrap_or(&mut 0) = n;
+        (shape, int8_products(&av, &weights))
+    } else {
+        // The weights as K×N float32.
+        let mut w = vec![0f32; k * n];
+        for row in 0..n {
+            for p in 0..k {
+                w[p * n + row] = f32::from(q[row * k + p]) * sv[row * blocks + p / block];
+            }
+        }
+        super::super::matmul::matmul_f32(&av, &a.shape, &w, &[k, n])?
+    };
+    let mut out: Vec<f64> = out.into_iter().map(f64::from).collect();
     if let Some(bias) = bias {
         for (i, v) in out.iter_mut().enumerate() {
-            *v += bias[i % n];
+            *v = f64::from((*v + bias[i % n]) as f32);
         }
     }
-    one(Tensor::new(shape, Data::F32(out.into())))
+    one(numeric_like(dt, shape, out)?)
+}
+
+/// A float32 or float16 tensor's values as float32 (float32 ones borrowed).
+fn floats(t: &Tensor) -> Result<Cow<'_, [f32]>, KernelError> {
+    Ok(match &*t.data {
+        Data::F32(v) => Cow::Borrowed(&v[..]),
+        _ => Cow::Owned(t.to_f64s()?.into_iter().map(|v| v as f32).collect()),
+    })
+}
+
+/// MatMulNBits' weights: `q` the integers less their zero points, `[N, K]`, and `scales`
+/// `[N, ⌈K/block⌉]`.
+struct Quantized<'a> {
+    q: &'a [i16],
+    scales: &'a [f32],
+    k: usize,
+    n: usize,
+    block: usize,
+}
+
+/// `A × Bᵀ` as onnxruntime's MLAS computes MatMulNBits at accuracy level 4: each row of A
+/// quantized to int8 per block of K (`scale = max|a| / 127` and `q = a · (127 / max|a|)`
+/// rounded half to even, in float32), each block's integer dot product with B's times both
+/// scales, summed over the blocks. `a` is `[M, K]` row-major; the result `[M, N]`.
+fn int8_products(a: &[f32], w: &Quantized<'_>) -> Vec<f32> {
+    let Quantized { q, scales, k, n, block } = *w;
+    let blocks = k.div_ceil(block);
+    let rows = a.len().checked_div(k).unwrap_or(0);
+    let mut out = vec![0f32; rows * n];
+    let mut qa = vec![0i32; k];
+    let mut a_scales = vec![0f32; blocks];
+    for (m, row) in a.chunks_exact(k.max(1)).enumerate().take(rows) {
+        for (b, chunk) in row.chunks(block).enumerate() {
+            let max = chunk.iter().fold(0f32, |m, v| m.max(v.abs()));
+            a_scales[b] = max / 127.0;
+            let inverse = if max != 0.0 { 127.0 / max } else { 0.0 };
+            for (i, &v) in chunk.iter().enumerate() {
+                qa[b * block + i] = (v * inverse).round_ties_even().clamp(-128.0, 127.0) as i32;
+            }
+        }
+        for col in 0..n {
+            let weights = &q[col * k..][..k];
+            let mut sum = 0f64;
+            for b in 0..blocks {
+                let span = b * block..((b + 1) * block).min(k);
+                let dot: i32 = qa[span.clone()].iter().zip(&weights[span]).map(|(&x, &y)| x * i32::from(y)).sum();
+                sum += f64::from(dot) * f64::from(a_scales[b]) * f64::from(scales[col * blocks + b]);
+            }
+            out[m * n + col] = sum as f32;
+        }
+    }
+    out
 }
 
 /// GatherBlockQuantized: Gather of block-quantized `data` (input 0) along `gather_axis`

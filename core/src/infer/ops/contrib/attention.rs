@@ -1,5 +1,6 @@
 //! onnxruntime's attention operators (Attention, MultiHeadAttention, RotaryEmbedding,
-//! GroupQueryAttention, PackedAttention, SparseAttention, and RemovePadding/RestorePadding
+//! GroupQueryAttention, PackedAttention, PackedMultiHeadAttention, SparseAttention, and
+//! RemovePadding/RestorePadding
 //! around PackedAttention), shaped as onnxruntime's `symbolic_shape_infer.py` shapes them
 //! (and its kernels compute them): `[B, S, hidden]` outputs, key/value caches grown by
 //! this step's keys. A dim that is a sum of a symbol and a number is left unknown (onnxruntime's
@@ -19,6 +20,25 @@ pub fn rule(op: &str) -> Option<Rule> {
         "RotaryEmbedding" => |ctx| Some(Outputs::one(ctx.input_type(0)?.clone())),
         "GroupQueryAttention" => group_query_attention,
         "PackedAttention" => packed_attention,
+        // [T, Dv]: the value's width, or N·H of a query packing Q, K and V [T, N, 3, H].
+        "PackedMultiHeadAttention" => |ctx| {
+            let q = ctx.dims(0);
+            let dims = match q {
+                Some(q) if q.len() == 4 => {
+                    let width = match (known_dim(&q[1]), known_dim(&q[3])) {
+                        (Some(n), Some(h)) => n.checked_mul(h).map_or_else(unknown_dim, dim),
+                        _ => unknown_dim(),
+                    };
+                    Some(vec![q[0].clone(), width])
+                }
+                Some(q) if q.len() == 2 => {
+                    let v = ctx.dims(2).filter(|v| v.len() == 2 && ctx.has_input(2));
+                    Some(vec![q[0].clone(), v.map_or_else(unknown_dim, |v| v[1].clone())])
+                }
+                _ => None,
+            };
+            Some(Outputs::one(tensor_of(ctx.elem(0), dims)))
+        },
         "SparseAttention" => sparse_attention,
         "RemovePadding" => remove_padding,
         "RestorePadding" => |ctx| {
