@@ -65,6 +65,44 @@ fn concat_places_known_values_after_unknown_ones() {
     assert_eq!(inferred(&text, "y"), "float[?,2]");
 }
 
+#[test]
+fn positions_of_a_symbolic_length_have_that_length() {
+    // GPT-2's position ids: Range(0, Shape(x)[1], 1).
+    let text = model(
+        17,
+        "(float[B, S, 8] x) => (int64[?] positions)",
+        "s = Shape (x)
+         one = Constant <value: tensor = int64 {1}> ()
+         zero = Constant <value: tensor = int64 {0}> ()
+         n = Gather (s, one)
+         positions = Range (zero, n, one)",
+    );
+    assert_eq!(inferred(&text, "positions"), "int64[S]");
+}
+
+#[test]
+fn an_expand_shape_guarded_against_minus_one_stays_known() {
+    // The TorchScript exporter's Expand target: Where(shape == -1, ones, shape), with -1
+    // made as ConstantOfShape([4]) · -1. Symbolic dims are never -1, so the shape is kept.
+    let text = model(
+        17,
+        "(bool[B, 1, 1, S] mask, float[B, S, 8] x) => (bool[?, ?, ?, ?] y)",
+        "s = Shape (x)
+         b = Shape <end: int = 1> (x)
+         t = Shape <start: int = 1, end: int = 2> (x)
+         one = Constant <value: tensor = int64[1] {1}> ()
+         shape = Concat <axis: int = 0> (b, one, t, t)
+         four = Constant <value: tensor = int64[1] {4}> ()
+         ones = ConstantOfShape <value: tensor = int64[1] {1}> (four)
+         minus = Constant <value: tensor = int64 {-1}> ()
+         negative = Mul (ones, minus)
+         unset = Equal (shape, negative)
+         target = Where (unset, ones, shape)
+         y = Expand (mask, target)",
+    );
+    assert_eq!(inferred(&text, "y"), "bool[B,1,S,S]");
+}
+
 /// Sizes and attributes near the ends of `i64` reach every rule that computes sizes.
 #[test]
 fn hostile_sizes_never_overflow() {

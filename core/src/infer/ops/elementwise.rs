@@ -93,9 +93,10 @@ pub fn rule(op: &str) -> Option<Rule> {
     match family(op) {
         Some(Family::Unary) => Some(unary),
         Some(Family::Broadcast) => Some(broadcasting),
-        Some(Family::Compare) => {
-            Some(|ctx| Some(Outputs::one(tensor_of(Some(DataType::Bool.code()), broadcast_inputs(ctx)))))
-        }
+        Some(Family::Compare) => Some(|ctx| {
+            let value = if ctx.op() == "Equal" { equal(ctx) } else { None };
+            Some(Outputs::one(tensor_of(Some(DataType::Bool.code()), broadcast_inputs(ctx))).with_value(value))
+        }),
         None if matches!(op, "IsNaN" | "IsInf") => {
             Some(|ctx| Some(Outputs::one(tensor_of(Some(DataType::Bool.code()), ctx.dims(0).map(<[_]>::to_vec)))))
         }
@@ -128,8 +129,71 @@ fn broadcast_inputs(ctx: &Ctx<'_, '_>) -> Option<Vec<crate::ir::Dimension>> {
 fn broadcasting(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
     let op = ctx.op();
     let elem = if op == "Where" { ctx.elem(1) } else { ctx.elem(0) };
-    let value = if matches!(op, "Add" | "Sub" | "Mul" | "Div") { arithmetic(op, ctx) } else { None };
+    let value = match op {
+        "Add" | "Sub" | "Mul" | "Div" => arithmetic(op, ctx),
+        "Where" => select(ctx),
+        _ => None,
+    };
     Some(Outputs::one(tensor_of(elem, broadcast_inputs(ctx))).with_value(value))
+}
+
+/// Two known values broadcast element by element (one of length 1 repeated): `None` when
+/// their lengths do not broadcast.
+fn pairs<'k>(a: &'k Known, b: &'k Known) -> Option<Vec<(&'k Option<DimValue>, &'k Option<DimValue>)>> {
+    let (x, y) = (&a.elements, &b.elements);
+    let n = x.len().max(y.len());
+    if !(x.len() == n || x.len() == 1) || !(y.len() == n || y.len() == 1) {
+        return None;
+    }
+    let at = |v: &'k [Option<DimValue>], i: usize| if v.len() == 1 { &v[0] } else { &v[i] };
+    Some((0..n).map(|i| (at(x, i), at(y, i))).collect())
+}
+
+/// Data propagation through Equal where the answer is certain: numbers compared, a symbolic
+/// dimension (never negative) against a negative number (false: the `shape == -1` test
+/// exporters write before an Expand), a symbol against itself (true). 1 for true.
+fn equal(ctx: &Ctx<'_, '_>) -> Option<Known> {
+    let (a, b) = (ctx.value(0)?, ctx.value(1)?);
+    let elements = pairs(a, b)?
+        .into_iter()
+        .map(|pair| {
+            let same = match pair {
+                (Some(DimValue::Value(p)), Some(DimValue::Value(q))) => Some(p == q),
+                (Some(DimValue::Param(_)), Some(DimValue::Value(v)))
+                | (Some(DimValue::Value(v)), Some(DimValue::Param(_)))
+                    if *v < 0 =>
+                {
+                    Some(false)
+                }
+                (Some(DimValue::Param(p)), Some(DimValue::Param(q))) if p == q => Some(true),
+                _ => None,
+            };
+            same.map(|s| DimValue::Value(i64::from(s)))
+        })
+        .collect();
+    Some(Known { elements, scalar: a.scalar && b.scalar })
+}
+
+/// Data propagation through Where over known values: each element chosen by its known
+/// condition (a symbolic dimension passes as it is).
+fn select(ctx: &Ctx<'_, '_>) -> Option<Known> {
+    let (c, x, y) = (ctx.value(0)?, ctx.value(1)?, ctx.value(2)?);
+    let chosen = pairs(x, y)?;
+    let n = chosen.len().max(c.elements.len());
+    if !(c.elements.len() == n || c.elements.len() == 1) || !(chosen.len() == n || chosen.len() == 1) {
+        return None;
+    }
+    let elements = (0..n)
+        .map(|i| {
+            let (x, y) = chosen[if chosen.len() == 1 { 0 } else { i }];
+            match c.elements[if c.elements.len() == 1 { 0 } else { i }] {
+                Some(DimValue::Value(0)) => y.clone(),
+                Some(DimValue::Value(_)) => x.clone(),
+                _ => None,
+            }
+        })
+        .collect();
+    Some(Known { elements, scalar: c.scalar && x.scalar && y.scalar })
 }
 
 /// Data propagation through integer arithmetic on known values (shape computations).

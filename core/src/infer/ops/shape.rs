@@ -88,7 +88,20 @@ pub fn rule(op: &str) -> Option<Rule> {
             };
             let count = ctx.dims(0).and_then(|d| d.first()).and_then(known_dim);
             let dims = ctx.value(0).map(Known::as_dims).or_else(|| count.and_then(unknown_dims));
-            Some(Outputs::one(tensor_of(elem, dims)))
+            // A short 1-D integer fill is a shape computation's (`ConstantOfShape([n])`, then
+            // `Mul` by −1 to compare with a shape): its value is known.
+            let length = ctx.value(0).and_then(Known::ints).filter(|l| l.len() == 1).map(|l| l[0]);
+            let fill = match ctx.tensor_attr("value") {
+                Some(t) => crate::ir::tensor_data::int_values(&ctx.model.tensors[t]).filter(|v| v.len() == 1),
+                None => None,
+            };
+            let value = match (length, fill) {
+                (Some(n), Some(v)) if (0..=MAX_TRACKED_ELEMENTS as i64).contains(&n) => {
+                    Some(Known::vector(vec![Some(DimValue::Value(v[0])); n as usize]))
+                }
+                _ => None,
+            };
+            Some(Outputs::one(tensor_of(elem, dims)).with_value(value))
         },
         "Gather" => gather,
         "Slice" => slice,
@@ -99,6 +112,11 @@ pub fn rule(op: &str) -> Option<Rule> {
                     (Some(s), Some(l), Some(d)) if s.len() == 1 && l.len() == 1 && d.len() == 1 && d[0] != 0 => {
                         let (s, l, d) = (i128::from(s[0]), i128::from(l[0]), i128::from(d[0]));
                         narrow(((l - s + d - d.signum()) / d).max(0)).map(dim)
+                    }
+                    // 0, 1, …, n − 1 of a symbolic n (a sequence's positions, `Range(0,
+                    // Shape(x)[1], 1)`): n values, as onnxruntime's symbolic inference says.
+                    (Some(s), None, Some(d)) if s == [0] && d == [1] && l.elements.len() == 1 => {
+                        l.elements[0].clone().map(|value| Dimension { value: Some(value), denotation: None })
                     }
                     _ => None,
                 },
