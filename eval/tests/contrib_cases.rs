@@ -99,3 +99,66 @@ fn fused_matmul_refuses_batch_transposes_across_ranks() {
         Some(vec![2, 3, 5])
     );
 }
+
+/// Zero-sized heads and channels, sizes near `usize`'s end in empty tensors, and attributes
+/// that would make a kernel loop or allocate without end: each is a clear error or an empty
+/// result, never a panic (found by a review of the new kernels; each panicked or hung before).
+#[test]
+fn contrib_kernels_survive_degenerate_and_hostile_shapes() {
+    let ms = |body: &str, signature: &str| {
+        format!("<ir_version: 10, opset_import: [\"\" : 17, \"com.microsoft\" : 1]>\ng {signature} {{ {body} }}")
+    };
+    let empty = |shape: &[usize]| f32s(shape, Vec::new());
+    // BiasSplitGelu over no channels.
+    let text = ms("y = com.microsoft.BiasSplitGelu (x, b)", "(float[] x, float[] b) => (float[] y)");
+    let out = run_text(&text, vec![("x", empty(&[1, 1, 0])), ("b", empty(&[0]))]).expect("an empty result");
+    assert_eq!(out[0].tensor().expect("a tensor").shape, [1, 1, 0]);
+    // MultiHeadAttention with Q, K and V packed in heads of size 0, and with another head count.
+    let text = ms("y = com.microsoft.MultiHeadAttention <num_heads: int = 2> (q)", "(float[] q) => (float[] y)");
+    assert!(run_text(&text, vec![("q", empty(&[1, 1, 2, 3, 0]))]).is_ok());
+    let e = run_text(&text, vec![("q", f32s(&[1, 1, 4, 3, 1], vec![0.5; 12]))]);
+    assert!(e.is_err_and(|e| e.contains("[B, S, 2, 3, H]")));
+    // PackedMultiHeadAttention with packed heads of size 0.
+    let text = ms(
+        "y = com.microsoft.PackedMultiHeadAttention <num_heads: int = 2> (q, , , , t, c)",
+        "(float[] q, int32[] t, int32[] c) => (float[] y)",
+    );
+    let inputs = vec![("q", empty(&[1, 2, 3, 0])), ("t", i32s(&[1, 1], vec![0])), ("c", i32s(&[2], vec![0, 1]))];
+    assert!(run_text(&text, inputs).is_ok());
+    // RemovePadding of 2^40 positions of no width: refused by the memory budget, not allocated.
+    let text = ms(
+        "y, t, c, m = com.microsoft.RemovePadding (x, n)",
+        "(float[] x, int32[] n) => (float[] y, int32[] t, int32[] c, int32[] m)",
+    );
+    let e = run_text(&text, vec![("x", empty(&[1, 1 << 40, 0])), ("n", i32s(&[1], vec![0]))]);
+    assert!(e.is_err());
+    // PackedAttention's cumulative lengths that overflow when subtracted (int64).
+    let text = ms(
+        "y = com.microsoft.PackedAttention <num_heads: int = 1> (x, w, b, t, c)",
+        "(float[] x, float[] w, float[] b, int32[] t, int64[] c) => (float[] y)",
+    );
+    let inputs = vec![
+        ("x", f32s(&[1, 1], vec![1.0])),
+        ("w", f32s(&[1, 3], vec![1.0; 3])),
+        ("b", f32s(&[3], vec![0.0; 3])),
+        ("t", i32s(&[1, 1], vec![0])),
+        ("c", Value::Tensor(Tensor::new(vec![3], Data::I64(vec![0, i64::MIN, 1].into())))),
+    ];
+    assert!(run_text(&text, inputs).is_err());
+    // GroupNorm over no channels with a vast group count: an empty result at once.
+    let text = ms(
+        "y = com.microsoft.GroupNorm <groups: int = 9000000000000000000, activation: int = 0> (x, g, b)",
+        "(float[] x, float[] g, float[] b) => (float[] y)",
+    );
+    let out = run_text(&text, vec![("x", empty(&[1, 4, 4, 0])), ("g", empty(&[0])), ("b", empty(&[0]))]);
+    assert_eq!(out.expect("an empty result")[0].tensor().expect("a tensor").shape, [1, 4, 4, 0]);
+    // MatMulNBits with blocks that are not whole bytes of values (onnxruntime takes powers of
+    // 2 from 16 on).
+    let text = ms(
+        "y = com.microsoft.MatMulNBits <K: int = 2, N: int = 1, bits: int = 2, block_size: int = 2> (a, q, s)",
+        "(float[] a, uint8[] q, float[] s) => (float[] y)",
+    );
+    let q = Value::Tensor(Tensor::new(vec![0], Data::U8(Vec::new().into())));
+    let e = run_text(&text, vec![("a", f32s(&[1, 2], vec![1.0, 2.0])), ("q", q), ("s", f32s(&[1], vec![1.0]))]);
+    assert!(e.is_err_and(|e| e.contains("block_size")));
+}

@@ -75,7 +75,7 @@ fn bias_split_gelu(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>,
     let half = width / 2;
     let (values, bias) = (x.to_f64s()?, bias.to_f64s()?);
     let mut out = Vec::with_capacity(values.len() / 2);
-    for row in values.chunks(width) {
+    for row in values.chunks(width.max(1)) {
         for j in 0..half {
             out.push((row[j] + bias[j]) * gelu(row[j + half] + bias[j + half]));
         }

@@ -364,7 +364,7 @@ fn project(
                 return Err(bad_input!("bias of shape {:?} is not [{total}]", bias.shape));
             }
             let bias = bias.to_f64s()?;
-            qkv.chunks_mut(total).for_each(|row| row.copy_from_slice(&bias));
+            qkv.chunks_mut(total.max(1)).for_each(|row| row.copy_from_slice(&bias));
             1.0
         }
         None => 0.0,
@@ -393,7 +393,7 @@ fn packed_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Valu
     let width = sizes.0 + sizes.1 + sizes.2;
     ctx.check_elements(count(&[batch, len, width])?)?;
     let qkv = packing.pad(&packed, width);
-    let mask = numeric_like(DataType::Int32, vec![batch], packing.lengths.iter().map(|&n| n as f64).collect())?;
+    let mask = packing.lengths_tensor()?;
     let projected = Projected { batch, len, heads, sizes };
     let padded = attend_projected(ctx, &qkv, &projected, x.data_type(), (Some(&mask), None, optional(inputs, 5)?))?;
     let Some(Value::Tensor(y)) = padded.first() else { return Err(bad_input!("the attention gave no tensor")) };
@@ -406,9 +406,10 @@ fn packed_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Valu
 /// Outputs: the real tokens `[T, H]` in order, `token_offset` `[B, S]` (the real tokens'
 /// positions in `[B·S]`, then the padding's), `cumulated_seq_len` `[B + 1]` and
 /// `max_seq_len` `[1]`.
-fn remove_padding(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+fn remove_padding(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let (x, counts) = (input(inputs, 0)?, input(inputs, 1)?);
     let (batch, len, hidden) = three(x, "input")?;
+    ctx.check_elements(count(&[batch, len])?)?;
     let counts = counts.to_i64s()?;
     if counts.len() != batch {
         return Err(bad_input!("sequence_token_count holds {} counts for a batch of {batch}", counts.len()));
@@ -510,12 +511,17 @@ impl Packing {
             return Err(bad_lengths());
         }
         for pair in cumulative.windows(2) {
-            match usize::try_from(pair[1] - pair[0]) {
-                Ok(n) if n <= len => packing.lengths.push(n),
+            match pair[1].checked_sub(pair[0]).map(usize::try_from) {
+                Some(Ok(n)) if n <= len => packing.lengths.push(n),
                 _ => return Err(bad_lengths()),
             }
         }
         Ok(packing)
+    }
+
+    /// The sequences' lengths as a 1-D int32 mask index (Attention's form of them).
+    fn lengths_tensor(&self) -> Result<Tensor, KernelError> {
+        numeric_like(DataType::Int32, vec![self.batch], self.lengths.iter().map(|&n| n as f64).collect())
     }
 
     /// Packed rows of `width` as the padded `[B·S, width]`, zeros at the padding.
@@ -550,10 +556,8 @@ fn packed_multi_head_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Resu
     let (mut q, mut k, mut v, qs, vs) = match qt.shape[..] {
         [_, n, 3, h] if n == heads => {
             let all = qt.to_f64s()?;
-            let part = |which: usize| -> Vec<f64> {
-                all.chunks(3 * h).flat_map(|row| row[which * h..][..h].to_vec()).collect()
-            };
-            (part(0), part(1), part(2), n * h, n * h)
+            let width = count(&[n, h])?;
+            (part_of(&all, 3, h, 0), part_of(&all, 3, h, 1), part_of(&all, 3, h, 2), width, width)
         }
         [_, d] => {
             let (kt, vt) = (input(inputs, 1)?, input(inputs, 2)?);
@@ -575,9 +579,10 @@ fn packed_multi_head_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Resu
     if qs % heads != 0 || vs % heads != 0 {
         return Err(bad_input!("widths {qs} and {vs} do not divide into {heads} heads"));
     }
+    let all_widths = count(&[2, qs])?.checked_add(vs).ok_or(bad_input!("widths {qs} and {vs} are too large"))?;
     if let Some(bias) = optional(inputs, 3)? {
-        if bias.shape[..] != [2 * qs + vs] {
-            return Err(bad_input!("bias of shape {:?} is not [{}]", bias.shape, 2 * qs + vs));
+        if bias.shape[..] != [all_widths] {
+            return Err(bad_input!("bias of shape {:?} is not [{all_widths}]", bias.shape));
         }
         let b = bias.to_f64s()?;
         for (values, from, width) in [(&mut q, 0, qs), (&mut k, qs, qs), (&mut v, 2 * qs, vs)] {
@@ -588,12 +593,12 @@ fn packed_multi_head_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Resu
     }
     let packing = Packing::read(input(inputs, 4)?, input(inputs, 5)?, tokens)?;
     let (batch, len) = (packing.batch, packing.len);
-    ctx.check_elements(count(&[batch, len, 2 * qs + vs])?)?;
+    ctx.check_elements(count(&[batch, len, all_widths])?)?;
     let (head, v_head) = (qs / heads, vs / heads);
     let q = split_heads(&packing.pad(&q, qs), (batch, len, qs), 0, heads, head);
     let k = split_heads(&packing.pad(&k, qs), (batch, len, qs), 0, heads, head);
     let v = split_heads(&packing.pad(&v, vs), (batch, len, vs), 0, heads, v_head);
-    let lengths = numeric_like(DataType::Int32, vec![batch], packing.lengths.iter().map(|&n| n as f64).collect())?;
+    let lengths = packing.lengths_tensor()?;
     let filter = f64::from(ctx.float("mask_filter_value").unwrap_or(-10000.0));
     let mask = prepare_mask(Some(&lengths), (batch, len, 0, len), false, filter)?;
     let extra = attention_bias(optional(inputs, 6)?, (batch, heads, len, len))?;
@@ -706,12 +711,12 @@ fn multi_head_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<
     let (qt, kt, vt) = match (qt.rank(), kt.map(Tensor::rank), vt) {
         (5, None, None) => {
             (packed_q, packed_k, packed_v) =
-                (unpack_heads(qt, 3, 0)?, unpack_heads(qt, 3, 1)?, unpack_heads(qt, 3, 2)?);
+                (unpack_heads(qt, heads, 3, 0)?, unpack_heads(qt, heads, 3, 1)?, unpack_heads(qt, heads, 3, 2)?);
             (&packed_q, &packed_k, &packed_v)
         }
         (3, Some(5), None) => {
             let kv = kt.ok_or(bad_input!("the packed key and value are missing"))?;
-            (packed_k, packed_v) = (unpack_heads(kv, 2, 0)?, unpack_heads(kv, 2, 1)?);
+            (packed_k, packed_v) = (unpack_heads(kv, heads, 2, 0)?, unpack_heads(kv, heads, 2, 1)?);
             (qt, &packed_k, &packed_v)
         }
         (_, Some(_), None) | (_, None, Some(_)) => {
@@ -794,19 +799,23 @@ fn multi_head_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<
 }
 
 /// Part `which` of `parts` packed in `t` `[B, S, N, parts, H]`: `[B, S, N·H]`.
-fn unpack_heads(t: &Tensor, parts: usize, which: usize) -> Result<Tensor, KernelError> {
+fn unpack_heads(t: &Tensor, heads: usize, parts: usize, which: usize) -> Result<Tensor, KernelError> {
     let [b, s, n, p, h] = t.shape[..] else {
-        return Err(bad_input!("a packed input of shape {:?} is not [B, S, N, {parts}, H]", t.shape));
+        return Err(bad_input!("a packed input of shape {:?} is not [B, S, {heads}, {parts}, H]", t.shape));
     };
-    if p != parts {
-        return Err(bad_input!("a packed input of shape {:?} is not [B, S, N, {parts}, H]", t.shape));
+    if p != parts || n != heads {
+        return Err(bad_input!("a packed input of shape {:?} is not [B, S, {heads}, {parts}, H]", t.shape));
     }
-    let values = t.to_f64s()?;
-    let mut out = Vec::with_capacity(b * s * n * h);
-    for row in values.chunks(parts * h).take(b * s * n) {
-        out.extend_from_slice(&row[which * h..][..h]);
+    let width = count(&[n, h])?;
+    numeric_like(t.data_type(), vec![b, s, width], part_of(&t.to_f64s()?, parts, h, which))
+}
+
+/// Part `which` of each row of `parts` parts of `h` values: the rows' parts `which` together.
+fn part_of(values: &[f64], parts: usize, h: usize, which: usize) -> Vec<f64> {
+    if h == 0 {
+        return Vec::new();
     }
-    numeric_like(t.data_type(), vec![b, s, n * h], out)
+    values.chunks(parts * h).flat_map(|row| &row[which * h..][..h]).copied().collect()
 }
 
 /// com.microsoft RotaryEmbedding: input [B, S, D] or [B, N, S, H]; position_ids [B, S], or
@@ -947,7 +956,7 @@ fn group_query_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec
     // Per batch entry: the valid past steps and all the valid steps.
     let mut lengths = Vec::with_capacity(batch);
     for &s in &seqlens {
-        let all = usize::try_from(s + 1).map_err(|_| bad_input!("seqlens_k holds {s}"))?;
+        let all = s.checked_add(1).and_then(|a| usize::try_from(a).ok()).ok_or(bad_input!("seqlens_k holds {s}"))?;
         let past_len = if first_prompt {
             0
         } else {
@@ -1181,7 +1190,11 @@ fn sparse_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Valu
         Ok(out)
     };
     let (present_k, present_v) = (write(pk, &k)?, write(pv, &v)?);
-    let (masks, blocks, layouts) = (layout.masks(), layout.blocks(), layout.rows.len());
+    // Only the rows of blocks the keys reach (their count squared per layout is the masks' size).
+    let blocks = total.div_ceil(block);
+    let layouts = layout.rows.len();
+    ctx.check_elements(count(&[layouts, blocks, blocks])?)?;
+    let masks = layout.masks(blocks);
     let lowest = f64::from(f32::MIN);
     let bias = |b: usize, n: usize, i: usize, j: usize| -> f64 {
         let (past, all) = lengths[b];
@@ -1250,17 +1263,19 @@ impl BlockLayout {
         self.blocks().saturating_mul(self.block)
     }
 
-    /// Per layout and row of blocks (`l · blocks + row`): `None` where onnxruntime takes
-    /// the row as dense, else which blocks of keys it keeps.
-    fn masks(&self) -> Vec<Option<Vec<bool>>> {
+    /// Per layout and row of blocks (`l · reach + row`) of the first `reach` rows: `None`
+    /// where onnxruntime takes the row as dense, else which of the first `reach` blocks of
+    /// keys it keeps.
+    fn masks(&self, reach: usize) -> Vec<Option<Vec<bool>>> {
         let blocks = self.blocks();
-        let mut out = Vec::with_capacity(self.rows.len() * blocks);
+        let reach = reach.min(blocks);
+        let mut out = Vec::with_capacity(self.rows.len() * reach);
         for (l, offsets) in self.rows.iter().enumerate() {
-            let sparse = offsets[blocks] < blocks * (blocks + 1) / 2;
-            for row in 0..blocks {
+            let sparse = offsets[blocks] < blocks.saturating_mul(blocks + 1) / 2;
+            for row in 0..reach {
                 let (start, end) = (offsets[row], offsets[row + 1]);
                 out.push((sparse && end - start != row + 1).then(|| {
-                    let mut keep = vec![false; blocks];
+                    let mut keep = vec![false; reach];
                     for &c in &self.cols[l][start..end] {
                         if let Some(k) = usize::try_from(c).ok().and_then(|c| keep.get_mut(c)) {
                             *k = true;

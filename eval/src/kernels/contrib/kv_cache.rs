@@ -98,6 +98,12 @@ impl CacheQuant {
         }
     }
 
+    /// The batch entry and step of element `i` of a `[B, Nkv, T, H]` cache of `steps` steps.
+    fn entry_and_step(&self, i: usize, steps: usize) -> (usize, usize) {
+        let row = i / self.head.max(1);
+        (row / (self.kv_heads * steps).max(1), row % steps.max(1))
+    }
+
     /// The present cache `[B, Nkv, T, H]` stored: int8, or int4 packed in uint8. A step that
     /// `valid(b, t)` rejects is all zero bytes (onnxruntime clears the buffer first).
     pub(super) fn store(
@@ -110,8 +116,7 @@ impl CacheQuant {
             .iter()
             .enumerate()
             .map(|(i, &v)| {
-                let row = i / self.head;
-                let (b, t) = (row / (self.kv_heads * steps).max(1), row % steps.max(1));
+                let (b, t) = self.entry_and_step(i, steps);
                 if valid(b, t) { self.quantize(v, self.scale(i, steps)) } else { 0 }
             })
             .collect();
@@ -125,8 +130,7 @@ impl CacheQuant {
             .chunks_mut(2)
             .enumerate()
             .map(|(pair, v)| {
-                let row = pair * 2 / self.head;
-                let (b, t) = (row / (self.kv_heads * steps).max(1), row % steps.max(1));
+                let (b, t) = self.entry_and_step(pair * 2, steps);
                 if valid(b, t) { ((v[0] + 8) | ((v.get(1).copied().unwrap_or(0) + 8) << 4)) as f64 } else { 0.0 }
             })
             .collect();

@@ -43,7 +43,11 @@ fn matmul_nbits(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, 
     if !matches!(bits, 2 | 4 | 8) {
         return Err(unsupported!("MatMulNBits with {bits} bits"));
     }
+    // A power of two from 16 on, as onnxruntime requires: a block is whole bytes of values.
     let block = size(ctx, "block_size", None)?;
+    if block < 16 || !block.is_power_of_two() {
+        return Err(bad_attribute!("block_size {block} is not a power of 2 from 16 on"));
+    }
     let a = input(inputs, 0)?;
     let dt = a.data_type();
     if !matches!(dt, DataType::Float | DataType::Float16) {
@@ -54,10 +58,10 @@ fn matmul_nbits(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, 
     }
     let av = floats(a)?;
     let blocks = k.div_ceil(block);
-    let blob = block * bits / 8;
+    let blob = count(&[block, bits])? / 8;
     let b = input(inputs, 1)?;
     let Data::U8(bv) = &*b.data else { return Err(bad_input!("B must be uint8")) };
-    if bv.len() != n * blocks * blob {
+    if bv.len() != count(&[n, blocks, blob])? {
         return Err(bad_input!("B holds {} bytes, not N·blocks·blob = {n}·{blocks}·{blob}", bv.len()));
     }
     let scales = input(inputs, 2)?;
@@ -88,7 +92,8 @@ fn matmul_nbits(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, 
         Some(t) if t.data_type() == dt && t.len() == n => Some(t.to_f64s()?),
         Some(_) => return Err(bad_input!("bias must be N = {n} values of A's type")),
     };
-    ctx.check_elements(k * n)?;
+    ctx.check_elements(count(&[k, n])?)?;
+    ctx.check_elements(count(&[av.len() / k, n])?)?;
     let default_zero = 1 << (bits - 1);
     // The weights' integers less their zero points, row n's K values together: each
     // block's bytes decoded in one pass, its zero point read once.
@@ -126,10 +131,11 @@ fn matmul_nbits(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, 
         && matches!(bits, 4 | 8)
         && (16..=256).contains(&block)
         && block.is_power_of_two();
-    let (shape, out) = if int8 {
-        let mut shape = a.shape.clone();
-        *shape.last_mut().unwrap_or(&mut 0) = n;
-        (shape, int8_products(&av, &weights))
+    // A's shape with N for K.
+    let mut shape = a.shape.clone();
+    *shape.last_mut().unwrap_or(&mut 0) = n;
+    let out = if int8 {
+        int8_products(&av, &weights)
     } else {
         // The weights dequantized as N×K float32 (a row's blocks in turn), read transposed.
         let mut w = vec![0f32; n * k];
@@ -142,9 +148,7 @@ fn matmul_nbits(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, 
         let rows = av.len() / k;
         let mut out = vec![0f32; rows * n];
         sgemm(1.0, View::rows(&av, rows, k), View::rows(&w, n, k).t(), 0.0, &mut out)?;
-        let mut shape = a.shape.clone();
-        *shape.last_mut().unwrap_or(&mut 0) = n;
-        (shape, out)
+        out
     };
     let mut out: Vec<f64> = out.into_iter().map(f64::from).collect();
     if let Some(bias) = bias {

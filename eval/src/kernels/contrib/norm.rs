@@ -137,6 +137,11 @@ fn group_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>], with_skip: bool) -> Resu
         return Err(bad_input!("X of shape {:?} has no channels axis after the batch", x.shape));
     }
     let (batch, channels) = (x.shape[0], if last { x.shape[x.rank() - 1] } else { x.shape[1] });
+    if x.is_empty() {
+        // Nothing to normalize (and no group to loop over, however many are asked for).
+        let empty = || Value::Tensor(Tensor::new(x.shape.clone(), x.data.as_ref().clone()));
+        return Ok(named(ctx, if with_skip { vec![empty(), empty()] } else { vec![empty()] }));
+    }
     if channels % groups != 0 {
         return Err(bad_input!("{channels} channels do not divide into {groups} groups"));
     }

@@ -52,6 +52,18 @@ pub fn rule(op: &str) -> Option<Rule> {
     Some(rule)
 }
 
+/// A size from an attribute: unknown when negative.
+fn size_dim(v: i64) -> Dimension {
+    if v >= 0 { dim(v) } else { unknown_dim() }
+}
+
+/// Q, K and V packed in one query: `num_heads + 2·kv_num_heads` heads (`None` when an
+/// attribute is missing, not positive or the sum overflows).
+fn packed_parts(heads: Option<i64>, kv_heads: Option<i64>) -> Option<i64> {
+    let (n, k) = (heads.filter(|&n| n > 0)?, kv_heads.filter(|&k| k > 0)?);
+    n.checked_add(k.checked_mul(2)?)
+}
+
 fn divide(d: &Dimension, by: Option<i64>) -> Dimension {
     match (known_dim(d), by) {
         (Some(n), Some(h)) if h > 0 && n % h == 0 => dim(n / h),
@@ -87,7 +99,7 @@ fn attention(ctx: &Ctx<'_, '_>, elem: Option<i32>, (mask_at, past_at): (usize, u
         .or_else(|| ctx.dims(1).filter(|d| d.len() == 2).map(|d| d[1].clone()));
     let sizes = ctx.ints("qkv_hidden_sizes").filter(|s| s.len() == 3);
     let (q_hidden, v_hidden) = match sizes {
-        Some(s) => (dim(s[0]), dim(s[2])),
+        Some(s) => (size_dim(s[0]), size_dim(s[2])),
         None => {
             let third = width.as_ref().map_or_else(unknown_dim, |w| divide(w, Some(3)));
             (third.clone(), third)
@@ -129,7 +141,7 @@ fn packed_attention(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
         .map(|d| d[0].clone())
         .or_else(|| ctx.dims(1).filter(|d| d.len() == 2).map(|d| d[1].clone()));
     let v_hidden = match ctx.ints("qkv_hidden_sizes").filter(|s| s.len() == 3) {
-        Some(s) => dim(s[2]),
+        Some(s) => size_dim(s[2]),
         None => width.as_ref().map_or_else(unknown_dim, |w| divide(w, Some(3))),
     };
     let output = x.map(|x| vec![x[0].clone(), v_hidden]);
@@ -162,9 +174,9 @@ fn sparse_attention(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
     let packed = !ctx.has_input(1) && !ctx.has_input(2);
     let output = q.map(|q| {
         let width = if packed {
-            let head = divide(&q[2], heads.zip(kv_heads).map(|(n, k)| n + 2 * k));
+            let head = divide(&q[2], packed_parts(heads, kv_heads));
             match (known_dim(&head), heads) {
-                (Some(h), Some(n)) => dim(h * n),
+                (Some(h), Some(n)) => h.checked_mul(n).filter(|&w| w >= 0).map_or_else(unknown_dim, dim),
                 _ => unknown_dim(),
             }
         } else {
@@ -258,13 +270,13 @@ fn group_query_attention(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
     let q = ctx.dims(0).filter(|d| d.len() == 3);
     let packed = !ctx.has_input(1) && !ctx.has_input(2);
     let head = match q {
-        Some(q) if packed => divide(&q[2], heads.zip(kv_heads).map(|(n, k)| n + 2 * k)),
+        Some(q) if packed => divide(&q[2], packed_parts(heads, kv_heads)),
         Some(q) => divide(&q[2], heads),
         None => unknown_dim(),
     };
     let output = q.map(|q| {
         let width = match (known_dim(&head), heads) {
-            (Some(h), Some(n)) if packed => dim(h * n),
+            (Some(h), Some(n)) if packed => h.checked_mul(n).filter(|&w| w >= 0).map_or_else(unknown_dim, dim),
             _ if packed => unknown_dim(),
             _ => q[2].clone(),
         };
