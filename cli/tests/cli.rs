@@ -457,6 +457,30 @@ fn check_with_the_sonnx_profile_adds_its_graph_rules() {
 }
 
 #[test]
+fn a_node_rule_broken_only_on_shapes_beyond_onnx_is_a_warning_that_strict_fails() {
+    // ConstantOfShape of [N, 0, 1], a shape known by data propagation only: onnx's full check
+    // and onnxruntime accept the Concat on axis 2 (see tests/fixtures/check/beyond_onnx).
+    let model = fixture("check/beyond_onnx/empty_concat_part.onnxtxt");
+    let model = model.to_str().unwrap();
+    let out = run(&["check", model]);
+    assert_exit(&out, 0);
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("warning[incompatible-shapes]: input 1 of Concat has 0 in dimension 1 where input 0 has 7500"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("onnx's full check stops short of this"), "{stderr}");
+    let out = run(&["check", "--strict", model]);
+    assert_exit(&out, 1);
+    assert!(text(&out.stderr).contains("error[incompatible-shapes]"), "{}", text(&out.stderr));
+    // Behind a contrib operator the rank is onnxruntime's too: it refuses the model.
+    let model = fixture("check/beyond_onnx/after_contrib.onnxtxt");
+    let out = run(&["check", model.to_str().unwrap()]);
+    assert_exit(&out, 1);
+    assert!(text(&out.stderr).contains("error[invalid-attribute-value]: perm [0, 2, 1, 3]"), "{}", text(&out.stderr));
+}
+
+#[test]
 fn a_declaration_only_deeper_inference_contradicts_is_a_warning_that_strict_fails_and_infer_rewrites() {
     let model = fixture("check/invalid/type-conflict-beyond-onnx--reshape-rank-before-version-14.onnx");
     let model = model.to_str().unwrap();

@@ -53,6 +53,17 @@ pub struct Diagnostic {
     pub folded: usize,
 }
 
+impl Anchor {
+    /// The node this place is in or on, when it is a node, one of its inputs or outputs, or
+    /// one of its attributes.
+    pub fn node(&self) -> Option<NodeId> {
+        match *self {
+            Anchor::Node(n) | Anchor::NodeInput(n, _) | Anchor::NodeOutput(n, _) | Anchor::Attribute(n, _) => Some(n),
+            _ => None,
+        }
+    }
+}
+
 impl Diagnostic {
     pub fn error(code: &'static str, anchor: impl Into<Anchor>, message: impl Into<String>) -> Diagnostic {
         Diagnostic {

@@ -6,8 +6,9 @@
 //! model itself and runs our checks:
 //!
 //! * a mutant that both onnx and onnxruntime accept must pass (no false alarm), except
-//!   those listed with a reason in `mutant_differences.tsv` (still to be understood: where
-//!   ours infers a shape onnx does not, the finding may be right and onnx blind to it);
+//!   those listed with a reason in `mutant_differences.tsv` (empty now: a node rule broken
+//!   only on shapes our inference derives beyond onnx's is a warning, see
+//!   `beyond_onnx_rules` in `core/src/infer/mod.rs`);
 //! * a mutant that only onnxruntime rejects, because its kernels do not implement what the
 //!   model asks (GRU with `layout = 1`, LRN of an even size), passes with the
 //!   `unsupported-by-onnxruntime` warning (the verdict contract leaves such models valid);

@@ -28,6 +28,10 @@ pub struct Env<'m> {
     /// propagation: rules read only the values of initializers and `Constant` outputs, and
     /// go no further than onnx's rule of the same version (see [`super::conflicts`]).
     pub(super) as_onnx: bool,
+    /// With `as_onnx`: whether onnxruntime's contrib operators are inferred all the same
+    /// (onnx's inference passes them by; onnxruntime's loader, which judges their nodes,
+    /// infers them).
+    pub(super) infers_contrib: bool,
     /// When inferring as onnx does: the types the model declares for node outputs (graph
     /// outputs, `value_info`), which onnx's inference starts from and merges what it infers
     /// into, so that nodes downstream see them.
@@ -111,6 +115,7 @@ impl<'m> Env<'m> {
             types: vec![None; count],
             values: Vec::new(),
             as_onnx: false,
+            infers_contrib: false,
             declared: HashMap::default(),
             declared_outputs: declared_outputs_read(model),
             contradicted: Vec::new(),
@@ -157,7 +162,13 @@ impl<'m> Env<'m> {
         let mut calls = self.calls.clone();
         calls.push(pointer);
         let body = Self::with_values(model, numbers, opset, numbers.function_value_count(id));
-        Some(Env { function: Some(function), calls, as_onnx: self.as_onnx, ..body })
+        Some(Env {
+            function: Some(function),
+            calls,
+            as_onnx: self.as_onnx,
+            infers_contrib: self.infers_contrib,
+            ..body
+        })
     }
 
     /// An environment for a function body parsed into a model of its own (one onnxruntime

@@ -37,7 +37,9 @@ pub(super) fn infer_node_in<'m>(
     let default_domain = domain == Some("");
     // One hash per node: the table gives both the handler and the schema's versions.
     // onnx knows no onnxruntime contrib operator: inferring as onnx does passes them by.
-    let operator = domain.and_then(|d| table().get(d, op)).filter(|o| !(env.as_onnx() && o.from_onnxruntime()));
+    let operator = domain
+        .and_then(|d| table().get(d, op))
+        .filter(|o| !(env.as_onnx() && !env.infers_contrib && o.from_onnxruntime()));
     let opset = match domain {
         Some("") => env.opset,
         Some(d) => env.domain_opset(d).unwrap_or(1),
