@@ -33,10 +33,8 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         "MatMulInteger" => |ctx, i| {
             let (a, b) = (input(i, 0)?, input(i, 1)?);
             check_product(ctx, a, b)?;
-            let za = zero_point(optional(i, 2)?)?;
-            let zb = zero_point(optional(i, 3)?)?;
-            let av: Vec<f64> = a.to_f64s()?.into_iter().map(|x| x - za).collect();
-            let bv: Vec<f64> = b.to_f64s()?.into_iter().map(|x| x - zb).collect();
+            let av = less_zero_point(a, optional(i, 2)?, Side::Rows)?;
+            let bv = less_zero_point(b, optional(i, 3)?, Side::Columns)?;
             let (shape, out) = matmul(&av, &a.shape, &bv, &b.shape)?;
             one(Tensor::new(shape, Data::I32(out.into_iter().map(|x| x as i32).collect())))
         },
@@ -92,13 +90,59 @@ fn check_product(ctx: &Ctx<'_>, a: &Tensor, b: &Tensor) -> Result<(), KernelErro
     ctx.check_grown(count(&p.shape)?, a.len().max(b.len()))
 }
 
-/// A scalar zero point (per-tensor); per-axis zero points are not read yet.
-fn zero_point(t: Option<&Tensor>) -> Result<f64, KernelError> {
-    match t {
-        None => Ok(0.0),
-        Some(t) if t.len() == 1 => Ok(t.to_f64s()?[0]),
-        Some(_) => Err(unsupported!("per-axis zero points are not supported yet")),
+/// Which axis of an operand of MatMulInteger a per-axis zero point runs along.
+#[derive(Clone, Copy)]
+enum Side {
+    /// A's rows: one zero point per row (`[M]`, or `[D1, …, M, 1]` for a batch of them).
+    Rows,
+    /// B's columns: one zero point per column (`[N]`, or `[D1, …, 1, N]`).
+    Columns,
+}
+
+/// The elements of `t` (an operand of MatMulInteger) less their zero point `zero`: one
+/// for the whole tensor, or one per row of A or per column of B, as onnx defines it.
+fn less_zero_point(t: &Tensor, zero: Option<&Tensor>, side: Side) -> Result<Vec<f64>, KernelError> {
+    let mut values = t.to_f64s()?;
+    let Some(zero) = zero else { return Ok(values) };
+    let z = zero.to_f64s()?;
+    if let [z] = z[..] {
+        values.iter_mut().for_each(|v| *v -= z);
+        return Ok(values);
     }
+    let r = t.shape.len();
+    // A vector operand is one row of A or one column of B.
+    let (rows, cols) = match r {
+        0 => return Err(bad_input!("MatMulInteger operands must have at least one axis")),
+        1 if matches!(side, Side::Rows) => (1, t.shape[0]),
+        1 => (t.shape[0], 1),
+        _ => (t.shape[r - 2], t.shape[r - 1]),
+    };
+    let matrix = rows * cols;
+    let per_matrix = match side {
+        Side::Rows => rows,
+        Side::Columns => cols,
+    };
+    // Either one set for every matrix of the batch, or one per matrix.
+    let batched = z.len() != per_matrix;
+    if per_matrix == 0 || (batched && z.len() != per_matrix * (t.len() / matrix.max(1))) {
+        let along = if matches!(side, Side::Rows) { "rows of A" } else { "columns of B" };
+        return Err(bad_input!(
+            "a zero point of {} values for an operand of shape {:?}: one, or one per {along} ({per_matrix}), is \
+             expected",
+            z.len(),
+            t.shape
+        ));
+    }
+    for (i, v) in values.iter_mut().enumerate() {
+        let within = i % matrix;
+        let at = match side {
+            Side::Rows => within / cols,
+            Side::Columns => within % cols,
+        };
+        let set = if batched { i / matrix } else { 0 };
+        *v -= z[set * per_matrix + at];
+    }
+    Ok(values)
 }
 
 /// The shapes of a batched product with numpy's matmul rules: the output shape, the

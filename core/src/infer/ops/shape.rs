@@ -436,17 +436,28 @@ fn slice_range(len: i64, start: i64, end: i64, step: i64) -> i64 {
 
 fn slice(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
     let elem = ctx.elem(0);
+    // Each parameter element by element (`None` where not a known integer): a slice whose
+    // end is a symbolic length still keeps the axes it does not slice.
+    let elements = |i: usize| {
+        ctx.value(i).map(|k| {
+            k.elements
+                .iter()
+                .map(|e| if let Some(DimValue::Value(v)) = e { Some(*v) } else { None })
+                .collect::<Vec<_>>()
+        })
+    };
+    let given = |v: Option<Vec<i64>>| v.map(|v| v.into_iter().map(Some).collect::<Vec<_>>());
     let (starts, ends, axes, steps) = if ctx.opset >= 10 {
         (
-            ctx.value(1).and_then(Known::ints),
-            ctx.value(2).and_then(Known::ints),
+            elements(1),
+            elements(2),
             if ctx.has_input(3) { ctx.value(3).and_then(Known::ints).map(Some) } else { Some(None) },
-            if ctx.has_input(4) { ctx.value(4).and_then(Known::ints).map(Some) } else { Some(None) },
+            if ctx.has_input(4) { elements(4).map(Some) } else { Some(None) },
         )
     } else {
         (
-            ctx.ints("starts").map(<[_]>::to_vec),
-            ctx.ints("ends").map(<[_]>::to_vec),
+            given(ctx.ints("starts").map(<[_]>::to_vec)),
+            given(ctx.ints("ends").map(<[_]>::to_vec)),
             Some(ctx.ints("axes").map(<[_]>::to_vec)),
             Some(None),
         )
@@ -454,26 +465,35 @@ fn slice(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
     let Some(d) = ctx.dims(0) else {
         return Some(Outputs::one(tensor_of(elem, None)));
     };
+    let all_known = |v: &Option<Vec<Option<i64>>>| v.as_ref().is_some_and(|v| v.iter().all(Option::is_some));
+    let exact = all_known(&starts) && all_known(&ends) && steps.as_ref().is_some_and(|s| s.is_none() || all_known(s));
     let (Some(starts), Some(ends), Some(axes), Some(steps)) = (starts, ends, axes, steps) else {
         // The rank is kept; onnx adds the axes one by one to a shape it creates with the
         // first, so a scalar (nothing to slice) gets no shape from it.
         let rank = (!d.is_empty() || !ctx.as_onnx()).then(|| vec![unknown_dim(); d.len()]);
         return Some(Outputs::one(tensor_of(elem, rank)));
     };
+    if !exact && ctx.as_onnx() {
+        // onnx reads constant parameters only, and gives the rank alone without them.
+        return Some(Outputs::one(tensor_of(elem, Some(vec![unknown_dim(); d.len()]))));
+    }
     let axes = axes.unwrap_or_else(|| (0..starts.len() as i64).collect());
-    let steps = steps.unwrap_or_else(|| vec![1; starts.len()]);
+    let steps = steps.unwrap_or_else(|| vec![Some(1); starts.len()]);
     let mut out = d.to_vec();
     for (k, &axis) in axes.iter().enumerate() {
         let a = normalize_axis(axis, d.len())?;
         let (start, end, step) = (*starts.get(k)?, *ends.get(k)?, *steps.get(k)?);
-        if step == 0 {
+        if step == Some(0) {
             return None;
         }
-        out[a] = known_dim(&d[a]).map_or_else(unknown_dim, |len| dim(slice_range(len, start, end, step)));
+        out[a] = match (known_dim(&d[a]), start, end, step) {
+            (Some(len), Some(start), Some(end), Some(step)) => dim(slice_range(len, start, end, step)),
+            _ => unknown_dim(),
+        };
     }
-    let value = ctx.value(0).filter(|k| !k.scalar && axes.len() == 1).and_then(|k| {
+    let value = ctx.value(0).filter(|k| exact && !k.scalar && axes.len() == 1).and_then(|k| {
         let len = k.elements.len() as i64;
-        let (start, end, step) = (starts[0], ends[0], steps[0]);
+        let (start, end, step) = (starts[0]?, ends[0]?, steps[0]?);
         if step != 1 {
             return None;
         }
