@@ -121,7 +121,6 @@ pub const CONTRIB_WITHOUT_KERNEL: &[&str] = &[
     "QuantizeWithOrder",
     "RMSNormRotary",
     "ReduceSumInteger",
-    "RelativePositionBias",
     "Rfft",
     "RouterGateUpProj",
     "SampleOp",

@@ -12,13 +12,17 @@ use onnx_core::binary;
 use onnx_core::infer::infer_main_graph;
 use onnx_core::ir::{DimValue, Type, TypeValue};
 
-/// onnxruntime's dims: a size, a symbol, or null (unknown).
+/// onnxruntime's dims: a size, a symbol, or null (unknown). Its tool names a dim read from
+/// a one-element shape value by that value's list text (`[sequence]` for RelativePositionBias'
+/// lengths): the symbol inside is the dim.
 fn ort_dims(value: &serde_json::Value) -> Option<Vec<Option<String>>> {
     value.as_array().map(|dims| {
         dims.iter()
             .map(|d| match d {
                 serde_json::Value::Number(n) => Some(n.to_string()),
-                serde_json::Value::String(s) => Some(s.clone()),
+                serde_json::Value::String(s) => {
+                    Some(s.strip_prefix('[').and_then(|s| s.strip_suffix(']')).unwrap_or(s).to_owned())
+                }
                 _ => None,
             })
             .collect()

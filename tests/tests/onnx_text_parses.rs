@@ -23,6 +23,8 @@ const ONNX_CANNOT_REPARSE: &[&str] = &[
     // "/model/constants/INT64/[1]" {…}>`): onnx's printer writes it, its parser reads no
     // quoted name there. onnxruntime-genai's builder names every constant so.
     "contrib/gemma_genai_int4.onnxtxt",
+    "contrib/gptoss_genai_fp32.onnxtxt",
+    "contrib/gptoss_genai_int4.onnxtxt",
     "contrib/llama_genai_fp32.onnxtxt",
     "contrib/llama_genai_int4.onnxtxt",
     "contrib/llama_genai_int4_asym.onnxtxt",
@@ -31,7 +33,9 @@ const ONNX_CANNOT_REPARSE: &[&str] = &[
     "contrib/llama_genai_int4_kv8.onnxtxt",
     "contrib/llama_genai_int8.onnxtxt",
     "contrib/mistral_genai_int4_window.onnxtxt",
+    "contrib/phi3_genai_int4_longrope.onnxtxt",
     "contrib/phi_genai_int4.onnxtxt",
+    "contrib/qwen35_genai_int4.onnxtxt",
     "contrib/qwen3_genai_int4.onnxtxt",
 ];
 

@@ -7,7 +7,7 @@ use foldhash::HashMap;
 use super::types::OnnxKnows;
 use super::types::{Known, MAX_TRACKED_ELEMENTS, Outputs, tensor_type, tensor_values};
 use crate::diagnostic::Diagnostic;
-use crate::ir::{Function, FunctionId, GraphId, Model, Node, TensorId, Type};
+use crate::ir::{DimValue, Function, FunctionId, GraphId, Model, Node, TensorId, Type};
 use crate::resolve::{Places, ValueId, ValueNumbers};
 use crate::schema::OpSchema;
 
@@ -28,10 +28,12 @@ pub struct Env<'m> {
     /// propagation: rules read only the values of initializers and `Constant` outputs, and
     /// go no further than onnx's rule of the same version (see [`super::conflicts`]).
     pub(super) as_onnx: bool,
-    /// With `as_onnx`: whether onnxruntime's contrib operators are inferred all the same
-    /// (onnx's inference passes them by; onnxruntime's loader, which judges their nodes,
-    /// infers them).
-    pub(super) infers_contrib: bool,
+    /// With `as_onnx`: infer as onnxruntime's loader does instead, which runs onnx's
+    /// inference functions too, but infers its contrib operators, and folds shape
+    /// computations whose result is fully known (a Shape of a tensor of static shape, and what
+    /// is computed from it) into constants first: such values are read, those with a
+    /// symbolic or unknown element are not.
+    pub(super) as_onnxruntime: bool,
     /// When inferring as onnx does: the types the model declares for node outputs (graph
     /// outputs, `value_info`), which onnx's inference starts from and merges what it infers
     /// into, so that nodes downstream see them.
@@ -115,7 +117,7 @@ impl<'m> Env<'m> {
             types: vec![None; count],
             values: Vec::new(),
             as_onnx: false,
-            infers_contrib: false,
+            as_onnxruntime: false,
             declared: HashMap::default(),
             declared_outputs: declared_outputs_read(model),
             contradicted: Vec::new(),
@@ -166,7 +168,7 @@ impl<'m> Env<'m> {
             function: Some(function),
             calls,
             as_onnx: self.as_onnx,
-            infers_contrib: self.infers_contrib,
+            as_onnxruntime: self.as_onnxruntime,
             ..body
         })
     }
@@ -348,6 +350,13 @@ impl<'m> Env<'m> {
     /// propagation).
     pub(super) fn known_by_propagation(&self, value: ValueId) -> bool {
         self.value(value).is_some() && self.constant(value).is_none()
+    }
+
+    /// Whether onnxruntime's loader knows `value` as a constant when inferring as it does
+    /// (see `as_onnxruntime`): every element is a known number.
+    pub(super) fn folded_by_onnxruntime(&self, value: ValueId) -> bool {
+        self.as_onnxruntime
+            && self.value(value).is_some_and(|k| k.elements.iter().all(|e| matches!(e, Some(DimValue::Value(_)))))
     }
 
     /// Records that `value` is the constant tensor `id`.

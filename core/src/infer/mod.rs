@@ -240,16 +240,18 @@ pub fn findings(model: &Model, types: &ModelTypes) -> Vec<Diagnostic> {
     found
 }
 
-/// Makes warnings of the node-rule errors in `found` that inferring as onnx's full check
-/// does ([`Env::infer_as_onnx`]) does not find: a Transpose whose `perm` has the wrong
-/// length for a rank only our inference derives, a Concat of dims onnx leaves unknown. onnx's
-/// full check accepts such a model, and so, on every mutant of a real model measured
-/// (`tests/tests/check_mutants.rs`), does onnxruntime's loader; by the verdict contract it
-/// is valid. The finding stays, with its code, as a warning that says why (`--strict` makes
-/// it an error again). onnxruntime's loader propagates some shape values itself (a Reshape's
-/// target built by Shape → Gather → Concat at opset 12 is refused there), so such a model
-/// gets the warning where onnxruntime refuses it: docs/diagnostics.md says so. The second
-/// inference runs only for a model with a node-rule error.
+/// Makes warnings of the node-rule errors in `found` that inferring as onnxruntime's loader
+/// does ([`Env::infer_as_onnx`] with `as_onnxruntime`: onnx's inference functions without
+/// data propagation, onnxruntime's contrib operators inferred, and shape values read only
+/// where every element is a known number, as its constant folding knows them) does not
+/// find: a Transpose whose `perm` has the wrong length for a rank only our inference
+/// derives, a Concat of a dim only our propagation of a symbolic shape knows. onnx's full
+/// check and onnxruntime's loader accept such a model (every mutant of a real model
+/// measured, `tests/tests/check_mutants.rs`); by the verdict contract it is valid. The
+/// finding stays, with its code, as a warning that says why (`--strict` makes it an error
+/// again). onnxruntime also propagates some symbolic shape values itself, so a model can
+/// get the warning where onnxruntime refuses it: docs/diagnostics.md gives the case. The
+/// second inference runs only for a model with a node-rule error.
 fn beyond_onnx_rules(model: &Model, types: &ModelTypes, found: &mut [Diagnostic]) {
     let is_candidate = |d: &Diagnostic| d.severity == Severity::Error && d.anchor.node().is_some();
     if !found.iter().any(is_candidate) {
@@ -258,8 +260,7 @@ fn beyond_onnx_rules(model: &Model, types: &ModelTypes, found: &mut [Diagnostic]
     let Some(g) = model.graph else { return };
     let mut env = Env::new(model, &types.numbers, model.opset_version("").unwrap_or(1));
     env.infer_as_onnx(declared_node_outputs(model, types));
-    // onnxruntime infers its contrib operators, and refuses what their rules break.
-    env.infers_contrib = true;
+    env.as_onnxruntime = true;
     env.collect_violations();
     infer_graph(model, g, &mut env);
     let as_onnx = env.take_violations();
@@ -269,8 +270,8 @@ fn beyond_onnx_rules(model: &Model, types: &ModelTypes, found: &mut [Diagnostic]
     for d in found.iter_mut().filter(|d| is_candidate(d) && !onnx_finds(d)) {
         d.severity = Severity::Warning;
         d.message.push_str(
-            " (found on shapes only our inference derives: onnx's full check stops short of this and accepts the \
-             model)",
+            " (found on shapes only our inference derives: onnx's full check and onnxruntime's loader stop short of \
+             this and accept the model)",
         );
     }
 }

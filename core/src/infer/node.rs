@@ -39,7 +39,7 @@ pub(super) fn infer_node_in<'m>(
     // onnx knows no onnxruntime contrib operator: inferring as onnx does passes them by.
     let operator = domain
         .and_then(|d| table().get(d, op))
-        .filter(|o| !(env.as_onnx() && !env.infers_contrib && o.from_onnxruntime()));
+        .filter(|o| !(env.as_onnx() && !env.as_onnxruntime && o.from_onnxruntime()));
     let opset = match domain {
         Some("") => env.opset,
         Some(d) => env.domain_opset(d).unwrap_or(1),

@@ -552,6 +552,19 @@ def make_bart_ts_opt() -> pathlib.Path:
     return save(optimize(raw, "bart", HEADS, HIDDEN), "bart_ts_opt")
 
 
+def randomize_batch_norms(net) -> None:
+    """Random running statistics and affine parameters for every BatchNorm2d of `net`, so
+    that the BatchNorms the exporter folds into the convolutions are not identities."""
+    import torch
+
+    for m in net.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.5, 0.5)
+            m.running_var.uniform_(0.5, 1.5)
+            m.weight.data.uniform_(0.5, 1.5)
+            m.bias.data.uniform_(-0.2, 0.2)
+
+
 def resnet_export() -> pathlib.Path:
     """A small ResNet (torchvision-free): a Conv/BatchNorm/ReLU/MaxPool stem, a basic block,
     a basic block with stride 2 and a 1x1 projection shortcut, global average pooling, a
@@ -595,12 +608,7 @@ def resnet_export() -> pathlib.Path:
     net = ResNet()
     # random running statistics, so that the BatchNorms the exporter folds into the
     # convolutions are not identities
-    for m in net.modules():
-        if isinstance(m, torch.nn.BatchNorm2d):
-            m.running_mean.uniform_(-0.5, 0.5)
-            m.running_var.uniform_(0.5, 1.5)
-            m.weight.data.uniform_(0.5, 1.5)
-            m.bias.data.uniform_(-0.2, 0.2)
+    randomize_batch_norms(net)
     args = (torch.randn(2, 3, 16, 16, generator=torch.Generator().manual_seed(0)),)
     export_ts(net.eval(), args, raw, ["image"], ["logits"], {"image": {0: "batch"}, "logits": {0: "batch"}})
     return raw
@@ -672,7 +680,10 @@ DIFFUSERS_DIR: str | None = None
 # partial rotary embedding (factor 0.5) then covers 16 dimensions, and onnxruntime's
 # GroupQueryAttention wants the rotary cache's width (half the rotary dimensions) to be a
 # multiple of 8.
-GENAI_HEAD_SIZE = {"llama": 16, "qwen3": 16, "gemma": 16, "phi": 32, "mistral": 16}
+GENAI_HEAD_SIZE = {"llama": 16, "qwen3": 16, "gemma": 16, "phi": 32, "mistral": 16,
+                   # the fifth batch (below): Qwen3.5's full-attention layer has heads of 64 (its
+                   # rotary embedding covers a quarter of them, 16, as in the released model)
+                   "gptoss": 16, "qwen35": 64, "phi3": 16, "smollm3": 16, "gemma3": 16}
 
 
 def genai_checkpoint(arch: str) -> pathlib.Path:
@@ -711,9 +722,50 @@ def genai_checkpoint(arch: str) -> pathlib.Path:
         # biased projections, partial rotary embedding
         sizes |= dict(num_attention_heads=2, num_key_value_heads=2)
         model = transformers.PhiForCausalLM(transformers.PhiConfig(**sizes, partial_rotary_factor=0.5))
+    elif arch == "gptoss":
+        # GPT-OSS (fifth batch): 4 experts of feed-forward 32, 2 chosen per token, attention
+        # sinks, biased projections, a sliding window of 4 on the first layer, YaRN rotary
+        # embedding (transformers' defaults: factor 32 over 4,096 original positions)
+        model = transformers.GptOssForCausalLM(transformers.GptOssConfig(
+            **(sizes | dict(intermediate_size=32)), head_dim=16, num_local_experts=4, num_experts_per_tok=2,
+            sliding_window=4, layer_types=["sliding_attention", "full_attention"]))
+    elif arch == "qwen35":
+        # Qwen3.5 (fifth batch; its text model, which the builder reads from the
+        # image-text-to-text checkpoint): a gated delta-net linear-attention layer (2 key
+        # heads, 4 value heads of 16, causal convolution of width 4) and a full-attention
+        # layer (gated output, q/k norms, interleaved multimodal rotary embedding over 16 of
+        # its 64 dimensions, sections 3/3/2). The vision tower is the smallest transformers
+        # accepts; the builder does not read it.
+        rope = {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.25,
+                "mrope_section": [3, 3, 2], "mrope_interleaved": True}
+        text = dict(**sizes, head_dim=64, rope_parameters=rope, linear_conv_kernel_dim=4, linear_key_head_dim=16,
+                    linear_value_head_dim=16, linear_num_key_heads=2, linear_num_value_heads=4,
+                    layer_types=["linear_attention", "full_attention"])
+        vision = dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=64,
+                      num_position_embeddings=16)
+        model = transformers.Qwen3_5ForConditionalGeneration(
+            transformers.Qwen3_5Config(text_config=text, vision_config=vision))
+    elif arch == "phi3":
+        # Phi-3 mini with LongRoPE (fifth batch): max_position_embeddings 128 over an original 64,
+        # so the builder takes Phi3MiniLongRoPEModel (short and long cos/sin caches chosen by
+        # an If on the sequence length)
+        model = transformers.Phi3ForCausalLM(transformers.Phi3Config(
+            **(sizes | dict(max_position_embeddings=2 * MAX_POS)), original_max_position_embeddings=MAX_POS,
+            rope_scaling={"type": "longrope", "short_factor": [1.0] * 8, "long_factor": [2.0] * 8}))
+    elif arch == "smollm3":
+        # SmolLM3 (fifth batch): no rotary embedding on its second layer (no_rope_layers)
+        model = transformers.SmolLM3ForCausalLM(transformers.SmolLM3Config(**sizes, no_rope_layers=[1, 0],
+                                                                          use_sliding_window=False))
+    elif arch == "gemma3":
+        # Gemma 3 (fifth batch): local (window 4) and global layers, q/k norms
+        model = transformers.Gemma3ForCausalLM(transformers.Gemma3TextConfig(
+            **sizes, head_dim=16, sliding_window=4, layer_types=["sliding_attention", "full_attention"],
+            query_pre_attn_scalar=16))
     else:
         raise ValueError(arch)
-    assert model.config.hidden_size // model.config.num_attention_heads == GENAI_HEAD_SIZE[arch]
+    text_config = model.config.get_text_config()
+    head_size = getattr(text_config, "head_dim", None) or text_config.hidden_size // text_config.num_attention_heads
+    assert head_size == GENAI_HEAD_SIZE[arch]
     # transformers initializes biases to 0 and norm weights to 1; the builder leaves out a bias
     # that is all zeros (torch.count_nonzero), and a kernel that ignored a norm weight of ones
     # would go unnoticed, so every 1-D parameter gets uniform noise in [-0.2, 0.2).
@@ -721,12 +773,54 @@ def genai_checkpoint(arch: str) -> pathlib.Path:
         for parameter in model.parameters():
             if parameter.ndim == 1:
                 parameter.add_(torch.empty_like(parameter).uniform_(-0.2, 0.2))
+    mxfp4 = gptoss_mxfp4(model) if arch == "gptoss" else {}
     model.eval().save_pretrained(str(folder))
+    if mxfp4:
+        # the original release's expert tensors, beside the float ones transformers reads
+        from safetensors.torch import load_file, save_file
+
+        weights = folder / "model.safetensors"
+        tensors = load_file(str(weights))
+        tensors.update(mxfp4)
+        save_file(tensors, str(weights), metadata={"format": "pt"})
     tokenizer = Tokenizer(models.WordLevel({f"t{i}": i for i in range(VOCAB)}, unk_token="t0"))
     tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
     transformers.PreTrainedTokenizerFast(tokenizer_object=tokenizer, unk_token="t0", pad_token="t0",
                                          bos_token="t1", eos_token="t2").save_pretrained(str(folder))
     return folder
+
+
+def gptoss_mxfp4(model) -> dict:
+    """GPT-OSS's experts as its released checkpoints hold them, MXFP4 (OCP microscaling: blocks
+    of 32 FP4 E2M1 values, two a byte, low nibble first, sharing a power-of-two scale stored
+    as a biased exponent byte): `model.layers.N.mlp.experts.{gate_up,down}_proj_{blocks,scales}`,
+    of shapes (experts, out, in / 32, 16) and (experts, out, in / 32). The builder reads
+    these (not transformers' float parameters) to write QMoE; without them it stops
+    (`Original GPT-OSS MXFP4 tensor ... was not found`). The float parameters are set to the
+    dequantized values, so that both forms of the checkpoint hold the same weights."""
+    import torch
+
+    magnitudes = torch.tensor([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0])
+    tensors = {}
+    with torch.no_grad():
+        for layer_id, layer in enumerate(model.model.layers):
+            for name in ("gate_up_proj", "down_proj"):
+                parameter = getattr(layer.mlp.experts, name)
+                weight = parameter.transpose(-1, -2).contiguous()  # (experts, out, in), as released
+                experts, rows, cols = weight.shape
+                blocks = weight.reshape(experts, rows, cols // 32, 32)
+                # the shared exponent: the largest magnitude of a block maps into [4, 8), the top
+                # binade of E2M1 (whose largest value is 6; larger ones saturate)
+                exponent = torch.floor(torch.log2(blocks.abs().amax(-1).clamp_min(2.0 ** -126))) - 2
+                scaled = (blocks / torch.pow(2.0, exponent).unsqueeze(-1)).clamp(-6, 6)
+                index = (scaled.abs().unsqueeze(-1) - magnitudes).abs().argmin(-1)
+                codes = torch.where(index == 0, 0, index | torch.where(scaled < 0, 8, 0)).to(torch.uint8)
+                values = magnitudes[index] * torch.where(scaled < 0, -1.0, 1.0) * torch.pow(2.0, exponent).unsqueeze(-1)
+                parameter.copy_(values.reshape(experts, rows, cols).transpose(-1, -2))
+                prefix = f"model.layers.{layer_id}.mlp.experts.{name}"
+                tensors[f"{prefix}_blocks"] = (codes[..., 0::2] | (codes[..., 1::2] << 4)).contiguous()
+                tensors[f"{prefix}_scales"] = (exponent + 127).to(torch.uint8).contiguous()
+    return tensors
 
 
 def genai_tool(module: str, *args: str) -> None:
@@ -945,6 +1039,284 @@ def make_unet_sdpa_ts_opt() -> pathlib.Path:
     return save(optimize(raw, "unet", 0, 0), "unet_sdpa_ts_opt")
 
 
+# ---------------------------------------------------------------------------------------------
+# Models added fifth (issue 54, "models made after the code, to try it on models it has not
+# seen"): architectures and tool paths none of the models above has. Those named `tf4` run
+# under transformers 4.46.3 (TRANSFORMERS4_STEMS), those named `genai` through the builder.
+
+
+def make_distilbert_ts_opt() -> pathlib.Path:
+    import torch
+    import transformers
+
+    torch.manual_seed(0)
+    # DistilBERT: no token type embedding (EmbedLayerNormalization without segment inputs)
+    # and no pooler.
+    cfg = transformers.DistilBertConfig(vocab_size=VOCAB, dim=HIDDEN, n_layers=LAYERS, n_heads=HEADS,
+                                        hidden_dim=INTERMEDIATE, max_position_embeddings=MAX_POS,
+                                        attn_implementation="eager")
+    names = ["input_ids", "attention_mask"]
+    module = wrap(transformers.DistilBertModel(cfg).eval(), names)
+    raw = TMP / "distilbert_ts.onnx"
+    export_ts(module, bert_args()[:2], raw, names, ["last_hidden_state"],
+              {n: {0: "batch", 1: "sequence"} for n in names + ["last_hidden_state"]})
+    return save(optimize(raw, "bert", HEADS, HIDDEN), "distilbert_ts_opt")
+
+
+def make_electra_ts_opt_qdyn() -> pathlib.Path:
+    import torch
+    import transformers
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    torch.manual_seed(0)
+    # ELECTRA: embeddings of 16 projected to the hidden size 32 (a MatMul between
+    # EmbedLayerNormalization and the first attention).
+    cfg = transformers.ElectraConfig(vocab_size=VOCAB, embedding_size=16, hidden_size=HIDDEN,
+                                     num_hidden_layers=LAYERS, num_attention_heads=HEADS,
+                                     intermediate_size=INTERMEDIATE, max_position_embeddings=MAX_POS,
+                                     attn_implementation="eager")
+    module = wrap(transformers.ElectraModel(cfg).eval(), BERT_INPUTS)
+    raw = TMP / "electra_ts.onnx"
+    export_ts(module, bert_args(), raw, BERT_INPUTS, ["last_hidden_state"],
+              {n: {0: "batch", 1: "sequence"} for n in BERT_INPUTS + ["last_hidden_state"]})
+    optimize(raw, "bert", HEADS, HIDDEN)
+    out = TMP / "electra_qdyn.onnx"
+    # quantize_dynamic's other documented switches (bert_ts_opt_qdyn has the defaults):
+    # per-channel weights and reduce_range (7-bit weights, for CPUs without VNNI).
+    quantize_dynamic(str(TMP / "electra_ts_opt.onnx"), str(out), weight_type=QuantType.QInt8, per_channel=True,
+                     reduce_range=True, extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+    return save(onnx.load(str(out)), "electra_ts_opt_qdyn")
+
+
+def t5_tf4_export() -> pathlib.Path:
+    """T5Model (encoder-decoder, 2+2 layers, 2 heads of 16, feed-forward 64), TorchScript
+    export; made once per run (t5_tf4_ts and t5_tf4_ts_opt start from it). The relative
+    position buckets keep T5's 32 up to distance 128: the optimizer's RelativePositionBias
+    fusion reads max_distance back from a constant assuming 32 buckets (onnx_model_t5.py), so
+    with 8 buckets up to 16 it writes max_distance 64 and the fused model computes other
+    biases than the export."""
+    import torch
+    import transformers
+
+    raw = TMP / "t5_tf4_ts.onnx"
+    if raw.exists():
+        return raw
+    torch.manual_seed(0)
+    cfg = transformers.T5Config(vocab_size=VOCAB, d_model=HIDDEN, d_kv=HIDDEN // HEADS, d_ff=INTERMEDIATE,
+                                num_layers=LAYERS, num_decoder_layers=LAYERS, num_heads=HEADS,
+                                attn_implementation="eager", use_cache=False, decoder_start_token_id=0)
+    names = ["input_ids", "attention_mask", "decoder_input_ids"]
+    module = wrap(transformers.T5Model(cfg).eval(), names)
+    ids, mask, _ = bert_args()
+    export_ts(module, (ids, mask, ids[:, :5]), raw, names, ["last_hidden_state", "encoder_last_hidden_state"],
+              {"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "sequence"},
+               "decoder_input_ids": {0: "batch", 1: "decode_sequence"},
+               "last_hidden_state": {0: "batch", 1: "decode_sequence"},
+               "encoder_last_hidden_state": {0: "batch", 1: "sequence"}})
+    return raw
+
+
+def make_t5_tf4_ts() -> pathlib.Path:
+    # The export itself: the model t5_tf4_ts_opt's golden outputs come from (REFERENCE_RUNS).
+    return save(onnx.load(str(t5_tf4_export())), "t5_tf4_ts")
+
+
+def make_t5_tf4_ts_opt() -> pathlib.Path:
+    # model_type "t5": the encoder's self-attention becomes Attention with the relative
+    # position bias (RelativePositionBias, one per stack) as its attention bias, the RMS norms
+    # (Skip)SimplifiedLayerNormalization. onnxruntime's CPU provider has no kernel for
+    # RelativePositionBias.
+    return save(optimize(t5_tf4_export(), "t5", HEADS, HIDDEN), "t5_tf4_ts_opt")
+
+
+def make_clip_text_tf4_ts_opt() -> pathlib.Path:
+    import torch
+    import transformers
+
+    torch.manual_seed(0)
+    cfg = transformers.CLIPTextConfig(vocab_size=VOCAB, hidden_size=HIDDEN, intermediate_size=INTERMEDIATE,
+                                      num_hidden_layers=LAYERS, num_attention_heads=HEADS,
+                                      max_position_embeddings=MAX_POS, projection_dim=16,
+                                      attn_implementation="eager")
+    # input_ids only, as Stable Diffusion's text encoder is exported (onnxruntime's own
+    # scripts and the optimum exporter): the causal mask is then the model's only mask, and
+    # the attention fuses as unidirectional Attention.
+    module = wrap(transformers.CLIPTextModel(cfg).eval(), ["input_ids"])
+    raw = TMP / "clip_text_tf4_ts.onnx"
+    export_ts(module, bert_args()[:1], raw, ["input_ids"], ["last_hidden_state", "pooler_output"],
+              {"input_ids": {0: "batch", 1: "sequence"}, "last_hidden_state": {0: "batch", 1: "sequence"},
+               "pooler_output": {0: "batch"}})
+    return save(optimize(raw, "clip", HEADS, HIDDEN), "clip_text_tf4_ts_opt")
+
+
+def make_gpt2_past_tf4_ts_opt_fp16() -> pathlib.Path:
+    from onnxruntime.transformers.float16 import convert_float_to_float16
+
+    # keep_io_types=False: the inputs (past_0, past_1) and outputs are float16 too, as for a
+    # GPU deployment; bert_ts_opt_fp16 keeps float32 at the borders. In TRANSFORMERS4_STEMS
+    # only so that it runs after the model it starts from.
+    model = convert_float_to_float16(onnx.load(str(CORPUS / "gpt2_past_tf4_ts_opt.onnx")), keep_io_types=False)
+    return save(model, "gpt2_past_tf4_ts_opt_fp16")
+
+
+def mobilenet_export() -> pathlib.Path:
+    """A MobileNetV2-like CNN: a stride-2 Conv/BatchNorm/ReLU6 stem, three inverted residual
+    blocks (1x1 expansion, 3x3 depthwise, 1x1 linear projection; a residual Add where shapes
+    allow), a 1x1 head convolution, global average pooling and a Linear. ReLU6 exports as
+    Clip; the BatchNorms fold into the convolutions."""
+    import torch
+
+    torch.manual_seed(0)
+
+    def conv_bn(cin, cout, kernel, stride=1, groups=1, relu6=True):
+        layers = [torch.nn.Conv2d(cin, cout, kernel, stride, kernel // 2, groups=groups, bias=False),
+                  torch.nn.BatchNorm2d(cout)]
+        return layers + [torch.nn.ReLU6()] if relu6 else layers
+
+    class InvertedResidual(torch.nn.Module):
+        def __init__(self, cin, cout, stride, expand):
+            super().__init__()
+            hidden = cin * expand
+            self.residual = stride == 1 and cin == cout
+            self.body = torch.nn.Sequential(*conv_bn(cin, hidden, 1), *conv_bn(hidden, hidden, 3, stride, hidden),
+                                            *conv_bn(hidden, cout, 1, relu6=False))
+
+        def forward(self, x):
+            return x + self.body(x) if self.residual else self.body(x)
+
+    class MobileNet(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.features = torch.nn.Sequential(*conv_bn(3, 8, 3, 2), InvertedResidual(8, 8, 1, 2),
+                                                InvertedResidual(8, 16, 2, 3), InvertedResidual(16, 16, 1, 3),
+                                                *conv_bn(16, 32, 1))
+            self.fc = torch.nn.Linear(32, 10)
+
+        def forward(self, x):
+            return self.fc(torch.flatten(torch.nn.functional.adaptive_avg_pool2d(self.features(x), 1), 1))
+
+    net = MobileNet()
+    randomize_batch_norms(net)
+    raw = TMP / "mobilenet.onnx"
+    args = (torch.randn(2, 3, 32, 32, generator=torch.Generator().manual_seed(0)),)
+    export_ts(net.eval(), args, raw, ["image"], ["logits"], {"image": {0: "batch"}, "logits": {0: "batch"}})
+    return raw
+
+
+def make_mobilenet_qop() -> pathlib.Path:
+    from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
+
+    out = TMP / "mobilenet_qop.onnx"
+    # QOperator format with per-channel weights (a scale and zero point per output channel of
+    # every QLinearConv, depthwise ones included) and reduce_range (7-bit weights); the Clip
+    # of ReLU6 folds into the QLinearConv before it (its output range). U8 activations, S8
+    # weights, 8 fixed calibration batches (cnn_qop is per-tensor, without reduce_range).
+    quantize_static(str(mobilenet_export()), str(out), ImageReader((1, 3, 32, 32)), quant_format=QuantFormat.QOperator,
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, per_channel=True, reduce_range=True)
+    return save(onnx.load(str(out)), "mobilenet_qop")
+
+
+def ort_offline(source: pathlib.Path, out: pathlib.Path) -> onnx.ModelProto:
+    """onnxruntime's own offline optimization, as its documentation shows it: a session with
+    graph_optimization_level ORT_ENABLE_EXTENDED and optimized_model_filepath (CPU provider),
+    which writes the graph after onnxruntime's C++ rewrites (FusedMatMul, FusedGemm, Gelu,
+    SkipLayerNormalization, QuickGelu, DynamicQuantizeMatMul, MatMulIntegerToFloat, ...)."""
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    options.optimized_model_filepath = str(out)
+    ort.InferenceSession(str(source), options, providers=["CPUExecutionProvider"])
+    return onnx.load(str(out))
+
+
+def make_roberta_ort_opt() -> pathlib.Path:
+    import torch
+    import transformers
+
+    torch.manual_seed(0)
+    # RoBERTa: position ids counted from the padding id (CumSum of the non-padding tokens),
+    # one token type. The plain export goes through onnxruntime's graph optimizer, not the
+    # transformer optimizer.
+    cfg = transformers.RobertaConfig(vocab_size=VOCAB, hidden_size=HIDDEN, num_hidden_layers=LAYERS,
+                                     num_attention_heads=HEADS, intermediate_size=INTERMEDIATE,
+                                     max_position_embeddings=MAX_POS + 2, type_vocab_size=1,
+                                     attn_implementation="eager")
+    names = ["input_ids", "attention_mask"]
+    module = wrap(transformers.RobertaModel(cfg).eval(), names)
+    raw = TMP / "roberta_ts.onnx"
+    export_ts(module, bert_args()[:2], raw, names, ["last_hidden_state", "pooler_output"],
+              {n: {0: "batch", 1: "sequence"} for n in names + ["last_hidden_state"]} | {"pooler_output": {0: "batch"}})
+    return save(ort_offline(raw, TMP / "roberta_ort_opt.onnx"), "roberta_ort_opt")
+
+
+def make_clip_vision_qdyn_ort_opt() -> pathlib.Path:
+    import torch
+    import transformers
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    torch.manual_seed(0)
+    cfg = transformers.CLIPVisionConfig(hidden_size=HIDDEN, intermediate_size=INTERMEDIATE, num_hidden_layers=LAYERS,
+                                        num_attention_heads=HEADS, image_size=32, patch_size=8, projection_dim=16,
+                                        attn_implementation="eager")
+    module = wrap(transformers.CLIPVisionModel(cfg).eval(), ["pixel_values"])
+    args = (torch.randn(2, 3, 32, 32, generator=torch.Generator().manual_seed(0)),)
+    raw = TMP / "clip_vision_ts.onnx"
+    export_ts(module, args, raw, ["pixel_values"], ["last_hidden_state", "pooler_output"],
+              {"pixel_values": {0: "batch"}, "last_hidden_state": {0: "batch"}, "pooler_output": {0: "batch"}})
+    # quantize_dynamic's defaults (QInt8 weights; MatMul and the patch Conv become
+    # MatMulInteger and ConvInteger after DynamicQuantizeLinear), then onnxruntime's offline
+    # optimization, which folds DynamicQuantizeLinear + MatMulInteger + the scale Muls into
+    # DynamicQuantizeMatMul or MatMulIntegerToFloat.
+    quantized = TMP / "clip_vision_qdyn.onnx"
+    quantize_dynamic(str(raw), str(quantized), weight_type=QuantType.QInt8)
+    return save(ort_offline(quantized, TMP / "clip_vision_qdyn_ort_opt.onnx"), "clip_vision_qdyn_ort_opt")
+
+
+def make_gptoss_genai_int4() -> pathlib.Path:
+    # QMoE (int4 experts from the checkpoint's MXFP4 tensors, SwiGLU with the clamp limit,
+    # top-2 routing), GroupQueryAttention with attention sinks (input `head_sink`) and a
+    # sliding window of 4 on the first layer (windowed_kv_cache=false, as for
+    # mistral_genai_int4_window), YaRN-scaled cos/sin caches.
+    return genai_build("gptoss_genai_int4", "gptoss", "int4", extra=("windowed_kv_cache=false",))
+
+
+def make_gptoss_genai_fp32() -> pathlib.Path:
+    # the same checkpoint in float32: the float MoE operator, its experts from transformers'
+    # parameters (the dequantized MXFP4 values).
+    return genai_build("gptoss_genai_fp32", "gptoss", "fp32", extra=("windowed_kv_cache=false",))
+
+
+def make_qwen35_genai_int4() -> pathlib.Path:
+    # the linear-attention layer: CausalConvWithState (state input past.0.conv), LinearAttention
+    # (gated delta rule, state past.0.recurrent), LinearAttentionGate, GatedRMSNorm; the
+    # full-attention layer: MRotaryEmbedding on 3-D position_ids (3, batch, sequence) before
+    # GroupQueryAttention.
+    return genai_build("qwen35_genai_int4", "qwen35", "int4")
+
+
+def make_phi3_genai_int4_longrope() -> pathlib.Path:
+    # LongRoPE (an If picks the short or long cos/sin caches by sequence length) and two
+    # --extra_options none of the other builder models has: fuse_mlp_gate_up (one
+    # MatMulNBits for the gate and up projections, then Split) and prune_lm_head (logits for
+    # the last token only: a Gather before the LM head, output (batch, 1, vocabulary)).
+    return genai_build("phi3_genai_int4_longrope", "phi3", "int4",
+                       extra=("fuse_mlp_gate_up=true", "prune_lm_head=true"))
+
+
+def make_smollm3_genai_int4() -> pathlib.Path:
+    # expected in not_made.json: on the layer without rotary embedding (no_rope_layers 0) the
+    # builder 0.18 turns off GroupQueryAttention's rotary embedding but still writes separate
+    # RotaryEmbedding nodes, which need a position_ids input its CPU models do not have
+    # (KeyError: 'position_ids').
+    return genai_build("smollm3_genai_int4", "smollm3", "int4")
+
+
+def make_gemma3_genai_int4() -> pathlib.Path:
+    # expected in not_made.json: transformers 5's Gemma3 config keeps one rope_parameters per
+    # layer type ({"full_attention": ..., "sliding_attention": ...}) and the builder 0.18 reads
+    # rope_parameters["rope_type"] (KeyError: 'rope_type').
+    return genai_build("gemma3_genai_int4", "gemma3", "int4")
+
+
 # Order matters: the quantized and fp16 models start from bert_ts_opt.onnx.
 MAKERS = [
     ("bert_ts_opt", make_bert_ts_opt),
@@ -984,16 +1356,34 @@ MAKERS = [
     ("unet_ts", make_unet_ts),
     ("unet_ts_opt", make_unet_ts_opt),
     ("unet_sdpa_ts_opt", make_unet_sdpa_ts_opt),
+    ("distilbert_ts_opt", make_distilbert_ts_opt),
+    ("electra_ts_opt_qdyn", make_electra_ts_opt_qdyn),
+    ("t5_tf4_ts", make_t5_tf4_ts),
+    ("t5_tf4_ts_opt", make_t5_tf4_ts_opt),
+    ("clip_text_tf4_ts_opt", make_clip_text_tf4_ts_opt),
+    ("gpt2_past_tf4_ts_opt_fp16", make_gpt2_past_tf4_ts_opt_fp16),
+    ("mobilenet_qop", make_mobilenet_qop),
+    ("roberta_ort_opt", make_roberta_ort_opt),
+    ("clip_vision_qdyn_ort_opt", make_clip_vision_qdyn_ort_opt),
+    ("gptoss_genai_int4", make_gptoss_genai_int4),
+    ("gptoss_genai_fp32", make_gptoss_genai_fp32),
+    ("qwen35_genai_int4", make_qwen35_genai_int4),
+    ("phi3_genai_int4_longrope", make_phi3_genai_int4_longrope),
+    ("smollm3_genai_int4", make_smollm3_genai_int4),
+    ("gemma3_genai_int4", make_gemma3_genai_int4),
 ]
 
 # Made under transformers TRANSFORMERS4 (a child process, see main), in MAKERS' order.
 TRANSFORMERS4_STEMS = ["gpt2_past_tf4_ts_opt", "vit_tf4_ts_opt", "vit_tf4_dynamo_opt",
-                       "whisper_enc_tf4_ts_opt", "llama_tf4_ts_opt"]
+                       "whisper_enc_tf4_ts_opt", "llama_tf4_ts_opt",
+                       "t5_tf4_ts", "t5_tf4_ts_opt", "clip_text_tf4_ts_opt", "gpt2_past_tf4_ts_opt_fp16"]
 
 # Made with onnxruntime-genai's model builder (--genai) and with diffusers (--diffusers).
 GENAI_STEMS = ["llama_genai_fp32", "llama_genai_int4", "llama_genai_int8", "llama_genai_int4_asym",
                "llama_genai_int4_qdq", "llama_genai_int4_dml", "llama_genai_int4_kv8", "llama_genai_int4_kv4",
-               "qwen3_genai_int4", "gemma_genai_int4", "mistral_genai_int4_window", "phi_genai_int4"]
+               "qwen3_genai_int4", "gemma_genai_int4", "mistral_genai_int4_window", "phi_genai_int4",
+               "gptoss_genai_int4", "gptoss_genai_fp32", "qwen35_genai_int4", "phi3_genai_int4_longrope",
+               "smollm3_genai_int4", "gemma3_genai_int4"]
 DIFFUSERS_STEMS = ["unet_ts", "unet_ts_opt", "unet_sdpa_ts_opt"]
 
 # The sizes of the builder's axis names for its models: batch 1, a prompt of 5 tokens and an
@@ -1007,10 +1397,10 @@ STEM_DIM_SIZES = {
 
 # Models onnxruntime's CPU provider cannot run (it has no kernel for RemovePadding,
 # RestorePadding, PackedAttention, PackedMultiHeadAttention, NhwcConv, GroupNorm, SkipGroupNorm,
-# BiasSplitGelu or BiasAdd; CUDA has), with the model each was made from: that model's outputs
-# on the same inputs are the golden outputs.
+# BiasSplitGelu, BiasAdd or RelativePositionBias; CUDA has), with the model each was made from:
+# that model's outputs on the same inputs are the golden outputs.
 REFERENCE_RUNS = {"bert_ts_opt_packed": "bert_ts_opt", "bert_ts_opt_mha_packed": "bert_ts_opt_mha",
-                  "unet_ts_opt": "unet_ts"}
+                  "unet_ts_opt": "unet_ts", "t5_tf4_ts_opt": "t5_tf4_ts"}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -131,7 +131,7 @@ impl<'a, 'm> Ctx<'a, 'm> {
     /// those when inferring as onnx's full check does).
     pub fn value(&self, i: usize) -> Option<&Known> {
         let value = self.input_value(i);
-        if self.env.as_onnx() && self.env.known_by_propagation(value) {
+        if self.env.as_onnx() && self.env.known_by_propagation(value) && !self.env.folded_by_onnxruntime(value) {
             return None;
         }
         self.env.value(value)

@@ -9,6 +9,7 @@ pub mod fused;
 mod kv_cache;
 pub mod nbits;
 pub mod norm;
+mod position_bias;
 pub mod qmatmul;
 pub mod qpool;
 pub mod quant;
@@ -16,7 +17,7 @@ pub mod quant;
 use super::{Family, Kernel};
 
 /// The families of `com.microsoft`; an operator is claimed by at most one.
-const FAMILIES: [Family; 8] = [
+const FAMILIES: [Family; 9] = [
     activation::kernel,
     norm::kernel,
     fused::kernel,
@@ -25,6 +26,7 @@ const FAMILIES: [Family; 8] = [
     qmatmul::kernel,
     nbits::kernel,
     qpool::kernel,
+    position_bias::kernel,
 ];
 
 pub fn kernel(op: &str) -> Option<Kernel> {

@@ -1,7 +1,7 @@
 //! onnxruntime's attention operators (Attention, MultiHeadAttention, RotaryEmbedding,
 //! GroupQueryAttention, PackedAttention, PackedMultiHeadAttention, SparseAttention, and
 //! RemovePadding/RestorePadding
-//! around PackedAttention), shaped as onnxruntime's `symbolic_shape_infer.py` shapes them
+//! around PackedAttention, and T5's RelativePositionBias), shaped as onnxruntime's `symbolic_shape_infer.py` shapes them
 //! (and its kernels compute them): `[B, S, hidden]` outputs, key/value caches grown by
 //! this step's keys. A dim that is a sum of a symbol and a number is left unknown (onnxruntime's
 //! tool writes a new symbol such as `past+sequence`).
@@ -41,6 +41,7 @@ pub fn rule(op: &str) -> Option<Rule> {
         },
         "SparseAttention" => sparse_attention,
         "RemovePadding" => remove_padding,
+        "RelativePositionBias" => relative_position_bias,
         "RestorePadding" => |ctx| {
             let offsets = ctx.dims(1).filter(|d| d.len() == 2);
             let hidden = ctx.dims(0).filter(|d| d.len() == 2).map_or_else(unknown_dim, |d| d[1].clone());
@@ -163,6 +164,17 @@ fn remove_padding(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
             tensor_of(int32, Some(vec![dim(1)])),
         ],
     ))
+}
+
+/// RelativePositionBias: `[1, heads, query_length, key_length]`, the lengths the values of
+/// its two scalar inputs (a shape computation's), the heads the bias table's second dim.
+fn relative_position_bias(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
+    let length = |i: usize| match ctx.value(i).map(|k| &k.elements[..]) {
+        Some([one]) => Dimension { value: one.clone(), denotation: None },
+        _ => unknown_dim(),
+    };
+    let heads = ctx.dims(0).filter(|d| d.len() == 2).map_or_else(unknown_dim, |d| d[1].clone());
+    Some(Outputs::one(tensor_of(ctx.elem(0), Some(vec![dim(1), heads, length(1), length(2)]))))
 }
 
 /// SparseAttention: output like GroupQueryAttention's (the query's part of a packed
