@@ -56,7 +56,9 @@ struct Dims {
 /// key dropped gives zeros. Each biased score is rounded by `round` (to the input's type:
 /// onnxruntime adds the mask to the scores in float32, so a score beside a mask of −10000
 /// keeps only float32's few fraction bits of −10000's magnitude, which its softmax sees).
-/// The result is [B, S, N·Hv].
+/// `sinks` (one logit per query head: GroupQueryAttention's attention sinks) joins each
+/// softmax's denominator, and its maximum, without a value: the probabilities then sum to
+/// less than one. The result is [B, S, N·Hv].
 #[allow(clippy::too_many_arguments)]
 fn attend(
     q: &[f64],
@@ -66,6 +68,7 @@ fn attend(
     (scale, softcap): (f64, f64),
     round: fn(f64) -> f64,
     bias: impl Fn(usize, usize, usize, usize) -> f64,
+    sinks: Option<&[f64]>,
 ) -> Vec<f64> {
     let Dims { batch, heads, kv_heads, q_len, kv_len, head, v_head } = *d;
     let group = (heads / kv_heads.max(1)).max(1);
@@ -88,8 +91,10 @@ fn attend(
                 if max == f64::NEG_INFINITY {
                     continue;
                 }
+                let sink = sinks.map_or(f64::NEG_INFINITY, |s| s[n]);
+                let max = max.max(sink);
                 scores.iter_mut().for_each(|s| *s = (*s - max).exp());
-                let sum: f64 = scores.iter().sum();
+                let sum: f64 = scores.iter().sum::<f64>() + (sink - max).exp();
                 let out = &mut y[((b * q_len + i) * heads + n) * v_head..][..v_head];
                 for (j, &e) in scores.iter().enumerate() {
                     if e == 0.0 {
@@ -605,7 +610,8 @@ fn packed_multi_head_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Resu
     let d = Dims { batch, heads, kv_heads: heads, q_len: len, kv_len: len, head, v_head };
     ctx.check_elements(count(&[batch, heads, len, len])?)?;
     let dt = qt.data_type();
-    let y = attend(&q, &k, &v, &d, (scale(ctx, head), 0.0), rounding(dt), bias_of(&mask, &extra, (heads, len, len)));
+    let y =
+        attend(&q, &k, &v, &d, (scale(ctx, head), 0.0), rounding(dt), bias_of(&mask, &extra, (heads, len, len)), None);
     Ok(vec![Value::Tensor(numeric_like(dt, vec![tokens, vs], packing.pack(&y, vs))?)])
 }
 
@@ -654,8 +660,16 @@ fn attend_projected(
     let extra = attention_bias(extra, (batch, heads, len, kv_total))?;
     let d = Dims { batch, heads, kv_heads: heads, q_len: len, kv_len: kv_total, head, v_head };
     ctx.check_elements(count(&[batch, heads, len, kv_total])?)?;
-    let y =
-        attend(&q, &k, &v, &d, (scale(ctx, head), 0.0), rounding(dt), bias_of(&mask, &extra, (heads, len, kv_total)));
+    let y = attend(
+        &q,
+        &k,
+        &v,
+        &d,
+        (scale(ctx, head), 0.0),
+        rounding(dt),
+        bias_of(&mask, &extra, (heads, len, kv_total)),
+        None,
+    );
     let mut out = vec![Value::Tensor(numeric_like(dt, vec![batch, len, vs], y)?)];
     if ctx.node.outputs.len() > 1 {
         let mut present = k;
@@ -783,7 +797,7 @@ fn multi_head_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<
     ctx.check_elements(count(&[batch, heads, len, total])?)?;
     let round = rounding(qt.data_type());
     let bias = bias_of(&mask, &extra, (heads, len, total));
-    let y = attend(&q, &k, &v, &d, (scale(ctx, head), 0.0), round, &bias);
+    let y = attend(&q, &k, &v, &d, (scale(ctx, head), 0.0), round, &bias, None);
     // qk: the scaled scores with the mask and attention_bias added, before the softmax.
     let qk = (ctx.node.outputs.len() > 3).then(|| scores(&q, &k, &d, scale(ctx, head), round, &bias));
     let dt = qt.data_type();
@@ -796,6 +810,17 @@ fn multi_head_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<
         out.push(Value::Tensor(numeric_like(dt, vec![batch, heads, len, total], qk)?));
     }
     Ok(out)
+}
+
+/// GroupQueryAttention's attention sinks: `head_sink` [N] (one logit per query head), or a
+/// logit of 0 for every head with `smooth_softmax` (onnxruntime computes both alike).
+fn sinks(ctx: &Ctx<'_>, head_sink: Option<&Tensor>, heads: usize) -> Result<Option<Vec<f64>>, KernelError> {
+    match head_sink {
+        Some(t) if t.shape == [heads] => Ok(Some(t.to_f64s()?)),
+        Some(t) => Err(bad_input!("head_sink of shape {:?} is not [{heads}], one logit per head", t.shape)),
+        None if ctx.int("smooth_softmax").unwrap_or(0) == 1 => Ok(Some(vec![0.0; heads])),
+        None => Ok(None),
+    }
 }
 
 /// Part `which` of `parts` packed in `t` `[B, S, N, parts, H]`: `[B, S, N·H]`.
@@ -891,28 +916,23 @@ fn rotary_embedding(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Valu
 /// first prompt, S = total_sequence_length); present key and value
 /// [B, Nkv, max(P, total), H], the valid steps then this step's keys, zeros after. Causal,
 /// with an optional local window, soft capping, an additive `attention_bias` and rotary
-/// embedding of Q and K (`do_rotary`, positions from each entry's past length).
+/// embedding of Q and K (`do_rotary`, positions from each entry's past length), attention
+/// sinks (`head_sink`, or `smooth_softmax`: see [`attend`]).
 /// A quantized cache (`k_scale`/`v_scale`, int8 or int4) is read and written as
-/// [`CacheQuant`] says. position_ids, head_sink, smooth softmax, q/k norms and the qk output
-/// are refused.
+/// [`CacheQuant`] says. position_ids, q/k norms and the qk output are refused.
 fn group_query_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let qt = input(inputs, 0)?;
     let (heads, kv_heads) = (num_heads(ctx, "num_heads")?, num_heads(ctx, "kv_num_heads")?);
     if heads % kv_heads != 0 {
         return Err(bad_attribute!("num_heads {heads} is not a multiple of kv_num_heads {kv_heads}"));
     }
-    if ctx.int("causal").unwrap_or(1) != 1
-        || ctx.int("smooth_softmax").unwrap_or(-1) == 1
-        || ctx.int("qk_output").unwrap_or(0) != 0
-    {
-        return Err(bad_attribute!("only causal attention with a plain softmax and no qk output is supported"));
+    if ctx.int("causal").unwrap_or(1) != 1 || ctx.int("qk_output").unwrap_or(0) != 0 {
+        return Err(bad_attribute!("only causal attention with no qk output is supported"));
     }
     // position_ids: onnxruntime 1.32's CPU kernel reads them in ways its cases do not pin
     // down (on a first prompt only the first; in token generation one entry's moves the
     // others'), so they are refused rather than guessed.
-    for (i, what) in
-        [(9, "position_ids"), (11, "head_sink"), (14, "q_norm_weight"), (15, "k_norm_weight"), (16, "query_seqlens")]
-    {
+    for (i, what) in [(9, "position_ids"), (14, "q_norm_weight"), (15, "k_norm_weight"), (16, "query_seqlens")] {
         if optional(inputs, i)?.is_some() {
             return Err(bad_input!("{what} (input {i}) is not supported"));
         }
@@ -1017,7 +1037,17 @@ fn group_query_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec
     ctx.check_elements(count(&[batch, heads, len, present_len])?)?;
     let dt = qt.data_type();
     // onnxruntime scores float16 queries in float32 too (converted before the product).
-    let y = attend(&q, &present_k, &present_v, &d, (scale(ctx, head), softcap), rounding(DataType::Float), bias);
+    let sinks = sinks(ctx, optional(inputs, 11)?, heads)?;
+    let y = attend(
+        &q,
+        &present_k,
+        &present_v,
+        &d,
+        (scale(ctx, head), softcap),
+        rounding(DataType::Float),
+        bias,
+        sinks.as_deref(),
+    );
     let cache = vec![batch, kv_heads, present_len, head];
     let mut out = vec![Value::Tensor(numeric_like(dt, vec![batch, len, heads * head], y)?)];
     if ctx.node.outputs.len() > 1 {
@@ -1210,7 +1240,7 @@ fn sparse_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Valu
     let d = Dims { batch, heads, kv_heads, q_len: len, kv_len: buffer, head, v_head: head };
     ctx.check_elements(count(&[batch, heads, len, buffer])?)?;
     let dt = qt.data_type();
-    let y = attend(&q, &present_k, &present_v, &d, (scale(ctx, head), 0.0), rounding(dt), bias);
+    let y = attend(&q, &present_k, &present_v, &d, (scale(ctx, head), 0.0), rounding(dt), bias, None);
     let cache = vec![batch, kv_heads, buffer, head];
     let mut out = vec![Value::Tensor(numeric_like(dt, vec![batch, len, heads * head], y)?)];
     out.push(Value::Tensor(numeric_like(dt, cache.clone(), present_k)?));

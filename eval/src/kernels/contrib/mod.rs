@@ -7,6 +7,8 @@ pub mod activation;
 pub mod attention;
 pub mod fused;
 mod kv_cache;
+mod linear_attention;
+mod moe;
 pub mod nbits;
 pub mod norm;
 mod position_bias;
@@ -17,7 +19,7 @@ pub mod quant;
 use super::{Family, Kernel};
 
 /// The families of `com.microsoft`; an operator is claimed by at most one.
-const FAMILIES: [Family; 9] = [
+const FAMILIES: [Family; 11] = [
     activation::kernel,
     norm::kernel,
     fused::kernel,
@@ -27,6 +29,8 @@ const FAMILIES: [Family; 9] = [
     nbits::kernel,
     qpool::kernel,
     position_bias::kernel,
+    linear_attention::kernel,
+    moe::kernel,
 ];
 
 pub fn kernel(op: &str) -> Option<Kernel> {
