@@ -226,15 +226,17 @@ fn reshape(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
         let others: Vec<Dimension> =
             out.iter().enumerate().filter(|&(i, _)| i != at && kept(i)).map(|(_, d)| d.clone()).collect();
         if let Some(size) = inferred_size(&input, &others) {
-            out[at] = dim(size);
+            out[at] = size;
         }
     }
     Some(Outputs::one(tensor_of(elem, Some(out))))
 }
 
 /// The size of Reshape's `-1` dim: input elements over the other output dims, where the
-/// same symbolic dim on both sides cancels (`[N,4,256] → [N,-1]` gives 1024).
-fn inferred_size(input: &[Dimension], others: &[Dimension]) -> Option<i64> {
+/// same symbolic dim on both sides cancels (`[N,4,256] → [N,-1]` gives 1024). One symbolic
+/// input dim left over with nothing else to divide is the `-1` itself (`[seq] → [-1, 1]`
+/// gives `seq`).
+fn inferred_size(input: &[Dimension], others: &[Dimension]) -> Option<Dimension> {
     let mut symbolic: Vec<&DimValue> =
         input.iter().filter_map(|d| d.value.as_ref().filter(|v| matches!(v, DimValue::Param(_)))).collect();
     let mut rest = 1i64;
@@ -248,14 +250,15 @@ fn inferred_size(input: &[Dimension], others: &[Dimension]) -> Option<i64> {
             None => return None,
         }
     }
-    if !symbolic.is_empty() || rest == 0 {
+    if symbolic.len() > 1 || rest == 0 || input.iter().any(|d| d.value.is_none()) {
         return None;
     }
     let total = input.iter().filter_map(known_dim).try_fold(1i64, |a, v| a.checked_mul(v))?;
-    if input.iter().any(|d| d.value.is_none()) {
-        return None;
+    match symbolic.first() {
+        None => Some(dim(total / rest)),
+        Some(&only) if total == rest => Some(Dimension { value: Some(only.clone()), denotation: None }),
+        Some(_) => None,
     }
-    Some(total / rest)
 }
 
 /// The sum of dims, kept symbolic as onnxruntime's symbolic shape inference writes it
@@ -447,6 +450,8 @@ fn slice(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
         })
     };
     let given = |v: Option<Vec<i64>>| v.map(|v| v.into_iter().map(Some).collect::<Vec<_>>());
+    // The ends as given, symbolic elements included (an end that is the axis' own length).
+    let ends_given = if ctx.opset >= 10 { ctx.value(2).map(|k| k.elements.clone()) } else { None };
     let (starts, ends, axes, steps) = if ctx.opset >= 10 {
         (
             elements(1),
@@ -488,6 +493,11 @@ fn slice(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
         }
         out[a] = match (known_dim(&d[a]), start, end, step) {
             (Some(len), Some(start), Some(end), Some(step)) => dim(slice_range(len, start, end, step)),
+            // From the start, one by one, to the axis' own symbolic length or past any
+            // length: the whole axis.
+            (None, Some(0), _, Some(1)) if whole_axis(&d[a], ends_given.as_ref().and_then(|e| e.get(k))) => {
+                d[a].clone()
+            }
             _ => unknown_dim(),
         };
     }
@@ -502,6 +512,17 @@ fn slice(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
         Some(Known::vector(k.elements.get(s..e.max(s))?.to_vec()))
     });
     Some(Outputs::one(tensor_of(elem, Some(out))).with_value(value))
+}
+
+/// Whether a slice from 0 by 1 to `end` keeps the whole of an axis of symbolic length
+/// `len`: `end` is that length itself, or at least 2^31 (what exporters write for "to the
+/// end"; no real axis is longer).
+fn whole_axis(len: &Dimension, end: Option<&Option<DimValue>>) -> bool {
+    match (&len.value, end) {
+        (Some(DimValue::Param(l)), Some(Some(DimValue::Param(e)))) => l == e,
+        (Some(DimValue::Param(_)), Some(Some(DimValue::Value(e)))) => *e >= 1 << 31,
+        _ => false,
+    }
 }
 
 fn split(ctx: &Ctx<'_, '_>) -> Option<Outputs> {

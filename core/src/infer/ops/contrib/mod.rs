@@ -9,11 +9,13 @@ mod attention;
 mod fused;
 mod norm;
 mod quant;
+mod recurrent;
 
 use super::{Family, Rule};
 
 /// The families of `com.microsoft`; an operator is claimed by at most one.
-const FAMILIES: [Family; 5] = [activation::rule, norm::rule, fused::rule, attention::rule, quant::rule];
+const FAMILIES: [Family; 6] =
+    [activation::rule, norm::rule, fused::rule, attention::rule, quant::rule, recurrent::rule];
 
 pub fn rule(op: &str) -> Option<Rule> {
     FAMILIES.iter().find_map(|family| family(op))
