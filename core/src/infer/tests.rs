@@ -81,6 +81,39 @@ fn positions_of_a_symbolic_length_have_that_length() {
 }
 
 #[test]
+fn a_symbolic_length_survives_reshape_and_slice() {
+    // T5's decoder: positions reshaped to a column, and its mask sliced to the length of
+    // its own axis (or to the end, written as INT64_MAX); CLIP's position ids sliced to a
+    // symbolic length keep the axes they do not slice.
+    let text = model(
+        17,
+        "(int64[S] r, float[B, 1, S, S] m, int64[1, 64] ids, int64[B, T] tokens) => (y, z, w, p)",
+        "column = Constant <value: tensor = int64[2] {-1, 1}> ()
+         y = Reshape (r, column)
+         s = Shape (m)
+         three = Constant <value: tensor = int64 {3}> ()
+         n = Gather (s, three)
+         zero = Constant <value: tensor = int64[1] {0}> ()
+         axes = Constant <value: tensor = int64[1] {3}> ()
+         end = Unsqueeze (n, zero)
+         z = Slice (m, zero, end, axes)
+         big = Constant <value: tensor = int64[1] {9223372036854775807}> ()
+         w = Slice (m, zero, big, axes)
+         t = Shape (tokens)
+         one = Constant <value: tensor = int64 {1}> ()
+         len = Gather (t, one)
+         len1 = Unsqueeze (len, zero)
+         axis1 = Constant <value: tensor = int64[1] {1}> ()
+         p = Slice (ids, zero, len1, axis1)",
+    );
+    assert_eq!(inferred(&text, "y"), "int64[S,1]");
+    assert_eq!(inferred(&text, "z"), "float[B,1,S,S]");
+    assert_eq!(inferred(&text, "w"), "float[B,1,S,S]");
+    // min(64, T): not T, which may be longer.
+    assert_eq!(inferred(&text, "p"), "int64[1,?]");
+}
+
+#[test]
 fn an_expand_shape_guarded_against_minus_one_stays_known() {
     // The TorchScript exporter's Expand target: Where(shape == -1, ones, shape), with -1
     // made as ConstantOfShape([4]) · -1. Symbolic dims are never -1, so the shape is kept.
@@ -588,4 +621,17 @@ fn contrib_attention_operators_keep_symbolic_dims() {
     // max(buffer, total_sequence_length): unknown while the total is.
     assert_eq!(inferred(&gqa, "pk1"), "float[batch,2,?,16]");
     assert_eq!(inferred(&gqa, "y2"), "float[batch,seq,64]");
+    // Without a past, a quantized cache is written as int8, or as int4 two to a uint8.
+    for (bits, cache) in [(8, "int8[batch,2,?,16]"), (4, "uint8[batch,2,?,8]")] {
+        let quantized = contrib_model(
+            "(float[batch, seq, 64] q, float[batch, seq, 32] k, float[batch, seq, 32] v, int32[batch] sl, int32 t, float[32] ks, float[32] vs) => (y, pk1, pv1)",
+            &format!(
+                "y, pk1, pv1 = com.microsoft.GroupQueryAttention <num_heads: int = 4, kv_num_heads: int = 2, \
+                 k_quant_type: string = \"PER_CHANNEL\", v_quant_type: string = \"PER_CHANNEL\", \
+                 kv_cache_bit_width: int = {bits}> (q, k, v, , , sl, t, , , , , , ks, vs)"
+            ),
+        );
+        assert_eq!(inferred(&quantized, "pk1"), cache);
+        assert_eq!(inferred(&quantized, "y"), "float[batch,seq,64]");
+    }
 }

@@ -296,6 +296,9 @@ fn group_query_attention(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
     });
     let past = ctx.dims(3).filter(|d| d.len() == 4 && ctx.has_input(3));
     let total = ctx.scalar_value(6);
+    // A quantized cache (`k_quant_type`): int8, or int4 packed in uint8.
+    let cache_bits =
+        ctx.string("k_quant_type").filter(|t| *t != "NONE").map(|_| ctx.int("kv_cache_bit_width").unwrap_or(8));
     let present = match past {
         Some(p) => {
             let len = match (known_dim(&p[2]), total) {
@@ -306,18 +309,16 @@ fn group_query_attention(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
             Some(vec![batch, p[1].clone(), len, first_known(&p[3], &head)])
         }
         None => q.map(|q| {
-            vec![
-                q[0].clone(),
-                kv_heads.map_or_else(unknown_dim, dim),
-                total.map_or_else(unknown_dim, dim),
-                head.clone(),
-            ]
+            // A 4-bit cache packs two values a byte.
+            let width = if cache_bits == Some(4) { divide(&head, Some(2)) } else { head.clone() };
+            vec![q[0].clone(), kv_heads.map_or_else(unknown_dim, dim), total.map_or_else(unknown_dim, dim), width]
         }),
     };
     let output_qk = q.map(|q| {
         vec![q[0].clone(), heads.map_or_else(unknown_dim, dim), q[1].clone(), total.map_or_else(unknown_dim, dim)]
     });
-    let cache = ctx.elem(3).or(elem);
+    let quantized = cache_bits.map(|bits| if bits == 4 { DataType::Uint8 as i32 } else { DataType::Int8 as i32 });
+    let cache = ctx.elem(3).or(quantized).or(elem);
     Some(outputs(
         ctx,
         vec![
