@@ -18,26 +18,8 @@ pub fn kernel(op: &str) -> Option<Kernel> {
 fn rotary_embedding(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let (x, cos, sin) = (input(inputs, 0)?, input(inputs, 1)?, input(inputs, 2)?);
     let positions = optional(inputs, 3)?.map(|p| p.to_i64s()).transpose()?;
-    // Dimensions as [batch, sequence, heads, head size], and where element (b, s, h, d) is.
-    let (b, s, h, d, four) = match x.shape[..] {
-        [b, h, s, d] => (b, s, h, d, true),
-        [b, s, hidden] => {
-            let h =
-                ctx.int("num_heads").filter(|&h| h > 0).ok_or(bad_attribute!("3-D input needs num_heads"))? as usize;
-            if hidden % h != 0 {
-                return Err(bad_input!("hidden size {hidden} is not a multiple of num_heads {h}"));
-            }
-            (b, s, h, hidden / h, false)
-        }
-        _ => return Err(bad_input!("input of shape {:?} is neither 3-D nor 4-D", x.shape)),
-    };
-    let rotary = match ctx.int("rotary_embedding_dim").unwrap_or(0) {
-        0 => d,
-        r => usize::try_from(r)
-            .ok()
-            .filter(|&r| r <= d && r % 2 == 0)
-            .ok_or(bad_attribute!("rotary_embedding_dim {r} does not fit head size {d}"))?,
-    };
+    let (layout, rotary) = heads_and_rotary(ctx, &x.shape)?;
+    let s = layout.sequence;
     let interleaved = ctx.int("interleaved").unwrap_or(0) != 0;
     let (cos_t, sin_t) = (cos, sin);
     let width = *cos_t.shape.last().ok_or(bad_input!("cos_cache is a scalar"))?;
@@ -53,12 +35,38 @@ fn rotary_embedding(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Valu
             None => Ok(bi * s + si),
         }
     };
-    let layout = Layout { batch: b, sequence: s, heads: h, head: d, heads_first: four };
     let values = x.to_f64s()?;
     let rows = rows.checked_div(width).unwrap_or(usize::MAX);
     let caches = Caches { cos: &cos, sin: &sin, width, rows };
     let out = rotate(&values, &layout, rotary, interleaved, &caches, row)?;
     one(numeric_like(x.data_type(), x.shape.clone(), out)?)
+}
+
+/// The heads of a rotary embedding's input `shape`: [batch, heads, sequence, head], or
+/// [batch, sequence, hidden] split into the `num_heads` attribute's heads; and how many of
+/// each head's features rotate (`rotary_embedding_dim`, even and at most the head; the
+/// whole head when 0 or absent). RotaryEmbedding's and onnxruntime's MRotaryEmbedding's.
+pub fn heads_and_rotary(ctx: &Ctx<'_>, shape: &[usize]) -> Result<(Layout, usize), KernelError> {
+    let (batch, sequence, heads, head, heads_first) = match shape[..] {
+        [b, h, s, d] => (b, s, h, d, true),
+        [b, s, hidden] => {
+            let h =
+                ctx.int("num_heads").filter(|&h| h > 0).ok_or(bad_attribute!("3-D input needs num_heads"))? as usize;
+            if hidden % h != 0 {
+                return Err(bad_input!("hidden size {hidden} is not a multiple of num_heads {h}"));
+            }
+            (b, s, h, hidden / h, false)
+        }
+        _ => return Err(bad_input!("input of shape {shape:?} is neither 3-D nor 4-D")),
+    };
+    let rotary = match ctx.int("rotary_embedding_dim").unwrap_or(0) {
+        0 => head,
+        r => usize::try_from(r)
+            .ok()
+            .filter(|&r| r <= head && r % 2 == 0)
+            .ok_or(bad_attribute!("rotary_embedding_dim {r} does not fit head size {head}"))?,
+    };
+    Ok((Layout { batch, sequence, heads, head, heads_first }, rotary))
 }
 
 /// Where the elements of a tensor of heads lie: [batch, sequence, heads·head] (or, with

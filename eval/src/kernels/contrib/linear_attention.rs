@@ -12,7 +12,7 @@ use super::super::{Ctx, Kernel, count, input, optional};
 use super::quant::mlas_logistic;
 use crate::error::{KernelError, bad_attribute, bad_input};
 use crate::kernels::common::numeric_like;
-use crate::kernels::rotary::{Caches, Layout, rotate};
+use crate::kernels::rotary::{Caches, Layout, heads_and_rotary, rotate};
 use crate::value::{Tensor, Value};
 
 pub fn kernel(op: &str) -> Option<Kernel> {
@@ -389,24 +389,8 @@ fn m_rotary_embedding(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Va
             ));
         }
     };
-    let (batch, len, heads, head, heads_first) = match x.shape[..] {
-        [b, n, s, h] => (b, s, n, h, true),
-        [b, s, hidden] => {
-            let n = positive(ctx, "num_heads")?;
-            if hidden % n != 0 {
-                return Err(bad_input!("hidden size {hidden} does not divide into {n} heads"));
-            }
-            (b, s, n, hidden / n, false)
-        }
-        _ => return Err(bad_input!("input of shape {:?} is neither 3-D nor 4-D", x.shape)),
-    };
-    let rotary = match ctx.int("rotary_embedding_dim").unwrap_or(0) {
-        0 => head,
-        r => usize::try_from(r)
-            .ok()
-            .filter(|&r| r <= head && r % 2 == 0)
-            .ok_or(bad_attribute!("rotary_embedding_dim {r} does not fit head size {head}"))?,
-    };
+    let (layout, rotary) = heads_and_rotary(ctx, &x.shape)?;
+    let Layout { batch, sequence: len, .. } = layout;
     let half = rotary / 2;
     if width != half || sections.iter().try_fold(0usize, |a, &s| a.checked_add(s)) != Some(half) {
         return Err(bad_input!(
@@ -438,7 +422,6 @@ fn m_rotary_embedding(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Va
         }
     }
     let caches = Caches { cos: &token_cos, sin: &token_sin, width: half, rows: batch * len };
-    let layout = Layout { batch, sequence: len, heads, head, heads_first };
     let interleaved = ctx.int("interleaved").unwrap_or(0) != 0;
     let out = rotate(&x.to_f64s()?, &layout, rotary, interleaved, &caches, |b, s| Ok(b * len + s))?;
     Ok(vec![tensor(x, x.shape.clone(), out)?])
