@@ -134,12 +134,29 @@ enum Agreement {
     Different,
 }
 
-/// Splits `float[2,N]` into `float` and its dims (`None` when there are no brackets).
+/// Splits `float[2,N]` into `float` and its dims (`None` when there are no brackets); a
+/// comma inside parentheses is part of its dim (`min(64, seq)`).
 fn split_type(t: &str) -> (&str, Option<Vec<&str>>) {
     match t.split_once('[') {
         Some((elem, rest)) => {
-            let inner = rest.trim_end_matches(']');
-            (elem, Some(if inner.is_empty() { Vec::new() } else { inner.split(',').collect() }))
+            let inner = rest.strip_suffix(']').unwrap_or(rest);
+            let mut dims = Vec::new();
+            let (mut depth, mut start) = (0i32, 0);
+            for (i, c) in inner.char_indices() {
+                match c {
+                    '(' => depth += 1,
+                    ')' => depth -= 1,
+                    ',' if depth == 0 => {
+                        dims.push(&inner[start..i]);
+                        start = i + 1;
+                    }
+                    _ => {}
+                }
+            }
+            if !inner.is_empty() {
+                dims.push(&inner[start..]);
+            }
+            (elem, Some(dims))
         }
         None => (t, None),
     }

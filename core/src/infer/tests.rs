@@ -87,7 +87,7 @@ fn a_symbolic_length_survives_reshape_and_slice() {
     // symbolic length keep the axes they do not slice.
     let text = model(
         17,
-        "(int64[S] r, float[B, 1, S, S] m, int64[1, 64] ids, int64[B, T] tokens) => (y, z, w, p)",
+        "(int64[S] r, float[B, 1, S, S] m, int64[1, 64] ids, int64[B, T] tokens) => (y, z, w, p, q, v)",
         "column = Constant <value: tensor = int64[2] {-1, 1}> ()
          y = Reshape (r, column)
          s = Shape (m)
@@ -104,13 +104,21 @@ fn a_symbolic_length_survives_reshape_and_slice() {
          len = Gather (t, one)
          len1 = Unsqueeze (len, zero)
          axis1 = Constant <value: tensor = int64[1] {1}> ()
-         p = Slice (ids, zero, len1, axis1)",
+         p = Slice (ids, zero, len1, axis1)
+         q = Add (tokens, p)
+         minus = Neg (n)
+         back = Unsqueeze (minus, zero)
+         v = Slice (m, back, big, axes)",
     );
     assert_eq!(inferred(&text, "y"), "int64[S,1]");
     assert_eq!(inferred(&text, "z"), "float[B,1,S,S]");
     assert_eq!(inferred(&text, "w"), "float[B,1,S,S]");
-    // min(64, T): not T, which may be longer.
-    assert_eq!(inferred(&text, "p"), "int64[1,?]");
+    // min(64, T): not T, which may be longer; against T it broadcasts to T (when T > 64
+    // the Add fails).
+    assert_eq!(inferred(&text, "p"), "int64[1,min(64, T)]");
+    assert_eq!(inferred(&text, "q"), "int64[B,T]");
+    // From -S (Neg of the length) to the end of an axis of S: the whole axis.
+    assert_eq!(inferred(&text, "v"), "float[B,1,S,S]");
 }
 
 #[test]

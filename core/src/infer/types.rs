@@ -7,7 +7,8 @@
 use crate::ir::{DimValue, Dimension, Shape, Tensor, TensorType, Type, TypeValue};
 
 /// The value of a 0-D or 1-D integer tensor, element by element; an element may be a
-/// symbolic dimension (from `Shape` of a symbolic input) or unknown.
+/// symbolic dimension (from `Shape` of a symbolic input), a negated one (`-seq`, what Neg
+/// makes of a length: see [`negated_symbol`]) or unknown.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Known {
     pub elements: Vec<Option<DimValue>>,
@@ -27,8 +28,23 @@ impl Known {
 
     /// The elements as dimensions of a shape (what Reshape, Expand, … read).
     pub fn as_dims(&self) -> Vec<Dimension> {
-        self.elements.iter().map(|e| Dimension { value: e.clone(), denotation: None }).collect()
+        self.elements.iter().map(|e| Dimension { value: size_element(e), denotation: None }).collect()
     }
+}
+
+/// The symbol a value element negates: `seq` for `-seq`. Neg of a length gives such an
+/// element so that Slice can read a start counted back from the end (T5's decoder slices
+/// its position bias from `-seq`); it is never a size.
+pub fn negated_symbol(element: &DimValue) -> Option<&str> {
+    match element {
+        DimValue::Param(name) => name.as_str().and_then(|n| n.strip_prefix('-')).filter(|n| !n.is_empty()),
+        DimValue::Value(_) => None,
+    }
+}
+
+/// A value element read as a dimension: a negated symbol is no size (unknown).
+pub fn size_element(element: &Option<DimValue>) -> Option<DimValue> {
+    element.clone().filter(|e| negated_symbol(e).is_none())
 }
 
 /// Larger constant tensors are not tracked: data propagation is for shape computations.

@@ -3,8 +3,8 @@
 
 use super::{Ctx, Outputs, Rule};
 use crate::infer::broadcast::broadcast;
-use crate::infer::types::Known;
 use crate::infer::types::tensor_of;
+use crate::infer::types::{Known, negated_symbol};
 use crate::ir::{DataType, DimValue};
 
 /// The shape rule an operator of this module follows.
@@ -116,7 +116,30 @@ fn unary(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
     if op == "Identity" {
         out = out.with_value(ctx.value(0).cloned());
     }
+    if op == "Neg" && !ctx.as_onnx() {
+        out = out.with_value(ctx.value(0).map(negate));
+    }
     Some(out)
+}
+
+/// Data propagation through Neg (ours only: onnx propagates no Neg): numbers negated, a
+/// symbol `s` as `-s` and back (see [`negated_symbol`]); a sum is not negated.
+fn negate(known: &Known) -> Known {
+    let elements = known
+        .elements
+        .iter()
+        .map(|e| match e.as_ref()? {
+            DimValue::Value(v) => v.checked_neg().map(DimValue::Value),
+            p @ DimValue::Param(name) => match negated_symbol(p) {
+                Some(symbol) => Some(DimValue::Param(symbol.into())),
+                None => name
+                    .as_str()
+                    .filter(|n| !n.is_empty() && !n.contains(' '))
+                    .map(|n| DimValue::Param(format!("-{n}").into())),
+            },
+        })
+        .collect();
+    Known { elements, scalar: known.scalar }
 }
 
 /// The broadcast of all inputs' shapes.
@@ -159,9 +182,9 @@ fn equal(ctx: &Ctx<'_, '_>) -> Option<Known> {
         .map(|pair| {
             let same = match pair {
                 (Some(DimValue::Value(p)), Some(DimValue::Value(q))) => Some(p == q),
-                (Some(DimValue::Param(_)), Some(DimValue::Value(v)))
-                | (Some(DimValue::Value(v)), Some(DimValue::Param(_)))
-                    if *v < 0 =>
+                (Some(p @ DimValue::Param(_)), Some(DimValue::Value(v)))
+                | (Some(DimValue::Value(v)), Some(p @ DimValue::Param(_)))
+                    if *v < 0 && negated_symbol(p).is_none() =>
                 {
                     Some(false)
                 }

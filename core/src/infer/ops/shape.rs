@@ -4,7 +4,8 @@
 use super::{Ctx, Outputs, Rule};
 use crate::infer::broadcast::broadcast;
 use crate::infer::types::{
-    Known, MAX_TRACKED_ELEMENTS, dim, known_dim, tensor_type, tensor_values, unknown_dim, unknown_dims,
+    Known, MAX_TRACKED_ELEMENTS, dim, known_dim, negated_symbol, size_element, tensor_type, tensor_values, unknown_dim,
+    unknown_dims,
 };
 use crate::infer::types::{narrow, normalize_axis, tensor_of};
 use crate::ir::{AttributeValue, DataType, DimValue, Dimension};
@@ -116,7 +117,7 @@ pub fn rule(op: &str) -> Option<Rule> {
                     // 0, 1, …, n − 1 of a symbolic n (a sequence's positions, `Range(0,
                     // Shape(x)[1], 1)`): n values, as onnxruntime's symbolic inference says.
                     (Some(s), None, Some(d)) if s == [0] && d == [1] && l.elements.len() == 1 => {
-                        l.elements[0].clone().map(|value| Dimension { value: Some(value), denotation: None })
+                        size_element(&l.elements[0]).map(|value| Dimension { value: Some(value), denotation: None })
                     }
                     _ => None,
                 },
@@ -216,7 +217,7 @@ fn reshape(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
                 infer_at = Some(i);
                 out.push(unknown_dim());
             }
-            other => out.push(Dimension { value: other.clone(), denotation: None }),
+            other => out.push(Dimension { value: size_element(other), denotation: None }),
         }
     }
     if let (Some(at), Some(input)) = (infer_at, input) {
@@ -234,30 +235,54 @@ fn reshape(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
 
 /// The size of Reshape's `-1` dim: input elements over the other output dims, where the
 /// same symbolic dim on both sides cancels (`[N,4,256] → [N,-1]` gives 1024). One symbolic
-/// input dim left over with nothing else to divide is the `-1` itself (`[seq] → [-1, 1]`
-/// gives `seq`).
+/// input dim left over is the `-1` times what the sizes leave (`[seq] → [-1, 1]` gives
+/// `seq`; `[seq, 64] → [-1, 16]` gives `4*seq`, which a later `[-1, 64]` takes back to
+/// `seq`): a dim named `k*name` is read as k times `name`, as [`dim_sum`] writes it.
 fn inferred_size(input: &[Dimension], others: &[Dimension]) -> Option<Dimension> {
-    let mut symbolic: Vec<&DimValue> =
-        input.iter().filter_map(|d| d.value.as_ref().filter(|v| matches!(v, DimValue::Param(_)))).collect();
+    let mut symbols: Vec<&str> = Vec::new();
+    let mut total = 1i64;
+    for d in input {
+        let (k, symbol) = monomial(d)?;
+        total = total.checked_mul(k)?;
+        symbols.extend(symbol);
+    }
     let mut rest = 1i64;
     for d in others {
-        match &d.value {
-            Some(DimValue::Value(v)) => rest = rest.checked_mul(*v)?,
-            Some(p @ DimValue::Param(_)) => {
-                let at = symbolic.iter().position(|s| *s == p)?;
-                symbolic.swap_remove(at);
-            }
-            None => return None,
+        let (k, symbol) = monomial(d)?;
+        rest = rest.checked_mul(k)?;
+        if let Some(symbol) = symbol {
+            let at = symbols.iter().position(|s| *s == symbol)?;
+            symbols.swap_remove(at);
         }
     }
-    if symbolic.len() > 1 || rest == 0 || input.iter().any(|d| d.value.is_none()) {
+    if symbols.len() > 1 || rest == 0 || total % rest != 0 {
         return None;
     }
-    let total = input.iter().filter_map(known_dim).try_fold(1i64, |a, v| a.checked_mul(v))?;
-    match symbolic.first() {
-        None => Some(dim(total / rest)),
-        Some(&only) if total == rest => Some(Dimension { value: Some(only.clone()), denotation: None }),
+    let k = total / rest;
+    match symbols.first() {
+        None => Some(dim(k)),
+        Some(&symbol) if k == 1 => Some(Dimension { value: Some(DimValue::Param(symbol.into())), denotation: None }),
+        // A sum (`past + seq`) is not scaled: `k*past + seq` would read as another sum.
+        Some(&symbol) if k > 1 && !symbol.contains(' ') => {
+            Some(Dimension { value: Some(DimValue::Param(format!("{k}*{symbol}").into())), denotation: None })
+        }
         Some(_) => None,
+    }
+}
+
+/// A dim as a coefficient times at most one symbol: a size is itself, `k*name` (no spaces,
+/// a positive integer k) is k times `name`, any other name is one symbol. `None` when unknown.
+fn monomial(d: &Dimension) -> Option<(i64, Option<&str>)> {
+    match d.value.as_ref()? {
+        DimValue::Value(v) => Some((*v, None)),
+        DimValue::Param(name) => {
+            let name = name.as_str().unwrap_or_default();
+            let scaled = name
+                .split_once('*')
+                .filter(|(_, symbol)| !name.contains(' ') && !symbol.is_empty())
+                .and_then(|(k, symbol)| Some((k.parse::<i64>().ok().filter(|k| *k > 0)?, Some(symbol))));
+            Some(scaled.unwrap_or((1, Some(name))))
+        }
     }
 }
 
@@ -452,6 +477,7 @@ fn slice(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
     let given = |v: Option<Vec<i64>>| v.map(|v| v.into_iter().map(Some).collect::<Vec<_>>());
     // The ends as given, symbolic elements included (an end that is the axis' own length).
     let ends_given = if ctx.opset >= 10 { ctx.value(2).map(|k| k.elements.clone()) } else { None };
+    let starts_given = if ctx.opset >= 10 { ctx.value(1).map(|k| k.elements.clone()) } else { None };
     let (starts, ends, axes, steps) = if ctx.opset >= 10 {
         (
             elements(1),
@@ -472,10 +498,18 @@ fn slice(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
     };
     let all_known = |v: &Option<Vec<Option<i64>>>| v.as_ref().is_some_and(|v| v.iter().all(Option::is_some));
     let exact = all_known(&starts) && all_known(&ends) && steps.as_ref().is_some_and(|s| s.is_none() || all_known(s));
+    let axes_given = axes.clone().flatten();
     let (Some(starts), Some(ends), Some(axes), Some(steps)) = (starts, ends, axes, steps) else {
         // The rank is kept; onnx adds the axes one by one to a shape it creates with the
-        // first, so a scalar (nothing to slice) gets no shape from it.
-        let rank = (!d.is_empty() || !ctx.as_onnx()).then(|| vec![unknown_dim(); d.len()]);
+        // first, so a scalar (nothing to slice) gets no shape from it. Ours keeps the axes
+        // that known `axes` leave alone.
+        let rank = (!d.is_empty() || !ctx.as_onnx()).then(|| match axes_given.filter(|_| !ctx.as_onnx()) {
+            Some(axes) => {
+                let sliced: Vec<usize> = axes.iter().filter_map(|&a| normalize_axis(a, d.len())).collect();
+                d.iter().enumerate().map(|(i, x)| if sliced.contains(&i) { unknown_dim() } else { x.clone() }).collect()
+            }
+            None => vec![unknown_dim(); d.len()],
+        });
         return Some(Outputs::one(tensor_of(elem, rank)));
     };
     if !exact && ctx.as_onnx() {
@@ -495,8 +529,23 @@ fn slice(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
             (Some(len), Some(start), Some(end), Some(step)) => dim(slice_range(len, start, end, step)),
             // From the start, one by one, to the axis' own symbolic length or past any
             // length: the whole axis.
-            (None, Some(0), _, Some(1)) if whole_axis(&d[a], ends_given.as_ref().and_then(|e| e.get(k))) => {
+            (None, start, _, Some(1))
+                if (start == Some(0) || counts_back_over(&d[a], starts_given.as_ref().and_then(|s| s.get(k))))
+                    && whole_axis(&d[a], ends_given.as_ref().and_then(|e| e.get(k))) =>
+            {
                 d[a].clone()
+            }
+            // From the start of a known length to a symbolic end (a position table cut to
+            // the sequence, `position_ids[:, :seq]`): `min(64, seq)`, which broadcasting
+            // against `seq` resolves (see `broadcast`).
+            (Some(len), Some(0), None, Some(1)) if len >= 1 && !ctx.as_onnx() => {
+                match ends_given.as_ref().and_then(|e| e.get(k)) {
+                    Some(Some(end @ DimValue::Param(symbol))) if negated_symbol(end).is_none() => Dimension {
+                        value: Some(DimValue::Param(format!("min({len}, {symbol})").into())),
+                        denotation: None,
+                    },
+                    _ => unknown_dim(),
+                }
             }
             _ => unknown_dim(),
         };
@@ -517,6 +566,15 @@ fn slice(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
 /// Whether a slice from 0 by 1 to `end` keeps the whole of an axis of symbolic length
 /// `len`: `end` is that length itself, or at least 2^31 (what exporters write for "to the
 /// end"; no real axis is longer).
+/// Whether a start is minus the axis' own symbolic length (`-seq` on an axis of `seq`):
+/// counted back from the end, it is the axis' first element.
+fn counts_back_over(len: &Dimension, start: Option<&Option<DimValue>>) -> bool {
+    match (&len.value, start) {
+        (Some(DimValue::Param(len)), Some(Some(start))) => negated_symbol(start) == len.as_str(),
+        _ => false,
+    }
+}
+
 fn whole_axis(len: &Dimension, end: Option<&Option<DimValue>>) -> bool {
     match (&len.value, end) {
         (Some(DimValue::Param(l)), Some(Some(DimValue::Param(e)))) => l == e,
@@ -592,5 +650,21 @@ mod tests {
         assert_eq!(shown(dim_sum(&[named("n - 1"), dim(1)])), "n - 1 + 1");
         assert_eq!(shown(dim_sum(&[named("seq"), unknown_dim()])), "?");
         assert_eq!(shown(dim_sum(&[dim(i64::MAX), dim(1)])), "?");
+    }
+
+    #[test]
+    fn reshape_minus_one_keeps_one_symbol_with_its_factor() {
+        // Qwen3's per-head norm: [seq, 64] → [-1, 16] → [-1, 64].
+        let heads = inferred_size(&[named("seq"), dim(64)], &[dim(16)]);
+        assert_eq!(shown(heads.clone()), "4*seq");
+        assert_eq!(shown(inferred_size(&[heads.unwrap(), dim(16)], &[dim(64)])), "seq");
+        assert_eq!(shown(inferred_size(&[named("seq"), dim(4), dim(256)], &[named("seq")])), "1024");
+        // What does not divide, two symbols left, or an unknown dim: unknown.
+        assert_eq!(shown(inferred_size(&[named("seq"), dim(6)], &[dim(4)])), "?");
+        assert_eq!(shown(inferred_size(&[named("a"), named("b")], &[dim(1)])), "?");
+        assert_eq!(shown(inferred_size(&[named("a"), unknown_dim()], &[dim(1)])), "?");
+        // A sum is one symbol, kept whole or not scaled.
+        assert_eq!(shown(inferred_size(&[named("past + seq"), dim(8)], &[dim(8)])), "past + seq");
+        assert_eq!(shown(inferred_size(&[named("past + seq"), dim(8)], &[dim(2)])), "?");
     }
 }

@@ -6,8 +6,9 @@
 //! this step's keys. A dim that is a sum of a symbol and a number is left unknown (onnxruntime's
 //! tool writes a new symbol such as `past+sequence`).
 
+use super::super::shape::dim_sum;
 use super::super::{Ctx, Outputs, Rule};
-use crate::infer::types::{dim, known_dim, unknown_dim};
+use crate::infer::types::{dim, known_dim, size_element, unknown_dim};
 use crate::infer::types::{first_known, tensor_of};
 use crate::ir::{DataType, Dimension};
 
@@ -149,16 +150,25 @@ fn packed_attention(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
     Some(outputs(ctx, vec![tensor_of(ctx.elem(0), output)]))
 }
 
-/// RemovePadding: the packed tokens `[?, H]` (their count is the data's), token_offset
-/// `[B, S]`, cumulated_seq_len `[B + 1]` and max_seq_len `[1]` (int32).
+/// RemovePadding: the packed tokens `[sum(C), H]`, token_offset `[B, S]`,
+/// cumulated_seq_len `[B + 1]` and max_seq_len `[1]` (int32). The token count is the sum
+/// of the values of sequence_token_count `C`, which no shape holds: a symbol named after
+/// that value, so that every tensor of packed tokens shares it (two RemovePadding of the
+/// same counts pack alike), where onnxruntime's tool writes `token_count` for any.
 fn remove_padding(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
     let x = ctx.dims(0).filter(|d| d.len() == 3);
     let int32 = Some(DataType::Int32 as i32);
-    let cumulative = x.map(|x| vec![known_dim(&x[0]).and_then(|b| b.checked_add(1)).map_or_else(unknown_dim, dim)]);
+    let tokens = match ctx.node.inputs.get(1).and_then(|n| n.as_str()).filter(|n| !n.is_empty()) {
+        Some(counts) => {
+            Dimension { value: Some(crate::ir::DimValue::Param(format!("sum({counts})").into())), denotation: None }
+        }
+        None => unknown_dim(),
+    };
+    let cumulative = x.map(|x| vec![dim_sum([&x[0], &dim(1)]).unwrap_or_default()]);
     Some(outputs(
         ctx,
         vec![
-            tensor_of(ctx.elem(0), x.map(|x| vec![unknown_dim(), x[2].clone()])),
+            tensor_of(ctx.elem(0), x.map(|x| vec![tokens, x[2].clone()])),
             tensor_of(int32, x.map(|x| vec![x[0].clone(), x[1].clone()])),
             tensor_of(int32, cumulative),
             tensor_of(int32, Some(vec![dim(1)])),
@@ -170,7 +180,7 @@ fn remove_padding(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
 /// its two scalar inputs (a shape computation's), the heads the bias table's second dim.
 fn relative_position_bias(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
     let length = |i: usize| match ctx.value(i).map(|k| &k.elements[..]) {
-        Some([one]) => Dimension { value: one.clone(), denotation: None },
+        Some([one]) => Dimension { value: size_element(one), denotation: None },
         _ => unknown_dim(),
     };
     let heads = ctx.dims(0).filter(|d| d.len() == 2).map_or_else(unknown_dim, |d| d[1].clone());
