@@ -35,6 +35,6 @@ pub fn constant_value(model: &onnx_core::ir::Model, node: &onnx_core::ir::Node) 
         .ok_or_else(|| crate::error::unsupported!("no Constant kernel at opset {opset}"))?;
     let limits = crate::Limits::default();
     let budget = crate::memory::Budget::starting_now(limits.max_memory);
-    let ctx = Ctx { model, node, opset, limits: &limits, budget: &budget };
+    let ctx = Ctx { model, node, opset, limits: &limits, budget: &budget, prepared: None };
     call(kernels, &ctx, &[])?.into_iter().next().ok_or_else(|| crate::error::bad_input!("the Constant made no value"))
 }

@@ -37,6 +37,9 @@ pub struct PlanOptions {
     /// Run every operator whose schema has a function body through that body, even when it
     /// has a kernel: a check of the kernels against onnx's own definitions.
     pub expand_function_bodies: bool,
+    /// The bytes nodes' prepared forms may hold together ([`Plan::prepared`]); `None` for
+    /// the default, [`PREPARED_BUDGET`]. Past it, constant weights are decoded on each run.
+    pub prepared_budget: Option<usize>,
 }
 
 /// An operator's schema function body, planned: `plan` runs the body's function (its
@@ -104,6 +107,9 @@ pub struct Plan<'m> {
     /// The Transpose, Slice and Expand nodes whose result is a strided view of their input
     /// rather than a copy ([`crate::view`]), in model order.
     pub views: Vec<NodeId>,
+    /// What main-graph nodes' kernels made of their constant inputs when the plan was made
+    /// ([`crate::kernels::Prepare`]: MatMulNBits' weights decoded once, not on every run).
+    pub prepared: HashMap<NodeId, crate::kernels::Prepared>,
 }
 
 /// How a plan holds its initializers' elements (see [`crate::buf`]).
@@ -176,9 +182,10 @@ impl<'m> Plan<'m> {
             constant_nodes,
             bodies,
             views: Vec::new(),
+            prepared: HashMap::new(),
         };
         plan.make_views();
-        plan.fold_constants();
+        plan.fold_constants(options.prepared_budget.unwrap_or(PREPARED_BUDGET));
         plan.last_uses = last_uses(model, &plan.numbers, main);
         Ok(plan)
     }
@@ -194,6 +201,10 @@ const FOLD_SLACK: usize = 64 << 10;
 /// GoogLeNet makes all 57 convolution weights so: 3.6 of 58 ms per run) keeps them, as
 /// onnxruntime does, and memory stays bounded.
 const FOLD_GROWN_BUDGET: usize = 64 << 20;
+/// What all nodes' prepared forms may hold together ([`Plan::prepared`]): 4-bit weights
+/// decoded to float32 take eight times their bytes, so a model past this (a 4-bit model of
+/// more than some 60 M weights) has the rest decoded on each run, as before.
+pub const PREPARED_BUDGET: usize = 512 << 20;
 
 impl Plan<'_> {
     /// Constant folding: each main-graph node whose inputs are all constant (initializers
@@ -202,7 +213,7 @@ impl Plan<'_> {
     /// quantized model this takes the dequantization of every weight out of the run, as
     /// onnxruntime does when it builds a session. A node whose kernel fails is left to fail
     /// when it runs, where the error names it.
-    fn fold_constants(&mut self) {
+    fn fold_constants(&mut self, prepared_budget: usize) {
         let model = self.model;
         let graph = &model.graphs[self.main];
         // An initializer that is also a graph input is only a default, from IR version 4 on;
@@ -223,7 +234,17 @@ impl Plan<'_> {
         let mut known: HashMap<ValueId, Value> =
             self.constants.iter().filter(|(value, _)| fixed.contains(value)).map(|(k, v)| (*k, v.clone())).collect();
         let limits = crate::Limits::default();
+        let opset = self.opset;
+        // A kernel's context while planning: no prepared form yet, a budget of its own.
+        fn planning<'a>(
+            (model, opset, limits): (&'a Model, i64, &'a crate::Limits),
+            node: &'a Node,
+            budget: &'a crate::memory::Budget,
+        ) -> crate::kernels::Ctx<'a> {
+            crate::kernels::Ctx { model, node, opset, limits, budget, prepared: None }
+        }
         let mut grown = 0usize;
+        let mut prepared_bytes = 0usize;
         for &n in &graph.nodes {
             let node = &model.nodes[n];
             let values = match self.steps.get(&n) {
@@ -232,18 +253,31 @@ impl Plan<'_> {
                     let op = node.op_type.as_ref().and_then(Str::as_str).unwrap_or("");
                     let domain = node.schema_domain().unwrap_or("");
                     let places = self.numbers.node_inputs(n, node);
-                    let given: Option<Vec<Option<&Value>>> =
-                        (0..node.inputs.len())
-                            .map(|i| {
-                                if node.inputs[i].is_empty() {
-                                    Some(None)
-                                } else {
-                                    known.get(&places.get(i)?).map(Some)
-                                }
-                            })
-                            .collect();
-                    let Some(given) = given.filter(|g| g.iter().any(Option::is_some)) else { continue };
-                    if is_random(domain, op) || node.attributes.iter().any(|a| a.ref_attr_name.is_some()) {
+                    // The constant inputs (`None` for the others and for omitted ones).
+                    let given: Vec<Option<&Value>> = (0..node.inputs.len())
+                        .map(|i| if node.inputs[i].is_empty() { None } else { known.get(&places.get(i)?) })
+                        .collect();
+                    if !given.iter().any(Option::is_some)
+                        || is_random(domain, op)
+                        || node.attributes.iter().any(|a| a.ref_attr_name.is_some())
+                    {
+                        continue;
+                    }
+                    if given.iter().zip(&node.inputs).any(|(g, name)| g.is_none() && !name.is_empty()) {
+                        // Not foldable: what its kernel can make of the constant inputs alone.
+                        if let Some(prepare) = crate::kernels::preparer(domain, op) {
+                            let allowed = prepared_budget.saturating_sub(prepared_bytes).min(limits.max_memory);
+                            let budget = crate::memory::Budget::starting_now(allowed);
+                            let ctx = planning((model, opset, &limits), node, &budget);
+                            // A form that does not fit, or inputs it refuses: the kernel
+                            // decodes on each run, where an error names the node.
+                            if let Ok(Some((form, bytes))) = prepare(&ctx, &given)
+                                && prepared_bytes + bytes <= prepared_budget
+                            {
+                                prepared_bytes += bytes;
+                                self.prepared.insert(n, form);
+                            }
+                        }
                         continue;
                     }
                     // What the node may make is bounded before it runs: a kernel checks its
@@ -255,7 +289,7 @@ impl Plan<'_> {
                         .max(FOLD_GROWN_BUDGET.saturating_sub(grown))
                         .min(limits.max_memory);
                     let budget = crate::memory::Budget::starting_now(allowed);
-                    let ctx = crate::kernels::Ctx { model, node, opset: self.opset, limits: &limits, budget: &budget };
+                    let ctx = planning((model, opset, &limits), node, &budget);
                     let Ok(values) = crate::invoke::call(*kernel, &ctx, &given) else { continue };
                     let made: usize = values.iter().map(Value::byte_size).sum();
                     if made > taken * FOLD_GROWTH + FOLD_SLACK {
@@ -416,7 +450,7 @@ impl<'m> Planner<'m> {
             {
                 let limits = crate::Limits::default();
                 let budget = crate::memory::Budget::starting_now(limits.max_memory);
-                let ctx = crate::kernels::Ctx { model, node, opset, limits: &limits, budget: &budget };
+                let ctx = crate::kernels::Ctx { model, node, opset, limits: &limits, budget: &budget, prepared: None };
                 match crate::invoke::call(kernel, &ctx, &[]) {
                     Ok(values) => {
                         self.steps.insert(n, Step::Constant(self.constant_nodes.len()));
@@ -516,6 +550,7 @@ fn plan_body(
         constant_nodes,
         bodies,
         views: Vec::new(),
+        prepared: HashMap::new(),
     })
 }
 

@@ -410,6 +410,8 @@ impl Runner<'_, '_> {
                             opset: plan.opset,
                             limits: &self.options.limits,
                             budget: self.budget,
+                            // Only the node itself, not a function body's copy of it.
+                            prepared: plan.prepared.get(&n).filter(|_| std::ptr::eq(node, &plan.model.nodes[n])),
                         };
                         let outputs = crate::invoke::call(kernel, &ctx, &inputs).map_err(fail)?;
                         if let Some(table) = self.repeats.last_mut().filter(|_| repeatable) {
@@ -718,8 +720,14 @@ impl Runner<'_, '_> {
             Some("FlexAttention") => {
                 let given: Vec<Option<Value>> = (0..3).map(|i| input(self, i)).collect();
                 let given: Vec<Option<&Value>> = given.iter().map(Option::as_ref).collect();
-                let ctx =
-                    Ctx { model: plan.model, node, opset: plan.opset, limits: self.limits(), budget: self.budget };
+                let ctx = Ctx {
+                    model: plan.model,
+                    node,
+                    opset: plan.opset,
+                    limits: self.limits(),
+                    budget: self.budget,
+                    prepared: None,
+                };
                 let mut scores = crate::kernels::flex::scores(&ctx, &given)?;
                 if node.attribute("score_mod").is_some() {
                     scores = self.modify(graph_attr("score_mod")?, scores, depth)?;

@@ -124,7 +124,7 @@ fn a_node_of_a_schema_function_body_gives_the_kind_to_the_node_it_expands() {
     let text = r#"<ir_version: 10, opset_import: ["" : 21]>
         g (float[] a, float[] b) => (bool y) { y = GreaterOrEqual (a, b) }"#;
     let m = model(text);
-    let options = onnx_eval::PlanOptions { expand_function_bodies: true };
+    let options = onnx_eval::PlanOptions { expand_function_bodies: true, ..Default::default() };
     let plan = Plan::with_options(&m, &options).expect("plannable");
     let inputs = vec![("a".to_owned(), floats(&[2, 3])), ("b".to_owned(), floats(&[4]))];
     let error = plan.run(inputs, &RunOptions::default()).expect_err("refused");

@@ -35,7 +35,7 @@ fn bodied_ops(model: &onnx_core::ir::Model) -> Vec<String> {
 /// Runs one node test with function bodies expanded; `Ok(bodies used)` when every output
 /// matches.
 fn run_expanded(dir: &Path, model: &onnx_core::ir::Model) -> Result<usize, String> {
-    let options = PlanOptions { expand_function_bodies: true };
+    let options = PlanOptions { expand_function_bodies: true, ..Default::default() };
     let plan = Plan::with_options(model, &options).map_err(|e| e.to_string().replace('\n', "; "))?;
     let graph = &model.graphs[plan.main];
     let data = dir.join("test_data_set_0");

@@ -126,3 +126,37 @@ fn weights_in_an_aligned_side_file_are_used_where_they_lie() {
     assert!(held.copied <= small, "{held:?}: more copied than the {small} bytes of small tensors");
     run_read(&reread, &root().join("tests/fixtures/run").join(name)).expect("the same outputs");
 }
+
+/// Quantized weights decoded once when the plan is made (MatMulNBits, QMoE) give the same
+/// outputs, bit for bit, as when the plan's budget for such forms is 0 and they are decoded
+/// on every run; and the plan holds a form for each such node only with a budget.
+#[test]
+fn weights_decoded_once_give_what_decoding_on_each_run_gives() {
+    for name in ["llama_genai_int4", "gptoss_genai_int4", "llama_genai_int4_asym", "llama_ts_opt_hqq"] {
+        let model = read_model(&root().join("tests/corpus/contrib").join(format!("{name}.onnx"))).expect(name);
+        let inputs: Vec<(String, Value)> = numbered(&root().join("tests/fixtures/run_contrib").join(name), "input_")
+            .iter()
+            .map(|p| tensor(p))
+            .map(|(n, t)| (n, Value::Tensor(t)))
+            .collect();
+        let outputs = |budget: Option<usize>| {
+            let options = onnx_eval::PlanOptions { prepared_budget: budget, ..Default::default() };
+            let plan = Plan::with_options(&model, &options).expect(name);
+            let decoded_once = plan.prepared.len();
+            let result = plan.run(inputs.clone(), &RunOptions::default()).expect(name);
+            (decoded_once, result.outputs)
+        };
+        let (prepared, once) = outputs(None);
+        let (none, each_run) = outputs(Some(0));
+        assert!(prepared > 0, "{name}: no node's weights were decoded when the plan was made");
+        // With no budget, what is left is the marker of constant weights (no bytes).
+        assert!(none <= prepared, "{name}: {none} forms with no budget");
+        for ((n, a), (_, b)) in once.iter().zip(&each_run) {
+            assert_eq!(
+                format!("{:?}", a.tensor().map(|t| t.to_f64s().unwrap_or_default())),
+                format!("{:?}", b.tensor().map(|t| t.to_f64s().unwrap_or_default())),
+                "{name}: output {n} differs"
+            );
+        }
+    }
+}

@@ -7,7 +7,10 @@
 //! today is GroupQueryAttention's present key and value of the genai models: onnxruntime's
 //! tool gives them the past's length, which its kernel gives only when the cache is one
 //! shared buffer; the kernel's length is the larger of the past's and the total sequence
-//! length (the values of an input), which ours leaves unknown.
+//! length (the values of an input), which ours leaves unknown. And the genai Whisper
+//! decoder's sequence length: its position table is sliced from the past length to the
+//! past plus the new length, which is that length only while it stays within the table
+//! (onnxruntime's tool assumes it does; ours, as onnx's, leaves it unknown).
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -108,7 +108,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             reordered.sorted
         );
     }
-    let plan_options = onnx_eval::PlanOptions { expand_function_bodies: args.expand_functions };
+    let plan_options = onnx_eval::PlanOptions { expand_function_bodies: args.expand_functions, ..Default::default() };
     let plan = Plan::with_options(&model, &plan_options).map_err(|e| Failure::Invalid(format!("{label}: {e}")))?;
     let values = read_inputs(&plan, &args)?;
     let capture = args.all_values || args.find_nonfinite || args.compare_values.is_some();

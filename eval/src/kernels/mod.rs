@@ -55,6 +55,46 @@ pub struct Ctx<'a> {
     pub limits: &'a Limits,
     /// The run's memory, checked before a kernel allocates a result from sizes.
     pub budget: &'a crate::memory::Budget,
+    /// What the operator's [`Prepare`] made of this node's constant inputs when the plan
+    /// was made (quantized weights decoded once), when it made something.
+    pub prepared: Option<&'a Prepared>,
+}
+
+/// A kernel's own form of a node's constant inputs, made once per plan ([`Prepare`]) and
+/// handed to the kernel on every run; the kernel downcasts it to its own type
+/// ([`PreparedForm::as_any`]).
+pub type Prepared = std::sync::Arc<dyn PreparedForm>;
+
+/// What a [`Prepared`] holds: any plain data. (A trait of our own rather than `dyn Any`,
+/// so that a plan stays unwind-safe: `dyn Any + RefUnwindSafe` has no downcast.)
+pub trait PreparedForm: std::any::Any + Send + Sync + std::panic::RefUnwindSafe + std::panic::UnwindSafe {
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
+/// Not its contents (decoded weights): that there is one.
+impl std::fmt::Debug for dyn PreparedForm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Prepared")
+    }
+}
+
+impl<T: std::any::Any + Send + Sync + std::panic::RefUnwindSafe + std::panic::UnwindSafe> PreparedForm for T {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// Makes a node's [`Prepared`] form when the plan is made, from the inputs that are
+/// constants (the others `None`): `Ok(None)` when it has nothing to prepare from them, else
+/// the form and the bytes it holds. onnxruntime pre-packs weights so at session start.
+pub type Prepare = fn(&Ctx<'_>, &[Option<&Value>]) -> Result<Option<(Prepared, usize)>, KernelError>;
+
+/// The operators whose kernels take a [`Prepared`] form, by (domain, operator).
+pub fn preparer(domain: &str, op: &str) -> Option<Prepare> {
+    match domain {
+        "com.microsoft" => contrib::prepare(op),
+        _ => None,
+    }
 }
 
 /// A kernel: the output values of a node from its input values (`None` for an omitted

@@ -683,7 +683,9 @@ DIFFUSERS_DIR: str | None = None
 GENAI_HEAD_SIZE = {"llama": 16, "qwen3": 16, "gemma": 16, "phi": 32, "mistral": 16,
                    # the fifth batch (below): Qwen3.5's full-attention layer has heads of 64 (its
                    # rotary embedding covers a quarter of them, 16, as in the released model)
-                   "gptoss": 16, "qwen35": 64, "phi3": 16, "smollm3": 16, "gemma3": 16}
+                   "gptoss": 16, "qwen35": 64, "phi3": 16, "smollm3": 16, "gemma3": 16,
+                   # the sixth batch (below); Whisper's decoder: d_model 32 over 2 heads
+                   "gemma2": 16, "ernie": 16, "granite": 16, "hunyuan": 16, "whisper": 16}
 
 
 def genai_checkpoint(arch: str) -> pathlib.Path:
@@ -761,6 +763,38 @@ def genai_checkpoint(arch: str) -> pathlib.Path:
         model = transformers.Gemma3ForCausalLM(transformers.Gemma3TextConfig(
             **sizes, head_dim=16, sliding_window=4, layer_types=["sliding_attention", "full_attention"],
             query_pre_attn_scalar=16))
+    elif arch == "gemma2":
+        # Gemma 2 (sixth batch): local (window 4) and global layers, attention logits soft-capped
+        # (tanh) at 1.0 and final logits at 3.0; initializer_range 0.1 (transformers' default is
+        # 0.02) so that the attention scores reach the cap: with 0.02 they stay near 0.01 and the
+        # attention cap changes the logits by 1e-4 only
+        model = transformers.Gemma2ForCausalLM(transformers.Gemma2Config(
+            **sizes, head_dim=16, sliding_window=4, layer_types=["sliding_attention", "full_attention"],
+            query_pre_attn_scalar=16, attn_logit_softcapping=1.0, final_logit_softcapping=3.0,
+            initializer_range=0.1))
+    elif arch == "ernie":
+        # ERNIE 4.5 (sixth batch): interleaved rotary embedding (pairs of adjacent dimensions),
+        # tied embeddings (its default)
+        model = transformers.Ernie4_5ForCausalLM(transformers.Ernie4_5Config(**sizes, head_dim=16))
+    elif arch == "granite":
+        # Granite (sixth batch): scaled embeddings (x 2), attention scale 0.1 instead of
+        # 1/sqrt(head size), residual branches scaled by 0.5, logits divided by 4
+        model = transformers.GraniteForCausalLM(transformers.GraniteConfig(
+            **sizes, embedding_multiplier=2.0, attention_multiplier=0.1, residual_multiplier=0.5,
+            logits_scaling=4.0))
+    elif arch == "hunyuan":
+        # Hunyuan dense (sixth batch): RMS norms on the queries and keys after the rotary
+        # embedding (Qwen3 has them before)
+        model = transformers.HunYuanDenseV1ForCausalLM(transformers.HunYuanDenseV1Config(**sizes, head_dim=16))
+    elif arch == "whisper":
+        # Whisper (sixth batch), the builder's encoder-decoder: the script's transformer sizes
+        # (d_model 32, 2+2 layers, 2 heads of 16, feed-forward 64), 8 mel bins, 16 encoder
+        # positions (so 32 input frames), 64 decoder positions
+        model = transformers.WhisperForConditionalGeneration(transformers.WhisperConfig(
+            vocab_size=VOCAB, d_model=HIDDEN, encoder_layers=LAYERS, decoder_layers=LAYERS,
+            encoder_attention_heads=HEADS, decoder_attention_heads=HEADS, encoder_ffn_dim=INTERMEDIATE,
+            decoder_ffn_dim=INTERMEDIATE, num_mel_bins=8, max_source_positions=16, max_target_positions=MAX_POS,
+            bos_token_id=1, eos_token_id=2, pad_token_id=0, decoder_start_token_id=1))
     else:
         raise ValueError(arch)
     text_config = model.config.get_text_config()
@@ -775,6 +809,8 @@ def genai_checkpoint(arch: str) -> pathlib.Path:
                 parameter.add_(torch.empty_like(parameter).uniform_(-0.2, 0.2))
     mxfp4 = gptoss_mxfp4(model) if arch == "gptoss" else {}
     model.eval().save_pretrained(str(folder))
+    if arch == "gemma3":
+        gemma3_flat_rope(folder / "config.json")
     if mxfp4:
         # the original release's expert tensors, beside the float ones transformers reads
         from safetensors.torch import load_file, save_file
@@ -788,6 +824,24 @@ def genai_checkpoint(arch: str) -> pathlib.Path:
     transformers.PreTrainedTokenizerFast(tokenizer_object=tokenizer, unk_token="t0", pad_token="t0",
                                          bos_token="t1", eos_token="t2").save_pretrained(str(folder))
     return folder
+
+
+def gemma3_flat_rope(config_path: pathlib.Path) -> None:
+    """Gemma 3's rotary settings in the flat form the builder 0.18 reads, beside transformers 5's
+    own. transformers 5 writes one `rope_parameters` entry per layer type
+    ({"full_attention": {...}, "sliding_attention": {...}}); the builder reads
+    `rope_parameters["rope_type"]` (KeyError: 'rope_type' without it) and the local layers'
+    base from `rope_local_base_freq` (a transformers 4 field, which transformers 5 drops from
+    the top level of config.json on loading, but keeps inside rope_parameters, whose keys the
+    builder copies to the top level). So `rope_type`, `rope_theta` (the global layers') and
+    `rope_local_base_freq` (the local layers') go into rope_parameters, with the values of the
+    per-type entries: transformers still reads the per-type ones, and both read the same
+    thetas."""
+    config = json.loads(config_path.read_text())
+    rope = config["rope_parameters"]
+    rope |= {"rope_type": "default", "rope_theta": rope["full_attention"]["rope_theta"],
+             "rope_local_base_freq": rope["sliding_attention"]["rope_theta"]}
+    config_path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
 
 
 def gptoss_mxfp4(model) -> dict:
@@ -1306,15 +1360,83 @@ def make_smollm3_genai_int4() -> pathlib.Path:
     # expected in not_made.json: on the layer without rotary embedding (no_rope_layers 0) the
     # builder 0.18 turns off GroupQueryAttention's rotary embedding but still writes separate
     # RotaryEmbedding nodes, which need a position_ids input its CPU models do not have
-    # (KeyError: 'position_ids').
+    # (KeyError: 'position_ids'). No config avoids it but one without a no-rope layer (tried in
+    # the sixth batch, see MANIFEST.md).
     return genai_build("smollm3_genai_int4", "smollm3", "int4")
 
 
 def make_gemma3_genai_int4() -> pathlib.Path:
-    # expected in not_made.json: transformers 5's Gemma3 config keeps one rope_parameters per
-    # layer type ({"full_attention": ..., "sliding_attention": ...}) and the builder 0.18 reads
-    # rope_parameters["rope_type"] (KeyError: 'rope_type').
-    return genai_build("gemma3_genai_int4", "gemma3", "int4")
+    # made in the sixth batch (the fifth's try is in MANIFEST.md): the checkpoint's config gets
+    # the flat rotary fields the builder reads (gemma3_flat_rope). Two cos/sin caches (global
+    # layers theta 1,000,000, local ones 10,000), q/k norms (SimplifiedLayerNormalization per
+    # head) before GroupQueryAttention, local_window_size 4 on the first layer
+    # (windowed_kv_cache=false, as for mistral_genai_int4_window), tied embeddings
+    # (GatherBlockQuantized).
+    return genai_build("gemma3_genai_int4", "gemma3", "int4", extra=("windowed_kv_cache=false",))
+
+
+# ---------------------------------------------------------------------------------------------
+# Models added sixth (issue 54, again made after the code to try it on models it has not seen):
+# builder architectures and options, and a quantizer algorithm, none of the models above has.
+
+
+def make_gemma2_genai_fp32_softcap() -> pathlib.Path:
+    # GroupQueryAttention with `softcap` 1.0 (tanh on the attention scores) and
+    # local_window_size 4 on the first layer; the final logits soft-capped by Div/Tanh/Mul;
+    # four RMS norms a layer (post-attention and post-feed-forward ones too). float32, so that
+    # nothing but the caps and the window differs from transformers.
+    return genai_build("gemma2_genai_fp32_softcap", "gemma2", "fp32", extra=("windowed_kv_cache=false",))
+
+
+def make_ernie_genai_int4_embeds() -> pathlib.Path:
+    # GroupQueryAttention with rotary_interleaved 1 (ERNIE 4.5 rotates pairs of adjacent
+    # dimensions), and exclude_embeds: the model takes `inputs_embeds` (batch, sequence, 64)
+    # float instead of input_ids, as the text decoder of a multimodal pipeline does.
+    # accuracy_level=1 (float32 activations): at level 4 one value of the LM head's input
+    # lay 4e-6 of a quantization step from a half step, and which int8 it becomes depends
+    # on the last bit of the sums before it, which onnxruntime's own kernels order
+    # differently on AVX2 and AVX-512 machines (the golden data would be the machine's).
+    return genai_build("ernie_genai_int4_embeds", "ernie", "int4", extra=("exclude_embeds=true", "accuracy_level=1"))
+
+
+def make_granite_genai_int4_mixed() -> pathlib.Path:
+    # GroupQueryAttention `scale` 0.1 (Granite's attention multiplier), Muls for the embedding,
+    # residual and logits multipliers; matmul_mixed_precision=last_matmul:int8 (the LM head a
+    # MatMulNBits of 8 bits, the rest 4 bits) and include_hidden_states (a second output,
+    # `hidden_states`, the final norm's output).
+    return genai_build("granite_genai_int4_mixed", "granite", "int4",
+                       extra=("matmul_mixed_precision=last_matmul:int8", "include_hidden_states=true"))
+
+
+def make_hunyuan_genai_int4_block128() -> pathlib.Path:
+    # the builder's Hunyuan class keeps the rotary embedding out of GroupQueryAttention (its q/k
+    # norms come after it): RotaryEmbedding nodes in float32 on the CPU, `position_ids` a model
+    # input, GroupQueryAttention with do_rotary 0. block_size=128 is wider than K (64 for every
+    # projection but the down projection's 128), so most MatMulNBits weights are one block
+    # padded with zeros; accuracy_level=1 (float32 activations).
+    return genai_build("hunyuan_genai_int4_block128", "hunyuan", "int4", extra=("block_size=128", "accuracy_level=1"))
+
+
+def make_whisper_dec_genai_fp32() -> pathlib.Path:
+    # The builder writes Whisper as encoder.onnx and decoder.onnx; the decoder is kept:
+    # MultiHeadAttention for the self-attention (unidirectional 1, Q/K/V separate, inputs 6/7
+    # past_key_self_N/past_value_self_N, outputs present_key_self_N/present_value_self_N) and for
+    # the cross-attention (key and value the graph inputs past_key_cross_N/past_value_cross_N,
+    # (batch, 2, 16, 16), already split into heads), SkipLayerNormalization with bias.
+    out = genai_run(TMP / "genai_whisper_dec_genai_fp32", "whisper", "fp32")
+    return save(onnx.load(str(out.parent / "decoder.onnx")), "whisper_dec_genai_fp32")
+
+
+def make_llama_ts_opt_hqq() -> pathlib.Path:
+    from onnxruntime.quantization.matmul_nbits_quantizer import HQQWeightOnlyQuantConfig, MatMulNBitsQuantizer
+
+    # MatMulNBitsQuantizer with HQQ (half-quadratic quantization: the zero points are optimized
+    # with the scales, and stored as floats), 4 bits, block 32, on the 14 MatMuls of
+    # llama_ts_opt (K = 64, or 128 for the down projections).
+    quant = MatMulNBitsQuantizer(onnx.load(str(CORPUS / "llama_ts_opt.onnx")),
+                                 algo_config=HQQWeightOnlyQuantConfig(block_size=32, bits=4))
+    quant.process()
+    return save(quant.model.model, "llama_ts_opt_hqq")
 
 
 # Order matters: the quantized and fp16 models start from bert_ts_opt.onnx.
@@ -1371,6 +1493,12 @@ MAKERS = [
     ("phi3_genai_int4_longrope", make_phi3_genai_int4_longrope),
     ("smollm3_genai_int4", make_smollm3_genai_int4),
     ("gemma3_genai_int4", make_gemma3_genai_int4),
+    ("gemma2_genai_fp32_softcap", make_gemma2_genai_fp32_softcap),
+    ("ernie_genai_int4_embeds", make_ernie_genai_int4_embeds),
+    ("granite_genai_int4_mixed", make_granite_genai_int4_mixed),
+    ("hunyuan_genai_int4_block128", make_hunyuan_genai_int4_block128),
+    ("whisper_dec_genai_fp32", make_whisper_dec_genai_fp32),
+    ("llama_ts_opt_hqq", make_llama_ts_opt_hqq),
 ]
 
 # Made under transformers TRANSFORMERS4 (a child process, see main), in MAKERS' order.
@@ -1383,7 +1511,8 @@ GENAI_STEMS = ["llama_genai_fp32", "llama_genai_int4", "llama_genai_int8", "llam
                "llama_genai_int4_qdq", "llama_genai_int4_dml", "llama_genai_int4_kv8", "llama_genai_int4_kv4",
                "qwen3_genai_int4", "gemma_genai_int4", "mistral_genai_int4_window", "phi_genai_int4",
                "gptoss_genai_int4", "gptoss_genai_fp32", "qwen35_genai_int4", "phi3_genai_int4_longrope",
-               "smollm3_genai_int4", "gemma3_genai_int4"]
+               "smollm3_genai_int4", "gemma3_genai_int4", "gemma2_genai_fp32_softcap", "ernie_genai_int4_embeds",
+               "granite_genai_int4_mixed", "hunyuan_genai_int4_block128", "whisper_dec_genai_fp32"]
 DIFFUSERS_STEMS = ["unet_ts", "unet_ts_opt", "unet_sdpa_ts_opt"]
 
 # The sizes of the builder's axis names for its models: batch 1, a prompt of 5 tokens and an

@@ -36,3 +36,8 @@ const FAMILIES: [Family; 11] = [
 pub fn kernel(op: &str) -> Option<Kernel> {
     FAMILIES.iter().find_map(|family| family(op))
 }
+
+/// The operators whose kernels take a form of their constant inputs made once per plan.
+pub fn prepare(op: &str) -> Option<super::Prepare> {
+    nbits::prepare(op).or_else(|| moe::prepare(op))
+}

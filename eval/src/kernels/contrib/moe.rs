@@ -89,15 +89,88 @@ impl Activation {
 
 /// The experts' two layers, dequantized: `fc1` [E, F1, H], `fc2` [E, H, I], biases
 /// [E, F1] and [E, H] (zeros when absent).
-struct Experts {
+struct Experts<'w> {
     count: usize,
     hidden: usize,
     inner: usize,
-    fc1: Vec<f32>,
+    fc1: &'w [f32],
     fc1_bias: Option<Vec<f32>>,
-    fc2: Vec<f32>,
+    fc2: &'w [f32],
     fc2_bias: Option<Vec<f32>>,
     activation: Activation,
+}
+
+/// QMoE's expert weights dequantized (fc1 [E, F1, H], fc2 [E, H, I]): once per plan when
+/// they are constants, else on each run.
+struct DequantizedExperts {
+    fc1: Vec<f32>,
+    fc2: Vec<f32>,
+    /// (E, F1, H, I) they were dequantized for.
+    dims: (usize, usize, usize, usize),
+}
+
+/// The operators whose kernels take their weights dequantized when the plan is made.
+pub fn prepare(op: &str) -> Option<super::super::Prepare> {
+    match op {
+        "QMoE" => Some(|ctx, inputs| {
+            let named = |i: usize| ctx.node.inputs.get(i).is_some_and(|n| !n.is_empty());
+            let constant = |i: usize| inputs.get(i).copied().flatten().is_some();
+            // fc1 and fc2 with their scales, and their zero points where given.
+            let needed =
+                [2, 3, 5, 6].iter().all(|&i| constant(i)) && [11, 12].iter().all(|&i| !named(i) || constant(i));
+            if !needed {
+                return Ok(None);
+            }
+            let fc2 = input(inputs, 5)?;
+            let fc1 = input(inputs, 2)?;
+            let (count_e, hidden, f1) = match (&fc1.shape[..], &fc2.shape[..]) {
+                ([e, f1, _], [e2, h, _]) if e == e2 => (*e, *h, *f1),
+                _ => return Ok(None),
+            };
+            let weights = dequantize_experts(ctx, inputs, count_e, hidden, f1)?;
+            let bytes = (weights.fc1.len() + weights.fc2.len()) * 4;
+            Ok(Some((std::sync::Arc::new(weights) as super::super::Prepared, bytes)))
+        }),
+        _ => None,
+    }
+}
+
+/// QMoE's inner size I, from fc2's packed rows [E, H, I·bits/8].
+fn fc2_inner(fc2: &Tensor, count_e: usize, hidden: usize, bits: usize) -> Result<usize, KernelError> {
+    match fc2.shape[..] {
+        [e, h, bytes] if e == count_e && h == hidden => Ok(bytes * 8 / bits),
+        _ => Err(bad_input!("fc2_experts_weights of shape {:?} is not [{count_e}, {hidden}, I·bits/8]", fc2.shape)),
+    }
+}
+
+/// The bits and block size of QMoE's weights, checked.
+fn weight_bits(ctx: &Ctx<'_>) -> Result<(usize, usize), KernelError> {
+    let bits = match ctx.int("expert_weight_bits").unwrap_or(4) {
+        b @ (2 | 4 | 8) => b as usize,
+        b => return Err(bad_attribute!("expert_weight_bits {b} is not 2, 4 or 8")),
+    };
+    Ok((bits, usize::try_from(ctx.int("block_size").unwrap_or(0)).unwrap_or(0)))
+}
+
+/// Dequantizes QMoE's fc1 and fc2 for E experts of `hidden` features whose first layer
+/// has `f1` rows.
+fn dequantize_experts(
+    ctx: &Ctx<'_>,
+    inputs: &[Option<&Value>],
+    count_e: usize,
+    hidden: usize,
+    f1: usize,
+) -> Result<DequantizedExperts, KernelError> {
+    let (bits, block) = weight_bits(ctx)?;
+    let (fc1, fc1_scales, fc2, fc2_scales) =
+        (input(inputs, 2)?, input(inputs, 3)?, input(inputs, 5)?, input(inputs, 6)?);
+    let inner = fc2_inner(fc2, count_e, hidden, bits)?;
+    ctx.check_elements(count(&[count_e, f1 + hidden, hidden.max(inner)])?)?;
+    Ok(DequantizedExperts {
+        fc1: dequantize(fc1, fc1_scales, optional(inputs, 11)?, (count_e, f1, hidden), (bits, block), "fc1")?,
+        fc2: dequantize(fc2, fc2_scales, optional(inputs, 12)?, (count_e, hidden, inner), (bits, block), "fc2")?,
+        dims: (count_e, f1, hidden, inner),
+    })
 }
 
 /// The tokens' rows [T, H] of `input` ([T, H] or [B, S, H]) and the router's logits [T, E].
@@ -208,13 +281,14 @@ fn moe(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelErr
     let k = experts_per_token(ctx, count_e)?;
     let normalize = ctx.int("normalize_routing_weights").unwrap_or(0) != 0;
     let floats = |t: &Tensor| -> Result<Vec<f32>, KernelError> { Ok(t.to_f64s()?.iter().map(|&v| v as f32).collect()) };
+    let (w1, w2) = (floats(fc1)?, floats(fc2)?);
     let experts = Experts {
         count: count_e,
         hidden,
         inner,
-        fc1: floats(fc1)?,
+        fc1: &w1,
         fc1_bias: bias(optional(inputs, 3)?, count_e, f1, "fc1_experts_bias")?,
-        fc2: floats(fc2)?,
+        fc2: &w2,
         fc2_bias: bias(optional(inputs, 5)?, count_e, hidden, "fc2_experts_bias")?,
         activation,
     };
@@ -317,38 +391,34 @@ fn dequantize(
 /// weights that are initializers; this computes the dequantized product.)
 fn qmoe(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let (x, router) = (input(inputs, 0)?, input(inputs, 1)?);
-    let (fc1, fc1_scales, fc2, fc2_scales) =
-        (input(inputs, 2)?, input(inputs, 3)?, input(inputs, 5)?, input(inputs, 6)?);
+    let (fc1, fc2) = (input(inputs, 2)?, input(inputs, 5)?);
     refuse_fc3(inputs, &[8, 9, 10, 13])?;
     if !matches!(ctx.string("quant_type").unwrap_or("int"), "int") || ctx.int("weights_prepacked").unwrap_or(-1) == 1 {
         return Err(bad_attribute!("only integer weights in their plain layout are supported"));
     }
-    let bits = match ctx.int("expert_weight_bits").unwrap_or(4) {
-        b @ (2 | 4 | 8) => b as usize,
-        b => return Err(bad_attribute!("expert_weight_bits {b} is not 2, 4 or 8")),
-    };
-    let block = usize::try_from(ctx.int("block_size").unwrap_or(0)).unwrap_or(0);
+    let (bits, _) = weight_bits(ctx)?;
     let (tokens, hidden, count_e) = tokens_and_logits(x, router)?;
     let activation = Activation::of(ctx)?;
-    // I from fc2's packed rows [E, H, I·bits/8].
-    let inner = match fc2.shape[..] {
-        [e, h, bytes] if e == count_e && h == hidden => bytes * 8 / bits,
+    let inner = fc2_inner(fc2, count_e, hidden, bits)?;
+    let f1 = inner * activation.width();
+    if fc1.shape.get(1) != Some(&f1) {
+        return Err(bad_input!("fc1_experts_weights of shape {:?} does not have {f1} rows", fc1.shape));
+    }
+    let decoded;
+    let weights = match ctx.prepared.and_then(|p| p.as_any().downcast_ref::<DequantizedExperts>()) {
+        Some(w) if w.dims == (count_e, f1, hidden, inner) => w,
         _ => {
-            return Err(bad_input!(
-                "fc2_experts_weights of shape {:?} is not [{count_e}, {hidden}, I·bits/8]",
-                fc2.shape
-            ));
+            decoded = dequantize_experts(ctx, inputs, count_e, hidden, f1)?;
+            &decoded
         }
     };
-    let f1 = inner * activation.width();
-    ctx.check_elements(count(&[count_e, f1 + hidden, hidden.max(inner)])?)?;
     let experts = Experts {
         count: count_e,
         hidden,
         inner,
-        fc1: dequantize(fc1, fc1_scales, optional(inputs, 11)?, (count_e, f1, hidden), (bits, block), "fc1")?,
+        fc1: &weights.fc1,
         fc1_bias: bias(optional(inputs, 4)?, count_e, f1, "fc1_experts_bias")?,
-        fc2: dequantize(fc2, fc2_scales, optional(inputs, 12)?, (count_e, hidden, inner), (bits, block), "fc2")?,
+        fc2: &weights.fc2,
         fc2_bias: bias(optional(inputs, 7)?, count_e, hidden, "fc2_experts_bias")?,
         activation,
     };

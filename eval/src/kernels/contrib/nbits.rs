@@ -37,7 +37,18 @@ fn unpack(bytes: &[u8], i: usize, bits: usize) -> i32 {
     i32::from((bytes[bit / 8] >> (bit % 8)) & ((1u16 << bits) - 1) as u8)
 }
 
-fn matmul_nbits(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+/// MatMulNBits' attributes, checked.
+#[derive(Clone, Copy)]
+struct NBitsShape {
+    k: usize,
+    n: usize,
+    bits: usize,
+    block: usize,
+    /// Whether the products are taken in int8 (see [`int8_products`]).
+    int8: bool,
+}
+
+fn nbits_shape(ctx: &Ctx<'_>) -> Result<NBitsShape, KernelError> {
     let (k, n) = (size(ctx, "K", None)?, size(ctx, "N", None)?);
     let bits = size(ctx, "bits", Some(4))?;
     if !matches!(bits, 2 | 4 | 8) {
@@ -48,15 +59,72 @@ fn matmul_nbits(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, 
     if block < 16 || !block.is_power_of_two() {
         return Err(bad_attribute!("block_size {block} is not a power of 2 from 16 on"));
     }
-    let a = input(inputs, 0)?;
-    let dt = a.data_type();
-    if !matches!(dt, DataType::Float | DataType::Float16) {
-        return Err(unsupported!("MatMulNBits on {} inputs", dt.name()));
+    // onnxruntime multiplies in int8 at accuracy level 4 where its kernels have that path:
+    // 4 and 8 bits, blocks of 16 to 256, a power of 2 (else it falls back to float32), and
+    // only for weights it packed when the session began, constant B: with B a graph input
+    // it dequantizes and multiplies in float32 (see [`prepare`]).
+    let int8 = ctx.int("accuracy_level").unwrap_or(0) == 4 && matches!(bits, 4 | 8) && (16..=256).contains(&block);
+    Ok(NBitsShape { k, n, bits, block, int8 })
+}
+
+/// MatMulNBits' weights as its products read them, decoded from B, the scales and the zero
+/// points: once per plan when those are constants (what genai's models hold), else on
+/// each run.
+struct NBitsWeights {
+    /// The scales' element type, which A's must be.
+    scale_type: DataType,
+    form: WeightForm,
+}
+
+enum WeightForm {
+    /// For the int8 products: the integers less their zero points as float32, `[K, N]`
+    /// (row k holds every column's k-th weight, so the products run along N in vector
+    /// lanes), and the scales `[⌈K/block⌉, N]`.
+    Integers { q: Vec<f32>, scales: Vec<f32> },
+    /// Dequantized to float32, `[N, K]`.
+    Floats(Vec<f32>),
+}
+
+impl NBitsWeights {
+    fn bytes(&self) -> usize {
+        match &self.form {
+            WeightForm::Integers { q, scales } => (q.len() + scales.len()) * 4,
+            WeightForm::Floats(w) => w.len() * 4,
+        }
     }
-    if a.shape.last() != Some(&k) {
-        return Err(bad_input!("A {:?} does not end in K = {k}", a.shape));
+}
+
+/// Constant weights whose decoded form did not fit the plan's budget for such forms: they
+/// are decoded on each run, for the products onnxruntime takes with constant weights.
+struct ConstantWeights;
+
+/// The operators whose kernels take their weights decoded when the plan is made.
+pub fn prepare(op: &str) -> Option<super::super::Prepare> {
+    match op {
+        "MatMulNBits" => Some(|ctx, inputs| {
+            let named = |i: usize| ctx.node.inputs.get(i).is_some_and(|n| !n.is_empty());
+            // B and the scales, and the zero points where given, constant; no g_idx.
+            let constant = |i: usize| inputs.get(i).copied().flatten().is_some();
+            if !constant(1) || !constant(2) || named(3) && !constant(3) || named(4) {
+                return Ok(None);
+            }
+            let shape = nbits_shape(ctx)?;
+            // Either form holds a float32 per weight.
+            let fits = count(&[shape.k, shape.n, 4])
+                .is_ok_and(|bytes| ctx.budget.check_more(bytes, "MatMulNBits' decoded weights").is_ok());
+            let Some(weights) = decode_weights(ctx, &shape, inputs).ok().filter(|_| fits) else {
+                return Ok(Some((std::sync::Arc::new(ConstantWeights) as super::super::Prepared, 0)));
+            };
+            let bytes = weights.bytes();
+            Ok(Some((std::sync::Arc::new(weights) as super::super::Prepared, bytes)))
+        }),
+        _ => None,
     }
-    let av = floats(a)?;
+}
+
+/// Decodes B (input 1) with the scales (2) and zero points (3).
+fn decode_weights(ctx: &Ctx<'_>, shape: &NBitsShape, inputs: &[Option<&Value>]) -> Result<NBitsWeights, KernelError> {
+    let NBitsShape { k, n, bits, block, int8 } = *shape;
     let blocks = k.div_ceil(block);
     let blob = count(&[block, bits])? / 8;
     let b = input(inputs, 1)?;
@@ -65,8 +133,9 @@ fn matmul_nbits(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, 
         return Err(bad_input!("B holds {} bytes, not N·blocks·blob = {n}·{blocks}·{blob}", bv.len()));
     }
     let scales = input(inputs, 2)?;
-    if scales.data_type() != dt {
-        return Err(bad_input!("scales of {} beside A of {}", scales.data_type().name(), dt.name()));
+    let scale_type = scales.data_type();
+    if !matches!(scale_type, DataType::Float | DataType::Float16) {
+        return Err(unsupported!("MatMulNBits with scales of {}", scale_type.name()));
     }
     let sv = floats(scales)?;
     if sv.len() != n * blocks {
@@ -79,21 +148,37 @@ fn matmul_nbits(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, 
         Some(z) => match &*z.data {
             Data::U8(v) if v.len() == n * zero_row => Some(v),
             Data::U8(v) => return Err(bad_input!("{} zero point bytes, not {n}·{zero_row}", v.len())),
-            _ => return Err(unsupported!("zero points of {} (not packed uint8)", z.data_type().name())),
+            // Zero points of the scales' type, one per block, not rounded (what HQQ
+            // writes): `(q − zero)·scale` in float32, multiplied in float32.
+            _ if z.data_type() == scale_type => {
+                if z.len() != n * blocks {
+                    return Err(bad_input!("{} zero points for {n} rows of {blocks} blocks", z.len()));
+                }
+                let zf = floats(z)?;
+                ctx.check_elements(count(&[k, n])?)?;
+                let mut w = vec![0f32; n * k];
+                for (row, w_row) in w.chunks_mut(k.max(1)).enumerate().take(n) {
+                    for (blk, w_blk) in w_row.chunks_mut(block).enumerate() {
+                        let (scale, zero) = (sv[row * blocks + blk], zf[row * blocks + blk]);
+                        let bytes = &bv[(row * blocks + blk) * blob..][..blob];
+                        for (i, x) in w_blk.iter_mut().enumerate() {
+                            let code = unpack(bytes, i, bits) as f32;
+                            *x = (code - zero) * scale;
+                        }
+                    }
+                }
+                return Ok(NBitsWeights { scale_type, form: WeightForm::Floats(w) });
+            }
+            _ => {
+                return Err(bad_input!(
+                    "zero points of {} beside scales of {}: packed uint8 or the scales' type",
+                    z.data_type().name(),
+                    scale_type.name()
+                ));
+            }
         },
     };
-    // g_idx (act-order block indices): onnxruntime's reading of it was not matched yet (a
-    // case taking each K index's scale and zero point from block g_idx[k] differed).
-    if optional(inputs, 4)?.is_some() {
-        return Err(unsupported!("MatMulNBits with g_idx"));
-    }
-    let bias = match optional(inputs, 5)? {
-        None => None,
-        Some(t) if t.data_type() == dt && t.len() == n => Some(t.to_f64s()?),
-        Some(_) => return Err(bad_input!("bias must be N = {n} values of A's type")),
-    };
     ctx.check_elements(count(&[k, n])?)?;
-    ctx.check_elements(count(&[av.len() / k, n])?)?;
     let default_zero = 1 << (bits - 1);
     // The weights' integers less their zero points, row n's K values together: each
     // block's bytes decoded in one pass, its zero point read once.
@@ -104,8 +189,7 @@ fn matmul_nbits(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, 
         for (blk, out) in out_row.chunks_mut(block).enumerate() {
             let z = zeros.map_or(default_zero, |z| unpack(&z[row * zero_row..(row + 1) * zero_row], blk, bits)) as i16;
             let bytes = &bv[(row * blocks + blk) * blob..][..blob];
-            // Low bits first, 4 and 8 bits without a division per value (this loop is much
-            // of a small model's time).
+            // Low bits first, 4 and 8 bits without a division per value.
             match bits {
                 8 => out.iter_mut().zip(bytes).for_each(|(o, &b)| *o = i16::from(b) - z),
                 4 => {
@@ -124,39 +208,97 @@ fn matmul_nbits(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, 
             }
         }
     }
-    let weights = Quantized { q: &q, scales: &sv, k, n, block };
-    // onnxruntime multiplies in int8 at accuracy level 4 where its kernels have that path:
-    // 4 and 8 bits, blocks of 16 to 256, a power of 2 (else it falls back to float32).
-    let int8 = ctx.int("accuracy_level").unwrap_or(0) == 4
-        && matches!(bits, 4 | 8)
-        && (16..=256).contains(&block)
-        && block.is_power_of_two();
-    // A's shape with N for K.
-    let mut shape = a.shape.clone();
-    *shape.last_mut().unwrap_or(&mut 0) = n;
-    let out = if int8 {
-        int8_products(&av, &weights)
+    let form = if int8 {
+        // Transposed: k-major integers, block-major scales.
+        let mut qt = vec![0f32; k * n];
+        for (col, q_col) in q.chunks(k.max(1)).enumerate().take(n) {
+            for (i, &v) in q_col.iter().enumerate() {
+                qt[i * n + col] = f32::from(v);
+            }
+        }
+        let mut st = vec![0f32; blocks * n];
+        for col in 0..n {
+            for b in 0..blocks {
+                st[b * n + col] = sv[col * blocks + b];
+            }
+        }
+        WeightForm::Integers { q: qt, scales: st }
     } else {
-        // The weights dequantized as N×K float32 (a row's blocks in turn), read transposed.
+        // Dequantized as N×K float32 (a row's blocks in turn), read transposed.
         let mut w = vec![0f32; n * k];
-        for (row, (w_row, q_row)) in w.chunks_mut(k).zip(q.chunks(k)).enumerate() {
+        for (row, (w_row, q_row)) in w.chunks_mut(k.max(1)).zip(q.chunks(k.max(1))).enumerate() {
             for (blk, (w_blk, q_blk)) in w_row.chunks_mut(block).zip(q_row.chunks(block)).enumerate() {
                 let scale = sv[row * blocks + blk];
                 w_blk.iter_mut().zip(q_blk).for_each(|(x, &v)| *x = f32::from(v) * scale);
             }
         }
-        let rows = av.len() / k;
-        let mut out = vec![0f32; rows * n];
-        sgemm(1.0, View::rows(&av, rows, k), View::rows(&w, n, k).t(), 0.0, &mut out)?;
-        out
+        WeightForm::Floats(w)
     };
-    let mut out: Vec<f64> = out.into_iter().map(f64::from).collect();
+    Ok(NBitsWeights { scale_type, form })
+}
+
+fn matmul_nbits(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+    let shape = nbits_shape(ctx)?;
+    let NBitsShape { k, n, block, .. } = shape;
+    let a = input(inputs, 0)?;
+    let dt = a.data_type();
+    if !matches!(dt, DataType::Float | DataType::Float16) {
+        return Err(unsupported!("MatMulNBits on {} inputs", dt.name()));
+    }
+    if a.shape.last() != Some(&k) {
+        return Err(bad_input!("A {:?} does not end in K = {k}", a.shape));
+    }
+    // g_idx (act-order block indices): onnxruntime's reading of it was not matched yet (a
+    // case taking each K index's scale and zero point from block g_idx[k] differed).
+    if optional(inputs, 4)?.is_some() {
+        return Err(unsupported!("MatMulNBits with g_idx"));
+    }
+    let decoded;
+    let weights = match ctx.prepared.map(|p| p.as_any()) {
+        Some(form) if let Some(w) = form.downcast_ref::<NBitsWeights>() => w,
+        // Constant weights decoded on each run.
+        Some(form) if form.is::<ConstantWeights>() => {
+            decoded = decode_weights(ctx, &shape, inputs)?;
+            &decoded
+        }
+        // Weights given as a graph input: onnxruntime multiplies in float32 whatever the
+        // accuracy level.
+        _ => {
+            decoded = decode_weights(ctx, &NBitsShape { int8: false, ..shape }, inputs)?;
+            &decoded
+        }
+    };
+    if weights.scale_type != dt {
+        return Err(bad_input!("scales of {} beside A of {}", weights.scale_type.name(), dt.name()));
+    }
+    let bias = match optional(inputs, 5)? {
+        None => None,
+        Some(t) if t.data_type() == dt && t.len() == n => Some(floats(t)?),
+        Some(_) => return Err(bad_input!("bias must be N = {n} values of A's type")),
+    };
+    let av = floats(a)?;
+    let rows = av.len() / k;
+    ctx.check_elements(count(&[rows, n])?)?;
+    // A's shape with N for K.
+    let mut out_shape = a.shape.clone();
+    *out_shape.last_mut().unwrap_or(&mut 0) = n;
+    let mut out = match &weights.form {
+        WeightForm::Integers { q, scales } => int8_products(&av, &Quantized { q, scales, k, n, block }),
+        WeightForm::Floats(w) => {
+            let mut out = vec![0f32; rows * n];
+            sgemm(1.0, View::rows(&av, rows, k), View::rows(w, n, k).t(), 0.0, &mut out)?;
+            out
+        }
+    };
     if let Some(bias) = bias {
-        for (i, v) in out.iter_mut().enumerate() {
-            *v = f64::from((*v + bias[i % n]) as f32);
+        for row in out.chunks_mut(n) {
+            row.iter_mut().zip(bias.iter()).for_each(|(v, b)| *v += b);
         }
     }
-    one(numeric_like(dt, shape, out)?)
+    if dt == DataType::Float {
+        return one(Tensor::new(out_shape, Data::F32(out.into())));
+    }
+    one(numeric_like(dt, out_shape, out.into_iter().map(f64::from).collect())?)
 }
 
 /// A float32 or float16 tensor's values as float32 (float32 ones borrowed).
@@ -167,10 +309,10 @@ fn floats(t: &Tensor) -> Result<Cow<'_, [f32]>, KernelError> {
     })
 }
 
-/// MatMulNBits' weights: `q` the integers less their zero points, `[N, K]`, and `scales`
-/// `[N, ⌈K/block⌉]`.
+/// MatMulNBits' weights for the int8 products: `q` the integers less their zero points
+/// `[K, N]` (as float32), `scales` `[⌈K/block⌉, N]`.
 struct Quantized<'a> {
-    q: &'a [i16],
+    q: &'a [f32],
     scales: &'a [f32],
     k: usize,
     n: usize,
@@ -181,37 +323,72 @@ struct Quantized<'a> {
 /// quantized to int8 per block of K (`scale = max|a| / 127` and `q = a · (127 / max|a|)`
 /// rounded half to even, in float32), each block's integer dot product with B's times both
 /// scales, summed over the blocks. `a` is `[M, K]` row-major; the result `[M, N]`.
+///
+/// The integer products are taken in float32, exactly: |a| ≤ 127 and |b| ≤ 255 (8 bits
+/// less a zero point), so a block of at most 256 sums to under 2^23, and every partial sum
+/// is an integer float32 holds. They run along N (a row of B's transposed integers at a
+/// time, in the widest vector lanes the processor has), with no sum across lanes.
 fn int8_products(a: &[f32], w: &Quantized<'_>) -> Vec<f32> {
+    /// Columns per panel: four AVX-512 registers of sums.
+    const PANEL: usize = 64;
     let Quantized { q, scales, k, n, block } = *w;
     let blocks = k.div_ceil(block);
     let rows = a.len().checked_div(k).unwrap_or(0);
     let mut out = vec![0f32; rows * n];
-    let mut qa = vec![0i16; k];
+    let mut qa = vec![0f32; k];
     let mut a_scales = vec![0f32; blocks];
-    for (m, row) in a.chunks_exact(k.max(1)).enumerate().take(rows) {
-        for (b, chunk) in row.chunks(block).enumerate() {
-            let max = chunk.iter().fold(0f32, |m, v| m.max(v.abs()));
-            a_scales[b] = max / 127.0;
-            let inverse = if max != 0.0 { 127.0 / max } else { 0.0 };
-            for (i, &v) in chunk.iter().enumerate() {
-                qa[b * block + i] = (v * inverse).round_ties_even().clamp(-128.0, 127.0) as i16;
-            }
-        }
-        for col in 0..n {
-            let weights = &q[col * k..][..k];
-            let mut sum = 0f64;
-            for b in 0..blocks {
-                let span = b * block..((b + 1) * block).min(k);
-                let (x, y) = (&qa[span.clone()], &weights[span]);
-                let mut dot = 0i32;
-                for i in 0..x.len().min(y.len()) {
-                    dot += i32::from(x[i]) * i32::from(y[i]);
+    let mut dots = vec![0f32; n];
+    let mut sums = vec![0f64; n];
+    crate::gemm::count_flops(2 * rows * n * k);
+    crate::simd::widest(
+        #[inline(always)]
+        || {
+            for (m, row) in a.chunks_exact(k.max(1)).enumerate().take(rows) {
+                for (b, chunk) in row.chunks(block).enumerate() {
+                    let max = chunk.iter().fold(0f32, |m, v| m.max(v.abs()));
+                    a_scales[b] = max / 127.0;
+                    let inverse = if max != 0.0 { 127.0 / max } else { 0.0 };
+                    for (i, &v) in chunk.iter().enumerate() {
+                        qa[b * block + i] = (v * inverse).round_ties_even().clamp(-128.0, 127.0);
+                    }
                 }
-                sum += f64::from(dot) * f64::from(a_scales[b]) * f64::from(scales[col * blocks + b]);
+                sums.iter_mut().for_each(|s| *s = 0.0);
+                for b in 0..blocks {
+                    let span = b * block..((b + 1) * block).min(k);
+                    // Columns a panel at a time, its sums held in registers over the block.
+                    let mut c0 = 0;
+                    while c0 < n {
+                        let width = PANEL.min(n - c0);
+                        let mut acc = [0f32; PANEL];
+                        if width == PANEL {
+                            for i in span.clone() {
+                                let x = qa[i];
+                                let weights: &[f32; PANEL] =
+                                    q[i * n + c0..][..PANEL].try_into().unwrap_or(&[0.0; PANEL]);
+                                for j in 0..PANEL {
+                                    acc[j] += x * weights[j];
+                                }
+                            }
+                        } else {
+                            for i in span.clone() {
+                                let x = qa[i];
+                                let weights = &q[i * n + c0..][..width];
+                                acc.iter_mut().zip(weights).for_each(|(d, &w)| *d += x * w);
+                            }
+                        }
+                        dots[c0..c0 + width].copy_from_slice(&acc[..width]);
+                        c0 += width;
+                    }
+                    let sa = f64::from(a_scales[b]);
+                    let col_scales = &scales[b * n..][..n];
+                    for ((s, &d), &sb) in sums.iter_mut().zip(&dots).zip(col_scales) {
+                        *s += f64::from(d) * sa * f64::from(sb);
+                    }
+                }
+                out[m * n..(m + 1) * n].iter_mut().zip(&sums).for_each(|(o, &s)| *o = s as f32);
             }
-            out[m * n + col] = sum as f32;
-        }
-    }
+        },
+    );
     out
 }
 

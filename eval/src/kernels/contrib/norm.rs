@@ -3,7 +3,9 @@
 //! layer or RMS normalization over the last axis), EmbedLayerNormalization (the sum of
 //! word, position and segment embeddings, then layer normalization), and GroupNorm and
 //! SkipGroupNorm (a diffusion UNet's group normalization, channels last, CUDA only in
-//! onnxruntime). In f64, narrowed once.
+//! onnxruntime). The skip normalizations of float32 and float16 in float32 exactly as
+//! onnxruntime's kernel orders its operations (a one-ulp difference in a norm can flip an
+//! int8 quantization step after it); the rest in f64, narrowed once.
 
 use onnx_core::ir::DataType;
 
@@ -84,6 +86,35 @@ fn skip_layer_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>], simplified: bool) -
     }
     let rows = count(&x.shape[..x.rank() - 1])?;
     ctx.check_grown(rows, x.len())?;
+    let dt = x.data_type();
+    let mut stats = x.shape.clone();
+    stats[x.rank() - 1] = 1;
+    if matches!(dt, DataType::Float | DataType::Float16) {
+        let floats = |t: &Tensor| -> Result<Vec<f32>, KernelError> {
+            Ok(match &*t.data {
+                Data::F32(v) => v.to_vec(),
+                _ => t.to_f64s()?.into_iter().map(|v| v as f32).collect(),
+            })
+        };
+        let narrow = |v: Option<Vec<f64>>| v.map(|v| v.into_iter().map(|x| x as f32).collect::<Vec<f32>>());
+        let (gamma, beta, bias) = (narrow(Some(gamma)).unwrap_or_default(), narrow(beta), narrow(bias));
+        let (mut y, skip) = (floats(x)?, floats(skip)?);
+        let eps = ctx.float("epsilon").unwrap_or(1e-12);
+        let (sum, means, invs) =
+            skip_norm_f32(&mut y, &skip, hidden, eps, simplified, &gamma, beta.as_deref(), bias.as_deref());
+        let tensor = |shape: Vec<usize>, v: Vec<f32>| -> Result<Value, KernelError> {
+            Ok(Value::Tensor(if dt == DataType::Float {
+                Tensor::new(shape, Data::F32(v.into()))
+            } else {
+                from_f64_like(dt, shape, v.into_iter().map(f64::from).collect())?
+            }))
+        };
+        let stat = |v: Vec<f32>| Value::Tensor(Tensor::new(stats.clone(), Data::F32(v.into())));
+        return Ok(named(
+            ctx,
+            vec![tensor(x.shape.clone(), y)?, stat(means), stat(invs), tensor(x.shape.clone(), sum)?],
+        ));
+    }
     let mut sum = x.to_f64s()?;
     let skip = skip.to_f64s()?;
     if !skip.is_empty() {
@@ -100,9 +131,6 @@ fn skip_layer_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>], simplified: bool) -
             invs.push(inv);
         }
     }
-    let mut stats = x.shape.clone();
-    stats[x.rank() - 1] = 1;
-    let dt = x.data_type();
     Ok(named(
         ctx,
         vec![
@@ -112,6 +140,57 @@ fn skip_layer_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>], simplified: bool) -
             Value::Tensor(from_f64_like(dt, x.shape.clone(), sum)?),
         ],
     ))
+}
+
+/// Skip (simplified) layer normalization of float32 (float16 widened) rows as
+/// onnxruntime's CPU kernel computes it, operation for operation, so that results agree to
+/// the bit: each row's `input + skip (+ bias)` summed and squared-summed in float32 in
+/// order, `√(Σv²/H + ε)` (less the squared mean unless simplified), then
+/// `(v − mean) / that · gamma (+ beta)`. `x` becomes the result; returns the sums, the
+/// means (0 for RMS) and the inverse deviations.
+#[allow(clippy::too_many_arguments)]
+fn skip_norm_f32(
+    x: &mut [f32],
+    skip: &[f32],
+    hidden: usize,
+    eps: f32,
+    simplified: bool,
+    gamma: &[f32],
+    beta: Option<&[f32]>,
+    bias: Option<&[f32]>,
+) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
+    let mut sums = vec![0f32; x.len()];
+    let rows = x.len().checked_div(hidden).unwrap_or(0);
+    let (mut means, mut invs) = (Vec::with_capacity(rows), Vec::with_capacity(rows));
+    let h = hidden as f32;
+    for (r, (row, sum)) in x.chunks_mut(hidden.max(1)).zip(sums.chunks_mut(hidden.max(1))).enumerate().take(rows) {
+        let (mut mean, mut square) = (0f32, 0f32);
+        for (i, (v, s)) in row.iter().zip(sum.iter_mut()).enumerate() {
+            let mut val = *v;
+            if !skip.is_empty() {
+                val += skip[(r * hidden + i) % skip.len()];
+            }
+            if let Some(b) = bias {
+                val += b[i];
+            }
+            *s = val;
+            mean += val;
+            square += val * val;
+        }
+        mean /= h;
+        let deviation = if simplified { (square / h + eps).sqrt() } else { (square / h - mean * mean + eps).sqrt() };
+        for (i, (y, &v)) in row.iter_mut().zip(sum.iter()).enumerate() {
+            *y = if simplified {
+                v / deviation * gamma[i]
+            } else {
+                let scaled = (v - mean) / deviation * gamma[i];
+                beta.map_or(scaled, |b| scaled + b[i])
+            };
+        }
+        means.push(if simplified { 0.0 } else { mean });
+        invs.push(1.0 / deviation);
+    }
+    (sums, means, invs)
 }
 
 /// GroupNorm (`with_skip`: SkipGroupNorm, which first adds `skip` and `bias` and also
