@@ -919,26 +919,36 @@ fn rotary_embedding(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Valu
 /// embedding of Q and K (`do_rotary`, positions from each entry's past length), attention
 /// sinks (`head_sink`, or `smooth_softmax`: see [`attend`]).
 /// A quantized cache (`k_scale`/`v_scale`, int8 or int4) is read and written as
-/// [`CacheQuant`] says. position_ids, q/k norms and the qk output are refused.
+/// [`CacheQuant`] says. Not causal (`causal` 0): every query sees all its entry's keys.
+/// position_ids (with `do_rotary`) as [`rotary_positions`] reads them; the scores as
+/// output 3 (`qk_output`, [`visible_scores`]). The per-head q/k norms are refused, as onnxruntime's
+/// CPU kernel refuses them.
 fn group_query_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let qt = input(inputs, 0)?;
     let (heads, kv_heads) = (num_heads(ctx, "num_heads")?, num_heads(ctx, "kv_num_heads")?);
     if heads % kv_heads != 0 {
         return Err(bad_attribute!("num_heads {heads} is not a multiple of kv_num_heads {kv_heads}"));
     }
-    if ctx.int("causal").unwrap_or(1) != 1 || ctx.int("qk_output").unwrap_or(0) != 0 {
-        return Err(bad_attribute!("only causal attention with no qk output is supported"));
+    let causal = match ctx.int("causal").unwrap_or(1) {
+        0 => false,
+        1 => true,
+        c => return Err(bad_attribute!("causal is {c}: it must be 0 or 1")),
+    };
+    if !causal && ctx.int("local_window_size").unwrap_or(-1) != -1 {
+        return Err(bad_attribute!("local_window_size must be -1 when causal is 0"));
     }
-    // position_ids: onnxruntime 1.32's CPU kernel reads them in ways its cases do not pin
-    // down (on a first prompt only the first; in token generation one entry's moves the
-    // others'), so they are refused rather than guessed.
-    for (i, what) in [(9, "position_ids"), (14, "q_norm_weight"), (15, "k_norm_weight"), (16, "query_seqlens")] {
+    // Output 3: the scores before (1) or after (2) the softmax.
+    let qk_output = match ctx.int("qk_output").unwrap_or(0) {
+        0 => None,
+        m @ (1 | 2) if ctx.node.outputs.get(3).is_some_and(|o| !o.is_empty()) => Some(m),
+        m @ (1 | 2) => return Err(bad_attribute!("qk_output is {m} but the node has no output 3 for it")),
+        m => return Err(bad_attribute!("qk_output {m} is not 0, 1 or 2")),
+    };
+    // onnxruntime's CPU kernel refuses the per-head Q/K norms too (CUDA and WebGPU only).
+    for (i, what) in [(14, "q_norm_weight"), (15, "k_norm_weight"), (16, "query_seqlens")] {
         if optional(inputs, i)?.is_some() {
             return Err(bad_input!("{what} (input {i}) is not supported"));
         }
-    }
-    if ctx.node.outputs.len() > 3 {
-        return Err(bad_input!("the output_qk output (output 3) is not computed"));
     }
     let (batch, len, _) = three(qt, "query")?;
     let Heads { head, mut q, mut k, mut v } =
@@ -990,7 +1000,16 @@ fn group_query_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec
     if ctx.int("do_rotary").unwrap_or(0) != 0 {
         let caches = (input(inputs, 7)?, input(inputs, 8)?);
         let sizes = (batch, len, heads, kv_heads, head);
-        (q, k) = rotate_query_key(ctx, caches, (&q, &k), sizes, |b| lengths[b].0)?;
+        let positions = rotary_positions(optional(inputs, 9)?, (batch, len), first_prompt, caches.0.shape[0])?;
+        let row = |b: usize, s: usize| -> Result<usize, KernelError> {
+            Ok(match &positions {
+                // A first prompt: every entry from the first position on.
+                Some(p) if first_prompt => p[0] + s,
+                Some(p) => p[b * len + s],
+                None => lengths[b].0 + s,
+            })
+        };
+        (q, k) = rotate_query_key(ctx, caches, (&q, &k), sizes, row)?;
     }
     // A quantized cache: attention reads this step's keys and values as the cache holds them.
     for (values, quant) in [(&mut k, &k_quant), (&mut v, &v_quant)] {
@@ -1024,10 +1043,11 @@ fn group_query_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec
     let extra = attention_bias(optional(inputs, 10)?, (batch, heads, len, total))?;
     let bias = |b: usize, n: usize, i: usize, j: usize| -> f64 {
         let (past_len, all) = lengths[b];
-        // The keys up to this query's position, the last `window` of them (onnxruntime 1.32's
-        // CPU kernel counts the query's own position in the window).
-        let causal = past_len + i + 1;
-        if j >= causal || j >= all || j >= total || window.is_some_and(|w| j + w < causal) {
+        // The keys up to this query's position (all the entry's keys when not causal), the
+        // last `window` of them (onnxruntime 1.32's CPU kernel counts the query's own
+        // position in the window).
+        let end = if causal { past_len + i + 1 } else { all };
+        if j >= end || j >= all || j >= total || window.is_some_and(|w| j + w < end) {
             f64::NEG_INFINITY
         } else {
             extra.as_ref().map_or(0.0, |e| e[((b * heads + n) * len + i) * total + j])
@@ -1048,6 +1068,16 @@ fn group_query_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec
         bias,
         sinks.as_deref(),
     );
+    let qk = match qk_output {
+        Some(mode) => {
+            if sinks.is_some() && mode == 2 {
+                return Err(crate::error::unsupported!("qk_output 2 with attention sinks"));
+            }
+            ctx.check_elements(count(&[batch, heads, len, total])?)?;
+            Some(visible_scores(&q, &present_k, &d, (scale(ctx, head), softcap), total, mode == 2, bias))
+        }
+        None => None,
+    };
     let cache = vec![batch, kv_heads, present_len, head];
     let mut out = vec![Value::Tensor(numeric_like(dt, vec![batch, len, heads * head], y)?)];
     if ctx.node.outputs.len() > 1 {
@@ -1059,7 +1089,90 @@ fn group_query_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec
             });
         }
     }
+    if let Some(qk) = qk {
+        out.push(Value::Tensor(numeric_like(dt, vec![batch, heads, len, total], qk)?));
+    }
     Ok(out)
+}
+
+/// GroupQueryAttention's position_ids (input 9, int64 `[B, ≥ S]`) as the rows of the
+/// rotary caches, checked as onnxruntime 1.32's CPU kernel checks them: on a first prompt
+/// it reads only the first element, from which every entry's positions count (it must
+/// leave room for S rows); otherwise entry b's row s is element `b·S + s` of the flat
+/// values (each within the caches).
+fn rotary_positions(
+    ids: Option<&Tensor>,
+    (batch, len): (usize, usize),
+    first_prompt: bool,
+    rows: usize,
+) -> Result<Option<Vec<usize>>, KernelError> {
+    let Some(ids) = ids else { return Ok(None) };
+    match ids.shape[..] {
+        [b, w] if b == batch && w >= len => {}
+        _ => return Err(bad_input!("position_ids of shape {:?} is not [{batch}, at least {len}]", ids.shape)),
+    }
+    let values = ids.to_i64s()?;
+    let in_range = |p: i64, room: usize| usize::try_from(p).ok().filter(|&p| p + room <= rows);
+    if first_prompt {
+        let first = values.first().copied().unwrap_or(0);
+        let start = in_range(first, len.max(1)).ok_or(bad_input!(
+            "position_ids starts at {first}: {len} positions from it pass the caches' {rows} rows"
+        ))?;
+        return Ok(Some(vec![start]));
+    }
+    values
+        .iter()
+        .take(batch * len)
+        .map(|&p| in_range(p, 1).ok_or(bad_input!("position {p} is past the caches' {rows} rows")))
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
+/// GroupQueryAttention's output_qk `[B, N, S, total]`: each query's scaled (and soft-capped)
+/// scores with the attention bias, or (`softmax`) their softmax, over the keys it sees
+/// (`bias` finite); 0 for the keys it does not see.
+fn visible_scores(
+    q: &[f64],
+    k: &[f64],
+    d: &Dims,
+    (scale, softcap): (f64, f64),
+    total: usize,
+    softmax: bool,
+    bias: impl Fn(usize, usize, usize, usize) -> f64,
+) -> Vec<f64> {
+    let Dims { batch, heads, kv_heads, q_len, kv_len, head, .. } = *d;
+    let group = (heads / kv_heads.max(1)).max(1);
+    let mut out = vec![0.0; batch * heads * q_len * total];
+    for b in 0..batch {
+        for n in 0..heads {
+            let kh = n / group;
+            for i in 0..q_len {
+                let qrow = &q[((b * heads + n) * q_len + i) * head..][..head];
+                let row = &mut out[((b * heads + n) * q_len + i) * total..][..total];
+                for (j, o) in row.iter_mut().enumerate().take(kv_len) {
+                    let mask = bias(b, n, i, j);
+                    if mask == f64::NEG_INFINITY {
+                        continue;
+                    }
+                    let krow = &k[((b * kv_heads + kh) * kv_len + j) * head..][..head];
+                    let mut s = scale * qrow.iter().zip(krow).map(|(a, c)| a * c).sum::<f64>();
+                    if softcap > 0.0 {
+                        s = softcap * (s / softcap).tanh();
+                    }
+                    *o = rounding(DataType::Float)(s + mask);
+                }
+                if softmax {
+                    let seen = |j: usize| j < kv_len && bias(b, n, i, j) != f64::NEG_INFINITY;
+                    let max = (0..total).filter(|&j| seen(j)).map(|j| row[j]).fold(f64::NEG_INFINITY, f64::max);
+                    let sum: f64 = (0..total).filter(|&j| seen(j)).map(|j| (row[j] - max).exp()).sum();
+                    for (j, o) in row.iter_mut().enumerate() {
+                        *o = if seen(j) { (*o - max).exp() / sum } else { 0.0 };
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Query heads `[B, N, S, H]`, key and value heads `[B, Nkv, S, H]`, and the head size H.
@@ -1120,7 +1233,7 @@ fn rotate_query_key(
     (cos_t, sin_t): (&Tensor, &Tensor),
     (q, k): (&[f64], &[f64]),
     (batch, len, heads, kv_heads, head): (usize, usize, usize, usize, usize),
-    start: impl Fn(usize) -> usize,
+    row: impl Fn(usize, usize) -> Result<usize, KernelError>,
 ) -> Result<(Vec<f64>, Vec<f64>), KernelError> {
     let width = match cos_t.shape[..] {
         [_, w] if sin_t.shape == cos_t.shape && 2 * w <= head => w,
@@ -1136,10 +1249,9 @@ fn rotate_query_key(
     let (cos, sin) = (cos_t.to_f64s()?, sin_t.to_f64s()?);
     let caches = Caches { cos: &cos, sin: &sin, width, rows: cos_t.shape[0] };
     let interleaved = ctx.int("rotary_interleaved").unwrap_or(0) != 0;
-    let row = |b: usize, s: usize| Ok(start(b) + s);
     let layout = |n: usize| Layout { batch, sequence: len, heads: n, head, heads_first: true };
-    let q = rotate(q, &layout(heads), 2 * width, interleaved, &caches, row)?;
-    let k = rotate(k, &layout(kv_heads), 2 * width, interleaved, &caches, row)?;
+    let q = rotate(q, &layout(heads), 2 * width, interleaved, &caches, &row)?;
+    let k = rotate(k, &layout(kv_heads), 2 * width, interleaved, &caches, &row)?;
     Ok((q, k))
 }
 
@@ -1204,7 +1316,7 @@ fn sparse_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Valu
     if ctx.int("do_rotary").unwrap_or(0) != 0 {
         let caches = (input(inputs, 9)?, input(inputs, 10)?);
         let sizes = (batch, len, heads, kv_heads, head);
-        (q, k) = rotate_query_key(ctx, caches, (&q, &k), sizes, |b| lengths[b].0)?;
+        (q, k) = rotate_query_key(ctx, caches, (&q, &k), sizes, |b, s| Ok(lengths[b].0 + s))?;
     }
     // The shared cache: this step's keys and values written at each entry's past length.
     ctx.check_elements(count(&[batch, kv_heads, buffer, head])?)?;
