@@ -102,7 +102,6 @@ pub const CONTRIB_WITHOUT_KERNEL: &[&str] = &[
     "PackedSparseAttentionIndexerMerge",
     "Pad",
     "PagedAttention",
-    "QLinearConv",
     "QLinearReduceMean",
     "QLinearWhere",
     "QOrderedAttention",

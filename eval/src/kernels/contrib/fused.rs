@@ -1,8 +1,8 @@
 //! onnxruntime's fused forms of default-domain operators, as its CPU kernels compute them:
 //! FusedMatMul (a batched product with transposes and a scale), FusedGemm and FusedConv
 //! (Gemm and Conv, then an activation; FusedConv adds its sum input Z first), NhwcConv
-//! (Conv with the channels last), and its own versions of Trilu, Range and GatherND. Each
-//! runs the default domain's kernel.
+//! (Conv with the channels last), QLinearConv (with the channels last or not), and its own
+//! versions of Trilu, Range and GatherND. Each runs the default domain's kernel.
 
 use super::super::{Ctx, Kernel, input, one, optional};
 use crate::error::{KernelError, bad_attribute, bad_input};
@@ -20,6 +20,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         },
         "FusedConv" => fused_conv,
         "NhwcConv" => nhwc_conv,
+        "QLinearConv" => qlinear_conv,
         "Trilu" => |ctx, inputs| default_kernel("Trilu")?(ctx, inputs),
         "GatherND" => |ctx, inputs| default_kernel("GatherND")?(ctx, inputs),
         "Range" => range,
@@ -137,6 +138,31 @@ fn nhwc_conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Ker
     let mut channels_first = vec![Some(&x), Some(&w)];
     channels_first.extend(inputs.get(2).copied());
     let mut out = default_kernel("Conv")?(ctx, &channels_first)?;
+    let Some(Value::Tensor(y)) = out.pop() else { return Err(bad_input!("the convolution gave no tensor")) };
+    one(transpose(&y, &last).contiguous().into_owned())
+}
+
+/// com.microsoft QLinearConv (what onnxruntime's layout optimizer makes of ai.onnx's, and
+/// writes into a model it saves at its highest level): ai.onnx's QLinearConv, or with
+/// `channels_last` X and Y `[N, spatial…, C]` around it (the weights stay
+/// `[M, C/group, k…]`; measured against onnxruntime's ai.onnx kernel on the transposed
+/// input: equal).
+fn qlinear_conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+    let conv = default_kernel("QLinearConv")?;
+    if ctx.int("channels_last").unwrap_or(0) == 0 {
+        return conv(ctx, inputs);
+    }
+    let x = input(inputs, 0)?;
+    let rank = x.rank();
+    if rank < 3 {
+        return Err(bad_input!("X of shape {:?} is not [N, spatial…, C]", x.shape));
+    }
+    let first: Vec<usize> = [0, rank - 1].into_iter().chain(1..rank - 1).collect();
+    let last: Vec<usize> = [0].into_iter().chain(2..rank).chain([1]).collect();
+    let x = Value::Tensor(transpose(x, &first).contiguous().into_owned());
+    let mut channels_first = inputs.to_vec();
+    channels_first[0] = Some(&x);
+    let mut out = conv(ctx, &channels_first)?;
     let Some(Value::Tensor(y)) = out.pop() else { return Err(bad_input!("the convolution gave no tensor")) };
     one(transpose(&y, &last).contiguous().into_owned())
 }

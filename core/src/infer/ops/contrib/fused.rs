@@ -24,6 +24,7 @@ pub fn rule(op: &str) -> Option<Rule> {
         // The convolution's shape (the activation and the sum input keep it).
         "FusedConv" => super::super::nn::rule("Conv")?,
         "NhwcConv" => nhwc_conv,
+        "QLinearConv" => qlinear_conv,
         "Trilu" => |ctx| Some(Outputs::one(ctx.input_type(0)?.clone())),
         "GatherND" => super::super::select::rule("GatherND")?,
         "Range" => range,
@@ -91,6 +92,22 @@ fn nhwc_conv(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
         Some(out)
     });
     Some(Outputs::one(tensor_of(ctx.elem(0), dims)))
+}
+
+/// com.microsoft QLinearConv: ai.onnx's QLinearConv, or with `channels_last` X and Y
+/// `[N, spatial…, C]` (the weights stay `[M, C/group, k…]`); Y of y_zero_point's type.
+fn qlinear_conv(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
+    let last = ctx.int("channels_last").unwrap_or(0) != 0;
+    let dims = ctx.dims(0).filter(|x| x.len() >= 3).and_then(|x| {
+        let x = if last { channels_first(x) } else { x.to_vec() };
+        let mut out = super::super::nn::window_dims(ctx, true, &x, ctx.dims(3))?;
+        if last {
+            let channels = out.remove(1);
+            out.push(channels);
+        }
+        Some(out)
+    });
+    Some(Outputs::one(tensor_of(ctx.elem(7), dims)))
 }
 
 /// Dims with the last one moved to position 1: `[N, spatial…, C]` as `[N, C, spatial…]`.
