@@ -116,6 +116,14 @@ fn fused_conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Ke
     activated(ctx, out, &params)
 }
 
+/// The permutations that move a tensor's channels (its last axis) to position 1, and back
+/// to the end, for rank `rank` (3 or more).
+fn channel_moves(rank: usize) -> (Vec<usize>, Vec<usize>) {
+    let first = [0, rank - 1].into_iter().chain(1..rank - 1).collect();
+    let last = [0].into_iter().chain(2..rank).chain([1]).collect();
+    (first, last)
+}
+
 /// NhwcConv (onnxruntime's channels-last Conv, CUDA only there): X `[N, spatial…, C]` and
 /// the weights `[M, k…, C/group]` read channels first, Conv, and its result `[N, M, o…]`
 /// given back channels last, `[N, o…, M]`.
@@ -129,9 +137,7 @@ fn nhwc_conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Ker
             w.shape
         ));
     }
-    // Channels (the last axis) to position 1, and back.
-    let first: Vec<usize> = [0, rank - 1].into_iter().chain(1..rank - 1).collect();
-    let last: Vec<usize> = [0].into_iter().chain(2..rank).chain([1]).collect();
+    let (first, last) = channel_moves(rank);
     // Kernels read row-major tensors (views are copied before a kernel is called).
     let moved = |t: &Tensor| Value::Tensor(transpose(t, &first).contiguous().into_owned());
     let (x, w) = (moved(x), moved(w));
@@ -157,8 +163,7 @@ fn qlinear_conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, 
     if rank < 3 {
         return Err(bad_input!("X of shape {:?} is not [N, spatial…, C]", x.shape));
     }
-    let first: Vec<usize> = [0, rank - 1].into_iter().chain(1..rank - 1).collect();
-    let last: Vec<usize> = [0].into_iter().chain(2..rank).chain([1]).collect();
+    let (first, last) = channel_moves(rank);
     let x = Value::Tensor(transpose(x, &first).contiguous().into_owned());
     let mut channels_first = inputs.to_vec();
     channels_first[0] = Some(&x);

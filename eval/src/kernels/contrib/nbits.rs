@@ -112,7 +112,8 @@ pub fn prepare(op: &str) -> Option<super::super::Prepare> {
             // Either form holds a float32 per weight.
             let fits = count(&[shape.k, shape.n, 4])
                 .is_ok_and(|bytes| ctx.budget.check_more(bytes, "MatMulNBits' decoded weights").is_ok());
-            let Some(weights) = decode_weights(ctx, &shape, inputs).ok().filter(|_| fits) else {
+            let decoded = if fits { decode_weights(ctx, &shape, inputs).ok() } else { None };
+            let Some(weights) = decoded else {
                 return Ok(Some((std::sync::Arc::new(ConstantWeights) as super::super::Prepared, 0)));
             };
             let bytes = weights.bytes();
