@@ -80,7 +80,9 @@ impl Activation {
             Activation::Identity => out.extend_from_slice(h),
             Activation::SwiGlu { alpha, beta, limit } => out.extend(h.chunks_exact(2).map(|pair| {
                 let gate = pair[0].min(limit);
-                let linear = pair[1].clamp(-limit, limit);
+                // max then min, not clamp: a limit that is negative or NaN (a broken
+                // model's) must not panic; NaN leaves the value as it is.
+                let linear = pair[1].max(-limit).min(limit);
                 gate * sigmoid(alpha * gate) * (linear + beta)
             })),
         }

@@ -214,6 +214,11 @@ fn lstm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelEr
     let (wz, _) = bytes(input(inputs, 9)?, "W_zero_point")?;
     let (rz, _) = bytes(input(inputs, 11)?, "R_zero_point")?;
     let clip = ctx.float("clip").unwrap_or(f32::MAX);
+    // As LSTM's: a clip that is not positive (or NaN) is refused, not used as reversed
+    // bounds.
+    if clip.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
+        return Err(bad_attribute!("clip {clip} is not a positive threshold"));
+    }
     let couple = ctx.int("input_forget").unwrap_or(0) != 0;
     let per_dir = |v: &[f32], d: usize| -> Vec<f32> {
         let len = v.len() / dirs;
