@@ -1283,18 +1283,31 @@ fn a_binary_model_becomes_an_outline_beside_it_and_comes_back_whole() {
     assert_exit(&out, 0);
     assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
     let outline = std::fs::read_to_string(&view).unwrap();
-    // Nodes first; the weights after them, by reference, with their size and range.
-    assert!(
-        outline.contains("  y = Add (x, w)\n\n  @initializers <\n    # 8.0 KiB; min 0, max 6, mean 2.997\n"),
-        "{outline}"
-    );
+    // ONNX text: the weights where onnx reads them, by reference, with their size and range.
+    assert!(outline.contains(") <\n  # 8.0 KiB; min 0, max 6, mean 2.997\n"), "{outline}");
     assert!(outline.contains("\"location\": \"big.onnx\""), "{outline}");
+    assert!(!outline.contains("@initializers"), "{outline}");
     assert!(outline.len() < 1000, "no numbers inline:\n{outline}");
     assert_exit(&run(&["fmt", "--check", view.to_str().unwrap()]), 0);
     // Back to binary: the referenced bytes are read in again, the same file comes out.
     let back = dir.path().join("back.onnx");
     assert_exit(&run(&["convert", view.to_str().unwrap(), back.to_str().unwrap()]), 0);
     assert_eq!(std::fs::read(&back).unwrap(), original);
+    // Asked for, the nodes come first and the weights after them in our own syntax.
+    let last = dir.path().join("last.onnxtxt");
+    assert_exit(&run(&["convert", model.to_str().unwrap(), last.to_str().unwrap(), "--initializers-last"]), 0);
+    let last_text = std::fs::read_to_string(&last).unwrap();
+    assert!(
+        last_text.contains("  y = Add (x, w)\n\n  @initializers <\n    # 8.0 KiB; min 0, max 6, mean 2.997\n"),
+        "{last_text}"
+    );
+    assert_exit(&run(&["fmt", "--check", last.to_str().unwrap()]), 0);
+    assert_exit(&run(&["convert", last.to_str().unwrap(), back.to_str().unwrap()]), 0);
+    assert_eq!(std::fs::read(&back).unwrap(), original);
+    let refused =
+        run(&["convert", model.to_str().unwrap(), last.to_str().unwrap(), "--initializers-last", "--style", "onnx"]);
+    assert_exit(&refused, 2);
+    assert!(text(&refused.stderr).contains("--initializers-last"), "{}", text(&refused.stderr));
     // --keep-external keeps the references (the output then depends on big.onnx).
     let kept = dir.path().join("kept.onnx");
     assert_exit(&run(&["convert", view.to_str().unwrap(), kept.to_str().unwrap(), "--keep-external"]), 0);
@@ -1311,7 +1324,7 @@ fn a_binary_model_becomes_an_outline_beside_it_and_comes_back_whole() {
     let out = run(&["convert", model.to_str().unwrap(), away.to_str().unwrap()]);
     assert_exit(&out, 0);
     assert!(text(&out.stderr).contains("every number is written into the text"), "{}", text(&out.stderr));
-    assert!(!std::fs::read_to_string(&away).unwrap().contains("@initializers"));
+    assert!(!std::fs::read_to_string(&away).unwrap().contains("\"location\""));
 }
 
 #[test]
@@ -1348,7 +1361,7 @@ fn an_outline_moved_away_from_its_model_gives_one_error_naming_the_file() {
 }
 
 #[test]
-fn every_real_model_outline_shows_its_first_node_early_and_converts_back_whole() {
+fn every_real_model_outline_refers_to_its_big_tensors_and_converts_back_whole() {
     let dir = tempfile::tempdir().unwrap();
     let real = corpus_file("real");
     let mut models: Vec<PathBuf> = std::fs::read_dir(&real)
@@ -1363,10 +1376,12 @@ fn every_real_model_outline_shows_its_first_node_early_and_converts_back_whole()
         let model = dir.path().join(name);
         std::fs::copy(&original, &model).unwrap();
         let view = model.with_extension("onnxtxt");
+        // Asked for, the structure comes first.
+        assert_exit(&run(&["convert", model.to_str().unwrap(), view.to_str().unwrap(), "--initializers-last"]), 0);
+        let line = first_node_line(&std::fs::read_to_string(&view).unwrap());
+        assert!(line <= 200, "{name}: the first node is on line {line}");
         assert_exit(&run(&["convert", model.to_str().unwrap(), view.to_str().unwrap()]), 0);
         let outline = std::fs::read_to_string(&view).unwrap();
-        let line = first_node_line(&outline);
-        assert!(line <= 200, "{name}: the first node is on line {line}");
         // Every tensor of 1 KiB or more in raw bytes or packed floats is shown by reference.
         let decoded = onnx_core::binary::read_model(&original).unwrap();
         let in_file = |t: &onnx_core::ir::Tensor| onnx_core::print::digest::bytes_in_file(t).map(|r| r.len());

@@ -115,9 +115,9 @@ fn canonical_texts_of_the_corpus_format_stably_to_the_same_model() {
 }
 
 /// What `onnx convert` writes for the real models is formatted text: the whole text as it is
-/// streamed to the file (`--inline`), and the outline beside the model (nodes first, big
-/// tensors by reference with a comment on each), whose layout [`print::canonical::model`]
-/// does not use.
+/// streamed to the file (`--inline`), and the outline beside the model (big tensors by
+/// reference with a comment on each) in both its layouts, onnx's and `--initializers-last`,
+/// which [`print::canonical::model`] does not use.
 #[test]
 fn texts_convert_writes_for_the_real_models_are_formatted() {
     let mut failures = Vec::new();
@@ -125,23 +125,34 @@ fn texts_convert_writes_for_the_real_models_are_formatted() {
     for path in files_with_suffix(&corpus_dir().join("real"), ".onnx") {
         let rel = path.strip_prefix(corpus_dir()).expect("in corpus").to_string_lossy().into_owned();
         let bytes = Bytes::from(std::fs::read(&path).expect("readable"));
-        let mut model = binary::decode_model(bytes.clone(), &rel).expect("decodes");
+        let model = binary::decode_model(bytes.clone(), &rel).expect("decodes");
         let mut streamed = Vec::new();
         print::canonical::write_model(&model, &mut streamed).expect("writes to memory");
         let streamed = String::from_utf8(streamed).expect("UTF-8");
         checked += 1;
         failures.extend(check(&format!("{rel} as written"), &streamed, true).err());
-        let layout = outline::refer_to_source(&mut model, &bytes, "model.onnx", outline::DEFAULT_THRESHOLD, true);
-        let mut text = Vec::new();
-        print::canonical::write_model_with(&model, &layout, &mut text).expect("writes to memory");
-        let text = String::from_utf8(text).expect("UTF-8");
-        outlines += usize::from(text.contains("@initializers"));
-        checked += 1;
-        failures.extend(check(&format!("{rel} outline"), &text, true).err());
+        for initializers_last in [false, true] {
+            let mut model = model.clone();
+            let layout = outline::refer_to_source(
+                &mut model,
+                &bytes,
+                "model.onnx",
+                outline::DEFAULT_THRESHOLD,
+                initializers_last,
+            );
+            let mut text = Vec::new();
+            print::canonical::write_model_with(&model, &layout, &mut text).expect("writes to memory");
+            let text = String::from_utf8(text).expect("UTF-8");
+            assert!(initializers_last || !text.contains("@initializers"), "{rel}: our syntax unasked");
+            outlines += usize::from(!layout.digests.is_empty());
+            checked += 1;
+            failures
+                .extend(check(&format!("{rel} outline (initializers last: {initializers_last})"), &text, true).err());
+        }
     }
     report(failures, checked);
-    assert!(checked >= 2 * 15, "only {checked} texts checked");
-    assert!(outlines >= 10, "only {outlines} outlines with tensors by reference");
+    assert!(checked >= 3 * 15, "only {checked} texts checked");
+    assert!(outlines >= 20, "only {outlines} outlines with tensors by reference");
 }
 
 #[test]

@@ -1,4 +1,5 @@
-//! onnx's own parser reads the canonical text we print, for every corpus model (the backend
+//! onnx's own parser reads the canonical text we print, and the outline beside a binary model
+//! (its big tensors by reference), for every corpus model (the backend
 //! node tests, the hand-built models and the real exported ones): wherever onnx's grammar can
 //! say a construct, the canonical text says it onnx's way, and what onnx cannot say is in
 //! `#@` annotations, which onnx reads as comments. The few models it cannot read are listed
@@ -13,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use bytes::Bytes;
+use onnx_core::print::outline;
 use onnx_core::{binary, print};
 use onnx_tests::{corpus_dir, corpus_models};
 
@@ -37,9 +39,10 @@ fn python() -> Option<PathBuf> {
     })
 }
 
-#[test]
-fn onnx_parses_the_canonical_text_of_every_corpus_model() {
-    let Some(python) = python() else {
+/// The Python with onnx 1.23.2, or `None` where a skip is allowed (not in CI), said on stderr.
+fn python_or_skip(test: &str) -> Option<PathBuf> {
+    let found = python();
+    if found.is_none() {
         assert!(
             std::env::var_os("CI").is_none(),
             "onnx 1.23.2 for Python is missing in CI: .ci/run installs it into .venv"
@@ -49,24 +52,17 @@ fn onnx_parses_the_canonical_text_of_every_corpus_model() {
         use std::io::Write as _;
         let _ = writeln!(
             std::io::stderr(),
-            "SKIPPED onnx_parses_the_canonical_text_of_every_corpus_model: no Python with onnx 1.23.2 \
-             (set ONNX_PYTHON or make .venv); onnx's parser was not run"
+            "SKIPPED {test}: no Python with onnx 1.23.2 (set ONNX_PYTHON or make .venv); onnx's parser was not run"
         );
-        return;
-    };
-    let dir = tempfile::tempdir().expect("temp dir");
-    let mut printed = 0;
-    for path in corpus_models() {
-        let rel = path.strip_prefix(corpus_dir()).expect("in corpus");
-        let data = std::fs::read(&path).expect("readable");
-        let model = binary::decode_model(Bytes::from(data), &rel.to_string_lossy()).expect("decodes");
-        let out = dir.path().join(rel).with_extension("onnxtxt");
-        std::fs::create_dir_all(out.parent().expect("has a folder")).expect("folder");
-        std::fs::write(&out, print::canonical::model(&model)).expect("written");
-        printed += 1;
     }
+    found
+}
+
+/// Runs `onnx_parse_texts.py` over `dir` and checks its report against `ONNX_CANNOT_READ`;
+/// returns how many texts it read.
+fn onnx_reads_the_texts_in(python: &Path, dir: &Path, printed: usize) -> usize {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("onnx_parse_texts.py");
-    let out = Command::new(&python).arg(&script).arg(dir.path()).output().expect("python runs");
+    let out = Command::new(python).arg(&script).arg(dir).output().expect("python runs");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let report = String::from_utf8(out.stdout).expect("UTF-8 report");
     let mut read = 0;
@@ -85,5 +81,56 @@ fn onnx_parses_the_canonical_text_of_every_corpus_model() {
     }
     assert_eq!(read, printed, "the script did not report every text");
     assert!(failures.is_empty(), "{} of {read}:\n{}", failures.len(), failures.join("\n"));
+    read
+}
+
+#[test]
+fn onnx_parses_the_canonical_text_of_every_corpus_model() {
+    let Some(python) = python_or_skip("onnx_parses_the_canonical_text_of_every_corpus_model") else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut printed = 0;
+    for path in corpus_models() {
+        let rel = path.strip_prefix(corpus_dir()).expect("in corpus");
+        let data = std::fs::read(&path).expect("readable");
+        let model = binary::decode_model(Bytes::from(data), &rel.to_string_lossy()).expect("decodes");
+        let out = dir.path().join(rel).with_extension("onnxtxt");
+        std::fs::create_dir_all(out.parent().expect("has a folder")).expect("folder");
+        std::fs::write(&out, print::canonical::model(&model)).expect("written");
+        printed += 1;
+    }
+    let read = onnx_reads_the_texts_in(&python, dir.path(), printed);
     assert!(read >= 1900, "only {read} texts: the corpus is missing");
+}
+
+/// The outline `onnx convert model.onnx model.onnxtxt` writes beside every corpus model with
+/// a tensor of 1 KiB or more is ONNX text: onnx's parser reads it, and once onnx loads the
+/// external references into the model, every tensor holds the binary model's values.
+#[test]
+fn onnx_reads_the_outline_of_every_corpus_model_with_big_tensors() {
+    let Some(python) = python_or_skip("onnx_reads_the_outline_of_every_corpus_model_with_big_tensors") else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (mut printed, mut references) = (0, 0);
+    for path in corpus_models() {
+        let rel = path.strip_prefix(corpus_dir()).expect("in corpus");
+        let data = Bytes::from(std::fs::read(&path).expect("readable"));
+        let mut model = binary::decode_model(data.clone(), &rel.to_string_lossy()).expect("decodes");
+        let copy = dir.path().join(rel);
+        let location = copy.file_name().and_then(|n| n.to_str()).expect("a UTF-8 name").to_owned();
+        let layout = outline::refer_to_source(&mut model, &data, &location, outline::DEFAULT_THRESHOLD, false);
+        if layout.digests.is_empty() {
+            continue;
+        }
+        references += layout.digests.len();
+        std::fs::create_dir_all(copy.parent().expect("has a folder")).expect("folder");
+        std::fs::write(&copy, &data).expect("copied");
+        let mut text = Vec::new();
+        print::canonical::write_model_with(&model, &layout, &mut text).expect("printed");
+        std::fs::write(copy.with_extension("onnxtxt"), text).expect("written");
+        printed += 1;
+    }
+    let read = onnx_reads_the_texts_in(&python, dir.path(), printed);
+    assert!(read >= 60, "only {read} outlines: the real and contrib corpora are missing");
+    assert!(references >= 1000, "only {references} tensors by reference");
 }

@@ -49,12 +49,16 @@ pub struct Args {
     /// input's directory; `--embed-external` puts the data back in.
     #[arg(long, conflicts_with_all = ["external_data", "embed_external"])]
     reference_input: bool,
-    /// Write every number into the text, even for a model with big tensors: the text
-    /// onnx's parser reads. Without it, a binary model converted to a text file beside it
-    /// becomes an outline: nodes first, then `@initializers < … >` with each big tensor as a
-    /// reference into the model and a comment giving its size and range (docs/syntax.md).
+    /// Write every number into the text, even for a model with big tensors. Without it, a
+    /// binary model converted to a text file beside it becomes an outline: each big tensor is
+    /// a reference into the model (standard external data, which onnx's parser reads) with a
+    /// comment giving its size and range (docs/syntax.md).
     #[arg(long, conflicts_with_all = ["external_data", "reference_input"])]
     inline: bool,
+    /// Write every graph's `< … >` list after its nodes, as `@initializers < … >`, so the
+    /// text starts with the structure. Our extension: onnx's parser does not read it.
+    #[arg(long)]
+    initializers_last: bool,
     /// Converting to binary, keep references into another .onnx file (an outline's) as
     /// external data instead of reading their bytes into the output.
     #[arg(long, conflicts_with = "embed_external")]
@@ -82,10 +86,16 @@ pub fn run(args: Args) -> Result<(), Failure> {
         (None, "-") => Format::Binary,
         (None, path) => format_of(Path::new(path))?,
     };
+    if args.initializers_last && (args.style == Style::Onnx || out_format == Format::Binary) {
+        return Err(Failure::Usage(
+            "--initializers-last lays out our canonical text; it means nothing for onnx's style or a binary output"
+                .to_owned(),
+        ));
+    }
     let out_dir = (args.output != "-").then(|| binary::model_dir(Path::new(&args.output)));
     let outline = Outline::choose(&args, &input, out_format, out_dir.as_deref())?;
     if args.reference_input || outline == Outline::Written {
-        return convert_referencing_input(&args, &input, out_dir.as_deref(), out_format, outline == Outline::Written);
+        return convert_referencing_input(&args, &input, out_dir.as_deref(), out_format);
     }
     let options = ReadOptions { meaning_errors_as_warnings: !args.strict };
     let mut model = read_model(&input, args.from, options)?;
@@ -139,7 +149,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         external::externalize(&mut model, dir, location, args.size_threshold)
             .map_err(|e| Failure::Usage(format!("{}: {e}", args.output)))?;
     }
-    write_converted(&model, out_format, args.style, &args.output)
+    write_converted(&args, &model, out_format)
 }
 
 /// Whether the text is the outline of a binary model (see `--inline`).
@@ -179,8 +189,9 @@ fn big_initializers(model: &Model, threshold: u64) -> bool {
 
 /// Writes the model in the output format. The canonical text is streamed to its file as it
 /// is printed (a model's text can be several times the size of the model).
-fn write_converted(model: &Model, format: Format, style: Style, output: &str) -> Result<(), Failure> {
-    write_laid_out(model, format, style, &Layout::default(), output)
+fn write_converted(args: &Args, model: &Model, format: Format) -> Result<(), Failure> {
+    let layout = Layout { initializers_after_nodes: args.initializers_last, ..Layout::default() };
+    write_laid_out(model, format, args.style, &layout, &args.output)
 }
 
 /// [`write_converted`] with the canonical text in a chosen layout.
@@ -203,14 +214,12 @@ fn write_laid_out(model: &Model, format: Format, style: Style, layout: &Layout, 
 }
 
 /// `--reference-input` and the outline: big initializers become references into the input
-/// file itself, each with a comment giving its size and range; the outline also puts every
-/// graph's `< … >` list after its nodes.
+/// file itself, each with a comment giving its size and range.
 fn convert_referencing_input(
     args: &Args,
     input: &Input,
     out_dir: Option<&Path>,
     out_format: Format,
-    outline: bool,
 ) -> Result<(), Failure> {
     let Input::File(path) = input else {
         return Err(Failure::Usage("--reference-input needs the input model as a file, not stdin".to_owned()));
@@ -235,7 +244,7 @@ fn convert_referencing_input(
     let data = binary::read_bytes(path).map_err(|e| Failure::Usage(format!("{label}: cannot read: {e}")))?;
     crate::io::not_a_model_file(&label, &data)?;
     let mut model = binary::decode_model(data.clone(), &label)?;
-    let layout = refer_to_source(&mut model, &data, location, args.size_threshold, outline);
+    let layout = refer_to_source(&mut model, &data, location, args.size_threshold, args.initializers_last);
     write_laid_out(&model, out_format, args.style, &layout, &args.output)
 }
 

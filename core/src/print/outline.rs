@@ -1,8 +1,9 @@
-//! The outline of a binary model: its text with the structure first. Every big initializer is
-//! a reference into the model's own file (standard external data with offset and length), with
-//! a comment giving its size and the range of its values, and every graph's `< … >` list comes
-//! after its nodes. Converting the outline back reads the referenced bytes into the model
-//! again, so the round trip gives the original file.
+//! The outline of a binary model: its text without the numbers of its big tensors. Every big
+//! initializer is a reference into the model's own file (standard external data with offset
+//! and length, which onnx's parser reads), with a comment giving its size and the range of its
+//! values; on request every graph's `< … >` list comes after its nodes (`@initializers`, our
+//! extension). Converting the outline back reads the referenced bytes into the model again, so
+//! the round trip gives the original file.
 
 use std::collections::{HashMap, HashSet};
 

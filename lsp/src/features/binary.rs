@@ -35,8 +35,8 @@ fn regular_file(path: &Path) -> Result<(), String> {
     }
 }
 
-/// The model's outline, as `onnx convert model.onnx model.onnxtxt` writes it: nodes first,
-/// big tensors as references into the model file with their size and range in a comment. The
+/// The model's outline, as `onnx convert model.onnx model.onnxtxt` writes it: ONNX text whose
+/// big tensors are references into the model file with their size and range in a comment. The
 /// text is for a document beside the model; saved there, it converts back to the same file.
 pub fn binary_to_text(params: &BinaryToTextParams) -> Result<BinaryToTextResult, String> {
     let path = file_path(&params.uri).ok_or_else(|| format!("{}: not a file URI", params.uri.as_str()))?;
@@ -50,7 +50,7 @@ pub fn binary_to_text(params: &BinaryToTextParams) -> Result<BinaryToTextResult,
     }
     let mut model = binary::decode_model(data.clone(), &label).map_err(|e| e.to_string())?;
     let layout = match path.file_name().and_then(|n| n.to_str()) {
-        Some(location) => outline::refer_to_source(&mut model, &data, location, outline::DEFAULT_THRESHOLD, true),
+        Some(location) => outline::refer_to_source(&mut model, &data, location, outline::DEFAULT_THRESHOLD, false),
         // A file name that is not UTF-8 cannot be a location: every number goes inline.
         None => canonical::Layout::default(),
     };
