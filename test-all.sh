@@ -13,5 +13,6 @@ cd editors/vscode
 npm ci --no-audit --no-fund
 npm run typecheck
 npm run test:grammar
+npm run test:words
 npm run package
 ls -l onnx-text.vsix

@@ -276,7 +276,16 @@ fn render_completion(result: &Value) -> String {
     let items = result.as_array().cloned().unwrap_or_default();
     let mut out = format!("{} item(s)\n", items.len());
     for item in items.iter().take(12) {
-        let insert = item["insertText"].as_str().map(|t| format!(" ⇒ {t:?}")).unwrap_or_default();
+        let insert = match (item["insertText"].as_str(), item["textEdit"]["newText"].as_str()) {
+            (_, Some(edit)) => {
+                let range = &item["textEdit"]["range"];
+                let (from, to) = (&range["start"]["character"], &range["end"]["character"]);
+                let filter = item["filterText"].as_str().map(|f| format!(" filter {f:?}")).unwrap_or_default();
+                format!(" ⇒ {edit:?} at {from}..{to}{filter}")
+            }
+            (Some(text), None) => format!(" ⇒ {text:?}"),
+            (None, None) => String::new(),
+        };
         writeln!(out, "{} · {}{insert}", item["label"].as_str().unwrap_or(""), item["detail"].as_str().unwrap_or(""))
             .unwrap();
     }

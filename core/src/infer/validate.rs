@@ -384,9 +384,11 @@ impl Violations<'_, '_> {
         }
     }
 
-    /// The string attribute `name`, when written, is one of `allowed` (spelled exactly: the
-    /// runtime compares case and all).
-    fn one_of(&mut self, node: &Node, name: &str, allowed: &[&str]) {
+    /// The string attribute `name`, when written, is one of the spellings
+    /// [`crate::schema::choices`] lists for this operator (exactly: the runtime compares case
+    /// and all).
+    fn one_of(&mut self, node: &Node, name: &str) {
+        let Some(allowed) = crate::schema::choices::allowed_strings(self.op, name) else { return };
         let Some(attribute) = node.attribute(name) else { return };
         let Some(AttributeValue::String(value)) = attribute.value() else { return };
         if allowed.iter().any(|a| *value == *a) {

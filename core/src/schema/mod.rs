@@ -11,6 +11,7 @@
 //! Lookup follows onnx's rule: the schema of `(domain, op)` for an imported opset version is
 //! the one with the largest `since_version` not above it.
 
+pub mod choices;
 mod decode;
 
 use foldhash::HashMap;

@@ -10,9 +10,11 @@
 
 use std::collections::BTreeSet;
 
+use onnx_core::diagnostic::Span;
 use onnx_core::ir::Str;
+use onnx_core::resolve::DefSite;
 use onnx_core::schema::{OpSchema, registry};
-use onnx_syntax::lexer::{PRIM_TYPES, Token, TokenKind};
+use onnx_syntax::lexer::{PRIM_TYPES, Token, TokenKind, tokens};
 
 use super::cursor::{dotted_domain, open_brackets, tokens_and_enclosing};
 
@@ -23,8 +25,21 @@ use onnx_core::facts::ScopeId;
 
 #[derive(Debug, PartialEq)]
 enum Context {
-    Operator { domain: Option<String> },
-    Attribute { op: String, domain: Option<String> },
+    Operator {
+        domain: Option<String>,
+    },
+    /// An attribute's name inside a node's `<…>`, which opens at byte `list`.
+    Attribute {
+        op: String,
+        domain: Option<String>,
+        list: u32,
+    },
+    /// An attribute's value after its `=` (or inside the string begun there).
+    AttributeValue {
+        op: String,
+        domain: Option<String>,
+        attribute: String,
+    },
     Value,
     Type,
     HeaderKey,
@@ -32,12 +47,31 @@ enum Context {
     Nothing,
 }
 
+/// The part of a name or string already typed, which an item replaces: `start..end`, and
+/// whether it began with a quote.
+struct Typed {
+    start: u32,
+    end: u32,
+    quoted: bool,
+}
+
 pub fn complete(s: &Snapshot, position: Position) -> Option<CompletionResponse> {
     let offset = s.offset(position);
-    let items = match context(&s.text, offset) {
+    let (tokens, enclosing) = tokens_and_enclosing(&s.text, offset);
+    let typed = typed_at(&s.text, offset, enclosing);
+    let mut found = context(&s.text, &tokens, enclosing);
+    if found == Context::Nothing && typed.start < offset {
+        // A name typed so far that is not one word: `conv1.we`, `39`, `"conv1.weight`.
+        let before: Vec<Token> = tokens.iter().take_while(|t| t.end <= typed.start).copied().collect();
+        if context(&s.text, &before, None) == Context::Value {
+            found = Context::Value;
+        }
+    }
+    let items = match found {
         Context::Operator { domain } => operators(s, offset, domain.as_deref()),
-        Context::Attribute { op, domain } => attributes(s, offset, &op, domain.as_deref()),
-        Context::Value => values(s, offset),
+        Context::Attribute { op, domain, list } => attributes(s, offset, &op, domain.as_deref(), list),
+        Context::AttributeValue { op, attribute, .. } => attribute_values(s, &op, &attribute, &typed),
+        Context::Value => values(s, offset, &typed),
         Context::Type => types(),
         Context::HeaderKey => header_keys(),
         Context::Domain => domains(s),
@@ -46,45 +80,72 @@ pub fn complete(s: &Snapshot, position: Position) -> Option<CompletionResponse> 
     Some(CompletionResponse::Array(items))
 }
 
-fn context(text: &str, offset: u32) -> Context {
-    let (tokens, enclosing) = tokens_and_enclosing(text, offset);
-    // Inside a comment or string: nothing to offer.
-    if matches!(enclosing, Some(TokenKind::Comment | TokenKind::DocComment | TokenKind::String)) {
-        return Context::Nothing;
+/// What is typed before the cursor: the string the cursor is inside, or the name characters
+/// (letters, digits, `_`, `.`) right before it.
+fn typed_at(text: &str, offset: u32, enclosing: Option<Token>) -> Typed {
+    if let Some(t) = enclosing.filter(|t| matches!(t.kind, TokenKind::String | TokenKind::UnterminatedString)) {
+        let end = if t.kind == TokenKind::String { t.end } else { offset };
+        return Typed { start: t.start, end, quoted: true };
     }
+    let bytes = text.as_bytes();
+    let mut start = offset as usize;
+    while start > 0 && (bytes[start - 1].is_ascii_alphanumeric() || matches!(bytes[start - 1], b'_' | b'.')) {
+        start -= 1;
+    }
+    Typed { start: start as u32, end: offset, quoted: false }
+}
+
+fn context(text: &str, tokens: &[Token], enclosing: Option<Token>) -> Context {
+    let in_string = match enclosing.map(|t| t.kind) {
+        // Inside a comment: nothing to offer.
+        Some(TokenKind::Comment | TokenKind::DocComment) => return Context::Nothing,
+        // Inside a string (the last token): only an attribute's value.
+        Some(TokenKind::String | TokenKind::UnterminatedString) => true,
+        _ => false,
+    };
+    let tokens = if in_string { &tokens[..tokens.len().saturating_sub(1)] } else { tokens };
     let kind = |i: usize| tokens.get(i).map(|t| t.kind);
     let word = |i: usize| tokens.get(i).map_or("", |t| t.text(text));
-    let stack = open_brackets(&tokens);
+    let stack = open_brackets(tokens);
     let last = tokens.len().checked_sub(1);
     let Some(&open) = stack.last() else {
         // Top level: a header starts with `<`, so there is nothing to complete outside it.
         return Context::Nothing;
     };
     let in_body = stack.iter().any(|&i| kind(i) == Some(TokenKind::LBrace));
+    let after_eq = last.filter(|&i| kind(i) == Some(TokenKind::Eq));
+    if in_string && !(in_body && kind(open) == Some(TokenKind::LAngle) && after_eq.is_some()) {
+        return Context::Nothing;
+    }
     match kind(open) {
         Some(TokenKind::LBrace) => {
             // `outputs = [domain.]Op`: after `=`, or after `domain .`.
             match last.map(|i| (kind(i), i)) {
                 Some((Some(TokenKind::Eq), _)) => Context::Operator { domain: None },
                 Some((Some(TokenKind::Dot), i)) if i >= 1 && kind(i - 1) == Some(TokenKind::Ident) => {
-                    Context::Operator { domain: Some(dotted_domain(&tokens, text, i)) }
+                    Context::Operator { domain: Some(dotted_domain(tokens, text, i)) }
                 }
                 _ => Context::Nothing,
             }
         }
         Some(TokenKind::LAngle) if in_body && open >= 1 && kind(open - 1) == Some(TokenKind::Ident) => {
-            if expecting_name(&tokens, open, last) {
-                let op = word(open - 1).to_owned();
-                let domain = (open >= 3 && kind(open - 2) == Some(TokenKind::Dot))
-                    .then(|| dotted_domain(&tokens, text, open - 2));
-                Context::Attribute { op, domain }
-            } else {
-                Context::Nothing
+            let op = word(open - 1).to_owned();
+            let domain =
+                (open >= 3 && kind(open - 2) == Some(TokenKind::Dot)).then(|| dotted_domain(tokens, text, open - 2));
+            if expecting_name(tokens, open, last) {
+                return Context::Attribute { op, domain, list: tokens[open].start };
             }
+            // `name = ` or `name: type = `.
+            let Some(eq) = after_eq.filter(|&i| i >= open + 2) else { return Context::Nothing };
+            let name_at = if kind(eq - 2) == Some(TokenKind::Colon) && eq >= open + 4 { eq - 3 } else { eq - 1 };
+            if kind(name_at) != Some(TokenKind::Ident) || !expecting_name(tokens, open, Some(name_at - 1)) {
+                return Context::Nothing;
+            }
+            Context::AttributeValue { op, domain, attribute: word(name_at).to_owned() }
         }
         Some(TokenKind::LParen) if in_body => {
             let after_op = open >= 1 && matches!(kind(open - 1), Some(TokenKind::Ident | TokenKind::RAngle));
-            if after_op && expecting_name(&tokens, open, last) { Context::Value } else { Context::Nothing }
+            if after_op && expecting_name(tokens, open, last) { Context::Value } else { Context::Nothing }
         }
         // Graph signatures `name (float[N] x, …) => (…)` and value lists `<float[2] w = …>`.
         Some(TokenKind::LParen | TokenKind::LAngle) if !in_body => {
@@ -95,7 +156,7 @@ fn context(text: &str, offset: u32) -> Context {
                 && !(open >= 1 && matches!(kind(open - 1), Some(TokenKind::RParen | TokenKind::Ident)));
             let function_params =
                 kind(open) == Some(TokenKind::LAngle) && open >= 1 && kind(open - 1) == Some(TokenKind::Ident);
-            if !expecting_name(&tokens, open, last) || function_params {
+            if !expecting_name(tokens, open, last) || function_params {
                 Context::Nothing
             } else if header {
                 Context::HeaderKey
@@ -191,14 +252,16 @@ fn operator_item(schema: &OpSchema, qualify: bool) -> CompletionItem {
     }
 }
 
-fn attributes(s: &Snapshot, offset: u32, op: &str, domain: Option<&str>) -> Vec<CompletionItem> {
+fn attributes(s: &Snapshot, offset: u32, op: &str, domain: Option<&str>, list: u32) -> Vec<CompletionItem> {
     let model = &s.analysis.model;
     let domain = domain.map_or("", ops::schema_domain);
     let Some(version) = ops::imported_version(model, scope_at(s, offset), domain) else { return Vec::new() };
     let Some(schema) = registry().lookup(domain, op, version) else { return Vec::new() };
+    let written = written_attributes(&s.text, list, offset);
     schema
         .attributes
         .iter()
+        .filter(|a| !written.contains(a.name.as_str()))
         .map(|a| CompletionItem {
             label: a.name.clone(),
             kind: Some(CompletionItemKind::PROPERTY),
@@ -209,8 +272,58 @@ fn attributes(s: &Snapshot, offset: u32, op: &str, domain: Option<&str>) -> Vec<
         .collect()
 }
 
-/// Values defined before the cursor in its scope and the scopes around it.
-fn values(s: &Snapshot, offset: u32) -> Vec<CompletionItem> {
+/// The attribute names written in the `<…>` that opens at byte `list`, but for the word at
+/// `cursor` (the one being typed or replaced).
+fn written_attributes(text: &str, list: u32, cursor: u32) -> BTreeSet<&str> {
+    let rest = &text[list as usize..];
+    let significant: Vec<Token> = tokens(rest).filter(|t| !t.kind.is_trivia()).collect();
+    let mut names = BTreeSet::new();
+    let mut depth = 0usize;
+    for (i, t) in significant.iter().enumerate() {
+        match t.kind {
+            TokenKind::LAngle | TokenKind::LParen | TokenKind::LBracket | TokenKind::LBrace => depth += 1,
+            TokenKind::RAngle | TokenKind::RParen | TokenKind::RBracket | TokenKind::RBrace => {
+                depth -= 1;
+                if depth == 0 {
+                    break;
+                }
+            }
+            TokenKind::Ident if depth == 1 => {
+                let named = matches!(significant.get(i + 1).map(|n| n.kind), Some(TokenKind::Colon | TokenKind::Eq));
+                let starts_entry = matches!(significant[i - 1].kind, TokenKind::LAngle | TokenKind::Comma);
+                let at_cursor = list + t.start <= cursor && cursor <= list + t.end;
+                if named && starts_entry && !at_cursor {
+                    names.insert(t.text(rest));
+                }
+            }
+            _ => {}
+        }
+    }
+    names
+}
+
+/// The spellings a string attribute takes ([`onnx_core::schema::choices`]), each as a
+/// string literal replacing what is typed.
+fn attribute_values(s: &Snapshot, op: &str, attribute: &str, typed: &Typed) -> Vec<CompletionItem> {
+    let Some(values) = onnx_core::schema::choices::allowed_strings(op, attribute) else { return Vec::new() };
+    let range = s.range(Span { start: typed.start, end: typed.end });
+    values
+        .iter()
+        .map(|v| CompletionItem {
+            label: (*v).to_owned(),
+            kind: Some(CompletionItemKind::ENUM_MEMBER),
+            detail: Some(format!("{op} {attribute}")),
+            filter_text: Some(if typed.quoted { format!("\"{v}\"") } else { (*v).to_owned() }),
+            text_edit: Some(CompletionTextEdit::Edit(TextEdit { range, new_text: format!("\"{v}\"") })),
+            ..CompletionItem::default()
+        })
+        .collect()
+}
+
+/// Values visible at the cursor in its scope and the scopes around it: graph inputs and
+/// initializers anywhere in their graph, node outputs defined before the cursor's node.
+/// A name that must be quoted (`390`, `conv1.weight`) is inserted quoted.
+fn values(s: &Snapshot, offset: u32, typed: &Typed) -> Vec<CompletionItem> {
     let Some(scope) = scope_at(s, offset) else { return Vec::new() };
     let chain = s.scopes().scope_chain(scope);
     // A node sees what is defined before it, not its own outputs.
@@ -223,20 +336,31 @@ fn values(s: &Snapshot, offset: u32) -> Vec<CompletionItem> {
         .map(|n| n.node.start)
         .max()
         .unwrap_or(offset);
+    let range = s.range(Span { start: typed.start, end: typed.end });
     let mut seen = BTreeSet::new();
     let mut items = Vec::new();
     let mut defs: Vec<_> = s.index().defs.iter().collect();
     defs.sort_by_key(|(_, (_, span))| span.start);
     for (site, (name, span)) in defs {
-        let visible = s.scopes().scope_of(*site).is_some_and(|sc| chain.contains(&sc)) && span.end <= limit;
+        let in_order = !matches!(site, DefSite::NodeOutput(..)) || span.end <= limit;
+        let visible = in_order && s.scopes().scope_of(*site).is_some_and(|sc| chain.contains(&sc));
         if !visible || !seen.insert(name.clone()) {
             continue;
         }
         let ty = s.types.at(&s.analysis.model, *site).map(ToString::to_string);
+        let spelled = name.as_str().and_then(|n| super::rename::spell(n, false).ok());
+        // Typed with a quote, every name matches as a quoted one (`"x` finds `x` too).
+        let quoted = name.as_str().filter(|_| typed.quoted).map(|n| {
+            let mut q = String::new();
+            onnx_core::print::quote(&mut q, n);
+            q
+        });
         items.push(CompletionItem {
             label: name.escaped(),
             kind: Some(CompletionItemKind::VARIABLE),
             detail: ty,
+            filter_text: quoted,
+            text_edit: spelled.map(|new_text| CompletionTextEdit::Edit(TextEdit { range, new_text })),
             ..CompletionItem::default()
         });
     }
@@ -304,7 +428,8 @@ mod tests {
     fn at_bar(text: &str) -> Context {
         let offset = text.find('|').unwrap_or_default();
         let source = text.replace('|', "");
-        context(&source, offset as u32)
+        let (tokens, enclosing) = tokens_and_enclosing(&source, offset as u32);
+        context(&source, &tokens, enclosing)
     }
 
     #[test]
@@ -324,9 +449,15 @@ mod tests {
         assert_eq!(at_bar("main (float x) => (float y) {\n y = Add(x, |"), Context::Value);
         assert_eq!(
             at_bar("main (float x) => (float y) {\n y = LeakyRelu<|"),
-            Context::Attribute { op: "LeakyRelu".into(), domain: None }
+            Context::Attribute { op: "LeakyRelu".into(), domain: None, list: 44 }
         );
-        assert_eq!(at_bar("main (float x) => (float y) {\n y = LeakyRelu<alpha = |"), Context::Nothing);
+        let value =
+            |attribute: &str| Context::AttributeValue { op: "Conv".into(), domain: None, attribute: attribute.into() };
+        assert_eq!(at_bar("main (float x) => (float y) {\n y = Conv<auto_pad = |"), value("auto_pad"));
+        assert_eq!(at_bar("main (float x) => (float y) {\n y = Conv<auto_pad: string = \"SA|"), value("auto_pad"));
+        assert_eq!(at_bar("main (float x) => (float y) {\n y = Conv<group = 1, auto_pad = \"|\">"), value("auto_pad"));
+        assert_eq!(at_bar("main (float x) => (float y) {\n y = Conv<group = |"), value("group"));
+        assert_eq!(at_bar("main (float x) => (float y) {\n y = Conv(\"|"), Context::Nothing);
         assert_eq!(at_bar("main (float x) => (float y) {\n # y = |"), Context::Nothing);
     }
 }

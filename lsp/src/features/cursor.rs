@@ -10,9 +10,9 @@ pub fn tokens_before(text: &str, offset: u32) -> Vec<Token> {
     tokens_and_enclosing(text, offset).0
 }
 
-/// [`tokens_before`], and the kind of the token the cursor is strictly inside (a comment or
-/// a string, where there is nothing to complete).
-pub fn tokens_and_enclosing(text: &str, offset: u32) -> (Vec<Token>, Option<TokenKind>) {
+/// [`tokens_before`], and the token the cursor is strictly inside (a comment or a string,
+/// where only an attribute's value or a quoted name may be completed).
+pub fn tokens_and_enclosing(text: &str, offset: u32) -> (Vec<Token>, Option<Token>) {
     let mut significant = Vec::new();
     let mut last = None;
     for t in tokens(text).take_while(|t| t.start < offset) {
@@ -25,7 +25,11 @@ pub fn tokens_and_enclosing(text: &str, offset: u32) -> (Vec<Token>, Option<Toke
     if significant.last().is_some_and(|t| t.end >= offset && t.kind == TokenKind::Ident) {
         significant.pop();
     }
-    let enclosing = last.filter(|t| t.end > offset).map(|t| t.kind);
+    // A comment or an unclosed string that ends at the cursor (the end of the text) still
+    // holds it.
+    let open_ended =
+        |t: &Token| matches!(t.kind, TokenKind::Comment | TokenKind::DocComment | TokenKind::UnterminatedString);
+    let enclosing = last.filter(|t| t.end > offset || (t.end == offset && open_ended(t)));
     (significant, enclosing)
 }
 

@@ -47,7 +47,7 @@ pub fn rename(s: &Snapshot, uri: &Uri, position: Position, new_name: &str) -> Re
 
 /// How a name is written: as is when it reads as a name, quoted otherwise. Dimension
 /// parameters cannot be quoted in the text format.
-fn spell(name: &str, is_dim: bool) -> Result<String, String> {
+pub(super) fn spell(name: &str, is_dim: bool) -> Result<String, String> {
     let plain = is_identifier(name.as_bytes()) && classify_word(name) == WordClass::Plain;
     if plain {
         return Ok(name.to_owned());

@@ -475,7 +475,7 @@ fn causal_conv_with_state(judge: &Judge<'_>, v: &mut Violations<'_, '_>) {
             v.rank_within(i, dims(i), rank, rank, what);
         }
     }
-    v.one_of(node, "activation", &["none", "silu", "swish"]);
+    v.one_of(node, "activation");
     causal_conv_sizes(&dims, v);
     if let Some(kernel) = dims(1).filter(|w| w.len() == 3).and_then(|w| known_dim(&w[2]))
         && kernel < 1

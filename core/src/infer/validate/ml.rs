@@ -9,9 +9,6 @@ use crate::diagnostic::Anchor;
 use crate::infer::types::{known_dim, tensor_parts};
 use crate::ir::{Attribute, DataType, DimValue, Model, Node, Type};
 
-/// The spellings onnxruntime reads for `post_transform` (and onnx's schemas list).
-const POST_TRANSFORMS: [&str; 5] = ["NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO", "PROBIT"];
-
 /// The ai.onnx.ml operators' rules, under their keys ([`super::OTHER_DOMAINS`]).
 pub(super) const VALIDATORS: super::Registrations = &[
     ("ArrayFeatureExtractor", 1, ml_rules),
@@ -64,9 +61,9 @@ fn node_rule_violations<'t>(
             let features = dims(0).and_then(|d| d.last()).and_then(known_dim).and_then(|f| usize::try_from(f).ok());
             coefficients_per_class(node, features, v);
         }
-        "LinearRegressor" | "SVMClassifier" | "SVMRegressor" => v.one_of(node, "post_transform", &POST_TRANSFORMS),
+        "LinearRegressor" | "SVMClassifier" | "SVMRegressor" => v.one_of(node, "post_transform"),
         "TreeEnsembleRegressor" => {
-            v.one_of(node, "post_transform", &POST_TRANSFORMS);
+            v.one_of(node, "post_transform");
             if ml_opset >= 3 {
                 v.rank_within(0, dims(0), 2, 2, "the input");
                 for name in ["nodes_values", "nodes_hitrates", "target_weights", "base_values"] {
@@ -84,7 +81,7 @@ fn node_rule_violations<'t>(
             }
         }
         "TreeEnsembleClassifier" => {
-            v.one_of(node, "post_transform", &POST_TRANSFORMS);
+            v.one_of(node, "post_transform");
             if ml_opset >= 3 {
                 v.rank_within(0, dims(0), 2, 2, "the input");
                 for name in ["nodes_values", "nodes_hitrates", "class_weights", "base_values"] {
@@ -97,7 +94,7 @@ fn node_rule_violations<'t>(
                 }
             }
         }
-        "Normalizer" => v.one_of(node, "norm", &["MAX", "L1", "L2"]),
+        "Normalizer" => v.one_of(node, "norm"),
         "OneHotEncoder" => exactly_one_given(node, &["cats_int64s", "cats_strings"], "its categories", v),
         "CategoryMapper" => category_mapper(node, v),
         "LabelEncoder" if ml_opset >= 4 => label_encoder_4(model, node, elem(0), v),
@@ -177,7 +174,7 @@ fn coefficients_per_class(node: &Node, features: Option<usize>, v: &mut Violatio
 /// onnxruntime's LinearClassifier: intercepts (one per class) are given; with more than one
 /// class, labels are given, at least one per class; `post_transform` is one it knows.
 fn linear_classifier(node: &Node, v: &mut Violations<'_, '_>) {
-    v.one_of(node, "post_transform", &POST_TRANSFORMS);
+    v.one_of(node, "post_transform");
     let classes = node.attribute("intercepts").map_or(0, |a| a.floats.len());
     if classes == 0 {
         let at = v.attribute_anchor(node, "intercepts");

@@ -350,7 +350,7 @@ fn pad(judge: &Judge<'_>, v: &mut Violations<'_, '_>) {
     let constant_input = judge.constant;
     let constant_rank = |i: usize| judge.constant_rank(i);
     let dims = |i: usize| judge.dims(i);
-    v.one_of(node, "mode", &["constant", "reflect", "edge", "wrap"]);
+    v.one_of(node, "mode");
     if since_version >= 11
         && dims(0).is_some()
         && let Some(rank) = constant_rank(1).filter(|&r| r != 1)
@@ -362,9 +362,9 @@ fn pad(judge: &Judge<'_>, v: &mut Violations<'_, '_>) {
     }
 }
 
-/// `auto_pad` of the convolutions and pools: one of the four spellings onnxruntime reads.
+/// `auto_pad` of the convolutions and pools: one of the spellings onnxruntime reads.
 fn auto_pad(node: &Node, v: &mut Violations<'_, '_>) {
-    v.one_of(node, "auto_pad", &["NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"]);
+    v.one_of(node, "auto_pad");
 }
 
 /// `pads` and an `auto_pad` other than NOTSET on one convolution: the operator's definition

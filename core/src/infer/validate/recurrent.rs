@@ -13,7 +13,7 @@ pub(super) const VALIDATORS: super::Registrations =
 fn recurrent(judge: &Judge<'_>, v: &mut Violations<'_, '_>) {
     let Judge { n, node, op, .. } = *judge;
     let dims = |i: usize| judge.dims(i);
-    v.one_of(node, "direction", &["forward", "reverse", "bidirectional"]);
+    v.one_of(node, "direction");
     if int(node, "layout").is_some_and(|l| l != 0) {
         let at = v.attribute_anchor(node, "layout");
         v.unsupported(at, format!("{op} with layout = 1 (batch first)"));

@@ -108,7 +108,7 @@ fn depth_to_space(judge: &Judge<'_>, v: &mut Violations<'_, '_>) {
     v.positive_int(node, "blocksize");
     overflow::block_area(node, v);
     if op == "DepthToSpace" {
-        v.one_of(node, "mode", &["DCR", "CRD"]);
+        v.one_of(node, "mode");
     }
     v.rank_within(0, dims(0), 4, 4, "the input");
 }

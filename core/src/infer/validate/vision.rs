@@ -28,21 +28,9 @@ fn resize(judge: &Judge<'_>, v: &mut Violations<'_, '_>) {
     let constant_tensor = judge.tensor;
     let constant_count = |i: usize| judge.constant_count(i);
     let dims = |i: usize| judge.dims(i);
-    v.one_of(node, "mode", &["nearest", "linear", "cubic", "bilinear", "trilinear"]);
-    v.one_of(node, "nearest_mode", &["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"]);
-    v.one_of(
-        node,
-        "coordinate_transformation_mode",
-        &[
-            "half_pixel",
-            "half_pixel_symmetric",
-            "pytorch_half_pixel",
-            "align_corners",
-            "asymmetric",
-            "tf_half_pixel_for_nn",
-            "tf_crop_and_resize",
-        ],
-    );
+    v.one_of(node, "mode");
+    v.one_of(node, "nearest_mode");
+    v.one_of(node, "coordinate_transformation_mode");
     // Upsample 7 to 9: the scales attribute, one per axis.
     if op == "Upsample"
         && (7..9).contains(&since_version)
@@ -233,7 +221,7 @@ fn resize_scales_or_sizes(
         v.error("invalid-input-value", Anchor::NodeInput(v.n, if scales { 3 } else { 0 }), message);
         return;
     }
-    v.one_of(node, "keep_aspect_ratio_policy", &["stretch", "not_larger", "not_smaller"]);
+    v.one_of(node, "keep_aspect_ratio_policy");
     let policy = match node.attribute("keep_aspect_ratio_policy").and_then(|a| a.value()) {
         Some(AttributeValue::String(p)) => String::from_utf8_lossy(p.as_bytes()).into_owned(),
         _ => "stretch".to_owned(),
