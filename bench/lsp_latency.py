@@ -85,6 +85,14 @@ class Client:
     def notify(self, method: str, params: dict) -> None:
         self.send({"jsonrpc": "2.0", "method": method, "params": params})
 
+    def open_document(self, text: str) -> None:
+        """Initializes the server, opens `text` as version 1 and waits for its diagnostics."""
+        self.request("initialize", {"capabilities": {}})
+        self.notify("initialized", {})
+        item = {"uri": URI, "languageId": "onnx", "version": 1, "text": text}
+        self.notify("textDocument/didOpen", {"textDocument": item})
+        self.diagnostics_for(1)
+
     def diagnostics_for(self, version: int) -> list:
         while True:
             message = self.messages.get(timeout=60)

@@ -23,10 +23,7 @@ def main() -> None:
     lsp_latency.BLOCKS = args.blocks
     text = lsp_latency.document()
     client = Client()
-    client.request("initialize", {"capabilities": {}})
-    client.notify("initialized", {})
-    client.notify("textDocument/didOpen", {"textDocument": {"uri": URI, "languageId": "onnx", "version": 1, "text": text}})
-    client.diagnostics_for(1)
+    client.open_document(text)
     doc = {"uri": URI}
     rows = []
 

@@ -470,6 +470,14 @@ impl LanguageServer for Backend {
         self.with_snapshot(&params.text_document.uri, "formatting", features::formatting::format).await
     }
 
+    async fn range_formatting(&self, params: DocumentRangeFormattingParams) -> RpcResult<Option<Vec<TextEdit>>> {
+        let range = params.range;
+        self.with_snapshot(&params.text_document.uri, "rangeFormatting", move |s| {
+            features::formatting::format_range(s, range)
+        })
+        .await
+    }
+
     async fn code_action(&self, params: CodeActionParams) -> RpcResult<Option<CodeActionResponse>> {
         let uri = params.text_document.uri;
         let range = params.range;

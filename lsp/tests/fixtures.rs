@@ -15,6 +15,7 @@
 //! inlayHints                 formatting                  codeActions at "…"
 //! change "old" to "new"      (an incremental edit; later requests see the new text)
 //! binaryToText PATH          (PATH relative to the repository root)
+//! rangeFormatting lines A-B  (lines counted from 0, B included)
 //! ```
 //!
 //! `#### requests utf-8` makes the client offer UTF-8 positions.
@@ -131,6 +132,16 @@ async fn request(h: &mut Harness, line: &str) -> String {
         "formatting" => {
             let params = json!({ "textDocument": doc, "options": { "tabSize": 2, "insertSpaces": true } });
             h.request("textDocument/formatting", params).await
+        }
+        "rangeFormatting" => {
+            // `rangeFormatting lines A-B`: lines counted from 0, B included.
+            let (first, last) = args.trim_start_matches("lines ").split_once('-').expect("lines A-B");
+            let (first, last): (u32, u32) = (first.parse().unwrap(), last.parse().unwrap());
+            let range =
+                json!({ "start": { "line": first, "character": 0 }, "end": { "line": last + 1, "character": 0 } });
+            let params =
+                json!({ "textDocument": doc, "range": range, "options": { "tabSize": 2, "insertSpaces": true } });
+            h.request("textDocument/rangeFormatting", params).await
         }
         "codeActions" => {
             let p = at(h);

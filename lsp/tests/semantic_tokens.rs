@@ -89,10 +89,11 @@ fn document_with_lists() -> (String, [std::ops::RangeInclusive<u64>; 2]) {
     for (name, count) in [("long", LONG_LIST + 1), ("edge", LONG_LIST)] {
         let first = text.matches('\n').count() as u64;
         text.push_str(&format!("  <float[{count}] {name} = {{\n"));
-        for row in (0..count).collect::<Vec<_>>().chunks(16) {
+        // Two values a line, so that a screen of lines lies inside each list.
+        for row in (0..count).collect::<Vec<_>>().chunks(2) {
             let values: Vec<String> = row.iter().map(|i| format!("{}.5", i % 97)).collect();
             text.push_str(&format!("    {},\n", values.join(", ")));
-            if row[0] == 16 * 300 {
+            if row[0] == 4 {
                 text.push_str("    # the middle\n");
             }
         }

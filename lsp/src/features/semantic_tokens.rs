@@ -48,14 +48,16 @@ pub fn range(s: &Snapshot, range: Range) -> SemanticTokens {
     SemanticTokens { result_id: None, data: tokens(s, start, end.max(start)) }
 }
 
-/// Number lists longer than this get no token per number. A token costs the server about
-/// 250 bytes on its way out (20 in the list, 20 in the copy kept for deltas, five JSON
-/// values in the framework's answer, the JSON text): `semanticTokens/full` on a 50 MB
+/// Tensor literals of more numbers than this get no token per number. A token costs the
+/// server about 250 bytes on its way out (20 in the list, 20 in the copy kept for deltas, five
+/// JSON values in the framework's answer, the JSON text): `semanticTokens/full` on a 50 MB
 /// tensor of millions of numbers took gigabytes (1.3 GB for 4.9 million floats, 1.5 GB for
-/// 20 MB of small integers), for colours nobody reads one by one. Such a list keeps the
-/// colours of the editor's own grammar (VS Code's grammar colours numbers); its comments are
-/// still tokens. Shapes, attribute lists and small tensors stay below this.
-pub const LONG_LIST: usize = 10_000;
+/// 20 MB of small integers), and the text of a real model of 10 MB, whose weights are lists
+/// of a few hundred numbers, sent 13 MB of tokens, for colours nobody reads one by one. Such
+/// a list keeps the colours of the editor's own grammar (VS Code's grammar colours numbers);
+/// its comments are still tokens. Shapes and attribute lists (`[…]`) are not tensor
+/// literals, and a scalar or a short tensor stays below this.
+pub const LONG_LIST: usize = 16;
 
 /// The tokens starting in `from..to` (a line start, and a line start or the end), encoded
 /// relative to one another, the first relative to the document's start.
