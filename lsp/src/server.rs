@@ -334,7 +334,8 @@ impl LanguageServer for Backend {
 
     async fn hover(&self, params: HoverParams) -> RpcResult<Option<Hover>> {
         let at = params.text_document_position_params;
-        self.with_snapshot(&at.text_document.uri, "hover", move |s| features::hover::hover(s, at.position)).await
+        let dir = crate::workspace::model_dir(&at.text_document.uri);
+        self.with_snapshot(&at.text_document.uri, "hover", move |s| features::hover::hover(s, at.position, dir)).await
     }
 
     async fn goto_definition(&self, params: GotoDefinitionParams) -> RpcResult<Option<GotoDefinitionResponse>> {
@@ -394,6 +395,48 @@ impl LanguageServer for Backend {
             Some(features::symbols::document_symbols(s))
         })
         .await
+    }
+
+    async fn selection_range(&self, params: SelectionRangeParams) -> RpcResult<Option<Vec<SelectionRange>>> {
+        let positions = params.positions;
+        self.with_snapshot(&params.text_document.uri, "selectionRange", move |s| {
+            Some(features::symbols::selection_ranges(s, &positions))
+        })
+        .await
+    }
+
+    /// Searches every open document's outline, each as analysed for its current version
+    /// (waiting for an analysis under way).
+    async fn symbol(&self, params: WorkspaceSymbolParams) -> RpcResult<Option<WorkspaceSymbolResponse>> {
+        const LIMIT: usize = 1000;
+        let mut found = Vec::new();
+        for (uri, analysis) in Workspace::analyses(&self.workspace) {
+            let query = params.query.clone();
+            let searched = tokio::task::spawn_blocking(move || {
+                // A document whose analysis failed or went stale has nothing to offer.
+                let Ok(s) = analysis.wait() else { return Ok(Vec::new()) };
+                guarded("workspace/symbol", || {
+                    let mut found = Vec::new();
+                    features::symbols::workspace_symbols(&s, &uri, &query, LIMIT, &mut found);
+                    found
+                })
+            })
+            .await
+            .unwrap_or_else(|e| Err(format!("onnx-lsp: workspace/symbol: the request's thread failed: {e}")));
+            match searched {
+                Ok(symbols) => found.extend(symbols),
+                Err(message) => {
+                    self.client.log_message(MessageType::ERROR, &message).await;
+                    let code = tower_lsp_server::jsonrpc::ErrorCode::InternalError;
+                    return Err(RpcError { code, message: message.into(), data: None });
+                }
+            }
+            if found.len() >= LIMIT {
+                found.truncate(LIMIT);
+                break;
+            }
+        }
+        Ok(Some(WorkspaceSymbolResponse::Nested(found)))
     }
 
     async fn folding_range(&self, params: FoldingRangeParams) -> RpcResult<Option<Vec<FoldingRange>>> {

@@ -255,6 +255,12 @@ impl Workspace {
         ws.documents.get(uri).map(|d| d.analysis.clone())
     }
 
+    /// Every open document's current analysis, in no order.
+    pub fn analyses(workspace: &Mutex<Workspace>) -> Vec<(Uri, Arc<VersionAnalysis>)> {
+        let ws = workspace.lock().unwrap_or_else(|p| p.into_inner());
+        ws.documents.iter().map(|(uri, d)| (uri.clone(), d.analysis.clone())).collect()
+    }
+
     /// Analyses the current version on the caller's thread unless that is done or under way,
     /// and returns it (for tests and fuzzing; the server's diagnostics task does the same on
     /// a blocking thread, publishing in between).

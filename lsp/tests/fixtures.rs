@@ -16,6 +16,7 @@
 //! change "old" to "new"      (an incremental edit; later requests see the new text)
 //! binaryToText PATH          (PATH relative to the repository root)
 //! rangeFormatting lines A-B  (lines counted from 0, B included)
+//! workspaceSymbols QUERY     selectionRange at "…"
 //! ```
 //!
 //! `#### requests utf-8` makes the client offer UTF-8 positions.
@@ -111,6 +112,11 @@ async fn request(h: &mut Harness, line: &str) -> String {
             h.request("textDocument/rename", params).await
         }
         "symbols" => h.request("textDocument/documentSymbol", json!({ "textDocument": doc })).await,
+        "workspaceSymbols" => h.request("workspace/symbol", json!({ "query": args })).await,
+        "selectionRange" => {
+            let params = json!({ "textDocument": doc, "positions": [at(h)] });
+            h.request("textDocument/selectionRange", params).await
+        }
         "folding" => h.request("textDocument/foldingRange", json!({ "textDocument": doc })).await,
         "semanticTokens" => {
             let answer = h.request("textDocument/semanticTokens/full", json!({ "textDocument": doc })).await;

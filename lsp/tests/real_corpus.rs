@@ -2,7 +2,8 @@
 //! (`tests/corpus/real`): `onnx/binaryToText` answers the model's outline (what `onnx convert`
 //! writes beside it), which says the model exactly once its references are read in, and which
 //! the server opens as a document with no syntax or lowering error (findings about the model
-//! itself, such as inference warnings, may remain).
+//! itself, such as inference warnings, may remain); opened beside the model, hover on a
+//! tensor given by reference says where its bytes are and what values they hold.
 
 #![allow(clippy::unwrap_used)]
 
@@ -26,6 +27,7 @@ async fn every_real_model_opens_as_text() {
         .collect();
     models.sort();
     assert!(models.len() >= 12, "the real corpus is missing: {} models", models.len());
+    let mut referenced = 0;
     for model in &models {
         // A server per model: each document is then version 1 of its own session.
         let mut h = Harness::start(false).await;
@@ -38,6 +40,7 @@ async fn every_real_model_opens_as_text() {
         let mut back = onnx_core::analysis::analyze_text(&text).model;
         onnx_core::external::embed_where(&mut back, Some(dir.clone()), onnx_core::external::is_model_file).unwrap();
         assert!(onnx_core::binary::encode_model(&back) == std::fs::read(model).unwrap(), "{name}: not the model");
+        h.uri = format!("file://{}", model.with_extension("onnxtxt").display());
         h.open(&text).await;
         let diagnostics = h.diagnostics().await;
         let about_text: Vec<_> = diagnostics
@@ -47,5 +50,17 @@ async fn every_real_model_opens_as_text() {
             .filter(|d| d["severity"] == json!(1) && TEXT_CODES.contains(&d["code"].as_str().unwrap_or("")))
             .collect();
         assert!(about_text.is_empty(), "{name}: the text does not read: {about_text:?}");
+        // Hover on the first reference, and on the name of the tensor it holds.
+        if let Some(at) = text.find("\"location\": ") {
+            let position = h.position(at);
+            let answer =
+                h.request("textDocument/hover", json!({ "textDocument": h.doc(), "position": position })).await;
+            let shown = answer["result"]["contents"]["value"].as_str().unwrap_or_default().to_owned();
+            assert!(shown.contains(&format!("external data: `{name}`, offset ")), "{name}: {shown}");
+            assert!(shown.contains(" KiB; ") || shown.contains(" MiB; ") || shown.contains(" B; "), "{name}: {shown}");
+            assert!(shown.contains("min ") || !shown.contains("float"), "{name}: no statistics: {shown}");
+            referenced += 1;
+        }
     }
+    assert!(referenced >= 10, "only {referenced} models with a tensor by reference");
 }

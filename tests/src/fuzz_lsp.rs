@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use onnx_lsp::features;
-use onnx_lsp::lsp::{Position, Range, TextDocumentContentChangeEvent, Uri};
+use onnx_lsp::lsp::{OneOf, Position, Range, TextDocumentContentChangeEvent, Uri};
 use onnx_lsp::workspace::Workspace;
 use serde_json::{Value, json};
 
@@ -176,15 +176,24 @@ pub fn lsp_edits(data: &[u8]) {
         assert!(range.start_line <= range.end_line && range.end_line < lines.count(), "folding range {range:?}");
     }
     let _ = features::symbols::document_symbols(&snapshot);
+    let mut symbols = Vec::new();
+    features::symbols::workspace_symbols(&snapshot, &uri, "a", 100, &mut symbols);
+    for symbol in &symbols {
+        if let OneOf::Left(location) = &symbol.location {
+            lines.check_range(location.range, "workspace symbol");
+        }
+    }
     let _ = features::actions::code_actions(&snapshot, &uri, whole);
-    if let Some(edits) = features::formatting::format(&snapshot) {
-        for edit in edits {
+    let middle = Range { start: Position::new(lines.count() / 3, 0), end: Position::new(lines.count() / 2, 0) };
+    for edits in [features::formatting::format(&snapshot), features::formatting::format_range(&snapshot, middle)] {
+        for edit in edits.into_iter().flatten() {
             lines.check_range(edit.range, "formatting edit");
         }
     }
     places.extend([Position::new(0, 0), lines.end()]);
     for place in places.into_iter().rev().take(4) {
-        if let Some(hover) = features::hover::hover(&snapshot, place)
+        // No directory: a fuzzed reference to external data must not read files.
+        if let Some(hover) = features::hover::hover(&snapshot, place, None)
             && let Some(range) = hover.range
         {
             lines.check_range(range, "hover");
@@ -197,6 +206,13 @@ pub fn lsp_edits(data: &[u8]) {
             lines.check_range(highlight.range, "highlight");
         }
         let _ = features::completion::complete(&snapshot, place);
+        for selection in features::symbols::selection_ranges(&snapshot, &[place]) {
+            let mut step = Some(&selection);
+            while let Some(s) = step {
+                lines.check_range(s.range, "selection range");
+                step = s.parent.as_deref();
+            }
+        }
         let _ = features::signature::signature_help(&snapshot, place);
         let _ = features::rename::prepare(&snapshot, place);
         let _ = features::rename::rename(&snapshot, &uri, place, "renamed_by_fuzz");

@@ -1,9 +1,14 @@
 //! Hover: on a value, its declared and inferred types and where it is defined; on an
-//! operator, its schema signature at the imported opset with a link to onnx.ai; on an
-//! attribute, its type and default; on a function, graph or dimension parameter, what it is.
+//! initializer, its name or its values alike, also its size and statistics and, for external
+//! data, where its bytes are; on an operator, its schema signature at the imported opset with
+//! a link to onnx.ai; on an attribute, its type and default; on a function, graph or
+//! dimension parameter, what it is.
 
+use std::path::PathBuf;
+
+use onnx_core::diagnostic::Span;
 use onnx_core::facts::declared_type;
-use onnx_core::ir::Str;
+use onnx_core::ir::{Str, Tensor, TensorId};
 use onnx_core::resolve::DefSite;
 use onnx_core::schema::registry;
 
@@ -12,9 +17,33 @@ use crate::lsp::*;
 use crate::ops;
 use crate::snapshot::Snapshot;
 
-pub fn hover(s: &Snapshot, position: Position) -> Option<Hover> {
-    let occurrence = s.index().at(s.offset(position))?;
+/// `model_dir`: the document's directory, where external data is read from.
+pub fn hover(s: &Snapshot, position: Position, model_dir: Option<PathBuf>) -> Option<Hover> {
+    let offset = s.offset(position);
+    let Some(occurrence) = s.index().at(offset) else {
+        // Inside a tensor's values (numbers, or a reference to its bytes elsewhere): an
+        // initializer's or an attribute's (a Constant's value).
+        let (tensor, span, what) = initializer_at(s, offset)
+            .map(|(t, span)| (t, span, "initializer"))
+            .or_else(|| attribute_tensor_at(s, offset).map(|(t, span)| (t, span, "attribute value")))?;
+        let t = &s.analysis.model.tensors[tensor];
+        // A Constant's tensor is usually unnamed: the attribute's text then names it.
+        let name = t
+            .name
+            .as_ref()
+            .filter(|n| !n.as_bytes().is_empty())
+            .map_or_else(|| s.slice(span).split([' ', ':', '=']).next().unwrap_or("").to_owned(), Str::escaped);
+        let markdown = format!("**{name}**: {what}{}", tensor_summary(t, model_dir));
+        return Some(Hover {
+            contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value: markdown }),
+            range: Some(s.range(span)),
+        });
+    };
     let markdown = match &occurrence.target {
+        Target::Value(site @ DefSite::Initializer(g, i)) => {
+            let tensor = s.analysis.model.graphs[*g].initializers.get(*i).map(|&t| &s.analysis.model.tensors[t]);
+            value(s, *site) + &tensor.map(|t| tensor_summary(t, model_dir)).unwrap_or_default()
+        }
         Target::Value(site) => value(s, *site),
         Target::Undefined(name) => format!("**{name}**: not defined in this scope"),
         Target::Op(node) => op(s, *node)?,
@@ -48,6 +77,121 @@ fn value(s: &Snapshot, site: DefSite) -> String {
         (None, _) => out.push_str("\n\ninferred: unknown"),
     }
     out
+}
+
+/// Tensors of more bytes than this are not read from their external file on hover.
+const READ_ON_HOVER: u64 = 256 << 20;
+
+/// The initializer whose declaration (`type name = values`) holds `offset`, and that span.
+fn initializer_at(s: &Snapshot, offset: u32) -> Option<(TensorId, Span)> {
+    fn find(g: &onnx_syntax::ast::Graph, offset: u32) -> Option<(Span, Span)> {
+        if offset < g.span.start || offset > g.span.end {
+            return None;
+        }
+        for decl in g.local_decls() {
+            if let onnx_syntax::ast::ValueDecl::Decl { name, init: Some(_), span, .. } = decl
+                && span.start <= offset
+                && offset <= span.end
+            {
+                return Some((name.span, *span));
+            }
+        }
+        let items = g.nodes.iter().filter_map(|n| match n {
+            onnx_syntax::ast::NodeItem::Node(n) if n.span.start <= offset && offset <= n.span.end => Some(n),
+            _ => None,
+        });
+        let attrs = items.flat_map(|n| n.attributes.iter().flat_map(|a| &a.attributes));
+        let mut graphs = Vec::new();
+        for a in attrs {
+            if let onnx_syntax::ast::AttrItem::Attr(a) = a {
+                subgraphs(a.value.as_ref(), &mut graphs);
+            }
+        }
+        graphs.into_iter().find_map(|g| find(g, offset))
+    }
+    fn subgraphs<'a>(value: Option<&'a onnx_syntax::ast::AttrValue>, out: &mut Vec<&'a onnx_syntax::ast::Graph>) {
+        match value {
+            Some(onnx_syntax::ast::AttrValue::Graph(g)) => out.push(g),
+            Some(onnx_syntax::ast::AttrValue::List(items, _)) => items.iter().for_each(|i| subgraphs(Some(i), out)),
+            _ => {}
+        }
+    }
+    let (name, decl) = find(s.analysis.tree.as_ref()?.graph.as_ref()?, offset)?;
+    let model = &s.analysis.model;
+    s.analysis.source_map.graph_values.iter().find_map(|(g, spans)| {
+        let i = spans.initializers.iter().position(|span| *span == name)?;
+        Some((*model.graphs[g].initializers.get(i)?, decl))
+    })
+}
+
+/// The tensor of the attribute (`value = float[…] {…}`) that holds `offset`, and the
+/// attribute's span.
+fn attribute_tensor_at(s: &Snapshot, offset: u32) -> Option<(TensorId, Span)> {
+    let model = &s.analysis.model;
+    let (node, spans) = s
+        .analysis
+        .source_map
+        .nodes
+        .iter()
+        .filter(|(_, n)| n.node.start <= offset && offset <= n.node.end)
+        .min_by_key(|(_, n)| n.node.len())?;
+    let i = spans.attributes.iter().position(|a| a.start <= offset && offset <= a.end)?;
+    Some((model.nodes[node].attributes.get(i)?.t?, spans.attributes[i]))
+}
+
+/// A tensor's element count and, where its bytes are at hand, their size and statistics;
+/// for external data, where the bytes are (read from there when the file is beside the
+/// document and the tensor not too big).
+fn tensor_summary(t: &Tensor, model_dir: Option<PathBuf>) -> String {
+    let ty = t.elem_type().map_or("?", |e| e.name());
+    let dims: Vec<String> = t.dims.iter().map(i64::to_string).collect();
+    let count = t.element_count().map_or_else(String::new, |n| format!(", {n} values"));
+    let mut out = format!("\n\n`{ty}[{}]`{count}", dims.join(","));
+    if !t.is_external() {
+        if let Some(digest) = onnx_core::print::digest::tensor_digest(t).or_else(|| typed_digest(t)) {
+            out.push_str(&format!("; {digest}"));
+        }
+        return out;
+    }
+    match onnx_core::external::parse_ref(t) {
+        Ok(r) => {
+            let length = r.length.map_or_else(|| "to the end".to_owned(), |l| format!("{l} bytes"));
+            out.push_str(&format!("\n\nexternal data: `{}`, offset {}, {length}", r.location.escaped(), r.offset));
+            if t.expected_raw_size().is_some_and(|size| size > READ_ON_HOVER) {
+                return out;
+            }
+            let mut read = onnx_core::external::ExternalReader::new(model_dir);
+            match read.read(t) {
+                Ok(bytes) => {
+                    let loaded = Tensor { raw_data: Some(bytes), ..t.clone() };
+                    if let Some(digest) = onnx_core::print::digest::tensor_digest(&loaded) {
+                        out.push_str(&format!("\n\n{digest}"));
+                    }
+                }
+                Err(e) => out.push_str(&format!("\n\nnot readable: {e}")),
+            }
+        }
+        Err(e) => out.push_str(&format!("\n\nexternal data: {e}")),
+    }
+    out
+}
+
+/// The digest of values held in a typed field (as a text's number list is), read as the
+/// little-endian bytes raw data would hold: floats, doubles, int32 and int64.
+fn typed_digest(t: &Tensor) -> Option<String> {
+    use onnx_core::ir::DataType;
+    let bytes: Vec<u8> = match t.elem_type()? {
+        DataType::Float => t.float_data.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        DataType::Double => t.double_data.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        DataType::Int32 => t.int32_data.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        DataType::Int64 => t.int64_data.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        _ => return None,
+    };
+    let as_raw = Tensor {
+        raw_data: Some(bytes.into()),
+        ..Tensor { dims: t.dims.clone(), data_type: t.data_type, ..Tensor::default() }
+    };
+    onnx_core::print::digest::tensor_digest(&as_raw)
 }
 
 /// Where a value comes from, in words, with the line.

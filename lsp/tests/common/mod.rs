@@ -26,6 +26,8 @@ pub struct Harness {
     pub logs: Vec<String>,
     /// The last diagnostics received, with their version.
     published: Option<(i32, Value)>,
+    /// The document's URI ([`URI`] unless a test places it beside its files).
+    pub uri: String,
 }
 
 impl Harness {
@@ -48,6 +50,7 @@ impl Harness {
             text: String::new(),
             utf8,
             logs: Vec::new(),
+            uri: URI.to_owned(),
             published: None,
         };
         let encodings = if utf8 { json!(["utf-8", "utf-16"]) } else { json!(["utf-16"]) };
@@ -94,7 +97,7 @@ impl Harness {
         self.text = text.to_owned();
         self.notify(
             "textDocument/didOpen",
-            json!({ "textDocument": { "uri": URI, "languageId": "onnx", "version": 1, "text": text } }),
+            json!({ "textDocument": { "uri": self.uri, "languageId": "onnx", "version": 1, "text": text } }),
         )
         .await;
     }
@@ -107,7 +110,7 @@ impl Harness {
         self.notify(
             "textDocument/didChange",
             json!({
-                "textDocument": { "uri": URI, "version": self.version },
+                "textDocument": { "uri": self.uri, "version": self.version },
                 "contentChanges": [{ "range": range, "text": new_text }]
             }),
         )
@@ -184,6 +187,6 @@ impl Harness {
     }
 
     pub fn doc(&self) -> Value {
-        json!({ "uri": URI })
+        json!({ "uri": self.uri })
     }
 }
