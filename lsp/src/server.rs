@@ -22,6 +22,8 @@ use crate::workspace::{Job, Missing, Workspace};
 pub const BINARY_TO_TEXT: &str = "onnx/binaryToText";
 /// The custom request that converts a model file between text and binary.
 pub const CONVERT: &str = "onnx/convert";
+/// The custom request that writes a document's text as a binary model file.
+pub const SAVE_BINARY: &str = "onnx/saveBinary";
 
 #[derive(Debug)]
 pub struct Backend {
@@ -49,6 +51,7 @@ pub fn service() -> (LspService<Backend>, tower_lsp_server::ClientSocket) {
     })
     .custom_method(BINARY_TO_TEXT, Backend::binary_to_text)
     .custom_method(CONVERT, Backend::convert)
+    .custom_method(SAVE_BINARY, Backend::save_binary)
     .finish()
 }
 
@@ -262,6 +265,13 @@ impl Backend {
 
     async fn convert(&self, params: features::binary::ConvertParams) -> RpcResult<features::binary::ConvertResult> {
         self.file_request("convert", move || features::binary::convert(&params)).await
+    }
+
+    async fn save_binary(
+        &self,
+        params: features::binary::SaveBinaryParams,
+    ) -> RpcResult<features::binary::ConvertResult> {
+        self.file_request("saveBinary", move || features::binary::save_binary(&params)).await
     }
 
     /// A request about a file rather than an open document: its own failures (unreadable,

@@ -321,9 +321,19 @@ pub fn model_dir(uri: &Uri) -> Option<PathBuf> {
     path.parent().map(PathBuf::from)
 }
 
-/// The path of a `file:` URI.
+/// The scheme of a binary model opened as text in VS Code (`onnx-text:/dir/model.onnx.onnxtxt`
+/// is the text of `/dir/model.onnx`, served by the extension's file system): its path is a
+/// file's path, beside the model, where the outline's references lead.
+pub const TEXT_OF_BINARY_SCHEME: &str = "onnx-text";
+
+/// The path of a `file:` URI (or of an `onnx-text:` one, the same path).
 pub fn file_path(uri: &Uri) -> Option<PathBuf> {
-    if !uri.scheme().as_str().eq_ignore_ascii_case("file") {
+    let scheme = uri.scheme().as_str();
+    if scheme.eq_ignore_ascii_case(TEXT_OF_BINARY_SCHEME) {
+        let as_file: Uri = format!("file:{}", &uri.as_str()[scheme.len() + 1..]).parse().ok()?;
+        return as_file.to_file_path().map(|p| p.into_owned());
+    }
+    if !scheme.eq_ignore_ascii_case("file") {
         return None;
     }
     uri.to_file_path().map(|p| p.into_owned())

@@ -26,9 +26,34 @@ fn vscode_extension_registers_the_onnx_language() {
     let language = &package["contributes"]["languages"][0];
     assert_eq!(language["id"], "onnx");
     assert_eq!(language["extensions"], serde_json::json!([".onnxtxt", ".onnxtext"]));
-    assert_eq!(package["contributes"]["configuration"]["properties"]["onnx.server.path"]["default"], "onnx-lsp");
+    // Empty: the packaged server, else onnx-lsp on PATH (extension.ts, serverCommand).
+    let settings = &package["contributes"]["configuration"]["properties"];
+    assert_eq!(settings["onnx.server.path"]["default"], "");
+    assert_eq!(settings["onnx.trace.server"]["default"], "off");
     let grammar = &package["contributes"]["grammars"][0];
     assert_eq!(grammar["scopeName"], "source.onnx");
+    let icon = package["icon"].as_str().unwrap();
+    assert!(Path::new(env!("CARGO_MANIFEST_DIR")).join("../editors/vscode").join(icon).is_file(), "{icon}");
+}
+
+/// `.onnx` files open as text through the extension's `onnx-text` file system, which saves
+/// through the server's `onnx/saveBinary`; the scheme is the one the server reads paths from.
+#[test]
+fn vscode_extension_opens_binary_models_as_text_and_saves_them_back() {
+    let package: serde_json::Value = serde_json::from_str(&read("vscode/package.json")).unwrap();
+    let editor = &package["contributes"]["customEditors"][0];
+    assert_eq!(editor["selector"][0]["filenamePattern"], "*.onnx");
+    let source = read("vscode/src/extension.ts");
+    let scheme = onnx_lsp::workspace::TEXT_OF_BINARY_SCHEME;
+    assert!(source.contains(&format!("const TEXT_OF_BINARY = \"{scheme}\"")));
+    assert!(package["activationEvents"].as_array().unwrap().iter().any(|e| e == &format!("onFileSystem:{scheme}")));
+    for request in [onnx_lsp::server::BINARY_TO_TEXT, onnx_lsp::server::SAVE_BINARY, onnx_lsp::server::CONVERT] {
+        assert!(source.contains(&format!("\"{request}\"")), "extension.ts does not send {request}");
+    }
+    for command in ["onnx.restartServer", "onnx.openBinaryAsText", "onnx.convertToText", "onnx.convertToBinary"] {
+        assert!(source.contains(&format!("\"{command}\"")), "{command} is not registered");
+        assert!(package["contributes"]["commands"].as_array().unwrap().iter().any(|c| c["command"] == command));
+    }
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! `onnx/binaryToText`: a binary model (`.onnx`, `.pb`) printed in our text format, so an
-//! editor can open it as a document (the lossless printer of `onnx convert`); and
-//! `onnx/convert`: text ⇄ binary conversion of a file, for editor commands.
+//! editor can open it as a document (the lossless printer of `onnx convert`);
+//! `onnx/saveBinary`: such a document written back as the binary model; and `onnx/convert`:
+//! text ⇄ binary conversion of a file, for editor commands.
 
 use std::path::Path;
 
@@ -92,34 +93,25 @@ fn form_of(path: &Path) -> Result<Form, String> {
 /// `onnx/convert`: what `onnx convert SOURCE DESTINATION` does, for editors. A text model
 /// with syntax errors (or any that keep it from saying one exact model) is not converted; one
 /// that reads to a model breaking rules of meaning (undefined values, …) is, with those as
-/// warnings. The destination is written atomically.
+/// warnings. A binary model converted to text beside it becomes its outline (big tensors by
+/// reference into it), as the CLI writes it. The destination is written atomically.
 pub fn convert(params: &ConvertParams) -> Result<ConvertResult, String> {
     let source = file_path(&params.source).ok_or("the source is not a file URI")?;
     let destination = file_path(&params.destination).ok_or("the destination is not a file URI")?;
     regular_file(&source)?;
-    let mut warnings = Vec::new();
-    let model = match form_of(&source)? {
-        Form::Binary => binary::read_model(&source).map_err(|e| e.to_string())?,
+    let source_dir = binary::model_dir(&source);
+    let (mut model, warnings, bytes) = match form_of(&source)? {
+        Form::Binary => {
+            let data = binary::read_bytes_copied(&source).map_err(|e| format!("{}: {e}", source.display()))?;
+            let label = source.display().to_string();
+            (binary::decode_model(data.clone(), &label).map_err(|e| e.to_string())?, Vec::new(), Some(data))
+        }
         Form::Text => {
             let text = std::fs::read_to_string(&source).map_err(|e| format!("{}: {e}", source.display()))?;
-            let analysis = analyze_text(&text);
-            let place = |d: &onnx_core::diagnostic::Diagnostic| {
-                let offset = span_of(d.anchor).start as usize;
-                let line = text.get(..offset).map_or(0, |t| t.matches('\n').count()) + 1;
-                format!("{}:{line}: {}", source.display(), d.message)
-            };
-            let errors = analysis.diagnostics.iter().filter(|d| d.severity == Severity::Error);
-            if !analysis.readable
-                && let Some(first) = errors.clone().next()
-            {
-                return Err(format!("{} (fix the errors first)", place(first)));
-            }
-            warnings = errors.map(place).collect();
-            analysis.model
+            let (model, warnings) = model_of_text(&text, &source.display().to_string())?;
+            (model, warnings, None)
         }
     };
-    let source_dir = binary::model_dir(&source);
-    let mut model = model;
     if form_of(&destination)? == Form::Binary {
         // As `onnx convert` does: an outline's references into a model file are read back in.
         onnx_core::external::embed_where(&mut model, Some(source_dir.clone()), onnx_core::external::is_model_file)
@@ -137,24 +129,98 @@ pub fn convert(params: &ConvertParams) -> Result<ConvertResult, String> {
             file.display()
         ));
     }
-    if !side_files.is_empty() && !binary::same_directory(&source_dir, &binary::model_dir(&destination)) {
+    let same_dir = binary::same_directory(&source_dir, &binary::model_dir(&destination));
+    if !side_files.is_empty() && !same_dir {
         return Err(format!(
             "{}: the model keeps tensor data in files beside it; converting it to another directory \
              would break those references (run `onnx convert --embed-external` first)",
             source.display()
         ));
     }
-    let bytes = match form_of(&destination)? {
-        Form::Binary => {
-            let encoded = binary::encode_model_spliced(&model);
-            if let Some(why) = binary::unwritable(&model, encoded.len()) {
-                return Err(format!("{}: not written: {why}", destination.display()));
-            }
-            encoded.to_vec()
+    let text = match (form_of(&destination)?, bytes) {
+        (Form::Binary, _) => return write_binary(&model, &destination, warnings),
+        // Beside its binary: the outline, whose references read the tensors from it.
+        (Form::Text, Some(data)) if same_dir => {
+            let location = source.file_name().and_then(|n| n.to_str());
+            let layout = match location {
+                Some(location) => {
+                    outline::refer_to_source(&mut model, &data, location, outline::DEFAULT_THRESHOLD, false)
+                }
+                None => canonical::Layout::default(),
+            };
+            let mut text = Vec::new();
+            canonical::write_model_with(&model, &layout, &mut text).map_err(|e| e.to_string())?;
+            text
         }
-        Form::Text => canonical::model(&model).into_bytes(),
+        (Form::Text, _) => canonical::model(&model).into_bytes(),
     };
-    write_atomically(&destination, |out| out.write_all(&bytes)).map_err(|e| e.to_string())?;
+    write_atomically(&destination, |out| out.write_all(&text)).map_err(|e| e.to_string())?;
+    Ok(ConvertResult { destination: destination.display().to_string(), warnings })
+}
+
+#[derive(Debug, Deserialize, Serialize)]
+pub struct SaveBinaryParams {
+    /// The text of the model (an editor's document, saved or not).
+    pub text: String,
+    /// A `file:` URI of the binary model to write (`.onnx`, `.pb`).
+    pub destination: Uri,
+}
+
+/// `onnx/saveBinary`: the text of a document written as the binary model `destination`, the
+/// way a binary model opened as text is saved back. References into model files (the
+/// outline's, relative to the destination's directory, the destination itself included) are
+/// read in first; other side files stay external and are never written over. Refused, with
+/// nothing written, when the text has syntax errors; the write is atomic (a temporary file
+/// beside it, renamed over it).
+pub fn save_binary(params: &SaveBinaryParams) -> Result<ConvertResult, String> {
+    let destination = file_path(&params.destination).ok_or("the destination is not a file URI")?;
+    if form_of(&destination)? != Form::Binary {
+        return Err(format!("{}: not a binary model's name (.onnx or .pb)", destination.display()));
+    }
+    let (mut model, warnings) = model_of_text(&params.text, &destination.display().to_string())?;
+    let dir = binary::model_dir(&destination);
+    onnx_core::external::embed_where(&mut model, Some(dir.clone()), onnx_core::external::is_model_file)
+        .map_err(|e| format!("{}: {e}", destination.display()))?;
+    let side_files = onnx_core::external::referenced_files(&model, &dir);
+    if let Some(file) = onnx_core::overwritten(&destination, &side_files) {
+        return Err(format!(
+            "{}: refusing to write over {}, which holds tensor data the model refers to",
+            destination.display(),
+            file.display()
+        ));
+    }
+    write_binary(&model, &destination, warnings)
+}
+
+/// The model a text says, with the rules of meaning it breaks as `label:line: message`
+/// warnings; an error when the text does not say one exact model (syntax errors).
+fn model_of_text(text: &str, label: &str) -> Result<(onnx_core::ir::Model, Vec<String>), String> {
+    let analysis = analyze_text(text);
+    let place = |d: &onnx_core::diagnostic::Diagnostic| {
+        let offset = span_of(d.anchor).start as usize;
+        let line = text.get(..offset).map_or(0, |t| t.matches('\n').count()) + 1;
+        format!("{label}:{line}: {}", d.message)
+    };
+    let errors = analysis.diagnostics.iter().filter(|d| d.severity == Severity::Error);
+    if !analysis.readable
+        && let Some(first) = errors.clone().next()
+    {
+        return Err(format!("{} (fix the errors first)", place(first)));
+    }
+    let warnings = errors.map(place).collect();
+    Ok((analysis.model, warnings))
+}
+
+fn write_binary(
+    model: &onnx_core::ir::Model,
+    destination: &Path,
+    warnings: Vec<String>,
+) -> Result<ConvertResult, String> {
+    let encoded = binary::encode_model_spliced(model);
+    if let Some(why) = binary::unwritable(model, encoded.len()) {
+        return Err(format!("{}: not written: {why}", destination.display()));
+    }
+    write_atomically(destination, |out| encoded.write_to(out)).map_err(|e| e.to_string())?;
     Ok(ConvertResult { destination: destination.display().to_string(), warnings })
 }
 
@@ -190,5 +256,75 @@ mod tests {
         assert!(refused.contains("fix the errors first"), "{refused}");
         let wrong = convert(&ConvertParams { source: uri(&binary), destination: uri(&dir.path().join("m.txt")) });
         assert!(wrong.unwrap_err().contains("unknown model extension"));
+    }
+
+    /// A model with a 4 KiB weight, as a binary file in `dir`.
+    fn model_with_weight(dir: &Path) -> std::path::PathBuf {
+        let values = (0..1024).map(|i| format!("{}", i % 7)).collect::<Vec<_>>().join(", ");
+        let text = dir.join("w.onnxtxt");
+        std::fs::write(
+            &text,
+            format!(
+                "<ir_version: 10, opset_import: [\"\" : 21]>\nmain (float[1024] x) => (float[1024] y) \
+                 <float[1024] w = {{{values}}}> {{\n  y = Add(x, w)\n}}\n"
+            ),
+        )
+        .unwrap();
+        let binary = dir.join("w.onnx");
+        convert(&ConvertParams { source: uri(&text), destination: uri(&binary) }).unwrap();
+        std::fs::remove_file(&text).unwrap();
+        binary
+    }
+
+    #[test]
+    fn a_binary_opened_as_text_is_saved_back_over_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        let binary = model_with_weight(dir.path());
+        let before = binary::read_model(&binary).unwrap();
+        let outline = binary_to_text(&BinaryToTextParams { uri: uri(&binary) }).unwrap().text;
+        assert!(outline.contains("\"location\": \"w.onnx\""), "{outline}");
+        // Edited: the node changes, the weight stays a reference into the file being replaced.
+        let edited = outline.replace("y = Add (x, w)", "y = Sub (x, w)");
+        assert_ne!(edited, outline);
+        let saved = save_binary(&SaveBinaryParams { text: edited, destination: uri(&binary) }).unwrap();
+        assert!(saved.warnings.is_empty(), "{:?}", saved.warnings);
+        let after = binary::read_model(&binary).unwrap();
+        let op = |m: &onnx_core::ir::Model| m.nodes.iter().next().and_then(|(_, n)| n.op_type.clone()).unwrap();
+        assert_eq!(op(&after).escaped(), "Sub");
+        let weight = |m: &onnx_core::ir::Model| m.tensors.iter().next().map(|(_, t)| t.raw_data.clone()).unwrap();
+        assert_eq!(weight(&after), weight(&before), "the weight's bytes");
+        // Text that does not read is refused, and the file is left as it was.
+        let bytes = std::fs::read(&binary).unwrap();
+        let broken = outline.replace("y = Add (x, w)", "y = Add (x, ");
+        let refused = save_binary(&SaveBinaryParams { text: broken, destination: uri(&binary) }).unwrap_err();
+        assert!(refused.contains("fix the errors first"), "{refused}");
+        assert_eq!(std::fs::read(&binary).unwrap(), bytes);
+        // Only binary names are written.
+        let wrong = save_binary(&SaveBinaryParams { text: outline, destination: uri(&dir.path().join("w.onnxtxt")) });
+        assert!(wrong.unwrap_err().contains("not a binary model's name"));
+    }
+
+    #[test]
+    fn a_binary_converted_to_text_beside_it_becomes_its_outline() {
+        let dir = tempfile::tempdir().unwrap();
+        let binary = model_with_weight(dir.path());
+        let text = dir.path().join("w.onnxtxt");
+        convert(&ConvertParams { source: uri(&binary), destination: uri(&text) }).unwrap();
+        let written = std::fs::read_to_string(&text).unwrap();
+        assert!(written.contains("\"location\": \"w.onnx\"") && written.len() < 1000, "{written}");
+        // Elsewhere, every number goes in.
+        std::fs::create_dir(dir.path().join("away")).unwrap();
+        let away = dir.path().join("away/w.onnxtxt");
+        convert(&ConvertParams { source: uri(&binary), destination: uri(&away) }).unwrap();
+        assert!(!std::fs::read_to_string(&away).unwrap().contains("location"));
+    }
+
+    #[test]
+    fn the_text_of_a_binary_lies_beside_it() {
+        let text_of: Uri = "onnx-text:///models/resnet.onnx.onnxtxt".parse().unwrap();
+        assert_eq!(file_path(&text_of), Some(std::path::PathBuf::from("/models/resnet.onnx.onnxtxt")));
+        assert_eq!(crate::workspace::model_dir(&text_of), Some(std::path::PathBuf::from("/models")));
+        let other: Uri = "untitled:Untitled-1".parse().unwrap();
+        assert_eq!(file_path(&other), None);
     }
 }
