@@ -62,5 +62,6 @@ fn neovim_config_detects_text_models() {
     assert!(detect.contains("*.onnxtxt,*.onnxtext setfiletype onnx"));
     let plugin = read("nvim/lua/onnx_lsp.lua");
     assert!(plugin.contains("cmd = { \"onnx-lsp\" }"));
-    assert!(plugin.contains("onnx/binaryToText"));
+    assert!(plugin.contains("onnx/binaryToText") && plugin.contains("onnx/saveBinary"));
+    assert!(plugin.contains(&format!("local SCHEME = \"{}\"", onnx_lsp::workspace::TEXT_OF_BINARY_SCHEME)));
 }
