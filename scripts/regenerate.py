@@ -103,6 +103,7 @@ STEPS = [
     Step("run_data", "tests/fixtures/run/gen_run_data.py", ("tests/fixtures/run",), False, ort=True,
          why_not_checked="onnxruntime's float outputs: its kernels are picked for the processor"),
     Step("lsp_seeds", "fuzz/lsp_seeds.py", ("fuzz/seeds/lsp_messages", "fuzz/seeds/lsp_edits"), True),
+    Step("extract_cases", "tests/fixtures/extract/gen_extract_cases.py", ("tests/fixtures/extract/cases.json",), True),
 ]
 # checklist reads these; version_variants reads the checklist.
 CHECKLIST_ROUND = ("version_variants", "fixture_verdicts", "verdicts", "checklist")

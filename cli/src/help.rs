@@ -62,3 +62,12 @@ Examples:
 
 Exit codes: 0 formatted (or already so); 1 syntax errors, or --check/--diff found changes;
 2 usage or I/O error.";
+
+pub const EXTRACT: &str = "\
+Examples:
+  onnx extract model.onnx head.onnx --outputs features       from the model's inputs to features
+  onnx extract model.onnx part.onnx --inputs a,b --outputs y  the nodes between a, b and y
+  onnx extract model.onnx part.onnxtxt --inputs a --outputs y --json
+
+Every value the cut needs but does not get is listed at once. Exit codes: 0 written; 1 the
+input is not a model, or the cut cannot be made; 2 usage or I/O error.";

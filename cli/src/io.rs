@@ -226,3 +226,45 @@ pub fn write_streamed(
 pub fn write_output(output: &str, bytes: &[u8]) -> Result<(), Failure> {
     write_streamed(output, bytes.len() as u64, |w| w.write_all(bytes))
 }
+
+/// Refuses to write `output` over a side file the model's tensors live in, or away from the
+/// directory those side files are relative to (`what`: the thing written, for the message).
+pub fn keep_side_files_reachable(input: &Input, model: &Model, output: &str, what: &str) -> Result<(), Failure> {
+    let Some(dir) = input.model_dir() else { return Ok(()) };
+    let side_files = onnx_core::external::referenced_files(model, &dir);
+    refuse_to_overwrite(output, &side_files, what)?;
+    let out_dir = (output != "-").then(|| binary::model_dir(Path::new(output)));
+    if !side_files.is_empty() && !crate::commands::convert::same_dir(Some(&dir), out_dir.as_deref()) {
+        return Err(Failure::Usage(format!(
+            "{}: the model keeps tensor data in external files relative to its directory; writing {what} \
+             to {output} would break those references (write it beside the input, or embed the data first \
+             with `onnx convert --embed-external`)",
+            input.label(),
+        )));
+    }
+    Ok(())
+}
+
+/// The format to write `output` in: `to` when given, binary on stdout, else by extension.
+pub fn output_format(to: Option<Format>, output: &str) -> Result<Format, Failure> {
+    match (to, output) {
+        (Some(f), _) => Ok(f),
+        (None, "-") => Ok(Format::Binary),
+        (None, path) => format_of(Path::new(path)),
+    }
+}
+
+/// The model as the bytes of `format`: encoded (refused when protobuf cannot hold it) or
+/// printed as canonical text.
+pub fn model_bytes(model: &Model, format: Format, output: &str) -> Result<Vec<u8>, Failure> {
+    match format {
+        Format::Binary => {
+            let encoded = binary::encode_model_spliced(model);
+            if let Some(why) = binary::unwritable(model, encoded.len()) {
+                return Err(Failure::Invalid(format!("{output}: not written: {why}")));
+            }
+            Ok(encoded.to_vec())
+        }
+        Format::Text => crate::commands::convert::canonical_text(model, output),
+    }
+}

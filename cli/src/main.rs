@@ -76,6 +76,9 @@ enum Command {
     /// Format text models in place, keeping every comment (`--check` and `--diff` write nothing).
     #[command(after_help = help::FMT)]
     Fmt(commands::fmt::Args),
+    /// Cut out the sub-model that computes chosen outputs from chosen inputs.
+    #[command(after_help = help::EXTRACT)]
+    Extract(commands::extract::Args),
 }
 
 /// `onnx --version`: ours, and what the compiled-in onnx 1.23.2 schemas know (the newest IR
@@ -131,6 +134,7 @@ fn main() -> ExitCode {
         Command::Check(args) => commands::check::run(args),
         Command::Infer(args) => commands::infer::run(args),
         Command::Run(args) => commands::run::run(args),
+        Command::Extract(args) => commands::extract::run(args),
     };
     match result {
         Ok(()) => {

@@ -1052,6 +1052,8 @@ fn every_command_answers_json_in_one_envelope() {
         (vec!["convert", model, text_out], "convert", 0),
         (vec!["fmt", "--check", text_out], "fmt", 0),
         (vec!["infer", model, typed.to_str().expect("UTF-8")], "infer", 0),
+        (vec!["extract", model, typed.to_str().expect("UTF-8"), "--outputs", "probs"], "extract", 0),
+        (vec!["extract", model, typed.to_str().expect("UTF-8"), "--outputs", "nothing_so_named"], "extract", 1),
         (vec!["run", model, "--test-data", "/nonexistent"], "run", 2),
         (vec!["convert", model, "-"], "convert", 2),
         (vec!["check", "/nonexistent.onnx"], "check", 2),

@@ -23,6 +23,7 @@ pub mod binary;
 pub mod check;
 pub mod diagnostic;
 pub mod external;
+pub mod extract;
 pub mod facts;
 pub mod infer;
 pub mod ir;

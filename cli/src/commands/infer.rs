@@ -3,12 +3,11 @@
 //! types are kept, unless `--overwrite-declared` rewrites those inference contradicts;
 //! values without one get an entry.
 
-use std::path::Path;
-
-use onnx_core::binary;
-
 use crate::failure::Failure;
-use crate::io::{Format, Input, ReadOptions, format_of, read_model_and_bytes, refuse_to_overwrite, write_output};
+use crate::io::{
+    Format, Input, ReadOptions, keep_side_files_reachable, model_bytes, output_format, read_model_and_bytes,
+    write_output,
+};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -41,25 +40,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
     // Writing over the input itself is fine (it is replaced only once the output is whole);
     // over a side file the model's tensors live in is not, nor moving the model away from
     // those side files.
-    if let Some(dir) = input.model_dir() {
-        let side_files = onnx_core::external::referenced_files(&model, &dir);
-        refuse_to_overwrite(&args.output, &side_files, "the annotated model")?;
-        let out_dir = (args.output != "-").then(|| binary::model_dir(Path::new(&args.output)));
-        if !side_files.is_empty() && !crate::commands::convert::same_dir(Some(&dir), out_dir.as_deref()) {
-            return Err(Failure::Usage(format!(
-                "{}: the model keeps tensor data in external files relative to its directory; writing it \
-                 to {} would break those references (write it beside the input, or embed the data first \
-                 with `onnx convert --embed-external`)",
-                input.label(),
-                args.output
-            )));
-        }
-    }
-    let format = match (&args.to, args.output.as_str()) {
-        (Some(f), _) => *f,
-        (None, "-") => Format::Binary,
-        (None, path) => format_of(Path::new(path))?,
-    };
+    keep_side_files_reachable(&input, &model, &args.output, "the annotated model")?;
+    let format = output_format(args.to, &args.output)?;
     // A binary model is written back as it came, with the new entries appended to its
     // graph (nothing else is re-encoded, and the entries are encoded straight from the
     // inferred types); otherwise the model is annotated, then encoded or printed.
@@ -72,16 +54,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         Some(done) => done,
         None => {
             let added = onnx_core::infer::annotate(&mut model);
-            let bytes = match format {
-                Format::Binary => {
-                    let encoded = binary::encode_model_spliced(&model);
-                    if let Some(why) = binary::unwritable(&model, encoded.len()) {
-                        return Err(Failure::Invalid(format!("{}: not written: {why}", args.output)));
-                    }
-                    encoded.to_vec()
-                }
-                Format::Text => crate::commands::convert::canonical_text(&model, &args.output)?,
-            };
+            let bytes = model_bytes(&model, format, &args.output)?;
             (bytes, added)
         }
     };

@@ -72,6 +72,36 @@ pub fn infer_main_graph(model: &Model) -> GraphTypes {
     GraphTypes { types }
 }
 
+/// The main graph's types as onnx's `infer_shapes` finds them: starting from what the model
+/// declares (graph outputs and `value_info`), so that a value an operator without a schema
+/// computes has its declared type, and the nodes after it are inferred from that; inferred
+/// and declared types merged. What `onnx extract` describes its cut with, as onnx's
+/// extractor does.
+pub fn infer_main_graph_as_onnx(model: &Model) -> GraphTypes {
+    let plain = infer_model(model);
+    let Some(g) = model.graph else {
+        return GraphTypes::default();
+    };
+    let mut env = Env::new(model, &plain.numbers, model.opset_version("").unwrap_or(1));
+    env.infer_as_onnx(declared_node_outputs(model, &plain));
+    infer_graph(model, g, &mut env);
+    let found = env.into_found();
+    let as_onnx = ModelTypes {
+        main: Some(g),
+        numbers: plain.numbers,
+        types: found.types,
+        inferred: found.inferred,
+        violations: Vec::new(),
+    };
+    let mut types = foldhash::HashMap::default();
+    as_onnx.for_each_defined(model, g, |name, value| {
+        if let Some(ty) = as_onnx.of(value) {
+            types.insert(name.clone(), ty.clone());
+        }
+    });
+    GraphTypes { types }
+}
+
 /// What inference found in every graph of a model: the main graph and each subgraph.
 #[derive(Debug, Default)]
 pub struct ModelTypes {
