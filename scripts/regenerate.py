@@ -104,6 +104,8 @@ STEPS = [
          why_not_checked="onnxruntime's float outputs: its kernels are picked for the processor"),
     Step("lsp_seeds", "fuzz/lsp_seeds.py", ("fuzz/seeds/lsp_messages", "fuzz/seeds/lsp_edits"), True),
     Step("extract_cases", "tests/fixtures/extract/gen_extract_cases.py", ("tests/fixtures/extract/cases.json",), True),
+    Step("set_dims_cases", "tests/fixtures/set_dims/gen_set_dims_cases.py", ("tests/fixtures/set_dims/cases.json",), True,
+         ort=True),
 ]
 # checklist reads these; version_variants reads the checklist.
 CHECKLIST_ROUND = ("version_variants", "fixture_verdicts", "verdicts", "checklist")

@@ -71,3 +71,13 @@ Examples:
 
 Every value the cut needs but does not get is listed at once. Exit codes: 0 written; 1 the
 input is not a model, or the cut cannot be made; 2 usage or I/O error.";
+
+pub const SET_DIMS: &str = "\
+Examples:
+  onnx set-dims model.onnx fixed.onnx batch=1               every dimension named batch is 1
+  onnx set-dims model.onnx fixed.onnx input:1,3,224,224     the input's whole shape
+  onnx set-dims model.onnx fixed.onnxtxt batch=1 seq=128 --json
+
+As onnxruntime's make_dynamic_shape_fixed, then the outputs inference can fix. Exit codes:
+0 written; 1 the input is not a model, or a setting does not apply (unknown symbol or
+input, other rank, a fixed size that differs); 2 usage or I/O error.";

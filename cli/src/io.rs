@@ -245,6 +245,32 @@ pub fn keep_side_files_reachable(input: &Input, model: &Model, output: &str, wha
     Ok(())
 }
 
+/// The options every command that writes a model shares.
+#[derive(clap::Args, Debug)]
+pub struct WriteArgs {
+    /// Format of the output when the extension does not say.
+    #[arg(long, value_enum)]
+    pub to: Option<Format>,
+    /// Print the result as one JSON object on stdout (docs/json.md); the output must then
+    /// be a file.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl WriteArgs {
+    /// Starts `command`'s JSON envelope when asked for, then says which format `output` is
+    /// written in.
+    pub fn start(&self, command: &'static str, input: &Input, output: &str) -> Result<Format, Failure> {
+        if self.json {
+            crate::json::begin(command);
+            crate::json::set("input", input.label());
+            crate::json::set("output", output.to_owned());
+            crate::json::refuse_stdout(output)?;
+        }
+        output_format(self.to, output)
+    }
+}
+
 /// The format to write `output` in: `to` when given, binary on stdout, else by extension.
 pub fn output_format(to: Option<Format>, output: &str) -> Result<Format, Failure> {
     match (to, output) {

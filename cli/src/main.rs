@@ -79,6 +79,9 @@ enum Command {
     /// Cut out the sub-model that computes chosen outputs from chosen inputs.
     #[command(after_help = help::EXTRACT)]
     Extract(commands::extract::Args),
+    /// Make dynamic dimensions fixed (`batch=1`, `x:1,3,224,224`), as onnxruntime's tool does.
+    #[command(name = "set-dims", after_help = help::SET_DIMS)]
+    SetDims(commands::set_dims::Args),
 }
 
 /// `onnx --version`: ours, and what the compiled-in onnx 1.23.2 schemas know (the newest IR
@@ -135,6 +138,7 @@ fn main() -> ExitCode {
         Command::Infer(args) => commands::infer::run(args),
         Command::Run(args) => commands::run::run(args),
         Command::Extract(args) => commands::extract::run(args),
+        Command::SetDims(args) => commands::set_dims::run(args),
     };
     match result {
         Ok(()) => {

@@ -34,6 +34,7 @@ pub mod print;
 pub mod proto_path;
 pub mod resolve;
 pub mod schema;
+pub mod set_dims;
 pub mod signals;
 pub mod source_map;
 pub mod summary;

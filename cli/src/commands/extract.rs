@@ -7,9 +7,7 @@
 use onnx_core::ir::Str;
 
 use crate::failure::Failure;
-use crate::io::{
-    Format, Input, ReadOptions, keep_side_files_reachable, model_bytes, output_format, read_model, write_output,
-};
+use crate::io::{Input, ReadOptions, WriteArgs, keep_side_files_reachable, model_bytes, read_model, write_output};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -23,29 +21,18 @@ pub struct Args {
     /// Values the sub-model computes, comma-separated (default: the model's outputs).
     #[arg(long, value_delimiter = ',', value_name = "NAMES")]
     outputs: Vec<String>,
-    /// Format of the output when the extension does not say.
-    #[arg(long, value_enum)]
-    to: Option<Format>,
-    /// Print the result as one JSON object on stdout (docs/json.md); the output must then
-    /// be a file.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    write: WriteArgs,
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
     let input = Input::parse(&args.input);
-    if args.json {
-        crate::json::begin("extract");
-        crate::json::set("input", input.label());
-        crate::json::set("output", args.output.clone());
-        crate::json::refuse_stdout(&args.output)?;
-    }
+    let format = args.write.start("extract", &input, &args.output)?;
     if args.inputs.is_empty() && args.outputs.is_empty() {
         return Err(Failure::Usage("extract needs --inputs, --outputs or both: where the cut starts and ends".into()));
     }
     let mut model = read_model(&input, None, ReadOptions::default())?;
     keep_side_files_reachable(&input, &model, &args.output, "the sub-model")?;
-    let format = output_format(args.to, &args.output)?;
     let main_io = |outputs: bool| -> Vec<Str> {
         let Some(g) = model.main_graph() else { return Vec::new() };
         let initializers: std::collections::HashSet<&Str> =

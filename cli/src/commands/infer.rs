@@ -5,8 +5,7 @@
 
 use crate::failure::Failure;
 use crate::io::{
-    Format, Input, ReadOptions, keep_side_files_reachable, model_bytes, output_format, read_model_and_bytes,
-    write_output,
+    Format, Input, ReadOptions, WriteArgs, keep_side_files_reachable, model_bytes, read_model_and_bytes, write_output,
 };
 
 #[derive(clap::Args, Debug)]
@@ -15,13 +14,8 @@ pub struct Args {
     input: String,
     /// Where to write it (`-` for stdout, binary unless `--to text`).
     output: String,
-    /// Format of the output when the extension does not say.
-    #[arg(long, value_enum)]
-    to: Option<Format>,
-    /// Print the result as one JSON object on stdout (docs/json.md); the output must then
-    /// be a file.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    write: WriteArgs,
     /// Also rewrite the declared types (graph outputs, value_info entries) that inference
     /// contradicts, with the inferred ones (what `type-conflict` findings suggest).
     #[arg(long)]
@@ -30,18 +24,12 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<(), Failure> {
     let input = Input::parse(&args.input);
-    if args.json {
-        crate::json::begin("infer");
-        crate::json::set("input", input.label());
-        crate::json::set("output", args.output.clone());
-        crate::json::refuse_stdout(&args.output)?;
-    }
+    let format = args.write.start("infer", &input, &args.output)?;
     let (mut model, original) = read_model_and_bytes(&input, None, ReadOptions::default())?;
     // Writing over the input itself is fine (it is replaced only once the output is whole);
     // over a side file the model's tensors live in is not, nor moving the model away from
     // those side files.
     keep_side_files_reachable(&input, &model, &args.output, "the annotated model")?;
-    let format = output_format(args.to, &args.output)?;
     // A binary model is written back as it came, with the new entries appended to its
     // graph (nothing else is re-encoded, and the entries are encoded straight from the
     // inferred types); otherwise the model is annotated, then encoded or printed.

@@ -5,3 +5,4 @@ pub mod fmt;
 pub mod infer;
 pub mod info;
 pub mod run;
+pub mod set_dims;

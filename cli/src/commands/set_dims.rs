@@ -1,0 +1,45 @@
+//! `onnx set-dims IN OUT batch=1 x:1,3,224,224`: dynamic dimensions made fixed, as
+//! onnxruntime's `make_dynamic_shape_fixed` tool makes them (see `onnx_core::set_dims`), then
+//! the outputs inference can fix from the new inputs; text or binary by OUT's extension.
+
+use onnx_core::set_dims::DimSetting;
+
+use crate::failure::Failure;
+use crate::io::{Input, ReadOptions, WriteArgs, keep_side_files_reachable, model_bytes, read_model, write_output};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The model to read (`-` for stdin).
+    input: String,
+    /// Where to write it (`-` for stdout, binary unless `--to text`).
+    output: String,
+    /// `NAME=SIZE` fixes every dimension named NAME; `INPUT:D0,D1,…` gives a graph input its
+    /// whole shape (and fixes the symbols it had everywhere).
+    #[arg(required = true, value_name = "SETTING")]
+    settings: Vec<String>,
+    #[command(flatten)]
+    write: WriteArgs,
+}
+
+pub fn run(args: Args) -> Result<(), Failure> {
+    let input = Input::parse(&args.input);
+    let format = args.write.start("set-dims", &input, &args.output)?;
+    let settings: Vec<DimSetting> =
+        args.settings.iter().map(|s| DimSetting::parse(s)).collect::<Result<_, _>>().map_err(Failure::Usage)?;
+    let mut model = read_model(&input, None, ReadOptions::default())?;
+    keep_side_files_reachable(&input, &model, &args.output, "the model")?;
+    let fixed = onnx_core::set_dims::set_dims(&mut model, &settings)
+        .map_err(|e| Failure::Invalid(format!("{}: {e}", input.label())))?;
+    let bytes = model_bytes(&model, format, &args.output)?;
+    crate::json::set("dimensions", fixed.dimensions);
+    crate::json::set("outputs", fixed.outputs);
+    if !crate::settings::get().quiet && !crate::json::active() {
+        errln!(
+            "{}: {} dimension(s) fixed; {} output(s) fixed by inference",
+            args.output,
+            fixed.dimensions,
+            fixed.outputs
+        );
+    }
+    write_output(&args.output, &bytes)
+}
