@@ -31,6 +31,15 @@ rmSync(serverDir, { recursive: true, force: true });
 mkdirSync(serverDir);
 copyFileSync(server, join(serverDir, exe));
 chmodSync(join(serverDir, exe), 0o755);
+// Release builds keep debug information (for profiles): the package does not need it. Where
+// this machine's `strip` reads the target's binaries (it does for its own), it goes.
+if (target === `${process.platform}-${process.arch}` && !target.startsWith("win32")) {
+  try {
+    execFileSync("strip", [join(serverDir, exe)], { stdio: "inherit" });
+  } catch {
+    console.warn("package-platform: no strip here; the server keeps its debug information");
+  }
+}
 try {
   const vsce = join(root, "node_modules", ".bin", process.platform === "win32" ? "vsce.cmd" : "vsce");
   execFileSync(vsce, ["package", "--no-dependencies", "--target", target, "--out", out], { cwd: root, stdio: "inherit" });
