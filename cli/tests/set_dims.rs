@@ -90,3 +90,31 @@ fn settings_that_do_not_apply_are_listed() {
     assert_eq!(result.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&result.stderr).contains("is not a size"));
 }
+
+/// Beyond onnxruntime's tool: a symbol in an input's shape makes that size dynamic; the
+/// outputs that follow it take the symbol, and the nodes that pin it are named.
+#[test]
+fn a_size_made_symbolic_is_followed_or_pinned() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("dynamic.onnx");
+    let model = corpus_file("real").join("cntk_mnist_conv.onnx");
+    let result = onnx(&["set-dims", model.to_str().unwrap(), out.to_str().unwrap(), "Input3:N,1,28,28", "--json"]);
+    assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
+    let json: Value = serde_json::from_slice(&result.stdout).unwrap();
+    assert_eq!(json["made_symbolic"], 1);
+    let pins = json["pinned_by"].as_array().unwrap();
+    assert_eq!(pins.len(), 1, "{pins:?}");
+    assert_eq!(pins[0]["op"], "Reshape");
+    assert_eq!(pins[0]["output"], "float[1,256]");
+    let fixed = onnx_core::binary::read_model(&out).unwrap();
+    assert_eq!(type_text(&fixed.main_graph().unwrap().inputs[0]), "1:[p:N,1,28,28]");
+
+    let model = corpus_file("real").join("pt_ts_espcn_float.onnx");
+    let result = onnx(&["set-dims", model.to_str().unwrap(), out.to_str().unwrap(), "input:N,3,4,4"]);
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(result.status.success() && !stderr.contains("pinned"), "{stderr}");
+    let fixed = onnx_core::binary::read_model(&out).unwrap();
+    assert_eq!(type_text(&fixed.main_graph().unwrap().outputs[0]), "1:[p:N,3,12,12]");
+    let check = onnx(&["check", out.to_str().unwrap()]);
+    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
+}

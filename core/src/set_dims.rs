@@ -8,7 +8,10 @@
 //! inputs (inference run as onnx's `infer_shapes`, from the declared types).
 //!
 //! Unlike the tool, a symbol no dimension has and an input the graph lacks are errors (the
-//! tool ignores the first silently), and every problem is listed at once.
+//! tool ignores the first silently), and every problem is listed at once. Beyond the tool, an
+//! input's shape may name a symbol (`x:N,3,224,224`), which makes that size dynamic; the nodes
+//! that pin it (inference fixes their outputs although an input carries the symbol: a
+//! Reshape to a constant shape, …) are reported.
 
 use std::collections::HashSet;
 use std::fmt;
@@ -21,21 +24,36 @@ pub enum DimSetting {
     /// Every dimension named `name` becomes `value`.
     Param { name: String, value: i64 },
     /// The graph input `input` gets the shape `shape`.
-    InputShape { input: String, shape: Vec<i64> },
+    InputShape { input: String, shape: Vec<Size> },
+}
+
+/// One size of an input's shape: fixed, or a symbol (which makes a fixed size dynamic).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Size {
+    Fixed(i64),
+    Symbol(String),
 }
 
 impl DimSetting {
-    /// `name=value` (a symbolic dimension) or `input:d0,d1,…` (an input's shape).
+    /// `name=value` (a symbolic dimension) or `input:d0,d1,…` (an input's shape, whose sizes
+    /// may be symbols).
     pub fn parse(text: &str) -> Result<DimSetting, String> {
         let size = |s: &str| match s.trim().parse::<i64>() {
             Ok(v) if v >= 1 => Ok(v),
             _ => Err(format!("{text}: '{s}' is not a size (a whole number of at least 1)")),
         };
+        // A size of an input's shape may be a symbol: `x:N,3,224,224`.
+        let entry = |s: &str| {
+            let s = s.trim();
+            let symbol = s.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if symbol { Ok(Size::Symbol(s.to_owned())) } else { size(s).map(Size::Fixed) }
+        };
         if let Some((input, dims)) = text.rsplit_once(':') {
             let shape = if dims.trim().is_empty() {
                 Vec::new()
             } else {
-                dims.split(',').map(size).collect::<Result<_, _>>()?
+                dims.split(',').map(entry).collect::<Result<_, _>>()?
             };
             return Ok(DimSetting::InputShape { input: input.to_owned(), shape });
         }
@@ -51,8 +69,25 @@ impl DimSetting {
 pub struct DimsFixed {
     /// Dimensions given a value (by symbol or by input shape).
     pub dimensions: usize,
-    /// Outputs that took a fixed shape from inference.
+    /// Outputs that took a fixed shape from inference (and, where sizes were made symbolic,
+    /// outputs and value_info entries that took the symbols).
     pub outputs: usize,
+    /// Input dimensions made symbolic.
+    pub made_symbolic: usize,
+    /// For each symbol an input was given, the nodes that pin it: an input of theirs has
+    /// the symbol, and inference gives their outputs fixed sizes only (a Reshape to a
+    /// constant shape, …), so the model does not follow that size past them.
+    pub pinned: Vec<Pin>,
+}
+
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Pin {
+    pub symbol: String,
+    /// The node's name, else its first output's.
+    pub node: String,
+    pub op: String,
+    /// Its first output's type as inferred, e.g. `float[1,256]`.
+    pub output: String,
 }
 
 /// Everything that kept the settings from being applied.
@@ -83,7 +118,10 @@ pub fn set_dims(model: &mut Model, settings: &[DimSetting]) -> Result<DimsFixed,
                 fixed.dimensions += n;
             }
             DimSetting::InputShape { input, shape } => match fix_input(&mut changed, &graphs, main, input, shape) {
-                Ok(n) => fixed.dimensions += n,
+                Ok((n, symbolic)) => {
+                    fixed.dimensions += n;
+                    fixed.made_symbolic += symbolic;
+                }
                 Err(e) => errors.push(e),
             },
         }
@@ -92,6 +130,21 @@ pub fn set_dims(model: &mut Model, settings: &[DimSetting]) -> Result<DimsFixed,
         return Err(SetDimsError(errors));
     }
     fixed.outputs = fix_outputs(&mut changed, main);
+    let symbols: Vec<&str> = settings
+        .iter()
+        .flat_map(|s| match s {
+            DimSetting::InputShape { shape, .. } => shape.as_slice(),
+            DimSetting::Param { .. } => &[],
+        })
+        .filter_map(|size| match size {
+            Size::Symbol(name) => Some(name.as_str()),
+            Size::Fixed(_) => None,
+        })
+        .collect();
+    if !symbols.is_empty() {
+        fixed.outputs += follow_symbols(&mut changed, main, &symbols);
+        fixed.pinned = pins(&changed, main, &symbols);
+    }
     *model = changed;
     Ok(fixed)
 }
@@ -161,13 +214,15 @@ fn symbols(model: &Model, graphs: &[GraphId]) -> String {
     if names.is_empty() { "none".to_owned() } else { names.join(", ") }
 }
 
+/// Gives input `input` its shape; returns how many sizes were fixed and how many made
+/// symbolic.
 fn fix_input(
     model: &mut Model,
     graphs: &[GraphId],
     main: GraphId,
     input: &str,
-    shape: &[i64],
-) -> Result<usize, String> {
+    shape: &[Size],
+) -> Result<(usize, usize), String> {
     // Dimension values below 1 ("-1" for dynamic) are cleared first, in every graph.
     for &g in graphs {
         for v in values_of(model, g) {
@@ -200,8 +255,17 @@ fn fix_input(
         return Err(format!("input {input} has rank {}, the shape given has {} sizes", dims.len(), shape.len()));
     }
     let mut params = Vec::new();
-    let mut n = 0;
-    for (i, (d, &size)) in dims.iter_mut().zip(shape).enumerate() {
+    let (mut n, mut symbolic) = (0, 0);
+    for (i, (d, size)) in dims.iter_mut().zip(shape).enumerate() {
+        let size = match size {
+            // Ours, beyond the tool: a symbol makes the size dynamic, whatever it was.
+            Size::Symbol(name) => {
+                *d = Dimension { value: Some(DimValue::Param(Str::from(name.as_str()))), denotation: None };
+                symbolic += 1;
+                continue;
+            }
+            Size::Fixed(size) => *size,
+        };
         match &d.value {
             Some(DimValue::Value(v)) if *v != size => {
                 return Err(format!("input {input}: dimension {} is fixed at {v}, not {size}", i + 1));
@@ -217,7 +281,75 @@ fn fix_input(
     for (name, size) in params {
         n += fix_param(model, graphs, &name, size);
     }
-    Ok(n)
+    Ok((n, symbolic))
+}
+
+/// The declared sizes (of the main graph's outputs and value_info) where inference, from the
+/// inputs and initializers alone, now finds one of `symbols`, take it; returns how many
+/// values changed.
+fn follow_symbols(model: &mut Model, main: GraphId, symbols: &[&str]) -> usize {
+    let inferred = crate::infer::infer_main_graph(model);
+    let mut changed = 0;
+    let graph = &mut model.graphs[main];
+    for v in graph.outputs.iter_mut().chain(graph.value_info.iter_mut()) {
+        let Some(TypeValue::Tensor(found)) =
+            v.name.as_ref().and_then(|n| inferred.types.get(n)).and_then(|t| t.value.as_ref())
+        else {
+            continue;
+        };
+        let Some(found) = &found.shape else { continue };
+        let Some(dims) = tensor_dims(v) else { continue };
+        if dims.len() != found.dims.len() {
+            continue;
+        }
+        let mut any = false;
+        for (d, f) in dims.iter_mut().zip(&found.dims) {
+            let symbolic =
+                matches!(&f.value, Some(DimValue::Param(p)) if symbols.iter().any(|s| p.as_bytes() == s.as_bytes()));
+            if symbolic && matches!(d.value, Some(DimValue::Value(_)) | None) {
+                *d = f.clone();
+                any = true;
+            }
+        }
+        changed += usize::from(any);
+    }
+    changed
+}
+
+/// The nodes of the main graph that pin one of `symbols`: an input has it, and their outputs
+/// are inferred with fixed sizes only. Inferred from the inputs and initializers alone, so
+/// that declarations of the old sizes do not hide where the model itself fixes them.
+fn pins(model: &Model, main: GraphId, symbols: &[&str]) -> Vec<Pin> {
+    let inferred = crate::infer::infer_main_graph(model);
+    let mentions = |ty: &crate::ir::Type, symbol: &str| match &ty.value {
+        Some(TypeValue::Tensor(t)) => t
+            .shape
+            .iter()
+            .flat_map(|s| &s.dims)
+            .any(|d| matches!(&d.value, Some(DimValue::Param(p)) if p.as_bytes() == symbol.as_bytes())),
+        _ => false,
+    };
+    let mut out = Vec::new();
+    for &n in &model.graphs[main].nodes {
+        let node = &model.nodes[n];
+        let inputs: Vec<&crate::ir::Type> = node.inputs.iter().filter_map(|i| inferred.types.get(i)).collect();
+        let outputs: Vec<Option<&crate::ir::Type>> =
+            node.outputs.iter().filter(|o| !o.as_bytes().is_empty()).map(|o| inferred.types.get(o)).collect();
+        for &symbol in symbols {
+            let carried = inputs.iter().any(|t| mentions(t, symbol));
+            let fixed_after = !outputs.is_empty() && outputs.iter().all(|t| t.is_some_and(is_fixed));
+            if carried && fixed_after {
+                let first = node.outputs.first().map(Str::escaped).unwrap_or_default();
+                out.push(Pin {
+                    symbol: symbol.to_owned(),
+                    node: node.name.as_ref().filter(|n| !n.as_bytes().is_empty()).map_or(first, Str::escaped),
+                    op: node.op_type.as_ref().map(Str::escaped).unwrap_or_default(),
+                    output: outputs[0].map(ToString::to_string).unwrap_or_default(),
+                });
+            }
+        }
+    }
+    out
 }
 
 /// Outputs whose shape is not fixed take the one inference finds, when that one is.

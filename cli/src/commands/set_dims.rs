@@ -1,6 +1,7 @@
 //! `onnx set-dims IN OUT batch=1 x:1,3,224,224`: dynamic dimensions made fixed, as
 //! onnxruntime's `make_dynamic_shape_fixed` tool makes them (see `onnx_core::set_dims`), then
 //! the outputs inference can fix from the new inputs; text or binary by OUT's extension.
+//! `x:N,3,224,224` makes a size dynamic instead, and names the nodes that pin it.
 
 use onnx_core::set_dims::DimSetting;
 
@@ -33,13 +34,35 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let bytes = model_bytes(&model, format, &args.output)?;
     crate::json::set("dimensions", fixed.dimensions);
     crate::json::set("outputs", fixed.outputs);
+    crate::json::set("made_symbolic", fixed.made_symbolic);
+    let pins: Vec<serde_json::Value> = fixed
+        .pinned
+        .iter()
+        .map(|p| serde_json::json!({ "symbol": p.symbol, "node": p.node, "op": p.op, "output": p.output }))
+        .collect();
+    crate::json::set("pinned_by", pins);
     if !crate::settings::get().quiet && !crate::json::active() {
         errln!(
-            "{}: {} dimension(s) fixed; {} output(s) fixed by inference",
+            "{}: {} dimension(s) fixed, {} made symbolic; {} declared value(s) updated from inference",
             args.output,
             fixed.dimensions,
+            fixed.made_symbolic,
             fixed.outputs
         );
+    }
+    // Pins are warnings (in JSON, `pinned_by`): the model is written, but does not follow
+    // the symbol past them.
+    if !crate::json::active() {
+        for p in &fixed.pinned {
+            errln!(
+                "warning: {}: {} is pinned by {} node {} (its output: {})",
+                args.output,
+                p.symbol,
+                p.op,
+                p.node,
+                p.output
+            );
+        }
     }
     write_output(&args.output, &bytes)
 }
