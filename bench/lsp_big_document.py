@@ -17,13 +17,12 @@ import argparse
 import datetime
 import json
 import pathlib
-import platform
 import statistics
 import subprocess
 import tempfile
 import time
 
-from common import update_section
+from common import machine, update_section
 from lsp_latency import URI, Client
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -81,7 +80,7 @@ def main() -> None:
     command = "python3 bench/lsp_big_document.py" + (" --before BIN" if args.before else "")
     header = "| request | " + " | ".join(f"{name}: round trip | {name}: answer" for name, _ in servers) + " |"
     lines = [
-        f"Measured {datetime.date.today()} on {platform.processor() or platform.machine()} with `{command}`: "
+        f"Measured {datetime.date.today()} on {machine()} with `{command}`: "
         f"the `--inline` text of `{model}`, {len(text) / 1e6:.1f} MB, {text.count(chr(10)):,} lines; "
         f"median of {args.repeat} of each request.",
         "",
