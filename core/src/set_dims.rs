@@ -16,6 +16,7 @@
 use std::collections::HashSet;
 use std::fmt;
 
+use crate::infer::GraphTypes;
 use crate::ir::{DimValue, Dimension, GraphId, Model, Str, TypeValue, ValueInfo};
 
 /// One fixing asked for.
@@ -142,8 +143,12 @@ pub fn set_dims(model: &mut Model, settings: &[DimSetting]) -> Result<DimsFixed,
         })
         .collect();
     if !symbols.is_empty() {
-        fixed.outputs += follow_symbols(&mut changed, main, &symbols);
-        fixed.pinned = pins(&changed, main, &symbols);
+        // From the inputs and initializers alone, so that declarations of the old sizes do
+        // not hide where the model itself follows or fixes them (the same for both steps:
+        // the first changes only declarations).
+        let inferred = crate::infer::infer_main_graph(&changed);
+        fixed.outputs += follow_symbols(&mut changed, main, &symbols, &inferred);
+        fixed.pinned = pins(&changed, main, &symbols, &inferred);
     }
     *model = changed;
     Ok(fixed)
@@ -287,8 +292,7 @@ fn fix_input(
 /// The declared sizes (of the main graph's outputs and value_info) where inference, from the
 /// inputs and initializers alone, now finds one of `symbols`, take it; returns how many
 /// values changed.
-fn follow_symbols(model: &mut Model, main: GraphId, symbols: &[&str]) -> usize {
-    let inferred = crate::infer::infer_main_graph(model);
+fn follow_symbols(model: &mut Model, main: GraphId, symbols: &[&str], inferred: &GraphTypes) -> usize {
     let mut changed = 0;
     let graph = &mut model.graphs[main];
     for v in graph.outputs.iter_mut().chain(graph.value_info.iter_mut()) {
@@ -317,10 +321,8 @@ fn follow_symbols(model: &mut Model, main: GraphId, symbols: &[&str]) -> usize {
 }
 
 /// The nodes of the main graph that pin one of `symbols`: an input has it, and their outputs
-/// are inferred with fixed sizes only. Inferred from the inputs and initializers alone, so
-/// that declarations of the old sizes do not hide where the model itself fixes them.
-fn pins(model: &Model, main: GraphId, symbols: &[&str]) -> Vec<Pin> {
-    let inferred = crate::infer::infer_main_graph(model);
+/// are inferred with fixed sizes only.
+fn pins(model: &Model, main: GraphId, symbols: &[&str], inferred: &GraphTypes) -> Vec<Pin> {
     let mentions = |ty: &crate::ir::Type, symbol: &str| match &ty.value {
         Some(TypeValue::Tensor(t)) => t
             .shape

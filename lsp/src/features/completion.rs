@@ -276,21 +276,23 @@ fn attributes(s: &Snapshot, offset: u32, op: &str, domain: Option<&str>, list: u
 /// `cursor` (the one being typed or replaced).
 fn written_attributes(text: &str, list: u32, cursor: u32) -> BTreeSet<&str> {
     let rest = &text[list as usize..];
-    let significant: Vec<Token> = tokens(rest).filter(|t| !t.kind.is_trivia()).collect();
+    // Lexed lazily and only to the list's end: the rest of a big document is never read.
+    let mut significant = tokens(rest).filter(|t| !t.kind.is_trivia()).peekable();
     let mut names = BTreeSet::new();
     let mut depth = 0usize;
-    for (i, t) in significant.iter().enumerate() {
+    let mut previous: Option<TokenKind> = None;
+    while let Some(t) = significant.next() {
         match t.kind {
             TokenKind::LAngle | TokenKind::LParen | TokenKind::LBracket | TokenKind::LBrace => depth += 1,
             TokenKind::RAngle | TokenKind::RParen | TokenKind::RBracket | TokenKind::RBrace => {
-                depth -= 1;
+                depth = depth.saturating_sub(1);
                 if depth == 0 {
                     break;
                 }
             }
             TokenKind::Ident if depth == 1 => {
-                let named = matches!(significant.get(i + 1).map(|n| n.kind), Some(TokenKind::Colon | TokenKind::Eq));
-                let starts_entry = matches!(significant[i - 1].kind, TokenKind::LAngle | TokenKind::Comma);
+                let named = matches!(significant.peek().map(|n| n.kind), Some(TokenKind::Colon | TokenKind::Eq));
+                let starts_entry = matches!(previous, Some(TokenKind::LAngle | TokenKind::Comma));
                 let at_cursor = list + t.start <= cursor && cursor <= list + t.end;
                 if named && starts_entry && !at_cursor {
                     names.insert(t.text(rest));
@@ -298,6 +300,7 @@ fn written_attributes(text: &str, list: u32, cursor: u32) -> BTreeSet<&str> {
             }
             _ => {}
         }
+        previous = Some(t.kind);
     }
     names
 }

@@ -1,16 +1,8 @@
 -- Driven by tests/nvim_e2e.rs: Neovim, headless, opens a fixture through the ready config
 -- in editors/nvim, waits for onnx-lsp's diagnostics, asks for a hover and a definition, and
 -- writes what it received as JSON to $OUT. Any failure is written too, then Neovim quits.
-local out = os.getenv("OUT")
-
-local function finish(result)
-  local file = io.open(out, "w")
-  file:write(vim.fn.json_encode(result))
-  file:close()
-  vim.cmd("qa!")
-end
-
-local ok, err = pcall(function()
+local here = debug.getinfo(1, "S").source:sub(2):match("(.*/)")
+dofile(here .. "harness.lua").run(function()
   vim.opt.runtimepath:prepend(os.getenv("EDITORS_NVIM"))
   require("onnx_lsp").setup({ cmd = { os.getenv("ONNX_LSP") } })
   vim.cmd("edit " .. os.getenv("FIXTURE"))
@@ -50,8 +42,5 @@ local ok, err = pcall(function()
   result.hover = request("textDocument/hover", tonumber(os.getenv("HOVER_LINE")), tonumber(os.getenv("HOVER_COL")))
   result.definition =
     request("textDocument/definition", tonumber(os.getenv("DEF_LINE")), tonumber(os.getenv("DEF_COL")))
-  finish(result)
+  return result
 end)
-if not ok then
-  finish({ error = tostring(err) })
-end

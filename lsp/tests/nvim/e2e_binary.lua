@@ -2,16 +2,8 @@
 -- ready config in editors/nvim (`:OnnxOpenBinary`), asks for completion at an input, breaks
 -- the model and waits for the diagnostic, mends it with another operator, then `:w` writes
 -- the binary model back. What it saw goes to $OUT as JSON; any failure too, then it quits.
-local out = os.getenv("OUT")
-
-local function finish(result)
-  local file = io.open(out, "w")
-  file:write(vim.fn.json_encode(result))
-  file:close()
-  vim.cmd("qa!")
-end
-
-local ok, err = pcall(function()
+local here = debug.getinfo(1, "S").source:sub(2):match("(.*/)")
+dofile(here .. "harness.lua").run(function()
   vim.opt.runtimepath:prepend(os.getenv("EDITORS_NVIM"))
   require("onnx_lsp").setup({ cmd = { os.getenv("ONNX_LSP") } })
   vim.cmd("OnnxOpenBinary " .. vim.fn.fnameescape(os.getenv("MODEL")))
@@ -72,8 +64,5 @@ local ok, err = pcall(function()
   end, 50)
   vim.cmd("write")
   result.modified_after_write = vim.bo[buf].modified
-  finish(result)
+  return result
 end)
-if not ok then
-  finish({ error = tostring(err) })
-end
