@@ -53,6 +53,26 @@ fn resize_reads_constant_scales_and_keeps_unresized_axes() {
     assert_eq!(inferred(&text, "y"), "float[1,3,?,20]");
 }
 
+/// Pools whose window is longer than the padded input, as onnxruntime sizes them (the
+/// evaluator's cases in tests/fixtures/ops hold its values): shorter by less than a stride
+/// gives one window, rounding up toward zero in ceil mode; more than a stride is an error
+/// the kernel reports, so the size stays unknown.
+#[test]
+fn pools_longer_than_their_padded_input() {
+    let pooled = |attrs: &str| {
+        let text = model(19, "(float[1, 1, 1] x) => (float[?, ?, ?] y)", &format!("y = MaxPool <{attrs}> (x)"));
+        inferred(&text, "y")
+    };
+    assert_eq!(pooled("kernel_shape: ints = [2], strides: ints = [2]"), "float[1,1,1]");
+    assert_eq!(pooled("kernel_shape: ints = [2], strides: ints = [1]"), "float[1,1,0]");
+    assert_eq!(pooled("kernel_shape: ints = [3], strides: ints = [2], ceil_mode: int = 1"), "float[1,1,0]");
+    assert_eq!(
+        pooled("kernel_shape: ints = [4], strides: ints = [3], pads: ints = [0, 1], ceil_mode: int = 1"),
+        "float[1,1,1]"
+    );
+    assert_eq!(pooled("kernel_shape: ints = [3], strides: ints = [1]"), "float[1,1,?]");
+}
+
 #[test]
 fn concat_places_known_values_after_unknown_ones() {
     let text = model(

@@ -297,19 +297,21 @@ pub(in crate::infer) fn window_dims(
                         let begin = i128::from(*pads.get(i)?);
                         let padded = size + begin + i128::from(*pads.get(i + spatial)?) - ((k - 1) * d + 1);
                         if !ceil {
-                            return narrow(padded / s + 1);
+                            return narrow(padded / s + 1).filter(|&d| d >= 0);
                         }
                         // Rounding up may add a window that starts in the end padding; as in
                         // onnx (and PyTorch), the last window must start inside the input or
                         // the begin padding.
-                        let mut moves = (padded + s - 1) / s;
+                        // Division toward zero already rounds a negative quotient up.
+                        let mut moves = if padded > 0 { (padded + s - 1) / s } else { padded / s };
                         if moves * s >= size + begin {
                             moves -= 1;
                         }
                         Some(moves + 1)
                     }
                 };
-                narrow(found?)
+                // A negative count is an error the kernel reports; here it stays unknown.
+                narrow(found?).filter(|&d| d >= 0)
             })();
             out.push(computed.map_or_else(unknown_dim, dim));
         }

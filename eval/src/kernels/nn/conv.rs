@@ -144,7 +144,7 @@ pub(super) fn conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value
     {
         return Err(bad_input!("B holds {} values, not one per filter ({filters})", b.len()));
     }
-    let win = window(ctx, spatial, kernel)?;
+    let win = window(ctx, spatial, kernel, false)?;
     let mut shape = vec![batch, filters];
     shape.extend_from_slice(&win.out);
     let out_count = count(&shape)?;

@@ -21,7 +21,7 @@ pub(super) fn pool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value
     if kernel.len() != spatial.len() {
         return Err(bad_attribute!("kernel_shape does not match the spatial axes"));
     }
-    let win = window(ctx, spatial, kernel)?;
+    let win = window(ctx, spatial, kernel, true)?;
     let mut shape = x.shape[..2].to_vec();
     shape.extend_from_slice(&win.out);
     let out_count = count(&shape)?;
