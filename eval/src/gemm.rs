@@ -63,12 +63,18 @@ macro_rules! gemm {
                 return Ok(());
             }
             FLOPS.fetch_add(2 * (m as u64) * (k as u64) * (n as u64), Ordering::Relaxed);
+            // Chosen for the whole product, so that every band is computed the same way.
+            let direct = unpacked_is_faster(&a, &b);
             // The product of `rows` rows of `a` from `first` on, into `c` (those rows of the
             // result).
             let product = |first: usize, rows: usize, c: &mut [$t]| {
                 let a = View { data: &a.data[first * a.row_stride..], rows, ..a };
                 check(&a, &b, c.len())?;
                 if thin_product(alpha, &a, &b, beta, c) {
+                    return Ok(());
+                }
+                if direct {
+                    blocked_product(alpha, &a, &b, beta, c);
                     return Ok(());
                 }
                 // SAFETY: `check` verified that `a` (rows×k) and `b` (k×n) reach only
@@ -142,10 +148,89 @@ fn thin_product<T: Element>(alpha: T, a: &View<'_, T>, b: &View<'_, T>, beta: T,
     false
 }
 
+/// Columns of `b` at most this many (a convolution over a small image: espcn's 4×4
+/// planes give 16), or rows of `a` at most [`FEW_ROWS`] (a sequence model's few tokens
+/// times a weight matrix): then packing both operands into panels, as the GEMM does on
+/// every call, costs as much as the product, and [`blocked_product`] reads them in place.
+const FEW_COLUMNS: usize = 48;
+const FEW_ROWS: usize = 8;
+
+/// Whether `a·b` is computed by [`blocked_product`]: a narrow product over rows that lie
+/// contiguous, on a processor with fused multiply-adds.
+fn unpacked_is_faster<T>(a: &View<'_, T>, b: &View<'_, T>) -> bool {
+    (b.cols <= FEW_COLUMNS || a.rows <= FEW_ROWS) && a.col_stride == 1 && b.col_stride == 1 && crate::simd::has_fma()
+}
+
+/// `c = alpha·a·b + beta·c` without packing: tiles of four rows of `c` by sixteen
+/// columns, each summed over `k` in sixteen-lane registers from the rows of `a` and `b`
+/// where they lie (four broadcasts and one row of `b` per step). Both views have column
+/// stride 1; the caller has checked them.
+fn blocked_product<T: Element>(alpha: T, a: &View<'_, T>, b: &View<'_, T>, beta: T, c: &mut [T]) {
+    const ROWS: usize = 4;
+    const LANES: usize = 16;
+    let (m, k, n) = (a.rows, a.cols, b.cols);
+    let a_row = |i: usize| &a.data[i * a.row_stride..][..k];
+    // The last columns, fewer than sixteen, copied into a strip padded with zeros.
+    let mut strip = Vec::new();
+    crate::simd::widest(
+        #[inline(always)]
+        || {
+            for j0 in (0..n).step_by(LANES) {
+                let width = LANES.min(n - j0);
+                let (columns, stride) = if width == LANES {
+                    (&b.data[j0..], b.row_stride)
+                } else {
+                    strip.clear();
+                    strip.resize(k * LANES, T::ZERO);
+                    for (kk, line) in strip.chunks_exact_mut(LANES).enumerate() {
+                        line[..width].copy_from_slice(&b.data[kk * b.row_stride + j0..][..width]);
+                    }
+                    (&strip[..], LANES)
+                };
+                for i0 in (0..m).step_by(ROWS) {
+                    let height = ROWS.min(m - i0);
+                    // Missing rows repeat the last one; their sums are dropped.
+                    let row = |r: usize| a_row(i0 + r.min(height - 1));
+                    let sums = full_tile([row(0), row(1), row(2), row(3)], columns, stride);
+                    for (r, sum) in sums.iter().enumerate().take(height) {
+                        let out = &mut c[(i0 + r) * n + j0..][..width];
+                        for (o, &s) in out.iter_mut().zip(sum) {
+                            *o = T::scaled(alpha, s, beta, *o);
+                        }
+                    }
+                }
+            }
+        },
+    )
+}
+
+/// One whole tile of [`blocked_product`]: four rows of `a` (each `k` long) times sixteen
+/// columns of `b` (`b[kk·stride..][..16]`). Apart so that the compiler keeps the sixteen
+/// sums of a row in one vector register (inside the loop over tiles it kept 64 scalars).
+#[inline(always)]
+fn full_tile<T: Element>(rows: [&[T]; 4], b: &[T], stride: usize) -> [[T; 16]; 4] {
+    let mut sums = [[T::ZERO; 16]; 4];
+    for kk in 0..rows[0].len() {
+        let Some(line) = b.get(kk * stride..kk * stride + 16).and_then(|l| <&[T; 16]>::try_from(l).ok()) else {
+            break;
+        };
+        for (sum, row) in sums.iter_mut().zip(&rows) {
+            let factor = row[kk];
+            for (s, &v) in sum.iter_mut().zip(line) {
+                *s = factor.mul_add(v, *s);
+            }
+        }
+    }
+    sums
+}
+
 /// What the direct products need of an element type.
 trait Element: Copy + Default + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> + PartialEq {
     const ZERO: Self;
     const ONE: Self;
+
+    /// `self·b + c` rounded once (one instruction where [`crate::simd::has_fma`]).
+    fn mul_add(self, b: Self, c: Self) -> Self;
 
     /// `alpha·product + beta·old`, not reading `old` when `beta` is zero (as a GEMM
     /// overwrites its output then, whatever it held).
@@ -212,11 +297,21 @@ trait Element: Copy + Default + std::ops::Add<Output = Self> + std::ops::Mul<Out
 impl Element for f32 {
     const ZERO: f32 = 0.0;
     const ONE: f32 = 1.0;
+
+    #[inline(always)]
+    fn mul_add(self, b: f32, c: f32) -> f32 {
+        f32::mul_add(self, b, c)
+    }
 }
 
 impl Element for f64 {
     const ZERO: f64 = 0.0;
     const ONE: f64 = 1.0;
+
+    #[inline(always)]
+    fn mul_add(self, b: f64, c: f64) -> f64 {
+        f64::mul_add(self, b, c)
+    }
 }
 
 gemm!(sgemm, f32, matrixmultiply::sgemm, "f32");
@@ -374,6 +469,42 @@ mod tests {
         let mut c = vec![f32::NAN; m];
         sgemm(1.0, View::rows(&a32, m, k), View::rows(&v32, k, 1), 0.0, &mut c).expect("fits");
         assert!(c.iter().zip(&want).all(|(&g, &w)| (f64::from(g) - w).abs() <= 1e-4 * w.abs().max(1.0)), "{c:?}");
+    }
+
+    /// The unpacked tiles (few columns, or few rows) give what the definition gives for
+    /// every remainder of rows (mod 4) and columns (mod 16), strided rows, alpha and beta,
+    /// and a zero beta ignores what the output held (NaN).
+    #[test]
+    fn blocked_products_match_the_definition() {
+        for (m, k, n) in [(64, 576, 16), (7, 33, 5), (3, 1, 47), (9, 20, 48), (5, 70, 200), (1, 3, 2), (4, 16, 17)] {
+            // Rows of `a` and of `b` padded past their ends: row strides larger than a row.
+            let (a_stride, b_stride) = (k + 3, n + 5);
+            let a: Vec<f64> = (0..m * a_stride).map(|x| ((x * 7) % 13) as f64 - 6.0).collect();
+            let b: Vec<f64> = (0..k * b_stride).map(|x| ((x * 5) % 11) as f64 * 0.25).collect();
+            let a_view = View { data: &a, rows: m, cols: k, row_stride: a_stride, col_stride: 1 };
+            let b_view = View { data: &b, rows: k, cols: n, row_stride: b_stride, col_stride: 1 };
+            let at = |i: usize, j: usize| (0..k).map(|l| a[i * a_stride + l] * b[l * b_stride + j]).sum::<f64>();
+            let mut c = vec![f64::NAN; m * n];
+            blocked_product(1.0, &a_view, &b_view, 0.0, &mut c);
+            let mut scaled = vec![1.0; m * n];
+            blocked_product(2.0, &a_view, &b_view, 3.0, &mut scaled);
+            for i in 0..m {
+                for j in 0..n {
+                    let want = at(i, j);
+                    assert!((c[i * n + j] - want).abs() <= 1e-9 * want.abs().max(1.0), "{m}×{k}×{n} ({i}, {j})");
+                    assert!((scaled[i * n + j] - (2.0 * want + 3.0)).abs() <= 1e-9 * want.abs().max(1.0));
+                }
+            }
+            // Through sgemm, which chooses this path for such shapes where the processor has
+            // fused multiply-adds (and the GEMM elsewhere): the same numbers either way.
+            let (a32, b32): (Vec<f32>, Vec<f32>) =
+                (a.iter().map(|&x| x as f32).collect(), b.iter().map(|&x| x as f32).collect());
+            let mut c32 = vec![f32::NAN; m * n];
+            let a32_view = View { data: &a32, rows: m, cols: k, row_stride: a_stride, col_stride: 1 };
+            let b32_view = View { data: &b32, rows: k, cols: n, row_stride: b_stride, col_stride: 1 };
+            sgemm(1.0, a32_view, b32_view, 0.0, &mut c32).expect("fits");
+            assert!(c32.iter().zip(&c).all(|(&g, &w)| (f64::from(g) - w).abs() <= 1e-4 * w.abs().max(1.0)));
+        }
     }
 
     #[test]

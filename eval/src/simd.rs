@@ -34,6 +34,19 @@ pub fn widest<R>(body: impl FnOnce() -> R) -> R {
     body()
 }
 
+/// Whether [`widest`] compiles its body with fused multiply-adds, so that `mul_add` there
+/// is one instruction (elsewhere it is a call into the math library per element).
+pub fn has_fma() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        x86::has_avx2()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     pub fn has_avx512() -> bool {
