@@ -76,7 +76,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         "Asinh" => |_, i| float(input(i, 0)?, f32::asinh, f64::asinh),
         "Acosh" => |_, i| float(input(i, 0)?, f32::acosh, f64::acosh),
         "Atanh" => |_, i| float(input(i, 0)?, f32::atanh, f64::atanh),
-        "Tanh" => |_, i| float(input(i, 0)?, f32::tanh, f64::tanh),
+        "Tanh" => |_, i| float(input(i, 0)?, crate::math::tanh, f64::tanh),
         "Floor" => |_, i| float(input(i, 0)?, f32::floor, f64::floor),
         "Ceil" => |_, i| float(input(i, 0)?, f32::ceil, f64::ceil),
         "Round" => |_, i| float(input(i, 0)?, f32::round_ties_even, f64::round_ties_even),

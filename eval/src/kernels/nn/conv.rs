@@ -225,23 +225,68 @@ fn conv_f32(
 #[derive(Default)]
 struct TileScratch {
     columns: Vec<f32>,
+}
+
+/// Where a tile's products are made: a row of the tile's width per filter.
+trait TileRows {
+    /// Room for the rows of `filters` filters from output row `first` (image × filters +
+    /// filter) on.
+    fn rows(&mut self, first: usize, filters: usize) -> &mut [f32];
+    /// Those rows hold their final values.
+    fn done(&mut self, first: usize, filters: usize);
+}
+
+/// A tile that spans every output position: its rows are the output's own rows, written
+/// in place.
+struct WholeRows<'o> {
+    out: &'o mut [f32],
+    outputs: usize,
+}
+
+impl TileRows for WholeRows<'_> {
+    fn rows(&mut self, first: usize, filters: usize) -> &mut [f32] {
+        &mut self.out[first * self.outputs..][..filters * self.outputs]
+    }
+
+    fn done(&mut self, _: usize, _: usize) {}
+}
+
+/// A tile of part of the output positions: its rows are made in a buffer, each handed to
+/// `emit` with its output row when done.
+struct PartRows<F: FnMut(usize, &[f32])> {
     product: Vec<f32>,
+    width: usize,
+    emit: F,
+}
+
+impl<F: FnMut(usize, &[f32])> TileRows for PartRows<F> {
+    fn rows(&mut self, _: usize, filters: usize) -> &mut [f32] {
+        self.product.resize(filters * self.width, 0.0);
+        &mut self.product[..filters * self.width]
+    }
+
+    fn done(&mut self, first: usize, filters: usize) {
+        for (f, values) in self.product[..filters * self.width].chunks_exact(self.width).enumerate() {
+            (self.emit)(first + f, values);
+        }
+    }
 }
 
 /// One tile of a convolution: output positions `start..start + width` of every image and
-/// filter, each row of `width` values handed to `emit` with its row (image × filters +
-/// filter) of the output.
+/// filter, each filter's row of `width` values made in `sink`, starting from the filter's
+/// bias (so that no second pass adds it).
 #[allow(clippy::too_many_arguments)] // the convolution's inputs and geometry, and the tile
 fn conv_tile(
     x: &[f32],
     w: &[f32],
+    bias: Option<&[f64]>,
     win: &Window,
     spatial: &[usize],
     g: &ConvGeometry,
     start: usize,
     width: usize,
     scratch: &mut TileScratch,
-    mut emit: impl FnMut(usize, &[f32]),
+    sink: &mut impl TileRows,
 ) -> Result<(), KernelError> {
     let kernel = crate::broadcast::elements(&win.kernel);
     let per_group = g.channels / g.group;
@@ -257,22 +302,30 @@ fn conv_tile(
     if filters_per_group > 1 && !pointwise {
         scratch.columns.resize(rows * width, 0.0);
     }
-    scratch.product.resize(filters_per_group * width, 0.0);
     // What each tap reads for this tile, the same for every image, group and channel.
     let taps: Vec<Vec<Run>> = (0..kernel).map(|k| im2col_runs(spatial, win, k, start, width)).collect();
     let last_stride = win.strides[spatial.len() - 1];
+    // The products add to the rows' first values: the bias, or zero.
+    let beta = if bias.is_some() { 1.0 } else { 0.0 };
     for b in 0..g.batch {
         for group in 0..g.group {
             let weights = &w[group * filters_per_group * rows..][..filters_per_group * rows];
             let first_filter = b * g.filters + group * filters_per_group;
             let first_plane = (b * g.channels + group * per_group) * g.in_size;
-            let product = &mut scratch.product[..filters_per_group * width];
+            let product = sink.rows(first_filter, filters_per_group);
+            if let Some(bias) = bias {
+                for (f, row) in product.chunks_exact_mut(width).enumerate() {
+                    row.fill(bias.get(group * filters_per_group + f).copied().unwrap_or(0.0) as f32);
+                }
+            }
             if filters_per_group == 1 {
                 // One filter (a depthwise convolution's groups, a reduction to one map): each
                 // tap's weight times what it reads, added up straight from the input in the
                 // order of the im2col rows, without writing them. A GEMM call per group of a
                 // few values cost more in its set-up than in its arithmetic.
-                product.fill(0.0);
+                if bias.is_none() {
+                    product.fill(0.0);
+                }
                 crate::simd::widest(
                     #[inline(always)]
                     || {
@@ -288,7 +341,7 @@ fn conv_tile(
             } else if pointwise {
                 let inputs =
                     View { data: &x[first_plane + start..], rows, cols: width, row_stride: g.in_size, col_stride: 1 };
-                crate::gemm::sgemm(1.0, View::rows(weights, filters_per_group, rows), inputs, 0.0, product)?;
+                crate::gemm::sgemm(1.0, View::rows(weights, filters_per_group, rows), inputs, beta, product)?;
             } else {
                 let columns = &mut scratch.columns[..rows * width];
                 for c in 0..per_group {
@@ -302,13 +355,11 @@ fn conv_tile(
                     1.0,
                     View::rows(weights, filters_per_group, rows),
                     View::rows(columns, rows, width),
-                    0.0,
+                    beta,
                     product,
                 )?;
             }
-            for (f, values) in product.chunks_exact(width).enumerate() {
-                emit(first_filter + f, values);
-            }
+            sink.done(first_filter, filters_per_group);
         }
     }
     Ok(())
@@ -335,13 +386,19 @@ fn conv_f32_in_tiles(
     // columns, products made on it alone), and the results are placed in order. Every
     // output is computed the same way whatever the number of shares.
     let shares = shares.min(starts.len());
-    if shares <= 1 {
+    if starts.len() == 1 {
+        // One tile of every position: the products are made in the output itself.
+        let mut sink = WholeRows { out: &mut out, outputs };
+        conv_tile(x, w, bias, win, spatial, g, 0, outputs, &mut TileScratch::default(), &mut sink)?;
+    } else if shares <= 1 {
         let mut scratch = TileScratch::default();
+        let mut product = Vec::new();
         for &start in &starts {
             let width = tile.min(outputs - start);
-            conv_tile(x, w, win, spatial, g, start, width, &mut scratch, |row, values| {
-                out[row * outputs + start..][..width].copy_from_slice(values);
-            })?;
+            let emit = |row: usize, values: &[f32]| out[row * outputs + start..][..width].copy_from_slice(values);
+            let mut sink = PartRows { product: std::mem::take(&mut product), width, emit };
+            conv_tile(x, w, bias, win, spatial, g, start, width, &mut scratch, &mut sink)?;
+            product = sink.product;
         }
     } else {
         let jobs: Vec<Vec<usize>> =
@@ -349,13 +406,15 @@ fn conv_f32_in_tiles(
         let made = onnx_threads::map_in_order(jobs, |share| {
             crate::gemm::serial(|| {
                 let mut scratch = TileScratch::default();
+                let mut product = Vec::new();
                 let mut blocks = Vec::with_capacity(share.len());
                 for start in share {
                     let width = tile.min(outputs - start);
                     let mut block = vec![0.0f32; g.batch * g.filters * width];
-                    conv_tile(x, w, win, spatial, g, start, width, &mut scratch, |row, values| {
-                        block[row * width..][..width].copy_from_slice(values);
-                    })?;
+                    let emit = |row: usize, values: &[f32]| block[row * width..][..width].copy_from_slice(values);
+                    let mut sink = PartRows { product: std::mem::take(&mut product), width, emit };
+                    conv_tile(x, w, bias, win, spatial, g, start, width, &mut scratch, &mut sink)?;
+                    product = sink.product;
                     blocks.push((start, width, block));
                 }
                 Ok::<_, KernelError>(blocks)
@@ -367,13 +426,6 @@ fn conv_f32_in_tiles(
                     out[row * outputs + start..][..width].copy_from_slice(values);
                 }
             }
-        }
-    }
-    if let Some(bias) = bias {
-        // One row of outputs per image and filter.
-        for (row, values) in out.chunks_mut(outputs.max(1)).enumerate() {
-            let b = bias.get(row % g.filters.max(1)).copied().unwrap_or(0.0) as f32;
-            values.iter_mut().for_each(|o| *o += b);
         }
     }
     Ok(out)
