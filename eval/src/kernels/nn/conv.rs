@@ -218,6 +218,10 @@ fn conv_f32(
     let rows = g.channels / g.group * crate::broadcast::elements(&win.kernel);
     let tile = (COLUMNS_TILE / rows.max(1)).max(MIN_TILE);
     let shares = if onnx_threads::pool().is_some() { onnx_threads::cores() } else { 1 };
+    if super::depthwise::applies(win, g.channels, g.channels / g.group, g.filters / g.group) {
+        let d = super::depthwise::Depthwise { batch: g.batch, channels: g.channels, spatial, win, bias };
+        return Ok(super::depthwise::depthwise_2d(x, w, &d, super::depthwise::shares(&d, shares)));
+    }
     conv_f32_in_tiles(x, w, bias, win, spatial, g, tile, shares)
 }
 
@@ -816,6 +820,67 @@ mod tests {
         out
     }
 
+    /// The window of a 2-D convolution padded by `begin` and `end`.
+    fn window_2d(
+        spatial: [usize; 2],
+        kernel: [usize; 2],
+        strides: [usize; 2],
+        dilations: [usize; 2],
+        begin: [usize; 2],
+        end: [usize; 2],
+    ) -> Window {
+        let padded: Vec<usize> = (0..2).map(|i| spatial[i] + begin[i] + end[i]).collect();
+        Window {
+            out: (0..2).map(|i| (padded[i] - dilations[i] * (kernel[i] - 1) - 1) / strides[i] + 1).collect(),
+            kernel: kernel.to_vec(),
+            strides: strides.to_vec(),
+            dilations: dilations.to_vec(),
+            begin: begin.to_vec(),
+            padded,
+        }
+    }
+
+    /// Depthwise convolutions computed channels-last give the convolution by its
+    /// definition, with strides, dilations, uneven padding, two images, a bias and the
+    /// output rows cut into shares.
+    #[test]
+    fn channels_last_depthwise_is_the_definition() {
+        use crate::kernels::nn::depthwise::{Depthwise, depthwise_2d};
+        let cases = [
+            // (channels, spatial, kernel, strides, dilations, begin, end)
+            (24, [5, 3], [3, 3], [1, 1], [1, 1], [1, 1], [1, 1]),
+            (32, [9, 8], [3, 3], [2, 2], [1, 1], [1, 0], [1, 1]),
+            (20, [4, 4], [5, 5], [1, 1], [1, 1], [2, 2], [2, 2]),
+            (17, [7, 6], [2, 3], [1, 3], [2, 1], [0, 2], [1, 0]),
+            (5, [2, 1], [1, 1], [1, 1], [1, 1], [0, 0], [0, 0]),
+        ];
+        for (channels, spatial, kernel, strides, dilations, begin, end) in cases {
+            let win = window_2d(spatial, kernel, strides, dilations, begin, end);
+            let g = ConvGeometry {
+                batch: 2,
+                channels,
+                filters: channels,
+                group: channels,
+                in_size: spatial[0] * spatial[1],
+            };
+            let x: Vec<f32> = (0..2 * channels * g.in_size).map(|i| ((i * 7919) % 23) as f32 - 11.0).collect();
+            let w: Vec<f32> =
+                (0..channels * kernel[0] * kernel[1]).map(|i| ((i * 104_729) % 13) as f32 - 6.0).collect();
+            let bias: Vec<f64> = (0..channels).map(|c| c as f64 - 3.0).collect();
+            let outputs = win.out[0] * win.out[1];
+            let want: Vec<f32> = by_definition(&x, &w, &win, &spatial, &g)
+                .iter()
+                .enumerate()
+                .map(|(i, v)| v + bias[i / outputs % channels] as f32)
+                .collect();
+            let d = Depthwise { batch: 2, channels, spatial: &spatial, win: &win, bias: Some(&bias) };
+            for shares in [1, 2, 3] {
+                // Small integers: every order of summation is exact.
+                assert_eq!(depthwise_2d(&x, &w, &d, shares), want, "{channels} channels, {shares} shares");
+            }
+        }
+    }
+
     /// Tiles of every width, cutting rows of the output anywhere, with padding, strides,
     /// dilations, groups, one-filter groups and pointwise kernels, give the convolution by
     /// its definition.
@@ -835,17 +900,7 @@ mod tests {
             (3, 1, 1, [6, 11], [2, 5], [1, 2], [1, 1], [1, 2]),
         ];
         for (channels, filters, group, spatial, kernel, strides, dilations, begin) in cases {
-            let out: Vec<usize> = (0..2)
-                .map(|i| (spatial[i] + 2 * begin[i] - dilations[i] * (kernel[i] - 1) - 1) / strides[i] + 1)
-                .collect();
-            let win = Window {
-                kernel: kernel.to_vec(),
-                strides: strides.to_vec(),
-                dilations: dilations.to_vec(),
-                begin: begin.to_vec(),
-                padded: (0..2).map(|i| spatial[i] + 2 * begin[i]).collect(),
-                out,
-            };
+            let win = window_2d(spatial, kernel, strides, dilations, begin, begin);
             let g = ConvGeometry { batch: 2, channels, filters, group, in_size: spatial[0] * spatial[1] };
             let x: Vec<f32> = (0..2 * channels * g.in_size).map(|i| ((i * 7919) % 23) as f32 - 11.0).collect();
             let w: Vec<f32> = (0..filters * channels / group * kernel[0] * kernel[1])

@@ -2,6 +2,7 @@
 //! directly from the definitions in f64 (the speed pass turns convolution into GEMM).
 
 mod conv;
+mod depthwise;
 mod norm;
 mod pool;
 
