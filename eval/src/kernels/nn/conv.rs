@@ -690,10 +690,11 @@ pub(super) fn conv_transpose(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result
         && !xv.is_empty()
         && per_group_out.checked_mul(kernel_size).and_then(|r| r.checked_mul(in_size)).is_some_and(|c| c <= MAX_SPREAD)
     {
-        let landings: Vec<usize> = (0..kernel_size)
-            .flat_map(|k| (0..in_size).map(move |p| (p, k)))
-            .map(|(p, k)| landing(p, k).unwrap_or(usize::MAX))
-            .collect();
+        let landings = landings(&spatial, &kernel, &out_spatial, |d, ip, kp| {
+            // Below `full`: no overflow; a pad from output_shape may be negative.
+            let o = (ip as i64 * strides[d] + kp as i64 * dilations[d]).checked_sub(pads[d]).unwrap_or(i64::MAX);
+            usize::try_from(o).ok().filter(|&o| o < out_spatial[d])
+        });
         let layout = TransposedLayout { batch, channels, group, per_group_out, in_size, kernel_size, out_size };
         let mut out = conv_transpose_f32(xv, wv, &layout, &landings)?;
         if let Some(bias) = &bias {
@@ -732,6 +733,39 @@ pub(super) fn conv_transpose(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result
     one(numeric_like(x.data_type(), shape, out)?)
 }
 
+/// Where each input position lands in the output under each kernel tap (`usize::MAX`:
+/// outside), tap-major: `at(d, ip, kp)` is the output position along axis `d` of input
+/// position `ip` under tap position `kp`, if inside. Worked out per axis and summed over
+/// the positions in order (the per-value divisions of a flat index took longer than
+/// the GEMM on a 320² map).
+fn landings(
+    spatial: &[usize],
+    kernel: &[usize],
+    out_spatial: &[usize],
+    at: impl Fn(usize, usize, usize) -> Option<usize>,
+) -> Vec<usize> {
+    let n = spatial.len();
+    let o_strides = crate::broadcast::strides(out_spatial);
+    let kernel_size = crate::broadcast::elements(kernel);
+    let in_size = crate::broadcast::elements(spatial);
+    let mut result = Vec::with_capacity(kernel_size * in_size);
+    let mut kpos = vec![0usize; n];
+    for _ in 0..kernel_size {
+        // Per axis, each input position's contribution to the flat output offset.
+        let along: Vec<Vec<Option<usize>>> =
+            (0..n).map(|d| (0..spatial[d]).map(|ip| at(d, ip, kpos[d]).map(|o| o * o_strides[d])).collect()).collect();
+        result.extend(crate::broadcast::offsets_by_axis(&along).into_iter().map(|o| o.unwrap_or(usize::MAX)));
+        for d in (0..n).rev() {
+            kpos[d] += 1;
+            if kpos[d] < kernel[d] {
+                break;
+            }
+            kpos[d] = 0;
+        }
+    }
+    result
+}
+
 /// The most values of the matrix a float32 ConvTranspose spreads from (filters × taps ×
 /// input positions of a group); beyond it, the direct loop, which needs no such matrix.
 const MAX_SPREAD: usize = 1 << 24;
@@ -762,9 +796,12 @@ fn conv_transpose_f32(x: &[f32], w: &[f32], l: &TransposedLayout, landings: &[us
         for g in 0..l.group {
             let xg = &x[(b * l.channels + g * per_group_in) * l.in_size..][..per_group_in * l.in_size];
             let wg = &w[g * per_group_in * spread_rows..][..per_group_in * spread_rows];
+            // The weights transposed into rows (small), so that the product reads both
+            // operands along rows: a narrow one (few filters × taps) is then not packed.
+            let wt = crate::broadcast::permute(wg, &[per_group_in, spread_rows], &[1, 0]);
             crate::gemm::sgemm(
                 1.0,
-                View::rows(wg, per_group_in, spread_rows).t(),
+                View::rows(&wt, spread_rows, per_group_in),
                 View::rows(xg, per_group_in, l.in_size),
                 0.0,
                 &mut spread,
