@@ -163,12 +163,16 @@ fn resize(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Kernel
                 .collect::<Option<Vec<_>>>()
         })
         .collect();
-    if let Some(along) = single {
-        let offsets = crate::broadcast::offsets_by_axis(&along);
-        return Ok(vec![Value::Tensor(crate::value::Tensor::new(
-            out_shape,
-            x.data.pick(offsets.into_iter().flatten()),
-        ))]);
+    // Each output row's start from the outer axes, then the last axis's offsets along it,
+    // read lazily: a list of every output's offset (16 bytes each, as options) was most of
+    // an upsampling's time.
+    if let Some(along) = single
+        && let Some((last, outer)) = along.split_last()
+    {
+        let row: Vec<usize> = last.iter().flatten().copied().collect();
+        let starts = crate::broadcast::offsets_by_axis(outer);
+        let offsets = starts.into_iter().flatten().flat_map(|start| row.iter().map(move |&at| start + at));
+        return Ok(vec![Value::Tensor(crate::value::Tensor::new(out_shape, x.data.pick(offsets)))]);
     }
     let v = x.to_f64s()?;
     let mut out = Vec::with_capacity(total);
