@@ -669,19 +669,17 @@ pub(super) fn conv_transpose(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result
         crate::broadcast::strides(&out_spatial),
     );
     // Where input position p lands in the output under kernel tap k, if inside.
+    // Where input position `ip` along axis `d` lands under kernel position `kp`, if inside.
+    let along_axis = |d: usize, ip: usize, kp: usize| -> Option<usize> {
+        // Below `full`: no overflow; a pad from output_shape may be negative.
+        let o = (ip as i64 * strides[d] + kp as i64 * dilations[d]).checked_sub(pads[d]).unwrap_or(i64::MAX);
+        usize::try_from(o).ok().filter(|&o| o < out_spatial[d])
+    };
     let landing = |p: usize, k: usize| -> Option<usize> {
-        let mut offset = 0usize;
-        for d in 0..n {
-            let ip = ((p / in_strides[d]) % spatial[d]) as i64;
-            let kp = ((k / k_strides[d]) % kernel[d]) as i64;
-            // Below `full`: no overflow; a pad from output_shape may be negative.
-            let o = (ip * strides[d] + kp * dilations[d]).checked_sub(pads[d]).unwrap_or(i64::MAX);
-            if o < 0 || o >= out_spatial[d] as i64 {
-                return None;
-            }
-            offset += o as usize * o_strides[d];
-        }
-        Some(offset)
+        (0..n).try_fold(0usize, |offset, d| {
+            let o = along_axis(d, (p / in_strides[d]) % spatial[d], (k / k_strides[d]) % kernel[d])?;
+            Some(offset + o * o_strides[d])
+        })
     };
     let mut shape = vec![batch, filters];
     shape.extend_from_slice(&out_spatial);
@@ -690,11 +688,7 @@ pub(super) fn conv_transpose(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result
         && !xv.is_empty()
         && per_group_out.checked_mul(kernel_size).and_then(|r| r.checked_mul(in_size)).is_some_and(|c| c <= MAX_SPREAD)
     {
-        let landings = landings(&spatial, &kernel, &out_spatial, |d, ip, kp| {
-            // Below `full`: no overflow; a pad from output_shape may be negative.
-            let o = (ip as i64 * strides[d] + kp as i64 * dilations[d]).checked_sub(pads[d]).unwrap_or(i64::MAX);
-            usize::try_from(o).ok().filter(|&o| o < out_spatial[d])
-        });
+        let landings = landings(&spatial, &kernel, &out_spatial, along_axis);
         let layout = TransposedLayout { batch, channels, group, per_group_out, in_size, kernel_size, out_size };
         let mut out = conv_transpose_f32(xv, wv, &layout, &landings)?;
         if let Some(bias) = &bias {
