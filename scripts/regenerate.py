@@ -55,6 +55,7 @@ class Step:
     stdout_to: str | None = None  # the script prints the file
     args: tuple[str, ...] = ()
     why_not_checked: str = ""
+    needs: str = ""  # another package it imports, installed as `pip install` takes it
 
 
 # In the order their inputs need: a generator reads only what the ones above it write (and
@@ -106,6 +107,8 @@ STEPS = [
     Step("extract_cases", "tests/fixtures/extract/gen_extract_cases.py", ("tests/fixtures/extract/cases.json",), True),
     Step("set_dims_cases", "tests/fixtures/set_dims/gen_set_dims_cases.py", ("tests/fixtures/set_dims/cases.json",), True,
          ort=True),
+    Step("cost_cases", "tests/fixtures/cost/gen_cost_cases.py", ("tests/fixtures/cost/onnx_tool.json",), False,
+         needs="onnx-tool==1.0.1", why_not_checked="needs onnx-tool, the anchor of `onnx cost`, which CI does not install"),
 ]
 # checklist reads these; version_variants reads the checklist.
 CHECKLIST_ROUND = ("version_variants", "fixture_verdicts", "verdicts", "checklist")
@@ -180,6 +183,7 @@ def main() -> int:
         for s in STEPS:
             needs = " (needs onnxruntime)" if s.ort else ""
             needs += " (needs --onnx-source)" if s.name == "checklist" else ""
+            needs += f" (needs {s.needs})" if s.needs else ""
             checked = "CI" if s.checked else "--"
             print(f"{checked:3} {s.name:17} {s.script}{needs}\n    writes {', '.join(s.writes)}")
             if s.why_not_checked:
@@ -213,6 +217,11 @@ def main() -> int:
                      f"onnxruntime {ORT_VERSION}: {python} -m pip install onnxruntime=={ORT_VERSION}")
 
     skipped = []
+    for s in [s for s in steps if s.needs]:
+        module = s.needs.split("==")[0].replace("-", "_")
+        if subprocess.run([python, "-c", f"import {module}"], capture_output=True).returncode != 0:
+            steps.remove(s)
+            skipped.append(f"{s.name} (needs {python} -m pip install {s.needs})")
     if any(s.name == "checklist" for s in steps) and args.onnx_source is None:
         steps = [s for s in steps if s.name != "checklist"]
         skipped.append("checklist (needs --onnx-source)")

@@ -81,3 +81,14 @@ Examples:
 As onnxruntime's make_dynamic_shape_fixed, then the outputs inference can fix. Exit codes:
 0 written; 1 the input is not a model, or a setting does not apply (unknown symbol or
 input, other rank, a fixed size that differs); 2 usage or I/O error.";
+
+pub const COST: &str = "\
+Examples:
+  onnx cost model.onnx                          totals and a table per operator
+  onnx cost model.onnx batch=1 seq=128 --nodes  symbols fixed first; every node listed
+  onnx cost model.onnx input:1,3,224,224 --json
+
+MACs follow onnx-tool's convention (docs/cost.md): a multiply-add per MAC for products and
+convolutions, weighted simple instructions for elementwise operators. With symbolic
+dimensions left, counts are formulas in them. Exit codes: 0 counted; 1 the input is not a
+model, or a setting does not apply; 2 usage or I/O error.";

@@ -82,6 +82,9 @@ enum Command {
     /// Make dynamic dimensions fixed (`batch=1`, `x:1,3,224,224`), as onnxruntime's tool does.
     #[command(name = "set-dims", after_help = help::SET_DIMS)]
     SetDims(commands::set_dims::Args),
+    /// Count multiply-accumulates, parameters and activation memory, per operator and node.
+    #[command(after_help = help::COST)]
+    Cost(commands::cost::Args),
 }
 
 /// `onnx --version`: ours, and what the compiled-in onnx 1.23.2 schemas know (the newest IR
@@ -139,6 +142,7 @@ fn main() -> ExitCode {
         Command::Run(args) => commands::run::run(args),
         Command::Extract(args) => commands::extract::run(args),
         Command::SetDims(args) => commands::set_dims::run(args),
+        Command::Cost(args) => commands::cost::run(args),
     };
     match result {
         Ok(()) => {

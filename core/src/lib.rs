@@ -21,6 +21,7 @@
 pub mod analysis;
 pub mod binary;
 pub mod check;
+pub mod cost;
 pub mod diagnostic;
 pub mod external;
 pub mod extract;

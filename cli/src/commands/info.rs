@@ -55,15 +55,7 @@ fn values(out: &mut String, label: &str, list: &[Value]) {
 
 /// Thousands separated by commas: parameter counts are read at a glance.
 fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    onnx_core::cost::grouped(n.into())
 }
 
 /// `12,345,678 (float 12,000,000 = 45.8 MiB, int64 345,678 = 2.6 MiB)`.

@@ -1,5 +1,6 @@
 pub mod check;
 pub mod convert;
+pub mod cost;
 pub mod extract;
 pub mod fmt;
 pub mod infer;

@@ -1,7 +1,8 @@
 //! The operator table: everything known of an operator, under one key, (domain, operator,
 //! since-version). Built once from the schema export and the registrations beside each
 //! family's rules: its schema versions, its inference rule ([`super::ops`]), its validation
-//! rules ([`super::validate`]) and its traits (control flow, random). Finding what applies
+//! rules ([`super::validate`]), its traits (control flow, random) and its cost rule
+//! ([`crate::cost::rules`]). Finding what applies
 //! to a node at an opset is one lookup, here and in a reader's head. The evaluator
 //! registers its kernels under the same key (`onnx_eval::registry`), and its tests check
 //! that every key of this table has a kernel or a stated reason for none.
@@ -86,6 +87,8 @@ pub struct Operator {
     /// By since-version, oldest first; empty: only what every operator is judged for.
     validators: Vec<(i64, Validate)>,
     traits: Traits,
+    /// How a node's multiply-accumulates are counted (`onnx cost`).
+    cost: Option<crate::cost::rules::Rule>,
     versions: &'static Versions,
 }
 
@@ -100,6 +103,11 @@ impl Operator {
 
     pub fn traits(&self) -> Traits {
         self.traits
+    }
+
+    /// Its cost rule: how `onnx cost` counts a node's multiply-accumulates.
+    pub fn cost(&self) -> Option<crate::cost::rules::Rule> {
+        self.cost
     }
 
     /// Whether its schemas are onnxruntime's contrib ones, which onnx does not know.
@@ -225,7 +233,8 @@ impl Table {
             let mut validators: Vec<(i64, Validate)> =
                 validators_of(domain).filter(|(o, _, _)| *o == op).map(|&(_, since, rule)| (since, rule)).collect();
             validators.sort_by_key(|(since, _)| *since);
-            table.insert(domain, op, Operator { domain, op, handlers, validators, traits, versions });
+            let cost = crate::cost::rules::rule_of(domain, op);
+            table.insert(domain, op, Operator { domain, op, handlers, validators, traits, cost, versions });
         }
         Table(table)
     }

@@ -230,7 +230,15 @@ fn reshape(ctx: &Ctx<'_, '_>) -> Option<Outputs> {
             out[at] = size;
         }
     }
-    Some(Outputs::one(tensor_of(elem, Some(out))))
+    // A shape computation reshaped (`Concat` then `Reshape` to `[-1]`, before the `Equal`
+    // with -1 exporters write ahead of an Expand) keeps its elements (ours only: onnx
+    // propagates no value through Reshape).
+    let value = if ctx.as_onnx() {
+        None
+    } else {
+        ctx.value(0).map(|k| Known { elements: k.elements.clone(), scalar: out.is_empty() })
+    };
+    Some(Outputs::one(tensor_of(elem, Some(out))).with_value(value))
 }
 
 /// The size of Reshape's `-1` dim: input elements over the other output dims, where the
