@@ -289,6 +289,15 @@ pub fn middle(text: &str, cells: usize) -> String {
     format!("{head}…{}", tail.into_iter().collect::<String>())
 }
 
+/// MACs as `onnx cost` counts them: a number with thousands separators, or the formula in the
+/// symbolic dimensions.
+pub fn macs(count: &onnx_core::cost::Count) -> String {
+    match count.known() {
+        Some(v) => onnx_core::cost::grouped(v.unsigned_abs()),
+        None => count.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

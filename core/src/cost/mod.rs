@@ -131,6 +131,28 @@ fn subgraph_weights(model: &Model, node: NodeId) -> (u64, u64) {
     (elements, bytes)
 }
 
+/// The MACs of node `n` of `model`, from the types of its inputs and outputs (however a
+/// caller found them: the browser and the language server have theirs).
+pub fn node_macs<'t>(
+    model: &Model,
+    n: NodeId,
+    input: impl Fn(usize) -> Option<&'t Type>,
+    output: impl Fn(usize) -> Option<&'t Type>,
+) -> Macs {
+    let node = &model.nodes[n];
+    if node.attributes.iter().any(|a| a.subgraphs().next().is_some()) {
+        return Macs::Subgraphs;
+    }
+    let table = crate::infer::operator_table();
+    let rule = node.schema_domain().and_then(|d| table.get(d, node.op_type.as_ref()?.as_str()?)?.cost());
+    let Some(rule) = rule else {
+        return Macs::NoRule;
+    };
+    let inputs = (0..node.inputs.len()).map(|i| shape_of(input(i))).collect();
+    let outputs = (0..node.outputs.len()).map(|i| shape_of(output(i))).collect();
+    rule.macs(&rules::Ctx { node, inputs, outputs }).map_or(Macs::ShapeUnknown, Macs::Counted)
+}
+
 /// The cost of `model`'s main graph, with the shapes inference finds from its declared
 /// inputs (fix symbolic dimensions first, `set_dims`, for counts in numbers).
 pub fn model_cost(model: &Model) -> ModelCost {
@@ -143,12 +165,13 @@ fn cost_with_types(model: &Model, types: &GraphTypes) -> ModelCost {
         return ModelCost::default();
     };
     let graph = &model.graphs[g];
-    let table = crate::infer::operator_table();
     let tensor_ids: HashMap<&Str, crate::ir::TensorId> =
         graph.initializers.iter().filter_map(|&t| Some((model.tensors[t].name.as_ref()?, t))).collect();
     let mut weights_read: std::collections::HashSet<&Str> = std::collections::HashSet::new();
     let mut cost = ModelCost::default();
     let mut reads = Vec::new();
+    let lookup =
+        |names: &[Str], i: usize| names.get(i).filter(|name| !name.is_empty()).and_then(|name| types.types.get(name));
     for &n in &graph.nodes {
         let node = &model.nodes[n];
         reads.clear();
@@ -177,27 +200,7 @@ fn cost_with_types(model: &Model, types: &GraphTypes) -> ModelCost {
                 .filter(|o| !o.is_empty())
                 .try_fold(Count::zero(), |sum, o| sum.plus(&bytes_of(types.types.get(o))?))
         };
-        let macs = if holds_graphs {
-            Macs::Subgraphs
-        } else {
-            let rule = node.schema_domain().and_then(|d| {
-                let op = node.op_type.as_ref()?.as_str()?;
-                table.get(d, op)?.cost()
-            });
-            match rule {
-                None => Macs::NoRule,
-                Some(rule) => {
-                    let shapes = |names: &[Str]| -> Vec<Option<Vec<Count>>> {
-                        names
-                            .iter()
-                            .map(|name| if name.is_empty() { None } else { shape_of(types.types.get(name)) })
-                            .collect()
-                    };
-                    let ctx = rules::Ctx { node, inputs: shapes(&node.inputs), outputs: shapes(&node.outputs) };
-                    rule.macs(&ctx).map_or(Macs::ShapeUnknown, Macs::Counted)
-                }
-            }
-        };
+        let macs = node_macs(model, n, |i| lookup(&node.inputs, i), |i| lookup(&node.outputs, i));
         if let Macs::Counted(m) = &macs {
             cost.macs = cost.macs.plus(m).unwrap_or(cost.macs.clone());
         }

@@ -131,6 +131,19 @@ impl ModelTypes {
         self.of(self.numbers.node_outputs(n, &model.nodes[n]).get(i)?)
     }
 
+    /// The inferred type of input `i` of graph node `n` (what inference found for the value
+    /// it reads).
+    pub fn node_input(&self, model: &Model, n: NodeId, i: usize) -> Option<&Type> {
+        if !self.numbers.node_in_graph_space(n) {
+            return None;
+        }
+        let value = self.numbers.node_inputs(n, &model.nodes[n]).get(i)?;
+        if value == crate::resolve::NO_VALUE {
+            return None;
+        }
+        self.of(value)
+    }
+
     /// The inferred type of the value defined at `site` (function bodies are not inferred
     /// on their own: their values have no type here).
     pub fn at(&self, model: &Model, site: DefSite) -> Option<&Type> {

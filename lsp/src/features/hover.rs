@@ -1,7 +1,7 @@
 //! Hover: on a value, its declared and inferred types and where it is defined; on an
 //! initializer, its name or its values alike, also its size and statistics and, for external
 //! data, where its bytes are; on an operator, its schema signature at the imported opset with
-//! a link to onnx.ai; on an attribute, its type and default; on a function, graph or
+//! a link to onnx.ai and the node's multiply-accumulates; on an attribute, its type and default; on a function, graph or
 //! dimension parameter, what it is.
 
 use std::path::PathBuf;
@@ -252,8 +252,25 @@ fn op(s: &Snapshot, node: onnx_core::ir::NodeId) -> Option<String> {
             out.push_str(&format!("\n- `{}`", ops::attribute_line(a)));
         }
     }
+    out.push_str(&cost(s, node));
     out.push_str(&format!("\n\n[{} on onnx.ai]({})", schema.op, schema.doc_url()));
     Some(out)
+}
+
+/// This node's multiply-accumulates (`onnx cost`'s count, from the inferred shapes; a
+/// formula in the symbolic dimensions where they are left).
+fn cost(s: &Snapshot, node: onnx_core::ir::NodeId) -> String {
+    use onnx_core::cost::{Macs, grouped, node_macs};
+    let model = &s.analysis.model;
+    let macs = node_macs(model, node, |i| s.types.node_input(model, node, i), |i| s.types.node_output(model, node, i));
+    match macs {
+        Macs::Counted(m) => match m.known() {
+            Some(v) => format!("\n\nCost: {} MACs", grouped(v.unsigned_abs())),
+            None => format!("\n\nCost: `{m}` MACs"),
+        },
+        Macs::ShapeUnknown => "\n\nCost: unknown (inference leaves a shape it needs unknown)".to_owned(),
+        Macs::NoRule | Macs::Subgraphs => String::new(),
+    }
 }
 
 fn attribute(s: &Snapshot, node: onnx_core::ir::NodeId, i: usize) -> Option<String> {

@@ -294,6 +294,15 @@ fn node_lines(cx: &Shared<'_>, n: NodeId) -> Vec<Line<'static>> {
             crate::view::count(readers, "consumer")
         )));
     }
+    if let Some(t) = types {
+        // What `onnx cost` counts for it, from the inferred shapes.
+        let macs = onnx_core::cost::node_macs(model, n, |i| t.node_input(model, n, i), |i| t.node_output(model, n, i));
+        match macs {
+            onnx_core::cost::Macs::Counted(m) => lines.push(Line::from(format!("cost {} MACs", view::macs(&m)))),
+            onnx_core::cost::Macs::ShapeUnknown => lines.push(Line::styled("cost unknown (a shape is unknown)", dim())),
+            _ => {}
+        }
+    }
     if let Some(o) = cx.done() {
         if let Some(d) = o.time_of(n) {
             lines.push(Line::from(format!("time {}", view::duration(d))));

@@ -21,6 +21,8 @@ pub struct ModelScreen {
     /// The facts, gathered on the first visit (the model never changes, and gathering walks
     /// every node).
     summary: Option<onnx_core::summary::Summary>,
+    /// What `onnx cost` counts, gathered on the first visit too (it runs inference).
+    cost: Option<onnx_core::cost::ModelCost>,
 }
 
 impl Component for ModelScreen {
@@ -47,7 +49,8 @@ impl Component for ModelScreen {
     fn draw(&mut self, frame: &mut Frame<'_>, area: Rect, cx: &Shared<'_>) {
         let label = cx.label;
         let scroll = u16::try_from(self.scroll).unwrap_or(u16::MAX);
-        let s = self.summary.get_or_insert_with(|| onnx_core::summary::Summary::of(cx.model));
+        let s = &*self.summary.get_or_insert_with(|| onnx_core::summary::Summary::of(cx.model));
+        let cost = &*self.cost.get_or_insert_with(|| onnx_core::cost::model_cost(cx.model));
         let opt = |v: Option<&onnx_core::ir::Str>| sanitize::opt(v).into_owned();
         let mut lines = vec![
             Line::styled("model", heading()),
@@ -103,6 +106,7 @@ impl Component for ModelScreen {
         for op in &s.op_types {
             lines.push(Line::from(format!("  {:>6} {}", op.count, sanitize::str(&op.op_type))));
         }
+        lines.extend(cost_lines(cx, cost));
         let block = focus_block(" model ".into(), true);
         frame.render_widget(Paragraph::new(lines).block(block).wrap(Wrap { trim: false }).scroll((scroll, 0)), area);
     }
@@ -137,6 +141,38 @@ fn interface(cx: &Shared<'_>, room: usize) -> Vec<Line<'static>> {
             cx.types()?.node_output(cx.model, n, i).map(view::type_text)
         };
         lines.push(row(&v.name, v.ty.as_ref().map(view::type_text).or_else(inferred)));
+    }
+    lines
+}
+
+/// `onnx cost`'s totals: MACs (a formula where dimensions are symbolic), the peak of live
+/// activations, and the operators that cost most.
+fn cost_lines(cx: &Shared<'_>, cost: &onnx_core::cost::ModelCost) -> Vec<Line<'static>> {
+    use onnx_core::cost::{Count, Macs};
+    let mut lines = vec![Line::styled("cost (onnx cost)", heading())];
+    let uncounted = cost.uncounted().count();
+    let partial =
+        if uncounted > 0 { format!(", {} not counted", view::count(uncounted, "node")) } else { String::new() };
+    lines.push(Line::from(format!("  {} MACs{partial}", view::macs(&cost.macs))));
+    if let Some((peak, at)) = cost.peak {
+        let node = cost.nodes.get(at).map_or_else(String::new, |n| cx.index.node_title(cx.model, n.node));
+        lines.push(Line::from(format!(
+            "  peak activations {} live (at {node})",
+            view::bytes(u64::try_from(peak).unwrap_or(u64::MAX))
+        )));
+    }
+    let mut by_op: Vec<(String, Count)> = Vec::new();
+    for n in &cost.nodes {
+        let Macs::Counted(m) = &n.macs else { continue };
+        let op = sanitize::opt(cx.model.nodes[n.node].op_type.as_ref()).into_owned();
+        match by_op.iter_mut().find(|(o, _)| *o == op) {
+            Some((_, total)) => *total = total.plus(m).unwrap_or_else(|| total.clone()),
+            None => by_op.push((op, m.clone())),
+        }
+    }
+    by_op.sort_by_key(|(_, m)| std::cmp::Reverse(m.at(1000)));
+    for (op, m) in by_op.iter().take(8).filter(|(_, m)| !m.is_zero()) {
+        lines.push(Line::from(format!("  {:>16} {op}", view::macs(m))));
     }
     lines
 }
