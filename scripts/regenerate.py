@@ -109,6 +109,9 @@ STEPS = [
          ort=True),
     Step("cost_cases", "tests/fixtures/cost/gen_cost_cases.py", ("tests/fixtures/cost/onnx_tool.json",), False,
          needs="onnx-tool==1.0.1", why_not_checked="needs onnx-tool, the anchor of `onnx cost`, which CI does not install"),
+    Step("simplify_anchors", "tests/fixtures/simplify/gen_simplify_anchors.py", ("tests/fixtures/simplify/anchors.json",),
+         False, needs="onnxsim==0.8.1",
+         why_not_checked="needs onnxsim, OnnxSlim and polygraphy in a virtual environment of their own (--python)"),
 ]
 # checklist reads these; version_variants reads the checklist.
 CHECKLIST_ROUND = ("version_variants", "fixture_verdicts", "verdicts", "checklist")

@@ -92,3 +92,13 @@ MACs follow onnx-tool's convention (docs/cost.md): a multiply-add per MAC for pr
 convolutions, weighted simple instructions for elementwise operators. With symbolic
 dimensions left, counts are formulas in them. Exit codes: 0 counted; 1 the input is not a
 model, or a setting does not apply; 2 usage or I/O error.";
+
+pub const SIMPLIFY: &str = "\
+Examples:
+  onnx simplify model.onnx small.onnx                     symbolic dimensions kept
+  onnx simplify model.onnx small.onnx x:1,3,224,224       sizes fixed first: shapes fold too
+  onnx simplify model.onnx small.onnxtxt --allow-growth --json
+
+Constants are folded with the evaluator's kernels; a node whose results are bigger than its
+constant inputs stays unless --allow-growth. Exit codes: 0 written; 1 the input is not a
+model, or a setting does not apply; 2 usage or I/O error.";

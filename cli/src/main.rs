@@ -82,6 +82,9 @@ enum Command {
     /// Make dynamic dimensions fixed (`batch=1`, `x:1,3,224,224`), as onnxruntime's tool does.
     #[command(name = "set-dims", after_help = help::SET_DIMS)]
     SetDims(commands::set_dims::Args),
+    /// Fold constants and known shapes, remove identities and dead nodes.
+    #[command(after_help = help::SIMPLIFY)]
+    Simplify(commands::simplify::Args),
     /// Count multiply-accumulates, parameters and activation memory, per operator and node.
     #[command(after_help = help::COST)]
     Cost(commands::cost::Args),
@@ -143,6 +146,7 @@ fn main() -> ExitCode {
         Command::Extract(args) => commands::extract::run(args),
         Command::SetDims(args) => commands::set_dims::run(args),
         Command::Cost(args) => commands::cost::run(args),
+        Command::Simplify(args) => commands::simplify::run(args),
     };
     match result {
         Ok(()) => {

@@ -37,6 +37,7 @@ pub mod resolve;
 pub mod schema;
 pub mod set_dims;
 pub mod signals;
+pub mod simplify;
 pub mod source_map;
 pub mod summary;
 mod write;

@@ -29,6 +29,7 @@ pub mod cast;
 pub mod coded;
 pub mod compare;
 pub mod error;
+pub mod fold;
 pub mod gemm;
 pub mod inputs;
 pub mod invoke;

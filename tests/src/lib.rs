@@ -28,6 +28,38 @@ pub fn node_tests_dir() -> PathBuf {
     corpus_dir().join("node")
 }
 
+/// The Python with the reference packages (onnx 1.23.2 and onnxruntime 1.32.0, as `.ci/run`
+/// installs them into the repository's `.venv`): `ONNX_PYTHON`, else `.venv/bin/python`,
+/// else `python3`, the first that has them. `None` where a skip is allowed (not in CI),
+/// said on stderr; in CI a missing one fails the test.
+pub fn reference_python_or_skip(test: &str) -> Option<PathBuf> {
+    let repo = tests_dir().join("..");
+    let candidates = [
+        std::env::var_os("ONNX_PYTHON").map(PathBuf::from),
+        Some(repo.join(".venv/bin/python")).filter(|p| p.exists()),
+        Some(PathBuf::from("python3")),
+    ];
+    let check =
+        "import onnx, onnxruntime, sys; sys.exit(onnx.__version__ != '1.23.2' or onnxruntime.__version__ != '1.32.0')";
+    let found = candidates.into_iter().flatten().find(|python| {
+        std::process::Command::new(python).args(["-c", check]).output().is_ok_and(|out| out.status.success())
+    });
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "onnx 1.23.2 and onnxruntime 1.32.0 for Python are missing in CI: .ci/run installs them into .venv"
+        );
+        // Written to stderr itself, not through `eprintln!`, which the test harness captures
+        // and hides for a passing test: a skip must be seen.
+        use std::io::Write as _;
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED {test}: no Python with onnx 1.23.2 and onnxruntime 1.32.0 (set ONNX_PYTHON or make .venv)"
+        );
+    }
+    found
+}
+
 /// A folder of fixtures: `tests/fixtures/NAME` (`check`, `ml`, `random`, …).
 pub fn fixture_dir(name: &str) -> PathBuf {
     tests_dir().join("fixtures").join(name)

@@ -10,7 +10,7 @@
 //! repository's `.venv` (made by `.ci/run`), else `python3`. Without onnx it fails in CI and
 //! is skipped elsewhere, saying so.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use bytes::Bytes;
@@ -23,40 +23,6 @@ const ONNX_CANNOT_READ: &[(&str, &str)] = &[
     ("handmade/all_fields.onnxtxt", "a string attribute holding a NUL byte (a byte string b\"…\")"),
     ("handmade/non_utf8.onnxtxt", "names that are not UTF-8 (byte strings b\"…\")"),
 ];
-
-fn python() -> Option<PathBuf> {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let candidates = [
-        std::env::var_os("ONNX_PYTHON").map(PathBuf::from),
-        Some(repo.join(".venv/bin/python")).filter(|p| p.exists()),
-        Some(PathBuf::from("python3")),
-    ];
-    candidates.into_iter().flatten().find(|python| {
-        Command::new(python)
-            .args(["-c", "import onnx, sys; sys.exit(onnx.__version__ != '1.23.2')"])
-            .output()
-            .is_ok_and(|out| out.status.success())
-    })
-}
-
-/// The Python with onnx 1.23.2, or `None` where a skip is allowed (not in CI), said on stderr.
-fn python_or_skip(test: &str) -> Option<PathBuf> {
-    let found = python();
-    if found.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "onnx 1.23.2 for Python is missing in CI: .ci/run installs it into .venv"
-        );
-        // Written to stderr itself, not through `eprintln!`, which the test harness captures
-        // and hides for a passing test: a skip must be seen.
-        use std::io::Write as _;
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED {test}: no Python with onnx 1.23.2 (set ONNX_PYTHON or make .venv); onnx's parser was not run"
-        );
-    }
-    found
-}
 
 /// Runs `onnx_parse_texts.py` over `dir` and checks its report against `ONNX_CANNOT_READ`;
 /// returns how many texts it read.
@@ -86,7 +52,10 @@ fn onnx_reads_the_texts_in(python: &Path, dir: &Path, printed: usize) -> usize {
 
 #[test]
 fn onnx_parses_the_canonical_text_of_every_corpus_model() {
-    let Some(python) = python_or_skip("onnx_parses_the_canonical_text_of_every_corpus_model") else { return };
+    let Some(python) = onnx_tests::reference_python_or_skip("onnx_parses_the_canonical_text_of_every_corpus_model")
+    else {
+        return;
+    };
     let dir = tempfile::tempdir().expect("temp dir");
     let mut printed = 0;
     for path in corpus_models() {
@@ -107,7 +76,9 @@ fn onnx_parses_the_canonical_text_of_every_corpus_model() {
 /// external references into the model, every tensor holds the binary model's values.
 #[test]
 fn onnx_reads_the_outline_of_every_corpus_model_with_big_tensors() {
-    let Some(python) = python_or_skip("onnx_reads_the_outline_of_every_corpus_model_with_big_tensors") else {
+    let Some(python) =
+        onnx_tests::reference_python_or_skip("onnx_reads_the_outline_of_every_corpus_model_with_big_tensors")
+    else {
         return;
     };
     let dir = tempfile::tempdir().expect("temp dir");

@@ -7,7 +7,6 @@ use std::fmt::Write as _;
 
 use onnx_core::cost::{Count, Macs, ModelCost, grouped, model_cost};
 use onnx_core::ir::{Model, Str};
-use onnx_core::set_dims::DimSetting;
 use onnx_core::summary::human_bytes;
 use serde_json::{Value, json};
 
@@ -37,13 +36,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
         crate::json::begin("cost");
         crate::json::set("file", input.label());
     }
-    let settings: Vec<DimSetting> =
-        args.settings.iter().map(|s| DimSetting::parse(s)).collect::<Result<_, _>>().map_err(Failure::Usage)?;
     let mut model = read_model(&input, None, ReadOptions::default())?;
-    if !settings.is_empty() {
-        onnx_core::set_dims::set_dims(&mut model, &settings)
-            .map_err(|e| Failure::Invalid(format!("{}: {e}", input.label())))?;
-    }
+    crate::commands::set_dims::fix_first(&mut model, &args.settings, &input.label())?;
     let cost = model_cost(&model);
     let by_op = by_operator(&model, &cost);
     if args.json {

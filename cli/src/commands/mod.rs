@@ -7,3 +7,4 @@ pub mod infer;
 pub mod info;
 pub mod run;
 pub mod set_dims;
+pub mod simplify;

@@ -66,3 +66,15 @@ pub fn run(args: Args) -> Result<(), Failure> {
     }
     write_output(&args.output, &bytes)
 }
+
+/// Parses `settings` (`NAME=SIZE`, `INPUT:D0,D1,…`) and fixes them in `model` first, for the
+/// commands that take them before their own work (`cost`, `simplify`); nothing for none.
+pub fn fix_first(model: &mut onnx_core::ir::Model, settings: &[String], label: &str) -> Result<(), Failure> {
+    if settings.is_empty() {
+        return Ok(());
+    }
+    let parsed: Vec<DimSetting> =
+        settings.iter().map(|s| DimSetting::parse(s)).collect::<Result<_, _>>().map_err(Failure::Usage)?;
+    onnx_core::set_dims::set_dims(model, &parsed).map_err(|e| Failure::Invalid(format!("{label}: {e}")))?;
+    Ok(())
+}

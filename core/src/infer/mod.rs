@@ -102,6 +102,48 @@ pub fn infer_main_graph_as_onnx(model: &Model) -> GraphTypes {
     GraphTypes { types }
 }
 
+/// A value of the main graph whose elements inference knows as plain integers: a shape
+/// computation (`Shape → Gather → Concat`) whose sizes are fixed even where the model's other
+/// sizes are symbolic.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KnownInts {
+    /// Its element type (an integer type).
+    pub elem_type: i32,
+    /// A 0-D tensor, else a vector.
+    pub scalar: bool,
+    pub values: Vec<i64>,
+}
+
+/// The main graph's node outputs whose elements inference knows as plain integers, by name
+/// (what `onnx simplify` makes constants).
+pub fn known_integer_values(model: &Model) -> foldhash::HashMap<Str, KnownInts> {
+    let mut known = foldhash::HashMap::default();
+    let Some(g) = model.graph else { return known };
+    let numbers = crate::resolve::resolve_without_tables(model).numbers;
+    let mut env = Env::new(model, &numbers, model.opset_version("").unwrap_or(1));
+    infer_graph(model, g, &mut env);
+    for &n in &model.graphs[g].nodes {
+        let node = &model.nodes[n];
+        for (name, value) in node.outputs.iter().zip(numbers.node_outputs(n, node)) {
+            let Some(values) = env.value(value).and_then(|k| Some((k.scalar, k.ints()?))) else { continue };
+            let Some(crate::ir::TypeValue::Tensor(t)) = env.ty(value).and_then(|t| t.value.as_ref()) else {
+                continue;
+            };
+            let Some(elem_type) = t.elem_type else { continue };
+            // The type agrees: a scalar, or a vector of that many elements.
+            let rank_agrees = match t.shape.as_ref().map(|s| s.dims.as_slice()) {
+                Some([]) => values.0,
+                Some([d]) => !values.0 && d.value == Some(crate::ir::DimValue::Value(values.1.len() as i64)),
+                _ => false,
+            };
+            if rank_agrees {
+                known.insert(name.clone(), KnownInts { elem_type, scalar: values.0, values: values.1 });
+            }
+        }
+    }
+    known
+}
+
 /// What inference found in every graph of a model: the main graph and each subgraph.
 #[derive(Debug, Default)]
 pub struct ModelTypes {

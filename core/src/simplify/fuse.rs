@@ -1,0 +1,320 @@
+//! Two nodes made one where the first's output is read by the second alone (not by another
+//! node, a subgraph or the graph's outputs), with constant float32 weights:
+//!
+//! - a Conv and the BatchNormalization after it (inference mode): the weights of output
+//!   channel `m` scaled by `s[m] = scale[m] / sqrt(var[m] + epsilon)`, the bias
+//!   `(bias - mean)·s + B` (in float32, as onnxruntime computes them when it fuses the pair);
+//! - a Conv and an Add of one value per output channel: the Conv's bias;
+//! - a MatMul of a matrix by a constant matrix and an Add of a bias row: a Gemm;
+//! - a Reshape (or Flatten, Squeeze, Unsqueeze) and a Reshape to a constant shape that copies
+//!   no size (`0`) from the first's result: the second alone.
+//!
+//! The second node's output name is kept, so what reads it is unchanged.
+
+use std::collections::HashMap;
+
+use super::{graph_outputs, subgraph_reads};
+use crate::infer::GraphTypes;
+use crate::ir::tensor_data::{float_values, int_values};
+use crate::ir::{AttributeValue, DataType, GraphId, Model, NodeId, Str, Tensor, TensorId, TypeValue};
+
+/// The fusions of graph `g`, repeated while one applies; how many pairs were fused.
+pub(super) fn fuse(model: &mut Model, g: GraphId, types: &GraphTypes) -> usize {
+    let mut fused = 0;
+    loop {
+        let readers = reader_counts(model, g);
+        let producers: HashMap<Str, NodeId> = model.graphs[g]
+            .nodes
+            .iter()
+            .flat_map(|&n| model.nodes[n].outputs.iter().filter(|o| !o.is_empty()).map(move |o| (o.clone(), n)))
+            .collect();
+        // Every pair found in one scan whose nodes no other pair of the scan has.
+        let mut found = Vec::new();
+        let mut involved = std::collections::HashSet::new();
+        for &c in &model.graphs[g].nodes {
+            let Some(x) =
+                model.nodes[c].inputs.iter().find(|i| producers.contains_key(*i) && readers.get(*i) == Some(&1))
+            else {
+                continue;
+            };
+            let p = producers[x];
+            if involved.contains(&p) || involved.contains(&c) {
+                continue;
+            }
+            if let Some(rewrite) = pair(model, g, p, c, types) {
+                involved.extend([p, c]);
+                found.push((p, c, rewrite));
+            }
+        }
+        if found.is_empty() {
+            return fused;
+        }
+        for (p, c, rewrite) in found {
+            apply(model, g, p, c, rewrite);
+            fused += 1;
+        }
+    }
+}
+
+/// How many times each name is read: by the graph's nodes (once per input), its subgraphs
+/// and its outputs (which count as readers that cannot be fused away).
+fn reader_counts(model: &Model, g: GraphId) -> HashMap<Str, usize> {
+    let mut counts: HashMap<Str, usize> = HashMap::new();
+    for &n in &model.graphs[g].nodes {
+        for i in model.nodes[n].inputs.iter().filter(|i| !i.is_empty()) {
+            *counts.entry(i.clone()).or_insert(0) += 1;
+        }
+    }
+    for name in subgraph_reads(model, g).into_iter().chain(graph_outputs(model, g)) {
+        *counts.entry(name).or_insert(0) += 2;
+    }
+    counts
+}
+
+/// What a fusion makes of the first node: its new inputs (new constants named there), its
+/// operator when it changes.
+struct Rewrite {
+    inputs: Vec<Input>,
+    op: Option<&'static str>,
+}
+
+enum Input {
+    Keep(Str),
+    New(Box<Tensor>),
+}
+
+/// The fusion of producer `p` into consumer `c`, if one applies.
+fn pair(model: &Model, g: GraphId, p: NodeId, c: NodeId, types: &GraphTypes) -> Option<Rewrite> {
+    let (producer, consumer) = (&model.nodes[p], &model.nodes[c]);
+    if producer.schema_domain() != Some("") || consumer.schema_domain() != Some("") || producer.outputs.len() != 1 {
+        return None;
+    }
+    let op = |n: &crate::ir::Node| n.op_type.as_ref().and_then(Str::as_str).unwrap_or("").to_owned();
+    match (op(producer).as_str(), op(consumer).as_str()) {
+        ("Conv", "BatchNormalization") => conv_batch_norm(model, g, p, c),
+        ("Conv", "Add") => conv_bias(model, g, p, c),
+        ("MatMul", "Add") => matmul_bias(model, g, p, c, types),
+        ("Reshape" | "Flatten" | "Squeeze" | "Unsqueeze", "Reshape") => reshapes(model, g, p, c),
+        _ => None,
+    }
+}
+
+/// The constant float32 initializer `name` of graph `g` (not one a graph input can replace).
+fn constant<'m>(model: &'m Model, g: GraphId, name: &Str) -> Option<&'m Tensor> {
+    let graph = &model.graphs[g];
+    if model.ir_version.is_none_or(|v| v >= 4) && graph.inputs.iter().any(|v| v.name.as_ref() == Some(name)) {
+        return None;
+    }
+    graph.initializers.iter().map(|&t| &model.tensors[t]).find(|t| t.name.as_ref() == Some(name))
+}
+
+fn floats(model: &Model, g: GraphId, name: &Str) -> Option<(Vec<i64>, Vec<f32>)> {
+    let t = constant(model, g, name)?;
+    let values = float_values(t)?;
+    (t.element_count()? as usize == values.len()).then(|| (t.dims.clone(), values))
+}
+
+fn float_tensor(dims: Vec<i64>, values: Vec<f32>) -> Tensor {
+    Tensor { dims, data_type: Some(DataType::Float.code()), float_data: values, ..Tensor::default() }
+}
+
+/// A Conv's weight `[M, C/group, k…]` and bias (zeros when it has none), both constant.
+fn conv_weights(model: &Model, g: GraphId, p: NodeId) -> Option<(Vec<i64>, Vec<f32>, Vec<f32>)> {
+    let conv = &model.nodes[p];
+    if conv.inputs.len() < 2 || conv.inputs.len() > 3 {
+        return None;
+    }
+    let (dims, w) = floats(model, g, &conv.inputs[1])?;
+    let m = usize::try_from(*dims.first()?).ok()?;
+    if dims.len() < 3 || m == 0 {
+        return None;
+    }
+    let bias = match conv.inputs.get(2).filter(|b| !b.is_empty()) {
+        Some(b) => floats(model, g, b).map(|(_, v)| v).filter(|v| v.len() == m)?,
+        None => vec![0.0; m],
+    };
+    Some((dims, w, bias))
+}
+
+fn conv_batch_norm(model: &Model, g: GraphId, p: NodeId, c: NodeId) -> Option<Rewrite> {
+    let bn = &model.nodes[c];
+    let training =
+        matches!(bn.attribute("training_mode").and_then(|a| a.value()), Some(AttributeValue::Int(t)) if t != 0);
+    if training
+        || bn.inputs.len() != 5
+        || bn.outputs.iter().skip(1).any(|o| !o.is_empty())
+        || bn.inputs[0] != model.nodes[p].outputs[0]
+    {
+        return None;
+    }
+    let epsilon = match bn.attribute("epsilon").and_then(|a| a.value()) {
+        Some(AttributeValue::Float(e)) => e,
+        _ => 1e-5,
+    };
+    let (dims, mut w, bias) = conv_weights(model, g, p)?;
+    let m = bias.len();
+    let param = |i: usize| floats(model, g, &bn.inputs[i]).map(|(_, v)| v).filter(|v| v.len() == m);
+    let (scale, shift, mean, var) = (param(1)?, param(2)?, param(3)?, param(4)?);
+    let per_channel = w.len() / m;
+    let mut new_bias = Vec::with_capacity(m);
+    // In float32, operation by operation as onnxruntime fuses the pair when it loads a
+    // model: the fused model then computes what onnxruntime computes for the original.
+    for k in 0..m {
+        let s = scale[k] / (var[k] + epsilon).sqrt();
+        for v in &mut w[k * per_channel..(k + 1) * per_channel] {
+            *v *= s;
+        }
+        new_bias.push((bias[k] - mean[k]) * s + shift[k]);
+    }
+    let conv = &model.nodes[p];
+    Some(Rewrite {
+        inputs: vec![
+            Input::Keep(conv.inputs[0].clone()),
+            Input::New(Box::new(float_tensor(dims, w))),
+            Input::New(Box::new(float_tensor(vec![m as i64], new_bias))),
+        ],
+        op: None,
+    })
+}
+
+fn conv_bias(model: &Model, g: GraphId, p: NodeId, c: NodeId) -> Option<Rewrite> {
+    let add = &model.nodes[c];
+    let y = &model.nodes[p].outputs[0];
+    let other = match add.inputs.as_slice() {
+        [a, b] if a == y => b,
+        [a, b] if b == y => a,
+        _ => return None,
+    };
+    let (weight_dims, _, bias) = conv_weights(model, g, p)?;
+    let (dims, values) = floats(model, g, other)?;
+    let (m, rank) = (bias.len(), weight_dims.len());
+    // One value per output channel, broadcast over the rest: `[M, 1, …]` (rank − 1 dims) or
+    // `[1, M, 1, …]` (the output's rank).
+    let ones = |d: &[i64]| d.iter().all(|&x| x == 1);
+    let per_channel = (dims.len() == rank - 1 && dims[0] == m as i64 && ones(&dims[1..]))
+        || (dims.len() == rank && dims[0] == 1 && dims[1] == m as i64 && ones(&dims[2..]));
+    if !per_channel || values.len() != m {
+        return None;
+    }
+    let summed: Vec<f32> = bias.iter().zip(&values).map(|(a, b)| a + b).collect();
+    let conv = &model.nodes[p];
+    Some(Rewrite {
+        inputs: vec![
+            Input::Keep(conv.inputs[0].clone()),
+            Input::Keep(conv.inputs[1].clone()),
+            Input::New(Box::new(float_tensor(vec![m as i64], summed))),
+        ],
+        op: None,
+    })
+}
+
+/// `MatMul(A, B) + C` as `Gemm(A, B, C)`: A a float32 matrix (rank 2 by inference), B a
+/// constant `[K, N]`, C a constant `[N]` or `[1, N]`.
+fn matmul_bias(model: &Model, g: GraphId, p: NodeId, c: NodeId, types: &GraphTypes) -> Option<Rewrite> {
+    let matmul = &model.nodes[p];
+    let add = &model.nodes[c];
+    let y = &matmul.outputs[0];
+    let bias = match add.inputs.as_slice() {
+        [a, b] if a == y => b,
+        [a, b] if b == y => a,
+        _ => return None,
+    };
+    // Gemm broadcasts C from version 7 on.
+    if model.opset_version("").is_none_or(|v| v < 7) {
+        return None;
+    }
+    let a = matmul.inputs.first()?;
+    let Some(TypeValue::Tensor(t)) = &types.types.get(a)?.value else { return None };
+    if t.elem_type != Some(DataType::Float.code()) || t.shape.as_ref()?.dims.len() != 2 {
+        return None;
+    }
+    let (b_dims, _) = floats(model, g, matmul.inputs.get(1)?)?;
+    let (c_dims, _) = floats(model, g, bias)?;
+    let n = *b_dims.get(1)?;
+    let row = c_dims == [n] || c_dims == [1, n];
+    if b_dims.len() != 2 || !row {
+        return None;
+    }
+    Some(Rewrite {
+        inputs: vec![Input::Keep(a.clone()), Input::Keep(matmul.inputs[1].clone()), Input::Keep(bias.clone())],
+        op: Some("Gemm"),
+    })
+}
+
+/// `Reshape(Reshape(x, s1), s2)` as `Reshape(x, s2)` when `s2` is a constant that copies no
+/// size from its input (no `0`, or `allowzero`); the same for a Flatten, Squeeze or
+/// Unsqueeze before it (none of which changes the elements' order).
+fn reshapes(model: &Model, g: GraphId, p: NodeId, c: NodeId) -> Option<Rewrite> {
+    let second = &model.nodes[c];
+    if second.inputs.len() != 2 || second.inputs[0] != model.nodes[p].outputs[0] {
+        return None;
+    }
+    let shape = int_values(constant(model, g, &second.inputs[1])?)?;
+    let allow_zero = matches!(second.attribute("allowzero").and_then(|a| a.value()), Some(AttributeValue::Int(1)));
+    if !allow_zero && shape.contains(&0) {
+        return None;
+    }
+    let first = &model.nodes[p];
+    Some(Rewrite {
+        inputs: vec![Input::Keep(first.inputs.first()?.clone()), Input::Keep(second.inputs[1].clone())],
+        op: Some("Reshape"),
+    })
+}
+
+/// Makes producer `p` the fused node: its new inputs (new constants added as initializers
+/// with names no value has), its new operator (a Gemm, or the second Reshape, whose
+/// attributes it takes), the consumer's output; removes the consumer.
+fn apply(model: &mut Model, g: GraphId, p: NodeId, c: NodeId, rewrite: Rewrite) {
+    let base = model.nodes[c].outputs[0].escaped();
+    let mut inputs = Vec::with_capacity(rewrite.inputs.len());
+    for (i, input) in rewrite.inputs.into_iter().enumerate() {
+        match input {
+            Input::Keep(name) => inputs.push(name),
+            Input::New(tensor) => {
+                let mut tensor = *tensor;
+                let name = fresh_name(model, g, &format!("{base}/fused_{i}"));
+                tensor.name = Some(name.clone());
+                if model.ir_version.is_some_and(|v| v < 4) {
+                    let ty = crate::infer::tensor_type(&tensor);
+                    model.graphs[g].inputs.push(crate::ir::ValueInfo {
+                        name: Some(name.clone()),
+                        ty: Some(ty),
+                        ..Default::default()
+                    });
+                }
+                let t: TensorId = model.tensors.alloc(tensor);
+                model.graphs[g].initializers.push(t);
+                inputs.push(name);
+            }
+        }
+    }
+    let output = model.nodes[c].outputs[0].clone();
+    if let Some(op) = rewrite.op {
+        let consumer_attributes = model.nodes[c].attributes.clone();
+        let node = &mut model.nodes[p];
+        node.attributes = if op == "Reshape" { consumer_attributes } else { Vec::new() };
+        node.op_type = Some(Str::from(op));
+    }
+    let node = &mut model.nodes[p];
+    node.inputs = inputs.into_iter().collect();
+    node.outputs[0] = output;
+    model.graphs[g].nodes.retain(|&n| n != c);
+}
+
+/// `base`, or `base_2`, `base_3`, … : a name no initializer, input or node output of graph
+/// `g` has.
+fn fresh_name(model: &Model, g: GraphId, base: &str) -> Str {
+    let graph = &model.graphs[g];
+    let taken = |name: &str| {
+        graph.initializers.iter().any(|&t| model.tensors[t].name.as_ref().is_some_and(|n| n == name))
+            || graph.inputs.iter().any(|v| v.name.as_ref().is_some_and(|n| n == name))
+            || graph.nodes.iter().any(|&n| model.nodes[n].outputs.iter().any(|o| o == name))
+    };
+    let mut candidate = base.to_owned();
+    let mut k = 2;
+    while taken(&candidate) {
+        candidate = format!("{base}_{k}");
+        k += 1;
+    }
+    Str::from(candidate.as_str())
+}
