@@ -1,4 +1,4 @@
-//! `onnx simplify` on every real model of the corpus: what it writes is valid, no bigger,
+//! `onnx simplify` on every real and contrib model of the corpus: what it writes is valid, no bigger,
 //! computes what the original computes (our evaluator against the committed onnxruntime
 //! outputs; onnxruntime itself on five seeded input sets), and is its own fixed point; and
 //! its node counts against onnxsim, OnnxSlim and polygraphy
@@ -19,8 +19,9 @@ fn repo(path: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join(path)
 }
 
-fn real_models() -> Vec<PathBuf> {
-    let mut models: Vec<PathBuf> = std::fs::read_dir(repo("tests/corpus/real"))
+/// The models of a corpus folder (`tests/corpus/NAME`).
+fn models_in(corpus: &str) -> Vec<PathBuf> {
+    let mut models: Vec<PathBuf> = std::fs::read_dir(repo(&format!("tests/corpus/{corpus}")))
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "onnx"))
@@ -48,12 +49,7 @@ const BEHIND_ONNXSIM: &[(&str, &str)] = &[
         "caffe2_light_inception_v1",
         "its weights are made by ConstantOfShape nodes: folding them writes 28 MB for a 37 KB model; --allow-growth folds them (142 nodes)",
     ),
-    ("ortquant_smart_turn_v3_2", "onnxsim folds the shape computations of its symbolic sequence length further"),
-    ("p2o_ppocrv5_det", "onnxsim fuses the learnable affine blocks' Mul and Add pairs"),
-    (
-        "pt_ts_romanizer_encoder",
-        "onnxsim folds a Shape of a symbolic input's fixed dimensions through Slice and ConstantOfShape",
-    ),
+    ("pt_ts_romanizer_encoder", "onnxsim drops the GRUs' initial states, zeros made by ConstantOfShape and Slice"),
     ("tf2onnx_basic_pitch", "onnxsim folds its stacks of Unsqueeze and Concat"),
 ];
 
@@ -74,7 +70,11 @@ fn simplified_real_models_are_valid_smaller_and_compute_the_same() {
     let mut pairs = String::new();
     let mut failures = Vec::new();
     let mut compared = 0;
-    for model in real_models() {
+    // The real exports, and the contrib corpus (onnxruntime's optimizer and quantizers'
+    // output: com.microsoft operators, 4-bit weights), each with its run data.
+    let corpora = [("real", "run"), ("contrib", "run_contrib")];
+    let models = corpora.iter().flat_map(|&(corpus, data)| models_in(corpus).into_iter().map(move |m| (m, data)));
+    for (model, run_data) in models {
         let name = stem(&model);
         let out = dir.path().join(format!("{name}.onnx"));
         let report = simplify(&model, &out);
@@ -95,11 +95,16 @@ fn simplified_real_models_are_valid_smaller_and_compute_the_same() {
         if std::fs::read(&out).unwrap() != std::fs::read(&again).unwrap() {
             failures.push(format!("{name}: simplifying the result again changes it"));
         }
-        // The same outputs as onnxruntime's committed ones, by our evaluator.
-        let data = repo(&format!("tests/fixtures/run/{name}"));
+        // The same outputs as the original's, by our evaluator (so only the rewriting can
+        // differ, not the evaluator from onnxruntime on half-precision models).
+        let data = repo(&format!("tests/fixtures/{run_data}/{name}"));
         if data.is_dir() {
             let d = data.to_str().unwrap();
-            let mut args = vec!["run", out.to_str().unwrap(), "--test-data", d, "--compare", d];
+            let expected = dir.path().join(format!("{name}_outputs"));
+            let e = expected.to_str().unwrap();
+            let first = onnx(&["run", model.to_str().unwrap(), "--test-data", d, "--output-dir", e]);
+            assert!(first.status.success(), "{name}: {}", String::from_utf8_lossy(&first.stderr));
+            let mut args = vec!["run", out.to_str().unwrap(), "--test-data", d, "--compare", e];
             if let Some((_, rtol, _)) = LOOSER.iter().find(|(m, _, _)| *m == name) {
                 args.extend(["--rtol", rtol]);
             }
@@ -123,7 +128,7 @@ fn simplified_real_models_are_valid_smaller_and_compute_the_same() {
             _ => {}
         }
     }
-    assert!(compared >= 14, "only {compared} models with run data");
+    assert!(compared >= 70, "only {compared} models with run data");
     // onnxruntime on the original and the simplified model, five seeded input sets each.
     if let Some(python) =
         onnx_tests::reference_python_or_skip("simplified_real_models_are_valid_smaller_and_compute_the_same")
@@ -133,7 +138,10 @@ fn simplified_real_models_are_valid_smaller_and_compute_the_same() {
         let script = repo("tests/fixtures/simplify/compare_with_onnxruntime.py");
         let run = Command::new(python).arg(script).arg(&list).output().unwrap();
         let report = String::from_utf8_lossy(&run.stdout);
-        if !run.status.success() || report.lines().filter(|l| l.starts_with("same ")).count() != compared {
+        let same = report.lines().filter(|l| l.starts_with("same ")).count();
+        let unrunnable = report.lines().filter(|l| l.starts_with("unrunnable ")).count();
+        // onnxruntime runs all but the few CUDA-only packed-attention models of the corpus.
+        if !run.status.success() || same + unrunnable != compared || unrunnable > 4 {
             failures.push(format!("onnxruntime: {report}{}", String::from_utf8_lossy(&run.stderr)));
         }
     }

@@ -43,6 +43,20 @@ impl Fold for Kernels {
             .collect();
         let limits = crate::Limits::default();
         let mut known: HashMap<Str, Value> = HashMap::new();
+        // How many times each value is read: by a node input, a subgraph, a graph output.
+        let mut readers: HashMap<&Str, usize> = HashMap::new();
+        for &n in &graph.nodes {
+            for name in model.nodes[n].inputs.iter().filter(|i| !i.is_empty()) {
+                *readers.entry(name).or_insert(0) += 1;
+            }
+        }
+        for name in graph.outputs.iter().filter_map(|v| v.name.as_ref()) {
+            *readers.entry(name).or_insert(0) += 1;
+        }
+        let inner = onnx_core::simplify::reads_inside(model, g);
+        for name in &inner {
+            *readers.entry(name).or_insert(0) += 1;
+        }
         let mut folded = Vec::new();
         for &n in &graph.nodes {
             let node = &model.nodes[n];
@@ -52,9 +66,9 @@ impl Fold for Kernels {
             // A Constant becomes an initializer too, as onnxsim makes it: one node fewer.
             if (domain.is_empty() && op == "Constant") && node.outputs.len() == 1 {
                 if let Ok(v) = crate::invoke::constant_value(model, node)
-                    && let Ok(t) = v.tensor()
+                    && let Some(t) = raw_tensor(&v)
                 {
-                    folded.push((n, vec![t.to_ir(None)]));
+                    folded.push((n, vec![t]));
                     known.insert(node.outputs[0].clone(), v);
                 }
                 continue;
@@ -89,7 +103,16 @@ impl Fold for Kernels {
             if !all_constant {
                 continue;
             }
-            let taken: usize = given.iter().flatten().map(Value::byte_size).sum();
+            // What folding frees: the constant inputs nothing else reads. A Reshape of a weight
+            // another node still reads (an embedding tied to the output layer) would write
+            // the weight twice.
+            let taken: usize = given
+                .iter()
+                .zip(&node.inputs)
+                .filter(|(_, name)| readers.get(*name).copied().unwrap_or(0) <= 1)
+                .filter_map(|(v, _)| v.as_ref())
+                .map(Value::byte_size)
+                .sum();
             let allowed = if allow_growth { limits.max_memory } else { taken + GROWTH_SLACK };
             let budget = crate::memory::Budget::starting_now(allowed.min(limits.max_memory));
             let ctx = Ctx { model, node, opset, limits: &limits, budget: &budget, prepared: None };
@@ -100,9 +123,7 @@ impl Fold for Kernels {
                 continue;
             }
             // Only tensors become initializers (a sequence or an optional cannot).
-            let Some(tensors) =
-                values.iter().map(|v| v.tensor().ok().map(|t| t.to_ir(None))).collect::<Option<Vec<_>>>()
-            else {
+            let Some(tensors) = values.iter().map(raw_tensor).collect::<Option<Vec<_>>>() else {
                 continue;
             };
             for (name, v) in node.outputs.iter().zip(values) {
@@ -114,4 +135,14 @@ impl Fold for Kernels {
         }
         folded
     }
+}
+
+/// A value as an initializer, its elements as raw bytes as exporters write them (typed
+/// fields hold 8- and 16-bit values as varints of int32: up to four times the bytes); `None`
+/// for what is not a tensor (a sequence, an optional).
+fn raw_tensor(value: &Value) -> Option<onnx_core::ir::Tensor> {
+    let mut t = value.tensor().ok()?.to_ir(None);
+    // Strings and sub-byte types have no element-by-element raw form: they stay typed.
+    let _ = onnx_core::ir::tensor_data::typed_to_raw(&mut t);
+    Some(t)
 }

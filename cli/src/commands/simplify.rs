@@ -40,15 +40,19 @@ pub fn run(args: Args) -> Result<(), Failure> {
     crate::json::set("shapes", done.shapes);
     crate::json::set("identities", done.identities);
     crate::json::set("dead", done.dead);
+    crate::json::set("fused", done.fused);
+    crate::json::set("merged", done.merged);
     crate::json::set("initializers_removed", done.initializers_removed);
     if !crate::settings::get().quiet && !crate::json::active() {
         errln!(
-            "{}: {} → {} nodes ({} folded, {} shapes made constant, {} identities and {} dead nodes removed)",
+            "{}: {} → {} nodes ({} folded, {} made constants from inference, {} fused, {} duplicates merged, {} no-ops and {} dead nodes removed)",
             args.output,
             done.nodes_before,
             done.nodes_after,
             done.folded,
             done.shapes,
+            done.fused,
+            done.merged,
             done.identities,
             done.dead
         );

@@ -102,20 +102,27 @@ pub fn infer_main_graph_as_onnx(model: &Model) -> GraphTypes {
     GraphTypes { types }
 }
 
-/// A value of the main graph whose elements inference knows as plain integers: a shape
-/// computation (`Shape → Gather → Concat`) whose sizes are fixed even where the model's other
-/// sizes are symbolic.
+/// A value of the main graph some of whose elements inference knows as plain integers: a
+/// shape computation (`Shape → Gather → Concat`), whose sizes are fixed even where the
+/// model's other sizes are symbolic (those elements are `None`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KnownInts {
     /// Its element type (an integer type).
     pub elem_type: i32,
     /// A 0-D tensor, else a vector.
     pub scalar: bool,
-    pub values: Vec<i64>,
+    pub values: Vec<Option<i64>>,
 }
 
-/// The main graph's node outputs whose elements inference knows as plain integers, by name
-/// (what `onnx simplify` makes constants).
+impl KnownInts {
+    /// Every element, when all are numbers.
+    pub fn all(&self) -> Option<Vec<i64>> {
+        self.values.iter().copied().collect()
+    }
+}
+
+/// The main graph's node outputs with elements inference knows as plain integers (at least
+/// one), by name: what `onnx simplify` makes constants, or reads a Reshape's target from.
 pub fn known_integer_values(model: &Model) -> foldhash::HashMap<Str, KnownInts> {
     let mut known = foldhash::HashMap::default();
     let Some(g) = model.graph else { return known };
@@ -125,19 +132,30 @@ pub fn known_integer_values(model: &Model) -> foldhash::HashMap<Str, KnownInts> 
     for &n in &model.graphs[g].nodes {
         let node = &model.nodes[n];
         for (name, value) in node.outputs.iter().zip(numbers.node_outputs(n, node)) {
-            let Some(values) = env.value(value).and_then(|k| Some((k.scalar, k.ints()?))) else { continue };
+            let Some(k) = env.value(value) else { continue };
+            let values: Vec<Option<i64>> = k
+                .elements
+                .iter()
+                .map(|e| match e {
+                    Some(crate::ir::DimValue::Value(v)) => Some(*v),
+                    _ => None,
+                })
+                .collect();
+            if values.iter().all(Option::is_none) {
+                continue;
+            }
             let Some(crate::ir::TypeValue::Tensor(t)) = env.ty(value).and_then(|t| t.value.as_ref()) else {
                 continue;
             };
             let Some(elem_type) = t.elem_type else { continue };
             // The type agrees: a scalar, or a vector of that many elements.
             let rank_agrees = match t.shape.as_ref().map(|s| s.dims.as_slice()) {
-                Some([]) => values.0,
-                Some([d]) => !values.0 && d.value == Some(crate::ir::DimValue::Value(values.1.len() as i64)),
+                Some([]) => k.scalar,
+                Some([d]) => !k.scalar && d.value == Some(crate::ir::DimValue::Value(values.len() as i64)),
                 _ => false,
             };
             if rank_agrees {
-                known.insert(name.clone(), KnownInts { elem_type, scalar: values.0, values: values.1 });
+                known.insert(name.clone(), KnownInts { elem_type, scalar: k.scalar, values });
             }
         }
     }

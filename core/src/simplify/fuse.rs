@@ -4,7 +4,9 @@
 //! - a Conv and the BatchNormalization after it (inference mode): the weights of output
 //!   channel `m` scaled by `s[m] = scale[m] / sqrt(var[m] + epsilon)`, the bias
 //!   `(bias - mean)·s + B` (in float32, as onnxruntime computes them when it fuses the pair);
-//! - a Conv and an Add of one value per output channel: the Conv's bias;
+//! - a Conv and an Add of one value per output channel (or one for all): the Conv's bias;
+//! - a Conv and a Mul by one value per output channel (or one for all): its weights and bias
+//!   scaled (in float32, as onnxruntime fuses the pair);
 //! - a MatMul of a matrix by a constant matrix and an Add of a bias row: a Gemm;
 //! - a Reshape (or Flatten, Squeeze, Unsqueeze) and a Reshape to a constant shape that copies
 //!   no size (`0`) from the first's result: the second alone.
@@ -93,6 +95,7 @@ fn pair(model: &Model, g: GraphId, p: NodeId, c: NodeId, types: &GraphTypes) -> 
     match (op(producer).as_str(), op(consumer).as_str()) {
         ("Conv", "BatchNormalization") => conv_batch_norm(model, g, p, c),
         ("Conv", "Add") => conv_bias(model, g, p, c),
+        ("Conv", "Mul") => conv_scale(model, g, p, c),
         ("MatMul", "Add") => matmul_bias(model, g, p, c, types),
         ("Reshape" | "Flatten" | "Squeeze" | "Unsqueeze", "Reshape") => reshapes(model, g, p, c),
         _ => None,
@@ -177,35 +180,61 @@ fn conv_batch_norm(model: &Model, g: GraphId, p: NodeId, c: NodeId) -> Option<Re
     })
 }
 
-fn conv_bias(model: &Model, g: GraphId, p: NodeId, c: NodeId) -> Option<Rewrite> {
-    let add = &model.nodes[c];
+/// The constant the Add or Mul `c` combines with producer `p`'s output, as one value per
+/// output channel of `m`: `[M, 1, …]` (rank − 1 dims), `[1, M, 1, …]` (the output's rank), or
+/// one value for all (any rank up to the output's, every size 1).
+fn per_channel(model: &Model, g: GraphId, p: NodeId, c: NodeId, m: usize, rank: usize) -> Option<Vec<f32>> {
     let y = &model.nodes[p].outputs[0];
-    let other = match add.inputs.as_slice() {
+    let other = match model.nodes[c].inputs.as_slice() {
         [a, b] if a == y => b,
         [a, b] if b == y => a,
         _ => return None,
     };
-    let (weight_dims, _, bias) = conv_weights(model, g, p)?;
     let (dims, values) = floats(model, g, other)?;
-    let (m, rank) = (bias.len(), weight_dims.len());
-    // One value per output channel, broadcast over the rest: `[M, 1, …]` (rank − 1 dims) or
-    // `[1, M, 1, …]` (the output's rank).
     let ones = |d: &[i64]| d.iter().all(|&x| x == 1);
-    let per_channel = (dims.len() == rank - 1 && dims[0] == m as i64 && ones(&dims[1..]))
-        || (dims.len() == rank && dims[0] == 1 && dims[1] == m as i64 && ones(&dims[2..]));
-    if !per_channel || values.len() != m {
-        return None;
+    if values.len() == 1 && dims.len() <= rank && ones(&dims) {
+        return Some(vec![values[0]; m]);
     }
-    let summed: Vec<f32> = bias.iter().zip(&values).map(|(a, b)| a + b).collect();
+    let channels = (dims.len() == rank - 1 && dims[0] == m as i64 && ones(&dims[1..]))
+        || (dims.len() == rank && dims[0] == 1 && dims[1] == m as i64 && ones(&dims[2..]));
+    (channels && values.len() == m).then_some(values)
+}
+
+/// `Conv(x, W, b) + a` as `Conv(x, W, b + a)`.
+fn conv_bias(model: &Model, g: GraphId, p: NodeId, c: NodeId) -> Option<Rewrite> {
+    let (weight_dims, _, bias) = conv_weights(model, g, p)?;
+    let added = per_channel(model, g, p, c, bias.len(), weight_dims.len())?;
+    let summed: Vec<f32> = bias.iter().zip(&added).map(|(a, b)| a + b).collect();
     let conv = &model.nodes[p];
     Some(Rewrite {
         inputs: vec![
             Input::Keep(conv.inputs[0].clone()),
             Input::Keep(conv.inputs[1].clone()),
-            Input::New(Box::new(float_tensor(vec![m as i64], summed))),
+            Input::New(Box::new(float_tensor(vec![summed.len() as i64], summed))),
         ],
         op: None,
     })
+}
+
+/// `Conv(x, W, b) · s` as `Conv(x, W·s, b·s)` (in float32, as onnxruntime fuses the pair).
+fn conv_scale(model: &Model, g: GraphId, p: NodeId, c: NodeId) -> Option<Rewrite> {
+    let (dims, mut w, mut bias) = conv_weights(model, g, p)?;
+    let m = bias.len();
+    let scale = per_channel(model, g, p, c, m, dims.len())?;
+    let per_output = w.len() / m;
+    for k in 0..m {
+        for v in &mut w[k * per_output..(k + 1) * per_output] {
+            *v *= scale[k];
+        }
+        bias[k] *= scale[k];
+    }
+    let conv = &model.nodes[p];
+    let has_bias = conv.inputs.get(2).is_some_and(|b| !b.is_empty());
+    let mut inputs = vec![Input::Keep(conv.inputs[0].clone()), Input::New(Box::new(float_tensor(dims, w)))];
+    if has_bias {
+        inputs.push(Input::New(Box::new(float_tensor(vec![m as i64], bias))));
+    }
+    Some(Rewrite { inputs, op: None })
 }
 
 /// `MatMul(A, B) + C` as `Gemm(A, B, C)`: A a float32 matrix (rank 2 by inference), B a
@@ -303,7 +332,7 @@ fn apply(model: &mut Model, g: GraphId, p: NodeId, c: NodeId, rewrite: Rewrite) 
 
 /// `base`, or `base_2`, `base_3`, … : a name no initializer, input or node output of graph
 /// `g` has.
-fn fresh_name(model: &Model, g: GraphId, base: &str) -> Str {
+pub(super) fn fresh_name(model: &Model, g: GraphId, base: &str) -> Str {
     let graph = &model.graphs[g];
     let taken = |name: &str| {
         graph.initializers.iter().any(|&t| model.tensors[t].name.as_ref().is_some_and(|n| n == name))

@@ -9,14 +9,16 @@
 //!    the arithmetic after it) becomes those constants.
 //! 3. **Identities**: an `Identity` (or an inference-mode `Dropout` whose mask nobody reads)
 //!    is removed and its readers read its input.
-//! 4. **Dead nodes**: nodes none of whose outputs is read (by a node, a subgraph or the
+//! 4. **Fusions** (`fuse.rs`) and **duplicates** merged (`cse.rs`).
+//! 5. **Dead nodes**: nodes none of whose outputs is read (by a node, a subgraph or the
 //!    graph's outputs), and initializers nothing reads.
 //!
 //! Symbolic dimensions stay symbolic (fix them first, `set_dims`, to fold what depends on
 //! them); the graph's inputs and outputs keep their names and types; nodes of custom domains
-//! are kept as they are. Subgraphs are left as they are, except that what they read from
-//! outside stays.
+//! are kept as they are. Inside If, Loop and Scan bodies, the passes that need no types run
+//! (no-ops, duplicates, dead nodes); what a body reads from outside stays.
 
+mod cse;
 mod fuse;
 mod nops;
 
@@ -50,6 +52,9 @@ pub struct Simplified {
     /// Pairs of nodes made one (a Conv and the BatchNormalization or bias Add after it, a
     /// MatMul and its bias Add as a Gemm, two Reshapes).
     pub fused: usize,
+    /// Nodes and initializers that repeated another (same operator, inputs and attributes;
+    /// same type, shape and bytes) merged into it.
+    pub merged: usize,
     pub dead: usize,
     pub initializers_removed: usize,
     pub rounds: usize,
@@ -76,12 +81,24 @@ pub fn simplify(model: &mut Model, folder: &dyn Fold, options: Options) -> Simpl
         done.folded += replace_by_values(model, g, folded);
         let shapes = known_shapes(model, g);
         done.shapes += replace_by_values(model, g, shapes);
+        done.shapes += reshape_targets(model, g);
         let types = crate::infer::infer_main_graph(model);
         done.identities += nops::remove_nops(model, g, &types);
         done.fused += fuse::fuse(model, g, &types);
+        done.merged += cse::merge_duplicates(model, g);
         let (dead, initializers) = remove_dead(model, g);
         done.dead += dead;
         done.initializers_removed += initializers;
+        // Inside If, Loop and Scan bodies (inference's types and folding are the main
+        // graph's): no-ops that need no type, duplicates, dead nodes.
+        let no_types = crate::infer::GraphTypes::default();
+        for sub in subgraphs(model, g) {
+            done.identities += nops::remove_nops(model, sub, &no_types);
+            done.merged += cse::merge_duplicates(model, sub);
+            let (dead, initializers) = remove_dead(model, sub);
+            done.dead += dead;
+            done.initializers_removed += initializers;
+        }
         let unchanged = Simplified { rounds: done.rounds, ..before };
         if done == unchanged {
             break;
@@ -90,6 +107,27 @@ pub fn simplify(model: &mut Model, folder: &dyn Fold, options: Options) -> Simpl
     drop_stale_value_info(model, g);
     done.nodes_after = model.graphs[g].nodes.len();
     done
+}
+
+/// Every graph inside graph `g`'s nodes, at any depth, outermost first.
+fn subgraphs(model: &Model, g: GraphId) -> Vec<GraphId> {
+    let mut found = Vec::new();
+    let mut next = vec![g];
+    while let Some(graph) = next.pop() {
+        for &n in &model.graphs[graph].nodes {
+            for sub in model.nodes[n].attributes.iter().flat_map(|a| a.subgraphs()) {
+                found.push(sub);
+                next.push(sub);
+            }
+        }
+    }
+    found
+}
+
+/// Every name read inside the subgraphs of the nodes of graph `g`, at any depth (a
+/// [`Fold`] counts them as readers).
+pub fn reads_inside(model: &Model, g: GraphId) -> HashSet<Str> {
+    subgraph_reads(model, g)
 }
 
 /// Every name read inside the subgraphs of the nodes of graph `g`, at any depth.
@@ -172,7 +210,7 @@ fn known_shapes(model: &Model, g: GraphId) -> Folded {
             .map(|o| {
                 let k = known.get(o)?;
                 let dims = if k.scalar { Vec::new() } else { vec![k.values.len() as i64] };
-                integer_tensor(k.elem_type, dims, &k.values)
+                integer_tensor(k.elem_type, dims, &k.all()?)
             })
             .collect();
         if let Some(values) = values {
@@ -180,6 +218,56 @@ fn known_shapes(model: &Model, g: GraphId) -> Folded {
         }
     }
     found
+}
+
+/// Reshapes to a computed shape of which inference knows every size but one (the batch, a
+/// symbolic length), all known ones positive: the shape becomes a constant with `-1` there,
+/// which Reshape computes from the element count, and the computation is left to the
+/// dead-node pass. (A known size of 0 would mean "copy" and a `-1` already there would be a
+/// second one: neither is rewritten.)
+fn reshape_targets(model: &mut Model, g: GraphId) -> usize {
+    let known = crate::infer::known_integer_values(model);
+    let constants: HashSet<Str> =
+        model.graphs[g].initializers.iter().filter_map(|&t| model.tensors[t].name.clone()).collect();
+    let mut rewrites = Vec::new();
+    for &n in &model.graphs[g].nodes {
+        let node = &model.nodes[n];
+        let is_reshape = node.op_type.as_ref().is_some_and(|o| o.as_bytes() == b"Reshape");
+        if node.schema_domain() != Some("")
+            || !is_reshape
+            || node.inputs.len() != 2
+            || constants.contains(&node.inputs[1])
+        {
+            continue;
+        }
+        let Some(k) = known.get(&node.inputs[1]).filter(|k| !k.scalar) else { continue };
+        let unknown = k.values.iter().filter(|v| v.is_none()).count();
+        if unknown != 1 || k.values.iter().flatten().any(|&v| v <= 0) {
+            continue;
+        }
+        let target: Vec<i64> = k.values.iter().map(|v| v.unwrap_or(-1)).collect();
+        if let Some(t) = integer_tensor(k.elem_type, vec![target.len() as i64], &target) {
+            rewrites.push((n, t));
+        }
+    }
+    let count = rewrites.len();
+    for (n, mut tensor) in rewrites {
+        let base = format!("{}/shape", model.nodes[n].outputs[0].escaped());
+        let name = fuse::fresh_name(model, g, &base);
+        tensor.name = Some(name.clone());
+        if listed_as_inputs(model) {
+            let ty = crate::infer::tensor_type(&tensor);
+            model.graphs[g].inputs.push(crate::ir::ValueInfo {
+                name: Some(name.clone()),
+                ty: Some(ty),
+                ..Default::default()
+            });
+        }
+        let t = model.tensors.alloc(tensor);
+        model.graphs[g].initializers.push(t);
+        model.nodes[n].inputs[1] = name;
+    }
+    count
 }
 
 /// A tensor of an integer type holding `values`; `None` for a type whose values these do
