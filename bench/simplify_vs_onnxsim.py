@@ -27,12 +27,14 @@ from common import ROOT, machine, run_timed, update_section
 
 ONNX = ROOT / "target/release/onnx"
 
+# Each runs in the temporary folder (argv[3]): OnnxSlim and onnxruntime's symbolic shape
+# inference leave files in the working directory.
 TOOLS = {
-    "onnxsim": "import onnx, onnxsim, sys; m, _ = onnxsim.simplify(onnx.load(sys.argv[1]), check_n=0); "
+    "onnxsim": "import onnx, onnxsim, sys, os; os.chdir(sys.argv[3]); m, _ = onnxsim.simplify(onnx.load(sys.argv[1]), check_n=0); "
                "onnx.save(m, sys.argv[2]); print(len(m.graph.node))",
-    "OnnxSlim": "import onnx, onnxslim, sys; m = onnxslim.slim(onnx.load(sys.argv[1])); onnx.save(m, sys.argv[2]); "
+    "OnnxSlim": "import onnx, onnxslim, sys, os; os.chdir(sys.argv[3]); m = onnxslim.slim(onnx.load(sys.argv[1])); onnx.save(m, sys.argv[2]); "
                 "print(len(m.graph.node))",
-    "polygraphy": "import onnx, sys; from polygraphy.backend.onnx import fold_constants; "
+    "polygraphy": "import onnx, sys, os; os.chdir(sys.argv[3]); from polygraphy.backend.onnx import fold_constants; "
                   "m = fold_constants(onnx.load(sys.argv[1])); onnx.save(m, sys.argv[2]); print(len(m.graph.node))",
 }
 
@@ -59,7 +61,7 @@ def main() -> int:
                 nodes["before"], nodes["ours"] = report["nodes_before"], report["nodes_after"]
                 for name, code in TOOLS.items():
                     try:
-                        t, _, stdout = run_timed([args.python, "-c", code, str(model), f"{tmp}/{name}.onnx"])
+                        t, _, stdout = run_timed([args.python, "-c", code, str(model), f"{tmp}/{name}.onnx", tmp])
                         times[name].append(t)
                         nodes[name] = int(stdout.decode().split()[-1])
                     except SystemExit:

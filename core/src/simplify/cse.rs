@@ -89,19 +89,26 @@ fn merge_initializers(model: &mut Model, g: GraphId) -> usize {
     // An initializer a graph input can replace is not a constant: never merged.
     let listed: std::collections::HashSet<&Str> = graph.inputs.iter().filter_map(|v| v.name.as_ref()).collect();
     let outputs = graph_outputs(model, g);
-    let mut first_of: HashMap<(i32, Vec<i64>, bytes::Bytes), Str> = HashMap::new();
-    let mut renames = Vec::new();
+    // Only initializers of one type and shape can be the same: their bytes are read (and
+    // compared) only where a type and shape is shared.
+    let mut by_shape: foldhash::HashMap<(Option<i32>, &[i64]), Vec<&Tensor>> = foldhash::HashMap::default();
     for &t in &graph.initializers {
         let tensor = &model.tensors[t];
         let Some(name) = tensor.name.as_ref() else { continue };
-        if listed.contains(name) || outputs.contains(name) {
-            continue;
+        if !listed.contains(name) && !outputs.contains(name) {
+            by_shape.entry((tensor.data_type, tensor.dims.as_slice())).or_default().push(tensor);
         }
-        let Some(key) = content(tensor) else { continue };
-        match first_of.get(&key) {
-            Some(first) => renames.push((name.clone(), first.clone())),
-            None => {
-                first_of.insert(key, name.clone());
+    }
+    let mut renames = Vec::new();
+    for group in by_shape.values().filter(|g| g.len() > 1) {
+        let mut first_of: foldhash::HashMap<bytes::Bytes, &Str> = foldhash::HashMap::default();
+        for tensor in group {
+            let (Some(name), Some((_, _, bytes))) = (tensor.name.as_ref(), content(tensor)) else { continue };
+            match first_of.get(&bytes) {
+                Some(first) => renames.push((name.clone(), (*first).clone())),
+                None => {
+                    first_of.insert(bytes, name);
+                }
             }
         }
     }

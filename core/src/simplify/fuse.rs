@@ -117,8 +117,11 @@ fn floats(model: &Model, g: GraphId, name: &Str) -> Option<(Vec<i64>, Vec<f32>)>
     (t.element_count()? as usize == values.len()).then(|| (t.dims.clone(), values))
 }
 
+/// A float32 tensor with its values as raw bytes (what exporters write, and what is copied
+/// out whole when the model is written).
 fn float_tensor(dims: Vec<i64>, values: Vec<f32>) -> Tensor {
-    Tensor { dims, data_type: Some(DataType::Float.code()), float_data: values, ..Tensor::default() }
+    let raw: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    Tensor { dims, data_type: Some(DataType::Float.code()), raw_data: Some(raw.into()), ..Tensor::default() }
 }
 
 /// A Conv's weight `[M, C/group, k…]` and bias (zeros when it has none), both constant.

@@ -274,15 +274,15 @@ fn reshape_targets(model: &mut Model, g: GraphId) -> usize {
 /// not fit.
 fn integer_tensor(elem_type: i32, dims: Vec<i64>, values: &[i64]) -> Option<Tensor> {
     use crate::ir::DataType;
-    let t = Tensor { dims, data_type: Some(elem_type), ..Tensor::default() };
-    match DataType::from_code(elem_type)? {
-        DataType::Int64 => Some(Tensor { int64_data: values.to_vec(), ..t }),
+    let raw: Vec<u8> = match DataType::from_code(elem_type)? {
+        DataType::Int64 => values.iter().flat_map(|v| v.to_le_bytes()).collect(),
         DataType::Int32 => {
             let v: Option<Vec<i32>> = values.iter().map(|&x| i32::try_from(x).ok()).collect();
-            Some(Tensor { int32_data: v?, ..t })
+            v?.iter().flat_map(|v| v.to_le_bytes()).collect()
         }
-        _ => None,
-    }
+        _ => return None,
+    };
+    Some(Tensor { dims, data_type: Some(elem_type), raw_data: Some(raw.into()), ..Tensor::default() })
 }
 
 /// Renames every read of `from` to `to` in graph `g` and the subgraphs inside it.
