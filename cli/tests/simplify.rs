@@ -49,7 +49,6 @@ const BEHIND_ONNXSIM: &[(&str, &str)] = &[
         "caffe2_light_inception_v1",
         "its weights are made by ConstantOfShape nodes: folding them writes 28 MB for a 37 KB model; --allow-growth folds them (142 nodes)",
     ),
-    ("pt_ts_romanizer_encoder", "onnxsim drops the GRUs' initial states, zeros made by ConstantOfShape and Slice"),
     ("tf2onnx_basic_pitch", "onnxsim folds its stacks of Unsqueeze and Concat"),
 ];
 

@@ -12,6 +12,8 @@
 //!   no size (`0`) from the first's result: the second alone.
 //!
 //! The second node's output name is kept, so what reads it is unchanged.
+//!
+//! Also here: a recurrent layer's all-zero initial state dropped (`drop_zero_states`).
 
 use std::collections::HashMap;
 
@@ -349,4 +351,81 @@ pub(super) fn fresh_name(model: &Model, g: GraphId, base: &str) -> Str {
         k += 1;
     }
     Str::from(candidate.as_str())
+}
+
+/// A recurrent layer's initial state that is all zeros (a ConstantOfShape of 0, sliced,
+/// reshaped or concatenated; an initializer of zeros) is what the layer starts from when it
+/// is given none: the input is dropped, and what made it is left to the dead-node pass.
+/// Returns how many inputs were dropped.
+pub(super) fn drop_zero_states(model: &mut Model, g: GraphId) -> usize {
+    let zeros = zero_values(model, g);
+    let mut dropped = 0;
+    for i in 0..model.graphs[g].nodes.len() {
+        let n = model.graphs[g].nodes[i];
+        let node = &model.nodes[n];
+        let op = node.op_type.as_ref().map(Str::as_bytes);
+        // The initial states: RNN and GRU's initial_h (5); LSTM's initial_h and initial_c
+        // (5, 6).
+        let states: &[usize] = match (node.schema_domain(), op) {
+            (Some(""), Some(b"RNN" | b"GRU")) => &[5],
+            (Some(""), Some(b"LSTM")) => &[5, 6],
+            _ => continue,
+        };
+        let zero: Vec<usize> =
+            states.iter().copied().filter(|&k| node.inputs.get(k).is_some_and(|v| zeros.contains(v))).collect();
+        let node = &mut model.nodes[n];
+        for k in zero {
+            node.inputs[k] = Str::default();
+            dropped += 1;
+        }
+        while node.inputs.last().is_some_and(|v| v.is_empty()) {
+            node.inputs.pop();
+        }
+    }
+    dropped
+}
+
+/// The values of graph `g` known to be all zeros.
+fn zero_values(model: &Model, g: GraphId) -> std::collections::HashSet<Str> {
+    let graph = &model.graphs[g];
+    let mut zeros: std::collections::HashSet<Str> = std::collections::HashSet::new();
+    for &t in &graph.initializers {
+        let tensor = &model.tensors[t];
+        let Some(name) = tensor.name.as_ref() else { continue };
+        let all_zero = tensor.element_count().is_some_and(|c| c <= 1 << 16)
+            && (float_values(tensor).is_some_and(|v| v.iter().all(|&x| x == 0.0))
+                || int_values(tensor).is_some_and(|v| v.iter().all(|&x| x == 0)));
+        if all_zero && constant(model, g, name).is_some() {
+            zeros.insert(name.clone());
+        }
+    }
+    for &n in &graph.nodes {
+        let node = &model.nodes[n];
+        if node.schema_domain() != Some("") || node.outputs.len() != 1 {
+            continue;
+        }
+        let data_is_zero = node.inputs.first().is_some_and(|i| zeros.contains(i));
+        let zero = match node.op_type.as_ref().map(Str::as_bytes) {
+            Some(b"ConstantOfShape") => match node.attribute("value").and_then(|a| a.value()) {
+                None => true,
+                Some(AttributeValue::Tensor(t)) => {
+                    let t = &model.tensors[t];
+                    float_values(t).is_some_and(|v| v.iter().all(|&x| x == 0.0))
+                        || int_values(t).is_some_and(|v| v.iter().all(|&x| x == 0))
+                }
+                _ => false,
+            },
+            // What only moves, repeats or picks elements of zeros is zeros.
+            Some(
+                b"Slice" | b"Reshape" | b"Squeeze" | b"Unsqueeze" | b"Transpose" | b"Expand" | b"Identity" | b"Tile"
+                | b"Flatten" | b"Gather" | b"Cast",
+            ) => data_is_zero,
+            Some(b"Concat") => node.inputs.iter().all(|i| zeros.contains(i)),
+            _ => false,
+        };
+        if zero {
+            zeros.insert(node.outputs[0].clone());
+        }
+    }
+    zeros
 }

@@ -85,6 +85,7 @@ pub fn simplify(model: &mut Model, folder: &dyn Fold, options: Options) -> Simpl
         let types = crate::infer::infer_main_graph(model);
         done.identities += nops::remove_nops(model, g, &types);
         done.fused += fuse::fuse(model, g, &types);
+        done.identities += fuse::drop_zero_states(model, g);
         done.merged += cse::merge_duplicates(model, g);
         let (dead, initializers) = remove_dead(model, g);
         done.dead += dead;
