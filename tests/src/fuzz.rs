@@ -112,6 +112,27 @@ pub fn run_binary(data: &[u8]) {
     let _ = plan.run(inputs, &onnx_eval::RunOptions { limits, ..onnx_eval::RunOptions::default() });
 }
 
+/// `onnx simplify` on a binary model: it finishes, what it makes encodes and decodes again,
+/// has no more nodes, and simplifying that changes nothing more (a fixed point).
+pub fn simplify_binary(data: &[u8]) {
+    if data.len() > MAX_INPUT {
+        return;
+    }
+    let Ok(mut model) = binary::decode_model(Bytes::copy_from_slice(data), "fuzz") else { return };
+    let before = model.main_graph().map_or(0, |g| g.nodes.len());
+    let options = onnx_core::simplify::Options::default();
+    let done = onnx_core::simplify::simplify(&mut model, &onnx_eval::fold::Kernels, options);
+    assert!(done.nodes_after <= before, "{before} nodes became {}", done.nodes_after);
+    let bytes = binary::encode_model(&model);
+    if binary::unwritable(&model, bytes.len()).is_some() {
+        return;
+    }
+    let mut again =
+        binary::decode_model(Bytes::from(bytes.clone()), "simplified").expect("the simplified model decodes");
+    onnx_core::simplify::simplify(&mut again, &onnx_eval::fold::Kernels, options);
+    assert!(binary::encode_model(&again) == bytes, "simplifying the simplified model changed it");
+}
+
 /// A property: panics when it does not hold for the input.
 pub type Property = fn(&[u8]);
 
@@ -123,6 +144,7 @@ pub const TARGETS: &[(&str, Property)] = &[
     ("check_binary", check_binary),
     ("check_text", check_text),
     ("run_binary", run_binary),
+    ("simplify_binary", simplify_binary),
     ("lsp_messages", crate::fuzz_lsp::lsp_messages),
     ("lsp_edits", crate::fuzz_lsp::lsp_edits),
 ];
