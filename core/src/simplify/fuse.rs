@@ -33,6 +33,7 @@ pub(super) fn fuse(model: &mut Model, g: GraphId, types: &GraphTypes) -> usize {
             .flat_map(|&n| model.nodes[n].outputs.iter().filter(|o| !o.is_empty()).map(move |o| (o.clone(), n)))
             .collect();
         // Every pair found in one scan whose nodes no other pair of the scan has.
+        let cx = Cx::new(model, g);
         let mut found = Vec::new();
         let mut involved = std::collections::HashSet::new();
         for &c in &model.graphs[g].nodes {
@@ -45,7 +46,7 @@ pub(super) fn fuse(model: &mut Model, g: GraphId, types: &GraphTypes) -> usize {
             if involved.contains(&p) || involved.contains(&c) {
                 continue;
             }
-            if let Some(rewrite) = pair(model, g, p, c, types) {
+            if let Some(rewrite) = pair(&cx, p, c, types) {
                 involved.extend([p, c]);
                 found.push((p, c, rewrite));
             }
@@ -88,33 +89,56 @@ enum Input {
 }
 
 /// The fusion of producer `p` into consumer `c`, if one applies.
-fn pair(model: &Model, g: GraphId, p: NodeId, c: NodeId, types: &GraphTypes) -> Option<Rewrite> {
+fn pair(cx: &Cx, p: NodeId, c: NodeId, types: &GraphTypes) -> Option<Rewrite> {
+    let model = cx.model;
     let (producer, consumer) = (&model.nodes[p], &model.nodes[c]);
     if producer.schema_domain() != Some("") || consumer.schema_domain() != Some("") || producer.outputs.len() != 1 {
         return None;
     }
     let op = |n: &crate::ir::Node| n.op_type.as_ref().and_then(Str::as_str).unwrap_or("").to_owned();
     match (op(producer).as_str(), op(consumer).as_str()) {
-        ("Conv", "BatchNormalization") => conv_batch_norm(model, g, p, c),
-        ("Conv", "Add") => conv_bias(model, g, p, c),
-        ("Conv", "Mul") => conv_scale(model, g, p, c),
-        ("MatMul", "Add") => matmul_bias(model, g, p, c, types),
-        ("Reshape" | "Flatten" | "Squeeze" | "Unsqueeze", "Reshape") => reshapes(model, g, p, c),
+        ("Conv", "BatchNormalization") => conv_batch_norm(cx, p, c),
+        ("Conv", "Add") => conv_bias(cx, p, c),
+        ("Conv", "Mul") => conv_scale(cx, p, c),
+        ("MatMul", "Add") => matmul_bias(cx, p, c, types),
+        ("Reshape" | "Flatten" | "Squeeze" | "Unsqueeze", "Reshape") => reshapes(cx, p, c),
         _ => None,
     }
 }
 
-/// The constant float32 initializer `name` of graph `g` (not one a graph input can replace).
-fn constant<'m>(model: &'m Model, g: GraphId, name: &Str) -> Option<&'m Tensor> {
-    let graph = &model.graphs[g];
-    if model.ir_version.is_none_or(|v| v >= 4) && graph.inputs.iter().any(|v| v.name.as_ref() == Some(name)) {
-        return None;
-    }
-    graph.initializers.iter().map(|&t| &model.tensors[t]).find(|t| t.name.as_ref() == Some(name))
+/// A graph and its constants by name (initializers no graph input can replace), looked up
+/// once per scan rather than searched for each pair.
+struct Cx<'m> {
+    model: &'m Model,
+    constants: HashMap<&'m Str, &'m Tensor>,
 }
 
-fn floats(model: &Model, g: GraphId, name: &Str) -> Option<(Vec<i64>, Vec<f32>)> {
-    let t = constant(model, g, name)?;
+impl<'m> Cx<'m> {
+    fn new(model: &'m Model, g: GraphId) -> Cx<'m> {
+        let graph = &model.graphs[g];
+        let replaceable: std::collections::HashSet<&Str> = if model.ir_version.is_none_or(|v| v >= 4) {
+            graph.inputs.iter().filter_map(|v| v.name.as_ref()).collect()
+        } else {
+            Default::default()
+        };
+        let constants = graph
+            .initializers
+            .iter()
+            .map(|&t| &model.tensors[t])
+            .filter_map(|t| Some((t.name.as_ref()?, t)))
+            .filter(|(name, _)| !replaceable.contains(name))
+            .collect();
+        Cx { model, constants }
+    }
+}
+
+/// The constant initializer `name` of the graph.
+fn constant<'m>(cx: &Cx<'m>, name: &Str) -> Option<&'m Tensor> {
+    cx.constants.get(name).copied()
+}
+
+fn floats(cx: &Cx, name: &Str) -> Option<(Vec<i64>, Vec<f32>)> {
+    let t = constant(cx, name)?;
     let values = float_values(t)?;
     (t.element_count()? as usize == values.len()).then(|| (t.dims.clone(), values))
 }
@@ -127,24 +151,26 @@ fn float_tensor(dims: Vec<i64>, values: Vec<f32>) -> Tensor {
 }
 
 /// A Conv's weight `[M, C/group, k…]` and bias (zeros when it has none), both constant.
-fn conv_weights(model: &Model, g: GraphId, p: NodeId) -> Option<(Vec<i64>, Vec<f32>, Vec<f32>)> {
+fn conv_weights(cx: &Cx, p: NodeId) -> Option<(Vec<i64>, Vec<f32>, Vec<f32>)> {
+    let model = cx.model;
     let conv = &model.nodes[p];
     if conv.inputs.len() < 2 || conv.inputs.len() > 3 {
         return None;
     }
-    let (dims, w) = floats(model, g, &conv.inputs[1])?;
+    let (dims, w) = floats(cx, &conv.inputs[1])?;
     let m = usize::try_from(*dims.first()?).ok()?;
     if dims.len() < 3 || m == 0 {
         return None;
     }
     let bias = match conv.inputs.get(2).filter(|b| !b.is_empty()) {
-        Some(b) => floats(model, g, b).map(|(_, v)| v).filter(|v| v.len() == m)?,
+        Some(b) => floats(cx, b).map(|(_, v)| v).filter(|v| v.len() == m)?,
         None => vec![0.0; m],
     };
     Some((dims, w, bias))
 }
 
-fn conv_batch_norm(model: &Model, g: GraphId, p: NodeId, c: NodeId) -> Option<Rewrite> {
+fn conv_batch_norm(cx: &Cx, p: NodeId, c: NodeId) -> Option<Rewrite> {
+    let model = cx.model;
     let bn = &model.nodes[c];
     let training =
         matches!(bn.attribute("training_mode").and_then(|a| a.value()), Some(AttributeValue::Int(t)) if t != 0);
@@ -159,9 +185,9 @@ fn conv_batch_norm(model: &Model, g: GraphId, p: NodeId, c: NodeId) -> Option<Re
         Some(AttributeValue::Float(e)) => e,
         _ => 1e-5,
     };
-    let (dims, mut w, bias) = conv_weights(model, g, p)?;
+    let (dims, mut w, bias) = conv_weights(cx, p)?;
     let m = bias.len();
-    let param = |i: usize| floats(model, g, &bn.inputs[i]).map(|(_, v)| v).filter(|v| v.len() == m);
+    let param = |i: usize| floats(cx, &bn.inputs[i]).map(|(_, v)| v).filter(|v| v.len() == m);
     let (scale, shift, mean, var) = (param(1)?, param(2)?, param(3)?, param(4)?);
     let per_channel = w.len() / m;
     let mut new_bias = Vec::with_capacity(m);
@@ -188,14 +214,15 @@ fn conv_batch_norm(model: &Model, g: GraphId, p: NodeId, c: NodeId) -> Option<Re
 /// The constant the Add or Mul `c` combines with producer `p`'s output, as one value per
 /// output channel of `m`: `[M, 1, …]` (rank − 1 dims), `[1, M, 1, …]` (the output's rank), or
 /// one value for all (any rank up to the output's, every size 1).
-fn per_channel(model: &Model, g: GraphId, p: NodeId, c: NodeId, m: usize, rank: usize) -> Option<Vec<f32>> {
+fn per_channel(cx: &Cx, p: NodeId, c: NodeId, m: usize, rank: usize) -> Option<Vec<f32>> {
+    let model = cx.model;
     let y = &model.nodes[p].outputs[0];
     let other = match model.nodes[c].inputs.as_slice() {
         [a, b] if a == y => b,
         [a, b] if b == y => a,
         _ => return None,
     };
-    let (dims, values) = floats(model, g, other)?;
+    let (dims, values) = floats(cx, other)?;
     let ones = |d: &[i64]| d.iter().all(|&x| x == 1);
     if values.len() == 1 && dims.len() <= rank && ones(&dims) {
         return Some(vec![values[0]; m]);
@@ -206,9 +233,10 @@ fn per_channel(model: &Model, g: GraphId, p: NodeId, c: NodeId, m: usize, rank: 
 }
 
 /// `Conv(x, W, b) + a` as `Conv(x, W, b + a)`.
-fn conv_bias(model: &Model, g: GraphId, p: NodeId, c: NodeId) -> Option<Rewrite> {
-    let (weight_dims, _, bias) = conv_weights(model, g, p)?;
-    let added = per_channel(model, g, p, c, bias.len(), weight_dims.len())?;
+fn conv_bias(cx: &Cx, p: NodeId, c: NodeId) -> Option<Rewrite> {
+    let model = cx.model;
+    let (weight_dims, _, bias) = conv_weights(cx, p)?;
+    let added = per_channel(cx, p, c, bias.len(), weight_dims.len())?;
     let summed: Vec<f32> = bias.iter().zip(&added).map(|(a, b)| a + b).collect();
     let conv = &model.nodes[p];
     Some(Rewrite {
@@ -222,10 +250,11 @@ fn conv_bias(model: &Model, g: GraphId, p: NodeId, c: NodeId) -> Option<Rewrite>
 }
 
 /// `Conv(x, W, b) · s` as `Conv(x, W·s, b·s)` (in float32, as onnxruntime fuses the pair).
-fn conv_scale(model: &Model, g: GraphId, p: NodeId, c: NodeId) -> Option<Rewrite> {
-    let (dims, mut w, mut bias) = conv_weights(model, g, p)?;
+fn conv_scale(cx: &Cx, p: NodeId, c: NodeId) -> Option<Rewrite> {
+    let model = cx.model;
+    let (dims, mut w, mut bias) = conv_weights(cx, p)?;
     let m = bias.len();
-    let scale = per_channel(model, g, p, c, m, dims.len())?;
+    let scale = per_channel(cx, p, c, m, dims.len())?;
     let per_output = w.len() / m;
     for k in 0..m {
         for v in &mut w[k * per_output..(k + 1) * per_output] {
@@ -244,7 +273,8 @@ fn conv_scale(model: &Model, g: GraphId, p: NodeId, c: NodeId) -> Option<Rewrite
 
 /// `MatMul(A, B) + C` as `Gemm(A, B, C)`: A a float32 matrix (rank 2 by inference), B a
 /// constant `[K, N]`, C a constant `[N]` or `[1, N]`.
-fn matmul_bias(model: &Model, g: GraphId, p: NodeId, c: NodeId, types: &GraphTypes) -> Option<Rewrite> {
+fn matmul_bias(cx: &Cx, p: NodeId, c: NodeId, types: &GraphTypes) -> Option<Rewrite> {
+    let model = cx.model;
     let matmul = &model.nodes[p];
     let add = &model.nodes[c];
     let y = &matmul.outputs[0];
@@ -262,8 +292,8 @@ fn matmul_bias(model: &Model, g: GraphId, p: NodeId, c: NodeId, types: &GraphTyp
     if t.elem_type != Some(DataType::Float.code()) || t.shape.as_ref()?.dims.len() != 2 {
         return None;
     }
-    let (b_dims, _) = floats(model, g, matmul.inputs.get(1)?)?;
-    let (c_dims, _) = floats(model, g, bias)?;
+    let (b_dims, _) = floats(cx, matmul.inputs.get(1)?)?;
+    let (c_dims, _) = floats(cx, bias)?;
     let n = *b_dims.get(1)?;
     let row = c_dims == [n] || c_dims == [1, n];
     if b_dims.len() != 2 || !row {
@@ -278,12 +308,13 @@ fn matmul_bias(model: &Model, g: GraphId, p: NodeId, c: NodeId, types: &GraphTyp
 /// `Reshape(Reshape(x, s1), s2)` as `Reshape(x, s2)` when `s2` is a constant that copies no
 /// size from its input (no `0`, or `allowzero`); the same for a Flatten, Squeeze or
 /// Unsqueeze before it (none of which changes the elements' order).
-fn reshapes(model: &Model, g: GraphId, p: NodeId, c: NodeId) -> Option<Rewrite> {
+fn reshapes(cx: &Cx, p: NodeId, c: NodeId) -> Option<Rewrite> {
+    let model = cx.model;
     let second = &model.nodes[c];
     if second.inputs.len() != 2 || second.inputs[0] != model.nodes[p].outputs[0] {
         return None;
     }
-    let shape = int_values(constant(model, g, &second.inputs[1])?)?;
+    let shape = int_values(constant(cx, &second.inputs[1])?)?;
     let allow_zero = matches!(second.attribute("allowzero").and_then(|a| a.value()), Some(AttributeValue::Int(1)));
     if !allow_zero && shape.contains(&0) {
         return None;
@@ -388,6 +419,7 @@ pub(super) fn drop_zero_states(model: &mut Model, g: GraphId) -> usize {
 /// The values of graph `g` known to be all zeros.
 fn zero_values(model: &Model, g: GraphId) -> std::collections::HashSet<Str> {
     let graph = &model.graphs[g];
+    let constants = Cx::new(model, g);
     let mut zeros: std::collections::HashSet<Str> = std::collections::HashSet::new();
     for &t in &graph.initializers {
         let tensor = &model.tensors[t];
@@ -395,7 +427,7 @@ fn zero_values(model: &Model, g: GraphId) -> std::collections::HashSet<Str> {
         let all_zero = tensor.element_count().is_some_and(|c| c <= 1 << 16)
             && (float_values(tensor).is_some_and(|v| v.iter().all(|&x| x == 0.0))
                 || int_values(tensor).is_some_and(|v| v.iter().all(|&x| x == 0)));
-        if all_zero && constant(model, g, name).is_some() {
+        if all_zero && constants.constants.contains_key(name) {
             zeros.insert(name.clone());
         }
     }

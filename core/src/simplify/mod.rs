@@ -79,9 +79,12 @@ pub fn simplify(model: &mut Model, folder: &dyn Fold, options: Options) -> Simpl
         let before = done.clone();
         let folded = folder.fold(model, options.allow_growth);
         done.folded += replace_by_values(model, g, folded);
-        let shapes = known_shapes(model, g);
+        // One inference for both: replacing nodes by their known values changes no value
+        // the Reshape targets are read from.
+        let known = crate::infer::known_integer_values(model);
+        let shapes = known_shapes(model, g, &known);
         done.shapes += replace_by_values(model, g, shapes);
-        done.shapes += reshape_targets(model, g);
+        done.shapes += reshape_targets(model, g, &known);
         let types = crate::infer::infer_main_graph(model);
         done.identities += nops::remove_nops(model, g, &types);
         done.fused += fuse::fuse(model, g, &types);
@@ -196,8 +199,7 @@ fn replace_by_values(model: &mut Model, g: GraphId, folded: Folded) -> usize {
 /// The default-domain nodes every output of which inference knows as plain integers (a
 /// `Shape` of a fixed shape, a `Gather` of a fixed size from a shape with symbolic ones,
 /// the arithmetic and `Concat` after them), with those values.
-fn known_shapes(model: &Model, g: GraphId) -> Folded {
-    let known = crate::infer::known_integer_values(model);
+fn known_shapes(model: &Model, g: GraphId, known: &foldhash::HashMap<Str, crate::infer::KnownInts>) -> Folded {
     let mut found = Vec::new();
     for &n in &model.graphs[g].nodes {
         let node = &model.nodes[n];
@@ -226,8 +228,7 @@ fn known_shapes(model: &Model, g: GraphId) -> Folded {
 /// which Reshape computes from the element count, and the computation is left to the
 /// dead-node pass. (A known size of 0 would mean "copy" and a `-1` already there would be a
 /// second one: neither is rewritten.)
-fn reshape_targets(model: &mut Model, g: GraphId) -> usize {
-    let known = crate::infer::known_integer_values(model);
+fn reshape_targets(model: &mut Model, g: GraphId, known: &foldhash::HashMap<Str, crate::infer::KnownInts>) -> usize {
     let constants: HashSet<Str> =
         model.graphs[g].initializers.iter().filter_map(|&t| model.tensors[t].name.clone()).collect();
     let mut rewrites = Vec::new();
