@@ -480,6 +480,10 @@ impl App {
                 let path = file.unwrap_or_else(|| crate::export::default_file(&value));
                 Outcome::Flash(crate::export::export(&path, &tensor))
             }
+            Command::Simplify(file) => {
+                let path = file.unwrap_or_else(|| crate::export::simplified_file(&self.label));
+                Outcome::Flash(crate::export::simplified(&path, &self.model))
+            }
         }
     }
 

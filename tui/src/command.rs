@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 /// The commands and what each takes.
-pub const HELP: &str = ":goto NAME · :run · :compare DIR · :export VALUE [FILE]";
+pub const HELP: &str = ":goto NAME · :run · :compare DIR · :export VALUE [FILE] · :simplify [FILE]";
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
@@ -18,6 +18,9 @@ pub enum Command {
     Compare(PathBuf),
     /// Write a value (a run's, an initializer or a Constant) as `.npy`, never over a file.
     Export { value: String, file: Option<PathBuf> },
+    /// Write the model simplified as `onnx simplify` makes it (a new binary file, never over
+    /// one), and say how many nodes it has.
+    Simplify(Option<PathBuf>),
 }
 
 /// The command a line spells, or what is wrong with it.
@@ -41,6 +44,10 @@ pub fn parse(line: &str) -> Result<Command, String> {
                 _ => Err(needs("a value name and at most one file")),
             }
         }
+        "simplify" if !rest.contains(char::is_whitespace) => {
+            Ok(Command::Simplify((!rest.is_empty()).then(|| PathBuf::from(rest))))
+        }
+        "simplify" => Err(needs("at most one file")),
         "" => Err(format!("commands: {HELP}")),
         other => Err(format!("no command :{other} ({HELP})")),
     }
@@ -63,5 +70,8 @@ mod tests {
         assert!(parse("goto").is_err_and(|e| e.contains("needs a node or value name")));
         assert!(parse("frobnicate").is_err_and(|e| e.starts_with("no command :frobnicate")));
         assert!(parse("run now").is_err());
+        assert_eq!(parse("simplify"), Ok(Command::Simplify(None)));
+        assert_eq!(parse(":simplify small.onnx"), Ok(Command::Simplify(Some("small.onnx".into()))));
+        assert!(parse("simplify a b").is_err_and(|e| e.contains("at most one file")));
     }
 }

@@ -41,6 +41,47 @@ pub fn export(wanted: &Path, tensor: &Tensor) -> String {
     format!("export failed: {} and {NAMES_TRIED} numbered names beside it exist", wanted.display())
 }
 
+/// The file the simplified model of `label` goes to by default: `STEM.simplified.onnx` in
+/// the working directory.
+pub fn simplified_file(label: &str) -> PathBuf {
+    let stem = Path::new(label).file_stem().map_or_else(|| "model".into(), |s| s.to_string_lossy().into_owned());
+    PathBuf::from(format!("{stem}.simplified.onnx"))
+}
+
+/// Writes `model` simplified (`onnx simplify`'s passes, folding with the evaluator's kernels)
+/// as a binary model to `wanted` or, when that exists, the first free numbered name beside
+/// it; says how many nodes it kept and where it wrote them. A model with tensors in external
+/// files is not written (the copy elsewhere would lose them).
+pub fn simplified(wanted: &Path, model: &onnx_core::ir::Model) -> String {
+    if onnx_core::external::external_tensors(model).next().is_some() {
+        return "simplify: the model keeps tensors in external files; run `onnx simplify IN OUT` beside it".into();
+    }
+    let mut copy = model.clone();
+    let options = onnx_core::simplify::Options::default();
+    let done = onnx_core::simplify::simplify(&mut copy, &onnx_eval::fold::Kernels, options);
+    let bytes = onnx_core::binary::encode_model(&copy);
+    if let Some(why) = onnx_core::binary::unwritable(&copy, bytes.len()) {
+        return format!("simplify: cannot write it: {why}");
+    }
+    let options = WriteOptions { new_file_only: true, ..WriteOptions::default() };
+    for path in candidates(wanted).take(NAMES_TRIED) {
+        match onnx_core::write_file(&path, options, |out| out.write_all(&bytes)) {
+            Ok(()) => {
+                let shown = std::path::absolute(&path).unwrap_or(path.clone());
+                return format!(
+                    "simplified: {} → {} nodes, wrote {}",
+                    done.nodes_before,
+                    done.nodes_after,
+                    shown.display()
+                );
+            }
+            Err(e) if e.source.kind() == ErrorKind::AlreadyExists => {}
+            Err(e) => return format!("simplify failed: {e}"),
+        }
+    }
+    format!("simplify failed: {} and {NAMES_TRIED} numbered names beside it exist", wanted.display())
+}
+
 /// `wanted`, then `STEM-2.EXT`, `STEM-3.EXT`, … beside it.
 fn candidates(wanted: &Path) -> impl Iterator<Item = PathBuf> + '_ {
     let stem = wanted.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
@@ -78,5 +119,23 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let said = export(&dir.path().join("missing").join("x.npy"), &tensor(vec![1.0]));
         assert!(said.starts_with("export failed: ") && said.contains("does not exist"), "{said}");
+    }
+
+    /// `:simplify` writes the simplified model beside a file it keeps, as a binary model that
+    /// reads back with the node count it reports.
+    #[test]
+    fn a_simplified_model_takes_a_free_name() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/real/pt_ts_sdp.onnx");
+        let model = onnx_core::binary::read_model(&corpus).expect("a corpus model");
+        let wanted = dir.path().join("sdp.simplified.onnx");
+        std::fs::write(&wanted, "mine").expect("written");
+        let said = simplified(&wanted, &model);
+        let written = dir.path().join("sdp.simplified-2.onnx");
+        assert_eq!(said, format!("simplified: 27 → 12 nodes, wrote {}", written.display()));
+        assert_eq!(std::fs::read_to_string(&wanted).expect("readable"), "mine");
+        let back = onnx_core::binary::read_model(&written).expect("a model");
+        assert_eq!(back.main_graph().expect("a graph").nodes.len(), 12);
+        assert_eq!(simplified_file("models/sdp.onnxtxt"), PathBuf::from("sdp.simplified.onnx"));
     }
 }
