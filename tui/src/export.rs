@@ -26,19 +26,29 @@ pub fn export(wanted: &Path, tensor: &Tensor) -> String {
         Ok(bytes) => bytes,
         Err(e) => return format!("export failed: {e}"),
     };
+    match write_new(wanted, &bytes) {
+        Ok(path) => {
+            let shown = std::path::absolute(&path).unwrap_or(path.clone());
+            let kept = if path == wanted { String::new() } else { format!(" ({} exists, kept)", wanted.display()) };
+            format!("wrote {}{kept}", shown.display())
+        }
+        Err(why) => format!("export failed: {why}"),
+    }
+}
+
+/// Writes `bytes` to `wanted` or, when that exists, to the first free numbered name beside
+/// it (each written whole and given its name only if the name is still free): the file
+/// written, or why none was.
+fn write_new(wanted: &Path, bytes: &[u8]) -> Result<PathBuf, String> {
     let options = WriteOptions { new_file_only: true, ..WriteOptions::default() };
     for path in candidates(wanted).take(NAMES_TRIED) {
-        match onnx_core::write_file(&path, options, |out| out.write_all(&bytes)) {
-            Ok(()) => {
-                let shown = std::path::absolute(&path).unwrap_or(path.clone());
-                let kept = if path == wanted { String::new() } else { format!(" ({} exists, kept)", wanted.display()) };
-                return format!("wrote {}{kept}", shown.display());
-            }
+        match onnx_core::write_file(&path, options, |out| out.write_all(bytes)) {
+            Ok(()) => return Ok(path),
             Err(e) if e.source.kind() == ErrorKind::AlreadyExists => {}
-            Err(e) => return format!("export failed: {e}"),
+            Err(e) => return Err(e.to_string()),
         }
     }
-    format!("export failed: {} and {NAMES_TRIED} numbered names beside it exist", wanted.display())
+    Err(format!("{} and {NAMES_TRIED} numbered names beside it exist", wanted.display()))
 }
 
 /// The file the simplified model of `label` goes to by default: `STEM.simplified.onnx` in
@@ -63,23 +73,13 @@ pub fn simplified(wanted: &Path, model: &onnx_core::ir::Model) -> String {
     if let Some(why) = onnx_core::binary::unwritable(&copy, bytes.len()) {
         return format!("simplify: cannot write it: {why}");
     }
-    let options = WriteOptions { new_file_only: true, ..WriteOptions::default() };
-    for path in candidates(wanted).take(NAMES_TRIED) {
-        match onnx_core::write_file(&path, options, |out| out.write_all(&bytes)) {
-            Ok(()) => {
-                let shown = std::path::absolute(&path).unwrap_or(path.clone());
-                return format!(
-                    "simplified: {} → {} nodes, wrote {}",
-                    done.nodes_before,
-                    done.nodes_after,
-                    shown.display()
-                );
-            }
-            Err(e) if e.source.kind() == ErrorKind::AlreadyExists => {}
-            Err(e) => return format!("simplify failed: {e}"),
+    match write_new(wanted, &bytes) {
+        Ok(path) => {
+            let shown = std::path::absolute(&path).unwrap_or(path.clone());
+            format!("simplified: {} → {} nodes, wrote {}", done.nodes_before, done.nodes_after, shown.display())
         }
+        Err(why) => format!("simplify failed: {why}"),
     }
-    format!("simplify failed: {} and {NAMES_TRIED} numbered names beside it exist", wanted.display())
 }
 
 /// `wanted`, then `STEM-2.EXT`, `STEM-3.EXT`, … beside it.
