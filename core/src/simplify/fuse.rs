@@ -9,7 +9,9 @@
 //!   scaled (in float32, as onnxruntime fuses the pair);
 //! - a MatMul of a matrix by a constant matrix and an Add of a bias row: a Gemm;
 //! - a Reshape (or Flatten, Squeeze, Unsqueeze) and a Reshape to a constant shape that copies
-//!   no size (`0`) from the first's result: the second alone.
+//!   no size (`0`) from the first's result: the second alone; and two such reshaping nodes
+//!   whose result has a fixed shape: one Reshape to it;
+//! - a Concat of a Concat along the same axis: one Concat.
 //!
 //! The second node's output name is kept, so what reads it is unchanged.
 //!
@@ -102,6 +104,10 @@ fn pair(cx: &Cx, p: NodeId, c: NodeId, types: &GraphTypes) -> Option<Rewrite> {
         ("Conv", "Mul") => conv_scale(cx, p, c),
         ("MatMul", "Add") => matmul_bias(cx, p, c, types),
         ("Reshape" | "Flatten" | "Squeeze" | "Unsqueeze", "Reshape") => reshapes(cx, p, c),
+        ("Concat", "Concat") => concats(cx, p, c),
+        ("Reshape" | "Flatten" | "Squeeze" | "Unsqueeze", "Flatten" | "Squeeze" | "Unsqueeze") => {
+            to_fixed_shape(cx, p, c, types)
+        }
         _ => None,
     }
 }
@@ -326,6 +332,65 @@ fn reshapes(cx: &Cx, p: NodeId, c: NodeId) -> Option<Rewrite> {
     })
 }
 
+/// `Concat(…, Concat(a, b), …)` along one axis as `Concat(…, a, b, …)`. Negative axes are
+/// compared as written (the same rank on both sides makes equal spellings equal axes).
+fn concats(cx: &Cx, p: NodeId, c: NodeId) -> Option<Rewrite> {
+    let (inner, outer) = (&cx.model.nodes[p], &cx.model.nodes[c]);
+    let axis = |n: &crate::ir::Node| match n.attribute("axis").and_then(|a| a.value()) {
+        Some(AttributeValue::Int(a)) => Some(a),
+        _ => None,
+    };
+    if axis(inner)? != axis(outer)? {
+        return None;
+    }
+    let mut inputs = Vec::with_capacity(inner.inputs.len() + outer.inputs.len());
+    for name in &outer.inputs {
+        if *name == inner.outputs[0] {
+            inputs.extend(inner.inputs.iter().cloned().map(Input::Keep));
+        } else {
+            inputs.push(Input::Keep(name.clone()));
+        }
+    }
+    Some(Rewrite { inputs, op: Some("Concat") })
+}
+
+/// Two reshaping nodes (Reshape, Flatten, Squeeze, Unsqueeze: none changes the elements'
+/// order) whose result's shape inference knows but for at most one size, as one Reshape to
+/// that shape (`-1` for the unknown size; an exporter's `Reshape → Squeeze → Unsqueeze`).
+/// Not when a size is 0, which a Reshape reads as "copy".
+fn to_fixed_shape(cx: &Cx, p: NodeId, c: NodeId, types: &GraphTypes) -> Option<Rewrite> {
+    let model = cx.model;
+    let (first, second) = (&model.nodes[p], &model.nodes[c]);
+    if second.inputs.first() != Some(&first.outputs[0]) || second.outputs.len() != 1 {
+        return None;
+    }
+    let Some(TypeValue::Tensor(t)) = &types.types.get(&second.outputs[0])?.value else { return None };
+    // Every size fixed and positive but at most one, which Reshape computes as `-1` from the
+    // element count (a symbolic batch).
+    let dims = &t.shape.as_ref()?.dims;
+    let shape: Vec<i64> = dims
+        .iter()
+        .map(|d| match d.value {
+            Some(crate::ir::DimValue::Value(v)) => v,
+            _ => -1,
+        })
+        .collect();
+    if shape.iter().filter(|&&v| v == -1).count() > 1 || shape.iter().any(|&v| v == 0 || v < -1) {
+        return None;
+    }
+    let raw: Vec<u8> = shape.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let target = Tensor {
+        dims: vec![shape.len() as i64],
+        data_type: Some(DataType::Int64.code()),
+        raw_data: Some(raw.into()),
+        ..Tensor::default()
+    };
+    Some(Rewrite {
+        inputs: vec![Input::Keep(first.inputs.first()?.clone()), Input::New(Box::new(target))],
+        op: Some("Reshape"),
+    })
+}
+
 /// Makes producer `p` the fused node: its new inputs (new constants added as initializers
 /// with names no value has), its new operator (a Gemm, or the second Reshape, whose
 /// attributes it takes), the consumer's output; removes the consumer.
@@ -356,8 +421,11 @@ fn apply(model: &mut Model, g: GraphId, p: NodeId, c: NodeId, rewrite: Rewrite) 
     let output = model.nodes[c].outputs[0].clone();
     if let Some(op) = rewrite.op {
         let consumer_attributes = model.nodes[c].attributes.clone();
+        // The fused node keeps the consumer's attributes when it is of the consumer's
+        // operator (a Reshape's allowzero, a Concat's axis); otherwise it has none.
+        let same_op = model.nodes[c].op_type.as_ref().is_some_and(|o| o.as_bytes() == op.as_bytes());
         let node = &mut model.nodes[p];
-        node.attributes = if op == "Reshape" { consumer_attributes } else { Vec::new() };
+        node.attributes = if same_op { consumer_attributes } else { Vec::new() };
         node.op_type = Some(Str::from(op));
     }
     let node = &mut model.nodes[p];
