@@ -22,7 +22,7 @@ use std::collections::HashMap;
 use super::{graph_outputs, subgraph_reads};
 use crate::infer::GraphTypes;
 use crate::ir::tensor_data::{float_values, int_values};
-use crate::ir::{AttributeValue, DataType, GraphId, Model, NodeId, Str, Tensor, TensorId, TypeValue};
+use crate::ir::{AttributeValue, DataType, GraphId, Model, NodeId, Str, Tensor, TypeValue};
 
 /// The fusions of graph `g`, repeated while one applies; how many pairs were fused.
 pub(super) fn fuse(model: &mut Model, g: GraphId, types: &GraphTypes) -> usize {
@@ -378,13 +378,7 @@ fn to_fixed_shape(cx: &Cx, p: NodeId, c: NodeId, types: &GraphTypes) -> Option<R
     if shape.iter().filter(|&&v| v == -1).count() > 1 || shape.iter().any(|&v| v == 0 || v < -1) {
         return None;
     }
-    let raw: Vec<u8> = shape.iter().flat_map(|v| v.to_le_bytes()).collect();
-    let target = Tensor {
-        dims: vec![shape.len() as i64],
-        data_type: Some(DataType::Int64.code()),
-        raw_data: Some(raw.into()),
-        ..Tensor::default()
-    };
+    let target = super::integer_tensor(DataType::Int64.code(), vec![shape.len() as i64], &shape)?;
     Some(Rewrite {
         inputs: vec![Input::Keep(first.inputs.first()?.clone()), Input::New(Box::new(target))],
         op: Some("Reshape"),
@@ -401,19 +395,8 @@ fn apply(model: &mut Model, g: GraphId, p: NodeId, c: NodeId, rewrite: Rewrite) 
         match input {
             Input::Keep(name) => inputs.push(name),
             Input::New(tensor) => {
-                let mut tensor = *tensor;
                 let name = fresh_name(model, g, &format!("{base}/fused_{i}"));
-                tensor.name = Some(name.clone());
-                if model.ir_version.is_some_and(|v| v < 4) {
-                    let ty = crate::infer::tensor_type(&tensor);
-                    model.graphs[g].inputs.push(crate::ir::ValueInfo {
-                        name: Some(name.clone()),
-                        ty: Some(ty),
-                        ..Default::default()
-                    });
-                }
-                let t: TensorId = model.tensors.alloc(tensor);
-                model.graphs[g].initializers.push(t);
+                super::add_initializer(model, g, name.clone(), *tensor);
                 inputs.push(name);
             }
         }

@@ -175,21 +175,11 @@ fn replace_by_values(model: &mut Model, g: GraphId, folded: Folded) -> usize {
     let count = folded.len();
     for (n, values) in folded {
         let outputs = model.nodes[n].outputs.clone();
-        for (name, mut value) in outputs.into_iter().zip(values) {
+        for (name, value) in outputs.into_iter().zip(values) {
             if name.is_empty() || !read.contains(&name) {
                 continue;
             }
-            value.name = Some(name.clone());
-            if listed_as_inputs(model) {
-                let ty = crate::infer::tensor_type(&value);
-                model.graphs[g].inputs.push(crate::ir::ValueInfo {
-                    name: Some(name),
-                    ty: Some(ty),
-                    ..Default::default()
-                });
-            }
-            let t = model.tensors.alloc(value);
-            model.graphs[g].initializers.push(t);
+            add_initializer(model, g, name, value);
         }
     }
     model.graphs[g].nodes.retain(|n| !gone.contains(n));
@@ -253,20 +243,10 @@ fn reshape_targets(model: &mut Model, g: GraphId, known: &foldhash::HashMap<Str,
         }
     }
     let count = rewrites.len();
-    for (n, mut tensor) in rewrites {
+    for (n, tensor) in rewrites {
         let base = format!("{}/shape", model.nodes[n].outputs[0].escaped());
         let name = fuse::fresh_name(model, g, &base);
-        tensor.name = Some(name.clone());
-        if listed_as_inputs(model) {
-            let ty = crate::infer::tensor_type(&tensor);
-            model.graphs[g].inputs.push(crate::ir::ValueInfo {
-                name: Some(name.clone()),
-                ty: Some(ty),
-                ..Default::default()
-            });
-        }
-        let t = model.tensors.alloc(tensor);
-        model.graphs[g].initializers.push(t);
+        add_initializer(model, g, name.clone(), tensor);
         model.nodes[n].inputs[1] = name;
     }
     count
@@ -274,7 +254,7 @@ fn reshape_targets(model: &mut Model, g: GraphId, known: &foldhash::HashMap<Str,
 
 /// A tensor of an integer type holding `values`; `None` for a type whose values these do
 /// not fit.
-fn integer_tensor(elem_type: i32, dims: Vec<i64>, values: &[i64]) -> Option<Tensor> {
+pub(super) fn integer_tensor(elem_type: i32, dims: Vec<i64>, values: &[i64]) -> Option<Tensor> {
     use crate::ir::DataType;
     let raw: Vec<u8> = match DataType::from_code(elem_type)? {
         DataType::Int64 => values.iter().flat_map(|v| v.to_le_bytes()).collect(),
@@ -350,6 +330,18 @@ fn remove_dead(model: &mut Model, g: GraphId) -> (usize, usize) {
         model.graphs[g].inputs.retain(|v| v.name.as_ref().is_none_or(|n| !gone.contains(n)));
     }
     (dead, before - model.graphs[g].initializers.len())
+}
+
+/// Adds `tensor` to graph `g` as the initializer `name` (before IR 4 also listed as an input
+/// with its type, as that version requires).
+pub(super) fn add_initializer(model: &mut Model, g: GraphId, name: Str, mut tensor: Tensor) {
+    tensor.name = Some(name.clone());
+    if listed_as_inputs(model) {
+        let ty = crate::infer::tensor_type(&tensor);
+        model.graphs[g].inputs.push(crate::ir::ValueInfo { name: Some(name), ty: Some(ty), ..Default::default() });
+    }
+    let t = model.tensors.alloc(tensor);
+    model.graphs[g].initializers.push(t);
 }
 
 /// Whether the model's IR version (before 4) lists every initializer as a graph input too.
