@@ -121,11 +121,12 @@ impl KnownInts {
     }
 }
 
-/// The main graph's node outputs with elements inference knows as plain integers (at least
-/// one), by name: what `onnx simplify` makes constants, or reads a Reshape's target from.
-pub fn known_integer_values(model: &Model) -> foldhash::HashMap<Str, KnownInts> {
+/// The main graph's types, as [`infer_main_graph`] finds them, and its node outputs with
+/// elements inference knows as plain integers (at least one), by name: what `onnx simplify`
+/// makes constants, or reads a Reshape's target from. One inference gives both.
+pub fn main_graph_types_and_values(model: &Model) -> (GraphTypes, foldhash::HashMap<Str, KnownInts>) {
     let mut known = foldhash::HashMap::default();
-    let Some(g) = model.graph else { return known };
+    let Some(g) = model.graph else { return (GraphTypes::default(), known) };
     let numbers = crate::resolve::resolve_without_tables(model).numbers;
     let mut env = Env::new(model, &numbers, model.opset_version("").unwrap_or(1));
     infer_graph(model, g, &mut env);
@@ -159,7 +160,16 @@ pub fn known_integer_values(model: &Model) -> foldhash::HashMap<Str, KnownInts> 
             }
         }
     }
-    known
+    let found = env.into_found();
+    let as_model =
+        ModelTypes { main: Some(g), numbers, types: found.types, inferred: found.inferred, violations: Vec::new() };
+    let mut types = foldhash::HashMap::default();
+    as_model.for_each_defined(model, g, |name, value| {
+        if let Some(ty) = as_model.of(value) {
+            types.insert(name.clone(), ty.clone());
+        }
+    });
+    (GraphTypes { types }, known)
 }
 
 /// What inference found in every graph of a model: the main graph and each subgraph.

@@ -79,13 +79,12 @@ pub fn simplify(model: &mut Model, folder: &dyn Fold, options: Options) -> Simpl
         let before = done.clone();
         let folded = folder.fold(model, options.allow_growth);
         done.folded += replace_by_values(model, g, folded);
-        // One inference for both: replacing nodes by their known values changes no value
-        // the Reshape targets are read from.
-        let known = crate::infer::known_integer_values(model);
+        // One inference for the rest of the round: replacing nodes by their known values
+        // changes no value's type, nor the values the Reshape targets are read from.
+        let (types, known) = crate::infer::main_graph_types_and_values(model);
         let shapes = known_shapes(model, g, &known);
         done.shapes += replace_by_values(model, g, shapes);
         done.shapes += reshape_targets(model, g, &known);
-        let types = crate::infer::infer_main_graph(model);
         done.identities += nops::remove_nops(model, g, &types);
         done.fused += fuse::fuse(model, g, &types);
         done.identities += fuse::drop_zero_states(model, g);
