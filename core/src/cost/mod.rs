@@ -160,7 +160,8 @@ pub fn model_cost(model: &Model) -> ModelCost {
     cost_with_types(model, &types)
 }
 
-fn cost_with_types(model: &Model, types: &GraphTypes) -> ModelCost {
+/// The cost of `model`'s main graph with types inference found already (the browser's).
+pub fn cost_with_types(model: &Model, types: &GraphTypes) -> ModelCost {
     let Some(g) = model.graph else {
         return ModelCost::default();
     };

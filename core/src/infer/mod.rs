@@ -59,17 +59,7 @@ pub struct GraphTypes {
 /// Infers the main graph from its declared inputs and its initializers. Declared output
 /// types and value_info are not used: the result is what the graph itself implies.
 pub fn infer_main_graph(model: &Model) -> GraphTypes {
-    let found = infer_model(model);
-    let Some(g) = found.main else {
-        return GraphTypes::default();
-    };
-    let mut types = foldhash::HashMap::default();
-    found.for_each_defined(model, g, |name, value| {
-        if let Some(ty) = found.of(value) {
-            types.insert(name.clone(), ty.clone());
-        }
-    });
-    GraphTypes { types }
+    infer_model(model).main_graph_types(model)
 }
 
 /// The main graph's types as onnx's `infer_shapes` finds them: starting from what the model
@@ -227,6 +217,20 @@ impl ModelTypes {
             DefSite::SparseInitializer(..) | DefSite::FunctionInput(..) => return None,
         };
         self.of(value)
+    }
+
+    /// The main graph's types by name, as [`infer_main_graph`] gives them (for a caller that
+    /// has these types already and wants the by-name view).
+    pub fn main_graph_types(&self, model: &Model) -> GraphTypes {
+        let mut types = foldhash::HashMap::default();
+        if let Some(g) = self.main {
+            self.for_each_defined(model, g, |name, value| {
+                if let Some(ty) = self.of(value) {
+                    types.insert(name.clone(), ty.clone());
+                }
+            });
+        }
+        GraphTypes { types }
     }
 
     /// Whether graph `g` was inferred (the main graph and the subgraphs inference reached).

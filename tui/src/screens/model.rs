@@ -21,7 +21,7 @@ pub struct ModelScreen {
     /// The facts, gathered on the first visit (the model never changes, and gathering walks
     /// every node).
     summary: Option<onnx_core::summary::Summary>,
-    /// What `onnx cost` counts, gathered on the first visit too (it runs inference).
+    /// What `onnx cost` counts, gathered once the worker's inference has finished.
     cost: Option<onnx_core::cost::ModelCost>,
 }
 
@@ -50,7 +50,14 @@ impl Component for ModelScreen {
         let label = cx.label;
         let scroll = u16::try_from(self.scroll).unwrap_or(u16::MAX);
         let s = &*self.summary.get_or_insert_with(|| onnx_core::summary::Summary::of(cx.model));
-        let cost = &*self.cost.get_or_insert_with(|| onnx_core::cost::model_cost(cx.model));
+        // From the types the worker's inference found (not inferred again here, on the
+        // thread that draws): until they arrive the section waits.
+        if self.cost.is_none()
+            && let Some(types) = cx.types()
+        {
+            self.cost = Some(onnx_core::cost::cost_with_types(cx.model, &types.main_graph_types(cx.model)));
+        }
+        let cost = self.cost.as_ref();
         let opt = |v: Option<&onnx_core::ir::Str>| sanitize::opt(v).into_owned();
         let mut lines = vec![
             Line::styled("model", heading()),
@@ -106,7 +113,13 @@ impl Component for ModelScreen {
         for op in &s.op_types {
             lines.push(Line::from(format!("  {:>6} {}", op.count, sanitize::str(&op.op_type))));
         }
-        lines.extend(cost_lines(cx, cost));
+        match cost {
+            Some(cost) => lines.extend(cost_lines(cx, cost)),
+            None => {
+                lines.push(Line::styled("cost (onnx cost)", heading()));
+                lines.push(Line::styled("  waiting for inference", dim()));
+            }
+        }
         let block = focus_block(" model ".into(), true);
         frame.render_widget(Paragraph::new(lines).block(block).wrap(Wrap { trim: false }).scroll((scroll, 0)), area);
     }
