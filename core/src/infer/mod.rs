@@ -83,13 +83,7 @@ pub fn infer_main_graph_as_onnx(model: &Model) -> GraphTypes {
         inferred: found.inferred,
         violations: Vec::new(),
     };
-    let mut types = foldhash::HashMap::default();
-    as_onnx.for_each_defined(model, g, |name, value| {
-        if let Some(ty) = as_onnx.of(value) {
-            types.insert(name.clone(), ty.clone());
-        }
-    });
-    GraphTypes { types }
+    as_onnx.main_graph_types(model)
 }
 
 /// A value of the main graph some of whose elements inference knows as plain integers: a
@@ -153,13 +147,7 @@ pub fn main_graph_types_and_values(model: &Model) -> (GraphTypes, foldhash::Hash
     let found = env.into_found();
     let as_model =
         ModelTypes { main: Some(g), numbers, types: found.types, inferred: found.inferred, violations: Vec::new() };
-    let mut types = foldhash::HashMap::default();
-    as_model.for_each_defined(model, g, |name, value| {
-        if let Some(ty) = as_model.of(value) {
-            types.insert(name.clone(), ty.clone());
-        }
-    });
-    (GraphTypes { types }, known)
+    (as_model.main_graph_types(model), known)
 }
 
 /// What inference found in every graph of a model: the main graph and each subgraph.
