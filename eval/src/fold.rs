@@ -53,7 +53,7 @@ impl Fold for Kernels {
         for name in graph.outputs.iter().filter_map(|v| v.name.as_ref()) {
             *readers.entry(name).or_insert(0) += 1;
         }
-        let inner = onnx_core::simplify::reads_inside(model, g);
+        let inner = onnx_core::simplify::subgraph_reads(model, g);
         for name in &inner {
             *readers.entry(name).or_insert(0) += 1;
         }

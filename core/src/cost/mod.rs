@@ -101,18 +101,6 @@ fn bytes_of(ty: Option<&Type>) -> Option<Count> {
     Some(Count::of(n.checked_mul(bits)?.div_ceil(8).into()))
 }
 
-/// The names every node inside the subgraphs of `node` reads, at any depth.
-fn subgraph_reads(model: &Model, node: NodeId, into: &mut Vec<Str>) {
-    let mut graphs: Vec<GraphId> = model.nodes[node].attributes.iter().flat_map(|a| a.subgraphs()).collect();
-    while let Some(g) = graphs.pop() {
-        for &n in &model.graphs[g].nodes {
-            let inner = &model.nodes[n];
-            into.extend(inner.inputs.iter().filter(|i| !i.is_empty()).cloned());
-            graphs.extend(inner.attributes.iter().flat_map(|a| a.subgraphs()));
-        }
-    }
-}
-
 /// The initializers of the subgraphs of `node`, at any depth, as (elements, bytes).
 fn subgraph_weights(model: &Model, node: NodeId) -> (u64, u64) {
     let mut graphs: Vec<GraphId> = model.nodes[node].attributes.iter().flat_map(|a| a.subgraphs()).collect();
@@ -179,7 +167,7 @@ pub fn cost_with_types(model: &Model, types: &GraphTypes) -> ModelCost {
         reads.extend(node.inputs.iter().filter(|i| !i.is_empty()).cloned());
         let holds_graphs = node.attributes.iter().any(|a| a.subgraphs().next().is_some());
         if holds_graphs {
-            subgraph_reads(model, n, &mut reads);
+            reads.extend(crate::ir::names_read_inside(model, n));
         }
         let (mut params, mut param_bytes) = if holds_graphs { subgraph_weights(model, n) } else { (0, 0) };
         for name in &reads {
@@ -239,7 +227,7 @@ fn peak_live_bytes(model: &Model, g: GraphId, types: &GraphTypes) -> Option<(u12
         let node = &model.nodes[n];
         reads.clear();
         reads.extend(node.inputs.iter().filter(|x| !x.is_empty()).cloned());
-        subgraph_reads(model, n, &mut reads);
+        reads.extend(crate::ir::names_read_inside(model, n));
         for name in &reads {
             if let Some(l) = last.get_mut(name) {
                 *l = i;

@@ -173,6 +173,24 @@ pub fn schema_domain(domain: &str) -> &str {
     if domain == "ai.onnx" { "" } else { domain }
 }
 
+/// Every name read inside the subgraphs of node `node` (If branches, Loop and Scan bodies),
+/// at any depth: each inner node's inputs and each inner graph's outputs (a body may give an
+/// outer value out unchanged). Names a subgraph defines itself are included too; callers
+/// that ask whether an outer value is read match them against the outer scope's names.
+pub fn names_read_inside(model: &Model, node: NodeId) -> Vec<Str> {
+    let mut reads = Vec::new();
+    let mut graphs: Vec<GraphId> = model.nodes[node].attributes.iter().flat_map(|a| a.subgraphs()).collect();
+    while let Some(g) = graphs.pop() {
+        for &n in &model.graphs[g].nodes {
+            let inner = &model.nodes[n];
+            reads.extend(inner.inputs.iter().filter(|i| !i.is_empty()).cloned());
+            graphs.extend(inner.attributes.iter().flat_map(|a| a.subgraphs()));
+        }
+        reads.extend(model.graphs[g].outputs.iter().filter_map(|v| v.name.clone()));
+    }
+    reads
+}
+
 impl Node {
     /// Whether input `i` is given: present and not an empty name (an omitted optional input).
     pub fn has_input(&self, i: usize) -> bool {

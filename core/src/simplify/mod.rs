@@ -127,29 +127,10 @@ fn subgraphs(model: &Model, g: GraphId) -> Vec<GraphId> {
     found
 }
 
-/// Every name read inside the subgraphs of the nodes of graph `g`, at any depth (a
-/// [`Fold`] counts them as readers).
-pub fn reads_inside(model: &Model, g: GraphId) -> HashSet<Str> {
-    subgraph_reads(model, g)
-}
-
-/// Every name read inside the subgraphs of the nodes of graph `g`, at any depth.
-pub(super) fn subgraph_reads(model: &Model, g: GraphId) -> HashSet<Str> {
-    let mut reads = HashSet::new();
-    let mut graphs: Vec<GraphId> = model.graphs[g]
-        .nodes
-        .iter()
-        .flat_map(|&n| model.nodes[n].attributes.iter().flat_map(|a| a.subgraphs()))
-        .collect();
-    while let Some(sub) = graphs.pop() {
-        for &n in &model.graphs[sub].nodes {
-            let node = &model.nodes[n];
-            reads.extend(node.inputs.iter().filter(|i| !i.is_empty()).cloned());
-            graphs.extend(node.attributes.iter().flat_map(|a| a.subgraphs()));
-        }
-        reads.extend(model.graphs[sub].outputs.iter().filter_map(|v| v.name.clone()));
-    }
-    reads
+/// Every name read inside the subgraphs of the nodes of graph `g`, at any depth (a [`Fold`]
+/// counts them as readers).
+pub fn subgraph_reads(model: &Model, g: GraphId) -> HashSet<Str> {
+    model.graphs[g].nodes.iter().flat_map(|&n| crate::ir::names_read_inside(model, n)).collect()
 }
 
 /// Names graph `g` gives out: its outputs.
