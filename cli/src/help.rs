@@ -102,3 +102,15 @@ Examples:
 Constants are folded with the evaluator's kernels; a node whose results are bigger than its
 constant inputs stays unless --allow-growth. Exit codes: 0 written; 1 the input is not a
 model, or a setting does not apply; 2 usage or I/O error.";
+
+pub const DIFF: &str = "\
+Examples:
+  onnx diff model.onnx edited.onnxtxt                one line per change, with its lines
+  onnx diff exported.onnx reexported.onnx --ignore-names
+  onnx diff a.onnx b.onnx --json
+
+Nodes are paired by what they compute from and what is computed from them, so a reordering is
+no change; with --ignore-names a consistent renaming is none either. Initializers that differ
+say by how much. Lines of a binary model are those of its text as `onnx convert` prints it.
+Exit codes: 0 no differences; 1 the models differ, or an input is not a model; 2 usage or I/O
+error.";

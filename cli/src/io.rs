@@ -88,6 +88,19 @@ pub fn read_model_and_bytes(
     format: Option<Format>,
     options: ReadOptions,
 ) -> Result<(Model, Option<Bytes>), Failure> {
+    read_any(input, format, options).map(|read| (read.model, read.binary))
+}
+
+/// What reading a model gave: the model, a binary input's bytes, a text input's text with
+/// where each part of the model is in it.
+pub struct Read {
+    pub model: Model,
+    pub binary: Option<Bytes>,
+    pub text: Option<(Bytes, onnx_core::source_map::SourceMap)>,
+}
+
+/// [`read_model`], keeping what the input was read from (see [`Read`]).
+pub fn read_any(input: &Input, format: Option<Format>, options: ReadOptions) -> Result<Read, Failure> {
     let named = match (format, input) {
         (Some(f), _) => Some(f),
         (None, Input::File(path)) => Some(format_of(path)?),
@@ -116,7 +129,7 @@ pub fn read_model_and_bytes(
     match format {
         Format::Binary => {
             not_a_model_file(&label, &data)?;
-            Ok((binary::decode_model(data.clone(), &label)?, Some(data)))
+            Ok(Read { model: binary::decode_model(data.clone(), &label)?, binary: Some(data), text: None })
         }
         Format::Text => {
             let source = simdutf8::compat::from_utf8(&data).map_err(|e| {
@@ -148,7 +161,7 @@ pub fn read_model_and_bytes(
                     if errors == 1 { "" } else { "s" }
                 )));
             }
-            Ok((analysis.model, None))
+            Ok(Read { model: analysis.model, binary: None, text: Some((data.clone(), analysis.source_map)) })
         }
     }
 }

@@ -88,6 +88,9 @@ enum Command {
     /// Count multiply-accumulates, parameters and activation memory, per operator and node.
     #[command(after_help = help::COST)]
     Cost(commands::cost::Args),
+    /// Show what changed from one model to another, each change placed by name and line.
+    #[command(after_help = help::DIFF)]
+    Diff(commands::diff::Args),
 }
 
 /// `onnx --version`: ours, and what the compiled-in onnx 1.23.2 schemas know (the newest IR
@@ -146,6 +149,7 @@ fn main() -> ExitCode {
         Command::Extract(args) => commands::extract::run(args),
         Command::SetDims(args) => commands::set_dims::run(args),
         Command::Cost(args) => commands::cost::run(args),
+        Command::Diff(args) => commands::diff::run(args),
         Command::Simplify(args) => commands::simplify::run(args),
     };
     match result {

@@ -23,6 +23,7 @@ pub mod binary;
 pub mod check;
 pub mod cost;
 pub mod diagnostic;
+pub mod diff;
 pub mod external;
 pub mod extract;
 pub mod facts;

@@ -1,6 +1,7 @@
 pub mod check;
 pub mod convert;
 pub mod cost;
+pub mod diff;
 pub mod extract;
 pub mod fmt;
 pub mod infer;

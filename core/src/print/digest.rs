@@ -23,24 +23,37 @@ pub fn bytes_in_file(t: &Tensor) -> Option<&Bytes> {
 pub fn tensor_digest(t: &Tensor) -> Option<String> {
     let raw = bytes_in_file(t)?;
     let size = human_bytes(raw.len() as u64);
-    let stats = match t.elem_type() {
-        Some(DataType::Float) => Stats::of(raw, 4, |b| f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))),
-        Some(DataType::Double) => Stats::of(raw, 8, |b| f64::from_le_bytes(b.try_into().unwrap_or([0; 8]))),
-        Some(DataType::Float16) => Stats::of(raw, 2, |b| f16::from_le_bytes([b[0], b[1]]).to_f64()),
-        Some(DataType::Bfloat16) => Stats::of(raw, 2, |b| bf16::from_le_bytes([b[0], b[1]]).to_f64()),
-        Some(DataType::Int8) => Stats::of(raw, 1, |b| f64::from(b[0] as i8)),
-        Some(DataType::Uint8) => Stats::of(raw, 1, |b| f64::from(b[0])),
-        Some(DataType::Int16) => Stats::of(raw, 2, |b| f64::from(i16::from_le_bytes([b[0], b[1]]))),
-        Some(DataType::Uint16) => Stats::of(raw, 2, |b| f64::from(u16::from_le_bytes([b[0], b[1]]))),
-        Some(DataType::Int32) => Stats::of(raw, 4, |b| f64::from(i32::from_le_bytes([b[0], b[1], b[2], b[3]]))),
-        Some(DataType::Uint32) => Stats::of(raw, 4, |b| f64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))),
-        Some(DataType::Int64) => Stats::of(raw, 8, |b| i64::from_le_bytes(b.try_into().unwrap_or([0; 8])) as f64),
-        Some(DataType::Uint64) => Stats::of(raw, 8, |b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])) as f64),
-        _ => None,
-    };
+    let stats = t.elem_type().and_then(element_reader).and_then(|(width, value)| Stats::of(raw, width, value));
     Some(match stats {
         Some(s) => format!("{size}; {}", s.text()),
         None => size,
+    })
+}
+
+/// One element's value from its little-endian bytes.
+pub type ReadElement = fn(&[u8]) -> f64;
+
+/// How to read one element of a numeric type from its little-endian bytes: the element's width
+/// and its value as f64 (exact for every type but 64-bit integers beyond 2^53). `None` for
+/// types that are not plain numbers (strings, booleans, packed 4-bit types, complex).
+pub fn element_reader(dt: DataType) -> Option<(usize, ReadElement)> {
+    fn word<const N: usize>(b: &[u8]) -> [u8; N] {
+        b.get(..N).and_then(|b| b.try_into().ok()).unwrap_or([0; N])
+    }
+    Some(match dt {
+        DataType::Float => (4, |b| f64::from(f32::from_le_bytes(word(b)))),
+        DataType::Double => (8, |b| f64::from_le_bytes(word(b))),
+        DataType::Float16 => (2, |b| f16::from_le_bytes(word(b)).to_f64()),
+        DataType::Bfloat16 => (2, |b| bf16::from_le_bytes(word(b)).to_f64()),
+        DataType::Int8 => (1, |b| f64::from(i8::from_le_bytes(word(b)))),
+        DataType::Uint8 => (1, |b| f64::from(u8::from_le_bytes(word(b)))),
+        DataType::Int16 => (2, |b| f64::from(i16::from_le_bytes(word(b)))),
+        DataType::Uint16 => (2, |b| f64::from(u16::from_le_bytes(word(b)))),
+        DataType::Int32 => (4, |b| f64::from(i32::from_le_bytes(word(b)))),
+        DataType::Uint32 => (4, |b| f64::from(u32::from_le_bytes(word(b)))),
+        DataType::Int64 => (8, |b| i64::from_le_bytes(word(b)) as f64),
+        DataType::Uint64 => (8, |b| u64::from_le_bytes(word(b)) as f64),
+        _ => return None,
     })
 }
 
@@ -57,7 +70,7 @@ struct Stats {
 impl Stats {
     /// The statistics of `raw` read as values of `width` bytes; `None` when it does not hold
     /// a whole number of them or holds none.
-    fn of(raw: &[u8], width: usize, value: impl Fn(&[u8]) -> f64) -> Option<Stats> {
+    fn of(raw: &[u8], width: usize, value: ReadElement) -> Option<Stats> {
         if raw.is_empty() || !raw.len().is_multiple_of(width) {
             return None;
         }
