@@ -172,7 +172,9 @@ fn render(places: &Places, changes: &[Change]) -> String {
     }
     let binary: Vec<&str> = [places.a, places.b].iter().filter(|s| !s.from_text).map(|s| s.label.as_str()).collect();
     if !binary.is_empty() {
-        let _ = writeln!(out, "(lines of {} are those of its text as `onnx convert` prints it)", binary.join(" and "));
+        let whose = if binary.len() == 1 { "its" } else { "their" };
+        let _ =
+            writeln!(out, "(lines of {} are those of {whose} text as `onnx convert` prints it)", binary.join(" and "));
     }
     let _ = writeln!(out, "{}", counts_text(changes));
     out

@@ -93,12 +93,14 @@ pub struct Options {
     pub dir_b: Option<PathBuf>,
 }
 
-/// Every change from `a` to `b`, in `a`'s order (additions where `b` has them).
+/// Every change from `a` to `b`: the header's, then each body's in `b`'s order of nodes, a
+/// removed node where it stood in `a`.
 pub fn diff(a: &Model, b: &Model, options: &Options) -> Vec<Change> {
     let mut d = Differ {
         a,
         b,
         ignore_names: options.ignore_names,
+        outer: Vec::new(),
         reader_a: ExternalReader::new(options.dir_a.clone()),
         reader_b: ExternalReader::new(options.dir_b.clone()),
         changes: Vec::new(),
@@ -124,9 +126,22 @@ struct Differ<'m> {
     a: &'m Model,
     b: &'m Model,
     ignore_names: bool,
+    /// For each subgraph being compared, innermost last: how what it reads from around it
+    /// corresponds.
+    outer: Vec<OuterFrame>,
     reader_a: ExternalReader,
     reader_b: ExternalReader,
     changes: Vec<Change>,
+}
+
+/// What a pair of subgraphs reads from the bodies around them, and how it corresponds.
+#[derive(Default)]
+struct OuterFrame {
+    /// A name read in the first model → the name of its paired value in the second.
+    pairs: HashMap<Str, Str>,
+    /// Values whose producer was removed (first model) or added (second).
+    gone_a: std::collections::HashSet<Str>,
+    new_b: std::collections::HashSet<Str>,
 }
 
 fn quoted(name: &Option<Str>) -> String {
@@ -382,32 +397,40 @@ impl Differ<'_> {
         let al = align(a, b, self.ignore_names);
         self.signature(&scope, a, b, &al);
         self.initializers(&scope, a, b, &al);
-        for &na in a.nodes {
-            match al.nodes.get(&na) {
-                Some(&nb) => self.node(&scope, a, b, &al, na, nb),
+        // In the second model's order, each removed node where it stood in the first.
+        let position_a: HashMap<NodeId, usize> = a.nodes.iter().enumerate().map(|(i, &n)| (n, i)).collect();
+        let mut next_a = 0;
+        for &nb in b.nodes {
+            match al.nodes_back.get(&nb) {
+                Some(&na) => {
+                    let upto = position_a[&na];
+                    while next_a <= upto {
+                        self.removed_node(&scope, a, &al, a.nodes[next_a]);
+                        next_a += 1;
+                    }
+                    self.node(&scope, a, b, &al, na, nb);
+                }
                 None => {
-                    let change = self.node_change(
-                        Kind::Removed,
-                        &scope,
-                        a.model,
-                        na,
-                        String::new(),
-                        Some(Anchor::Node(na)),
-                        None,
-                    );
+                    let change =
+                        self.node_change(Kind::Added, &scope, b.model, nb, String::new(), None, Some(Anchor::Node(nb)));
                     self.changes.push(change);
                 }
             }
         }
-        for &nb in b.nodes {
-            if !al.nodes_back.contains_key(&nb) {
-                let change =
-                    self.node_change(Kind::Added, &scope, b.model, nb, String::new(), None, Some(Anchor::Node(nb)));
-                self.changes.push(change);
-            }
+        for &na in &a.nodes[next_a.min(a.nodes.len())..] {
+            self.removed_node(&scope, a, &al, na);
         }
         if let (Holder::Graph(ga), Holder::Graph(gb)) = (a.holder, b.holder) {
             self.value_info(&scope, a, b, &al, ga, gb);
+        }
+    }
+
+    /// A node of the first body, reported if nothing in the second is paired with it.
+    fn removed_node(&mut self, scope: &str, a: &Body, al: &Alignment, na: NodeId) {
+        if !al.nodes.contains_key(&na) {
+            let change =
+                self.node_change(Kind::Removed, scope, a.model, na, String::new(), Some(Anchor::Node(na)), None);
+            self.changes.push(change);
         }
     }
 
@@ -506,7 +529,18 @@ impl Differ<'_> {
     /// Whether two reads name the same value, the one paired with the other.
     fn same_source(&self, al: &Alignment, from: Source, to: Source, name_a: &Str, name_b: &Str) -> bool {
         match (from, to) {
-            (Source::Outer, Source::Outer) => self.ignore_names || name_a == name_b,
+            (Source::Outer, Source::Outer) => {
+                if let Some(frame) = self.outer.last() {
+                    // A value from around that came or went is that node's change.
+                    if frame.gone_a.contains(name_a) || frame.new_b.contains(name_b) {
+                        return true;
+                    }
+                    if let Some(there) = frame.pairs.get(name_a) {
+                        return there == name_b;
+                    }
+                }
+                self.ignore_names || name_a == name_b
+            }
             _ => al.counterpart(from) == Some(to),
         }
     }
@@ -609,10 +643,50 @@ impl Differ<'_> {
             let change = self.node_change(Kind::Changed, scope, ma, na, detail, pa, pb);
             self.changes.push(change);
         }
-        self.attributes(scope, na, nb);
+        self.attributes(scope, a, b, al, na, nb);
     }
 
-    fn attributes(&mut self, scope: &str, na: NodeId, nb: NodeId) {
+    /// How the values read inside `na`'s and `nb`'s subgraphs from around them correspond.
+    fn outer_frame(&self, a: &Body, b: &Body, al: &Alignment, na: NodeId, nb: NodeId) -> OuterFrame {
+        let mut frame = OuterFrame::default();
+        let parent = self.outer.last();
+        for name in crate::ir::names_read_inside(a.model, na) {
+            match a.source(&name) {
+                Source::Empty => {}
+                Source::Node(n, _) if !al.nodes.contains_key(&n) => {
+                    frame.gone_a.insert(name);
+                }
+                Source::Outer => {
+                    if let Some(p) = parent {
+                        if let Some(there) = p.pairs.get(&name) {
+                            frame.pairs.insert(name.clone(), there.clone());
+                        }
+                        if p.gone_a.contains(&name) {
+                            frame.gone_a.insert(name);
+                        }
+                    }
+                }
+                source => {
+                    if let Some(there) = al.counterpart(source).and_then(|s| b.name_of(s)) {
+                        frame.pairs.insert(name, there);
+                    }
+                }
+            }
+        }
+        for name in crate::ir::names_read_inside(b.model, nb) {
+            let new = match b.source(&name) {
+                Source::Node(m, _) => !al.nodes_back.contains_key(&m),
+                Source::Outer => parent.is_some_and(|p| p.new_b.contains(&name)),
+                _ => false,
+            };
+            if new {
+                frame.new_b.insert(name);
+            }
+        }
+        frame
+    }
+
+    fn attributes(&mut self, scope: &str, a: &Body, b: &Body, al: &Alignment, na: NodeId, nb: NodeId) {
         let (ma, mb) = (self.a, self.b);
         let (x, y) = (&ma.nodes[na], &mb.nodes[nb]);
         let name = |at: &Attribute| at.name.as_ref().map(Str::escaped).unwrap_or_default();
@@ -629,11 +703,14 @@ impl Differ<'_> {
             let graphs_a: Vec<GraphId> = at.subgraphs().collect();
             let graphs_b: Vec<GraphId> = other.subgraphs().collect();
             if !graphs_a.is_empty() && graphs_a.len() == graphs_b.len() && at.ty == other.ty {
+                let frame = self.outer_frame(a, b, al, na, nb);
+                self.outer.push(frame);
                 for (k, (&ga, &gb)) in graphs_a.iter().zip(&graphs_b).enumerate() {
                     let which = if graphs_a.len() > 1 { format!("{}[{k}]", name(at)) } else { name(at) };
                     let inner = format!("{}node \"{}\" {which}", prefix(scope), node_label(ma, na));
                     self.body(inner, &Body::graph(ma, ga), &Body::graph(mb, gb));
                 }
+                self.outer.pop();
                 continue;
             }
             let detail = match (at.value(), other.value()) {
