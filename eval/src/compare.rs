@@ -167,3 +167,122 @@ pub fn first_divergence(
     }
     Ok(Divergence { compared, first: None })
 }
+
+/// Where two models' runs on the same inputs first part: the first paired value, in the
+/// first model's order, that differs beyond tolerance.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunsPart {
+    /// Paired values compared.
+    pub compared: usize,
+    /// The most bytes of values held at once, waiting for their partner.
+    pub held_at_most: usize,
+    /// The index of the first pair that differs, and how.
+    pub first: Option<(usize, String)>,
+}
+
+/// Values by name, as a run takes its inputs.
+pub type NamedValues = [(String, Value)];
+
+/// Values made by one model and not yet met by their partner from the other.
+#[derive(Default)]
+struct Waiting {
+    values: [std::collections::HashMap<usize, Value>; 2],
+    bytes: usize,
+    held_at_most: usize,
+    compared: usize,
+    first: Option<(usize, String)>,
+    /// Which model's run has ended, and which is waiting for the other to catch up.
+    done: [bool; 2],
+    paused: [bool; 2],
+}
+
+/// Runs `a` and `b` at once on the same inputs and compares the values `pairs` name (first
+/// model's name, second model's name) as they are made: a value waits only until its
+/// partner comes, then both are dropped, so no run keeps every intermediate (the anchors'
+/// way, marking every value an output, runs out of memory on big models). A run ahead of
+/// the other by more than `budget` bytes of waiting values pauses until the other catches
+/// up (never both: the one behind always goes on, so neither waits forever). The first
+/// difference is the lowest pair index that differs, whatever order the two runs met them.
+pub fn first_difference_between(
+    a: &crate::Plan<'_>,
+    b: &crate::Plan<'_>,
+    inputs: (&NamedValues, &NamedValues),
+    pairs: &[(String, String)],
+    budget: usize,
+    tolerance: (f64, f64),
+    options: &crate::RunOptions,
+) -> Result<RunsPart, crate::EvalError> {
+    use std::sync::{Arc, Condvar, Mutex};
+    let (rtol, atol) = tolerance;
+    let index = |side: usize| -> Arc<std::collections::HashMap<Vec<u8>, usize>> {
+        let names = pairs.iter().enumerate().map(|(k, (x, y))| (if side == 0 { x } else { y }.as_bytes().to_vec(), k));
+        Arc::new(names.collect())
+    };
+    let state = Arc::new((Mutex::new(Waiting::default()), Condvar::new()));
+    let observer = |side: usize| {
+        let (state, index) = (Arc::clone(&state), index(side));
+        crate::Observer(Arc::new(move |name: &onnx_core::ir::Str, value: &Value| {
+            let Some(&k) = index.get(name.as_bytes()) else { return };
+            let (lock, wake) = &*state;
+            let mut w = lock.lock().unwrap_or_else(|p| p.into_inner());
+            let other = 1 - side;
+            match w.values[other].remove(&k) {
+                Some(partner) => {
+                    w.bytes = w.bytes.saturating_sub(partner.byte_size());
+                    w.compared += 1;
+                    let (got, want) = if side == 1 { (value, &partner) } else { (&partner, value) };
+                    let cast = in_type_of(got, want);
+                    if let Some(how) = value_difference(cast.as_ref().unwrap_or(got), want, rtol, atol)
+                        && w.first.as_ref().is_none_or(|(first, _)| k < *first)
+                    {
+                        w.first = Some((k, how));
+                    }
+                    wake.notify_all();
+                }
+                None => {
+                    w.bytes += value.byte_size();
+                    w.held_at_most = w.held_at_most.max(w.bytes);
+                    w.values[side].insert(k, crate::view::contiguous_value(value.clone()));
+                    // Ahead by more than the budget: wait for the other run, unless it is
+                    // waiting itself or has ended.
+                    while w.bytes > budget && !w.done[other] && !w.paused[other] && !w.values[side].is_empty() {
+                        w.paused[side] = true;
+                        w = wake.wait(w).unwrap_or_else(|p| p.into_inner());
+                        w.paused[side] = false;
+                    }
+                }
+            }
+        }))
+    };
+    let run = |plan: &crate::Plan<'_>, given: &[(String, Value)], side: usize| {
+        let mut own = options.clone();
+        own.observe = Some(observer(side));
+        let result = plan.run(given.to_vec(), &own).map(|_| ());
+        let (lock, wake) = &*state;
+        lock.lock().unwrap_or_else(|p| p.into_inner()).done[side] = true;
+        wake.notify_all();
+        result
+    };
+    let (ran_a, ran_b) = std::thread::scope(|scope| {
+        let second = scope.spawn(|| run(b, inputs.1, 1));
+        let first = run(a, inputs.0, 0);
+        (first, second.join())
+    });
+    ran_a?;
+    match ran_b {
+        Ok(result) => result?,
+        // A panic on the second model's thread is what it would be on this one.
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
+    let w = state.0.lock().unwrap_or_else(|p| p.into_inner());
+    Ok(RunsPart { compared: w.compared, held_at_most: w.held_at_most, first: w.first.clone() })
+}
+
+/// `got` cast to `want`'s element type where both are floating-point tensors of different
+/// types (a float16 conversion compared with its float32 original, as polygraphy does).
+fn in_type_of(got: &Value, want: &Value) -> Option<Value> {
+    let (Value::Tensor(g), Value::Tensor(w)) = (got, want) else { return None };
+    let float = |dt: onnx_core::ir::DataType| matches!(dt.name(), "float" | "double" | "float16" | "bfloat16");
+    let (from, to) = (g.data_type(), w.data_type());
+    (from != to && float(from) && float(to)).then(|| crate::cast::cast_to(g, to).ok().map(Value::Tensor)).flatten()
+}

@@ -100,4 +100,19 @@ pub struct RunOptions {
     /// Set to the number of main-graph nodes done after each one, for a progress display
     /// on another thread (the total is the main graph's node count).
     pub progress: Option<Arc<AtomicUsize>>,
+    /// Shown each value a main-graph node makes, as it is made.
+    pub observe: Option<Observer>,
+}
+
+/// What [`RunOptions::observe`] calls: a value's name and the value.
+#[derive(Clone)]
+pub struct Observer(pub Arc<SeeValue>);
+
+/// A function shown a value and its name.
+pub type SeeValue = dyn Fn(&onnx_core::ir::Str, &Value) + Send + Sync;
+
+impl std::fmt::Debug for Observer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Observer")
+    }
 }

@@ -282,6 +282,13 @@ impl Plan<'_> {
                 progress.store(i + 1, Ordering::Relaxed);
             }
             let node = &self.model.nodes[n];
+            if let Some(observe) = &options.observe {
+                for (name, value) in node.outputs.iter().zip(self.numbers.node_outputs(n, node)) {
+                    if let Some(v) = runner.get(value) {
+                        (observe.0)(name, v);
+                    }
+                }
+            }
             if options.capture_all || !chosen.is_empty() {
                 for (name, value) in node.outputs.iter().zip(self.numbers.node_outputs(n, node)) {
                     if !options.capture_all && !chosen.contains(name.as_bytes()) {

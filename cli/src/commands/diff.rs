@@ -25,6 +25,42 @@ pub struct Args {
     /// Print the changes as one JSON object on stdout (docs/json.md).
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+/// `--run`: where the two models' values first part.
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// Also run both models on the same inputs and report the first paired value, in the
+    /// first model's order, that differs beyond tolerance; the exit code then says whether
+    /// the runs agree (0) or part (1).
+    #[arg(long)]
+    run: bool,
+    /// An input value for --run, as `onnx run` takes them (`PATH.pb`, `PATH.npy`,
+    /// `NAME=PATH`; repeatable). Without inputs: seeded random values.
+    #[arg(long = "input", value_name = "PATH")]
+    inputs: Vec<String>,
+    /// --run's inputs from `DIR/input_*.pb`.
+    #[arg(long, value_name = "DIR")]
+    test_data: Option<std::path::PathBuf>,
+    /// The seed of the random inputs (floats in [-1, 1), integers in [0, 10)).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// The size of a symbolic dimension in the random inputs (`NAME=SIZE`, repeatable; 1
+    /// when not given).
+    #[arg(long = "dim", value_name = "NAME=SIZE")]
+    dims: Vec<String>,
+    /// Relative tolerance (polygraphy's default).
+    #[arg(long, default_value_t = onnx_eval::compare::RTOL_DEFAULT)]
+    rtol: f64,
+    /// Absolute tolerance (polygraphy's default).
+    #[arg(long, default_value_t = onnx_eval::compare::ATOL_DEFAULT)]
+    atol: f64,
+    /// The most bytes of values held at once waiting for their partner (`512M`, `4G`): the
+    /// model whose run is ahead by more waits for the other.
+    #[arg(long, value_name = "SIZE", value_parser = onnx_eval::memory::parse_size, default_value = "1G")]
+    keep: usize,
 }
 
 /// One model as read, and whether it was read from text.
@@ -32,16 +68,26 @@ struct Side {
     label: String,
     read: Read,
     from_text: bool,
+    /// The file's name, which a binary model's outline refers to.
+    file_name: Option<String>,
 }
 
 impl Side {
     fn new(input: &Input) -> Result<Side, Failure> {
         let read = read_any(input, None, ReadOptions::default())?;
-        Ok(Side { label: input.label(), from_text: read.text.is_some(), read })
+        let file_name = match input {
+            Input::File(path) => path.file_name().and_then(|n| n.to_str()).map(str::to_owned),
+            Input::Stdin => None,
+        };
+        Ok(Side { label: input.label(), from_text: read.text.is_some(), read, file_name })
     }
 
-    /// Where each part is in the text: the text read, or the printing of a binary model.
+    /// Where each part is in the text: the text read; for a binary file, the outline
+    /// `onnx convert` writes beside it; for a binary model from stdin, its whole printing.
     fn lines(&mut self) -> Option<Lines> {
+        if let (Some(bytes), Some(name)) = (&self.read.binary, &self.file_name) {
+            return Some(Lines::of_outline(&self.read.model, bytes, name));
+        }
         match self.read.text.take() {
             Some((text, map)) => Some(Lines::of_text(std::str::from_utf8(&text).ok()?, map)),
             // The printing of a model far past what a person reads as text is not made just
@@ -74,7 +120,16 @@ pub fn run(args: Args) -> Result<(), Failure> {
         let _phase = crate::settings::phase("compare the models".to_owned());
         diff(a.model(), b.model(), &options)
     };
-    let (lines_a, lines_b) = if changes.is_empty() { (None, None) } else { (a.lines(), b.lines()) };
+    let ran = match args.run.run {
+        true => {
+            let _phase = crate::settings::phase("run both models".to_owned());
+            Some(run_both(&a, &b, &options, &args.run)?)
+        }
+        false => None,
+    };
+    // Lines cost a printing of a binary model: only made when something is to be placed.
+    let wanted = !changes.is_empty() || ran.as_ref().is_some_and(|r| r.part.first.is_some());
+    let (lines_a, lines_b) = if wanted { (a.lines(), b.lines()) } else { (None, None) };
     let (paths_a, paths_b) = (ProtoPaths::new(a.model()), ProtoPaths::new(b.model()));
     let places = Places { a: &a, b: &b, lines_a, lines_b, paths_a, paths_b };
     if args.json {
@@ -85,10 +140,136 @@ pub fn run(args: Args) -> Result<(), Failure> {
         let out = crate::printable::printable(&text).into_owned();
         crate::io::write_output("-", out.as_bytes())?;
     }
+    if let Some(ran) = ran {
+        return report_run(&places, &ran, &args.run, args.json);
+    }
     if changes.is_empty() {
         return Ok(());
     }
     Err(Failure::Invalid(format!("{} and {} differ: {}", a.label, b.label, counts_text(&changes))))
+}
+
+/// What running both models found.
+struct Ran {
+    paired: onnx_core::diff::PairedValues,
+    part: onnx_eval::compare::RunsPart,
+}
+
+/// Runs both models on the same inputs and reports where their values first part.
+fn run_both(a: &Side, b: &Side, options: &Options, args: &RunArgs) -> Result<Ran, Failure> {
+    let paired = onnx_core::diff::paired_values(a.model(), b.model(), options.ignore_names);
+    let (model_a, model_b) = (runnable(a, &options.dir_a)?, runnable(b, &options.dir_b)?);
+    let plan_a = onnx_eval::Plan::new(&model_a).map_err(|e| Failure::Invalid(format!("{}: {e}", a.label)))?;
+    let plan_b = onnx_eval::Plan::new(&model_b).map_err(|e| Failure::Invalid(format!("{}: {e}", b.label)))?;
+    let inputs_a = if args.inputs.is_empty() && args.test_data.is_none() {
+        made_inputs(a.model(), &args.dims, args.seed)?
+    } else {
+        crate::commands::run::read_inputs(&plan_a, args.test_data.as_deref(), &args.inputs)?
+    };
+    // The second model's inputs are the first's, under their paired names.
+    let inputs_b: Vec<(String, onnx_eval::value::Value)> = inputs_a
+        .iter()
+        .filter_map(|(name, v)| {
+            let (_, there) = paired.inputs.iter().find(|(x, _)| x.to_string() == *name)?;
+            Some((there.to_string(), v.clone()))
+        })
+        .collect();
+    let pairs: Vec<(String, String)> = paired.values.iter().map(|p| (p.a.to_string(), p.b.to_string())).collect();
+    let limits = onnx_eval::Limits { max_memory: onnx_eval::memory::default_budget(), ..Default::default() };
+    let run_options = onnx_eval::RunOptions { limits, ..Default::default() };
+    let part = onnx_eval::compare::first_difference_between(
+        &plan_a,
+        &plan_b,
+        (&inputs_a, &inputs_b),
+        &pairs,
+        args.keep,
+        (args.rtol, args.atol),
+        &run_options,
+    )
+    .map_err(|e| Failure::Invalid(format!("running the models: {e}")))?;
+    Ok(Ran { paired, part })
+}
+
+fn report_run(places: &Places, ran: &Ran, args: &RunArgs, json: bool) -> Result<(), Failure> {
+    let (a, b, part, pairs) = (places.a, places.b, &ran.part, ran.paired.values.len());
+    let first = part.first.as_ref().map(|(k, how)| (&ran.paired.values[*k], how));
+    if json {
+        let first_json = first.map(|(p, how)| {
+            json!({
+                "node_a": onnx_core::diff::node_label(a.model(), p.node_a),
+                "node_b": onnx_core::diff::node_label(b.model(), p.node_b),
+                "value_a": p.a.to_string(),
+                "value_b": p.b.to_string(),
+                "difference": how,
+                "a": {"line": places.line(false, Anchor::Node(p.node_a))},
+                "b": {"line": places.line(true, Anchor::Node(p.node_b))},
+            })
+        });
+        crate::json::set(
+            "run",
+            json!({"compared": part.compared, "pairs": pairs, "held_at_most": part.held_at_most, "first_difference": first_json}),
+        );
+    } else {
+        let text = match first {
+            None => format!(
+                "run: the {} paired values agree (rtol {}, atol {}; {} compared)\n",
+                pairs, args.rtol, args.atol, part.compared,
+            ),
+            Some((p, how)) => format!(
+                "run: first difference at node \"{}\" ({}), value \"{}\": {how}  [{}, {}]\n     (the paired values before it agree)\n",
+                onnx_core::diff::node_label(a.model(), p.node_a),
+                op_of(a.model(), p.node_a),
+                p.a,
+                places.place(false, Anchor::Node(p.node_a)),
+                places.place(true, Anchor::Node(p.node_b)),
+            ),
+        };
+        crate::io::write_output("-", crate::printable::printable(&text).as_bytes())?;
+    }
+    match first {
+        None => Ok(()),
+        Some((p, _)) => Err(Failure::Invalid(format!("the runs part at \"{}\"", p.a))),
+    }
+}
+
+/// A copy of a side's model as it runs: external data read in, nodes in order.
+fn runnable(side: &Side, dir: &Option<std::path::PathBuf>) -> Result<Model, Failure> {
+    let mut model = side.model().clone();
+    onnx_core::external::embed_all(&mut model, dir.clone())
+        .map_err(|e| Failure::Invalid(format!("{}: external data: {e}", side.label)))?;
+    onnx_core::order::sort_nodes(&mut model);
+    Ok(model)
+}
+
+fn op_of(model: &Model, n: onnx_core::ir::NodeId) -> String {
+    model.nodes[n].op_type.as_ref().map(|o| o.escaped()).unwrap_or_default()
+}
+
+/// Seeded random values for every input the model needs, symbolic dimensions from `dims`.
+fn made_inputs(model: &Model, dims: &[String], seed: u64) -> Result<Vec<(String, onnx_eval::value::Value)>, Failure> {
+    let mut sizes = std::collections::BTreeMap::new();
+    for setting in dims {
+        let parsed =
+            setting.split_once('=').and_then(|(name, size)| Some((name.to_owned(), size.parse::<usize>().ok()?)));
+        let (name, size) = parsed.ok_or_else(|| Failure::Usage(format!("--dim {setting}: expected NAME=SIZE")))?;
+        sizes.insert(name, size);
+    }
+    let Some(graph) = model.main_graph() else { return Ok(Vec::new()) };
+    let initialized: Vec<&onnx_core::ir::Str> =
+        graph.initializers.iter().filter_map(|&t| model.tensors[t].name.as_ref()).collect();
+    let mut values = Vec::new();
+    for (k, input) in graph.inputs.iter().enumerate() {
+        let Some(name) = input.name.as_ref().filter(|n| !initialized.contains(n)) else { continue };
+        let ty = input
+            .ty
+            .as_ref()
+            .ok_or_else(|| Failure::Usage(format!("input \"{name}\" declares no type: give --input")))?;
+        let limits = onnx_eval::Limits::default();
+        let value = onnx_eval::inputs::made(ty, &sizes, Some(seed.wrapping_add(k as u64)), limits.max_tensor_elements)
+            .map_err(|e| Failure::Usage(format!("input \"{name}\": {e}")))?;
+        values.push((name.to_string(), value));
+    }
+    Ok(values)
 }
 
 struct Places<'s> {

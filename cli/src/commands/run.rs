@@ -110,7 +110,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     }
     let plan_options = onnx_eval::PlanOptions { expand_function_bodies: args.expand_functions, ..Default::default() };
     let plan = Plan::with_options(&model, &plan_options).map_err(|e| Failure::Invalid(format!("{label}: {e}")))?;
-    let values = read_inputs(&plan, &args)?;
+    let values = read_inputs(&plan, args.test_data.as_deref(), &args.inputs)?;
     let capture = args.all_values || args.find_nonfinite || args.compare_values.is_some();
     let done = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     check_value_names(&plan, &args.values)?;
@@ -192,13 +192,19 @@ fn numbered(dir: &Path, prefix: &str) -> Result<Vec<PathBuf>, Failure> {
 
 /// The inputs from the command line and `--test-data`, matched to the model's inputs; a
 /// missing one is refused with what the model expects.
-fn read_inputs(plan: &Plan<'_>, args: &Args) -> Result<Vec<(String, Value)>, Failure> {
+/// The input values `--test-data DIR` and the INPUT arguments name (see [`Args::inputs`]),
+/// every input the model needs given.
+pub(crate) fn read_inputs(
+    plan: &Plan<'_>,
+    test_data: Option<&Path>,
+    inputs: &[String],
+) -> Result<Vec<(String, Value)>, Failure> {
     let expected = plan.inputs();
     let mut paths: Vec<(Option<String>, PathBuf)> = Vec::new();
-    if let Some(dir) = &args.test_data {
+    if let Some(dir) = test_data {
         paths.extend(numbered(dir, "input_")?.into_iter().map(|p| (None, p)));
     }
-    for arg in &args.inputs {
+    for arg in inputs {
         match arg.split_once('=') {
             Some((name, path)) if !Path::new(arg).exists() => paths.push((Some(name.to_owned()), PathBuf::from(path))),
             _ => paths.push((None, PathBuf::from(arg))),

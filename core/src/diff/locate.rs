@@ -30,9 +30,28 @@ impl Lines {
         Lines { starts: line_starts(source), map, ids: None }
     }
 
-    /// Lines of `model` printed as `onnx convert` prints it.
+    /// Lines of `model` printed whole (every number in the text), as `onnx convert` prints
+    /// a model read from stdin.
     pub fn of_printed(model: &Model) -> Lines {
-        let text = crate::print::canonical::model(model);
+        Lines::read_back(model, crate::print::canonical::model(model))
+    }
+
+    /// Lines of the outline of a binary model decoded from `source`, the file `location`:
+    /// the text `onnx convert M.onnx M.onnxtxt` writes beside it (big tensors by reference),
+    /// which is also far quicker to make than the whole printing.
+    pub fn of_outline(model: &Model, source: &bytes::Bytes, location: &str) -> Lines {
+        use crate::print::outline::{DEFAULT_THRESHOLD, refer_to_source};
+        let mut outline = model.clone();
+        let layout = refer_to_source(&mut outline, source, location, DEFAULT_THRESHOLD, false);
+        let mut text = Vec::new();
+        // Writing into memory cannot fail.
+        let _ = crate::print::canonical::write_model_with(&outline, &layout, &mut text);
+        Lines::read_back(model, String::from_utf8_lossy(&text).into_owned())
+    }
+
+    /// Lines of `text`, a printing of `model`, found by reading it back and pairing the two
+    /// models' graphs, nodes and functions in order.
+    fn read_back(model: &Model, text: String) -> Lines {
         let read_back = crate::analysis::analyze_text(&text);
         let mut ids = Ids::default();
         if let (Some(g), Some(h)) = (model.graph, read_back.model.graph) {

@@ -122,6 +122,41 @@ pub fn diff(a: &Model, b: &Model, options: &Options) -> Vec<Change> {
     d.changes
 }
 
+/// A value of each main graph that stand for each other: output `j` of two paired nodes.
+#[derive(Clone, Debug)]
+pub struct PairedValue {
+    pub node_a: NodeId,
+    pub node_b: NodeId,
+    pub a: Str,
+    pub b: Str,
+}
+
+/// What `onnx diff --run` compares: the paired graph inputs (which get the same values) and
+/// the paired nodes' outputs, in the first model's node order.
+#[derive(Clone, Debug, Default)]
+pub struct PairedValues {
+    pub inputs: Vec<(Str, Str)>,
+    pub values: Vec<PairedValue>,
+}
+
+pub fn paired_values(a: &Model, b: &Model, ignore_names: bool) -> PairedValues {
+    let (Some(ga), Some(gb)) = (a.graph, b.graph) else { return PairedValues::default() };
+    let (body_a, body_b) = (Body::graph(a, ga), Body::graph(b, gb));
+    let al = align(&body_a, &body_b, ignore_names);
+    let mut inputs: Vec<(Str, Str)> =
+        al.inputs.iter().map(|(&i, &j)| (body_a.inputs[i].clone(), body_b.inputs[j].clone())).collect();
+    inputs.sort_by_key(|(x, _)| body_a.inputs.iter().position(|n| n == x));
+    let mut values = Vec::new();
+    for &na in body_a.nodes {
+        let Some(&nb) = al.nodes.get(&na) else { continue };
+        let outputs = a.nodes[na].outputs.iter().zip(b.nodes[nb].outputs.iter());
+        for (x, y) in outputs.filter(|(x, y)| !x.is_empty() && !y.is_empty()) {
+            values.push(PairedValue { node_a: na, node_b: nb, a: x.clone(), b: y.clone() });
+        }
+    }
+    PairedValues { inputs, values }
+}
+
 struct Differ<'m> {
     a: &'m Model,
     b: &'m Model,
