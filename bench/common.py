@@ -27,14 +27,15 @@ def machine() -> str:
     return f"{os.cpu_count()} × {cpu_model()}, Python {platform.python_version()}"
 
 
-def run_timed(cmd: list[str]) -> tuple[float, int, bytes]:
-    """Wall time (s), peak RSS (KiB) and stdout of one run; fails loudly on a non-zero exit."""
+def run_timed(cmd: list[str], ok: tuple[int, ...] = (0,)) -> tuple[float, int, bytes]:
+    """Wall time (s), peak RSS (KiB) and stdout of one run; fails loudly on an exit code not
+    in `ok`."""
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     stdout = proc.stdout.read() if proc.stdout else b""
     _, status, usage = os.wait4(proc.pid, 0)
     elapsed = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
+    if os.waitstatus_to_exitcode(status) not in ok:
         stderr = proc.stderr.read().decode() if proc.stderr else ""
         raise SystemExit(f"{' '.join(cmd)} failed: {stderr}")
     return elapsed, usage.ru_maxrss, stdout

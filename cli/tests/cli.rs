@@ -1056,6 +1056,9 @@ fn every_command_answers_json_in_one_envelope() {
         (vec!["extract", model, typed.to_str().expect("UTF-8"), "--outputs", "nothing_so_named"], "extract", 1),
         (vec!["set-dims", model, typed.to_str().expect("UTF-8"), "no_such_symbol=1"], "set-dims", 1),
         (vec!["run", model, "--test-data", "/nonexistent"], "run", 2),
+        (vec!["diff", model, model], "diff", 0),
+        (vec!["diff", model, text_out], "diff", 0),
+        (vec!["diff", model, "/nonexistent.onnx"], "diff", 2),
         (vec!["convert", model, "-"], "convert", 2),
         (vec!["check", "/nonexistent.onnx"], "check", 2),
     ];

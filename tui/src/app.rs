@@ -383,6 +383,7 @@ impl App {
                 1 => self.go_to(&items[0].1),
                 n => {
                     let title = format!("{} of this node", crate::view::count(n, what));
+                    let items = items.into_iter().map(|(label, target)| (label, Some(target))).collect();
                     self.overlays.push(Overlay::Chooser(Chooser::new(title, items)));
                 }
             },
@@ -484,6 +485,60 @@ impl App {
                 let path = file.unwrap_or_else(|| crate::export::simplified_file(&self.label));
                 Outcome::Flash(crate::export::simplified(&path, &self.model))
             }
+            Command::Diff(file) => self.diff_with(&file),
+        }
+    }
+
+    /// `:diff FILE`: what changed from this model to FILE's, as a chooser whose items go to
+    /// the changed node or value here.
+    fn diff_with(&mut self, file: &std::path::Path) -> Outcome {
+        let other = match crate::load::load(file) {
+            Ok(loaded) => loaded,
+            Err(why) => return Outcome::Flash(why),
+        };
+        let options = onnx_core::diff::Options {
+            ignore_names: false,
+            dir_a: self.model_dir.clone(),
+            dir_b: other.model_dir.clone(),
+        };
+        let changes = onnx_core::diff::diff(&self.model, &other.model, &options);
+        if changes.is_empty() {
+            return Outcome::Flash(format!("no differences with {}", file.display()));
+        }
+        let items = changes
+            .iter()
+            .map(|c| (crate::sanitize::str(&c.text()).into_owned(), c.a.and_then(|anchor| self.target_of(anchor))))
+            .collect();
+        let title = format!("{} against {}", crate::view::count(changes.len(), "change"), file.display());
+        self.overlays.push(Overlay::Chooser(Chooser::new(title, items)));
+        Outcome::Stay
+    }
+
+    /// Where the browser shows a place of this model: its node, or a value of its scope.
+    fn target_of(&self, anchor: onnx_core::diagnostic::Anchor) -> Option<Target> {
+        use onnx_core::diagnostic::Anchor;
+        let model = &*self.model;
+        let value = |g: onnx_core::ir::GraphId, name: Option<&onnx_core::ir::Str>| {
+            Some(Target::Value { scope: self.index.scope_of_graph(g)?, name: name?.clone() })
+        };
+        match anchor {
+            Anchor::Node(n) | Anchor::NodeInput(n, _) | Anchor::NodeOutput(n, _) | Anchor::Attribute(n, _) => {
+                Some(Target::Node(n))
+            }
+            Anchor::GraphInput(g, i) => value(g, model.graphs[g].inputs.get(i)?.name.as_ref()),
+            Anchor::Initializer(g, i) => value(g, model.tensors[*model.graphs[g].initializers.get(i)?].name.as_ref()),
+            // An output or a value description: the node that makes the value, if any.
+            Anchor::GraphOutput(g, i) | Anchor::ValueInfo(g, i) => {
+                let graph = &model.graphs[g];
+                let name = if matches!(anchor, Anchor::GraphOutput(..)) {
+                    graph.outputs.get(i)?
+                } else {
+                    graph.value_info.get(i)?
+                };
+                let name = name.name.as_ref()?;
+                graph.nodes.iter().copied().find(|&n| model.nodes[n].outputs.contains(name)).map(Target::Node)
+            }
+            _ => None,
         }
     }
 

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 /// The commands and what each takes.
-pub const HELP: &str = ":goto NAME · :run · :compare DIR · :export VALUE [FILE] · :simplify [FILE]";
+pub const HELP: &str = ":goto NAME · :run · :compare DIR · :export VALUE [FILE] · :simplify [FILE] · :diff FILE";
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
@@ -21,6 +21,9 @@ pub enum Command {
     /// Write the model simplified as `onnx simplify` makes it (a new binary file, never over
     /// one), and say how many nodes it has.
     Simplify(Option<PathBuf>),
+    /// List what changed from this model to another (`onnx diff`), each change a place to
+    /// go to.
+    Diff(PathBuf),
 }
 
 /// The command a line spells, or what is wrong with it.
@@ -48,6 +51,8 @@ pub fn parse(line: &str) -> Result<Command, String> {
             Ok(Command::Simplify((!rest.is_empty()).then(|| PathBuf::from(rest))))
         }
         "simplify" => Err(needs("at most one file")),
+        "diff" if !rest.is_empty() => Ok(Command::Diff(PathBuf::from(rest))),
+        "diff" => Err(needs("the model to compare with")),
         "" => Err(format!("commands: {HELP}")),
         other => Err(format!("no command :{other} ({HELP})")),
     }
@@ -73,5 +78,7 @@ mod tests {
         assert_eq!(parse("simplify"), Ok(Command::Simplify(None)));
         assert_eq!(parse(":simplify small.onnx"), Ok(Command::Simplify(Some("small.onnx".into()))));
         assert!(parse("simplify a b").is_err_and(|e| e.contains("at most one file")));
+        assert_eq!(parse(":diff other.onnx"), Ok(Command::Diff("other.onnx".into())));
+        assert!(parse("diff").is_err_and(|e| e.contains("the model to compare with")));
     }
 }

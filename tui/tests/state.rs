@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{keys, open, selected_op};
+use common::{keys, open, screen, selected_name, selected_op};
 use onnx_view::app::{Overlay, RunState, Screen};
 use onnx_view::index::Body;
 
@@ -325,4 +325,29 @@ fn the_schema_tab_marks_variadic_inputs() {
     let text = common::screen(&mut app, 120, 30);
     assert!(text.contains("inputs : T, variadic, at least 1"), "{text}");
     assert!(text.contains("axis : int, required"), "{text}");
+}
+
+/// Issue 58: `:diff FILE` lists what changed from the open model to FILE's, and each change
+/// goes to its node here; one only the other model has says so.
+#[test]
+fn diff_lists_the_changes_and_goes_to_them() {
+    let mut app = common::open_path(&common::repo("cli/tests/fixtures/commands/diff_before.onnxtxt"), None);
+    let after = common::repo("cli/tests/fixtures/commands/diff_after.onnxtxt");
+    keys(&mut app, &format!(":diff {}<Enter>", after.display()));
+    let shown = screen(&mut app, 140, 30);
+    assert!(shown.contains("9 changes against"), "{shown}");
+    assert!(shown.contains("~ node \"relu\" (Relu): operator Relu → Sigmoid"), "{shown}");
+    // The changes in order: opset, input, initializer w, initializer b2 (added), conv, relu.
+    keys(&mut app, "jjjjj<Enter>");
+    assert_eq!(selected_name(&app), "relu");
+    assert_eq!(selected_op(&app), "Relu");
+    // The Softmax only the second model has.
+    keys(&mut app, &format!(":diff {}<Enter>jjjjjj<Enter>", after.display()));
+    let shown = screen(&mut app, 140, 30);
+    assert!(shown.contains("only the other model has it"), "{shown}");
+    keys(
+        &mut app,
+        &format!("<Esc>:diff {}<Enter>", common::repo("cli/tests/fixtures/commands/diff_before.onnxtxt").display()),
+    );
+    assert!(screen(&mut app, 140, 30).contains("no differences with"));
 }

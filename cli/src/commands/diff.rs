@@ -328,20 +328,6 @@ fn render(places: &Places, changes: &[Change]) -> String {
         return out;
     }
     for c in changes {
-        let sign = match c.kind {
-            Kind::Added => '+',
-            Kind::Removed => '-',
-            Kind::Changed => '~',
-        };
-        let scope = if c.scope.is_empty() { String::new() } else { format!("{} › ", c.scope) };
-        let op = c.op.as_ref().map(|op| format!(" ({op})")).unwrap_or_default();
-        let name = if c.name.is_empty() { String::new() } else { format!(" \"{}\"", c.name) };
-        let detail = match (c.kind, c.detail.is_empty()) {
-            (_, false) => format!(": {}", c.detail),
-            (Kind::Added, true) => ": added".to_owned(),
-            (Kind::Removed, true) => ": removed".to_owned(),
-            (Kind::Changed, true) => String::new(),
-        };
         let mut at = Vec::new();
         if let Some(anchor) = c.a {
             at.push(places.place(false, anchor));
@@ -349,13 +335,16 @@ fn render(places: &Places, changes: &[Change]) -> String {
         if let Some(anchor) = c.b {
             at.push(places.place(true, anchor));
         }
-        let _ = writeln!(out, "{sign} {scope}{}{name}{op}{detail}  [{}]", c.subject.word(), at.join(", "));
+        let _ = writeln!(out, "{}  [{}]", c.text(), at.join(", "));
     }
     let binary: Vec<&str> = [places.a, places.b].iter().filter(|s| !s.from_text).map(|s| s.label.as_str()).collect();
     if !binary.is_empty() {
         let whose = if binary.len() == 1 { "its" } else { "their" };
-        let _ =
-            writeln!(out, "(lines of {} are those of {whose} text as `onnx convert` prints it)", binary.join(" and "));
+        let _ = writeln!(
+            out,
+            "(lines of {} are those of {whose} text as `onnx convert` writes it beside the model)",
+            binary.join(" and ")
+        );
     }
     let _ = writeln!(out, "{}", counts_text(changes));
     out

@@ -84,6 +84,28 @@ pub struct Change {
     pub b: Option<Anchor>,
 }
 
+impl Change {
+    /// The change in one line: `~ node "conv" (Conv): attribute strides: [1, 1] → [2, 2]`,
+    /// `+ initializer "b2": float[4]`, with the path to its body first when not the main graph.
+    pub fn text(&self) -> String {
+        let sign = match self.kind {
+            Kind::Added => '+',
+            Kind::Removed => '-',
+            Kind::Changed => '~',
+        };
+        let scope = if self.scope.is_empty() { String::new() } else { format!("{} › ", self.scope) };
+        let op = self.op.as_ref().map(|op| format!(" ({op})")).unwrap_or_default();
+        let name = if self.name.is_empty() { String::new() } else { format!(" \"{}\"", self.name) };
+        let detail = match (self.kind, self.detail.is_empty()) {
+            (_, false) => format!(": {}", self.detail),
+            (Kind::Added, true) => ": added".to_owned(),
+            (Kind::Removed, true) => ": removed".to_owned(),
+            (Kind::Changed, true) => String::new(),
+        };
+        format!("{sign} {scope}{}{name}{op}{detail}", self.subject.word())
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Options {
     /// Names carry no meaning: a consistent renaming is no change.

@@ -1,5 +1,5 @@
 //! A chooser: where a jump may go when there are several places (`p` on a node with
-//! several inputs, `c` on one with several consumers).
+//! several inputs, `c` on one with several consumers, the changes `:diff` lists).
 
 use ratatui::Frame;
 use ratatui::crossterm::event::KeyEvent;
@@ -16,12 +16,14 @@ use crate::style::{centred, focus_block, row};
 #[derive(Debug)]
 pub struct Chooser {
     title: String,
-    pub items: Vec<(String, Target)>,
+    /// Each item and where it goes; an item with nowhere to go in this model (a node only
+    /// the other model of `:diff` has) says so when picked.
+    pub items: Vec<(String, Option<Target>)>,
     cursor: Cursor,
 }
 
 impl Chooser {
-    pub fn new(title: String, items: Vec<(String, Target)>) -> Chooser {
+    pub fn new(title: String, items: Vec<(String, Option<Target>)>) -> Chooser {
         Chooser { title, items, cursor: Cursor::default() }
     }
 
@@ -31,7 +33,8 @@ impl Chooser {
         match a {
             Action::Escape => Outcome::Close,
             Action::Enter => match self.items.get(self.cursor.selected) {
-                Some((_, target)) => Outcome::Pick(target.clone()),
+                Some((_, Some(target))) => Outcome::Pick(target.clone()),
+                Some((_, None)) => Outcome::Flash("only the other model has it".to_owned()),
                 None => Outcome::Close,
             },
             _ => Outcome::Stay,
