@@ -133,6 +133,33 @@ pub fn simplify_binary(data: &[u8]) {
     assert!(binary::encode_model(&again) == bytes, "simplifying the simplified model changed it");
 }
 
+/// `onnx diff` on binary models: the input split in two at a point its first byte picks,
+/// each half decoded (the whole input where a half does not decode). A model never differs
+/// from itself, with or without names; two models are compared, and their values paired,
+/// without a panic.
+pub fn diff_binary(data: &[u8]) {
+    if data.len() > MAX_INPUT {
+        return;
+    }
+    let decode = |bytes: &[u8]| binary::decode_model(Bytes::copy_from_slice(bytes), "fuzz").ok();
+    let Some(whole) = decode(data) else { return };
+    for ignore_names in [false, true] {
+        let options = onnx_core::diff::Options { ignore_names, ..Default::default() };
+        let found = onnx_core::diff::diff(&whole, &whole, &options);
+        assert!(found.is_empty(), "a model differs from itself: {:?}", found.first());
+    }
+    let split = data.first().map_or(0, |&b| usize::from(b) * data.len() / 256);
+    let (a, b) = data.split_at(split);
+    let (a, b) = (decode(a).unwrap_or_else(|| whole.clone()), decode(b).unwrap_or_else(|| whole.clone()));
+    for ignore_names in [false, true] {
+        let options = onnx_core::diff::Options { ignore_names, ..Default::default() };
+        for c in onnx_core::diff::diff(&a, &b, &options) {
+            assert!(!c.text().is_empty());
+        }
+        onnx_core::diff::paired_values(&a, &b, ignore_names);
+    }
+}
+
 /// A property: panics when it does not hold for the input.
 pub type Property = fn(&[u8]);
 
@@ -145,6 +172,7 @@ pub const TARGETS: &[(&str, Property)] = &[
     ("check_text", check_text),
     ("run_binary", run_binary),
     ("simplify_binary", simplify_binary),
+    ("diff_binary", diff_binary),
     ("lsp_messages", crate::fuzz_lsp::lsp_messages),
     ("lsp_edits", crate::fuzz_lsp::lsp_edits),
 ];

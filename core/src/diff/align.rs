@@ -71,20 +71,18 @@ impl Alignment {
     /// Pairs what is left (initializers no paired node reads) in order, where type and shape
     /// agree.
     fn pair_remaining_initializers(&mut self, a: &Body, b: &Body) {
-        let left_b: Vec<usize> =
-            (0..b.initializers.len()).filter(|l| !self.initializers_back.contains_key(l)).collect();
-        let mut taken = vec![false; left_b.len()];
+        let mut left_b: HashMap<(Option<i32>, &[i64]), std::collections::VecDeque<usize>> = HashMap::new();
+        for l in (0..b.initializers.len()).filter(|l| !self.initializers_back.contains_key(l)) {
+            let y = &b.model.tensors[b.initializers[l]];
+            left_b.entry((y.data_type, &y.dims[..])).or_default().push_back(l);
+        }
         for k in 0..a.initializers.len() {
             if self.initializers.contains_key(&k) {
                 continue;
             }
             let x = &a.model.tensors[a.initializers[k]];
-            let found = left_b.iter().enumerate().find(|&(i, &l)| {
-                let y = &b.model.tensors[b.initializers[l]];
-                !taken[i] && x.data_type == y.data_type && x.dims == y.dims
-            });
-            if let Some((i, &l)) = found {
-                taken[i] = true;
+            if let Some(l) = left_b.get_mut(&(x.data_type, &x.dims[..])).and_then(std::collections::VecDeque::pop_front)
+            {
                 self.initializers.insert(k, l);
                 self.initializers_back.insert(l, k);
             }
@@ -161,7 +159,12 @@ pub(super) fn align(a: &Body, b: &Body, ignore_names: bool) -> Alignment {
     pair_by_key(&mut al, a, b, &up_a, &up_b);
     pair_by_key(&mut al, a, b, &down_a, &down_b);
     al.pair_initializers_by_readers(a, b);
-    while pair_by_neighbours(&mut al, a, b) {
+    // Forward passes pair chains from their producers, backward ones from their readers;
+    // a bounded number of passes keeps a pathological model from costing its size squared.
+    for pass in 0..MAX_NEIGHBOUR_PASSES {
+        if !pair_by_neighbours(&mut al, a, b, pass % 2 == 1) {
+            break;
+        }
         al.pair_initializers_by_readers(a, b);
     }
     al.pair_initializers_by_readers(a, b);
@@ -178,8 +181,12 @@ fn pair_lists(
     back: &mut HashMap<usize, usize>,
 ) {
     if !ignore_names {
+        let mut in_b: HashMap<&crate::ir::Str, usize> = HashMap::with_capacity(b.len());
+        for (j, name) in b.iter().enumerate() {
+            in_b.entry(name).or_insert(j);
+        }
         for (i, name) in a.iter().enumerate() {
-            if let Some(j) = b.iter().position(|n| n == name)
+            if let Some(&j) = in_b.get(name)
                 && !back.contains_key(&j)
             {
                 there.insert(i, j);
@@ -224,21 +231,31 @@ fn pair_by_key(al: &mut Alignment, a: &Body, b: &Body, keys_a: &HashMap<NodeId, 
     }
 }
 
+/// How many passes of [`pair_by_neighbours`] at most.
+const MAX_NEIGHBOUR_PASSES: usize = 16;
+
 /// One pass pairing unpaired nodes through paired neighbours: the reader at the same slot of
 /// a paired producer's output, the producer of a paired reader's input. A candidate of the
 /// same operator needs one such neighbour, one of another operator two (a changed operator
 /// between two paired nodes). Whether anything was paired.
-fn pair_by_neighbours(al: &mut Alignment, a: &Body, b: &Body) -> bool {
+fn pair_by_neighbours(al: &mut Alignment, a: &Body, b: &Body, backward: bool) -> bool {
     let mut paired_any = false;
-    for &na in &a.order {
+    let order: Box<dyn Iterator<Item = &NodeId>> =
+        if backward { Box::new(a.order.iter().rev()) } else { Box::new(a.order.iter()) };
+    for &na in order {
         if al.nodes.contains_key(&na) {
             continue;
         }
         let node = &a.model.nodes[na];
+        // In first-seen order, so that ties go the same way on every run.
         let mut votes: Vec<(NodeId, usize)> = Vec::new();
-        let mut vote = |nb: NodeId| match votes.iter_mut().find(|(n, _)| *n == nb) {
-            Some((_, count)) => *count += 1,
-            None => votes.push((nb, 1)),
+        let mut seen: HashMap<NodeId, usize> = HashMap::new();
+        let mut vote = |nb: NodeId| match seen.get(&nb) {
+            Some(&i) => votes[i].1 += 1,
+            None => {
+                seen.insert(nb, votes.len());
+                votes.push((nb, 1));
+            }
         };
         for (slot, name) in node.inputs.iter().enumerate() {
             let Some(there) = al.counterpart(a.source(name)) else { continue };

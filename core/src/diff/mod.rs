@@ -293,8 +293,9 @@ impl Differ<'_> {
         at_b: Option<Anchor>,
     ) {
         let key = |p: &StringPair| p.key.clone().unwrap_or_default();
-        for p in x {
-            match y.iter().find(|q| key(q) == key(p)) {
+        let (pairs, paired_y) = pair_by_key_in_order(x.iter().map(key).collect(), y.iter().map(key).collect());
+        for (p, pair) in x.iter().zip(pairs) {
+            match pair.map(|j| &y[j]) {
                 None => self.push(
                     Kind::Removed,
                     Subject::Model,
@@ -319,7 +320,7 @@ impl Differ<'_> {
                 Some(_) => {}
             }
         }
-        for q in y.iter().filter(|q| !x.iter().any(|p| key(p) == key(q))) {
+        for (q, _) in y.iter().zip(paired_y).filter(|(_, paired)| !paired) {
             self.push(
                 Kind::Added,
                 Subject::Model,
@@ -338,9 +339,11 @@ impl Differ<'_> {
             Some(other) => String::from_utf8_lossy(other).into_owned(),
         };
         let (a, b) = (self.a, self.b);
-        for x in &a.opset_import {
+        let domains = |list: &[crate::ir::OpsetImport]| list.iter().map(|o| domain(&o.domain)).collect();
+        let (pairs, paired_b) = pair_by_key_in_order(domains(&a.opset_import), domains(&b.opset_import));
+        for (x, pair) in a.opset_import.iter().zip(pairs) {
             let name = domain(&x.domain);
-            match b.opset_import.iter().find(|y| domain(&y.domain) == name) {
+            match pair.map(|j| &b.opset_import[j]) {
                 None => self.push(
                     Kind::Removed,
                     Subject::Opset,
@@ -365,19 +368,9 @@ impl Differ<'_> {
                 Some(_) => {}
             }
         }
-        for y in &b.opset_import {
-            let name = domain(&y.domain);
-            if !a.opset_import.iter().any(|x| domain(&x.domain) == name) {
-                self.push(
-                    Kind::Added,
-                    Subject::Opset,
-                    "",
-                    name,
-                    format!("version {}", y.version.unwrap_or(0)),
-                    None,
-                    Some(Anchor::Model),
-                );
-            }
+        for (y, _) in b.opset_import.iter().zip(paired_b).filter(|(_, paired)| !paired) {
+            let detail = format!("version {}", y.version.unwrap_or(0));
+            self.push(Kind::Added, Subject::Opset, "", domain(&y.domain), detail, None, Some(Anchor::Model));
         }
     }
 
@@ -396,8 +389,10 @@ impl Differ<'_> {
             let overload = if overload.is_empty() { String::new() } else { format!(":{}", overload.escaped()) };
             format!("{}::{}{overload}", domain.escaped(), name.escaped())
         };
-        for &fa in &a.functions {
-            let found = b.functions.iter().copied().find(|&fb| key(b, fb) == key(a, fa));
+        let keys = |m: &Model| m.functions.iter().map(|&f| key(m, f)).collect();
+        let (pairs, paired_b) = pair_by_key_in_order(keys(a), keys(b));
+        for (&fa, pair) in a.functions.iter().zip(pairs) {
+            let found = pair.map(|j| b.functions[j]);
             let Some(fb) = found else {
                 self.push(
                     Kind::Removed,
@@ -434,18 +429,9 @@ impl Differ<'_> {
             }
             self.body(scope, &Body::function(a, fa), &Body::function(b, fb));
         }
-        for &fb in &b.functions {
-            if !a.functions.iter().any(|&fa| key(a, fa) == key(b, fb)) {
-                self.push(
-                    Kind::Added,
-                    Subject::Function,
-                    "",
-                    label(b, fb),
-                    String::new(),
-                    None,
-                    Some(Anchor::Function(fb)),
-                );
-            }
+        for (&fb, _) in b.functions.iter().zip(paired_b).filter(|(_, paired)| !paired) {
+            let place = Some(Anchor::Function(fb));
+            self.push(Kind::Added, Subject::Function, "", label(b, fb), String::new(), None, place);
         }
     }
 
@@ -747,9 +733,11 @@ impl Differ<'_> {
         let (ma, mb) = (self.a, self.b);
         let (x, y) = (&ma.nodes[na], &mb.nodes[nb]);
         let name = |at: &Attribute| at.name.as_ref().map(Str::escaped).unwrap_or_default();
-        for (i, at) in x.attributes.iter().enumerate() {
+        let names = |node: &'_ crate::ir::Node| node.attributes.iter().map(|at| at.name.clone()).collect();
+        let (pairs, paired_y) = pair_by_key_in_order(names(x), names(y));
+        for (i, (at, pair)) in x.attributes.iter().zip(pairs).enumerate() {
             let at_a = Some(Anchor::Attribute(na, i));
-            let Some(j) = y.attributes.iter().position(|o| o.name == at.name) else {
+            let Some(j) = pair else {
                 let detail = format!("attribute {} removed (was {})", name(at), attribute_text(ma, at));
                 let change = self.node_change(Kind::Changed, scope, ma, na, detail, at_a, Some(Anchor::Node(nb)));
                 self.changes.push(change);
@@ -786,7 +774,7 @@ impl Differ<'_> {
             }
         }
         for (j, at) in y.attributes.iter().enumerate() {
-            if !x.attributes.iter().any(|o| o.name == at.name) {
+            if !paired_y[j] {
                 let detail = format!("attribute {} added: {}", name(at), attribute_text(mb, at));
                 let change = self.node_change(
                     Kind::Changed,
@@ -807,7 +795,17 @@ impl Differ<'_> {
     fn value_info(&mut self, scope: &str, a: &Body, b: &Body, al: &Alignment, ga: GraphId, gb: GraphId) {
         let (list_a, list_b) = (&a.model.graphs[ga].value_info, &b.model.graphs[gb].value_info);
         let mut seen_b = vec![false; list_b.len()];
-        let position_b = |name: &Str| list_b.iter().position(|w| w.name.as_ref() == Some(name));
+        let mut where_b: HashMap<&Str, Vec<usize>> = HashMap::with_capacity(list_b.len());
+        for (j, w) in list_b.iter().enumerate() {
+            if let Some(name) = &w.name {
+                where_b.entry(name).or_default().push(j);
+            }
+        }
+        // A name described twice (an invalid model) pairs its descriptions in order.
+        let position_b = |name: &Str, seen_b: &[bool]| {
+            let all = where_b.get(name)?;
+            all.iter().copied().find(|&j| !seen_b[j]).or(all.first().copied())
+        };
         // Descriptions of values defined nowhere (left behind by a tool that removed their
         // producer): by name, or in order when names mean nothing.
         let dangling = |body: &Body, list: &[crate::ir::ValueInfo]| -> Vec<usize> {
@@ -826,7 +824,7 @@ impl Differ<'_> {
             let name = v.name.clone().unwrap_or_default();
             let there = match a.source(&name) {
                 Source::Node(n, _) if !al.nodes.contains_key(&n) => {
-                    if let Some(j) = position_b(&name) {
+                    if let Some(j) = position_b(&name, &seen_b) {
                         seen_b[j] = true;
                     }
                     continue;
@@ -835,7 +833,7 @@ impl Differ<'_> {
                 Source::Outer | Source::Empty => Some(name.clone()),
                 source => al.counterpart(source).and_then(|s| b.name_of(s)),
             };
-            let found = there.and_then(|n| position_b(&n)).or_else(|| in_order.get(&i).copied());
+            let found = there.and_then(|n| position_b(&n, &seen_b)).or_else(|| in_order.get(&i).copied());
             let at_a = Some(Anchor::ValueInfo(ga, i));
             match found {
                 None => {
@@ -874,6 +872,27 @@ impl Differ<'_> {
             );
         }
     }
+}
+
+/// Pairs two lists by key: each item of `a` with the first unpaired item of `b` of its key
+/// (so a key given twice, in an invalid model, pairs in order). For each of `a`, its pair;
+/// for each of `b`, whether it was paired.
+fn pair_by_key_in_order<K: std::hash::Hash + Eq>(a: Vec<K>, b: Vec<K>) -> (Vec<Option<usize>>, Vec<bool>) {
+    let mut left: HashMap<K, std::collections::VecDeque<usize>> = HashMap::with_capacity(b.len());
+    let count_b = b.len();
+    for (j, key) in b.into_iter().enumerate() {
+        left.entry(key).or_default().push_back(j);
+    }
+    let mut paired_b = vec![false; count_b];
+    let pairs = a
+        .into_iter()
+        .map(|key| {
+            let j = left.get_mut(&key).and_then(std::collections::VecDeque::pop_front)?;
+            paired_b[j] = true;
+            Some(j)
+        })
+        .collect();
+    (pairs, paired_b)
 }
 
 /// A read that differs because a node it went through was removed, or one was put in its
