@@ -104,3 +104,24 @@ fn runs_part_first_at_the_node_reading_a_changed_weight() {
     }
     assert!(checked >= 10, "too few models with a weight to change: {checked}");
 }
+
+/// `onnx simplify`'s output against its input: every value of a name both keep agrees
+/// (values are paired by name, so a Conv that absorbed its bias Add is compared where the
+/// Add's value was); with the tolerance float32 fusion needs (a folded BatchNormalization
+/// rounds differently: ppocrv5_det's largest difference is 1.5e-4 on values near 0.1).
+#[test]
+fn simplified_models_agree_with_their_originals_value_for_value() {
+    let temp = tempfile::tempdir().unwrap();
+    let mut agreed = 0;
+    for (name, path, data) in models_with_inputs() {
+        let simplified = temp.path().join(format!("{name}.onnx"));
+        let made = onnx(&["simplify", path.to_str().unwrap(), simplified.to_str().unwrap()]);
+        assert!(made.status.success(), "{name}: {}", String::from_utf8_lossy(&made.stderr));
+        let (code, json) = diff_run(&path, &simplified, &data, &["--rtol", "1e-3", "--atol", "1e-3"]);
+        assert!(json["run"]["first_difference"].is_null(), "{name}: {}", json["run"]);
+        assert_eq!(code, Some(0), "{name}: {json}");
+        assert!(json["run"]["compared"].as_u64().unwrap() > 0, "{name}: nothing compared");
+        agreed += 1;
+    }
+    assert!(agreed >= 10);
+}

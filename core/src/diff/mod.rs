@@ -153,8 +153,9 @@ pub struct PairedValue {
     pub b: Str,
 }
 
-/// What `onnx diff --run` compares: the paired graph inputs (which get the same values) and
-/// the paired nodes' outputs, in the first model's node order.
+/// What `onnx diff --run` compares: the paired graph inputs (which get the same values), and
+/// in the first model's node order its values of a name the second also makes (unless names
+/// are ignored), then the other outputs of paired nodes.
 #[derive(Clone, Debug, Default)]
 pub struct PairedValues {
     pub inputs: Vec<(Str, Str)>,
@@ -165,15 +166,37 @@ pub fn paired_values(a: &Model, b: &Model, ignore_names: bool) -> PairedValues {
     let (Some(ga), Some(gb)) = (a.graph, b.graph) else { return PairedValues::default() };
     let (body_a, body_b) = (Body::graph(a, ga), Body::graph(b, gb));
     let al = align(&body_a, &body_b, ignore_names);
-    let mut inputs: Vec<(Str, Str)> =
-        al.inputs.iter().map(|(&i, &j)| (body_a.inputs[i].clone(), body_b.inputs[j].clone())).collect();
-    inputs.sort_by_key(|(x, _)| body_a.inputs.iter().position(|n| n == x));
+    let mut inputs: Vec<(usize, Str, Str)> =
+        al.inputs.iter().map(|(&i, &j)| (i, body_a.inputs[i].clone(), body_b.inputs[j].clone())).collect();
+    inputs.sort_by_key(|(i, _, _)| *i);
+    let inputs = inputs.into_iter().map(|(_, x, y)| (x, y)).collect();
+    // With names, a value of one name in both models is the same value, whichever nodes make
+    // it: a fusion gives the fused node the name of the value it ends with, and comparing
+    // that node's output with its unfused namesake's would report the fusion, not an error.
+    let made = |m: &Model, body: &Body| -> HashMap<Str, NodeId> {
+        let mut map = HashMap::new();
+        for &n in body.nodes {
+            for out in m.nodes[n].outputs.iter().filter(|o| !o.is_empty()) {
+                map.entry(out.clone()).or_insert(n);
+            }
+        }
+        map
+    };
+    let (made_a, made_b) = if ignore_names { Default::default() } else { (made(a, &body_a), made(b, &body_b)) };
     let mut values = Vec::new();
     for &na in body_a.nodes {
-        let Some(&nb) = al.nodes.get(&na) else { continue };
-        let outputs = a.nodes[na].outputs.iter().zip(b.nodes[nb].outputs.iter());
-        for (x, y) in outputs.filter(|(x, y)| !x.is_empty() && !y.is_empty()) {
-            values.push(PairedValue { node_a: na, node_b: nb, a: x.clone(), b: y.clone() });
+        let paired = al.nodes.get(&na).copied();
+        for (j, x) in a.nodes[na].outputs.iter().enumerate().filter(|(_, x)| !x.is_empty()) {
+            if let Some(&nb) = made_b.get(x) {
+                values.push(PairedValue { node_a: na, node_b: nb, a: x.clone(), b: x.clone() });
+                continue;
+            }
+            let Some(nb) = paired else { continue };
+            let Some(y) = b.nodes[nb].outputs.get(j).filter(|y| !y.is_empty()) else { continue };
+            // A name the first model makes too is paired by name, above.
+            if !made_a.contains_key(y) {
+                values.push(PairedValue { node_a: na, node_b: nb, a: x.clone(), b: y.clone() });
+            }
         }
     }
     PairedValues { inputs, values }
