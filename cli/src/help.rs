@@ -114,3 +114,13 @@ no change; with --ignore-names a consistent renaming is none either. Initializer
 say by how much. Lines of a binary model are those of its text as `onnx convert` prints it.
 Exit codes: 0 no differences; 1 the models differ, or an input is not a model; 2 usage or I/O
 error.";
+
+pub const REDUCE: &str = "\
+Examples:
+  onnx reduce model.onnx small.onnx --check 'onnx run {} --test-data {data}' --test-data DIR
+  onnx reduce model.onnx small.onnx --check 'python3 compare_with_ort.py {} {data}'
+
+The model runs once on the inputs; each candidate (a range of its nodes, in order) is written
+with the values that run made at its inputs, and the check runs on it: a non-zero exit means
+it still fails. Bisection for each end, then one node at a time. Exit codes: 0 reduced; 1 the
+check passes on the whole model, or the input is not a model; 2 usage or I/O error.";

@@ -91,6 +91,9 @@ enum Command {
     /// Show what changed from one model to another, each change placed by name and line.
     #[command(after_help = help::DIFF)]
     Diff(commands::diff::Args),
+    /// Cut a model down to the fewest nodes on which a check still fails.
+    #[command(after_help = help::REDUCE)]
+    Reduce(commands::reduce::Args),
 }
 
 /// `onnx --version`: ours, and what the compiled-in onnx 1.23.2 schemas know (the newest IR
@@ -150,6 +153,7 @@ fn main() -> ExitCode {
         Command::SetDims(args) => commands::set_dims::run(args),
         Command::Cost(args) => commands::cost::run(args),
         Command::Diff(args) => commands::diff::run(args),
+        Command::Reduce(args) => commands::reduce::run(args),
         Command::Simplify(args) => commands::simplify::run(args),
     };
     match result {

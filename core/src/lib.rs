@@ -34,6 +34,7 @@ pub mod order;
 pub mod pipeline;
 pub mod print;
 pub mod proto_path;
+pub mod reduce;
 pub mod resolve;
 pub mod schema;
 pub mod set_dims;

@@ -37,20 +37,8 @@ pub struct RunArgs {
     /// the runs agree (0) or part (1).
     #[arg(long)]
     run: bool,
-    /// An input value for --run, as `onnx run` takes them (`PATH.pb`, `PATH.npy`,
-    /// `NAME=PATH`; repeatable). Without inputs: seeded random values.
-    #[arg(long = "input", value_name = "PATH")]
-    inputs: Vec<String>,
-    /// --run's inputs from `DIR/input_*.pb`.
-    #[arg(long, value_name = "DIR")]
-    test_data: Option<std::path::PathBuf>,
-    /// The seed of the random inputs (floats in [-1, 1), integers in [0, 10)).
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
-    /// The size of a symbolic dimension in the random inputs (`NAME=SIZE`, repeatable; 1
-    /// when not given).
-    #[arg(long = "dim", value_name = "NAME=SIZE")]
-    dims: Vec<String>,
+    #[command(flatten)]
+    inputs: crate::commands::inputs::InputArgs,
     /// Relative tolerance (polygraphy's default).
     #[arg(long, default_value_t = onnx_eval::compare::RTOL_DEFAULT)]
     rtol: f64,
@@ -161,11 +149,7 @@ fn run_both(a: &Side, b: &Side, options: &Options, args: &RunArgs) -> Result<Ran
     let (model_a, model_b) = (runnable(a, &options.dir_a)?, runnable(b, &options.dir_b)?);
     let plan_a = onnx_eval::Plan::new(&model_a).map_err(|e| Failure::Invalid(format!("{}: {e}", a.label)))?;
     let plan_b = onnx_eval::Plan::new(&model_b).map_err(|e| Failure::Invalid(format!("{}: {e}", b.label)))?;
-    let inputs_a = if args.inputs.is_empty() && args.test_data.is_none() {
-        made_inputs(a.model(), &args.dims, args.seed)?
-    } else {
-        crate::commands::run::read_inputs(&plan_a, args.test_data.as_deref(), &args.inputs)?
-    };
+    let inputs_a = args.inputs.values(&plan_a, a.model())?;
     // The second model's inputs are the first's, under their paired names.
     let inputs_b: Vec<(String, onnx_eval::value::Value)> = inputs_a
         .iter()
@@ -243,33 +227,6 @@ fn runnable(side: &Side, dir: &Option<std::path::PathBuf>) -> Result<Model, Fail
 
 fn op_of(model: &Model, n: onnx_core::ir::NodeId) -> String {
     model.nodes[n].op_type.as_ref().map(|o| o.escaped()).unwrap_or_default()
-}
-
-/// Seeded random values for every input the model needs, symbolic dimensions from `dims`.
-fn made_inputs(model: &Model, dims: &[String], seed: u64) -> Result<Vec<(String, onnx_eval::value::Value)>, Failure> {
-    let mut sizes = std::collections::BTreeMap::new();
-    for setting in dims {
-        let parsed =
-            setting.split_once('=').and_then(|(name, size)| Some((name.to_owned(), size.parse::<usize>().ok()?)));
-        let (name, size) = parsed.ok_or_else(|| Failure::Usage(format!("--dim {setting}: expected NAME=SIZE")))?;
-        sizes.insert(name, size);
-    }
-    let Some(graph) = model.main_graph() else { return Ok(Vec::new()) };
-    let initialized: Vec<&onnx_core::ir::Str> =
-        graph.initializers.iter().filter_map(|&t| model.tensors[t].name.as_ref()).collect();
-    let mut values = Vec::new();
-    for (k, input) in graph.inputs.iter().enumerate() {
-        let Some(name) = input.name.as_ref().filter(|n| !initialized.contains(n)) else { continue };
-        let ty = input
-            .ty
-            .as_ref()
-            .ok_or_else(|| Failure::Usage(format!("input \"{name}\" declares no type: give --input")))?;
-        let limits = onnx_eval::Limits::default();
-        let value = onnx_eval::inputs::made(ty, &sizes, Some(seed.wrapping_add(k as u64)), limits.max_tensor_elements)
-            .map_err(|e| Failure::Usage(format!("input \"{name}\": {e}")))?;
-        values.push((name.to_string(), value));
-    }
-    Ok(values)
 }
 
 struct Places<'s> {

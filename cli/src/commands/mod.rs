@@ -6,6 +6,8 @@ pub mod extract;
 pub mod fmt;
 pub mod infer;
 pub mod info;
+pub mod inputs;
+pub mod reduce;
 pub mod run;
 pub mod set_dims;
 pub mod simplify;
