@@ -3,8 +3,9 @@
 //! The main graph's nodes, in order, are cut to a range `start..end`: the cut's inputs are
 //! the values its nodes read from before it (the caller gives them the values the whole
 //! model's run made there), its outputs the values it gives to after it. The range is found
-//! by bisection (the smallest end, then the largest start), then narrowed one node at a
-//! time from either end while the check still fails, as `polygraphy debug reduce` does.
+//! by bisection (the smallest end; then, among the nodes that prefix keeps, the largest
+//! start), then narrowed one node at a time from either end while the check still fails,
+//! as `polygraphy debug reduce` reduces outputs, then inputs.
 
 use std::collections::HashSet;
 
@@ -55,15 +56,20 @@ pub fn boundary(model: &Model, order: &[NodeId], start: usize, end: usize) -> (V
 }
 
 /// The model cut to `order[start..end]` (see [`boundary`]), its new inputs typed by `types`
-/// (the values a run of the whole model made there). The cut's inputs, in order, come back.
+/// (the values a run of the whole model made there); with `last_only`, its outputs are the
+/// last node's alone, so it keeps only what that node needs. The cut's inputs, in order,
+/// come back.
 pub fn cut(
     model: &Model,
     order: &[NodeId],
-    start: usize,
-    end: usize,
+    (start, end): (usize, usize),
+    last_only: bool,
     types: &dyn Fn(&Str) -> Option<Type>,
 ) -> Result<(Model, Vec<Str>), String> {
-    let (inputs, outputs) = boundary(model, order, start, end);
+    let (inputs, mut outputs) = boundary(model, order, start, end);
+    if last_only && let Some(&last) = order.get(end.wrapping_sub(1)) {
+        outputs = model.nodes[last].outputs.iter().filter(|o| !o.is_empty()).cloned().collect();
+    }
     let mut cut = model.clone();
     if let Some(g) = cut.graph {
         // The run's types first: what the cut's ends are, whatever inference would say.
@@ -82,7 +88,8 @@ pub fn cut(
     Ok((cut, inputs))
 }
 
-/// What [`reduce`] found: the range and how many checks it took.
+/// What [`reduce`] found: the range (of the list [`reduce`]'s `narrow` gave, if it gave
+/// one) and how many checks it took.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Reduced {
     pub start: usize,
@@ -90,38 +97,57 @@ pub struct Reduced {
     pub checks: usize,
 }
 
-/// The smallest range of `0..count` on which `fails` holds, given that it holds on the
-/// whole: bisection for the end (the first nodes up to it fail), then for the start, then
-/// one node at a time off either end while it still fails. An error from `fails` ends it.
-pub fn reduce(count: usize, fails: &mut dyn FnMut(usize, usize) -> Result<bool, String>) -> Result<Reduced, String> {
+/// Why [`reduce`] gave up.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ReduceError {
+    /// The check does not fail on the whole: there is nothing to reduce.
+    NothingFails,
+    /// The check could not be carried out.
+    Check(String),
+}
+
+/// The smallest range of `0..count` on which `fails` holds. First the smallest end whose
+/// prefix fails, by bisection (the whole is checked only if no prefix failed). Then
+/// `narrow(end, prune)` replaces the list by the nodes that prefix keeps, with `prune` only
+/// those its last node needs (as polygraphy marks one output), and gives the new length;
+/// then the largest start whose range to the end fails, by bisection. When no such range
+/// failed, the pruned list is checked whole, and if it passes (the failure needs more than
+/// the last node's inputs) the start is found again in the unpruned one. Last, single items
+/// come off either end while it still fails (a check that does not fail monotonically can
+/// still lose some).
+pub fn reduce(
+    count: usize,
+    fails: &mut dyn FnMut(usize, usize) -> Result<bool, String>,
+    narrow: &mut dyn FnMut(usize, bool) -> Result<usize, String>,
+) -> Result<Reduced, ReduceError> {
     let mut checks = 0;
     let mut check = |start: usize, end: usize, checks: &mut usize| {
         *checks += 1;
-        fails(start, end)
+        fails(start, end).map_err(ReduceError::Check)
     };
-    // The smallest end whose prefix fails (the whole, `count`, does).
     let (mut low, mut high) = (1.min(count), count);
+    let mut failed_once = false;
     while low < high {
         let middle = low + (high - low) / 2;
         if check(0, middle, &mut checks)? {
             high = middle;
+            failed_once = true;
         } else {
             low = middle + 1;
         }
     }
-    let end = high;
-    // The largest start whose range up to `end` fails (0 does).
-    let (mut low, mut high) = (0, end.saturating_sub(1));
-    while low < high {
-        let middle = low + (high - low).div_ceil(2);
-        if check(middle, end, &mut checks)? {
-            low = middle;
-        } else {
-            high = middle - 1;
-        }
+    if !failed_once && !check(0, count, &mut checks)? {
+        return Err(ReduceError::NothingFails);
     }
-    let (mut start, mut end) = (low, end);
-    // A check that does not fail monotonically can still lose a node at either end.
+    let prefix = high;
+    let mut end = narrow(prefix, true).map_err(ReduceError::Check)?;
+    let (mut start, failed) = largest_start(end, &mut |s, e| check(s, e, &mut checks))?;
+    // A one-node prefix pruned is that node again, known to fail.
+    let known = prefix == 1 && end == 1;
+    if !failed && !known && !check(0, end, &mut checks)? {
+        end = narrow(prefix, false).map_err(ReduceError::Check)?;
+        start = largest_start(end, &mut |s, e| check(s, e, &mut checks))?.0;
+    }
     loop {
         if end - start > 1 && check(start + 1, end, &mut checks)? {
             start += 1;
@@ -134,6 +160,26 @@ pub fn reduce(count: usize, fails: &mut dyn FnMut(usize, usize) -> Result<bool, 
     Ok(Reduced { start, end, checks })
 }
 
+/// The largest start whose range to `end` fails, by bisection from 0 (taken to fail), and
+/// whether any range checked failed.
+fn largest_start(
+    end: usize,
+    check: &mut dyn FnMut(usize, usize) -> Result<bool, ReduceError>,
+) -> Result<(usize, bool), ReduceError> {
+    let (mut low, mut high) = (0, end.saturating_sub(1));
+    let mut failed = false;
+    while low < high {
+        let middle = low + (high - low).div_ceil(2);
+        if check(middle, end)? {
+            low = middle;
+            failed = true;
+        } else {
+            high = middle - 1;
+        }
+    }
+    Ok((low, failed))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -141,7 +187,7 @@ mod tests {
     /// A check that fails when the range holds every one of `needed`.
     fn reduce_to(count: usize, needed: &[usize]) -> Reduced {
         let mut fails = |s: usize, e: usize| Ok(needed.iter().all(|&k| (s..e).contains(&k)));
-        reduce(count, &mut fails).expect("no error")
+        reduce(count, &mut fails, &mut |end, _| Ok(end)).expect("no error")
     }
 
     #[test]
@@ -150,11 +196,18 @@ mod tests {
             for k in [0, count / 3, count - 1] {
                 let r = reduce_to(count, &[k]);
                 assert_eq!((r.start, r.end), (k, k + 1), "{count} nodes, node {k}");
-                // Two bisections and the two last tries at the ends, at most.
+                // Two bisections, the whole when no prefix failed (the last node), the
+                // pruned list when no start failed (the first).
                 let log = usize::BITS - count.leading_zeros();
                 assert!(r.checks <= 2 * log as usize + 2, "{count}: {} checks", r.checks);
             }
         }
+    }
+
+    #[test]
+    fn a_check_failing_nowhere_is_said() {
+        let mut fails = |_: usize, _: usize| Ok(false);
+        assert_eq!(reduce(10, &mut fails, &mut |end, _| Ok(end)), Err(ReduceError::NothingFails));
     }
 
     #[test]

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use onnx_core::ir::{DimValue, Dimension, Model, Shape, Str, TensorType, Type, TypeValue};
+use onnx_core::reduce::ReduceError;
 use onnx_eval::value::Value;
 
 use crate::failure::Failure;
@@ -56,8 +57,12 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let work = tempfile::tempdir().map_err(|e| Failure::Usage(format!("cannot make a temporary folder: {e}")))?;
     let candidate = work.path().join("candidate.onnx");
     let data = work.path().join("candidate_inputs");
+    // The list being reduced: the main graph's nodes, then those the shortest failing
+    // prefix keeps (`narrow`).
+    let current = std::cell::RefCell::new((model.clone(), order.clone()));
     let mut fails = |start: usize, end: usize| -> Result<bool, String> {
-        let (cut, inputs) = onnx_core::reduce::cut(&model, &order, start, end, &types)?;
+        let (model, order) = &*current.borrow();
+        let (cut, inputs) = onnx_core::reduce::cut(model, order, (start, end), false, &types)?;
         write_candidate(&cut, &inputs, &values, &candidate, &data)?;
         let failed = check_fails(&args.check, &candidate, &data)?;
         if !args.json {
@@ -67,12 +72,25 @@ pub fn run(args: Args) -> Result<(), Failure> {
         }
         Ok(failed)
     };
-    if !fails(0, order.len()).map_err(Failure::Invalid)? {
-        return Err(Failure::Invalid(format!("{label}: the check passes on the whole model: nothing to reduce")));
-    }
-    let reduced = onnx_core::reduce::reduce(order.len(), &mut fails).map_err(Failure::Invalid)?;
-    let (cut, inputs) =
-        onnx_core::reduce::cut(&model, &order, reduced.start, reduced.end, &types).map_err(Failure::Invalid)?;
+    // From the main graph's nodes each time: the unpruned prefix comes after the pruned one
+    // when the pruned one does not fail.
+    let mut narrow = |end: usize, prune: bool| -> Result<usize, String> {
+        let (prefix, _) = onnx_core::reduce::cut(&model, &order, (0, end), prune, &types)?;
+        let kept: Vec<_> = prefix.main_graph().map(|g| g.nodes.clone()).unwrap_or_default();
+        let count = kept.len();
+        *current.borrow_mut() = (prefix, kept);
+        Ok(count)
+    };
+    let reduced = match onnx_core::reduce::reduce(order.len(), &mut fails, &mut narrow) {
+        Ok(reduced) => reduced,
+        Err(ReduceError::NothingFails) => {
+            return Err(Failure::Invalid(format!("{label}: the check passes on the whole model: nothing to reduce")));
+        }
+        Err(ReduceError::Check(why)) => return Err(Failure::Invalid(why)),
+    };
+    let (model_now, order_now) = current.into_inner();
+    let (cut, inputs) = onnx_core::reduce::cut(&model_now, &order_now, (reduced.start, reduced.end), false, &types)
+        .map_err(Failure::Invalid)?;
     let inputs_dir = PathBuf::from(format!("{}_inputs", args.output));
     crate::io::refuse_to_overwrite(&args.output, &crate::io::protected_files(&input, &model), "the output")?;
     let bytes = crate::io::model_bytes(&cut, format, &args.output)?;
@@ -81,9 +99,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
     write_inputs(&inputs, &values, &inputs_dir).map_err(Failure::Usage)?;
     crate::io::write_output(&args.output, &bytes)?;
     let nodes = reduced.end - reduced.start;
-    let name_of = |k: usize| onnx_core::diff::node_label(&model, order[k]);
-    // One more for the whole model's check.
-    let checks = reduced.checks + 1;
+    let name_of = |k: usize| onnx_core::diff::node_label(&model_now, order_now[k]);
+    let checks = reduced.checks;
     if args.json {
         crate::json::set("nodes_before", order.len());
         crate::json::set("nodes_after", nodes);
