@@ -110,8 +110,9 @@ pub enum ReduceError {
 /// prefix fails, by bisection (the whole is checked only if no prefix failed). Then
 /// `narrow(end, prune)` replaces the list by the nodes that prefix keeps, with `prune` only
 /// those its last node needs (as polygraphy marks one output), and gives the new length;
-/// then the largest start whose range to the end fails, by bisection. When no such range
-/// failed, the pruned list is checked whole, and if it passes (the failure needs more than
+/// then that last node is tried alone, and if it does not fail, the largest start whose range
+/// to the end fails is found by bisection. When no such range failed, the pruned list is
+/// checked whole, and if it passes (the failure needs more than
 /// the last node's inputs) the start is found again in the unpruned one. Last, single items
 /// come off either end while it still fails (a check that does not fail monotonically can
 /// still lose some).
@@ -141,12 +142,15 @@ pub fn reduce(
     }
     let prefix = high;
     let mut end = narrow(prefix, true).map_err(ReduceError::Check)?;
-    let (mut start, failed) = largest_start(end, &mut |s, e| check(s, e, &mut checks))?;
-    // A one-node prefix pruned is that node again, known to fail.
-    let known = prefix == 1 && end == 1;
-    if !failed && !known && !check(0, end, &mut checks)? {
-        end = narrow(prefix, false).map_err(ReduceError::Check)?;
-        start = largest_start(end, &mut |s, e| check(s, e, &mut checks))?.0;
+    // Most failures are one node's: the last of the failing prefix, tried alone first.
+    let mut start = end.saturating_sub(1);
+    if end > 1 && !check(start, end, &mut checks)? {
+        let failed;
+        (start, failed) = largest_start(end - 1, end, &mut |s, e| check(s, e, &mut checks))?;
+        if !failed && !check(0, end, &mut checks)? {
+            end = narrow(prefix, false).map_err(ReduceError::Check)?;
+            start = largest_start(end, end, &mut |s, e| check(s, e, &mut checks))?.0;
+        }
     }
     loop {
         if end - start > 1 && check(start + 1, end, &mut checks)? {
@@ -160,13 +164,14 @@ pub fn reduce(
     Ok(Reduced { start, end, checks })
 }
 
-/// The largest start whose range to `end` fails, by bisection from 0 (taken to fail), and
-/// whether any range checked failed.
+/// The largest start below `below` whose range to `end` fails, by bisection from 0 (taken to
+/// fail), and whether any range checked failed.
 fn largest_start(
+    below: usize,
     end: usize,
     check: &mut dyn FnMut(usize, usize) -> Result<bool, ReduceError>,
 ) -> Result<(usize, bool), ReduceError> {
-    let (mut low, mut high) = (0, end.saturating_sub(1));
+    let (mut low, mut high) = (0, below.saturating_sub(1));
     let mut failed = false;
     while low < high {
         let middle = low + (high - low).div_ceil(2);
@@ -196,10 +201,13 @@ mod tests {
             for k in [0, count / 3, count - 1] {
                 let r = reduce_to(count, &[k]);
                 assert_eq!((r.start, r.end), (k, k + 1), "{count} nodes, node {k}");
-                // Two bisections, the whole when no prefix failed (the last node), the
-                // pruned list when no start failed (the first).
+                // Two bisections, the whole when no prefix failed (the last node), the last
+                // node alone, the pruned list when no start failed (the first).
                 let log = usize::BITS - count.leading_zeros();
-                assert!(r.checks <= 2 * log as usize + 2, "{count}: {} checks", r.checks);
+                assert!(r.checks <= 2 * log as usize + 3, "{count}: {} checks", r.checks);
+                if k > 0 {
+                    assert!(r.checks <= log as usize + 1, "{count}, node {k}: {} checks", r.checks);
+                }
             }
         }
     }
