@@ -60,12 +60,7 @@ struct OpTotal {
 }
 
 fn op_name(model: &Model, cost: &onnx_core::cost::NodeCost) -> String {
-    let node = &model.nodes[cost.node];
-    let op = node.op_type.as_ref().map_or_else(|| "?".to_owned(), Str::escaped);
-    match node.domain_str() {
-        [] | b"ai.onnx" => op,
-        domain => format!("{}::{op}", String::from_utf8_lossy(domain)),
-    }
+    model.nodes[cost.node].op_label()
 }
 
 /// Per operator, biggest MACs first (at symbols of 1,000 where they are formulas).

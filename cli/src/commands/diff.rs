@@ -202,7 +202,7 @@ fn report_run(places: &Places, ran: &Ran, args: &RunArgs, json: bool) -> Result<
             Some((p, how)) => format!(
                 "run: first difference at node \"{}\" ({}), value \"{}\": {how}  [{}, {}]\n     (the paired values before it agree)\n",
                 onnx_core::diff::node_label(a.model(), p.node_a),
-                op_of(a.model(), p.node_a),
+                a.model().nodes[p.node_a].op_label(),
                 p.a,
                 places.place(false, Anchor::Node(p.node_a)),
                 places.place(true, Anchor::Node(p.node_b)),
@@ -223,10 +223,6 @@ fn runnable(side: &Side, dir: &Option<std::path::PathBuf>) -> Result<Model, Fail
         .map_err(|e| Failure::Invalid(format!("{}: external data: {e}", side.label)))?;
     onnx_core::order::sort_nodes(&mut model);
     Ok(model)
-}
-
-fn op_of(model: &Model, n: onnx_core::ir::NodeId) -> String {
-    model.nodes[n].op_type.as_ref().map(|o| o.escaped()).unwrap_or_default()
 }
 
 struct Places<'s> {

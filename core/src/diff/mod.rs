@@ -247,15 +247,6 @@ pub fn node_label(model: &Model, n: NodeId) -> String {
     }
 }
 
-fn op_text(model: &Model, n: NodeId) -> String {
-    let node = &model.nodes[n];
-    let op = node.op_type.as_ref().map(Str::escaped).unwrap_or_default();
-    match node.domain_str() {
-        [] | b"ai.onnx" => op,
-        domain => format!("{}::{op}", String::from_utf8_lossy(domain)),
-    }
-}
-
 impl Differ<'_> {
     // Every change names these seven things; a builder would only spread them out.
     #[allow(clippy::too_many_arguments)]
@@ -511,7 +502,7 @@ impl Differ<'_> {
         a: Option<Anchor>,
         b: Option<Anchor>,
     ) -> Change {
-        let (name, op) = (node_label(model, n), Some(op_text(model, n)));
+        let (name, op) = (node_label(model, n), Some(model.nodes[n].op_label()));
         Change { kind, subject: Subject::Node, scope: scope.to_owned(), name, op, detail, a, b }
     }
 
@@ -677,7 +668,7 @@ impl Differ<'_> {
             found.push((format!("renamed to {}", quoted(&y.name)), at_a, at_b));
         }
         if x.op_type != y.op_type || x.domain_str() != y.domain_str() {
-            found.push((format!("operator {} → {}", op_text(ma, na), op_text(mb, nb)), at_a, at_b));
+            found.push((format!("operator {} → {}", ma.nodes[na].op_label(), mb.nodes[nb].op_label()), at_a, at_b));
         }
         if x.inputs.len() != y.inputs.len() {
             let list = |node: &crate::ir::Node| node.inputs.iter().map(Str::escaped).collect::<Vec<_>>().join(", ");

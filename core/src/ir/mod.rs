@@ -209,6 +209,16 @@ impl Node {
 
     /// The node's domain as the schema table names it (see [`schema_domain`]); `None` when
     /// the domain is not UTF-8, which no schema has.
+    /// The operator as reports name it: `Conv`, or `com.microsoft::Attention` outside the
+    /// default domain (`?` when the node has none).
+    pub fn op_label(&self) -> String {
+        let op = self.op_type.as_ref().map_or_else(|| "?".to_owned(), Str::escaped);
+        match self.domain_str() {
+            [] | b"ai.onnx" => op,
+            domain => format!("{}::{op}", String::from_utf8_lossy(domain)),
+        }
+    }
+
     pub fn schema_domain(&self) -> Option<&str> {
         // Nearly every node is of the default domain: no UTF-8 validation call for it.
         match self.domain_str() {
