@@ -57,11 +57,12 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let work = tempfile::tempdir().map_err(|e| Failure::Usage(format!("cannot make a temporary folder: {e}")))?;
     let candidate = work.path().join("candidate.onnx");
     let data = work.path().join("candidate_inputs");
-    // The list being reduced: the main graph's nodes, then those the shortest failing
-    // prefix keeps (`narrow`).
-    let current = std::cell::RefCell::new((model.clone(), order.clone()));
+    // The list being reduced: the main graph's nodes (`None`), then the model those the
+    // shortest failing prefix keeps (`narrow`).
+    let current: std::cell::RefCell<Option<(Model, Vec<_>)>> = std::cell::RefCell::new(None);
     let mut fails = |start: usize, end: usize| -> Result<bool, String> {
-        let (model, order) = &*current.borrow();
+        let now = current.borrow();
+        let (model, order) = now.as_ref().map_or((&model, &order), |(m, o)| (m, o));
         let (cut, inputs) = onnx_core::reduce::cut(model, order, (start, end), false, &types)?;
         write_candidate(&cut, &inputs, &values, &candidate, &data)?;
         let failed = check_fails(&args.check, &candidate, &data)?;
@@ -78,7 +79,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         let (prefix, _) = onnx_core::reduce::cut(&model, &order, (0, end), prune, &types)?;
         let kept: Vec<_> = prefix.main_graph().map(|g| g.nodes.clone()).unwrap_or_default();
         let count = kept.len();
-        *current.borrow_mut() = (prefix, kept);
+        *current.borrow_mut() = Some((prefix, kept));
         Ok(count)
     };
     let reduced = match onnx_core::reduce::reduce(order.len(), &mut fails, &mut narrow) {
@@ -88,7 +89,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         }
         Err(ReduceError::Check(why)) => return Err(Failure::Invalid(why)),
     };
-    let (model_now, order_now) = current.into_inner();
+    let (model_now, order_now) = current.into_inner().unwrap_or_else(|| (model.clone(), order.clone()));
     let (cut, inputs) = onnx_core::reduce::cut(&model_now, &order_now, (reduced.start, reduced.end), false, &types)
         .map_err(Failure::Invalid)?;
     let inputs_dir = PathBuf::from(format!("{}_inputs", args.output));

@@ -287,7 +287,7 @@ impl Differ<'_> {
                 self.model_change(key.into(), format!("{} → {}", text(x), text(y)));
             }
         }
-        self.metadata("", &a.metadata_props, &b.metadata_props, Some(Anchor::Model), Some(Anchor::Model));
+        self.metadata();
         if a.training_info.len() != b.training_info.len() {
             let detail = format!(
                 "training info: {} → {} entries (not compared further)",
@@ -298,14 +298,10 @@ impl Differ<'_> {
         }
     }
 
-    fn metadata(
-        &mut self,
-        scope: &str,
-        x: &[StringPair],
-        y: &[StringPair],
-        at_a: Option<Anchor>,
-        at_b: Option<Anchor>,
-    ) {
+    /// The model's metadata, by key.
+    fn metadata(&mut self) {
+        let (x, y, scope, at) = (&self.a.metadata_props, &self.b.metadata_props, "", Some(Anchor::Model));
+        let (at_a, at_b) = (at, at);
         let key = |p: &StringPair| p.key.clone().unwrap_or_default();
         let (pairs, paired_y) = pair_by_key_in_order(x.iter().map(key).collect(), y.iter().map(key).collect());
         for (p, pair) in x.iter().zip(pairs) {
