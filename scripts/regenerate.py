@@ -107,6 +107,8 @@ STEPS = [
     Step("extract_cases", "tests/fixtures/extract/gen_extract_cases.py", ("tests/fixtures/extract/cases.json",), True),
     Step("set_dims_cases", "tests/fixtures/set_dims/gen_set_dims_cases.py", ("tests/fixtures/set_dims/cases.json",), True,
          ort=True),
+    Step("opset_anchors", "tests/fixtures/opset/gen_opset_anchors.py", ("tests/fixtures/opset/anchors.json",), False,
+         why_not_checked="runs onnx's version converter on every corpus model to each of 22 opsets (minutes)"),
     Step("cost_cases", "tests/fixtures/cost/gen_cost_cases.py", ("tests/fixtures/cost/onnx_tool.json",), False,
          needs="onnx-tool==1.0.1", why_not_checked="needs onnx-tool, the anchor of `onnx cost`, which CI does not install"),
     Step("simplify_anchors", "tests/fixtures/simplify/gen_simplify_anchors.py", ("tests/fixtures/simplify/anchors.json",),

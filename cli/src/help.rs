@@ -82,6 +82,17 @@ As onnxruntime's make_dynamic_shape_fixed, then the outputs inference can fix. E
 0 written; 1 the input is not a model, or a setting does not apply (unknown symbol or
 input, other rank, a fixed size that differs); 2 usage or I/O error.";
 
+pub const OPSET: &str = "\
+Examples:
+  onnx opset model.onnx model17.onnx --to 17          up or down, every node converted
+  onnx opset model.onnx old.onnxtxt --to 11 --json
+
+Each node walks its operator's versions one at a time: attributes that became inputs (and
+back), Softmax's axis, Resize's coordinates, renamed operators (Upsample, Scatter), defaults
+that changed. A node that cannot be expressed at the target blocks the conversion: all such
+nodes are listed with their reasons and nothing is written. Exit codes: 0 written; 1 the
+input is not a model, or a node blocks the conversion; 2 usage or I/O error.";
+
 pub const COST: &str = "\
 Examples:
   onnx cost model.onnx                          totals and a table per operator

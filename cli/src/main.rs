@@ -91,6 +91,9 @@ enum Command {
     /// Show what changed from one model to another, each change placed by name and line.
     #[command(after_help = help::DIFF)]
     Diff(commands::diff::Args),
+    /// Convert a model's default-domain opset up or down, naming every node that blocks it.
+    #[command(after_help = help::OPSET)]
+    Opset(commands::opset::Args),
     /// Cut a model down to the fewest nodes on which a check still fails.
     #[command(after_help = help::REDUCE)]
     Reduce(commands::reduce::Args),
@@ -154,6 +157,7 @@ fn main() -> ExitCode {
         Command::Cost(args) => commands::cost::run(args),
         Command::Diff(args) => commands::diff::run(args),
         Command::Reduce(args) => commands::reduce::run(args),
+        Command::Opset(args) => commands::opset::run(args),
         Command::Simplify(args) => commands::simplify::run(args),
     };
     match result {

@@ -30,6 +30,7 @@ pub mod facts;
 pub mod infer;
 pub mod ir;
 pub mod lower;
+pub mod opset;
 pub mod order;
 pub mod pipeline;
 pub mod print;

@@ -7,6 +7,7 @@ pub mod fmt;
 pub mod infer;
 pub mod info;
 pub mod inputs;
+pub mod opset;
 pub mod reduce;
 pub mod run;
 pub mod set_dims;

@@ -89,6 +89,9 @@ pub struct Operator {
     traits: Traits,
     /// How a node's multiply-accumulates are counted (`onnx cost`).
     cost: Option<crate::cost::rules::Rule>,
+    /// How a node crosses each version that changed its meaning or form (`onnx opset`),
+    /// by since-version.
+    opset_steps: Vec<(i64, crate::opset::Step)>,
     versions: &'static Versions,
 }
 
@@ -108,6 +111,12 @@ impl Operator {
     /// Its cost rule: how `onnx cost` counts a node's multiply-accumulates.
     pub fn cost(&self) -> Option<crate::cost::rules::Rule> {
         self.cost
+    }
+
+    /// How a node crosses version `since` of the operator, up and down, where that version
+    /// changed more than its types (`onnx opset`, `crate::opset::steps`).
+    pub fn opset_step(&self, since: i64) -> Option<crate::opset::Step> {
+        self.opset_steps.iter().find(|(s, _)| *s == since).map(|(_, step)| *step)
     }
 
     /// Whether its schemas are onnxruntime's contrib ones, which onnx does not know.
@@ -234,7 +243,9 @@ impl Table {
                 validators_of(domain).filter(|(o, _, _)| *o == op).map(|&(_, since, rule)| (since, rule)).collect();
             validators.sort_by_key(|(since, _)| *since);
             let cost = crate::cost::rules::rule_of(domain, op);
-            table.insert(domain, op, Operator { domain, op, handlers, validators, traits, cost, versions });
+            let opset_steps = crate::opset::steps_of(domain, op);
+            let operator = Operator { domain, op, handlers, validators, traits, cost, opset_steps, versions };
+            table.insert(domain, op, operator);
         }
         Table(table)
     }

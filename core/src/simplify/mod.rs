@@ -314,7 +314,7 @@ fn remove_dead(model: &mut Model, g: GraphId) -> (usize, usize) {
 
 /// Adds `tensor` to graph `g` as the initializer `name` (before IR 4 also listed as an input
 /// with its type, as that version requires).
-pub(super) fn add_initializer(model: &mut Model, g: GraphId, name: Str, mut tensor: Tensor) {
+pub(crate) fn add_initializer(model: &mut Model, g: GraphId, name: Str, mut tensor: Tensor) {
     tensor.name = Some(name.clone());
     if listed_as_inputs(model) {
         let ty = crate::infer::tensor_type(&tensor);
