@@ -49,6 +49,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
                 listing.join("\n")
             )));
         }
+        Err(e @ OpsetError::OutOfRange { .. }) => return Err(Failure::Usage(e.to_string())),
         Err(e) => return Err(Failure::Invalid(format!("{}: {e}", input.label()))),
     };
     let bytes = model_bytes(&model, format, &args.output)?;

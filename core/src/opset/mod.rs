@@ -166,6 +166,19 @@ fn set_imports(imports: &mut [crate::ir::OpsetImport], version: i64) {
     }
 }
 
+/// `base`, or `base_2`, `base_3`, …: a name not in `names`, which then holds it.
+fn fresh_name(names: &mut HashSet<Str>, base: &str) -> Str {
+    let mut candidate = base.to_owned();
+    let mut k = 2;
+    while names.contains(candidate.as_bytes()) {
+        candidate = format!("{base}_{k}");
+        k += 1;
+    }
+    let name = Str::from(candidate.as_str());
+    names.insert(name.clone());
+    name
+}
+
 /// Where a node lies: a graph (constants become initializers there) or a function body
 /// (constants become Constant nodes, a function having no initializers).
 #[derive(Clone, Copy, Debug)]
@@ -297,9 +310,22 @@ fn convert_nodes(
                     converted.changed += 1;
                 }
                 converted.added += added + inserted_before.len() + inserted_after.len();
-                order.extend(inserted_before.into_iter().map(|n| model.nodes.alloc(n)));
+                // Inserted nodes are written as the node is (its domain spelling) and, when
+                // it is named, named after it.
+                let (domain, stem) = (before.domain.clone(), before.name.clone().filter(|n| !n.is_empty()));
+                let mut place_node = |mut inserted: Node| {
+                    inserted.domain = domain.clone();
+                    if let Some(stem) = &stem {
+                        let op = inserted.op_type.as_ref().map(|o| o.to_string()).unwrap_or_default();
+                        inserted.name = Some(fresh_name(&mut cx.names, &format!("{stem}_{}", op.to_lowercase())));
+                    }
+                    model.nodes.alloc(inserted)
+                };
+                let first: Vec<NodeId> = inserted_before.into_iter().map(&mut place_node).collect();
+                let last: Vec<NodeId> = inserted_after.into_iter().map(&mut place_node).collect();
+                order.extend(first);
                 order.push(n);
-                order.extend(inserted_after.into_iter().map(|n| model.nodes.alloc(n)));
+                order.extend(last);
             }
             Err(reason) => {
                 cx.blockers.push(finding(reason));

@@ -138,15 +138,7 @@ impl Site<'_> {
 
     /// A name nothing in the model has, from `base`.
     pub fn fresh(&mut self, base: &str) -> Str {
-        let mut candidate = base.to_owned();
-        let mut k = 2;
-        while self.cx.names.contains(candidate.as_bytes()) {
-            candidate = format!("{base}_{k}");
-            k += 1;
-        }
-        let name = Str::from(candidate.as_str());
-        self.cx.names.insert(name.clone());
-        name
+        super::fresh_name(&mut self.cx.names, base)
     }
 
     /// A base for the names of values made for this node: its name, else its first output.
@@ -163,6 +155,8 @@ impl Site<'_> {
     /// Adds a constant the node reads, named from `what`: an initializer in a graph, a
     /// Constant node before the node in a function body. Returns its name.
     pub fn constant(&mut self, what: &str, tensor: Tensor) -> Str {
+        // In typed fields, as exporters write small constants and as text shows them plainly.
+        let tensor = crate::ir::tensor_data::raw_to_typed(&tensor).unwrap_or(tensor);
         let name = self.fresh(&format!("{}_{what}", self.stem()));
         match self.place {
             Place::Graph(g) => {

@@ -143,6 +143,7 @@ pub const STEPS: &[(&str, i64, Step)] = &[
     ("Unsqueeze", 13, step(axes_up, axes_down)),
     ("ReduceSum", 13, REDUCE_AXES),
     ("Resize", 13, step(nothing, resize_13_down)),
+    ("Reshape", 14, step(nothing, reshape_allowzero_down)),
     ("RoiAlign", 16, step(roi_align_up, roi_align_down)),
     // Opset 18: the other reductions take their axes as an input.
     ("ReduceL1", 18, REDUCE_AXES),
@@ -380,6 +381,23 @@ fn broadcast_down(site: &mut Site) -> Result<(), String> {
             "before opset 7 its inputs broadcast only when the second's shape ends the first's, and inference cannot show that here (opset {})",
             site.to
         )),
+    }
+}
+
+/// `allowzero` (new in 14) only changes what a 0 in the shape means: with a constant shape
+/// holding none, the node means the same without it (PyTorch's dynamo exporter sets it on
+/// every Reshape).
+fn reshape_allowzero_down(site: &mut Site) -> Result<(), String> {
+    if site.int("allowzero").unwrap_or(0) == 0 {
+        return Ok(());
+    }
+    match site.constant_ints(1, "shape") {
+        Ok(shape) if !shape.contains(&0) => {
+            site.take("allowzero");
+            Ok(())
+        }
+        Ok(_) => Err("it sets allowzero with a 0 in its shape, which Reshape before 14 reads as 'copy'".to_owned()),
+        Err(_) => Err("it sets allowzero and its shape is computed: a 0 in it would mean 'copy' before 14".to_owned()),
     }
 }
 
