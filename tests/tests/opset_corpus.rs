@@ -20,11 +20,31 @@ use onnx_tests::corpus_dir;
 /// or DequantizeLinear. Conversions beyond it are compared by our evaluator only.
 const ONNXRUNTIME_NEWEST: i64 = 27;
 
-/// Conversions onnxruntime cannot run though they are valid, and why.
-const ONNXRUNTIME_FAILS: &[(&str, &str)] = &[(
-    "resnet_qdq16",
-    "at opset 14 onnxruntime's QDQ optimizer moves com.microsoft's uint16 quantization through a Flatten, then rejects the Flatten-13 it made for its uint16 input (the converted model passes onnx's full check; every value matches in our evaluator)",
-)];
+/// Conversions onnxruntime does not run alike, the largest difference allowed (0: it cannot
+/// run it), and why.
+const ONNXRUNTIME_FAILS: &[(&str, f64, &str)] = &[
+    (
+        "resnet_qdq16",
+        0.0,
+        "at opset 14 onnxruntime's QDQ optimizer moves com.microsoft's uint16 quantization through a Flatten, then rejects the Flatten-13 it made for its uint16 input (the converted model passes onnx's full check; every value matches in our evaluator)",
+    ),
+    (
+        "ortquant_smart_turn_v3_2",
+        1e-3,
+        "at opset 13 its LayerNormalizations are expanded (they exist from 17): onnxruntime sums the mean and variance in another order, and one logit next to a QuantizeLinear's rounding boundary moves by one quantization step (7.8e-4, seed 1 of 5; also with graph optimizations off; our evaluator agrees within 1e-5)",
+    ),
+];
+
+/// Whether a `differs` line of the comparison is a known difference within its bound.
+fn known_difference(line: &str) -> bool {
+    ONNXRUNTIME_FAILS.iter().any(|(model, bound, _)| {
+        let Some(rest) = line.strip_prefix(&format!("differs {model}: ")) else { return false };
+        match rest.rsplit_once("largest difference ") {
+            Some((_, value)) => value.trim().parse::<f64>().is_ok_and(|v| v <= *bound),
+            None => *bound == 0.0,
+        }
+    })
+}
 
 fn run(model: &Model, data: &Path) -> Result<Vec<(String, Value)>, String> {
     let plan = Plan::new(model).map_err(|e| e.to_string().replace('\n', "; "))?;
@@ -135,7 +155,7 @@ fn corpus_models_convert_where_onnx_does_and_compute_the_same() {
         let report = String::from_utf8_lossy(&result.stdout);
         let mut known = 0;
         for line in report.lines().filter(|l| l.starts_with("differs ")) {
-            if ONNXRUNTIME_FAILS.iter().any(|(m, _)| line.starts_with(&format!("differs {m}:"))) {
+            if known_difference(line) {
                 known += 1;
             } else {
                 failures.insert(line.to_owned(), "onnxruntime".to_owned());

@@ -78,8 +78,18 @@ pub fn run(args: Args) -> Result<(), Failure> {
         );
     }
     if !crate::json::active() {
+        // One line per operator and reason: a model's sixteen Reshapes need one.
+        let mut grouped: Vec<(&str, &str, Vec<&str>)> = Vec::new();
         for note in &converted.notes {
-            errln!("note: {}: {note}", args.output);
+            match grouped.iter_mut().find(|(op, reason, _)| *op == note.op && *reason == note.reason) {
+                Some((_, _, nodes)) => nodes.push(&note.node),
+                None => grouped.push((&note.op, &note.reason, vec![&note.node])),
+            }
+        }
+        for (op, reason, nodes) in grouped {
+            let more = if nodes.len() > 3 { format!(" and {} more", nodes.len() - 3) } else { String::new() };
+            let shown: Vec<&str> = nodes.iter().take(3).copied().collect();
+            errln!("note: {}: {op} node(s) {}{more}: {reason}", args.output, shown.join(", "));
         }
     }
     write_output(&args.output, &bytes)

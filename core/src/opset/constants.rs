@@ -44,6 +44,11 @@ impl Constants {
         Constants(found)
     }
 
+    /// A constant the conversion made, so that a later step (of a node it inserted) reads it.
+    pub(super) fn add(&mut self, name: &Str, t: TensorId) {
+        self.0.insert(name.clone(), Some(Source::Initializer(t)));
+    }
+
     /// The tensor a constant holds (a Constant node's `value`), or its values straight from
     /// the node's other value attributes.
     fn values(&self, model: &Model, name: &Str) -> Option<Values> {

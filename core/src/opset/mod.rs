@@ -20,6 +20,7 @@
 //! inferred types, so their nodes are judged without types). Other domains are untouched.
 
 mod constants;
+mod expand;
 mod judge;
 mod site;
 pub mod steps;
@@ -282,50 +283,21 @@ fn convert_nodes(
         }
         let before = model.nodes[n].clone();
         let empty = HashMap::new();
-        let mut site = Site {
-            model: &mut *model,
-            node: n,
-            place,
-            types: types.get(&n).unwrap_or(&empty),
-            to,
-            before: Vec::new(),
-            after: Vec::new(),
-            notes: Vec::new(),
-            cx: &mut *cx,
-            added: 0,
-        };
-        let result = convert_node(&mut site, from, to);
-        let (inserted_before, inserted_after, notes, added) = (site.before, site.after, site.notes, site.added);
-        let node = &model.nodes[n];
         let finding = |reason: String| Finding {
             node: label(&before),
             op: before.op_label(),
             place: place_name.to_owned(),
             reason,
         };
-        match result {
+        let mut outcome = Outcome::default();
+        match convert_one(model, cx, place, n, from, to, types.get(&n).unwrap_or(&empty), &mut outcome, 0) {
             Ok(()) => {
-                converted.notes.extend(notes.into_iter().map(finding));
-                if *node != before {
+                converted.notes.extend(outcome.notes.into_iter().map(finding));
+                if outcome.nodes != [n] || model.nodes[n] != before {
                     converted.changed += 1;
                 }
-                converted.added += added + inserted_before.len() + inserted_after.len();
-                // Inserted nodes are written as the node is (its domain spelling) and, when
-                // it is named, named after it.
-                let (domain, stem) = (before.domain.clone(), before.name.clone().filter(|n| !n.is_empty()));
-                let mut place_node = |mut inserted: Node| {
-                    inserted.domain = domain.clone();
-                    if let Some(stem) = &stem {
-                        let op = inserted.op_type.as_ref().map(|o| o.to_string()).unwrap_or_default();
-                        inserted.name = Some(fresh_name(&mut cx.names, &format!("{stem}_{}", op.to_lowercase())));
-                    }
-                    model.nodes.alloc(inserted)
-                };
-                let first: Vec<NodeId> = inserted_before.into_iter().map(&mut place_node).collect();
-                let last: Vec<NodeId> = inserted_after.into_iter().map(&mut place_node).collect();
-                order.extend(first);
-                order.push(n);
-                order.extend(last);
+                converted.added += outcome.added + outcome.nodes.len().saturating_sub(1);
+                order.extend(outcome.nodes);
             }
             Err(reason) => {
                 cx.blockers.push(finding(reason));
@@ -337,6 +309,93 @@ fn convert_nodes(
         Place::Graph(g) => model.graphs[g].nodes = order,
         Place::Function(f) => model.function_store[f].nodes = order,
     }
+}
+
+/// What converting one node gave: the nodes that stand in its place, in order (itself among
+/// them unless it was replaced), notes, and how many constants were added.
+#[derive(Default)]
+struct Outcome {
+    nodes: Vec<NodeId>,
+    notes: Vec<String>,
+    added: usize,
+}
+
+/// How deep nodes a step inserts may themselves insert nodes (a step's nodes are plain
+/// operators; this only bounds a mistake).
+const MOST_NESTED_INSERTIONS: usize = 8;
+
+/// Converts node `n` from opset `from` to `to`, then the nodes its steps inserted (written
+/// at the version the step left them at) from there to `to`, appending them all in order.
+#[allow(clippy::too_many_arguments)]
+fn convert_one(
+    model: &mut Model,
+    cx: &mut Cx,
+    place: Place,
+    n: NodeId,
+    from: i64,
+    to: i64,
+    types: &HashMap<Str, Type>,
+    outcome: &mut Outcome,
+    depth: usize,
+) -> Result<(), String> {
+    if depth > MOST_NESTED_INSERTIONS {
+        return Err("its rewriting nests too deep".to_owned());
+    }
+    let mut site = Site {
+        model: &mut *model,
+        node: n,
+        place,
+        types,
+        to,
+        at: from,
+        before: Vec::new(),
+        after: Vec::new(),
+        replaced_by: None,
+        notes: Vec::new(),
+        cx: &mut *cx,
+        added: 0,
+    };
+    convert_node(&mut site, from, to)?;
+    let (before, after, replaced_by, at) = (site.before, site.after, site.replaced_by, site.at);
+    outcome.notes.extend(site.notes);
+    outcome.added += site.added;
+    // Inserted nodes are written as the node is (its domain spelling) and, when it is
+    // named, named after it.
+    let original = model.nodes[n].clone();
+    let stem = original.name.clone().filter(|n| !n.is_empty());
+    let empty = HashMap::new();
+    let insert = |model: &mut Model, cx: &mut Cx, outcome: &mut Outcome, mut inserted: Node| {
+        inserted.domain = original.domain.clone();
+        if inserted.name.is_none()
+            && let Some(stem) = &stem
+        {
+            let op = inserted.op_type.as_ref().map(|o| o.to_string()).unwrap_or_default();
+            inserted.name = Some(fresh_name(&mut cx.names, &format!("{stem}_{}", op.to_lowercase())));
+        }
+        let op = inserted.op_label();
+        let id = model.nodes.alloc(inserted);
+        if model.nodes[id].schema_domain() != Some("") {
+            outcome.nodes.push(id);
+            return Ok(());
+        }
+        convert_one(model, cx, place, id, at, to, &empty, outcome, depth + 1)
+            .map_err(|reason| format!("the {op} its rewriting needs cannot be: {reason}"))
+    };
+    for node in before {
+        insert(model, cx, outcome, node)?;
+    }
+    match replaced_by {
+        Some(nodes) => {
+            for node in nodes {
+                insert(model, cx, outcome, node)?;
+            }
+        }
+        None => outcome.nodes.push(n),
+    }
+    for node in after {
+        insert(model, cx, outcome, node)?;
+    }
+    Ok(())
 }
 
 /// The step of default-domain operator `op` at version `since`, from the operator table.
@@ -353,6 +412,7 @@ fn convert_node(site: &mut Site, from: i64, to: i64) -> Result<(), String> {
     if source.deprecated
         && let Some(step) = step_of(&op, source.since_version)
     {
+        site.at = source.since_version;
         (step.up)(site)?;
     }
     let mut at = from;
@@ -367,7 +427,11 @@ fn convert_node(site: &mut Site, from: i64, to: i64) -> Result<(), String> {
             restate_defaults(site, current, next);
             let op = site.op().to_owned();
             if let Some(step) = step_of(&op, next.since_version) {
+                site.at = next.since_version;
                 (step.up)(site)?;
+                if site.replaced_by.is_some() {
+                    return Ok(());
+                }
             }
             at = next.since_version;
         }
@@ -383,11 +447,16 @@ fn convert_node(site: &mut Site, from: i64, to: i64) -> Result<(), String> {
             if let Some(previous) = previous {
                 restate_defaults(site, current, previous);
             }
+            site.at = current.since_version - 1;
             match step_of(&op, current.since_version) {
-                Some(step) => (step.down)(site)?,
-                None if previous.is_none() => {
-                    return Err(format!("{op} exists only from opset {}", current.since_version));
+                Some(step) => {
+                    (step.down)(site)?;
+                    if site.replaced_by.is_some() {
+                        return Ok(());
+                    }
                 }
+                // An operator the target predates: its function body, where it has one.
+                None if previous.is_none() => return expand::function_body(site, current),
                 None => {}
             }
             at = current.since_version - 1;

@@ -17,9 +17,14 @@ pub struct Site<'a> {
     pub(super) types: &'a HashMap<Str, Type>,
     /// The target opset.
     pub to: i64,
+    /// The version the step being run leaves the node at: nodes it inserts are written for
+    /// it, and converted from it to the target in turn.
+    pub at: i64,
     /// Nodes to insert before and after the node.
     pub before: Vec<Node>,
     pub after: Vec<Node>,
+    /// Nodes that take the node's place (an operator expanded into others).
+    pub replaced_by: Option<Vec<Node>>,
     pub notes: Vec<String>,
     pub(super) cx: &'a mut Cx,
     /// Constants added as initializers.
@@ -161,10 +166,14 @@ impl Site<'_> {
         match self.place {
             Place::Graph(g) => {
                 crate::simplify::add_initializer(self.model, g, name.clone(), tensor);
+                if let Some(&t) = self.model.graphs[g].initializers.last() {
+                    self.cx.constants.add(&name, t);
+                }
                 self.added += 1;
             }
             Place::Function(_) => {
                 let t = self.model.tensors.alloc(tensor);
+                self.cx.constants.add(&name, t);
                 let value = Attribute {
                     name: Some(Str::from("value")),
                     ty: Some(AttributeType::Tensor as i32),

@@ -92,6 +92,7 @@ pub const STEPS: &[(&str, i64, Step)] = &[
     ("Greater", 7, LEGACY_BROADCAST),
     ("Less", 7, LEGACY_BROADCAST),
     ("Gemm", 7, step(gemm_up, gemm_down)),
+    ("Gemm", 11, step(nothing, gemm_bias_down)),
     ("BatchNormalization", 7, step(drop_is_test, set_is_test)),
     ("Dropout", 7, step(drop_is_test, set_is_test)),
     ("Upsample", 9, step(upsample_scales_up, upsample_scales_down)),
@@ -144,6 +145,9 @@ pub const STEPS: &[(&str, i64, Step)] = &[
     ("ReduceSum", 13, REDUCE_AXES),
     ("Resize", 13, step(nothing, resize_13_down)),
     ("Reshape", 14, step(nothing, reshape_allowzero_down)),
+    ("Shape", 15, step(nothing, shape_range_down)),
+    ("QuantizeLinear", 13, step(nothing, per_tensor_down)),
+    ("DequantizeLinear", 13, step(nothing, per_tensor_down)),
     ("RoiAlign", 16, step(roi_align_up, roi_align_down)),
     // Opset 18: the other reductions take their axes as an input.
     ("ReduceL1", 18, REDUCE_AXES),
@@ -162,6 +166,10 @@ pub const STEPS: &[(&str, i64, Step)] = &[
     ("Resize", 19, step(nothing, resize_19_down)),
     ("GridSample", 20, step(grid_sample_up, grid_sample_down)),
     ("DFT", 20, step(dft_up, dft_down)),
+    // Operators the target predates, expanded into what they compute (operators with a
+    // static function body are expanded from it without a step here).
+    ("LayerNormalization", 17, step(nothing, super::expand::layer_normalization)),
+    ("Gelu", 20, step(nothing, super::expand::gelu)),
     ("GroupNormalization", 21, step(group_norm_up, group_norm_down)),
 ];
 
@@ -185,7 +193,7 @@ enum Operand {
     Floats,
 }
 
-fn tensor_of(dt: DataType, dims: Vec<i64>, values: &[f64]) -> Option<Tensor> {
+pub(super) fn tensor_of(dt: DataType, dims: Vec<i64>, values: &[f64]) -> Option<Tensor> {
     let raw: Vec<u8> = match dt {
         DataType::Float => values.iter().flat_map(|&v| (v as f32).to_le_bytes()).collect(),
         DataType::Double => values.iter().flat_map(|&v| v.to_le_bytes()).collect(),
@@ -397,8 +405,57 @@ fn reshape_allowzero_down(site: &mut Site) -> Result<(), String> {
             Ok(())
         }
         Ok(_) => Err("it sets allowzero with a 0 in its shape, which Reshape before 14 reads as 'copy'".to_owned()),
-        Err(_) => Err("it sets allowzero and its shape is computed: a 0 in it would mean 'copy' before 14".to_owned()),
+        // A 0 in a computed shape (an empty tensor's size) would silently mean "copy".
+        Err(_) => {
+            Err("it sets allowzero and its shape is computed: before 14 a 0 in it means 'copy the input's size'"
+                .to_owned())
+        }
     }
+}
+
+/// Shape-15 may keep only part of the shape (`start`, `end`): before, a Slice of the whole
+/// shape does it.
+fn shape_range_down(site: &mut Site) -> Result<(), String> {
+    let start = site.take("start").and_then(|a| a.i).unwrap_or(0);
+    let end = site.take("end").and_then(|a| a.i);
+    if start == 0 && end.is_none() {
+        return Ok(());
+    }
+    let output = site.node().outputs.first().cloned().ok_or("it has no output")?;
+    let whole = site.fresh(&format!("{}_whole", site.stem()));
+    site.node_mut().outputs[0] = whole.clone();
+    let starts = site.constant("start", int64s(&[start]));
+    let ends = site.constant("end", int64s(&[end.unwrap_or(i64::MAX)]));
+    site.after.push(simple_node("Slice", &[whole, starts, ends], &output, Vec::new()));
+    Ok(())
+}
+
+/// QuantizeLinear and DequantizeLinear quantize per tensor before 13: the `axis` that 13
+/// added says nothing when the scale is one value.
+fn per_tensor_down(site: &mut Site) -> Result<(), String> {
+    if site.node().attribute("axis").is_none() {
+        return Ok(());
+    }
+    let one_value = match site.input(1).map(|_| site.constant_floats(1, "scale")) {
+        Some(Ok(scale)) => scale.len() == 1,
+        _ => site.rank(1) == Some(0) || (site.rank(1) == Some(1) && site.dim(1, 0) == Some(1)),
+    };
+    if !one_value {
+        return Err("it quantizes per axis, and before 13 only per tensor".to_owned());
+    }
+    site.take("axis");
+    Ok(())
+}
+
+/// Gemm's C is optional from 11: before, a zero that broadcasts stands for none.
+fn gemm_bias_down(site: &mut Site) -> Result<(), String> {
+    if site.input(2).is_some() {
+        return Ok(());
+    }
+    let dt = site.elem_type(0).ok_or("it has no C, and the element type of a zero for it is not known")?;
+    let zero = site.constant("C", tensor_of(dt, Vec::new(), &[0.0]).ok_or("no zero of its element type")?);
+    site.set_input(2, zero);
+    Ok(())
 }
 
 fn gemm_up(site: &mut Site) -> Result<(), String> {
