@@ -486,6 +486,25 @@ impl App {
                 Outcome::Flash(crate::export::simplified(&path, &self.model))
             }
             Command::Diff(file) => self.diff_with(&file),
+            Command::Opset { target, file } => self.convert_opset(target, file),
+        }
+    }
+
+    /// `:opset N [FILE]`: the model converted to opset N and written to a new file, or the
+    /// nodes that block it as a chooser whose items go to them.
+    fn convert_opset(&mut self, target: i64, file: Option<std::path::PathBuf>) -> Outcome {
+        match crate::export::opset_converted(&self.model, &self.label, target, file) {
+            Ok(done) => Outcome::Flash(done),
+            Err(onnx_core::opset::OpsetError::Blocked { from, to, blockers }) => {
+                let items = blockers
+                    .iter()
+                    .map(|b| (crate::sanitize::str(&b.to_string()).into_owned(), Some(Target::Node(b.id))))
+                    .collect();
+                let title = format!("{} block opset {from} → {to}", crate::view::count(blockers.len(), "node"));
+                self.overlays.push(Overlay::Chooser(Chooser::new(title, items)));
+                Outcome::Stay
+            }
+            Err(other) => Outcome::Flash(format!("opset: {other}")),
         }
     }
 

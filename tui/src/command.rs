@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 
 /// The commands and what each takes.
-pub const HELP: &str = ":goto NAME · :run · :compare DIR · :export VALUE [FILE] · :simplify [FILE] · :diff FILE";
+pub const HELP: &str =
+    ":goto NAME · :run · :compare DIR · :export VALUE [FILE] · :simplify [FILE] · :diff FILE · :opset N [FILE]";
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
@@ -24,6 +25,9 @@ pub enum Command {
     /// List what changed from this model to another (`onnx diff`), each change a place to
     /// go to.
     Diff(PathBuf),
+    /// Write the model converted to default-domain opset N (`onnx opset`; a new binary file,
+    /// never over one), or list the nodes that block it, each a place to go to.
+    Opset { target: i64, file: Option<PathBuf> },
 }
 
 /// The command a line spells, or what is wrong with it.
@@ -53,6 +57,13 @@ pub fn parse(line: &str) -> Result<Command, String> {
         "simplify" => Err(needs("at most one file")),
         "diff" if !rest.is_empty() => Ok(Command::Diff(PathBuf::from(rest))),
         "diff" => Err(needs("the model to compare with")),
+        "opset" => {
+            let mut parts = rest.split_whitespace();
+            match (parts.next().map(str::parse::<i64>), parts.next(), parts.next()) {
+                (Some(Ok(target)), file, None) => Ok(Command::Opset { target, file: file.map(PathBuf::from) }),
+                _ => Err(needs("an opset number and at most one file")),
+            }
+        }
         "" => Err(format!("commands: {HELP}")),
         other => Err(format!("no command :{other} ({HELP})")),
     }
@@ -80,5 +91,8 @@ mod tests {
         assert!(parse("simplify a b").is_err_and(|e| e.contains("at most one file")));
         assert_eq!(parse(":diff other.onnx"), Ok(Command::Diff("other.onnx".into())));
         assert!(parse("diff").is_err_and(|e| e.contains("the model to compare with")));
+        assert_eq!(parse(":opset 17"), Ok(Command::Opset { target: 17, file: None }));
+        assert_eq!(parse("opset 13 old.onnx"), Ok(Command::Opset { target: 13, file: Some("old.onnx".into()) }));
+        assert!(parse("opset latest").is_err_and(|e| e.contains("an opset number")));
     }
 }

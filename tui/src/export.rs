@@ -82,6 +82,45 @@ pub fn simplified(wanted: &Path, model: &onnx_core::ir::Model) -> String {
     }
 }
 
+/// Converts `model` to default-domain opset `target` (`onnx opset`) and writes it as a
+/// binary model to `file`, or `STEM.opsetN.onnx` beside where the browser runs (the first
+/// free numbered name when taken); says what it did. The nodes that block the conversion
+/// come back as the error.
+pub fn opset_converted(
+    model: &onnx_core::ir::Model,
+    label: &str,
+    target: i64,
+    file: Option<PathBuf>,
+) -> Result<String, onnx_core::opset::OpsetError> {
+    if onnx_core::external::external_tensors(model).next().is_some() {
+        return Ok("opset: the model keeps tensors in external files; run `onnx opset IN OUT --to N` beside it".into());
+    }
+    let mut copy = model.clone();
+    let done = onnx_core::opset::convert(&mut copy, target)?;
+    let wanted = file.unwrap_or_else(|| {
+        let stem = Path::new(label).file_stem().map_or_else(|| "model".into(), |s| s.to_string_lossy().into_owned());
+        PathBuf::from(format!("{stem}.opset{target}.onnx"))
+    });
+    let bytes = onnx_core::binary::encode_model(&copy);
+    if let Some(why) = onnx_core::binary::unwritable(&copy, bytes.len()) {
+        return Ok(format!("opset: cannot write it: {why}"));
+    }
+    Ok(match write_new(&wanted, &bytes) {
+        Ok(path) => {
+            let shown = std::path::absolute(&path).unwrap_or(path.clone());
+            format!(
+                "opset {} → {}: {} node(s) changed, {} added; wrote {}",
+                done.from,
+                done.to,
+                done.changed,
+                done.added,
+                shown.display()
+            )
+        }
+        Err(why) => format!("opset failed: {why}"),
+    })
+}
+
 /// `wanted`, then `STEM-2.EXT`, `STEM-3.EXT`, … beside it.
 fn candidates(wanted: &Path) -> impl Iterator<Item = PathBuf> + '_ {
     let stem = wanted.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();

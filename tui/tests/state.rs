@@ -351,3 +351,27 @@ fn diff_lists_the_changes_and_goes_to_them() {
     );
     assert!(screen(&mut app, 140, 30).contains("no differences with"));
 }
+
+/// Issue 58: `:opset N [FILE]` writes the model converted to opset N, or lists the nodes that
+/// block it, each a place to go to.
+#[test]
+fn opset_writes_the_converted_model_or_lists_what_blocks_it() {
+    let model = common::repo("cli/tests/fixtures/commands/opset_model.onnxtxt");
+    let mut app = common::open_path(&model, None);
+    // Down to 9: GridSample exists only from 16, and the chooser goes to it.
+    keys(&mut app, ":opset 9<Enter>");
+    let shown = screen(&mut app, 140, 30);
+    assert!(shown.contains("1 node block opset 20 → 9"), "{shown}");
+    assert!(shown.contains("GridSample exists only from opset 16"), "{shown}");
+    keys(&mut app, "<Enter>");
+    assert_eq!(selected_name(&app), "sample");
+    // Down to 16 it converts and writes a new file, never over one.
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let out = dir.path().join("old.onnx");
+    keys(&mut app, &format!(":opset 16 {}<Enter>", out.display()));
+    assert!(screen(&mut app, 200, 30).contains("opset 20 → 16"), "{}", screen(&mut app, 200, 30));
+    let written = onnx_core::binary::read_model(&out).expect("a model written");
+    assert_eq!(written.opset_version(""), Some(16));
+    keys(&mut app, &format!(":opset 16 {}<Enter>", out.display()));
+    assert!(dir.path().join("old-2.onnx").exists(), "the second conversion took a free name");
+}

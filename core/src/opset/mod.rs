@@ -57,6 +57,8 @@ pub struct Converted {
 /// A node the conversion refuses or remarks on, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finding {
+    /// The node in the model given (ids survive the conversion, which only adds nodes).
+    pub id: NodeId,
     /// The node's name, or its first output's where it has none.
     pub node: String,
     pub op: String,
@@ -284,6 +286,7 @@ fn convert_nodes(
         let before = model.nodes[n].clone();
         let empty = HashMap::new();
         let finding = |reason: String| Finding {
+            id: n,
             node: label(&before),
             op: before.op_label(),
             place: place_name.to_owned(),
