@@ -13,7 +13,7 @@ seconds="${1:-30}"
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(binary_roundtrip text_roundtrip fmt_stable check_binary check_text run_binary simplify_binary diff_binary lsp_messages lsp_edits)
+  targets=(binary_roundtrip text_roundtrip fmt_stable check_binary check_text run_binary simplify_binary diff_binary opset_binary lsp_messages lsp_edits)
 fi
 
 # Seeds: binary models for the binary targets, texts for the text targets, and for the
@@ -59,7 +59,7 @@ seed() {
 
 for target in "${targets[@]}"; do
   case "$target" in
-    binary_roundtrip | check_binary | run_binary | simplify_binary | diff_binary) seed "$target" binary ;;
+    binary_roundtrip | check_binary | run_binary | simplify_binary | diff_binary | opset_binary) seed "$target" binary ;;
     lsp_messages | lsp_edits) seed "$target" own ;;
     *) seed "$target" text ;;
   esac

@@ -160,6 +160,35 @@ pub fn diff_binary(data: &[u8]) {
     }
 }
 
+/// `onnx opset` on a binary model, to an opset its bytes pick (their sum, so that any
+/// mutation may change it while the model still decodes; 1 to 32, beyond the newest too): a conversion or a refusal that names a node and a reason, never a
+/// panic; a converted model imports the target, encodes and decodes again, and converts
+/// back toward its opset without a panic.
+pub fn opset_binary(data: &[u8]) {
+    if data.len() > MAX_INPUT {
+        return;
+    }
+    let Ok(model) = binary::decode_model(Bytes::copy_from_slice(data), "fuzz") else { return };
+    let sum = data.iter().fold(0u8, |s, &b| s.wrapping_add(b));
+    let target = i64::from(sum % 32) + 1;
+    let mut converted = model.clone();
+    match onnx_core::opset::convert(&mut converted, target) {
+        Ok(done) => {
+            assert_eq!(converted.opset_version(""), Some(target), "converted to {target}");
+            let bytes = binary::encode_model(&converted);
+            if binary::unwritable(&converted, bytes.len()).is_some() {
+                return;
+            }
+            let mut back = binary::decode_model(Bytes::from(bytes), "converted").expect("the converted model decodes");
+            let _ = onnx_core::opset::convert(&mut back, done.from);
+        }
+        Err(onnx_core::opset::OpsetError::Blocked { blockers, .. }) => {
+            assert!(!blockers.is_empty() && blockers.iter().all(|b| !b.reason.is_empty()), "a refusal without reasons");
+        }
+        Err(e) => assert!(!e.to_string().is_empty()),
+    }
+}
+
 /// A property: panics when it does not hold for the input.
 pub type Property = fn(&[u8]);
 
@@ -173,6 +202,7 @@ pub const TARGETS: &[(&str, Property)] = &[
     ("run_binary", run_binary),
     ("simplify_binary", simplify_binary),
     ("diff_binary", diff_binary),
+    ("opset_binary", opset_binary),
     ("lsp_messages", crate::fuzz_lsp::lsp_messages),
     ("lsp_edits", crate::fuzz_lsp::lsp_edits),
 ];

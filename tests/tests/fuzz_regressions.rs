@@ -45,6 +45,7 @@ fn the_seeds_hold() {
         onnx_tests::fuzz::run_binary(&data);
         onnx_tests::fuzz::simplify_binary(&data);
         onnx_tests::fuzz::diff_binary(&data);
+        onnx_tests::fuzz::opset_binary(&data);
     }
     for text in &texts {
         let data = std::fs::read(text).expect("readable");

@@ -134,8 +134,17 @@ pub(super) fn layer_normalization(site: &mut Site) -> Result<(), String> {
     // The reduced axes: from the front where the rank is known (negative axes exist only
     // from 11), else counted from the back.
     let axes: Vec<i64> = match site.rank(0).map(|r| r as i64) {
-        Some(rank) => (if axis < 0 { axis + rank } else { axis }..rank).collect(),
-        None if axis < 0 => (axis..0).collect(),
+        Some(rank) => {
+            let from = if axis < 0 { axis.saturating_add(rank) } else { axis };
+            if !(0..rank).contains(&from) {
+                return Err(format!("its axis {axis} is outside its input's {rank} dimensions"));
+            }
+            (from..rank).collect()
+        }
+        None if (-64..0).contains(&axis) => (axis..0).collect(),
+        None if axis < 0 => {
+            return Err("its axis counts from the back further than a rank inference does not know".to_owned());
+        }
         None => return Err("its axis counts from the front and the rank of its input is not known".to_owned()),
     };
     let node = site.node().clone();

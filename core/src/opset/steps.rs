@@ -594,7 +594,7 @@ fn slice_axes_down(site: &mut Site) -> Result<(), String> {
         return Ok(());
     }
     let rank = site.rank(0).ok_or("its axes count from the back and the rank of its input is not known")? as i64;
-    let fixed: Vec<i64> = axes.iter().map(|&a| if a < 0 { a + rank } else { a }).collect();
+    let fixed: Vec<i64> = axes.iter().map(|&a| from_front(a, rank)).collect();
     site.detach(3);
     let constant = site.constant("axes", int64s(&fixed));
     site.set_input(3, constant);
@@ -682,14 +682,18 @@ fn split_18_down(site: &mut Site) -> Result<(), String> {
     site.take("num_outputs");
     let rank = site.rank(0);
     let axis = site.int("axis").unwrap_or(0);
-    let axis = if axis < 0 { rank.map(|r| axis + r as i64) } else { Some(axis) };
+    let axis = if axis < 0 { rank.map(|r| from_front(axis, r as i64)) } else { Some(axis) };
     let size = axis.and_then(|a| site.dim(0, usize::try_from(a).ok()?));
+    // As many parts as outputs (which also bounds the sizes written).
+    if usize::try_from(parts).ok() != Some(site.node().outputs.len()) {
+        return Err(format!("num_outputs is {parts} and it has {} outputs", site.node().outputs.len()));
+    }
     match size {
-        Some(size) if parts > 0 && size % parts == 0 => Ok(()),
-        Some(size) if parts > 0 => {
-            let chunk = (size + parts - 1) / parts;
-            let mut sizes = vec![chunk; usize::try_from(parts - 1).unwrap_or(0)];
-            sizes.push(size - chunk * (parts - 1));
+        Some(size) if size >= 0 && size % parts == 0 => Ok(()),
+        Some(size) if size >= 0 => {
+            let chunk = size / parts + i64::from(size % parts != 0);
+            let mut sizes = vec![chunk; site.node().outputs.len() - 1];
+            sizes.push(size.saturating_sub(chunk.saturating_mul(parts - 1)));
             let constant = site.constant("split", int64s(&sizes));
             site.set_input(1, constant);
             Ok(())
@@ -750,6 +754,12 @@ fn dft_down(site: &mut Site) -> Result<(), String> {
 // ---------------------------------------------------------------------------------------
 // Negative axes (allowed from 11).
 
+/// An axis or index counted from the front: a negative one plus the size (saturating, so
+/// that a hostile value gives a wrong axis the judgement refuses, never an overflow).
+fn from_front(value: i64, size: i64) -> i64 {
+    if value < 0 { value.saturating_add(size) } else { value }
+}
+
 /// Counts a negative `axis` from the front, for versions before 11.
 fn normalize_axis(site: &mut Site) -> Result<(), String> {
     let Some(axis) = site.int("axis") else { return Ok(()) };
@@ -759,7 +769,7 @@ fn normalize_axis(site: &mut Site) -> Result<(), String> {
     // OneHot's axis counts in its output, one rank more than its indices.
     let extra = usize::from(site.op() == "OneHot");
     let rank = site.rank(0).ok_or("its axis counts from the back and the rank of its input is not known")? + extra;
-    site.set(int_attribute("axis", axis + rank as i64));
+    site.set(int_attribute("axis", from_front(axis, rank as i64)));
     Ok(())
 }
 
@@ -769,7 +779,7 @@ fn normalize_axes(site: &mut Site) -> Result<(), String> {
         return Ok(());
     }
     let rank = site.rank(0).ok_or("its axes count from the back and the rank of its input is not known")? as i64;
-    site.set(ints_attribute("axes", axes.iter().map(|&a| if a < 0 { a + rank } else { a }).collect()));
+    site.set(ints_attribute("axes", axes.iter().map(|&a| from_front(a, rank)).collect()));
     Ok(())
 }
 
@@ -781,7 +791,7 @@ fn unsqueeze_axes_down(site: &mut Site) -> Result<(), String> {
     }
     let rank = site.rank(0).ok_or("its axes count from the back and the rank of its input is not known")?;
     let rank = (rank + axes.len()) as i64;
-    site.set(ints_attribute("axes", axes.iter().map(|&a| if a < 0 { a + rank } else { a }).collect()));
+    site.set(ints_attribute("axes", axes.iter().map(|&a| from_front(a, rank)).collect()));
     Ok(())
 }
 
@@ -793,7 +803,7 @@ fn gather_down(site: &mut Site) -> Result<(), String> {
         Some(Ok(indices)) if indices.iter().any(|&i| i < 0) => {
             let axis = usize::try_from(site.int("axis").unwrap_or(0)).unwrap_or(0);
             let size = site.dim(0, axis).ok_or("it has negative indices into a dimension of unknown size")?;
-            let fixed: Vec<f64> = indices.iter().map(|&i| (if i < 0 { i + size } else { i }) as f64).collect();
+            let fixed: Vec<f64> = indices.iter().map(|&i| from_front(i, size) as f64).collect();
             let dt = site.elem_type(1).unwrap_or(DataType::Int64);
             let rank = site.rank(1).ok_or("the rank of its indices is not known")?;
             let dims: Vec<i64> = (0..rank).map(|k| site.dim(1, k).unwrap_or(1)).collect();
@@ -819,7 +829,7 @@ fn gather_down(site: &mut Site) -> Result<(), String> {
 fn softmax_up(site: &mut Site) -> Result<(), String> {
     let axis = site.int("axis").unwrap_or(1);
     let rank = site.rank(0);
-    let last = axis == -1 || rank.is_some_and(|r| axis == r as i64 - 1 || axis + r as i64 == r as i64 - 1);
+    let last = axis == -1 || rank.is_some_and(|r| from_front(axis, r as i64) == r as i64 - 1);
     if last {
         return Ok(());
     }
@@ -850,7 +860,10 @@ fn softmax_down(site: &mut Site) -> Result<(), String> {
             "it normalises along an axis that may not be the last, and the rank of its input is not known".to_owned()
         );
     };
-    let axis = if axis < 0 { axis + rank } else { axis };
+    let axis = from_front(axis, rank);
+    if !(0..rank).contains(&axis) {
+        return Err(format!("its axis {axis} is outside its input's {rank} dimensions"));
+    }
     if axis == rank - 1 {
         site.set(int_attribute("axis", axis));
         return Ok(());
@@ -954,6 +967,11 @@ fn group_norm_up(site: &mut Site) -> Result<(), String> {
     let channels = site.dim(0, 1).ok_or("the channel count of its input is not known")?;
     if groups <= 0 || channels % groups != 0 {
         return Err(format!("{channels} channels do not divide into {groups} groups"));
+    }
+    // The scale written out holds one value per channel: a size no real model comes near
+    // is refused rather than allocated.
+    if channels > 1 << 24 {
+        return Err(format!("{channels} channels are too many to write its scale out per channel"));
     }
     let per = usize::try_from(channels / groups).unwrap_or(1);
     for (i, what) in [(1, "scale"), (2, "bias")] {
