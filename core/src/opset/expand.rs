@@ -116,40 +116,40 @@ fn ints_attribute(name: &str, v: Vec<i64>) -> Attribute {
     Attribute { name: Some(Str::from(name)), ty: Some(AttributeType::Ints as i32), ints: v, ..Attribute::default() }
 }
 
+/// What LayerNormalization and RMSNormalization read of their node: the input's element
+/// type, the type they compute in (`stash_type` 1: float), epsilon, the reduced axes, the
+/// input and the scale.
+struct Normalization {
+    dt: DataType,
+    stash: DataType,
+    epsilon: f64,
+    axes: Vec<i64>,
+    x: Str,
+    scale: Str,
+}
+
+impl Normalization {
+    fn of(site: &Site) -> Result<Normalization, String> {
+        let dt = site.elem_type(0).ok_or("the element type of its input is not known")?;
+        let epsilon = match site.attribute("epsilon") {
+            Some(crate::ir::AttributeValue::Float(f)) => f64::from(f),
+            _ => 1e-5,
+        };
+        let stash = if site.int("stash_type").unwrap_or(1) == 1 { DataType::Float } else { dt };
+        let axes = reduced_axes(site, site.int("axis").unwrap_or(-1))?;
+        let node = site.node();
+        let x = node.inputs.first().cloned().unwrap_or_default();
+        let scale = node.inputs.get(1).cloned().unwrap_or_default();
+        Ok(Normalization { dt, stash, epsilon, axes, x, scale })
+    }
+}
+
 /// LayerNormalization-17 (onnx builds its body from the node): the mean and variance over
 /// the axes from `axis` on, in float when `stash_type` is 1, then scale and bias. Written
 /// for opset 16; its optional Mean and InvStdDev outputs are the same intermediate values.
 pub(super) fn layer_normalization(site: &mut Site) -> Result<(), String> {
-    let dt = site.elem_type(0).ok_or("the element type of its input is not known")?;
-    let axis = site.int("axis").unwrap_or(-1);
-    let epsilon = f64::from(
-        site.attribute("epsilon")
-            .and_then(|a| match a {
-                crate::ir::AttributeValue::Float(f) => Some(f),
-                _ => None,
-            })
-            .unwrap_or(1e-5),
-    );
-    let stash = if site.int("stash_type").unwrap_or(1) == 1 { DataType::Float } else { dt };
-    // The reduced axes: from the front where the rank is known (negative axes exist only
-    // from 11), else counted from the back.
-    let axes: Vec<i64> = match site.rank(0).map(|r| r as i64) {
-        Some(rank) => {
-            let from = if axis < 0 { axis.saturating_add(rank) } else { axis };
-            if !(0..rank).contains(&from) {
-                return Err(format!("its axis {axis} is outside its input's {rank} dimensions"));
-            }
-            (from..rank).collect()
-        }
-        None if (-64..0).contains(&axis) => (axis..0).collect(),
-        None if axis < 0 => {
-            return Err("its axis counts from the back further than a rank inference does not know".to_owned());
-        }
-        None => return Err("its axis counts from the front and the rank of its input is not known".to_owned()),
-    };
+    let Normalization { dt, stash, epsilon, axes, x, scale } = Normalization::of(site)?;
     let node = site.node().clone();
-    let (x, scale) =
-        (node.inputs.first().cloned().unwrap_or_default(), node.inputs.get(1).cloned().unwrap_or_default());
     let bias = node.inputs.get(2).filter(|b| !b.is_empty()).cloned();
     let output = |i: usize| node.outputs.get(i).filter(|o| !o.is_empty()).cloned();
     let mut b = Builder::new(site);
@@ -181,6 +181,25 @@ pub(super) fn layer_normalization(site: &mut Site) -> Result<(), String> {
     Ok(())
 }
 
+/// The axes a normalization reduces, from `axis` to the last: from the front where the rank
+/// is known (negative axes exist only from 11), else counted from the back.
+fn reduced_axes(site: &Site, axis: i64) -> Result<Vec<i64>, String> {
+    Ok(match site.rank(0).map(|r| r as i64) {
+        Some(rank) => {
+            let from = if axis < 0 { axis.saturating_add(rank) } else { axis };
+            if !(0..rank).contains(&from) {
+                return Err(format!("its axis {axis} is outside its input's {rank} dimensions"));
+            }
+            (from..rank).collect()
+        }
+        None if (-64..0).contains(&axis) => (axis..0).collect(),
+        None if axis < 0 => {
+            return Err("its axis counts from the back further than a rank inference does not know".to_owned());
+        }
+        None => return Err("its axis counts from the front and the rank of its input is not known".to_owned()),
+    })
+}
+
 /// Gelu-20 (its body built from the node): `0.5·x·(1 + erf(x/√2))`, or with
 /// `approximate = "tanh"`, `0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`. Written for 19.
 pub(super) fn gelu(site: &mut Site) -> Result<(), String> {
@@ -210,5 +229,68 @@ pub(super) fn gelu(site: &mut Site) -> Result<(), String> {
     let times = b.node("Mul", &[&x, &plus], Vec::new(), "times_x", None);
     b.node("Mul", &[&times, &half], Vec::new(), "gelu", y);
     b.finish(19);
+    Ok(())
+}
+
+/// CastLike-15: a Cast to its second input's element type. Written for 14.
+pub(super) fn cast_like(site: &mut Site) -> Result<(), String> {
+    let to = site.elem_type(1).ok_or("the element type of its second input is not known")?;
+    let node = site.node().clone();
+    let x = node.inputs.first().cloned().unwrap_or_default();
+    let mut b = Builder::new(site);
+    b.node("Cast", &[&x], vec![int_attribute("to", i64::from(to.code()))], "cast", node.outputs.first().cloned());
+    b.finish(14);
+    Ok(())
+}
+
+/// Celu-12: `max(0, x) + min(0, α·(exp(x/α) − 1))`. Written for 11.
+pub(super) fn celu(site: &mut Site) -> Result<(), String> {
+    let dt = site.elem_type(0).unwrap_or(DataType::Float);
+    let alpha = f64::from(
+        site.attribute("alpha")
+            .and_then(|a| match a {
+                crate::ir::AttributeValue::Float(f) => Some(f),
+                _ => None,
+            })
+            .unwrap_or(1.0),
+    );
+    let node = site.node().clone();
+    let x = node.inputs.first().cloned().unwrap_or_default();
+    let mut b = Builder::new(site);
+    let a = b.scalar("alpha", dt, alpha)?;
+    let one = b.scalar("one", dt, 1.0)?;
+    let zero = b.scalar("zero", dt, 0.0)?;
+    let scaled = b.node("Div", &[&x, &a], Vec::new(), "scaled", None);
+    let exp = b.node("Exp", &[&scaled], Vec::new(), "exp", None);
+    let less = b.node("Sub", &[&exp, &one], Vec::new(), "less_one", None);
+    let times = b.node("Mul", &[&less, &a], Vec::new(), "times_alpha", None);
+    let negative = b.node("Min", &[&times, &zero], Vec::new(), "negative", None);
+    let positive = b.node("Relu", &[&x], Vec::new(), "positive", None);
+    b.node("Add", &[&positive, &negative], Vec::new(), "celu", node.outputs.first().cloned());
+    b.finish(11);
+    Ok(())
+}
+
+/// RMSNormalization-23: `x / √(mean(x²) + ε) · scale` over the axes from `axis`, in float when
+/// `stash_type` is 1. Written for 17 (ReduceMean with an axes attribute), then converted to
+/// the target like any other node.
+pub(super) fn rms_normalization(site: &mut Site) -> Result<(), String> {
+    let Normalization { dt, stash, epsilon, axes, x, scale } = Normalization::of(site)?;
+    let node = site.node().clone();
+    let mut b = Builder::new(site);
+    let cast = |b: &mut Builder, value: &Str, to: DataType, what: &str| {
+        b.node("Cast", &[value], vec![int_attribute("to", i64::from(to.code()))], what, None)
+    };
+    let xs = if stash == dt { x.clone() } else { cast(&mut b, &x, stash, "stashed") };
+    let squared = b.node("Mul", &[&xs, &xs], Vec::new(), "squared", None);
+    let reduce = vec![ints_attribute("axes", axes), int_attribute("keepdims", 1)];
+    let mean = b.node("ReduceMean", &[&squared], reduce, "mean_square", None);
+    let eps = b.scalar("epsilon", stash, epsilon)?;
+    let shifted = b.node("Add", &[&mean, &eps], Vec::new(), "shifted", None);
+    let root = b.node("Sqrt", &[&shifted], Vec::new(), "root", None);
+    let normalised = b.node("Div", &[&xs, &root], Vec::new(), "normalised", None);
+    let normalised = if stash == dt { normalised } else { cast(&mut b, &normalised, dt, "unstashed") };
+    b.node("Mul", &[&normalised, &scale], Vec::new(), "scaled", node.outputs.first().cloned());
+    b.finish(17);
     Ok(())
 }

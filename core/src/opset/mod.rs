@@ -366,7 +366,8 @@ fn convert_one(
     // named, named after it.
     let original = model.nodes[n].clone();
     let stem = original.name.clone().filter(|n| !n.is_empty());
-    let empty = HashMap::new();
+    // Inserted nodes know the types of the values they share with the node (its inputs, and
+    // the outputs they make in its place), none of the values they add.
     let insert = |model: &mut Model, cx: &mut Cx, outcome: &mut Outcome, mut inserted: Node| {
         inserted.domain = original.domain.clone();
         if inserted.name.is_none()
@@ -381,7 +382,7 @@ fn convert_one(
             outcome.nodes.push(id);
             return Ok(());
         }
-        convert_one(model, cx, place, id, at, to, &empty, outcome, depth + 1)
+        convert_one(model, cx, place, id, at, to, types, outcome, depth + 1)
             .map_err(|reason| format!("the {op} its rewriting needs cannot be: {reason}"))
     };
     for node in before {
@@ -449,6 +450,12 @@ fn convert_node(site: &mut Site, from: i64, to: i64) -> Result<(), String> {
             let previous = versions.iter().rev().find(|s| s.since_version < current.since_version);
             if let Some(previous) = previous {
                 restate_defaults(site, current, previous);
+            }
+            // Below its first version the operator is renamed or expanded, as written for
+            // that version: what the node sets that the version does not know is judged
+            // there (CastLike's saturate cannot follow it into a Cast-13).
+            if previous.is_none() {
+                judge(site, source, current)?;
             }
             site.at = current.since_version - 1;
             match step_of(&op, current.since_version) {

@@ -170,6 +170,9 @@ pub const STEPS: &[(&str, i64, Step)] = &[
     // static function body are expanded from it without a step here).
     ("LayerNormalization", 17, step(nothing, super::expand::layer_normalization)),
     ("Gelu", 20, step(nothing, super::expand::gelu)),
+    ("CastLike", 15, step(nothing, super::expand::cast_like)),
+    ("Celu", 12, step(nothing, super::expand::celu)),
+    ("RMSNormalization", 23, step(nothing, super::expand::rms_normalization)),
     ("GroupNormalization", 21, step(group_norm_up, group_norm_down)),
 ];
 
