@@ -96,7 +96,7 @@ pub const STEPS: &[(&str, i64, Step)] = &[
     ("BatchNormalization", 7, step(drop_is_test, set_is_test)),
     ("Dropout", 7, step(drop_is_test, set_is_test)),
     ("Upsample", 9, step(upsample_scales_up, upsample_scales_down)),
-    ("Scan", 9, step(scan_refused, scan_refused)),
+    ("Scan", 9, step(scan_up, scan_down)),
     // Opset 10: Slice and TopK take their bounds as inputs; Upsample became Resize.
     ("Slice", 10, step(slice_up, slice_down)),
     ("TopK", 10, step(topk_up, topk_down)),
@@ -471,8 +471,66 @@ fn gemm_down(site: &mut Site) -> Result<(), String> {
     Ok(())
 }
 
-fn scan_refused(_: &mut Site) -> Result<(), String> {
-    Err("Scan-8 carries a batch axis and Scan-9 none: the body would have to be rewritten".to_owned())
+/// Scan-8 scans a batch: every input and output has a batch axis first, and a
+/// `sequence_lens` input may stop items early; Scan-9 has neither. With no lengths given and
+/// a batch of one, the batch axis is squeezed off before and restored after.
+fn scan_up(site: &mut Site) -> Result<(), String> {
+    if site.input(0).is_some() {
+        return Err("it is given sequence_lens, which Scan-9 does not have".to_owned());
+    }
+    let inputs: Vec<Str> = site.node().inputs.iter().skip(1).cloned().collect();
+    for (i, name) in inputs.iter().enumerate() {
+        if site.dim(i + 1, 0) != Some(1) {
+            return Err(format!("its input '{name}' may hold a batch of more than one, which Scan-9 cannot scan"));
+        }
+    }
+    let (squeezed, items) = around_scan(site, &inputs, ("Squeeze", "item"), ("Unsqueeze", "item"));
+    site.node_mut().inputs = squeezed.into_iter().collect();
+    site.node_mut().outputs = items.into_iter().collect();
+    if let Some(mut directions) = site.take("directions") {
+        directions.name = Some(Str::from("scan_input_directions"));
+        site.set(directions);
+    }
+    Ok(())
+}
+
+/// Each of `inputs` passed through `before` (Squeeze or Unsqueeze on axis 0) into a fresh
+/// value, and each output of the node made fresh and passed through `after` back into its
+/// name: the new inputs and outputs.
+fn around_scan(site: &mut Site, inputs: &[Str], before: (&str, &str), after: (&str, &str)) -> (Vec<Str>, Vec<Str>) {
+    let axis0 = || vec![ints_attribute("axes", vec![0])];
+    let mut new_inputs = Vec::new();
+    for name in inputs {
+        let fresh = site.fresh(&format!("{name}_{}", before.1));
+        site.before.push(simple_node(before.0, std::slice::from_ref(name), &fresh, axis0()));
+        new_inputs.push(fresh);
+    }
+    let outputs: Vec<Str> = site.node().outputs.to_vec();
+    let mut new_outputs = Vec::new();
+    for name in &outputs {
+        let fresh = site.fresh(&format!("{name}_{}", after.1));
+        site.after.push(simple_node(after.0, std::slice::from_ref(&fresh), name, axis0()));
+        new_outputs.push(fresh);
+    }
+    (new_inputs, new_outputs)
+}
+
+fn scan_down(site: &mut Site) -> Result<(), String> {
+    for name in ["scan_input_axes", "scan_output_axes", "scan_output_directions"] {
+        if site.ints(name).is_some_and(|v| v.iter().any(|&a| a != 0)) {
+            return Err(format!("its {name} are not all 0, which Scan-8 cannot express"));
+        }
+        site.take(name);
+    }
+    let inputs: Vec<Str> = site.node().inputs.to_vec();
+    let (batched, results) = around_scan(site, &inputs, ("Unsqueeze", "batch"), ("Squeeze", "batch"));
+    site.node_mut().inputs = std::iter::once(Str::default()).chain(batched).collect();
+    site.node_mut().outputs = results.into_iter().collect();
+    if let Some(mut directions) = site.take("scan_input_directions") {
+        directions.name = Some(Str::from("directions"));
+        site.set(directions);
+    }
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------
