@@ -39,18 +39,23 @@ pub(super) fn fuse(model: &mut Model, g: GraphId, types: &GraphTypes) -> usize {
         let mut found = Vec::new();
         let mut involved = std::collections::HashSet::new();
         for &c in &model.graphs[g].nodes {
-            let Some(x) =
-                model.nodes[c].inputs.iter().find(|i| producers.contains_key(*i) && readers.get(*i) == Some(&1))
-            else {
-                continue;
-            };
-            let p = producers[x];
-            if involved.contains(&p) || involved.contains(&c) {
+            if involved.contains(&c) {
                 continue;
             }
-            if let Some(rewrite) = pair(&cx, p, c, types) {
-                involved.extend([p, c]);
-                found.push((p, c, rewrite));
+            // Each input made by a node only this one reads, until one pairs (a Concat's
+            // first input may be a Concat along another axis and its second one along its own).
+            let only_here =
+                model.nodes[c].inputs.iter().filter(|i| producers.contains_key(*i) && readers.get(*i) == Some(&1));
+            for x in only_here {
+                let p = producers[x];
+                if involved.contains(&p) {
+                    continue;
+                }
+                if let Some(rewrite) = pair(&cx, p, c, types) {
+                    involved.extend([p, c]);
+                    found.push((p, c, rewrite));
+                    break;
+                }
             }
         }
         if found.is_empty() {
@@ -105,6 +110,7 @@ fn pair(cx: &Cx, p: NodeId, c: NodeId, types: &GraphTypes) -> Option<Rewrite> {
         ("MatMul", "Add") => matmul_bias(cx, p, c, types),
         ("Reshape" | "Flatten" | "Squeeze" | "Unsqueeze", "Reshape") => reshapes(cx, p, c),
         ("Concat", "Concat") => concats(cx, p, c),
+        ("Mul", "Mul") => scalar_products(cx, p, c),
         ("Reshape" | "Flatten" | "Squeeze" | "Unsqueeze", "Flatten" | "Squeeze" | "Unsqueeze") => {
             to_fixed_shape(cx, p, c, types)
         }
@@ -352,6 +358,30 @@ fn concats(cx: &Cx, p: NodeId, c: NodeId) -> Option<Rewrite> {
         }
     }
     Some(Rewrite { inputs, op: Some("Concat") })
+}
+
+/// `(x · a) · b` with `a` and `b` constant single float32 values, as `x · (a·b)` (tf2onnx's
+/// scalings of a logarithm, one after another). The product's dims broadcast as the two
+/// did, so the result's shape is the same.
+fn scalar_products(cx: &Cx, p: NodeId, c: NodeId) -> Option<Rewrite> {
+    let (inner, outer) = (&cx.model.nodes[p], &cx.model.nodes[c]);
+    let single = |name: &Str| floats(cx, name).filter(|(_, v)| v.len() == 1);
+    let (x, (a_dims, a)) = match (inner.inputs.first()?, inner.inputs.get(1)?) {
+        (x, a) if single(a).is_some() => (x.clone(), single(a)?),
+        (a, x) if single(a).is_some() => (x.clone(), single(a)?),
+        _ => return None,
+    };
+    let made = &inner.outputs[0];
+    let b = match (outer.inputs.first()?, outer.inputs.get(1)?) {
+        (m, b) if m == made && b != made => single(b)?,
+        (b, m) if m == made && b != made => single(b)?,
+        _ => return None,
+    };
+    let (b_dims, b) = b;
+    // Broadcast dims of two single-element tensors: the longer list of ones.
+    let dims = if a_dims.len() >= b_dims.len() { a_dims } else { b_dims };
+    let product = float_tensor(dims, vec![a[0] * b[0]]);
+    Some(Rewrite { inputs: vec![Input::Keep(x), Input::New(Box::new(product))], op: Some("Mul") })
 }
 
 /// Two reshaping nodes (Reshape, Flatten, Squeeze, Unsqueeze: none changes the elements'

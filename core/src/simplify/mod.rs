@@ -85,6 +85,8 @@ pub fn simplify(model: &mut Model, folder: &dyn Fold, options: Options) -> Simpl
         let shapes = known_shapes(model, g, &known);
         done.shapes += replace_by_values(model, g, shapes);
         done.shapes += reshape_targets(model, g, &known);
+        done.identities += nops::drop_empty_concat_inputs(model, g, &types);
+        done.fused += nops::bypass_reshape_chains(model, g);
         done.identities += nops::remove_nops(model, g, &types);
         done.fused += fuse::fuse(model, g, &types);
         done.identities += fuse::drop_zero_states(model, g);

@@ -42,10 +42,126 @@ fn passes_input_on(model: &Model, g: GraphId, n: NodeId, read: &HashSet<Str>, ty
         // elements in the same order.
         Some(b"Reshape" | b"Flatten" | b"Squeeze" | b"Unsqueeze" | b"Expand" | b"Tile") => {
             let before = static_shape(types, &node.inputs[0]);
-            before.is_some() && node.outputs.len() == 1 && before == static_shape(types, &node.outputs[0])
+            let same = before.is_some() && node.outputs.len() == 1 && before == static_shape(types, &node.outputs[0]);
+            same || reshape_to_own_shape(model, g, n, types)
         }
         _ => false,
     }
+}
+
+/// Drops the inputs of Concat nodes that inference shows add nothing: those of size 0 along
+/// the concatenated axis (a padding made for a batch of zero rows; PyTorch's exports make
+/// such tensors with ConstantOfShape). At least one input stays; a Concat left with one is an
+/// identity, which [`remove_nops`] removes. Returns how many inputs were dropped.
+pub(super) fn drop_empty_concat_inputs(model: &mut Model, g: GraphId, types: &GraphTypes) -> usize {
+    let mut dropped = 0;
+    for k in 0..model.graphs[g].nodes.len() {
+        let n = model.graphs[g].nodes[k];
+        let node = &model.nodes[n];
+        let is_concat = node.schema_domain() == Some("") && node.op_type.as_ref().is_some_and(|o| o == "Concat");
+        if !is_concat || node.inputs.len() < 2 || node.inputs.iter().any(Str::is_empty) {
+            continue;
+        }
+        let Some(AttributeValue::Int(axis)) = node.attribute("axis").and_then(|a| a.value()) else { continue };
+        let empty = |name: &Str| -> bool {
+            let Some(TypeValue::Tensor(t)) = types.types.get(name).and_then(|t| t.value.as_ref()) else { return false };
+            let Some(shape) = t.shape.as_ref() else { return false };
+            let rank = shape.dims.len() as i64;
+            let at = if axis < 0 { axis.saturating_add(rank) } else { axis };
+            let dim = usize::try_from(at).ok().and_then(|a| shape.dims.get(a));
+            matches!(dim.and_then(|d| d.value.as_ref()), Some(DimValue::Value(0)))
+        };
+        let keep: Vec<bool> = node.inputs.iter().map(|i| !empty(i)).collect();
+        let kept = keep.iter().filter(|&&k| k).count();
+        if kept == node.inputs.len() {
+            continue;
+        }
+        let node = &mut model.nodes[n];
+        if kept == 0 {
+            dropped += node.inputs.len() - 1;
+            node.inputs.truncate(1);
+        } else {
+            dropped += node.inputs.len() - kept;
+            let mut k = 0;
+            node.inputs.retain(|_| {
+                k += 1;
+                keep[k - 1]
+            });
+        }
+    }
+    dropped
+}
+
+/// Whether Reshape `n` asks, by a constant shape, for the shape its input has: the same rank,
+/// every size but one the input's known size, and that one `-1` (standing for a size
+/// inference leaves symbolic, such as a batch). Not with a 0 (a copied size).
+fn reshape_to_own_shape(model: &Model, g: GraphId, n: NodeId, types: &GraphTypes) -> bool {
+    let node = &model.nodes[n];
+    if node.op_type.as_ref().is_none_or(|o| o != "Reshape") || node.inputs.len() != 2 || node.outputs.len() != 1 {
+        return false;
+    }
+    let Some(target) = graph_constant_ints(model, g, &node.inputs[1]) else { return false };
+    let Some(TypeValue::Tensor(t)) = types.types.get(&node.inputs[0]).and_then(|t| t.value.as_ref()) else {
+        return false;
+    };
+    let Some(shape) = t.shape.as_ref() else { return false };
+    if shape.dims.len() != target.len() || target.contains(&0) || target.iter().filter(|&&d| d == -1).count() > 1 {
+        return false;
+    }
+    shape.dims.iter().zip(&target).all(|(d, &want)| match &d.value {
+        Some(DimValue::Value(v)) => *v == want || (want == -1 && target.iter().all(|&w| w != 0)),
+        _ => want == -1,
+    }) && target.iter().all(|&w| w == -1 || w > 0)
+}
+
+/// The integers of initializer `name` of graph `g`, when it is one a caller cannot replace.
+fn graph_constant_ints(model: &Model, g: GraphId, name: &Str) -> Option<Vec<i64>> {
+    let graph = &model.graphs[g];
+    if model.ir_version.is_none_or(|v| v >= 4) && graph.inputs.iter().any(|v| v.name.as_ref() == Some(name)) {
+        return None;
+    }
+    let t = graph.initializers.iter().map(|&t| &model.tensors[t]).find(|t| t.name.as_ref() == Some(name))?;
+    crate::ir::tensor_data::int_values(t)
+}
+
+/// A Reshape reading what a Reshape, Flatten, Squeeze or Unsqueeze made reads that node's
+/// input instead, when its own shape is a constant copying no size from its input (none of
+/// them changes the elements' order). The earlier node stays for its other readers (a graph
+/// output, say) or goes as dead; the Reshape may then ask for its new input's own shape, an
+/// identity. Returns how many Reshapes were rewired.
+pub(super) fn bypass_reshape_chains(model: &mut Model, g: GraphId) -> usize {
+    let producers: std::collections::HashMap<Str, NodeId> = model.graphs[g]
+        .nodes
+        .iter()
+        .flat_map(|&n| model.nodes[n].outputs.iter().map(move |o| (o.clone(), n)))
+        .collect();
+    let mut rewired = 0;
+    for k in 0..model.graphs[g].nodes.len() {
+        let c = model.graphs[g].nodes[k];
+        let node = &model.nodes[c];
+        let reshape = node.schema_domain() == Some("") && node.op_type.as_ref().is_some_and(|o| o == "Reshape");
+        if !reshape || node.inputs.len() != 2 {
+            continue;
+        }
+        let Some(&p) = producers.get(&node.inputs[0]) else { continue };
+        let producer = &model.nodes[p];
+        let reshaping = producer.schema_domain() == Some("")
+            && producer
+                .op_type
+                .as_ref()
+                .and_then(Str::as_str)
+                .is_some_and(|o| matches!(o, "Reshape" | "Flatten" | "Squeeze" | "Unsqueeze"))
+            && producer.outputs.len() == 1;
+        let Some(source) = producer.inputs.first().filter(|i| !i.is_empty()).cloned() else { continue };
+        let Some(shape) = graph_constant_ints(model, g, &node.inputs[1]) else { continue };
+        let allow_zero = matches!(node.attribute("allowzero").and_then(|a| a.value()), Some(AttributeValue::Int(1)));
+        if !reshaping || (!allow_zero && shape.contains(&0)) {
+            continue;
+        }
+        model.nodes[c].inputs[0] = source;
+        rewired += 1;
+    }
+    rewired
 }
 
 /// The shape inference found for `name`, when every size is a number.
