@@ -130,8 +130,11 @@ pub const REDUCE: &str = "\
 Examples:
   onnx reduce model.onnx small.onnx --check 'onnx run {} --test-data {data}' --test-data DIR
   onnx reduce model.onnx small.onnx --check 'python3 compare_with_ort.py {} {data}'
+  onnx reduce model.onnx small.onnx --against ort_values/ --test-data DIR
 
 The model runs once on the inputs; each candidate (a range of its nodes, in order) is written
 with the values that run made at its inputs, and the check runs on it: a non-zero exit means
-it still fails. Bisection for each end, then one node at a time. Exit codes: 0 reduced; 1 the
+it still fails. --against DIR (another runtime's values, as `onnx run --all-values` writes
+them) is a check built in: each candidate runs here from that runtime's values at its inputs
+and fails where an output differs from that runtime's (--rtol, --atol: 1e-5). Bisection for each end, then one node at a time. Exit codes: 0 reduced; 1 the
 check passes on the whole model, or the input is not a model; 2 usage or I/O error.";

@@ -144,6 +144,14 @@ pub struct Divergence {
     pub first: Option<(onnx_core::ir::NodeId, String, String)>,
 }
 
+/// The value files of a directory `onnx run --all-values` wrote, by value name (its
+/// `values.tsv` index: value names are not safe file names).
+pub fn value_files(dir: &std::path::Path) -> Result<std::collections::HashMap<String, std::path::PathBuf>, String> {
+    let index = std::fs::read_to_string(dir.join("values.tsv"))
+        .map_err(|e| format!("{}: cannot read values.tsv: {e}", dir.display()))?;
+    Ok(index.lines().filter_map(|l| l.split_once('\t')).map(|(file, name)| (name.to_owned(), dir.join(file))).collect())
+}
+
 /// Compares the values a run kept (`RunOptions::capture_all`), in the order they were made,
 /// with the files of `dir`, and stops at the first that differs beyond tolerance.
 pub fn first_divergence(
@@ -152,14 +160,11 @@ pub fn first_divergence(
     rtol: f64,
     atol: f64,
 ) -> Result<Divergence, String> {
-    let index = std::fs::read_to_string(dir.join("values.tsv"))
-        .map_err(|e| format!("{}: cannot read values.tsv: {e}", dir.display()))?;
-    let files: std::collections::HashMap<&str, &str> =
-        index.lines().filter_map(|l| l.split_once('\t')).map(|(file, name)| (name, file)).collect();
+    let files = value_files(dir)?;
     let mut compared = 0;
     for c in values {
         let Some(file) = files.get(c.name.as_str()) else { continue };
-        let (_, want) = crate::stored::read_value(&dir.join(file), None)?;
+        let (_, want) = crate::stored::read_value(file, None)?;
         compared += 1;
         if let Some(message) = value_difference(&c.value, &want, rtol, atol) {
             return Ok(Divergence { compared, first: Some((c.node, c.name.clone(), message)) });

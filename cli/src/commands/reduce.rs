@@ -2,7 +2,10 @@
 //! which a check still fails (`onnx_core::reduce`), written to OUT. Each candidate is written
 //! with its inputs beside it (`input_K.pb`, the values the whole model's run made there: the
 //! cut-off part of the model is replaced by its real values), and the check command runs on
-//! it; a non-zero exit means it still fails.
+//! it; a non-zero exit means it still fails. With `--against DIR` (another runtime's values,
+//! as `onnx run --all-values` writes them) the check is built in: each candidate runs in
+//! this process on that runtime's values at its inputs, and fails where one of its outputs
+//! differs from that runtime's beyond tolerance (or the run fails).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -25,8 +28,20 @@ pub struct Args {
     /// The check: a shell command in which `{}` is a candidate model's path and `{data}` the
     /// folder of its inputs (`onnx run {} --test-data {data}`, a script comparing with
     /// onnxruntime, …). A non-zero exit means the candidate still fails.
-    #[arg(long, value_name = "COMMAND")]
-    check: String,
+    #[arg(long, value_name = "COMMAND", required_unless_present = "against", conflicts_with = "against")]
+    check: Option<String>,
+    /// The built-in check: another runtime's values of the whole model (a folder as
+    /// `onnx run --all-values` writes it, `values.tsv` naming each file). A candidate fails
+    /// where our evaluator, given that runtime's values at its inputs, makes an output that
+    /// differs from that runtime's beyond tolerance, or cannot run it.
+    #[arg(long, value_name = "DIR")]
+    against: Option<PathBuf>,
+    /// Relative tolerance of `--against` (polygraphy's default).
+    #[arg(long, default_value_t = 1e-5)]
+    rtol: f64,
+    /// Absolute tolerance of `--against` (polygraphy's default).
+    #[arg(long, default_value_t = 1e-5)]
+    atol: f64,
     /// The whole model's run's inputs.
     #[command(flatten)]
     inputs: crate::commands::inputs::InputArgs,
@@ -52,7 +67,22 @@ pub fn run(args: Args) -> Result<(), Failure> {
     if order.is_empty() {
         return Err(Failure::Invalid(format!("{label}: the main graph has no nodes to reduce")));
     }
-    let values = whole_run(&model, &args, &label)?;
+    let mut values = whole_run(&model, &args, &label)?;
+    // The other runtime's values stand in for ours: a candidate starts from what that
+    // runtime made, so only its own nodes can make the difference.
+    let reference = match &args.against {
+        Some(dir) => {
+            let files = onnx_eval::compare::value_files(dir).map_err(Failure::Usage)?;
+            let mut read = HashMap::new();
+            for (name, file) in files {
+                let (_, value) = onnx_eval::stored::read_value(&file, None).map_err(Failure::Invalid)?;
+                values.insert(name.clone(), value.clone());
+                read.insert(name, value);
+            }
+            Some(read)
+        }
+        None => None,
+    };
     let types = |name: &Str| values.get(&name.to_string()).and_then(type_of);
     let work = tempfile::tempdir().map_err(|e| Failure::Usage(format!("cannot make a temporary folder: {e}")))?;
     let candidate = work.path().join("candidate.onnx");
@@ -64,8 +94,14 @@ pub fn run(args: Args) -> Result<(), Failure> {
         let now = current.borrow();
         let (model, order) = now.as_ref().map_or((&model, &order), |(m, o)| (m, o));
         let (cut, inputs) = onnx_core::reduce::cut(model, order, (start, end), false, &types)?;
-        write_candidate(&cut, &inputs, &values, &candidate, &data)?;
-        let failed = check_fails(&args.check, &candidate, &data)?;
+        let failed = match (&reference, &args.check) {
+            (Some(reference), _) => differs_from(&cut, &inputs, &values, reference, (args.rtol, args.atol)),
+            (None, Some(check)) => {
+                write_candidate(&cut, &inputs, &values, &candidate, &data)?;
+                check_fails(check, &candidate, &data)?
+            }
+            (None, None) => return Err("no check: give --check or --against".to_owned()),
+        };
         if !args.json {
             let verdict = if failed { "fails" } else { "passes" };
             let count = end - start;
@@ -193,6 +229,29 @@ fn write_inputs(inputs: &[Str], values: &HashMap<String, Value>, dir: &Path) -> 
             .map_err(|e| format!("{}: {e}", file.display()))?;
     }
     Ok(())
+}
+
+/// The built-in check: whether our evaluator, run on the candidate from the values at its
+/// inputs, cannot run it or makes an output that differs from the reference's value of that
+/// name beyond tolerance.
+fn differs_from(
+    cut: &Model,
+    inputs: &[Str],
+    values: &HashMap<String, Value>,
+    reference: &HashMap<String, Value>,
+    (rtol, atol): (f64, f64),
+) -> bool {
+    let Ok(plan) = onnx_eval::Plan::new(cut) else { return true };
+    let mut feed = Vec::new();
+    for name in inputs {
+        let name = name.to_string();
+        let Some(value) = values.get(&name) else { return true };
+        feed.push((name, value.clone()));
+    }
+    let Ok(result) = plan.run(feed, &onnx_eval::RunOptions::default()) else { return true };
+    result.outputs.iter().any(|(name, got)| {
+        reference.get(name).is_some_and(|want| onnx_eval::compare::value_difference(got, want, rtol, atol).is_some())
+    })
 }
 
 /// Runs the check on a candidate: whether it exits non-zero.
