@@ -44,6 +44,7 @@ pub use constraints::constraint_spelling;
 pub use env::Env;
 pub use lattice::contradiction;
 pub use registry::{ByOperator, OpKey, Operator, Table, Traits, table as operator_table};
+pub(crate) use runtime_body::built_body;
 pub use types::{Known, tensor_type};
 
 use crate::diagnostic::{Diagnostic, Severity};

@@ -103,6 +103,21 @@ fn body_text(node: &crate::ir::Node, schema: &OpSchema, elem: &impl Fn(usize) ->
     }
 }
 
+/// The body onnx builds for `node` (GroupNormalization, Attention, CenterCropPad, the
+/// losses), given its inputs' element types, parsed with its attribute references bound to
+/// the node: the model holding it, the function, and the opset it is written for
+/// (`onnx opset` inlines it where the target predates the operator).
+pub(crate) fn built_body(
+    node: &crate::ir::Node,
+    schema: &OpSchema,
+    elem: &impl Fn(usize) -> Option<DataType>,
+) -> Option<(Model, crate::ir::FunctionId, i64)> {
+    let text = body_text(node, schema, elem)?;
+    let expansion = Expansion::new(&text, node, schema)?;
+    let function = *expansion.model.functions.first()?;
+    Some((expansion.model, function, expansion.opset))
+}
+
 /// A body parsed into a model of its own, its attribute references bound to the caller's.
 struct Expansion {
     model: Model,

@@ -10,13 +10,38 @@ use super::Site;
 use crate::ir::{Attribute, AttributeType, DataType, Node, Str};
 use crate::schema::OpSchema;
 
-/// Replaces the node by its schema's static function body, bound to it.
+/// Replaces the node by its schema's static function body, or the body onnx builds from
+/// the node (GroupNormalization, Attention, CenterCropPad, the losses: the bodies the
+/// checker expands for onnxruntime, `infer::built_body`), bound to it.
 pub(super) fn function_body(site: &mut Site, schema: &OpSchema) -> Result<(), String> {
     let op = site.op().to_owned();
-    let introduced = || format!("{op} exists only from opset {}", schema.since_version);
-    let body = crate::infer::schema_function_body(schema, schema.since_version).ok_or_else(introduced)?;
-    let function = &body.model.function_store[body.function];
-    let written_at = function.opset_version("").unwrap_or(schema.since_version);
+    let caller = site.node().clone();
+    if let Some(body) = crate::infer::schema_function_body(schema, schema.since_version) {
+        let function = &body.model.function_store[body.function];
+        let written_at = function.opset_version("").unwrap_or(schema.since_version);
+        return inline(site, body.model, function, |n| body.bound(n, &caller), written_at);
+    }
+    let elem = |i: usize| site.elem_type(i);
+    let built = crate::infer::built_body(&caller, schema, &elem);
+    match built {
+        Some((model, function, written_at)) => {
+            let function = model.function_store[function].clone();
+            inline(site, &model, &function, |_| None, written_at)
+        }
+        None => Err(format!("{op} exists only from opset {}", schema.since_version)),
+    }
+}
+
+/// Replaces the node by the nodes of `function` (of `model`, each bound to the node by
+/// `bind` where it refers to the node's attributes), written for opset `written_at`.
+fn inline(
+    site: &mut Site,
+    model: &crate::ir::Model,
+    function: &crate::ir::Function,
+    bind: impl Fn(&Node) -> Option<Node>,
+    written_at: i64,
+) -> Result<(), String> {
+    let op = site.op().to_owned();
     let caller = site.node().clone();
     // Formal parameters become the node's values; everything else the body defines gets a
     // fresh name.
@@ -34,8 +59,8 @@ pub(super) fn function_body(site: &mut Site, schema: &OpSchema) -> Result<(), St
     }
     let mut nodes = Vec::new();
     for &b in &function.nodes {
-        let written = &body.model.nodes[b];
-        let mut node = body.bound(written, &caller).unwrap_or_else(|| written.clone());
+        let written = &model.nodes[b];
+        let mut node = bind(written).unwrap_or_else(|| written.clone());
         if node.attributes.iter().any(|a| a.subgraphs().next().is_some()) {
             return Err(format!("{op}'s function body holds subgraphs, which are not inlined"));
         }
@@ -52,10 +77,10 @@ pub(super) fn function_body(site: &mut Site, schema: &OpSchema) -> Result<(), St
         // Tensors of the body's attributes live in the body's own model.
         for a in &mut node.attributes {
             if let Some(t) = a.t {
-                a.t = Some(site.model.tensors.alloc(body.model.tensors[t].clone()));
+                a.t = Some(site.model.tensors.alloc(model.tensors[t].clone()));
             }
             for t in &mut a.tensors {
-                *t = site.model.tensors.alloc(body.model.tensors[*t].clone());
+                *t = site.model.tensors.alloc(model.tensors[*t].clone());
             }
         }
         node.name = None;
