@@ -395,9 +395,12 @@ fn broadcast_down(site: &mut Site) -> Result<(), String> {
     }
 }
 
-/// `allowzero` (new in 14) only changes what a 0 in the shape means: with a constant shape
-/// holding none, the node means the same without it (PyTorch's dynamo exporter sets it on
-/// every Reshape).
+/// `allowzero` (new in 14) only changes what a 0 in the shape means: a size of 0, where
+/// before 14 a 0 copies the input's size. With a constant shape holding none, the node means
+/// the same without it (PyTorch's dynamo exporter sets it on every Reshape). With a computed
+/// shape, each 0 becomes a -1: a shape with one 0 asks for an empty tensor, whose missing
+/// size a -1 infers as 0 just the same; one with two (no valid -1 can stand for both) fails
+/// at run time instead of silently copying a size.
 fn reshape_allowzero_down(site: &mut Site) -> Result<(), String> {
     if site.int("allowzero").unwrap_or(0) == 0 {
         return Ok(());
@@ -408,10 +411,23 @@ fn reshape_allowzero_down(site: &mut Site) -> Result<(), String> {
             Ok(())
         }
         Ok(_) => Err("it sets allowzero with a 0 in its shape, which Reshape before 14 reads as 'copy'".to_owned()),
-        // A 0 in a computed shape (an empty tensor's size) would silently mean "copy".
         Err(_) => {
-            Err("it sets allowzero and its shape is computed: before 14 a 0 in it means 'copy the input's size'"
-                .to_owned())
+            let shape = site.input(1).ok_or("it has no shape input")?;
+            let scalar = |site: &mut Site, what: &str, v: i64| {
+                let mut t = int64s(&[v]);
+                t.dims.clear();
+                site.constant(what, t)
+            };
+            let zero = scalar(site, "zero", 0);
+            let minus_one = scalar(site, "minus_one", -1);
+            let stem = site.stem();
+            let is_zero = site.fresh(&format!("{stem}_zero_sizes"));
+            let fixed = site.fresh(&format!("{stem}_shape"));
+            site.before.push(simple_node("Equal", &[shape.clone(), zero], &is_zero, Vec::new()));
+            site.before.push(simple_node("Where", &[is_zero, minus_one, shape], &fixed, Vec::new()));
+            site.set_input(1, fixed);
+            site.take("allowzero");
+            Ok(())
         }
     }
 }
