@@ -891,11 +891,45 @@ fn gather_down(site: &mut Site) -> Result<(), String> {
             Ok(())
         }
         Some(Ok(_)) => Ok(()),
-        _ => {
-            site.notes.push("its indices are computed: before opset 11 they must not be negative".to_owned());
-            Ok(())
-        }
+        _ => indices_from_front(site, 1),
     }
+}
+
+/// Computed indices made non-negative before the node, as versions before 11 require:
+/// `Where(i < 0, i + size, i)`, the size read from the data's shape at the node's axis
+/// (Gather's indices, Scatter's: negative ones count from the back from 11 on). Below 9,
+/// which has no Where, they are left as they are, with a note.
+fn indices_from_front(site: &mut Site, index: usize) -> Result<(), String> {
+    let (Some(data), Some(indices)) = (site.input(0), site.input(index)) else { return Ok(()) };
+    // Where exists from 9: below, the indices are taken as they come, and the user told.
+    if site.to < 9 {
+        site.notes.push("its indices are computed: before opset 11 they must not be negative".to_owned());
+        return Ok(());
+    }
+    let dt = site.elem_type(index).ok_or("its indices are computed and their element type is not known")?;
+    let axis = site.int("axis").unwrap_or(0);
+    let stem = site.stem();
+    let scalar = |site: &mut Site, what: &str, dt: DataType, v: f64| -> Result<Str, String> {
+        Ok(site.constant(what, tensor_of(dt, Vec::new(), &[v]).ok_or("indices of an unexpected type")?))
+    };
+    let at = scalar(site, "axis", DataType::Int64, axis as f64)?;
+    let zero = scalar(site, "zero", dt, 0.0)?;
+    let [shape, size, negative, shifted, fixed] =
+        ["shape", "size", "negative", "shifted", "indices"].map(|what| site.fresh(&format!("{stem}_{what}")));
+    site.before.push(simple_node("Shape", std::slice::from_ref(&data), &shape, Vec::new()));
+    site.before.push(simple_node("Gather", &[shape, at], &size, vec![int_attribute("axis", 0)]));
+    let size = if dt == DataType::Int64 {
+        size
+    } else {
+        let cast = site.fresh(&format!("{stem}_size_cast"));
+        site.before.push(simple_node("Cast", &[size], &cast, vec![int_attribute("to", i64::from(dt.code()))]));
+        cast
+    };
+    site.before.push(simple_node("Less", &[indices.clone(), zero], &negative, Vec::new()));
+    site.before.push(simple_node("Add", &[indices.clone(), size], &shifted, Vec::new()));
+    site.before.push(simple_node("Where", &[negative, shifted, indices], &fixed, Vec::new()));
+    site.set_input(index, fixed);
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -982,10 +1016,12 @@ fn scatter_to_elements(site: &mut Site) -> Result<(), String> {
 
 fn elements_to_scatter(site: &mut Site) -> Result<(), String> {
     site.node_mut().op_type = Some(Str::from("Scatter"));
-    if site.input(1).is_some() && site.constant_ints(1, "indices").is_err() {
-        site.notes.push("its indices are computed: before opset 11 they must not be negative".to_owned());
+    normalize_axis(site)?;
+    match site.input(1).map(|_| site.constant_ints(1, "indices")) {
+        Some(Ok(indices)) if indices.iter().all(|&i| i >= 0) => Ok(()),
+        Some(_) => indices_from_front(site, 1),
+        None => Ok(()),
     }
-    normalize_axis(site)
 }
 
 fn scatter_reduction_down(site: &mut Site) -> Result<(), String> {
