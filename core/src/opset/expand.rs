@@ -7,7 +7,8 @@
 use std::collections::HashMap;
 
 use super::Site;
-use crate::ir::{Attribute, AttributeType, DataType, Node, Str};
+use super::steps::{int_attribute, ints_attribute};
+use crate::ir::{Attribute, DataType, Node, Str};
 use crate::schema::OpSchema;
 
 /// Replaces the node by its schema's static function body, or the body onnx builds from
@@ -131,14 +132,6 @@ impl<'s, 'a> Builder<'s, 'a> {
         self.site.at = at;
         self.site.replaced_by = Some(self.nodes);
     }
-}
-
-fn int_attribute(name: &str, v: i64) -> Attribute {
-    Attribute { name: Some(Str::from(name)), ty: Some(AttributeType::Int as i32), i: Some(v), ..Attribute::default() }
-}
-
-fn ints_attribute(name: &str, v: Vec<i64>) -> Attribute {
-    Attribute { name: Some(Str::from(name)), ty: Some(AttributeType::Ints as i32), ints: v, ..Attribute::default() }
 }
 
 /// What LayerNormalization and RMSNormalization read of their node: the input's element

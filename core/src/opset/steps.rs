@@ -297,11 +297,11 @@ fn input_to_attribute(site: &mut Site, name: &str, index: usize, operand: Operan
     Ok(())
 }
 
-fn int_attribute(name: &str, v: i64) -> Attribute {
+pub(super) fn int_attribute(name: &str, v: i64) -> Attribute {
     Attribute { name: Some(Str::from(name)), ty: Some(AttributeType::Int as i32), i: Some(v), ..Attribute::default() }
 }
 
-fn ints_attribute(name: &str, v: Vec<i64>) -> Attribute {
+pub(super) fn ints_attribute(name: &str, v: Vec<i64>) -> Attribute {
     Attribute { name: Some(Str::from(name)), ty: Some(AttributeType::Ints as i32), ints: v, ..Attribute::default() }
 }
 
