@@ -125,3 +125,46 @@ fn simplified_models_agree_with_their_originals_value_for_value() {
     }
     assert!(agreed >= 10);
 }
+
+/// Two runtimes, node by node: onnxruntime's value of every node of a real model
+/// (`scripts/onnxruntime_values.py`, in the layout `onnx run --all-values` writes) against
+/// ours with `onnx run --compare-values`, and, with a weight moved on onnxruntime's side,
+/// the node reading it found by the first difference and by `onnx reduce --against`.
+#[test]
+fn onnxruntime_values_compare_with_ours_node_by_node() {
+    let Some(python) = onnx_tests::reference_python_or_skip("onnxruntime_values_compare_with_ours_node_by_node") else {
+        return;
+    };
+    let temp = tempfile::tempdir().unwrap();
+    let script = repo("scripts/onnxruntime_values.py");
+    let mut moved_runs = 0;
+    for name in ["pt_ts_sdp", "keras2onnx_mtcnn_onet", "tf2onnx_deepcut"] {
+        let model = repo(&format!("tests/corpus/real/{name}.onnx"));
+        let data = repo(&format!("tests/fixtures/run/{name}"));
+        let values = temp.path().join(name);
+        let out = Command::new(&python).arg(&script).args([&model, &data, &values]).output().unwrap();
+        assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+        let (m, d, v) = (model.to_str().unwrap(), data.to_str().unwrap(), values.to_str().unwrap());
+        let out = onnx(&["run", m, "--test-data", d, "--compare-values", v]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success() && stdout.contains("all within tolerance"), "{name}: {stdout}");
+        // The same model with one weight moved, run by onnxruntime: ours parts from it at the
+        // node that reads the weight.
+        let moved = temp.path().join(format!("{name}_moved.onnx"));
+        // (sdp keeps its weights in typed fields: no raw weight to move.)
+        let Some((node, changed)) = with_changed_weight(&onnx_core::binary::read_model(&model).unwrap()) else {
+            continue;
+        };
+        moved_runs += 1;
+        std::fs::write(&moved, onnx_core::binary::encode_model(&changed)).unwrap();
+        let moved_values = temp.path().join(format!("{name}_moved_values"));
+        let out = Command::new(&python).arg(&script).args([&moved, &data, &moved_values]).output().unwrap();
+        assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+        let out = onnx(&["run", m, "--test-data", d, "--compare-values", moved_values.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{name}: {stderr}");
+        let first = stderr.lines().find(|l| l.starts_with("first difference: node")).unwrap_or_default();
+        assert!(first.contains(&format!("'{node}'")), "{name}: {node}: {stderr}");
+    }
+    assert_eq!(moved_runs, 2);
+}
