@@ -123,9 +123,7 @@ impl<'s, 'a> Builder<'s, 'a> {
 
     /// A scalar constant of element type `dt`.
     fn scalar(&mut self, what: &str, dt: DataType, value: f64) -> Result<Str, String> {
-        let tensor = super::steps::tensor_of(dt, Vec::new(), &[value])
-            .ok_or_else(|| format!("it computes in {}, which has no constants here", dt.name()))?;
-        Ok(self.site.constant(what, tensor))
+        self.site.scalar(what, dt, value)
     }
 
     fn finish(self, at: i64) {

@@ -191,6 +191,14 @@ impl Site<'_> {
         name
     }
 
+    /// Adds a scalar constant of element type `dt` (see [`Site::constant`]); `Err` for a type
+    /// no constant is written in here (strings, packed 4-bit types).
+    pub fn scalar(&mut self, what: &str, dt: DataType, value: f64) -> Result<Str, String> {
+        let tensor = super::steps::tensor_of(dt, Vec::new(), &[value])
+            .ok_or_else(|| format!("it computes in {}, which has no constants here", dt.name()))?;
+        Ok(self.constant(what, tensor))
+    }
+
     /// The values of input `i` as integers, when it is a constant (an initializer or a
     /// Constant node's output); `Err` with the reason otherwise.
     pub fn constant_ints(&self, i: usize, what: &str) -> Result<Vec<i64>, String> {

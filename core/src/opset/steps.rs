@@ -413,13 +413,8 @@ fn reshape_allowzero_down(site: &mut Site) -> Result<(), String> {
         Ok(_) => Err("it sets allowzero with a 0 in its shape, which Reshape before 14 reads as 'copy'".to_owned()),
         Err(_) => {
             let shape = site.input(1).ok_or("it has no shape input")?;
-            let scalar = |site: &mut Site, what: &str, v: i64| {
-                let mut t = int64s(&[v]);
-                t.dims.clear();
-                site.constant(what, t)
-            };
-            let zero = scalar(site, "zero", 0);
-            let minus_one = scalar(site, "minus_one", -1);
+            let zero = site.scalar("zero", DataType::Int64, 0.0)?;
+            let minus_one = site.scalar("minus_one", DataType::Int64, -1.0)?;
             let stem = site.stem();
             let is_zero = site.fresh(&format!("{stem}_zero_sizes"));
             let fixed = site.fresh(&format!("{stem}_shape"));
@@ -909,11 +904,8 @@ fn indices_from_front(site: &mut Site, index: usize) -> Result<(), String> {
     let dt = site.elem_type(index).ok_or("its indices are computed and their element type is not known")?;
     let axis = site.int("axis").unwrap_or(0);
     let stem = site.stem();
-    let scalar = |site: &mut Site, what: &str, dt: DataType, v: f64| -> Result<Str, String> {
-        Ok(site.constant(what, tensor_of(dt, Vec::new(), &[v]).ok_or("indices of an unexpected type")?))
-    };
-    let at = scalar(site, "axis", DataType::Int64, axis as f64)?;
-    let zero = scalar(site, "zero", dt, 0.0)?;
+    let at = site.scalar("axis", DataType::Int64, axis as f64)?;
+    let zero = site.scalar("zero", dt, 0.0)?;
     let [shape, size, negative, shifted, fixed] =
         ["shape", "size", "negative", "shifted", "indices"].map(|what| site.fresh(&format!("{stem}_{what}")));
     site.before.push(simple_node("Shape", std::slice::from_ref(&data), &shape, Vec::new()));
