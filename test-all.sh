@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Every test of the project: the Rust workspace (unit, corpus, fixture, language-server and
 # Neovim end-to-end tests) and the VS Code extension (TypeScript type check, TextMate grammar
-# and word-pattern tests, the universal .vsix and a platform one with the server inside). Needs cargo, node/npm and, for the Neovim test, nvim.
+# and word-pattern tests, the universal .vsix and a platform one with the server inside, run
+# in code-server). Needs cargo, node/npm, for the Neovim test nvim, and for the VS Code one
+# chromium and what tests/e2e/install.sh lists.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -19,4 +21,15 @@ ls -l onnx-text.vsix
 # A platform package with the server inside, checked for what it holds (this run's debug
 # server stands in for a release build, which releases pass with --server).
 npm run package:platform -- --server ../../target/debug/onnx-lsp --out onnx-text-platform.vsix
+# That package in a real VS Code (code-server, driven by a headless Chromium): a binary model
+# opened, completed, broken and mended, saved back after the confirmation, its bytes checked
+# (tests/e2e/run.mjs). Outside CI, a machine without what it needs skips it, saying so.
+if bash tests/e2e/install.sh; then
+  node tests/e2e/run.mjs --vsix onnx-text-platform.vsix --cli ../../target/debug/onnx
+elif [ -n "${CI:-}" ]; then
+  echo "the VS Code end-to-end test could not be installed (tests/e2e/install.sh)" >&2
+  exit 1
+else
+  echo "SKIPPED the VS Code end-to-end test: tests/e2e/install.sh failed (see above)" >&2
+fi
 rm -f onnx-text-platform.vsix

@@ -48,6 +48,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
     }),
     vscode.window.onDidChangeActiveTextEditor(() => void showModelSummary()),
+    vscode.workspace.onDidChangeTextDocument((event) => {
+      if (event.document === vscode.window.activeTextEditor?.document) {
+        summaryAfterEdits();
+      }
+    }),
   );
   await start(context);
 }
@@ -84,7 +89,14 @@ async function start(context: vscode.ExtensionContext): Promise<void> {
   };
   // The id "onnx" makes `onnx.trace.server` the trace setting.
   client = new LanguageClient("onnx", "ONNX language server", serverOptions, clientOptions);
-  client.onDidChangeState((event) => showState(event.newState, command, from));
+  client.onDidChangeState((event) => {
+    showState(event.newState, command, from);
+    // A model opened while the server was starting (opening a `.onnx` starts it) gets its
+    // summary once the server runs.
+    if (event.newState === State.Running) {
+      void showModelSummary();
+    }
+  });
   showState(State.Starting, command, from);
   try {
     await client.start();
@@ -123,6 +135,16 @@ function showState(state: State, command: string, from: string): void {
     state === State.Running ? ["$(check)", "running"] : state === State.Starting ? ["$(sync~spin)", "starting"] : ["$(error)", "stopped"];
   status.text = `${icon} ONNX`;
   status.tooltip = `ONNX language server ${word}: ${command} (from ${from}). Click to restart it.`;
+}
+
+let summaryTimer: ReturnType<typeof setTimeout> | undefined;
+
+/** The summary again once the user pauses typing, so the node count follows the edits. */
+function summaryAfterEdits(): void {
+  if (summaryTimer) {
+    clearTimeout(summaryTimer);
+  }
+  summaryTimer = setTimeout(() => void showModelSummary(), 500);
 }
 
 /** The active model's size beside the server's state: its node count and opsets, from the
