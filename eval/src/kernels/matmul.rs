@@ -33,8 +33,15 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         "MatMulInteger" => |ctx, i| {
             let (a, b) = (input(i, 0)?, input(i, 1)?);
             check_product(ctx, a, b)?;
-            let av = less_zero_point(a, optional(i, 2)?, Side::Rows)?;
-            let bv = less_zero_point(b, optional(i, 3)?, Side::Columns)?;
+            let (za, zb) = (optional(i, 2)?, optional(i, 3)?);
+            if let (Some(av), Some(bv)) =
+                (bytes_less_zero_point(a, za, Side::Rows)?, bytes_less_zero_point(b, zb, Side::Columns)?)
+            {
+                let (shape, out) = exact_integer_product(&av, &a.shape, &bv, &b.shape)?;
+                return one(Tensor::new(shape, Data::I32(out.into())));
+            }
+            let av = less_zero_point(a, za, Side::Rows)?;
+            let bv = less_zero_point(b, zb, Side::Columns)?;
             let (shape, out) = matmul(&av, &a.shape, &bv, &b.shape)?;
             one(Tensor::new(shape, Data::I32(out.into_iter().map(|x| x as i32).collect())))
         },
@@ -143,6 +150,68 @@ fn less_zero_point(t: &Tensor, zero: Option<&Tensor>, side: Side) -> Result<Vec<
         *v -= z[set * per_matrix + at];
     }
     Ok(values)
+}
+
+/// The elements of an 8-bit operand less their zero points (8-bit too), in float32, where
+/// they are exact (each within ±255); `None` for other types, which take the f64 path.
+fn bytes_less_zero_point(t: &Tensor, zero: Option<&Tensor>, side: Side) -> Result<Option<Vec<f32>>, KernelError> {
+    let byte = |t: &Tensor| matches!(t.data_type(), DataType::Uint8 | DataType::Int8);
+    if !byte(t) || zero.is_some_and(|z| !byte(z)) {
+        return Ok(None);
+    }
+    let single = match zero {
+        None => Some(0.0),
+        Some(z) if z.len() == 1 => z.to_f64s()?.first().map(|&v| v as f32),
+        Some(_) => None,
+    };
+    let Some(z) = single else {
+        return Ok(Some(less_zero_point(t, zero, side)?.into_iter().map(|v| v as f32).collect()));
+    };
+    Ok(match &*t.data {
+        Data::U8(v) => Some(v.iter().map(|&x| f32::from(x) - z).collect()),
+        Data::I8(v) => Some(v.iter().map(|&x| f32::from(x) - z).collect()),
+        _ => None,
+    })
+}
+
+/// Terms of a dot product of 8-bit values less their zero points (each within ±255) whose
+/// partial sums are all integers below 2^24 whatever the order of the additions
+/// (258·255² < 2^24), so exact in float32.
+pub(crate) const EXACT_F32_TERMS: usize = 258;
+
+/// `a × b` (numpy's matmul rules) of float32 operands holding 8-bit values less their
+/// zero points, exactly, as int32: through the float32 GEMM along runs of at most
+/// [`EXACT_F32_TERMS`] of K, whose exact results are added as integers (wrapping, as an
+/// int32 accumulator does). The f64 product it replaces ran MatMulInteger at a tenth of
+/// the float GEMM's speed.
+pub(crate) fn exact_integer_product(
+    a: &[f32],
+    ash: &[usize],
+    b: &[f32],
+    bsh: &[usize],
+) -> Result<(Vec<usize>, Vec<i32>), KernelError> {
+    let k = batched(ash, bsh)?.k;
+    let mut total: Option<(Vec<usize>, Vec<i32>)> = None;
+    for start in (0..k.max(1)).step_by(EXACT_F32_TERMS) {
+        let len = EXACT_F32_TERMS.min(k - start);
+        // A's columns and B's rows start..start+len, read in place through the strides.
+        let (mut a_part, mut b_part) = (Operand::rows(a, ash), Operand::rows(b, bsh));
+        let (mut a_shape, mut b_shape) = (ash.to_vec(), bsh.to_vec());
+        let (ra, rb) = (ash.len(), bsh.len());
+        a_part.offset = start * a_part.strides[ra - 1];
+        a_shape[ra - 1] = len;
+        let b_axis = if rb == 1 { 0 } else { rb - 2 };
+        b_part.offset = start * b_part.strides[b_axis];
+        b_shape[b_axis] = len;
+        a_part.shape = &a_shape;
+        b_part.shape = &b_shape;
+        let (shape, part) = product(a_part, b_part, 1.0, crate::gemm::sgemm)?;
+        match &mut total {
+            None => total = Some((shape, part.into_iter().map(|v| v as i32).collect())),
+            Some((_, sums)) => sums.iter_mut().zip(part).for_each(|(s, v)| *s = s.wrapping_add(v as i32)),
+        }
+    }
+    total.ok_or(bad_input!("an empty product"))
 }
 
 /// The shapes of a batched product with numpy's matmul rules: the output shape, the
@@ -456,9 +525,17 @@ fn qlinear_matmul(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, 
     let (sa, za, sb, zb) =
         (scalar(1, "a_scale")?, scalar(2, "a_zero_point")?, scalar(4, "b_scale")?, scalar(5, "b_zero_point")?);
     let (sy, zy_value) = (scalar(6, "y_scale")?, scalar(7, "y_zero_point")?);
-    let av: Vec<f64> = a.to_f64s()?.into_iter().map(|x| x - za).collect();
-    let bv: Vec<f64> = b.to_f64s()?.into_iter().map(|x| x - zb).collect();
-    let (shape, product) = matmul(&av, &a.shape, &bv, &b.shape)?;
+    let byte = |t: &Tensor| matches!(t.data_type(), DataType::Uint8 | DataType::Int8);
+    let (shape, product) = if byte(a) && byte(b) && [za, zb].iter().all(|z| z.abs() <= 255.0) {
+        let av: Vec<f32> = a.to_f64s()?.into_iter().map(|x| (x - za) as f32).collect();
+        let bv: Vec<f32> = b.to_f64s()?.into_iter().map(|x| (x - zb) as f32).collect();
+        let (shape, product) = exact_integer_product(&av, &a.shape, &bv, &b.shape)?;
+        (shape, product.into_iter().map(f64::from).collect())
+    } else {
+        let av: Vec<f64> = a.to_f64s()?.into_iter().map(|x| x - za).collect();
+        let bv: Vec<f64> = b.to_f64s()?.into_iter().map(|x| x - zb).collect();
+        matmul(&av, &a.shape, &bv, &b.shape)?
+    };
     let (lo, hi) = match zy.data_type() {
         onnx_core::ir::DataType::Uint8 => (0.0, 255.0),
         onnx_core::ir::DataType::Int8 => (-128.0, 127.0),

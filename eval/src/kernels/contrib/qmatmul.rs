@@ -7,6 +7,7 @@
 use super::super::{Ctx, Kernel, input, optional};
 use super::quant::{bytes, quantize};
 use crate::error::{KernelError, bad_attribute, bad_input, unsupported};
+use crate::kernels::matmul::exact_integer_product;
 use crate::value::{Data, Tensor, Value};
 
 pub fn kernel(op: &str) -> Option<Kernel> {
@@ -104,17 +105,23 @@ pub(super) fn matmul_to_float(
         None => None,
     };
     let scales: Vec<f32> = bs.iter().map(|&s| a_scale * s).collect();
-    let mut out = vec![0f32; rows * n];
-    for r in 0..rows {
-        let bb = if b_batches == 1 { 0 } else { r / m.max(1) } * k * n;
-        let arow = &qa[r * k..(r + 1) * k];
-        for j in 0..n {
-            let z = zb[if zb.len() == 1 { 0 } else { j }];
-            let acc: i32 = arow.iter().enumerate().map(|(p, &x)| (x - za) * (qb[bb + p * n + j] - z)).sum();
+    // The int32 accumulators, exactly, through the float32 GEMM (each operand less its zero
+    // point is within ±255); a stack of B matrices pairs with A's batch.
+    let af: Vec<f32> = qa.iter().map(|&x| (x - za) as f32).collect();
+    let bf: Vec<f32> =
+        qb.iter().enumerate().map(|(i, &x)| (x - zb[if zb.len() == 1 { 0 } else { i % n }]) as f32).collect();
+    let (a_dims, b_dims) =
+        if b_batches == 1 { ([1, rows, k], [1, k, n]) } else { ([a_batches, m, k], [b_batches, k, n]) };
+    let (_, acc) = exact_integer_product(&af, &a_dims, &bf, &b_dims)?;
+    let out: Vec<f32> = acc
+        .iter()
+        .enumerate()
+        .map(|(i, &acc)| {
+            let j = i % n.max(1);
             let v = acc as f32 * scales[if scales.len() == 1 { 0 } else { j }];
-            out[r * n + j] = bias.as_ref().map_or(v, |b| v + b[j]);
-        }
-    }
+            bias.as_ref().map_or(v, |b| v + b[j])
+        })
+        .collect();
     let mut shape: Vec<usize> = if ashape.len() >= 2 { ashape[..ashape.len() - 2].to_vec() } else { Vec::new() };
     if b_batches > 1 && ashape.len() == 2 {
         shape = b.shape[..b.rank() - 2].to_vec();
@@ -129,16 +136,26 @@ pub(super) fn matmul_to_float(
 /// The quantized product of onnxruntime's recurrent cells: the float rows `a` (`m×k`)
 /// quantized together, times the 8-bit weights `w` (`k×n`, zero point `zw`), scaled by
 /// `a_scale·w_scale[j]`, added to `out`.
-fn quantized_gemm_into(a: &[f32], m: usize, k: usize, w: &[i32], zw: i32, w_scale: &[f32], out: &mut [f32]) {
+fn quantized_gemm_into(
+    a: &[f32],
+    m: usize,
+    k: usize,
+    w: &[i32],
+    zw: i32,
+    w_scale: &[f32],
+    out: &mut [f32],
+) -> Result<(), KernelError> {
     let n = out.len() / m.max(1);
     let (scale, za) = dynamic_parameters(a);
-    let qa: Vec<i32> = a.iter().map(|&x| quantize(x, scale, za, false) - za).collect();
-    for r in 0..m {
-        for j in 0..n {
-            let acc: i32 = (0..k).map(|p| qa[r * k + p] * (w[p * n + j] - zw)).sum();
-            out[r * n + j] += acc as f32 * (scale * w_scale[if w_scale.len() == 1 { 0 } else { j }]);
-        }
+    let qa: Vec<f32> = a.iter().map(|&x| (quantize(x, scale, za, false) - za) as f32).collect();
+    let wf: Vec<f32> = w.iter().map(|&x| (x - zw) as f32).collect();
+    // Exact int32 accumulators through the float32 GEMM (both operands within ±255).
+    let (_, acc) = exact_integer_product(&qa, &[m, k], &wf, &[k, n])?;
+    for (i, (o, acc)) in out.iter_mut().zip(acc).enumerate() {
+        let j = i % n.max(1);
+        *o += acc as f32 * (scale * w_scale[if w_scale.len() == 1 { 0 } else { j }]);
     }
+    Ok(())
 }
 
 fn sigmoid(x: f32) -> f32 {
@@ -245,14 +262,14 @@ fn lstm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelEr
             })
             .collect();
         let mut xw = vec![0f32; seq * batch * g4];
-        quantized_gemm_into(&ordered, seq * batch, width, wd, wzd, &wsd, &mut xw);
+        quantized_gemm_into(&ordered, seq * batch, width, wd, wzd, &wsd, &mut xw)?;
         let state = |v: &Option<Vec<f32>>| v.as_ref().map_or(vec![0.0; batch * hidden], |v| per_dir(v, d));
         let (mut h, mut c) = (state(&h0), state(&c0));
         let p = peep.as_ref().map(|p| per_dir(p, d));
         for s in 0..seq {
             let t = if backward { seq - 1 - s } else { s };
             let gates = &mut xw[s * batch * g4..(s + 1) * batch * g4];
-            quantized_gemm_into(&h, batch, hidden, rd, rzd, &rsd, gates);
+            quantized_gemm_into(&h, batch, hidden, rd, rzd, &rsd, gates)?;
             for bi in 0..batch {
                 let row = &mut gates[bi * g4..(bi + 1) * g4];
                 let pre = |row: &[f32], k: usize, extra: f32| (row[k] + extra + b[k]).clamp(-clip, clip);

@@ -1,0 +1,185 @@
+//! Products of 8-bit operands are exact however long their sums. The kernels take them
+//! through the float32 GEMM in runs of at most 258 terms (where every partial sum is an
+//! integer below 2^24) and add the runs as integers; onnx's node tests have sums of a few
+//! terms only, so these cases have hundreds, with the operands' extremes (whose sums a
+//! single float32 run would round) and seeded random values, against sums in i64.
+
+use onnx_eval::{Data, Plan, RunOptions, Tensor, Value};
+
+fn run_text(text: &str, inputs: Vec<(&str, Value)>) -> Vec<Tensor> {
+    let analysis = onnx_core::analysis::analyze_text(text);
+    assert!(!analysis.has_errors(), "{text}\n{:?}", analysis.diagnostics);
+    let plan = Plan::new(&analysis.model).expect("a plan");
+    let inputs = inputs.into_iter().map(|(n, v)| (n.to_owned(), v)).collect();
+    let result = plan.run(inputs, &RunOptions::default()).expect("the model runs");
+    result.outputs.into_iter().map(|(_, v)| v.tensor().expect("a tensor").clone()).collect()
+}
+
+/// A seeded generator (64-bit LCG, high bits), so every run checks the same values.
+struct Seeded(u64);
+
+impl Seeded {
+    fn byte(&mut self) -> u8 {
+        self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 56) as u8
+    }
+}
+
+fn u8s(shape: &[usize], v: Vec<u8>) -> Value {
+    Value::Tensor(Tensor::new(shape.to_vec(), Data::U8(v.into())))
+}
+
+fn i8s(shape: &[usize], v: Vec<i8>) -> Value {
+    Value::Tensor(Tensor::new(shape.to_vec(), Data::I8(v.into())))
+}
+
+fn i32s_of(t: &Tensor) -> Vec<i32> {
+    match &*t.data {
+        Data::I32(v) => v.to_vec(),
+        other => panic!("int32 expected, got {other:?}"),
+    }
+}
+
+/// `a` (m×k, uint8, zero `za`) times `b` (k×n, int8, zero `zb`), in i64.
+fn reference_product(a: &[u8], za: u8, b: &[i8], zb: i8, (m, k, n): (usize, usize, usize)) -> Vec<i64> {
+    let mut out = vec![0i64; m * n];
+    for r in 0..m {
+        for c in 0..n {
+            out[r * n + c] = (0..k)
+                .map(|p| (i64::from(a[r * k + p]) - i64::from(za)) * (i64::from(b[p * n + c]) - i64::from(zb)))
+                .sum();
+        }
+    }
+    out
+}
+
+const MATMUL_INTEGER: &str = r#"<ir_version: 10, opset_import: ["" : 21]>
+    g (uint8[] a, int8[] b, uint8[] za, int8[] zb) => (int32[] y) { y = MatMulInteger (a, b, za, zb) }"#;
+
+#[test]
+fn matmul_integer_is_exact_past_a_float32_run() {
+    let (m, k, n) = (3, 1000, 5);
+    // The extremes: every product 255 · 255, a sum of 65,025,000 (past 2^24).
+    let (a, b) = (vec![255u8; m * k], vec![-128i8; k * n]);
+    let out = run_text(
+        MATMUL_INTEGER,
+        vec![
+            ("a", u8s(&[m, k], a.clone())),
+            ("b", i8s(&[k, n], b.clone())),
+            ("za", u8s(&[], vec![0])),
+            ("zb", i8s(&[], vec![127])),
+        ],
+    );
+    let expected = reference_product(&a, 0, &b, 127, (m, k, n));
+    assert_eq!(expected[0], -65_025_000);
+    assert_eq!(i32s_of(&out[0]).iter().map(|&v| i64::from(v)).collect::<Vec<_>>(), expected);
+
+    // Seeded values, a batch of two with B shared, and zero points inside the range.
+    let mut rng = Seeded(7);
+    let a: Vec<u8> = (0..2 * m * k).map(|_| rng.byte()).collect();
+    let b: Vec<i8> = (0..k * n).map(|_| rng.byte() as i8).collect();
+    let out = run_text(
+        MATMUL_INTEGER,
+        vec![
+            ("a", u8s(&[2, m, k], a.clone())),
+            ("b", i8s(&[k, n], b.clone())),
+            ("za", u8s(&[], vec![131])),
+            ("zb", i8s(&[], vec![-3])),
+        ],
+    );
+    assert_eq!(out[0].shape, [2, m, n]);
+    let mut expected = reference_product(&a[..m * k], 131, &b, -3, (m, k, n));
+    expected.extend(reference_product(&a[m * k..], 131, &b, -3, (m, k, n)));
+    assert_eq!(i32s_of(&out[0]).iter().map(|&v| i64::from(v)).collect::<Vec<_>>(), expected);
+}
+
+/// ConvInteger over 64 channels and 3×3 taps (576 terms per output), against sums in i64.
+#[test]
+fn conv_integer_is_exact_past_a_float32_run() {
+    let text = r#"<ir_version: 10, opset_import: ["" : 21]>
+        g (uint8[] x, uint8[] w, uint8[] zx, uint8[] zw) => (int32[] y) {
+            y = ConvInteger <pads: ints = [1, 1, 1, 1]> (x, w, zx, zw)
+        }"#;
+    let (c, h, wd, f) = (64, 5, 4, 3);
+    for (seed, zx, zw) in [(None, 0u8, 255u8), (Some(11), 100, 17)] {
+        let mut rng = Seeded(seed.unwrap_or(0));
+        let mut value = |extreme: u8| if seed.is_some() { rng.byte() } else { extreme };
+        let x: Vec<u8> = (0..c * h * wd).map(|_| value(255)).collect();
+        let w: Vec<u8> = (0..f * c * 9).map(|_| value(0)).collect();
+        let out = run_text(
+            text,
+            vec![
+                ("x", u8s(&[1, c, h, wd], x.clone())),
+                ("w", u8s(&[f, c, 3, 3], w.clone())),
+                ("zx", u8s(&[], vec![zx])),
+                ("zw", u8s(&[], vec![zw])),
+            ],
+        );
+        assert_eq!(out[0].shape, [1, f, h, wd]);
+        let mut expected = Vec::new();
+        for filter in 0..f {
+            for i in 0..h as i64 {
+                for j in 0..wd as i64 {
+                    let mut sum = 0i64;
+                    for ch in 0..c {
+                        for (di, dj) in (-1..=1).flat_map(|di| (-1..=1).map(move |dj| (di, dj))) {
+                            let (y, xx) = (i + di, j + dj);
+                            if y < 0 || xx < 0 || y >= h as i64 || xx >= wd as i64 {
+                                continue;
+                            }
+                            let xv = i64::from(x[(ch * h + y as usize) * wd + xx as usize]) - i64::from(zx);
+                            let tap = ((di + 1) * 3 + dj + 1) as usize;
+                            let wv = i64::from(w[(filter * c + ch) * 9 + tap]) - i64::from(zw);
+                            sum += xv * wv;
+                        }
+                    }
+                    expected.push(sum);
+                }
+            }
+        }
+        if seed.is_none() {
+            // The centre's 576 products of 255 · (−255): past 2^24 in magnitude.
+            assert_eq!(expected[(h / 2) * wd + 1], -576 * 65_025);
+        }
+        assert_eq!(i32s_of(&out[0]).iter().map(|&v| i64::from(v)).collect::<Vec<_>>(), expected, "seed {seed:?}");
+    }
+}
+
+/// QLinearMatMul requantizes the exact accumulator: seeded bytes, 600 terms per sum, each
+/// output against the exact sum rescaled as onnx's reference does (the scale product in
+/// float32, the rest in f64, half to even, saturated).
+#[test]
+fn qlinear_matmul_requantizes_the_exact_sum() {
+    let text = r#"<ir_version: 10, opset_import: ["" : 21]>
+        g (uint8[] a, float[] sa, uint8[] za, int8[] b, float[] sb, int8[] zb, float[] sy, uint8[] zy)
+            => (uint8[] y) { y = QLinearMatMul (a, sa, za, b, sb, zb, sy, zy) }"#;
+    let (m, k, n) = (4, 600, 6);
+    let mut rng = Seeded(3);
+    let a: Vec<u8> = (0..m * k).map(|_| rng.byte()).collect();
+    let b: Vec<i8> = (0..k * n).map(|_| rng.byte() as i8).collect();
+    let scalar = |v: f32| Value::Tensor(Tensor::new(vec![], Data::F32(vec![v].into())));
+    let (sa, sb, sy, za, zb, zy) = (0.02f32, 0.01f32, 0.5f32, 120u8, -5i8, 128u8);
+    let out = run_text(
+        text,
+        vec![
+            ("a", u8s(&[m, k], a.clone())),
+            ("sa", scalar(sa)),
+            ("za", u8s(&[], vec![za])),
+            ("b", i8s(&[k, n], b.clone())),
+            ("sb", scalar(sb)),
+            ("zb", i8s(&[], vec![zb])),
+            ("sy", scalar(sy)),
+            ("zy", u8s(&[], vec![zy])),
+        ],
+    );
+    let multiplier = f64::from(sa * sb / sy);
+    let expected: Vec<u8> = reference_product(&a, za, &b, zb, (m, k, n))
+        .into_iter()
+        .map(|sum| ((sum as f64 * multiplier).round_ties_even() + f64::from(zy)).clamp(0.0, 255.0) as u8)
+        .collect();
+    assert!(expected.iter().any(|&v| v != 0 && v != 255), "the case saturates everywhere: {expected:?}");
+    match &*out[0].data {
+        Data::U8(v) => assert_eq!(v.to_vec(), expected),
+        other => panic!("uint8 expected, got {other:?}"),
+    }
+}
