@@ -183,3 +183,60 @@ fn qlinear_matmul_requantizes_the_exact_sum() {
         other => panic!("uint8 expected, got {other:?}"),
     }
 }
+
+/// QLinearConv's output step: halves round to even, values past the type saturate at both
+/// ends, the int32 bias is added before the rescale (a 1×1 convolution by 1 with a rescale
+/// of exactly ½, so each output is (x − zx + bias)/2 rounded, plus the zero point).
+#[test]
+fn qlinear_conv_rounds_halves_to_even_and_saturates() {
+    let text = r#"<ir_version: 10, opset_import: ["" : 21]>
+        g (uint8[] x, float[] sx, uint8[] zx, int8[] w, float[] sw, int8[] zw, float[] sy, int8[] zy, int32[] b)
+            => (int8[] y) { y = QLinearConv (x, sx, zx, w, sw, zw, sy, zy, b) }"#;
+    let x: Vec<u8> = vec![0, 1, 2, 3, 4, 5, 6, 7, 250, 255, 9, 11];
+    let scalar = |v: f32| Value::Tensor(Tensor::new(vec![], Data::F32(vec![v].into())));
+    let out = run_text(
+        text,
+        vec![
+            ("x", u8s(&[1, 1, 3, 4], x.clone())),
+            ("sx", scalar(1.0)),
+            ("zx", u8s(&[], vec![5])),
+            ("w", i8s(&[1, 1, 1, 1], vec![1])),
+            ("sw", scalar(1.0)),
+            ("zw", i8s(&[], vec![0])),
+            ("sy", scalar(2.0)),
+            ("zy", i8s(&[], vec![-10])),
+            ("b", Value::Tensor(Tensor::new(vec![1], Data::I32(vec![-1].into())))),
+        ],
+    );
+    // Halves among them: (1 − 6)/2 = −2.5 → −2 and (3 − 6)/2 = −1.5 → −2 (both even),
+    // (7 − 6)/2 = 0.5 → 0, (255 − 6)/2 = 124.5 → 124.
+    let expected: Vec<i8> = x
+        .iter()
+        .map(|&v| ((f64::from(v) - 5.0 - 1.0) * 0.5).round_ties_even() - 10.0)
+        .map(|v| v.clamp(-128.0, 127.0) as i8)
+        .collect();
+    assert_eq!(expected[..8], [-13, -12, -12, -12, -11, -10, -10, -10]);
+    match &*out[0].data {
+        Data::I8(v) => assert_eq!(v.to_vec(), expected),
+        other => panic!("int8 expected, got {other:?}"),
+    }
+    // Saturation: a rescale of 4 takes the ends past both bounds.
+    let out = run_text(
+        text,
+        vec![
+            ("x", u8s(&[1, 1, 1, 3], vec![0, 128, 255])),
+            ("sx", scalar(1.0)),
+            ("zx", u8s(&[], vec![128])),
+            ("w", i8s(&[1, 1, 1, 1], vec![1])),
+            ("sw", scalar(4.0)),
+            ("zw", i8s(&[], vec![0])),
+            ("sy", scalar(1.0)),
+            ("zy", i8s(&[], vec![3])),
+            ("b", Value::Tensor(Tensor::new(vec![1], Data::I32(vec![0].into())))),
+        ],
+    );
+    match &*out[0].data {
+        Data::I8(v) => assert_eq!(v.to_vec(), [-128, 3, 127]),
+        other => panic!("int8 expected, got {other:?}"),
+    }
+}
