@@ -9,7 +9,7 @@ use super::{Window, taps, window};
 use crate::error::{KernelError, bad_attribute, bad_input, limit, unsupported};
 use crate::gemm::View;
 use crate::kernels::common::numeric_like;
-use crate::kernels::matmul::EXACT_F32_TERMS;
+use crate::kernels::matmul::{EXACT_F32_TERMS, add_exact_run, exact_to_i32};
 use crate::kernels::{Ctx, count, input, one, optional};
 use crate::value::{Data, Tensor, Value};
 
@@ -45,16 +45,6 @@ fn shifted(t: &Tensor, zero: Option<&Tensor>, single: bool) -> Result<Tensor, Ke
     Ok(Tensor::new(t.shape.clone(), data))
 }
 
-/// Whether a convolution of 8-bit operands shifted by their zero points (each within
-/// ±255) is exact in float32: every partial sum of a filter's `K = C/group · kernel` products
-/// of at most 255² stays below 2^24 when K ≤ 258. The float32 convolution is then exact and
-/// several times faster than the float64 one.
-fn exact_in_f32(x: &Tensor, w: &Tensor) -> bool {
-    let byte = |t: &Tensor| matches!(t.data_type(), DataType::Uint8 | DataType::Int8);
-    let k = w.shape.iter().skip(1).try_fold(1usize, |a, &d| a.checked_mul(d));
-    byte(x) && byte(w) && k.is_some_and(|k| k <= 258)
-}
-
 /// The convolution of zero-point-shifted integer operands (float32 where exact, else
 /// float64).
 fn integer_conv(ctx: &Ctx<'_>, x: Tensor, w: Tensor) -> Result<Tensor, KernelError> {
@@ -65,12 +55,13 @@ fn integer_conv(ctx: &Ctx<'_>, x: Tensor, w: Tensor) -> Result<Tensor, KernelErr
     }
 }
 
-/// The convolution of 8-bit `x` and `w` less their zero points, an int32 (or float32) tensor: exact
-/// through the float32 convolution, in runs of input channels whose filter taps number at
-/// most [`EXACT_F32_TERMS`] (one run where all fit: then the float32 result itself, every
-/// value an exact integer), the runs' exact results added as integers. The f64 convolution it spares a model with wide layers (a pointwise
-/// convolution over 512 channels) ran at a tenth of the float one's speed. `None` where
-/// that does not apply (other types, groups with more taps than a run holds).
+/// The convolution of 8-bit `x` and `w` less their zero points, exact through the float32
+/// convolution: in runs of input channels whose filter taps number at most
+/// [`EXACT_F32_TERMS`], the runs' exact results added as int32; where all fit in one run,
+/// the float32 result itself (every value an exact integer). The f64 convolution this
+/// spares a model with wide layers (a pointwise convolution over 512 channels) ran at a
+/// tenth of the float one's speed. `None` where it does not apply (other types, groups
+/// with more taps than a run holds): those take the f64 convolution.
 fn exact_integer_conv(
     ctx: &Ctx<'_>,
     (x, x_zero): (&Tensor, Option<&Tensor>),
@@ -115,33 +106,10 @@ fn exact_integer_conv(
         let Data::F32(yv) = &*y.data else { return Ok(None) };
         match &mut total {
             None => total = Some((y.shape.clone(), exact_to_i32(yv))),
-            Some((_, sums)) => crate::simd::widest(
-                #[inline(always)]
-                || {
-                    for (s, &v) in sums.iter_mut().zip(yv.iter()) {
-                        *s = s.wrapping_add(v as i32);
-                    }
-                },
-            ),
+            Some((_, sums)) => add_exact_run(sums, yv),
         }
     }
     Ok(total.map(|(shape, sums)| Tensor::new(shape, Data::I32(sums.into()))))
-}
-
-/// Float32 values that are exact integers (an exact convolution's sums) as int32, in a
-/// loop compiled for the widest vectors (as an iterator chain in the baseline's it was a
-/// seventh of a quantized MobileNet's run).
-fn exact_to_i32(v: &[f32]) -> Vec<i32> {
-    let mut out = vec![0i32; v.len()];
-    crate::simd::widest(
-        #[inline(always)]
-        || {
-            for (o, &x) in out.iter_mut().zip(v) {
-                *o = x as i32;
-            }
-        },
-    );
-    out
 }
 
 /// ConvInteger: the convolution of `x − x_zero_point` and `w − w_zero_point` in int32.
@@ -153,9 +121,8 @@ pub(super) fn conv_integer(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<V
             _ => y,
         });
     }
-    let single = exact_in_f32(x, w);
-    let x = shifted(x, optional(inputs, 2)?, single)?;
-    let w = shifted(w, optional(inputs, 3)?, single)?;
+    let x = shifted(x, optional(inputs, 2)?, false)?;
+    let w = shifted(w, optional(inputs, 3)?, false)?;
     let y = integer_conv(ctx, x, w)?;
     let out = y.to_f64s()?.into_iter().map(|v| v as i32).collect();
     one(Tensor::new(y.shape.clone(), Data::I32(out)))
@@ -170,9 +137,8 @@ pub(super) fn qlinear_conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<V
     let y = match exact_integer_conv(ctx, (xq, optional(inputs, 2)?), (wq, optional(inputs, 5)?))? {
         Some(y) => y,
         None => {
-            let single = exact_in_f32(xq, wq);
-            let x = shifted(xq, optional(inputs, 2)?, single)?;
-            let w = shifted(wq, optional(inputs, 5)?, single)?;
+            let x = shifted(xq, optional(inputs, 2)?, false)?;
+            let w = shifted(wq, optional(inputs, 5)?, false)?;
             integer_conv(ctx, x, w)?
         }
     };
