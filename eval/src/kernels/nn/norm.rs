@@ -85,6 +85,9 @@ pub(super) fn layer_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec
     let scale = input(inputs, 1)?;
     let bias = optional(inputs, 2)?;
     let norm_shape = &x.shape[a..];
+    if let Some(out) = layer_norm_f32(ctx, x, a, (scale, bias), (outer, inner), eps)? {
+        return Ok(out);
+    }
     let s = broadcast_to(scale, norm_shape, x)?;
     let b = match bias {
         Some(b) => broadcast_to(b, norm_shape, x)?,
@@ -114,6 +117,85 @@ pub(super) fn layer_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec
         out.push(Value::Tensor(numeric_like(stash, reduced, inv_stds)?));
     }
     Ok(out)
+}
+
+/// LayerNormalization of float32 rows with float32 scale and bias of a row's shape (every
+/// transformer's): the general path's arithmetic (f64 from the float32 values, rounded
+/// once), with each row's sums taken in eight lanes and every loop compiled for the widest
+/// vectors, and no f64 copy of the tensor. A running f64 sum per row, one addition waiting
+/// on the last, made ten LayerNormalizations of a 384-wide transformer 2 ms of its run.
+/// `None` for other types or broadcast scales, which the general path takes.
+fn layer_norm_f32(
+    ctx: &Ctx<'_>,
+    x: &Tensor,
+    axis: usize,
+    (scale, bias): (&Tensor, Option<&Tensor>),
+    (outer, inner): (usize, usize),
+    eps: f64,
+) -> Result<Option<Vec<Value>>, KernelError> {
+    let row_shaped = |t: &Tensor| t.shape == x.shape[axis..];
+    let (Data::F32(v), Data::F32(s)) = (&*x.data, &*scale.data) else { return Ok(None) };
+    let b = match bias.map(|b| (b, &*b.data)) {
+        None => None,
+        Some((b, Data::F32(bv))) if row_shaped(b) => Some(bv),
+        Some(_) => return Ok(None),
+    };
+    if !row_shaped(scale) || x.is_empty() {
+        return Ok(None);
+    }
+    let mut out = vec![0f32; v.len()];
+    let (mut means, mut inv_stds) = (Vec::with_capacity(outer), Vec::with_capacity(outer));
+    for (row, dest) in v.chunks(inner.max(1)).zip(out.chunks_mut(inner.max(1))) {
+        let (mean, inv) = crate::simd::widest(
+            #[inline(always)]
+            || {
+                let mean = lane_sum(row, |x| x) / inner as f64;
+                let var = lane_sum(row, |x| (x - mean) * (x - mean)) / inner as f64;
+                let inv = 1.0 / (var + eps).sqrt();
+                match b {
+                    Some(b) => {
+                        for (((o, &x), &s), &b) in dest.iter_mut().zip(row).zip(s.iter()).zip(b.iter()) {
+                            *o = ((f64::from(x) - mean) * inv * f64::from(s) + f64::from(b)) as f32;
+                        }
+                    }
+                    None => {
+                        for ((o, &x), &s) in dest.iter_mut().zip(row).zip(s.iter()) {
+                            *o = ((f64::from(x) - mean) * inv * f64::from(s)) as f32;
+                        }
+                    }
+                }
+                (mean, inv)
+            },
+        );
+        means.push(mean);
+        inv_stds.push(inv);
+    }
+    let mut values = vec![Value::Tensor(Tensor::new(x.shape.clone(), Data::F32(out.into())))];
+    let mut reduced = x.shape[..axis].to_vec();
+    reduced.extend(std::iter::repeat_n(1, x.rank() - axis));
+    // The stash type is float32 either way (stash_type 1, or the input's).
+    if ctx.node.outputs.len() > 1 {
+        values.push(Value::Tensor(numeric_like(onnx_core::ir::DataType::Float, reduced.clone(), means)?));
+    }
+    if ctx.node.outputs.len() > 2 {
+        values.push(Value::Tensor(numeric_like(onnx_core::ir::DataType::Float, reduced, inv_stds)?));
+    }
+    Ok(Some(values))
+}
+
+/// The sum of `f` of each value in f64, in eight lanes (one addition need not wait on
+/// the last, and the lanes fill a vector register).
+#[inline(always)]
+fn lane_sum(row: &[f32], f: impl Fn(f64) -> f64) -> f64 {
+    let mut acc = [0.0f64; 8];
+    let chunks = row.chunks_exact(8);
+    let tail: f64 = chunks.remainder().iter().map(|&x| f(f64::from(x))).sum();
+    for c in chunks {
+        for l in 0..8 {
+            acc[l] += f(f64::from(c[l]));
+        }
+    }
+    acc.iter().sum::<f64>() + tail
 }
 
 /// `t`'s values broadcast to `shape`, the shape of each row of `x`: none when `x` is empty
