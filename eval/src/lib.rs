@@ -32,6 +32,7 @@ pub mod error;
 pub mod fold;
 pub mod gemm;
 pub mod inputs;
+pub mod int8;
 pub mod invoke;
 pub mod kernels;
 pub mod math;

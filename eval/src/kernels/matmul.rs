@@ -34,6 +34,9 @@ pub fn kernel(op: &str) -> Option<Kernel> {
             let (a, b) = (input(i, 0)?, input(i, 1)?);
             check_product(ctx, a, b)?;
             let (za, zb) = (optional(i, 2)?, optional(i, 3)?);
+            if let Some(y) = int8_product(a, za, b, zb)? {
+                return one(y);
+            }
             if let (Some(av), Some(bv)) =
                 (bytes_less_zero_point(a, za, Side::Rows)?, bytes_less_zero_point(b, zb, Side::Columns)?)
             {
@@ -150,6 +153,55 @@ fn less_zero_point(t: &Tensor, zero: Option<&Tensor>, side: Side) -> Result<Vec<
         *v -= z[set * per_matrix + at];
     }
     Ok(values)
+}
+
+/// The fewest rows of A for which [`int8_product`] packs B.
+const INT8_MIN_ROWS: usize = 8;
+
+/// MatMulInteger through the processor's 8-bit dot products (`crate::int8`), where it has
+/// them and the product is the usual one: 8-bit A of any rank times a 2-D 8-bit B (the
+/// weights), zero points one for all or one per row of a 2-D A and per column of B.
+/// `None` otherwise; the exact float32 path takes those.
+fn int8_product(
+    a: &Tensor,
+    za: Option<&Tensor>,
+    b: &Tensor,
+    zb: Option<&Tensor>,
+) -> Result<Option<Tensor>, KernelError> {
+    fn bytes(t: &Tensor) -> Option<(&[u8], bool)> {
+        // A strided view (a transposed operand) is not its elements in order.
+        if t.placement() != (0, broadcast::strides(&t.shape)) {
+            return None;
+        }
+        match &*t.data {
+            Data::U8(v) => Some((&v[..], false)),
+            Data::I8(v) => Some((bytemuck::cast_slice(&v[..]), true)),
+            _ => None,
+        }
+    }
+    let (Some((a_bytes, a_signed)), Some((b_bytes, b_signed))) = (bytes(a), bytes(b)) else { return Ok(None) };
+    if !crate::int8::available() || b.rank() != 2 || a.rank() == 0 {
+        return Ok(None);
+    }
+    let zeros = |z: Option<&Tensor>| -> Result<Option<Vec<i32>>, KernelError> {
+        let Some(z) = z else { return Ok(Some(vec![0])) };
+        Ok(bytes(z)
+            .map(|(v, signed)| v.iter().map(|&x| if signed { i32::from(x as i8) } else { i32::from(x) }).collect()))
+    };
+    let (Some(za), Some(zb)) = (zeros(za)?, zeros(zb)?) else { return Ok(None) };
+    let p = batched(&a.shape, &b.shape)?;
+    let (k, n) = (p.k, p.n);
+    let rows = a.len() / k.max(1);
+    let per_row = za.len() == p.m && a.rank() == 2;
+    // Fewer rows than the kernel takes at once do not pay for packing B on every call (one
+    // row of 768 by 768: 0.176 ms packed against 0.085 ms through the float path).
+    if k == 0 || rows < INT8_MIN_ROWS || (za.len() != 1 && !per_row) || (zb.len() != 1 && zb.len() != n) {
+        return Ok(None);
+    }
+    let lhs = crate::int8::Operand { bytes: a_bytes, signed: a_signed, zero: &za };
+    let rhs = crate::int8::Operand { bytes: b_bytes, signed: b_signed, zero: &zb };
+    crate::gemm::count_flops(2 * rows * k * n);
+    Ok(crate::int8::product(&lhs, &rhs, (rows, k, n)).map(|c| Tensor::new(p.shape, Data::I32(c.into()))))
 }
 
 /// The elements of an 8-bit operand less their zero points (8-bit too), in float32, where
