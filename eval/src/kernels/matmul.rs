@@ -158,10 +158,10 @@ fn less_zero_point(t: &Tensor, zero: Option<&Tensor>, side: Side) -> Result<Vec<
 /// The fewest rows of A for which [`int8_product`] packs B.
 const INT8_MIN_ROWS: usize = 8;
 
-/// MatMulInteger through the processor's 8-bit dot products (`crate::int8`), where it has
-/// them and the product is the usual one: 8-bit A of any rank times a 2-D 8-bit B (the
-/// weights), zero points one for all or one per row of a 2-D A and per column of B.
-/// `None` otherwise; the exact float32 path takes those.
+/// MatMulInteger (and QLinearMatMul's accumulators) through the processor's 8-bit dot
+/// products (`crate::int8`), where it has them and the product is the usual one: 8-bit A
+/// of any rank times a 2-D 8-bit B (the weights), zero points one for all or one per row
+/// of a 2-D A and per column of B. `None` otherwise; the exact float32 path takes those.
 fn int8_product(
     a: &Tensor,
     za: Option<&Tensor>,
@@ -605,11 +605,13 @@ fn qlinear_matmul(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, 
     let (sa, za, sb, zb) =
         (scalar(1, "a_scale")?, scalar(2, "a_zero_point")?, scalar(4, "b_scale")?, scalar(5, "b_zero_point")?);
     let (sy, zy_value) = (scalar(6, "y_scale")?, scalar(7, "y_zero_point")?);
-    let exact = (
-        bytes_less_zero_point(a, Some(input(inputs, 2)?), Side::Rows)?,
-        bytes_less_zero_point(b, Some(input(inputs, 5)?), Side::Columns)?,
-    );
-    let (shape, product) = if let (Some(av), Some(bv)) = exact {
+    let (a_zero, b_zero) = (input(inputs, 2)?, input(inputs, 5)?);
+    let (shape, product) = if let Some(y) = int8_product(a, Some(a_zero), b, Some(b_zero))? {
+        let Data::I32(v) = &*y.data else { return Err(bad_input!("the 8-bit product gave no int32")) };
+        (y.shape.clone(), v.iter().map(|&x| f64::from(x)).collect())
+    } else if let (Some(av), Some(bv)) =
+        (bytes_less_zero_point(a, Some(a_zero), Side::Rows)?, bytes_less_zero_point(b, Some(b_zero), Side::Columns)?)
+    {
         let (shape, product) = exact_integer_product(&av, &a.shape, &bv, &b.shape)?;
         (shape, product.into_iter().map(f64::from).collect())
     } else {
