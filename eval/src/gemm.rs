@@ -342,7 +342,7 @@ pub fn serial<R>(work: impl FnOnce() -> R) -> R {
 }
 
 /// How many bands of rows an `m×k` by `k×n` product is cut into (1: not cut).
-fn bands(m: usize, k: usize, n: usize) -> usize {
+pub(crate) fn bands(m: usize, k: usize, n: usize) -> usize {
     let work = m.saturating_mul(k).saturating_mul(n);
     if work < MIN_PARALLEL || onnx_threads::pool().is_none() || SERIAL.with(std::cell::Cell::get) {
         return 1;
@@ -352,7 +352,7 @@ fn bands(m: usize, k: usize, n: usize) -> usize {
 
 /// Runs `band(i, chunk)` over the chunks of `c` of `len` elements, on the pool's threads and
 /// this one; the first error (in band order) is returned.
-fn in_bands<T: Send>(
+pub(crate) fn in_bands<T: Send>(
     c: &mut [T],
     len: usize,
     band: impl Fn(usize, &mut [T]) -> Result<(), KernelError> + Sync,

@@ -19,23 +19,201 @@ pub struct Operand<'a> {
     pub zero: &'a [i32],
 }
 
+/// B (`k×n`) in the kernel's form: signed bytes in panels of [`PANEL`] columns, four rows
+/// of a column together, with each column's sum and zero point. A constant weight is packed
+/// once, when the plan is made ([`PackedB::new`]); onnxruntime pre-packs its weights so.
+#[derive(Debug)]
+pub struct PackedB {
+    panels: Vec<u8>,
+    /// Σ over k of each column's signed bytes.
+    sums: Vec<i32>,
+    /// Each column's zero point in the signed form (`B0`: `b = b_s − B0`).
+    zero: Vec<i32>,
+    k: usize,
+    n: usize,
+}
+
+/// A (`m×k`) in the kernel's form: unsigned bytes, each row padded to a multiple of four,
+/// with each row's sum and zero point (`A0`: `a = a_u − A0`; one for all or one per row).
+#[derive(Debug)]
+pub struct RowsA {
+    bytes: Vec<u8>,
+    sums: Vec<i32>,
+    zero: Vec<i32>,
+    m: usize,
+    k: usize,
+}
+
+/// Columns of one packed panel of B: two 16-lane registers.
+const PANEL: usize = 32;
+
+impl PackedB {
+    /// B packed, or `None` where the processor has no VNNI or the sizes do not match.
+    pub fn new(b: &Operand<'_>, (k, n): (usize, usize)) -> Option<PackedB> {
+        PackedB::into(b, (k, n), Vec::new())
+    }
+
+    /// Packs into `buffer` (a reused one: a fresh buffer of a weight's size on every call
+    /// was a fifth of a product's time, in the kernel clearing its pages).
+    fn into(b: &Operand<'_>, (k, n): (usize, usize), mut panels: Vec<u8>) -> Option<PackedB> {
+        if !available() || b.bytes.len() != k.checked_mul(n)? || n == 0 || (b.zero.len() != 1 && b.zero.len() != n) {
+            return None;
+        }
+        let groups = k.div_ceil(4);
+        panels.clear();
+        panels.resize(n.div_ceil(PANEL).checked_mul(groups)?.checked_mul(PANEL * 4)?, 0);
+        // B as signed bytes (uint8 − 128): for each group of four k, each column's four
+        // bytes together (what one lane of vpdpbusd reads).
+        let flip = if b.signed { 0 } else { 0x80u8 };
+        let mut sums = vec![0i32; n];
+        for (p, row) in b.bytes.chunks_exact(n).enumerate() {
+            let (g, within) = (p / 4, p % 4);
+            for (panel, (cols, sums)) in row.chunks(PANEL).zip(sums.chunks_mut(PANEL)).enumerate() {
+                let dest = &mut panels[(panel * groups + g) * PANEL * 4..][..PANEL * 4];
+                for ((&v, sum), lane) in cols.iter().zip(sums.iter_mut()).zip(dest.chunks_exact_mut(4)) {
+                    let v = v ^ flip;
+                    *sum += i32::from(v as i8);
+                    lane[within] = v;
+                }
+            }
+        }
+        let zero =
+            (0..n).map(|j| b.zero[if b.zero.len() == 1 { 0 } else { j }] - if b.signed { 0 } else { 128 }).collect();
+        Some(PackedB { panels, sums, zero, k, n })
+    }
+
+    /// The bytes it holds.
+    pub fn bytes(&self) -> usize {
+        self.panels.len() + 8 * self.n
+    }
+
+    /// `(k, n)`.
+    pub fn shape(&self) -> (usize, usize) {
+        (self.k, self.n)
+    }
+}
+
+impl RowsA {
+    /// A's bytes as the kernel reads them (an int8 A gets +128), `None` when the sizes do
+    /// not match.
+    pub fn new(a: &Operand<'_>, (m, k): (usize, usize)) -> Option<RowsA> {
+        if a.bytes.len() != m.checked_mul(k)? || (a.zero.len() != 1 && a.zero.len() != m) {
+            return None;
+        }
+        let flip = if a.signed { 0x80u8 } else { 0 };
+        let zero = a.zero.iter().map(|z| z + if a.signed { 128 } else { 0 }).collect();
+        Some(RowsA::filled((m, k), zero, |r, dest| {
+            for (d, &v) in dest.iter_mut().zip(&a.bytes[r * k..(r + 1) * k]) {
+                *d = v ^ flip;
+            }
+        }))
+    }
+
+    /// The 8-bit integers `x / scale` stands for, where `x` (`m×k`) is a dequantized tensor
+    /// (`(q − z)·scale`, rounded once to float32), given `1 / scale` and `A0`, the zero point
+    /// in the unsigned form (`z`, or `z + 128` for int8). Dividing back is exact: the
+    /// quotient is within a few float32 ulps of an integer of at most 255, far from the
+    /// halfway point. Values outside the byte range saturate.
+    pub fn dequantized(x: &[f32], (m, k): (usize, usize), inverse_scale: f32, zero: i32) -> Option<RowsA> {
+        if x.len() != m.checked_mul(k)? || !(0..=255).contains(&zero) {
+            return None;
+        }
+        // Rounding to nearest, ties to even, by adding 1.5·2^23, whose ulp is 1: the integer
+        // is then the sum's low byte. Vectorized, where `round_ties_even` is a call per
+        // element (no SSE4.1 in the baseline target) and a saturating `as u8` needs fix-ups.
+        const ROUND: f32 = 12_582_912.0;
+        let (lo, hi) = (ROUND, ROUND + 255.0);
+        let offset = zero as f32 + ROUND;
+        // Sixteen at a time into 32-bit lanes, then narrowed (as QuantizeLinear's loop).
+        Some(RowsA::filled((m, k), vec![zero], |r, dest| {
+            crate::simd::widest(
+                #[inline(always)]
+                || {
+                    for (out, x) in dest.chunks_mut(16).zip(x[r * k..(r + 1) * k].chunks(16)) {
+                        let mut lanes = [0u32; 16];
+                        for (lane, &v) in lanes.iter_mut().zip(x) {
+                            *lane = (v * inverse_scale + offset).clamp(lo, hi).to_bits();
+                        }
+                        for (d, &lane) in out.iter_mut().zip(&lanes) {
+                            *d = lane as u8;
+                        }
+                    }
+                },
+            )
+        }))
+    }
+
+    /// Rows filled by `fill(row, bytes)`, padded with zeros, then summed.
+    fn filled((m, k): (usize, usize), zero: Vec<i32>, mut fill: impl FnMut(usize, &mut [u8])) -> RowsA {
+        let k4 = k.div_ceil(4) * 4;
+        let mut bytes = vec![0u8; m * k4];
+        let mut sums = vec![0i32; m];
+        for (r, (row, sum)) in bytes.chunks_exact_mut(k4.max(1)).zip(&mut sums).enumerate().take(m) {
+            fill(r, &mut row[..k]);
+            *sum = row.iter().map(|&v| i32::from(v)).sum();
+        }
+        RowsA { bytes, sums, zero, m, k }
+    }
+}
+
 /// `(A − za)·(B − zb)` for A `m×k` and B `k×n`, row-major, as int32 (`m×n`), or `None` where
-/// the processor has no VNNI (or the shapes do not match the slices).
+/// the processor has no VNNI (or the shapes do not match the slices). B is packed on each
+/// call; [`multiply`] takes one packed before.
 pub fn product(a: &Operand<'_>, b: &Operand<'_>, (m, k, n): (usize, usize, usize)) -> Option<Vec<i32>> {
-    if a.bytes.len() != m.checked_mul(k)? || b.bytes.len() != k.checked_mul(n)? {
+    let rows = RowsA::new(a, (m, k))?;
+    thread_local! {
+        static PACKED: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+    }
+    let packed = PackedB::into(b, (k, n), PACKED.take())?;
+    let c = multiply(&rows, &packed);
+    PACKED.set(packed.panels);
+    c
+}
+
+/// `(A − A0)·(B − B0)` as int32, exact (wrapping as an int32 accumulator does), or `None`
+/// where the two do not fit or the processor has no VNNI. Rows are shared over the pool's
+/// threads when the product is large enough.
+pub fn multiply(a: &RowsA, b: &PackedB) -> Option<Vec<i32>> {
+    if a.k != b.k || !available() {
         return None;
     }
-    let zero_fits = |z: &[i32], count: usize| z.len() == 1 || z.len() == count;
-    if !zero_fits(a.zero, m) || !zero_fits(b.zero, n) || m == 0 || n == 0 {
-        return None;
+    let (m, n) = (a.m, b.n);
+    let mut c = vec![0i32; m.checked_mul(n)?];
+    if m == 0 {
+        return Some(c);
     }
+    let bands = crate::gemm::bands(m, a.k, n);
+    let per_band = m.div_ceil(bands);
+    let done = crate::gemm::in_bands(&mut c, per_band * n, |i, chunk| {
+        rows_into(a, b, i * per_band, chunk);
+        Ok(())
+    });
+    done.ok().map(|()| c)
+}
+
+/// Rows `first..` of the product into `c` (whole rows of `n`).
+fn rows_into(a: &RowsA, b: &PackedB, first: usize, c: &mut [i32]) {
+    let (n, k4) = (b.n, a.k.div_ceil(4) * 4);
+    let m = c.len() / n;
     #[cfg(target_arch = "x86_64")]
     {
-        if x86::available() {
-            return Some(x86::product(a, b, (m, k, n)));
+        let a_u = &a.bytes[first * k4..(first + m) * k4];
+        // SAFETY: `multiply` checked `available()`, every feature `kernel` enables.
+        #[allow(unsafe_code)]
+        unsafe {
+            x86::kernel(a_u, k4, &b.panels, k4 / 4, (m, n), c)
+        };
+    }
+    // c − B0·Σa_u − A0·Σb_s + K·A0·B0 = c − B0·(Σa_u − K·A0) − A0·Σb_s, per row a loop over
+    // columns the compiler vectorizes.
+    let k = a.k as i32;
+    for (r, row) in (first..).zip(c.chunks_exact_mut(n)) {
+        let ar = a.zero[if a.zero.len() == 1 { 0 } else { r }];
+        let t = a.sums[r].wrapping_sub(k.wrapping_mul(ar));
+        for ((v, &bj), &sj) in row.iter_mut().zip(&b.zero).zip(&b.sums) {
+            *v = v.wrapping_sub(bj.wrapping_mul(t)).wrapping_sub(ar.wrapping_mul(sj));
         }
     }
-    None
 }
 
 /// Whether [`product`] runs here (for tests and `--profile` notes).
@@ -53,11 +231,9 @@ pub fn available() -> bool {
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
 mod x86 {
-    use super::Operand;
+    use super::PANEL;
     use std::arch::x86_64::*;
 
-    /// Columns of one packed panel of B: two 16-lane registers.
-    const PANEL: usize = 32;
     /// Rows of A the kernel takes at once (sixteen accumulators of sixteen lanes, half the
     /// registers).
     const ROWS: usize = 8;
@@ -68,86 +244,10 @@ mod x86 {
             && std::is_x86_feature_detected!("avx512vnni")
     }
 
-    pub fn product(a: &Operand<'_>, b: &Operand<'_>, (m, k, n): (usize, usize, usize)) -> Vec<i32> {
-        // A as unsigned bytes (int8 + 128), each row padded to a multiple of four with zeros.
-        let k4 = k.div_ceil(4) * 4;
-        let a_flip = if a.signed { 0x80u8 } else { 0 };
-        let mut a_u = vec![0u8; m * k4];
-        let mut a_sums = vec![0i32; m];
-        for r in 0..m {
-            let row = &a.bytes[r * k..(r + 1) * k];
-            let dest = &mut a_u[r * k4..r * k4 + k];
-            let mut sum = 0i32;
-            for (d, &v) in dest.iter_mut().zip(row) {
-                *d = v ^ a_flip;
-                sum += i32::from(*d);
-            }
-            a_sums[r] = sum;
-        }
-        // B as signed bytes (uint8 − 128), packed in panels of 32 columns: for each group of
-        // four k, each column's four bytes together (what one lane of vpdpbusd reads).
-        let panels = n.div_ceil(PANEL);
-        let groups = k4 / 4;
-        // The packed panels live in a buffer kept per thread: a fresh one of a weight's size
-        // on every call was a fifth of the time, in the kernel clearing its pages.
-        PACKED.with_borrow_mut(|packed| {
-            packed.clear();
-            packed.resize(panels * groups * PANEL * 4, 0);
-            product_with(a, b, (m, k, n), (a_u, a_sums), packed)
-        })
-    }
-
-    thread_local! {
-        static PACKED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-    }
-
-    fn product_with(
-        a: &Operand<'_>,
-        b: &Operand<'_>,
-        (m, k, n): (usize, usize, usize),
-        (a_u, a_sums): (Vec<u8>, Vec<i32>),
-        packed: &mut [u8],
-    ) -> Vec<i32> {
-        let k4 = k.div_ceil(4) * 4;
-        let groups = k4 / 4;
-        let b_flip = if b.signed { 0 } else { 0x80u8 };
-        let mut b_sums = vec![0i32; n];
-        for (p, row) in b.bytes.chunks_exact(n).enumerate() {
-            let (g, within) = (p / 4, p % 4);
-            for (panel, (cols, sums)) in row.chunks(PANEL).zip(b_sums.chunks_mut(PANEL)).enumerate() {
-                let dest = &mut packed[(panel * groups + g) * PANEL * 4..][..PANEL * 4];
-                for ((&v, sum), lane) in cols.iter().zip(sums.iter_mut()).zip(dest.chunks_exact_mut(4)) {
-                    let v = v ^ b_flip;
-                    *sum += i32::from(v as i8);
-                    lane[within] = v;
-                }
-            }
-        }
-        // The offsets as zero points: a = a_u − A0 with A0 = 128 + za (int8) or za; b = b_s − B0
-        // with B0 = zb − 128 (uint8) or zb.
-        let a0 = |r: usize| a.zero[if a.zero.len() == 1 { 0 } else { r }] + if a.signed { 128 } else { 0 };
-        let b0 = |j: usize| b.zero[if b.zero.len() == 1 { 0 } else { j }] - if b.signed { 0 } else { 128 };
-        let mut c = vec![0i32; m * n];
-        // SAFETY: `available()` checked every feature `kernel` enables (the caller's guard).
-        unsafe { kernel(&a_u, k4, packed, groups, (m, n), &mut c) };
-        // c − B0·Σa_u − A0·Σb_s + K·A0·B0 = c − B0·(Σa_u − K·A0) − A0·Σb_s, per row a loop
-        // over columns the compiler vectorizes.
-        let k = k as i32;
-        let b0s: Vec<i32> = (0..n).map(b0).collect();
-        for (r, row) in c.chunks_exact_mut(n).enumerate() {
-            let ar = a0(r);
-            let t = a_sums[r].wrapping_sub(k.wrapping_mul(ar));
-            for ((v, &bj), &sj) in row.iter_mut().zip(&b0s).zip(&b_sums) {
-                *v = v.wrapping_sub(bj.wrapping_mul(t)).wrapping_sub(ar.wrapping_mul(sj));
-            }
-        }
-        c
-    }
-
     /// `c = a_u · b_s` over the packed panels: up to eight rows of A by one panel at a time
     /// (sixteen accumulators), each panel's bytes read once per eight rows.
     #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-    unsafe fn kernel(a_u: &[u8], k4: usize, packed: &[u8], groups: usize, (m, n): (usize, usize), c: &mut [i32]) {
+    pub unsafe fn kernel(a_u: &[u8], k4: usize, packed: &[u8], groups: usize, (m, n): (usize, usize), c: &mut [i32]) {
         let panels = n.div_ceil(PANEL);
         let mut lanes = [0i32; PANEL];
         for panel in 0..panels {
@@ -215,6 +315,28 @@ mod tests {
             }
         }
         out
+    }
+
+    /// Dequantized values divided back give the integers they came from, for every byte,
+    /// every zero point of both types and scales over float32's normal range.
+    #[test]
+    fn dequantized_values_give_their_integers_back() {
+        let mut rng = Seeded(11);
+        for round in 0..400 {
+            // Scales from 2^-100 to 2^100, with random mantissas.
+            let exponent = round % 200 - 100;
+            let mantissa = 1.0 + f32::from(rng.byte()) / 256.0 + f32::from(rng.byte()) / 65536.0;
+            let scale = mantissa * 2f32.powi(exponent);
+            for signed in [false, true] {
+                let z: i32 = if signed { i32::from(rng.byte() as i8) } else { i32::from(rng.byte()) };
+                let values: Vec<i32> = if signed { (-128..=127).collect() } else { (0..=255).collect() };
+                let x: Vec<f32> = values.iter().map(|&q| (q - z) as f32 * scale).collect();
+                let zero = z + if signed { 128 } else { 0 };
+                let rows = super::RowsA::dequantized(&x, (1, x.len()), 1.0 / scale, zero).unwrap();
+                let back: Vec<i32> = rows.bytes[..x.len()].iter().map(|&u| i32::from(u) - zero + z).collect();
+                assert_eq!(back, values, "scale {scale:e}, zero {z}, signed {signed}");
+            }
+        }
     }
 
     /// Every pair of 8-bit types, shapes off every multiple the kernel works in, zero points

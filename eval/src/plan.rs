@@ -245,6 +245,10 @@ impl Plan<'_> {
         }
         let mut grown = 0usize;
         let mut prepared_bytes = 0usize;
+        let mut producers: HashMap<ValueId, NodeId> = HashMap::new();
+        for &n in &graph.nodes {
+            producers.extend(self.numbers.node_outputs(n, &model.nodes[n]).iter().map(|v| (v, n)));
+        }
         for &n in &graph.nodes {
             let node = &model.nodes[n];
             let values = match self.steps.get(&n) {
@@ -265,6 +269,15 @@ impl Plan<'_> {
                     }
                     if given.iter().zip(&node.inputs).any(|(g, name)| g.is_none() && !name.is_empty()) {
                         // Not foldable: what its kernel can make of the constant inputs alone.
+                        if (domain, op) == ("", "MatMul")
+                            && let Some((a, b)) = dequantized_operands(model, &self.numbers, n, &known, &producers)
+                            && let Some((form, bytes)) = crate::kernels::dequantized_product::prepare(&a, &b)
+                            && prepared_bytes + bytes <= prepared_budget
+                        {
+                            prepared_bytes += bytes;
+                            self.prepared.insert(n, form);
+                            continue;
+                        }
                         if let Some(prepare) = crate::kernels::preparer(domain, op) {
                             let allowed = prepared_budget.saturating_sub(prepared_bytes).min(limits.max_memory);
                             let budget = crate::memory::Budget::starting_now(allowed);
@@ -309,6 +322,55 @@ impl Plan<'_> {
             }
         }
     }
+}
+
+/// A MatMul's two operands when both are DequantizeLinear outputs of 8-bit integers with
+/// constant scales and zero points, B's from a constant weight (the QDQ form): what
+/// [`crate::kernels::dequantized_product`] runs as an 8-bit product.
+fn dequantized_operands<'k>(
+    model: &Model,
+    numbers: &ValueNumbers,
+    n: NodeId,
+    known: &'k HashMap<ValueId, Value>,
+    producers: &HashMap<ValueId, NodeId>,
+) -> Option<(
+    crate::kernels::dequantized_product::DequantizedA<'k>,
+    crate::kernels::dequantized_product::DequantizedB<'k>,
+)> {
+    use crate::kernels::dequantized_product::{DequantizedA, DequantizedB};
+    let places = numbers.node_inputs(n, &model.nodes[n]);
+    let (a, b) = (places.get(0)?, places.get(1)?);
+    let int = |node: &Node, name: &str| match node.attribute(name).and_then(|a| a.value()) {
+        Some(AttributeValue::Int(v)) => Some(v),
+        _ => None,
+    };
+    // The DequantizeLinear making `value`, with its three inputs as constants (`None` for
+    // an omitted zero point).
+    let dequantized = |value: ValueId| {
+        let d = *producers.get(&value)?;
+        let node = &model.nodes[d];
+        let plain = node.schema_domain() == Some("")
+            && node.op_type.as_ref().and_then(Str::as_str) == Some("DequantizeLinear")
+            && int(node, "block_size").unwrap_or(0) == 0
+            && int(node, "output_dtype").unwrap_or(0) == 0;
+        if !plain {
+            return None;
+        }
+        let inputs = numbers.node_inputs(d, node);
+        let constant = |i: usize| match known.get(&inputs.get(i)?) {
+            Some(Value::Tensor(t)) => Some(Some(t)),
+            _ => None,
+        };
+        let zero = if node.inputs.get(2).is_none_or(|z| z.is_empty()) { None } else { constant(2)? };
+        Some((node, inputs.get(0)?, constant(1)??, zero))
+    };
+    let (_, _, a_scale, a_zero) = dequantized(a)?;
+    let (b_node, weight, b_scale, b_zero) = dequantized(b)?;
+    let Some(Value::Tensor(weight)) = known.get(&weight) else { return None };
+    Some((
+        DequantizedA { scale: a_scale, zero: a_zero? },
+        DequantizedB { weight, scale: b_scale, zero: b_zero, axis: int(b_node, "axis").unwrap_or(1) },
+    ))
 }
 
 impl Plan<'_> {

@@ -61,6 +61,10 @@ fn float_matmul(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, 
     let (a, b) = (input(inputs, 0)?, input(inputs, 1)?);
     let (Data::F32(x), Data::F32(y)) = (&*a.data, &*b.data) else { return any_matmul(ctx, inputs) };
     check_product(ctx, a, b)?;
+    // Two dequantized 8-bit operands, as their 8-bit product (prepared with the plan).
+    if let Some(y) = super::dequantized_product::run(ctx, a, b) {
+        return one(y);
+    }
     let (shape, out) = product(Operand::of(x, a), Operand::of(y, b), 1.0, crate::gemm::sgemm)?;
     one(Tensor::new(shape, Data::F32(out.into())))
 }

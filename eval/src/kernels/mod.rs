@@ -13,6 +13,7 @@
 pub mod attention;
 pub mod common;
 pub mod contrib;
+pub mod dequantized_product;
 pub mod einsum;
 pub mod elementwise;
 pub mod flex;
