@@ -143,6 +143,11 @@ impl RowsA {
         }))
     }
 
+    /// Rows made by `fill(row, bytes)` in the unsigned form, with one zero point `A0`.
+    pub fn from_fn((m, k): (usize, usize), zero: i32, fill: impl FnMut(usize, &mut [u8])) -> RowsA {
+        RowsA::filled((m, k), vec![zero], fill)
+    }
+
     /// Rows filled by `fill(row, bytes)`, padded with zeros, then summed.
     fn filled((m, k): (usize, usize), zero: Vec<i32>, mut fill: impl FnMut(usize, &mut [u8])) -> RowsA {
         let k4 = k.div_ceil(4) * 4;
@@ -153,6 +158,20 @@ impl RowsA {
             *sum = row.iter().map(|&v| i32::from(v)).sum();
         }
         RowsA { bytes, sums, zero, m, k }
+    }
+}
+
+/// A tensor's 8-bit elements in order and whether they are signed; `None` for other types
+/// and for a strided view.
+pub fn tensor_bytes(t: &crate::value::Tensor) -> Option<(&[u8], bool)> {
+    use crate::value::Data;
+    if t.placement() != (0, crate::broadcast::strides(&t.shape)) {
+        return None;
+    }
+    match &*t.data {
+        Data::U8(v) => Some((&v[..t.len()], false)),
+        Data::I8(v) => Some((bytemuck::cast_slice(&v[..t.len()]), true)),
+        _ => None,
     }
 }
 
@@ -220,12 +239,26 @@ fn rows_into(a: &RowsA, b: &PackedB, first: usize, c: &mut [i32]) {
 pub fn available() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        x86::available()
+        !DISABLED.get() && x86::available()
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
         false
     }
+}
+
+thread_local! {
+    /// Set by [`without_vnni`] on this thread.
+    static DISABLED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `work` (a plan made and run on this thread) as on a processor without VNNI: the
+/// paths every other machine takes, checked on this one.
+pub fn without_vnni<R>(work: impl FnOnce() -> R) -> R {
+    let was = DISABLED.replace(true);
+    let result = work();
+    DISABLED.set(was);
+    result
 }
 
 #[cfg(target_arch = "x86_64")]

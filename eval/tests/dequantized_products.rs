@@ -93,6 +93,12 @@ fn dequantized_operands_multiply_as_their_integers() {
             "SKIPPED the 8-bit path of dequantized products: no AVX-512 VNNI here (the float path is checked)"
         );
     }
+    products_within_their_bounds(vnni);
+    // The float path every processor without VNNI takes, checked here too.
+    onnx_eval::int8::without_vnni(|| products_within_their_bounds(false));
+}
+
+fn products_within_their_bounds(vnni: bool) {
     let mut rng = Seeded(3);
     let (m, k, n) = (9, 300, 37);
     let cases = [
@@ -116,7 +122,7 @@ fn dequantized_operands_multiply_as_their_integers() {
         }
         let input = Value::Tensor(Tensor::new(shape, Data::F32(x.clone().into())));
         let result = plan.run(vec![("x".to_owned(), input)], &RunOptions::default()).expect("runs");
-        let y = floats(result.outputs[0].1.tensor().unwrap());
+        let y = floats(result.outputs[0].1.tensor().expect("a tensor"));
         assert_eq!(y.len(), rows * n);
         // The reference: the quantized activations as QuantizeLinear makes them (x / sa in
         // float32, half to even, saturated), then the sums in f64.
@@ -163,9 +169,9 @@ fn a_scale_that_is_not_constant_leaves_the_float_path() {
     assert!(plan.prepared.is_empty());
     let x = Value::Tensor(Tensor::new(vec![2, 4], Data::F32(vec![1.0, 2.0, 3.0, 4.0, -1.0, 0.0, 0.5, 2.0].into())));
     let sa = Value::Tensor(Tensor::new(vec![], Data::F32(vec![0.5].into())));
-    let result = plan.run(vec![("x".to_owned(), x), ("sa".to_owned(), sa)], &RunOptions::default()).unwrap();
+    let result = plan.run(vec![("x".to_owned(), x), ("sa".to_owned(), sa)], &RunOptions::default()).expect("runs");
     // x is exact in steps of 0.5, so the products and sums are exact.
-    let y = floats(result.outputs[0].1.tensor().unwrap());
+    let y = floats(result.outputs[0].1.tensor().expect("a tensor"));
     let w = [1.0f32, -2.0, 3.0, -4.0, 5.0, -6.0, 7.0, -8.0].map(|v| v * 0.5);
     let xs = [1.0f32, 2.0, 3.0, 4.0, -1.0, 0.0, 0.5, 2.0];
     for r in 0..2 {

@@ -243,3 +243,65 @@ fn qlinear_conv_rounds_halves_to_even_and_saturates() {
         other => panic!("int8 expected, got {other:?}"),
     }
 }
+
+/// MatMulInteger, QLinearMatMul and onnxruntime's MatMulIntegerToFloat with a constant
+/// weight: the plan prepares it once (packed for the 8-bit dot products, or as float32
+/// less its zero point on a processor without them, which `int8::without_vnni` stands in
+/// for), for three rows as for nine, and the sums stay exact.
+#[test]
+fn constant_weights_are_prepared_once_and_stay_exact() {
+    let (k, n) = (300, 20);
+    let mut rng = Seeded(21);
+    let b: Vec<i8> = (0..k * n).map(|_| rng.byte() as i8).collect();
+    let zb: Vec<i8> = (0..n).map(|_| rng.byte() as i8).collect();
+    let list = |v: &[i8]| v.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
+    let weights = format!("int8[{k}, {n}] b = {{{}}}, int8[{n}] zb = {{{}}}", list(&b), list(&zb));
+    let integer = format!(
+        r#"<ir_version: 10, opset_import: ["" : 21]>
+        g (uint8[M, {k}] a) => (int32[] y) <{weights}, uint8 za = {{77}}> {{ y = MatMulInteger (a, b, za, zb) }}"#
+    );
+    let to_float = format!(
+        r#"<ir_version: 10, opset_import: ["" : 21, "com.microsoft" : 1]>
+        g (uint8[M, {k}] a) => (float[] y) <{weights}, uint8 za = {{77}}, float sa = {{0.5}}, float sb = {{0.25}}> {{
+            y = com.microsoft.MatMulIntegerToFloat (a, b, sa, sb, za, zb)
+        }}"#
+    );
+    // The exact sums with per-column zero points.
+    let reference = |a: &[u8], m: usize| -> Vec<i64> {
+        (0..m * n)
+            .map(|i| {
+                let (r, j) = (i / n, i % n);
+                (0..k).map(|p| (i64::from(a[r * k + p]) - 77) * (i64::from(b[p * n + j]) - i64::from(zb[j]))).sum()
+            })
+            .collect()
+    };
+    let check = |vnni: bool| {
+        for m in [3, 9] {
+            let mut rng = Seeded(m as u64);
+            let a: Vec<u8> = (0..m * k).map(|_| rng.byte()).collect();
+            let expected = reference(&a, m);
+            for (text, float) in [(&integer, false), (&to_float, true)] {
+                let analysis = onnx_core::analysis::analyze_text(text);
+                assert!(!analysis.has_errors(), "{:?}", analysis.diagnostics);
+                let plan = Plan::new(&analysis.model).expect("a plan");
+                assert_eq!(plan.prepared.len(), 1, "the weight prepared (VNNI {vnni})");
+                let inputs = vec![("a".to_owned(), u8s(&[m, k], a.clone()))];
+                let result = plan.run(inputs, &RunOptions::default()).expect("runs");
+                let y = result.outputs[0].1.tensor().expect("a tensor").clone();
+                if float {
+                    let Data::F32(v) = &*y.data else { panic!("float32 expected") };
+                    for (got, &sum) in v.iter().zip(&expected) {
+                        // acc · (0.5 · 0.25): exact in float32, these sums being below 2^24.
+                        assert!(sum.abs() < 1 << 24);
+                        assert_eq!(f64::from(*got), sum as f64 * 0.125, "{m} rows, VNNI {vnni}");
+                    }
+                } else {
+                    let got: Vec<i64> = i32s_of(&y).iter().map(|&v| i64::from(v)).collect();
+                    assert_eq!(got, expected, "{m} rows, VNNI {vnni}");
+                }
+            }
+        }
+    };
+    check(onnx_eval::int8::available());
+    onnx_eval::int8::without_vnni(|| check(false));
+}

@@ -11,7 +11,7 @@
 
 use super::{Ctx, Prepared};
 use crate::broadcast;
-use crate::int8::{Operand, PackedB, RowsA};
+use crate::int8::{Operand, PackedB, RowsA, tensor_bytes as byte};
 use crate::value::{Data, Tensor};
 
 /// What the plan makes of the two DequantizeLinear nodes' constants.
@@ -42,18 +42,6 @@ pub struct DequantizedB<'a> {
     pub zero: Option<&'a Tensor>,
     /// DequantizeLinear's `axis`, not yet normalized (default 1).
     pub axis: i64,
-}
-
-/// A tensor's 8-bit elements in order, and whether they are signed.
-fn byte(t: &Tensor) -> Option<(&[u8], bool)> {
-    if t.placement() != (0, broadcast::strides(&t.shape)) {
-        return None;
-    }
-    match &*t.data {
-        Data::U8(v) => Some((&v[..t.len()], false)),
-        Data::I8(v) => Some((bytemuck::cast_slice(&v[..t.len()]), true)),
-        _ => None,
-    }
 }
 
 /// The prepared form and the bytes it holds, or `None` when the pair is not of the form

@@ -34,12 +34,10 @@ pub fn kernel(op: &str) -> Option<Kernel> {
             let (a, b) = (input(i, 0)?, input(i, 1)?);
             check_product(ctx, a, b)?;
             let (za, zb) = (optional(i, 2)?, optional(i, 3)?);
-            if let Some(y) = int8_product(a, za, b, zb)? {
+            if let Some(y) = int8_product(ctx, a, za, b, zb)? {
                 return one(y);
             }
-            if let (Some(av), Some(bv)) =
-                (bytes_less_zero_point(a, za, Side::Rows)?, bytes_less_zero_point(b, zb, Side::Columns)?)
-            {
+            if let (Some(av), Some(bv)) = (bytes_less_zero_point(a, za, Side::Rows)?, b_less_zero_point(ctx, b, zb)?) {
                 let (shape, out) = exact_integer_product(&av, &a.shape, &bv, &b.shape)?;
                 return one(Tensor::new(shape, Data::I32(out.into())));
             }
@@ -102,6 +100,67 @@ fn any_matmul(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Ke
 fn check_product(ctx: &Ctx<'_>, a: &Tensor, b: &Tensor) -> Result<(), KernelError> {
     let p = batched(&a.shape, &b.shape)?;
     ctx.check_grown(count(&p.shape)?, a.len().max(b.len()))
+}
+
+/// B of an integer product made once per plan, from a constant 2-D B and zero point
+/// (inputs `b` and `zero` of the node): packed for the 8-bit dot products where the
+/// processor has them, else B less its zero points as float32 for the exact float runs.
+#[derive(Debug)]
+pub(crate) enum PreparedB {
+    Packed(crate::int8::PackedB),
+    Floats { values: Vec<f32>, k: usize, n: usize },
+}
+
+pub(crate) fn prepare_b(
+    ctx: &Ctx<'_>,
+    inputs: &[Option<&Value>],
+    (b, zero): (usize, usize),
+) -> Result<Option<(super::Prepared, usize)>, KernelError> {
+    let named = |i: usize| ctx.node.inputs.get(i).is_some_and(|n| !n.is_empty());
+    let Some(Value::Tensor(b)) = inputs.get(b).copied().flatten() else { return Ok(None) };
+    let zero = match inputs.get(zero).copied().flatten() {
+        Some(Value::Tensor(z)) => Some(z),
+        None if !named(zero) => None,
+        _ => return Ok(None),
+    };
+    let (&[k, n], Some((bytes, signed))) = (&b.shape[..], crate::int8::tensor_bytes(b)) else { return Ok(None) };
+    let zb = match zero {
+        Some(z) => match crate::int8::tensor_bytes(z) {
+            Some((v, s)) if s == signed && (v.len() == 1 || v.len() == n) => {
+                v.iter().map(|&x| if s { i32::from(x as i8) } else { i32::from(x) }).collect()
+            }
+            _ => return Ok(None),
+        },
+        None => vec![0],
+    };
+    let form = match crate::int8::PackedB::new(&crate::int8::Operand { bytes, signed, zero: &zb }, (k, n)) {
+        Some(packed) => PreparedB::Packed(packed),
+        None => {
+            let values = bytes
+                .iter()
+                .enumerate()
+                .map(|(i, &x)| {
+                    let x = if signed { i32::from(x as i8) } else { i32::from(x) };
+                    (x - zb[if zb.len() == 1 { 0 } else { i % n }]) as f32
+                })
+                .collect();
+            PreparedB::Floats { values, k, n }
+        }
+    };
+    let bytes = match &form {
+        PreparedB::Packed(p) => p.bytes(),
+        PreparedB::Floats { values, .. } => 4 * values.len(),
+    };
+    Ok(Some((std::sync::Arc::new(form) as super::Prepared, bytes)))
+}
+
+impl PreparedB {
+    pub(crate) fn shape(&self) -> (usize, usize) {
+        match self {
+            PreparedB::Packed(p) => p.shape(),
+            PreparedB::Floats { k, n, .. } => (*k, *n),
+        }
+    }
 }
 
 /// Which axis of an operand of MatMulInteger a per-axis zero point runs along.
@@ -167,22 +226,14 @@ const INT8_MIN_ROWS: usize = 8;
 /// of any rank times a 2-D 8-bit B (the weights), zero points one for all or one per row
 /// of a 2-D A and per column of B. `None` otherwise; the exact float32 path takes those.
 fn int8_product(
+    ctx: &Ctx<'_>,
     a: &Tensor,
     za: Option<&Tensor>,
     b: &Tensor,
     zb: Option<&Tensor>,
 ) -> Result<Option<Tensor>, KernelError> {
-    fn bytes(t: &Tensor) -> Option<(&[u8], bool)> {
-        // A strided view (a transposed operand) is not its elements in order.
-        if t.placement() != (0, broadcast::strides(&t.shape)) {
-            return None;
-        }
-        match &*t.data {
-            Data::U8(v) => Some((&v[..], false)),
-            Data::I8(v) => Some((bytemuck::cast_slice(&v[..]), true)),
-            _ => None,
-        }
-    }
+    // A strided view (a transposed operand) is not its elements in order.
+    let bytes = crate::int8::tensor_bytes;
     let (Some((a_bytes, a_signed)), Some((b_bytes, b_signed))) = (bytes(a), bytes(b)) else { return Ok(None) };
     if !crate::int8::available() || b.rank() != 2 || a.rank() == 0 {
         return Ok(None);
@@ -197,15 +248,54 @@ fn int8_product(
     let (k, n) = (p.k, p.n);
     let rows = a.len() / k.max(1);
     let per_row = za.len() == p.m && a.rank() == 2;
-    // Fewer rows than the kernel takes at once do not pay for packing B on every call (one
-    // row of 768 by 768: 0.176 ms packed against 0.085 ms through the float path).
-    if k == 0 || rows < INT8_MIN_ROWS || (za.len() != 1 && !per_row) || (zb.len() != 1 && zb.len() != n) {
+    let lhs = crate::int8::Operand { bytes: a_bytes, signed: a_signed, zero: &za };
+    if k == 0 || (za.len() != 1 && !per_row) {
         return Ok(None);
     }
-    let lhs = crate::int8::Operand { bytes: a_bytes, signed: a_signed, zero: &za };
+    // B packed when the plan was made (a constant weight and zero point).
+    if let Some(PreparedB::Packed(packed)) = prepared_b(ctx, (k, n)) {
+        let Some(a_rows) = crate::int8::RowsA::new(&lhs, (rows, k)) else { return Ok(None) };
+        crate::gemm::count_flops(2 * rows * k * n);
+        return Ok(crate::int8::multiply(&a_rows, packed).map(|c| Tensor::new(p.shape, Data::I32(c.into()))));
+    }
+    // Fewer rows than the kernel takes at once do not pay for packing B on every call (one
+    // row of 768 by 768: 0.176 ms packed against 0.085 ms through the float path).
+    if rows < INT8_MIN_ROWS || (zb.len() != 1 && zb.len() != n) {
+        return Ok(None);
+    }
     let rhs = crate::int8::Operand { bytes: b_bytes, signed: b_signed, zero: &zb };
     crate::gemm::count_flops(2 * rows * k * n);
     Ok(crate::int8::product(&lhs, &rhs, (rows, k, n)).map(|c| Tensor::new(p.shape, Data::I32(c.into()))))
+}
+
+/// The node's prepared B ([`PreparedB`]), when there is one of `(k, n)`.
+fn prepared_b<'c>(ctx: &'c Ctx<'_>, (k, n): (usize, usize)) -> Option<&'c PreparedB> {
+    ctx.prepared.and_then(|p| p.as_any().downcast_ref::<PreparedB>()).filter(|p| p.shape() == (k, n))
+}
+
+/// The operators whose constant B is prepared once per plan ([`PreparedB`]).
+pub fn prepare(op: &str) -> Option<super::Prepare> {
+    let prepare: super::Prepare = match op {
+        "MatMulInteger" => |ctx, inputs| prepare_b(ctx, inputs, (1, 3)),
+        "QLinearMatMul" => |ctx, inputs| prepare_b(ctx, inputs, (3, 5)),
+        _ => return None,
+    };
+    Some(prepare)
+}
+
+/// B less its zero points as [`bytes_less_zero_point`] gives them, or as the plan prepared
+/// them once for a constant B.
+fn b_less_zero_point<'t>(
+    ctx: &'t Ctx<'_>,
+    b: &Tensor,
+    zero: Option<&Tensor>,
+) -> Result<Option<std::borrow::Cow<'t, [f32]>>, KernelError> {
+    if let [k, n] = b.shape[..]
+        && let Some(PreparedB::Floats { values, .. }) = prepared_b(ctx, (k, n))
+    {
+        return Ok(Some(values.into()));
+    }
+    Ok(bytes_less_zero_point(b, zero, Side::Columns)?.map(Into::into))
 }
 
 /// The elements of an 8-bit operand less their zero points (8-bit too), in float32, where
@@ -597,7 +687,7 @@ fn det(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelErr
 /// QLinearMatMul: the integer product of the zero-point-shifted operands, rescaled by
 /// `a_scale·b_scale / y_scale`, rounded half to even, shifted by `y_zero_point` and
 /// saturated to its type (per-tensor scales and zero points).
-fn qlinear_matmul(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
+fn qlinear_matmul(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let scalar = |i: usize, what: &str| -> Result<f64, KernelError> {
         let t = input(inputs, i)?;
         match t.to_f64s()?[..] {
@@ -610,11 +700,11 @@ fn qlinear_matmul(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, 
         (scalar(1, "a_scale")?, scalar(2, "a_zero_point")?, scalar(4, "b_scale")?, scalar(5, "b_zero_point")?);
     let (sy, zy_value) = (scalar(6, "y_scale")?, scalar(7, "y_zero_point")?);
     let (a_zero, b_zero) = (input(inputs, 2)?, input(inputs, 5)?);
-    let (shape, product) = if let Some(y) = int8_product(a, Some(a_zero), b, Some(b_zero))? {
+    let (shape, product) = if let Some(y) = int8_product(ctx, a, Some(a_zero), b, Some(b_zero))? {
         let Data::I32(v) = &*y.data else { return Err(bad_input!("the 8-bit product gave no int32")) };
         (y.shape.clone(), v.iter().map(|&x| f64::from(x)).collect())
     } else if let (Some(av), Some(bv)) =
-        (bytes_less_zero_point(a, Some(a_zero), Side::Rows)?, bytes_less_zero_point(b, Some(b_zero), Side::Columns)?)
+        (bytes_less_zero_point(a, Some(a_zero), Side::Rows)?, b_less_zero_point(ctx, b, Some(b_zero))?)
     {
         let (shape, product) = exact_integer_product(&av, &a.shape, &bv, &b.shape)?;
         (shape, product.into_iter().map(f64::from).collect())

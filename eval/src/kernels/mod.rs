@@ -94,6 +94,7 @@ pub type Prepare = fn(&Ctx<'_>, &[Option<&Value>]) -> Result<Option<(Prepared, u
 pub fn preparer(domain: &str, op: &str) -> Option<Prepare> {
     match domain {
         "com.microsoft" => contrib::prepare(op),
+        "" => matmul::prepare(op),
         _ => None,
     }
 }

@@ -12,7 +12,7 @@ use onnx_core::ir::DataType;
 
 use super::super::{Ctx, Kernel, count, input, optional};
 use super::kv_cache::CacheQuant;
-use super::qmatmul::matmul_to_float;
+use super::qmatmul::{QuantizedA, matmul_to_float};
 use super::quant::{bytes, scale_of, zero_of};
 use crate::broadcast::permute;
 use crate::error::{KernelError, bad_attribute, bad_input};
@@ -695,12 +695,12 @@ fn q_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, K
         [rows, cols] if rows == dim && cols % 3 == 0 && (cols / 3) % heads == 0 => cols,
         _ => return Err(bad_input!("weights of shape {:?} are not [{dim}, 3·hidden] of {heads} heads", w.shape)),
     };
-    let (qx, _) = bytes(x, "input")?;
+    let (qx, signed) = bytes(x, "input")?;
     let x_scale = scale_of(input(inputs, 3)?, "input_scale")?;
     let x_zero = zero_of(optional(inputs, 6)?, "input_zero_point")?;
     ctx.check_elements(count(&[batch, len, total])?)?;
-    let projected =
-        matmul_to_float(&x.shape, &qx, x_zero, x_scale, w, input(inputs, 4)?, optional(inputs, 7)?, Some(bias))?;
+    let quantized = QuantizedA { shape: &x.shape, values: &qx, signed, zero: x_zero, scale: x_scale };
+    let projected = matmul_to_float(ctx, &quantized, w, input(inputs, 4)?, optional(inputs, 7)?, Some(bias))?;
     let qkv = match projected.first() {
         Some(Value::Tensor(t)) => t.to_f64s()?,
         _ => return Err(bad_input!("the quantized projection gave no tensor")),

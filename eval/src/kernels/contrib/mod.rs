@@ -39,5 +39,5 @@ pub fn kernel(op: &str) -> Option<Kernel> {
 
 /// The operators whose kernels take a form of their constant inputs made once per plan.
 pub fn prepare(op: &str) -> Option<super::Prepare> {
-    nbits::prepare(op).or_else(|| moe::prepare(op))
+    nbits::prepare(op).or_else(|| moe::prepare(op)).or_else(|| qmatmul::prepare(op))
 }

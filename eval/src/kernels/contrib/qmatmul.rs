@@ -7,27 +7,29 @@
 use super::super::{Ctx, Kernel, input, optional};
 use super::quant::{bytes, quantize};
 use crate::error::{KernelError, bad_attribute, bad_input, unsupported};
-use crate::kernels::matmul::exact_integer_product;
+use crate::kernels::matmul::{PreparedB, exact_integer_product, prepare_b};
 use crate::value::{Data, Tensor, Value};
 
 pub fn kernel(op: &str) -> Option<Kernel> {
     let k: Kernel = match op {
-        "DynamicQuantizeMatMul" => |_, i| {
+        "DynamicQuantizeMatMul" => |ctx, i| {
             let (a, b) = (input(i, 0)?, input(i, 1)?);
             let Data::F32(av) = &*a.data else { return Err(bad_input!("A must be float32")) };
             let (scale, zero) = dynamic_parameters(av);
             let qa: Vec<i32> = av.iter().map(|&x| quantize(x, scale, zero, false)).collect();
-            matmul_to_float(&a.shape, &qa, zero, scale, b, input(i, 2)?, optional(i, 3)?, optional(i, 4)?)
+            let a = QuantizedA { shape: &a.shape, values: &qa, signed: false, zero, scale };
+            matmul_to_float(ctx, &a, b, input(i, 2)?, optional(i, 3)?, optional(i, 4)?)
         },
-        "MatMulIntegerToFloat" => |_, i| {
+        "MatMulIntegerToFloat" => |ctx, i| {
             let a = input(i, 0)?;
-            let (qa, _) = bytes(a, "A")?;
+            let (qa, signed) = bytes(a, "A")?;
             let a_scale = scalar_f32(input(i, 2)?, "a_scale")?;
             let za = match optional(i, 4)? {
                 Some(z) => bytes(z, "a_zero_point")?.0.first().copied().unwrap_or(0),
                 None => 0,
             };
-            matmul_to_float(&a.shape, &qa, za, a_scale, input(i, 1)?, input(i, 3)?, optional(i, 5)?, optional(i, 6)?)
+            let a = QuantizedA { shape: &a.shape, values: &qa, signed, zero: za, scale: a_scale };
+            matmul_to_float(ctx, &a, input(i, 1)?, input(i, 3)?, optional(i, 5)?, optional(i, 6)?)
         },
         "DynamicQuantizeLSTM" => lstm,
         _ => return None,
@@ -57,20 +59,39 @@ pub(super) fn dynamic_parameters(v: &[f32]) -> (f32, i32) {
     (scale, zero as i32)
 }
 
-/// `Σ (a − za)(b − zb)` of A (quantized, shape `ashape`) and the 8-bit B, as float32
+/// The quantized A of a product: its shape, integers (uint8 or int8 values), zero point and
+/// scale.
+pub(super) struct QuantizedA<'a> {
+    pub shape: &'a [usize],
+    pub values: &'a [i32],
+    pub signed: bool,
+    pub zero: i32,
+    pub scale: f32,
+}
+
+/// The operators whose constant B is prepared once per plan ([`PreparedB`]).
+pub fn prepare(op: &str) -> Option<super::super::Prepare> {
+    let prepare: super::super::Prepare = match op {
+        "DynamicQuantizeMatMul" => |ctx, inputs| prepare_b(ctx, inputs, (1, 3)),
+        "MatMulIntegerToFloat" => |ctx, inputs| prepare_b(ctx, inputs, (1, 5)),
+        "QAttention" => |ctx, inputs| prepare_b(ctx, inputs, (1, 7)),
+        _ => return None,
+    };
+    Some(prepare)
+}
+
+/// `Σ (a − za)(b − zb)` of the quantized A and the 8-bit B, as float32
 /// `acc·a_scale·b_scale[j]` plus the bias: B a matrix (b's scale and zero point per column
 /// or one), or a stack of matrices matching A's batch.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn matmul_to_float(
-    ashape: &[usize],
-    qa: &[i32],
-    za: i32,
-    a_scale: f32,
+    ctx: &Ctx<'_>,
+    a: &QuantizedA<'_>,
     b: &Tensor,
     b_scale: &Tensor,
     b_zero: Option<&Tensor>,
     bias: Option<&Tensor>,
 ) -> Result<Vec<Value>, KernelError> {
+    let (ashape, qa, za) = (a.shape, a.values, a.zero);
     let (qb, _) = bytes(b, "B")?;
     if ashape.len() < 2 && ashape.len() != 1 || b.rank() < 2 {
         return Err(bad_input!("A {ashape:?} and B {:?}: B must have rank 2 or more", b.shape));
@@ -99,29 +120,54 @@ pub(super) fn matmul_to_float(
     per(zb.len(), "b_zero_point")?;
     let bias = match bias {
         Some(t) => match &*t.data {
-            Data::F32(v) if v.len() == n => Some(v.to_vec()),
+            Data::F32(v) if v.len() == n => Some(&v[..]),
             _ => return Err(bad_input!("bias must be {n} float32 values")),
         },
         None => None,
     };
-    let scales: Vec<f32> = bs.iter().map(|&s| a_scale * s).collect();
-    // The int32 accumulators, exactly, through the float32 GEMM (each operand less its zero
-    // point is within ±255); a stack of B matrices pairs with A's batch.
-    let af: Vec<f32> = qa.iter().map(|&x| (x - za) as f32).collect();
-    let bf: Vec<f32> =
-        qb.iter().enumerate().map(|(i, &x)| (x - zb[if zb.len() == 1 { 0 } else { i % n }]) as f32).collect();
-    let (a_dims, b_dims) =
-        if b_batches == 1 { ([1, rows, k], [1, k, n]) } else { ([a_batches, m, k], [b_batches, k, n]) };
-    let (_, acc) = exact_integer_product(&af, &a_dims, &bf, &b_dims)?;
-    let out: Vec<f32> = acc
-        .iter()
-        .enumerate()
-        .map(|(i, &acc)| {
-            let j = i % n.max(1);
-            let v = acc as f32 * scales[if scales.len() == 1 { 0 } else { j }];
-            bias.as_ref().map_or(v, |b| v + b[j])
-        })
-        .collect();
+    let scales: Vec<f32> = (0..n).map(|j| a.scale * bs[if bs.len() == 1 { 0 } else { j }]).collect();
+    let prepared = ctx
+        .prepared
+        .and_then(|p| p.as_any().downcast_ref::<PreparedB>())
+        .filter(|p| b_batches == 1 && p.shape() == (k, n));
+    // The int32 accumulators, exactly: through the 8-bit dot products where B is packed,
+    // else through the float32 GEMM (each operand less its zero point is within ±255); a
+    // stack of B matrices pairs with A's batch.
+    let acc = match prepared {
+        Some(PreparedB::Packed(packed)) => {
+            let offset = if a.signed { 128 } else { 0 };
+            let lhs = crate::int8::RowsA::from_fn((rows, k), za + offset, |r, dest| {
+                for (d, &v) in dest.iter_mut().zip(&qa[r * k..(r + 1) * k]) {
+                    *d = (v + offset) as u8;
+                }
+            });
+            crate::gemm::count_flops(2 * rows * k * n);
+            crate::int8::multiply(&lhs, packed).ok_or(bad_input!("the packed B does not fit A"))?
+        }
+        _ => {
+            let af: Vec<f32> = qa.iter().map(|&x| (x - za) as f32).collect();
+            let bf: std::borrow::Cow<'_, [f32]> = match prepared {
+                Some(PreparedB::Floats { values, .. }) => values.into(),
+                _ => qb
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &x)| (x - zb[if zb.len() == 1 { 0 } else { i % n }]) as f32)
+                    .collect(),
+            };
+            let (a_dims, b_dims) =
+                if b_batches == 1 { ([1, rows, k], [1, k, n]) } else { ([a_batches, m, k], [b_batches, k, n]) };
+            exact_integer_product(&af, &a_dims, &bf, &b_dims)?.1
+        }
+    };
+    let mut out = vec![0.0f32; acc.len()];
+    for (o, acc) in out.chunks_exact_mut(n.max(1)).zip(acc.chunks_exact(n.max(1))) {
+        for ((o, &acc), &scale) in o.iter_mut().zip(acc).zip(&scales) {
+            *o = acc as f32 * scale;
+        }
+        if let Some(bias) = bias {
+            o.iter_mut().zip(bias).for_each(|(o, b)| *o += b);
+        }
+    }
     let mut shape: Vec<usize> = if ashape.len() >= 2 { ashape[..ashape.len() - 2].to_vec() } else { Vec::new() };
     if b_batches > 1 && ashape.len() == 2 {
         shape = b.shape[..b.rank() - 2].to_vec();
@@ -134,23 +180,22 @@ pub(super) fn matmul_to_float(
 }
 
 /// The quantized product of onnxruntime's recurrent cells: the float rows `a` (`m×k`)
-/// quantized together, times the 8-bit weights `w` (`k×n`, zero point `zw`), scaled by
+/// quantized together, times the 8-bit weights less their zero point `w` (`k×n`, as
+/// float32, made once per run: each step's product reuses them), scaled by
 /// `a_scale·w_scale[j]`, added to `out`.
 fn quantized_gemm_into(
     a: &[f32],
     m: usize,
     k: usize,
-    w: &[i32],
-    zw: i32,
+    w: &[f32],
     w_scale: &[f32],
     out: &mut [f32],
 ) -> Result<(), KernelError> {
     let n = out.len() / m.max(1);
     let (scale, za) = dynamic_parameters(a);
     let qa: Vec<f32> = a.iter().map(|&x| (quantize(x, scale, za, false) - za) as f32).collect();
-    let wf: Vec<f32> = w.iter().map(|&x| (x - zw) as f32).collect();
     // Exact int32 accumulators through the float32 GEMM (both operands within ±255).
-    let (_, acc) = exact_integer_product(&qa, &[m, k], &wf, &[k, n])?;
+    let (_, acc) = exact_integer_product(&qa, &[m, k], w, &[k, n])?;
     for (i, (o, acc)) in out.iter_mut().zip(acc).enumerate() {
         let j = i % n.max(1);
         *o += acc as f32 * (scale * w_scale[if w_scale.len() == 1 { 0 } else { j }]);
@@ -249,6 +294,8 @@ fn lstm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelEr
         let (wd, rd) = (&wq[d * width * g4..(d + 1) * width * g4], &rq[d * hidden * g4..(d + 1) * hidden * g4]);
         let (wsd, rsd) = (per_dir(&ws, d), per_dir(&rs, d));
         let (wzd, rzd) = (wz[d * (wz.len() / dirs)], rz[d * (rz.len() / dirs)]);
+        let less_zero = |w: &[i32], z: i32| -> Vec<f32> { w.iter().map(|&x| (x - z) as f32).collect() };
+        let (wd, rd) = (less_zero(wd, wzd), less_zero(rd, rzd));
         // The bias of each gate: Wb + Rb.
         let b: Vec<f32> = match &bias {
             Some(b) => (0..g4).map(|k| b[d * 8 * hidden + k] + b[d * 8 * hidden + g4 + k]).collect(),
@@ -262,14 +309,14 @@ fn lstm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelEr
             })
             .collect();
         let mut xw = vec![0f32; seq * batch * g4];
-        quantized_gemm_into(&ordered, seq * batch, width, wd, wzd, &wsd, &mut xw)?;
+        quantized_gemm_into(&ordered, seq * batch, width, &wd, &wsd, &mut xw)?;
         let state = |v: &Option<Vec<f32>>| v.as_ref().map_or(vec![0.0; batch * hidden], |v| per_dir(v, d));
         let (mut h, mut c) = (state(&h0), state(&c0));
         let p = peep.as_ref().map(|p| per_dir(p, d));
         for s in 0..seq {
             let t = if backward { seq - 1 - s } else { s };
             let gates = &mut xw[s * batch * g4..(s + 1) * batch * g4];
-            quantized_gemm_into(&h, batch, hidden, rd, rzd, &rsd, gates)?;
+            quantized_gemm_into(&h, batch, hidden, &rd, &rsd, gates)?;
             for bi in 0..batch {
                 let row = &mut gates[bi * g4..(bi + 1) * g4];
                 let pre = |row: &[f32], k: usize, extra: f32| (row[k] + extra + b[k]).clamp(-clip, clip);
