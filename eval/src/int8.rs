@@ -24,7 +24,8 @@ pub struct Operand<'a> {
 /// once, when the plan is made ([`PackedB::new`]); onnxruntime pre-packs its weights so.
 #[derive(Debug)]
 pub struct PackedB {
-    panels: Vec<u8>,
+    /// Four bytes of a column (four rows of K) per word.
+    panels: Vec<u32>,
     /// Σ over k of each column's signed bytes.
     sums: Vec<i32>,
     /// Each column's zero point in the signed form (`B0`: `b = b_s − B0`).
@@ -44,8 +45,8 @@ pub struct RowsA {
     k: usize,
 }
 
-/// Columns of one packed panel of B: two 16-lane registers.
-const PANEL: usize = 32;
+/// Columns of one packed panel of B: four 16-lane registers.
+const PANEL: usize = 64;
 
 impl PackedB {
     /// B packed, or `None` where the processor has no VNNI or the sizes do not match.
@@ -55,25 +56,43 @@ impl PackedB {
 
     /// Packs into `buffer` (a reused one: a fresh buffer of a weight's size on every call
     /// was a fifth of a product's time, in the kernel clearing its pages).
-    fn into(b: &Operand<'_>, (k, n): (usize, usize), mut panels: Vec<u8>) -> Option<PackedB> {
+    fn into(b: &Operand<'_>, (k, n): (usize, usize), mut panels: Vec<u32>) -> Option<PackedB> {
         if !available() || b.bytes.len() != k.checked_mul(n)? || n == 0 || (b.zero.len() != 1 && b.zero.len() != n) {
             return None;
         }
         let groups = k.div_ceil(4);
         panels.clear();
-        panels.resize(n.div_ceil(PANEL).checked_mul(groups)?.checked_mul(PANEL * 4)?, 0);
+        panels.resize(n.div_ceil(PANEL).checked_mul(groups)?.checked_mul(PANEL)?, 0);
         // B as signed bytes (uint8 − 128): for each group of four k, each column's four
-        // bytes together (what one lane of vpdpbusd reads).
+        // bytes together in one 32-bit word (what one lane of vpdpbusd reads), a group's
+        // four rows read together so that each panel's words are written in order. Rows
+        // past K are zeros (A's padding is zero too) and not summed.
         let flip = if b.signed { 0 } else { 0x80u8 };
         let mut sums = vec![0i32; n];
-        for (p, row) in b.bytes.chunks_exact(n).enumerate() {
-            let (g, within) = (p / 4, p % 4);
-            for (panel, (cols, sums)) in row.chunks(PANEL).zip(sums.chunks_mut(PANEL)).enumerate() {
-                let dest = &mut panels[(panel * groups + g) * PANEL * 4..][..PANEL * 4];
-                for ((&v, sum), lane) in cols.iter().zip(sums.iter_mut()).zip(dest.chunks_exact_mut(4)) {
-                    let v = v ^ flip;
-                    *sum += i32::from(v as i8);
-                    lane[within] = v;
+        let row = |p: usize| if p < k { Some(&b.bytes[p * n..(p + 1) * n]) } else { None };
+        for g in 0..groups {
+            let rows: [Option<&[u8]>; 4] = std::array::from_fn(|w| row(4 * g + w));
+            for (panel, sums) in sums.chunks_mut(PANEL).enumerate() {
+                let first = panel * PANEL;
+                let dest = &mut panels[(panel * groups + g) * PANEL..][..sums.len()];
+                match rows {
+                    [Some(r0), Some(r1), Some(r2), Some(r3)] => {
+                        let cols = first..first + sums.len();
+                        let (r0, r1, r2, r3) = (&r0[cols.clone()], &r1[cols.clone()], &r2[cols.clone()], &r3[cols]);
+                        for (j, (word, sum)) in dest.iter_mut().zip(sums.iter_mut()).enumerate() {
+                            let bytes = [r0[j] ^ flip, r1[j] ^ flip, r2[j] ^ flip, r3[j] ^ flip];
+                            *word = u32::from_le_bytes(bytes);
+                            *sum += bytes.iter().map(|&v| i32::from(v as i8)).sum::<i32>();
+                        }
+                    }
+                    _ => {
+                        for (j, (word, sum)) in dest.iter_mut().zip(sums.iter_mut()).enumerate() {
+                            let bytes: [u8; 4] = std::array::from_fn(|w| rows[w].map_or(0, |r| r[first + j] ^ flip));
+                            *word = u32::from_le_bytes(bytes);
+                            *sum +=
+                                (0..4).filter(|&w| rows[w].is_some()).map(|w| i32::from(bytes[w] as i8)).sum::<i32>();
+                        }
+                    }
                 }
             }
         }
@@ -84,7 +103,7 @@ impl PackedB {
 
     /// The bytes it holds.
     pub fn bytes(&self) -> usize {
-        self.panels.len() + 8 * self.n
+        4 * self.panels.len() + 8 * self.n
     }
 
     /// `(k, n)`.
@@ -181,12 +200,57 @@ pub fn tensor_bytes(t: &crate::value::Tensor) -> Option<(&[u8], bool)> {
 pub fn product(a: &Operand<'_>, b: &Operand<'_>, (m, k, n): (usize, usize, usize)) -> Option<Vec<i32>> {
     let rows = RowsA::new(a, (m, k))?;
     thread_local! {
-        static PACKED: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+        static PACKED: std::cell::Cell<Vec<u32>> = const { std::cell::Cell::new(Vec::new()) };
     }
     let packed = PackedB::into(b, (k, n), PACKED.take())?;
     let c = multiply(&rows, &packed);
     PACKED.set(packed.panels);
     c
+}
+
+/// `(A − za)·(B − zb)` as [`product`] gives it, for a few rows of A without packing B (a
+/// vector times a weight, the common case of a decoder's step): each row of B added into
+/// the row of sums scaled by one value of A, `Σ a·b` first and the zero points after
+/// (`Σ (a − za)(b − zb) = Σ (a − za)·b − zb·Σ (a − za)`), in loops compiled for the widest
+/// vectors. Any processor; exact in wrapping int32.
+pub fn few_rows(a: &Operand<'_>, b: &Operand<'_>, (m, k, n): (usize, usize, usize)) -> Option<Vec<i32>> {
+    if a.bytes.len() != m.checked_mul(k)? || b.bytes.len() != k.checked_mul(n)? {
+        return None;
+    }
+    if (a.zero.len() != 1 && a.zero.len() != m) || (b.zero.len() != 1 && b.zero.len() != n) {
+        return None;
+    }
+    let value = |v: u8, signed: bool| if signed { i32::from(v as i8) } else { i32::from(v) };
+    let mut c = vec![0i32; m * n];
+    for (r, out) in c.chunks_exact_mut(n.max(1)).enumerate().take(m) {
+        let za = a.zero[if a.zero.len() == 1 { 0 } else { r }];
+        let row = &a.bytes[r * k..(r + 1) * k];
+        let mut a_sum = 0i32;
+        crate::simd::widest(
+            #[inline(always)]
+            || {
+                for (p, &v) in row.iter().enumerate() {
+                    let x = value(v, a.signed).wrapping_sub(za);
+                    a_sum = a_sum.wrapping_add(x);
+                    let b_row = &b.bytes[p * n..(p + 1) * n];
+                    if b.signed {
+                        for (o, &w) in out.iter_mut().zip(b_row) {
+                            *o = o.wrapping_add(x.wrapping_mul(i32::from(w as i8)));
+                        }
+                    } else {
+                        for (o, &w) in out.iter_mut().zip(b_row) {
+                            *o = o.wrapping_add(x.wrapping_mul(i32::from(w)));
+                        }
+                    }
+                }
+            },
+        );
+        for (j, o) in out.iter_mut().enumerate() {
+            let zb = b.zero[if b.zero.len() == 1 { 0 } else { j }];
+            *o = o.wrapping_sub(zb.wrapping_mul(a_sum));
+        }
+    }
+    Some(c)
 }
 
 /// `(A − A0)·(B − B0)` as int32, exact (wrapping as an int32 accumulator does), or `None`
@@ -220,7 +284,7 @@ fn rows_into(a: &RowsA, b: &PackedB, first: usize, c: &mut [i32]) {
         // SAFETY: `multiply` checked `available()`, every feature `kernel` enables.
         #[allow(unsafe_code)]
         unsafe {
-            x86::kernel(a_u, k4, &b.panels, k4 / 4, (m, n), c)
+            x86::kernel(a_u, k4, bytemuck::cast_slice(&b.panels), k4 / 4, (m, n), c)
         };
     }
     // c − B0·Σa_u − A0·Σb_s + K·A0·B0 = c − B0·(Σa_u − K·A0) − A0·Σb_s, per row a loop over
@@ -267,9 +331,9 @@ mod x86 {
     use super::PANEL;
     use std::arch::x86_64::*;
 
-    /// Rows of A the kernel takes at once (sixteen accumulators of sixteen lanes, half the
-    /// registers).
-    const ROWS: usize = 8;
+    /// Rows of A the kernel takes at once: with a panel of four registers, 24 accumulators
+    /// of sixteen lanes, the four of B and a broadcast of A (29 of the 32 registers).
+    const ROWS: usize = 6;
 
     pub fn available() -> bool {
         std::is_x86_feature_detected!("avx512f")
@@ -277,44 +341,82 @@ mod x86 {
             && std::is_x86_feature_detected!("avx512vnni")
     }
 
-    /// `c = a_u · b_s` over the packed panels: up to eight rows of A by one panel at a time
-    /// (sixteen accumulators), each panel's bytes read once per eight rows.
+    /// Registers per row of a panel.
+    const V: usize = PANEL / 16;
+
+    /// `c = a_u · b_s` over the packed panels: [`ROWS`] rows of A by one panel at a time
+    /// (`ROWS·V` accumulators in registers), each panel's bytes read once per `ROWS` rows.
     #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
     pub unsafe fn kernel(a_u: &[u8], k4: usize, packed: &[u8], groups: usize, (m, n): (usize, usize), c: &mut [i32]) {
         let panels = n.div_ceil(PANEL);
-        let mut lanes = [0i32; PANEL];
         for panel in 0..panels {
             let b_panel = &packed[panel * groups * PANEL * 4..(panel + 1) * groups * PANEL * 4];
             let cols = PANEL.min(n - panel * PANEL);
             let mut r = 0;
-            while r < m {
-                let rows = ROWS.min(m - r);
-                let mut acc = [[_mm512_setzero_si512(); 2]; ROWS];
-                for g in 0..groups {
-                    // SAFETY: each panel holds `groups` runs of 128 bytes.
-                    let (lo, hi) = unsafe {
-                        let at = b_panel.as_ptr().add(g * PANEL * 4);
-                        (_mm512_loadu_si512(at.cast()), _mm512_loadu_si512(at.add(64).cast()))
-                    };
-                    for (i, acc) in acc.iter_mut().enumerate().take(rows) {
-                        // SAFETY: row r + i < m of `a_u` holds k4 = 4·groups bytes.
-                        let word = unsafe { a_u.as_ptr().add((r + i) * k4 + g * 4).cast::<i32>().read_unaligned() };
-                        let va = _mm512_set1_epi32(word);
-                        acc[0] = _mm512_dpbusd_epi32(acc[0], va, lo);
-                        acc[1] = _mm512_dpbusd_epi32(acc[1], va, hi);
-                    }
-                }
-                for (i, acc) in acc.iter().enumerate().take(rows) {
-                    // SAFETY: `lanes` holds 32 int32, two registers' worth.
-                    unsafe {
-                        _mm512_storeu_si512(lanes.as_mut_ptr().cast(), acc[0]);
-                        _mm512_storeu_si512(lanes.as_mut_ptr().add(16).cast(), acc[1]);
-                    }
-                    let row = (r + i) * n + panel * PANEL;
-                    c[row..row + cols].copy_from_slice(&lanes[..cols]);
-                }
-                r += rows;
+            // SAFETY (every call): rows r..r + R < m of `a_u` hold k4 = 4·groups bytes, and
+            // the panel `groups` runs of PANEL·4 bytes.
+            while r + ROWS <= m {
+                let acc = unsafe { tile::<ROWS>(a_u, k4, b_panel, groups, r) };
+                store(&acc, c, (r, n), panel * PANEL, cols);
+                r += ROWS;
             }
+            // The remaining rows, with a tile of their number (an array of constant size
+            // stays in registers; one indexed up to a variable bound went to memory).
+            macro_rules! rest {
+                ($($rows:literal)*) => {
+                    match m - r {
+                        $($rows => {
+                            let acc = unsafe { tile::<$rows>(a_u, k4, b_panel, groups, r) };
+                            store(&acc, c, (r, n), panel * PANEL, cols);
+                        })*
+                        _ => {}
+                    }
+                };
+            }
+            rest!(1 2 3 4 5);
+        }
+    }
+
+    /// The accumulators of rows `r..r + R` by one panel.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+    #[inline]
+    unsafe fn tile<const R: usize>(
+        a_u: &[u8],
+        k4: usize,
+        b_panel: &[u8],
+        groups: usize,
+        r: usize,
+    ) -> [[__m512i; V]; R] {
+        let mut acc = [[_mm512_setzero_si512(); V]; R];
+        let a = a_u.as_ptr();
+        let b = b_panel.as_ptr();
+        for g in 0..groups {
+            // SAFETY: the caller's bounds (see `kernel`).
+            let vb: [__m512i; V] =
+                std::array::from_fn(|v| unsafe { _mm512_loadu_si512(b.add((g * V + v) * 64).cast()) });
+            for (i, acc) in acc.iter_mut().enumerate() {
+                let word = unsafe { a.add((r + i) * k4 + g * 4).cast::<i32>().read_unaligned() };
+                let va = _mm512_set1_epi32(word);
+                for (acc, &vb) in acc.iter_mut().zip(&vb) {
+                    *acc = _mm512_dpbusd_epi32(*acc, va, vb);
+                }
+            }
+        }
+        acc
+    }
+
+    /// Rows `r..` of the tile into `c` (`n` columns), columns `at..at + cols`.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+    #[inline]
+    fn store<const R: usize>(acc: &[[__m512i; V]; R], c: &mut [i32], (r, n): (usize, usize), at: usize, cols: usize) {
+        let mut lanes = [0i32; PANEL];
+        for (i, acc) in acc.iter().enumerate() {
+            let row = &mut c[(r + i) * n + at..(r + i) * n + at + cols];
+            for (v, &acc) in acc.iter().enumerate() {
+                // SAFETY: `lanes` holds PANEL = 16·V int32.
+                unsafe { _mm512_storeu_si512(lanes.as_mut_ptr().add(16 * v).cast(), acc) };
+            }
+            row.copy_from_slice(&lanes[..cols]);
         }
     }
 }
@@ -376,10 +478,10 @@ mod tests {
     /// one for all and one per row or column, and the extremes: the same int32 as sums in i64.
     #[test]
     fn products_are_exact_for_every_type_pair_and_shape() {
-        if !available() {
+        let vnni = available();
+        if !vnni {
             use std::io::Write as _;
             let _ = writeln!(std::io::stderr(), "SKIPPED int8 products: no AVX-512 VNNI on this processor");
-            return;
         }
         let mut rng = Seeded(5);
         for (m, k, n) in [(1, 1, 1), (3, 5, 7), (4, 8, 32), (5, 13, 33), (9, 300, 70), (2, 1000, 3)] {
@@ -396,8 +498,13 @@ mod tests {
                     let zb = zeros(if per_row { n } else { 1 }, b_signed, &mut rng);
                     let a = Operand { bytes: &a_bytes, signed: a_signed, zero: &za };
                     let b = Operand { bytes: &b_bytes, signed: b_signed, zero: &zb };
-                    let got = product(&a, &b, (m, k, n)).expect("VNNI is available");
-                    assert_eq!(got, reference(&a, &b, (m, k, n)), "{m}×{k}×{n} signed {a_signed}/{b_signed}");
+                    let expected = reference(&a, &b, (m, k, n));
+                    if vnni {
+                        let got = product(&a, &b, (m, k, n)).expect("VNNI is available");
+                        assert_eq!(got, expected, "{m}×{k}×{n} signed {a_signed}/{b_signed}");
+                    }
+                    let by_rows = super::few_rows(&a, &b, (m, k, n)).expect("the sizes fit");
+                    assert_eq!(by_rows, expected, "few rows: {m}×{k}×{n} signed {a_signed}/{b_signed}");
                 }
             }
         }
@@ -406,6 +513,10 @@ mod tests {
         let (a_bytes, b_bytes) = (vec![255u8; m * k], vec![0x80u8; k * n]);
         let a = Operand { bytes: &a_bytes, signed: false, zero: &[0] };
         let b = Operand { bytes: &b_bytes, signed: true, zero: &[127] };
-        assert_eq!(product(&a, &b, (m, k, n)).unwrap(), reference(&a, &b, (m, k, n)));
+        let expected = reference(&a, &b, (m, k, n));
+        assert_eq!(super::few_rows(&a, &b, (m, k, n)).expect("the sizes fit"), expected);
+        if vnni {
+            assert_eq!(product(&a, &b, (m, k, n)).expect("VNNI is available"), expected);
+        }
     }
 }
