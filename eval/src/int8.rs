@@ -137,28 +137,8 @@ impl RowsA {
         if x.len() != m.checked_mul(k)? || !(0..=255).contains(&zero) {
             return None;
         }
-        // Rounding to nearest, ties to even, by adding 1.5·2^23, whose ulp is 1: the integer
-        // is then the sum's low byte. Vectorized, where `round_ties_even` is a call per
-        // element (no SSE4.1 in the baseline target) and a saturating `as u8` needs fix-ups.
-        const ROUND: f32 = 12_582_912.0;
-        let (lo, hi) = (ROUND, ROUND + 255.0);
-        let offset = zero as f32 + ROUND;
-        // Sixteen at a time into 32-bit lanes, then narrowed (as QuantizeLinear's loop).
         Some(RowsA::filled((m, k), vec![zero], |r, dest| {
-            crate::simd::widest(
-                #[inline(always)]
-                || {
-                    for (out, x) in dest.chunks_mut(16).zip(x[r * k..(r + 1) * k].chunks(16)) {
-                        let mut lanes = [0u32; 16];
-                        for (lane, &v) in lanes.iter_mut().zip(x) {
-                            *lane = (v * inverse_scale + offset).clamp(lo, hi).to_bits();
-                        }
-                        for (d, &lane) in out.iter_mut().zip(&lanes) {
-                            *d = lane as u8;
-                        }
-                    }
-                },
-            )
+            dest.copy_from_slice(&unsigned_bytes(&x[r * k..(r + 1) * k], inverse_scale, zero));
         }))
     }
 
@@ -178,6 +158,19 @@ impl RowsA {
         }
         RowsA { bytes, sums, zero, m, k }
     }
+}
+
+/// The 8-bit integers dequantized values stand for (see [`RowsA::dequantized`]), in the
+/// unsigned form: `x / scale` rounded, plus `zero` (the zero point, +128 for int8),
+/// saturated to 0..=255.
+pub fn unsigned_bytes(x: &[f32], inverse_scale: f32, zero: i32) -> Vec<u8> {
+    // Rounding to nearest, ties to even, by adding 1.5·2^23, whose ulp is 1: the integer
+    // is then the sum's low byte. Vectorized, where `round_ties_even` is a call per
+    // element (no SSE4.1 in the baseline target) and a saturating `as u8` needs fix-ups.
+    const ROUND: f32 = 12_582_912.0;
+    let (lo, hi) = (ROUND, ROUND + 255.0);
+    let offset = zero as f32 + ROUND;
+    crate::simd::low_bytes(x, |v| (v * inverse_scale + offset).clamp(lo, hi).to_bits())
 }
 
 /// A tensor's 8-bit elements in order and whether they are signed; `None` for other types

@@ -269,9 +269,14 @@ impl Plan<'_> {
                     }
                     if given.iter().zip(&node.inputs).any(|(g, name)| g.is_none() && !name.is_empty()) {
                         // Not foldable: what its kernel can make of the constant inputs alone.
-                        if (domain, op) == ("", "MatMul")
+                        let dequantized: Option<crate::kernels::DequantizedPrepare> = match (domain, op) {
+                            ("", "MatMul") => Some(crate::kernels::dequantized_product::prepare),
+                            ("", "Conv") => Some(crate::kernels::nn::dequantized_conv::prepare),
+                            _ => None,
+                        };
+                        if let Some(prepare) = dequantized
                             && let Some((a, b)) = dequantized_operands(model, &self.numbers, n, &known, &producers)
-                            && let Some((form, bytes)) = crate::kernels::dequantized_product::prepare(&a, &b)
+                            && let Some((form, bytes)) = prepare(&a, &b)
                             && prepared_bytes + bytes <= prepared_budget
                         {
                             prepared_bytes += bytes;

@@ -181,3 +181,107 @@ fn a_scale_that_is_not_constant_leaves_the_float_path() {
         }
     }
 }
+
+/// The same for a Conv of a dequantized input by a dequantized 8-bit weight (per-filter
+/// scales, a float bias): 1-D with a stride, 2-D with dilation and uneven padding, against
+/// sums in f64 (padding stands for zero).
+#[test]
+fn dequantized_convolutions_sum_as_their_integers() {
+    let vnni = onnx_eval::int8::available();
+    convolutions_within_their_bounds(vnni);
+    onnx_eval::int8::without_vnni(|| convolutions_within_their_bounds(false));
+}
+
+fn convolutions_within_their_bounds(vnni: bool) {
+    let mut rng = Seeded(17);
+    // (spatial input, kernel, strides, dilations, pads begin+end)
+    // Each over the 2^18 multiply-adds below which the float path runs.
+    let cases: [[&[usize]; 5]; 2] =
+        [[&[401], &[3], &[2], &[1], &[1, 1]], [&[9, 7], &[3, 3], &[1, 1], &[2, 1], &[2, 1, 0, 1]]];
+    let (channels, filters) = (40, 24);
+    for [spatial, kernel, strides, dilations, pads] in cases {
+        let taps: usize = kernel.iter().product();
+        let weight: Vec<i32> = (0..filters * channels * taps).map(|_| i32::from(rng.byte() as i8)).collect();
+        let scales: Vec<f32> = (0..filters).map(|_| 0.002 + 0.01 * (rng.unit() + 1.0)).collect();
+        let bias: Vec<f32> = (0..filters).map(|_| rng.unit()).collect();
+        let ints = |v: &[usize]| list(v);
+        let mut w_shape = vec![filters, channels];
+        w_shape.extend_from_slice(kernel);
+        let mut x_shape = vec![1, channels];
+        x_shape.extend_from_slice(spatial);
+        let text = format!(
+            r#"<ir_version: 10, opset_import: ["" : 21]>
+            g (float[{x}] x) => (float[] y)
+            <float sa = {{0.021}}, uint8 za = {{119}}, int8[{w}] w = {{{wv}}}, float[{filters}] sw = {{{s}}},
+             float[{filters}] bias = {{{b}}}> {{
+                q = QuantizeLinear (x, sa, za)
+                d = DequantizeLinear (q, sa, za)
+                wd = DequantizeLinear <axis: int = 0> (w, sw)
+                y = Conv <strides: ints = [{st}], dilations: ints = [{di}], pads: ints = [{pa}]> (d, wd, bias)
+            }}"#,
+            x = ints(&x_shape),
+            w = ints(&w_shape),
+            wv = list(&weight),
+            s = list(&scales),
+            b = list(&bias),
+            st = ints(strides),
+            di = ints(dilations),
+            pa = ints(pads),
+        );
+        let analysis = onnx_core::analysis::analyze_text(&text);
+        assert!(!analysis.has_errors(), "{:?}", analysis.diagnostics);
+        let plan = Plan::new(&analysis.model).expect("a plan");
+        assert_eq!(plan.prepared.len(), usize::from(vnni), "the Conv prepared where VNNI runs");
+        let size: usize = spatial.iter().product();
+        let x: Vec<f32> = (0..channels * size).map(|_| 3.0 * rng.unit()).collect();
+        let input = Value::Tensor(Tensor::new(x_shape.clone(), Data::F32(x.clone().into())));
+        let result = plan.run(vec![("x".to_owned(), input)], &RunOptions::default()).expect("runs");
+        let y_tensor = result.outputs[0].1.tensor().expect("a tensor");
+        let y = floats(y_tensor);
+        // The reference: QuantizeLinear's integers less the zero point, the sums in f64.
+        let qa: Vec<f64> =
+            x.iter().map(|&v| (f64::from(v / 0.021f32).round_ties_even() + 119.0).clamp(0.0, 255.0) - 119.0).collect();
+        let n = spatial.len();
+        let out: Vec<usize> = (0..n)
+            .map(|i| (spatial[i] + pads[i] + pads[i + n] - dilations[i] * (kernel[i] - 1) - 1) / strides[i] + 1)
+            .collect();
+        assert_eq!(y_tensor.shape[2..], out[..]);
+        let positions: usize = out.iter().product();
+        let coords = |mut index: usize, dims: &[usize]| -> Vec<usize> {
+            let mut c = vec![0; dims.len()];
+            for i in (0..dims.len()).rev() {
+                c[i] = index % dims[i];
+                index /= dims[i];
+            }
+            c
+        };
+        for f in 0..filters {
+            for p in 0..positions {
+                let o = coords(p, &out);
+                let mut sum = 0.0f64;
+                for c in 0..channels {
+                    for t in 0..taps {
+                        let tap = coords(t, kernel);
+                        let mut at = 0usize;
+                        let mut inside = true;
+                        for i in 0..n {
+                            let pos = (o[i] * strides[i] + tap[i] * dilations[i]) as i64 - pads[i] as i64;
+                            inside &= pos >= 0 && (pos as usize) < spatial[i];
+                            at = at * spatial[i] + pos.max(0) as usize;
+                        }
+                        if inside {
+                            sum += qa[c * size + at] * f64::from(weight[(f * channels + c) * taps + t]);
+                        }
+                    }
+                }
+                let exact = sum * f64::from(0.021f32) * f64::from(scales[f]) + f64::from(bias[f]);
+                let got = f64::from(y[f * positions + p]);
+                // The scaled sum rounded twice, then the bias added (one more rounding).
+                let scaled = (exact - f64::from(bias[f])).abs();
+                let bound =
+                    if vnni { 3.0 * f64::from(f32::EPSILON) * (scaled + exact.abs()) } else { 1e-4 * (1.0 + scaled) };
+                assert!((got - exact).abs() <= bound, "{spatial:?}: y[{f}, {p}] = {got}, exact {exact}");
+            }
+        }
+    }
+}

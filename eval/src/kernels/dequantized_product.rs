@@ -44,6 +44,19 @@ pub struct DequantizedB<'a> {
     pub axis: i64,
 }
 
+/// A's side: `1 / scale`, the zero point in the unsigned form, and the scale; `None` unless
+/// there is one scale, finite and normal (its inverse too), and one 8-bit zero point.
+pub fn a_parameters(a: &DequantizedA<'_>) -> Option<(f32, i32, f32)> {
+    let Data::F32(sa) = &*a.scale.data else { return None };
+    let (&[sa], Some((za, signed))) = (&sa[..a.scale.len()], byte(a.zero)) else { return None };
+    let &[za] = za else { return None };
+    if !sa.is_normal() || !(1.0 / sa).is_normal() {
+        return None;
+    }
+    let zero = if signed { i32::from(za as i8) + 128 } else { i32::from(za) };
+    Some((1.0 / sa, zero, sa))
+}
+
 /// The prepared form and the bytes it holds, or `None` when the pair is not of the form
 /// the 8-bit path takes (then the float MatMul runs as before).
 pub fn prepare(a: &DequantizedA<'_>, b: &DequantizedB<'_>) -> Option<(Prepared, usize)> {
@@ -51,14 +64,7 @@ pub fn prepare(a: &DequantizedA<'_>, b: &DequantizedB<'_>) -> Option<(Prepared, 
         let (v, signed) = byte(t)?;
         Some(v.iter().map(|&x| if signed { i32::from(x as i8) } else { i32::from(x) }).collect())
     };
-    // A: one scale, finite and normal (its inverse must be too), one 8-bit zero point.
-    let Data::F32(sa) = &*a.scale.data else { return None };
-    let (&[sa], Some(za), Some((_, a_signed))) = (&sa[..a.scale.len()], integers(a.zero), byte(a.zero)) else {
-        return None;
-    };
-    if !sa.is_normal() || !(1.0 / sa).is_normal() || za.len() != 1 {
-        return None;
-    }
+    let (a_inverse_scale, a_zero, sa) = a_parameters(a)?;
     // B: `[K, N]` bytes, a scale per tensor or per column.
     let (&[k, n], Some((weight, b_signed))) = (&b.weight.shape[..], byte(b.weight)) else { return None };
     let Data::F32(sb) = &*b.scale.data else { return None };
@@ -75,12 +81,7 @@ pub fn prepare(a: &DequantizedA<'_>, b: &DequantizedB<'_>) -> Option<(Prepared, 
     let packed = PackedB::new(&Operand { bytes: weight, signed: b_signed, zero: &zb }, (k, n))?;
     let column_scales: Vec<f32> = (0..n).map(|j| sa * sb[if per_column { j } else { 0 }]).collect();
     let bytes = packed.bytes() + 4 * n;
-    let form = DequantizedProduct {
-        a_inverse_scale: 1.0 / sa,
-        a_zero: za[0] + if a_signed { 128 } else { 0 },
-        b: packed,
-        column_scales,
-    };
+    let form = DequantizedProduct { a_inverse_scale, a_zero, b: packed, column_scales };
     Some((std::sync::Arc::new(form) as Prepared, bytes))
 }
 

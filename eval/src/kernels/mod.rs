@@ -90,6 +90,11 @@ impl<T: std::any::Any + Send + Sync + std::panic::RefUnwindSafe + std::panic::Un
 /// the form and the bytes it holds. onnxruntime pre-packs weights so at session start.
 pub type Prepare = fn(&Ctx<'_>, &[Option<&Value>]) -> Result<Option<(Prepared, usize)>, KernelError>;
 
+/// Makes the [`Prepared`] form of a float product of two DequantizeLinear outputs (MatMul,
+/// Conv: the QDQ form) from the two nodes' constants; the plan finds the pair.
+pub type DequantizedPrepare =
+    fn(&dequantized_product::DequantizedA<'_>, &dequantized_product::DequantizedB<'_>) -> Option<(Prepared, usize)>;
+
 /// The operators whose kernels take a [`Prepared`] form, by (domain, operator).
 pub fn preparer(domain: &str, op: &str) -> Option<Prepare> {
     match domain {

@@ -256,6 +256,13 @@ pub(super) fn conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value
         return one(numeric_like(x.data_type(), shape, Vec::new())?);
     }
     let in_size = count(spatial)?;
+    // A dequantized input and weight (the QDQ form), as their 8-bit convolution (prepared
+    // with the plan).
+    if group == 1
+        && let Some(out) = super::dequantized_conv::run(ctx, (x, filters), (&win, spatial), bias.as_deref())
+    {
+        return one(Tensor::new(shape, Data::F32(out?.into())));
+    }
     if let (Data::F32(xv), Data::F32(wv)) = (&*x.data, &*w.data) {
         // The im2col matrix: a row per channel of a group and kernel tap, a column per
         // output position.

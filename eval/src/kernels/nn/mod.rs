@@ -3,6 +3,7 @@
 
 mod conv;
 mod depthwise;
+pub mod dequantized_conv;
 mod norm;
 mod pool;
 
