@@ -1,6 +1,18 @@
 //! The examples and exit codes each subcommand's `--help` ends with (the way cargo and ruff
 //! show a command in use), kept beside each other so they read alike.
 
+pub const TOP: &str = "\
+Examples:
+  onnx info model.onnx                          what the model holds
+  onnx convert model.onnx model.onnxtxt         binary to ONNX text (and back: swap them)
+  onnx check model.onnxtxt                      onnx's checker's rules, with places
+  onnx run model.onnx x=input.npy --profile     run it, time by operator
+  onnx diff old.onnx new.onnx                   what changed between two models
+  onnx help run                                 one command's options, examples and exit codes
+
+Exit codes: 0 done; 1 the model is invalid, cannot run, or a check failed (each command's
+help says which); 2 usage or I/O error.";
+
 pub const INFO: &str = "\
 Examples:
   onnx info model.onnx              header, inputs and outputs, parameters, operators
@@ -69,7 +81,8 @@ Examples:
   onnx extract model.onnx part.onnx --inputs a,b --outputs y  the nodes between a, b and y
   onnx extract model.onnx part.onnxtxt --inputs a --outputs y --json
 
-Every value the cut needs but does not get is listed at once. Exit codes: 0 written; 1 the
+Every value the cut needs but does not get is listed at once.
+Exit codes: 0 written; 1 the
 input is not a model, or the cut cannot be made; 2 usage or I/O error.";
 
 pub const SET_DIMS: &str = "\
@@ -78,8 +91,8 @@ Examples:
   onnx set-dims model.onnx fixed.onnx input:1,3,224,224     the input's whole shape
   onnx set-dims model.onnx fixed.onnxtxt batch=1 seq=128 --json
 
-As onnxruntime's make_dynamic_shape_fixed, then the outputs inference can fix. Exit codes:
-0 written; 1 the input is not a model, or a setting does not apply (unknown symbol or
+As onnxruntime's make_dynamic_shape_fixed, then the outputs inference can fix.
+Exit codes: 0 written; 1 the input is not a model, or a setting does not apply (unknown symbol or
 input, other rank, a fixed size that differs); 2 usage or I/O error.";
 
 pub const OPSET: &str = "\
@@ -90,7 +103,8 @@ Examples:
 Each node walks its operator's versions one at a time: attributes that became inputs (and
 back), Softmax's axis, Resize's coordinates, renamed operators (Upsample, Scatter), defaults
 that changed. A node that cannot be expressed at the target blocks the conversion: all such
-nodes are listed with their reasons and nothing is written. Exit codes: 0 written; 1 the
+nodes are listed with their reasons and nothing is written.
+Exit codes: 0 written; 1 the
 input is not a model, or a node blocks the conversion; 2 usage or I/O error.";
 
 pub const COST: &str = "\
@@ -101,7 +115,8 @@ Examples:
 
 MACs follow onnx-tool's convention (docs/cost.md): a multiply-add per MAC for products and
 convolutions, weighted simple instructions for elementwise operators. With symbolic
-dimensions left, counts are formulas in them. Exit codes: 0 counted; 1 the input is not a
+dimensions left, counts are formulas in them.
+Exit codes: 0 counted; 1 the input is not a
 model, or a setting does not apply; 2 usage or I/O error.";
 
 pub const SIMPLIFY: &str = "\
@@ -111,7 +126,8 @@ Examples:
   onnx simplify model.onnx small.onnxtxt --allow-growth --json
 
 Constants are folded with the evaluator's kernels; a node whose results are bigger than its
-constant inputs stays unless --allow-growth. Exit codes: 0 written; 1 the input is not a
+constant inputs stays unless --allow-growth.
+Exit codes: 0 written; 1 the input is not a
 model, or a setting does not apply; 2 usage or I/O error.";
 
 pub const DIFF: &str = "\
@@ -136,5 +152,6 @@ The model runs once on the inputs; each candidate (a range of its nodes, in orde
 with the values that run made at its inputs, and the check runs on it: a non-zero exit means
 it still fails. --against DIR (another runtime's values, as `onnx run --all-values` writes
 them) is a check built in: each candidate runs here from that runtime's values at its inputs
-and fails where an output differs from that runtime's (--rtol, --atol: 1e-5). Bisection for each end, then one node at a time. Exit codes: 0 reduced; 1 the
+and fails where an output differs from that runtime's (--rtol, --atol: 1e-5). Bisection for each end, then one node at a time.
+Exit codes: 0 reduced; 1 the
 check passes on the whole model, or the input is not a model; 2 usage or I/O error.";

@@ -41,7 +41,13 @@ use clap::{Parser, Subcommand};
 use failure::Failure;
 
 #[derive(Parser, Debug)]
-#[command(name = "onnx", version = version_text(), about = "Read, convert and inspect ONNX models", max_term_width = 100)]
+#[command(
+    name = "onnx",
+    version = version_text(),
+    about = "Read, convert and inspect ONNX models",
+    max_term_width = 100,
+    after_help = help::TOP
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -1084,10 +1084,18 @@ fn every_command_answers_json_in_one_envelope() {
     assert!(inferred["inferred"].as_u64().is_some_and(|n| n > 0), "{inferred}");
 }
 
-/// Every subcommand's help ends with examples and its exit codes.
+/// The top-level help and every subcommand's end with examples and exit codes.
 #[test]
 fn every_help_shows_examples_and_exit_codes() {
-    for command in ["info", "convert", "check", "infer", "run", "fmt"] {
+    let out = run(&["--help"]);
+    assert_exit(&out, 0);
+    let help = text(&out.stdout);
+    assert!(help.contains("Examples:\n  onnx info ") && help.contains("Exit codes: 0 "), "{help}");
+    let commands = [
+        "info", "convert", "check", "infer", "run", "fmt", "extract", "set-dims", "simplify", "cost", "diff", "opset",
+        "reduce",
+    ];
+    for command in commands {
         let out = run(&[command, "--help"]);
         assert_exit(&out, 0);
         let help = text(&out.stdout);
