@@ -271,7 +271,15 @@ impl Plan<'_> {
                         // Not foldable: what its kernel can make of the constant inputs alone.
                         let dequantized: Option<crate::kernels::DequantizedPrepare> = match (domain, op) {
                             ("", "MatMul") => Some(crate::kernels::dequantized_product::prepare),
-                            ("", "Conv") => Some(crate::kernels::nn::dequantized_conv::prepare),
+                            // One group only (what the 8-bit convolution takes).
+                            ("", "Conv")
+                                if matches!(
+                                    node.attribute("group").and_then(|a| a.value()),
+                                    None | Some(AttributeValue::Int(1))
+                                ) =>
+                            {
+                                Some(crate::kernels::nn::dequantized_conv::prepare)
+                            }
                             _ => None,
                         };
                         if let Some(prepare) = dequantized

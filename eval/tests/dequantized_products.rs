@@ -285,3 +285,25 @@ fn convolutions_within_their_bounds(vnni: bool) {
         }
     }
 }
+
+/// A grouped convolution is not taken (one group only): nothing is prepared for it, and
+/// the float convolution gives the result.
+#[test]
+fn a_grouped_convolution_keeps_the_float_path() {
+    let text = r#"<ir_version: 10, opset_import: ["" : 21]>
+        g (float[1, 2, 3] x) => (float[] y)
+        <float sa = {0.5}, uint8 za = {128}, int8[2, 1, 2] w = {1, -2, 3, 4}, float sw = {0.25}> {
+            q = QuantizeLinear (x, sa, za)
+            d = DequantizeLinear (q, sa, za)
+            wd = DequantizeLinear (w, sw)
+            y = Conv <group: int = 2> (d, wd)
+        }"#;
+    let analysis = onnx_core::analysis::analyze_text(text);
+    assert!(!analysis.has_errors(), "{:?}", analysis.diagnostics);
+    let plan = Plan::new(&analysis.model).expect("a plan");
+    assert!(plan.prepared.is_empty());
+    let x = Value::Tensor(Tensor::new(vec![1, 2, 3], Data::F32(vec![1.0, 2.0, 3.0, -1.0, 0.5, 2.0].into())));
+    let result = plan.run(vec![("x".to_owned(), x)], &RunOptions::default()).expect("runs");
+    // Channel 0 by (0.25, −0.5), channel 1 by (0.75, 1): exact in float32.
+    assert_eq!(floats(result.outputs[0].1.tensor().expect("a tensor")), [-0.75, -1.0, -0.25, 2.375]);
+}
