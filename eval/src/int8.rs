@@ -187,6 +187,18 @@ pub fn tensor_bytes(t: &crate::value::Tensor) -> Option<(&[u8], bool)> {
     }
 }
 
+/// A byte as the integer it holds: two's complement where `signed`.
+pub fn byte_value(v: u8, signed: bool) -> i32 {
+    if signed { i32::from(v as i8) } else { i32::from(v) }
+}
+
+/// A tensor's 8-bit elements as integers (a zero point's), and whether they are signed;
+/// `None` as for [`tensor_bytes`].
+pub fn tensor_integers(t: &crate::value::Tensor) -> Option<(Vec<i32>, bool)> {
+    let (bytes, signed) = tensor_bytes(t)?;
+    Some((bytes.iter().map(|&v| byte_value(v, signed)).collect(), signed))
+}
+
 /// `(A − za)·(B − zb)` for A `m×k` and B `k×n`, row-major, as int32 (`m×n`), or `None` where
 /// the processor has no VNNI (or the shapes do not match the slices). B is packed on each
 /// call; [`multiply`] takes one packed before.
@@ -213,7 +225,6 @@ pub fn few_rows(a: &Operand<'_>, b: &Operand<'_>, (m, k, n): (usize, usize, usiz
     if (a.zero.len() != 1 && a.zero.len() != m) || (b.zero.len() != 1 && b.zero.len() != n) {
         return None;
     }
-    let value = |v: u8, signed: bool| if signed { i32::from(v as i8) } else { i32::from(v) };
     let mut c = vec![0i32; m * n];
     for (r, out) in c.chunks_exact_mut(n.max(1)).enumerate().take(m) {
         let za = a.zero[if a.zero.len() == 1 { 0 } else { r }];
@@ -223,7 +234,7 @@ pub fn few_rows(a: &Operand<'_>, b: &Operand<'_>, (m, k, n): (usize, usize, usiz
             #[inline(always)]
             || {
                 for (p, &v) in row.iter().enumerate() {
-                    let x = value(v, a.signed).wrapping_sub(za);
+                    let x = byte_value(v, a.signed).wrapping_sub(za);
                     a_sum = a_sum.wrapping_add(x);
                     let b_row = &b.bytes[p * n..(p + 1) * n];
                     if b.signed {

@@ -245,10 +245,9 @@ impl Plan<'_> {
         }
         let mut grown = 0usize;
         let mut prepared_bytes = 0usize;
-        let mut producers: HashMap<ValueId, NodeId> = HashMap::new();
-        for &n in &graph.nodes {
-            producers.extend(self.numbers.node_outputs(n, &model.nodes[n]).iter().map(|v| (v, n)));
-        }
+        // Which node makes each value, for the QDQ pairs: made when a MatMul or Conv with a
+        // constant input first asks.
+        let mut producers: Option<HashMap<ValueId, NodeId>> = None;
         for &n in &graph.nodes {
             let node = &model.nodes[n];
             let values = match self.steps.get(&n) {
@@ -283,7 +282,21 @@ impl Plan<'_> {
                             _ => None,
                         };
                         if let Some(prepare) = dequantized
-                            && let Some((a, b)) = dequantized_operands(model, &self.numbers, n, &known, &producers)
+                            && let Some((a, b)) = dequantized_operands(
+                                model,
+                                &self.numbers,
+                                n,
+                                &known,
+                                producers.get_or_insert_with(|| {
+                                    graph
+                                        .nodes
+                                        .iter()
+                                        .flat_map(|&m| {
+                                            self.numbers.node_outputs(m, &model.nodes[m]).iter().map(move |v| (v, m))
+                                        })
+                                        .collect()
+                                }),
+                            )
                             && let Some((form, bytes)) = prepare(&a, &b)
                             && prepared_bytes + bytes <= prepared_budget
                         {

@@ -53,17 +53,13 @@ pub fn a_parameters(a: &DequantizedA<'_>) -> Option<(f32, i32, f32)> {
     if !sa.is_normal() || !(1.0 / sa).is_normal() {
         return None;
     }
-    let zero = if signed { i32::from(za as i8) + 128 } else { i32::from(za) };
+    let zero = crate::int8::byte_value(za, signed) + if signed { 128 } else { 0 };
     Some((1.0 / sa, zero, sa))
 }
 
 /// The prepared form and the bytes it holds, or `None` when the pair is not of the form
 /// the 8-bit path takes (then the float MatMul runs as before).
 pub fn prepare(a: &DequantizedA<'_>, b: &DequantizedB<'_>) -> Option<(Prepared, usize)> {
-    let integers = |t: &Tensor| -> Option<Vec<i32>> {
-        let (v, signed) = byte(t)?;
-        Some(v.iter().map(|&x| if signed { i32::from(x as i8) } else { i32::from(x) }).collect())
-    };
     let (a_inverse_scale, a_zero, sa) = a_parameters(a)?;
     // B: `[K, N]` bytes, a scale per tensor or per column.
     let (&[k, n], Some((weight, b_signed))) = (&b.weight.shape[..], byte(b.weight)) else { return None };
@@ -74,8 +70,10 @@ pub fn prepare(a: &DequantizedA<'_>, b: &DequantizedB<'_>) -> Option<(Prepared, 
         return None;
     }
     let zb = match b.zero {
-        Some(z) if byte(z)?.1 == b_signed && z.len() == sb.len() => integers(z)?,
-        Some(_) => return None,
+        Some(z) => match crate::int8::tensor_integers(z)? {
+            (v, s) if s == b_signed && v.len() == sb.len() => v,
+            _ => return None,
+        },
         None => vec![0],
     };
     let packed = PackedB::new(&Operand { bytes: weight, signed: b_signed, zero: &zb }, (k, n))?;

@@ -125,10 +125,8 @@ pub(crate) fn prepare_b(
     };
     let (&[k, n], Some((bytes, signed))) = (&b.shape[..], crate::int8::tensor_bytes(b)) else { return Ok(None) };
     let zb = match zero {
-        Some(z) => match crate::int8::tensor_bytes(z) {
-            Some((v, s)) if s == signed && (v.len() == 1 || v.len() == n) => {
-                v.iter().map(|&x| if s { i32::from(x as i8) } else { i32::from(x) }).collect()
-            }
+        Some(z) => match crate::int8::tensor_integers(z) {
+            Some((v, s)) if s == signed && (v.len() == 1 || v.len() == n) => v,
             _ => return Ok(None),
         },
         None => vec![0],
@@ -139,10 +137,7 @@ pub(crate) fn prepare_b(
             let values = bytes
                 .iter()
                 .enumerate()
-                .map(|(i, &x)| {
-                    let x = if signed { i32::from(x as i8) } else { i32::from(x) };
-                    (x - zb[if zb.len() == 1 { 0 } else { i % n }]) as f32
-                })
+                .map(|(i, &x)| (crate::int8::byte_value(x, signed) - zb[if zb.len() == 1 { 0 } else { i % n }]) as f32)
                 .collect();
             PreparedB::Floats { values, k, n }
         }
@@ -242,8 +237,7 @@ fn int8_product(
     }
     let zeros = |z: Option<&Tensor>| -> Result<Option<Vec<i32>>, KernelError> {
         let Some(z) = z else { return Ok(Some(vec![0])) };
-        Ok(bytes(z)
-            .map(|(v, signed)| v.iter().map(|&x| if signed { i32::from(x as i8) } else { i32::from(x) }).collect()))
+        Ok(crate::int8::tensor_integers(z).map(|(v, _)| v))
     };
     let (Some(za), Some(zb)) = (zeros(za)?, zeros(zb)?) else { return Ok(None) };
     let p = batched(&a.shape, &b.shape)?;

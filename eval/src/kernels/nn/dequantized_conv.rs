@@ -52,13 +52,10 @@ pub fn prepare(a: &DequantizedA<'_>, b: &DequantizedB<'_>) -> Option<(Prepared, 
         return None;
     }
     let zw: Vec<i32> = match b.zero {
-        Some(z) => {
-            let (v, s) = tensor_bytes(z)?;
-            if s != signed || z.len() != sw.len() {
-                return None;
-            }
-            v.iter().map(|&x| if s { i32::from(x as i8) } else { i32::from(x) }).collect()
-        }
+        Some(z) => match crate::int8::tensor_integers(z)? {
+            (v, s) if s == signed && v.len() == sw.len() => v,
+            _ => return None,
+        },
         None => vec![0],
     };
     // The weight transposed: a row per channel and tap, a column per filter.
