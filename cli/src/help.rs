@@ -41,9 +41,11 @@ Examples:
   onnx check model.onnxtxt --json       diagnostics as JSON on stdout
   onnx check model.onnx --profile sonnx also the SONNX profile's rules (as warnings)
   onnx check model.onnx --strict        fail on warnings too
+  onnx check a.onnx b.onnxtxt           each model checked and reported (what a pre-commit hook runs)
 
 Exit codes: 0 valid (warnings allowed); 1 invalid: a rule onnx's full check or onnxruntime's
-loader enforces is broken (with --strict, anything was found); 2 usage or I/O error.";
+loader enforces is broken (with --strict, anything was found); 2 usage or I/O error. With
+several models, the worst of theirs.";
 
 pub const INFER: &str = "\
 Examples:

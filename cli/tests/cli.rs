@@ -540,6 +540,32 @@ fn check_names_the_proto_path_of_each_problem_in_a_binary_model() {
 }
 
 #[test]
+fn check_of_several_models_reports_each_and_exits_with_the_worst() {
+    let valid = corpus_file("handmade/small_cnn.onnx");
+    let invalid = fixture("check/invalid/input-count--in-else-branch.onnx");
+    let (valid, invalid) = (valid.to_str().unwrap(), invalid.to_str().unwrap());
+    let out = run(&["check", valid, invalid, valid]);
+    assert_exit(&out, 1);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(stdout.matches("small_cnn.onnx: valid").count(), 2, "{stdout}");
+    assert!(stderr.contains("error[input-count]"), "{stderr}");
+    assert!(stderr.contains("1 of 3 models invalid"), "{stderr}");
+    // A file that cannot be read is worse than an invalid model; the others are still checked.
+    let out = run(&["check", invalid, "/nonexistent/m.onnx", valid]);
+    assert_exit(&out, 2);
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("error[input-count]") && stderr.contains("/nonexistent/m.onnx: cannot read"), "{stderr}");
+    assert!(text(&out.stdout).contains("small_cnn.onnx: valid"));
+    assert!(stderr.contains("1 of 3 models could not be checked, 1 invalid"), "{stderr}");
+    let out = run(&["check", valid, valid]);
+    assert_exit(&out, 0);
+    // One JSON object describes one model.
+    let out = run(&["check", "--json", valid, valid]);
+    assert_exit(&out, 2);
+    assert!(text(&out.stderr).contains("--json checks one model at a time"));
+}
+
+#[test]
 fn check_underlines_problems_in_a_text_model() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("m.onnxtxt");

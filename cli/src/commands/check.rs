@@ -1,6 +1,8 @@
-//! `onnx check MODEL [--profile sonnx] [--strict] [--json]`: every checker rule (onnx.checker's and
+//! `onnx check MODEL… [--profile sonnx] [--strict] [--json]`: every checker rule (onnx.checker's and
 //! ours), reported all at once. Exit 0 valid (warnings allowed), 1 invalid (a rule onnx's full check
 //! or onnxruntime's loader enforces is broken; with `--strict`, anything found), 2 usage or I/O error.
+//! Several models (what a pre-commit hook passes) are each checked and reported; the exit code is
+//! the worst of theirs.
 //!
 //! Text models get rustc-style reports on their source lines; binary models name the
 //! protobuf field path of each problem (`graph.node[3].input[1]`).
@@ -19,8 +21,10 @@ use crate::io::{Format, Input, format_of};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The model, binary or text (`-` reads a binary model from stdin).
-    model: String,
+    /// The models, binary or text (`-` reads a binary model from stdin); each is checked and
+    /// reported in turn.
+    #[arg(required = true, value_name = "MODEL")]
+    models: Vec<String>,
     /// Print the result as one JSON object on stdout (docs/json.md).
     #[arg(long)]
     json: bool,
@@ -43,7 +47,38 @@ enum ProfileArg {
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
-    let input = Input::parse(&args.model);
+    if let [model] = args.models.as_slice() {
+        return check_one(model, &args);
+    }
+    if args.json {
+        return Err(Failure::Usage("--json checks one model at a time".to_owned()));
+    }
+    // Every model is checked, whatever the earlier ones gave; the worst outcome decides the
+    // exit code (a file that cannot be read, 2, over an invalid model, 1).
+    let (mut invalid, mut unreadable) = (0usize, 0usize);
+    for model in &args.models {
+        match check_one(model, &args) {
+            Ok(()) => {}
+            Err(Failure::Invalid(message)) => {
+                invalid += 1;
+                errln!("error: {message}");
+            }
+            Err(Failure::Usage(message)) => {
+                unreadable += 1;
+                errln!("error: {message}");
+            }
+        }
+    }
+    let total = args.models.len();
+    match (invalid, unreadable) {
+        (0, 0) => Ok(()),
+        (_, 0) => Err(Failure::Invalid(format!("{invalid} of {total} models invalid"))),
+        _ => Err(Failure::Usage(format!("{unreadable} of {total} models could not be checked, {invalid} invalid"))),
+    }
+}
+
+fn check_one(model: &str, args: &Args) -> Result<(), Failure> {
+    let input = Input::parse(model);
     let label = input.label();
     if args.json {
         crate::json::begin("check");
