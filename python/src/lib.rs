@@ -19,6 +19,9 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// One finding about a model: its stable code (docs/diagnostics.md), severity, message and
 /// place — a line and column for a text model, a protobuf field path for a binary one.
 #[pyclass(frozen, get_all, module = "onnx_text")]
