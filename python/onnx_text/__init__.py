@@ -105,13 +105,27 @@ def parse(text: str, *, strict: bool = False, as_bytes: bool = False) -> onnx.Mo
     return _onnx().ModelProto.FromString(data)
 
 
-def to_text(model: ModelLike, *, style: Literal["canonical", "onnx"] = "canonical") -> str:
+def to_text(
+    model: ModelLike | onnx.GraphProto | onnx.FunctionProto,
+    *,
+    style: Literal["canonical", "onnx"] = "canonical",
+) -> str:
     """Prints a model as text.
 
     ``canonical`` (the default) reads back to exactly the same model, with what onnx's text
     cannot say in ``#@`` annotations onnx's parser reads as comments; ``onnx`` is byte for
-    byte what ``onnx.printer.to_text`` prints.
+    byte what ``onnx.printer.to_text`` prints. Like onnx's printer, it also prints a
+    ``GraphProto`` or a ``FunctionProto`` alone (in the onnx style).
     """
+    kind = type(model).__name__
+    if kind in ("GraphProto", "FunctionProto") and hasattr(model, "SerializeToString"):
+        holder = _onnx().ModelProto()
+        if kind == "GraphProto":
+            holder.graph.CopyFrom(model)
+        else:
+            holder.functions.append(model)
+        part = "graph" if kind == "GraphProto" else "function"
+        return _onnx_text.to_text(holder.SerializeToString(), style=style, part=part)
     data, _ = _binary(model)
     return _onnx_text.to_text(data, style=style)
 

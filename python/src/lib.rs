@@ -194,17 +194,31 @@ fn parse<'py>(py: Python<'py>, text: &str, strict: bool) -> PyResult<Bound<'py, 
 }
 
 /// Prints a model (protobuf bytes) as text: `canonical` reads back to exactly the same model;
-/// `onnx` is byte for byte what `onnx.printer.to_text` prints.
+/// `onnx` is byte for byte what `onnx.printer.to_text` prints. `part` `"graph"` prints only
+/// the main graph, `"function"` only the first function, as onnx prints a `GraphProto` or a
+/// `FunctionProto` (the onnx style only).
 #[pyfunction]
-#[pyo3(signature = (model, *, style = "canonical"))]
-fn to_text(py: Python<'_>, model: &[u8], style: &str) -> PyResult<String> {
-    let print: fn(&Model) -> String = match style {
-        "canonical" => onnx_core::print::canonical::model,
-        "onnx" => onnx_core::print::onnx_style::model,
-        other => return Err(PyValueError::new_err(format!("unknown style {other:?}: \"canonical\" or \"onnx\""))),
-    };
+#[pyo3(signature = (model, *, style = "canonical", part = "model"))]
+fn to_text(py: Python<'_>, model: &[u8], style: &str, part: &str) -> PyResult<String> {
+    if !matches!(style, "canonical" | "onnx") {
+        return Err(PyValueError::new_err(format!("unknown style {style:?}: \"canonical\" or \"onnx\"")));
+    }
+    if !matches!(part, "model" | "graph" | "function") {
+        return Err(PyValueError::new_err(format!("unknown part {part:?}: \"model\", \"graph\" or \"function\"")));
+    }
+    if part != "model" && style != "onnx" {
+        return Err(PyValueError::new_err(format!(
+            "a {part} alone prints in the onnx style only (style=\"onnx\"); the canonical style prints whole models"
+        )));
+    }
     let model = decode(py, model)?;
-    Ok(py.detach(|| print(&model)))
+    let printed = py.detach(|| match (style, part) {
+        ("canonical", _) => Some(onnx_core::print::canonical::model(&model)),
+        (_, "graph") => Some(onnx_core::print::onnx_style::main_graph(&model)),
+        (_, "function") => model.functions.first().map(|&f| onnx_core::print::onnx_style::function(&model, f)),
+        _ => Some(onnx_core::print::onnx_style::model(&model)),
+    });
+    printed.ok_or_else(|| PyValueError::new_err("the model holds no function to print"))
 }
 
 /// Formats ONNX text (what `onnx fmt` writes); a text with syntax errors is refused.

@@ -38,7 +38,7 @@ def test_parse_gives_the_model_onnxs_parser_gives_for_every_text_it_reads() -> N
 def test_to_text_in_onnx_style_is_what_onnxs_printer_prints_for_every_model() -> None:
     models = corpus_models()
     assert len(models) > 1900
-    printed, different = 0, []
+    printed, functions, different = 0, 0, []
     for path in models:
         model = onnx.load(str(path), load_external_data=False)
         try:
@@ -47,9 +47,17 @@ def test_to_text_in_onnx_style_is_what_onnxs_printer_prints_for_every_model() ->
             continue
         if onnx_text.to_text(model, style="onnx") != want:
             different.append(str(path.relative_to(CORPUS)))
+        # A graph or a function alone, as onnx prints them.
+        if onnx_text.to_text(model.graph, style="onnx") != onnx.printer.to_text(model.graph):
+            different.append(f"{path.relative_to(CORPUS)}: its graph")
+        for function in model.functions:
+            if onnx_text.to_text(function, style="onnx") != onnx.printer.to_text(function):
+                different.append(f"{path.relative_to(CORPUS)}: function {function.name}")
+            functions += 1
         printed += 1
     assert not different, f"{len(different)} of {printed} models print otherwise than onnx's printer: {different[:10]}"
     assert printed > 1900
+    assert functions >= 9, f"only {functions} functions in the corpus"
 
 
 @pytest.mark.parametrize("path", real_models(), ids=lambda p: p.stem)
@@ -90,6 +98,8 @@ def test_bad_arguments_are_refused_clearly() -> None:
         onnx_text.to_text(b"\xff\xff\xff not protobuf")
     with pytest.raises(ValueError, match="unknown style"):
         onnx_text.to_text(onnx_text.parse("<ir_version: 8> g () => () {}", as_bytes=True), style="pretty")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="onnx style only"):
+        onnx_text.to_text(onnx.parser.parse_model("<ir_version: 8> g () => () {}").graph)
     with pytest.raises(TypeError, match="a str is taken as a model's text"):
         onnx_text.to_text("model.onnx")  # type: ignore[arg-type]
 

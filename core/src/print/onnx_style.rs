@@ -26,6 +26,23 @@ pub fn model(m: &Model) -> String {
     p.out
 }
 
+/// Prints a model's main graph alone, as `onnx.printer.to_text(model.graph)` does.
+pub fn main_graph(m: &Model) -> String {
+    let mut p = Printer { m, out: super::output_for(m) };
+    match m.graph {
+        Some(g) => p.graph(g, 3),
+        None => p.graph_body(&Graph::default(), 3),
+    }
+    p.out
+}
+
+/// Prints one of a model's functions alone, as `onnx.printer.to_text(function)` does.
+pub fn function(m: &Model, id: FunctionId) -> String {
+    let mut p = Printer { m, out: String::new() };
+    p.function(id);
+    p.out
+}
+
 struct Printer<'m> {
     m: &'m Model,
     out: String,
