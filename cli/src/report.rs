@@ -9,6 +9,7 @@ use onnx_core::analysis::span_of;
 use onnx_core::diagnostic::{Diagnostic, Severity};
 use onnx_core::ir::Model;
 use onnx_core::proto_path::ProtoPaths;
+use onnx_core::source_map::{LineStarts, line_column};
 
 /// Reports the diagnostics of one text file: rustc-style on stderr, or into the command's
 /// JSON object under `--json` ([`crate::json`]).
@@ -176,19 +177,6 @@ fn clamp(offset: u32, source: &str) -> usize {
     (offset as usize).min(source.len())
 }
 
-/// One-based line and column (in characters) of a byte offset.
-fn line_column(source: &str, offset: usize) -> (usize, usize) {
-    let mut end = offset.min(source.len());
-    while !source.is_char_boundary(end) {
-        end -= 1;
-    }
-    let before = &source[..end];
-    let line = before.matches('\n').count() + 1;
-    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    (line, column)
-}
-
-/// Diagnostics as a JSON array: file, code, severity, message, byte range, line and column.
 /// A JSON diagnostic, with `folded` (how many more of its code it stands for) when the
 /// checker folded findings into it.
 fn with_folded(mut item: serde_json::Value, d: &Diagnostic) -> serde_json::Value {
@@ -198,12 +186,14 @@ fn with_folded(mut item: serde_json::Value, d: &Diagnostic) -> serde_json::Value
     item
 }
 
+/// Diagnostics as a JSON array: file, code, severity, message, byte range, line and column.
 fn to_json(path: &str, source: &str, diagnostics: &[Diagnostic]) -> Vec<serde_json::Value> {
+    let lines = LineStarts::new(source);
     diagnostics
         .iter()
         .map(|d| {
             let span = span_of(d.anchor);
-            let (line, column) = line_column(source, span.start as usize);
+            let (line, column) = lines.line_column(source, span.start as usize);
             let item = serde_json::json!({
                 "file": path,
                 "code": d.code,

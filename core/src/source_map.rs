@@ -62,3 +62,70 @@ impl SourceMap {
         }
     }
 }
+
+/// Where each line of a text starts: byte offsets to 1-based lines and columns (columns in
+/// characters, as editors and compilers count them) without scanning the text again for
+/// each place, so that placing every diagnostic of a big text stays linear.
+#[derive(Debug, Clone, Default)]
+pub struct LineStarts {
+    starts: Vec<usize>,
+}
+
+impl LineStarts {
+    pub fn new(text: &str) -> LineStarts {
+        LineStarts { starts: std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect() }
+    }
+
+    /// The 1-based line holding byte `offset`.
+    pub fn line(&self, offset: usize) -> usize {
+        self.starts.partition_point(|&s| s <= offset).max(1)
+    }
+
+    /// The 1-based line and column of byte `offset` of `text`, the text these lines are of
+    /// (an offset inside a character counts as that character's start).
+    pub fn line_column(&self, text: &str, offset: usize) -> (usize, usize) {
+        let mut end = offset.min(text.len());
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let line = self.line(end);
+        let start = self.starts.get(line - 1).copied().unwrap_or(0).min(end);
+        (line, text[start..end].chars().count() + 1)
+    }
+}
+
+/// The 1-based line and column of one byte offset (for many, keep a [`LineStarts`]).
+pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let mut end = offset.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let before = &text[..end];
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (before.matches('\n').count() + 1, before[line_start..].chars().count() + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_and_columns_count_characters_from_one() {
+        let text = "ab\né€x\n\nz";
+        let lines = LineStarts::new(text);
+        for (offset, expected) in [
+            (0, (1, 1)),
+            (2, (1, 3)),
+            (3, (2, 1)),
+            (5, (2, 2)),
+            (6, (2, 2)),
+            (8, (2, 3)),
+            (10, (3, 1)),
+            (11, (4, 1)),
+            (99, (4, 2)),
+        ] {
+            assert_eq!(lines.line_column(text, offset), expected, "offset {offset}");
+            assert_eq!(line_column(text, offset), expected, "offset {offset}");
+        }
+    }
+}

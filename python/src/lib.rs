@@ -15,6 +15,7 @@ use onnx_core::diagnostic::{Diagnostic as CoreDiagnostic, Severity};
 use onnx_core::ir::Model;
 use onnx_core::pipeline::{check_model, check_text};
 use onnx_core::proto_path::ProtoPaths;
+use onnx_core::source_map::LineStarts;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
@@ -74,28 +75,19 @@ fn severity_name(s: Severity) -> String {
     .to_owned()
 }
 
-/// Where each line of a text starts, to turn byte offsets into lines and columns without
-/// scanning the text again for every diagnostic.
+/// A text and where its lines start: its diagnostics placed by line and column.
 struct Lines<'a> {
     source: &'a str,
-    starts: Vec<usize>,
+    starts: LineStarts,
 }
 
 impl<'a> Lines<'a> {
     fn new(source: &'a str) -> Self {
-        let starts = std::iter::once(0).chain(source.match_indices('\n').map(|(i, _)| i + 1)).collect();
-        Lines { source, starts }
+        Lines { source, starts: LineStarts::new(source) }
     }
 
-    /// 1-based line and column (in characters) of a byte offset.
     fn at(&self, offset: usize) -> (usize, usize) {
-        let mut end = offset.min(self.source.len());
-        while !self.source.is_char_boundary(end) {
-            end -= 1;
-        }
-        let line = self.starts.partition_point(|&s| s <= end);
-        let column = self.source[self.starts[line - 1]..end].chars().count() + 1;
-        (line, column)
+        self.starts.line_column(self.source, offset)
     }
 
     fn diagnostic(&self, d: &CoreDiagnostic) -> Diagnostic {

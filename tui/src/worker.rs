@@ -67,12 +67,13 @@ pub fn analyse(model: &Model, text: Option<&TextSource>, model_dir: Option<PathB
         Some(text) => {
             let checked = onnx_core::pipeline::check_text(&text.source, &options);
             let map = &checked.analysis.source_map;
+            let lines = onnx_core::source_map::LineStarts::new(&text.source);
             let placed = checked
                 .diagnostics
                 .into_iter()
                 .map(|d| {
                     let span = onnx_core::analysis::span_of(d.anchor);
-                    let (line, col) = line_col(&text.source, span.start as usize);
+                    let (line, col) = lines.line_column(&text.source, span.start as usize);
                     // Where it is, else the node of the value it is about, else the first
                     // related place that is in a node ("inferred here").
                     let node = innermost_node(map, span.start)
@@ -137,17 +138,6 @@ fn innermost_node(map: &onnx_core::source_map::SourceMap, offset: u32) -> Option
         .filter(|(_, s)| s.node.start <= offset && offset < s.node.end.max(s.node.start + 1))
         .min_by_key(|(_, s)| s.node.end - s.node.start)
         .map(|(n, _)| n)
-}
-
-/// 1-based line and column (in characters) of a byte offset.
-pub fn line_col(source: &str, offset: usize) -> (usize, usize) {
-    let mut end = offset.min(source.len());
-    while !source.is_char_boundary(end) {
-        end -= 1;
-    }
-    let before = &source[..end];
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    (before.matches('\n').count() + 1, before[line_start..].chars().count() + 1)
 }
 
 /// How a run gets its inputs.

@@ -10,8 +10,7 @@ use crate::source_map::SourceMap;
 
 #[derive(Debug)]
 pub struct Lines {
-    /// Byte offset where each line starts.
-    starts: Vec<usize>,
+    starts: crate::source_map::LineStarts,
     map: SourceMap,
     /// For a printed model: its ids → the ids of the model read back from the printing.
     ids: Option<Ids>,
@@ -27,7 +26,7 @@ struct Ids {
 impl Lines {
     /// Lines of the text a model was read from, with the source map its reading made.
     pub fn of_text(source: &str, map: SourceMap) -> Lines {
-        Lines { starts: line_starts(source), map, ids: None }
+        Lines { starts: crate::source_map::LineStarts::new(source), map, ids: None }
     }
 
     /// Lines of `model` printed whole (every number in the text), as `onnx convert` prints
@@ -64,7 +63,7 @@ impl Lines {
                 ids.walk_node(model, &read_back.model, n, m);
             }
         }
-        Lines { starts: line_starts(&text), map: read_back.source_map, ids: Some(ids) }
+        Lines { starts: crate::source_map::LineStarts::new(&text), map: read_back.source_map, ids: Some(ids) }
     }
 
     /// The 1-based line of a place, where the text has it.
@@ -85,12 +84,8 @@ impl Lines {
             }
             _ => self.map.resolve(anchor)?,
         };
-        Some(self.starts.partition_point(|&s| s <= span.start as usize))
+        Some(self.starts.line(span.start as usize))
     }
-}
-
-fn line_starts(text: &str) -> Vec<usize> {
-    std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect()
 }
 
 impl Ids {
