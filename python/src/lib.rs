@@ -167,22 +167,32 @@ fn errors_only(diagnostics: &[Diagnostic]) -> usize {
 #[pyfunction]
 #[pyo3(signature = (text, *, strict = false))]
 fn parse<'py>(py: Python<'py>, text: &str, strict: bool) -> PyResult<Bound<'py, PyBytes>> {
-    let (encoded, diagnostics) = py.detach(|| {
+    let (model, diagnostics) = py.detach(|| {
         let analysis = analyze_text(text);
         let fatal = !analysis.readable || (strict && analysis.has_errors());
         let shown = |d: &&CoreDiagnostic| fatal && d.severity == Severity::Error;
         let diagnostics = text_diagnostics(text, analysis.diagnostics.iter().filter(shown));
-        let encoded = (!fatal).then(|| onnx_core::binary::encode_model(&analysis.model));
-        (encoded, diagnostics)
+        ((!fatal).then_some(analysis.model), diagnostics)
     });
-    match encoded {
-        Some(bytes) => Ok(PyBytes::new(py, &bytes)),
-        None => {
-            let n = errors_only(&diagnostics);
-            let first = diagnostics.first().map(|d| format!(": {}", d.__str__())).unwrap_or_default();
-            Err(failure(py, format!("{n} error{} in the text{first}", if n == 1 { "" } else { "s" }), diagnostics))
-        }
+    let Some(model) = model else {
+        let n = errors_only(&diagnostics);
+        let first = diagnostics.first().map(|d| format!(": {}", d.__str__())).unwrap_or_default();
+        return Err(failure(py, format!("{n} error{} in the text{first}", if n == 1 { "" } else { "s" }), diagnostics));
+    };
+    model_bytes(py, &model)
+}
+
+/// A model's protobuf bytes, encoded straight into the Python `bytes` (no copy of a big
+/// model's tensors in between); a model protobuf cannot hold (2 GiB and more) is refused.
+fn model_bytes<'py>(py: Python<'py>, model: &Model) -> PyResult<Bound<'py, PyBytes>> {
+    let encoded = py.detach(|| onnx_core::binary::encode_model_spliced(model));
+    if let Some(why) = onnx_core::binary::unwritable(model, encoded.len()) {
+        return Err(failure(py, format!("the model cannot be encoded: {why}"), Vec::new()));
     }
+    PyBytes::new_with(py, encoded.len(), |buffer| {
+        let mut sink: &mut [u8] = buffer;
+        py.detach(|| encoded.write_to(&mut sink)).map_err(|e| PyValueError::new_err(e.to_string()))
+    })
 }
 
 /// Prints a model (protobuf bytes) as text: `canonical` reads back to exactly the same model;
@@ -264,11 +274,8 @@ fn check(
 #[pyfunction]
 fn infer<'py>(py: Python<'py>, model: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
     let mut decoded = decode(py, model)?;
-    let encoded = py.detach(|| {
-        onnx_core::infer::annotate(&mut decoded);
-        onnx_core::binary::encode_model(&decoded)
-    });
-    Ok(PyBytes::new(py, &encoded))
+    py.detach(|| onnx_core::infer::annotate(&mut decoded));
+    model_bytes(py, &decoded)
 }
 
 /// Runs a model (protobuf bytes) on inputs given as (name, `.npy` bytes) pairs and returns
