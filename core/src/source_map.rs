@@ -84,10 +84,7 @@ impl LineStarts {
     /// The 1-based line and column of byte `offset` of `text`, the text these lines are of
     /// (an offset inside a character counts as that character's start).
     pub fn line_column(&self, text: &str, offset: usize) -> (usize, usize) {
-        let mut end = offset.min(text.len());
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
+        let end = char_start(text, offset);
         let line = self.line(end);
         let start = self.starts.get(line - 1).copied().unwrap_or(0).min(end);
         (line, text[start..end].chars().count() + 1)
@@ -96,13 +93,18 @@ impl LineStarts {
 
 /// The 1-based line and column of one byte offset (for many, keep a [`LineStarts`]).
 pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
-    let mut end = offset.min(text.len());
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    let before = &text[..end];
+    let before = &text[..char_start(text, offset)];
     let line_start = before.rfind('\n').map_or(0, |i| i + 1);
     (before.matches('\n').count() + 1, before[line_start..].chars().count() + 1)
+}
+
+/// The start of the character holding byte `offset` (the text's end past it).
+fn char_start(text: &str, offset: usize) -> usize {
+    let mut at = offset.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
 }
 
 #[cfg(test)]

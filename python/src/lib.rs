@@ -138,8 +138,12 @@ fn binary_diagnostic(paths: &ProtoPaths, d: &CoreDiagnostic) -> Diagnostic {
 
 /// The exception every failure raises: `onnx_text.OnnxTextError(message, diagnostics)`,
 /// defined in Python (onnx_text/_errors.py) so that it is an ordinary class users can catch
-/// and subclass.
+/// and subclass. The message ends with the first diagnostic, when there is one.
 fn failure(py: Python<'_>, message: String, diagnostics: Vec<Diagnostic>) -> PyErr {
+    let message = match diagnostics.first() {
+        Some(first) => format!("{message}: {}", first.__str__()),
+        None => message,
+    };
     let made = py.import("onnx_text._errors").and_then(|m| m.getattr("OnnxTextError")).and_then(|class| {
         let list = diagnostics.into_iter().map(|d| Py::new(py, d)).collect::<PyResult<Vec<_>>>()?;
         class.call1((message.clone(), list))
@@ -176,8 +180,7 @@ fn parse<'py>(py: Python<'py>, text: &str, strict: bool) -> PyResult<Bound<'py, 
     });
     let Some(model) = model else {
         let n = errors_only(&diagnostics);
-        let first = diagnostics.first().map(|d| format!(": {}", d.__str__())).unwrap_or_default();
-        return Err(failure(py, format!("{n} error{} in the text{first}", if n == 1 { "" } else { "s" }), diagnostics));
+        return Err(failure(py, format!("{n} error{} in the text", if n == 1 { "" } else { "s" }), diagnostics));
     };
     model_bytes(py, &model)
 }
@@ -232,8 +235,7 @@ fn format(py: Python<'_>, text: &str) -> PyResult<String> {
             let analysis = analyze_text(text);
             text_diagnostics(text, analysis.diagnostics.iter().filter(|d| d.severity == Severity::Error))
         });
-        let first = diagnostics.first().map(|d| format!(": {}", d.__str__())).unwrap_or_default();
-        failure(py, format!("the text cannot be formatted{first}"), diagnostics)
+        failure(py, "the text cannot be formatted".to_owned(), diagnostics)
     })
 }
 
