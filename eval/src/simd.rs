@@ -72,6 +72,19 @@ pub fn has_fma() -> bool {
     }
 }
 
+/// Whether [`widest`] compiles its body for AVX-512 (thirty-two vector registers of
+/// sixteen float32 lanes), for kernels that size their register tiles by it.
+pub fn has_avx512() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        x86::has_avx512()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     pub fn has_avx512() -> bool {

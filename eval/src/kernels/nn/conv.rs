@@ -332,6 +332,9 @@ fn conv_f32(
         let d = super::depthwise::Depthwise { batch: g.batch, channels: g.channels, spatial, win, bias };
         return Ok(super::depthwise::depthwise_2d(x, w, &d, super::depthwise::shares(&d, shares)));
     }
+    if let Some(grid) = super::grid::GridConv::new((g.batch, g.channels, g.filters, g.group), spatial, win, bias) {
+        return Ok(super::grid::grid_conv_2d(x, w, &grid, grid.shares(shares)));
+    }
     conv_f32_in_tiles(x, w, bias, win, spatial, g, tile, shares)
 }
 
@@ -1019,6 +1022,110 @@ mod tests {
                 // Small integers: every order of summation is exact.
                 assert_eq!(depthwise_2d(&x, &w, &d, shares), want, "{channels} channels, {shares} shares");
             }
+        }
+    }
+
+    /// Stride-1 convolutions on the padded grid give the convolution by its definition:
+    /// uneven padding, dilations along either axis, groups of several filters, filter
+    /// counts that leave a part tile, maps narrower and wider than a tile's positions,
+    /// rows longer than a chunk, two images, a bias, and the output rows cut into shares
+    /// (which give the same bits as one share).
+    #[test]
+    fn grid_convolution_is_the_definition() {
+        use crate::kernels::nn::grid::{GridConv, grid_conv_2d};
+        let cases = [
+            // (channels, filters, group, spatial, kernel, dilations, begin, end)
+            (8, 16, 1, [14, 14], [5, 5], [1, 1], [2, 2], [2, 2]),
+            (3, 5, 1, [4, 4], [3, 3], [1, 1], [1, 1], [1, 1]),
+            (4, 6, 2, [9, 40], [3, 2], [2, 1], [1, 0], [0, 3]),
+            (2, 7, 1, [6, 5], [2, 3], [1, 2], [0, 2], [1, 1]),
+            (1, 2, 1, [3, 700], [1, 3], [1, 1], [0, 1], [0, 1]),
+            (6, 9, 3, [11, 3], [4, 1], [1, 1], [2, 0], [1, 0]),
+        ];
+        for (channels, filters, group, spatial, kernel, dilations, begin, end) in cases {
+            let win = window_2d(spatial, kernel, [1, 1], dilations, begin, end);
+            let g = ConvGeometry { batch: 2, channels, filters, group, in_size: spatial[0] * spatial[1] };
+            let x: Vec<f32> = (0..2 * channels * g.in_size).map(|i| ((i * 7919) % 23) as f32 - 11.0).collect();
+            let w: Vec<f32> = (0..filters * channels / group * kernel[0] * kernel[1])
+                .map(|i| ((i * 104_729) % 13) as f32 - 6.0)
+                .collect();
+            let bias: Vec<f64> = (0..filters).map(|f| f as f64 - 3.0).collect();
+            let outputs = win.out[0] * win.out[1];
+            let want: Vec<f32> = by_definition(&x, &w, &win, &spatial, &g)
+                .iter()
+                .enumerate()
+                .map(|(i, v)| v + bias[i / outputs % filters] as f32)
+                .collect();
+            let what = format!("{channels} channels, {filters} filters, group {group}, {spatial:?}, kernel {kernel:?}");
+            let Some(grid) = GridConv::new((2, channels, filters, group), &spatial, &win, Some(&bias)) else {
+                assert!(!crate::simd::has_fma(), "{what}");
+                continue;
+            };
+            for shares in [1, 2, 3] {
+                // Small integers: every order of summation is exact.
+                assert_eq!(grid_conv_2d(&x, &w, &grid, shares), want, "{what}, {shares} shares");
+            }
+            let x: Vec<f32> = x.iter().map(|v| v * 0.37 + 0.011).collect();
+            let one = grid_conv_2d(&x, &w, &grid, 1);
+            for shares in [2, 5] {
+                let got = grid_conv_2d(&x, &w, &grid, shares);
+                assert!(got.iter().zip(&one).all(|(a, b)| a.to_bits() == b.to_bits()), "{what}, {shares} shares");
+            }
+        }
+    }
+
+    /// A 1-D convolution on the grid (one row) gives the 2-D convolution over one row by
+    /// its definition, its output cut into shares within the row.
+    #[test]
+    fn grid_convolution_of_one_axis_is_the_definition() {
+        use crate::kernels::nn::grid::{GridConv, grid_conv_2d};
+        // (channels, filters, length, kernel, dilation, begin, end): attacut's and a
+        // dilated one's.
+        let cases = [(6, 9, 40, 3, 1, 1, 1), (4, 5, 300, 9, 2, 8, 8), (3, 4, 70, 3, 16, 0, 0)];
+        for (channels, filters, length, kernel, dilation, begin, end) in cases {
+            let flat = window_2d([1, length], [1, kernel], [1, 1], [1, dilation], [0, begin], [0, end]);
+            let one_axis = Window {
+                kernel: vec![kernel],
+                strides: vec![1],
+                dilations: vec![dilation],
+                begin: vec![begin],
+                padded: vec![flat.padded[1]],
+                out: vec![flat.out[1]],
+            };
+            let g = ConvGeometry { batch: 2, channels, filters, group: 1, in_size: length };
+            let x: Vec<f32> = (0..2 * channels * length).map(|i| ((i * 7919) % 23) as f32 - 11.0).collect();
+            let w: Vec<f32> = (0..filters * channels * kernel).map(|i| ((i * 104_729) % 13) as f32 - 6.0).collect();
+            let want = by_definition(&x, &w, &flat, &[1, length], &g);
+            let grid = GridConv::new((2, channels, filters, 1), &[length], &one_axis, None);
+            let Some(grid) = grid else {
+                assert!(!crate::simd::has_fma());
+                continue;
+            };
+            for shares in [1, 2, 7] {
+                assert_eq!(grid_conv_2d(&x, &w, &grid, shares), want, "length {length}, {shares} shares");
+            }
+        }
+    }
+
+    /// Where the grid would be mostly zeros (a dilation far wider than the map), or the
+    /// convolution is strided, one filter per group or pointwise, it is left to the tiles.
+    #[test]
+    fn the_grid_is_not_used_where_it_does_not_pay() {
+        use crate::kernels::nn::grid::GridConv;
+        let cases = [
+            // (filters, spatial, kernel, strides, dilations, pads)
+            (4, [8, 8], [3, 3], [1, 1], [1, 4000], [0, 4000]),
+            (4, [8, 8], [3, 3], [2, 1], [1, 1], [1, 1]),
+            (1, [8, 8], [3, 3], [1, 1], [1, 1], [1, 1]),
+            (4, [8, 8], [1, 1], [1, 1], [1, 1], [0, 0]),
+            // Fewer than four output positions; a product big on every side.
+            (4, [2, 1], [2, 1], [1, 1], [1, 1], [0, 0]),
+            (64, [30, 30], [3, 3], [1, 1], [1, 1], [1, 1]),
+        ];
+        for (filters, spatial, kernel, strides, dilations, pads) in cases {
+            let win = window_2d(spatial, kernel, strides, dilations, pads, pads);
+            let grid = GridConv::new((1, 2, filters, 1), &spatial, &win, None);
+            assert!(grid.is_none(), "{filters} filters, kernel {kernel:?}, strides {strides:?}");
         }
     }
 

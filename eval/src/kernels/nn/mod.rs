@@ -4,6 +4,7 @@
 mod conv;
 mod depthwise;
 pub mod dequantized_conv;
+mod grid;
 mod norm;
 mod pool;
 
