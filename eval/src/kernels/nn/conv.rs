@@ -964,6 +964,14 @@ mod tests {
         out
     }
 
+    /// An input of `inputs` and weights of `weights` small integers (every order of
+    /// summation is exact).
+    fn operands(inputs: usize, weights: usize) -> (Vec<f32>, Vec<f32>) {
+        let x = (0..inputs).map(|i| ((i * 7919) % 23) as f32 - 11.0).collect();
+        let w = (0..weights).map(|i| ((i * 104_729) % 13) as f32 - 6.0).collect();
+        (x, w)
+    }
+
     /// The window of a 2-D convolution padded by `begin` and `end`.
     fn window_2d(
         spatial: [usize; 2],
@@ -1007,9 +1015,7 @@ mod tests {
                 group: channels,
                 in_size: spatial[0] * spatial[1],
             };
-            let x: Vec<f32> = (0..2 * channels * g.in_size).map(|i| ((i * 7919) % 23) as f32 - 11.0).collect();
-            let w: Vec<f32> =
-                (0..channels * kernel[0] * kernel[1]).map(|i| ((i * 104_729) % 13) as f32 - 6.0).collect();
+            let (x, w) = operands(2 * channels * g.in_size, channels * kernel[0] * kernel[1]);
             let bias: Vec<f64> = (0..channels).map(|c| c as f64 - 3.0).collect();
             let outputs = win.out[0] * win.out[1];
             let want: Vec<f32> = by_definition(&x, &w, &win, &spatial, &g)
@@ -1045,10 +1051,7 @@ mod tests {
         for (channels, filters, group, spatial, kernel, dilations, begin, end) in cases {
             let win = window_2d(spatial, kernel, [1, 1], dilations, begin, end);
             let g = ConvGeometry { batch: 2, channels, filters, group, in_size: spatial[0] * spatial[1] };
-            let x: Vec<f32> = (0..2 * channels * g.in_size).map(|i| ((i * 7919) % 23) as f32 - 11.0).collect();
-            let w: Vec<f32> = (0..filters * channels / group * kernel[0] * kernel[1])
-                .map(|i| ((i * 104_729) % 13) as f32 - 6.0)
-                .collect();
+            let (x, w) = operands(2 * channels * g.in_size, filters * channels / group * kernel[0] * kernel[1]);
             let bias: Vec<f64> = (0..filters).map(|f| f as f64 - 3.0).collect();
             let outputs = win.out[0] * win.out[1];
             let want: Vec<f32> = by_definition(&x, &w, &win, &spatial, &g)
@@ -1093,8 +1096,7 @@ mod tests {
                 out: vec![flat.out[1]],
             };
             let g = ConvGeometry { batch: 2, channels, filters, group: 1, in_size: length };
-            let x: Vec<f32> = (0..2 * channels * length).map(|i| ((i * 7919) % 23) as f32 - 11.0).collect();
-            let w: Vec<f32> = (0..filters * channels * kernel).map(|i| ((i * 104_729) % 13) as f32 - 6.0).collect();
+            let (x, w) = operands(2 * channels * length, filters * channels * kernel);
             let want = by_definition(&x, &w, &flat, &[1, length], &g);
             let grid = GridConv::new((2, channels, filters, 1), &[length], &one_axis, None);
             let Some(grid) = grid else {
@@ -1150,10 +1152,7 @@ mod tests {
         for (channels, filters, group, spatial, kernel, strides, dilations, begin) in cases {
             let win = window_2d(spatial, kernel, strides, dilations, begin, begin);
             let g = ConvGeometry { batch: 2, channels, filters, group, in_size: spatial[0] * spatial[1] };
-            let x: Vec<f32> = (0..2 * channels * g.in_size).map(|i| ((i * 7919) % 23) as f32 - 11.0).collect();
-            let w: Vec<f32> = (0..filters * channels / group * kernel[0] * kernel[1])
-                .map(|i| ((i * 104_729) % 13) as f32 - 6.0)
-                .collect();
+            let (x, w) = operands(2 * channels * g.in_size, filters * channels / group * kernel[0] * kernel[1]);
             let want = by_definition(&x, &w, &win, &spatial, &g);
             let outputs = win.out[0] * win.out[1];
             for tile in [1, 3, 7, outputs - 1, outputs, outputs + 5] {
