@@ -279,6 +279,9 @@ fn recurrent(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Ker
                 .as_ref()
                 .map_or(vec![0.0; hidden], |v| v[(d * batch + b) * hidden..(d * batch + b + 1) * hidden].to_vec());
             let len = lens.get(b).copied().unwrap_or(seq);
+            // The steps' products, for the profile's rate (the projected inputs count theirs).
+            let per_step = gates * hidden + if projected.is_some() { 0 } else { gates * width };
+            crate::gemm::count_flops(2 * len * per_step);
             for step in 0..len {
                 let t = if backward { len - 1 - step } else { step };
                 // Gate pre-activations: x·Wᵀ + Wb (+ h·Rᵀ + Rb, except GRU's candidate).

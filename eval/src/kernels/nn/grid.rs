@@ -82,10 +82,7 @@ impl<'a> GridConv<'a> {
         if win.strides.iter().any(|&s| s != 1) || g.kernel.contains(&0) || g.kernel == [1, 1] {
             return None;
         }
-        if group == 0 || filters / group < 2 || !crate::simd::has_fma() {
-            return None;
-        }
-        if !g.pays(filters / group) {
+        if group == 0 || filters / group == 0 || !crate::simd::has_fma() || !g.pays(filters / group) {
             return None;
         }
         let (rows, pitch) = g.grid();
@@ -145,7 +142,7 @@ pub(super) fn grid_conv_2d(x: &[f32], w: &[f32], g: &GridConv<'_>, shares: usize
     let plane = grid_rows * pitch;
     let lanes = if crate::simd::has_avx512() { WIDE } else { NARROW };
     // Zero borders, and slack past the last plane for the dropped lanes of the last tile.
-    let mut grid = vec![0.0f32; per_group * plane + WIDE];
+    let mut grid = vec![0.0f32; per_group * plane + SPAN];
     // Where tap (c, ky, kx) reads, in the weights' order.
     let mut offsets = Vec::with_capacity(per_group * g.kernel[0] * g.kernel[1]);
     for c in 0..per_group {
@@ -190,6 +187,29 @@ pub(super) fn grid_conv_2d(x: &[f32], w: &[f32], g: &GridConv<'_>, shares: usize
     }
     crate::gemm::count_flops(2 * g.batch * g.filters * taps * positions);
     out
+}
+
+/// Grid positions a one-filter tile covers: four stretches of [`WIDE`].
+const SPAN: usize = 4 * WIDE;
+
+/// The sums of one filter over four stretches of [`WIDE`] grid positions from `q0`, into
+/// `out` (summed in a local array, stored once, as in [`tile`]): for a group of one
+/// filter (a depthwise convolution) eight sums in flight, where [`tile`] would compute
+/// three dropped filters.
+#[inline(always)]
+fn single_filter_tile(grid: &[f32], offsets: &[usize], weights: &[f32], q0: usize, out: &mut [[f32; WIDE]; 4]) {
+    let mut sums = [[0.0f32; WIDE]; 4];
+    for (&offset, &factor) in offsets.iter().zip(weights) {
+        // Always inside: the grid has a tile's slack past its plane.
+        let line = &grid[q0 + offset..q0 + offset + SPAN];
+        #[allow(clippy::needless_range_loop)]
+        for r in 0..4 {
+            for l in 0..WIDE {
+                sums[r][l] = factor.mul_add(line[r * WIDE + l], sums[r][l]);
+            }
+        }
+    }
+    *out = sums;
 }
 
 /// Copies one group's input planes into the grid's interiors (the borders stay zero).
@@ -252,6 +272,19 @@ impl Source<'_> {
         // The grid position of an output position.
         let at = |p: usize| p / ow * pitch + p % ow;
         let (start, end) = (at(range.start), at(range.end - 1) + 1);
+        if filters == 1 {
+            let mut sums = [[0.0f32; WIDE]; 4];
+            for q0 in (start..end).step_by(SPAN) {
+                single_filter_tile(self.grid, self.offsets, self.weights, q0, &mut sums);
+                for (r, sum) in sums.iter().enumerate() {
+                    let first = q0 + r * WIDE;
+                    if first < end {
+                        emit(sum, first..(first + WIDE).min(end), (range.start, pitch, ow), self.bias[0], block);
+                    }
+                }
+            }
+            return;
+        }
         let mut sums = [[0.0f32; LANES]; ROWS];
         for chunk in (start..end).step_by(CHUNK) {
             let chunk_end = (chunk + CHUNK).min(end);
