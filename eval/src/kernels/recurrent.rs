@@ -205,8 +205,10 @@ fn recurrent(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Ker
     }
     let xv = x.to_f64s()?;
     // The input row of step t of sequence b (contiguous in either layout).
+    // The row of X holding step t of sequence b (either layout).
+    let row_of = |t: usize, b: usize| if batch_first { b * seq + t } else { t * batch + b };
     let x_row = |t: usize, b: usize| {
-        let row = if batch_first { b * seq + t } else { t * batch + b };
+        let row = row_of(t, b);
         &xv[row * width..(row + 1) * width]
     };
     let (wv, rv) = (Rows::of(w)?, Rows::of(r)?);
@@ -286,7 +288,7 @@ fn recurrent(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Ker
                 let t = if backward { len - 1 - step } else { step };
                 // Gate pre-activations: x·Wᵀ + Wb (+ h·Rᵀ + Rb, except GRU's candidate).
                 let x_row = x_row(t, b);
-                let row = if batch_first { b * seq + t } else { t * batch + b };
+                let row = row_of(t, b);
                 let xw = |k: usize| -> f64 {
                     let product = match &projected {
                         Some(p) => f64::from(p[(d * seq * batch + row) * gates + k]),

@@ -1094,7 +1094,7 @@ mod tests {
     /// (which give the same bits as one share).
     #[test]
     fn grid_convolution_is_the_definition() {
-        use crate::kernels::nn::grid::{GridConv, grid_conv_2d};
+        use crate::kernels::nn::grid::{GridConv, grid_conv_2d, grid_conv_in_tiles_of};
         let cases = [
             // (channels, filters, group, spatial, kernel, dilations, begin, end)
             (8, 16, 1, [14, 14], [5, 5], [1, 1], [2, 2], [2, 2]),
@@ -1125,7 +1125,13 @@ mod tests {
                 assert!(!crate::simd::has_fma(), "{what}");
                 continue;
             };
-            let conv = |x: &[f32], shares: usize| grid_conv_2d(x, &w, &grid, shares);
+            let conv = |x: &[f32], shares: usize| {
+                // Both tile widths give the same sums; the machine's is the one run.
+                let narrow = grid_conv_in_tiles_of(x, &w, &grid, shares, 16);
+                let made = grid_conv_2d(x, &w, &grid, shares);
+                assert!(narrow.iter().zip(&made).all(|(a, b)| a.to_bits() == b.to_bits()), "{what}: tile widths");
+                made
+            };
             for shares in [1, 2, 3] {
                 // Small integers: every order of summation is exact.
                 assert_eq!(conv(&x, shares), want, "{what}, {shares} shares");

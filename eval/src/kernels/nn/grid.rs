@@ -135,12 +135,18 @@ impl<'a> GridConv<'a> {
 /// The output (batch × filters × output positions) of input `x` under weights `w`, the
 /// output positions spread over up to `shares` shares.
 pub(super) fn grid_conv_2d(x: &[f32], w: &[f32], g: &GridConv<'_>, shares: usize) -> Vec<f32> {
+    let lanes = if crate::simd::has_avx512() { WIDE } else { NARROW };
+    grid_conv_in_tiles_of(x, w, g, shares, lanes)
+}
+
+/// [`grid_conv_2d`] with tiles of `lanes` positions ([`WIDE`] or [`NARROW`]; the tests
+/// run both on any machine).
+pub(super) fn grid_conv_in_tiles_of(x: &[f32], w: &[f32], g: &GridConv<'_>, shares: usize, lanes: usize) -> Vec<f32> {
     let (per_group, filters_per_group) = (g.per_group(), g.filters_per_group());
     let in_size = g.spatial[0] * g.spatial[1];
     let (ow, positions) = (g.out[1], g.positions());
     let (grid_rows, pitch) = g.grid();
     let plane = grid_rows * pitch;
-    let lanes = if crate::simd::has_avx512() { WIDE } else { NARROW };
     // Zero borders, and slack past the last plane for the dropped lanes of the last tile.
     let mut grid = vec![0.0f32; per_group * plane + SPAN];
     // Where tap (c, ky, kx) reads, in the weights' order.
@@ -189,23 +195,29 @@ pub(super) fn grid_conv_2d(x: &[f32], w: &[f32], g: &GridConv<'_>, shares: usize
     out
 }
 
-/// Grid positions a one-filter tile covers: four stretches of [`WIDE`].
+/// Grid positions a one-filter tile covers at most (the grid's slack): four stretches of [`WIDE`].
 const SPAN: usize = 4 * WIDE;
 
-/// The sums of one filter over four stretches of [`WIDE`] grid positions from `q0`, into
+/// The sums of one filter over four stretches of `LANES` grid positions from `q0`, into
 /// `out` (summed in a local array, stored once, as in [`tile`]): for a group of one
 /// filter (a depthwise convolution) eight sums in flight, where [`tile`] would compute
 /// three dropped filters.
 #[inline(always)]
-fn single_filter_tile(grid: &[f32], offsets: &[usize], weights: &[f32], q0: usize, out: &mut [[f32; WIDE]; 4]) {
-    let mut sums = [[0.0f32; WIDE]; 4];
+fn single_filter_tile<const LANES: usize>(
+    grid: &[f32],
+    offsets: &[usize],
+    weights: &[f32],
+    q0: usize,
+    out: &mut [[f32; LANES]; 4],
+) {
+    let mut sums = [[0.0f32; LANES]; 4];
     for (&offset, &factor) in offsets.iter().zip(weights) {
         // Always inside: the grid has a tile's slack past its plane.
-        let line = &grid[q0 + offset..q0 + offset + SPAN];
+        let line = &grid[q0 + offset..q0 + offset + 4 * LANES];
         #[allow(clippy::needless_range_loop)]
         for r in 0..4 {
-            for l in 0..WIDE {
-                sums[r][l] = factor.mul_add(line[r * WIDE + l], sums[r][l]);
+            for l in 0..LANES {
+                sums[r][l] = factor.mul_add(line[r * LANES + l], sums[r][l]);
             }
         }
     }
@@ -273,13 +285,13 @@ impl Source<'_> {
         let at = |p: usize| p / ow * pitch + p % ow;
         let (start, end) = (at(range.start), at(range.end - 1) + 1);
         if filters == 1 {
-            let mut sums = [[0.0f32; WIDE]; 4];
-            for q0 in (start..end).step_by(SPAN) {
-                single_filter_tile(self.grid, self.offsets, self.weights, q0, &mut sums);
+            let mut sums = [[0.0f32; LANES]; 4];
+            for q0 in (start..end).step_by(4 * LANES) {
+                single_filter_tile::<LANES>(self.grid, self.offsets, self.weights, q0, &mut sums);
                 for (r, sum) in sums.iter().enumerate() {
-                    let first = q0 + r * WIDE;
+                    let first = q0 + r * LANES;
                     if first < end {
-                        emit(sum, first..(first + WIDE).min(end), (range.start, pitch, ow), self.bias[0], block);
+                        emit(sum, first..(first + LANES).min(end), (range.start, pitch, ow), self.bias[0], block);
                     }
                 }
             }
