@@ -501,8 +501,9 @@ fn conv_f32_in_tiles(
 ) -> Result<Vec<f32>, KernelError> {
     let outputs = crate::broadcast::elements(&win.out);
     let tile = tile.clamp(1, outputs.max(1));
-    let phased = Planes::phases(x, g.in_size, win.strides[spatial.len() - 1]);
-    let planes = Planes::new(x, phased.as_deref(), g.in_size, win.strides[spatial.len() - 1]);
+    let last_stride = win.strides[spatial.len() - 1];
+    let phased = Planes::phases(x, g.in_size, last_stride);
+    let planes = Planes::new(x, phased.as_deref(), g.in_size, last_stride);
     let starts: Vec<usize> = (0..outputs).step_by(tile).collect();
     let mut out = vec![0.0f32; g.batch * g.filters * outputs];
     // Tiles are independent: with several, each core takes a share of them (its own

@@ -162,6 +162,9 @@ pub(super) fn grid_conv_in_tiles_of(x: &[f32], w: &[f32], g: &GridConv<'_>, shar
     let shares = shares.clamp(1, positions.max(1));
     let per_share = positions.div_ceil(shares).max(1);
     let layout = Layout { pitch, out_width: ow, lanes };
+    // Each group's output positions cut into shares, the same cut for every group.
+    let jobs: Vec<std::ops::Range<usize>> =
+        (0..positions).step_by(per_share).map(|p| p..(p + per_share).min(positions)).collect();
     let mut out = vec![0.0f32; g.batch * g.filters * positions];
     for (b, image) in x.chunks_exact((g.channels * in_size).max(1)).take(g.batch).enumerate() {
         for group in 0..g.group {
@@ -177,14 +180,12 @@ pub(super) fn grid_conv_in_tiles_of(x: &[f32], w: &[f32], g: &GridConv<'_>, shar
                 source.positions(&layout, 0..positions, block);
                 continue;
             }
-            let jobs: Vec<std::ops::Range<usize>> =
-                (0..positions).step_by(per_share).map(|p| p..(p + per_share).min(positions)).collect();
             let parts = onnx_threads::map_in_order(jobs.clone(), |range| {
                 let mut part = vec![0.0f32; filters_per_group * range.len()];
                 source.positions(&layout, range, &mut part);
                 part
             });
-            for (range, part) in jobs.into_iter().zip(parts) {
+            for (range, part) in jobs.iter().zip(parts) {
                 for (f, values) in part.chunks_exact(range.len()).enumerate() {
                     block[f * positions + range.start..][..range.len()].copy_from_slice(values);
                 }
