@@ -12,7 +12,7 @@ use crate::value::Value;
 /// ([`crate::registry::reads_views`]).
 pub fn call(kernels: Dispatch, ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
     let kernel = kernels.select(inputs)?;
-    if crate::registry::reads_views(ctx.node.schema_domain().unwrap_or(""), ctx.op()) {
+    if kernels.reads_views {
         return kernel(ctx, inputs);
     }
     match crate::view::contiguous_inputs(inputs) {

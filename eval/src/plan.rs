@@ -7,6 +7,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use la_arena::ArenaMap;
 use onnx_core::ir::{AttributeValue, FunctionId, GraphId, Model, Node, NodeId, Str};
 use onnx_core::resolve::{ValueId, ValueNumbers, resolve_without_tables};
 
@@ -93,7 +94,8 @@ pub struct Plan<'m> {
     pub model: &'m Model,
     pub main: GraphId,
     pub numbers: ValueNumbers,
-    pub steps: HashMap<NodeId, Step>,
+    /// By node id, dense: the runner looks a node's step up on every run.
+    pub steps: ArenaMap<NodeId, Step>,
     /// The initializers of every graph, converted, by value number.
     pub constants: Vec<(ValueId, Value)>,
     /// For each main-graph node, the values whose last use it is.
@@ -109,7 +111,7 @@ pub struct Plan<'m> {
     pub views: Vec<NodeId>,
     /// What main-graph nodes' kernels made of their constant inputs when the plan was made
     /// ([`crate::kernels::Prepare`]: MatMulNBits' weights decoded once, not on every run).
-    pub prepared: HashMap<NodeId, crate::kernels::Prepared>,
+    pub prepared: ArenaMap<NodeId, crate::kernels::Prepared>,
 }
 
 /// How a plan holds its initializers' elements (see [`crate::buf`]).
@@ -182,7 +184,7 @@ impl<'m> Plan<'m> {
             constant_nodes,
             bodies,
             views: Vec::new(),
-            prepared: HashMap::new(),
+            prepared: ArenaMap::default(),
         };
         plan.make_views();
         plan.fold_constants(options.prepared_budget.unwrap_or(PREPARED_BUDGET));
@@ -250,7 +252,7 @@ impl Plan<'_> {
         let mut producers: Option<HashMap<ValueId, NodeId>> = None;
         for &n in &graph.nodes {
             let node = &model.nodes[n];
-            let values = match self.steps.get(&n) {
+            let values = match self.steps.get(n) {
                 Some(Step::Constant(i)) => self.constant_nodes[*i].clone(),
                 Some(Step::Kernel(kernel)) => {
                     let op = node.op_type.as_ref().and_then(Str::as_str).unwrap_or("");
@@ -431,12 +433,12 @@ impl Plan<'_> {
         }
         let kept: HashSet<ValueId> = self.numbers.graph_outputs(self.main, main).iter().collect();
         let reads_views = |n: NodeId| {
-            matches!(self.steps.get(&n), Some(Step::Kernel(_))) && crate::registry::reads_views("", op_of(n))
+            matches!(self.steps.get(n), Some(Step::Kernel(_))) && crate::registry::reads_views("", op_of(n))
         };
         let mut views = Vec::new();
         for &n in &main.nodes {
             let Some(kernel) = crate::kernels::shape::view_kernel(op_of(n)) else { continue };
-            if !matches!(self.steps.get(&n), Some(Step::Kernel(_))) {
+            if !matches!(self.steps.get(n), Some(Step::Kernel(_))) {
                 continue;
             }
             let only_views_read = self
@@ -449,7 +451,7 @@ impl Plan<'_> {
             }
         }
         for &(n, kernel) in &views {
-            self.steps.insert(n, Step::Kernel(Dispatch::only(kernel)));
+            self.steps.insert(n, Step::Kernel(Dispatch::only(kernel, crate::registry::reads_views("", op_of(n)))));
         }
         self.views = views.into_iter().map(|(n, _)| n).collect();
     }
@@ -467,7 +469,7 @@ struct Planner<'m> {
     model: &'m Model,
     opset: i64,
     options: &'m PlanOptions,
-    steps: HashMap<NodeId, Step>,
+    steps: ArenaMap<NodeId, Step>,
     constant_nodes: Vec<Vec<Value>>,
     missing: Vec<Unsupported>,
     bodies: Vec<BodyPlan>,
@@ -484,7 +486,7 @@ impl<'m> Planner<'m> {
             model,
             opset,
             options,
-            steps: HashMap::new(),
+            steps: ArenaMap::default(),
             constant_nodes: Vec::new(),
             missing: Vec::new(),
             bodies: Vec::new(),
@@ -638,7 +640,7 @@ fn plan_body(
         constant_nodes,
         bodies,
         views: Vec::new(),
-        prepared: HashMap::new(),
+        prepared: ArenaMap::default(),
     })
 }
 

@@ -172,7 +172,11 @@ impl Kernels {
     /// at or before it (an opset older than every registration still gets the oldest).
     pub fn at(&'static self, opset: i64) -> Option<Dispatch> {
         let newest = self.versions.iter().rev().find(|v| v.since <= opset);
-        newest.or(self.versions.first()).map(|v| Dispatch { any: v.any, by_type: &v.by_type })
+        newest.or(self.versions.first()).map(|v| Dispatch {
+            any: v.any,
+            by_type: &v.by_type,
+            reads_views: self.reads_views,
+        })
     }
 
     /// Builds an operator's versions from its family's kernel (from version 1) and its later
@@ -211,13 +215,16 @@ impl Kernels {
 pub struct Dispatch {
     any: Option<Kernel>,
     by_type: &'static [(DataType, Kernel)],
+    /// Whether the kernels are handed strided views ([`READS_VIEWS`]), known here so that
+    /// a call need not look the operator up by name.
+    pub reads_views: bool,
 }
 
 impl Dispatch {
     /// A single kernel for every element type (what the planner puts in place of a
     /// registered one, as a view-making Transpose).
-    pub fn only(kernel: Kernel) -> Dispatch {
-        Dispatch { any: Some(kernel), by_type: &[] }
+    pub fn only(kernel: Kernel, reads_views: bool) -> Dispatch {
+        Dispatch { any: Some(kernel), by_type: &[], reads_views }
     }
 
     /// The kernel for these inputs: the one registered for the element type of the first
@@ -410,11 +417,11 @@ mod tests {
         let by_type: &'static [(DataType, Kernel)] = Box::leak(Box::new([(DataType::Float, kernel_b as Kernel)]));
         let float = Value::Tensor(crate::value::Tensor::new(vec![], crate::value::Data::F32(vec![1.0].into())));
         let long = Value::Tensor(crate::value::Tensor::new(vec![], crate::value::Data::I64(vec![1].into())));
-        let both = Dispatch { any: Some(kernel_a), by_type };
+        let both = Dispatch { any: Some(kernel_a), by_type, reads_views: false };
         assert!(both.select(&[Some(&float)]).unwrap() as usize == kernel_b as Kernel as usize);
         assert!(both.select(&[Some(&long)]).unwrap() as usize == kernel_a as Kernel as usize);
         assert!(both.select(&[None]).unwrap() as usize == kernel_a as Kernel as usize);
-        let typed_only = Dispatch { any: None, by_type };
+        let typed_only = Dispatch { any: None, by_type, reads_views: false };
         let refused = typed_only.select(&[Some(&long)]).unwrap_err();
         assert_eq!(refused.kind(), crate::error::ErrorKind::Unsupported);
         assert_eq!(refused.message(), "no kernel for a first input of int64: it has kernels for float");

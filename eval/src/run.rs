@@ -373,12 +373,12 @@ impl Runner<'_, '_> {
             ControlError::Kernel(e) => fail(e),
             ControlError::Eval(e) => e,
         };
-        let step = *plan.steps.get(&n).ok_or_else(|| fail(unsupported!("no kernel (not planned)")))?;
+        let step = *plan.steps.get(n).ok_or_else(|| fail(unsupported!("no kernel (not planned)")))?;
         let places = plan.numbers.node_inputs(n, node);
         let outputs = match step {
             Step::Kernel(kernel) => {
                 let slots = &self.slots;
-                let inputs: Vec<Option<&Value>> = (0..node.inputs.len())
+                let inputs: smallvec::SmallVec<[Option<&Value>; 6]> = (0..node.inputs.len())
                     .map(|i| {
                         if node.inputs[i].is_empty() {
                             None
@@ -418,7 +418,7 @@ impl Runner<'_, '_> {
                             limits: &self.options.limits,
                             budget: self.budget,
                             // Only the node itself, not a function body's copy of it.
-                            prepared: plan.prepared.get(&n).filter(|_| std::ptr::eq(node, &plan.model.nodes[n])),
+                            prepared: plan.prepared.get(n).filter(|_| std::ptr::eq(node, &plan.model.nodes[n])),
                         };
                         let outputs = crate::invoke::call(kernel, &ctx, &inputs).map_err(fail)?;
                         if let Some(table) = self.repeats.last_mut().filter(|_| repeatable) {

@@ -113,7 +113,7 @@ fn products_within_their_bounds(vnni: bool) {
         let analysis = onnx_core::analysis::analyze_text(&text);
         assert!(!analysis.has_errors(), "{:?}", analysis.diagnostics);
         let plan = Plan::new(&analysis.model).expect("a plan");
-        assert_eq!(plan.prepared.len(), usize::from(vnni), "the MatMul prepared where VNNI runs");
+        assert_eq!(plan.prepared.values().count(), usize::from(vnni), "the MatMul prepared where VNNI runs");
         let rows = m * case.batch.unwrap_or(1);
         let x: Vec<f32> = (0..rows * k).map(|_| 2.0 * rng.unit()).collect();
         let mut shape = vec![m, k];
@@ -166,7 +166,7 @@ fn a_scale_that_is_not_constant_leaves_the_float_path() {
     let analysis = onnx_core::analysis::analyze_text(text);
     assert!(!analysis.has_errors(), "{:?}", analysis.diagnostics);
     let plan = Plan::new(&analysis.model).expect("a plan");
-    assert!(plan.prepared.is_empty());
+    assert!(plan.prepared.values().next().is_none());
     let x = Value::Tensor(Tensor::new(vec![2, 4], Data::F32(vec![1.0, 2.0, 3.0, 4.0, -1.0, 0.0, 0.5, 2.0].into())));
     let sa = Value::Tensor(Tensor::new(vec![], Data::F32(vec![0.5].into())));
     let result = plan.run(vec![("x".to_owned(), x), ("sa".to_owned(), sa)], &RunOptions::default()).expect("runs");
@@ -231,7 +231,7 @@ fn convolutions_within_their_bounds(vnni: bool) {
         let analysis = onnx_core::analysis::analyze_text(&text);
         assert!(!analysis.has_errors(), "{:?}", analysis.diagnostics);
         let plan = Plan::new(&analysis.model).expect("a plan");
-        assert_eq!(plan.prepared.len(), usize::from(vnni), "the Conv prepared where VNNI runs");
+        assert_eq!(plan.prepared.values().count(), usize::from(vnni), "the Conv prepared where VNNI runs");
         let size: usize = spatial.iter().product();
         let x: Vec<f32> = (0..channels * size).map(|_| 3.0 * rng.unit()).collect();
         let input = Value::Tensor(Tensor::new(x_shape.clone(), Data::F32(x.clone().into())));
@@ -301,7 +301,7 @@ fn a_grouped_convolution_keeps_the_float_path() {
     let analysis = onnx_core::analysis::analyze_text(text);
     assert!(!analysis.has_errors(), "{:?}", analysis.diagnostics);
     let plan = Plan::new(&analysis.model).expect("a plan");
-    assert!(plan.prepared.is_empty());
+    assert!(plan.prepared.values().next().is_none());
     let x = Value::Tensor(Tensor::new(vec![1, 2, 3], Data::F32(vec![1.0, 2.0, 3.0, -1.0, 0.5, 2.0].into())));
     let result = plan.run(vec![("x".to_owned(), x)], &RunOptions::default()).expect("runs");
     // Channel 0 by (0.25, −0.5), channel 1 by (0.75, 1): exact in float32.

@@ -24,7 +24,7 @@ fn folded(plan: &Plan<'_>, output: &str) -> bool {
         .copied()
         .find(|&n| model.nodes[n].outputs.iter().any(|o| o.as_bytes() == output.as_bytes()))
         .unwrap_or_else(|| panic!("no node writes {output}"));
-    matches!(plan.steps[&node], Step::Constant(_))
+    matches!(plan.steps[node], Step::Constant(_))
 }
 
 fn floats(outputs: &[(String, Value)], name: &str) -> Vec<f32> {

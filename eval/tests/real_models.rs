@@ -142,7 +142,7 @@ fn weights_decoded_once_give_what_decoding_on_each_run_gives() {
         let outputs = |budget: Option<usize>| {
             let options = onnx_eval::PlanOptions { prepared_budget: budget, ..Default::default() };
             let plan = Plan::with_options(&model, &options).expect(name);
-            let decoded_once = plan.prepared.len();
+            let decoded_once = plan.prepared.values().count();
             let result = plan.run(inputs.clone(), &RunOptions::default()).expect(name);
             (decoded_once, result.outputs)
         };

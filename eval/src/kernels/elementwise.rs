@@ -191,6 +191,14 @@ impl<'a, T> Side<'a, T> {
 
 /// [`zip`] over operands that may be strided views (an Expand or a Transpose read in
 /// place by Add, Sub, Mul or Div).
+/// Whether two shapes are equal, compared in line: `==` on slices calls the C library's
+/// `memcmp`, which costs more than the comparison on the short shapes (often empty: the
+/// scalars of shape arithmetic) that most calls compare.
+#[inline]
+fn same_shape(a: &[usize], b: &[usize]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
 pub fn zip_sides<T: Copy, U>(
     ctx: &Ctx<'_>,
     a: Side<'_, T>,
@@ -202,11 +210,11 @@ pub fn zip_sides<T: Copy, U>(
     ctx.check_grown(broadcast::elements(&shape), a.data.len().max(b.data.len()))?;
     let rows = a.layout.is_none() && b.layout.is_none();
     let (ash, bsh) = (a.shape, b.shape);
-    let out = if rows && ash == bsh {
+    let out = if rows && same_shape(ash, bsh) {
         a.data.iter().zip(b.data).map(|(&x, &y)| f(x, y)).collect()
-    } else if rows && b.data.len() == 1 && shape == ash {
+    } else if rows && b.data.len() == 1 && same_shape(&shape, ash) {
         a.data.iter().map(|&x| f(x, b.data[0])).collect()
-    } else if rows && a.data.len() == 1 && shape == bsh {
+    } else if rows && a.data.len() == 1 && same_shape(&shape, bsh) {
         b.data.iter().map(|&y| f(a.data[0], y)).collect()
     } else {
         let ((a0, sa), (b0, sb)) = (a.placed_on(&shape), b.placed_on(&shape));
