@@ -224,6 +224,44 @@ fn full_tile<T: Element>(rows: [&[T]; 4], b: &[T], stride: usize) -> [[T; 16]; 4
     sums
 }
 
+/// The dot product of two float32 rows in sixteen lanes, for a caller's loop already
+/// compiled for the widest vectors ([`crate::simd::widest`]) that takes products too small
+/// for a GEMM (one attention score): inlined there, it takes that loop's instructions.
+#[inline(always)]
+pub fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
+    dot_in_lanes(a, b)
+}
+
+/// The dot product of two rows, summed in sixteen lanes (one running sum would wait on each
+/// addition).
+#[inline(always)]
+fn dot_in_lanes<T: Element>(a: &[T], b: &[T]) -> T {
+    let mut lanes = [T::ZERO; 16];
+    // Read as arrays of sixteen, so that each step is whole vectors.
+    let ((a16, a_rest), (b16, b_rest)) = (a.as_chunks::<16>(), b.as_chunks::<16>());
+    let mut tail = T::ZERO;
+    for (&x, &y) in a_rest.iter().zip(b_rest) {
+        tail = tail + x * y;
+    }
+    for (x, y) in a16.iter().zip(b16) {
+        for l in 0..16 {
+            lanes[l] = lanes[l] + x[l] * y[l];
+        }
+    }
+    // Without the barrier the compiler fused the lanes' sum below into the loop and
+    // compiled it two lanes at a time: 196 dot products of 432 values (a sequence model's
+    // convolution over one position) took 10 µs, now 3.
+    let mut lanes = std::hint::black_box(lanes);
+    let mut width = 16;
+    while width > 1 {
+        width /= 2;
+        for l in 0..width {
+            lanes[l] = lanes[l] + lanes[l + width];
+        }
+    }
+    lanes[0] + tail
+}
+
 /// What the direct products need of an element type.
 trait Element: Copy + Default + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> + PartialEq {
     const ZERO: Self;
@@ -240,37 +278,12 @@ trait Element: Copy + Default + std::ops::Add<Output = Self> + std::ops::Mul<Out
         if beta == Self::ZERO { p } else { p + beta * old }
     }
 
-    /// The dot product of two rows, summed in sixteen lanes (one running sum would wait on
-    /// each addition), compiled for the widest vectors the processor has.
+    /// The dot product of two rows ([`dot_in_lanes`]), compiled for the widest vectors the
+    /// processor has.
     fn dot(a: &[Self], b: &[Self]) -> Self {
         crate::simd::widest(
             #[inline(always)]
-            || {
-                let mut lanes = [Self::ZERO; 16];
-                // Read as arrays of sixteen, so that each step is whole vectors.
-                let ((a16, a_rest), (b16, b_rest)) = (a.as_chunks::<16>(), b.as_chunks::<16>());
-                let mut tail = Self::ZERO;
-                for (&x, &y) in a_rest.iter().zip(b_rest) {
-                    tail = tail + x * y;
-                }
-                for (x, y) in a16.iter().zip(b16) {
-                    for l in 0..16 {
-                        lanes[l] = lanes[l] + x[l] * y[l];
-                    }
-                }
-                // Without the barrier the compiler fused the lanes' sum below into the
-                // loop and compiled it two lanes at a time: 196 dot products of 432 values
-                // (a sequence model's convolution over one position) took 10 µs, now 3.
-                let mut lanes = std::hint::black_box(lanes);
-                let mut width = 16;
-                while width > 1 {
-                    width /= 2;
-                    for l in 0..width {
-                        lanes[l] = lanes[l] + lanes[l + width];
-                    }
-                }
-                lanes[0] + tail
-            },
+            || dot_in_lanes(a, b),
         )
     }
 

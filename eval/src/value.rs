@@ -330,6 +330,19 @@ impl Tensor {
         })
     }
 
+    /// The elements as `f32`: a row-major float32 tensor's borrowed, float16 and bfloat16
+    /// widened exactly, others through `f64` (for kernels that compute in float32, as
+    /// onnxruntime's do).
+    pub fn to_f32s(&self) -> Result<std::borrow::Cow<'_, [f32]>, KernelError> {
+        use std::borrow::Cow;
+        Ok(match &*self.data {
+            Data::F32(v) if self.layout.is_none() => Cow::Borrowed(&v[..]),
+            Data::F16(v) if self.layout.is_none() => Cow::Owned(v.iter().map(|x| x.to_f32()).collect()),
+            Data::Bf16(v) if self.layout.is_none() => Cow::Owned(v.iter().map(|x| x.to_f32()).collect()),
+            _ => Cow::Owned(self.to_f64s()?.into_iter().map(|v| v as f32).collect()),
+        })
+    }
+
     /// The elements as `f64`, for numeric tensors (scales, bounds, scalars of any type).
     pub fn to_f64s(&self) -> Result<Vec<f64>, KernelError> {
         Ok(match &*self.contiguous().data {

@@ -2,21 +2,29 @@
 //! QuickGelu), BiasAdd and BiasSplitGelu, as onnxruntime's kernels compute them.
 
 use super::super::{Ctx, Kernel, input, one, optional};
+use half::{bf16, f16};
+
 use crate::error::{KernelError, bad_input};
-use crate::value::Value;
+use crate::value::{Data, Tensor, Value};
 
 pub fn kernel(op: &str) -> Option<Kernel> {
     let k: Kernel = match op {
-        "FastGelu" => |_, inputs| biased(inputs, fast_gelu),
+        "FastGelu" => |_, inputs| biased(inputs, fast_gelu_f32, fast_gelu),
         // BiasGelu's bias is required (onnxruntime's kernel reads it unchecked).
         "BiasGelu" => |_, inputs| {
             input(inputs, 1)?;
-            biased(inputs, gelu)
+            biased(inputs, gelu_f32, gelu)
         },
-        "Gelu" => |_, inputs| biased(&inputs[..inputs.len().min(1)], gelu),
+        "Gelu" => |_, inputs| biased(&inputs[..inputs.len().min(1)], gelu_f32, gelu),
         "QuickGelu" => |ctx, inputs| {
-            let alpha = f64::from(ctx.float("alpha").unwrap_or(1.702));
-            biased(&inputs[..inputs.len().min(1)], |x| x * sigmoid(alpha * x))
+            let alpha = ctx.float("alpha").unwrap_or(1.702);
+            let wide = f64::from(alpha);
+            biased(
+                &inputs[..inputs.len().min(1)],
+                #[inline(always)]
+                move |x| x / (1.0 + crate::math::exp(-alpha * x)),
+                move |x| x * sigmoid(wide * x),
+            )
         },
         "BiasAdd" => bias_add,
         "BiasSplitGelu" => bias_split_gelu,
@@ -29,6 +37,20 @@ pub fn kernel(op: &str) -> Option<Kernel> {
 fn fast_gelu(x: f64) -> f64 {
     const SQRT_2_OVER_PI: f64 = 0.797_884_560_802_865_4;
     0.5 * x * (1.0 + (SQRT_2_OVER_PI * (x + 0.044_715 * x * x * x)).tanh())
+}
+
+/// [`fast_gelu`] in float32, with the vectorizing tanh (onnxruntime's kernel computes in
+/// float32 too).
+#[inline(always)]
+fn fast_gelu_f32(x: f32) -> f32 {
+    const SQRT_2_OVER_PI: f32 = 0.797_884_6;
+    0.5 * x * (1.0 + crate::math::tanh(SQRT_2_OVER_PI * (x + 0.044_715 * x * x * x)))
+}
+
+/// [`gelu`] in float32, with the vectorizing erf.
+#[inline(always)]
+fn gelu_f32(x: f32) -> f32 {
+    0.5 * x * (1.0 + crate::math::erf(x * std::f32::consts::FRAC_1_SQRT_2))
 }
 
 /// GELU with the error function: `x·½·(1 + erf(x/√2))`.
@@ -51,7 +73,7 @@ fn bias_add(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Kernel
             skip.shape
         ));
     }
-    let mut out = biased(&inputs[..2], |v| v)?;
+    let mut out = biased(&inputs[..2], |v| v, |v| v)?;
     let Some(Value::Tensor(sum)) = out.pop() else { return Err(bad_input!("BiasAdd made no tensor")) };
     let values = sum.to_f64s()?.into_iter().zip(skip.to_f64s()?).map(|(a, b)| a + b).collect();
     one(crate::cast::from_f64_like(x.data_type(), x.shape.clone(), values)?)
@@ -87,23 +109,61 @@ fn bias_split_gelu(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>,
 
 /// `f` of each element of input 0, plus input 1 when given: a bias of one value per
 /// position of the last axis (onnxruntime's kernels take no other broadcast). The result
-/// has input 0's type and shape.
-fn biased(inputs: &[Option<&Value>], f: impl Fn(f64) -> f64) -> Result<Vec<Value>, KernelError> {
+/// has input 0's type and shape. float32 (float16 and bfloat16 widened to it) takes `f32f`
+/// in a loop compiled for the widest vectors, as onnxruntime computes these in float32;
+/// float64 takes `f64f`.
+fn biased(
+    inputs: &[Option<&Value>],
+    f32f: impl Fn(f32) -> f32 + Copy,
+    f64f: impl Fn(f64) -> f64,
+) -> Result<Vec<Value>, KernelError> {
     let x = input(inputs, 0)?;
+    let width = x.shape.last().copied().unwrap_or(1);
+    let bias = optional(inputs, 1)?;
+    if let Some(bias) = bias
+        && (bias.rank() != 1 || bias.len() != width)
+    {
+        return Err(bad_input!(
+            "the bias (input 1) has shape {:?}; it must be one value per position of input 0's last axis ({width})",
+            bias.shape
+        ));
+    }
+    let narrow = matches!(&*x.data, Data::F16(_) | Data::Bf16(_));
+    if matches!(&*x.data, Data::F32(_)) || narrow {
+        let values = x.to_f32s()?;
+        let bias = bias.map(Tensor::to_f32s).transpose()?;
+        let mut out = vec![0f32; values.len()];
+        crate::simd::widest(
+            #[inline(always)]
+            || match &bias {
+                Some(bias) if width > 0 => {
+                    for (o, v) in out.chunks_mut(width).zip(values.chunks(width)) {
+                        for ((o, &v), &b) in o.iter_mut().zip(v).zip(bias.iter()) {
+                            *o = f32f(v + b);
+                        }
+                    }
+                }
+                _ => {
+                    for (o, &v) in out.iter_mut().zip(values.iter()) {
+                        *o = f32f(v);
+                    }
+                }
+            },
+        );
+        let data = match &*x.data {
+            Data::F16(_) => Data::F16(out.into_iter().map(f16::from_f32).collect()),
+            Data::Bf16(_) => Data::Bf16(out.into_iter().map(bf16::from_f32).collect()),
+            _ => Data::F32(out.into()),
+        };
+        return one(Tensor::new(x.shape.clone(), data));
+    }
     let mut values = x.to_f64s()?;
-    if let Some(bias) = optional(inputs, 1)? {
-        let width = x.shape.last().copied().unwrap_or(1);
-        if bias.rank() != 1 || bias.len() != width {
-            return Err(bad_input!(
-                "the bias (input 1) has shape {:?}; it must be one value per position of input 0's last axis ({width})",
-                bias.shape
-            ));
-        }
+    if let Some(bias) = bias {
         let bias = bias.to_f64s()?;
         for (i, v) in values.iter_mut().enumerate() {
             *v += bias[i % width];
         }
     }
-    values.iter_mut().for_each(|v| *v = f(*v));
+    values.iter_mut().for_each(|v| *v = f64f(*v));
     one(crate::cast::from_f64_like(x.data_type(), x.shape.clone(), values)?)
 }

@@ -16,7 +16,7 @@ use super::qmatmul::{QuantizedA, matmul_to_float};
 use super::quant::{bytes, scale_of, zero_of};
 use crate::broadcast::permute;
 use crate::error::{KernelError, bad_attribute, bad_input};
-use crate::gemm::{View, dgemm};
+use crate::gemm::{View, dgemm, sgemm};
 use crate::kernels::common::{numeric_like, rounding};
 use crate::kernels::rotary::{Caches, Layout, rotate};
 use crate::value::{Tensor, Value};
@@ -59,6 +59,7 @@ struct Dims {
 /// `sinks` (one logit per query head: GroupQueryAttention's attention sinks) joins each
 /// softmax's denominator, and its maximum, without a value: the probabilities then sum to
 /// less than one. The result is [B, S, N·Hv].
+/// `scores_in` is the type the scores are computed in: float32 goes through [`attend_f32`].
 #[allow(clippy::too_many_arguments)]
 fn attend(
     q: &[f64],
@@ -66,10 +67,14 @@ fn attend(
     v: &[f64],
     d: &Dims,
     (scale, softcap): (f64, f64),
-    round: fn(f64) -> f64,
+    scores_in: DataType,
     bias: impl Fn(usize, usize, usize, usize) -> f64,
     sinks: Option<&[f64]>,
 ) -> Vec<f64> {
+    if scores_in == DataType::Float {
+        return attend_f32(q, k, v, d, (scale, softcap), bias, sinks);
+    }
+    let round = rounding(scores_in);
     let Dims { batch, heads, kv_heads, q_len, kv_len, head, v_head } = *d;
     let group = (heads / kv_heads.max(1)).max(1);
     let mut y = vec![0.0; batch * q_len * heads * v_head];
@@ -110,6 +115,98 @@ fn attend(
         }
     }
     y
+}
+
+/// [`attend`] in float32, as onnxruntime's CPU kernels compute float32 attention: each
+/// score a float32 dot product, scaled, soft-capped and biased in float32, the softmax with
+/// the vectorizing exp, the values weighed and summed in float32. In f64 with libm's exp
+/// the same took four times as long on a small ViT's heads.
+fn attend_f32(
+    q: &[f64],
+    k: &[f64],
+    v: &[f64],
+    d: &Dims,
+    (scale, softcap): (f64, f64),
+    bias: impl Fn(usize, usize, usize, usize) -> f64,
+    sinks: Option<&[f64]>,
+) -> Vec<f64> {
+    let Dims { batch, heads, kv_heads, q_len, kv_len, head, v_head } = *d;
+    let narrow = |x: &[f64]| -> Vec<f32> { x.iter().map(|&v| v as f32).collect() };
+    let (q, k, v) = (narrow(q), narrow(k), narrow(v));
+    let (scale, softcap) = (scale as f32, softcap as f32);
+    let group = (heads / kv_heads.max(1)).max(1);
+    let mut y = vec![0.0; batch * q_len * heads * v_head];
+    let mut scores = vec![0f32; kv_len];
+    let mut out = vec![0f32; v_head];
+    for b in 0..batch {
+        for n in 0..heads {
+            let kh = n / group;
+            let keys = &k[(b * kv_heads + kh) * kv_len * head..][..kv_len * head];
+            let values = &v[(b * kv_heads + kh) * kv_len * v_head..][..kv_len * v_head];
+            for i in 0..q_len {
+                let qrow = &q[((b * heads + n) * q_len + i) * head..][..head];
+                crate::simd::widest(
+                    #[inline(always)]
+                    || {
+                        for (j, (score, krow)) in scores.iter_mut().zip(keys.chunks_exact(head.max(1))).enumerate() {
+                            let mut s = scale * crate::gemm::dot_f32(qrow, krow);
+                            if softcap > 0.0 {
+                                s = softcap * crate::math::tanh(s / softcap);
+                            }
+                            *score = s + bias(b, n, i, j) as f32;
+                        }
+                    },
+                );
+                let max = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+                if max == f32::NEG_INFINITY {
+                    continue;
+                }
+                let sink = sinks.map_or(f32::NEG_INFINITY, |s| s[n] as f32);
+                let max = max.max(sink);
+                let sum =
+                    softmax_terms(&mut scores, max) + if sink > f32::NEG_INFINITY { (sink - max).exp() } else { 0.0 };
+                out.fill(0.0);
+                weigh_values(&mut out, &scores, sum, values);
+                let at = ((b * q_len + i) * heads + n) * v_head;
+                for (y, &o) in y[at..at + v_head].iter_mut().zip(&out) {
+                    *y = f64::from(o);
+                }
+            }
+        }
+    }
+    y
+}
+
+/// `e^(s − max)` in place of each score (a dropped key's −∞ gives 0), and their sum.
+fn softmax_terms(scores: &mut [f32], max: f32) -> f32 {
+    crate::simd::widest(
+        #[inline(always)]
+        || {
+            for s in scores.iter_mut() {
+                *s = if *s == f32::NEG_INFINITY { 0.0 } else { crate::math::exp(*s - max) };
+            }
+        },
+    );
+    scores.iter().sum()
+}
+
+/// `out += (e_j / sum) · values_j` over the keys of nonzero weight.
+fn weigh_values(out: &mut [f32], terms: &[f32], sum: f32, values: &[f32]) {
+    let width = out.len();
+    crate::simd::widest(
+        #[inline(always)]
+        || {
+            for (&e, row) in terms.iter().zip(values.chunks_exact(width.max(1))) {
+                if e == 0.0 {
+                    continue;
+                }
+                let p = e / sum;
+                for (o, &x) in out.iter_mut().zip(row) {
+                    *o += p * x;
+                }
+            }
+        },
+    );
 }
 
 /// The biased scaled scores [B, N, S, T] `attend` takes the softmax of (without soft capping).
@@ -362,21 +459,35 @@ fn project(
         ));
     }
     ctx.check_elements(count(&[rows, total])?)?;
-    let mut qkv = vec![0.0; rows * total];
-    let beta = match bias {
-        Some(bias) => {
-            if bias.shape[..] != [total] {
-                return Err(bad_input!("bias of shape {:?} is not [{total}]", bias.shape));
-            }
-            let bias = bias.to_f64s()?;
-            qkv.chunks_mut(total.max(1)).for_each(|row| row.copy_from_slice(&bias));
-            1.0
-        }
-        None => 0.0,
-    };
+    if let Some(bias) = bias
+        && bias.shape[..] != [total]
+    {
+        return Err(bad_input!("bias of shape {:?} is not [{total}]", bias.shape));
+    }
+    // The GEMM adds onto the bias in every row (beta 1), or onto zeros.
+    let beta = if bias.is_some() { 1.0 } else { 0.0 };
+    let all_f32 = [Some(x), Some(w), bias].iter().flatten().all(|t| t.data_type() == DataType::Float);
+    if all_f32 {
+        // As onnxruntime computes it: one float32 GEMM, without converting the weights on
+        // every run.
+        let mut qkv = bias_rows(bias.map(Tensor::to_f32s).transpose()?.as_deref(), rows, total);
+        let (xv, wv) = (x.to_f32s()?, w.to_f32s()?);
+        sgemm(1.0, View::rows(&xv, rows, dim), View::rows(&wv, dim, total), beta as f32, &mut qkv)?;
+        return Ok((qkv.into_iter().map(f64::from).collect(), (qs, ks, vs)));
+    }
+    let mut qkv = bias_rows(bias.map(Tensor::to_f64s).transpose()?.as_deref(), rows, total);
     let (xv, wv) = (x.to_f64s()?, w.to_f64s()?);
     dgemm(1.0, View::rows(&xv, rows, dim), View::rows(&wv, dim, total), beta, &mut qkv)?;
     Ok((qkv, (qs, ks, vs)))
+}
+
+/// `rows` rows of `width` values: each the bias, or zeros without one.
+fn bias_rows<T: Copy + Default>(bias: Option<&[T]>, rows: usize, width: usize) -> Vec<T> {
+    let mut out = vec![T::default(); rows * width];
+    if let Some(bias) = bias {
+        out.chunks_mut(width.max(1)).for_each(|row| row.copy_from_slice(bias));
+    }
+    out
 }
 
 /// PackedAttention (onnxruntime has only a CUDA kernel): Attention over sequences packed
@@ -610,8 +721,7 @@ fn packed_multi_head_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Resu
     let d = Dims { batch, heads, kv_heads: heads, q_len: len, kv_len: len, head, v_head };
     ctx.check_elements(count(&[batch, heads, len, len])?)?;
     let dt = qt.data_type();
-    let y =
-        attend(&q, &k, &v, &d, (scale(ctx, head), 0.0), rounding(dt), bias_of(&mask, &extra, (heads, len, len)), None);
+    let y = attend(&q, &k, &v, &d, (scale(ctx, head), 0.0), dt, bias_of(&mask, &extra, (heads, len, len)), None);
     Ok(vec![Value::Tensor(numeric_like(dt, vec![tokens, vs], packing.pack(&y, vs))?)])
 }
 
@@ -660,16 +770,7 @@ fn attend_projected(
     let extra = attention_bias(extra, (batch, heads, len, kv_total))?;
     let d = Dims { batch, heads, kv_heads: heads, q_len: len, kv_len: kv_total, head, v_head };
     ctx.check_elements(count(&[batch, heads, len, kv_total])?)?;
-    let y = attend(
-        &q,
-        &k,
-        &v,
-        &d,
-        (scale(ctx, head), 0.0),
-        rounding(dt),
-        bias_of(&mask, &extra, (heads, len, kv_total)),
-        None,
-    );
+    let y = attend(&q, &k, &v, &d, (scale(ctx, head), 0.0), dt, bias_of(&mask, &extra, (heads, len, kv_total)), None);
     let mut out = vec![Value::Tensor(numeric_like(dt, vec![batch, len, vs], y)?)];
     if ctx.node.outputs.len() > 1 {
         let mut present = k;
@@ -797,7 +898,7 @@ fn multi_head_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<
     ctx.check_elements(count(&[batch, heads, len, total])?)?;
     let round = rounding(qt.data_type());
     let bias = bias_of(&mask, &extra, (heads, len, total));
-    let y = attend(&q, &k, &v, &d, (scale(ctx, head), 0.0), round, &bias, None);
+    let y = attend(&q, &k, &v, &d, (scale(ctx, head), 0.0), qt.data_type(), &bias, None);
     // qk: the scaled scores with the mask and attention_bias added, before the softmax.
     let qk = (ctx.node.outputs.len() > 3).then(|| scores(&q, &k, &d, scale(ctx, head), round, &bias));
     let dt = qt.data_type();
@@ -1058,16 +1159,8 @@ fn group_query_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec
     let dt = qt.data_type();
     // onnxruntime scores float16 queries in float32 too (converted before the product).
     let sinks = sinks(ctx, optional(inputs, 11)?, heads)?;
-    let y = attend(
-        &q,
-        &present_k,
-        &present_v,
-        &d,
-        (scale(ctx, head), softcap),
-        rounding(DataType::Float),
-        bias,
-        sinks.as_deref(),
-    );
+    let y =
+        attend(&q, &present_k, &present_v, &d, (scale(ctx, head), softcap), DataType::Float, bias, sinks.as_deref());
     let qk = match qk_output {
         Some(mode) => {
             if sinks.is_some() && mode == 2 {
@@ -1352,7 +1445,7 @@ fn sparse_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Valu
     let d = Dims { batch, heads, kv_heads, q_len: len, kv_len: buffer, head, v_head: head };
     ctx.check_elements(count(&[batch, heads, len, buffer])?)?;
     let dt = qt.data_type();
-    let y = attend(&q, &present_k, &present_v, &d, (scale(ctx, head), 0.0), rounding(dt), bias, None);
+    let y = attend(&q, &present_k, &present_v, &d, (scale(ctx, head), 0.0), dt, bias, None);
     let cache = vec![batch, kv_heads, buffer, head];
     let mut out = vec![Value::Tensor(numeric_like(dt, vec![batch, len, heads * head], y)?)];
     out.push(Value::Tensor(numeric_like(dt, cache.clone(), present_k)?));

@@ -282,7 +282,7 @@ fn moe(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelErr
     }
     let k = experts_per_token(ctx, count_e)?;
     let normalize = ctx.int("normalize_routing_weights").unwrap_or(0) != 0;
-    let floats = |t: &Tensor| -> Result<Vec<f32>, KernelError> { Ok(t.to_f64s()?.iter().map(|&v| v as f32).collect()) };
+    let floats = Tensor::to_f32s;
     let (w1, w2) = (floats(fc1)?, floats(fc2)?);
     let experts = Experts {
         count: count_e,
@@ -426,7 +426,7 @@ fn qmoe(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelEr
     };
     let k = experts_per_token(ctx, count_e)?;
     let normalize = ctx.int("normalize_routing_weights").unwrap_or(0) != 0;
-    let floats = |t: &Tensor| -> Result<Vec<f32>, KernelError> { Ok(t.to_f64s()?.iter().map(|&v| v as f32).collect()) };
+    let floats = Tensor::to_f32s;
     let logits = floats(router)?;
     let given = match optional(inputs, 14)? {
         Some(w) if w.shape == router.shape => Some(floats(w)?),

@@ -12,7 +12,6 @@ use super::super::{Ctx, Kernel, axis, count, input, one, optional};
 use crate::cast::numeric_like;
 use crate::error::{KernelError, bad_attribute, bad_input, unsupported};
 use crate::gemm::{View, sgemm};
-use std::borrow::Cow;
 
 use crate::value::{Data, Tensor, Value};
 
@@ -138,7 +137,7 @@ fn decode_weights(ctx: &Ctx<'_>, shape: &NBitsShape, inputs: &[Option<&Value>]) 
     if !matches!(scale_type, DataType::Float | DataType::Float16) {
         return Err(unsupported!("MatMulNBits with scales of {}", scale_type.name()));
     }
-    let sv = floats(scales)?;
+    let sv = scales.to_f32s()?;
     if sv.len() != n * blocks {
         return Err(bad_input!("{} scales for {n} rows of {blocks} blocks", sv.len()));
     }
@@ -155,7 +154,7 @@ fn decode_weights(ctx: &Ctx<'_>, shape: &NBitsShape, inputs: &[Option<&Value>]) 
                 if z.len() != n * blocks {
                     return Err(bad_input!("{} zero points for {n} rows of {blocks} blocks", z.len()));
                 }
-                let zf = floats(z)?;
+                let zf = z.to_f32s()?;
                 ctx.check_elements(count(&[k, n])?)?;
                 let mut w = vec![0f32; n * k];
                 for (row, w_row) in w.chunks_mut(k.max(1)).enumerate().take(n) {
@@ -274,10 +273,10 @@ fn matmul_nbits(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, 
     }
     let bias = match optional(inputs, 5)? {
         None => None,
-        Some(t) if t.data_type() == dt && t.len() == n => Some(floats(t)?),
+        Some(t) if t.data_type() == dt && t.len() == n => Some(t.to_f32s()?),
         Some(_) => return Err(bad_input!("bias must be N = {n} values of A's type")),
     };
-    let av = floats(a)?;
+    let av = a.to_f32s()?;
     let rows = av.len() / k;
     ctx.check_elements(count(&[rows, n])?)?;
     // A's shape with N for K.
@@ -300,14 +299,6 @@ fn matmul_nbits(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, 
         return one(Tensor::new(out_shape, Data::F32(out.into())));
     }
     one(numeric_like(dt, out_shape, out.into_iter().map(f64::from).collect())?)
-}
-
-/// A float32 or float16 tensor's values as float32 (float32 ones borrowed).
-fn floats(t: &Tensor) -> Result<Cow<'_, [f32]>, KernelError> {
-    Ok(match &*t.data {
-        Data::F32(v) => Cow::Borrowed(&v[..]),
-        _ => Cow::Owned(t.to_f64s()?.into_iter().map(|v| v as f32).collect()),
-    })
 }
 
 /// MatMulNBits' weights for the int8 products: `q` the integers less their zero points

@@ -33,13 +33,20 @@ fn epsilon(ctx: &Ctx<'_>) -> f64 {
     f64::from(ctx.float("epsilon").unwrap_or(1e-12))
 }
 
+/// A 1-D input of `hidden` values (gamma, beta, a bias), when given; an error for another
+/// shape.
+fn hidden_sized<'t>(t: Option<&'t Tensor>, what: &str, hidden: usize) -> Result<Option<&'t Tensor>, KernelError> {
+    match t {
+        Some(t) if t.rank() != 1 || t.len() != hidden => {
+            Err(bad_input!("{what} has shape {:?}; it must be [{hidden}] (the hidden size)", t.shape))
+        }
+        t => Ok(t),
+    }
+}
+
 /// The values of a 1-D input of `hidden` values (gamma, beta, a bias), when given.
 fn per_hidden(t: Option<&Tensor>, what: &str, hidden: usize) -> Result<Option<Vec<f64>>, KernelError> {
-    match t {
-        None => Ok(None),
-        Some(t) if t.rank() == 1 && t.len() == hidden => Ok(Some(t.to_f64s()?)),
-        Some(t) => Err(bad_input!("{what} has shape {:?}; it must be [{hidden}] (the hidden size)", t.shape)),
-    }
+    hidden_sized(t, what, hidden)?.map(Tensor::to_f64s).transpose()
 }
 
 /// One row normalized in place: its mean and inverse standard deviation (of the mean
@@ -69,11 +76,12 @@ fn named(ctx: &Ctx<'_>, mut all: Vec<Value>) -> Vec<Value> {
 fn skip_layer_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>], simplified: bool) -> Result<Vec<Value>, KernelError> {
     let (x, skip) = (input(inputs, 0)?, input(inputs, 1)?);
     let Some(&hidden) = x.shape.last() else { return Err(bad_input!("the input is a scalar; it needs a hidden axis")) };
-    let gamma = per_hidden(Some(input(inputs, 2)?), "gamma", hidden)?.unwrap_or_default();
-    let (beta, bias) = if simplified {
-        (None, per_hidden(optional(inputs, 3)?, "bias", hidden)?)
+    let gamma_in = input(inputs, 2)?;
+    hidden_sized(Some(gamma_in), "gamma", hidden)?;
+    let (beta_in, bias_in) = if simplified {
+        (None, hidden_sized(optional(inputs, 3)?, "bias", hidden)?)
     } else {
-        (per_hidden(optional(inputs, 3)?, "beta", hidden)?, per_hidden(optional(inputs, 4)?, "bias", hidden)?)
+        (hidden_sized(optional(inputs, 3)?, "beta", hidden)?, hidden_sized(optional(inputs, 4)?, "bias", hidden)?)
     };
     let own: Vec<usize> = skip.shape.iter().copied().skip_while(|&d| d == 1).collect();
     let fits = skip.shape.last() == Some(&hidden) || (skip.len() == 1 && hidden == 1);
@@ -90,31 +98,38 @@ fn skip_layer_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>], simplified: bool) -
     let mut stats = x.shape.clone();
     stats[x.rank() - 1] = 1;
     if matches!(dt, DataType::Float | DataType::Float16) {
-        let floats = |t: &Tensor| -> Result<Vec<f32>, KernelError> {
-            Ok(match &*t.data {
-                Data::F32(v) => v.to_vec(),
-                _ => t.to_f64s()?.into_iter().map(|v| v as f32).collect(),
-            })
-        };
-        let narrow = |v: Option<Vec<f64>>| v.map(|v| v.into_iter().map(|x| x as f32).collect::<Vec<f32>>());
-        let (gamma, beta, bias) = (narrow(Some(gamma)).unwrap_or_default(), narrow(beta), narrow(bias));
-        let (mut y, skip) = (floats(x)?, floats(skip)?);
+        let (gamma, beta, bias) =
+            (gamma_in.to_f32s()?, beta_in.map(Tensor::to_f32s).transpose()?, bias_in.map(Tensor::to_f32s).transpose()?);
+        let (values, skip) = (x.to_f32s()?, skip.to_f32s()?);
+        // The sum is the fourth output, which exports rarely name.
+        let want_sum = ctx.node.outputs.get(3).is_some_and(|o| !o.is_empty());
         let eps = ctx.float("epsilon").unwrap_or(1e-12);
-        let (sum, means, invs) =
-            skip_norm_f32(&mut y, &skip, hidden, eps, simplified, &gamma, beta.as_deref(), bias.as_deref());
-        let tensor = |shape: Vec<usize>, v: Vec<f32>| -> Result<Value, KernelError> {
-            Ok(Value::Tensor(if dt == DataType::Float {
+        let rows = SkipRows {
+            skip: &skip,
+            hidden,
+            eps,
+            simplified,
+            gamma: &gamma,
+            beta: beta.as_deref(),
+            bias: bias.as_deref(),
+        };
+        let (y, sum, means, invs) = rows.normalize(&values, want_sum);
+        let tensor = |shape: Vec<usize>, v: Vec<f32>| -> Value {
+            Value::Tensor(if dt == DataType::Float {
                 Tensor::new(shape, Data::F32(v.into()))
             } else {
-                from_f64_like(dt, shape, v.into_iter().map(f64::from).collect())?
-            }))
+                Tensor::new(shape, Data::F16(v.into_iter().map(half::f16::from_f32).collect()))
+            })
         };
         let stat = |v: Vec<f32>| Value::Tensor(Tensor::new(stats.clone(), Data::F32(v.into())));
-        return Ok(named(
-            ctx,
-            vec![tensor(x.shape.clone(), y)?, stat(means), stat(invs), tensor(x.shape.clone(), sum)?],
-        ));
+        let mut outputs = vec![tensor(x.shape.clone(), y), stat(means), stat(invs)];
+        if let Some(sum) = sum {
+            outputs.push(tensor(x.shape.clone(), sum));
+        }
+        return Ok(named(ctx, outputs));
     }
+    let gamma = per_hidden(Some(gamma_in), "gamma", hidden)?.unwrap_or_default();
+    let (beta, bias) = (per_hidden(beta_in, "beta", hidden)?, per_hidden(bias_in, "bias", hidden)?);
     let mut sum = x.to_f64s()?;
     let skip = skip.to_f64s()?;
     if !skip.is_empty() {
@@ -142,55 +157,79 @@ fn skip_layer_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>], simplified: bool) -
     ))
 }
 
-/// Skip (simplified) layer normalization of float32 (float16 widened) rows as
-/// onnxruntime's CPU kernel computes it, operation for operation, so that results agree to
-/// the bit: each row's `input + skip (+ bias)` summed and squared-summed in float32 in
-/// order, `√(Σv²/H + ε)` (less the squared mean unless simplified), then
-/// `(v − mean) / that · gamma (+ beta)`. `x` becomes the result; returns the sums, the
-/// means (0 for RMS) and the inverse deviations.
-#[allow(clippy::too_many_arguments)]
-fn skip_norm_f32(
-    x: &mut [f32],
-    skip: &[f32],
+/// What skip (simplified) layer normalization adds to each row and scales it by.
+struct SkipRows<'a> {
+    skip: &'a [f32],
     hidden: usize,
     eps: f32,
     simplified: bool,
-    gamma: &[f32],
-    beta: Option<&[f32]>,
-    bias: Option<&[f32]>,
-) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
-    let mut sums = vec![0f32; x.len()];
-    let rows = x.len().checked_div(hidden).unwrap_or(0);
-    let (mut means, mut invs) = (Vec::with_capacity(rows), Vec::with_capacity(rows));
-    let h = hidden as f32;
-    for (r, (row, sum)) in x.chunks_mut(hidden.max(1)).zip(sums.chunks_mut(hidden.max(1))).enumerate().take(rows) {
-        let (mut mean, mut square) = (0f32, 0f32);
-        for (i, (v, s)) in row.iter().zip(sum.iter_mut()).enumerate() {
-            let mut val = *v;
-            if !skip.is_empty() {
-                val += skip[(r * hidden + i) % skip.len()];
-            }
-            if let Some(b) = bias {
-                val += b[i];
-            }
-            *s = val;
-            mean += val;
-            square += val * val;
-        }
-        mean /= h;
-        let deviation = if simplified { (square / h + eps).sqrt() } else { (square / h - mean * mean + eps).sqrt() };
-        for (i, (y, &v)) in row.iter_mut().zip(sum.iter()).enumerate() {
-            *y = if simplified {
-                v / deviation * gamma[i]
-            } else {
-                let scaled = (v - mean) / deviation * gamma[i];
-                beta.map_or(scaled, |b| scaled + b[i])
-            };
-        }
-        means.push(if simplified { 0.0 } else { mean });
-        invs.push(1.0 / deviation);
+    gamma: &'a [f32],
+    beta: Option<&'a [f32]>,
+    bias: Option<&'a [f32]>,
+}
+
+impl SkipRows<'_> {
+    /// Skip (simplified) layer normalization of float32 (float16 widened) rows `x` as
+    /// onnxruntime's CPU kernel computes it, operation for operation, so that results agree
+    /// to the bit: each row's `input + skip (+ bias)` summed and squared-summed in float32
+    /// in order, `√(Σv²/H + ε)` (less the squared mean unless simplified), then
+    /// `(v − mean) / that · gamma (+ beta)`. Returns the result, the sums (when `want_sum`),
+    /// the means (0 for RMS) and the inverse deviations.
+    fn normalize(&self, x: &[f32], want_sum: bool) -> (Vec<f32>, Option<Vec<f32>>, Vec<f32>, Vec<f32>) {
+        let Self { skip, hidden, eps, simplified, gamma, beta, bias } = *self;
+        let mut y = vec![0f32; x.len()];
+        let mut sums = want_sum.then(|| vec![0f32; x.len()]);
+        let rows = x.len().checked_div(hidden).unwrap_or(0);
+        let (mut means, mut invs) = (Vec::with_capacity(rows), Vec::with_capacity(rows));
+        let h = hidden as f32;
+        // The sums run in order, as onnxruntime's do; the scaling loop takes wide vectors.
+        crate::simd::widest(
+            #[inline(always)]
+            || {
+                for (r, (row, out)) in x.chunks(hidden.max(1)).zip(y.chunks_mut(hidden.max(1))).enumerate().take(rows) {
+                    let (mut mean, mut square) = (0f32, 0f32);
+                    // The skip repeats over the leading axes: its length is a multiple of the row's
+                    // (checked by the caller), so each row's skip is one stretch of it.
+                    let skip_row = if skip.is_empty() {
+                        &[][..]
+                    } else {
+                        let at = (r * hidden) % skip.len();
+                        &skip[at..at + hidden]
+                    };
+                    // The row's sums go to the output first and are normalized there in place.
+                    for (i, (&v, s)) in row.iter().zip(out.iter_mut()).enumerate() {
+                        let mut val = v;
+                        if let Some(&k) = skip_row.get(i) {
+                            val += k;
+                        }
+                        if let Some(b) = bias {
+                            val += b[i];
+                        }
+                        *s = val;
+                        mean += val;
+                        square += val * val;
+                    }
+                    if let Some(sums) = &mut sums {
+                        sums[r * hidden..(r + 1) * hidden].copy_from_slice(out);
+                    }
+                    mean /= h;
+                    let deviation =
+                        if simplified { (square / h + eps).sqrt() } else { (square / h - mean * mean + eps).sqrt() };
+                    for (i, v) in out.iter_mut().enumerate() {
+                        *v = if simplified {
+                            *v / deviation * gamma[i]
+                        } else {
+                            let scaled = (*v - mean) / deviation * gamma[i];
+                            beta.map_or(scaled, |b| scaled + b[i])
+                        };
+                    }
+                    means.push(if simplified { 0.0 } else { mean });
+                    invs.push(1.0 / deviation);
+                }
+            },
+        );
+        (y, sums, means, invs)
     }
-    (sums, means, invs)
 }
 
 /// GroupNorm (`with_skip`: SkipGroupNorm, which first adds `skip` and `bias` and also
