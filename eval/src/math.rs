@@ -106,6 +106,32 @@ pub fn tanh(x: f32) -> f32 {
     magnitude.copysign(x)
 }
 
+/// GELU with the error function, `x·½·(1 + erf(x/√2))` (onnx's Gelu, onnxruntime's Gelu
+/// and BiasGelu).
+#[inline(always)]
+pub fn gelu(x: f32) -> f32 {
+    0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2))
+}
+
+/// GELU's tanh approximation, `x·½·(1 + tanh(√(2/π)·(x + 0.044715·x³)))` (onnx's Gelu with
+/// `approximate = "tanh"`, onnxruntime's FastGelu).
+#[inline(always)]
+pub fn gelu_tanh(x: f32) -> f32 {
+    const SQRT_2_OVER_PI: f32 = 0.797_884_6;
+    0.5 * x * (1.0 + tanh(SQRT_2_OVER_PI * (x + 0.044_715 * x * x * x)))
+}
+
+/// [`gelu`] in f64.
+pub fn gelu_f64(x: f64) -> f64 {
+    0.5 * x * (1.0 + libm::erf(x * std::f64::consts::FRAC_1_SQRT_2))
+}
+
+/// [`gelu_tanh`] in f64.
+pub fn gelu_tanh_f64(x: f64) -> f64 {
+    const SQRT_2_OVER_PI: f64 = 0.797_884_560_802_865_4;
+    0.5 * x * (1.0 + (SQRT_2_OVER_PI * (x + 0.044_715 * x * x * x)).tanh())
+}
+
 #[inline(always)]
 fn horner<const N: usize>(c: &[f32; N], v: f32) -> f32 {
     c.iter().rev().fold(0.0, |acc, &k| acc * v + k)

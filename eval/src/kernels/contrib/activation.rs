@@ -9,13 +9,13 @@ use crate::value::{Data, Tensor, Value};
 
 pub fn kernel(op: &str) -> Option<Kernel> {
     let k: Kernel = match op {
-        "FastGelu" => |_, inputs| biased(inputs, fast_gelu_f32, fast_gelu),
+        "FastGelu" => |_, inputs| biased(inputs, crate::math::gelu_tanh, crate::math::gelu_tanh_f64),
         // BiasGelu's bias is required (onnxruntime's kernel reads it unchecked).
         "BiasGelu" => |_, inputs| {
             input(inputs, 1)?;
-            biased(inputs, gelu_f32, gelu)
+            biased(inputs, crate::math::gelu, crate::math::gelu_f64)
         },
-        "Gelu" => |_, inputs| biased(&inputs[..inputs.len().min(1)], gelu_f32, gelu),
+        "Gelu" => |_, inputs| biased(&inputs[..inputs.len().min(1)], crate::math::gelu, crate::math::gelu_f64),
         "QuickGelu" => |ctx, inputs| {
             let alpha = ctx.float("alpha").unwrap_or(1.702);
             let wide = f64::from(alpha);
@@ -31,31 +31,6 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         _ => return None,
     };
     Some(k)
-}
-
-/// GELU's tanh approximation, onnxruntime's FastGelu: `x·½·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`.
-fn fast_gelu(x: f64) -> f64 {
-    const SQRT_2_OVER_PI: f64 = 0.797_884_560_802_865_4;
-    0.5 * x * (1.0 + (SQRT_2_OVER_PI * (x + 0.044_715 * x * x * x)).tanh())
-}
-
-/// [`fast_gelu`] in float32, with the vectorizing tanh (onnxruntime's kernel computes in
-/// float32 too).
-#[inline(always)]
-fn fast_gelu_f32(x: f32) -> f32 {
-    const SQRT_2_OVER_PI: f32 = 0.797_884_6;
-    0.5 * x * (1.0 + crate::math::tanh(SQRT_2_OVER_PI * (x + 0.044_715 * x * x * x)))
-}
-
-/// [`gelu`] in float32, with the vectorizing erf.
-#[inline(always)]
-fn gelu_f32(x: f32) -> f32 {
-    0.5 * x * (1.0 + crate::math::erf(x * std::f32::consts::FRAC_1_SQRT_2))
-}
-
-/// GELU with the error function: `x·½·(1 + erf(x/√2))`.
-fn gelu(x: f64) -> f64 {
-    0.5 * x * (1.0 + libm::erf(x * std::f64::consts::FRAC_1_SQRT_2))
 }
 
 fn sigmoid(x: f64) -> f64 {
@@ -99,7 +74,7 @@ fn bias_split_gelu(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>,
     let mut out = Vec::with_capacity(values.len() / 2);
     for row in values.chunks(width.max(1)) {
         for j in 0..half {
-            out.push((row[j] + bias[j]) * gelu(row[j + half] + bias[j + half]));
+            out.push((row[j] + bias[j]) * crate::math::gelu_f64(row[j + half] + bias[j + half]));
         }
     }
     let mut shape = x.shape.clone();
