@@ -224,14 +224,6 @@ fn full_tile<T: Element>(rows: [&[T]; 4], b: &[T], stride: usize) -> [[T; 16]; 4
     sums
 }
 
-/// The dot product of two float32 rows in sixteen lanes, for a caller's loop already
-/// compiled for the widest vectors ([`crate::simd::widest`]) that takes products too small
-/// for a GEMM (one attention score): inlined there, it takes that loop's instructions.
-#[inline(always)]
-pub fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
-    dot_in_lanes(a, b)
-}
-
 /// The dot product of two rows, summed in sixteen lanes (one running sum would wait on each
 /// addition).
 #[inline(always)]
