@@ -152,3 +152,46 @@ fn values_read_inside_subgraphs_are_copies() {
         (0..2).flat_map(|i| (0..2).map(move |j| (0..3).map(|k| x[i * 3 + k] * x[j * 3 + k]).sum())).collect();
     assert_eq!(floats(&result.outputs, "r"), (vec![2, 2], gram));
 }
+
+/// MatMul of float16 and bfloat16 (operands widened to float32, one float32 product,
+/// rounded once) gives the exact product rounded to the type, also where an operand is a
+/// transposed view. The values are multiples of 1/8 below 4, so every product and sum is
+/// exact in float32 and the only rounding is the last.
+#[test]
+fn half_precision_products_round_once() {
+    use half::{bf16, f16};
+    for (ty, widen) in [("float16", 0), ("bfloat16", 1)] {
+        let text = format!(
+            r#"<ir_version: 10, opset_import: ["" : 17]>
+            g ({ty}[3, 5] a, {ty}[3, 4] b) => ({ty}[5, 4] y) {{
+                at = Transpose <perm = [1, 0]> (a)
+                y = MatMul (at, b)
+            }}"#
+        );
+        let model = model(&text);
+        let plan = Plan::new(&model).expect("plans");
+        assert_eq!(views(&plan), ["at"], "the transposed A is a view");
+        let a: Vec<f32> = (0..15).map(|i| ((i * 7) % 29) as f32 / 8.0 - 1.5).collect();
+        let b: Vec<f32> = (0..12).map(|i| ((i * 5) % 23) as f32 / 8.0 - 1.25).collect();
+        let tensor = |shape: &[usize], v: &[f32]| {
+            let data = if widen == 0 {
+                Data::F16(v.iter().map(|&x| f16::from_f32(x)).collect())
+            } else {
+                Data::Bf16(v.iter().map(|&x| bf16::from_f32(x)).collect())
+            };
+            Value::Tensor(Tensor::new(shape.to_vec(), data))
+        };
+        let inputs = vec![("a".to_owned(), tensor(&[3, 5], &a)), ("b".to_owned(), tensor(&[3, 4], &b))];
+        let result = plan.run(inputs, &RunOptions::default()).expect("runs");
+        let Value::Tensor(y) = &result.outputs[0].1 else { panic!("a tensor") };
+        assert_eq!(y.shape, [5, 4]);
+        let got = y.to_f64s().expect("floats");
+        for r in 0..5 {
+            for c in 0..4 {
+                let exact: f64 = (0..3).map(|k| f64::from(a[k * 5 + r]) * f64::from(b[k * 4 + c])).sum();
+                let want = if widen == 0 { f64::from(f16::from_f64(exact)) } else { f64::from(bf16::from_f64(exact)) };
+                assert_eq!(got[r * 4 + c], want, "{ty} y[{r}][{c}]");
+            }
+        }
+    }
+}
