@@ -3,6 +3,7 @@
 
 use super::super::{Ctx, Kernel, input, one, optional};
 use half::{bf16, f16};
+use onnx_core::ir::DataType;
 
 use crate::error::{KernelError, bad_input};
 use crate::value::{Data, Tensor, Value};
@@ -70,6 +71,26 @@ fn bias_split_gelu(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>,
         }
     };
     let half = width / 2;
+    let mut shape = x.shape.clone();
+    shape[2] = half;
+    if x.data_type() == DataType::Float {
+        // float32 with the vectorizing erf, as onnxruntime's CUDA kernel computes it.
+        let (values, bias) = (x.to_f32s()?, bias.to_f32s()?);
+        let mut out = vec![0f32; values.len() / 2];
+        crate::simd::widest(
+            #[inline(always)]
+            || {
+                for (row, o) in values.chunks_exact(width.max(1)).zip(out.chunks_exact_mut(half.max(1))) {
+                    let (left, right) = row.split_at(half);
+                    let (bl, br) = bias.split_at(half);
+                    for ((o, (&l, &r)), (&b, &c)) in o.iter_mut().zip(left.iter().zip(right)).zip(bl.iter().zip(br)) {
+                        *o = (l + b) * crate::math::gelu(r + c);
+                    }
+                }
+            },
+        );
+        return one(Tensor::new(shape, Data::F32(out.into())));
+    }
     let (values, bias) = (x.to_f64s()?, bias.to_f64s()?);
     let mut out = Vec::with_capacity(values.len() / 2);
     for row in values.chunks(width.max(1)) {
@@ -77,8 +98,6 @@ fn bias_split_gelu(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>,
             out.push((row[j] + bias[j]) * crate::math::gelu_f64(row[j + half] + bias[j + half]));
         }
     }
-    let mut shape = x.shape.clone();
-    shape[2] = half;
     one(crate::cast::from_f64_like(x.data_type(), shape, out)?)
 }
 
