@@ -114,7 +114,9 @@ fn index(x: i32) -> usize {
 }
 
 /// MLAS's logistic (Eigen's rational approximation, clamped to ±18), with the fused
-/// multiply-adds of its x86-64 kernel.
+/// multiply-adds of its x86-64 kernel. Inlined, so that a caller compiled with FMA
+/// ([`crate::simd::widest`]) makes them instructions.
+#[inline(always)]
 pub(super) fn mlas_logistic(x: f32) -> f32 {
     // MLAS's constants as its source writes them.
     #[allow(clippy::excessive_precision)]
