@@ -42,10 +42,12 @@ pub fn widest<R>(body: impl FnOnce() -> R) -> R {
 #[inline(always)]
 pub fn low_bytes(x: &[f32], word: impl Fn(f32) -> u32) -> Vec<u8> {
     let mut out = vec![0u8; x.len()];
+    let bytes = &mut out[..];
+    // By value: what the closure reads through references is reloaded after each store.
     widest(
         #[inline(always)]
-        || {
-            for (out, x) in out.chunks_mut(16).zip(x.chunks(16)) {
+        move || {
+            for (out, x) in bytes.chunks_mut(16).zip(x.chunks(16)) {
                 let mut lanes = [0u32; 16];
                 for (lane, &v) in lanes.iter_mut().zip(x) {
                     *lane = word(v);

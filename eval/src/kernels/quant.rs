@@ -277,10 +277,12 @@ fn dequantize_per_tensor_to_f32(x: &Tensor, scale: &Tensor, zero: Option<&Tensor
     // quantized transformer's 56).
     fn dequantized<T: Copy>(v: &[T], z: f32, s: f32, wide: impl Fn(T) -> f32) -> Vec<f32> {
         let mut out = vec![0.0f32; v.len()];
+        let slots = &mut out[..];
+        // By value: numbers read through references are reloaded after each store.
         crate::simd::widest(
             #[inline(always)]
-            || {
-                for (o, &q) in out.iter_mut().zip(v) {
+            move || {
+                for (o, &q) in slots.iter_mut().zip(v) {
                     *o = (wide(q) - z) * s;
                 }
             },

@@ -227,10 +227,12 @@ fn same_shape_sum(
     let (rac, rbc) = (sa / sc, sb / sc);
     let fixed = zc as f32 - (rac * za as f32 + rbc * zb as f32);
     let mut out = vec![0i32; av.len()];
+    let slots = &mut out[..];
+    // By value: numbers read through references are reloaded after each store.
     crate::simd::widest(
         #[inline(always)]
-        || {
-            for ((o, &x), &y) in out.iter_mut().zip(av).zip(bv) {
+        move || {
+            for ((o, &x), &y) in slots.iter_mut().zip(av).zip(bv) {
                 let v = (x as f32).mul_add(rac, (y as f32).mul_add(rbc, fixed));
                 // Clamping before rounding gives what rounding then clamping gives (the
                 // bounds are integers) and keeps the conversion in range; NaN (a zero
