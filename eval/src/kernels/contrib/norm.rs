@@ -323,17 +323,41 @@ fn group_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>], with_skip: bool) -> Resu
 }
 
 /// A table of embeddings `[rows, hidden]` and its values.
-struct Table {
+struct Table<'t> {
     rows: usize,
     hidden: usize,
-    values: Vec<f64>,
+    values: Elements<'t>,
 }
 
-fn table(t: &Tensor, what: &str, hidden: Option<usize>) -> Result<Table, KernelError> {
+/// An embedding table's values, read where they lie: a token reads one row of a table of a
+/// vocabulary's rows (converting BERT's 30,522 × 768 words to f64 on every run took longer
+/// than the rest of the model).
+enum Elements<'t> {
+    F32(&'t [f32]),
+    F16(&'t [half::f16]),
+    Other(Vec<f64>),
+}
+
+impl Elements<'_> {
+    fn at(&self, i: usize) -> f64 {
+        match self {
+            Elements::F32(v) => f64::from(v[i]),
+            Elements::F16(v) => f64::from(v[i]),
+            Elements::Other(v) => v[i],
+        }
+    }
+}
+
+fn table<'t>(t: &'t Tensor, what: &str, hidden: Option<usize>) -> Result<Table<'t>, KernelError> {
     if t.rank() != 2 || hidden.is_some_and(|h| t.shape[1] != h) {
         return Err(bad_input!("{what} has shape {:?}; it must be [rows, hidden]", t.shape));
     }
-    Ok(Table { rows: t.shape[0], hidden: t.shape[1], values: t.to_f64s()? })
+    let values = match &*t.data {
+        Data::F32(v) if t.layout.is_none() => Elements::F32(v),
+        Data::F16(v) if t.layout.is_none() => Elements::F16(v),
+        _ => Elements::Other(t.to_f64s()?),
+    };
+    Ok(Table { rows: t.shape[0], hidden: t.shape[1], values })
 }
 
 /// EmbedLayerNormalization: for each token of `input_ids [batch, sequence]`, the sum of its
@@ -375,7 +399,8 @@ fn q_embed_layer_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Va
     let words = table(&word, "word_embedding", None)?;
     let position = need(dequantized(3, "position_embedding")?, "position_embedding")?;
     let positions = table(&position, "position_embedding", hidden)?;
-    let segments = dequantized(4, "segment_embedding")?.map(|e| table(&e, "segment_embedding", hidden)).transpose()?;
+    let segment = dequantized(4, "segment_embedding")?;
+    let segments = segment.as_ref().map(|e| table(e, "segment_embedding", hidden)).transpose()?;
     let gamma = need(dequantized(5, "gamma")?, "gamma")?.to_f64s()?;
     let beta = need(dequantized(6, "beta")?, "beta")?.to_f64s()?;
     let tables = Embeddings { words, positions, segments, gamma, beta: Some(beta) };
@@ -386,10 +411,10 @@ fn q_embed_layer_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Va
 
 /// The tables of an embedding layer normalization, in f64: word, position and segment
 /// embeddings `[rows, hidden]`, gamma and beta.
-struct Embeddings {
-    words: Table,
-    positions: Table,
-    segments: Option<Table>,
+struct Embeddings<'t> {
+    words: Table<'t>,
+    positions: Table<'t>,
+    segments: Option<Table<'t>>,
     gamma: Vec<f64>,
     beta: Option<Vec<f64>>,
 }
@@ -399,7 +424,7 @@ struct Embeddings {
 fn embed_and_normalize(
     ctx: &Ctx<'_>,
     inputs: &[Option<&Value>],
-    tables: Embeddings,
+    tables: Embeddings<'_>,
     position_ids: Option<&Tensor>,
     dt: DataType,
 ) -> Result<Vec<Value>, KernelError> {
@@ -461,17 +486,20 @@ fn embed_and_normalize(
             None => None,
         };
         for h in 0..hidden {
-            let mut v = words.values[w * hidden + h] + positions.values[p * hidden + h];
+            let mut v = words.values.at(w * hidden + h) + positions.values.at(p * hidden + h);
             if let Some((s, table)) = s {
-                v += table.values[s * hidden + h];
+                v += table.values.at(s * hidden + h);
             }
             sum.push(v);
         }
     }
-    let mut y = sum.clone();
+    // The sum is the third output, which exports rarely name.
+    let want_sum = ctx.node.outputs.get(2).is_some_and(|o| !o.is_empty());
+    let (mut y, sum) = if want_sum { (sum.clone(), Some(sum)) } else { (sum, None) };
     if hidden > 0 {
+        let eps = epsilon(ctx);
         for r in y.chunks_mut(hidden) {
-            normalize(r, epsilon(ctx), false, &gamma, beta.as_deref());
+            normalize(r, eps, false, &gamma, beta.as_deref());
         }
     }
     let mask_index: Vec<i64> = match optional(inputs, 7)? {
@@ -487,12 +515,12 @@ fn embed_and_normalize(
         None => vec![0; batch],
     };
     let shape = vec![batch, sequence, hidden];
-    Ok(named(
-        ctx,
-        vec![
-            Value::Tensor(from_f64_like(dt, shape.clone(), y)?),
-            Value::Tensor(integers_as(DataType::Int32, vec![batch], mask_index)),
-            Value::Tensor(from_f64_like(dt, shape, sum)?),
-        ],
-    ))
+    let mut outputs = vec![
+        Value::Tensor(from_f64_like(dt, shape.clone(), y)?),
+        Value::Tensor(integers_as(DataType::Int32, vec![batch], mask_index)),
+    ];
+    if let Some(sum) = sum {
+        outputs.push(Value::Tensor(from_f64_like(dt, shape, sum)?));
+    }
+    Ok(named(ctx, outputs))
 }
