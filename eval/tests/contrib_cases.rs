@@ -162,3 +162,24 @@ fn contrib_kernels_survive_degenerate_and_hostile_shapes() {
     let e = run_text(&text, vec![("a", f32s(&[1, 2], vec![1.0, 2.0])), ("q", q), ("s", f32s(&[1], vec![1.0]))]);
     assert!(e.is_err_and(|e| e.contains("block_size")));
 }
+
+/// A skip normalization over an empty hidden axis still gives one mean and one inverse
+/// deviation per row (0 and 1/√ε: nothing to normalize), never statistics shorter than
+/// their shape (found by a review: both paths made [2, 1] tensors of no values).
+#[test]
+fn skip_normalization_of_an_empty_hidden_axis_gives_one_statistic_per_row() {
+    let text = r#"<ir_version: 10, opset_import: ["" : 17, "com.microsoft" : 1]>
+        g (float[] x, float[] s, float[] g) => (float[] y, float[] mean, float[] inv) {
+            y, mean, inv = com.microsoft.SkipLayerNormalization <epsilon: float = 0.25> (x, s, g)
+        }"#;
+    let out =
+        run_text(text, vec![("x", f32s(&[2, 0], vec![])), ("s", f32s(&[2, 0], vec![])), ("g", f32s(&[0], vec![]))])
+            .expect("runs");
+    let stats = |i: usize| {
+        let t = out[i].tensor().expect("a tensor");
+        (t.shape.clone(), t.to_f64s().expect("floats"))
+    };
+    assert_eq!(out[0].tensor().expect("a tensor").shape, [2, 0]);
+    assert_eq!(stats(1), (vec![2, 1], vec![0.0, 0.0]));
+    assert_eq!(stats(2), (vec![2, 1], vec![2.0, 2.0]));
+}

@@ -189,8 +189,6 @@ impl<'a, T> Side<'a, T> {
     }
 }
 
-/// [`zip`] over operands that may be strided views (an Expand or a Transpose read in
-/// place by Add, Sub, Mul or Div).
 /// Whether two shapes are equal, compared in line: `==` on slices calls the C library's
 /// `memcmp`, which costs more than the comparison on the short shapes (often empty: the
 /// scalars of shape arithmetic) that most calls compare.
@@ -198,6 +196,9 @@ impl<'a, T> Side<'a, T> {
 fn same_shape(a: &[usize], b: &[usize]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
+
+/// [`zip`] over operands that may be strided views (an Expand or a Transpose read in
+/// place by Add, Sub, Mul or Div).
 
 pub fn zip_sides<T: Copy, U>(
     ctx: &Ctx<'_>,

@@ -93,6 +93,7 @@ fn skip_layer_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>], simplified: bool) -
         ));
     }
     let rows = count(&x.shape[..x.rank() - 1])?;
+    let row_count = rows;
     ctx.check_grown(rows, x.len())?;
     let dt = x.data_type();
     let mut stats = x.shape.clone();
@@ -113,7 +114,10 @@ fn skip_layer_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>], simplified: bool) -
             beta: beta.as_deref(),
             bias: bias.as_deref(),
         };
-        let (y, sum, means, invs) = rows.normalize(&values, want_sum);
+        let (y, sum, mut means, mut invs) = rows.normalize(&values, want_sum);
+        // Rows with an empty hidden axis: nothing to normalize, a variance of 0.
+        means.resize(row_count, 0.0);
+        invs.resize(row_count, 1.0 / eps.sqrt());
         let tensor = |shape: Vec<usize>, v: Vec<f32>| -> Value {
             Value::Tensor(if dt == DataType::Float {
                 Tensor::new(shape, Data::F32(v.into()))
@@ -146,6 +150,9 @@ fn skip_layer_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>], simplified: bool) -
             invs.push(inv);
         }
     }
+    // Rows with an empty hidden axis: nothing to normalize, a variance of 0.
+    means.resize(rows, 0.0);
+    invs.resize(rows, 1.0 / epsilon(ctx).sqrt());
     Ok(named(
         ctx,
         vec![
