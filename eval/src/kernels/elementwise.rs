@@ -199,7 +199,6 @@ fn same_shape(a: &[usize], b: &[usize]) -> bool {
 
 /// [`zip`] over operands that may be strided views (an Expand or a Transpose read in
 /// place by Add, Sub, Mul or Div).
-
 pub fn zip_sides<T: Copy, U>(
     ctx: &Ctx<'_>,
     a: Side<'_, T>,
