@@ -342,6 +342,10 @@ struct Table<'t> {
 enum Elements<'t> {
     F32(&'t [f32]),
     F16(&'t [half::f16]),
+    /// 8-bit values with their scale and zero point (QEmbedLayerNormalization's tables),
+    /// dequantized in float32 as they are read.
+    U8(&'t [u8], f32, i32),
+    I8(&'t [i8], f32, i32),
     Other(Vec<f64>),
 }
 
@@ -350,20 +354,32 @@ impl Elements<'_> {
         match self {
             Elements::F32(v) => f64::from(v[i]),
             Elements::F16(v) => f64::from(v[i]),
+            Elements::U8(v, scale, zero) => f64::from((i32::from(v[i]) - zero) as f32 * scale),
+            Elements::I8(v, scale, zero) => f64::from((i32::from(v[i]) - zero) as f32 * scale),
             Elements::Other(v) => v[i],
         }
     }
 }
 
 fn table<'t>(t: &'t Tensor, what: &str, hidden: Option<usize>) -> Result<Table<'t>, KernelError> {
-    if t.rank() != 2 || hidden.is_some_and(|h| t.shape[1] != h) {
-        return Err(bad_input!("{what} has shape {:?}; it must be [rows, hidden]", t.shape));
-    }
     let values = match &*t.data {
         Data::F32(v) if t.layout.is_none() => Elements::F32(v),
         Data::F16(v) if t.layout.is_none() => Elements::F16(v),
         _ => Elements::Other(t.to_f64s()?),
     };
+    sized_table(t, what, hidden, values)
+}
+
+/// A table of `values` with `t`'s shape, which must be `[rows, hidden]`.
+fn sized_table<'t>(
+    t: &Tensor,
+    what: &str,
+    hidden: Option<usize>,
+    values: Elements<'t>,
+) -> Result<Table<'t>, KernelError> {
+    if t.rank() != 2 || hidden.is_some_and(|h| t.shape[1] != h) {
+        return Err(bad_input!("{what} has shape {:?}; it must be [rows, hidden]", t.shape));
+    }
     Ok(Table { rows: t.shape[0], hidden: t.shape[1], values })
 }
 
@@ -401,13 +417,24 @@ fn q_embed_layer_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Va
         Ok(Some(Tensor::new(t.shape.clone(), Data::F32(values.into()))))
     };
     let need = |t: Option<Tensor>, what: &str| t.ok_or_else(|| bad_input!("{what} is missing"));
-    let word = need(dequantized(2, "word_embedding")?, "word_embedding")?;
-    let hidden = if word.rank() == 2 { Some(word.shape[1]) } else { None };
-    let words = table(&word, "word_embedding", None)?;
-    let position = need(dequantized(3, "position_embedding")?, "position_embedding")?;
-    let positions = table(&position, "position_embedding", hidden)?;
-    let segment = dequantized(4, "segment_embedding")?;
-    let segments = segment.as_ref().map(|e| table(e, "segment_embedding", hidden)).transpose()?;
+    // The embedding tables read where they lie, a row at a time (dequantizing a whole
+    // vocabulary's table on every run cost more than the rest of the model).
+    let quantized = |i: usize, hidden: Option<usize>, what: &str| -> Result<Option<Table<'_>>, KernelError> {
+        let Some(t) = optional(inputs, i)? else { return Ok(None) };
+        let scale = scale_of(input(inputs, i + 6)?, &format!("{what}'s scale"))?;
+        let zero = zero_of(optional(inputs, i + 11)?, &format!("{what}'s zero point"))?;
+        let values = match &*t.data {
+            Data::U8(v) => Elements::U8(v, scale, zero),
+            Data::I8(v) => Elements::I8(v, scale, zero),
+            _ => return Err(bad_input!("{what} is {}: uint8 or int8 expected", t.data_type().name())),
+        };
+        sized_table(t, what, hidden, values).map(Some)
+    };
+    let words = quantized(2, None, "word_embedding")?.ok_or_else(|| bad_input!("word_embedding is missing"))?;
+    let hidden = Some(words.hidden);
+    let positions =
+        quantized(3, hidden, "position_embedding")?.ok_or_else(|| bad_input!("position_embedding is missing"))?;
+    let segments = quantized(4, hidden, "segment_embedding")?;
     let gamma = need(dequantized(5, "gamma")?, "gamma")?.to_f64s()?;
     let beta = need(dequantized(6, "beta")?, "beta")?.to_f64s()?;
     let tables = Embeddings { words, positions, segments, gamma, beta: Some(beta) };

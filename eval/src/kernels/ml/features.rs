@@ -9,10 +9,7 @@ use crate::value::{Data, Tensor, Value};
 
 /// The input's values as float32.
 fn f32s(x: &Tensor) -> Result<Vec<f32>, KernelError> {
-    Ok(match &*x.data {
-        Data::F32(v) => v.to_vec(),
-        _ => x.to_f64s()?.into_iter().map(|v| v as f32).collect(),
-    })
+    Ok(x.to_f32s()?.into_owned())
 }
 
 /// The length of a row: the whole of a 1-D input, else the second dimension.
