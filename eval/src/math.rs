@@ -106,6 +106,14 @@ pub fn tanh(x: f32) -> f32 {
     magnitude.copysign(x)
 }
 
+/// The logistic function `1/(1 + e^(−x))`, as `e^(−|x|)/(1 + e^(−|x|))` below zero so that
+/// no large exponential is formed.
+#[inline(always)]
+pub fn sigmoid(x: f32) -> f32 {
+    let e = exp(-x.abs());
+    if x >= 0.0 { 1.0 / (1.0 + e) } else { e / (1.0 + e) }
+}
+
 /// GELU with the error function, `x·½·(1 + erf(x/√2))` (onnx's Gelu, onnxruntime's Gelu
 /// and BiasGelu).
 #[inline(always)]

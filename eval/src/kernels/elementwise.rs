@@ -81,7 +81,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
         "Ceil" => |_, i| float(input(i, 0)?, f32::ceil, f64::ceil),
         "Round" => |_, i| float(input(i, 0)?, f32::round_ties_even, f64::round_ties_even),
         "Erf" => |_, i| float(input(i, 0)?, crate::math::erf, libm::erf),
-        "Sigmoid" => |_, i| float(input(i, 0)?, sigmoid32, sigmoid),
+        "Sigmoid" => |_, i| float(input(i, 0)?, crate::math::sigmoid, sigmoid),
         "Softplus" => |_, i| float(input(i, 0)?, |x| softplus(f64::from(x)) as f32, softplus),
         "Softsign" => |_, i| float(input(i, 0)?, |x| x / (1.0 + x.abs()), |x| x / (1.0 + x.abs())),
         "Mish" => |_, i| float(input(i, 0)?, |x| mish(f64::from(x)) as f32, mish),
@@ -558,11 +558,6 @@ fn swiglu(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Kernel
 
 /// The logistic function in f32 with the vectorized exp: e^(−|x|) never overflows, and
 /// a negative x takes `e / (1 + e)`, accurate where the result is tiny.
-fn sigmoid32(x: f32) -> f32 {
-    let e = crate::math::exp(-x.abs());
-    if x >= 0.0 { 1.0 / (1.0 + e) } else { e / (1.0 + e) }
-}
-
 fn sigmoid(x: f64) -> f64 {
     if x >= 0.0 { 1.0 / (1.0 + (-x).exp()) } else { x.exp() / (1.0 + x.exp()) }
 }

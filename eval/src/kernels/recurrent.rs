@@ -104,7 +104,7 @@ impl Activation {
                 #[inline(always)]
                 || {
                     for v in values.iter_mut() {
-                        *v = f64::from(1.0 / (1.0 + crate::math::exp(-(*v as f32))));
+                        *v = f64::from(crate::math::sigmoid(*v as f32));
                     }
                 },
             ),

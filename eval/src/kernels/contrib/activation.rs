@@ -23,7 +23,7 @@ pub fn kernel(op: &str) -> Option<Kernel> {
             biased(
                 &inputs[..inputs.len().min(1)],
                 #[inline(always)]
-                move |x| x / (1.0 + crate::math::exp(-alpha * x)),
+                move |x| x * crate::math::sigmoid(alpha * x),
                 move |x| x * sigmoid(wide * x),
             )
         },
