@@ -97,8 +97,7 @@ fn converted_directly(data: &Data, dt: DataType) -> Option<Data> {
         };
     }
     Some(match (data, dt) {
-        (Data::F32(v), DataType::Float16) => Data::F16(v.iter().map(|&x| f16::from_f32(x)).collect()),
-        (Data::F32(v), DataType::Bfloat16) => Data::Bf16(v.iter().map(|&x| bf16::from_f32(x)).collect()),
+        (Data::F32(v), DataType::Float16 | DataType::Bfloat16) => crate::number::narrowed_half(v, dt),
         (Data::F16(_) | Data::Bf16(_), DataType::Float | DataType::Double) => {
             let (wide, _) = widened_half(data)?;
             into!(&wide)

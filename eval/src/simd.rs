@@ -41,19 +41,26 @@ pub fn widest<R>(body: impl FnOnce() -> R) -> R {
 /// three times slower than the baseline.
 #[inline(always)]
 pub fn low_bytes(x: &[f32], word: impl Fn(f32) -> u32) -> Vec<u8> {
-    let mut out = vec![0u8; x.len()];
-    let bytes = &mut out[..];
+    low_parts(x, word, |w| w as u8)
+}
+
+/// [`low_bytes`] for any narrower word: `narrow(word(x))` for each value (the low 16 bits
+/// for a 16-bit quantizer), sixteen words at a time.
+#[inline(always)]
+pub fn low_parts<T: Copy + Default>(x: &[f32], word: impl Fn(f32) -> u32, narrow: impl Fn(u32) -> T) -> Vec<T> {
+    let mut out = vec![T::default(); x.len()];
+    let parts = &mut out[..];
     // By value: what the closure reads through references is reloaded after each store.
     widest(
         #[inline(always)]
         move || {
-            for (out, x) in bytes.chunks_mut(16).zip(x.chunks(16)) {
+            for (out, x) in parts.chunks_mut(16).zip(x.chunks(16)) {
                 let mut lanes = [0u32; 16];
                 for (lane, &v) in lanes.iter_mut().zip(x) {
                     *lane = word(v);
                 }
                 for (b, &lane) in out.iter_mut().zip(&lanes) {
-                    *b = lane as u8;
+                    *b = narrow(lane);
                 }
             }
         },

@@ -337,8 +337,9 @@ impl Tensor {
         use std::borrow::Cow;
         Ok(match &*self.data {
             Data::F32(v) if self.layout.is_none() => Cow::Borrowed(&v[..]),
-            Data::F16(v) if self.layout.is_none() => Cow::Owned(v.iter().map(|x| x.to_f32()).collect()),
-            Data::Bf16(v) if self.layout.is_none() => Cow::Owned(v.iter().map(|x| x.to_f32()).collect()),
+            Data::F16(_) | Data::Bf16(_) if self.layout.is_none() => {
+                Cow::Owned(crate::number::widened_half(&self.data).map(|(v, _)| v).unwrap_or_default())
+            }
             _ => Cow::Owned(self.to_f64s()?.into_iter().map(|v| v as f32).collect()),
         })
     }

@@ -195,3 +195,42 @@ fn half_precision_products_round_once() {
         }
     }
 }
+
+/// A float16 or bfloat16 MatMul whose B is a constant: the plan widens B to float32 once
+/// (the node has a prepared form), and the product is the same exact product rounded once.
+#[test]
+fn half_precision_constant_weights_are_widened_once() {
+    use half::{bf16, f16};
+    let b: Vec<f32> = (0..12).map(|i| ((i * 5) % 23) as f32 / 8.0 - 1.25).collect();
+    for (ty, widen) in [("float16", 0), ("bfloat16", 1)] {
+        // The text holds 16-bit floats as their bits.
+        let bits = |v: f32| if widen == 0 { f16::from_f32(v).to_bits() } else { bf16::from_f32(v).to_bits() };
+        let listed = b.iter().map(|&v| bits(v).to_string()).collect::<Vec<_>>().join(", ");
+        let text = format!(
+            r#"<ir_version: 10, opset_import: ["" : 17]>
+            g ({ty}[5, 3] a) => ({ty}[5, 4] y) <{ty}[3, 4] b = {{{listed}}}> {{
+                y = MatMul (a, b)
+            }}"#
+        );
+        let model = model(&text);
+        let plan = Plan::new(&model).expect("plans");
+        assert_eq!(plan.prepared.values().count(), 1, "{ty}: B is widened when the plan is made");
+        let a: Vec<f32> = (0..15).map(|i| ((i * 7) % 29) as f32 / 8.0 - 1.5).collect();
+        let data = if widen == 0 {
+            Data::F16(a.iter().map(|&x| f16::from_f32(x)).collect())
+        } else {
+            Data::Bf16(a.iter().map(|&x| bf16::from_f32(x)).collect())
+        };
+        let inputs = vec![("a".to_owned(), Value::Tensor(Tensor::new(vec![5, 3], data)))];
+        let result = plan.run(inputs, &RunOptions::default()).expect("runs");
+        let Value::Tensor(y) = &result.outputs[0].1 else { panic!("a tensor") };
+        let got = y.to_f64s().expect("floats");
+        for r in 0..5 {
+            for c in 0..4 {
+                let exact: f64 = (0..3).map(|k| f64::from(a[r * 3 + k]) * f64::from(b[k * 4 + c])).sum();
+                let want = if widen == 0 { f64::from(f16::from_f64(exact)) } else { f64::from(bf16::from_f64(exact)) };
+                assert_eq!(got[r * 4 + c], want, "{ty} y[{r}][{c}]");
+            }
+        }
+    }
+}

@@ -461,8 +461,11 @@ pub fn float(t: &Tensor, f32f: impl Fn(f32) -> f32, f64f: impl Fn(f64) -> f64) -
             Data::F32(out.into())
         }
         Data::F64(v) => Data::F64(v.iter().map(|&x| f64f(x)).collect()),
-        Data::F16(v) => Data::F16(v.iter().map(|&x| f16::from_f32(f32f(x.to_f32()))).collect()),
-        Data::Bf16(v) => Data::Bf16(v.iter().map(|&x| bf16::from_f32(f32f(x.to_f32()))).collect()),
+        data @ (Data::F16(_) | Data::Bf16(_)) => {
+            let (mut v, dt) = crate::number::widened_half(data).unwrap_or((Vec::new(), DataType::Float16));
+            v.iter_mut().for_each(|x| *x = f32f(*x));
+            crate::number::narrowed_half(&v, dt)
+        }
         other => return Err(bad_input!("expected floats, got {} values", other.data_type().name())),
     };
     one(Tensor::new(t.shape.clone(), data))
@@ -512,7 +515,7 @@ impl UnaryOp for ReluOp {
 /// through f32, rounded once).
 fn signed<O: UnaryOp>(t: &Tensor) -> Result<Vec<Value>, KernelError> {
     let data = match widened_half(&t.data) {
-        Some((v, dt)) => narrowed_half(v.into_iter().map(O::apply).collect(), dt),
+        Some((v, dt)) => narrowed_half(&v.into_iter().map(O::apply).collect::<Vec<f32>>(), dt),
         None => with_number!(&*t.data, v => Number::data(map_numbers(v, O::apply)),
             other => return Err(bad_input!("expected numbers, got {} values", other.data_type().name()))),
     };
@@ -709,7 +712,7 @@ fn clip(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelEr
     let data = match widened_half(&t.data) {
         Some((v, dt)) => {
             let half = |d: &Data| widened_half(d).and_then(|(b, _)| b.first().copied());
-            narrowed_half(clipped(ctx, inputs, &v, half)?, dt)
+            narrowed_half(&clipped(ctx, inputs, &v, half)?, dt)
         }
         None => with_number!(&*t.data, v => Number::data(clipped(ctx, inputs, v, |_| None)?),
             other => return Err(bad_input!("Clip takes numbers, not {} values", other.data_type().name()))),

@@ -96,13 +96,9 @@ fn any_matmul(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Ke
     // products ran at a tenth of the float32 speed).
     let half = |t: &Tensor| matches!(t.data_type(), DataType::Float16 | DataType::Bfloat16);
     if half(a) && a.data_type() == b.data_type() {
-        let (x, y) = (a.to_f32s()?, b.to_f32s()?);
+        let (x, y) = (ctx.f32s(a, 0)?, ctx.f32s(b, 1)?);
         let (shape, out) = product(Operand::rows(&x, &a.shape), Operand::rows(&y, &b.shape), 1.0, crate::gemm::sgemm)?;
-        let data = match a.data_type() {
-            DataType::Float16 => Data::F16(out.into_iter().map(half::f16::from_f32).collect()),
-            _ => Data::Bf16(out.into_iter().map(half::bf16::from_f32).collect()),
-        };
-        return one(Tensor::new(shape, data));
+        return one(Tensor::new(shape, crate::number::narrowed_half(&out, a.data_type())));
     }
     let (shape, out) = matmul(&a.to_f64s()?, &a.shape, &b.to_f64s()?, &b.shape)?;
     one(numeric_like(a.data_type(), shape, out)?)
@@ -292,6 +288,7 @@ pub fn prepare(op: &str) -> Option<super::Prepare> {
     let prepare: super::Prepare = match op {
         "MatMulInteger" => |ctx, inputs| prepare_b(ctx, inputs, (1, 3)),
         "QLinearMatMul" => |ctx, inputs| prepare_b(ctx, inputs, (3, 5)),
+        "MatMul" => super::prepare_widened,
         _ => return None,
     };
     Some(prepare)

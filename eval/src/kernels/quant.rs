@@ -164,7 +164,7 @@ fn dynamic_quantize(_: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>
     Ok(vec![Value::Tensor(y), Value::Tensor(scale_t), Value::Tensor(zero_t)])
 }
 
-/// The common case without detours: a float32 tensor quantized per tensor into 8 bits.
+/// The common case without detours: a float32 tensor quantized per tensor into 8 or 16 bits.
 fn quantize_f32_per_tensor(
     x: &Tensor,
     scale: &Tensor,
@@ -174,7 +174,7 @@ fn quantize_f32_per_tensor(
     hi: f64,
 ) -> Option<Tensor> {
     let (Data::F32(v), Data::F32(s)) = (&*x.data, &*scale.data) else { return None };
-    if s.len() != 1 || !matches!(dt, DataType::Uint8 | DataType::Int8) {
+    if s.len() != 1 || !matches!(dt, DataType::Uint8 | DataType::Int8 | DataType::Uint16 | DataType::Int16) {
         return None;
     }
     let z = match zero {
@@ -183,16 +183,15 @@ fn quantize_f32_per_tensor(
         None => 0.0,
     };
     let quantize = Quantizer::new(s[0], z, lo as f32, hi as f32);
-    // The integer's low byte is the element, two's complement for int8.
-    let bytes = crate::simd::low_bytes(v, |x| quantize.bits(x));
-    Some(Tensor::new(
-        x.shape.clone(),
-        if dt == DataType::Uint8 {
-            Data::U8(bytes.into())
-        } else {
-            Data::I8(bytes.into_iter().map(|b| b as i8).collect())
-        },
-    ))
+    // The integer's low byte (or two) is the element, two's complement for the signed types.
+    let data = match dt {
+        DataType::Uint8 => Data::U8(crate::simd::low_bytes(v, |x| quantize.bits(x)).into()),
+        DataType::Int8 => Data::I8(crate::simd::low_parts(v, |x| quantize.bits(x), |w| w as i8).into()),
+        DataType::Uint16 => Data::U16(crate::simd::low_parts(v, |x| quantize.bits(x), |w| w as u16).into()),
+        DataType::Int16 => Data::I16(crate::simd::low_parts(v, |x| quantize.bits(x), |w| w as i16).into()),
+        _ => return None,
+    };
+    Some(Tensor::new(x.shape.clone(), data))
 }
 
 /// Quantizing float32 values to integers of at most 16 bits: `x / scale` rounded half to
@@ -233,7 +232,7 @@ impl Quantizer {
 }
 
 /// The other common case: weights dequantized per output channel (one float32 scale per
-/// position along `axis`), 8-bit or 32-bit integers (biases) into float32. Each run of
+/// position along `axis`), 8-, 16- or 32-bit integers (biases) into float32. Each run of
 /// elements sharing a scale is one loop; the arithmetic is the general path's (in f64,
 /// rounded once), so the results are the same.
 fn dequantize_per_axis_to_f32(x: &Tensor, scale: &Tensor, zero: Option<&Tensor>, axis: usize) -> Option<Tensor> {
@@ -259,13 +258,16 @@ fn dequantize_per_axis_to_f32(x: &Tensor, scale: &Tensor, zero: Option<&Tensor>,
     let out = match &*x.data {
         Data::U8(v) => run(v, inner, s, &z, f64::from),
         Data::I8(v) => run(v, inner, s, &z, f64::from),
+        Data::U16(v) => run(v, inner, s, &z, f64::from),
+        Data::I16(v) => run(v, inner, s, &z, f64::from),
         Data::I32(v) => run(v, inner, s, &z, f64::from),
         _ => return None,
     };
     Some(Tensor::new(x.shape.clone(), Data::F32(out.into())))
 }
 
-/// The common case without detours: 8-bit integers dequantized per tensor into float32.
+/// The common case without detours: 8- and 16-bit integers dequantized per tensor into
+/// float32 (`q − z` is exact in float32, so the product is rounded once, as in f64).
 fn dequantize_per_tensor_to_f32(x: &Tensor, scale: &Tensor, zero: Option<&Tensor>) -> Option<Tensor> {
     let Data::F32(s) = &*scale.data else { return None };
     if s.len() != 1 || zero.is_some_and(|z| z.len() != 1) {
@@ -292,6 +294,8 @@ fn dequantize_per_tensor_to_f32(x: &Tensor, scale: &Tensor, zero: Option<&Tensor
     let out: Vec<f32> = match &*x.data {
         Data::U8(v) => dequantized(v, z, s, f32::from),
         Data::I8(v) => dequantized(v, z, s, f32::from),
+        Data::U16(v) => dequantized(v, z, s, f32::from),
+        Data::I16(v) => dequantized(v, z, s, f32::from),
         _ => return None,
     };
     Some(Tensor::new(x.shape.clone(), Data::F32(out.into())))
@@ -331,6 +335,21 @@ mod tests {
             for x in halves.clone().chain(steps.clone()).chain(edges) {
                 let want = plain(x, scale, zero, lo, hi);
                 let got = if lo < 0.0 { i64::from(q.bits(x) as u8 as i8) } else { i64::from(q.bits(x) as u8) };
+                assert_eq!(got, want, "{x} / {scale} + {zero}");
+            }
+        }
+        // The 16-bit types, read from the low two bytes as QuantizeLinear stores them.
+        let wide = (-40000..40000).step_by(7).map(|k| k as f32 * 0.75);
+        for (scale, zero, lo, hi) in [
+            (1.0, 0.0, 0.0, 65535.0),
+            (0.001, 30000.0, 0.0, 65535.0),
+            (0.5, -7.0, -32768.0, 32767.0),
+            (0.0003, 0.0, -32768.0, 32767.0),
+        ] {
+            let q = Quantizer::new(scale, zero, lo, hi);
+            for x in wide.clone().chain(steps.clone()).chain(edges) {
+                let want = plain(x, scale, zero, lo, hi);
+                let got = if lo < 0.0 { i64::from(q.bits(x) as u16 as i16) } else { i64::from(q.bits(x) as u16) };
                 assert_eq!(got, want, "{x} / {scale} + {zero}");
             }
         }

@@ -74,7 +74,7 @@ fn reduce(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Kernel
         data => match widened_half(data) {
             Some((v, dt)) => {
                 let out = reduced_through_f64(op, &v, &runs);
-                narrowed_half(out.into_iter().map(|x| x as f32).collect(), dt)
+                narrowed_half(&out.into_iter().map(|x| x as f32).collect::<Vec<f32>>(), dt)
             }
             None => with_number!(data, v => Number::data(reduced(op, v, &runs)),
                 other => return Err(bad_input!("cannot reduce {} values", other.data_type().name()))),

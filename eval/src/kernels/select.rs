@@ -118,7 +118,7 @@ fn cumulative(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Ke
     let (outer, n, inner) = (count(&t.shape[..a])?, t.shape[a], count(&t.shape[a + 1..])?);
     let dims = (outer, n, inner);
     let data = match widened_half(&t.data) {
-        Some((v, dt)) => narrowed_half(accumulated(&v, dims, product, exclusive, reverse), dt),
+        Some((v, dt)) => narrowed_half(&accumulated(&v, dims, product, exclusive, reverse), dt),
         None => with_number!(&*t.data, v => Number::data(accumulated(v, dims, product, exclusive, reverse)),
             other => return Err(bad_input!("cannot accumulate {} values", other.data_type().name()))),
     };

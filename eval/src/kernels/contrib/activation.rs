@@ -2,7 +2,6 @@
 //! QuickGelu), BiasAdd and BiasSplitGelu, as onnxruntime's kernels compute them.
 
 use super::super::{Ctx, Kernel, input, one, optional};
-use half::{bf16, f16};
 use onnx_core::ir::DataType;
 
 use crate::error::{KernelError, bad_input};
@@ -145,8 +144,7 @@ fn biased(
             },
         );
         let data = match &*x.data {
-            Data::F16(_) => Data::F16(out.into_iter().map(f16::from_f32).collect()),
-            Data::Bf16(_) => Data::Bf16(out.into_iter().map(bf16::from_f32).collect()),
+            Data::F16(_) | Data::Bf16(_) => crate::number::narrowed_half(&out, x.data_type()),
             _ => Data::F32(out.into()),
         };
         return one(Tensor::new(x.shape.clone(), data));

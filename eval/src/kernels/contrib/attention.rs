@@ -486,12 +486,13 @@ fn project(
     }
     // The GEMM adds onto the bias in every row (beta 1), or onto zeros.
     let beta = if bias.is_some() { 1.0 } else { 0.0 };
-    let all_f32 = [Some(x), Some(w), bias].iter().flatten().all(|t| t.data_type() == DataType::Float);
-    if all_f32 {
+    let float = |t: &&Tensor| matches!(t.data_type(), DataType::Float | DataType::Float16 | DataType::Bfloat16);
+    if [Some(x), Some(w), bias].iter().flatten().all(float) {
         // As onnxruntime computes it: one float32 GEMM, without converting the weights on
-        // every run.
-        let mut qkv = bias_rows(bias.map(Tensor::to_f32s).transpose()?.as_deref(), rows, total);
-        let (xv, wv) = (x.to_f32s()?, w.to_f32s()?);
+        // every run. (Its CPU Attention has only a float32 kernel: float16 inputs are cast
+        // to float32 and the outputs back.)
+        let mut qkv = bias_rows(bias.map(|b| ctx.f32s(b, 2)).transpose()?.as_deref(), rows, total);
+        let (xv, wv) = (x.to_f32s()?, ctx.f32s(w, 1)?);
         sgemm(1.0, View::rows(&xv, rows, dim), View::rows(&wv, dim, total), beta as f32, &mut qkv)?;
         return Ok((qkv.into_iter().map(f64::from).collect(), (qs, ks, vs)));
     }
@@ -790,7 +791,11 @@ fn attend_projected(
     let extra = attention_bias(extra, (batch, heads, len, kv_total))?;
     let d = Dims { batch, heads, kv_heads: heads, q_len: len, kv_len: kv_total, head, v_head };
     ctx.check_elements(count(&[batch, heads, len, kv_total])?)?;
-    let y = attend(&q, &k, &v, &d, (scale(ctx, head), 0.0), dt, bias_of(&mask, &extra, (heads, len, kv_total)), None);
+    // onnxruntime's CPU Attention has only a float32 kernel: a float16 node's inputs are
+    // cast to float32, and its outputs rounded back once.
+    let scores_in = if matches!(dt, DataType::Float16 | DataType::Bfloat16) { DataType::Float } else { dt };
+    let bias = bias_of(&mask, &extra, (heads, len, kv_total));
+    let y = attend(&q, &k, &v, &d, (scale(ctx, head), 0.0), scores_in, bias, None);
     let mut out = vec![Value::Tensor(numeric_like(dt, vec![batch, len, vs], y)?)];
     if ctx.node.outputs.len() > 1 {
         let mut present = k;

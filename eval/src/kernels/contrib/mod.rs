@@ -39,5 +39,6 @@ pub fn kernel(op: &str) -> Option<Kernel> {
 
 /// The operators whose kernels take a form of their constant inputs made once per plan.
 pub fn prepare(op: &str) -> Option<super::Prepare> {
-    nbits::prepare(op).or_else(|| moe::prepare(op)).or_else(|| qmatmul::prepare(op))
+    let widened = (op == "Attention").then_some(super::prepare_widened as super::Prepare);
+    nbits::prepare(op).or_else(|| moe::prepare(op)).or_else(|| qmatmul::prepare(op)).or(widened)
 }

@@ -122,7 +122,7 @@ fn skip_layer_norm(ctx: &Ctx<'_>, inputs: &[Option<&Value>], simplified: bool) -
             Value::Tensor(if dt == DataType::Float {
                 Tensor::new(shape, Data::F32(v.into()))
             } else {
-                Tensor::new(shape, Data::F16(v.into_iter().map(half::f16::from_f32).collect()))
+                Tensor::new(shape, crate::number::narrowed_half(&v, DataType::Float16))
             })
         };
         let stat = |v: Vec<f32>| Value::Tensor(Tensor::new(stats.clone(), Data::F32(v.into())));

@@ -16,13 +16,27 @@ use crate::value::{Data, Tensor, Value};
 /// `t` minus its zero point, as f64: one zero point, or one per slice of the first axis
 /// (per output channel, for weights).
 fn shifted(t: &Tensor, zero: Option<&Tensor>, single: bool) -> Result<Tensor, KernelError> {
-    // 8-bit values with one zero point, in float32: straight from the bytes (the f64 copy
-    // was much of a small quantized convolution's time).
-    if single && zero.is_none_or(|z| z.len() == 1) {
-        let z = zero.map(Tensor::to_f64s).transpose()?.and_then(|z| z.first().copied()).unwrap_or(0.0) as f32;
-        let data = match &*t.data {
-            Data::U8(v) => Some(v.iter().map(|&x| f32::from(x) - z).collect::<Vec<f32>>()),
-            Data::I8(v) => Some(v.iter().map(|&x| f32::from(x) - z).collect::<Vec<f32>>()),
+    // 8-bit values with one zero point, or one per slice of the first axis (a weight's
+    // filters), in float32: straight from the bytes (the f64 copy was much of a small
+    // quantized convolution's time).
+    if single {
+        let zeros = zero.map(Tensor::to_f64s).transpose()?.unwrap_or_else(|| vec![0.0]);
+        let per = match zeros.len() {
+            1 => Some(t.len().max(1)),
+            n if t.shape.first() == Some(&n) => Some(t.len() / n.max(1)),
+            _ => None,
+        };
+        fn less_zero<T: Copy + Into<f32>>(v: &[T], zeros: &[f64], per: usize) -> Vec<f32> {
+            let mut out = Vec::with_capacity(v.len());
+            for (run, z) in v.chunks(per.max(1)).zip(zeros.iter().cycle()) {
+                let z = *z as f32;
+                out.extend(run.iter().map(|&x| x.into() - z));
+            }
+            out
+        }
+        let data = match (&*t.data, per) {
+            (Data::U8(v), Some(per)) => Some(less_zero(v, &zeros, per)),
+            (Data::I8(v), Some(per)) => Some(less_zero(v, &zeros, per)),
             _ => None,
         };
         if let Some(data) = data {
