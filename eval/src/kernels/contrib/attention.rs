@@ -117,13 +117,12 @@ fn attend(
     y
 }
 
-/// [`attend`] in float32, as onnxruntime's CPU kernels compute float32 attention: each
-/// score a float32 sum of products, scaled, soft-capped and biased in float32, the softmax
-/// with the vectorizing exp, the values weighed and summed in float32. The keys of a head
-/// are transposed once, `[H, T]`, so that a query's scores are `H` multiply-adds over all
-/// `T` keys at once: whole vectors for any head size (a dot product per score wasted most
-/// of its lanes on heads of 8 or 16). In f64 with libm's exp the same took four times as
-/// long on a small ViT's heads.
+/// [`attend`] in float32, as onnxruntime's CPU kernels compute float32 attention: per head,
+/// the scores of all queries as one float32 GEMM (`Q·Kᵀ`, scaled), soft-capped and biased
+/// in float32, each row's softmax with the vectorizing exp, and the weighted values as a
+/// second GEMM (`P·V`). Per query, the scores as multiply-adds over transposed keys and the
+/// values as one multiply-add per key took twice as long on a small ViT's heads (of 8);
+/// in f64 with libm's exp, four times as long again.
 fn attend_f32(
     q: &[f64],
     k: &[f64],
@@ -135,61 +134,75 @@ fn attend_f32(
 ) -> Vec<f64> {
     let Dims { batch, heads, kv_heads, q_len, kv_len, head, v_head } = *d;
     let narrow = |x: &[f64]| -> Vec<f32> { x.iter().map(|&v| v as f32).collect() };
-    let (q, v) = (narrow(q), narrow(v));
+    let (q, k, v) = (narrow(q), narrow(k), narrow(v));
     let (scale, softcap) = (scale as f32, softcap as f32);
     let group = (heads / kv_heads.max(1)).max(1);
     let mut y = vec![0.0; batch * q_len * heads * v_head];
-    let mut scores = vec![0f32; kv_len];
-    let mut out = vec![0f32; v_head];
-    // The keys of the head last transposed, and which (batch entry, key head) they are.
-    let mut keys_t = vec![0f32; head * kv_len];
-    let mut transposed = None;
+    let mut scores = vec![0f32; q_len * kv_len];
+    let mut out = vec![0f32; q_len * v_head];
+    let mut biases = vec![0f32; kv_len];
     for b in 0..batch {
         for n in 0..heads {
             let kh = n / group;
-            if transposed != Some((b, kh)) {
-                let keys = &k[(b * kv_heads + kh) * kv_len * head..][..kv_len * head];
-                for (j, row) in keys.chunks_exact(head.max(1)).enumerate() {
-                    for (e, &x) in row.iter().enumerate() {
-                        keys_t[e * kv_len + j] = x as f32;
-                    }
-                }
-                transposed = Some((b, kh));
-            }
+            let queries = &q[(b * heads + n) * q_len * head..][..q_len * head];
+            let keys = &k[(b * kv_heads + kh) * kv_len * head..][..kv_len * head];
             let values = &v[(b * kv_heads + kh) * kv_len * v_head..][..kv_len * v_head];
-            for i in 0..q_len {
-                let qrow = &q[((b * heads + n) * q_len + i) * head..][..head];
+            // The GEMMs of empty operands are refused; an empty product is all zeros.
+            if kv_len == 0 || head == 0 {
+                scores.fill(0.0);
+            } else if sgemm(
+                scale,
+                View::rows(queries, q_len, head),
+                View::rows(keys, kv_len, head).t(),
+                0.0,
+                &mut scores,
+            )
+            .is_err()
+            {
+                continue;
+            }
+            for (i, row) in scores.chunks_exact_mut(kv_len.max(1)).enumerate().take(q_len) {
+                // The row's bias first, so that the scores' loop has no calls in it.
+                for (j, slot) in biases.iter_mut().enumerate() {
+                    *slot = bias(b, n, i, j) as f32;
+                }
                 crate::simd::widest(
                     #[inline(always)]
                     || {
-                        scores.fill(0.0);
-                        for (&qe, column) in qrow.iter().zip(keys_t.chunks_exact(kv_len.max(1))) {
-                            for (s, &x) in scores.iter_mut().zip(column) {
-                                *s += qe * x;
-                            }
-                        }
-                        for (j, score) in scores.iter_mut().enumerate() {
-                            let mut s = scale * *score;
+                        for (score, &add) in row.iter_mut().zip(&biases) {
+                            let mut s = *score;
                             if softcap > 0.0 {
                                 s = softcap * crate::math::tanh(s / softcap);
                             }
-                            *score = s + bias(b, n, i, j) as f32;
+                            *score = s + add;
                         }
                     },
                 );
-                let max = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+                let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
                 if max == f32::NEG_INFINITY {
+                    // Every key dropped: the row's output is zeros.
+                    row.fill(0.0);
                     continue;
                 }
                 let sink = sinks.map_or(f32::NEG_INFINITY, |s| s[n] as f32);
                 let max = max.max(sink);
-                let sum =
-                    softmax_terms(&mut scores, max) + if sink > f32::NEG_INFINITY { (sink - max).exp() } else { 0.0 };
+                let sum = softmax_terms(row, max) + if sink > f32::NEG_INFINITY { (sink - max).exp() } else { 0.0 };
+                crate::simd::widest(
+                    #[inline(always)]
+                    || row.iter_mut().for_each(|e| *e /= sum),
+                );
+            }
+            if kv_len == 0 || v_head == 0 {
                 out.fill(0.0);
-                weigh_values(&mut out, &scores, sum, values);
+            } else if sgemm(1.0, View::rows(&scores, q_len, kv_len), View::rows(values, kv_len, v_head), 0.0, &mut out)
+                .is_err()
+            {
+                continue;
+            }
+            for (i, o) in out.chunks_exact(v_head.max(1)).enumerate().take(q_len) {
                 let at = ((b * q_len + i) * heads + n) * v_head;
-                for (y, &o) in y[at..at + v_head].iter_mut().zip(&out) {
-                    *y = f64::from(o);
+                for (y, &x) in y[at..at + v_head].iter_mut().zip(o) {
+                    *y = f64::from(x);
                 }
             }
         }
@@ -208,25 +221,6 @@ fn softmax_terms(scores: &mut [f32], max: f32) -> f32 {
         },
     );
     scores.iter().sum()
-}
-
-/// `out += (e_j / sum) · values_j` over the keys of nonzero weight.
-fn weigh_values(out: &mut [f32], terms: &[f32], sum: f32, values: &[f32]) {
-    let width = out.len();
-    crate::simd::widest(
-        #[inline(always)]
-        || {
-            for (&e, row) in terms.iter().zip(values.chunks_exact(width.max(1))) {
-                if e == 0.0 {
-                    continue;
-                }
-                let p = e / sum;
-                for (o, &x) in out.iter_mut().zip(row) {
-                    *o += p * x;
-                }
-            }
-        },
-    );
 }
 
 /// The biased scaled scores [B, N, S, T] `attend` takes the softmax of (without soft capping).
