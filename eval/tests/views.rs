@@ -234,3 +234,49 @@ fn half_precision_constant_weights_are_widened_once() {
         }
     }
 }
+
+/// Mul and Add of float16 and bfloat16 (buffers widened whole, the float32 result rounded
+/// once): each element is the float32 operation rounded to the type, also where an operand
+/// broadcasts and where one is a transposed view.
+#[test]
+fn half_precision_elementwise_rounds_each_float32_result_once() {
+    use half::{bf16, f16};
+    for (ty, widen) in [("float16", 0), ("bfloat16", 1)] {
+        let text = format!(
+            r#"<ir_version: 10, opset_import: ["" : 17]>
+            g ({ty}[4, 3] a, {ty}[1, 4] b) => ({ty}[3, 4] m, {ty}[3, 4] s) {{
+                at = Transpose <perm = [1, 0]> (a)
+                m = Mul (at, b)
+                s = Add (at, at)
+            }}"#
+        );
+        let model = model(&text);
+        let plan = Plan::new(&model).expect("plans");
+        let a: Vec<f32> = (0..12).map(|i| ((i * 7) % 29) as f32 / 3.0 - 1.5).collect();
+        let b: Vec<f32> = (0..4).map(|i| (i as f32 + 0.3) / 7.0).collect();
+        let round = |x: f32| if widen == 0 { f16::from_f32(x).to_f32() } else { bf16::from_f32(x).to_f32() };
+        let (a, b): (Vec<f32>, Vec<f32>) = (a.into_iter().map(round).collect(), b.into_iter().map(round).collect());
+        let tensor = |shape: &[usize], v: &[f32]| {
+            let data = if widen == 0 {
+                Data::F16(v.iter().map(|&x| f16::from_f32(x)).collect())
+            } else {
+                Data::Bf16(v.iter().map(|&x| bf16::from_f32(x)).collect())
+            };
+            Value::Tensor(Tensor::new(shape.to_vec(), data))
+        };
+        let inputs = vec![("a".to_owned(), tensor(&[4, 3], &a)), ("b".to_owned(), tensor(&[1, 4], &b))];
+        let result = plan.run(inputs, &RunOptions::default()).expect("runs");
+        let output = |name: &str| match result.outputs.iter().find(|(n, _)| n == name) {
+            Some((_, Value::Tensor(t))) => t.to_f64s().expect("floats"),
+            _ => panic!("{name}: a tensor"),
+        };
+        let (m, s) = (output("m"), output("s"));
+        for r in 0..3 {
+            for c in 0..4 {
+                let at = a[c * 3 + r];
+                assert_eq!(m[r * 4 + c], f64::from(round(at * b[c])), "{ty} m[{r}][{c}]");
+                assert_eq!(s[r * 4 + c], f64::from(round(at + at)), "{ty} s[{r}][{c}]");
+            }
+        }
+    }
+}

@@ -331,10 +331,13 @@ fn matmul_nbits(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, 
             row.iter_mut().zip(bias.iter()).for_each(|(v, b)| *v += b);
         }
     }
-    if dt == DataType::Float {
-        return one(Tensor::new(out_shape, Data::F32(out.into())));
+    match dt {
+        DataType::Float => one(Tensor::new(out_shape, Data::F32(out.into()))),
+        // Rounded from float32 in whole slices (through f64, one value at a time in
+        // software, the rounding was a tenth of a float16 Llama's run).
+        DataType::Float16 | DataType::Bfloat16 => one(Tensor::new(out_shape, crate::number::narrowed_half(&out, dt))),
+        _ => one(numeric_like(dt, out_shape, out.into_iter().map(f64::from).collect())?),
     }
-    one(numeric_like(dt, out_shape, out.into_iter().map(f64::from).collect())?)
 }
 
 /// MatMulNBits' weights for the int8 products: `q` the integers less their zero points
