@@ -153,6 +153,16 @@ fn values_read_inside_subgraphs_are_copies() {
     assert_eq!(floats(&result.outputs, "r"), (vec![2, 2], gram));
 }
 
+/// A float16 tensor of `v` (bfloat16 where `brain`), each value rounded to the type.
+fn half_tensor(brain: bool, shape: &[usize], v: &[f32]) -> Value {
+    let data = if brain {
+        Data::Bf16(v.iter().map(|&x| half::bf16::from_f32(x)).collect())
+    } else {
+        Data::F16(v.iter().map(|&x| half::f16::from_f32(x)).collect())
+    };
+    Value::Tensor(Tensor::new(shape.to_vec(), data))
+}
+
 /// MatMul of float16 and bfloat16 (operands widened to float32, one float32 product,
 /// rounded once) gives the exact product rounded to the type, also where an operand is a
 /// transposed view. The values are multiples of 1/8 below 4, so every product and sum is
@@ -173,14 +183,7 @@ fn half_precision_products_round_once() {
         assert_eq!(views(&plan), ["at"], "the transposed A is a view");
         let a: Vec<f32> = (0..15).map(|i| ((i * 7) % 29) as f32 / 8.0 - 1.5).collect();
         let b: Vec<f32> = (0..12).map(|i| ((i * 5) % 23) as f32 / 8.0 - 1.25).collect();
-        let tensor = |shape: &[usize], v: &[f32]| {
-            let data = if widen == 0 {
-                Data::F16(v.iter().map(|&x| f16::from_f32(x)).collect())
-            } else {
-                Data::Bf16(v.iter().map(|&x| bf16::from_f32(x)).collect())
-            };
-            Value::Tensor(Tensor::new(shape.to_vec(), data))
-        };
+        let tensor = |shape: &[usize], v: &[f32]| half_tensor(widen == 1, shape, v);
         let inputs = vec![("a".to_owned(), tensor(&[3, 5], &a)), ("b".to_owned(), tensor(&[3, 4], &b))];
         let result = plan.run(inputs, &RunOptions::default()).expect("runs");
         let Value::Tensor(y) = &result.outputs[0].1 else { panic!("a tensor") };
@@ -256,14 +259,7 @@ fn half_precision_elementwise_rounds_each_float32_result_once() {
         let b: Vec<f32> = (0..4).map(|i| (i as f32 + 0.3) / 7.0).collect();
         let round = |x: f32| if widen == 0 { f16::from_f32(x).to_f32() } else { bf16::from_f32(x).to_f32() };
         let (a, b): (Vec<f32>, Vec<f32>) = (a.into_iter().map(round).collect(), b.into_iter().map(round).collect());
-        let tensor = |shape: &[usize], v: &[f32]| {
-            let data = if widen == 0 {
-                Data::F16(v.iter().map(|&x| f16::from_f32(x)).collect())
-            } else {
-                Data::Bf16(v.iter().map(|&x| bf16::from_f32(x)).collect())
-            };
-            Value::Tensor(Tensor::new(shape.to_vec(), data))
-        };
+        let tensor = |shape: &[usize], v: &[f32]| half_tensor(widen == 1, shape, v);
         let inputs = vec![("a".to_owned(), tensor(&[4, 3], &a)), ("b".to_owned(), tensor(&[1, 4], &b))];
         let result = plan.run(inputs, &RunOptions::default()).expect("runs");
         let output = |name: &str| match result.outputs.iter().find(|(n, _)| n == name) {
