@@ -219,12 +219,7 @@ fn half_precision_constant_weights_are_widened_once() {
         let plan = Plan::new(&model).expect("plans");
         assert_eq!(plan.prepared.values().count(), 1, "{ty}: B is widened when the plan is made");
         let a: Vec<f32> = (0..15).map(|i| ((i * 7) % 29) as f32 / 8.0 - 1.5).collect();
-        let data = if widen == 0 {
-            Data::F16(a.iter().map(|&x| f16::from_f32(x)).collect())
-        } else {
-            Data::Bf16(a.iter().map(|&x| bf16::from_f32(x)).collect())
-        };
-        let inputs = vec![("a".to_owned(), Value::Tensor(Tensor::new(vec![5, 3], data)))];
+        let inputs = vec![("a".to_owned(), half_tensor(widen == 1, &[5, 3], &a))];
         let result = plan.run(inputs, &RunOptions::default()).expect("runs");
         let Value::Tensor(y) = &result.outputs[0].1 else { panic!("a tensor") };
         let got = y.to_f64s().expect("floats");
