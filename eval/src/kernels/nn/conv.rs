@@ -347,12 +347,12 @@ fn conv_f32(
     let rows = g.channels / g.group * crate::broadcast::elements(&win.kernel);
     let tile = (COLUMNS_TILE / rows.max(1)).max(MIN_TILE);
     let shares = if onnx_threads::pool().is_some() { onnx_threads::cores() } else { 1 };
+    if let Some(grid) = super::grid::GridConv::new((g.batch, g.channels, g.filters, g.group), spatial, win, bias) {
+        return Ok(super::grid::grid_conv_2d(x, w, &grid, grid.shares(shares)));
+    }
     if super::depthwise::applies(win, g.channels, g.channels / g.group, g.filters / g.group) {
         let d = super::depthwise::Depthwise { batch: g.batch, channels: g.channels, spatial, win, bias };
         return Ok(super::depthwise::depthwise_2d(x, w, &d, super::depthwise::shares(&d, shares)));
-    }
-    if let Some(grid) = super::grid::GridConv::new((g.batch, g.channels, g.filters, g.group), spatial, win, bias) {
-        return Ok(super::grid::grid_conv_2d(x, w, &grid, grid.shares(shares)));
     }
     conv_f32_in_tiles(x, w, bias, win, spatial, g, tile, shares)
 }
@@ -1128,9 +1128,24 @@ mod tests {
             (3, 1, 1, [9, 50], [3, 3], [1, 1], [1, 1], [1, 1]),
             (16, 16, 16, [20, 40], [3, 3], [1, 1], [1, 1], [1, 1]),
             (5, 5, 5, [7, 9], [5, 5], [2, 1], [2, 2], [2, 2]),
+        ]
+        .map(|(c, f, g, s, k, d, b, e)| (c, f, g, s, k, [1, 1], d, b, e));
+        // Strided: MobileNet's depthwise 3×3 at stride 2, odd and even maps, padding
+        // whose remainder differs from zero, strides larger than the kernel, a stride
+        // along one axis, a dilation with the stride.
+        let strided = [
+            // (channels, filters, group, spatial, kernel, strides, dilations, begin, end)
+            (24, 24, 24, [16, 16], [3, 3], [2, 2], [1, 1], [1, 1], [1, 1]),
+            (3, 8, 1, [15, 17], [3, 3], [2, 2], [1, 1], [1, 1], [1, 1]),
+            (4, 6, 2, [11, 20], [3, 5], [3, 2], [1, 1], [0, 3], [2, 1]),
+            (2, 5, 1, [9, 9], [2, 2], [4, 3], [1, 1], [1, 0], [0, 1]),
+            (6, 6, 6, [13, 10], [3, 3], [1, 2], [2, 1], [2, 1], [2, 1]),
+            (5, 3, 1, [1, 40], [1, 7], [1, 3], [1, 2], [0, 3], [0, 3]),
         ];
-        for (channels, filters, group, spatial, kernel, dilations, begin, end) in cases {
-            let win = window_2d(spatial, kernel, [1, 1], dilations, begin, end);
+        for (channels, filters, group, spatial, kernel, strides, dilations, begin, end) in
+            cases.into_iter().chain(strided)
+        {
+            let win = window_2d(spatial, kernel, strides, dilations, begin, end);
             let g = ConvGeometry { batch: 2, channels, filters, group, in_size: spatial[0] * spatial[1] };
             let (x, w) = operands(2 * channels * g.in_size, filters * channels / group * kernel[0] * kernel[1]);
             let bias: Vec<f64> = (0..filters).map(|f| f as f64 - 3.0).collect();
@@ -1140,7 +1155,9 @@ mod tests {
                 .enumerate()
                 .map(|(i, v)| v + bias[i / outputs % filters] as f32)
                 .collect();
-            let what = format!("{channels} channels, {filters} filters, group {group}, {spatial:?}, kernel {kernel:?}");
+            let what = format!(
+                "{channels} channels, {filters} filters, group {group}, {spatial:?}, kernel {kernel:?}, strides {strides:?}"
+            );
             let Some(grid) = GridConv::new((2, channels, filters, group), &spatial, &win, Some(&bias)) else {
                 assert!(!crate::simd::has_fma(), "{what}");
                 continue;
@@ -1198,15 +1215,15 @@ mod tests {
     }
 
     /// Where the grid would be mostly zeros (a dilation far wider than the map), or the
-    /// convolution is strided or pointwise, it is left to the tiles.
+    /// convolution is pointwise (strided or not), it is left to the tiles.
     #[test]
     fn the_grid_is_not_used_where_it_does_not_pay() {
         use crate::kernels::nn::grid::GridConv;
         let cases = [
             // (filters, spatial, kernel, strides, dilations, pads)
             (4, [8, 8], [3, 3], [1, 1], [1, 4000], [0, 4000]),
-            (4, [8, 8], [3, 3], [2, 1], [1, 1], [1, 1]),
             (4, [8, 8], [1, 1], [1, 1], [1, 1], [0, 0]),
+            (4, [8, 8], [1, 1], [2, 2], [1, 1], [0, 0]),
             // Fewer than four output positions; a product big on every side.
             (4, [2, 1], [2, 1], [1, 1], [1, 1], [0, 0]),
             (64, [30, 30], [3, 3], [1, 1], [1, 1], [1, 1]),

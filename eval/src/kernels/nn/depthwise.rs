@@ -26,6 +26,13 @@ pub(super) struct Depthwise<'a> {
 /// 64² (1,000 runs, one thread): channels-last for every depthwise convolution 1.36 ms, for
 /// none 1.43 ms, for those with channels ≥ 4 × width 1.29 ms (≥ 1, 2, 8, 16 × width:
 /// 1.29–1.36 ms).
+///
+/// The padded grid ([`super::grid`]) is tried first, since it takes strides: 20 depthwise
+/// convolutions of 96 channels over 40×40 maps at stride 2 took 4.6 ms here (the two
+/// transposes most of it) and 2.2 ms there, of 48 channels over 8×8 at stride 1 0.26 and
+/// 0.17 ms; PP-OCRv5's detector at 64² was the same either way (2.0 ms). This layout is
+/// left for what the grid refuses (fewer than four output positions, machines without
+/// fused multiply-adds, a grid mostly of padding).
 pub(super) fn applies(win: &Window, channels: usize, per_group: usize, filters_per_group: usize) -> bool {
     win.out.len() == 2
         && per_group == 1
