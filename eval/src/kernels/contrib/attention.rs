@@ -70,7 +70,7 @@ fn attend(
     scores_in: DataType,
     bias: impl Fn(usize, usize, usize, usize) -> f64,
     sinks: Option<&[f64]>,
-) -> Vec<f64> {
+) -> Result<Vec<f64>, KernelError> {
     if scores_in == DataType::Float {
         return attend_f32(q, k, v, d, (scale, softcap), bias, sinks);
     }
@@ -114,7 +114,7 @@ fn attend(
             }
         }
     }
-    y
+    Ok(y)
 }
 
 /// [`attend`] in float32, as onnxruntime's CPU kernels compute float32 attention: per head,
@@ -131,7 +131,7 @@ fn attend_f32(
     (scale, softcap): (f64, f64),
     bias: impl Fn(usize, usize, usize, usize) -> f64,
     sinks: Option<&[f64]>,
-) -> Vec<f64> {
+) -> Result<Vec<f64>, KernelError> {
     let Dims { batch, heads, kv_heads, q_len, kv_len, head, v_head } = *d;
     let narrow = |x: &[f64]| -> Vec<f32> { x.iter().map(|&v| v as f32).collect() };
     let (q, k, v) = (narrow(q), narrow(k), narrow(v));
@@ -150,16 +150,8 @@ fn attend_f32(
             // The GEMMs of empty operands are refused; an empty product is all zeros.
             if kv_len == 0 || head == 0 {
                 scores.fill(0.0);
-            } else if sgemm(
-                scale,
-                View::rows(queries, q_len, head),
-                View::rows(keys, kv_len, head).t(),
-                0.0,
-                &mut scores,
-            )
-            .is_err()
-            {
-                continue;
+            } else {
+                sgemm(scale, View::rows(queries, q_len, head), View::rows(keys, kv_len, head).t(), 0.0, &mut scores)?;
             }
             for (i, row) in scores.chunks_exact_mut(kv_len.max(1)).enumerate().take(q_len) {
                 // The row's bias first, so that the scores' loop has no calls in it.
@@ -194,10 +186,8 @@ fn attend_f32(
             }
             if kv_len == 0 || v_head == 0 {
                 out.fill(0.0);
-            } else if sgemm(1.0, View::rows(&scores, q_len, kv_len), View::rows(values, kv_len, v_head), 0.0, &mut out)
-                .is_err()
-            {
-                continue;
+            } else {
+                sgemm(1.0, View::rows(&scores, q_len, kv_len), View::rows(values, kv_len, v_head), 0.0, &mut out)?;
             }
             for (i, o) in out.chunks_exact(v_head.max(1)).enumerate().take(q_len) {
                 let at = ((b * q_len + i) * heads + n) * v_head;
@@ -207,7 +197,7 @@ fn attend_f32(
             }
         }
     }
-    y
+    Ok(y)
 }
 
 /// `e^(s − max)` in place of each score (a dropped key's −∞ gives 0), and their sum.
@@ -736,7 +726,7 @@ fn packed_multi_head_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Resu
     let d = Dims { batch, heads, kv_heads: heads, q_len: len, kv_len: len, head, v_head };
     ctx.check_elements(count(&[batch, heads, len, len])?)?;
     let dt = qt.data_type();
-    let y = attend(&q, &k, &v, &d, (scale(ctx, head), 0.0), dt, bias_of(&mask, &extra, (heads, len, len)), None);
+    let y = attend(&q, &k, &v, &d, (scale(ctx, head), 0.0), dt, bias_of(&mask, &extra, (heads, len, len)), None)?;
     Ok(vec![Value::Tensor(numeric_like(dt, vec![tokens, vs], packing.pack(&y, vs))?)])
 }
 
@@ -789,7 +779,7 @@ fn attend_projected(
     // cast to float32, and its outputs rounded back once.
     let scores_in = if matches!(dt, DataType::Float16 | DataType::Bfloat16) { DataType::Float } else { dt };
     let bias = bias_of(&mask, &extra, (heads, len, kv_total));
-    let y = attend(&q, &k, &v, &d, (scale(ctx, head), 0.0), scores_in, bias, None);
+    let y = attend(&q, &k, &v, &d, (scale(ctx, head), 0.0), scores_in, bias, None)?;
     let mut out = vec![Value::Tensor(numeric_like(dt, vec![batch, len, vs], y)?)];
     if ctx.node.outputs.len() > 1 {
         let mut present = k;
@@ -917,7 +907,7 @@ fn multi_head_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<
     ctx.check_elements(count(&[batch, heads, len, total])?)?;
     let round = rounding(qt.data_type());
     let bias = bias_of(&mask, &extra, (heads, len, total));
-    let y = attend(&q, &k, &v, &d, (scale(ctx, head), 0.0), qt.data_type(), &bias, None);
+    let y = attend(&q, &k, &v, &d, (scale(ctx, head), 0.0), qt.data_type(), &bias, None)?;
     // qk: the scaled scores with the mask and attention_bias added, before the softmax.
     let qk = (ctx.node.outputs.len() > 3).then(|| scores(&q, &k, &d, scale(ctx, head), round, &bias));
     let dt = qt.data_type();
@@ -1179,7 +1169,7 @@ fn group_query_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec
     // onnxruntime scores float16 queries in float32 too (converted before the product).
     let sinks = sinks(ctx, optional(inputs, 11)?, heads)?;
     let y =
-        attend(&q, &present_k, &present_v, &d, (scale(ctx, head), softcap), DataType::Float, bias, sinks.as_deref());
+        attend(&q, &present_k, &present_v, &d, (scale(ctx, head), softcap), DataType::Float, bias, sinks.as_deref())?;
     let qk = match qk_output {
         Some(mode) => {
             if sinks.is_some() && mode == 2 {
@@ -1464,7 +1454,7 @@ fn sparse_attention(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Valu
     let d = Dims { batch, heads, kv_heads, q_len: len, kv_len: buffer, head, v_head: head };
     ctx.check_elements(count(&[batch, heads, len, buffer])?)?;
     let dt = qt.data_type();
-    let y = attend(&q, &present_k, &present_v, &d, (scale(ctx, head), 0.0), dt, bias, None);
+    let y = attend(&q, &present_k, &present_v, &d, (scale(ctx, head), 0.0), dt, bias, None)?;
     let cache = vec![batch, kv_heads, buffer, head];
     let mut out = vec![Value::Tensor(numeric_like(dt, vec![batch, len, heads * head], y)?)];
     out.push(Value::Tensor(numeric_like(dt, cache.clone(), present_k)?));

@@ -116,7 +116,9 @@ enum WeightForm {
     /// (row k holds every column's k-th weight, so the products run along N in vector
     /// lanes), and the scales `[⌈K/block⌉, N]`.
     Integers { q: Vec<f32>, scales: Vec<f32> },
-    /// Dequantized to float32, `[N, K]`.
+    /// Dequantized to float32, `[K, N]`: B as the product reads it, row by row. Kept as
+    /// `[N, K]` and read transposed, it was packed into panels by the GEMM on every run
+    /// (the GEMM's reading of a few rows of A in place needs B's rows contiguous).
     Floats(Vec<f32>),
 }
 
@@ -203,7 +205,7 @@ fn decode_weights(ctx: &Ctx<'_>, shape: &NBitsShape, inputs: &[Option<&Value>]) 
                         }
                     }
                 }
-                return Ok(NBitsWeights { scale_type, form: WeightForm::Floats(w) });
+                return Ok(NBitsWeights { scale_type, form: WeightForm::Floats(k_major(&w, n, k)) });
             }
             _ => {
                 return Err(bad_input!(
@@ -260,7 +262,7 @@ fn decode_weights(ctx: &Ctx<'_>, shape: &NBitsShape, inputs: &[Option<&Value>]) 
         }
         WeightForm::Integers { q: qt, scales: st }
     } else {
-        // Dequantized as N×K float32 (a row's blocks in turn), read transposed.
+        // Dequantized as N×K float32 (a row's blocks in turn), then laid out K×N.
         let mut w = vec![0f32; n * k];
         for (row, (w_row, q_row)) in w.chunks_mut(k.max(1)).zip(q.chunks(k.max(1))).enumerate() {
             for (blk, (w_blk, q_blk)) in w_row.chunks_mut(block).zip(q_row.chunks(block)).enumerate() {
@@ -268,9 +270,20 @@ fn decode_weights(ctx: &Ctx<'_>, shape: &NBitsShape, inputs: &[Option<&Value>]) 
                 w_blk.iter_mut().zip(q_blk).for_each(|(x, &v)| *x = f32::from(v) * scale);
             }
         }
-        WeightForm::Floats(w)
+        WeightForm::Floats(k_major(&w, n, k))
     };
     Ok(NBitsWeights { scale_type, form })
+}
+
+/// `w` (`[N, K]`, row-major) as `[K, N]`.
+fn k_major(w: &[f32], n: usize, k: usize) -> Vec<f32> {
+    let mut out = vec![0f32; n * k];
+    for (row, values) in w.chunks_exact(k.max(1)).enumerate().take(n) {
+        for (i, &v) in values.iter().enumerate() {
+            out[i * n + row] = v;
+        }
+    }
+    out
 }
 
 fn matmul_nbits(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
@@ -322,7 +335,7 @@ fn matmul_nbits(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, 
         WeightForm::Integers { q, scales } => int8_products(&av, &Quantized { q, scales, k, n, block }),
         WeightForm::Floats(w) => {
             let mut out = vec![0f32; rows * n];
-            sgemm(1.0, View::rows(&av, rows, k), View::rows(w, n, k).t(), 0.0, &mut out)?;
+            sgemm(1.0, View::rows(&av, rows, k), View::rows(w, k, n), 0.0, &mut out)?;
             out
         }
     };
