@@ -194,18 +194,19 @@ fn decode_weights(ctx: &Ctx<'_>, shape: &NBitsShape, inputs: &[Option<&Value>]) 
                 }
                 let zf = z.to_f32s()?;
                 ctx.check_elements(count(&[k, n])?)?;
+                // Written straight into `[K, N]`: row n's K values down column n.
                 let mut w = vec![0f32; n * k];
-                for (row, w_row) in w.chunks_mut(k.max(1)).enumerate().take(n) {
-                    for (blk, w_blk) in w_row.chunks_mut(block).enumerate() {
+                for row in 0..n {
+                    for blk in 0..blocks {
                         let (scale, zero) = (sv[row * blocks + blk], zf[row * blocks + blk]);
                         let bytes = &bv[(row * blocks + blk) * blob..][..blob];
-                        for (i, x) in w_blk.iter_mut().enumerate() {
+                        for i in 0..block.min(k - blk * block) {
                             let code = unpack(bytes, i, bits) as f32;
-                            *x = (code - zero) * scale;
+                            w[(blk * block + i) * n + row] = (code - zero) * scale;
                         }
                     }
                 }
-                return Ok(NBitsWeights { scale_type, form: WeightForm::Floats(k_major(&w, n, k)) });
+                return Ok(NBitsWeights { scale_type, form: WeightForm::Floats(w) });
             }
             _ => {
                 return Err(bad_input!(
@@ -262,28 +263,19 @@ fn decode_weights(ctx: &Ctx<'_>, shape: &NBitsShape, inputs: &[Option<&Value>]) 
         }
         WeightForm::Integers { q: qt, scales: st }
     } else {
-        // Dequantized as N×K float32 (a row's blocks in turn), then laid out K×N.
+        // Dequantized as K×N float32: row n's K values (a block at a time) down column n.
         let mut w = vec![0f32; n * k];
-        for (row, (w_row, q_row)) in w.chunks_mut(k.max(1)).zip(q.chunks(k.max(1))).enumerate() {
-            for (blk, (w_blk, q_blk)) in w_row.chunks_mut(block).zip(q_row.chunks(block)).enumerate() {
+        for (row, q_row) in q.chunks(k.max(1)).enumerate().take(n) {
+            for (blk, q_blk) in q_row.chunks(block).enumerate() {
                 let scale = sv[row * blocks + blk];
-                w_blk.iter_mut().zip(q_blk).for_each(|(x, &v)| *x = f32::from(v) * scale);
+                for (i, &v) in q_blk.iter().enumerate() {
+                    w[(blk * block + i) * n + row] = f32::from(v) * scale;
+                }
             }
         }
-        WeightForm::Floats(k_major(&w, n, k))
+        WeightForm::Floats(w)
     };
     Ok(NBitsWeights { scale_type, form })
-}
-
-/// `w` (`[N, K]`, row-major) as `[K, N]`.
-fn k_major(w: &[f32], n: usize, k: usize) -> Vec<f32> {
-    let mut out = vec![0f32; n * k];
-    for (row, values) in w.chunks_exact(k.max(1)).enumerate().take(n) {
-        for (i, &v) in values.iter().enumerate() {
-            out[i * n + row] = v;
-        }
-    }
-    out
 }
 
 fn matmul_nbits(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {

@@ -1128,6 +1128,11 @@ mod tests {
             (3, 1, 1, [9, 50], [3, 3], [1, 1], [1, 1], [1, 1]),
             (16, 16, 16, [20, 40], [3, 3], [1, 1], [1, 1], [1, 1]),
             (5, 5, 5, [7, 9], [5, 5], [2, 1], [2, 2], [2, 2]),
+            // A kernel reaching further than the output is wide: tiles start in a row's
+            // dropped columns (their place would lie past the output).
+            (1, 2, 1, [2, 34], [1, 33], [1, 1], [0, 0], [0, 0]),
+            // No input values under padding: the output is the bias.
+            (1, 3, 1, [0, 8], [3, 3], [1, 1], [2, 1], [2, 1]),
         ]
         .map(|(c, f, g, s, k, d, b, e)| (c, f, g, s, k, [1, 1], d, b, e));
         // Strided: MobileNet's depthwise 3×3 at stride 2, odd and even maps, padding
@@ -1141,6 +1146,8 @@ mod tests {
             (2, 5, 1, [9, 9], [2, 2], [4, 3], [1, 1], [1, 0], [0, 1]),
             (6, 6, 6, [13, 10], [3, 3], [1, 2], [2, 1], [2, 1], [2, 1]),
             (5, 3, 1, [1, 40], [1, 7], [1, 3], [1, 2], [0, 3], [0, 3]),
+            (1, 1, 1, [4, 18], [1, 17], [2, 1], [1, 1], [0, 0], [0, 0]),
+            (1, 1, 1, [4, 34], [1, 33], [2, 1], [1, 1], [0, 0], [0, 0]),
         ];
         for (channels, filters, group, spatial, kernel, strides, dilations, begin, end) in
             cases.into_iter().chain(strided)

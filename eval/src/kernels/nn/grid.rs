@@ -194,6 +194,14 @@ pub(super) fn grid_conv_in_tiles_of(x: &[f32], w: &[f32], g: &GridConv<'_>, shar
     let jobs: Vec<std::ops::Range<usize>> =
         (0..positions).step_by(per_share).map(|p| p..(p + per_share).min(positions)).collect();
     let mut out = vec![0.0f32; g.batch * g.filters * positions];
+    if g.channels * in_size == 0 {
+        // No input values (no channels, or an empty map under padding): every output is
+        // its filter's bias.
+        for (f, plane) in out.chunks_exact_mut(positions.max(1)).enumerate() {
+            plane.fill(g.bias.and_then(|b| b.get(f % g.filters.max(1))).copied().unwrap_or(0.0) as f32);
+        }
+        return out;
+    }
     for (b, image) in x.chunks_exact((g.channels * in_size).max(1)).take(g.batch).enumerate() {
         for group in 0..g.group {
             let planes = &image[group * per_group * in_size..][..per_group * in_size];
@@ -429,9 +437,13 @@ fn emit(
     let mut q = q0;
     while q < end {
         let n = ow.saturating_sub(column).min(end - q);
-        let at = row * ow + column - first;
-        for (o, &s) in out[at..at + n].iter_mut().zip(&sums[q - q0..]) {
-            *o = s + bias;
+        // Lanes in a row's dropped columns (a tile can start there when the kernel reaches
+        // further than the output is wide) write nothing; their place would lie past `out`.
+        if n > 0 {
+            let at = row * ow + column - first;
+            for (o, &s) in out[at..at + n].iter_mut().zip(&sums[q - q0..]) {
+                *o = s + bias;
+            }
         }
         q += pitch - column;
         row += 1;
