@@ -272,6 +272,8 @@ fn fill_grid(grid: &mut [f32], planes: &[f32], g: &GridConv<'_>, (grid_rows, pit
     let phase = grid_rows * pitch;
     let plane = g.phases() * phase;
     if [sy, sx] == [1, 1] {
+        // Stride 1 keeps a plain copy per row: through the phase loop below it was slower
+        // (20 depthwise convolutions over 16×16 maps 0.142 → 0.163 ms).
         // Input columns that land inside the grid (a stride-1 window never reaches past it,
         // but the bound is cheap).
         let columns = width.min(pitch.saturating_sub(left));
