@@ -124,8 +124,21 @@ pub fn placed_strides(input: &[usize], own: &[usize], out_rank: usize) -> Vec<us
 
 /// The input offsets, in output order, of an input read with `strides` over `out`.
 pub fn offsets(out: &[usize], strides: &[usize]) -> Offsets {
+    offsets_from(out, strides, 0)
+}
+
+/// [`offsets`] from output position `first` on (row-major), for a share of the output.
+pub fn offsets_from(out: &[usize], strides: &[usize], first: usize) -> Offsets {
     let count = elements(out);
-    Offsets { shape: out.to_vec(), strides: strides.to_vec(), index: vec![0; out.len()], offset: 0, left: count }
+    let mut index = vec![0; out.len()];
+    let (mut rest, mut offset) = (first.min(count), 0);
+    for axis in (0..out.len()).rev() {
+        let len = out[axis].max(1);
+        index[axis] = rest % len;
+        offset += index[axis] * strides[axis];
+        rest /= len;
+    }
+    Offsets { shape: out.to_vec(), strides: strides.to_vec(), index, offset, left: count - first.min(count) }
 }
 
 /// See [`offsets`]: an odometer over the output positions.
@@ -226,7 +239,16 @@ impl Runs {
 
     /// Where each run starts in each input, in output order.
     pub fn starts(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
-        offsets(&self.outer, &self.outer_strides[0]).zip(offsets(&self.outer, &self.outer_strides[1]))
+        self.starts_from(0)
+    }
+
+    /// [`Runs::starts`] from run `first` on.
+    pub fn starts_from(&self, first: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+        offsets_from(&self.outer, &self.outer_strides[0], first).zip(offsets_from(
+            &self.outer,
+            &self.outer_strides[1],
+            first,
+        ))
     }
 }
 
@@ -270,6 +292,17 @@ mod tests {
             shape(&[&[1 << 40], &[1 << 40, 1], &[1 << 40, 1, 1]]).map_err(|e| e.kind()),
             Err(crate::ErrorKind::Limit)
         );
+    }
+
+    /// Started part way, the odometer goes on as if it had counted up to there.
+    #[test]
+    fn offsets_from_a_position_are_the_rest_of_the_offsets() {
+        let (out, strides) = ([3usize, 4, 5], [0usize, 5, 1]);
+        let all: Vec<usize> = offsets(&out, &strides).collect();
+        for first in [0, 1, 4, 5, 19, 20, 59, 60, 61] {
+            let rest: Vec<usize> = offsets_from(&out, &strides, first).collect();
+            assert_eq!(rest, all[first.min(all.len())..], "from {first}");
+        }
     }
 
     /// Against a naive index-by-index reading.

@@ -415,25 +415,10 @@ pub static FLOPS: AtomicU64 = AtomicU64::new(0);
 /// costs more than computing it.
 const MIN_PARALLEL: usize = 1 << 20;
 
-thread_local! {
-    /// Set while this thread does one share of work already spread over the cores.
-    static SERIAL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Runs `work` with every product it makes on this thread alone: for work that is itself
-/// one of several shares run on the cores (a convolution's tiles), where cutting each
-/// product into bands again would only add hand-overs.
-pub fn serial<R>(work: impl FnOnce() -> R) -> R {
-    let was = SERIAL.with(|s| s.replace(true));
-    let result = work();
-    SERIAL.with(|s| s.set(was));
-    result
-}
-
 /// How many bands of rows an `m×k` by `k×n` product is cut into (1: not cut).
 pub(crate) fn bands(m: usize, k: usize, n: usize) -> usize {
     let work = m.saturating_mul(k).saturating_mul(n);
-    if work < MIN_PARALLEL || onnx_threads::pool().is_none() || SERIAL.with(std::cell::Cell::get) {
+    if work < MIN_PARALLEL || onnx_threads::pool().is_none() || crate::shares::in_a_share() {
         return 1;
     }
     onnx_threads::cores().min(m).min(work / MIN_PARALLEL).max(1)

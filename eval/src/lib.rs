@@ -43,6 +43,7 @@ pub mod peak;
 pub mod plan;
 pub mod registry;
 pub mod run;
+pub mod shares;
 pub mod simd;
 pub mod stored;
 pub mod value;

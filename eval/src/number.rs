@@ -14,7 +14,7 @@ use crate::value::Data;
 
 /// Arithmetic and conversions every numeric element type supports. Integer arithmetic
 /// wraps, as numpy's does.
-pub trait Number: Copy + PartialOrd + Send + Sync + std::fmt::Debug + 'static {
+pub trait Number: Copy + Default + PartialOrd + Send + Sync + std::fmt::Debug + 'static {
     const DATA_TYPE: DataType;
     /// Whether the type is a floating-point type (NaN exists, division is exact).
     const FLOAT: bool;

@@ -156,13 +156,13 @@ impl NumOp for MinOp {
 }
 
 /// `f` over `a` and `b` broadcast, with fast paths for equal shapes and scalars.
-pub fn zip<T: Copy, U>(
+pub fn zip<T: Copy + Sync, U: Clone + Default + Send>(
     ctx: &Ctx<'_>,
     a: &[T],
     ash: &[usize],
     b: &[T],
     bsh: &[usize],
-    f: impl Fn(T, T) -> U,
+    f: impl Fn(T, T) -> U + Sync,
 ) -> Result<(Vec<usize>, Vec<U>), KernelError> {
     zip_sides(ctx, Side { data: a, shape: ash, layout: None }, Side { data: b, shape: bsh, layout: None }, f)
 }
@@ -199,43 +199,59 @@ fn same_shape(a: &[usize], b: &[usize]) -> bool {
 }
 
 /// [`zip`] over operands that may be strided views (an Expand or a Transpose read in
-/// place by Add, Sub, Mul or Div).
-pub fn zip_sides<T: Copy, U>(
+/// place by Add, Sub, Mul or Div). Large outputs are cut into shares for the cores, whole
+/// runs of the broadcast each.
+pub fn zip_sides<T: Copy + Sync, U: Clone + Default + Send>(
     ctx: &Ctx<'_>,
     a: Side<'_, T>,
     b: Side<'_, T>,
-    f: impl Fn(T, T) -> U,
+    f: impl Fn(T, T) -> U + Sync,
 ) -> Result<(Vec<usize>, Vec<U>), KernelError> {
     let shape = broadcast::shape(&[a.shape, b.shape])?;
     // Broadcasting can make far more elements than either input holds ([n, 1] with [1, n]).
     ctx.check_grown(broadcast::elements(&shape), a.data.len().max(b.data.len()))?;
     let rows = a.layout.is_none() && b.layout.is_none();
     let (ash, bsh) = (a.shape, b.shape);
+    let total = broadcast::elements(&shape);
     let out = if rows && same_shape(ash, bsh) {
-        a.data.iter().zip(b.data).map(|(&x, &y)| f(x, y)).collect()
+        let (a, b) = (a.data, b.data);
+        crate::shares::collect(total, 1, |first| a[first..].iter().zip(&b[first..]).map(|(&x, &y)| f(x, y)))
     } else if rows && b.data.len() == 1 && same_shape(&shape, ash) {
-        a.data.iter().map(|&x| f(x, b.data[0])).collect()
+        let (a, y) = (a.data, b.data[0]);
+        crate::shares::collect(total, 1, |first| a[first..].iter().map(|&x| f(x, y)))
     } else if rows && a.data.len() == 1 && same_shape(&shape, bsh) {
-        b.data.iter().map(|&y| f(a.data[0], y)).collect()
+        let (x, b) = (a.data[0], b.data);
+        crate::shares::collect(total, 1, |first| b[first..].iter().map(|&y| f(x, y)))
+    } else if total == 0 {
+        Vec::new()
     } else {
+        // Runs of the broadcast: along each, an operand moves or repeats one element.
         let ((a0, sa), (b0, sb)) = (a.placed_on(&shape), b.placed_on(&shape));
         let (a, b) = (a.data, b.data);
         let runs = broadcast::Runs::new(&shape, [&sa, &sb]);
-        let total = broadcast::elements(&shape);
-        let mut out = Vec::with_capacity(total);
-        if total > 0 {
-            let n = runs.len;
-            for (i, j) in runs.starts() {
-                let (i, j) = (a0 + i, b0 + j);
-                match runs.moves {
-                    [true, true] => out.extend(a[i..i + n].iter().zip(&b[j..j + n]).map(|(&x, &y)| f(x, y))),
-                    [true, false] => out.extend(a[i..i + n].iter().map(|&x| f(x, b[j]))),
-                    [false, true] => out.extend(b[j..j + n].iter().map(|&y| f(a[i], y))),
-                    [false, false] => out.extend((0..n).map(|_| f(a[i], b[j]))),
-                }
-            }
+        let n = runs.len.max(1);
+        let f = &f;
+        let starts = |first| runs.starts_from(first).map(move |(i, j)| (a0 + i, b0 + j));
+        match runs.moves {
+            [true, true] => crate::shares::collect_lines(total, n, n, |first| {
+                starts(first).map(|(i, j)| a[i..i + n].iter().zip(&b[j..j + n]).map(|(&x, &y)| f(x, y)))
+            }),
+            [true, false] => crate::shares::collect_lines(total, n, n, |first| {
+                starts(first).map(|(i, j)| {
+                    let y = b[j];
+                    a[i..i + n].iter().map(move |&x| f(x, y))
+                })
+            }),
+            [false, true] => crate::shares::collect_lines(total, n, n, |first| {
+                starts(first).map(|(i, j)| {
+                    let x = a[i];
+                    b[j..j + n].iter().map(move |&y| f(x, y))
+                })
+            }),
+            [false, false] => crate::shares::collect_lines(total, n, n, |first| {
+                starts(first).map(|(i, j)| std::iter::repeat_n(f(a[i], b[j]), n))
+            }),
         }
-        out
     };
     Ok((shape, out))
 }
@@ -459,21 +475,16 @@ fn where_(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Kernel
 }
 
 /// `f` over float data (float16 and bfloat16 through f32).
-pub fn float(t: &Tensor, f32f: impl Fn(f32) -> f32, f64f: impl Fn(f64) -> f64) -> Result<Vec<Value>, KernelError> {
+pub fn float(
+    t: &Tensor,
+    f32f: impl Fn(f32) -> f32 + Sync,
+    f64f: impl Fn(f64) -> f64,
+) -> Result<Vec<Value>, KernelError> {
     let data = match &*t.data {
         Data::F32(v) => {
-            // A loop here rather than `collect`, whose loop would be compiled elsewhere,
-            // without the wider instructions.
-            let mut out = vec![0.0f32; v.len()];
-            crate::simd::widest(
-                #[inline(always)]
-                || {
-                    for (o, &x) in out.iter_mut().zip(v) {
-                        *o = f32f(x);
-                    }
-                },
-            );
-            Data::F32(out.into())
+            // A loop rather than `collect`, whose loop would be compiled elsewhere, without
+            // the wider instructions. Most of these are a polynomial or a division a value.
+            Data::F32(crate::shares::map(v, FLOAT_FUNCTION_COST, f32f).into())
         }
         Data::F64(v) => Data::F64(v.iter().map(|&x| f64f(x)).collect()),
         data @ (Data::F16(_) | Data::Bf16(_)) => {
@@ -537,20 +548,17 @@ fn signed<O: UnaryOp>(t: &Tensor) -> Result<Vec<Value>, KernelError> {
     one(Tensor::new(t.shape.clone(), data))
 }
 
-/// `f` over every element, compiled for the widest vector instructions.
+/// `f` over every element, compiled for the widest vector instructions, cut into shares
+/// for the cores when there are many.
 #[inline(always)]
-fn map_numbers<T: Number>(v: &[T], f: impl Fn(T) -> T) -> Vec<T> {
-    let mut out = vec![T::ZERO; v.len()];
-    crate::simd::widest(
-        #[inline(always)]
-        || {
-            for (o, &x) in out.iter_mut().zip(v) {
-                *o = f(x);
-            }
-        },
-    );
-    out
+fn map_numbers<T: Number>(v: &[T], f: impl Fn(T) -> T + Sync) -> Vec<T> {
+    crate::shares::map(v, 1, f)
 }
+
+/// What a float function ([`float`]) costs a value against a copy, for cutting it into
+/// shares ([`crate::shares`]): an exponential or an error function is a polynomial of
+/// some ten multiply-adds, spread over the vector's lanes.
+const FLOAT_FUNCTION_COST: usize = 4;
 
 fn float_test(t: &Tensor, test: fn(f64) -> bool) -> Result<Vec<Value>, KernelError> {
     let v = t.to_f64s()?;
@@ -797,7 +805,7 @@ fn parametric(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Ke
 
 /// `f` over a float tensor, each element computed in f64 and rounded once; float32 and
 /// float64 in one inlined loop each (no f64 copy of the tensor, no call per element).
-fn through_f64(t: &Tensor, f: impl Fn(f64) -> f64) -> Result<Vec<Value>, KernelError> {
+fn through_f64(t: &Tensor, f: impl Fn(f64) -> f64 + Sync) -> Result<Vec<Value>, KernelError> {
     let data = match &*t.data {
         Data::F32(v) => Data::F32(map_numbers(v, |x| f(f64::from(x)) as f32).into()),
         Data::F64(v) => Data::F64(map_numbers(v, &f).into()),

@@ -363,17 +363,23 @@ fn softmax(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, Kerne
 /// Softmax (or LogSoftmax) of each run of `n` float32 values, in float32 as numpy computes
 /// onnx's reference (`exp(x - max) / sum`), with the vectorized exp and the sum kept in
 /// eight lanes (which vectorizes too; a single running sum cannot be reordered).
+/// The rows are cut into shares for the cores.
 fn softmax_rows_f32(x: &[f32], n: usize, log: bool) -> Vec<f32> {
-    crate::simd::widest(
-        #[inline(always)]
-        || softmax_rows_f32_here(x, n, log),
-    )
+    let mut out = vec![0.0f32; x.len()];
+    // A value costs an exponential and a few passes.
+    crate::shares::over_units(&mut out, n, 8 * n, |first, part| {
+        let rows = &x[(first * n).min(x.len())..];
+        crate::simd::widest(
+            #[inline(always)]
+            || softmax_rows_f32_into(rows, part, n, log),
+        )
+    });
+    out
 }
 
-/// See [`softmax_rows_f32`].
+/// See [`softmax_rows_f32`]: the rows of `x` into `out`, as many as `out` holds.
 #[inline(always)]
-fn softmax_rows_f32_here(x: &[f32], n: usize, log: bool) -> Vec<f32> {
-    let mut out = vec![0.0f32; x.len()];
+fn softmax_rows_f32_into(x: &[f32], out: &mut [f32], n: usize, log: bool) {
     for (row, y) in x.chunks_exact(n).zip(out.chunks_exact_mut(n)) {
         // The maximum in eight lanes too: one running maximum waits on each comparison
         // (on 64-wide attention rows it took most of the time).
@@ -408,7 +414,6 @@ fn softmax_rows_f32_here(x: &[f32], n: usize, log: bool) -> Vec<f32> {
             }
         }
     }
-    out
 }
 
 #[cfg(test)]

@@ -547,7 +547,7 @@ fn conv_f32_in_tiles(
         let jobs: Vec<Vec<usize>> =
             (0..shares).map(|s| starts.iter().copied().skip(s).step_by(shares).collect()).collect();
         let made = onnx_threads::map_in_order(jobs, |share| {
-            crate::gemm::serial(|| {
+            crate::shares::serial(|| {
                 let mut scratch = TileScratch::default();
                 let mut product = Vec::new();
                 let mut blocks = Vec::with_capacity(share.len());

@@ -121,21 +121,32 @@ fn window_span(o: usize, stride: usize, begin: usize, kernel: usize, len: usize)
 /// 2-D max pooling of float32 planes without dilation, in two passes: the maximum along
 /// each row under every horizontal window, then the maximum of those rows under every
 /// vertical window. Both read contiguous runs, where the tap list reads one offset per
-/// kernel position. NaN never wins, as in the general path.
+/// kernel position. NaN never wins, as in the general path. The planes are cut into shares
+/// for the cores.
 fn max_pool_2d(xv: &[f32], planes: usize, spatial: &[usize], win: &Window) -> Vec<f32> {
-    crate::simd::widest(
-        #[inline(always)]
-        || max_pool_2d_passes(xv, planes, spatial, win),
-    )
+    let (in_plane, out_plane) = (spatial[0] * spatial[1], win.out[0] * win.out[1]);
+    let mut out = vec![f32::NEG_INFINITY; planes * out_plane];
+    // A plane costs about a comparison per input value and kernel tap along each axis.
+    let cost = in_plane.saturating_mul(win.kernel[0] + win.kernel[1]);
+    crate::shares::over_units(&mut out, out_plane, cost, |first, part| {
+        let input = &xv[(first * in_plane).min(xv.len())..];
+        crate::simd::widest(
+            #[inline(always)]
+            || max_pool_2d_passes(input, part, spatial, win),
+        )
+    });
+    out
 }
 
+/// [`max_pool_2d`] of the planes of `xv` into `out` (as many planes as `out` holds, its
+/// values negative infinity).
 #[inline(always)]
-fn max_pool_2d_passes(xv: &[f32], planes: usize, spatial: &[usize], win: &Window) -> Vec<f32> {
+fn max_pool_2d_passes(xv: &[f32], out: &mut [f32], spatial: &[usize], win: &Window) {
     let larger = |best: f32, v: f32| if v > best { v } else { best };
     let (h, w) = (spatial[0], spatial[1]);
     let (oh, ow) = (win.out[0], win.out[1]);
     if win.strides == [1, 1] && (oh, ow) == (h, w) {
-        return same_size_max_pool(xv, planes, (h, w), win);
+        return same_size_max_pool(xv, out, (h, w), win);
     }
     let columns: Vec<std::ops::Range<usize>> =
         (0..ow).map(|o| window_span(o, win.strides[1], win.begin[1], win.kernel[1], w)).collect();
@@ -145,8 +156,7 @@ fn max_pool_2d_passes(xv: &[f32], planes: usize, spatial: &[usize], win: &Window
     let first = (0..ow).find(inside).unwrap_or(ow);
     let last = (first..ow).take_while(inside).last().map_or(first, |o| o + 1);
     let mut rows = vec![f32::NEG_INFINITY; h * ow];
-    let mut out = Vec::with_capacity(planes * oh * ow);
-    for plane in xv.chunks(h * w).take(planes) {
+    for (plane, result) in xv.chunks((h * w).max(1)).zip(out.chunks_mut((oh * ow).max(1))) {
         for (row, maxima) in plane.chunks(w.max(1)).zip(rows.chunks_mut(ow.max(1))) {
             for o in (0..first).chain(last..ow) {
                 maxima[o] = row[columns[o].clone()].iter().copied().fold(f32::NEG_INFINITY, larger);
@@ -164,25 +174,22 @@ fn max_pool_2d_passes(xv: &[f32], planes: usize, spatial: &[usize], win: &Window
                 }
             }
         }
-        for o in 0..oh {
-            let start = out.len();
-            out.resize(start + ow, f32::NEG_INFINITY);
+        for (o, line) in result.chunks_mut(ow.max(1)).enumerate() {
             for r in window_span(o, win.strides[0], win.begin[0], win.kernel[0], h) {
-                let line = &rows[r * ow..(r + 1) * ow];
-                out[start..].iter_mut().zip(line).for_each(|(best, &v)| *best = larger(*best, v));
+                let maxima = &rows[r * ow..(r + 1) * ow];
+                line.iter_mut().zip(maxima).for_each(|(best, &v)| *best = larger(*best, v));
             }
         }
     }
-    out
 }
 
 /// Max pooling with stride 1 whose output is the input's size (an inception block's 3×3
 /// pool): each pass is a sweep over the whole plane per kernel tap, the plane shifted by
 /// the tap (small planes no longer pay a loop per row); the horizontal sweep also reads
 /// across row ends, so the few columns within the kernel of a row's ends are done again
-/// window by window.
+/// window by window. Into `out`, as in [`max_pool_2d_passes`].
 #[inline(always)]
-fn same_size_max_pool(xv: &[f32], planes: usize, (h, w): (usize, usize), win: &Window) -> Vec<f32> {
+fn same_size_max_pool(xv: &[f32], out: &mut [f32], (h, w): (usize, usize), win: &Window) {
     let larger = |best: f32, v: f32| if v > best { v } else { best };
     let len = h * w;
     // `target[i] = max(target[i], source[i + shift])` wherever `i + shift` is in the plane.
@@ -198,8 +205,7 @@ fn same_size_max_pool(xv: &[f32], planes: usize, (h, w): (usize, usize), win: &W
     let edges: Vec<usize> =
         (0..w).filter(|&c| (c as isize) < bw || c as isize + kw as isize - bw > w as isize).collect();
     let mut rows = vec![f32::NEG_INFINITY; len];
-    let mut out = vec![f32::NEG_INFINITY; planes * len];
-    for (plane, result) in xv.chunks(len.max(1)).zip(out.chunks_mut(len.max(1))).take(planes) {
+    for (plane, result) in xv.chunks(len.max(1)).zip(out.chunks_mut(len.max(1))) {
         rows.fill(f32::NEG_INFINITY);
         for t in 0..kw as isize {
             sweep(&mut rows, plane, t - bw);
@@ -214,7 +220,6 @@ fn same_size_max_pool(xv: &[f32], planes: usize, (h, w): (usize, usize), win: &W
             sweep(result, &rows, (t - bh) * w as isize);
         }
     }
-    out
 }
 
 pub(super) fn global_pool(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>, KernelError> {
