@@ -12,8 +12,8 @@
 //! the pool holds one thread fewer than [`cores`]: the caller plus the pool are one thread
 //! per core. A pool of one thread per core left a thread with nothing to do but spin while
 //! the caller and another pool thread worked, three threads on two cores: with two threads,
-//! GoogLeNet's (caffe2_light_inception_v1) convolutions took 49–56 ms against 53 on one in
-//! most runs, and 39 ms with this pool.
+//! GoogLeNet's (caffe2_light_inception_v1) convolutions took 40.8–55.6 ms against 52.8–58.2
+//! on one, and 38.7–44.7 ms with this pool (docs/benchmarks.md, session 57).
 //!
 //! One thing is not for the pool: work that another thread blocks on while it runs (name
 //! resolution publishes its progress and inference waits for it). A pool task may never
