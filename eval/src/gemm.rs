@@ -424,38 +424,17 @@ pub(crate) fn bands(m: usize, k: usize, n: usize) -> usize {
     onnx_threads::cores().min(m).min(work / MIN_PARALLEL).max(1)
 }
 
-/// Runs `band(i, chunk)` over the chunks of `c` of `len` elements, on the pool's threads and
-/// this one; the first error (in band order) is returned.
+/// Runs `band(i, chunk)` over the chunks of `c` of `len` elements, the first on this thread
+/// and the others on the pool's threads (`onnx_threads::map_in_order`, whose wait runs
+/// queued work when this is a pool thread: waiting on a plain channel there could wait for
+/// bands queued behind itself); the first error (in band order) is returned.
 pub(crate) fn in_bands<T: Send>(
     c: &mut [T],
     len: usize,
     band: impl Fn(usize, &mut [T]) -> Result<(), KernelError> + Sync,
 ) -> Result<(), KernelError> {
-    let Some(pool) = onnx_threads::pool().filter(|_| c.len() > len) else {
-        return c.chunks_mut(len).enumerate().try_for_each(|(i, chunk)| band(i, chunk));
-    };
-    let mut chunks: Vec<(usize, &mut [T])> = c.chunks_mut(len).enumerate().collect();
-    let mine = chunks.pop();
-    let mut results: Vec<Result<(), KernelError>> = Vec::new();
-    let band = &band;
-    pool.in_place_scope(|scope| {
-        let (sender, receiver) = std::sync::mpsc::channel();
-        for (i, chunk) in chunks {
-            let sender = sender.clone();
-            scope.spawn(move |_| {
-                let _ = sender.send((i, band(i, chunk)));
-            });
-        }
-        drop(sender);
-        // This thread takes the last band rather than waiting.
-        if let Some((i, chunk)) = mine {
-            results.push(band(i, chunk));
-        }
-        let mut theirs: Vec<(usize, Result<(), KernelError>)> = receiver.iter().collect();
-        theirs.sort_by_key(|(i, _)| *i);
-        results.splice(0..0, theirs.into_iter().map(|(_, r)| r));
-    });
-    results.into_iter().collect()
+    let chunks: Vec<(usize, &mut [T])> = c.chunks_mut(len.max(1)).enumerate().collect();
+    onnx_threads::map_in_order(chunks, |(i, chunk)| band(i, chunk)).into_iter().collect()
 }
 
 /// The dimensions of `a·b`, after checking that both views fit their slices and `c` holds

@@ -22,10 +22,16 @@ thread_local! {
 /// of several shares on the cores (a convolution's tiles), where cutting it again would only
 /// add hand-overs.
 pub fn serial<R>(work: impl FnOnce() -> R) -> R {
-    let was = INSIDE_A_SHARE.with(|s| s.replace(true));
-    let result = work();
-    INSIDE_A_SHARE.with(|s| s.set(was));
-    result
+    /// Puts the flag back however `work` ends: a panic caught further up (the terminal
+    /// browser's worker catches them) must not leave this thread's later kernels uncut.
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            INSIDE_A_SHARE.with(|s| s.set(self.0));
+        }
+    }
+    let _restore = Restore(INSIDE_A_SHARE.with(|s| s.replace(true)));
+    work()
 }
 
 /// Whether this thread is making a share of a kernel already cut (see [`serial`]).
@@ -161,6 +167,9 @@ mod tests {
         let mut out = vec![0u8; 1 << 20];
         serial(|| over_units(&mut out, 1, 1 << 10, |first, part| assert!(first == 0 && part.len() == 1 << 20)));
         assert!(!in_a_share());
+        // Nor does a panic inside leave the flag set.
+        let caught = std::panic::catch_unwind(|| serial(|| panic!("inside a share")));
+        assert!(caught.is_err() && !in_a_share());
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The one thread pool every crate shares: the syntax crate's number-list scans, the
-//! printer's long lists, the encoders, the checker beside inference and, next, the
-//! evaluator's kernels. A rayon pool built on first use with [`cores`] threads, each with
+//! printer's long lists, the encoders, the checker beside inference and the evaluator's
+//! kernels. A rayon pool built on first use with one thread fewer than [`cores`], each with
 //! the stack a program's main thread gets (work handed to the pool, such as the checker's
 //! rules, recurses through nested subgraphs as it would on the main thread).
 //!
@@ -111,6 +111,9 @@ pub fn map_in_order<J: Send, R: Send>(jobs: Vec<J>, work: impl Fn(J) -> R + Sync
 /// This thread makes results too whenever the next one to consume is not ready and the
 /// window has room, so it only waits for a result a pool thread is already making (never for
 /// a task that has not started), and the pool threads wait only for this thread to consume.
+/// The helpers are every pool thread, and they wait on a condition variable, not in rayon:
+/// `work` and `consume` must not hand work to the pool themselves (it would find no free
+/// thread while the window is full).
 pub fn pipeline<R: Send>(
     count: usize,
     ahead: usize,

@@ -403,23 +403,28 @@ struct LrnParams {
 }
 
 /// LRN over `[n, c, inner]` values, computed in f64 and narrowed once by `narrow`:
-/// `x / (bias + alpha/size · Σ x²)^beta`, the sum over the channels around each one.
-fn lrn_values<T: Copy + Into<f64>, O: Copy + Default>(
+/// `x / (bias + alpha/size · Σ x²)^beta`, the sum over the channels around each one. The
+/// planes are cut into shares for the cores.
+fn lrn_values<T: Copy + Into<f64> + Sync, O: Copy + Default + Send>(
     v: &[T],
     (n, c, inner): (usize, usize, usize),
     p: &LrnParams,
-    narrow: impl Fn(f64) -> O,
+    narrow: impl Fn(f64) -> O + Sync,
 ) -> Vec<O> {
     let (before, after) = ((p.size - 1) / 2, (p.size - 1).div_ceil(2));
     let scale = p.alpha / p.size as f64;
-    let mut out = vec![O::default(); v.len()];
-    let mut window = vec![0.0f64; inner];
-    // Compiled for the widest vectors: square roots and divisions are most of the work.
-    crate::simd::widest(
-        #[inline(always)]
-        || {
-            for b in 0..n {
-                for ch in 0..c {
+    let (c, inner) = (c.max(1), inner.max(1));
+    let mut out = vec![O::default(); n * c * inner];
+    // A plane costs a square per channel of the window and a division and two roots a value.
+    let cost = inner.saturating_mul(p.size.min(c) + 8);
+    crate::shares::over_units(&mut out, inner, cost, |first, part| {
+        let mut window = vec![0.0f64; inner];
+        // Compiled for the widest vectors: square roots and divisions are most of the work.
+        crate::simd::widest(
+            #[inline(always)]
+            || {
+                for (i, plane_out) in part.chunks_mut(inner).enumerate() {
+                    let (b, ch) = ((first + i) / c, (first + i) % c);
                     let (lo, hi) = (ch.saturating_sub(before), ch.saturating_add(after).min(c - 1));
                     // The squares of the channels around `ch`, summed plane by plane in
                     // channel order.
@@ -432,7 +437,7 @@ fn lrn_values<T: Copy + Into<f64>, O: Copy + Default>(
                         });
                     }
                     let at = (b * c + ch) * inner;
-                    let values = out[at..at + inner].iter_mut().zip(&v[at..at + inner]).zip(&window);
+                    let values = plane_out.iter_mut().zip(&v[at..at + inner]).zip(&window);
                     // `b^0.75` (every LRN of AlexNet and GoogLeNet) as `√b·√√b`: two square
                     // roots, which vectorize, for a `powf` per element (within an ulp of it).
                     if p.beta == 0.75 {
@@ -446,8 +451,8 @@ fn lrn_values<T: Copy + Into<f64>, O: Copy + Default>(
                         }
                     }
                 }
-            }
-        },
-    );
+            },
+        );
+    });
     out
 }
