@@ -56,7 +56,8 @@ pub fn low_parts<T: Copy + Default + Send>(
     // Cut into shares for the cores in whole runs of sixteen.
     crate::shares::over_units(&mut out, 16, 16, |first, parts| {
         let x = &x[(first * 16).min(x.len())..];
-        // By value: what the closure reads through references is reloaded after each store.
+        // A `move` closure holds the slices and the functions' references themselves: what
+        // it reads through a reference to them is reloaded after each store.
         let (word, narrow) = (&word, &narrow);
         widest(
             #[inline(always)]
