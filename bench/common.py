@@ -41,6 +41,23 @@ def run_timed(cmd: list[str], ok: tuple[int, ...] = (0,)) -> tuple[float, int, b
     return elapsed, usage.ru_maxrss, stdout
 
 
+def onnx_run_median(binary: pathlib.Path, model: pathlib.Path, data: pathlib.Path, runs: int,
+                    extra: list[str]) -> float | None:
+    """The median milliseconds per run `onnx run MODEL --test-data DATA --repeat RUNS` reports;
+    `None` when it cannot run the model (said on stderr)."""
+    import sys
+
+    done = subprocess.run(
+        [str(binary), "run", str(model), "--test-data", str(data), "--repeat", str(runs), *extra],
+        capture_output=True, text=True,
+    )
+    if done.returncode != 0:
+        print(f"{model.name}: ours fails: {done.stderr.strip()[-200:]}", file=sys.stderr)
+        return None
+    line = next(l for l in done.stdout.splitlines() if l.startswith("time per run"))
+    return float(line.split("median ")[1].split(" ms")[0])
+
+
 def update_section(path: pathlib.Path, name: str, section: str) -> None:
     """Replaces (or appends) the part of `path` between `<!-- bench:NAME:start/end -->`."""
     start, end = f"<!-- bench:{name}:start -->", f"<!-- bench:{name}:end -->"

@@ -42,7 +42,7 @@ import onnxruntime as ort
 from onnx import numpy_helper
 from onnx.reference import ReferenceEvaluator
 
-from common import ROOT, machine, update_section
+from common import ROOT, machine, onnx_run_median, update_section
 
 BINARY = ROOT / "target/release/onnx"
 
@@ -81,15 +81,7 @@ def inputs_of(data: pathlib.Path) -> dict[str, np.ndarray]:
 def ours(model: pathlib.Path, data: pathlib.Path, runs: int, threads: list[str]) -> float | None:
     """The median milliseconds per run `onnx run` reports; `None` when it cannot run the
     model (said on stderr, and "fails" in the table)."""
-    done = subprocess.run(
-        [str(BINARY), "run", str(model), "--test-data", str(data), "--repeat", str(runs), *threads],
-        capture_output=True, text=True,
-    )
-    if done.returncode != 0:
-        print(f"{model.name}: ours fails: {done.stderr.strip().splitlines()[-1][:160]}", file=sys.stderr)
-        return None
-    line = next(l for l in done.stdout.splitlines() if l.startswith("time per run"))
-    return float(line.split("median ")[1].split(" ms")[0])
+    return onnx_run_median(BINARY, model, data, runs, threads)
 
 
 def timed(call, runs: int) -> float:

@@ -99,7 +99,7 @@ pub type DequantizedPrepare =
 pub fn preparer(domain: &str, op: &str) -> Option<Prepare> {
     match domain {
         "com.microsoft" => contrib::prepare(op),
-        "" => matmul::prepare(op),
+        "" => matmul::prepare(op).or_else(|| nn::prepare(op)),
         _ => None,
     }
 }

@@ -288,7 +288,8 @@ pub(super) fn conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value
         let columns = count(&[per_group, count(&win.kernel)?, count(&win.out)?])?;
         ctx.check_grown(columns, x.len()).map_err(|e| e.map_message(|m| format!("{m} (the im2col matrix)")))?;
         let geometry = ConvGeometry { batch, channels, filters, group, in_size };
-        let out = conv_f32(xv, wv, bias.as_deref(), &win, spatial, &geometry)?;
+        let blocks = super::depthwise::prepared(ctx, filters, count(&win.kernel)?);
+        let out = conv_f32(xv, wv, bias.as_deref(), &win, spatial, &geometry, blocks)?;
         return one(Tensor::new(shape, Data::F32(out.into())));
     }
     let taps = taps(ctx, &win, spatial)?;
@@ -343,16 +344,17 @@ fn conv_f32(
     win: &Window,
     spatial: &[usize],
     g: &ConvGeometry,
+    blocks: Option<&super::depthwise::BlockWeights>,
 ) -> Result<Vec<f32>, KernelError> {
     let rows = g.channels / g.group * crate::broadcast::elements(&win.kernel);
     let tile = (COLUMNS_TILE / rows.max(1)).max(MIN_TILE);
     let shares = if onnx_threads::pool().is_some() { onnx_threads::cores() } else { 1 };
+    let d = super::depthwise::Depthwise { batch: g.batch, channels: g.channels, spatial, win, bias };
+    if super::depthwise::applies(&d, g.channels / g.group, g.filters / g.group) {
+        return Ok(super::depthwise::depthwise_2d(x, w, &d, blocks));
+    }
     if let Some(grid) = super::grid::GridConv::new((g.batch, g.channels, g.filters, g.group), spatial, win, bias) {
         return Ok(super::grid::grid_conv_2d(x, w, &grid, grid.shares(shares)));
-    }
-    if super::depthwise::applies(win, g.channels, g.channels / g.group, g.filters / g.group) {
-        let d = super::depthwise::Depthwise { batch: g.batch, channels: g.channels, spatial, win, bias };
-        return Ok(super::depthwise::depthwise_2d(x, w, &d, super::depthwise::shares(&d, shares)));
     }
     conv_f32_in_tiles(x, w, bias, win, spatial, g, tile, shares)
 }
@@ -1068,12 +1070,13 @@ mod tests {
         }
     }
 
-    /// Depthwise convolutions computed channels-last give the convolution by its
-    /// definition, with strides, dilations, uneven padding, two images, a bias and the
-    /// output rows cut into shares.
+    /// Depthwise convolutions computed in blocks of sixteen channels give the convolution
+    /// by its definition, with strides, dilations, uneven padding, two images, a bias,
+    /// partial blocks after full ones, and rows and output maps long enough for the
+    /// eight-by-eight transposes as well as their leftovers.
     #[test]
-    fn channels_last_depthwise_is_the_definition() {
-        use crate::kernels::nn::depthwise::{Depthwise, depthwise_2d};
+    fn depthwise_in_channel_blocks_is_the_definition() {
+        use crate::kernels::nn::depthwise::{BlockWeights, Depthwise, depthwise_2d};
         let cases = [
             // (channels, spatial, kernel, strides, dilations, begin, end)
             (24, [5, 3], [3, 3], [1, 1], [1, 1], [1, 1], [1, 1]),
@@ -1081,6 +1084,8 @@ mod tests {
             (20, [4, 4], [5, 5], [1, 1], [1, 1], [2, 2], [2, 2]),
             (17, [7, 6], [2, 3], [1, 3], [2, 1], [0, 2], [1, 0]),
             (5, [2, 1], [1, 1], [1, 1], [1, 1], [0, 0], [0, 0]),
+            (40, [6, 19], [3, 3], [1, 1], [1, 1], [1, 1], [1, 1]),
+            (16, [4, 4], [5, 5], [2, 2], [1, 1], [2, 2], [2, 2]),
         ];
         for (channels, spatial, kernel, strides, dilations, begin, end) in cases {
             let win = window_2d(spatial, kernel, strides, dilations, begin, end);
@@ -1100,10 +1105,12 @@ mod tests {
                 .map(|(i, v)| v + bias[i / outputs % channels] as f32)
                 .collect();
             let d = Depthwise { batch: 2, channels, spatial: &spatial, win: &win, bias: Some(&bias) };
-            for shares in [1, 2, 3] {
-                // Small integers: every order of summation is exact.
-                assert_eq!(depthwise_2d(&x, &w, &d, shares), want, "{channels} channels, {shares} shares");
-            }
+            // Small integers: every order of summation is exact.
+            assert_eq!(depthwise_2d(&x, &w, &d, None), want, "{channels} channels");
+            // With the weights' blocks made once, as the plan makes them.
+            let taps = kernel[0] * kernel[1];
+            let blocks = BlockWeights::of(&w, channels, taps);
+            assert_eq!(depthwise_2d(&x, &w, &d, Some(&blocks)), want, "{channels} channels, prepared");
         }
     }
 

@@ -36,6 +36,15 @@ pub fn kernel(op: &str) -> Option<Kernel> {
     Some(k)
 }
 
+/// The operators of this family whose constant inputs are prepared once per plan: a
+/// depthwise Conv's weights in channel blocks.
+pub fn prepare(op: &str) -> Option<crate::kernels::Prepare> {
+    match op {
+        "Conv" => Some(depthwise::prepare),
+        _ => None,
+    }
+}
+
 /// The geometry of a sliding window over the spatial axes.
 struct Window {
     kernel: Vec<usize>,
