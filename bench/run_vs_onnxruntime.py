@@ -32,7 +32,6 @@ import os
 import signal
 import pathlib
 import statistics
-import subprocess
 import sys
 import time
 
