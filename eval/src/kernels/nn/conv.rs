@@ -1009,7 +1009,7 @@ fn conv_transpose_f32(x: &[f32], w: &[f32], l: &TransposedLayout, landings: &[us
 
 #[cfg(test)]
 mod tests {
-    use super::{ConvGeometry, conv_f32_in_tiles};
+    use super::{ConvGeometry, conv_f32, conv_f32_in_tiles};
     use crate::kernels::nn::Window;
 
     /// A convolution by its definition, one output value at a time.
@@ -1068,6 +1068,28 @@ mod tests {
             begin: begin.to_vec(),
             padded,
         }
+    }
+
+    /// A depthwise convolution of an empty map under padding gives its bias (from a
+    /// review: the channel blocks gave zeros; they now leave such input to the other paths),
+    /// and one of a single channel whose buffer would be mostly empty lanes is not taken.
+    #[test]
+    fn depthwise_blocks_refuse_empty_maps_and_buffers_of_empty_lanes() {
+        use crate::kernels::nn::depthwise::{Depthwise, applies};
+        let win = window_2d([0, 1], [1, 1], [1, 1], [1, 1], [1, 0], [1, 0]);
+        assert_eq!(win.out, [2, 1]);
+        let d = Depthwise { batch: 1, channels: 1, spatial: &[0, 1], win: &win, bias: None };
+        assert!(!applies(&d, 1, 1), "an empty map");
+        let g = ConvGeometry { batch: 1, channels: 1, filters: 1, group: 1, in_size: 0 };
+        let out = conv_f32(&[], &[1.0], Some(&[5.0]), &win, &[0, 1], &g, None).unwrap();
+        assert_eq!(out, [5.0, 5.0]);
+        // One channel of 1 × 100,000 at stride 2,000 under a kernel of one tap: 50 outputs
+        // read a buffer of 98,001 positions, sixteen lanes each.
+        let wide = window_2d([1, 100_000], [1, 1], [1, 2_000], [1, 1], [0, 0], [0, 0]);
+        let d = Depthwise { batch: 1, channels: 1, spatial: &[1, 100_000], win: &wide, bias: None };
+        assert!(!applies(&d, 1, 1), "a buffer of mostly empty lanes");
+        let d = Depthwise { channels: 16, ..d };
+        assert!(applies(&d, 1, 1), "the same over sixteen channels");
     }
 
     /// Depthwise convolutions computed in blocks of sixteen channels give the convolution

@@ -7,15 +7,16 @@
 //! a vector needs. Here each block of sixteen channels is copied once into a zero-bordered
 //! buffer of positions × sixteen channels (onnxruntime's NCHWc layout, for one
 //! convolution): every kernel tap of every output position is then one multiply-add of
-//! sixteen lanes whatever the stride, the map's size or the padding, with no bounds to
-//! check. Four output positions are summed at a time in registers, and the block's
+//! sixteen lanes whatever the stride, the map's size or the padding, with no padding to
+//! test. Four output positions are summed at a time in registers, and the block's
 //! outputs are put back into its sixteen planes.
 //!
 //! Measured on the 20 depthwise shapes of the real models (`bench/ops_vs_onnxruntime.py`,
 //! one thread, both builds alternating): 3.0× onnxruntime's time before (the padded grid
 //! of [`super::grid`], which made a tile of 64 or 128 positions per channel however few it
 //! had), 1.3–1.7× after; 384 channels over 2×2 maps under a 5×5 kernel 12.9× → 1.75×.
-//! Larger maps stay on the grid ([`MOST_POSITIONS`]).
+//! Larger maps stay on the grid ([`MOST_POSITIONS`]; im2col on machines without fused
+//! multiply-adds, which the grid needs).
 
 use super::Window;
 
@@ -98,10 +99,13 @@ pub(super) fn prepare(
     let Some(crate::value::Value::Tensor(w)) = inputs.get(1).copied().flatten() else { return Ok(None) };
     let crate::value::Data::F32(values) = &*w.data else { return Ok(None) };
     let &[channels, 1, kh, kw] = &w.shape[..] else { return Ok(None) };
-    if w.layout.is_some() || ctx.int("group") != Some(channels as i64) || values.len() < w.len() {
+    // Eight channels or more: the blocks then hold at most twice the weights (one channel
+    // would take sixteen lanes a tap).
+    let Some(taps) = kh.checked_mul(kw) else { return Ok(None) };
+    if w.layout.is_some() || channels < 8 || ctx.int("group") != Some(channels as i64) {
         return Ok(None);
     }
-    let form = BlockWeights::of(&values[..w.len()], channels, kh * kw);
+    let form = BlockWeights::of(&values[..w.len()], channels, taps);
     let bytes = form.lanes.len() * std::mem::size_of::<Lanes>();
     Ok(Some((std::sync::Arc::new(form) as crate::kernels::Prepared, bytes)))
 }
@@ -114,10 +118,12 @@ pub(super) fn prepared<'c>(ctx: &'c crate::kernels::Ctx<'_>, channels: usize, ta
 }
 
 /// Whether [`depthwise_2d`] computes this convolution: two spatial axes, one input
-/// channel and one filter per group, a kernel of at least one tap, an output of at most
-/// [`MOST_POSITIONS`] positions per channel, and a padded
-/// block not much larger than the input and output (huge pads or dilations would make a
-/// huge buffer of zeros; im2col takes those).
+/// channel and one filter per group, a kernel of at least one tap, an input of at least
+/// one value per channel (an empty one under padding gives the bias: the grid and im2col
+/// make it), an output of at most [`MOST_POSITIONS`] positions per channel, and a padded
+/// buffer not much larger than the input and output (huge pads or dilations would make a
+/// huge buffer of zeros, and a few channels a buffer of mostly empty lanes; im2col takes
+/// those).
 pub(super) fn applies(d: &Depthwise<'_>, per_group: usize, filters_per_group: usize) -> bool {
     let w = d.win;
     if w.out.len() != 2 || d.spatial.len() != 2 || per_group != 1 || filters_per_group != 1 {
@@ -129,7 +135,15 @@ pub(super) fn applies(d: &Depthwise<'_>, per_group: usize, filters_per_group: us
     let Some([rows, columns]) = d.extent() else { return false };
     let input = d.spatial[0].saturating_mul(d.spatial[1]);
     let output = w.out[0] * w.out[1];
-    output <= MOST_POSITIONS && rows.checked_mul(columns).is_some_and(|padded| padded <= 2 * (input + output) + 4096)
+    // The buffer's lanes (sixteen per position, however few the channels) against the
+    // input's and output's values.
+    let values = d.channels.saturating_mul(input.saturating_add(output));
+    input > 0
+        && output <= MOST_POSITIONS
+        && rows
+            .checked_mul(columns)
+            .and_then(|p| p.checked_mul(BLOCK))
+            .is_some_and(|lanes| lanes <= values.saturating_mul(2).saturating_add(4096 * BLOCK))
 }
 
 /// The output (batch × channels × output rows × columns) for the input `x` and the weights
@@ -196,7 +210,7 @@ pub(super) fn depthwise_2d(x: &[f32], w: &[f32], d: &Depthwise<'_>, prepared: Op
 /// Copies a block's channels (`count × rows × columns`, up to [`BLOCK`]) into `padded`
 /// (padded rows × columns of lanes), each value at its padded position; lanes of missing
 /// channels and positions outside the input stay zero (the buffer is zeroed once per share
-/// and every block writes the same positions).
+/// and image, and every block writes the same positions).
 #[inline(always)]
 fn pack(padded: &mut [Lanes], channels: &[f32], d: &Depthwise<'_>, [rows, columns]: [usize; 2]) {
     let [h, width] = [d.spatial[0], d.spatial[1]];
