@@ -288,7 +288,7 @@ pub(super) fn conv(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value
         let columns = count(&[per_group, count(&win.kernel)?, count(&win.out)?])?;
         ctx.check_grown(columns, x.len()).map_err(|e| e.map_message(|m| format!("{m} (the im2col matrix)")))?;
         let geometry = ConvGeometry { batch, channels, filters, group, in_size };
-        let blocks = super::depthwise::prepared(ctx, filters, count(&win.kernel)?);
+        let blocks = super::depthwise::prepared(ctx);
         let out = conv_f32(xv, wv, bias.as_deref(), &win, spatial, &geometry, blocks)?;
         return one(Tensor::new(shape, Data::F32(out.into())));
     }

@@ -110,11 +110,10 @@ pub(super) fn prepare(
     Ok(Some((std::sync::Arc::new(form) as crate::kernels::Prepared, bytes)))
 }
 
-/// The node's prepared [`BlockWeights`], when there is one for `channels × taps` weights.
-pub(super) fn prepared<'c>(ctx: &'c crate::kernels::Ctx<'_>, channels: usize, taps: usize) -> Option<&'c BlockWeights> {
-    ctx.prepared
-        .and_then(|p| p.as_any().downcast_ref::<BlockWeights>())
-        .filter(|b| b.channels == channels && b.taps == taps)
+/// The node's prepared [`BlockWeights`], when the plan made them ([`depthwise_2d`] takes
+/// them when their sizes are the convolution's).
+pub(super) fn prepared<'c>(ctx: &'c crate::kernels::Ctx<'_>) -> Option<&'c BlockWeights> {
+    ctx.prepared.and_then(|p| p.as_any().downcast_ref::<BlockWeights>())
 }
 
 /// Whether [`depthwise_2d`] computes this convolution: two spatial axes, one input
@@ -258,10 +257,11 @@ fn pack(padded: &mut [Lanes], channels: &[f32], d: &Depthwise<'_>, [rows, column
 }
 
 /// Every output position's sums (plus the bias) for a block, from the padded buffer of
-/// `columns` columns; `offsets` says where each tap reads from its position's first tap. Tiles of [`TILE`] consecutive positions in row-major order, across
-/// rows where a row is shorter (PP-OCR's 2×2 maps): each position's sums are a chain of
-/// dependent multiply-adds, and four chains in flight keep the units busy where one waited
-/// on each result.
+/// `columns` columns; `offsets` says where each tap reads from its position's first tap.
+/// Tiles of [`TILE`] consecutive positions in row-major order, across rows where a row is
+/// shorter (PP-OCR's 2×2 maps): each position's sums are a chain of dependent
+/// multiply-adds, and four chains in flight keep the units busy where one waited on each
+/// result.
 #[inline(always)]
 fn block_sums<const FUSED: bool>(
     padded: &[Lanes],
