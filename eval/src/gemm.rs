@@ -149,11 +149,13 @@ fn thin_product<T: Element>(alpha: T, a: &View<'_, T>, b: &View<'_, T>, beta: T,
 }
 
 /// Columns of `b` at most this many, over rows of `a` at least [`NARROW_DEPTH`] long, are
-/// products of [`narrow_product`].
-const NARROW_COLUMNS: usize = 4;
+/// products of [`narrow_product`] (five to eight in two groups of four: a recurrent
+/// model's five-class output layer over 150 or 200 values filled five of the sixteen
+/// lanes of [`blocked_product`]'s tiles).
+const NARROW_COLUMNS: usize = 8;
 const NARROW_DEPTH: usize = 64;
 
-/// A product with two to [`NARROW_COLUMNS`] columns and long rows (a pointwise convolution
+/// A product with two to [`NARROW_COLUMNS`] columns (four at a time) and long rows (a pointwise convolution
 /// over a 2×2 map: 384 filters of 384 channels times 4 positions), as dot products: the
 /// columns of `b` copied into rows, then per pair of rows of `a` every column's dot product
 /// at once, in eight-lane sums. The tiles of [`blocked_product`], which took them before,
@@ -165,26 +167,38 @@ fn narrow_product<T: Element>(alpha: T, a: &View<'_, T>, b: &View<'_, T>, beta: 
     if !(2..=NARROW_COLUMNS).contains(&n) || k < NARROW_DEPTH || a.col_stride != 1 || !crate::simd::has_fma() {
         return false;
     }
-    let mut columns = vec![T::ZERO; n * k];
-    for (j, column) in columns.chunks_exact_mut(k).enumerate() {
-        for (kk, slot) in column.iter_mut().enumerate() {
-            *slot = b.data[kk * b.row_stride + j * b.col_stride];
+    // The columns of `b` as rows: read in place where they lie contiguous (a transposed
+    // weight, as Gemm's transB gives it), else copied row by row of `b` (column by column,
+    // each read waited on the one before: a sixth of a 13×150 by 150×5 product).
+    let (columns, column_stride) = if b.row_stride == 1 {
+        (std::borrow::Cow::Borrowed(b.data), b.col_stride)
+    } else {
+        let mut columns = vec![T::ZERO; n * k];
+        for kk in 0..k {
+            let line = &b.data[kk * b.row_stride..];
+            for j in 0..n {
+                columns[j * k + kk] = line[j * b.col_stride];
+            }
         }
-    }
+        (std::borrow::Cow::Owned(columns), k)
+    };
     // Missing columns repeat the last one; their sums are dropped.
-    let column = |j: usize| &columns[j.min(n - 1) * k..][..k];
-    let columns = [column(0), column(1), column(2), column(3)];
+    let column = |j: usize| &columns[j.min(n - 1) * column_stride..][..k];
     crate::simd::widest(
         #[inline(always)]
         || {
             for i0 in (0..m).step_by(2) {
                 let second = (i0 + 1).min(m - 1);
                 let rows = [&a.data[i0 * a.row_stride..][..k], &a.data[second * a.row_stride..][..k]];
-                let sums = row_pair_dots(rows, columns);
-                for (r, row_sums) in sums.iter().enumerate().take(m - i0) {
-                    let out = &mut c[(i0 + r) * n..][..n];
-                    for (o, &s) in out.iter_mut().zip(row_sums) {
-                        *o = T::scaled(alpha, s, beta, *o);
+                // Four columns at a time.
+                for j0 in (0..n).step_by(4) {
+                    let group = [column(j0), column(j0 + 1), column(j0 + 2), column(j0 + 3)];
+                    let sums = row_pair_dots(rows, group);
+                    for (r, row_sums) in sums.iter().enumerate().take(m - i0) {
+                        let out = &mut c[(i0 + r) * n + j0..(i0 + r + 1) * n];
+                        for (o, &s) in out.iter_mut().zip(row_sums) {
+                            *o = T::scaled(alpha, s, beta, *o);
+                        }
                     }
                 }
             }
@@ -240,12 +254,14 @@ fn unpacked_is_faster<T>(a: &View<'_, T>, b: &View<'_, T>) -> bool {
     (b.cols <= FEW_COLUMNS || a.rows <= FEW_ROWS) && a.col_stride == 1 && b.col_stride == 1 && crate::simd::has_fma()
 }
 
-/// `c = alpha·a·b + beta·c` without packing: tiles of four rows of `c` by sixteen
+/// `c = alpha·a·b + beta·c` without packing: tiles of six rows of `c` by sixteen
 /// columns, each summed over `k` in sixteen-lane registers from the rows of `a` and `b`
-/// where they lie (four broadcasts and one row of `b` per step). Both views have column
+/// where they lie (six broadcasts and one row of `b` per step). Both views have column
 /// stride 1; the caller has checked them.
 fn blocked_product<T: Element>(alpha: T, a: &View<'_, T>, b: &View<'_, T>, beta: T, c: &mut [T]) {
-    const ROWS: usize = 4;
+    // Six rows of sixteen sums: twelve of AVX2's sixteen vector registers, as in BLIS's
+    // Haswell kernel (four rows read each row of `b` for only eight multiply-adds).
+    const ROWS: usize = 6;
     const LANES: usize = 16;
     let (m, k, n) = (a.rows, a.cols, b.cols);
     let a_row = |i: usize| &a.data[i * a.row_stride..][..k];
@@ -266,16 +282,25 @@ fn blocked_product<T: Element>(alpha: T, a: &View<'_, T>, b: &View<'_, T>, beta:
                     }
                     (&strip[..], LANES)
                 };
-                for i0 in (0..m).step_by(ROWS) {
-                    let height = ROWS.min(m - i0);
-                    // Missing rows repeat the last one; their sums are dropped.
-                    let row = |r: usize| a_row(i0 + r.min(height - 1));
-                    let sums = full_tile([row(0), row(1), row(2), row(3)], columns, stride);
-                    for (r, sum) in sums.iter().enumerate().take(height) {
+                let mut store = |i0: usize, sums: &[[T; LANES]]| {
+                    for (r, sum) in sums.iter().enumerate() {
                         let out = &mut c[(i0 + r) * n + j0..][..width];
                         for (o, &s) in out.iter_mut().zip(sum) {
                             *o = T::scaled(alpha, s, beta, *o);
                         }
+                    }
+                };
+                for i0 in (0..m).step_by(ROWS) {
+                    // The last rows, fewer than six, in a tile of their height (repeating
+                    // a row there was up to three quarters of a five-row product's work).
+                    let row = |r: usize| a_row(i0 + r);
+                    match m - i0 {
+                        1 => store(i0, &full_tile([row(0)], columns, stride)),
+                        2 => store(i0, &full_tile([row(0), row(1)], columns, stride)),
+                        3 => store(i0, &full_tile([row(0), row(1), row(2)], columns, stride)),
+                        4 => store(i0, &full_tile([row(0), row(1), row(2), row(3)], columns, stride)),
+                        5 => store(i0, &full_tile([row(0), row(1), row(2), row(3), row(4)], columns, stride)),
+                        _ => store(i0, &full_tile([row(0), row(1), row(2), row(3), row(4), row(5)], columns, stride)),
                     }
                 }
             }
@@ -283,12 +308,13 @@ fn blocked_product<T: Element>(alpha: T, a: &View<'_, T>, b: &View<'_, T>, beta:
     )
 }
 
-/// One whole tile of [`blocked_product`]: four rows of `a` (each `k` long) times sixteen
-/// columns of `b` (`b[kk·stride..][..16]`). Apart so that the compiler keeps the sixteen
-/// sums of a row in one vector register (inside the loop over tiles it kept 64 scalars).
+/// One whole tile of [`blocked_product`]: `R` rows of `a` (at most six, each `k` long)
+/// times sixteen columns of `b` (`b[kk·stride..][..16]`). Apart so that the compiler keeps
+/// the sixteen sums of a row in one vector register (inside the loop over tiles it kept 64
+/// scalars).
 #[inline(always)]
-fn full_tile<T: Element>(rows: [&[T]; 4], b: &[T], stride: usize) -> [[T; 16]; 4] {
-    let mut sums = [[T::ZERO; 16]; 4];
+fn full_tile<T: Element, const R: usize>(rows: [&[T]; R], b: &[T], stride: usize) -> [[T; 16]; R] {
+    let mut sums = [[T::ZERO; 16]; R];
     for kk in 0..rows[0].len() {
         let Some(line) = b.get(kk * stride..kk * stride + 16).and_then(|l| <&[T; 16]>::try_from(l).ok()) else {
             break;
@@ -433,6 +459,10 @@ pub(crate) fn in_bands<T: Send>(
     len: usize,
     band: impl Fn(usize, &mut [T]) -> Result<(), KernelError> + Sync,
 ) -> Result<(), KernelError> {
+    // One band (nearly every small product): no list of bands to make.
+    if len >= c.len() {
+        return if c.is_empty() { Ok(()) } else { band(0, c) };
+    }
     let chunks: Vec<(usize, &mut [T])> = c.chunks_mut(len.max(1)).enumerate().collect();
     onnx_threads::map_in_order(chunks, |(i, chunk)| band(i, chunk)).into_iter().collect()
 }
@@ -525,11 +555,21 @@ mod tests {
     }
 
     /// The unpacked tiles (few columns, or few rows) give what the definition gives for
-    /// every remainder of rows (mod 4) and columns (mod 16), strided rows, alpha and beta,
+    /// every remainder of rows (mod 6) and columns (mod 16), strided rows, alpha and beta,
     /// and a zero beta ignores what the output held (NaN).
     #[test]
     fn blocked_products_match_the_definition() {
-        for (m, k, n) in [(64, 576, 16), (7, 33, 5), (3, 1, 47), (9, 20, 48), (5, 70, 200), (1, 3, 2), (4, 16, 17)] {
+        for (m, k, n) in [
+            (64, 576, 16),
+            (7, 33, 5),
+            (3, 1, 47),
+            (9, 20, 48),
+            (5, 70, 200),
+            (1, 3, 2),
+            (4, 16, 17),
+            (14, 9, 20),
+            (12, 5, 33),
+        ] {
             // Rows of `a` and of `b` padded past their ends: row strides larger than a row.
             let (a_stride, b_stride) = (k + 3, n + 5);
             let a: Vec<f64> = (0..m * a_stride).map(|x| ((x * 7) % 13) as f64 - 6.0).collect();
@@ -565,7 +605,15 @@ mod tests {
     /// with padded rows, alpha and beta; and sgemm takes this path for them.
     #[test]
     fn narrow_products_match_the_definition() {
-        for (m, k, n, transposed) in [(384, 384, 4, false), (7, 70, 3, true), (1, 64, 2, false), (6, 129, 4, true)] {
+        let shapes = [
+            (384, 384, 4, false),
+            (7, 70, 3, true),
+            (1, 64, 2, false),
+            (6, 129, 4, true),
+            (13, 150, 5, false),
+            (3, 200, 8, true),
+        ];
+        for (m, k, n, transposed) in shapes {
             let a_stride = k + 3;
             let a: Vec<f64> = (0..m * a_stride).map(|x| ((x * 7) % 13) as f64 - 6.0).collect();
             let b: Vec<f64> = (0..k * (n + 5)).map(|x| ((x * 5) % 11) as f64 * 0.25).collect();
@@ -598,9 +646,9 @@ mod tests {
             assert_eq!(through_sgemm, c, "{m}×{k}×{n}");
         }
         // Too few columns or too short rows: other paths.
-        let a = vec![1.0f64; 64 * 8];
-        let mut c = vec![0.0; 64 * 5];
-        assert!(!narrow_product(1.0, &View::rows(&a, 8, 64), &View::rows(&a, 64, 5), 0.0, &mut c));
+        let a = vec![1.0f64; 64 * 9];
+        let mut c = vec![0.0; 8 * 9];
+        assert!(!narrow_product(1.0, &View::rows(&a, 8, 64), &View::rows(&a, 64, 9), 0.0, &mut c));
         assert!(!narrow_product(1.0, &View::rows(&a, 8, 63), &View::rows(&a, 63, 4), 0.0, &mut c));
     }
 

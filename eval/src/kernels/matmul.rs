@@ -413,15 +413,16 @@ fn batched(ash: &[usize], bsh: &[usize]) -> Result<Batched, KernelError> {
     if ash.is_empty() || bsh.is_empty() {
         return Err(bad_input!("MatMul operands must have at least one axis"));
     }
-    let a_shape: Vec<usize> = if ash.len() == 1 { vec![1, ash[0]] } else { ash.to_vec() };
-    let b_shape: Vec<usize> = if bsh.len() == 1 { vec![bsh[0], 1] } else { bsh.to_vec() };
-    let (m, k) = (a_shape[a_shape.len() - 2], a_shape[a_shape.len() - 1]);
-    let (k2, n) = (b_shape[b_shape.len() - 2], b_shape[b_shape.len() - 1]);
+    // A vector is a row on the left, a column on the right (numpy's promotion).
+    let (ra, rb) = (ash.len(), bsh.len());
+    let (m, k) = if ra == 1 { (1, ash[0]) } else { (ash[ra - 2], ash[ra - 1]) };
+    let (k2, n) = if rb == 1 { (bsh[0], 1) } else { (bsh[rb - 2], bsh[rb - 1]) };
     if k != k2 {
         return Err(bad_input!("shapes {ash:?} and {bsh:?} do not multiply ({k} ≠ {k2})"));
     }
-    let batch = broadcast::shape(&[&a_shape[..a_shape.len() - 2], &b_shape[..b_shape.len() - 2]])?;
-    let mut shape = batch.clone();
+    let batch = broadcast::shape(&[&ash[..ra.saturating_sub(2)], &bsh[..rb.saturating_sub(2)]])?;
+    let mut shape = Vec::with_capacity(batch.len() + 2);
+    shape.extend_from_slice(&batch);
     if ash.len() > 1 {
         shape.push(m);
     }
@@ -486,6 +487,19 @@ fn product<T: Copy + Default>(
     }
     let (a_row, a_col, a_batch) = a.steps(true, &p.batch);
     let (b_row, b_col, b_batch) = b.steps(false, &p.batch);
+    // One B for the whole batch (a weight matrix) and A's matrices one after the other:
+    // one product of all A's rows, as a [batch·m, k] matrix. A sequence model's [2, 5, 32]
+    // by [32, 32] was two 5-row products, each paying the call and a partly empty last
+    // tile of rows.
+    let batches = count(&p.batch)?;
+    if batches > 1 && b_batch.iter().all(|&s| s == 0) && rows_follow_on(&p.batch, &a_batch, m * a_row) {
+        let lhs = a.data.get(a.offset..).ok_or(bad_input!("the left operand is shorter than its shape"))?;
+        let rhs = b.data.get(b.offset..).ok_or(bad_input!("the right operand is shorter than its shape"))?;
+        let lhs = View { data: lhs, rows: batches * m, cols: k, row_stride: a_row, col_stride: a_col };
+        let rhs = View { data: rhs, rows: k, cols: n, row_stride: b_row, col_stride: b_col };
+        gemm(one, lhs, rhs, T::default(), &mut out)?;
+        return Ok((p.shape, out));
+    }
     let pairs = broadcast::offsets(&p.batch, &a_batch).zip(broadcast::offsets(&p.batch, &b_batch));
     for (i, (ia, ib)) in pairs.enumerate() {
         let lhs = a.data.get(a.offset + ia..).ok_or(bad_input!("the left operand is shorter than its shape"))?;
@@ -495,6 +509,20 @@ fn product<T: Copy + Default>(
         gemm(one, lhs, rhs, T::default(), &mut out[i * m * n..(i + 1) * m * n])?;
     }
     Ok((p.shape, out))
+}
+
+/// Whether the matrices read with `strides` over the batch axes `batch` lie one after the
+/// other `matrix` elements apart (so that their rows continue with one row stride): each
+/// axis of more than one step moves by the matrix times the axes after it.
+fn rows_follow_on(batch: &[usize], strides: &[usize], matrix: usize) -> bool {
+    let mut expected = Some(matrix);
+    for (&len, &stride) in batch.iter().zip(strides).rev() {
+        if len > 1 && Some(stride) != expected {
+            return false;
+        }
+        expected = expected.and_then(|e| e.checked_mul(len));
+    }
+    true
 }
 
 /// `c = alpha·a·b + beta·c` over integers, wrapping: a plain loop (integer products are
@@ -733,4 +761,54 @@ fn qlinear_matmul(ctx: &Ctx<'_>, inputs: &[Option<&Value>]) -> Result<Vec<Value>
     let multiplier = (sa as f32 * sb as f32 / sy as f32) as f64;
     let out = product.into_iter().map(|c| ((c * multiplier).round_ties_even() + zy_value).clamp(lo, hi)).collect();
     one(numeric_like(zy.data_type(), shape, out)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `a × b` by the definition, for row-major `a` of shape `[batch, m, k]` read through
+    /// `a_at(batch, i, l)` and a 2-D `b`.
+    fn by_definition(
+        a_at: impl Fn(usize, usize, usize) -> f32,
+        b: &[f32],
+        (batch, m, k, n): (usize, usize, usize, usize),
+    ) -> Vec<f32> {
+        let mut out = Vec::new();
+        for s in 0..batch {
+            for i in 0..m {
+                for j in 0..n {
+                    out.push((0..k).map(|l| a_at(s, i, l) * b[l * n + j]).sum());
+                }
+            }
+        }
+        out
+    }
+
+    /// A batch of matrices times one weight matrix is computed as one product of all the
+    /// batch's rows when they follow on, and batch by batch when they do not (a view whose
+    /// batch axes are swapped): both give the definition.
+    #[test]
+    fn a_batch_times_one_matrix_is_the_definition_whether_or_not_its_rows_follow_on() {
+        let (d0, d1, m, k, n) = (2, 3, 5, 7, 6);
+        let a: Vec<f32> = (0..d0 * d1 * m * k).map(|x| ((x * 7) % 13) as f32 - 6.0).collect();
+        let b: Vec<f32> = (0..k * n).map(|x| ((x * 5) % 11) as f32 * 0.25).collect();
+        let want = by_definition(|s, i, l| a[(s * m + i) * k + l], &b, (d0 * d1, m, k, n));
+        for b_shape in [vec![k, n], vec![1, k, n], vec![1, 1, k, n]] {
+            let (shape, got) = matmul_f32(&a, &[d0, d1, m, k], &b, &b_shape).expect("multiplies");
+            assert_eq!(shape, [d0, d1, m, n], "{b_shape:?}");
+            assert_eq!(got, want, "{b_shape:?}");
+        }
+        assert!(rows_follow_on(&[d0, d1], &[d1 * m * k, m * k], m * k));
+        // The batch axes swapped: shape [d1, d0, m, k], batch strides [m·k, d1·m·k].
+        let swapped_strides = [m * k, d1 * m * k, k, 1];
+        assert!(!rows_follow_on(&[d1, d0], &swapped_strides[..2], m * k));
+        let swapped = Operand { data: &a, shape: &[d1, d0, m, k], offset: 0, strides: swapped_strides.to_vec() };
+        let (shape, got) = product(swapped, Operand::rows(&b, &[k, n]), 1.0, crate::gemm::sgemm).expect("multiplies");
+        assert_eq!(shape, [d1, d0, m, n]);
+        let want = by_definition(|s, i, l| a[((s % d0) * d1 + s / d0) * m * k + i * k + l], &b, (d0 * d1, m, k, n));
+        assert_eq!(got, want);
+        // Axes of one step may have any stride.
+        assert!(rows_follow_on(&[1, 4, 1], &[0, 10, 99], 10));
+    }
 }
