@@ -380,11 +380,21 @@ pub(crate) fn exact_to_i32(v: &[f32]) -> Vec<i32> {
         #[inline(always)]
         || {
             for (o, &x) in out.iter_mut().zip(v) {
-                *o = x as i32;
+                *o = exact_i32(x);
             }
         },
     );
     out
+}
+
+/// A float32 that is an integer of magnitude below 2^31 as that integer (a value that is
+/// not gives some integer). Through the bits of its sum with 1.5·2^52 in f64, where the
+/// integer is the low bits: `as i32` saturates and maps NaN to zero, which the compiler
+/// did one element at a time with a comparison each (a tenth of a small MatMulInteger).
+#[inline(always)]
+fn exact_i32(x: f32) -> i32 {
+    const SHIFT: f64 = 6_755_399_441_055_744.0; // 1.5 · 2^52
+    (f64::from(x) + SHIFT).to_bits() as i32
 }
 
 /// Adds an exact run's float32 sums to int32 accumulators, wrapping as they do.
@@ -393,7 +403,7 @@ pub(crate) fn add_exact_run(sums: &mut [i32], run: &[f32]) {
         #[inline(always)]
         || {
             for (s, &v) in sums.iter_mut().zip(run) {
-                *s = s.wrapping_add(v as i32);
+                *s = s.wrapping_add(exact_i32(v));
             }
         },
     );
@@ -783,6 +793,19 @@ mod tests {
             }
         }
         out
+    }
+
+    /// Exact integer sums in float32 come back as those integers, negative ones and the
+    /// largest an exact run makes too.
+    #[test]
+    fn exact_float_sums_come_back_as_their_integers() {
+        for x in [0i32, 1, -1, 7, -255 * 255, (1 << 24) - 1, -(1 << 24), 1 << 30, i32::MIN + 128] {
+            assert_eq!(exact_i32(x as f32), x, "{x}");
+        }
+        assert_eq!(exact_to_i32(&[3.0, -4.0, 16_581_375.0]), [3, -4, 16_581_375]);
+        let mut sums = [i32::MAX, -2];
+        add_exact_run(&mut sums, &[1.0, -16_581_375.0]);
+        assert_eq!(sums, [i32::MIN, -16_581_377]);
     }
 
     /// A batch of matrices times one weight matrix is computed as one product of all the
