@@ -35,6 +35,7 @@ import argparse
 import datetime
 import math
 import pathlib
+import shutil
 import statistics
 import subprocess
 import sys
@@ -61,7 +62,7 @@ def value_shapes(model: pathlib.Path, data: pathlib.Path, scratch: pathlib.Path)
     """Shape and element type of every value of the model's main graph on its fixed inputs,
     from our run's `--all-values`."""
     out = scratch / "values"
-    subprocess.run(["rm", "-rf", str(out)], check=True)
+    shutil.rmtree(out, ignore_errors=True)
     done = subprocess.run(
         [str(BINARY), "run", str(model), "--test-data", str(data), "--output-dir", str(out), "--all-values", "--threads", "1"],
         capture_output=True, text=True,

@@ -1108,7 +1108,11 @@ mod tests {
             (5, [2, 1], [1, 1], [1, 1], [1, 1], [0, 0], [0, 0]),
             (40, [6, 19], [3, 3], [1, 1], [1, 1], [1, 1], [1, 1]),
             (16, [4, 4], [5, 5], [2, 2], [1, 1], [2, 2], [2, 2]),
+            // Ten blocks, enough work to be cut into shares of blocks wherever there is a
+            // pool (each block costs 16·(14·14 + 64·49/4) element-operations).
+            (160, [8, 8], [7, 7], [1, 1], [1, 1], [3, 3], [3, 3]),
         ];
+        assert!(onnx_threads::pool().is_none() || crate::shares::count(10, 16 * (14 * 14 + 64 * 49 / 4)) > 1);
         for (channels, spatial, kernel, strides, dilations, begin, end) in cases {
             let win = window_2d(spatial, kernel, strides, dilations, begin, end);
             let g = ConvGeometry {
