@@ -63,14 +63,17 @@ macro_rules! gemm {
                 return Ok(());
             }
             FLOPS.fetch_add(2 * (m as u64) * (k as u64) * (n as u64), Ordering::Relaxed);
-            // Chosen for the whole product, so that every band is computed the same way.
+            // Chosen for the whole product, so that every band is computed the same way
+            // (a band of one row taken as a thin product would round differently from the
+            // others, and the bits would depend on the number of cores).
             let direct = unpacked_is_faster(&a, &b);
+            let thin = m == 1 || (n == 1 && a.col_stride == 1 && b.row_stride == 1);
             // The product of `rows` rows of `a` from `first` on, into `c` (those rows of the
             // result).
             let product = |first: usize, rows: usize, c: &mut [$t]| {
                 let a = View { data: &a.data[first * a.row_stride..], rows, ..a };
                 check(&a, &b, c.len())?;
-                if thin_product(alpha, &a, &b, beta, c) || narrow_product(alpha, &a, &b, beta, c) {
+                if (thin && thin_product(alpha, &a, &b, beta, c)) || narrow_product(alpha, &a, &b, beta, c) {
                     return Ok(());
                 }
                 if direct {
@@ -522,6 +525,27 @@ mod tests {
         }
     }
 
+    /// A product cut into bands whose last band is a single row gives the bits of the
+    /// product in one band: every band takes the path the whole product takes (a one-row
+    /// band once took the thin product's unfused sums).
+    #[test]
+    fn a_last_band_of_one_row_is_computed_as_the_others() {
+        // 3 rows in two bands where there is a pool: rows 0–1 and row 2.
+        let (m, k, n) = (3, 1000, 1000);
+        assert!(bands(m, k, n) == 2 || onnx_threads::pool().is_none());
+        // Values that round: fused and unfused multiply-adds give different bits.
+        let a: Vec<f32> = (0..m * k).map(|x| ((x * 7919) % 1000) as f32 / 997.0 - 0.5).collect();
+        let b: Vec<f32> = (0..k * n).map(|x| ((x * 104_729) % 1000) as f32 / 991.0 - 0.5).collect();
+        let mut banded = vec![0.0f32; m * n];
+        sgemm(1.0, View::rows(&a, m, k), View::rows(&b, k, n), 0.0, &mut banded).expect("fits");
+        let mut whole = vec![0.0f32; m * n];
+        let (a_view, b_view) = (View::rows(&a, m, k), View::rows(&b, k, n));
+        if unpacked_is_faster(&a_view, &b_view) {
+            blocked_product(1.0, &a_view, &b_view, 0.0, &mut whole);
+            assert!(banded.iter().zip(&whole).all(|(x, y)| x.to_bits() == y.to_bits()));
+        }
+    }
+
     /// One column or one row (done directly, without packing) gives what the definition
     /// gives, with alpha and beta, and a zero beta ignores what the output held (NaN).
     #[test]
@@ -600,7 +624,7 @@ mod tests {
         }
     }
 
-    /// Narrow products (two to four columns, long rows) give the product by its definition:
+    /// Narrow products (two to eight columns, long rows) give the product by its definition:
     /// an odd number of rows, rows not a multiple of the lanes, `b` read transposed and
     /// with padded rows, alpha and beta; and sgemm takes this path for them.
     #[test]
