@@ -240,22 +240,100 @@ pub fn write_output(output: &str, bytes: &[u8]) -> Result<(), Failure> {
     write_streamed(output, bytes.len() as u64, |w| w.write_all(bytes))
 }
 
-/// Refuses to write `output` over a side file the model's tensors live in, or away from the
-/// directory those side files are relative to (`what`: the thing written, for the message).
-pub fn keep_side_files_reachable(input: &Input, model: &Model, output: &str, what: &str) -> Result<(), Failure> {
-    let Some(dir) = input.model_dir() else { return Ok(()) };
-    let side_files = onnx_core::external::referenced_files(model, &dir);
-    refuse_to_overwrite(output, &side_files, what)?;
-    let out_dir = (output != "-").then(|| binary::model_dir(Path::new(output)));
-    if !side_files.is_empty() && !crate::commands::convert::same_dir(Some(&dir), out_dir.as_deref()) {
-        return Err(Failure::Usage(format!(
-            "{}: the model keeps tensor data in external files relative to its directory; writing {what} \
-             to {output} would break those references (write it beside the input, or embed the data first \
-             with `onnx convert --embed-external`)",
-            input.label(),
-        )));
+/// Where a written model's big tensors go: the options of the commands that edit a model
+/// (`simplify`, `extract`, `set-dims`, `opset`).
+#[derive(clap::Args, Debug, Default)]
+pub struct SideFileArgs {
+    /// Store every initializer of at least --size-threshold bytes in this new side file,
+    /// relative to the output's directory (standard ONNX external data): for a model over
+    /// protobuf's 2 GiB, or one whose side files the output would no longer reach. Without
+    /// it, tensors already in side files stay there.
+    #[arg(long, value_name = "LOCATION")]
+    pub external_data: Option<String>,
+    /// Smallest initializer, in bytes, that --external-data moves into the side file.
+    #[arg(long, default_value_t = onnx_core::print::outline::DEFAULT_THRESHOLD, value_name = "BYTES", requires = "external_data")]
+    pub size_threshold: u64,
+}
+
+impl SideFileArgs {
+    /// Before any work: refuses an output, or a new side file, over the input or the side
+    /// files it reads; and, without --external-data, an output away from the directory the
+    /// model's side files are relative to (`what`: the thing written, for the message).
+    pub fn check(&self, input: &Input, model: &Model, output: &str, what: &str) -> Result<(), Failure> {
+        // The output may replace the input (it is written whole, then renamed over it), but
+        // not a side file the output may still refer to.
+        let side_files =
+            input.model_dir().map(|dir| onnx_core::external::referenced_files(model, &dir)).unwrap_or_default();
+        refuse_to_overwrite(output, &side_files, what)?;
+        if let Some(location) = &self.external_data {
+            let target = side_file_path(output, location)?;
+            refuse_to_overwrite(&target.to_string_lossy(), &protected_files(input, model), "the external data")?;
+            let bare = Path::new(location).components().filter(|c| !matches!(c, std::path::Component::CurDir));
+            if bare.eq(Path::new(output).file_name().map(std::path::Component::Normal)) {
+                return Err(Failure::Usage(format!("--external-data {location}: that is the output model itself")));
+            }
+            return Ok(());
+        }
+        let out_dir = (output != "-").then(|| binary::model_dir(Path::new(output)));
+        if !side_files.is_empty()
+            && !crate::commands::convert::same_dir(input.model_dir().as_deref(), out_dir.as_deref())
+        {
+            return Err(Failure::Usage(format!(
+                "{}: the model keeps tensor data in external files relative to its directory; writing {what} \
+                 to {output} would break those references (write it beside the input, or give --external-data \
+                 FILE to write its tensors into a new side file beside it)",
+                input.label(),
+            )));
+        }
+        Ok(())
     }
-    Ok(())
+
+    /// After the work, before encoding: with --external-data, every initializer of at least
+    /// the threshold moves into the new side file (those still in the input's side files
+    /// read first); without it, the tensors `read` took in place from side files refer to
+    /// them again.
+    pub fn place(
+        &self,
+        input: &Input,
+        model: &mut Model,
+        output: &str,
+        read: Option<onnx_core::external::SideFiles>,
+    ) -> Result<(), Failure> {
+        match &self.external_data {
+            Some(location) => {
+                onnx_core::external::embed_all(model, input.model_dir())
+                    .map_err(|e| Failure::Invalid(format!("{}: {e}", input.label())))?;
+                write_side_file(model, output, location, self.size_threshold)
+            }
+            None => {
+                if let Some(read) = read {
+                    read.refer_back(model);
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The side file `location` names, relative to where `output` is written.
+fn side_file_path(output: &str, location: &str) -> Result<PathBuf, Failure> {
+    if output == "-" {
+        return Err(Failure::Usage("--external-data needs an output file, not stdout".to_owned()));
+    }
+    Ok(binary::model_dir(Path::new(output)).join(location))
+}
+
+/// Moves every initializer of at least `threshold` bytes into the side file `location`
+/// beside `output` (written now, atomically); the model then refers to it.
+pub fn write_side_file(model: &mut Model, output: &str, location: &str, threshold: u64) -> Result<(), Failure> {
+    side_file_path(output, location)?;
+    let dir = binary::model_dir(Path::new(output));
+    if !dir.is_dir() {
+        return Err(Failure::Usage(format!("{output}: cannot write: the directory {} does not exist", dir.display())));
+    }
+    onnx_core::external::externalize(model, &dir, location, threshold)
+        .map(|_| ())
+        .map_err(|e| Failure::Usage(format!("{output}: {e}")))
 }
 
 /// The options every command that writes a model shares.

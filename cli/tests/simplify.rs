@@ -157,3 +157,119 @@ fn simplified_real_models_are_valid_smaller_and_compute_the_same() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The bytes of a file, hashed, to show it was left as it was.
+fn digest(path: &Path) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    std::fs::read(path).unwrap().hash(&mut h);
+    h.finish()
+}
+
+/// Weights in a side file fold as if they were in the model: the same nodes are left as
+/// when they are embedded, the same values computed; what comes through unchanged still
+/// refers to the side file (beside the input), or moves into a new one (`--external-data`,
+/// anywhere). Writing away from the side file without it, or over it, is refused with
+/// nothing written.
+#[test]
+fn weights_in_side_files_fold_and_stay_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    std::fs::create_dir(dir.path().join("out")).unwrap();
+    for name in ["p2o_ppocrv5_det", "pt_ts_spindle_eeg", "tf2onnx_basic_pitch"] {
+        let original = repo(&format!("tests/corpus/real/{name}.onnx"));
+        let data = repo(&format!("tests/fixtures/run/{name}"));
+        let data = data.to_str().unwrap();
+        let (model, side) = (at(&format!("{name}.onnx")), at(&format!("{name}.data")));
+        let side_file = format!("{name}.data");
+        let converted = onnx(&["convert", original.to_str().unwrap(), &model, "--external-data", &side_file]);
+        assert!(converted.status.success(), "{name}: {}", String::from_utf8_lossy(&converted.stderr));
+        let side_before = digest(Path::new(&side));
+
+        // Embedded: the reference result.
+        let embedded = at(&format!("{name}_embedded.onnx"));
+        let reference = simplify(&original, Path::new(&embedded));
+        let expected = at(&format!("{name}_expected"));
+        let run = onnx(&["run", &embedded, "--test-data", data, "--output-dir", &expected]);
+        assert!(run.status.success(), "{name}: {}", String::from_utf8_lossy(&run.stderr));
+
+        // Beside the input: as many nodes left, the same values, the side file still read.
+        let beside = at(&format!("{name}_simplified.onnx"));
+        let report = simplify(Path::new(&model), Path::new(&beside));
+        assert_eq!(report["nodes_after"], reference["nodes_after"], "{name}: {report} against {reference}");
+        assert!(report["folded"].as_u64() == reference["folded"].as_u64(), "{name}: {report}");
+        let written = std::fs::read(&beside).unwrap();
+        assert!(
+            written.windows(side_file.len()).any(|w| w == side_file.as_bytes()),
+            "{name}: the simplified model no longer refers to {side_file}"
+        );
+        assert!(written.len() < std::fs::metadata(&embedded).unwrap().len() as usize, "{name}");
+        let run = onnx(&["run", &beside, "--test-data", data, "--compare", &expected]);
+        assert!(run.status.success(), "{name}: {}", String::from_utf8_lossy(&run.stderr));
+
+        // Into another folder: refused without --external-data, nothing written.
+        let elsewhere = at(&format!("out/{name}.onnx"));
+        let refused = onnx(&["simplify", &model, &elsewhere]);
+        assert_eq!(refused.status.code(), Some(2), "{name}");
+        assert!(String::from_utf8_lossy(&refused.stderr).contains("--external-data FILE"), "{name}");
+        assert!(!Path::new(&elsewhere).exists(), "{name}");
+        // With it: a side file of its own, the same values.
+        let moved = onnx(&["simplify", &model, &elsewhere, "--external-data", "weights.bin"]);
+        assert!(moved.status.success(), "{name}: {}", String::from_utf8_lossy(&moved.stderr));
+        assert!(dir.path().join("out/weights.bin").is_file(), "{name}");
+        let run = onnx(&["run", &elsewhere, "--test-data", data, "--compare", &expected]);
+        assert!(run.status.success(), "{name}: {}", String::from_utf8_lossy(&run.stderr));
+
+        // Over the input's side file: refused, the side file untouched.
+        let over = onnx(&["simplify", &model, &at(&format!("{name}_over.onnx")), "--external-data", &side_file]);
+        assert_eq!(over.status.code(), Some(2), "{name}");
+        assert!(String::from_utf8_lossy(&over.stderr).contains("refusing to write the external data"), "{name}");
+        assert_eq!(digest(Path::new(&side)), side_before, "{name}: the input's side file changed");
+    }
+}
+
+/// A model whose weights take more than protobuf's 2 GiB (a sparse side file: nothing is
+/// written to disk) simplifies beside its side file, which the result still refers to:
+/// nothing is read but what folding needs, and the result is a few hundred bytes.
+#[test]
+fn a_model_over_two_gib_simplifies_beside_its_side_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (n1, n2) = (290_000_000u64, 290_000_016u64);
+    let offset2 = (n1 * 4).next_multiple_of(64);
+    let weights = std::fs::File::create(dir.path().join("weights.bin")).unwrap();
+    weights.set_len(offset2 + n2 * 4).unwrap();
+    assert!(offset2 + n2 * 4 > 2 << 30);
+    let text = format!(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\n\
+         big (float[{n1}] x, float[{n2}] v) => (float[{n1}] y, float[{n2}] z)\n\
+         <float[{n1}] w1 = [\"location\": \"weights.bin\", \"offset\": \"0\", \"length\": \"{}\"],\n\
+          float[{n2}] w2 = [\"location\": \"weights.bin\", \"offset\": \"{offset2}\", \"length\": \"{}\"],\n\
+          float two = {{2.0}}, float three = {{3.0}}>\n\
+         {{\n  a = Add(x, w1)\n  b = Identity(a)\n  six = Mul(two, three)\n  y = Mul(b, six)\n  c = Mul(v, w2)\n  z = Identity(c)\n}}\n",
+        n1 * 4,
+        n2 * 4
+    );
+    let source = dir.path().join("big.onnxtxt");
+    std::fs::write(&source, text).unwrap();
+    let big = dir.path().join("big.onnx");
+    let converted = onnx(&["convert", source.to_str().unwrap(), big.to_str().unwrap()]);
+    assert!(converted.status.success(), "{}", String::from_utf8_lossy(&converted.stderr));
+    let out = dir.path().join("small.onnx");
+    let report = simplify(&big, &out);
+    assert_eq!((report["nodes_before"].as_u64(), report["nodes_after"].as_u64()), (Some(6), Some(3)), "{report}");
+    assert_eq!(report["folded"].as_u64(), Some(1), "{report}");
+    let written = std::fs::read(&out).unwrap();
+    assert!(written.len() < 1024, "{} bytes", written.len());
+    let info = onnx(&["info", out.to_str().unwrap()]);
+    let info = String::from_utf8_lossy(&info.stdout);
+    assert!(info.contains("external data   2 tensors, 2.2 GiB"), "{info}");
+    // Embedded, it could not be written: protobuf's limit, said as such.
+    let embedded =
+        onnx(&["convert", out.to_str().unwrap(), dir.path().join("whole.onnx").to_str().unwrap(), "--embed-external"]);
+    assert_eq!(embedded.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&embedded.stderr).contains("2 GiB"),
+        "{}",
+        String::from_utf8_lossy(&embedded.stderr)
+    );
+}

@@ -157,7 +157,9 @@ pub fn referenced_files(model: &Model, base_dir: &Path) -> Vec<PathBuf> {
 #[derive(Debug)]
 pub struct ExternalReader {
     base_dir: Option<PathBuf>,
-    files: HashMap<Vec<PathBuf>, Bytes>,
+    /// Each side file read, by its path's components: the location it was first named by
+    /// and its bytes.
+    files: HashMap<Vec<PathBuf>, (Str, Bytes)>,
 }
 
 impl ExternalReader {
@@ -174,12 +176,12 @@ impl ExternalReader {
         let components = location_components(&r.location).map_err(fail)?;
         let expected = tensor.expected_raw_size().ok_or_else(|| fail(Reason::NoFixedSize))?;
         let data = match self.files.get(&components) {
-            Some(d) => d.clone(),
+            Some((_, d)) => d.clone(),
             None => {
                 let file = open_beneath(&base, &components).map_err(fail)?;
                 let label = base.join(components.iter().collect::<PathBuf>());
                 let data = map_or_read(&file, &label).map_err(|e| fail(Reason::Io(e)))?;
-                self.files.insert(components, data.clone());
+                self.files.insert(components, (r.location.clone(), data.clone()));
                 data
             }
         };
@@ -294,7 +296,42 @@ pub fn embed_where(
     base_dir: Option<PathBuf>,
     which: impl Fn(&Str) -> bool,
 ) -> Result<usize, ExternalDataError> {
+    embed_with(model, &mut ExternalReader::new(base_dir), which)
+}
+
+/// The side files of a model, mapped: what [`read_in_place`] read the model's external
+/// tensors from.
+#[derive(Debug, Default)]
+pub struct SideFiles {
+    files: Vec<(Str, Bytes)>,
+}
+
+/// Reads every external tensor of the model in, each as a view of its side file's mapping
+/// (nothing is copied, and a page is read only when a value is used), so that a command
+/// that edits the model (`onnx simplify`) sees every value. [`SideFiles::refer_back`] then
+/// makes the tensors still viewing a side file references to it again.
+pub fn read_in_place(model: &mut Model, base_dir: Option<PathBuf>) -> Result<SideFiles, ExternalDataError> {
     let mut reader = ExternalReader::new(base_dir);
+    embed_with(model, &mut reader, |_| true)?;
+    Ok(SideFiles { files: reader.files.into_values().collect() })
+}
+
+impl SideFiles {
+    /// Turns every tensor whose bytes are still those of a side file, unchanged, or kept
+    /// as they are by an edit (a constant folded through a Reshape), back into a
+    /// reference to that file, at their offset. Tensors made by the edit stay in the
+    /// model. Returns how many tensors refer to a side file again.
+    pub fn refer_back(&self, model: &mut Model) -> usize {
+        self.files.iter().map(|(location, bytes)| reference_source(model, bytes, &location.to_string(), 0).len()).sum()
+    }
+}
+
+/// [`embed_where`] through a reader the caller keeps.
+fn embed_with(
+    model: &mut Model,
+    reader: &mut ExternalReader,
+    which: impl Fn(&Str) -> bool,
+) -> Result<usize, ExternalDataError> {
     let ids: Vec<TensorId> = external_tensors(model)
         .filter(|&id| model.tensors[id].external_value("location").is_some_and(&which))
         .collect();

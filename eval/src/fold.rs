@@ -82,6 +82,12 @@ impl Fold for Kernels {
                 continue;
             }
             let Some(kernels) = crate::registry::dispatch(domain, op, opset) else { continue };
+            // Every input constant before any is read: a weight (maybe gigabytes in a side
+            // file) is not converted for a node that reads a graph input too.
+            let constant = |name: &Str| name.is_empty() || known.contains_key(name) || initializers.contains_key(name);
+            if !node.inputs.iter().all(constant) {
+                continue;
+            }
             // Every given input constant, read from its initializer on first use.
             let mut given: Vec<Option<Value>> = Vec::with_capacity(node.inputs.len());
             let mut all_constant = true;

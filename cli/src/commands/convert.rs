@@ -136,18 +136,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         )));
     }
     if let Some(location) = &args.external_data {
-        let Some(dir) = &out_dir else {
-            return Err(Failure::Usage("--external-data needs an output file, not stdout".to_owned()));
-        };
-        if !dir.is_dir() {
-            return Err(Failure::Usage(format!(
-                "{}: cannot write: the directory {} does not exist",
-                args.output,
-                dir.display()
-            )));
-        }
-        external::externalize(&mut model, dir, location, args.size_threshold)
-            .map_err(|e| Failure::Usage(format!("{}: {e}", args.output)))?;
+        crate::io::write_side_file(&mut model, &args.output, location, args.size_threshold)?;
     }
     write_converted(&args, &model, out_format)
 }

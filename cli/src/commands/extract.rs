@@ -7,7 +7,7 @@
 use onnx_core::ir::Str;
 
 use crate::failure::Failure;
-use crate::io::{Input, ReadOptions, WriteArgs, keep_side_files_reachable, model_bytes, read_model, write_output};
+use crate::io::{Input, ReadOptions, SideFileArgs, WriteArgs, model_bytes, read_model, write_output};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -23,6 +23,8 @@ pub struct Args {
     outputs: Vec<String>,
     #[command(flatten)]
     write: WriteArgs,
+    #[command(flatten)]
+    side_file: SideFileArgs,
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
@@ -32,7 +34,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         return Err(Failure::Usage("extract needs --inputs, --outputs or both: where the cut starts and ends".into()));
     }
     let mut model = read_model(&input, None, ReadOptions::default())?;
-    keep_side_files_reachable(&input, &model, &args.output, "the sub-model")?;
+    args.side_file.check(&input, &model, &args.output, "the sub-model")?;
     let main_io = |outputs: bool| -> Vec<Str> {
         let Some(g) = model.main_graph() else { return Vec::new() };
         let initializers: std::collections::HashSet<&Str> =
@@ -52,6 +54,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     }
     let extracted = onnx_core::extract::extract(&mut model, &inputs, &outputs)
         .map_err(|e| Failure::Invalid(format!("{}: cannot extract: {e}", input.label())))?;
+    args.side_file.place(&input, &mut model, &args.output, None)?;
     let bytes = model_bytes(&model, format, &args.output)?;
     crate::json::set("nodes", extracted.nodes);
     crate::json::set("initializers", extracted.initializers);

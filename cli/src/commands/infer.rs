@@ -4,9 +4,7 @@
 //! values without one get an entry.
 
 use crate::failure::Failure;
-use crate::io::{
-    Format, Input, ReadOptions, WriteArgs, keep_side_files_reachable, model_bytes, read_model_and_bytes, write_output,
-};
+use crate::io::{Format, Input, ReadOptions, SideFileArgs, WriteArgs, model_bytes, read_model_and_bytes, write_output};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -16,6 +14,8 @@ pub struct Args {
     output: String,
     #[command(flatten)]
     write: WriteArgs,
+    #[command(flatten)]
+    side_file: SideFileArgs,
     /// Also rewrite the declared types (graph outputs, value_info entries) that inference
     /// contradicts, with the inferred ones (what `type-conflict` findings suggest).
     #[arg(long)]
@@ -29,19 +29,22 @@ pub fn run(args: Args) -> Result<(), Failure> {
     // Writing over the input itself is fine (it is replaced only once the output is whole);
     // over a side file the model's tensors live in is not, nor moving the model away from
     // those side files.
-    keep_side_files_reachable(&input, &model, &args.output, "the annotated model")?;
+    args.side_file.check(&input, &model, &args.output, "the annotated model")?;
     // A binary model is written back as it came, with the new entries appended to its
     // graph (nothing else is re-encoded, and the entries are encoded straight from the
     // inferred types); otherwise the model is annotated, then encoded or printed.
     let overwritten = if args.overwrite_declared { onnx_core::infer::overwrite_declared(&mut model) } else { 0 };
     let appended = match (format, &original) {
-        (Format::Binary, Some(bytes)) if overwritten == 0 => onnx_core::infer::annotated_bytes(&model, bytes),
+        (Format::Binary, Some(bytes)) if overwritten == 0 && args.side_file.external_data.is_none() => {
+            onnx_core::infer::annotated_bytes(&model, bytes)
+        }
         _ => None,
     };
     let (bytes, added) = match appended {
         Some(done) => done,
         None => {
             let added = onnx_core::infer::annotate(&mut model);
+            args.side_file.place(&input, &mut model, &args.output, None)?;
             let bytes = model_bytes(&model, format, &args.output)?;
             (bytes, added)
         }

@@ -5,7 +5,7 @@
 use onnx_core::opset::{Finding, OpsetError};
 
 use crate::failure::Failure;
-use crate::io::{Input, ReadOptions, WriteArgs, keep_side_files_reachable, model_bytes, read_model, write_output};
+use crate::io::{Input, ReadOptions, SideFileArgs, WriteArgs, model_bytes, read_model, write_output};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -24,6 +24,8 @@ pub struct Args {
     /// be a file.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    side_file: SideFileArgs,
 }
 
 fn finding_json(f: &Finding) -> serde_json::Value {
@@ -34,7 +36,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let input = Input::parse(&args.input);
     let format = WriteArgs { to: args.format, json: args.json }.start("opset", &input, &args.output)?;
     let mut model = read_model(&input, None, ReadOptions::default())?;
-    keep_side_files_reachable(&input, &model, &args.output, "the converted model")?;
+    args.side_file.check(&input, &model, &args.output, "the converted model")?;
     let converted = match onnx_core::opset::convert(&mut model, args.target) {
         Ok(converted) => converted,
         Err(OpsetError::Blocked { from, to, blockers }) => {
@@ -52,6 +54,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         Err(e @ OpsetError::OutOfRange { .. }) => return Err(Failure::Usage(e.to_string())),
         Err(e) => return Err(Failure::Invalid(format!("{}: {e}", input.label()))),
     };
+    args.side_file.place(&input, &mut model, &args.output, None)?;
     let bytes = model_bytes(&model, format, &args.output)?;
     crate::json::set("from", converted.from);
     crate::json::set("to", converted.to);

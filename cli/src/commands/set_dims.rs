@@ -6,7 +6,7 @@
 use onnx_core::set_dims::DimSetting;
 
 use crate::failure::Failure;
-use crate::io::{Input, ReadOptions, WriteArgs, keep_side_files_reachable, model_bytes, read_model, write_output};
+use crate::io::{Input, ReadOptions, SideFileArgs, WriteArgs, model_bytes, read_model, write_output};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -20,6 +20,8 @@ pub struct Args {
     settings: Vec<String>,
     #[command(flatten)]
     write: WriteArgs,
+    #[command(flatten)]
+    side_file: SideFileArgs,
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
@@ -28,9 +30,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let settings: Vec<DimSetting> =
         args.settings.iter().map(|s| DimSetting::parse(s)).collect::<Result<_, _>>().map_err(Failure::Usage)?;
     let mut model = read_model(&input, None, ReadOptions::default())?;
-    keep_side_files_reachable(&input, &model, &args.output, "the model")?;
+    args.side_file.check(&input, &model, &args.output, "the model")?;
     let fixed = onnx_core::set_dims::set_dims(&mut model, &settings)
         .map_err(|e| Failure::Invalid(format!("{}: {e}", input.label())))?;
+    args.side_file.place(&input, &mut model, &args.output, None)?;
     let bytes = model_bytes(&model, format, &args.output)?;
     crate::json::set("dimensions", fixed.dimensions);
     crate::json::set("outputs", fixed.outputs);

@@ -6,7 +6,7 @@
 use onnx_core::simplify::{Options, simplify};
 
 use crate::failure::Failure;
-use crate::io::{Input, ReadOptions, WriteArgs, keep_side_files_reachable, model_bytes, read_model, write_output};
+use crate::io::{Input, ReadOptions, SideFileArgs, WriteArgs, model_bytes, read_model, write_output};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -24,15 +24,22 @@ pub struct Args {
     allow_growth: bool,
     #[command(flatten)]
     write: WriteArgs,
+    #[command(flatten)]
+    side_file: SideFileArgs,
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
     let input = Input::parse(&args.input);
     let format = args.write.start("simplify", &input, &args.output)?;
     let mut model = read_model(&input, None, ReadOptions::default())?;
-    keep_side_files_reachable(&input, &model, &args.output, "the simplified model")?;
+    args.side_file.check(&input, &model, &args.output, "the simplified model")?;
+    // Weights in side files are folded like any other: read in place (mapped, not copied),
+    // and referred to again where they come through unchanged.
+    let side_files = onnx_core::external::read_in_place(&mut model, input.model_dir())
+        .map_err(|e| Failure::Invalid(format!("{}: {e}", input.label())))?;
     crate::commands::set_dims::fix_first(&mut model, &args.settings, &input.label())?;
     let done = simplify(&mut model, &onnx_eval::fold::Kernels, Options { allow_growth: args.allow_growth });
+    args.side_file.place(&input, &mut model, &args.output, Some(side_files))?;
     let bytes = model_bytes(&model, format, &args.output)?;
     crate::json::set("nodes_before", done.nodes_before);
     crate::json::set("nodes_after", done.nodes_after);
