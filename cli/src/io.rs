@@ -241,7 +241,7 @@ pub fn write_output(output: &str, bytes: &[u8]) -> Result<(), Failure> {
 }
 
 /// Where a written model's big tensors go: the options of the commands that edit a model
-/// (`simplify`, `extract`, `set-dims`, `opset`).
+/// (`simplify`, `extract`, `set-dims`, `opset`, `infer`).
 #[derive(clap::Args, Debug, Default)]
 pub struct SideFileArgs {
     /// Store every initializer of at least --size-threshold bytes in this new side file,
@@ -268,8 +268,7 @@ impl SideFileArgs {
         if let Some(location) = &self.external_data {
             let target = side_file_path(output, location)?;
             refuse_to_overwrite(&target.to_string_lossy(), &protected_files(input, model), "the external data")?;
-            let bare = Path::new(location).components().filter(|c| !matches!(c, std::path::Component::CurDir));
-            if bare.eq(Path::new(output).file_name().map(std::path::Component::Normal)) {
+            if target == binary::model_dir(Path::new(output)).join(Path::new(output).file_name().unwrap_or_default()) {
                 return Err(Failure::Usage(format!("--external-data {location}: that is the output model itself")));
             }
             return Ok(());
@@ -315,12 +314,18 @@ impl SideFileArgs {
     }
 }
 
-/// The side file `location` names, relative to where `output` is written.
+/// The side file `location` names, relative to where `output` is written: split as the
+/// writer and every reader split it (`/` and `\\` both separate; `..`, absolute paths and
+/// drive letters refused), so the file checked is the file written.
 fn side_file_path(output: &str, location: &str) -> Result<PathBuf, Failure> {
     if output == "-" {
         return Err(Failure::Usage("--external-data needs an output file, not stdout".to_owned()));
     }
-    Ok(binary::model_dir(Path::new(output)).join(location))
+    let components = onnx_core::external::location_components(&onnx_core::ir::Str::from(location))
+        .map_err(|why| Failure::Usage(format!("--external-data {location}: {why}")))?;
+    let mut path = binary::model_dir(Path::new(output));
+    path.extend(components);
+    Ok(path)
 }
 
 /// Moves every initializer of at least `threshold` bytes into the side file `location`

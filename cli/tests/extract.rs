@@ -153,4 +153,13 @@ fn big_tensors_stay_in_their_side_file() {
     assert_eq!(refused.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("would break those references"));
     assert!(!away.exists());
+    // With a side file of its own: only the cut's weights go into it.
+    let mut args = args.to_vec();
+    args.extend(["--external-data", "cut.bin"]);
+    let moved = onnx(&args);
+    assert!(moved.status.success(), "{}", String::from_utf8_lossy(&moved.stderr));
+    let side = std::fs::metadata(dir.path().join("away/cut.bin")).unwrap().len();
+    assert!(side > 0 && side < std::fs::metadata(dir.path().join("m.bin")).unwrap().len(), "{side} bytes");
+    let check = onnx(&["check", away.to_str().unwrap()]);
+    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
 }

@@ -334,7 +334,7 @@ pub fn unwritable(model: &Model, encoded_len: usize) -> Option<String> {
         return Some(format!(
             "its binary encoding would take {encoded_len} bytes, past protobuf's limit of 2 GiB \
              ({MAX_MESSAGE_BYTES} bytes): onnx and onnxruntime could not load it; keep its big tensors in \
-             external data (`onnx convert --external-data FILE`, or without --embed-external)"
+             external data (`--external-data FILE`, or `onnx convert` without --embed-external)"
         ));
     }
     let depth = lower::depth::message_depth(model);

@@ -317,10 +317,10 @@ pub fn read_in_place(model: &mut Model, base_dir: Option<PathBuf>) -> Result<Sid
 }
 
 impl SideFiles {
-    /// Turns every tensor whose bytes are still those of a side file, unchanged, or kept
-    /// as they are by an edit (a constant folded through a Reshape), back into a
-    /// reference to that file, at their offset. Tensors made by the edit stay in the
-    /// model. Returns how many tensors refer to a side file again.
+    /// Turns every initializer and attribute tensor whose bytes are still a view of a side
+    /// file (one the edit kept, or a `Constant`'s value made an initializer) back into a
+    /// reference to that file, at their offset. Tensors the edit computed are new bytes and
+    /// stay in the model. Returns how many tensors refer to a side file again.
     pub fn refer_back(&self, model: &mut Model) -> usize {
         self.files.iter().map(|(location, bytes)| reference_source(model, bytes, &location.to_string(), 0).len()).sum()
     }

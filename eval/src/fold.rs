@@ -35,7 +35,7 @@ impl Fold for Kernels {
         } else {
             Default::default()
         };
-        let initializers: HashMap<&Str, onnx_core::ir::TensorId> = graph
+        let mut initializers: HashMap<&Str, onnx_core::ir::TensorId> = graph
             .initializers
             .iter()
             .filter_map(|&t| Some((model.tensors[t].name.as_ref()?, t)))
@@ -65,7 +65,20 @@ impl Fold for Kernels {
             let opset = if domain.is_empty() { opset } else { model.opset_version(domain).unwrap_or(1) };
             // A Constant becomes an initializer too, as onnxsim makes it: one node fewer.
             if (domain.is_empty() && op == "Constant") && node.outputs.len() == 1 {
-                if let Ok(v) = crate::invoke::constant_value(model, node)
+                // A tensor `value` is taken as it is, its bytes not read: it may be a view
+                // of a side file, which the written model then refers to again; nodes
+                // folded after it read it as an initializer, on first use.
+                let value_tensor = match node.attributes.as_slice() {
+                    [a] if a.name.as_ref().is_some_and(|name| *name == "value") && a.ref_attr_name.is_none() => a.t,
+                    _ => None,
+                };
+                if let Some(t) = value_tensor {
+                    let mut tensor = model.tensors[t].clone();
+                    // Typed values as raw bytes, as every folded value is written.
+                    let _ = onnx_core::ir::tensor_data::typed_to_raw(&mut tensor);
+                    folded.push((n, vec![tensor]));
+                    initializers.insert(&node.outputs[0], t);
+                } else if let Ok(v) = crate::invoke::constant_value(model, node)
                     && let Some(t) = raw_tensor(&v)
                 {
                     folded.push((n, vec![t]));

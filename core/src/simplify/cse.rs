@@ -149,8 +149,7 @@ mod tests {
         let mut model = crate::analysis::analyze_text(&text).model;
         let g = model.graph.unwrap();
         assert_eq!(merge_initializers(&mut model, g), 1);
-        let reads: Vec<String> =
-            model.graphs[g].nodes.iter().map(|&n| model.nodes[n].inputs[1].to_string()).collect();
+        let reads: Vec<String> = model.graphs[g].nodes.iter().map(|&n| model.nodes[n].inputs[1].to_string()).collect();
         assert_eq!(reads, ["w1", "w2", "w1"]);
     }
 }
