@@ -266,12 +266,7 @@ impl SideFileArgs {
             input.model_dir().map(|dir| onnx_core::external::referenced_files(model, &dir)).unwrap_or_default();
         refuse_to_overwrite(output, &side_files, what)?;
         if let Some(location) = &self.external_data {
-            let target = side_file_path(output, location)?;
-            refuse_to_overwrite(&target.to_string_lossy(), &protected_files(input, model), "the external data")?;
-            if target == binary::model_dir(Path::new(output)).join(Path::new(output).file_name().unwrap_or_default()) {
-                return Err(Failure::Usage(format!("--external-data {location}: that is the output model itself")));
-            }
-            return Ok(());
+            return check_side_file(output, location, &protected_files(input, model));
         }
         let out_dir = (output != "-").then(|| binary::model_dir(Path::new(output)));
         if !side_files.is_empty()
@@ -326,6 +321,17 @@ fn side_file_path(output: &str, location: &str) -> Result<PathBuf, Failure> {
     let mut path = binary::model_dir(Path::new(output));
     path.extend(components);
     Ok(path)
+}
+
+/// Refuses a new side file `location` beside `output` that would be written over one of
+/// `protected` (the input, the side files it reads) or over the output itself.
+pub fn check_side_file(output: &str, location: &str, protected: &[PathBuf]) -> Result<(), Failure> {
+    let target = side_file_path(output, location)?;
+    refuse_to_overwrite(&target.to_string_lossy(), protected, "the external data")?;
+    if target == binary::model_dir(Path::new(output)).join(Path::new(output).file_name().unwrap_or_default()) {
+        return Err(Failure::Usage(format!("--external-data {location}: that is the output model itself")));
+    }
+    Ok(())
 }
 
 /// Moves every initializer of at least `threshold` bytes into the side file `location`

@@ -817,6 +817,11 @@ fn writes_never_destroy_the_input_or_the_data_it_refers_to() {
     // --external-data naming the input.
     let elsewhere = dir.path().join("other.onnx");
     assert_exit(&run(&["convert", m, elsewhere.to_str().unwrap(), "--external-data", "big.onnx"]), 2);
+    // … however it is spelled: `\` separates for every reader, and for the writer.
+    assert_exit(&run(&["convert", m, elsewhere.to_str().unwrap(), "--external-data", ".\\big.onnx"]), 2);
+    // --external-data naming the output itself.
+    assert_exit(&run(&["convert", m, elsewhere.to_str().unwrap(), "--external-data", "./other.onnx"]), 2);
+    assert!(!elsewhere.exists());
     // infer over a side file the model's tensors live in.
     assert_exit(&run(&["infer", view.to_str().unwrap(), m]), 2);
     assert_eq!(std::fs::read(&model).unwrap(), original, "the input was changed");

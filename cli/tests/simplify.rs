@@ -220,7 +220,7 @@ fn weights_in_side_files_fold_and_stay_there() {
         let run = onnx(&["run", &elsewhere, "--test-data", data, "--compare", &expected]);
         assert!(run.status.success(), "{name}: {}", String::from_utf8_lossy(&run.stderr));
 
-        // Over the input's side file, however the location is spelled (`\\` separates too,
+        // Over the input's side file, however the location is spelled (`\` separates too,
         // for every reader): refused, the side file untouched.
         for location in [side_file.clone(), format!(".\\{side_file}")] {
             let over = onnx(&["simplify", &model, &at(&format!("{name}_over.onnx")), "--external-data", &location]);

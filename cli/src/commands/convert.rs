@@ -119,8 +119,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let has_external = external::external_tensors(&model).next().is_some();
     let protected = protected_files(&input, &model);
     refuse_to_overwrite(&args.output, &protected, "the output")?;
-    if let (Some(location), Some(dir)) = (&args.external_data, &out_dir) {
-        refuse_to_overwrite(&dir.join(location).to_string_lossy(), &protected, "the external data")?;
+    if let Some(location) = &args.external_data {
+        crate::io::check_side_file(&args.output, location, &protected)?;
     }
 
     if args.embed_external || (args.external_data.is_some() && has_external) {

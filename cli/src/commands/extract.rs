@@ -2,7 +2,8 @@
 //! outputs from the chosen inputs (`onnx.utils.extract_model`'s cut; see
 //! `onnx_core::extract`), written as text or binary by OUT's extension. Types of
 //! intermediate values come from inference first, as onnx's extractor does by default. Big
-//! tensors kept in side files stay there: the output must then be written beside the input.
+//! tensors kept in side files stay there (the output then goes beside the input), or move into
+//! a new side file with `--external-data`.
 
 use onnx_core::ir::Str;
 
