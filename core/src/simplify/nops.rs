@@ -13,7 +13,10 @@ use crate::ir::{AttributeValue, DimValue, GraphId, Model, NodeId, Str, TypeValue
 /// same fixed shape.
 fn passes_input_on(model: &Model, g: GraphId, n: NodeId, read: &HashSet<Str>, types: &GraphTypes) -> bool {
     let node = &model.nodes[n];
-    if node.schema_domain() != Some("") || node.inputs.first().is_none_or(|i| i.is_empty()) {
+    if node.schema_domain() != Some("")
+        || node.inputs.first().is_none_or(|i| i.is_empty())
+        || node.outputs.first().is_none_or(|o| o.is_empty())
+    {
         return false;
     }
     match node.op_type.as_ref().map(Str::as_bytes) {
